@@ -1,0 +1,489 @@
+//! ELF container: writes a [`Module`] with `object`'s low-level ELF writer and reads
+//! it back with `object`'s ELF parser, validating every byte on the way in.
+
+use object::elf;
+use object::read::elf::{FileHeader, SectionHeader as _, Sym as _};
+use object::write::elf::{FileHeader as WFileHeader, SectionHeader, Sym, Writer};
+
+use super::bytes::{ByteReader, ByteWriter};
+use super::{FormatError, Module, validate};
+use crate::format::model::*;
+use crate::names::{Side, Ty};
+
+/// The private `e_machine` value of SPU binaries ("SP" in ASCII).
+pub const SPU_MACHINE: u16 = 0x5350;
+/// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`.
+pub const FORMAT_VERSION: u32 = 1;
+
+const TEXT: &str = ".text";
+const KERNEL: &str = ".spu.kernel";
+const BUFFERS: &str = ".spu.buffers";
+const DMA: &str = ".spu.dma";
+const LINES: &str = ".spu.lines";
+
+/// Serialises a module into an ELF64 file.
+pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
+    let text: Vec<u8> = module.code.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let meta = [
+        (KERNEL, kernel_bytes(module)),
+        (BUFFERS, buffer_bytes(module)),
+        (DMA, dma_bytes(module)),
+        (LINES, line_bytes(module)),
+    ];
+
+    let mut out = Vec::new();
+    let mut w = Writer::new(object::Endianness::Little, true, &mut out);
+    w.reserve_file_header();
+    let text_index = w.reserve_section_index();
+    let text_offset = w.reserve(text.len() as u64, 8);
+    let text_name = w.add_section_name(TEXT.as_bytes());
+    let mut meta_layout = Vec::new();
+    for (name, data) in &meta {
+        w.reserve_section_index();
+        let offset = w.reserve(data.len() as u64, 8);
+        meta_layout.push((w.add_section_name(name.as_bytes()), offset));
+    }
+    w.reserve_null_symbol_index();
+    let label_names: Vec<_> = module
+        .labels
+        .iter()
+        .map(|l| {
+            w.reserve_symbol_index(Some(text_index));
+            w.add_string(l.name.as_bytes())
+        })
+        .collect();
+    let num_local = w.symbol_count();
+    w.reserve_symbol_index(Some(text_index));
+    let entry_name = w.add_string(module.name.as_bytes());
+    w.reserve_symtab_section_index();
+    w.reserve_symtab();
+    w.reserve_strtab_section_index();
+    w.reserve_strtab().map_err(elf_error)?;
+    w.reserve_shstrtab_section_index();
+    w.reserve_shstrtab().map_err(elf_error)?;
+    w.reserve_section_headers();
+
+    w.write_file_header(&WFileHeader {
+        os_abi: elf::ELFOSABI_NONE,
+        abi_version: 0,
+        e_type: elf::ET_EXEC,
+        e_machine: elf::Machine(SPU_MACHINE),
+        e_entry: 0,
+        e_flags: elf::FileFlags(FORMAT_VERSION),
+    })
+    .map_err(elf_error)?;
+    w.write_align(8);
+    w.write(&text);
+    for (_, data) in &meta {
+        w.write_align(8);
+        w.write(data);
+    }
+    w.write_null_symbol();
+    for (label, name) in module.labels.iter().zip(label_names) {
+        w.write_symbol(&Sym {
+            section: Some(text_index.0),
+            st_name: w.string_offset(Some(name)),
+            st_info: elf::SymbolInfo::new(elf::STB_LOCAL, elf::STT_NOTYPE),
+            st_other: elf::SymbolOther(0),
+            st_shndx: elf::SymbolSection(0),
+            st_value: u64::from(label.pc) * 8,
+            st_size: 0,
+        });
+    }
+    w.write_symbol(&Sym {
+        section: Some(text_index.0),
+        st_name: w.string_offset(Some(entry_name)),
+        st_info: elf::SymbolInfo::new(elf::STB_GLOBAL, elf::STT_FUNC),
+        st_other: elf::SymbolOther(0),
+        st_shndx: elf::SymbolSection(0),
+        st_value: 0,
+        st_size: text.len() as u64,
+    });
+    w.write_strtab();
+    w.write_shstrtab();
+    w.write_null_section_header();
+    w.write_section_header(&SectionHeader {
+        sh_name: w.section_name_offset(Some(text_name)),
+        sh_type: elf::SHT_PROGBITS,
+        sh_flags: elf::SectionFlags(u64::from((elf::SHF_ALLOC | elf::SHF_EXECINSTR).0)),
+        sh_addr: 0,
+        sh_offset: text_offset,
+        sh_size: text.len() as u64,
+        sh_link: 0,
+        sh_info: 0,
+        sh_addralign: 8,
+        sh_entsize: 8,
+    });
+    for ((name, offset), (_, data)) in meta_layout.into_iter().zip(&meta) {
+        w.write_section_header(&SectionHeader {
+            sh_name: w.section_name_offset(Some(name)),
+            sh_type: elf::SHT_PROGBITS,
+            sh_flags: elf::SectionFlags(0),
+            sh_addr: 0,
+            sh_offset: offset,
+            sh_size: data.len() as u64,
+            sh_link: 0,
+            sh_info: 0,
+            sh_addralign: 8,
+            sh_entsize: 0,
+        });
+    }
+    w.write_symtab_section_header(num_local);
+    w.write_strtab_section_header();
+    w.write_shstrtab_section_header();
+    Ok(out)
+}
+
+fn elf_error(e: object::write::Error) -> FormatError {
+    FormatError::Elf(e.to_string())
+}
+
+fn ty_code(ty: Ty) -> u8 {
+    ty.code()
+}
+
+fn kernel_bytes(m: &Module) -> Vec<u8> {
+    let mut b = ByteWriter::default();
+    b.u32(FORMAT_VERSION);
+    b.str(&m.name);
+    b.u32(m.iu_entry.unwrap_or(u32::MAX));
+    b.len(m.regs.len());
+    for r in &m.regs {
+        b.str(&r.name);
+        b.u8(match r.ty {
+            RegTy::Val(t) => ty_code(t),
+            RegTy::Pred => 3,
+        });
+        b.u8(u8::from(r.count.is_some()));
+        b.u32(r.count.unwrap_or(0));
+    }
+    b.len(m.params.len());
+    for p in &m.params {
+        b.str(&p.name);
+        b.u8(ty_code(p.ty));
+        b.u8(u8::from(p.default.is_some()));
+        b.u32(p.default.unwrap_or(0));
+    }
+    b.len(m.shared.len());
+    for s in &m.shared {
+        b.str(&s.name);
+        b.u8(ty_code(s.ty));
+        b.len(s.dims.len());
+        s.dims.iter().for_each(|d| b.expr(d));
+    }
+    m.launch.grid.iter().for_each(|e| b.expr(e));
+    m.launch.block.iter().for_each(|e| b.expr(e));
+    b.expr(&m.launch.iu_threads);
+    b.bytes
+}
+
+fn buffer_bytes(m: &Module) -> Vec<u8> {
+    let mut b = ByteWriter::default();
+    b.len(m.buffers.len());
+    for buf in &m.buffers {
+        b.str(&buf.name);
+        b.u8(ty_code(buf.ty));
+        b.len(buf.dims.len());
+        buf.dims.iter().for_each(|d| b.expr(d));
+        match buf.init {
+            Init::Zeros => b.u8(0),
+            Init::Const(v) => {
+                b.u8(1);
+                b.f64(v);
+            }
+            Init::Ramp { start, step } => {
+                b.u8(2);
+                b.f64(start);
+                b.f64(step);
+            }
+            Init::Random { seed, lo, hi } => {
+                b.u8(3);
+                b.u64(seed);
+                b.f64(lo);
+                b.f64(hi);
+            }
+        }
+    }
+    b.bytes
+}
+
+fn dma_bytes(m: &Module) -> Vec<u8> {
+    let mut b = ByteWriter::default();
+    b.len(m.dma.len());
+    for d in &m.dma {
+        b.u8(d.side.code());
+        b.u16(d.buffer);
+        d.fields.iter().for_each(|e| b.expr(e));
+    }
+    b.bytes
+}
+
+fn line_bytes(m: &Module) -> Vec<u8> {
+    let mut b = ByteWriter::default();
+    b.len(m.lines.files.len());
+    m.lines.files.iter().for_each(|f| b.str(f));
+    b.len(m.lines.locs.len());
+    for l in &m.lines.locs {
+        b.u16(l.file);
+        b.u32(l.line);
+        b.u32(l.col);
+    }
+    b.bytes
+}
+
+/// Parses and validates an SPU binary. Never panics on any input.
+pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
+    if data.len() < 4 || &data[..4] != b"\x7fELF" {
+        return Err(FormatError::NotElf);
+    }
+    let header = elf::FileHeader64::<object::Endianness>::parse(data).map_err(|e| {
+        if data.get(4) == Some(&elf::ELFCLASS32.0) {
+            FormatError::Foreign("32-bit ELF; SPU binaries are ELF64".into())
+        } else {
+            FormatError::Elf(e.to_string())
+        }
+    })?;
+    let endian = header.endian().map_err(|e| FormatError::Elf(e.to_string()))?;
+    if header.e_ident().data != elf::ELFDATA2LSB {
+        return Err(FormatError::Foreign("big-endian ELF; SPU binaries are little-endian".into()));
+    }
+    let machine = header.e_machine(endian).0;
+    if machine != SPU_MACHINE {
+        return Err(FormatError::Foreign(format!(
+            "ELF machine {machine:#06x} (SPU binaries use {SPU_MACHINE:#06x}); was it built for another target?"
+        )));
+    }
+    let version = header.e_flags(endian).0;
+    if version != FORMAT_VERSION {
+        return Err(FormatError::Version {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let sections = header.sections(endian, data).map_err(|e| FormatError::Elf(e.to_string()))?;
+    let section = |name: &'static str| -> Result<&[u8], FormatError> {
+        let (_, shdr) = sections
+            .section_by_name(endian, name.as_bytes())
+            .ok_or(FormatError::MissingSection(name))?;
+        shdr.data(endian, data).map_err(|_| FormatError::Truncated {
+            section: name,
+            offset: 0,
+        })
+    };
+
+    let text = section(TEXT)?;
+    if text.len() % 8 != 0 {
+        return Err(FormatError::Corrupt {
+            section: TEXT,
+            offset: text.len(),
+            what: "size is not a multiple of 8 bytes".into(),
+        });
+    }
+    let code: Vec<u64> = text
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+
+    let mut module = read_kernel(section(KERNEL)?, code)?;
+    read_buffers(section(BUFFERS)?, &mut module)?;
+    read_dma(section(DMA)?, &mut module)?;
+    module.lines = read_lines(section(LINES)?)?;
+
+    let symbols = sections
+        .symbols(endian, data, elf::SHT_SYMTAB)
+        .map_err(|e| FormatError::Elf(e.to_string()))?;
+    let mut entry = None;
+    for sym in symbols.symbols().iter().skip(1) {
+        let name = sym
+            .name(endian, symbols.strings())
+            .map_err(|e| FormatError::Elf(e.to_string()))?;
+        let name = String::from_utf8(name.to_vec()).map_err(|_| FormatError::Elf("symbol name is not UTF-8".into()))?;
+        let value = sym.st_value(endian);
+        if sym.st_bind() == elf::STB_GLOBAL {
+            entry = Some(name);
+        } else {
+            if value % 8 != 0 || value / 8 > module.code.len() as u64 {
+                return Err(FormatError::Invalid(format!(
+                    "label `{name}` points outside the code (byte {value})"
+                )));
+            }
+            module.labels.push(Label {
+                name,
+                pc: (value / 8) as u32,
+            });
+        }
+    }
+    match entry {
+        Some(name) if name == module.name => {}
+        Some(name) => {
+            return Err(FormatError::Invalid(format!(
+                "entry symbol `{name}` does not match kernel `{}`",
+                module.name
+            )));
+        }
+        None => return Err(FormatError::Invalid("no entry symbol".into())),
+    }
+    validate::check(&module)?;
+    Ok(module)
+}
+
+fn ty(r: &mut ByteReader<'_>) -> Result<Ty, FormatError> {
+    let code = r.u8()?;
+    Ty::from_code(code).ok_or_else(|| r.corrupt(format!("unknown type code {code}")))
+}
+
+fn dims(r: &mut ByteReader<'_>, params: usize) -> Result<Vec<Expr>, FormatError> {
+    let n = r.count(5)?;
+    if n > 4 {
+        return Err(r.corrupt(format!("{n} dimensions (at most 4)")));
+    }
+    (0..n).map(|_| r.expr(params)).collect()
+}
+
+use super::Expr;
+
+fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
+    let mut r = ByteReader::new(KERNEL, data);
+    let version = r.u32()?;
+    if version != FORMAT_VERSION {
+        return Err(FormatError::Version {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let name = r.str()?;
+    let iu_entry = Some(r.u32()?).filter(|e| *e != u32::MAX);
+    let n = r.count(10)?;
+    let mut regs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.str()?;
+        let code = r.u8()?;
+        let ty = match code {
+            3 => RegTy::Pred,
+            c => RegTy::Val(Ty::from_code(c).ok_or_else(|| r.corrupt(format!("unknown register type {c}")))?),
+        };
+        let has_count = r.bool()?;
+        let count = r.u32()?;
+        regs.push(RegDecl {
+            name,
+            ty,
+            count: has_count.then_some(count),
+        });
+    }
+    let n = r.count(10)?;
+    let mut params = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.str()?;
+        let ty = ty(&mut r)?;
+        let has_default = r.bool()?;
+        let default = r.u32()?;
+        params.push(ParamDecl {
+            name,
+            ty,
+            default: has_default.then_some(default),
+        });
+    }
+    let n = r.count(9)?;
+    let mut shared = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.str()?;
+        let ty = ty(&mut r)?;
+        shared.push(SharedDecl {
+            name,
+            ty,
+            dims: dims(&mut r, params.len())?,
+        });
+    }
+    let p = params.len();
+    let launch = Launch {
+        grid: [r.expr(p)?, r.expr(p)?],
+        block: [r.expr(p)?, r.expr(p)?, r.expr(p)?],
+        iu_threads: r.expr(p)?,
+    };
+    r.finish()?;
+    Ok(Module {
+        name,
+        code,
+        iu_entry,
+        regs,
+        params,
+        shared,
+        buffers: Vec::new(),
+        launch,
+        dma: Vec::new(),
+        lines: LineTable::default(),
+        labels: Vec::new(),
+    })
+}
+
+fn read_buffers(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
+    let mut r = ByteReader::new(BUFFERS, data);
+    let n = r.count(10)?;
+    for _ in 0..n {
+        let name = r.str()?;
+        let ty = ty(&mut r)?;
+        let dims = dims(&mut r, m.params.len())?;
+        let init = match r.u8()? {
+            0 => Init::Zeros,
+            1 => Init::Const(r.f64()?),
+            2 => Init::Ramp {
+                start: r.f64()?,
+                step: r.f64()?,
+            },
+            3 => Init::Random {
+                seed: r.u64()?,
+                lo: r.f64()?,
+                hi: r.f64()?,
+            },
+            t => return Err(r.corrupt(format!("unknown initialiser {t}"))),
+        };
+        m.buffers.push(BufferDecl { name, ty, dims, init });
+    }
+    r.finish()
+}
+
+fn read_dma(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
+    let mut r = ByteReader::new(DMA, data);
+    let n = r.count(3 + 7 * 5)?;
+    for _ in 0..n {
+        let code = r.u8()?;
+        let side = Side::from_code(code).ok_or_else(|| r.corrupt(format!("unknown side {code}")))?;
+        let buffer = r.u16()?;
+        if usize::from(buffer) >= m.buffers.len() {
+            return Err(r.corrupt(format!("descriptor names buffer #{buffer} of {}", m.buffers.len())));
+        }
+        let p = m.params.len();
+        let fields = [
+            r.expr(p)?,
+            r.expr(p)?,
+            r.expr(p)?,
+            r.expr(p)?,
+            r.expr(p)?,
+            r.expr(p)?,
+            r.expr(p)?,
+        ];
+        m.dma.push(DmaDesc { side, buffer, fields });
+    }
+    r.finish()
+}
+
+fn read_lines(data: &[u8]) -> Result<LineTable, FormatError> {
+    let mut r = ByteReader::new(LINES, data);
+    let n = r.count(4)?;
+    let files = (0..n).map(|_| r.str()).collect::<Result<Vec<_>, _>>()?;
+    let n = r.count(10)?;
+    let mut locs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let file = r.u16()?;
+        if usize::from(file) >= files.len() {
+            return Err(r.corrupt(format!("line entry names file #{file} of {}", files.len())));
+        }
+        locs.push(SourceLoc {
+            file,
+            line: r.u32()?,
+            col: r.u32()?,
+        });
+    }
+    r.finish()?;
+    Ok(LineTable { files, locs })
+}

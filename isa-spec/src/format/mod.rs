@@ -1,0 +1,43 @@
+//! The `.bin` object format: an ELF64 little-endian file with a private machine
+//! number holding code, kernel metadata, buffers, DMA descriptors, a line table and
+//! label symbols. See `isa-spec/FORMAT.md`.
+
+mod bytes;
+mod elf;
+mod expr;
+mod model;
+mod validate;
+
+pub use elf::{FORMAT_VERSION, SPU_MACHINE, read_module, write_module};
+pub use expr::{BinOp, EvalError, Expr};
+pub use model::{
+    BufferDecl, DMA_FIELDS, DmaDesc, Init, Label, LineTable, Launch, Module, ParamDecl, RegDecl, RegTy,
+    SharedDecl, SourceLoc,
+};
+
+/// Why a file is not a valid SPU binary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error("not an ELF file (bad magic number)")]
+    NotElf,
+    #[error("not an SPU binary: {0}")]
+    Foreign(String),
+    #[error("ELF structure is damaged: {0}")]
+    Elf(String),
+    #[error("SPU binary format version {found} is not supported (this tool reads version {supported})")]
+    Version { found: u32, supported: u32 },
+    #[error("section `{0}` is missing")]
+    MissingSection(&'static str),
+    #[error("section `{section}` is truncated at byte {offset}")]
+    Truncated { section: &'static str, offset: usize },
+    #[error("section `{section}` is corrupt at byte {offset}: {what}")]
+    Corrupt {
+        section: &'static str,
+        offset: usize,
+        what: String,
+    },
+    #[error("instruction {pc} is invalid: {what}")]
+    BadInstruction { pc: usize, what: String },
+    #[error("{0}")]
+    Invalid(String),
+}

@@ -1,0 +1,196 @@
+//! The in-memory form of a `.bin` kernel: code, declarations, launch, DMA descriptors,
+//! line table and labels. The assembler produces it, the ELF writer stores it, the
+//! reader validates it back, and the loader and the disassembler consume it.
+
+use crate::format::Expr;
+use crate::names::{Side, Ty};
+
+/// Register type of a declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RegTy {
+    Val(Ty),
+    Pred,
+}
+
+/// `.reg .f32 %f<32>;` (a range) or `.reg .u32 %i;` (one register).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegDecl {
+    /// Name without the `%`.
+    pub name: String,
+    pub ty: RegTy,
+    /// `Some(n)` for `%name<n>` (registers `%name0..%name{n-1}`).
+    pub count: Option<u32>,
+}
+
+impl RegDecl {
+    /// How many registers the declaration makes.
+    pub fn len(&self) -> u32 {
+        self.count.unwrap_or(1)
+    }
+
+    /// True for an empty range (`%r<0>`).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// `.param .u32 N = 256;`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamDecl {
+    pub name: String,
+    pub ty: Ty,
+    /// Default value as a 32-bit pattern.
+    pub default: Option<u32>,
+}
+
+/// How a buffer is filled before the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Init {
+    Zeros,
+    /// Every element is this value.
+    Const(f64),
+    /// Element `i` (row-major) is `start + i * step`.
+    Ramp { start: f64, step: f64 },
+    /// Uniform in `[lo, hi)` from a seeded generator (integers: `[lo, hi]`).
+    Random { seed: u64, lo: f64, hi: f64 },
+}
+
+/// `.global .f32 A[N][N] = zeros;`
+#[derive(Debug, Clone, PartialEq)]
+pub struct BufferDecl {
+    pub name: String,
+    pub ty: Ty,
+    /// Dimensions, outermost first (row-major).
+    pub dims: Vec<Expr>,
+    pub init: Init,
+}
+
+/// `.shared .f32 tile[32][33];`
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedDecl {
+    pub name: String,
+    pub ty: Ty,
+    pub dims: Vec<Expr>,
+}
+
+/// `.launch grid(X, Y) block(X, Y, Z) iu(T);`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    pub grid: [Expr; 2],
+    pub block: [Expr; 3],
+    /// Threads per Interface Unit.
+    pub iu_threads: Expr,
+}
+
+impl Default for Launch {
+    fn default() -> Self {
+        Launch {
+            grid: [Expr::Const(1), Expr::Const(1)],
+            block: [Expr::Const(1), Expr::Const(1), Expr::Const(1)],
+            iu_threads: Expr::Const(32),
+        }
+    }
+}
+
+/// The fields of a DMA descriptor, in declaration and storage order.
+pub const DMA_FIELDS: [&str; 7] = [
+    "offset",
+    "rows",
+    "cols",
+    "row_stride",
+    "tile_stride",
+    "iu_stride",
+    "tiles",
+];
+
+/// `.dma west B, offset=0, rows=32, cols=1, row_stride=K, tile_stride=1, iu_stride=32*K, tiles=K;`
+/// An affine sequence of tile transfers between a buffer and one side's CBs
+/// (thesis 7.2). All quantities are in elements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DmaDesc {
+    pub side: Side,
+    /// Buffer index.
+    pub buffer: u16,
+    /// Expressions for [`DMA_FIELDS`], in that order.
+    pub fields: [Expr; 7],
+}
+
+/// Where an instruction came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SourceLoc {
+    /// Index into [`LineTable::files`].
+    pub file: u16,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+}
+
+/// PC -> source position, one entry per instruction.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LineTable {
+    pub files: Vec<String>,
+    pub locs: Vec<SourceLoc>,
+}
+
+/// A code label: name and instruction index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    pub name: String,
+    pub pc: u32,
+}
+
+/// A whole kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Module {
+    /// Entry name.
+    pub name: String,
+    /// Instruction words.
+    pub code: Vec<u64>,
+    /// First instruction Interface Units run; `None` means IUs start at 0 with the SMs.
+    pub iu_entry: Option<u32>,
+    pub regs: Vec<RegDecl>,
+    pub params: Vec<ParamDecl>,
+    pub shared: Vec<SharedDecl>,
+    pub buffers: Vec<BufferDecl>,
+    pub launch: Launch,
+    pub dma: Vec<DmaDesc>,
+    pub lines: LineTable,
+    pub labels: Vec<Label>,
+}
+
+impl Module {
+    /// The name of general register `index` (`f3` for the fourth of `%f<32>`).
+    pub fn reg_name(&self, index: u8, pred: bool) -> Option<String> {
+        let mut next = 0u32;
+        for decl in self.regs.iter().filter(|d| (d.ty == RegTy::Pred) == pred) {
+            let n = decl.len();
+            if u32::from(index) < next + n {
+                let k = u32::from(index) - next;
+                return Some(match decl.count {
+                    Some(_) => format!("{}{k}", decl.name),
+                    None => decl.name.clone(),
+                });
+            }
+            next += n;
+        }
+        None
+    }
+
+    /// Number of general (non-predicate) registers declared.
+    pub fn general_reg_count(&self) -> u32 {
+        self.regs.iter().filter(|d| d.ty != RegTy::Pred).map(RegDecl::len).sum()
+    }
+
+    /// Number of predicate registers declared.
+    pub fn pred_reg_count(&self) -> u32 {
+        self.regs.iter().filter(|d| d.ty == RegTy::Pred).map(RegDecl::len).sum()
+    }
+
+    /// The name of parameter `index`.
+    pub fn param_name(&self, index: u16) -> String {
+        self.params
+            .get(usize::from(index))
+            .map_or_else(|| format!("param{index}"), |p| p.name.clone())
+    }
+}

@@ -1,0 +1,60 @@
+//! Cross-checks of a decoded module: every word decodes, every register, symbol and
+//! branch target it names exists, and the tables agree in length.
+
+use super::{FormatError, Module};
+use crate::instr::{Instr, Operand, SymbolRef};
+
+/// Checks the invariants the loader and the disassembler rely on.
+pub fn check(m: &Module) -> Result<(), FormatError> {
+    let invalid = |pc: usize, what: String| FormatError::BadInstruction { pc, what };
+    let regs = m.general_reg_count();
+    let preds = m.pred_reg_count();
+    if regs > crate::MAX_REGS || preds > crate::MAX_PREDS {
+        return Err(FormatError::Invalid(format!(
+            "{regs} registers and {preds} predicates declared (at most {} and {})",
+            crate::MAX_REGS,
+            crate::MAX_PREDS
+        )));
+    }
+    if m.lines.locs.len() != m.code.len() {
+        return Err(FormatError::Invalid(format!(
+            "line table has {} entries for {} instructions",
+            m.lines.locs.len(),
+            m.code.len()
+        )));
+    }
+    if let Some(e) = m.iu_entry
+        && e as usize >= m.code.len()
+    {
+        return Err(FormatError::Invalid(format!("IU entry {e} is outside the code")));
+    }
+    let len = m.code.len() as u32;
+    for (pc, word) in m.code.iter().enumerate() {
+        let instr = Instr::decode(*word).map_err(|e| invalid(pc, e.to_string()))?;
+        match instr.guard {
+            crate::Guard::If(p) | crate::Guard::IfNot(p) if u32::from(p) >= preds => {
+                return Err(invalid(pc, format!("guard uses undeclared predicate #{p}")));
+            }
+            _ => {}
+        }
+        if let Some(r) = instr.reconv
+            && r > len
+        {
+            return Err(invalid(pc, format!("reconvergence point {r} is outside the code")));
+        }
+        for op in instr.operands() {
+            let ok = match *op {
+                Operand::Reg(r) | Operand::Mem { base: Some(r), .. } => u32::from(r) < regs,
+                Operand::Pred(p) => u32::from(p) < preds,
+                Operand::Target(t) => t < len,
+                Operand::Symbol(SymbolRef::Buffer(i)) => usize::from(i) < m.buffers.len(),
+                Operand::Symbol(SymbolRef::Shared(i)) => usize::from(i) < m.shared.len(),
+                _ => true,
+            };
+            if !ok {
+                return Err(invalid(pc, format!("operand {op:?} names something not declared")));
+            }
+        }
+    }
+    Ok(())
+}
