@@ -1,1 +1,140 @@
-fn main(){}
+//! `spu-asm`: assemble `.spu` source into a `.bin`, or disassemble a `.bin`.
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Largest source file accepted.
+const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "spu-asm",
+    version,
+    about = "Assemble SPU kernels (.spu -> .bin) or disassemble them (-d)",
+    after_help = "Examples:\n  \
+        spu-asm samples/vecadd.spu                 # writes samples/vecadd.bin\n  \
+        spu-asm kernel.spu -o build/kernel.bin\n  \
+        spu-asm kernel.spu --check                 # diagnostics only, no output file\n  \
+        spu-asm -d kernel.bin                      # source that re-assembles to the same bytes\n  \
+        spu-asm -d kernel.bin --no-loc             # cleaner listing without .file/.loc lines\n\n\
+        The language is described in asm/LANGUAGE.md and the instructions in isa-spec/ISA.md."
+)]
+struct Cli {
+    /// Kernel source (.spu), or a binary (.bin) with -d.
+    input: PathBuf,
+    /// Output file (default: the input with extension .bin; with -d, standard output).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Disassemble a .bin instead of assembling.
+    #[arg(short, long)]
+    disassemble: bool,
+    /// With -d: leave out .file/.loc lines (the result no longer keeps the line table).
+    #[arg(long, requires = "disassemble")]
+    no_loc: bool,
+    /// Check the source and report diagnostics without writing anything.
+    #[arg(long, conflicts_with = "disassemble")]
+    check: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read_input(path: &Path) -> Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    if meta.is_dir() {
+        bail!("`{}` is a directory; give a .spu or .bin file", path.display());
+    }
+    if meta.len() > MAX_SOURCE_BYTES {
+        bail!(
+            "`{}` is {} bytes; inputs are limited to {} MiB",
+            path.display(),
+            meta.len(),
+            MAX_SOURCE_BYTES >> 20
+        );
+    }
+    std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))
+}
+
+/// Writes through a temporary file in the same directory, then renames, so a failed
+/// run never leaves a half-written output.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+fn run(cli: &Cli) -> Result<()> {
+    let bytes = read_input(&cli.input)?;
+    if cli.disassemble {
+        let module = spu_isa::format::read_module(&bytes)
+            .with_context(|| format!("`{}` is not a valid SPU binary", cli.input.display()))?;
+        let text = spu_asm::disasm::disassemble(
+            &module,
+            spu_asm::disasm::Options {
+                no_locations: cli.no_loc,
+            },
+        );
+        return match &cli.output {
+            Some(out) => write_atomically(out, text.as_bytes()),
+            None => {
+                std::io::stdout().write_all(text.as_bytes()).context("cannot write to standard output")?;
+                Ok(())
+            }
+        };
+    }
+    if bytes.starts_with(b"\x7fELF") {
+        bail!(
+            "`{}` is a binary, not source; to disassemble it run `spu-asm -d {}`",
+            cli.input.display(),
+            cli.input.display()
+        );
+    }
+    let src = String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "`{}` is not UTF-8 text (invalid byte at offset {}); is it a source file?",
+            cli.input.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    if src.contains('\0') {
+        bail!("`{}` contains NUL bytes; is it a source file?", cli.input.display());
+    }
+    let path = cli.input.to_string_lossy();
+    match spu_asm::assemble(&path, &src) {
+        Ok((bin, warnings)) => {
+            eprint!("{}", warnings.render(&path, &src));
+            if cli.check {
+                return Ok(());
+            }
+            let out = cli.output.clone().unwrap_or_else(|| cli.input.with_extension("bin"));
+            write_atomically(&out, &bin)
+        }
+        Err(diags) => {
+            eprint!("{}", diags.render(&path, &src));
+            bail!(
+                "`{}`: {} error{} found, nothing written",
+                path,
+                diags.error_count(),
+                if diags.error_count() == 1 { "" } else { "s" }
+            )
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Prints a [`Module`] as `.spu` source that re-assembles to the same bytes: labels
+//! from the symbol table, declarations from the metadata, `.file`/`.loc` lines that
+//! carry the original line table.
+
+use spu_isa::disasm::{Names, format_instr, format_value};
+use spu_isa::format::{Expr, Init, Module, RegTy};
+use spu_isa::{Instr, SymbolRef};
+use std::fmt::Write;
+
+struct ModuleNames<'a>(&'a Module);
+
+impl Names for ModuleNames<'_> {
+    fn reg(&self, index: u8) -> String {
+        self.0.reg_name(index, false).unwrap_or_else(|| format!("r{index}"))
+    }
+    fn pred(&self, index: u8) -> String {
+        self.0.reg_name(index, true).unwrap_or_else(|| format!("p{index}"))
+    }
+    fn label(&self, pc: u32) -> String {
+        self.0
+            .labels
+            .iter()
+            .find(|l| l.pc == pc)
+            .map_or_else(|| format!("L{pc}"), |l| l.name.clone())
+    }
+    fn symbol(&self, sym: SymbolRef) -> String {
+        match sym {
+            SymbolRef::Buffer(i) => self.0.buffers.get(usize::from(i)).map(|b| b.name.clone()),
+            SymbolRef::Shared(i) => self.0.shared.get(usize::from(i)).map(|s| s.name.clone()),
+        }
+        .unwrap_or_else(|| "?".into())
+    }
+    fn param_at(&self, offset: i16) -> Option<String> {
+        (offset >= 0 && offset % 4 == 0)
+            .then(|| self.0.params.get(offset as usize / 4).map(|p| p.name.clone()))
+            .flatten()
+    }
+}
+
+fn num(v: f64) -> String {
+    format!("{v:?}")
+}
+
+fn quote(s: &str) -> String {
+    s.replace('"', "'")
+}
+
+/// Options of the listing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Leave out `.file`/`.loc` (a cleaner listing that no longer keeps the line table).
+    pub no_locations: bool,
+}
+
+/// The module as source text.
+pub fn disassemble(m: &Module, options: Options) -> String {
+    let names = ModuleNames(m);
+    let pname = |i: u16| m.param_name(i);
+    let expr = |e: &Expr| e.display(&pname).to_string();
+    let mut s = String::new();
+    if !options.no_locations {
+        for (i, f) in m.lines.files.iter().enumerate() {
+            let _ = writeln!(s, ".file {i} \"{}\";", quote(f));
+        }
+    }
+    for p in &m.params {
+        match p.default {
+            Some(bits) => {
+                let _ = writeln!(s, ".param .{} {} = {};", p.ty, p.name, format_value(bits, p.ty));
+            }
+            None => {
+                let _ = writeln!(s, ".param .{} {};", p.ty, p.name);
+            }
+        }
+    }
+    for b in &m.buffers {
+        let dims: String = b.dims.iter().map(|d| format!("[{}]", expr(d))).collect();
+        let init = match b.init {
+            Init::Zeros => "zeros".to_string(),
+            Init::Const(v) => format!("const({})", num(v)),
+            Init::Ramp { start, step } => format!("ramp({}, {})", num(start), num(step)),
+            Init::Random { seed, lo, hi } => format!("random({seed}, {}, {})", num(lo), num(hi)),
+        };
+        let _ = writeln!(s, ".global .{} {}{dims} = {init};", b.ty, b.name);
+    }
+    let l = &m.launch;
+    let _ = writeln!(
+        s,
+        ".launch grid({}, {}) block({}, {}, {}) iu({});",
+        expr(&l.grid[0]),
+        expr(&l.grid[1]),
+        expr(&l.block[0]),
+        expr(&l.block[1]),
+        expr(&l.block[2]),
+        expr(&l.iu_threads)
+    );
+    for d in &m.dma {
+        let buf = m.buffers.get(usize::from(d.buffer)).map_or("?", |b| b.name.as_str());
+        let fields: Vec<String> = spu_isa::format::DMA_FIELDS
+            .iter()
+            .zip(&d.fields)
+            .map(|(n, e)| format!("{n}={}", expr(e)))
+            .collect();
+        let _ = writeln!(s, ".dma {} {buf}, {};", d.side, fields.join(", "));
+    }
+    let _ = writeln!(s, "\n.entry {} {{", m.name);
+    for r in &m.regs {
+        let ty = match r.ty {
+            RegTy::Val(t) => t.name(),
+            RegTy::Pred => "pred",
+        };
+        match r.count {
+            Some(n) => {
+                let _ = writeln!(s, "    .reg .{ty} %{}<{n}>;", r.name);
+            }
+            None => {
+                let _ = writeln!(s, "    .reg .{ty} %{};", r.name);
+            }
+        }
+    }
+    for sh in &m.shared {
+        let dims: String = sh.dims.iter().map(|d| format!("[{}]", expr(d))).collect();
+        let _ = writeln!(s, "    .shared .{} {}{dims};", sh.ty, sh.name);
+    }
+    let mut labels = m.labels.iter().peekable();
+    for (pc, word) in m.code.iter().enumerate() {
+        if m.iu_entry == Some(pc as u32) {
+            let _ = writeln!(s, ".iu");
+        }
+        while let Some(l) = labels.next_if(|l| l.pc as usize == pc) {
+            let _ = writeln!(s, "{}:", l.name);
+        }
+        if !options.no_locations
+            && let Some(loc) = m.lines.locs.get(pc)
+        {
+            let _ = writeln!(s, "    .loc {} {} {};", loc.file, loc.line, loc.col);
+        }
+        let text = match Instr::decode(*word) {
+            Ok(i) => format_instr(&i, &names),
+            Err(e) => format!("// invalid word {word:#018x}: {e}"),
+        };
+        let _ = writeln!(s, "    {text}");
+    }
+    for l in labels {
+        let _ = writeln!(s, "{}:", l.name);
+    }
+    let _ = writeln!(s, "}}");
+    s
+}

@@ -1,0 +1,234 @@
+//! Constant expressions: lowering to the stored form (integer expressions over
+//! parameters) and evaluation of literals for immediates, defaults and initialisers,
+//! each error pointing at the sub-expression at fault.
+
+use crate::ast::{Expr, SExpr};
+use crate::diag::Diagnostic;
+use spu_isa::Ty;
+use spu_isa::format::{BinOp, Expr as StoredExpr};
+
+/// A declared parameter, as expressions see it.
+#[derive(Debug, Clone)]
+pub struct ParamInfo {
+    pub name: String,
+    pub ty: Ty,
+    pub default: Option<u32>,
+}
+
+/// Parses a decimal or hex integer literal.
+pub fn parse_int(text: &str) -> Option<i64> {
+    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        i64::from_str_radix(hex, 16).ok()
+    } else {
+        text.parse().ok()
+    }
+}
+
+/// Parses a float literal (`1.5`, `2e3`, or the exact bit pattern `0f3F800000`) as f32.
+pub fn parse_f32(text: &str) -> Option<f32> {
+    match text.strip_prefix("0f").or_else(|| text.strip_prefix("0F")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok().map(f32::from_bits),
+        None => text.parse().ok(),
+    }
+}
+
+fn parse_f64(text: &str) -> Option<f64> {
+    match text.strip_prefix("0f").or_else(|| text.strip_prefix("0F")) {
+        Some(_) => parse_f32(text).map(f64::from),
+        None => text.parse().ok(),
+    }
+}
+
+fn binop(c: char) -> BinOp {
+    match c {
+        '+' => BinOp::Add,
+        '-' => BinOp::Sub,
+        '*' => BinOp::Mul,
+        '/' => BinOp::Div,
+        _ => BinOp::Rem,
+    }
+}
+
+const FUNCTIONS: [(&str, BinOp); 3] = [("min", BinOp::Min), ("max", BinOp::Max), ("cdiv", BinOp::CeilDiv)];
+
+/// Lowers an integer expression that may name parameters (sizes, launch, DMA).
+pub fn lower(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<StoredExpr, Diagnostic> {
+    Ok(match &e.node {
+        Expr::Int(t) => StoredExpr::Const(parse_int(t).ok_or_else(|| int_range(e))?),
+        Expr::Float(_) => {
+            return Err(Diagnostic::error("expected an integer expression", e.span.clone())
+                .label("a float is not allowed here"));
+        }
+        Expr::Name(n) => {
+            let Some(i) = params.iter().position(|p| p.name == *n) else {
+                return Err(undefined_param(n, e, params));
+            };
+            if params[i].ty == Ty::F32 {
+                return Err(Diagnostic::error(
+                    format!("parameter `{n}` is .f32 and cannot be used in an integer expression"),
+                    e.span.clone(),
+                )
+                .label("declared .f32"));
+            }
+            StoredExpr::Param(i as u16)
+        }
+        Expr::Neg(a) => StoredExpr::Neg(Box::new(lower(a, params)?)),
+        Expr::Binary(op, a, b) => StoredExpr::Binary(
+            binop(*op),
+            Box::new(lower(a, params)?),
+            Box::new(lower(b, params)?),
+        ),
+        Expr::Call(f, args) => {
+            let Some((_, op)) = FUNCTIONS.iter().find(|(n, _)| *n == f.node) else {
+                let d = Diagnostic::error(format!("unknown function `{}`", f.node), f.span.clone())
+                    .label("not a function");
+                return Err(match crate::suggest::closest(f.node, FUNCTIONS.map(|f| f.0)) {
+                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    None => d.help("expressions may call min(a, b), max(a, b) and cdiv(a, b)"),
+                });
+            };
+            if args.len() != 2 {
+                return Err(Diagnostic::error(
+                    format!("`{}` takes 2 arguments, found {}", f.node, args.len()),
+                    e.span.clone(),
+                ));
+            }
+            StoredExpr::Binary(*op, Box::new(lower(&args[0], params)?), Box::new(lower(&args[1], params)?))
+        }
+    })
+}
+
+fn int_range(e: &SExpr<'_>) -> Diagnostic {
+    Diagnostic::error("integer literal is out of range", e.span.clone()).label("does not fit in 64 bits")
+}
+
+fn undefined_param(name: &str, e: &SExpr<'_>, params: &[ParamInfo]) -> Diagnostic {
+    let d = Diagnostic::error(format!("undefined parameter `{name}`"), e.span.clone())
+        .label("no `.param` has this name");
+    match crate::suggest::closest(name, params.iter().map(|p| p.name.as_str())) {
+        Some(s) => d.help(format!("did you mean `{s}`?")),
+        None => d.help(format!("declare it first: `.param .u32 {name} = ...;`")),
+    }
+}
+
+/// Evaluates an integer expression with the parameters' defaults, to catch division
+/// by zero and overflow at assembly time. `Ok(None)`: a parameter has no default.
+pub fn eval_with_defaults(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<Option<i64>, Diagnostic> {
+    Ok(match &e.node {
+        Expr::Int(t) => Some(parse_int(t).ok_or_else(|| int_range(e))?),
+        Expr::Float(_) => None,
+        Expr::Name(n) => params
+            .iter()
+            .find(|p| p.name == *n)
+            .and_then(|p| p.default)
+            .map(|bits| match params.iter().find(|p| p.name == *n).map(|p| p.ty) {
+                Some(Ty::S32) => i64::from(bits as i32),
+                _ => i64::from(bits),
+            }),
+        Expr::Neg(a) => eval_with_defaults(a, params)?.map(|v| v.wrapping_neg()),
+        Expr::Binary(op, a, b) => {
+            let (Some(x), Some(y)) = (eval_with_defaults(a, params)?, eval_with_defaults(b, params)?) else {
+                return Ok(None);
+            };
+            Some(apply(binop(*op), x, y, e, b)?)
+        }
+        Expr::Call(f, args) if args.len() == 2 => {
+            let (Some(x), Some(y)) = (eval_with_defaults(&args[0], params)?, eval_with_defaults(&args[1], params)?)
+            else {
+                return Ok(None);
+            };
+            match FUNCTIONS.iter().find(|(n, _)| *n == f.node) {
+                Some((_, op)) => Some(apply(*op, x, y, e, &args[1])?),
+                None => None,
+            }
+        }
+        Expr::Call(..) => None,
+    })
+}
+
+fn apply(op: BinOp, x: i64, y: i64, whole: &SExpr<'_>, divisor: &SExpr<'_>) -> Result<i64, Diagnostic> {
+    let expr = StoredExpr::Binary(op, Box::new(StoredExpr::Const(x)), Box::new(StoredExpr::Const(y)));
+    expr.eval(&|_| None).map_err(|err| match err {
+        spu_isa::format::EvalError::DivisionByZero => {
+            Diagnostic::error("division by zero in a constant expression", divisor.span.clone())
+                .label("this evaluates to 0")
+                .with_secondary(whole.span.clone(), "in this expression")
+        }
+        _ => Diagnostic::error("constant expression overflows", whole.span.clone()).label("out of 64-bit range"),
+    })
+}
+
+/// A literal-only integer (instruction immediates), with parameters refused.
+pub fn const_int(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<i64, Diagnostic> {
+    if let Some(name) = first_name(e) {
+        let d = Diagnostic::error(format!("`{}` is not a constant", name.0), name.1.clone());
+        return Err(if params.iter().any(|p| p.name == name.0) {
+            d.label("a parameter can change at launch (-D)")
+                .help(format!("read it with `ld.param.u32 %rX, [{}];`", name.0))
+        } else {
+            d.label("not a number")
+        });
+    }
+    if matches!(e.node, Expr::Float(_)) {
+        return Err(Diagnostic::error("expected an integer", e.span.clone()).label("this is a float"));
+    }
+    eval_with_defaults(e, &[])?
+        .ok_or_else(|| Diagnostic::error("expected an integer constant", e.span.clone()))
+}
+
+fn first_name<'a>(e: &'a SExpr<'_>) -> Option<(&'a str, std::ops::Range<usize>)> {
+    match &e.node {
+        Expr::Name(n) => Some((n, e.span.clone())),
+        Expr::Neg(a) => first_name(a),
+        Expr::Binary(_, a, b) => first_name(a).or_else(|| first_name(b)),
+        Expr::Call(_, args) => args.iter().find_map(first_name),
+        Expr::Int(_) | Expr::Float(_) => None,
+    }
+}
+
+/// A float literal, possibly negated, or an exactly representable integer.
+pub fn const_f32(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f32, Diagnostic> {
+    match &e.node {
+        Expr::Float(t) => parse_f32(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone())),
+        Expr::Neg(a) if matches!(a.node, Expr::Float(_)) => Ok(-const_f32(a, params)?),
+        _ => {
+            let v = const_int(e, params)?;
+            let f = v as f32;
+            if f as i64 == v {
+                Ok(f)
+            } else {
+                Err(Diagnostic::error(format!("`{v}` is not exactly representable as f32"), e.span.clone()))
+            }
+        }
+    }
+}
+
+/// A number for an initialiser or a float default (f64, literals only).
+pub fn const_f64(e: &SExpr<'_>) -> Result<f64, Diagnostic> {
+    match &e.node {
+        Expr::Float(t) => parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone())),
+        Expr::Int(t) => parse_int(t).map(|v| v as f64).ok_or_else(|| int_range(e)),
+        Expr::Neg(a) => Ok(-const_f64(a)?),
+        _ => Err(Diagnostic::error("expected a number", e.span.clone()).label("initialiser arguments are literals")),
+    }
+}
+
+/// A 32-bit value of a type (parameter defaults, `mov` immediates).
+pub fn const_bits(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u32, Diagnostic> {
+    match ty {
+        Ty::F32 => Ok(const_f32(e, params)?.to_bits()),
+        Ty::U32 | Ty::S32 => {
+            let v = const_int(e, params)?;
+            let (lo, hi) = if ty == Ty::U32 {
+                (i64::from(i32::MIN), i64::from(u32::MAX))
+            } else {
+                (i64::from(i32::MIN), i64::from(u32::MAX))
+            };
+            if v < lo || v > hi {
+                return Err(Diagnostic::error(format!("immediate `{v}` does not fit in 32 bits"), e.span.clone())
+                    .label(format!("expected {lo}..={hi}")));
+            }
+            Ok(v as u32)
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Tokens of `.spu` source (logos). The lexer never fails: characters it cannot read
+//! become [`Tok::Error`] tokens so the parser can report them and go on.
+
+use logos::Logos;
+
+/// A byte range in the source.
+pub type Span = std::ops::Range<usize>;
+
+#[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
+#[logos(skip r"[ \t\r\f]+")]
+pub enum Tok<'s> {
+    #[token("\n")]
+    Newline,
+    #[regex(r"//[^\n]*", logos::skip, allow_greedy = true)]
+    #[regex(r"/\*([^*]|\*+[^*/])*\*+/", logos::skip)]
+    Comment,
+    #[token("/*", priority = 1)]
+    UnterminatedComment,
+
+    #[token(".entry")]
+    Entry,
+    #[token(".reg")]
+    Reg,
+    #[token(".param")]
+    Param,
+    #[token(".global")]
+    Global,
+    #[token(".shared")]
+    Shared,
+    #[token(".launch")]
+    Launch,
+    #[token(".dma")]
+    Dma,
+    #[token(".iu")]
+    Iu,
+    #[token(".file")]
+    File,
+    #[token(".loc")]
+    Loc,
+    #[token(".u32")]
+    U32,
+    #[token(".s32")]
+    S32,
+    #[token(".f32")]
+    F32,
+    #[token(".pred")]
+    Pred,
+    /// Any other `.word`: an unknown directive.
+    #[regex(r"\.[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
+    Directive(&'s str),
+
+    /// Identifiers, mnemonics with modifiers (`ld.global.f32`), labels, names.
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*", |lex| lex.slice())]
+    Name(&'s str),
+    /// `%r1`, `%tid.x`
+    #[regex(r"%[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_]+)?", |lex| &lex.slice()[1..])]
+    Register(&'s str),
+    #[regex(r"[0-9]+|0[xX][0-9a-fA-F]+", |lex| lex.slice())]
+    Int(&'s str),
+    #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|0[fF][0-9a-fA-F]{8}", |lex| lex.slice())]
+    Float(&'s str),
+    #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); &s[1..s.len() - 1] })]
+    Str(&'s str),
+
+    #[token(";")]
+    Semi,
+    #[token(",")]
+    Comma,
+    #[token(":")]
+    Colon,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("<")]
+    Lt,
+    #[token(">")]
+    Gt,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("%")]
+    Percent,
+    #[token("=")]
+    Eq,
+    #[token("@")]
+    At,
+    #[token("!")]
+    Bang,
+
+    /// A character the language does not use.
+    Error,
+}
+
+impl std::fmt::Display for Tok<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tok::Name(s) | Tok::Int(s) | Tok::Float(s) | Tok::Directive(s) => write!(f, "`{s}`"),
+            Tok::Register(s) => write!(f, "`%{s}`"),
+            Tok::Str(s) => write!(f, "\"{s}\""),
+            Tok::Newline => f.write_str("end of line"),
+            other => write!(f, "`{}`", token_text(other)),
+        }
+    }
+}
+
+/// The fixed spelling of a punctuation or keyword token.
+pub fn token_text(tok: &Tok<'_>) -> &'static str {
+    match tok {
+        Tok::Entry => ".entry",
+        Tok::Reg => ".reg",
+        Tok::Param => ".param",
+        Tok::Global => ".global",
+        Tok::Shared => ".shared",
+        Tok::Launch => ".launch",
+        Tok::Dma => ".dma",
+        Tok::Iu => ".iu",
+        Tok::File => ".file",
+        Tok::Loc => ".loc",
+        Tok::U32 => ".u32",
+        Tok::S32 => ".s32",
+        Tok::F32 => ".f32",
+        Tok::Pred => ".pred",
+        Tok::Semi => ";",
+        Tok::Comma => ",",
+        Tok::Colon => ":",
+        Tok::LBrace => "{",
+        Tok::RBrace => "}",
+        Tok::LBracket => "[",
+        Tok::RBracket => "]",
+        Tok::LParen => "(",
+        Tok::RParen => ")",
+        Tok::Lt => "<",
+        Tok::Gt => ">",
+        Tok::Plus => "+",
+        Tok::Minus => "-",
+        Tok::Star => "*",
+        Tok::Slash => "/",
+        Tok::Percent => "%",
+        Tok::Eq => "=",
+        Tok::At => "@",
+        Tok::Bang => "!",
+        Tok::UnterminatedComment => "/*",
+        _ => "?",
+    }
+}
+
+/// Lexes the whole source; unknown characters become [`Tok::Error`].
+pub fn lex(src: &str) -> Vec<(Tok<'_>, Span)> {
+    Tok::lexer(src)
+        .spanned()
+        .map(|(t, span)| (t.unwrap_or(Tok::Error), span))
+        .collect()
+}

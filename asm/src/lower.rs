@@ -1,0 +1,675 @@
+//! The assembler proper: walks the parsed statements, checks declarations and
+//! instructions, computes reconvergence points and IU reachability, and builds the
+//! [`Module`]. Every problem becomes a diagnostic; assembly fails if any is an error.
+
+use crate::ast::{Expr, SExpr, Spanned, Stmt, TyTok};
+use crate::cfg;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::eval::{ParamInfo, const_bits, const_f64, eval_with_defaults, lower, parse_int};
+use crate::lexer::Span;
+use crate::operands::{Scope, check_instr};
+use crate::parse::parse_file;
+use crate::suggest::closest;
+use spu_isa::format::{
+    BufferDecl, DMA_FIELDS, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl, RegTy, SharedDecl,
+    SourceLoc,
+};
+use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Side, Special, Ty};
+use std::collections::HashMap;
+
+/// Assembles source text into a module; warnings come back with it.
+pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), Diagnostics> {
+    let mut diags = Diagnostics::default();
+    if src.trim().is_empty() {
+        diags.push(Diagnostic::error("the file is empty", 0..0).help("a kernel needs at least `.entry name { exit; }`"));
+        return Err(diags);
+    }
+    let stmts = parse_file(src, &mut diags);
+    let mut asm = Assembler::new(path, src);
+    asm.run(&stmts, &mut diags);
+    let module = asm.finish(&mut diags);
+    diags.sort();
+    match module {
+        Some(m) if !diags.has_errors() => Ok((m, diags)),
+        _ => Err(diags),
+    }
+}
+
+fn ty_of(t: TyTok) -> Option<Ty> {
+    match t {
+        TyTok::U32 => Some(Ty::U32),
+        TyTok::S32 => Some(Ty::S32),
+        TyTok::F32 => Some(Ty::F32),
+        TyTok::Pred => None,
+    }
+}
+
+struct Entry {
+    name: String,
+    open: Span,
+    closed: bool,
+}
+
+struct Assembler<'a> {
+    path: &'a str,
+    line_starts: Vec<usize>,
+    scope: Scope,
+    /// Names shared by parameters, buffers and shared arrays -> where declared.
+    globals: HashMap<String, Span>,
+    label_spans: HashMap<String, Span>,
+    reg_counts: (u32, u32),
+    entry: Option<Entry>,
+    iu_entry: Option<(u32, Span)>,
+    module: Module,
+    instrs: Vec<(Instr, Span)>,
+    launch_seen: Option<Span>,
+    pending_loc: Option<SourceLoc>,
+}
+
+impl<'a> Assembler<'a> {
+    fn new(path: &'a str, src: &str) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        Assembler {
+            path,
+            line_starts,
+            scope: Scope::default(),
+            globals: HashMap::new(),
+            label_spans: HashMap::new(),
+            reg_counts: (0, 0),
+            entry: None,
+            iu_entry: None,
+            module: Module {
+                name: String::new(),
+                code: Vec::new(),
+                iu_entry: None,
+                regs: Vec::new(),
+                params: Vec::new(),
+                shared: Vec::new(),
+                buffers: Vec::new(),
+                launch: Launch {
+                    block: [
+                        spu_isa::format::Expr::Const(32),
+                        spu_isa::format::Expr::Const(1),
+                        spu_isa::format::Expr::Const(1),
+                    ],
+                    ..Launch::default()
+                },
+                dma: Vec::new(),
+                lines: LineTable {
+                    files: vec![path.to_string()],
+                    locs: Vec::new(),
+                },
+                labels: Vec::new(),
+            },
+            instrs: Vec::new(),
+            launch_seen: None,
+            pending_loc: None,
+        }
+    }
+
+    fn loc(&self, offset: usize) -> SourceLoc {
+        let line = self.line_starts.partition_point(|s| *s <= offset);
+        let col = offset - self.line_starts[line - 1] + 1;
+        SourceLoc {
+            file: 0,
+            line: line as u32,
+            col: col as u32,
+        }
+    }
+
+    fn in_entry(&self) -> bool {
+        self.entry.as_ref().is_some_and(|e| !e.closed)
+    }
+
+    fn declare_global(&mut self, name: &Spanned<&str>, diags: &mut Diagnostics) -> bool {
+        if let Some(prev) = self.globals.get(name.node) {
+            diags.push(
+                Diagnostic::error(format!("`{}` is declared twice", name.node), name.span.clone())
+                    .label("second declaration")
+                    .with_secondary(prev.clone(), "first declared here")
+                    .help("parameters, buffers and shared arrays share one namespace"),
+            );
+            return false;
+        }
+        self.globals.insert(name.node.to_string(), name.span.clone());
+        true
+    }
+
+    /// Pass 1 collects declarations and labels so uses may precede them; pass 2 checks
+    /// instructions and expressions.
+    fn run(&mut self, stmts: &[Spanned<Stmt<'_>>], diags: &mut Diagnostics) {
+        let mut pc = 0u32;
+        for s in stmts {
+            match &s.node {
+                Stmt::Param { ty, name, default } => self.param(ty, name, default.as_ref(), diags),
+                Stmt::Label { name } => {
+                    if let Some(prev) = self.label_spans.get(name.node) {
+                        diags.push(
+                            Diagnostic::error(format!("label `{}` is defined twice", name.node), name.span.clone())
+                                .label("second definition")
+                                .with_secondary(prev.clone(), "first defined here"),
+                        );
+                    } else {
+                        self.label_spans.insert(name.node.to_string(), name.span.clone());
+                        self.scope.labels.insert(name.node.to_string(), pc);
+                        self.module.labels.push(Label {
+                            name: name.node.to_string(),
+                            pc,
+                        });
+                    }
+                }
+                Stmt::Instr { .. } => pc += 1,
+                _ => {}
+            }
+        }
+        for s in stmts {
+            self.statement(s, diags);
+        }
+    }
+
+    fn param(&mut self, ty: &Spanned<TyTok>, name: &Spanned<&str>, default: Option<&SExpr<'_>>, diags: &mut Diagnostics) {
+        let Some(t) = ty_of(ty.node) else {
+            diags.push(Diagnostic::error("parameters cannot be predicates", ty.span.clone()).label("use .u32, .s32 or .f32"));
+            return;
+        };
+        if !self.declare_global(name, diags) {
+            return;
+        }
+        let default = match default.map(|e| const_bits(e, t, &self.scope.params)) {
+            Some(Ok(v)) => Some(v),
+            Some(Err(d)) => {
+                diags.push(d);
+                None
+            }
+            None => None,
+        };
+        self.scope.params.push(ParamInfo {
+            name: name.node.to_string(),
+            ty: t,
+            default,
+        });
+        self.module.params.push(ParamDecl {
+            name: name.node.to_string(),
+            ty: t,
+            default,
+        });
+    }
+
+    fn expr(&self, e: &SExpr<'_>, diags: &mut Diagnostics) -> Option<spu_isa::format::Expr> {
+        match lower(e, &self.scope.params).and_then(|x| eval_with_defaults(e, &self.scope.params).map(|_| x)) {
+            Ok(x) => Some(x),
+            Err(d) => {
+                diags.push(d);
+                None
+            }
+        }
+    }
+
+    fn dims(&self, dims: &[SExpr<'_>], diags: &mut Diagnostics) -> Option<Vec<spu_isa::format::Expr>> {
+        if dims.len() > 4 {
+            diags.push(Diagnostic::error("at most 4 dimensions", dims[4].span.clone()));
+            return None;
+        }
+        let mut out = Vec::new();
+        for d in dims {
+            let e = self.expr(d, diags)?;
+            if let Ok(Some(v)) = eval_with_defaults(d, &self.scope.params)
+                && v <= 0
+            {
+                diags.push(
+                    Diagnostic::error(format!("dimension is {v}"), d.span.clone()).label("must be at least 1"),
+                );
+                return None;
+            }
+            out.push(e);
+        }
+        Some(out)
+    }
+
+    fn statement(&mut self, s: &Spanned<Stmt<'_>>, diags: &mut Diagnostics) {
+        let needs_entry = matches!(
+            s.node,
+            Stmt::Reg { .. } | Stmt::Shared { .. } | Stmt::Label { .. } | Stmt::Instr { .. } | Stmt::IuSection
+        );
+        if needs_entry && !self.in_entry() {
+            diags.push(
+                Diagnostic::error("this belongs inside an `.entry` block", s.span.clone())
+                    .label("outside any kernel")
+                    .help("put registers, shared arrays and code inside `.entry name { ... }`"),
+            );
+            return;
+        }
+        match &s.node {
+            Stmt::Param { .. } | Stmt::Label { .. } | Stmt::Empty => {}
+            Stmt::File { index, path } => match parse_int(index.node) {
+                Some(i) if i >= 0 && (i as usize) <= self.module.lines.files.len() && i < 65536 => {
+                    let i = i as usize;
+                    if i == self.module.lines.files.len() {
+                        self.module.lines.files.push(path.to_string());
+                    } else {
+                        self.module.lines.files[i] = path.to_string();
+                    }
+                }
+                _ => diags.push(
+                    Diagnostic::error(format!("file index `{}` is out of order", index.node), index.span.clone())
+                        .label(format!("expected 0..={}", self.module.lines.files.len())),
+                ),
+            },
+            Stmt::Loc { file, line, col } => {
+                let num = |t: &Spanned<&str>| parse_int(t.node).and_then(|v| u32::try_from(v).ok());
+                match (num(file), num(line), num(col)) {
+                    (Some(f), Some(l), Some(c)) if (f as usize) < self.module.lines.files.len() => {
+                        self.pending_loc = Some(SourceLoc {
+                            file: f as u16,
+                            line: l,
+                            col: c,
+                        });
+                    }
+                    _ => diags.push(
+                        Diagnostic::error("malformed `.loc`", s.span.clone())
+                            .label("expected `.loc FILE LINE COLUMN;` with a file declared by `.file`"),
+                    ),
+                }
+            }
+            Stmt::Global { ty, name, dims, init } => self.global(ty, name, dims, init.as_ref(), diags),
+            Stmt::Shared { ty, name, dims } => {
+                let Some(t) = ty_of(ty.node) else {
+                    diags.push(Diagnostic::error("shared arrays cannot hold predicates", ty.span.clone()));
+                    return;
+                };
+                if !self.declare_global(name, diags) {
+                    return;
+                }
+                if let Some(dims) = self.dims(dims, diags) {
+                    self.scope.shared.insert(name.node.to_string(), self.module.shared.len() as u16);
+                    self.module.shared.push(SharedDecl {
+                        name: name.node.to_string(),
+                        ty: t,
+                        dims,
+                    });
+                }
+            }
+            Stmt::Reg { ty, items } => self.regs(ty, items, diags),
+            Stmt::Launch { parts } => self.launch(parts, &s.span, diags),
+            Stmt::Dma { side, buffer, fields } => self.dma(side, buffer, fields, diags),
+            Stmt::EntryOpen { name } => match &self.entry {
+                Some(e) => diags.push(
+                    Diagnostic::error("only one `.entry` per file", name.span.clone())
+                        .label("second kernel")
+                        .with_secondary(e.open.clone(), "first kernel here")
+                        .help("put each kernel in its own file"),
+                ),
+                None => {
+                    self.module.name = name.node.to_string();
+                    self.entry = Some(Entry {
+                        name: name.node.to_string(),
+                        open: s.span.clone(),
+                        closed: false,
+                    });
+                }
+            },
+            Stmt::BlockClose => match &mut self.entry {
+                Some(e) if !e.closed => e.closed = true,
+                _ => diags.push(Diagnostic::error("unmatched `}`", s.span.clone()).label("no block is open here")),
+            },
+            Stmt::IuSection => match &self.iu_entry {
+                Some((_, prev)) => diags.push(
+                    Diagnostic::error("a kernel has one `.iu` section", s.span.clone())
+                        .with_secondary(prev.clone(), "the IU section starts here"),
+                ),
+                None => self.iu_entry = Some((self.instrs.len() as u32, s.span.clone())),
+            },
+            Stmt::Instr {
+                guard,
+                mnemonic,
+                operands,
+            } => {
+                let pos = guard.as_ref().map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
+                let loc = self.pending_loc.take().unwrap_or_else(|| self.loc(pos));
+                match check_instr(guard.as_ref(), mnemonic, operands, &s.span, &self.scope) {
+                    Ok(c) => self.instrs.push((c.instr, s.span.clone())),
+                    Err(ds) => {
+                        ds.into_iter().for_each(|d| diags.push(d));
+                        // Keep pcs aligned with the labels counted in pass 1.
+                        if let Some(nop) = Opcode::from_mnemonic("nop") {
+                            if let Ok(i) = Instr::new(nop, Guard::Always, Default::default(), &[]) {
+                                self.instrs.push((i, s.span.clone()));
+                            }
+                        }
+                    }
+                }
+                self.module.lines.locs.push(loc);
+            }
+        }
+    }
+
+    fn global(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        name: &Spanned<&str>,
+        dims: &[SExpr<'_>],
+        init: Option<&SExpr<'_>>,
+        diags: &mut Diagnostics,
+    ) {
+        let Some(t) = ty_of(ty.node) else {
+            diags.push(Diagnostic::error("buffers cannot hold predicates", ty.span.clone()));
+            return;
+        };
+        if !self.declare_global(name, diags) {
+            return;
+        }
+        let Some(dims) = self.dims(dims, diags) else { return };
+        let init = match init {
+            None => Init::Zeros,
+            Some(e) => match initialiser(e) {
+                Ok(i) => i,
+                Err(d) => {
+                    diags.push(d);
+                    return;
+                }
+            },
+        };
+        self.scope.buffers.insert(name.node.to_string(), self.module.buffers.len() as u16);
+        self.module.buffers.push(BufferDecl {
+            name: name.node.to_string(),
+            ty: t,
+            dims,
+            init,
+        });
+    }
+
+    fn regs(&mut self, ty: &Spanned<TyTok>, items: &[crate::ast::RegItem<'_>], diags: &mut Diagnostics) {
+        let rty = ty_of(ty.node).map_or(RegTy::Pred, RegTy::Val);
+        for item in items {
+            let count = match &item.count {
+                Some(c) => match parse_int(c.node).and_then(|v| u32::try_from(v).ok()) {
+                    Some(n) if n <= MAX_REGS => Some(n),
+                    _ => {
+                        diags.push(
+                            Diagnostic::error(format!("register count `{}` is too large", c.node), c.span.clone())
+                                .label(format!("at most {MAX_REGS}")),
+                        );
+                        continue;
+                    }
+                },
+                None => None,
+            };
+            let base = item.name.node;
+            if Special::from_name(base).is_some() || base.contains('.') {
+                diags.push(
+                    Diagnostic::error(format!("`%{base}` is a special register name"), item.name.span.clone())
+                        .label("reserved")
+                        .help("choose another name"),
+                );
+                continue;
+            }
+            let names: Vec<String> = match count {
+                Some(n) => (0..n).map(|k| format!("{base}{k}")).collect(),
+                None => vec![base.to_string()],
+            };
+            if let Some(dup) = names.iter().find(|n| self.scope.regs.contains_key(*n)) {
+                diags.push(
+                    Diagnostic::error(format!("register `%{dup}` is declared twice"), item.name.span.clone())
+                        .label("already declared"),
+                );
+                continue;
+            }
+            let (used, limit) = if rty == RegTy::Pred {
+                (&mut self.reg_counts.1, MAX_PREDS)
+            } else {
+                (&mut self.reg_counts.0, MAX_REGS)
+            };
+            if *used + names.len() as u32 > limit {
+                diags.push(
+                    Diagnostic::error(
+                        format!("too many {}: {} declared, at most {limit}", if rty == RegTy::Pred { "predicates" } else { "registers" }, *used + names.len() as u32),
+                        item.name.span.clone(),
+                    )
+                    .label("this declaration goes past the limit"),
+                );
+                continue;
+            }
+            for n in names {
+                self.scope.regs.insert(n, (*used as u8, rty));
+                *used += 1;
+            }
+            self.module.regs.push(RegDecl {
+                name: base.to_string(),
+                ty: rty,
+                count,
+            });
+        }
+    }
+
+    fn launch(&mut self, parts: &[(Spanned<&str>, Vec<SExpr<'_>>)], span: &Span, diags: &mut Diagnostics) {
+        if let Some(prev) = &self.launch_seen {
+            diags.push(
+                Diagnostic::error("`.launch` is given twice", span.clone()).with_secondary(prev.clone(), "first here"),
+            );
+            return;
+        }
+        self.launch_seen = Some(span.clone());
+        for (name, args) in parts {
+            let max = match name.node {
+                "grid" => 2,
+                "block" => 3,
+                "iu" => 1,
+                other => {
+                    let d = Diagnostic::error(format!("unknown launch dimension `{other}`"), name.span.clone())
+                        .label("expected grid, block or iu");
+                    diags.push(match closest(other, ["grid", "block", "iu"]) {
+                        Some(s) => d.help(format!("did you mean `{s}`?")),
+                        None => d,
+                    });
+                    continue;
+                }
+            };
+            if args.len() > max {
+                diags.push(
+                    Diagnostic::error(format!("`{}` takes at most {max} values", name.node), args[max].span.clone())
+                        .label("extra value"),
+                );
+                continue;
+            }
+            let mut vals = Vec::new();
+            for a in args {
+                match self.expr(a, diags) {
+                    Some(e) => vals.push(e),
+                    None => return,
+                }
+            }
+            let target: &mut [spu_isa::format::Expr] = match name.node {
+                "grid" => &mut self.module.launch.grid,
+                "block" => &mut self.module.launch.block,
+                _ => std::slice::from_mut(&mut self.module.launch.iu_threads),
+            };
+            for (slot, v) in target.iter_mut().zip(vals) {
+                *slot = v;
+            }
+        }
+    }
+
+    fn dma(
+        &mut self,
+        side: &Spanned<&str>,
+        buffer: &Spanned<&str>,
+        fields: &[(Spanned<&str>, SExpr<'_>)],
+        diags: &mut Diagnostics,
+    ) {
+        let Some(s) = Side::from_name(side.node) else {
+            diags.push(
+                Diagnostic::error(format!("unknown side `{}`", side.node), side.span.clone())
+                    .label("expected north, south, east or west"),
+            );
+            return;
+        };
+        if self.module.dma.iter().any(|d| d.side == s) {
+            diags.push(Diagnostic::error(format!("a second `.dma {s}` descriptor"), side.span.clone()).label("one descriptor per side"));
+            return;
+        }
+        let Some(buf) = self.scope.buffers.get(buffer.node).copied() else {
+            let d = Diagnostic::error(format!("unknown buffer `{}`", buffer.node), buffer.span.clone())
+                .label("no `.global` buffer has this name");
+            diags.push(match closest(buffer.node, self.scope.buffers.keys().map(String::as_str)) {
+                Some(c) => d.help(format!("did you mean `{c}`?")),
+                None => d,
+            });
+            return;
+        };
+        let mut values: [Option<spu_isa::format::Expr>; 7] = Default::default();
+        values[0] = Some(spu_isa::format::Expr::Const(0));
+        let mut ok = true;
+        for (key, value) in fields {
+            let Some(i) = DMA_FIELDS.iter().position(|f| *f == key.node) else {
+                let d = Diagnostic::error(format!("unknown DMA field `{}`", key.node), key.span.clone())
+                    .label(format!("expected one of {}", DMA_FIELDS.join(", ")));
+                diags.push(match closest(key.node, DMA_FIELDS) {
+                    Some(c) => d.help(format!("did you mean `{c}`?")),
+                    None => d,
+                });
+                ok = false;
+                continue;
+            };
+            match self.expr(value, diags) {
+                Some(e) => values[i] = Some(e),
+                None => ok = false,
+            }
+        }
+        let missing: Vec<&str> = DMA_FIELDS.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|(n, _)| *n).collect();
+        if !missing.is_empty() {
+            diags.push(
+                Diagnostic::error(format!("`.dma {s}` is missing {}", missing.join(", ")), side.span.clone())
+                    .label("incomplete descriptor")
+                    .help(format!("a descriptor gives {}", DMA_FIELDS.join(", "))),
+            );
+            return;
+        }
+        if ok {
+            let fields = values.map(|v| v.unwrap_or(spu_isa::format::Expr::Const(0)));
+            self.module.dma.push(DmaDesc {
+                side: s,
+                buffer: buf,
+                fields,
+            });
+        }
+    }
+
+    fn finish(mut self, diags: &mut Diagnostics) -> Option<Module> {
+        match &self.entry {
+            None => {
+                diags.push(
+                    Diagnostic::error("no `.entry` kernel in this file", 0..0)
+                        .help("write the kernel as `.entry name { ... }`"),
+                );
+                return None;
+            }
+            Some(e) if !e.closed => diags.push(
+                Diagnostic::error(format!("unterminated block: `.entry {}` is never closed", e.name), e.open.clone())
+                    .label("this block is never closed")
+                    .help("add `}` at the end of the kernel"),
+            ),
+            _ => {}
+        }
+        if self.instrs.is_empty() {
+            diags.push(Diagnostic::error("the kernel has no instructions", self.entry.as_ref().map_or(0..0, |e| e.open.clone())).help("end it with `exit;`"));
+            return None;
+        }
+        if diags.has_errors() {
+            return None;
+        }
+        let mut code: Vec<Instr> = self.instrs.iter().map(|(i, _)| *i).collect();
+        let succ = cfg::successors(&code);
+        let ipdom = cfg::immediate_post_dominators(&succ);
+        let bra = Opcode::from_mnemonic("bra");
+        for (pc, instr) in code.iter_mut().enumerate() {
+            if Some(instr.opcode) == bra && instr.guard != Guard::Always {
+                instr.reconv = Some(ipdom[pc].map_or(NO_RECONV, |p| p as u32));
+            }
+        }
+        self.check_units(&code, &succ, diags);
+        self.module.iu_entry = self.iu_entry.as_ref().map(|(pc, _)| *pc);
+        for (pc, instr) in code.iter().enumerate() {
+            match instr.encode() {
+                Ok(w) => self.module.code.push(w),
+                Err(e) => diags.push(Diagnostic::error(e.to_string(), self.instrs[pc].1.clone())),
+            }
+        }
+        let _ = self.path;
+        (!diags.has_errors()).then_some(self.module)
+    }
+
+    /// FP/SFU/shared-memory instructions IUs may reach (thesis Table 5.2): an error
+    /// where only IUs reach them, a warning where both SMs and IUs may.
+    fn check_units(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+        let Some((iu_pc, iu_span)) = &self.iu_entry else { return };
+        let iu_pc = *iu_pc as usize;
+        if iu_pc >= code.len() {
+            diags.push(Diagnostic::error("the `.iu` section has no instructions", iu_span.clone()).help("add IU code or remove `.iu`"));
+            return;
+        }
+        let from_sm = cfg::reachable(succ, 0);
+        let from_iu = cfg::reachable(succ, iu_pc);
+        if iu_pc > 0 && succ[iu_pc - 1].contains(&iu_pc) && from_sm[iu_pc - 1] {
+            diags.push(
+                Diagnostic::warning("SM code runs on into the `.iu` section", self.instrs[iu_pc - 1].1.clone())
+                    .label("execution continues into IU code")
+                    .with_secondary(iu_span.clone(), "IU section starts here")
+                    .help("end the SM code with `exit;` or an unconditional `bra`"),
+            );
+        }
+        for (pc, instr) in code.iter().enumerate() {
+            if !from_iu[pc] || instr.exec_class().units.iu() {
+                continue;
+            }
+            let what = spu_isa::disasm::full_mnemonic(instr);
+            let span = self.instrs[pc].1.clone();
+            let d = if from_sm[pc] {
+                Diagnostic::warning(format!("Interface Units may reach `{what}`, which they cannot execute"), span)
+                    .label("reachable from both the SM and the IU entry")
+            } else {
+                Diagnostic::error(format!("`{what}` is in code only Interface Units reach"), span)
+                    .label("IUs have no FPU, SFU or shared memory (thesis Table 5.2)")
+            };
+            diags.push(d.help("move this work to SM code; IUs only move data between global memory and CBs"));
+        }
+    }
+}
+
+fn initialiser(e: &SExpr<'_>) -> Result<Init, Diagnostic> {
+    let (name, args): (&str, &[SExpr<'_>]) = match &e.node {
+        Expr::Name(n) => (n, &[]),
+        Expr::Call(f, args) => (f.node, args),
+        _ => {
+            return Err(Diagnostic::error("expected an initialiser", e.span.clone())
+                .label("not zeros, const(v), ramp(start, step) or random(seed, lo, hi)"));
+        }
+    };
+    let nums = args.iter().map(const_f64).collect::<Result<Vec<_>, _>>()?;
+    let wrong = |expected: &str| {
+        Diagnostic::error(format!("`{name}` takes {expected}"), e.span.clone()).label(format!("found {} arguments", nums.len()))
+    };
+    Ok(match (name, nums.as_slice()) {
+        ("zeros", []) => Init::Zeros,
+        ("zeros", _) => return Err(wrong("no arguments")),
+        ("const", [v]) => Init::Const(*v),
+        ("const", _) => return Err(wrong("one value")),
+        ("ramp", [start, step]) => Init::Ramp { start: *start, step: *step },
+        ("ramp", _) => return Err(wrong("a start and a step")),
+        ("random", [seed]) | ("random", [seed, _, _]) if *seed < 0.0 || seed.fract() != 0.0 => {
+            return Err(Diagnostic::error("the seed must be a non-negative integer", args[0].span.clone()));
+        }
+        ("random", [seed]) => Init::Random { seed: *seed as u64, lo: 0.0, hi: 1.0 },
+        ("random", [seed, lo, hi]) => Init::Random { seed: *seed as u64, lo: *lo, hi: *hi },
+        ("random", _) => return Err(wrong("a seed, optionally followed by lo and hi")),
+        (other, _) => {
+            let d = Diagnostic::error(format!("unknown initialiser `{other}`"), e.span.clone())
+                .label("expected zeros, const, ramp or random");
+            return Err(match closest(other, ["zeros", "const", "ramp", "random"]) {
+                Some(s) => d.help(format!("did you mean `{s}`?")),
+                None => d,
+            });
+        }
+    })
+}
+
