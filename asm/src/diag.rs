@@ -89,7 +89,10 @@ impl Diagnostics {
     /// Renders every diagnostic as text (no colour), the way `spu-asm` prints them.
     pub fn render(&self, path: &str, src: &str) -> String {
         let file = SimpleFile::new(path, src);
-        let config = term::Config::default();
+        let config = term::Config {
+            chars: term::Chars::ascii(),
+            ..term::Config::default()
+        };
         let mut out = String::new();
         for d in &self.items {
             let clamp = |s: &Span| s.start.min(src.len())..s.end.min(src.len()).max(s.start.min(src.len()));

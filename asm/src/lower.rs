@@ -571,11 +571,11 @@ impl<'a> Assembler<'a> {
             ),
             _ => {}
         }
-        if self.instrs.is_empty() {
+        if self.instrs.is_empty() && !diags.has_errors() {
             diags.push(Diagnostic::error("the kernel has no instructions", self.entry.as_ref().map_or(0..0, |e| e.open.clone())).help("end it with `exit;`"));
             return None;
         }
-        if diags.has_errors() {
+        if diags.has_errors() || self.instrs.is_empty() {
             return None;
         }
         let mut code: Vec<Instr> = self.instrs.iter().map(|(i, _)| *i).collect();

@@ -1,1 +1,1 @@
-//! x
+//! Cross-crate tests live in `tests/`; this library is empty.

@@ -1,0 +1,95 @@
+//! `spu-asm` on bad input of every kind: a non-zero exit, a one-line reason on
+//! stderr, no panic, and no output file.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn spu_asm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .args(args)
+        .output()
+        .expect("spu-asm runs")
+}
+
+fn assert_clean_failure(out: &Output, reason: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "must fail: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("error: ") && last.contains(reason), "last line `{last}` should say `{reason}`");
+}
+
+fn temp(name: &str, bytes: &[u8]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let s = path.to_string_lossy().into_owned();
+    (dir, s)
+}
+
+#[test]
+fn missing_file() {
+    assert_clean_failure(&spu_asm(&["/nonexistent/kernel.spu"]), "cannot read `/nonexistent/kernel.spu`");
+}
+
+#[test]
+fn empty_file() {
+    let (_d, p) = temp("empty.spu", b"");
+    let out = spu_asm(&[&p]);
+    assert_clean_failure(&out, "1 error found, nothing written");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the file is empty"));
+    assert!(!Path::new(&p).with_extension("bin").exists());
+}
+
+#[test]
+fn binary_file() {
+    let (_d, p) = temp("blob.spu", &[0u8, 159, 146, 150, 255, 0, 1]);
+    assert_clean_failure(&spu_asm(&[&p]), "is not UTF-8 text");
+}
+
+#[test]
+fn ten_megabytes_of_random_bytes() {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let bytes: Vec<u8> = (0..10 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect();
+    let (_d, p) = temp("random.spu", &bytes);
+    assert_clean_failure(&spu_asm(&[&p]), "is not UTF-8 text");
+}
+
+#[test]
+fn disassembling_non_binaries() {
+    let (_d, p) = temp("text.bin", b"hello");
+    assert_clean_failure(&spu_asm(&["-d", &p]), "not an ELF file");
+    let host = std::env::current_exe().unwrap();
+    assert_clean_failure(&spu_asm(&["-d", &host.to_string_lossy()]), "not an SPU binary");
+}
+
+#[test]
+fn truncated_and_corrupted_binaries() {
+    let (dir, src) = temp("k.spu", b".entry k {\n    .reg .u32 %r;\n    mov.u32 %r, 7;\n    exit;\n}\n");
+    assert!(spu_asm(&[&src]).status.success());
+    let bin = std::fs::read(dir.path().join("k.bin")).unwrap();
+    let (_d1, truncated) = temp("t.bin", &bin[..bin.len() / 2]);
+    assert_clean_failure(&spu_asm(&["-d", &truncated]), "is not a valid SPU binary");
+    let mut corrupt = bin.clone();
+    corrupt[0x40] = 0xee; // first byte of .text: an unknown opcode
+    let (_d2, corrupted) = temp("c.bin", &corrupt);
+    assert_clean_failure(&spu_asm(&["-d", &corrupted]), "unknown opcode 0xee");
+}
+
+#[test]
+fn failed_assembly_keeps_the_previous_output() {
+    let (dir, src) = temp("k.spu", b".entry k {\n    exit;\n}\n");
+    assert!(spu_asm(&[&src]).status.success());
+    let bin_path = dir.path().join("k.bin");
+    let before = std::fs::read(&bin_path).unwrap();
+    std::fs::write(&src, b".entry k {\n    exitt;\n}\n").unwrap();
+    assert_clean_failure(&spu_asm(&[&src]), "nothing written");
+    assert_eq!(std::fs::read(&bin_path).unwrap(), before);
+}
