@@ -19,9 +19,17 @@ pub fn successors(code: &[Instr]) -> Vec<Vec<usize>> {
                     Some(Operand::Target(t)) => *t as usize,
                     _ => next,
                 };
-                if guarded { vec![target, next] } else { vec![target] }
+                if guarded {
+                    vec![target, next]
+                } else {
+                    vec![target]
+                }
             } else if Some(instr.opcode) == exit_op {
-                if guarded { vec![exit, next] } else { vec![exit] }
+                if guarded {
+                    vec![exit, next]
+                } else {
+                    vec![exit]
+                }
             } else {
                 vec![next]
             }
@@ -84,7 +92,10 @@ pub fn immediate_post_dominators(succ: &[Vec<usize>]) -> Vec<Option<usize>> {
         }
     }
     ipdom.truncate(n);
-    ipdom.into_iter().map(|d| d.filter(|d| *d != exit)).collect()
+    ipdom
+        .into_iter()
+        .map(|d| d.filter(|d| *d != exit))
+        .collect()
 }
 
 fn intersect(mut a: usize, mut b: usize, ipdom: &[Option<usize>], rank: &[usize]) -> usize {

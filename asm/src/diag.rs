@@ -74,7 +74,10 @@ impl Diagnostics {
     }
 
     pub fn error_count(&self) -> usize {
-        self.items.iter().filter(|d| d.severity == Severity::Error).count()
+        self.items
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -95,7 +98,8 @@ impl Diagnostics {
         };
         let mut out = String::new();
         for d in &self.items {
-            let clamp = |s: &Span| s.start.min(src.len())..s.end.min(src.len()).max(s.start.min(src.len()));
+            let clamp =
+                |s: &Span| s.start.min(src.len())..s.end.min(src.len()).max(s.start.min(src.len()));
             let mut labels = vec![Label::primary((), clamp(&d.span)).with_message(&d.label)];
             labels.extend(
                 d.secondary

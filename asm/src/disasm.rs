@@ -11,10 +11,14 @@ struct ModuleNames<'a>(&'a Module);
 
 impl Names for ModuleNames<'_> {
     fn reg(&self, index: u8) -> String {
-        self.0.reg_name(index, false).unwrap_or_else(|| format!("r{index}"))
+        self.0
+            .reg_name(index, false)
+            .unwrap_or_else(|| format!("r{index}"))
     }
     fn pred(&self, index: u8) -> String {
-        self.0.reg_name(index, true).unwrap_or_else(|| format!("p{index}"))
+        self.0
+            .reg_name(index, true)
+            .unwrap_or_else(|| format!("p{index}"))
     }
     fn label(&self, pc: u32) -> String {
         self.0
@@ -32,7 +36,12 @@ impl Names for ModuleNames<'_> {
     }
     fn param_at(&self, offset: i16) -> Option<String> {
         (offset >= 0 && offset % 4 == 0)
-            .then(|| self.0.params.get(offset as usize / 4).map(|p| p.name.clone()))
+            .then(|| {
+                self.0
+                    .params
+                    .get(offset as usize / 4)
+                    .map(|p| p.name.clone())
+            })
             .flatten()
     }
 }
@@ -66,7 +75,13 @@ pub fn disassemble(m: &Module, options: Options) -> String {
     for p in &m.params {
         match p.default {
             Some(bits) => {
-                let _ = writeln!(s, ".param .{} {} = {};", p.ty, p.name, format_value(bits, p.ty));
+                let _ = writeln!(
+                    s,
+                    ".param .{} {} = {};",
+                    p.ty,
+                    p.name,
+                    format_value(bits, p.ty)
+                );
             }
             None => {
                 let _ = writeln!(s, ".param .{} {};", p.ty, p.name);
@@ -95,7 +110,10 @@ pub fn disassemble(m: &Module, options: Options) -> String {
         expr(&l.iu_threads)
     );
     for d in &m.dma {
-        let buf = m.buffers.get(usize::from(d.buffer)).map_or("?", |b| b.name.as_str());
+        let buf = m
+            .buffers
+            .get(usize::from(d.buffer))
+            .map_or("?", |b| b.name.as_str());
         let fields: Vec<String> = spu_isa::format::DMA_FIELDS
             .iter()
             .zip(&d.fields)

@@ -49,15 +49,21 @@ fn binop(c: char) -> BinOp {
     }
 }
 
-const FUNCTIONS: [(&str, BinOp); 3] = [("min", BinOp::Min), ("max", BinOp::Max), ("cdiv", BinOp::CeilDiv)];
+const FUNCTIONS: [(&str, BinOp); 3] = [
+    ("min", BinOp::Min),
+    ("max", BinOp::Max),
+    ("cdiv", BinOp::CeilDiv),
+];
 
 /// Lowers an integer expression that may name parameters (sizes, launch, DMA).
 pub fn lower(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<StoredExpr, Diagnostic> {
     Ok(match &e.node {
         Expr::Int(t) => StoredExpr::Const(parse_int(t).ok_or_else(|| int_range(e))?),
         Expr::Float(_) => {
-            return Err(Diagnostic::error("expected an integer expression", e.span.clone())
-                .label("a float is not allowed here"));
+            return Err(
+                Diagnostic::error("expected an integer expression", e.span.clone())
+                    .label("a float is not allowed here"),
+            );
         }
         Expr::Name(n) => {
             let Some(i) = params.iter().position(|p| p.name == *n) else {
@@ -82,10 +88,12 @@ pub fn lower(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<StoredExpr, Diagnost
             let Some((_, op)) = FUNCTIONS.iter().find(|(n, _)| *n == f.node) else {
                 let d = Diagnostic::error(format!("unknown function `{}`", f.node), f.span.clone())
                     .label("not a function");
-                return Err(match crate::suggest::closest(f.node, FUNCTIONS.map(|f| f.0)) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help("expressions may call min(a, b), max(a, b) and cdiv(a, b)"),
-                });
+                return Err(
+                    match crate::suggest::closest(f.node, FUNCTIONS.map(|f| f.0)) {
+                        Some(s) => d.help(format!("did you mean `{s}`?")),
+                        None => d.help("expressions may call min(a, b), max(a, b) and cdiv(a, b)"),
+                    },
+                );
             };
             if args.len() != 2 {
                 return Err(Diagnostic::error(
@@ -93,13 +101,18 @@ pub fn lower(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<StoredExpr, Diagnost
                     e.span.clone(),
                 ));
             }
-            StoredExpr::Binary(*op, Box::new(lower(&args[0], params)?), Box::new(lower(&args[1], params)?))
+            StoredExpr::Binary(
+                *op,
+                Box::new(lower(&args[0], params)?),
+                Box::new(lower(&args[1], params)?),
+            )
         }
     })
 }
 
 fn int_range(e: &SExpr<'_>) -> Diagnostic {
-    Diagnostic::error("integer literal is out of range", e.span.clone()).label("does not fit in 64 bits")
+    Diagnostic::error("integer literal is out of range", e.span.clone())
+        .label("does not fit in 64 bits")
 }
 
 fn undefined_param(name: &str, e: &SExpr<'_>, params: &[ParamInfo]) -> Diagnostic {
@@ -121,20 +134,27 @@ pub fn eval_with_defaults(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<Option<
             .iter()
             .find(|p| p.name == *n)
             .and_then(|p| p.default)
-            .map(|bits| match params.iter().find(|p| p.name == *n).map(|p| p.ty) {
-                Some(Ty::S32) => i64::from(bits as i32),
-                _ => i64::from(bits),
-            }),
+            .map(
+                |bits| match params.iter().find(|p| p.name == *n).map(|p| p.ty) {
+                    Some(Ty::S32) => i64::from(bits as i32),
+                    _ => i64::from(bits),
+                },
+            ),
         Expr::Neg(a) => eval_with_defaults(a, params)?.map(|v| v.wrapping_neg()),
         Expr::Binary(op, a, b) => {
-            let (Some(x), Some(y)) = (eval_with_defaults(a, params)?, eval_with_defaults(b, params)?) else {
+            let (Some(x), Some(y)) = (
+                eval_with_defaults(a, params)?,
+                eval_with_defaults(b, params)?,
+            ) else {
                 return Ok(None);
             };
             Some(apply(binop(*op), x, y, e, b)?)
         }
         Expr::Call(f, args) if args.len() == 2 => {
-            let (Some(x), Some(y)) = (eval_with_defaults(&args[0], params)?, eval_with_defaults(&args[1], params)?)
-            else {
+            let (Some(x), Some(y)) = (
+                eval_with_defaults(&args[0], params)?,
+                eval_with_defaults(&args[1], params)?,
+            ) else {
                 return Ok(None);
             };
             match FUNCTIONS.iter().find(|(n, _)| *n == f.node) {
@@ -146,15 +166,27 @@ pub fn eval_with_defaults(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<Option<
     })
 }
 
-fn apply(op: BinOp, x: i64, y: i64, whole: &SExpr<'_>, divisor: &SExpr<'_>) -> Result<i64, Diagnostic> {
-    let expr = StoredExpr::Binary(op, Box::new(StoredExpr::Const(x)), Box::new(StoredExpr::Const(y)));
+fn apply(
+    op: BinOp,
+    x: i64,
+    y: i64,
+    whole: &SExpr<'_>,
+    divisor: &SExpr<'_>,
+) -> Result<i64, Diagnostic> {
+    let expr = StoredExpr::Binary(
+        op,
+        Box::new(StoredExpr::Const(x)),
+        Box::new(StoredExpr::Const(y)),
+    );
     expr.eval(&|_| None).map_err(|err| match err {
-        spu_isa::format::EvalError::DivisionByZero => {
-            Diagnostic::error("division by zero in a constant expression", divisor.span.clone())
-                .label("this evaluates to 0")
-                .with_secondary(whole.span.clone(), "in this expression")
-        }
-        _ => Diagnostic::error("constant expression overflows", whole.span.clone()).label("out of 64-bit range"),
+        spu_isa::format::EvalError::DivisionByZero => Diagnostic::error(
+            "division by zero in a constant expression",
+            divisor.span.clone(),
+        )
+        .label("this evaluates to 0")
+        .with_secondary(whole.span.clone(), "in this expression"),
+        _ => Diagnostic::error("constant expression overflows", whole.span.clone())
+            .label("out of 64-bit range"),
     })
 }
 
@@ -170,7 +202,9 @@ pub fn const_int(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<i64, Diagnostic>
         });
     }
     if matches!(e.node, Expr::Float(_)) {
-        return Err(Diagnostic::error("expected an integer", e.span.clone()).label("this is a float"));
+        return Err(
+            Diagnostic::error("expected an integer", e.span.clone()).label("this is a float")
+        );
     }
     eval_with_defaults(e, &[])?
         .ok_or_else(|| Diagnostic::error("expected an integer constant", e.span.clone()))
@@ -189,7 +223,9 @@ fn first_name<'a>(e: &'a SExpr<'_>) -> Option<(&'a str, std::ops::Range<usize>)>
 /// A float literal, possibly negated, or an exactly representable integer.
 pub fn const_f32(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f32, Diagnostic> {
     match &e.node {
-        Expr::Float(t) => parse_f32(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone())),
+        Expr::Float(t) => {
+            parse_f32(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone()))
+        }
         Expr::Neg(a) if matches!(a.node, Expr::Float(_)) => Ok(-const_f32(a, params)?),
         _ => {
             let v = const_int(e, params)?;
@@ -197,7 +233,10 @@ pub fn const_f32(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f32, Diagnostic>
             if f as i64 == v {
                 Ok(f)
             } else {
-                Err(Diagnostic::error(format!("`{v}` is not exactly representable as f32"), e.span.clone()))
+                Err(Diagnostic::error(
+                    format!("`{v}` is not exactly representable as f32"),
+                    e.span.clone(),
+                ))
             }
         }
     }
@@ -206,10 +245,13 @@ pub fn const_f32(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f32, Diagnostic>
 /// A number for an initialiser or a float default (f64, literals only).
 pub fn const_f64(e: &SExpr<'_>) -> Result<f64, Diagnostic> {
     match &e.node {
-        Expr::Float(t) => parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone())),
+        Expr::Float(t) => {
+            parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone()))
+        }
         Expr::Int(t) => parse_int(t).map(|v| v as f64).ok_or_else(|| int_range(e)),
         Expr::Neg(a) => Ok(-const_f64(a)?),
-        _ => Err(Diagnostic::error("expected a number", e.span.clone()).label("initialiser arguments are literals")),
+        _ => Err(Diagnostic::error("expected a number", e.span.clone())
+            .label("initialiser arguments are literals")),
     }
 }
 
@@ -219,14 +261,14 @@ pub fn const_bits(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u32, Di
         Ty::F32 => Ok(const_f32(e, params)?.to_bits()),
         Ty::U32 | Ty::S32 => {
             let v = const_int(e, params)?;
-            let (lo, hi) = if ty == Ty::U32 {
-                (i64::from(i32::MIN), i64::from(u32::MAX))
-            } else {
-                (i64::from(i32::MIN), i64::from(u32::MAX))
-            };
+            // Both integer types take any 32-bit pattern, written signed or unsigned.
+            let (lo, hi) = (i64::from(i32::MIN), i64::from(u32::MAX));
             if v < lo || v > hi {
-                return Err(Diagnostic::error(format!("immediate `{v}` does not fit in 32 bits"), e.span.clone())
-                    .label(format!("expected {lo}..={hi}")));
+                return Err(Diagnostic::error(
+                    format!("immediate `{v}` does not fit in 32 bits"),
+                    e.span.clone(),
+                )
+                .label(format!("expected {lo}..={hi}")));
             }
             Ok(v as u32)
         }

@@ -15,7 +15,12 @@ pub mod parse;
 mod suggest;
 
 lalrpop_util::lalrpop_mod!(
-    #[allow(clippy::all, clippy::pedantic, unused_parens, missing_debug_implementations)]
+    #[allow(
+        clippy::all,
+        clippy::pedantic,
+        unused_parens,
+        missing_debug_implementations
+    )]
     grammar
 );
 
@@ -30,7 +35,10 @@ pub fn assemble(path: &str, src: &str) -> Result<(Vec<u8>, Diagnostics), Diagnos
         Ok(bytes) => Ok((bytes, warnings)),
         Err(e) => {
             let mut d = warnings;
-            d.push(Diagnostic::error(format!("cannot write the binary: {e}"), 0..0));
+            d.push(Diagnostic::error(
+                format!("cannot write the binary: {e}"),
+                0..0,
+            ));
             Err(d)
         }
     }

@@ -11,8 +11,8 @@ use crate::operands::{Scope, check_instr};
 use crate::parse::parse_file;
 use crate::suggest::closest;
 use spu_isa::format::{
-    BufferDecl, DMA_FIELDS, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl, RegTy, SharedDecl,
-    SourceLoc,
+    BufferDecl, DMA_FIELDS, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl,
+    RegTy, SharedDecl, SourceLoc,
 };
 use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Side, Special, Ty};
 use std::collections::HashMap;
@@ -21,7 +21,10 @@ use std::collections::HashMap;
 pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), Diagnostics> {
     let mut diags = Diagnostics::default();
     if src.trim().is_empty() {
-        diags.push(Diagnostic::error("the file is empty", 0..0).help("a kernel needs at least `.entry name { exit; }`"));
+        diags.push(
+            Diagnostic::error("the file is empty", 0..0)
+                .help("a kernel needs at least `.entry name { exit; }`"),
+        );
         return Err(diags);
     }
     let stmts = parse_file(src, &mut diags);
@@ -125,14 +128,18 @@ impl<'a> Assembler<'a> {
     fn declare_global(&mut self, name: &Spanned<&str>, diags: &mut Diagnostics) -> bool {
         if let Some(prev) = self.globals.get(name.node) {
             diags.push(
-                Diagnostic::error(format!("`{}` is declared twice", name.node), name.span.clone())
-                    .label("second declaration")
-                    .with_secondary(prev.clone(), "first declared here")
-                    .help("parameters, buffers and shared arrays share one namespace"),
+                Diagnostic::error(
+                    format!("`{}` is declared twice", name.node),
+                    name.span.clone(),
+                )
+                .label("second declaration")
+                .with_secondary(prev.clone(), "first declared here")
+                .help("parameters, buffers and shared arrays share one namespace"),
             );
             return false;
         }
-        self.globals.insert(name.node.to_string(), name.span.clone());
+        self.globals
+            .insert(name.node.to_string(), name.span.clone());
         true
     }
 
@@ -146,12 +153,16 @@ impl<'a> Assembler<'a> {
                 Stmt::Label { name } => {
                     if let Some(prev) = self.label_spans.get(name.node) {
                         diags.push(
-                            Diagnostic::error(format!("label `{}` is defined twice", name.node), name.span.clone())
-                                .label("second definition")
-                                .with_secondary(prev.clone(), "first defined here"),
+                            Diagnostic::error(
+                                format!("label `{}` is defined twice", name.node),
+                                name.span.clone(),
+                            )
+                            .label("second definition")
+                            .with_secondary(prev.clone(), "first defined here"),
                         );
                     } else {
-                        self.label_spans.insert(name.node.to_string(), name.span.clone());
+                        self.label_spans
+                            .insert(name.node.to_string(), name.span.clone());
                         self.scope.labels.insert(name.node.to_string(), pc);
                         self.module.labels.push(Label {
                             name: name.node.to_string(),
@@ -168,9 +179,18 @@ impl<'a> Assembler<'a> {
         }
     }
 
-    fn param(&mut self, ty: &Spanned<TyTok>, name: &Spanned<&str>, default: Option<&SExpr<'_>>, diags: &mut Diagnostics) {
+    fn param(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        name: &Spanned<&str>,
+        default: Option<&SExpr<'_>>,
+        diags: &mut Diagnostics,
+    ) {
         let Some(t) = ty_of(ty.node) else {
-            diags.push(Diagnostic::error("parameters cannot be predicates", ty.span.clone()).label("use .u32, .s32 or .f32"));
+            diags.push(
+                Diagnostic::error("parameters cannot be predicates", ty.span.clone())
+                    .label("use .u32, .s32 or .f32"),
+            );
             return;
         };
         if !self.declare_global(name, diags) {
@@ -197,7 +217,9 @@ impl<'a> Assembler<'a> {
     }
 
     fn expr(&self, e: &SExpr<'_>, diags: &mut Diagnostics) -> Option<spu_isa::format::Expr> {
-        match lower(e, &self.scope.params).and_then(|x| eval_with_defaults(e, &self.scope.params).map(|_| x)) {
+        match lower(e, &self.scope.params)
+            .and_then(|x| eval_with_defaults(e, &self.scope.params).map(|_| x))
+        {
             Ok(x) => Some(x),
             Err(d) => {
                 diags.push(d);
@@ -206,9 +228,16 @@ impl<'a> Assembler<'a> {
         }
     }
 
-    fn dims(&self, dims: &[SExpr<'_>], diags: &mut Diagnostics) -> Option<Vec<spu_isa::format::Expr>> {
+    fn dims(
+        &self,
+        dims: &[SExpr<'_>],
+        diags: &mut Diagnostics,
+    ) -> Option<Vec<spu_isa::format::Expr>> {
         if dims.len() > 4 {
-            diags.push(Diagnostic::error("at most 4 dimensions", dims[4].span.clone()));
+            diags.push(Diagnostic::error(
+                "at most 4 dimensions",
+                dims[4].span.clone(),
+            ));
             return None;
         }
         let mut out = Vec::new();
@@ -218,7 +247,8 @@ impl<'a> Assembler<'a> {
                 && v <= 0
             {
                 diags.push(
-                    Diagnostic::error(format!("dimension is {v}"), d.span.clone()).label("must be at least 1"),
+                    Diagnostic::error(format!("dimension is {v}"), d.span.clone())
+                        .label("must be at least 1"),
                 );
                 return None;
             }
@@ -230,7 +260,11 @@ impl<'a> Assembler<'a> {
     fn statement(&mut self, s: &Spanned<Stmt<'_>>, diags: &mut Diagnostics) {
         let needs_entry = matches!(
             s.node,
-            Stmt::Reg { .. } | Stmt::Shared { .. } | Stmt::Label { .. } | Stmt::Instr { .. } | Stmt::IuSection
+            Stmt::Reg { .. }
+                | Stmt::Shared { .. }
+                | Stmt::Label { .. }
+                | Stmt::Instr { .. }
+                | Stmt::IuSection
         );
         if needs_entry && !self.in_entry() {
             diags.push(
@@ -252,8 +286,11 @@ impl<'a> Assembler<'a> {
                     }
                 }
                 _ => diags.push(
-                    Diagnostic::error(format!("file index `{}` is out of order", index.node), index.span.clone())
-                        .label(format!("expected 0..={}", self.module.lines.files.len())),
+                    Diagnostic::error(
+                        format!("file index `{}` is out of order", index.node),
+                        index.span.clone(),
+                    )
+                    .label(format!("expected 0..={}", self.module.lines.files.len())),
                 ),
             },
             Stmt::Loc { file, line, col } => {
@@ -266,23 +303,32 @@ impl<'a> Assembler<'a> {
                             col: c,
                         });
                     }
-                    _ => diags.push(
-                        Diagnostic::error("malformed `.loc`", s.span.clone())
-                            .label("expected `.loc FILE LINE COLUMN;` with a file declared by `.file`"),
-                    ),
+                    _ => diags.push(Diagnostic::error("malformed `.loc`", s.span.clone()).label(
+                        "expected `.loc FILE LINE COLUMN;` with a file declared by `.file`",
+                    )),
                 }
             }
-            Stmt::Global { ty, name, dims, init } => self.global(ty, name, dims, init.as_ref(), diags),
+            Stmt::Global {
+                ty,
+                name,
+                dims,
+                init,
+            } => self.global(ty, name, dims, init.as_ref(), diags),
             Stmt::Shared { ty, name, dims } => {
                 let Some(t) = ty_of(ty.node) else {
-                    diags.push(Diagnostic::error("shared arrays cannot hold predicates", ty.span.clone()));
+                    diags.push(Diagnostic::error(
+                        "shared arrays cannot hold predicates",
+                        ty.span.clone(),
+                    ));
                     return;
                 };
                 if !self.declare_global(name, diags) {
                     return;
                 }
                 if let Some(dims) = self.dims(dims, diags) {
-                    self.scope.shared.insert(name.node.to_string(), self.module.shared.len() as u16);
+                    self.scope
+                        .shared
+                        .insert(name.node.to_string(), self.module.shared.len() as u16);
                     self.module.shared.push(SharedDecl {
                         name: name.node.to_string(),
                         ty: t,
@@ -292,7 +338,11 @@ impl<'a> Assembler<'a> {
             }
             Stmt::Reg { ty, items } => self.regs(ty, items, diags),
             Stmt::Launch { parts } => self.launch(parts, &s.span, diags),
-            Stmt::Dma { side, buffer, fields } => self.dma(side, buffer, fields, diags),
+            Stmt::Dma {
+                side,
+                buffer,
+                fields,
+            } => self.dma(side, buffer, fields, diags),
             Stmt::EntryOpen { name } => match &self.entry {
                 Some(e) => diags.push(
                     Diagnostic::error("only one `.entry` per file", name.span.clone())
@@ -311,7 +361,10 @@ impl<'a> Assembler<'a> {
             },
             Stmt::BlockClose => match &mut self.entry {
                 Some(e) if !e.closed => e.closed = true,
-                _ => diags.push(Diagnostic::error("unmatched `}`", s.span.clone()).label("no block is open here")),
+                _ => diags.push(
+                    Diagnostic::error("unmatched `}`", s.span.clone())
+                        .label("no block is open here"),
+                ),
             },
             Stmt::IuSection => match &self.iu_entry {
                 Some((_, prev)) => diags.push(
@@ -325,7 +378,9 @@ impl<'a> Assembler<'a> {
                 mnemonic,
                 operands,
             } => {
-                let pos = guard.as_ref().map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
+                let pos = guard
+                    .as_ref()
+                    .map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
                 let loc = self.pending_loc.take().unwrap_or_else(|| self.loc(pos));
                 match check_instr(guard.as_ref(), mnemonic, operands, &s.span, &self.scope) {
                     Ok(c) => self.instrs.push((c.instr, s.span.clone())),
@@ -353,13 +408,18 @@ impl<'a> Assembler<'a> {
         diags: &mut Diagnostics,
     ) {
         let Some(t) = ty_of(ty.node) else {
-            diags.push(Diagnostic::error("buffers cannot hold predicates", ty.span.clone()));
+            diags.push(Diagnostic::error(
+                "buffers cannot hold predicates",
+                ty.span.clone(),
+            ));
             return;
         };
         if !self.declare_global(name, diags) {
             return;
         }
-        let Some(dims) = self.dims(dims, diags) else { return };
+        let Some(dims) = self.dims(dims, diags) else {
+            return;
+        };
         let init = match init {
             None => Init::Zeros,
             Some(e) => match initialiser(e) {
@@ -370,7 +430,9 @@ impl<'a> Assembler<'a> {
                 }
             },
         };
-        self.scope.buffers.insert(name.node.to_string(), self.module.buffers.len() as u16);
+        self.scope
+            .buffers
+            .insert(name.node.to_string(), self.module.buffers.len() as u16);
         self.module.buffers.push(BufferDecl {
             name: name.node.to_string(),
             ty: t,
@@ -379,7 +441,12 @@ impl<'a> Assembler<'a> {
         });
     }
 
-    fn regs(&mut self, ty: &Spanned<TyTok>, items: &[crate::ast::RegItem<'_>], diags: &mut Diagnostics) {
+    fn regs(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        items: &[crate::ast::RegItem<'_>],
+        diags: &mut Diagnostics,
+    ) {
         let rty = ty_of(ty.node).map_or(RegTy::Pred, RegTy::Val);
         for item in items {
             let count = match &item.count {
@@ -387,8 +454,11 @@ impl<'a> Assembler<'a> {
                     Some(n) if n <= MAX_REGS => Some(n),
                     _ => {
                         diags.push(
-                            Diagnostic::error(format!("register count `{}` is too large", c.node), c.span.clone())
-                                .label(format!("at most {MAX_REGS}")),
+                            Diagnostic::error(
+                                format!("register count `{}` is too large", c.node),
+                                c.span.clone(),
+                            )
+                            .label(format!("at most {MAX_REGS}")),
                         );
                         continue;
                     }
@@ -398,9 +468,12 @@ impl<'a> Assembler<'a> {
             let base = item.name.node;
             if Special::from_name(base).is_some() || base.contains('.') {
                 diags.push(
-                    Diagnostic::error(format!("`%{base}` is a special register name"), item.name.span.clone())
-                        .label("reserved")
-                        .help("choose another name"),
+                    Diagnostic::error(
+                        format!("`%{base}` is a special register name"),
+                        item.name.span.clone(),
+                    )
+                    .label("reserved")
+                    .help("choose another name"),
                 );
                 continue;
             }
@@ -410,8 +483,11 @@ impl<'a> Assembler<'a> {
             };
             if let Some(dup) = names.iter().find(|n| self.scope.regs.contains_key(*n)) {
                 diags.push(
-                    Diagnostic::error(format!("register `%{dup}` is declared twice"), item.name.span.clone())
-                        .label("already declared"),
+                    Diagnostic::error(
+                        format!("register `%{dup}` is declared twice"),
+                        item.name.span.clone(),
+                    )
+                    .label("already declared"),
                 );
                 continue;
             }
@@ -423,7 +499,15 @@ impl<'a> Assembler<'a> {
             if *used + names.len() as u32 > limit {
                 diags.push(
                     Diagnostic::error(
-                        format!("too many {}: {} declared, at most {limit}", if rty == RegTy::Pred { "predicates" } else { "registers" }, *used + names.len() as u32),
+                        format!(
+                            "too many {}: {} declared, at most {limit}",
+                            if rty == RegTy::Pred {
+                                "predicates"
+                            } else {
+                                "registers"
+                            },
+                            *used + names.len() as u32
+                        ),
                         item.name.span.clone(),
                     )
                     .label("this declaration goes past the limit"),
@@ -442,10 +526,16 @@ impl<'a> Assembler<'a> {
         }
     }
 
-    fn launch(&mut self, parts: &[(Spanned<&str>, Vec<SExpr<'_>>)], span: &Span, diags: &mut Diagnostics) {
+    fn launch(
+        &mut self,
+        parts: &[(Spanned<&str>, Vec<SExpr<'_>>)],
+        span: &Span,
+        diags: &mut Diagnostics,
+    ) {
         if let Some(prev) = &self.launch_seen {
             diags.push(
-                Diagnostic::error("`.launch` is given twice", span.clone()).with_secondary(prev.clone(), "first here"),
+                Diagnostic::error("`.launch` is given twice", span.clone())
+                    .with_secondary(prev.clone(), "first here"),
             );
             return;
         }
@@ -456,8 +546,11 @@ impl<'a> Assembler<'a> {
                 "block" => 3,
                 "iu" => 1,
                 other => {
-                    let d = Diagnostic::error(format!("unknown launch dimension `{other}`"), name.span.clone())
-                        .label("expected grid, block or iu");
+                    let d = Diagnostic::error(
+                        format!("unknown launch dimension `{other}`"),
+                        name.span.clone(),
+                    )
+                    .label("expected grid, block or iu");
                     diags.push(match closest(other, ["grid", "block", "iu"]) {
                         Some(s) => d.help(format!("did you mean `{s}`?")),
                         None => d,
@@ -467,8 +560,11 @@ impl<'a> Assembler<'a> {
             };
             if args.len() > max {
                 diags.push(
-                    Diagnostic::error(format!("`{}` takes at most {max} values", name.node), args[max].span.clone())
-                        .label("extra value"),
+                    Diagnostic::error(
+                        format!("`{}` takes at most {max} values", name.node),
+                        args[max].span.clone(),
+                    )
+                    .label("extra value"),
                 );
                 continue;
             }
@@ -505,16 +601,24 @@ impl<'a> Assembler<'a> {
             return;
         };
         if self.module.dma.iter().any(|d| d.side == s) {
-            diags.push(Diagnostic::error(format!("a second `.dma {s}` descriptor"), side.span.clone()).label("one descriptor per side"));
+            diags.push(
+                Diagnostic::error(format!("a second `.dma {s}` descriptor"), side.span.clone())
+                    .label("one descriptor per side"),
+            );
             return;
         }
         let Some(buf) = self.scope.buffers.get(buffer.node).copied() else {
-            let d = Diagnostic::error(format!("unknown buffer `{}`", buffer.node), buffer.span.clone())
-                .label("no `.global` buffer has this name");
-            diags.push(match closest(buffer.node, self.scope.buffers.keys().map(String::as_str)) {
-                Some(c) => d.help(format!("did you mean `{c}`?")),
-                None => d,
-            });
+            let d = Diagnostic::error(
+                format!("unknown buffer `{}`", buffer.node),
+                buffer.span.clone(),
+            )
+            .label("no `.global` buffer has this name");
+            diags.push(
+                match closest(buffer.node, self.scope.buffers.keys().map(String::as_str)) {
+                    Some(c) => d.help(format!("did you mean `{c}`?")),
+                    None => d,
+                },
+            );
             return;
         };
         let mut values: [Option<spu_isa::format::Expr>; 7] = Default::default();
@@ -522,8 +626,11 @@ impl<'a> Assembler<'a> {
         let mut ok = true;
         for (key, value) in fields {
             let Some(i) = DMA_FIELDS.iter().position(|f| *f == key.node) else {
-                let d = Diagnostic::error(format!("unknown DMA field `{}`", key.node), key.span.clone())
-                    .label(format!("expected one of {}", DMA_FIELDS.join(", ")));
+                let d = Diagnostic::error(
+                    format!("unknown DMA field `{}`", key.node),
+                    key.span.clone(),
+                )
+                .label(format!("expected one of {}", DMA_FIELDS.join(", ")));
                 diags.push(match closest(key.node, DMA_FIELDS) {
                     Some(c) => d.help(format!("did you mean `{c}`?")),
                     None => d,
@@ -536,12 +643,20 @@ impl<'a> Assembler<'a> {
                 None => ok = false,
             }
         }
-        let missing: Vec<&str> = DMA_FIELDS.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|(n, _)| *n).collect();
+        let missing: Vec<&str> = DMA_FIELDS
+            .iter()
+            .zip(&values)
+            .filter(|(_, v)| v.is_none())
+            .map(|(n, _)| *n)
+            .collect();
         if !missing.is_empty() {
             diags.push(
-                Diagnostic::error(format!("`.dma {s}` is missing {}", missing.join(", ")), side.span.clone())
-                    .label("incomplete descriptor")
-                    .help(format!("a descriptor gives {}", DMA_FIELDS.join(", "))),
+                Diagnostic::error(
+                    format!("`.dma {s}` is missing {}", missing.join(", ")),
+                    side.span.clone(),
+                )
+                .label("incomplete descriptor")
+                .help(format!("a descriptor gives {}", DMA_FIELDS.join(", "))),
             );
             return;
         }
@@ -565,14 +680,23 @@ impl<'a> Assembler<'a> {
                 return None;
             }
             Some(e) if !e.closed => diags.push(
-                Diagnostic::error(format!("unterminated block: `.entry {}` is never closed", e.name), e.open.clone())
-                    .label("this block is never closed")
-                    .help("add `}` at the end of the kernel"),
+                Diagnostic::error(
+                    format!("unterminated block: `.entry {}` is never closed", e.name),
+                    e.open.clone(),
+                )
+                .label("this block is never closed")
+                .help("add `}` at the end of the kernel"),
             ),
             _ => {}
         }
         if self.instrs.is_empty() && !diags.has_errors() {
-            diags.push(Diagnostic::error("the kernel has no instructions", self.entry.as_ref().map_or(0..0, |e| e.open.clone())).help("end it with `exit;`"));
+            diags.push(
+                Diagnostic::error(
+                    "the kernel has no instructions",
+                    self.entry.as_ref().map_or(0..0, |e| e.open.clone()),
+                )
+                .help("end it with `exit;`"),
+            );
             return None;
         }
         if diags.has_errors() || self.instrs.is_empty() {
@@ -602,20 +726,28 @@ impl<'a> Assembler<'a> {
     /// FP/SFU/shared-memory instructions IUs may reach (thesis Table 5.2): an error
     /// where only IUs reach them, a warning where both SMs and IUs may.
     fn check_units(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
-        let Some((iu_pc, iu_span)) = &self.iu_entry else { return };
+        let Some((iu_pc, iu_span)) = &self.iu_entry else {
+            return;
+        };
         let iu_pc = *iu_pc as usize;
         if iu_pc >= code.len() {
-            diags.push(Diagnostic::error("the `.iu` section has no instructions", iu_span.clone()).help("add IU code or remove `.iu`"));
+            diags.push(
+                Diagnostic::error("the `.iu` section has no instructions", iu_span.clone())
+                    .help("add IU code or remove `.iu`"),
+            );
             return;
         }
         let from_sm = cfg::reachable(succ, 0);
         let from_iu = cfg::reachable(succ, iu_pc);
         if iu_pc > 0 && succ[iu_pc - 1].contains(&iu_pc) && from_sm[iu_pc - 1] {
             diags.push(
-                Diagnostic::warning("SM code runs on into the `.iu` section", self.instrs[iu_pc - 1].1.clone())
-                    .label("execution continues into IU code")
-                    .with_secondary(iu_span.clone(), "IU section starts here")
-                    .help("end the SM code with `exit;` or an unconditional `bra`"),
+                Diagnostic::warning(
+                    "SM code runs on into the `.iu` section",
+                    self.instrs[iu_pc - 1].1.clone(),
+                )
+                .label("execution continues into IU code")
+                .with_secondary(iu_span.clone(), "IU section starts here")
+                .help("end the SM code with `exit;` or an unconditional `bra`"),
             );
         }
         for (pc, instr) in code.iter().enumerate() {
@@ -625,13 +757,21 @@ impl<'a> Assembler<'a> {
             let what = spu_isa::disasm::full_mnemonic(instr);
             let span = self.instrs[pc].1.clone();
             let d = if from_sm[pc] {
-                Diagnostic::warning(format!("Interface Units may reach `{what}`, which they cannot execute"), span)
-                    .label("reachable from both the SM and the IU entry")
+                Diagnostic::warning(
+                    format!("Interface Units may reach `{what}`, which they cannot execute"),
+                    span,
+                )
+                .label("reachable from both the SM and the IU entry")
             } else {
-                Diagnostic::error(format!("`{what}` is in code only Interface Units reach"), span)
-                    .label("IUs have no FPU, SFU or shared memory (thesis Table 5.2)")
+                Diagnostic::error(
+                    format!("`{what}` is in code only Interface Units reach"),
+                    span,
+                )
+                .label("IUs have no FPU, SFU or shared memory (thesis Table 5.2)")
             };
-            diags.push(d.help("move this work to SM code; IUs only move data between global memory and CBs"));
+            diags.push(d.help(
+                "move this work to SM code; IUs only move data between global memory and CBs",
+            ));
         }
     }
 }
@@ -647,20 +787,35 @@ fn initialiser(e: &SExpr<'_>) -> Result<Init, Diagnostic> {
     };
     let nums = args.iter().map(const_f64).collect::<Result<Vec<_>, _>>()?;
     let wrong = |expected: &str| {
-        Diagnostic::error(format!("`{name}` takes {expected}"), e.span.clone()).label(format!("found {} arguments", nums.len()))
+        Diagnostic::error(format!("`{name}` takes {expected}"), e.span.clone())
+            .label(format!("found {} arguments", nums.len()))
     };
     Ok(match (name, nums.as_slice()) {
         ("zeros", []) => Init::Zeros,
         ("zeros", _) => return Err(wrong("no arguments")),
         ("const", [v]) => Init::Const(*v),
         ("const", _) => return Err(wrong("one value")),
-        ("ramp", [start, step]) => Init::Ramp { start: *start, step: *step },
+        ("ramp", [start, step]) => Init::Ramp {
+            start: *start,
+            step: *step,
+        },
         ("ramp", _) => return Err(wrong("a start and a step")),
         ("random", [seed]) | ("random", [seed, _, _]) if *seed < 0.0 || seed.fract() != 0.0 => {
-            return Err(Diagnostic::error("the seed must be a non-negative integer", args[0].span.clone()));
+            return Err(Diagnostic::error(
+                "the seed must be a non-negative integer",
+                args[0].span.clone(),
+            ));
         }
-        ("random", [seed]) => Init::Random { seed: *seed as u64, lo: 0.0, hi: 1.0 },
-        ("random", [seed, lo, hi]) => Init::Random { seed: *seed as u64, lo: *lo, hi: *hi },
+        ("random", [seed]) => Init::Random {
+            seed: *seed as u64,
+            lo: 0.0,
+            hi: 1.0,
+        },
+        ("random", [seed, lo, hi]) => Init::Random {
+            seed: *seed as u64,
+            lo: *lo,
+            hi: *hi,
+        },
         ("random", _) => return Err(wrong("a seed, optionally followed by lo and hi")),
         (other, _) => {
             let d = Diagnostic::error(format!("unknown initialiser `{other}`"), e.span.clone())
@@ -672,4 +827,3 @@ fn initialiser(e: &SExpr<'_>) -> Result<Init, Diagnostic> {
         }
     })
 }
-

@@ -51,9 +51,13 @@ fn main() -> ExitCode {
 }
 
 fn read_input(path: &Path) -> Result<Vec<u8>> {
-    let meta = std::fs::metadata(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read `{}`", path.display()))?;
     if meta.is_dir() {
-        bail!("`{}` is a directory; give a .spu or .bin file", path.display());
+        bail!(
+            "`{}` is a directory; give a .spu or .bin file",
+            path.display()
+        );
     }
     if meta.len() > MAX_SOURCE_BYTES {
         bail!(
@@ -69,8 +73,14 @@ fn read_input(path: &Path) -> Result<Vec<u8>> {
 /// Writes through a temporary file in the same directory, then renames, so a failed
 /// run never leaves a half-written output.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let result = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
@@ -95,7 +105,9 @@ fn run(cli: &Cli) -> Result<()> {
         return match &cli.output {
             Some(out) => write_atomically(out, text.as_bytes()),
             None => {
-                std::io::stdout().write_all(text.as_bytes()).context("cannot write to standard output")?;
+                std::io::stdout()
+                    .write_all(text.as_bytes())
+                    .context("cannot write to standard output")?;
                 Ok(())
             }
         };
@@ -115,7 +127,10 @@ fn run(cli: &Cli) -> Result<()> {
         )
     })?;
     if src.contains('\0') {
-        bail!("`{}` contains NUL bytes; is it a source file?", cli.input.display());
+        bail!(
+            "`{}` contains NUL bytes; is it a source file?",
+            cli.input.display()
+        );
     }
     let path = cli.input.to_string_lossy();
     match spu_asm::assemble(&path, &src) {
@@ -124,7 +139,10 @@ fn run(cli: &Cli) -> Result<()> {
             if cli.check {
                 return Ok(());
             }
-            let out = cli.output.clone().unwrap_or_else(|| cli.input.with_extension("bin"));
+            let out = cli
+                .output
+                .clone()
+                .unwrap_or_else(|| cli.input.with_extension("bin"));
             write_atomically(&out, &bin)
         }
         Err(diags) => {

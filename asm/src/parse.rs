@@ -25,8 +25,11 @@ pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Vec<Spanned<Stmt
             }
             Tok::Error => {
                 diags.push(
-                    Diagnostic::error(format!("unexpected character `{}`", &src[span.clone()]), span.clone())
-                        .label("not part of the language"),
+                    Diagnostic::error(
+                        format!("unexpected character `{}`", &src[span.clone()]),
+                        span.clone(),
+                    )
+                    .label("not part of the language"),
                 );
                 continue;
             }
@@ -78,7 +81,8 @@ fn unknown_directive(name: &str, span: Span) -> Diagnostic {
     const KNOWN: [&str; 10] = [
         ".entry", ".reg", ".param", ".global", ".shared", ".launch", ".dma", ".iu", ".file", ".loc",
     ];
-    let d = Diagnostic::error(format!("unknown directive `{name}`"), span).label("not a directive of the language");
+    let d = Diagnostic::error(format!("unknown directive `{name}`"), span)
+        .label("not a directive of the language");
     match crate::suggest::closest(name, KNOWN) {
         Some(s) => d.help(format!("did you mean `{s}`?")),
         None => d.help(format!("directives are {}", KNOWN.join(", "))),
@@ -92,7 +96,9 @@ fn parse_stmt<'s>(
     diags: &mut Diagnostics,
 ) -> Option<Spanned<Stmt<'s>>> {
     let span = tokens[0].1.start..tokens.last().map_or(0, |t| t.1.end);
-    let input = tokens.iter().map(|(t, s)| Ok::<_, ()>((s.start, *t, s.end)));
+    let input = tokens
+        .iter()
+        .map(|(t, s)| Ok::<_, ()>((s.start, *t, s.end)));
     match parser.parse(input) {
         Ok(stmt) => Some(Spanned { node: stmt, span }),
         Err(e) => {
@@ -102,7 +108,11 @@ fn parse_stmt<'s>(
     }
 }
 
-fn syntax_error(e: ParseError<usize, Tok<'_>, ()>, stmt: &Span, newline_at: Option<usize>) -> Diagnostic {
+fn syntax_error(
+    e: ParseError<usize, Tok<'_>, ()>,
+    stmt: &Span,
+    newline_at: Option<usize>,
+) -> Diagnostic {
     let expected_list = |expected: &[String]| -> String {
         let mut e: Vec<String> = expected.iter().map(|s| describe_expected(s)).collect();
         e.sort();
@@ -119,8 +129,8 @@ fn syntax_error(e: ParseError<usize, Tok<'_>, ()>, stmt: &Span, newline_at: Opti
             token: (lo, tok, hi),
             expected,
         } => {
-            let mut d =
-                Diagnostic::error(format!("unexpected {tok}"), lo..hi).label(expected_list(&expected));
+            let mut d = Diagnostic::error(format!("unexpected {tok}"), lo..hi)
+                .label(expected_list(&expected));
             if let Some(nl) = newline_at
                 && nl < lo
             {
@@ -133,10 +143,12 @@ fn syntax_error(e: ParseError<usize, Tok<'_>, ()>, stmt: &Span, newline_at: Opti
         ParseError::UnrecognizedEof { expected, .. } => {
             Diagnostic::error("incomplete statement", stmt.clone()).label(expected_list(&expected))
         }
-        ParseError::InvalidToken { location } => Diagnostic::error("invalid token", location..location + 1),
-        ParseError::ExtraToken { token: (lo, tok, hi) } => {
-            Diagnostic::error(format!("unexpected {tok}"), lo..hi).label("extra token")
+        ParseError::InvalidToken { location } => {
+            Diagnostic::error("invalid token", location..location + 1)
         }
+        ParseError::ExtraToken {
+            token: (lo, tok, hi),
+        } => Diagnostic::error(format!("unexpected {tok}"), lo..hi).label("extra token"),
         ParseError::User { .. } => Diagnostic::error("syntax error", stmt.clone()),
     }
 }

@@ -14,9 +14,15 @@ fn spu_asm(args: &[&str]) -> Output {
 fn assert_clean_failure(out: &Output, reason: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "must fail: {stderr}");
-    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{stderr}"
+    );
     let last = stderr.lines().last().unwrap_or_default();
-    assert!(last.starts_with("error: ") && last.contains(reason), "last line `{last}` should say `{reason}`");
+    assert!(
+        last.starts_with("error: ") && last.contains(reason),
+        "last line `{last}` should say `{reason}`"
+    );
 }
 
 fn temp(name: &str, bytes: &[u8]) -> (tempfile::TempDir, String) {
@@ -29,7 +35,10 @@ fn temp(name: &str, bytes: &[u8]) -> (tempfile::TempDir, String) {
 
 #[test]
 fn missing_file() {
-    assert_clean_failure(&spu_asm(&["/nonexistent/kernel.spu"]), "cannot read `/nonexistent/kernel.spu`");
+    assert_clean_failure(
+        &spu_asm(&["/nonexistent/kernel.spu"]),
+        "cannot read `/nonexistent/kernel.spu`",
+    );
 }
 
 #[test]
@@ -67,12 +76,18 @@ fn disassembling_non_binaries() {
     let (_d, p) = temp("text.bin", b"hello");
     assert_clean_failure(&spu_asm(&["-d", &p]), "not an ELF file");
     let host = std::env::current_exe().unwrap();
-    assert_clean_failure(&spu_asm(&["-d", &host.to_string_lossy()]), "not an SPU binary");
+    assert_clean_failure(
+        &spu_asm(&["-d", &host.to_string_lossy()]),
+        "not an SPU binary",
+    );
 }
 
 #[test]
 fn truncated_and_corrupted_binaries() {
-    let (dir, src) = temp("k.spu", b".entry k {\n    .reg .u32 %r;\n    mov.u32 %r, 7;\n    exit;\n}\n");
+    let (dir, src) = temp(
+        "k.spu",
+        b".entry k {\n    .reg .u32 %r;\n    mov.u32 %r, 7;\n    exit;\n}\n",
+    );
     assert!(spu_asm(&[&src]).status.success());
     let bin = std::fs::read(dir.path().join("k.bin")).unwrap();
     let (_d1, truncated) = temp("t.bin", &bin[..bin.len() / 2]);

@@ -6,7 +6,7 @@
 //! Unused high bits must be zero.
 
 use crate::names::{AtomOp, Cmp, Half, Side, Space, Special, Ty};
-use crate::table::{Field, HEADER_BITS, ModKind, OperandKind, Opcode, REG_BITS, TARGET_BITS};
+use crate::table::{Field, HEADER_BITS, ModKind, Opcode, OperandKind, REG_BITS, TARGET_BITS};
 
 /// Number of general registers a thread can address.
 pub const MAX_REGS: u32 = 1 << REG_BITS;
@@ -50,7 +50,10 @@ pub enum Operand {
     Special(Special),
     Symbol(SymbolRef),
     /// `[base+offset]`, byte address; `base` absent means `[offset]`.
-    Mem { base: Option<u8>, offset: i16 },
+    Mem {
+        base: Option<u8>,
+        offset: i16,
+    },
     /// Instruction index.
     Target(u32),
 }
@@ -159,7 +162,12 @@ pub enum EncodingError {
 
 impl Instr {
     /// Builds an instruction; operands are given in source order.
-    pub fn new(opcode: Opcode, guard: Guard, mods: Mods, operands: &[Operand]) -> Result<Instr, EncodingError> {
+    pub fn new(
+        opcode: Opcode,
+        guard: Guard,
+        mods: Mods,
+        operands: &[Operand],
+    ) -> Result<Instr, EncodingError> {
         let spec = opcode.spec();
         if operands.len() != spec.operand_count() {
             return Err(EncodingError::OperandCount {
@@ -307,7 +315,9 @@ impl Instr {
                     }
                     let code = raw - u64::from(optional);
                     let code = u8::try_from(code).map_err(|_| bad())?;
-                    if allowed & (1u16.checked_shl(u32::from(code)).unwrap_or(0)) == 0 || !mods.set(kind, code) {
+                    if allowed & (1u16.checked_shl(u32::from(code)).unwrap_or(0)) == 0
+                        || !mods.set(kind, code)
+                    {
                         return Err(bad());
                     }
                 }
@@ -422,11 +432,17 @@ struct BitWriter {
 
 impl BitWriter {
     fn new(opcode: u64) -> Self {
-        BitWriter { word: opcode, pos: 8 }
+        BitWriter {
+            word: opcode,
+            pos: 8,
+        }
     }
 
     fn put(&mut self, value: u64, width: u32) {
-        debug_assert!(width == 64 || value >> width == 0, "field value overflows its width");
+        debug_assert!(
+            width == 64 || value >> width == 0,
+            "field value overflows its width"
+        );
         self.word |= value << self.pos;
         self.pos += width;
     }

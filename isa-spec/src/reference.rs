@@ -14,11 +14,9 @@ fn class_text(c: ExecClass) -> String {
 fn exec_text(rule: ExecRule) -> String {
     match rule {
         ExecRule::Fixed(c) => class_text(c),
-        ExecRule::ByType { int, float } | ExecRule::Convert { int, float } => format!(
-            "integer: {}<br>f32: {}",
-            class_text(int),
-            class_text(float)
-        ),
+        ExecRule::ByType { int, float } | ExecRule::Convert { int, float } => {
+            format!("integer: {}<br>f32: {}", class_text(int), class_text(float))
+        }
         ExecRule::BySpace {
             global,
             shared,
@@ -120,7 +118,10 @@ pub fn markdown() -> String {
          (units from thesis Table 5.2: Interface Units have no FPU, SFU or shared memory).\n"
     );
     let _ = writeln!(s, "## Instructions\n");
-    let _ = writeln!(s, "| syntax | semantics | operands | execution class | encoding | example |");
+    let _ = writeln!(
+        s,
+        "| syntax | semantics | operands | execution class | encoding | example |"
+    );
     let _ = writeln!(s, "|---|---|---|---|---|---|");
     for spec in TABLE {
         let _ = writeln!(
@@ -151,7 +152,11 @@ pub fn markdown() -> String {
             s,
             "| {} | {} | {} |",
             kind.describe(),
-            kind.names().iter().map(|n| format!("`.{n}`")).collect::<Vec<_>>().join(" "),
+            kind.names()
+                .iter()
+                .map(|n| format!("`.{n}`"))
+                .collect::<Vec<_>>()
+                .join(" "),
             kind.width()
         );
     }
@@ -182,7 +187,10 @@ pub fn markdown() -> String {
         "| reconvergence point | 24 | instruction index of the branch's immediate post-dominator, computed by the assembler; all ones = none |"
     );
     let _ = writeln!(s, "\n## Special registers\n");
-    let _ = writeln!(s, "All special registers are `.u32` and read with `mov.u32 %r, %name;`.\n");
+    let _ = writeln!(
+        s,
+        "All special registers are `.u32` and read with `mov.u32 %r, %name;`.\n"
+    );
     let _ = writeln!(s, "| register | code | meaning |");
     let _ = writeln!(s, "|---|---|---|");
     for sp in Special::ALL {

@@ -658,7 +658,10 @@ const fn validate(table: &[InstrSpec]) {
     let mut i = 0;
     while i < table.len() {
         let row = &table[i];
-        assert!(row.opcode != 0, "opcode 0 is reserved (an all-zero word is invalid)");
+        assert!(
+            row.opcode != 0,
+            "opcode 0 is reserved (an all-zero word is invalid)"
+        );
         let mut j = i + 1;
         while j < table.len() {
             assert!(table[j].opcode != row.opcode, "two rows share an opcode");
@@ -680,7 +683,10 @@ const fn validate(table: &[InstrSpec]) {
             } = field
             {
                 let n = kind.names().len() as u32 + if *optional { 1 } else { 0 };
-                assert!(n <= 1 << kind.width(), "modifier enumeration overflows its field");
+                assert!(
+                    n <= 1 << kind.width(),
+                    "modifier enumeration overflows its field"
+                );
                 assert!(*allowed != 0, "modifier allows no value");
                 assert!(
                     (*allowed as u32) < (1 << kind.names().len()),
@@ -689,7 +695,10 @@ const fn validate(table: &[InstrSpec]) {
             }
             f += 1;
         }
-        assert!(bits <= WORD_BITS, "row fields overflow the 64-bit instruction word");
+        assert!(
+            bits <= WORD_BITS,
+            "row fields overflow the 64-bit instruction word"
+        );
         i += 1;
     }
 }
@@ -728,7 +737,7 @@ impl Opcode {
 
     /// The row with this position.
     pub fn from_index(index: usize) -> Option<Opcode> {
-        (index < TABLE.len()).then(|| Opcode(index as u8))
+        (index < TABLE.len()).then_some(Opcode(index as u8))
     }
 
     /// The row with this mnemonic.
@@ -767,7 +776,9 @@ impl InstrSpec {
     }
 
     /// The source operands, in order.
-    pub fn operands(&self) -> impl Iterator<Item = (&'static str, OperandKind, OperandTy, Role)> + '_ {
+    pub fn operands(
+        &self,
+    ) -> impl Iterator<Item = (&'static str, OperandKind, OperandTy, Role)> + '_ {
         self.fields.iter().filter_map(|f| match *f {
             Field::Operand {
                 name,
@@ -797,7 +808,12 @@ impl InstrSpec {
     }
 
     /// The execution class of a form of this row.
-    pub fn exec_class(&self, ty: Option<Ty>, src_ty: Option<Ty>, space: Option<Space>) -> ExecClass {
+    pub fn exec_class(
+        &self,
+        ty: Option<Ty>,
+        src_ty: Option<Ty>,
+        space: Option<Space>,
+    ) -> ExecClass {
         match self.exec {
             ExecRule::Fixed(c) => c,
             ExecRule::ByType { int, float } => {
@@ -859,9 +875,21 @@ mod tests {
         assert!(!add.exec_class(Some(Ty::F32), None, None).units.iu());
         assert!(add.exec_class(Some(Ty::S32), None, None).units.iu());
         let ld = Opcode::from_mnemonic("ld").unwrap().spec();
-        assert!(!ld.exec_class(Some(Ty::F32), None, Some(Space::Shared)).units.iu());
-        assert!(ld.exec_class(Some(Ty::F32), None, Some(Space::CbNorth)).units.iu());
+        assert!(
+            !ld.exec_class(Some(Ty::F32), None, Some(Space::Shared))
+                .units
+                .iu()
+        );
+        assert!(
+            ld.exec_class(Some(Ty::F32), None, Some(Space::CbNorth))
+                .units
+                .iu()
+        );
         let cvt = Opcode::from_mnemonic("cvt").unwrap().spec();
-        assert!(!cvt.exec_class(Some(Ty::S32), Some(Ty::F32), None).units.iu());
+        assert!(
+            !cvt.exec_class(Some(Ty::S32), Some(Ty::F32), None)
+                .units
+                .iu()
+        );
     }
 }

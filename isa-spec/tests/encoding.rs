@@ -39,13 +39,16 @@ fn instr_from_seeds(row: usize, seeds: &[u64; 8]) -> Instr {
                     0 => Operand::Reg(((seed >> 2) % 128) as u8),
                     1 => Operand::Imm32((seed >> 2) as u32),
                     2 => Operand::Special(Special::ALL[(seed >> 2) as usize % Special::ALL.len()]),
-                    _ if seed & 4 == 0 => Operand::Symbol(SymbolRef::Buffer(((seed >> 3) % 0x8000) as u16)),
+                    _ if seed & 4 == 0 => {
+                        Operand::Symbol(SymbolRef::Buffer(((seed >> 3) % 0x8000) as u16))
+                    }
                     _ => Operand::Symbol(SymbolRef::Shared(((seed >> 3) % 0x8000) as u16)),
                 },
                 OperandKind::Target => Operand::Target((seed % u64::from(MAX_TARGET + 1)) as u32),
             }),
             Field::Reconv => {
-                reconv = (seed & 1 == 1).then_some(((seed >> 1) % u64::from(MAX_TARGET + 1)) as u32);
+                reconv =
+                    (seed & 1 == 1).then_some(((seed >> 1) % u64::from(MAX_TARGET + 1)) as u32);
             }
         }
     }
@@ -83,9 +86,17 @@ proptest! {
 
 #[test]
 fn each_row_is_exercised_by_the_generator() {
-    for row in 0..TABLE.len() {
-        let instr = instr_from_seeds(row, &[(row as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1; 8]);
-        assert_eq!(Instr::decode(instr.encode().unwrap()).unwrap(), instr, "{}", TABLE[row].mnemonic);
+    for (row, spec) in TABLE.iter().enumerate() {
+        let instr = instr_from_seeds(
+            row,
+            &[(row as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1; 8],
+        );
+        assert_eq!(
+            Instr::decode(instr.encode().unwrap()).unwrap(),
+            instr,
+            "{}",
+            spec.mnemonic
+        );
     }
 }
 

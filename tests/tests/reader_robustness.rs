@@ -6,14 +6,19 @@ use proptest::prelude::*;
 fn sample_binary() -> Vec<u8> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/matmul.spu");
     let src = std::fs::read_to_string(path).unwrap();
-    spu_asm::assemble("matmul.spu", &src).expect("sample assembles").0
+    spu_asm::assemble("matmul.spu", &src)
+        .expect("sample assembles")
+        .0
 }
 
 #[test]
 fn every_truncation_is_rejected() {
     let bin = sample_binary();
     for len in 0..bin.len() {
-        assert!(spu_isa::format::read_module(&bin[..len]).is_err(), "truncated to {len} bytes");
+        assert!(
+            spu_isa::format::read_module(&bin[..len]).is_err(),
+            "truncated to {len} bytes"
+        );
     }
 }
 

@@ -24,7 +24,11 @@ fn sources(dir: &str) -> Vec<PathBuf> {
 fn assemble(name: &str, src: &str) -> Vec<u8> {
     match spu_asm::assemble(name, src) {
         Ok((bin, warnings)) => {
-            assert!(warnings.is_empty(), "{name}:\n{}", warnings.render(name, src));
+            assert!(
+                warnings.is_empty(),
+                "{name}:\n{}",
+                warnings.render(name, src)
+            );
             bin
         }
         Err(d) => panic!("{name} does not assemble:\n{}", d.render(name, src)),
@@ -38,7 +42,10 @@ fn round_trip(path: &Path) {
     let module = spu_isa::format::read_module(&first).expect("own output reads back");
     let text = spu_asm::disasm::disassemble(&module, Default::default());
     let second = assemble("disassembly.spu", &text);
-    assert!(first == second, "{name}: re-assembled bytes differ; disassembly:\n{text}");
+    assert!(
+        first == second,
+        "{name}: re-assembled bytes differ; disassembly:\n{text}"
+    );
 }
 
 #[test]
@@ -50,7 +57,9 @@ fn samples_round_trip() {
 
 #[test]
 fn conformance_sources_round_trip() {
-    sources("tests/conformance").iter().for_each(|p| round_trip(p));
+    sources("tests/conformance")
+        .iter()
+        .for_each(|p| round_trip(p));
 }
 
 #[test]
@@ -58,13 +67,23 @@ fn every_isa_row_has_a_conformance_source_with_a_signature() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance");
     for spec in spu_isa::TABLE {
         let path = dir.join(format!("{}.spu", spec.mnemonic));
-        let src = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing {}", path.display()));
-        assert!(src.contains("// expect "), "{} has no expected signature", path.display());
+        let src =
+            std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing {}", path.display()));
+        assert!(
+            src.contains("// expect "),
+            "{} has no expected signature",
+            path.display()
+        );
         let module = spu_isa::format::read_module(&assemble(spec.mnemonic, &src)).unwrap();
         let uses_row = module.code.iter().any(|w| {
             spu_isa::Instr::decode(*w).is_ok_and(|i| i.opcode.spec().mnemonic == spec.mnemonic)
         });
-        assert!(uses_row, "{} never uses `{}`", path.display(), spec.mnemonic);
+        assert!(
+            uses_row,
+            "{} never uses `{}`",
+            path.display(),
+            spec.mnemonic
+        );
     }
 }
 
@@ -73,7 +92,8 @@ fn disassembly_without_locations_still_assembles_to_the_same_code() {
     for path in sources("samples") {
         let src = std::fs::read_to_string(&path).unwrap();
         let module = spu_isa::format::read_module(&assemble("s.spu", &src)).unwrap();
-        let text = spu_asm::disasm::disassemble(&module, spu_asm::disasm::Options { no_locations: true });
+        let text =
+            spu_asm::disasm::disassemble(&module, spu_asm::disasm::Options { no_locations: true });
         let again = spu_isa::format::read_module(&assemble("s.spu", &text)).unwrap();
         assert_eq!(module.code, again.code, "{}", path.display());
     }

@@ -152,7 +152,9 @@ impl<'a> ByteReader<'a> {
         let n = self.u32()? as usize;
         let left = self.data.len() - self.pos;
         if n.saturating_mul(min_item_bytes.max(1)) > left {
-            return Err(self.corrupt(format!("count {n} exceeds the section's remaining {left} bytes")));
+            return Err(self.corrupt(format!(
+                "count {n} exceeds the section's remaining {left} bytes"
+            )));
         }
         Ok(n)
     }
@@ -179,17 +181,25 @@ impl<'a> ByteReader<'a> {
                 1 => {
                     let i = self.u16()?;
                     if usize::from(i) >= params {
-                        return Err(self.corrupt(format!("expression names parameter #{i} of {params}")));
+                        return Err(
+                            self.corrupt(format!("expression names parameter #{i} of {params}"))
+                        );
                     }
                     Expr::Param(i)
                 }
                 2 => {
-                    let a = stack.pop().ok_or_else(|| self.corrupt("malformed expression"))?;
+                    let a = stack
+                        .pop()
+                        .ok_or_else(|| self.corrupt("malformed expression"))?;
                     Expr::Neg(Box::new(a))
                 }
                 3..=10 => {
-                    let b = stack.pop().ok_or_else(|| self.corrupt("malformed expression"))?;
-                    let a = stack.pop().ok_or_else(|| self.corrupt("malformed expression"))?;
+                    let b = stack
+                        .pop()
+                        .ok_or_else(|| self.corrupt("malformed expression"))?;
+                    let a = stack
+                        .pop()
+                        .ok_or_else(|| self.corrupt("malformed expression"))?;
                     Expr::Binary(BINOPS[usize::from(tag - 3)], Box::new(a), Box::new(b))
                 }
                 t => return Err(self.corrupt(format!("unknown expression node {t}"))),

@@ -105,7 +105,7 @@ pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
     w.write_section_header(&SectionHeader {
         sh_name: w.section_name_offset(Some(text_name)),
         sh_type: elf::SHT_PROGBITS,
-        sh_flags: elf::SectionFlags(u64::from((elf::SHF_ALLOC | elf::SHF_EXECINSTR).0)),
+        sh_flags: elf::SHF_ALLOC | elf::SHF_EXECINSTR,
         sh_addr: 0,
         sh_offset: text_offset,
         sh_size: text.len() as u64,
@@ -243,9 +243,13 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
             FormatError::Elf(e.to_string())
         }
     })?;
-    let endian = header.endian().map_err(|e| FormatError::Elf(e.to_string()))?;
+    let endian = header
+        .endian()
+        .map_err(|e| FormatError::Elf(e.to_string()))?;
     if header.e_ident().data != elf::ELFDATA2LSB {
-        return Err(FormatError::Foreign("big-endian ELF; SPU binaries are little-endian".into()));
+        return Err(FormatError::Foreign(
+            "big-endian ELF; SPU binaries are little-endian".into(),
+        ));
     }
     let machine = header.e_machine(endian).0;
     if machine != SPU_MACHINE {
@@ -260,7 +264,9 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
             supported: FORMAT_VERSION,
         });
     }
-    let sections = header.sections(endian, data).map_err(|e| FormatError::Elf(e.to_string()))?;
+    let sections = header
+        .sections(endian, data)
+        .map_err(|e| FormatError::Elf(e.to_string()))?;
     let section = |name: &'static str| -> Result<&[u8], FormatError> {
         let (_, shdr) = sections
             .section_by_name(endian, name.as_bytes())
@@ -297,7 +303,8 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
         let name = sym
             .name(endian, symbols.strings())
             .map_err(|e| FormatError::Elf(e.to_string()))?;
-        let name = String::from_utf8(name.to_vec()).map_err(|_| FormatError::Elf("symbol name is not UTF-8".into()))?;
+        let name = String::from_utf8(name.to_vec())
+            .map_err(|_| FormatError::Elf("symbol name is not UTF-8".into()))?;
         let value = sym.st_value(endian);
         if sym.st_bind() == elf::STB_GLOBAL {
             entry = Some(name);
@@ -360,7 +367,9 @@ fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
         let code = r.u8()?;
         let ty = match code {
             3 => RegTy::Pred,
-            c => RegTy::Val(Ty::from_code(c).ok_or_else(|| r.corrupt(format!("unknown register type {c}")))?),
+            c => RegTy::Val(
+                Ty::from_code(c).ok_or_else(|| r.corrupt(format!("unknown register type {c}")))?,
+            ),
         };
         let has_count = r.bool()?;
         let count = r.u32()?;
@@ -437,7 +446,12 @@ fn read_buffers(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
             },
             t => return Err(r.corrupt(format!("unknown initialiser {t}"))),
         };
-        m.buffers.push(BufferDecl { name, ty, dims, init });
+        m.buffers.push(BufferDecl {
+            name,
+            ty,
+            dims,
+            init,
+        });
     }
     r.finish()
 }
@@ -447,10 +461,14 @@ fn read_dma(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
     let n = r.count(3 + 7 * 5)?;
     for _ in 0..n {
         let code = r.u8()?;
-        let side = Side::from_code(code).ok_or_else(|| r.corrupt(format!("unknown side {code}")))?;
+        let side =
+            Side::from_code(code).ok_or_else(|| r.corrupt(format!("unknown side {code}")))?;
         let buffer = r.u16()?;
         if usize::from(buffer) >= m.buffers.len() {
-            return Err(r.corrupt(format!("descriptor names buffer #{buffer} of {}", m.buffers.len())));
+            return Err(r.corrupt(format!(
+                "descriptor names buffer #{buffer} of {}",
+                m.buffers.len()
+            )));
         }
         let p = m.params.len();
         let fields = [
@@ -462,7 +480,11 @@ fn read_dma(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
             r.expr(p)?,
             r.expr(p)?,
         ];
-        m.dma.push(DmaDesc { side, buffer, fields });
+        m.dma.push(DmaDesc {
+            side,
+            buffer,
+            fields,
+        });
     }
     r.finish()
 }

@@ -11,8 +11,8 @@ mod validate;
 pub use elf::{FORMAT_VERSION, SPU_MACHINE, read_module, write_module};
 pub use expr::{BinOp, EvalError, Expr};
 pub use model::{
-    BufferDecl, DMA_FIELDS, DmaDesc, Init, Label, LineTable, Launch, Module, ParamDecl, RegDecl, RegTy,
-    SharedDecl, SourceLoc,
+    BufferDecl, DMA_FIELDS, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl,
+    RegTy, SharedDecl, SourceLoc,
 };
 
 /// Why a file is not a valid SPU binary.
@@ -24,12 +24,17 @@ pub enum FormatError {
     Foreign(String),
     #[error("ELF structure is damaged: {0}")]
     Elf(String),
-    #[error("SPU binary format version {found} is not supported (this tool reads version {supported})")]
+    #[error(
+        "SPU binary format version {found} is not supported (this tool reads version {supported})"
+    )]
     Version { found: u32, supported: u32 },
     #[error("section `{0}` is missing")]
     MissingSection(&'static str),
     #[error("section `{section}` is truncated at byte {offset}")]
-    Truncated { section: &'static str, offset: usize },
+    Truncated {
+        section: &'static str,
+        offset: usize,
+    },
     #[error("section `{section}` is corrupt at byte {offset}: {what}")]
     Corrupt {
         section: &'static str,

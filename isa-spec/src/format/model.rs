@@ -50,9 +50,16 @@ pub enum Init {
     /// Every element is this value.
     Const(f64),
     /// Element `i` (row-major) is `start + i * step`.
-    Ramp { start: f64, step: f64 },
+    Ramp {
+        start: f64,
+        step: f64,
+    },
     /// Uniform in `[lo, hi)` from a seeded generator (integers: `[lo, hi]`).
-    Random { seed: u64, lo: f64, hi: f64 },
+    Random {
+        seed: u64,
+        lo: f64,
+        hi: f64,
+    },
 }
 
 /// `.global .f32 A[N][N] = zeros;`
@@ -179,12 +186,20 @@ impl Module {
 
     /// Number of general (non-predicate) registers declared.
     pub fn general_reg_count(&self) -> u32 {
-        self.regs.iter().filter(|d| d.ty != RegTy::Pred).map(RegDecl::len).sum()
+        self.regs
+            .iter()
+            .filter(|d| d.ty != RegTy::Pred)
+            .map(RegDecl::len)
+            .sum()
     }
 
     /// Number of predicate registers declared.
     pub fn pred_reg_count(&self) -> u32 {
-        self.regs.iter().filter(|d| d.ty == RegTy::Pred).map(RegDecl::len).sum()
+        self.regs
+            .iter()
+            .filter(|d| d.ty == RegTy::Pred)
+            .map(RegDecl::len)
+            .sum()
     }
 
     /// The name of parameter `index`.

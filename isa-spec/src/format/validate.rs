@@ -26,7 +26,9 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
     if let Some(e) = m.iu_entry
         && e as usize >= m.code.len()
     {
-        return Err(FormatError::Invalid(format!("IU entry {e} is outside the code")));
+        return Err(FormatError::Invalid(format!(
+            "IU entry {e} is outside the code"
+        )));
     }
     let len = m.code.len() as u32;
     for (pc, word) in m.code.iter().enumerate() {
@@ -40,7 +42,10 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
         if let Some(r) = instr.reconv
             && r > len
         {
-            return Err(invalid(pc, format!("reconvergence point {r} is outside the code")));
+            return Err(invalid(
+                pc,
+                format!("reconvergence point {r} is outside the code"),
+            ));
         }
         for op in instr.operands() {
             let ok = match *op {
@@ -52,7 +57,10 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
                 _ => true,
             };
             if !ok {
-                return Err(invalid(pc, format!("operand {op:?} names something not declared")));
+                return Err(invalid(
+                    pc,
+                    format!("operand {op:?} names something not declared"),
+                ));
             }
         }
     }
