@@ -7,7 +7,9 @@ use spu_isa::format::{Expr, Init, Module, RegTy};
 use spu_isa::{Instr, SymbolRef};
 use std::fmt::Write;
 
-struct ModuleNames<'a>(&'a Module);
+/// Names from a module's declarations and labels.
+#[derive(Debug, Clone, Copy)]
+pub struct ModuleNames<'a>(pub &'a Module);
 
 impl Names for ModuleNames<'_> {
     fn reg(&self, index: u8) -> String {
@@ -44,6 +46,13 @@ impl Names for ModuleNames<'_> {
             })
             .flatten()
     }
+}
+
+/// The source text of instruction `pc` (`ld.global.f32 %f0, [%r6]`), or `None` if
+/// the word does not decode.
+pub fn instr_text(m: &Module, pc: usize) -> Option<String> {
+    let instr = Instr::decode(*m.code.get(pc)?).ok()?;
+    Some(format_instr(&instr, &ModuleNames(m)))
 }
 
 fn num(v: f64) -> String {

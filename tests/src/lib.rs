@@ -1,1 +1,112 @@
-//! Cross-crate tests live in `tests/`; this library is empty.
+//! Helpers for the cross-crate tests in `tests/`: finding sources in the repository,
+//! running a kernel on a machine, and reading its buffers back.
+
+use spu_emu::{Image, Machine, RunResult};
+use std::path::{Path, PathBuf};
+
+/// A path relative to the repository root.
+pub fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+/// Every `.spu` file under a repository directory, sorted.
+pub fn sources(dir: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![repo_path(dir)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "spu") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A finished run: the image after the run (buffers hold the results), the initial
+/// image (inputs), and the measurements.
+#[derive(Debug)]
+pub struct Ran {
+    pub before: Image,
+    pub after: Image,
+    pub result: RunResult,
+}
+
+impl Ran {
+    fn words(image: &Image, name: &str) -> Vec<u32> {
+        let i = image
+            .memory
+            .regions()
+            .iter()
+            .position(|r| r.name == name)
+            .unwrap_or_else(|| panic!("no buffer `{name}`"));
+        image.memory.buffer(i).to_vec()
+    }
+
+    /// A buffer's words after the run.
+    pub fn out_u32(&self, name: &str) -> Vec<u32> {
+        Self::words(&self.after, name)
+    }
+
+    /// A buffer's values after the run, as f32.
+    pub fn out_f32(&self, name: &str) -> Vec<f32> {
+        self.out_u32(name).into_iter().map(f32::from_bits).collect()
+    }
+
+    /// A buffer's initial values, as f32.
+    pub fn in_f32(&self, name: &str) -> Vec<f32> {
+        Self::words(&self.before, name)
+            .into_iter()
+            .map(f32::from_bits)
+            .collect()
+    }
+
+    /// A buffer's initial words.
+    pub fn in_u32(&self, name: &str) -> Vec<u32> {
+        Self::words(&self.before, name)
+    }
+}
+
+/// Assembles (or reads) a kernel and runs it; panics with the rendered error on
+/// any failure.
+pub fn run_with(path: &Path, machine: &Machine, defines: &[&str]) -> Ran {
+    let kernel = spu_emu::read_kernel(path).unwrap_or_else(|e| match e {
+        spu_emu::kernel::KernelError::Assembly { rendered, .. } => panic!("{rendered}"),
+        other => panic!("{other}"),
+    });
+    let options = spu_emu::LoadOptions {
+        defines: defines.iter().map(|d| d.to_string()).collect(),
+        ..Default::default()
+    };
+    let before = spu_emu::load(kernel.module.clone(), machine, &options)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut after = before.clone();
+    let result = spu_emu::simulate(&mut after, machine, 1 << 40, &mut |_| {})
+        .unwrap_or_else(|stop| panic!("{}", spu_emu::report::render_stop(&stop, &kernel, &after)));
+    Ran {
+        before,
+        after,
+        result,
+    }
+}
+
+/// Runs a repository kernel on the default machine.
+pub fn run(rel: &str, defines: &[&str]) -> Ran {
+    run_with(&repo_path(rel), &Machine::default(), defines)
+}
+
+/// Asserts `got` matches `want` to a relative tolerance.
+pub fn assert_close(got: &[f32], want: &[f64], rel: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let err = (f64::from(*g) - w).abs() / w.abs().max(1.0);
+        assert!(
+            err <= rel,
+            "{what}[{i}]: got {g}, want {w} (relative error {err:e})"
+        );
+    }
+}

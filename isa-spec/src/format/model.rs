@@ -154,7 +154,8 @@ pub struct Module {
     pub name: String,
     /// Instruction words.
     pub code: Vec<u64>,
-    /// First instruction Interface Units run; `None` means IUs start at 0 with the SMs.
+    /// First instruction Interface Units run; `None` means the kernel has no IU
+    /// program, so IUs stay idle and take no part in blocksync.
     pub iu_entry: Option<u32>,
     pub regs: Vec<RegDecl>,
     pub params: Vec<ParamDecl>,

@@ -1,0 +1,297 @@
+//! Memory accesses of one warp instruction: address checks, the functional read or
+//! write, and their cost: global accesses coalesce into aligned transactions queued
+//! at the DRAM; shared-memory accesses serialise on bank conflicts; parameter reads
+//! serialise on distinct addresses (constant cache); atomics take one transaction
+//! per thread, in lane order.
+
+use crate::counters::Component;
+use crate::exec::Lanes;
+use crate::fault::FaultKind;
+use crate::program::Kind;
+use crate::unit::Env;
+use spu_isa::{AtomOp, Space, TimingClass, Ty};
+
+/// A fault and the lane that caused it.
+pub type LaneFault = (FaultKind, u32);
+
+/// One warp's memory access.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub space: Space,
+    pub addrs: &'a Lanes,
+    /// Values to store; `None` for loads.
+    pub data: Option<&'a Lanes>,
+    /// Lanes taking part.
+    pub exec: u32,
+    pub pc: u32,
+    pub now: u64,
+}
+
+/// What an access produced and cost.
+#[derive(Debug, Clone, Copy)]
+pub struct Access {
+    /// Loaded values (loads and atomics).
+    pub loaded: Option<Lanes>,
+    /// Cycle the loaded values are ready.
+    pub ready: u64,
+    /// Cycles the load/store pipeline is occupied.
+    pub busy: u64,
+    /// The component charged and how many events.
+    pub events: (Component, u64),
+}
+
+/// Lanes set in a mask, lowest first.
+pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            l
+        })
+    })
+}
+
+/// Number of distinct `addr >> shift` values among the lanes of `mask`.
+fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
+    let mut keys = [0u32; 32];
+    let mut n = 0;
+    for l in lanes_of(mask) {
+        keys[n] = addrs[l] >> shift;
+        n += 1;
+    }
+    let keys = &mut keys[..n];
+    keys.sort_unstable();
+    if n == 0 {
+        0
+    } else {
+        1 + keys.windows(2).filter(|w| w[0] != w[1]).count() as u64
+    }
+}
+
+/// Shared-memory waves: the most distinct words any one bank must serve (threads
+/// reading the same word share one access).
+fn bank_waves(addrs: &Lanes, mask: u32, banks: u32) -> u64 {
+    let mut words = [0u32; 32];
+    let mut n = 0;
+    for l in lanes_of(mask) {
+        words[n] = addrs[l] / 4;
+        n += 1;
+    }
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u8; 64];
+    let mut prev = None;
+    for &word in words.iter() {
+        if prev != Some(word) {
+            per_bank[(word % banks) as usize] += 1;
+            prev = Some(word);
+        }
+    }
+    u64::from(per_bank.iter().copied().max().unwrap_or(1).max(1))
+}
+
+fn check_global(addr: u32, lane: usize, store: bool, env: &Env) -> Result<(), LaneFault> {
+    if addr % 4 != 0 {
+        return Err((
+            FaultKind::Misaligned {
+                space: Space::Global,
+                addr,
+            },
+            lane as u32,
+        ));
+    }
+    if env.memory.region_of(addr).is_none() {
+        return Err((FaultKind::Unmapped { addr, store }, lane as u32));
+    }
+    Ok(())
+}
+
+/// A load or store to global, shared or parameter space.
+pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access, LaneFault> {
+    let Request {
+        space,
+        addrs,
+        data,
+        exec,
+        pc,
+        now,
+    } = req;
+    let store = data.is_some();
+    let timing = env.timing;
+    let mut loaded = [0u32; 32];
+    match space {
+        Space::Global => {
+            for l in lanes_of(exec) {
+                check_global(addrs[l], l, store, env)?;
+            }
+            for l in lanes_of(exec) {
+                match data {
+                    Some(d) => env.memory.write(addrs[l], d[l]),
+                    None => loaded[l] = env.memory.read(addrs[l]),
+                }
+            }
+            let bytes = timing.transaction_bytes();
+            let segments = distinct(addrs, exec, bytes.trailing_zeros());
+            let mut ready = now;
+            for i in 0..segments {
+                ready = ready.max(env.dram.request(now + i, bytes));
+            }
+            let words = u64::from(exec.count_ones());
+            let t = &mut *env.traffic;
+            if store {
+                t.store_words += words;
+                t.store_transactions += segments;
+            } else {
+                t.load_words += words;
+                t.load_transactions += segments;
+            }
+            env.pcs[pc as usize].transactions += segments;
+            Ok(Access {
+                loaded: (!store).then_some(loaded),
+                ready,
+                busy: segments.max(1),
+                events: (Component::Dramp, segments),
+            })
+        }
+        Space::Shared | Space::Param => {
+            let (size, class, component) = if space == Space::Shared {
+                (
+                    shared.len() as u32 * 4,
+                    TimingClass::Shared,
+                    Component::Shrdp,
+                )
+            } else {
+                (
+                    env.params.len() as u32 * 4,
+                    TimingClass::Param,
+                    Component::Ccp,
+                )
+            };
+            for l in lanes_of(exec) {
+                let addr = addrs[l];
+                if addr % 4 != 0 {
+                    return Err((FaultKind::Misaligned { space, addr }, l as u32));
+                }
+                if addr >= size {
+                    return Err((
+                        FaultKind::OutOfRange {
+                            space,
+                            addr,
+                            size,
+                            store,
+                        },
+                        l as u32,
+                    ));
+                }
+            }
+            for l in lanes_of(exec) {
+                let i = (addrs[l] / 4) as usize;
+                match (space, data) {
+                    (Space::Shared, Some(d)) => shared[i] = d[l],
+                    (Space::Shared, None) => loaded[l] = shared[i],
+                    _ => loaded[l] = env.params[i],
+                }
+            }
+            let waves = if space == Space::Shared {
+                bank_waves(addrs, exec, timing.banks())
+            } else {
+                distinct(addrs, exec, 2)
+            }
+            .max(1);
+            env.pcs[pc as usize].conflict_waves += waves - 1;
+            let interval = timing.interval(class);
+            Ok(Access {
+                loaded: (!store).then_some(loaded),
+                ready: now + timing.latency(class) + (waves - 1) * interval,
+                busy: waves * interval,
+                events: (component, waves),
+            })
+        }
+        _ => Err((
+            FaultKind::Unsupported {
+                what: format!(
+                    "`{}` accesses the {space} Communication Buffer, which this emulator build does not model yet",
+                    if store { "st" } else { "ld" }
+                ),
+            },
+            exec.trailing_zeros(),
+        )),
+    }
+}
+
+/// Global atomics: `a` is the operand (compare value for CAS), `b` the CAS swap value.
+pub fn atomic(
+    kind: Kind,
+    req: Request,
+    a: &Lanes,
+    b: &Lanes,
+    env: &mut Env,
+) -> Result<Access, LaneFault> {
+    let mut old = [0u32; 32];
+    let mut ready = req.now;
+    let mut count = 0u64;
+    for l in lanes_of(req.exec) {
+        let addr = req.addrs[l];
+        check_global(addr, l, true, env)?;
+        let prev = env.memory.read(addr);
+        let new = match kind {
+            Kind::Atom(op, ty) => match (op, ty) {
+                (AtomOp::Add, _) => prev.wrapping_add(a[l]),
+                (AtomOp::Min, Ty::S32) => (prev as i32).min(a[l] as i32) as u32,
+                (AtomOp::Max, Ty::S32) => (prev as i32).max(a[l] as i32) as u32,
+                (AtomOp::Min, _) => prev.min(a[l]),
+                (AtomOp::Max, _) => prev.max(a[l]),
+                (AtomOp::Exch, _) => a[l],
+            },
+            _ if prev == a[l] => b[l],
+            _ => prev,
+        };
+        env.memory.write(addr, new);
+        old[l] = prev;
+        ready = ready.max(
+            env.dram
+                .request(req.now + count, env.timing.transaction_bytes()),
+        );
+        count += 1;
+    }
+    let t = &mut *env.traffic;
+    t.load_words += count;
+    t.store_words += count;
+    t.load_transactions += count;
+    t.store_transactions += count;
+    env.pcs[req.pc as usize].transactions += count;
+    Ok(Access {
+        loaded: Some(old),
+        ready,
+        busy: count.max(1),
+        events: (Component::Dramp, count),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coalescing_counts_aligned_segments() {
+        let unit_stride: Lanes = std::array::from_fn(|l| 0x1000 + 4 * l as u32);
+        assert_eq!(distinct(&unit_stride, u32::MAX, 5), 4);
+        let strided: Lanes = std::array::from_fn(|l| 0x1000 + 128 * l as u32);
+        assert_eq!(distinct(&strided, u32::MAX, 5), 32);
+        assert_eq!(distinct(&strided, 0b101, 5), 2);
+        assert_eq!(distinct(&strided, 0, 5), 0);
+    }
+
+    #[test]
+    fn bank_conflicts_count_distinct_words_per_bank() {
+        let linear: Lanes = std::array::from_fn(|l| 4 * l as u32);
+        assert_eq!(bank_waves(&linear, u32::MAX, 32), 1);
+        let broadcast: Lanes = [8; 32];
+        assert_eq!(bank_waves(&broadcast, u32::MAX, 32), 1);
+        let stride2: Lanes = std::array::from_fn(|l| 8 * l as u32);
+        assert_eq!(bank_waves(&stride2, u32::MAX, 32), 2);
+        let column: Lanes = std::array::from_fn(|l| 128 * l as u32);
+        assert_eq!(bank_waves(&column, u32::MAX, 32), 32);
+    }
+}

@@ -1,0 +1,94 @@
+//! The run options `spu-emu` and `spu-prof` share (architecture contract, section 5),
+//! and how they resolve into a machine and load options.
+
+use crate::load::LoadOptions;
+use crate::machine::{self, Machine, MachineError};
+use std::path::{Path, PathBuf};
+
+/// RUN OPTIONS.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunArgs {
+    /// Machine description: a preset name (spu-4x4, spu-8x8, spu-4x4-cb16k,
+    /// spu-4x4-dma) or a TOML machine file.
+    #[arg(long, value_name = "FILE|PRESET")]
+    pub machine: Option<String>,
+    /// SM grid: P columns (west to east) by Q rows (north to south).
+    #[arg(long, value_name = "PxQ")]
+    pub grid: Option<String>,
+    /// Units on the grid boundary.
+    #[arg(long, value_parser = ["iu", "dma"])]
+    pub boundary: Option<String>,
+    /// Pass execution model (thesis 4.3).
+    #[arg(long, value_parser = ["overlapped", "sequential"])]
+    pub passes: Option<String>,
+    /// Override one machine parameter (repeatable; `--list-params` shows all keys).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Set a kernel parameter over its declared default (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// Load a buffer from a .npy file before the run (repeatable).
+    #[arg(long = "load", value_name = "BUF=FILE.npy")]
+    pub loads: Vec<String>,
+    /// Write a buffer to a .npy file after the run (repeatable).
+    #[arg(long = "dump", value_name = "BUF=FILE.npy")]
+    pub dumps: Vec<String>,
+    /// Write run statistics as JSON (`-` for standard output).
+    #[arg(long, value_name = "FILE.json")]
+    pub stats: Option<PathBuf>,
+    /// Stop with an error after this many cycles.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000_000_000)]
+    pub max_cycles: u64,
+}
+
+impl RunArgs {
+    /// The machine: preset or file, then `--grid`, `--boundary`, `--passes`, then
+    /// each `--set` in order.
+    pub fn machine(&self) -> Result<Machine, MachineError> {
+        let mut m = match self.machine.as_deref() {
+            None => Machine::default(),
+            Some(name) if is_file_like(name) => {
+                let text = std::fs::read_to_string(name).map_err(|e| MachineError::Syntax {
+                    file: format!("`{name}`"),
+                    why: format!("cannot be read: {e}"),
+                })?;
+                Machine::from_toml(&text, &format!("`{name}`"))?
+            }
+            Some(name) => machine::preset(name)?,
+        };
+        if let Some(g) = &self.grid {
+            m.set_grid(g)?;
+        }
+        if let Some(b) = &self.boundary {
+            m.set(&format!("boundary.kind={b}"))?;
+        }
+        if let Some(p) = &self.passes {
+            m.set(&format!("passes.mode={p}"))?;
+        }
+        for s in &self.sets {
+            m.set(s)?;
+        }
+        Ok(m)
+    }
+
+    /// The loader's options.
+    pub fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            defines: self.defines.clone(),
+            loads: self.loads.clone(),
+            dumps: self.dumps.clone(),
+        }
+    }
+}
+
+fn is_file_like(name: &str) -> bool {
+    name.ends_with(".toml") || name.contains('/') || Path::new(name).is_file()
+}
+
+/// The help text's examples for tools that take RUN OPTIONS.
+pub const RUN_EXAMPLES: &str = "\
+        --grid 8x8 --passes sequential          # another grid and pass model\n  \
+        --machine spu-4x4-cb16k                 # a preset (see --list-params)\n  \
+        --machine my.toml --set sm.scheduler_policy=gto\n  \
+        -D N=1024 --load A=a.npy --dump C=c.npy # parameters and buffers\n  \
+        --stats run.json                        # machine-readable statistics";

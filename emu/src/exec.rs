@@ -1,0 +1,193 @@
+//! Arithmetic semantics of the ISA on 32-bit lane values, as the reference page
+//! (`isa-spec/ISA.md`) defines them: wrapping integers, total division (no traps),
+//! IEEE f32 with saturating conversions. Each operation is applied to a whole warp
+//! at once so the lane loop stays branch-free.
+
+use crate::program::{BinOp, UnOp};
+use spu_isa::{Cmp, Ty};
+
+/// One value per lane.
+pub type Lanes = [u32; 32];
+
+#[inline(always)]
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+#[inline(always)]
+fn map2(a: &Lanes, b: &Lanes, op: impl Fn(u32, u32) -> u32) -> Lanes {
+    std::array::from_fn(|l| op(a[l], b[l]))
+}
+
+#[inline(always)]
+fn map1(a: &Lanes, op: impl Fn(u32) -> u32) -> Lanes {
+    std::array::from_fn(|l| op(a[l]))
+}
+
+fn div_s(a: i32, b: i32) -> i32 {
+    match b {
+        // ISA notes: s32 division by zero gives -1 for a >= 0 and 1 otherwise.
+        0 if a >= 0 => -1,
+        0 => 1,
+        _ => a.wrapping_div(b),
+    }
+}
+
+/// `d = a op b` on every lane.
+pub fn binary(op: BinOp, a: &Lanes, b: &Lanes) -> Lanes {
+    use BinOp as B;
+    match op {
+        B::AddI => map2(a, b, u32::wrapping_add),
+        B::AddF => map2(a, b, |x, y| (f(x) + f(y)).to_bits()),
+        B::SubI => map2(a, b, u32::wrapping_sub),
+        B::SubF => map2(a, b, |x, y| (f(x) - f(y)).to_bits()),
+        B::MulLo => map2(a, b, u32::wrapping_mul),
+        B::MulHiU => map2(a, b, |x, y| ((u64::from(x) * u64::from(y)) >> 32) as u32),
+        B::MulHiS => map2(a, b, |x, y| {
+            ((i64::from(x as i32) * i64::from(y as i32)) >> 32) as u32
+        }),
+        B::MulF => map2(a, b, |x, y| (f(x) * f(y)).to_bits()),
+        B::DivU => map2(a, b, |x, y| x.checked_div(y).unwrap_or(u32::MAX)),
+        B::DivS => map2(a, b, |x, y| div_s(x as i32, y as i32) as u32),
+        B::DivF => map2(a, b, |x, y| (f(x) / f(y)).to_bits()),
+        B::RemU => map2(a, b, |x, y| x.checked_rem(y).unwrap_or(x)),
+        B::RemS => map2(a, b, |x, y| {
+            if y == 0 {
+                x
+            } else {
+                (x as i32).wrapping_rem(y as i32) as u32
+            }
+        }),
+        B::MinU => map2(a, b, u32::min),
+        B::MinS => map2(a, b, |x, y| (x as i32).min(y as i32) as u32),
+        B::MinF => map2(a, b, |x, y| f(x).min(f(y)).to_bits()),
+        B::MaxU => map2(a, b, u32::max),
+        B::MaxS => map2(a, b, |x, y| (x as i32).max(y as i32) as u32),
+        B::MaxF => map2(a, b, |x, y| f(x).max(f(y)).to_bits()),
+        B::And => map2(a, b, |x, y| x & y),
+        B::Or => map2(a, b, |x, y| x | y),
+        B::Xor => map2(a, b, |x, y| x ^ y),
+        B::Shl => map2(a, b, |x, y| x.checked_shl(y).unwrap_or(0)),
+        B::ShrU => map2(a, b, |x, y| x.checked_shr(y).unwrap_or(0)),
+        B::ShrS => map2(a, b, |x, y| ((x as i32) >> y.min(31)) as u32),
+    }
+}
+
+fn convert(dst: Ty, src: Ty, x: u32) -> u32 {
+    match (dst, src) {
+        // `as` from f32 truncates toward zero, saturates and maps NaN to 0.
+        (Ty::U32, Ty::F32) => f(x) as u32,
+        (Ty::S32, Ty::F32) => f(x) as i32 as u32,
+        (Ty::F32, Ty::U32) => (x as f32).to_bits(),
+        (Ty::F32, Ty::S32) => (x as i32 as f32).to_bits(),
+        // Integer to integer and f32 to f32 keep the bit pattern.
+        _ => x,
+    }
+}
+
+/// `d = op a` on every lane.
+pub fn unary(op: UnOp, a: &Lanes) -> Lanes {
+    match op {
+        UnOp::AbsS => map1(a, |x| (x as i32).wrapping_abs() as u32),
+        UnOp::AbsF => map1(a, |x| x & 0x7fff_ffff),
+        UnOp::NegS => map1(a, |x| (x as i32).wrapping_neg() as u32),
+        UnOp::NegF => map1(a, |x| x ^ 0x8000_0000),
+        UnOp::Not => map1(a, |x| !x),
+        UnOp::Rcp => map1(a, |x| (1.0 / f(x)).to_bits()),
+        UnOp::Sqrt => map1(a, |x| f(x).sqrt().to_bits()),
+        UnOp::Cvt(dst, src) => map1(a, |x| convert(dst, src, x)),
+    }
+}
+
+/// `d = a * b + c` (low 32 bits).
+pub fn mad_lo(a: &Lanes, b: &Lanes, c: &Lanes) -> Lanes {
+    std::array::from_fn(|l| a[l].wrapping_mul(b[l]).wrapping_add(c[l]))
+}
+
+/// `d = a * b + c` with one rounding.
+pub fn fma(a: &Lanes, b: &Lanes, c: &Lanes) -> Lanes {
+    std::array::from_fn(|l| f(a[l]).mul_add(f(b[l]), f(c[l])).to_bits())
+}
+
+fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
+    match cmp {
+        Cmp::Eq => x == y,
+        Cmp::Ne => x != y,
+        Cmp::Lt => x < y,
+        Cmp::Le => x <= y,
+        Cmp::Gt => x > y,
+        Cmp::Ge => x >= y,
+    }
+}
+
+/// The lanes where `a cmp b` holds, as a mask (f32 NaN compares false except `ne`).
+pub fn setp(cmp: Cmp, ty: Ty, a: &Lanes, b: &Lanes) -> u32 {
+    let mut mask = 0u32;
+    for l in 0..32 {
+        let hit = match ty {
+            Ty::U32 => compare(cmp, a[l], b[l]),
+            Ty::S32 => compare(cmp, a[l] as i32, b[l] as i32),
+            Ty::F32 => compare(cmp, f(a[l]), f(b[l])),
+        };
+        mask |= u32::from(hit) << l;
+    }
+    mask
+}
+
+/// Writes `value` into the lanes of `mask`.
+#[inline(always)]
+pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
+    if mask == u32::MAX {
+        *dst = *value;
+    } else {
+        for l in 0..32 {
+            if mask >> l & 1 != 0 {
+                dst[l] = value[l];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(op: BinOp, a: u32, b: u32) -> u32 {
+        binary(op, &[a; 32], &[b; 32])[0]
+    }
+
+    #[test]
+    fn integer_edge_cases_follow_the_isa_notes() {
+        assert_eq!(one(BinOp::DivU, 7, 0), u32::MAX);
+        assert_eq!(one(BinOp::DivS, 7, 0) as i32, -1);
+        assert_eq!(one(BinOp::DivS, (-7i32) as u32, 0) as i32, 1);
+        assert_eq!(
+            one(BinOp::DivS, i32::MIN as u32, (-1i32) as u32),
+            i32::MIN as u32
+        );
+        assert_eq!(one(BinOp::RemS, i32::MIN as u32, (-1i32) as u32), 0);
+        assert_eq!(one(BinOp::RemU, 9, 0), 9);
+        assert_eq!(one(BinOp::Shl, 1, 32), 0);
+        assert_eq!(one(BinOp::ShrS, (-8i32) as u32, 40) as i32, -1);
+        assert_eq!(one(BinOp::MulHiS, (-2i32) as u32, 3) as i32, -1);
+        assert_eq!(
+            unary(UnOp::AbsS, &[i32::MIN as u32; 32])[0],
+            i32::MIN as u32
+        );
+    }
+
+    #[test]
+    fn float_conversions_saturate_and_map_nan_to_zero() {
+        let c = |x: f32| unary(UnOp::Cvt(Ty::S32, Ty::F32), &[x.to_bits(); 32])[0] as i32;
+        assert_eq!(c(-2.75), -2);
+        assert_eq!(c(3e10), i32::MAX);
+        assert_eq!(c(f32::NAN), 0);
+    }
+
+    #[test]
+    fn nan_compares_false_except_ne() {
+        let n = [f32::NAN.to_bits(); 32];
+        assert_eq!(setp(Cmp::Eq, Ty::F32, &n, &n), 0);
+        assert_eq!(setp(Cmp::Ne, Ty::F32, &n, &n), u32::MAX);
+    }
+}

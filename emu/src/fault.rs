@@ -1,0 +1,102 @@
+//! Run-time errors a kernel can cause (bad addresses, instructions an Interface Unit
+//! lacks, deadlocks, running out of cycles), with the context a user needs to find
+//! the bug: instruction, source line, unit, block, thread, address.
+
+use spu_isa::Space;
+use std::fmt;
+
+/// What a thread did wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    /// A global address outside every buffer.
+    Unmapped { addr: u32, store: bool },
+    /// An address past the end of a bounded space (shared, param, CB).
+    OutOfRange {
+        space: Space,
+        addr: u32,
+        size: u32,
+        store: bool,
+    },
+    /// An address that is not a multiple of 4.
+    Misaligned { space: Space, addr: u32 },
+    /// An instruction an Interface Unit has no hardware for (thesis Table 5.2).
+    NotOnIu { what: &'static str },
+    /// A feature the emulator does not provide on this machine.
+    Unsupported { what: String },
+}
+
+/// A fault at one thread of one warp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub pc: u32,
+    /// Index of the warp within its block.
+    pub warp: u32,
+    pub lane: u32,
+}
+
+/// Which unit of the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnitLabel {
+    Sm { x: u32, y: u32 },
+    Iu { side: spu_isa::Side, index: u32 },
+}
+
+impl fmt::Display for UnitLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitLabel::Sm { x, y } => write!(f, "SM ({x}, {y})"),
+            UnitLabel::Iu { side, index } => write!(f, "{side} IU {index}"),
+        }
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = |store: bool| if store { "store to" } else { "load from" };
+        match self {
+            FaultKind::Unmapped { addr, store } => write!(
+                f,
+                "global {} address {addr:#010x}, which is outside every buffer",
+                verb(*store)
+            ),
+            FaultKind::OutOfRange {
+                space,
+                addr,
+                size,
+                store,
+            } => write!(
+                f,
+                "{space} {} byte address {addr:#x}, past the end of the {size}-byte {space} space",
+                verb(*store)
+            ),
+            FaultKind::Misaligned { space, addr } => write!(
+                f,
+                "{space} access at byte address {addr:#x}, which is not a multiple of 4"
+            ),
+            FaultKind::NotOnIu { what } => write!(
+                f,
+                "an Interface Unit reached an instruction that needs {what}, which IUs do not have (thesis Table 5.2)"
+            ),
+            FaultKind::Unsupported { what } => f.write_str(what),
+        }
+    }
+}
+
+impl FaultKind {
+    /// How to fix it, in one line.
+    pub fn help(&self) -> &'static str {
+        match self {
+            FaultKind::Unmapped { .. } | FaultKind::OutOfRange { .. } => {
+                "check the index computation and the bounds test before the access"
+            }
+            FaultKind::Misaligned { .. } => {
+                "addresses are byte addresses of 32-bit words: scale indices by 4 (shl.u32 %r, %i, 2)"
+            }
+            FaultKind::NotOnIu { .. } => {
+                "keep IU code (after `.iu`) to integer, CB, global and control instructions"
+            }
+            FaultKind::Unsupported { .. } => "see `spu-emu --help` for what this machine supports",
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Reading a kernel from disk: a `.bin` is parsed and validated, anything else is
+//! assembled on the fly as `.spu` source. Source text is kept so run-time errors can
+//! quote the offending line.
+
+use spu_isa::format::Module;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Largest kernel file accepted.
+const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Why a kernel cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("`{path}` is a directory; give a .spu or .bin file")]
+    Directory { path: String },
+    #[error("`{path}` is {size} bytes; kernels are limited to 64 MiB")]
+    TooLarge { path: String, size: u64 },
+    #[error("`{path}` is not a valid SPU binary: {source}; reassemble it with `spu-asm`")]
+    Binary {
+        path: String,
+        source: spu_isa::format::FormatError,
+    },
+    #[error("`{path}` is neither an SPU binary nor UTF-8 source text")]
+    NotText { path: String },
+    /// Assembly failed; `rendered` holds the diagnostics.
+    #[error("`{path}`: {errors} assembly error{}", if *errors == 1 { "" } else { "s" })]
+    Assembly {
+        path: String,
+        errors: usize,
+        rendered: String,
+    },
+}
+
+/// A kernel and the source text of the files its line table names.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub module: Module,
+    /// File name (as in the line table) -> text.
+    pub sources: HashMap<String, String>,
+    /// Warnings from assembling on the fly.
+    pub warnings: String,
+}
+
+impl Kernel {
+    /// The text of a source line, if known.
+    pub fn source_line(&self, file: &str, line: u32) -> Option<&str> {
+        self.sources
+            .get(file)?
+            .lines()
+            .nth(line.checked_sub(1)? as usize)
+    }
+}
+
+/// Reads a `.bin` or `.spu` file.
+pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
+    let p = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|source| KernelError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    if meta.is_dir() {
+        return Err(KernelError::Directory { path: p });
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(KernelError::TooLarge {
+            path: p,
+            size: meta.len(),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|source| KernelError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    if bytes.starts_with(b"\x7fELF") {
+        let module = spu_isa::format::read_module(&bytes)
+            .map_err(|source| KernelError::Binary { path: p, source })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let sources = module
+            .lines
+            .files
+            .iter()
+            .filter_map(|f| {
+                let text = std::fs::read_to_string(f)
+                    .or_else(|_| std::fs::read_to_string(base.join(f)))
+                    .ok()?;
+                Some((f.clone(), text))
+            })
+            .collect();
+        return Ok(Kernel {
+            module,
+            sources,
+            warnings: String::new(),
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|_| KernelError::NotText { path: p.clone() })?;
+    if text.contains('\0') {
+        return Err(KernelError::NotText { path: p });
+    }
+    match spu_asm::assemble_module(&p, &text) {
+        Ok((module, warnings)) => Ok(Kernel {
+            module,
+            warnings: warnings.render(&p, &text),
+            sources: HashMap::from([(p, text)]),
+        }),
+        Err(diags) => Err(KernelError::Assembly {
+            errors: diags.error_count(),
+            rendered: diags.render(&p, &text),
+            path: p,
+        }),
+    }
+}

@@ -1,0 +1,554 @@
+//! The loader: turns a kernel module plus run options into a ready machine image.
+//! It resolves parameters (`-D NAME=VALUE` over the declared defaults), evaluates
+//! the launch and buffer-size expressions, checks them against the machine, lays out
+//! and initialises global memory, applies `--load` files and decodes the code.
+
+use crate::machine::{Boundary, Machine, PassMode};
+use crate::memory::GlobalMemory;
+use crate::npy::{self, NpyError};
+use crate::program::{DecodeError, Kind, Op, SymbolAddresses, decode_program};
+use spu_isa::Ty;
+use spu_isa::format::{Expr, Init, Module};
+use std::path::PathBuf;
+
+/// What the user asked for besides the machine.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `-D NAME=VALUE`, in order (later wins).
+    pub defines: Vec<String>,
+    /// `--load BUF=file.npy`.
+    pub loads: Vec<String>,
+    /// `--dump BUF=file.npy` (checked here so a typo fails before a long run).
+    pub dumps: Vec<String>,
+}
+
+/// Why a kernel cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("`-D {0}` needs the form NAME=VALUE, e.g. `-D N=256`")]
+    DefineSyntax(String),
+    #[error("the kernel has no parameter `{name}`; {list}")]
+    UnknownParam { name: String, list: String },
+    #[error("parameter `{name}` is .{ty} and `{value}` is not a valid .{ty} value{hint}")]
+    BadParamValue {
+        name: String,
+        ty: Ty,
+        value: String,
+        hint: &'static str,
+    },
+    #[error("parameter `{name}` has no default value; give one with `-D {name}=VALUE`")]
+    MissingParam { name: String },
+    #[error("{what} `{text}` cannot be evaluated: {why}")]
+    BadExpr {
+        what: String,
+        text: String,
+        why: String,
+    },
+    #[error("{what} is {value}, but {limit}")]
+    Limit {
+        what: String,
+        value: i64,
+        limit: String,
+    },
+    #[error("`{option} {arg}` needs the form BUF=FILE.npy")]
+    BufferArgSyntax { option: &'static str, arg: String },
+    #[error("`{option}`: the kernel has no buffer `{name}`; buffers are {list}")]
+    UnknownBuffer {
+        option: &'static str,
+        name: String,
+        list: String,
+    },
+    #[error(transparent)]
+    Npy(#[from] NpyError),
+    #[error(transparent)]
+    Layout(#[from] crate::memory::LayoutError),
+    #[error("the binary is damaged: {0}; reassemble it with spu-asm")]
+    Decode(#[from] DecodeError),
+    #[error("{0}")]
+    Machine(String),
+}
+
+/// Evaluated launch dimensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchDims {
+    pub grid: [u32; 2],
+    pub block: [u32; 3],
+    /// Threads per Interface Unit instance (0 when the kernel has no IU code).
+    pub iu_threads: u32,
+}
+
+impl LaunchDims {
+    pub fn block_threads(&self) -> u32 {
+        self.block.iter().product()
+    }
+}
+
+/// A kernel ready to run.
+#[derive(Debug, Clone)]
+pub struct Image {
+    pub module: Module,
+    pub ops: Vec<Op>,
+    /// Parameter values as 32-bit patterns, in declaration order.
+    pub params: Vec<u32>,
+    pub launch: LaunchDims,
+    pub memory: GlobalMemory,
+    /// Byte offset of each shared array, and the total.
+    pub shared_offsets: Vec<u32>,
+    pub shared_bytes: u32,
+    /// General registers each thread gets.
+    pub regs: usize,
+    /// `--dump` requests: buffer index and file.
+    pub dumps: Vec<(usize, PathBuf)>,
+}
+
+/// Loads a module onto a machine.
+pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<Image, LoadError> {
+    let params = resolve_params(&module, &options.defines)?;
+    let value_of = |i: u16| -> Option<i64> {
+        let p = module.params.get(usize::from(i))?;
+        let v = params[usize::from(i)];
+        match p.ty {
+            Ty::U32 => Some(i64::from(v)),
+            Ty::S32 => Some(i64::from(v as i32)),
+            Ty::F32 => None,
+        }
+    };
+    let eval = |e: &Expr, what: &str| -> Result<i64, LoadError> {
+        e.eval(&value_of).map_err(|err| LoadError::BadExpr {
+            what: what.to_string(),
+            text: e.display(&|i| module.param_name(i)).to_string(),
+            why: match err {
+                spu_isa::format::EvalError::MissingParam(i) => format!(
+                    "parameter `{}` is .f32; sizes need integer parameters",
+                    module.param_name(i)
+                ),
+                other => other.to_string(),
+            },
+        })
+    };
+    let within = |what: String, v: i64, lo: i64, hi: i64, why: &str| -> Result<u32, LoadError> {
+        if v < lo || v > hi {
+            return Err(LoadError::Limit {
+                what,
+                value: v,
+                limit: format!("{why} ({lo}..={hi})"),
+            });
+        }
+        Ok(v as u32)
+    };
+
+    let l = &module.launch;
+    let mut grid = [0; 2];
+    for (d, e) in l.grid.iter().enumerate() {
+        let what = format!("launch grid dimension {}", ["x", "y"][d]);
+        grid[d] = within(
+            what.clone(),
+            eval(e, &what)?,
+            1,
+            1 << 24,
+            "it must be positive",
+        )?;
+    }
+    let mut block = [0; 3];
+    for (d, e) in l.block.iter().enumerate() {
+        let what = format!("block dimension {}", ["x", "y", "z"][d]);
+        block[d] = within(
+            what.clone(),
+            eval(e, &what)?,
+            1,
+            4096,
+            "it must be positive",
+        )?;
+    }
+    let threads = i64::from(block[0]) * i64::from(block[1]) * i64::from(block[2]);
+    within(
+        "the block size in threads".into(),
+        threads,
+        1,
+        i64::from(machine.sm_max_threads),
+        "an SM runs at most sm.max_threads threads per block",
+    )?;
+    let has_iu_code = module.iu_entry.is_some();
+    let iu_threads = if has_iu_code {
+        let v = eval(&l.iu_threads, "the IU thread count iu(T)")?;
+        within(
+            "the IU thread count iu(T)".into(),
+            v,
+            1,
+            i64::from(machine.iu_max_threads),
+            "an Interface Unit runs at most iu.max_threads threads",
+        )?
+    } else {
+        0
+    };
+    let regs = register_count(&module);
+    let warps_threads = |t: i64| (t + 31) / 32 * 32;
+    within(
+        format!("the register demand of a block ({regs} registers x {threads} threads)"),
+        regs as i64 * warps_threads(threads),
+        0,
+        i64::from(machine.sm_registers),
+        "the SM register file holds sm.registers",
+    )?;
+    if has_iu_code {
+        within(
+            format!("the register demand of an IU ({regs} registers x {iu_threads} threads)"),
+            regs as i64 * warps_threads(i64::from(iu_threads)),
+            0,
+            i64::from(machine.iu_registers),
+            "the IU register file holds iu.registers",
+        )?;
+    }
+
+    let mut shared_offsets = Vec::new();
+    let mut shared_total: i64 = 0;
+    for s in &module.shared {
+        shared_offsets.push(shared_total as u32);
+        let mut n: i64 = 1;
+        for e in &s.dims {
+            let what = format!("a dimension of shared array `{}`", s.name);
+            n = n.saturating_mul(eval(e, &what)?.max(0));
+        }
+        shared_total = shared_total.saturating_add(n.saturating_mul(4));
+    }
+    let shared_bytes = within(
+        "the shared memory of a block in bytes".into(),
+        shared_total,
+        0,
+        i64::from(machine.sm_shared_kib) * 1024,
+        "an SM has sm.shared_kib KiB",
+    )?;
+
+    let mut layout = Vec::new();
+    for b in &module.buffers {
+        let mut dims = Vec::new();
+        let mut n: i64 = 1;
+        for e in &b.dims {
+            let what = format!("a dimension of buffer `{}`", b.name);
+            let v = within(
+                what.clone(),
+                eval(e, &what)?,
+                1,
+                i64::from(u32::MAX),
+                "it must be positive",
+            )?;
+            dims.push(u64::from(v));
+            n = n.saturating_mul(i64::from(v));
+        }
+        within(
+            format!("the element count of buffer `{}`", b.name),
+            n,
+            1,
+            1 << 30,
+            "a buffer holds at most 2^30 elements",
+        )?;
+        layout.push((b.name.clone(), b.ty, dims, n as u64));
+    }
+    let mut memory = GlobalMemory::layout(layout, u64::from(machine.global_mib) << 20)?;
+    for (i, b) in module.buffers.iter().enumerate() {
+        fill(memory.buffer_mut(i), b.ty, b.init);
+    }
+    for arg in &options.loads {
+        let (index, path) = buffer_arg(&module, "--load", arg)?;
+        let r = &memory.regions()[index];
+        let words = npy::read(&path, &r.name, r.ty, &r.dims)?;
+        memory.buffer_mut(index).copy_from_slice(&words);
+    }
+    let dumps = options
+        .dumps
+        .iter()
+        .map(|arg| buffer_arg(&module, "--dump", arg))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let buffer_addrs: Vec<u32> = memory.regions().iter().map(|r| r.base).collect();
+    let ops = decode_program(
+        &module.code,
+        SymbolAddresses {
+            buffers: &buffer_addrs,
+            shared: &shared_offsets,
+        },
+    )?;
+    check_machine_fit(&module, &ops, machine, grid)?;
+    Ok(Image {
+        module,
+        ops,
+        params,
+        launch: LaunchDims {
+            grid,
+            block,
+            iu_threads,
+        },
+        memory,
+        shared_offsets,
+        shared_bytes,
+        regs,
+        dumps,
+    })
+}
+
+/// Registers each thread needs: the declared ones, or more if the code uses more.
+fn register_count(module: &Module) -> usize {
+    let used = module
+        .code
+        .iter()
+        .filter_map(|w| spu_isa::Instr::decode(*w).ok())
+        .flat_map(|i| {
+            i.operands()
+                .iter()
+                .filter_map(|o| match o {
+                    spu_isa::Operand::Reg(r) => Some(usize::from(*r) + 1),
+                    spu_isa::Operand::Mem { base: Some(r), .. } => Some(usize::from(*r) + 1),
+                    _ => None,
+                })
+                .max()
+        })
+        .max()
+        .unwrap_or(0);
+    used.max(module.general_reg_count() as usize)
+}
+
+/// Checks the kernel against the machine's boundary and pass configuration.
+fn check_machine_fit(
+    module: &Module,
+    ops: &[Op],
+    m: &Machine,
+    grid: [u32; 2],
+) -> Result<(), LoadError> {
+    let passes = grid[0].div_ceil(m.grid_cols) * grid[1].div_ceil(m.grid_rows);
+    let has_iu = module.iu_entry.is_some();
+    let has_dma = !module.dma.is_empty();
+    match m.boundary {
+        Boundary::Iu if has_dma && !has_iu => {
+            return Err(LoadError::Machine(
+                "the kernel declares DMA descriptors but no IU code, and the machine has Interface Units; run it with `--boundary dma`".into(),
+            ));
+        }
+        Boundary::Dma if has_iu && !has_dma => {
+            return Err(LoadError::Machine(
+                "the kernel has IU code but no DMA descriptors, and the machine has DMA engines; run it with `--boundary iu` or add `.dma` descriptors".into(),
+            ));
+        }
+        Boundary::Dma if has_dma => {
+            return Err(LoadError::Machine(
+                "DMA engines are not modelled by this emulator build yet; run with `--boundary iu`"
+                    .into(),
+            ));
+        }
+        _ => {}
+    }
+    let global_sync = ops.iter().any(|o| o.kind == Kind::BlockSync(None));
+    if global_sync && passes > 1 && m.pass_mode == PassMode::Overlapped {
+        return Err(LoadError::Machine(format!(
+            "the kernel uses global `bar.blocksync` and needs {passes} passes on a {}x{} grid; global blocksync is ill-defined with overlapped passes (thesis 4.3): run with `--passes sequential`, use a larger `--grid`, or use directional blocksync",
+            m.grid_cols, m.grid_rows
+        )));
+    }
+    Ok(())
+}
+
+fn buffer_arg(
+    module: &Module,
+    option: &'static str,
+    arg: &str,
+) -> Result<(usize, PathBuf), LoadError> {
+    let (name, path) = arg
+        .split_once('=')
+        .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+        .ok_or_else(|| LoadError::BufferArgSyntax {
+            option,
+            arg: arg.to_string(),
+        })?;
+    let index = module
+        .buffers
+        .iter()
+        .position(|b| b.name == name)
+        .ok_or_else(|| LoadError::UnknownBuffer {
+            option,
+            name: name.to_string(),
+            list: quoted(module.buffers.iter().map(|b| b.name.as_str())),
+        })?;
+    Ok((index, PathBuf::from(path)))
+}
+
+fn quoted<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<String> = names.map(|n| format!("`{n}`")).collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u32>, LoadError> {
+    let mut values: Vec<Option<u32>> = module.params.iter().map(|p| p.default).collect();
+    for d in defines {
+        let (name, text) = d
+            .split_once('=')
+            .filter(|(n, v)| !n.trim().is_empty() && !v.trim().is_empty())
+            .ok_or_else(|| LoadError::DefineSyntax(d.clone()))?;
+        let name = name.trim();
+        let i = module
+            .params
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| LoadError::UnknownParam {
+                name: name.to_string(),
+                list: if module.params.is_empty() {
+                    "it declares no parameters".into()
+                } else {
+                    format!(
+                        "parameters are {}",
+                        quoted(module.params.iter().map(|p| p.name.as_str()))
+                    )
+                },
+            })?;
+        let ty = module.params[i].ty;
+        values[i] = Some(
+            parse_value(text.trim(), ty).ok_or_else(|| LoadError::BadParamValue {
+                name: name.to_string(),
+                ty,
+                value: text.trim().to_string(),
+                hint: match ty {
+                    Ty::U32 => " (0..=4294967295, decimal or 0x hex)",
+                    Ty::S32 => " (-2147483648..=2147483647)",
+                    Ty::F32 => " (a number such as 1.5 or 2e-3)",
+                },
+            })?,
+        );
+    }
+    module
+        .params
+        .iter()
+        .zip(values)
+        .map(|(p, v)| {
+            v.ok_or_else(|| LoadError::MissingParam {
+                name: p.name.clone(),
+            })
+        })
+        .collect()
+}
+
+fn parse_value(text: &str, ty: Ty) -> Option<u32> {
+    let t = text.replace('_', "");
+    let int = || -> Option<i64> {
+        match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(hex) => i64::from_str_radix(hex, 16).ok(),
+            None => t.parse().ok(),
+        }
+    };
+    match ty {
+        Ty::U32 => int().and_then(|v| u32::try_from(v).ok()),
+        Ty::S32 => int().and_then(|v| i32::try_from(v).ok()).map(|v| v as u32),
+        Ty::F32 => t
+            .parse::<f32>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(f32::to_bits),
+    }
+}
+
+/// SplitMix64: the generator behind `random(seed, lo, hi)`.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1) with 53 bits.
+    pub fn next_unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// The bit pattern of `v` as an element of type `ty` (integers wrap).
+fn to_bits(v: f64, ty: Ty) -> u32 {
+    match ty {
+        Ty::F32 => (v as f32).to_bits(),
+        Ty::U32 | Ty::S32 => v as i64 as u32,
+    }
+}
+
+/// Fills a buffer from its initialiser.
+pub fn fill(words: &mut [u32], ty: Ty, init: Init) {
+    match init {
+        Init::Zeros => words.fill(0),
+        Init::Const(v) => words.fill(to_bits(v, ty)),
+        Init::Ramp { start, step } => {
+            for (i, w) in words.iter_mut().enumerate() {
+                *w = to_bits(start + i as f64 * step, ty);
+            }
+        }
+        Init::Random { seed, lo, hi } => {
+            let mut rng = SplitMix64::new(seed);
+            for w in words.iter_mut() {
+                let u = rng.next_unit();
+                *w = match ty {
+                    Ty::F32 => ((lo + u * (hi - lo)) as f32).to_bits(),
+                    _ => to_bits(lo + (u * (hi - lo + 1.0)).floor(), ty),
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_values_parse_by_type() {
+        assert_eq!(parse_value("256", Ty::U32), Some(256));
+        assert_eq!(parse_value("0x10", Ty::U32), Some(16));
+        assert_eq!(parse_value("-1", Ty::U32), None);
+        assert_eq!(parse_value("-1", Ty::S32), Some(u32::MAX));
+        assert_eq!(parse_value("1.5", Ty::F32), Some(1.5f32.to_bits()));
+        assert_eq!(parse_value("abc", Ty::F32), None);
+    }
+
+    #[test]
+    fn initialisers_fill_as_documented() {
+        let mut w = [0u32; 4];
+        fill(
+            &mut w,
+            Ty::U32,
+            Init::Ramp {
+                start: 6.0,
+                step: 1.0,
+            },
+        );
+        assert_eq!(w, [6, 7, 8, 9]);
+        fill(&mut w, Ty::F32, Init::Const(-2.0));
+        assert_eq!(w, [(-2.0f32).to_bits(); 4]);
+        fill(
+            &mut w,
+            Ty::S32,
+            Init::Random {
+                seed: 3,
+                lo: -2.0,
+                hi: 2.0,
+            },
+        );
+        assert!(w.iter().all(|&v| (-2..=2).contains(&(v as i32))));
+        let mut again = [0u32; 4];
+        fill(
+            &mut again,
+            Ty::S32,
+            Init::Random {
+                seed: 3,
+                lo: -2.0,
+                hi: 2.0,
+            },
+        );
+        assert_eq!(w, again);
+    }
+}

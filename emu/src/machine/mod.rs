@@ -1,0 +1,462 @@
+//! The machine description: every timing and size parameter of the emulated SPU,
+//! declared once in [`machine_params!`] with its key, unit, default, valid range and
+//! meaning. That one table gives the typed [`Machine`] struct, its defaults (the
+//! thesis's optimised 4x4 SPU at 700 MHz, Table 6.1), machine-file and `--set`
+//! parsing with range checks, the resolved configuration in `--stats`, and the
+//! generated parameter reference `emu/MACHINE.md`.
+
+pub mod param;
+mod presets;
+
+use param::{ParamType, Range, RawValue, word_enum};
+pub use presets::{PRESETS, Preset, preset};
+use spu_isa::TimingClass;
+
+word_enum! {
+    /// What sits on the grid boundary (thesis 2.2.2 and 7.2).
+    Boundary { Iu = "iu", Dma = "dma" }
+}
+
+word_enum! {
+    /// How passes follow one another (thesis 4.3).
+    PassMode { Overlapped = "overlapped", Sequential = "sequential" }
+}
+
+word_enum! {
+    /// Warp scheduling policy of each scheduler.
+    SchedulerPolicy {
+        /// Loose round-robin: start after the warp issued last.
+        Lrr = "lrr",
+        /// Greedy-then-oldest: keep issuing from one warp until it stalls.
+        Gto = "gto",
+    }
+}
+
+/// What is wrong with a machine description.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MachineError {
+    #[error("unknown machine key `{key}`{hint}; `spu-emu --list-params` shows every key")]
+    UnknownKey { key: String, hint: String },
+    #[error("machine key `{key}`: {why}")]
+    BadValue { key: String, why: String },
+    #[error("unknown machine preset `{name}`; presets are {list}, or give a .toml file")]
+    UnknownPreset { name: String, list: String },
+    #[error("machine file {file}: {why}")]
+    Syntax { file: String, why: String },
+    #[error("`--set {0}` needs the form KEY=VALUE, e.g. `--set sm.schedulers=4`")]
+    SetSyntax(String),
+    #[error("`--grid {0}` needs the form PxQ with P, Q >= 1, e.g. `--grid 8x8`")]
+    GridSyntax(String),
+}
+
+/// Documentation of one parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamInfo {
+    pub key: &'static str,
+    pub unit: &'static str,
+    pub range: Range,
+    pub doc: &'static str,
+}
+
+macro_rules! machine_params {
+    ($($field:ident : $ty:ty = $default:expr, $key:literal, $unit:literal, $range:expr, $doc:literal;)*) => {
+        /// A resolved machine configuration. Build it with [`Machine::default`] or
+        /// [`Machine::from_toml`], then adjust with [`Machine::set`].
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Machine { $(#[doc = $doc] pub $field: $ty,)* }
+
+        impl Default for Machine {
+            fn default() -> Self {
+                Machine { $($field: $default,)* }
+            }
+        }
+
+        /// Every parameter, in documentation order.
+        pub const PARAMS: &[ParamInfo] = &[$(ParamInfo { key: $key, unit: $unit, range: $range, doc: $doc },)*];
+
+        impl Machine {
+            /// Sets one parameter from a raw value.
+            pub fn set_raw(&mut self, key: &str, raw: &RawValue) -> Result<(), MachineError> {
+                let bad = |why| MachineError::BadValue { key: key.to_string(), why };
+                match key {
+                    $($key => self.$field = <$ty as ParamType>::from_raw(raw, $range).map_err(bad)?,)*
+                    _ => return Err(unknown_key(key)),
+                }
+                Ok(())
+            }
+
+            /// Every parameter with its current value, in documentation order.
+            pub fn entries(&self) -> Vec<(&'static str, serde_json::Value)> {
+                vec![$(($key, ParamType::to_json(self.$field)),)*]
+            }
+
+            /// The current value of every parameter as machine-file text.
+            pub fn entry_texts(&self) -> Vec<(&'static str, String)> {
+                vec![$(($key, ParamType::to_text(self.$field)),)*]
+            }
+        }
+    };
+}
+
+const CLASS_LATENCY_RANGE: Range = Range::Int(1, 100_000);
+const INTERVAL_RANGE: Range = Range::Int(1, 1024);
+const PIPES: Range = Range::Int(1, 16);
+
+machine_params! {
+    grid_cols: u32 = 4, "grid.cols", "SMs", Range::Int(1, 256),
+        "P: SM columns, west to east (thesis Table 6.1: 4x4)";
+    grid_rows: u32 = 4, "grid.rows", "SMs", Range::Int(1, 256),
+        "Q: SM rows, north to south";
+    freq_mhz: f64 = 700.0, "clock.freq_mhz", "MHz", Range::Float(1.0, 10_000.0),
+        "core clock (thesis Table 6.1: 700 MHz)";
+    boundary: Boundary = Boundary::Iu, "boundary.kind", "", Range::Choice(Boundary::NAMES),
+        "units on the grid edge: programmable Interface Units or DMA engines (thesis 7.2)";
+    pass_mode: PassMode = PassMode::Overlapped, "passes.mode", "", Range::Choice(PassMode::NAMES),
+        "overlapped: each unit starts its next pass as soon as it is free; sequential: a pass starts when the previous one has finished (thesis 4.3)";
+    cb_size_kib: u32 = 4, "cb.size_kib", "KiB", Range::Int(1, 1024),
+        "size of one Communication Buffer (thesis 6.1.2: 4 KiB; Appendix A: 16 KiB)";
+    sm_schedulers: u32 = 2, "sm.schedulers", "schedulers", Range::Int(1, 8),
+        "warp schedulers per SM, each issuing at most one warp instruction per cycle (Fermi: 2)";
+    scheduler_policy: SchedulerPolicy = SchedulerPolicy::Lrr, "sm.scheduler_policy", "", Range::Choice(SchedulerPolicy::NAMES),
+        "warp scheduling policy of SMs and IUs: loose round-robin or greedy-then-oldest";
+    sm_max_threads: u32 = 1024, "sm.max_threads", "threads", Range::Int(1, 4096),
+        "most threads in one block (Fermi: 1024)";
+    sm_registers: u32 = 32768, "sm.registers", "32-bit registers", Range::Int(32, 1 << 20),
+        "register file of one SM; a block needs threads x declared registers (Fermi: 32768)";
+    sm_shared_kib: u32 = 48, "sm.shared_kib", "KiB", Range::Int(0, 1024),
+        "shared memory of one SM (Fermi: 48 KiB)";
+    shared_banks: u32 = 32, "sm.shared_banks", "banks", Range::Int(1, 64),
+        "shared-memory banks, 4 bytes wide; distinct words in one bank serialise";
+    core_pipes: u32 = 2, "sm.core_pipes", "pipelines", PIPES,
+        "integer/FP pipelines per SM, each accepting one warp instruction per interval (Fermi: 2 groups of 16 cores at twice the core clock)";
+    sfu_pipes: u32 = 1, "sm.sfu_pipes", "pipelines", PIPES,
+        "special-function pipelines per SM";
+    mem_pipes: u32 = 1, "sm.mem_pipes", "pipelines", PIPES,
+        "load/store pipelines per unit (shared, global, param, CB accesses)";
+    iu_schedulers: u32 = 1, "iu.schedulers", "schedulers", Range::Int(1, 8),
+        "warp schedulers per Interface Unit";
+    iu_max_threads: u32 = 1024, "iu.max_threads", "threads", Range::Int(1, 4096),
+        "most threads an Interface Unit runs (the launch's iu(T))";
+    iu_registers: u32 = 32768, "iu.registers", "32-bit registers", Range::Int(32, 1 << 20),
+        "register file of one Interface Unit (thesis Table 5.2: IUs keep a register file)";
+    lat_int_alu: u32 = 4, "latency_cycles.int_alu", "cycles", CLASS_LATENCY_RANGE,
+        "integer add, logic, compare, move, select (GPGPU-Sim GTX 480 configuration)";
+    lat_int_mul: u32 = 5, "latency_cycles.int_mul", "cycles", CLASS_LATENCY_RANGE,
+        "integer multiply and multiply-add";
+    lat_int_div: u32 = 145, "latency_cycles.int_div", "cycles", CLASS_LATENCY_RANGE,
+        "integer divide and remainder";
+    lat_fpu: u32 = 4, "latency_cycles.fpu", "cycles", CLASS_LATENCY_RANGE,
+        "f32 add, multiply, fused multiply-add, compare, convert";
+    lat_sfu: u32 = 20, "latency_cycles.sfu", "cycles", CLASS_LATENCY_RANGE,
+        "reciprocal, square root, f32 divide";
+    lat_shared: u32 = 24, "latency_cycles.shared", "cycles", CLASS_LATENCY_RANGE,
+        "shared-memory access without bank conflicts";
+    lat_param: u32 = 8, "latency_cycles.param", "cycles", CLASS_LATENCY_RANGE,
+        "kernel parameter read (constant cache hit)";
+    lat_cb: u32 = 24, "latency_cycles.cb", "cycles", CLASS_LATENCY_RANGE,
+        "Communication Buffer access (modelled like shared memory, thesis 5.2.1)";
+    lat_control: u32 = 4, "latency_cycles.control", "cycles", CLASS_LATENCY_RANGE,
+        "branch, exit, nop: cycles before the warp can issue again";
+    lat_barrier: u32 = 4, "latency_cycles.barrier", "cycles", CLASS_LATENCY_RANGE,
+        "bar.sync: cycles from the last warp's arrival to the release";
+    lat_blocksync: u32 = 16, "latency_cycles.blocksync", "cycles", CLASS_LATENCY_RANGE,
+        "blocksync handshake: cycles from the last arrival to the release and CB switch";
+    int_alu_interval: u32 = 1, "interval_cycles.int_alu", "cycles", INTERVAL_RANGE,
+        "cycles an integer ALU instruction occupies a core pipeline";
+    int_mul_interval: u32 = 2, "interval_cycles.int_mul", "cycles", INTERVAL_RANGE,
+        "cycles an integer multiply occupies a core pipeline";
+    int_div_interval: u32 = 8, "interval_cycles.int_div", "cycles", INTERVAL_RANGE,
+        "cycles an integer divide occupies a core pipeline";
+    fpu_interval: u32 = 1, "interval_cycles.fpu", "cycles", INTERVAL_RANGE,
+        "cycles an f32 instruction occupies a core pipeline";
+    sfu_interval: u32 = 8, "interval_cycles.sfu", "cycles", INTERVAL_RANGE,
+        "cycles an SFU instruction occupies an SFU pipeline (4 SFUs per SM: 32 lanes / 4)";
+    mem_interval: u32 = 2, "interval_cycles.mem", "cycles", INTERVAL_RANGE,
+        "cycles per conflict-free shared, param or CB access on the load/store pipeline (16 lanes per cycle); global accesses take one cycle per transaction";
+    dram_latency: u32 = 400, "memory.dram_latency_cycles", "cycles", Range::Int(1, 100_000),
+        "global memory latency without queueing (no data caches on the SPU, thesis Table 6.1)";
+    dram_bandwidth_gbs: f64 = 177.4, "memory.bandwidth_gbs", "GB/s", Range::Float(0.001, 100_000.0),
+        "off-chip bandwidth shared by every unit (GTX 480 GDDR5: 177.4 GB/s)";
+    transaction_bytes: u32 = 32, "memory.transaction_bytes", "bytes", Range::Int(4, 256),
+        "coalescing segment: a warp's global access costs one transaction per distinct aligned segment (uncached Fermi accesses: 32 bytes)";
+    global_mib: u32 = 1536, "memory.global_mib", "MiB", Range::Int(1, 4000),
+        "global memory capacity for buffers (GTX 480: 1536 MiB)";
+}
+
+fn unknown_key(key: &str) -> MachineError {
+    let leaf = key.rsplit('.').next().unwrap_or(key);
+    let best = PARAMS
+        .iter()
+        .map(|p| (edit_distance(key, p.key), p.key))
+        .min()
+        .filter(|(d, _)| *d <= 3)
+        .map(|(_, k)| k)
+        .or_else(|| {
+            PARAMS
+                .iter()
+                .find(|p| p.key.rsplit('.').next() == Some(leaf))
+                .map(|p| p.key)
+        });
+    MachineError::UnknownKey {
+        key: key.to_string(),
+        hint: best.map_or_else(String::new, |k| format!(" (did you mean `{k}`?)")),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+impl Machine {
+    /// Reads a machine file over the defaults. `file` names it in messages.
+    pub fn from_toml(text: &str, file: &str) -> Result<Machine, MachineError> {
+        let table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| MachineError::Syntax {
+                    file: file.to_string(),
+                    why: e.to_string().trim_end().replace('\n', "\n  "),
+                })?;
+        let mut machine = Machine::default();
+        let mut leaves = Vec::new();
+        flatten("", &toml::Value::Table(table), &mut leaves, file)?;
+        for (key, raw) in leaves {
+            machine.set_raw(&key, &raw)?;
+        }
+        Ok(machine)
+    }
+
+    /// Applies `KEY=VALUE` from the command line.
+    pub fn set(&mut self, assignment: &str) -> Result<(), MachineError> {
+        let (key, value) = assignment
+            .split_once('=')
+            .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
+            .ok_or_else(|| MachineError::SetSyntax(assignment.to_string()))?;
+        self.set_raw(key.trim(), &RawValue::from_text(value))
+    }
+
+    /// Applies `--grid PxQ`.
+    pub fn set_grid(&mut self, text: &str) -> Result<(), MachineError> {
+        let err = || MachineError::GridSyntax(text.to_string());
+        let (p, q) = text.split_once(['x', 'X']).ok_or_else(err)?;
+        let p: i64 = p.trim().parse().map_err(|_| err())?;
+        let q: i64 = q.trim().parse().map_err(|_| err())?;
+        self.set_raw("grid.cols", &RawValue::Int(p))?;
+        self.set_raw("grid.rows", &RawValue::Int(q))
+    }
+
+    /// The latency of a timing class.
+    pub fn latency(&self, class: TimingClass) -> u32 {
+        match class {
+            TimingClass::IntAlu => self.lat_int_alu,
+            TimingClass::IntMul => self.lat_int_mul,
+            TimingClass::IntDiv => self.lat_int_div,
+            TimingClass::Fpu => self.lat_fpu,
+            TimingClass::Sfu => self.lat_sfu,
+            TimingClass::Shared => self.lat_shared,
+            TimingClass::Global | TimingClass::Atomic => self.dram_latency,
+            TimingClass::Param => self.lat_param,
+            TimingClass::Cb => self.lat_cb,
+            TimingClass::Control => self.lat_control,
+            TimingClass::Barrier => self.lat_barrier,
+            TimingClass::BlockSync => self.lat_blocksync,
+        }
+    }
+
+    /// Cycles one warp instruction of a class occupies its pipeline.
+    pub fn interval(&self, class: TimingClass) -> u32 {
+        match class {
+            TimingClass::IntAlu => self.int_alu_interval,
+            TimingClass::IntMul => self.int_mul_interval,
+            TimingClass::IntDiv => self.int_div_interval,
+            TimingClass::Fpu => self.fpu_interval,
+            TimingClass::Sfu => self.sfu_interval,
+            TimingClass::Shared | TimingClass::Param | TimingClass::Cb => self.mem_interval,
+            TimingClass::Global | TimingClass::Atomic => 1,
+            TimingClass::Control | TimingClass::Barrier | TimingClass::BlockSync => 1,
+        }
+    }
+
+    /// Off-chip bandwidth in bytes per core cycle.
+    pub fn dram_bytes_per_cycle(&self) -> f64 {
+        self.dram_bandwidth_gbs * 1e3 / self.freq_mhz
+    }
+
+    /// Size of one CB in bytes.
+    pub fn cb_bytes(&self) -> u32 {
+        self.cb_size_kib * 1024
+    }
+
+    /// The resolved configuration as a JSON object keyed by parameter.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::Object(
+            self.entries()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    }
+
+    /// One line for summaries: `4x4 SMs, iu boundary, overlapped passes, 700 MHz`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{}x{} SMs, {} boundary, {} passes, {} KiB CBs, {} MHz",
+            self.grid_cols,
+            self.grid_rows,
+            self.boundary,
+            self.pass_mode,
+            self.cb_size_kib,
+            self.freq_mhz
+        )
+    }
+}
+
+fn flatten(
+    prefix: &str,
+    value: &toml::Value,
+    out: &mut Vec<(String, RawValue)>,
+    file: &str,
+) -> Result<(), MachineError> {
+    let raw = match value {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out, file)?;
+            }
+            return Ok(());
+        }
+        toml::Value::Integer(i) => RawValue::Int(*i),
+        toml::Value::Float(f) => RawValue::Float(*f),
+        toml::Value::String(s) => RawValue::Text(s.clone()),
+        other => {
+            return Err(MachineError::BadValue {
+                key: prefix.to_string(),
+                why: format!(
+                    "a {} is not valid in {file}: machine values are numbers or words",
+                    other.type_str()
+                ),
+            });
+        }
+    };
+    out.push((prefix.to_string(), raw));
+    Ok(())
+}
+
+/// The parameter reference page (`emu/MACHINE.md`), generated from [`PARAMS`].
+pub fn reference_markdown() -> String {
+    let defaults = Machine::default().entry_texts();
+    let mut s = String::from(
+        "# Machine parameters\n\n\
+         Generated from `emu/src/machine/mod.rs`; do not edit by hand \
+         (`UPDATE_MACHINE_MD=1 cargo test -p spu-emu` regenerates it).\n\n\
+         A machine file is TOML with these keys (any subset; the rest keep their \
+         defaults). Select one with `--machine FILE|PRESET`, then override single keys \
+         with `--set KEY=VALUE`; `--grid PxQ`, `--boundary` and `--passes` are \
+         shorthands for the first keys. Defaults describe the thesis's optimised SPU \
+         (Table 6.1): a 4x4 grid of Fermi-class SMs at 700 MHz with 4 KiB CBs.\n\n\
+         | key | default | unit | valid values | meaning |\n\
+         |---|---|---|---|---|\n",
+    );
+    for (p, (_, default)) in PARAMS.iter().zip(&defaults) {
+        s.push_str(&format!(
+            "| `{}` | `{}` | {} | {} | {} |\n",
+            p.key, default, p.unit, p.range, p.doc
+        ));
+    }
+    s.push_str("\n## Presets\n\n| name | description |\n|---|---|\n");
+    for p in PRESETS {
+        s.push_str(&format!("| `{}` | {} |\n", p.name, p.description));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_file_overrides_defaults() {
+        let m = Machine::from_toml(
+            "[grid]\ncols = 8\n[sm]\nscheduler_policy = \"gto\"\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(m.grid_cols, 8);
+        assert_eq!(m.grid_rows, 4);
+        assert_eq!(m.scheduler_policy, SchedulerPolicy::Gto);
+    }
+
+    #[test]
+    fn unknown_keys_name_the_key_and_a_suggestion() {
+        let e = Machine::from_toml("[sm]\nschedulrs = 4\n", "t.toml").unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("`sm.schedulrs`") && text.contains("`sm.schedulers`"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_range() {
+        let mut m = Machine::default();
+        let text = m.set("grid.cols=0").unwrap_err().to_string();
+        assert!(
+            text.contains("grid.cols") && text.contains("1..=256"),
+            "{text}"
+        );
+        let text = m.set("passes.mode=fast").unwrap_err().to_string();
+        assert!(text.contains("`overlapped`"), "{text}");
+        assert!(matches!(
+            m.set("grid.cols"),
+            Err(MachineError::SetSyntax(_))
+        ));
+        assert!(matches!(
+            m.set_grid("4by4"),
+            Err(MachineError::GridSyntax(_))
+        ));
+        m.set_grid("8x2").unwrap();
+        assert_eq!((m.grid_cols, m.grid_rows), (8, 2));
+    }
+
+    #[test]
+    fn every_key_is_settable_with_its_default() {
+        for (key, text) in Machine::default().entry_texts() {
+            let mut m = Machine::default();
+            m.set(&format!("{key}={text}")).unwrap();
+            assert_eq!(m, Machine::default(), "{key}");
+        }
+    }
+
+    #[test]
+    fn bandwidth_per_cycle_follows_clock() {
+        let m = Machine::default();
+        assert!((m.dram_bytes_per_cycle() - 253.428).abs() < 0.01);
+    }
+
+    #[test]
+    fn machine_md_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("MACHINE.md");
+        let fresh = reference_markdown();
+        if std::env::var_os("UPDATE_MACHINE_MD").is_some() {
+            std::fs::write(&path, &fresh).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == fresh,
+            "emu/MACHINE.md is stale; run `UPDATE_MACHINE_MD=1 cargo test -p spu-emu machine_md`"
+        );
+    }
+}

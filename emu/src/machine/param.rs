@@ -1,0 +1,181 @@
+//! Typed machine parameter values: how a value is read from a machine file or from
+//! `--set KEY=VALUE`, checked against its valid range, and printed back.
+
+use std::fmt;
+
+/// A raw value from a machine file or the command line, before typing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawValue {
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl RawValue {
+    /// Reads command-line text: an integer, a number, or else a word.
+    pub fn from_text(text: &str) -> RawValue {
+        let t = text.trim();
+        let digits = t.replace('_', "");
+        if let Ok(i) = digits.parse::<i64>() {
+            RawValue::Int(i)
+        } else if let Ok(f) = digits.parse::<f64>() {
+            RawValue::Float(f)
+        } else {
+            RawValue::Text(t.trim_matches('"').to_string())
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            RawValue::Int(i) => format!("the integer {i}"),
+            RawValue::Float(f) => format!("the number {f}"),
+            RawValue::Text(s) => format!("the word `{s}`"),
+        }
+    }
+}
+
+/// The valid values of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// An integer in `lo..=hi`.
+    Int(i64, i64),
+    /// A number in `lo..=hi`.
+    Float(f64, f64),
+    /// One of these words.
+    Choice(&'static [&'static str]),
+}
+
+impl fmt::Display for Range {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Range::Int(lo, hi) => write!(f, "an integer in {lo}..={hi}"),
+            Range::Float(lo, hi) => write!(f, "a number in {lo}..={hi}"),
+            Range::Choice(names) => {
+                let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                write!(f, "one of {}", quoted.join(", "))
+            }
+        }
+    }
+}
+
+/// A Rust type a parameter can have.
+pub trait ParamType: Sized + Copy {
+    /// Converts a raw value, or says why it is not valid (the caller adds the key).
+    fn from_raw(raw: &RawValue, range: Range) -> Result<Self, String>;
+    /// The value as JSON (for `--stats`) and as TOML-like text (for docs).
+    fn to_json(self) -> serde_json::Value;
+    fn to_text(self) -> String;
+}
+
+fn out_of_range(raw: &RawValue, range: Range) -> String {
+    format!("{} is not valid: expected {range}", raw.describe())
+}
+
+impl ParamType for u32 {
+    fn from_raw(raw: &RawValue, range: Range) -> Result<Self, String> {
+        match (raw, range) {
+            (RawValue::Int(i), Range::Int(lo, hi)) if (lo..=hi).contains(i) => Ok(*i as u32),
+            _ => Err(out_of_range(raw, range)),
+        }
+    }
+    fn to_json(self) -> serde_json::Value {
+        self.into()
+    }
+    fn to_text(self) -> String {
+        self.to_string()
+    }
+}
+
+impl ParamType for f64 {
+    fn from_raw(raw: &RawValue, range: Range) -> Result<Self, String> {
+        let v = match raw {
+            RawValue::Int(i) => *i as f64,
+            RawValue::Float(f) => *f,
+            RawValue::Text(_) => return Err(out_of_range(raw, range)),
+        };
+        match range {
+            Range::Float(lo, hi) if v >= lo && v <= hi => Ok(v),
+            _ => Err(out_of_range(raw, range)),
+        }
+    }
+    fn to_json(self) -> serde_json::Value {
+        self.into()
+    }
+    fn to_text(self) -> String {
+        if self.fract() == 0.0 && self.abs() < 1e15 {
+            format!("{self:.1}")
+        } else {
+            self.to_string()
+        }
+    }
+}
+
+/// Declares an enumeration whose values are words in machine files.
+macro_rules! word_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vmeta])* $variant),+ }
+
+        impl $name {
+            /// The spellings, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+            /// The spelling of this value.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl $crate::machine::param::ParamType for $name {
+            fn from_raw(raw: &$crate::machine::param::RawValue, range: $crate::machine::param::Range) -> Result<Self, String> {
+                match raw {
+                    $($crate::machine::param::RawValue::Text(t) if t == $text => Ok($name::$variant),)+
+                    _ => Err(format!("{} is not valid: expected {range}", match raw {
+                        $crate::machine::param::RawValue::Text(t) => format!("`{t}`"),
+                        $crate::machine::param::RawValue::Int(i) => i.to_string(),
+                        $crate::machine::param::RawValue::Float(f) => f.to_string(),
+                    })),
+                }
+            }
+            fn to_json(self) -> serde_json::Value {
+                self.name().into()
+            }
+            fn to_text(self) -> String {
+                format!("\"{}\"", self.name())
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+pub(crate) use word_enum;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_text_is_typed() {
+        assert_eq!(RawValue::from_text("16"), RawValue::Int(16));
+        assert_eq!(RawValue::from_text("1_000"), RawValue::Int(1000));
+        assert_eq!(RawValue::from_text("88.7"), RawValue::Float(88.7));
+        assert_eq!(RawValue::from_text("gto"), RawValue::Text("gto".into()));
+    }
+
+    #[test]
+    fn ranges_are_enforced() {
+        assert_eq!(u32::from_raw(&RawValue::Int(4), Range::Int(1, 8)), Ok(4));
+        let err = u32::from_raw(&RawValue::Int(0), Range::Int(1, 8)).unwrap_err();
+        assert!(err.contains("1..=8"), "{err}");
+        assert!(u32::from_raw(&RawValue::Float(1.5), Range::Int(1, 8)).is_err());
+        assert_eq!(
+            f64::from_raw(&RawValue::Int(2), Range::Float(0.5, 4.0)),
+            Ok(2.0)
+        );
+        assert!(f64::from_raw(&RawValue::Float(9.0), Range::Float(0.5, 4.0)).is_err());
+    }
+}

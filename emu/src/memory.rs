@@ -1,0 +1,181 @@
+//! Global memory: every buffer of the kernel laid out in one flat, word-addressed
+//! image with unmapped guard gaps, so an access outside every buffer (including the
+//! null page and the space between buffers) is caught and reported.
+
+use spu_isa::Ty;
+
+/// Byte address of the first buffer; addresses below it are never mapped.
+pub const FIRST_BUFFER: u32 = 0x1_0000;
+/// Buffers start on this alignment and are followed by at least this much unmapped
+/// space.
+pub const PAGE: u32 = 256;
+
+/// Where one buffer lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    pub name: String,
+    pub ty: Ty,
+    /// Dimensions, outermost first.
+    pub dims: Vec<u64>,
+    /// Byte address of element 0.
+    pub base: u32,
+    /// Number of 32-bit elements.
+    pub len: u32,
+}
+
+impl Region {
+    /// One past the last byte.
+    pub fn end(&self) -> u32 {
+        self.base + self.len * 4
+    }
+}
+
+const NO_OWNER: u16 = u16::MAX;
+
+/// The global memory image.
+#[derive(Debug, Clone)]
+pub struct GlobalMemory {
+    words: Vec<u32>,
+    regions: Vec<Region>,
+    /// Owning region of each page, or `NO_OWNER`.
+    page_owner: Vec<u16>,
+}
+
+/// Why a layout does not fit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("buffers need {needed_mib} MiB of global memory but the machine has {limit_mib} MiB")]
+pub struct LayoutError {
+    pub needed_mib: u64,
+    pub limit_mib: u64,
+}
+
+impl GlobalMemory {
+    /// Lays out regions given as (name, type, dims, element count), in order.
+    pub fn layout(
+        buffers: Vec<(String, Ty, Vec<u64>, u64)>,
+        limit_bytes: u64,
+    ) -> Result<GlobalMemory, LayoutError> {
+        let mut next = u64::from(FIRST_BUFFER);
+        let mut placed = Vec::new();
+        for (name, ty, dims, len) in buffers {
+            let base = next;
+            next = (base + len * 4 + 2 * u64::from(PAGE) - 1) / u64::from(PAGE) * u64::from(PAGE)
+                + u64::from(PAGE);
+            placed.push((name, ty, dims, base, len));
+        }
+        let used = next - u64::from(FIRST_BUFFER);
+        if used > limit_bytes || next > u64::from(u32::MAX) {
+            return Err(LayoutError {
+                needed_mib: used.div_ceil(1 << 20),
+                limit_mib: limit_bytes >> 20,
+            });
+        }
+        let mut page_owner = vec![NO_OWNER; (next / u64::from(PAGE)) as usize];
+        let mut regions = Vec::new();
+        for (i, (name, ty, dims, base, len)) in placed.into_iter().enumerate() {
+            let region = Region {
+                name,
+                ty,
+                dims,
+                base: base as u32,
+                len: len as u32,
+            };
+            let first = region.base / PAGE;
+            let last = region.end().div_ceil(PAGE);
+            for p in first..last {
+                page_owner[p as usize] = i as u16;
+            }
+            regions.push(region);
+        }
+        Ok(GlobalMemory {
+            words: vec![0; (next / 4) as usize],
+            regions,
+            page_owner,
+        })
+    }
+
+    /// The buffers, in declaration order.
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+
+    /// The region holding a 4-byte-aligned byte address, if any.
+    #[inline]
+    pub fn region_of(&self, addr: u32) -> Option<usize> {
+        let owner = *self.page_owner.get((addr / PAGE) as usize)?;
+        if owner == NO_OWNER {
+            return None;
+        }
+        let r = &self.regions[usize::from(owner)];
+        (addr >= r.base && addr < r.end()).then_some(usize::from(owner))
+    }
+
+    /// Reads a word the caller has checked with [`GlobalMemory::region_of`].
+    #[inline]
+    pub fn read(&self, addr: u32) -> u32 {
+        self.words[(addr / 4) as usize]
+    }
+
+    /// Writes a word the caller has checked with [`GlobalMemory::region_of`].
+    #[inline]
+    pub fn write(&mut self, addr: u32, value: u32) {
+        self.words[(addr / 4) as usize] = value;
+    }
+
+    /// The elements of a buffer.
+    pub fn buffer(&self, index: usize) -> &[u32] {
+        let r = &self.regions[index];
+        let start = (r.base / 4) as usize;
+        &self.words[start..start + r.len as usize]
+    }
+
+    /// The elements of a buffer, writable.
+    pub fn buffer_mut(&mut self, index: usize) -> &mut [u32] {
+        let r = &self.regions[index];
+        let start = (r.base / 4) as usize;
+        &mut self.words[start..start + r.len as usize]
+    }
+
+    /// The region nearest to an unmapped address, for error messages.
+    pub fn nearest(&self, addr: u32) -> Option<&Region> {
+        self.regions.iter().min_by_key(|r| {
+            if addr < r.base {
+                r.base - addr
+            } else {
+                addr.saturating_sub(r.end() - 4)
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_separated_by_unmapped_gaps() {
+        let m = GlobalMemory::layout(
+            vec![
+                ("a".into(), Ty::F32, vec![3], 3),
+                ("b".into(), Ty::U32, vec![64], 64),
+            ],
+            1 << 20,
+        )
+        .unwrap();
+        let (a, b) = (&m.regions()[0], &m.regions()[1]);
+        assert_eq!(a.base, FIRST_BUFFER);
+        assert!(b.base >= a.end() + PAGE && b.base % PAGE == 0);
+        assert_eq!(m.region_of(a.base + 8), Some(0));
+        assert_eq!(m.region_of(a.end()), None);
+        assert_eq!(m.region_of(0), None);
+        assert_eq!(m.region_of(b.end() - 4), Some(1));
+        assert_eq!(m.region_of(b.end()), None);
+        assert_eq!(m.region_of(u32::MAX - 3), None);
+    }
+
+    #[test]
+    fn layout_respects_the_capacity() {
+        let e = GlobalMemory::layout(vec![("a".into(), Ty::F32, vec![1 << 20], 1 << 20)], 1 << 20);
+        assert!(e.is_err());
+    }
+}

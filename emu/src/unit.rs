@@ -1,0 +1,724 @@
+//! One unit of the grid, an SM running a block or an Interface Unit running the
+//! kernel's IU code: its warps, warp schedulers, pipelines, shared memory and
+//! scoreboard, and the issue step that executes an instruction functionally and
+//! charges its timing. Units only meet through [`Env`] (global memory, the DRAM
+//! queue, counters) and through the rendezvous events they report to the grid.
+
+use crate::access::{self, Access, Request};
+use crate::counters::{Component, ComponentCounts, PcCounters, StallReason};
+use crate::dram::Dram;
+use crate::exec::{self, Lanes};
+use crate::fault::{Fault, FaultKind, UnitLabel};
+use crate::machine::{Machine, SchedulerPolicy};
+use crate::memory::GlobalMemory;
+use crate::program::{Kind, Op, Src};
+use crate::warp::{Producer, Warp, WarpState};
+use spu_isa::{Guard, Side, Space, Special, TimingClass};
+
+const NEVER: u64 = u64::MAX;
+const CLASSES: usize = TimingClass::BlockSync as usize + 1;
+
+/// Pipelines an instruction class occupies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pipe {
+    Core = 0,
+    Sfu = 1,
+    Mem = 2,
+}
+
+fn pipe_of(class: TimingClass) -> Option<Pipe> {
+    use TimingClass as T;
+    match class {
+        T::IntAlu | T::IntMul | T::IntDiv | T::Fpu => Some(Pipe::Core),
+        T::Sfu => Some(Pipe::Sfu),
+        T::Shared | T::Global | T::Param | T::Cb | T::Atomic => Some(Pipe::Mem),
+        T::Control | T::Barrier | T::BlockSync => None,
+    }
+}
+
+/// The machine parameters the issue step needs, resolved once.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    latency: [u64; CLASSES],
+    interval: [u64; CLASSES],
+    pipes: [usize; 3],
+    sm_schedulers: usize,
+    iu_schedulers: usize,
+    policy: SchedulerPolicy,
+    banks: u32,
+    transaction_bytes: u32,
+}
+
+impl Timing {
+    pub fn new(m: &Machine) -> Timing {
+        let all = [
+            TimingClass::IntAlu,
+            TimingClass::IntMul,
+            TimingClass::IntDiv,
+            TimingClass::Fpu,
+            TimingClass::Sfu,
+            TimingClass::Shared,
+            TimingClass::Global,
+            TimingClass::Param,
+            TimingClass::Cb,
+            TimingClass::Atomic,
+            TimingClass::Control,
+            TimingClass::Barrier,
+            TimingClass::BlockSync,
+        ];
+        Timing {
+            latency: all.map(|c| u64::from(m.latency(c))),
+            interval: all.map(|c| u64::from(m.interval(c))),
+            pipes: [m.core_pipes, m.sfu_pipes, m.mem_pipes].map(|n| n as usize),
+            sm_schedulers: m.sm_schedulers as usize,
+            iu_schedulers: m.iu_schedulers as usize,
+            policy: m.scheduler_policy,
+            banks: m.shared_banks,
+            transaction_bytes: m.transaction_bytes,
+        }
+    }
+
+    pub fn latency(&self, c: TimingClass) -> u64 {
+        self.latency[c as usize]
+    }
+
+    pub fn interval(&self, c: TimingClass) -> u64 {
+        self.interval[c as usize]
+    }
+
+    pub fn banks(&self) -> u32 {
+        self.banks
+    }
+
+    pub fn transaction_bytes(&self) -> u32 {
+        self.transaction_bytes
+    }
+
+    /// Cycles from the last arrival at a blocksync to the release.
+    pub fn blocksync_latency(&self) -> u64 {
+        self.latency(TimingClass::BlockSync)
+    }
+}
+
+/// Off-chip and CB traffic, in 4-byte words.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub load_words: u64,
+    pub store_words: u64,
+    pub spill_words: u64,
+    pub restore_words: u64,
+    pub load_transactions: u64,
+    pub store_transactions: u64,
+    pub cb_reads: u64,
+    pub cb_writes: u64,
+}
+
+/// Machine-wide state a unit touches while issuing.
+#[derive(Debug)]
+pub struct Env<'a> {
+    pub ops: &'a [Op],
+    pub timing: &'a Timing,
+    pub memory: &'a mut GlobalMemory,
+    pub dram: &'a mut Dram,
+    pub params: &'a [u32],
+    pub pcs: &'a mut [PcCounters],
+    pub traffic: &'a mut Traffic,
+}
+
+/// What a unit is running: the values its special registers read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkCtx {
+    pub ctaid: [u32; 2],
+    pub nctaid: [u32; 2],
+    /// Block dimensions (IUs: threads, 1, 1).
+    pub ntid: [u32; 3],
+    /// Interface Units: side and index along it in the launched grid.
+    pub iu: Option<(Side, u32)>,
+    pub entry: u32,
+    pub regs: usize,
+    pub shared_bytes: u32,
+}
+
+/// What happened in a step that the grid must act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepEvent {
+    None,
+    /// Every live warp reached a blocksync: the unit arrives at the rendezvous.
+    BlockSync {
+        side: Option<Side>,
+        pc: u32,
+    },
+    /// Every warp has exited.
+    Finished,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Scheduler {
+    /// Warp indices this scheduler owns, oldest first.
+    warps: Vec<usize>,
+    /// Position in `warps` of the warp issued last.
+    last: usize,
+    /// Stall being charged: reason, instruction, since which cycle.
+    stall: Option<(StallReason, u32)>,
+    stall_since: u64,
+}
+
+/// One SM or Interface Unit.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub label: UnitLabel,
+    pub warps: Vec<Warp>,
+    shared: Vec<u32>,
+    ctx: WorkCtx,
+    schedulers: Vec<Scheduler>,
+    pipes: [Vec<u64>; 3],
+    /// Next cycle the unit must be stepped; [`NEVER`] while it waits for an event.
+    pub wake: u64,
+    pub busy: bool,
+    pub counters: ComponentCounts,
+    /// Warp instructions and thread instructions issued.
+    pub issued: u64,
+    pub thread_instrs: u64,
+    /// Cycles with work assigned.
+    pub busy_cycles: u64,
+    /// Work items completed.
+    pub items_done: u64,
+    started: u64,
+    /// Stall cycles by reason, summed over schedulers.
+    pub stalls: [u64; StallReason::ALL.len()],
+}
+
+impl Unit {
+    pub fn new(label: UnitLabel, timing: &Timing) -> Unit {
+        let n = if matches!(label, UnitLabel::Iu { .. }) {
+            timing.iu_schedulers
+        } else {
+            timing.sm_schedulers
+        };
+        Unit {
+            label,
+            warps: Vec::new(),
+            shared: Vec::new(),
+            ctx: WorkCtx {
+                ctaid: [0; 2],
+                nctaid: [0; 2],
+                ntid: [0; 3],
+                iu: None,
+                entry: 0,
+                regs: 0,
+                shared_bytes: 0,
+            },
+            schedulers: vec![Scheduler::default(); n],
+            pipes: timing.pipes.map(|n| vec![0; n]),
+            wake: NEVER,
+            busy: false,
+            counters: ComponentCounts::default(),
+            issued: 0,
+            thread_instrs: 0,
+            busy_cycles: 0,
+            items_done: 0,
+            started: 0,
+            stalls: [0; StallReason::ALL.len()],
+        }
+    }
+
+    pub fn is_iu(&self) -> bool {
+        matches!(self.label, UnitLabel::Iu { .. })
+    }
+
+    /// The work being run.
+    pub fn ctx(&self) -> &WorkCtx {
+        &self.ctx
+    }
+
+    /// Starts a block (SM) or an IU program instance at cycle `now`.
+    pub fn begin(&mut self, ctx: WorkCtx, threads: u32, now: u64) {
+        self.ctx = ctx;
+        self.warps = (0..threads.div_ceil(32))
+            .map(|w| Warp::new(w, (threads - w * 32).min(32), ctx.regs, ctx.entry, now))
+            .collect();
+        self.shared.clear();
+        self.shared.resize((ctx.shared_bytes / 4) as usize, 0);
+        let n = self.schedulers.len();
+        for (s, sched) in self.schedulers.iter_mut().enumerate() {
+            *sched = Scheduler {
+                warps: (s..self.warps.len()).step_by(n).collect(),
+                last: usize::MAX,
+                stall: None,
+                stall_since: now,
+            };
+        }
+        self.busy = true;
+        self.started = now;
+        self.wake = now;
+    }
+
+    /// Ends the current work at cycle `now`.
+    pub fn finish(&mut self, now: u64) {
+        self.busy = false;
+        self.wake = NEVER;
+        self.busy_cycles += now - self.started;
+        self.items_done += 1;
+        self.warps.clear();
+    }
+
+    /// Releases warps waiting at a blocksync; they may issue from cycle `at`.
+    pub fn release_blocksync(&mut self, at: u64) {
+        for w in &mut self.warps {
+            if matches!(w.state, WarpState::AtBlockSync(_)) {
+                w.state = WarpState::Running;
+                w.next_issue = at;
+            }
+        }
+        self.wake = self.wake.min(at);
+    }
+
+    /// Where each waiting warp is, for deadlock reports: (warp, pc, state).
+    pub fn waiting_warps(&self) -> Vec<(u32, u32, WarpState)> {
+        self.warps
+            .iter()
+            .filter(|w| !w.is_done())
+            .map(|w| (w.index, w.pc().unwrap_or(0), w.state))
+            .collect()
+    }
+
+    /// When a warp could next issue, and if not now, why not (and at which PC).
+    fn blocker(&self, w: &Warp, t: u64, env: &Env) -> Option<(u64, StallReason, u32)> {
+        let pc = w.pc()?;
+        match w.state {
+            WarpState::Done => return None,
+            WarpState::AtBarrier(at) => return Some((NEVER, StallReason::Barrier, at)),
+            WarpState::AtBlockSync(at) => return Some((NEVER, StallReason::BlockSync, at)),
+            WarpState::Running => {}
+        }
+        let op = &env.ops[pc as usize];
+        let mut ready = w.next_issue;
+        let mut reason = StallReason::Control;
+        for r in op.reg_uses().chain(op.dst) {
+            let r = usize::from(r);
+            if w.reg_ready[r] > ready {
+                ready = w.reg_ready[r];
+                reason = match w.reg_producer[r] {
+                    Producer::Alu => StallReason::Dependency,
+                    Producer::Memory => StallReason::Memory,
+                };
+            }
+        }
+        for p in op.pred_uses().chain(op.pdst) {
+            if w.pred_ready[usize::from(p)] > ready {
+                ready = w.pred_ready[usize::from(p)];
+                reason = StallReason::Dependency;
+            }
+        }
+        if ready > t {
+            return Some((ready, reason, pc));
+        }
+        if let Some(pipe) = pipe_of(op.class.timing) {
+            let free = self.pipes[pipe as usize].iter().copied().min().unwrap_or(0);
+            if free > t {
+                return Some((free, StallReason::PipeBusy, pc));
+            }
+        }
+        None
+    }
+
+    fn charge_stall(&mut self, s: usize, cycles: u64, env: &mut Env) {
+        if let Some((reason, pc)) = self.schedulers[s].stall {
+            if cycles > 0 {
+                self.stalls[reason as usize] += cycles;
+                env.pcs[pc as usize].stalls[reason as usize] += cycles;
+            }
+        }
+    }
+
+    /// Issues what can issue at cycle `now` and schedules the next step.
+    pub fn step(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+        let mut event = StepEvent::None;
+        for s in 0..self.schedulers.len() {
+            let since = self.schedulers[s].stall_since;
+            self.charge_stall(s, now.saturating_sub(since), env);
+            self.schedulers[s].stall = None;
+            let n = self.schedulers[s].warps.len();
+            let last = self.schedulers[s].last;
+            let mut chosen = None;
+            let mut first_blocked = None;
+            for k in 0..n {
+                let pos = issue_order(env.timing.policy, last, n, k);
+                let w = self.schedulers[s].warps[pos];
+                if self.warps[w].is_done() {
+                    continue;
+                }
+                match self.blocker(&self.warps[w], now, env) {
+                    None => {
+                        chosen = Some((pos, w));
+                        break;
+                    }
+                    Some((_, reason, pc)) => {
+                        first_blocked.get_or_insert((reason, pc));
+                    }
+                }
+            }
+            match chosen {
+                Some((pos, w)) => {
+                    self.schedulers[s].last = pos;
+                    let e = self.issue(w, now, env)?;
+                    if e != StepEvent::None {
+                        event = e;
+                    }
+                }
+                None => {
+                    self.schedulers[s].stall = first_blocked;
+                    self.charge_stall(s, 1, env);
+                    self.schedulers[s].stall = None;
+                }
+            }
+            self.schedulers[s].stall_since = now + 1;
+        }
+        if self.warps.iter().all(Warp::is_done) {
+            return Ok(StepEvent::Finished);
+        }
+        self.plan(now + 1, env);
+        Ok(event)
+    }
+
+    /// Sets the wake cycle and the stall each scheduler is charged from cycle `t`.
+    fn plan(&mut self, t: u64, env: &Env) {
+        let mut wake = NEVER;
+        for s in 0..self.schedulers.len() {
+            let mut first = None;
+            let mut issuable = false;
+            for &w in &self.schedulers[s].warps {
+                let warp = &self.warps[w];
+                if warp.is_done() {
+                    continue;
+                }
+                match self.blocker(warp, t, env) {
+                    None => {
+                        issuable = true;
+                        wake = wake.min(t);
+                    }
+                    Some((ready, reason, pc)) => {
+                        wake = wake.min(ready);
+                        first.get_or_insert((reason, pc));
+                    }
+                }
+            }
+            let sched = &mut self.schedulers[s];
+            sched.stall = if issuable { None } else { first };
+            sched.stall_since = t;
+        }
+        self.wake = wake;
+    }
+
+    /// Charges stalls up to `now` (end of run or of the work item).
+    pub fn settle(&mut self, now: u64, env: &mut Env) {
+        for s in 0..self.schedulers.len() {
+            let since = self.schedulers[s].stall_since;
+            self.charge_stall(s, now.saturating_sub(since), env);
+            self.schedulers[s].stall = None;
+            self.schedulers[s].stall_since = now;
+        }
+    }
+
+    fn special(&self, w: &Warp, sp: Special, now: u64) -> Lanes {
+        let ctx = &self.ctx;
+        let thread = |l: usize| w.index * 32 + l as u32;
+        let [nx, ny, _] = ctx.ntid;
+        let (smx, smy) = match self.label {
+            UnitLabel::Sm { x, y } => (x, y),
+            UnitLabel::Iu { .. } => (u32::MAX, u32::MAX),
+        };
+        let uniform = |v: u32| [v; 32];
+        match sp {
+            Special::TidX => std::array::from_fn(|l| thread(l) % nx),
+            Special::TidY => std::array::from_fn(|l| thread(l) / nx % ny),
+            Special::TidZ => std::array::from_fn(|l| thread(l) / (nx * ny)),
+            Special::NtidX => uniform(ctx.ntid[0]),
+            Special::NtidY => uniform(ctx.ntid[1]),
+            Special::NtidZ => uniform(ctx.ntid[2]),
+            Special::CtaidX => uniform(ctx.ctaid[0]),
+            Special::CtaidY => uniform(ctx.ctaid[1]),
+            Special::CtaidZ => uniform(0),
+            Special::NctaidX => uniform(ctx.nctaid[0]),
+            Special::NctaidY => uniform(ctx.nctaid[1]),
+            Special::NctaidZ => uniform(1),
+            Special::LaneId => std::array::from_fn(|l| l as u32),
+            Special::WarpId => uniform(w.index),
+            Special::SmidX => uniform(smx),
+            Special::SmidY => uniform(smy),
+            Special::IsIu => uniform(u32::from(ctx.iu.is_some())),
+            Special::IuDir => uniform(ctx.iu.map_or(u32::MAX, |(s, _)| u32::from(s.code()))),
+            Special::IuId => uniform(ctx.iu.map_or(u32::MAX, |(_, i)| i)),
+            Special::Clock => uniform(now as u32),
+        }
+    }
+
+    fn fetch(&self, w: &Warp, src: Src, now: u64) -> Lanes {
+        match src {
+            Src::Reg(r) => w.regs[usize::from(r)],
+            Src::Imm(v) => [v; 32],
+            Src::Special(sp) => self.special(w, sp, now),
+            Src::None => [0; 32],
+        }
+    }
+
+    fn occupy(&mut self, class: TimingClass, now: u64, cycles: u64) {
+        if let Some(pipe) = pipe_of(class) {
+            let slots = &mut self.pipes[pipe as usize];
+            if let Some(slot) = slots.iter_mut().find(|f| **f <= now) {
+                *slot = now + cycles.max(1);
+            }
+        }
+    }
+
+    /// Executes the next instruction of warp `wi` at cycle `now`.
+    fn issue(&mut self, wi: usize, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+        let w = &self.warps[wi];
+        let pc = w.pc().unwrap_or(0);
+        let op = env.ops[pc as usize];
+        let warp_index = w.index;
+        let fault = |kind, lane: u32| Fault {
+            kind,
+            pc,
+            warp: warp_index,
+            lane,
+        };
+        if self.is_iu() && !op.class.units.iu() {
+            let what = match op.class.timing {
+                TimingClass::Sfu => "the special function unit",
+                TimingClass::Shared => "shared memory",
+                _ => "the floating-point unit",
+            };
+            return Err(fault(
+                FaultKind::NotOnIu { what },
+                w.active().trailing_zeros(),
+            ));
+        }
+        let active = w.active();
+        let exec = active
+            & match op.guard {
+                Guard::Always => u32::MAX,
+                Guard::If(p) => w.preds[usize::from(p)],
+                Guard::IfNot(p) => !w.preds[usize::from(p)],
+            };
+        let lanes = u64::from(exec.count_ones());
+        self.issued += 1;
+        self.thread_instrs += lanes;
+        for c in [
+            Component::Ibp,
+            Component::Icp,
+            Component::Schedp,
+            Component::Pipep,
+        ] {
+            self.counters.add(c, 1);
+        }
+        self.counters
+            .add(Component::Rfp, lanes * u64::from(op.register_accesses()));
+        let pcc = &mut env.pcs[pc as usize];
+        pcc.issued += 1;
+        pcc.threads += lanes;
+        match op.class.timing {
+            TimingClass::IntAlu | TimingClass::IntMul | TimingClass::IntDiv => {
+                self.counters.add(Component::Spp, lanes)
+            }
+            TimingClass::Fpu => self.counters.add(Component::Fpup, lanes),
+            TimingClass::Sfu => self.counters.add(Component::Sfup, lanes),
+            _ => {}
+        }
+        let timing = env.timing;
+        let latency = timing.latency(op.class.timing);
+        let mut occupancy = timing.interval[op.class.timing as usize];
+        let mut result_at = now + latency;
+        let mut producer = Producer::Alu;
+        let mut next_issue = now + 1;
+        let mut event = StepEvent::None;
+        let mut value: Option<Lanes> = None;
+
+        match op.kind {
+            Kind::Bin(b) => {
+                let (a, bv) = (self.fetch(w, op.a, now), self.fetch(w, op.b, now));
+                value = Some(exec::binary(b, &a, &bv));
+            }
+            Kind::Un(u) => value = Some(exec::unary(u, &self.fetch(w, op.a, now))),
+            Kind::MadLo | Kind::Fma => {
+                let (a, b, c) = (
+                    self.fetch(w, op.a, now),
+                    self.fetch(w, op.b, now),
+                    self.fetch(w, op.c, now),
+                );
+                value = Some(if op.kind == Kind::Fma {
+                    exec::fma(&a, &b, &c)
+                } else {
+                    exec::mad_lo(&a, &b, &c)
+                });
+            }
+            Kind::Mov => value = Some(self.fetch(w, op.a, now)),
+            Kind::Selp => {
+                let (a, b) = (self.fetch(w, op.a, now), self.fetch(w, op.b, now));
+                let p = op.pred_src.map_or(0, |p| w.preds[usize::from(p)]);
+                value = Some(std::array::from_fn(|l| {
+                    if p >> l & 1 != 0 { a[l] } else { b[l] }
+                }));
+            }
+            Kind::Setp(cmp, ty) => {
+                let (a, b) = (self.fetch(w, op.a, now), self.fetch(w, op.b, now));
+                let hits = exec::setp(cmp, ty, &a, &b);
+                let w = &mut self.warps[wi];
+                if let Some(p) = op.pdst {
+                    let p = usize::from(p);
+                    w.preds[p] = (w.preds[p] & !exec) | (hits & exec);
+                    w.pred_ready[p] = result_at;
+                }
+            }
+            Kind::Ld(space) | Kind::St(space) => {
+                let addrs = self.addresses(w, &op, now);
+                let data = matches!(op.kind, Kind::St(_)).then(|| self.fetch(w, op.a, now));
+                let req = Request {
+                    space,
+                    addrs: &addrs,
+                    data: data.as_ref(),
+                    exec,
+                    pc,
+                    now,
+                };
+                if exec != 0 {
+                    let done =
+                        access::access(req, &mut self.shared, env).map_err(|(k, l)| fault(k, l))?;
+                    self.charge_access(&done);
+                    (occupancy, result_at, value) = (done.busy, done.ready, done.loaded);
+                    producer = Producer::Memory;
+                }
+            }
+            Kind::Atom(..) | Kind::Cas => {
+                let addrs = self.addresses(w, &op, now);
+                let (a, b) = (self.fetch(w, op.a, now), self.fetch(w, op.b, now));
+                let req = Request {
+                    space: Space::Global,
+                    addrs: &addrs,
+                    data: None,
+                    exec,
+                    pc,
+                    now,
+                };
+                let done =
+                    access::atomic(op.kind, req, &a, &b, env).map_err(|(k, l)| fault(k, l))?;
+                self.charge_access(&done);
+                (occupancy, result_at, value) = (done.busy, done.ready, done.loaded);
+                producer = Producer::Memory;
+            }
+            Kind::Bra { target, reconv } => {
+                let w = &mut self.warps[wi];
+                w.branch(exec, target, reconv);
+                w.next_issue = now + latency;
+                self.occupy(op.class.timing, now, occupancy);
+                return Ok(StepEvent::None);
+            }
+            Kind::Exit => {
+                let w = &mut self.warps[wi];
+                w.exit(exec);
+                w.next_issue = now + latency;
+                self.check_barrier(now, env);
+                return Ok(self.check_blocksync(env));
+            }
+            Kind::Nop => next_issue = now + latency,
+            Kind::BarSync | Kind::BlockSync(_) => {
+                let w = &mut self.warps[wi];
+                w.advance();
+                if exec != 0 && !w.is_done() {
+                    w.state = if op.kind == Kind::BarSync {
+                        WarpState::AtBarrier(pc)
+                    } else {
+                        WarpState::AtBlockSync(pc)
+                    };
+                }
+                w.next_issue = now + 1;
+                if op.kind == Kind::BarSync {
+                    self.check_barrier(now, env);
+                } else {
+                    event = self.check_blocksync(env);
+                }
+                return Ok(event);
+            }
+        }
+        let w = &mut self.warps[wi];
+        if let (Some(v), Some(d)) = (value, op.dst) {
+            let d = usize::from(d);
+            exec::write_masked(&mut w.regs[d], &v, exec);
+            w.reg_ready[d] = result_at;
+            w.reg_producer[d] = producer;
+        }
+        w.advance();
+        w.next_issue = next_issue;
+        self.occupy(op.class.timing, now, occupancy);
+        Ok(event)
+    }
+
+    fn addresses(&self, w: &Warp, op: &Op, now: u64) -> Lanes {
+        let base = op
+            .mem_base
+            .map_or([0; 32], |r| self.fetch(w, Src::Reg(r), now));
+        base.map(|b| b.wrapping_add(op.mem_offset as u32))
+    }
+
+    fn check_barrier(&mut self, now: u64, env: &Env) {
+        let live = self.warps.iter().filter(|w| !w.is_done());
+        let mut any = false;
+        for w in live {
+            if !matches!(w.state, WarpState::AtBarrier(_)) {
+                return;
+            }
+            any = true;
+        }
+        if any {
+            let at = now + env.timing.latency(TimingClass::Barrier);
+            for w in &mut self.warps {
+                if matches!(w.state, WarpState::AtBarrier(_)) {
+                    w.state = WarpState::Running;
+                    w.next_issue = at;
+                }
+            }
+        }
+    }
+
+    fn check_blocksync(&self, env: &Env) -> StepEvent {
+        let mut arrived = None;
+        for w in self.warps.iter().filter(|w| !w.is_done()) {
+            match (w.state, arrived) {
+                (WarpState::AtBlockSync(at), None) => arrived = Some(at),
+                (WarpState::AtBlockSync(_), Some(_)) => {}
+                _ => return StepEvent::None,
+            }
+        }
+        match arrived.map(|pc| (pc, env.ops[pc as usize].kind)) {
+            Some((pc, Kind::BlockSync(side))) => StepEvent::BlockSync { side, pc },
+            _ => StepEvent::None,
+        }
+    }
+
+    fn charge_access(&mut self, done: &Access) {
+        let (component, n) = done.events;
+        let group: &[Component] = if component == Component::Dramp {
+            &[Component::Mcp, Component::Nocp, Component::Dramp]
+        } else {
+            &[component]
+        };
+        for &c in group {
+            self.counters.add(c, n);
+        }
+    }
+}
+
+/// Position in a scheduler's warp list of the `k`-th warp to try. Loose
+/// round-robin starts after the warp issued last; greedy-then-oldest retries it
+/// first, then goes oldest first.
+fn issue_order(policy: SchedulerPolicy, last: usize, n: usize, k: usize) -> usize {
+    match policy {
+        SchedulerPolicy::Lrr => last.wrapping_add(1).wrapping_add(k) % n,
+        SchedulerPolicy::Gto if last < n => match k {
+            0 => last,
+            _ if k - 1 < last => k - 1,
+            _ => k,
+        },
+        SchedulerPolicy::Gto => k,
+    }
+}

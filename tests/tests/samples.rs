@@ -1,0 +1,122 @@
+//! Every non-stencil sample runs and its output matches a reference computed here,
+//! independently of the emulator, on several machines.
+
+use spu_emu::Machine;
+use spu_tests::{assert_close, repo_path, run, run_with};
+
+fn machines() -> Vec<(&'static str, Machine)> {
+    let mut out = vec![("spu-4x4", Machine::default())];
+    for (name, sets) in [
+        (
+            "1x1 sequential",
+            &["grid.cols=1", "grid.rows=1", "passes.mode=sequential"][..],
+        ),
+        (
+            "8x8 gto",
+            &["grid.cols=8", "grid.rows=8", "sm.scheduler_policy=gto"][..],
+        ),
+        (
+            "3x2 one scheduler",
+            &["grid.cols=3", "grid.rows=2", "sm.schedulers=1"][..],
+        ),
+    ] {
+        let mut m = Machine::default();
+        for s in sets {
+            m.set(s).unwrap();
+        }
+        out.push((name, m));
+    }
+    out
+}
+
+#[test]
+fn vecadd_matches_elementwise_sum() {
+    for (name, m) in machines() {
+        let ran = run_with(&repo_path("samples/vecadd.spu"), &m, &["N=1000"]);
+        let (a, b) = (ran.in_f32("A"), ran.in_f32("B"));
+        let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| f64::from(*x + *y)).collect();
+        assert_close(&ran.out_f32("C"), &want, 0.0, name);
+    }
+}
+
+#[test]
+fn matmul_matches_a_triple_loop() {
+    let n = 64;
+    for (name, m) in machines() {
+        let ran = run_with(&repo_path("samples/matmul.spu"), &m, &[]);
+        let (a, b) = (ran.in_f32("A"), ran.in_f32("B"));
+        let mut want = vec![0f64; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                want[i * n + j] = (0..n)
+                    .map(|k| f64::from(a[i * n + k]) * f64::from(b[k * n + j]))
+                    .sum();
+            }
+        }
+        assert_close(&ran.out_f32("C"), &want, 1e-5, name);
+    }
+}
+
+#[test]
+fn matmul_other_sizes() {
+    for n in [16usize, 48] {
+        let ran = run("samples/matmul.spu", &[&format!("N={n}")]);
+        let (a, b) = (ran.in_f32("A"), ran.in_f32("B"));
+        let want: Vec<f64> = (0..n * n)
+            .map(|ij| {
+                (0..n)
+                    .map(|k| f64::from(a[ij / n * n + k]) * f64::from(b[k * n + ij % n]))
+                    .sum()
+            })
+            .collect();
+        assert_close(&ran.out_f32("C"), &want, 1e-5, &format!("N={n}"));
+    }
+}
+
+#[test]
+fn reduction_matches_block_sums_and_counts_blocks() {
+    for (name, m) in machines() {
+        let ran = run_with(&repo_path("samples/reduction.spu"), &m, &["N=2048"]);
+        let x = ran.in_f32("x");
+        let want: Vec<f64> = x
+            .chunks(256)
+            .map(|c| c.iter().map(|v| f64::from(*v)).sum())
+            .collect();
+        assert_close(&ran.out_f32("partial"), &want, 1e-6, name);
+        assert_eq!(
+            ran.out_u32("count"),
+            vec![8],
+            "{name}: every block counted once"
+        );
+    }
+}
+
+#[test]
+fn divergent_matches_both_paths() {
+    for (name, m) in machines() {
+        let ran = run_with(&repo_path("samples/divergent.spu"), &m, &["N=200"]);
+        let want: Vec<u32> = (0..200i32)
+            .map(|i| if i % 2 == 0 { i * 3 } else { i - 100 } as u32)
+            .collect();
+        assert_eq!(ran.out_u32("out"), want, "{name}");
+    }
+}
+
+#[test]
+fn results_do_not_depend_on_the_machine_but_cycles_do() {
+    let ms = machines();
+    let runs: Vec<_> = ms
+        .iter()
+        .map(|(_, m)| run_with(&repo_path("samples/matmul.spu"), m, &[]))
+        .collect();
+    for r in &runs[1..] {
+        assert_eq!(r.out_u32("C"), runs[0].out_u32("C"));
+    }
+    let one_sm = &runs[1].result;
+    assert!(
+        one_sm.cycles > runs[0].result.cycles * 4,
+        "1x1 ({}) should be much slower than 4x4 ({})",
+        one_sm.cycles,
+        runs[0].result.cycles
+    );
+}
