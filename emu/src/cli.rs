@@ -37,7 +37,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.json")]
     pub stats: Option<PathBuf>,
     /// Stop with an error after this many cycles.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000_000_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
     pub max_cycles: u64,
 }
 

@@ -273,12 +273,19 @@ impl Unit {
         self.wake = self.wake.min(at);
     }
 
-    /// Where each waiting warp is, for deadlock reports: (warp, pc, state).
+    /// Where each waiting warp is, for deadlock reports: (warp, pc, state); a warp
+    /// at a barrier reports the barrier's PC.
     pub fn waiting_warps(&self) -> Vec<(u32, u32, WarpState)> {
         self.warps
             .iter()
             .filter(|w| !w.is_done())
-            .map(|w| (w.index, w.pc().unwrap_or(0), w.state))
+            .map(|w| {
+                let pc = match w.state {
+                    WarpState::AtBarrier(pc) | WarpState::AtBlockSync(pc) => pc,
+                    _ => w.pc().unwrap_or(0),
+                };
+                (w.index, pc, w.state)
+            })
             .collect()
     }
 

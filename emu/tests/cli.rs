@@ -1,0 +1,317 @@
+//! `spu-emu` from the outside: a good run prints a summary and writes stats and
+//! dumps; every kind of bad input exits non-zero with a clear `error:` and never a
+//! panic or a half-written file; run-time errors read as the snapshots show.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn emu(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("spu-emu runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs a command that must fail cleanly; returns its standard error.
+fn fails(args: &[&str], needle: &str) -> String {
+    let out = emu(args);
+    let err = text(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "{args:?} succeeded:\n{}",
+        text(&out.stdout)
+    );
+    assert!(err.contains("error:"), "{args:?}: no `error:` in\n{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{args:?} panicked:\n{err}"
+    );
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected `{needle}` in\n{err}"
+    );
+    err
+}
+
+#[test]
+fn a_good_run_prints_a_summary_and_writes_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    let dump = dir.path().join("c.npy");
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "-D",
+        "N=512",
+        "--stats",
+        stats.to_str().unwrap(),
+        "--dump",
+        &format!("C={}", dump.display()),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary = text(&out.stdout);
+    for key in ["cycles", "IPC", "off-chip", "passes", "700 MHz"] {
+        assert!(summary.contains(key), "summary lacks {key}:\n{summary}");
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert!(doc["cycles"].as_u64().unwrap() > 0);
+    assert_eq!(doc["offchip"]["load_words"], 1024);
+    assert_eq!(doc["offchip"]["store_words"], 512);
+    assert!(std::fs::metadata(&dump).unwrap().len() > 512 * 4);
+}
+
+#[test]
+fn the_same_run_twice_gives_identical_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let b = dir.path().join("b.json");
+    for out in [&a, &b] {
+        let o = emu(&["samples/matmul.spu", "-q", "--stats", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert!(a.len() > 1000);
+    assert_eq!(a, b, "stats differ between identical runs");
+}
+
+#[test]
+fn stats_have_the_contract_keys() {
+    let out = emu(&["samples/reduction.spu", "-q", "--stats", "-"]);
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for path in [
+        "/cycles",
+        "/offchip/load_words",
+        "/offchip/store_words",
+        "/offchip/spill_words",
+        "/offchip/restore_words",
+        "/cb/reads",
+        "/cb/writes",
+        "/passes/x",
+        "/passes/y",
+        "/passes/mode",
+        "/machine/grid.cols",
+        "/counters/DRAMP",
+        "/counters/CBP",
+        "/units/0/counters/SHRDP",
+        "/pcs/0/issued",
+    ] {
+        assert!(doc.pointer(path).is_some(), "stats lack {path}");
+    }
+}
+
+#[test]
+fn bad_command_lines_and_files_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    std::fs::write(d("garbage.bin"), [0xffu8, 0xfe, 0x00, 0x13]).unwrap();
+    std::fs::write(d("bad.spu"), "this is not assembly\n").unwrap();
+    std::fs::write(d("bad.toml"), "[grid\ncols = 4\n").unwrap();
+    std::fs::write(d("unknown.toml"), "[grid]\ncolumns = 4\n").unwrap();
+    std::fs::write(d("range.toml"), "[sm]\nschedulers = 0\n").unwrap();
+    let mut elf = std::fs::read(root().join("samples/vecadd.spu")).unwrap();
+    elf.clear();
+    elf.extend_from_slice(b"\x7fELF\x02\x01\x01");
+    std::fs::write(d("truncated.bin"), &elf).unwrap();
+
+    let cases: &[(&[&str], &str)] = &[
+        (&["missing.spu"], "cannot read `missing.spu`"),
+        (&["samples"], "is a directory"),
+        (&[&d("garbage.bin")], "neither an SPU binary nor UTF-8"),
+        (&[&d("truncated.bin")], "not a valid SPU binary"),
+        (&[&d("bad.spu")], "does not assemble"),
+        (
+            &["samples/vecadd.spu", "--machine", "spu-9x9"],
+            "unknown machine preset `spu-9x9`",
+        ),
+        (
+            &["samples/vecadd.spu", "--machine", &d("bad.toml")],
+            "bad.toml",
+        ),
+        (
+            &["samples/vecadd.spu", "--machine", &d("unknown.toml")],
+            "unknown machine key `grid.columns`",
+        ),
+        (
+            &["samples/vecadd.spu", "--machine", &d("range.toml")],
+            "sm.schedulers",
+        ),
+        (
+            &["samples/vecadd.spu", "--machine", &d("none.toml")],
+            "cannot be read",
+        ),
+        (
+            &["samples/vecadd.spu", "--set", "sm.schedulers"],
+            "KEY=VALUE",
+        ),
+        (
+            &["samples/vecadd.spu", "--set", "sm.warp_size=64"],
+            "unknown machine key",
+        ),
+        (
+            &["samples/vecadd.spu", "--set", "clock.freq_mhz=fast"],
+            "clock.freq_mhz",
+        ),
+        (&["samples/vecadd.spu", "--grid", "0x4"], "grid.cols"),
+        (&["samples/vecadd.spu", "--grid", "four"], "PxQ"),
+        (
+            &["samples/vecadd.spu", "--boundary", "usb"],
+            "invalid value",
+        ),
+        (&["samples/vecadd.spu", "-D", "M=4"], "no parameter `M`"),
+        (
+            &["samples/vecadd.spu", "-D", "N=-4"],
+            "not a valid .u32 value",
+        ),
+        (&["samples/vecadd.spu", "-D", "N"], "NAME=VALUE"),
+        (
+            &["samples/vecadd.spu", "-D", "N=0"],
+            "launch grid dimension x",
+        ),
+        (&["samples/matmul.spu", "-D", "N=20000"], "global memory"),
+        (
+            &["samples/matmul.spu", "-D", "N=1000000"],
+            "at most 2^30 elements",
+        ),
+        (
+            &["samples/vecadd.spu", "--load", "Z=a.npy"],
+            "no buffer `Z`",
+        ),
+        (&["samples/vecadd.spu", "--load", "A"], "BUF=FILE.npy"),
+        (
+            &["samples/vecadd.spu", "--load", "A=missing.npy"],
+            "cannot read `missing.npy`",
+        ),
+        (
+            &[
+                "samples/vecadd.spu",
+                "--load",
+                &format!("A={}", d("garbage.bin")),
+            ],
+            "not a valid .npy",
+        ),
+        (
+            &["samples/vecadd.spu", "--dump", "Q=out.npy"],
+            "no buffer `Q`",
+        ),
+        (
+            &["samples/vecadd.spu", "--dump", "C=/nonexistent/dir/c.npy"],
+            "cannot write",
+        ),
+        (
+            &["samples/vecadd.spu", "--stats", "/nonexistent/dir/s.json"],
+            "cannot write",
+        ),
+        (
+            &["samples/vecadd.spu", "--max-cycles", "10"],
+            "--max-cycles",
+        ),
+        (
+            &["samples/vecadd.spu", "--max-cycles", "ten"],
+            "invalid value",
+        ),
+        (&["emu/tests/faults/global_sync.spu"], "--passes sequential"),
+        (
+            &["emu/tests/faults/global_sync.spu", "--boundary", "dma"],
+            "--boundary iu",
+        ),
+        (
+            &["emu/tests/faults/spin.spu", "--max-cycles", "20000"],
+            "exceeded --max-cycles",
+        ),
+        (&["emu/tests/faults/oob_load.spu"], "outside every buffer"),
+        (&["emu/tests/faults/misaligned.spu"], "not a multiple of 4"),
+        (
+            &["emu/tests/faults/shared_oob.spu"],
+            "past the end of the 64-byte shared space",
+        ),
+        (&["emu/tests/faults/deadlock.spu"], "deadlock"),
+        (&["emu/tests/faults/iu_fpu.spu"], "floating-point unit"),
+    ];
+    for (args, needle) in cases {
+        fails(args, needle);
+    }
+}
+
+#[test]
+fn npy_inputs_are_checked_against_the_declaration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.npy");
+    let words: Vec<u32> = (0..8).map(|i| (i as f32).to_bits()).collect();
+    spu_emu::npy::write(&path, spu_isa::Ty::F32, &[2, 4], &words).unwrap();
+    let arg = format!("A={}", path.display());
+    fails(
+        &["samples/vecadd.spu", "-D", "N=8", "--load", &arg],
+        "has shape [2, 4]",
+    );
+    spu_emu::npy::write(&path, spu_isa::Ty::U32, &[8], &words).unwrap();
+    fails(
+        &["samples/vecadd.spu", "-D", "N=8", "--load", &arg],
+        "`<u4`",
+    );
+    spu_emu::npy::write(&path, spu_isa::Ty::F32, &[8], &words).unwrap();
+    let out_path = dir.path().join("c.npy");
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "-D",
+        "N=8",
+        "--load",
+        &arg,
+        "--load",
+        &format!("B={}", path.display()),
+        "--dump",
+        &format!("C={}", out_path.display()),
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let c = spu_emu::npy::read(&out_path, "C", spu_isa::Ty::F32, &[8]).unwrap();
+    let want: Vec<u32> = (0..8).map(|i| (2.0 * i as f32).to_bits()).collect();
+    assert_eq!(c, want, "C = A + B with A = B = 0..8");
+}
+
+#[test]
+fn a_failed_run_writes_no_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    fails(
+        &[
+            "emu/tests/faults/oob_load.spu",
+            "--stats",
+            stats.to_str().unwrap(),
+        ],
+        "outside every buffer",
+    );
+    assert!(!stats.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no temporary files left"
+    );
+}
+
+#[test]
+fn run_time_errors_read_well() {
+    for name in ["oob_load", "misaligned", "deadlock", "iu_fpu", "shared_oob"] {
+        let path = format!("emu/tests/faults/{name}.spu");
+        let err = text(&emu(&[&path, "-q"]).stderr);
+        insta::assert_snapshot!(name, err);
+    }
+}
+
+#[test]
+fn list_params_documents_every_key() {
+    let out = emu(&["--list-params"]);
+    assert!(out.status.success());
+    let listing = text(&out.stdout);
+    for p in spu_emu::machine::PARAMS {
+        assert!(listing.contains(p.key), "{} missing", p.key);
+    }
+}
