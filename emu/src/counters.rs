@@ -97,6 +97,8 @@ pub enum StallReason {
     Barrier,
     /// Waiting at a blocksync rendezvous.
     BlockSync,
+    /// Every warp of this scheduler has exited while others still run.
+    Idle,
 }
 
 impl StallReason {
@@ -107,6 +109,7 @@ impl StallReason {
         StallReason::Control,
         StallReason::Barrier,
         StallReason::BlockSync,
+        StallReason::Idle,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -117,6 +120,7 @@ impl StallReason {
             StallReason::Control => "control",
             StallReason::Barrier => "barrier",
             StallReason::BlockSync => "blocksync",
+            StallReason::Idle => "idle",
         }
     }
 }

@@ -16,6 +16,8 @@ use crate::warp::{Producer, Warp, WarpState};
 use spu_isa::{Guard, Side, Space, Special, TimingClass};
 
 const NEVER: u64 = u64::MAX;
+/// The stall of a scheduler whose warps have all exited (no instruction to charge).
+const IDLE: (StallReason, u32) = (StallReason::Idle, u32::MAX);
 const CLASSES: usize = TimingClass::BlockSync as usize + 1;
 
 /// Pipelines an instruction class occupies.
@@ -330,10 +332,12 @@ impl Unit {
     }
 
     fn charge_stall(&mut self, s: usize, cycles: u64, env: &mut Env) {
-        if let Some((reason, pc)) = self.schedulers[s].stall {
-            if cycles > 0 {
-                self.stalls[reason as usize] += cycles;
-                env.pcs[pc as usize].stalls[reason as usize] += cycles;
+        if let Some((reason, pc)) = self.schedulers[s].stall
+            && cycles > 0
+        {
+            self.stalls[reason as usize] += cycles;
+            if let Some(at) = env.pcs.get_mut(pc as usize) {
+                at.stalls[reason as usize] += cycles;
             }
         }
     }
@@ -374,7 +378,7 @@ impl Unit {
                     }
                 }
                 None => {
-                    self.schedulers[s].stall = first_blocked;
+                    self.schedulers[s].stall = Some(first_blocked.unwrap_or(IDLE));
                     self.charge_stall(s, 1, env);
                     self.schedulers[s].stall = None;
                 }
@@ -411,7 +415,11 @@ impl Unit {
                 }
             }
             let sched = &mut self.schedulers[s];
-            sched.stall = if issuable { None } else { first };
+            sched.stall = if issuable {
+                None
+            } else {
+                Some(first.unwrap_or(IDLE))
+            };
             sched.stall_since = t;
         }
         self.wake = wake;

@@ -315,3 +315,24 @@ fn list_params_documents_every_key() {
         assert!(listing.contains(p.key), "{} missing", p.key);
     }
 }
+
+#[test]
+fn a_binary_runs_like_its_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let src_path = root().join("samples/reduction.spu");
+    let src = std::fs::read_to_string(&src_path).unwrap();
+    let (bin, _) = spu_asm::assemble("samples/reduction.spu", &src).unwrap();
+    let bin_path = dir.path().join("reduction.bin");
+    std::fs::write(&bin_path, bin).unwrap();
+    let stats = |kernel: &str| -> serde_json::Value {
+        let out = emu(&[kernel, "-q", "--stats", "-"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (a, b) = (
+        stats("samples/reduction.spu"),
+        stats(bin_path.to_str().unwrap()),
+    );
+    assert_eq!(a["cycles"], b["cycles"]);
+    assert_eq!(a["counters"], b["counters"]);
+}

@@ -118,3 +118,24 @@ fn a_streaming_kernel_is_bounded_by_dram_bandwidth() {
         "halving the bandwidth scaled cycles by {ratio:.3}"
     );
 }
+
+#[test]
+fn every_scheduler_cycle_is_an_issue_or_a_charged_stall() {
+    for (sample, defines) in [
+        ("samples/matmul.spu", &[][..]),
+        ("samples/reduction.spu", &[][..]),
+        ("samples/divergent.spu", &["N=300"][..]),
+    ] {
+        let m = Machine::default();
+        let r = run_with(&repo_path(sample), &m, defines).result;
+        for u in &r.units {
+            let stalls: u64 = u.stalls.iter().sum();
+            assert_eq!(
+                u.issued + stalls,
+                u64::from(m.sm_schedulers) * u.busy_cycles,
+                "{sample}: {}",
+                u.label
+            );
+        }
+    }
+}
