@@ -27,9 +27,6 @@ pub mod stats;
 pub mod unit;
 pub mod warp;
 
-use std::io::Write;
-use std::path::Path;
-
 pub use grid::{Grid, Progress, RunResult, Stop};
 pub use kernel::{Kernel, read_kernel};
 pub use load::{Image, LoadOptions, load};
@@ -45,23 +42,4 @@ pub fn simulate(
     Grid::new(image, machine).run(max_cycles, progress)
 }
 
-/// Writes through a temporary file in the same directory, then renames, so a failed
-/// run never leaves a half-written output.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
+pub use spu_isa::format::write_atomically;

@@ -1,25 +1,8 @@
 //! Every sample and conformance source assembles, and assemble -> disassemble ->
 //! assemble gives identical bytes.
 
-use std::path::{Path, PathBuf};
-
-fn sources(dir: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "spu") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use spu_tests::sources;
+use std::path::Path;
 
 fn assemble(name: &str, src: &str) -> Vec<u8> {
     match spu_asm::assemble(name, src) {

@@ -6,6 +6,7 @@ mod bytes;
 mod elf;
 mod expr;
 mod model;
+mod output;
 mod validate;
 
 pub use elf::{FORMAT_VERSION, SPU_MACHINE, read_module, write_module};
@@ -14,6 +15,7 @@ pub use model::{
     BufferDecl, DMA_FIELDS, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl,
     RegTy, SharedDecl, SourceLoc,
 };
+pub use output::write_atomically;
 
 /// Why a file is not a valid SPU binary.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
