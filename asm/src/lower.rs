@@ -11,7 +11,7 @@ use crate::operands::{Scope, check_instr};
 use crate::parse::parse_file;
 use crate::suggest::closest;
 use spu_isa::format::{
-    BufferDecl, DMA_FIELDS, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl,
+    BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl,
     RegTy, SharedDecl, SourceLoc,
 };
 use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Side, Special, Ty};
@@ -621,8 +621,12 @@ impl<'a> Assembler<'a> {
             );
             return;
         };
-        let mut values: [Option<spu_isa::format::Expr>; 7] = Default::default();
-        values[0] = Some(spu_isa::format::Expr::Const(0));
+        let mut values: [Option<spu_isa::format::Expr>; 9] = Default::default();
+        for (v, name) in values.iter_mut().zip(DMA_FIELDS) {
+            if DMA_OPTIONAL.contains(&name) {
+                *v = Some(spu_isa::format::Expr::Const(0));
+            }
+        }
         let mut ok = true;
         for (key, value) in fields {
             let Some(i) = DMA_FIELDS.iter().position(|f| *f == key.node) else {

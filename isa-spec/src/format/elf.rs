@@ -13,7 +13,7 @@ use crate::names::{Side, Ty};
 /// The private `e_machine` value of SPU binaries ("SP" in ASCII).
 pub const SPU_MACHINE: u16 = 0x5350;
 /// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 const TEXT: &str = ".text";
 const KERNEL: &str = ".spu.kernel";
@@ -458,7 +458,7 @@ fn read_buffers(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
 
 fn read_dma(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
     let mut r = ByteReader::new(DMA, data);
-    let n = r.count(3 + 7 * 5)?;
+    let n = r.count(3 + 9 * 5)?;
     for _ in 0..n {
         let code = r.u8()?;
         let side =
@@ -471,15 +471,10 @@ fn read_dma(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
             )));
         }
         let p = m.params.len();
-        let fields = [
-            r.expr(p)?,
-            r.expr(p)?,
-            r.expr(p)?,
-            r.expr(p)?,
-            r.expr(p)?,
-            r.expr(p)?,
-            r.expr(p)?,
-        ];
+        let mut fields: [Expr; 9] = Default::default();
+        for f in &mut fields {
+            *f = r.expr(p)?;
+        }
         m.dma.push(DmaDesc {
             side,
             buffer,

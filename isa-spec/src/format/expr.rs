@@ -57,6 +57,12 @@ pub enum Expr {
     Binary(BinOp, Box<Expr>, Box<Expr>),
 }
 
+impl Default for Expr {
+    fn default() -> Self {
+        Expr::Const(0)
+    }
+}
+
 /// Why an expression cannot be evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {

@@ -100,7 +100,7 @@ impl Default for Launch {
 }
 
 /// The fields of a DMA descriptor, in declaration and storage order.
-pub const DMA_FIELDS: [&str; 7] = [
+pub const DMA_FIELDS: [&str; 9] = [
     "offset",
     "rows",
     "cols",
@@ -108,18 +108,25 @@ pub const DMA_FIELDS: [&str; 7] = [
     "tile_stride",
     "iu_stride",
     "tiles",
+    "delay",
+    "iu_delay",
 ];
+
+/// Fields a descriptor may leave out, and the value they then take (0).
+pub const DMA_OPTIONAL: [&str; 3] = ["offset", "delay", "iu_delay"];
 
 /// `.dma west B, offset=0, rows=32, cols=1, row_stride=K, tile_stride=1, iu_stride=32*K, tiles=K;`
 /// An affine sequence of tile transfers between a buffer and one side's CBs
-/// (thesis 7.2). All quantities are in elements.
+/// (thesis 7.2). All quantities are in elements, except `delay` and `iu_delay`:
+/// the engine of IU index `i` first takes part in `delay + i * iu_delay`
+/// rendezvous without transferring (the skew a global-sync wavefront needs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DmaDesc {
     pub side: Side,
     /// Buffer index.
     pub buffer: u16,
     /// Expressions for [`DMA_FIELDS`], in that order.
-    pub fields: [Expr; 7],
+    pub fields: [Expr; 9],
 }
 
 /// Where an instruction came from.
