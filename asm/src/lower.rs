@@ -11,8 +11,8 @@ use crate::operands::{Scope, check_instr};
 use crate::parse::parse_file;
 use crate::suggest::closest;
 use spu_isa::format::{
-    BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl,
-    RegTy, SharedDecl, SourceLoc,
+    BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
+    ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
 use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Side, Special, Ty};
 use std::collections::HashMap;

@@ -25,6 +25,8 @@ pub struct Request<'a> {
     pub exec: u32,
     pub pc: u32,
     pub now: u64,
+    /// For CB spaces: the side and the unit's link there, if it has one.
+    pub cb_link: Option<(spu_isa::Side, Option<usize>)>,
 }
 
 /// What an access produced and cost.
@@ -116,6 +118,7 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
         exec,
         pc,
         now,
+        cb_link,
     } = req;
     let store = data.is_some();
     let timing = env.timing;
@@ -208,15 +211,46 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                 events: (component, waves),
             })
         }
-        _ => Err((
-            FaultKind::Unsupported {
-                what: format!(
-                    "`{}` accesses the {space} Communication Buffer, which this emulator build does not model yet",
-                    if store { "st" } else { "ld" }
-                ),
-            },
-            exec.trailing_zeros(),
-        )),
+        _ => {
+            let lane0 = exec.trailing_zeros();
+            let (side, link) = cb_link.unwrap_or((spu_isa::Side::North, None));
+            let link = link.ok_or((FaultKind::NoCbPort { side }, lane0))?;
+            let link = &mut env.links[link];
+            let size = link.words() * 4;
+            for l in lanes_of(exec) {
+                let addr = addrs[l];
+                if addr % 4 != 0 {
+                    return Err((FaultKind::Misaligned { space, addr }, l as u32));
+                }
+                if addr >= size {
+                    return Err((
+                        FaultKind::OutOfRange {
+                            space,
+                            addr,
+                            size,
+                            store,
+                        },
+                        l as u32,
+                    ));
+                }
+            }
+            for l in lanes_of(exec) {
+                match data {
+                    Some(d) => link.write(addrs[l] / 4, d[l]),
+                    None => loaded[l] = link.read(addrs[l] / 4),
+                }
+            }
+            // CBs are banked like shared memory (thesis 5.2.1).
+            let waves = bank_waves(addrs, exec, timing.banks()).max(1);
+            env.pcs[pc as usize].conflict_waves += waves - 1;
+            let interval = timing.interval(TimingClass::Cb);
+            Ok(Access {
+                loaded: (!store).then_some(loaded),
+                ready: now + timing.latency(TimingClass::Cb) + (waves - 1) * interval,
+                busy: waves * interval,
+                events: (Component::Cbp, waves),
+            })
+        }
     }
 }
 

@@ -21,8 +21,15 @@ pub enum FaultKind {
     Misaligned { space: Space, addr: u32 },
     /// An instruction an Interface Unit has no hardware for (thesis Table 5.2).
     NotOnIu { what: &'static str },
-    /// A feature the emulator does not provide on this machine.
-    Unsupported { what: String },
+    /// A CB access or directional blocksync on a side where the unit has no link.
+    NoCbPort { side: spu_isa::Side },
+    /// A DMA descriptor tile that reaches outside its buffer.
+    DmaOutOfBounds {
+        buffer: String,
+        element: i64,
+        len: u32,
+        tile: u64,
+    },
 }
 
 /// A fault at one thread of one warp.
@@ -40,6 +47,7 @@ pub struct Fault {
 pub enum UnitLabel {
     Sm { x: u32, y: u32 },
     Iu { side: spu_isa::Side, index: u32 },
+    Dma { side: spu_isa::Side, index: u32 },
 }
 
 impl fmt::Display for UnitLabel {
@@ -47,6 +55,7 @@ impl fmt::Display for UnitLabel {
         match self {
             UnitLabel::Sm { x, y } => write!(f, "SM ({x}, {y})"),
             UnitLabel::Iu { side, index } => write!(f, "{side} IU {index}"),
+            UnitLabel::Dma { side, index } => write!(f, "{side} DMA engine {index}"),
         }
     }
 }
@@ -78,7 +87,19 @@ impl fmt::Display for FaultKind {
                 f,
                 "an Interface Unit reached an instruction that needs {what}, which IUs do not have (thesis Table 5.2)"
             ),
-            FaultKind::Unsupported { what } => f.write_str(what),
+            FaultKind::NoCbPort { side } => write!(
+                f,
+                "this unit has no {side} Communication Buffer port (an IU has one port, towards the grid; data flows west->east and north->south)"
+            ),
+            FaultKind::DmaOutOfBounds {
+                buffer,
+                element,
+                len,
+                tile,
+            } => write!(
+                f,
+                "the DMA descriptor's tile {tile} reaches element {element} of `{buffer}`, which has {len} elements"
+            ),
         }
     }
 }
@@ -96,7 +117,12 @@ impl FaultKind {
             FaultKind::NotOnIu { .. } => {
                 "keep IU code (after `.iu`) to integer, CB, global and control instructions"
             }
-            FaultKind::Unsupported { .. } => "see `spu-emu --help` for what this machine supports",
+            FaultKind::NoCbPort { .. } => {
+                "north IUs write south, west IUs write east, south IUs read north, east IUs read west"
+            }
+            FaultKind::DmaOutOfBounds { .. } => {
+                "check offset, row_stride, tile_stride, iu_stride and tiles against the buffer's size"
+            }
         }
     }
 }

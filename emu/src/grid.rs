@@ -1,39 +1,23 @@
-//! The SM grid in time: which unit runs which block or IU program instance in which
-//! pass, the main cycle loop (skipping cycles in which nothing can issue), the
-//! global blocksync rendezvous, deadlock detection and the cycle limit.
-//!
-//! Placement follows the SPU rule (thesis 2.2.2, 4.1): block `(bx, by)` runs in pass
-//! `(bx / P, by / Q)` on SM `(bx % P, by % Q)`, passes in row-major order, one block
-//! per SM at a time. IU code runs along the launched grid's edge: the north IU
-//! instance for column `bx` runs in pass `(bx / P, 0)` on north IU `bx % P`, and so on
-//! for the other sides.
+//! The SPU in time: the units and the CB links between them, which unit runs which
+//! work item (see [`crate::plan`]) and when, the main cycle loop (skipping cycles in
+//! which nothing can happen), the rendezvous of directional and global blocksyncs,
+//! deadlock detection and the cycle limit.
 
+use crate::cb::{End, Link};
 use crate::counters::{Component, PcCounters};
 use crate::dram::Dram;
-use crate::fault::{Fault, UnitLabel};
+use crate::engine::{DmaPlan, Engine, EngineEnv, EngineEvent, SpillStore, Task};
+use crate::fault::{Fault, FaultKind, UnitLabel};
 use crate::load::Image;
-use crate::machine::{Machine, PassMode};
+use crate::machine::{Boundary, Machine, PassMode, SpillExtent};
+use crate::plan::{Geometry, Role, WorkItem, plan};
+use crate::program::Kind;
 use crate::unit::{Env, StepEvent, Timing, Traffic, Unit, WorkCtx};
 use crate::warp::WarpState;
 use spu_isa::Side;
 use std::collections::VecDeque;
 
 const NEVER: u64 = u64::MAX;
-
-/// What a unit runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Block { bx: u32, by: u32 },
-    Iu { side: Side, iuid: u32 },
-}
-
-/// One piece of work for one unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WorkItem {
-    /// Pass index in row-major pass order.
-    pub pass: u32,
-    pub role: Role,
-}
 
 /// Why a run stopped early.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,8 +27,15 @@ pub enum Stop {
         unit: UnitLabel,
         role: Role,
         cycle: u64,
-        /// Block dimensions (IUs: threads, 1, 1), to name the thread.
+        /// Block dimensions (IU code: threads, 1, 1), to name the thread.
         ntid: [u32; 3],
+    },
+    /// A boundary engine (DMA or virtual IU) failed.
+    Engine {
+        kind: FaultKind,
+        unit: UnitLabel,
+        role: Role,
+        cycle: u64,
     },
     Deadlock {
         cycle: u64,
@@ -57,13 +48,26 @@ pub enum Stop {
     },
 }
 
-/// A unit stuck in a deadlock and where its warps wait.
+/// The state of one link, for deadlock reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkState {
+    pub side: Side,
+    pub partner: UnitLabel,
+    /// Syncs the producer and the consumer end have made on the link.
+    pub arrivals: [u64; 2],
+}
+
+/// A unit stuck in a deadlock and where it waits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Waiting {
     pub unit: UnitLabel,
     pub role: Role,
-    /// (warp, pc, state)
+    pub pass: [u32; 2],
+    /// (warp, pc, state) for code.
     pub warps: Vec<(u32, u32, WarpState)>,
+    /// What an engine waits for.
+    pub engine: Option<String>,
+    pub links: Vec<LinkState>,
 }
 
 /// Progress of a run, for progress bars.
@@ -74,15 +78,28 @@ pub struct Progress {
     pub blocks_total: u64,
 }
 
+/// CB activity summed over links.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CbTotals {
+    pub reads: u64,
+    pub writes: u64,
+    pub read_toggles: u64,
+    pub write_toggles: u64,
+    pub switches: u64,
+}
+
 /// Everything a finished run measured.
 #[derive(Debug, Clone)]
 pub struct RunResult {
     pub cycles: u64,
     pub units: Vec<Unit>,
     pub traffic: Traffic,
+    pub cb: CbTotals,
     pub pcs: Vec<PcCounters>,
     pub passes: [u32; 2],
-    pub blocksyncs: u64,
+    /// Global blocksyncs and link rendezvous completed.
+    pub global_syncs: u64,
+    pub link_syncs: u64,
     pub dram_busy_cycles: f64,
 }
 
@@ -91,110 +108,126 @@ pub struct RunResult {
 pub struct Grid<'a> {
     image: &'a mut Image,
     timing: Timing,
+    geo: Geometry,
+    boundary: Boundary,
+    pass_mode: PassMode,
+    /// Engines sync globally when the kernel's blocks use global blocksync.
+    global_sync: bool,
+    spill_full: bool,
+    dma: [Option<DmaPlan>; 4],
     units: Vec<Unit>,
+    engines: Vec<Option<Engine>>,
+    links: Vec<Link>,
     queues: Vec<VecDeque<WorkItem>>,
     current: Vec<Option<WorkItem>>,
-    arrived: Vec<bool>,
-    pass_mode: PassMode,
-    /// Items left per pass (sequential mode gates on it).
+    completed: Vec<Option<u32>>,
+    arrived_global: Vec<bool>,
     left_in_pass: Vec<u64>,
     pass_now: u32,
-    passes: [u32; 2],
     dram: Dram,
     traffic: Traffic,
     pcs: Vec<PcCounters>,
+    spills: SpillStore,
     blocks_total: u64,
     blocks_done: u64,
-    blocksyncs: u64,
+    global_syncs: u64,
+    link_syncs: u64,
+    /// Cycle after the last work item finished.
+    last_finish: u64,
 }
 
 impl<'a> Grid<'a> {
     pub fn new(image: &'a mut Image, machine: &Machine) -> Grid<'a> {
         let timing = Timing::new(machine);
-        let (p, q) = (machine.grid_cols, machine.grid_rows);
-        let [gx, gy] = image.launch.grid;
-        let (nx, ny) = (gx.div_ceil(p), gy.div_ceil(q));
-        let pass_of = |px: u32, py: u32| py * nx + px;
-        let mut units = Vec::new();
-        let mut queues = Vec::new();
-        for y in 0..q {
-            for x in 0..p {
+        let geo = Geometry {
+            cols: machine.grid_cols,
+            rows: machine.grid_rows,
+            grid: image.launch.grid,
+        };
+        let mut units = Vec::with_capacity(geo.unit_count());
+        for y in 0..geo.rows {
+            for x in 0..geo.cols {
                 units.push(Unit::new(UnitLabel::Sm { x, y }, &timing));
-                let mut items = VecDeque::new();
-                for py in 0..ny {
-                    for px in 0..nx {
-                        let (bx, by) = (px * p + x, py * q + y);
-                        if bx < gx && by < gy {
-                            items.push_back(WorkItem {
-                                pass: pass_of(px, py),
-                                role: Role::Block { bx, by },
-                            });
-                        }
-                    }
-                }
-                queues.push(items);
             }
         }
-        if image.module.iu_entry.is_some() {
-            // thesis 2.2.2: IU code runs only on the launched grid's edge.
-            let sides = [
-                (Side::North, p, gx, true),
-                (Side::South, p, gx, true),
-                (Side::East, q, gy, false),
-                (Side::West, q, gy, false),
-            ];
-            for (side, count, extent, along_x) in sides {
-                for index in 0..count {
-                    units.push(Unit::new(UnitLabel::Iu { side, index }, &timing));
-                    let mut items = VecDeque::new();
-                    let mut iuid = index;
-                    while iuid < extent {
-                        let k = iuid / count;
-                        let pass = match (side, along_x) {
-                            (Side::North, _) => pass_of(k, 0),
-                            (Side::South, _) => pass_of(k, ny - 1),
-                            (Side::West, _) => pass_of(0, k),
-                            _ => pass_of(nx - 1, k),
-                        };
-                        items.push_back(WorkItem {
-                            pass,
-                            role: Role::Iu { side, iuid },
-                        });
-                        iuid += count;
-                    }
-                    items.make_contiguous().sort_by_key(|i| i.pass);
-                    queues.push(items);
-                }
+        for (side, count) in [
+            (Side::North, geo.cols),
+            (Side::South, geo.cols),
+            (Side::East, geo.rows),
+            (Side::West, geo.rows),
+        ] {
+            for index in 0..count {
+                let label = match machine.boundary {
+                    Boundary::Iu => UnitLabel::Iu { side, index },
+                    Boundary::Dma => UnitLabel::Dma { side, index },
+                };
+                units.push(Unit::new(label, &timing));
             }
         }
+        let links = build_links(geo, &mut units, machine.cb_bytes() / 4);
+        let sides: Vec<Side> = match machine.boundary {
+            Boundary::Iu if image.module.iu_entry.is_some() => Side::ALL.to_vec(),
+            Boundary::Iu => Vec::new(),
+            Boundary::Dma => image
+                .dma
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.is_some())
+                .map(|(s, _)| Side::ALL[s])
+                .collect(),
+        };
+        let queues: Vec<VecDeque<WorkItem>> =
+            plan(geo, &sides).into_iter().map(VecDeque::from).collect();
+        let [nx, ny] = geo.passes();
         let mut left_in_pass = vec![0u64; (nx * ny) as usize];
         for item in queues.iter().flatten() {
             left_in_pass[item.pass as usize] += 1;
         }
         let n = units.len();
-        let pcs = vec![PcCounters::default(); image.ops.len()];
+        let global_sync = image.ops.iter().any(|o| o.kind == Kind::BlockSync(None));
         Grid {
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
+            pcs: vec![PcCounters::default(); image.ops.len()],
+            dma: image.dma,
+            blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
             image,
             timing,
+            geo,
+            boundary: machine.boundary,
+            pass_mode: machine.pass_mode,
+            global_sync,
+            spill_full: machine.viu_spill == SpillExtent::Full,
             units,
+            engines: vec![None; n],
+            links,
             queues,
             current: vec![None; n],
-            arrived: vec![false; n],
-            pass_mode: machine.pass_mode,
+            completed: vec![None; n],
+            arrived_global: vec![false; n],
             left_in_pass,
             pass_now: 0,
-            passes: [nx, ny],
             traffic: Traffic::default(),
-            pcs,
-            blocks_total: u64::from(gx) * u64::from(gy),
+            spills: SpillStore::new(),
             blocks_done: 0,
-            blocksyncs: 0,
+            global_syncs: 0,
+            link_syncs: 0,
+            last_finish: 0,
         }
     }
 
-    fn context(&self, item: WorkItem) -> (WorkCtx, u32) {
-        let launch = &self.image.launch;
+    /// The link a boundary role uses: the port facing into the grid.
+    fn inward_link(&self, u: usize, side: Side) -> Option<usize> {
+        let port = match side {
+            Side::North => Side::South,
+            Side::South => Side::North,
+            Side::East => Side::West,
+            Side::West => Side::East,
+        };
+        self.units[u].ports[port.code() as usize]
+    }
+
+    fn start(&mut self, u: usize, item: WorkItem, now: u64) {
+        let launch = self.image.launch;
         let mut ctx = WorkCtx {
             ctaid: [0; 2],
             nctaid: launch.grid,
@@ -204,19 +237,68 @@ impl<'a> Grid<'a> {
             regs: self.image.regs,
             shared_bytes: self.image.shared_bytes,
         };
+        self.engines[u] = None;
         match item.role {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
-                (ctx, launch.block_threads())
+                self.units[u].begin(ctx, launch.block_threads(), now);
             }
-            Role::Iu { side, iuid } => {
+            Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
                 ctx.iu = Some((side, iuid));
                 ctx.ntid = [launch.iu_threads, 1, 1];
                 ctx.entry = self.image.module.iu_entry.unwrap_or(0);
                 ctx.shared_bytes = 0;
-                (ctx, launch.iu_threads)
+                self.units[u].begin(ctx, launch.iu_threads, now);
+            }
+            Role::Boundary { side, iuid } => {
+                let plan = self.dma[side.code() as usize].expect("planned only for declared sides");
+                let task = Task::Dma {
+                    plan,
+                    loader: side.is_input(),
+                    iuid,
+                    delay_left: plan.delay + u64::from(iuid) * plan.iu_delay,
+                    tile: 0,
+                };
+                self.start_engine(u, task, side, now);
+            }
+            Role::Spill { key, producer } => {
+                let task = Task::Spill {
+                    key,
+                    producer,
+                    pass: item.pass,
+                };
+                self.start_engine(u, task, key.side, now);
+            }
+            Role::Restore { key } => {
+                let side = if key.side == Side::East {
+                    Side::West
+                } else {
+                    Side::North
+                };
+                self.start_engine(u, Task::Restore { key, next: 0 }, side, now);
             }
         }
+        self.current[u] = Some(item);
+    }
+
+    fn start_engine(&mut self, u: usize, task: Task, side: Side, now: u64) {
+        let link = self
+            .inward_link(u, side)
+            .expect("boundary roles sit next to a link");
+        self.engines[u] = Some(Engine::new(task, link, self.global_sync));
+        self.units[u].begin(
+            WorkCtx {
+                ctaid: [0; 2],
+                nctaid: self.image.launch.grid,
+                ntid: [0; 3],
+                iu: None,
+                entry: 0,
+                regs: 0,
+                shared_bytes: 0,
+            },
+            0,
+            now,
+        );
     }
 
     /// Idle units take their next item if its pass may start.
@@ -232,10 +314,250 @@ impl<'a> Grid<'a> {
                 continue;
             }
             self.queues[u].pop_front();
-            let (ctx, threads) = self.context(item);
-            self.units[u].begin(ctx, threads, now);
-            self.current[u] = Some(item);
+            self.start(u, item, now);
         }
+    }
+
+    fn engine_env(&mut self, u: usize) -> (Option<&mut Engine>, EngineEnv<'_>) {
+        (
+            self.engines[u].as_mut(),
+            EngineEnv {
+                links: &mut self.links,
+                dram: &mut self.dram,
+                memory: &mut self.image.memory,
+                spills: &mut self.spills,
+                traffic: &mut self.traffic,
+                counters: &mut self.units[u].counters,
+                completed: &self.completed,
+                transaction_bytes: self.timing.transaction_bytes(),
+                spill_full: self.spill_full,
+            },
+        )
+    }
+
+    fn role(&self, u: usize) -> Role {
+        self.current[u].map_or(Role::Block { bx: 0, by: 0 }, |i| i.role)
+    }
+
+    fn engine_stop(&self, u: usize, f: crate::engine::DmaFault, now: u64) -> Box<Stop> {
+        let role = self.role(u);
+        let buffer = match self.engines[u].as_ref().map(|e| &e.task) {
+            Some(Task::Dma { plan, .. }) => plan.buffer,
+            _ => 0,
+        };
+        let r = &self.image.memory.regions()[buffer];
+        Box::new(Stop::Engine {
+            kind: FaultKind::DmaOutOfBounds {
+                buffer: r.name.clone(),
+                element: f.element,
+                len: r.len,
+                tile: f.tile,
+            },
+            unit: self.units[u].label,
+            role,
+            cycle: now,
+        })
+    }
+
+    /// Releases one end of a completed rendezvous from cycle `at`.
+    fn release(&mut self, u: usize, at: u64) -> Result<(), Box<Stop>> {
+        if self.engines[u].is_some() {
+            let (engine, mut env) = self.engine_env(u);
+            let wake = engine.expect("checked").release(at, &mut env);
+            match wake {
+                Ok(w) => self.units[u].wake = w,
+                Err(f) => return Err(self.engine_stop(u, f, at)),
+            }
+        } else {
+            self.units[u].release_blocksync(at);
+        }
+        Ok(())
+    }
+
+    /// Unit `u` arrives at a sync: on the link of `side` as `end`, or globally.
+    fn arrive(
+        &mut self,
+        u: usize,
+        link_end: Option<(usize, End)>,
+        now: u64,
+    ) -> Result<(), Box<Stop>> {
+        match link_end {
+            None => {
+                self.arrived_global[u] = true;
+                Ok(())
+            }
+            Some((l, end)) => {
+                if self.links[l].arrive(end) {
+                    self.links[l].switch();
+                    self.link_syncs += 1;
+                    let at = now + self.timing.blocksync_latency();
+                    let (p, c) = (self.links[l].producer, self.links[l].consumer);
+                    self.release(p, at)?;
+                    self.release(c, at)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn finish_item(&mut self, u: usize, now: u64) {
+        if self.engines[u].is_none() {
+            let mut env = Env {
+                ops: &self.image.ops,
+                timing: &self.timing,
+                memory: &mut self.image.memory,
+                dram: &mut self.dram,
+                params: &self.image.params,
+                pcs: &mut self.pcs,
+                traffic: &mut self.traffic,
+                links: &mut self.links,
+            };
+            self.units[u].settle(now + 1, &mut env);
+        }
+        self.units[u].finish(now + 1);
+        self.last_finish = self.last_finish.max(now + 1);
+        self.arrived_global[u] = false;
+        if let Some(Engine {
+            task: Task::Spill { key, .. },
+            ..
+        }) = &self.engines[u]
+        {
+            self.spills.entry(*key).or_default().closed = true;
+        }
+        self.engines[u] = None;
+        if let Some(item) = self.current[u].take() {
+            self.completed[u] = Some(item.pass);
+            self.left_in_pass[item.pass as usize] -= 1;
+            if matches!(item.role, Role::Block { .. }) {
+                self.blocks_done += 1;
+            }
+        }
+    }
+
+    /// Virtual IUs react to other units: a spiller whose producer has finished
+    /// stops waiting; a restorer waiting for tiles looks again.
+    fn poll_engines(&mut self, now: u64) {
+        for u in 0..self.units.len() {
+            let Some(engine) = &self.engines[u] else {
+                continue;
+            };
+            match engine.task {
+                Task::Spill { producer, pass, .. }
+                    if engine.is_waiting()
+                        && self.completed[producer].is_some_and(|c| c >= pass) =>
+                {
+                    let (l, end) = (engine.link, engine.end());
+                    self.links[l].withdraw(end);
+                    self.finish_item(u, now);
+                }
+                Task::Restore { .. } if !engine.is_waiting() && self.units[u].wake == NEVER => {
+                    self.units[u].wake = now + 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Global blocksync: when every busy unit has arrived, every CB pair switches
+    /// and all continue after the handshake (thesis 2.2.1).
+    fn check_global(&mut self, now: u64) -> Result<(), Box<Stop>> {
+        let busy: Vec<usize> = (0..self.units.len())
+            .filter(|&u| self.units[u].busy)
+            .collect();
+        if busy.is_empty() || !busy.iter().all(|&u| self.arrived_global[u]) {
+            return Ok(());
+        }
+        for l in &mut self.links {
+            l.switch();
+        }
+        self.global_syncs += 1;
+        let at = now + self.timing.blocksync_latency();
+        for u in busy {
+            self.arrived_global[u] = false;
+            self.release(u, at)?;
+        }
+        Ok(())
+    }
+
+    fn step_unit(&mut self, u: usize, now: u64) -> Result<bool, Box<Stop>> {
+        if self.engines[u].is_some() {
+            let global = self.global_sync;
+            let (engine, mut env) = self.engine_env(u);
+            let engine = engine.expect("checked");
+            let link = engine.link;
+            let (event, wake) = match engine.step(now, &mut env) {
+                Ok(r) => r,
+                Err(f) => return Err(self.engine_stop(u, f, now)),
+            };
+            self.units[u].wake = wake;
+            return match event {
+                EngineEvent::None => Ok(false),
+                EngineEvent::Arrive(end) => {
+                    self.arrive(u, (!global).then_some((link, end)), now)?;
+                    Ok(true)
+                }
+                EngineEvent::Finished => {
+                    self.finish_item(u, now);
+                    Ok(true)
+                }
+            };
+        }
+        let mut env = Env {
+            ops: &self.image.ops,
+            timing: &self.timing,
+            memory: &mut self.image.memory,
+            dram: &mut self.dram,
+            params: &self.image.params,
+            pcs: &mut self.pcs,
+            traffic: &mut self.traffic,
+            links: &mut self.links,
+        };
+        match self.units[u].step(now, &mut env) {
+            Ok(StepEvent::None) => Ok(false),
+            Ok(StepEvent::BlockSync { side: None, .. }) => {
+                self.arrive(u, None, now)?;
+                Ok(true)
+            }
+            Ok(StepEvent::BlockSync {
+                side: Some(side),
+                pc,
+            }) => {
+                let Some(l) = self.units[u].ports[side.code() as usize] else {
+                    return Err(self.fault_stop(
+                        u,
+                        Fault {
+                            kind: FaultKind::NoCbPort { side },
+                            pc,
+                            warp: 0,
+                            lane: 0,
+                        },
+                        now,
+                    ));
+                };
+                let end = if side.is_input() {
+                    End::Consumer
+                } else {
+                    End::Producer
+                };
+                self.arrive(u, Some((l, end)), now)?;
+                Ok(true)
+            }
+            Ok(StepEvent::Finished) => {
+                self.finish_item(u, now);
+                Ok(true)
+            }
+            Err(fault) => Err(self.fault_stop(u, fault, now)),
+        }
+    }
+
+    fn fault_stop(&self, u: usize, fault: Fault, now: u64) -> Box<Stop> {
+        Box::new(Stop::Fault {
+            fault,
+            unit: self.units[u].label,
+            role: self.role(u),
+            cycle: now,
+            ntid: self.units[u].ctx().ntid,
+        })
     }
 
     /// Runs to completion, a fault, a deadlock or the cycle limit.
@@ -245,84 +567,20 @@ impl<'a> Grid<'a> {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RunResult, Box<Stop>> {
         let mut now = 0u64;
-        let mut last_finish = 0u64;
         let mut iterations = 0u64;
         self.start_ready_work(now);
         loop {
             let mut changed = false;
             for u in 0..self.units.len() {
-                if !self.units[u].busy || self.units[u].wake > now {
-                    continue;
-                }
-                let mut env = Env {
-                    ops: &self.image.ops,
-                    timing: &self.timing,
-                    memory: &mut self.image.memory,
-                    dram: &mut self.dram,
-                    params: &self.image.params,
-                    pcs: &mut self.pcs,
-                    traffic: &mut self.traffic,
-                };
-                match self.units[u].step(now, &mut env) {
-                    Ok(StepEvent::None) => {}
-                    Ok(StepEvent::BlockSync { side: None, .. }) => {
-                        self.arrived[u] = true;
-                        changed = true;
-                    }
-                    Ok(StepEvent::BlockSync {
-                        side: Some(side),
-                        pc,
-                    }) => {
-                        let unit = self.units[u].label;
-                        let role = self.current[u]
-                            .map(|i| i.role)
-                            .unwrap_or(Role::Block { bx: 0, by: 0 });
-                        return Err(Box::new(Stop::Fault {
-                            fault: Fault {
-                                kind: crate::fault::FaultKind::Unsupported {
-                                    what: format!(
-                                        "`bar.blocksync.{side}` needs the Communication Buffer runtime, which this emulator build does not model yet"
-                                    ),
-                                },
-                                pc,
-                                warp: 0,
-                                lane: 0,
-                            },
-                            unit,
-                            role,
-                            cycle: now,
-                            ntid: self.units[u].ctx().ntid,
-                        }));
-                    }
-                    Ok(StepEvent::Finished) => {
-                        self.units[u].settle(now + 1, &mut env);
-                        self.units[u].finish(now + 1);
-                        last_finish = now + 1;
-                        self.arrived[u] = false;
-                        if let Some(item) = self.current[u].take() {
-                            self.left_in_pass[item.pass as usize] -= 1;
-                            if matches!(item.role, Role::Block { .. }) {
-                                self.blocks_done += 1;
-                            }
-                        }
-                        changed = true;
-                    }
-                    Err(fault) => {
-                        let role = self.current[u]
-                            .map(|i| i.role)
-                            .unwrap_or(Role::Block { bx: 0, by: 0 });
-                        return Err(Box::new(Stop::Fault {
-                            fault,
-                            unit: self.units[u].label,
-                            role,
-                            cycle: now,
-                            ntid: self.units[u].ctx().ntid,
-                        }));
-                    }
+                if self.units[u].busy && self.units[u].wake <= now {
+                    changed |= self.step_unit(u, now)?;
                 }
             }
             if changed {
-                self.check_rendezvous(now);
+                // Withdraw spillers whose producer has finished before deciding
+                // whether everyone still busy has arrived at a global sync.
+                self.poll_engines(now);
+                self.check_global(now)?;
                 while (self.pass_now as usize) < self.left_in_pass.len()
                     && self.left_in_pass[self.pass_now as usize] == 0
                 {
@@ -358,10 +616,9 @@ impl<'a> Grid<'a> {
             }
         }
         // The run ends when the last unit finishes and the last store has landed.
-        let cycles = last_finish.max(self.dram.drained_at());
+        let cycles = self.last_finish.max(self.dram.drained_at());
         for u in &mut self.units {
-            let idle = cycles - u.busy_cycles;
-            u.counters.add(Component::IdleCorep, idle);
+            u.counters.add(Component::IdleCorep, cycles - u.busy_cycles);
             u.counters.add(Component::ConstDynamicp, u.busy_cycles);
         }
         progress(Progress {
@@ -369,42 +626,140 @@ impl<'a> Grid<'a> {
             blocks_done: self.blocks_done,
             blocks_total: self.blocks_total,
         });
+        let mut cb = CbTotals::default();
+        for l in &self.links {
+            cb.reads += l.reads;
+            cb.writes += l.writes;
+            cb.read_toggles += l.read_toggles;
+            cb.write_toggles += l.write_toggles;
+            cb.switches += l.switches;
+        }
         Ok(RunResult {
             cycles,
             units: self.units,
             traffic: self.traffic,
+            cb,
             pcs: self.pcs,
-            passes: self.passes,
-            blocksyncs: self.blocksyncs,
+            passes: self.geo.passes(),
+            global_syncs: self.global_syncs,
+            link_syncs: self.link_syncs,
             dram_busy_cycles: self.dram.busy_cycles(),
         })
     }
 
-    /// Global blocksync: when every busy unit has arrived, all continue after the
-    /// handshake (thesis 2.2.1).
-    fn check_rendezvous(&mut self, now: u64) {
-        let busy: Vec<usize> = (0..self.units.len())
-            .filter(|&u| self.units[u].busy)
-            .collect();
-        if busy.is_empty() || !busy.iter().all(|&u| self.arrived[u]) {
-            return;
-        }
-        let at = now + self.timing.blocksync_latency();
-        for u in busy {
-            self.arrived[u] = false;
-            self.units[u].release_blocksync(at);
-        }
-        self.blocksyncs += 1;
-    }
-
     fn waiting(&self) -> Vec<Waiting> {
+        let [nx, _] = self.geo.passes();
         (0..self.units.len())
             .filter(|&u| self.units[u].busy)
-            .map(|u| Waiting {
-                unit: self.units[u].label,
-                role: self.current[u].map_or(Role::Block { bx: 0, by: 0 }, |i| i.role),
-                warps: self.units[u].waiting_warps(),
+            .map(|u| {
+                let pass = self.current[u].map_or(0, |i| i.pass);
+                let warps = self.units[u].waiting_warps();
+                // Report the links the unit waits on: its warps' directional syncs
+                // or its engine's link.
+                let waited: Vec<usize> = warps
+                    .iter()
+                    .filter_map(
+                        |(_, pc, state)| match (state, self.image.ops[*pc as usize].kind) {
+                            (WarpState::AtBlockSync(_), Kind::BlockSync(Some(side))) => {
+                                self.units[u].ports[side.code() as usize]
+                            }
+                            _ => None,
+                        },
+                    )
+                    .chain(
+                        self.engines[u]
+                            .as_ref()
+                            .filter(|_| !self.global_sync)
+                            .map(|e| e.link),
+                    )
+                    .collect();
+                let links = Side::ALL
+                    .iter()
+                    .filter_map(|&side| {
+                        let index = self.units[u].ports[side.code() as usize]?;
+                        if !waited.contains(&index) {
+                            return None;
+                        }
+                        let l = &self.links[index];
+                        let partner = if l.producer == u {
+                            l.consumer
+                        } else {
+                            l.producer
+                        };
+                        Some(LinkState {
+                            side,
+                            partner: self.units[partner].label,
+                            arrivals: l.arrivals,
+                        })
+                    })
+                    .collect();
+                let engine = self.engines[u].as_ref().map(|e| match &e.task {
+                    Task::Spill { .. } => {
+                        "a spilling virtual IU waiting for its producer's next sync".to_string()
+                    }
+                    Task::Restore { next, .. } => {
+                        format!("a restoring virtual IU waiting to hand over tile {next}")
+                    }
+                    Task::Dma { tile, loader, .. } => format!(
+                        "a DMA {} at tile {tile}, waiting for its partner's sync",
+                        if *loader { "loader" } else { "storer" }
+                    ),
+                });
+                Waiting {
+                    unit: self.units[u].label,
+                    role: self.role(u),
+                    pass: [pass % nx, pass / nx],
+                    warps,
+                    engine,
+                    links,
+                }
             })
             .collect()
     }
+}
+
+/// Creates every west->east and north->south link and records each unit's ports.
+fn build_links(geo: Geometry, units: &mut [Unit], words: u32) -> Vec<Link> {
+    let mut links = Vec::new();
+    let mut connect =
+        |units: &mut [Unit], producer: usize, out: Side, consumer: usize, input: Side| {
+            units[producer].ports[out.code() as usize] = Some(links.len());
+            units[consumer].ports[input.code() as usize] = Some(links.len());
+            links.push(Link::new(producer, consumer, words as usize));
+        };
+    for y in 0..geo.rows {
+        connect(
+            units,
+            geo.boundary(Side::West, y),
+            Side::East,
+            geo.sm(0, y),
+            Side::West,
+        );
+        for x in 0..geo.cols {
+            let next = if x + 1 < geo.cols {
+                geo.sm(x + 1, y)
+            } else {
+                geo.boundary(Side::East, y)
+            };
+            connect(units, geo.sm(x, y), Side::East, next, Side::West);
+        }
+    }
+    for x in 0..geo.cols {
+        connect(
+            units,
+            geo.boundary(Side::North, x),
+            Side::South,
+            geo.sm(x, 0),
+            Side::North,
+        );
+        for y in 0..geo.rows {
+            let next = if y + 1 < geo.rows {
+                geo.sm(x, y + 1)
+            } else {
+                geo.boundary(Side::South, x)
+            };
+            connect(units, geo.sm(x, y), Side::South, next, Side::North);
+        }
+    }
+    links
 }

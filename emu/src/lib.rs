@@ -10,9 +10,11 @@
 //! [`stats`], [`report`], [`npy`], [`cli`].
 
 pub mod access;
+pub mod cb;
 pub mod cli;
 pub mod counters;
 pub mod dram;
+pub mod engine;
 pub mod exec;
 pub mod fault;
 pub mod grid;
@@ -21,6 +23,7 @@ pub mod load;
 pub mod machine;
 pub mod memory;
 pub mod npy;
+pub mod plan;
 pub mod program;
 pub mod report;
 pub mod stats;

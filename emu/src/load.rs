@@ -3,6 +3,7 @@
 //! the launch and buffer-size expressions, checks them against the machine, lays out
 //! and initialises global memory, applies `--load` files and decodes the code.
 
+use crate::engine::DmaPlan;
 use crate::machine::{Boundary, Machine, PassMode};
 use crate::memory::GlobalMemory;
 use crate::npy::{self, NpyError};
@@ -99,6 +100,8 @@ pub struct Image {
     pub regs: usize,
     /// `--dump` requests: buffer index and file.
     pub dumps: Vec<(usize, PathBuf)>,
+    /// DMA descriptors by side code, evaluated.
+    pub dma: [Option<DmaPlan>; 4],
 }
 
 /// Loads a module onto a machine.
@@ -269,6 +272,55 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         },
     )?;
     check_machine_fit(&module, &ops, machine, grid)?;
+    let mut dma = [None; 4];
+    for d in &module.dma {
+        let what = |f: &str| format!("field `{f}` of `.dma {}`", d.side);
+        let mut v = [0i64; 9];
+        for (i, e) in d.fields.iter().enumerate() {
+            v[i] = eval(e, &what(spu_isa::format::DMA_FIELDS[i]))?;
+        }
+        let positive = |i: usize| {
+            within(
+                what(spu_isa::format::DMA_FIELDS[i]),
+                v[i],
+                1,
+                1 << 20,
+                "it must be positive",
+            )
+        };
+        let count = |i: usize| {
+            within(
+                what(spu_isa::format::DMA_FIELDS[i]),
+                v[i],
+                0,
+                i64::from(u32::MAX),
+                "it must not be negative",
+            )
+        };
+        let (rows, cols) = (positive(1)?, positive(2)?);
+        let (tiles, delay, iu_delay) = (count(6)?, count(7)?, count(8)?);
+        if machine.boundary == Boundary::Dma {
+            within(
+                format!("the `.dma {}` tile ({rows} x {cols} words)", d.side),
+                i64::from(rows) * i64::from(cols),
+                1,
+                i64::from(machine.cb_bytes() / 4),
+                "a tile must fit one CB of cb.size_kib",
+            )?;
+        }
+        dma[d.side.code() as usize] = Some(DmaPlan {
+            buffer: usize::from(d.buffer),
+            offset: v[0],
+            rows,
+            cols,
+            row_stride: v[3],
+            tile_stride: v[4],
+            iu_stride: v[5],
+            tiles: u64::from(tiles),
+            delay: u64::from(delay),
+            iu_delay: u64::from(iu_delay),
+        });
+    }
     Ok(Image {
         module,
         ops,
@@ -283,6 +335,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         shared_bytes,
         regs,
         dumps,
+        dma,
     })
 }
 
@@ -326,12 +379,6 @@ fn check_machine_fit(
         Boundary::Dma if has_iu && !has_dma => {
             return Err(LoadError::Machine(
                 "the kernel has IU code but no DMA descriptors, and the machine has DMA engines; run it with `--boundary iu` or add `.dma` descriptors".into(),
-            ));
-        }
-        Boundary::Dma if has_dma => {
-            return Err(LoadError::Machine(
-                "DMA engines are not modelled by this emulator build yet; run with `--boundary iu`"
-                    .into(),
             ));
         }
         _ => {}

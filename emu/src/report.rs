@@ -2,10 +2,11 @@
 //! instruction, its source line, the unit, block and thread, and how to fix it.
 
 use crate::fault::{FaultKind, UnitLabel};
-use crate::grid::{Role, RunResult, Stop};
+use crate::grid::{RunResult, Stop};
 use crate::kernel::Kernel;
 use crate::load::Image;
 use crate::machine::Machine;
+use crate::plan::Role;
 use crate::warp::WarpState;
 use std::fmt::Write;
 
@@ -93,9 +94,11 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
     );
     let _ = writeln!(
         s,
-        "cb         {} words read, {} written",
-        grouped(t.cb_reads),
-        grouped(t.cb_writes)
+        "cb         {} words read, {} written; {} link rendezvous, {} global blocksyncs",
+        grouped(result.cb.reads),
+        grouped(result.cb.writes),
+        grouped(result.link_syncs),
+        grouped(result.global_syncs)
     );
     s
 }
@@ -103,7 +106,15 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
 fn role_text(role: Role) -> String {
     match role {
         Role::Block { bx, by } => format!("block ({bx}, {by})"),
-        Role::Iu { side, iuid } => format!("the {side} IU program for position {iuid}"),
+        Role::Boundary { side, iuid } => format!("the {side} boundary work for position {iuid}"),
+        Role::Spill { key, .. } => format!(
+            "the spill of pass {}'s {} edge, position {}",
+            key.pass, key.side, key.position
+        ),
+        Role::Restore { key } => format!(
+            "the restore of pass {}'s {} edge, position {}",
+            key.pass, key.side, key.position
+        ),
     }
 }
 
@@ -186,6 +197,20 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             }
             let _ = writeln!(s, "   = help: {}", fault.kind.help());
         }
+        Stop::Engine {
+            kind,
+            unit,
+            role,
+            cycle,
+        } => {
+            let _ = writeln!(s, "error: {kind}");
+            let _ = writeln!(
+                s,
+                "   = in {} on {unit}, at cycle {cycle}",
+                role_text(*role)
+            );
+            let _ = writeln!(s, "   = help: {}", kind.help());
+        }
         Stop::Deadlock { cycle, waiting } => {
             let _ = writeln!(
                 s,
@@ -195,12 +220,31 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 if waiting.len() == 1 { "s" } else { "" }
             );
             for w in waiting {
-                let _ = writeln!(s, "   {} running {}:", w.unit, role_text(w.role));
+                let _ = writeln!(
+                    s,
+                    "   {} running {} in pass ({}, {}):",
+                    w.unit,
+                    role_text(w.role),
+                    w.pass[0],
+                    w.pass[1]
+                );
+                if let Some(e) = &w.engine {
+                    let _ = writeln!(s, "     {e}");
+                }
                 for (warp, pc, state) in &w.warps {
-                    let what = match state {
-                        WarpState::AtBarrier(_) => "waits at bar.sync",
-                        WarpState::AtBlockSync(_) => "waits at blocksync",
-                        _ => "is blocked",
+                    let side = match image.ops.get(*pc as usize).map(|o| o.kind) {
+                        Some(crate::program::Kind::BlockSync(side)) => side,
+                        _ => None,
+                    };
+                    let what = match (state, side) {
+                        (WarpState::AtBarrier(_), _) => "waits at bar.sync".to_string(),
+                        (WarpState::AtBlockSync(_), Some(side)) => {
+                            format!("waits at blocksync towards {side}")
+                        }
+                        (WarpState::AtBlockSync(_), None) => {
+                            "waits at the global blocksync".to_string()
+                        }
+                        _ => "is blocked".to_string(),
                     };
                     let (at, _) = location(kernel, *pc);
                     let _ = writeln!(
@@ -209,10 +253,17 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                         instr_line(kernel, *pc)
                     );
                 }
+                for l in &w.links {
+                    let _ = writeln!(
+                        s,
+                        "     {} link with {}: producer has synced {} times, consumer {} times",
+                        l.side, l.partner, l.arrivals[0], l.arrivals[1]
+                    );
+                }
             }
             let _ = writeln!(
                 s,
-                "   = help: every warp of a block must reach the same barriers, and every unit the same number of blocksyncs"
+                "   = help: every warp of a block must reach the same barriers, and both ends of a link must make the same number of syncs on it"
             );
         }
         Stop::CycleLimit {
@@ -239,5 +290,6 @@ pub fn unit_kind(label: UnitLabel) -> &'static str {
     match label {
         UnitLabel::Sm { .. } => "sm",
         UnitLabel::Iu { .. } => "iu",
+        UnitLabel::Dma { .. } => "dma",
     }
 }

@@ -25,10 +25,11 @@ pub fn stats_json(result: &RunResult, image: &Image, machine: &Machine) -> Value
         .units
         .iter()
         .map(|u| {
-            let (kind, pos) = match u.label {
-                UnitLabel::Sm { x, y } => ("sm", json!({"x": x, "y": y})),
-                UnitLabel::Iu { side, index } => {
-                    ("iu", json!({"side": side.name(), "index": index}))
+            let kind = crate::report::unit_kind(u.label);
+            let pos = match u.label {
+                UnitLabel::Sm { x, y } => json!({"x": x, "y": y}),
+                UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => {
+                    json!({"side": side.name(), "index": index})
                 }
             };
             json!({
@@ -86,13 +87,19 @@ pub fn stats_json(result: &RunResult, image: &Image, machine: &Machine) -> Value
             "store_transactions": t.store_transactions,
             "dram_busy_cycles": result.dram_busy_cycles,
         },
-        "cb": {"reads": t.cb_reads, "writes": t.cb_writes},
+        "cb": {
+            "reads": result.cb.reads,
+            "writes": result.cb.writes,
+            "read_toggles": result.cb.read_toggles,
+            "write_toggles": result.cb.write_toggles,
+            "switches": result.cb.switches,
+        },
         "passes": {
             "x": result.passes[0],
             "y": result.passes[1],
             "mode": machine.pass_mode.name(),
         },
-        "blocksyncs": result.blocksyncs,
+        "blocksyncs": {"global": result.global_syncs, "link": result.link_syncs},
         "launch": {"grid": l.grid, "block": l.block, "iu_threads": l.iu_threads},
         "machine": machine.to_json(),
         "counters": totals.to_json(),

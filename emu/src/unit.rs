@@ -5,6 +5,7 @@
 //! queue, counters) and through the rendezvous events they report to the grid.
 
 use crate::access::{self, Access, Request};
+use crate::cb::Link;
 use crate::counters::{Component, ComponentCounts, PcCounters, StallReason};
 use crate::dram::Dram;
 use crate::exec::{self, Lanes};
@@ -111,8 +112,6 @@ pub struct Traffic {
     pub restore_words: u64,
     pub load_transactions: u64,
     pub store_transactions: u64,
-    pub cb_reads: u64,
-    pub cb_writes: u64,
 }
 
 /// Machine-wide state a unit touches while issuing.
@@ -125,6 +124,7 @@ pub struct Env<'a> {
     pub params: &'a [u32],
     pub pcs: &'a mut [PcCounters],
     pub traffic: &'a mut Traffic,
+    pub links: &'a mut [Link],
 }
 
 /// What a unit is running: the values its special registers read.
@@ -169,6 +169,8 @@ struct Scheduler {
 #[derive(Debug, Clone)]
 pub struct Unit {
     pub label: UnitLabel,
+    /// Link on each side (indexed by side code), if the unit has that CB port.
+    pub ports: [Option<usize>; 4],
     pub warps: Vec<Warp>,
     shared: Vec<u32>,
     ctx: WorkCtx,
@@ -192,13 +194,14 @@ pub struct Unit {
 
 impl Unit {
     pub fn new(label: UnitLabel, timing: &Timing) -> Unit {
-        let n = if matches!(label, UnitLabel::Iu { .. }) {
+        let n = if matches!(label, UnitLabel::Iu { .. } | UnitLabel::Dma { .. }) {
             timing.iu_schedulers
         } else {
             timing.sm_schedulers
         };
         Unit {
             label,
+            ports: [None; 4],
             warps: Vec::new(),
             shared: Vec::new(),
             ctx: WorkCtx {
@@ -224,8 +227,10 @@ impl Unit {
         }
     }
 
+    /// True while running IU code (on an Interface Unit, or on an SM that took an
+    /// IU role in a partial pass).
     pub fn is_iu(&self) -> bool {
-        matches!(self.label, UnitLabel::Iu { .. })
+        self.ctx.iu.is_some()
     }
 
     /// The work being run.
@@ -441,7 +446,7 @@ impl Unit {
         let [nx, ny, _] = ctx.ntid;
         let (smx, smy) = match self.label {
             UnitLabel::Sm { x, y } => (x, y),
-            UnitLabel::Iu { .. } => (u32::MAX, u32::MAX),
+            _ => (u32::MAX, u32::MAX),
         };
         let uniform = |v: u32| [v; 32];
         match sp {
@@ -588,6 +593,9 @@ impl Unit {
             Kind::Ld(space) | Kind::St(space) => {
                 let addrs = self.addresses(w, &op, now);
                 let data = matches!(op.kind, Kind::St(_)).then(|| self.fetch(w, op.a, now));
+                let cb_link = space
+                    .cb_side()
+                    .map(|side| (side, self.ports[side.code() as usize]));
                 let req = Request {
                     space,
                     addrs: &addrs,
@@ -595,6 +603,7 @@ impl Unit {
                     exec,
                     pc,
                     now,
+                    cb_link,
                 };
                 if exec != 0 {
                     let done =
@@ -614,6 +623,7 @@ impl Unit {
                     exec,
                     pc,
                     now,
+                    cb_link: None,
                 };
                 let done =
                     access::atomic(op.kind, req, &a, &b, env).map_err(|(k, l)| fault(k, l))?;

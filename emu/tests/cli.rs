@@ -235,6 +235,11 @@ fn bad_command_lines_and_files_are_reported() {
         ),
         (&["emu/tests/faults/deadlock.spu"], "deadlock"),
         (&["emu/tests/faults/iu_fpu.spu"], "floating-point unit"),
+        (
+            &["emu/tests/faults/mismatched_syncs.spu", "--grid", "2x1"],
+            "producer has synced 2 times, consumer 1 times",
+        ),
+        (&["emu/tests/faults/no_port.spu"], "no west Communication Buffer port"),
     ];
     for (args, needle) in cases {
         fails(args, needle);
@@ -299,9 +304,16 @@ fn a_failed_run_writes_no_stats() {
 
 #[test]
 fn run_time_errors_read_well() {
-    for name in ["oob_load", "misaligned", "deadlock", "iu_fpu", "shared_oob"] {
+    for name in [
+        "oob_load",
+        "misaligned",
+        "deadlock",
+        "iu_fpu",
+        "shared_oob",
+        "mismatched_syncs",
+    ] {
         let path = format!("emu/tests/faults/{name}.spu");
-        let err = text(&emu(&[&path, "-q"]).stderr);
+        let err = text(&emu(&[&path, "-q", "--grid", "2x1"]).stderr);
         insta::assert_snapshot!(name, err);
     }
 }

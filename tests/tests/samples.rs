@@ -120,3 +120,17 @@ fn results_do_not_depend_on_the_machine_but_cycles_do() {
         runs[0].result.cycles
     );
 }
+
+#[test]
+fn pass_token_crosses_every_row_on_any_grid() {
+    for grid in ["4x4", "2x2", "1x1", "3x5", "16x16"] {
+        for mode in ["overlapped", "sequential"] {
+            let mut m = Machine::default();
+            m.set_grid(grid).unwrap();
+            m.set(&format!("passes.mode={mode}")).unwrap();
+            let ran = run_with(&repo_path("samples/pass_token.spu"), &m, &["P=5", "Q=3"]);
+            let want: Vec<u32> = ran.in_u32("seed").iter().map(|s| s + 5).collect();
+            assert_eq!(ran.out_u32("out"), want, "{grid} {mode}");
+        }
+    }
+}

@@ -23,6 +23,16 @@ word_enum! {
 }
 
 word_enum! {
+    /// What a spilling virtual IU moves at each rendezvous.
+    SpillExtent {
+        /// The words the producer wrote into the buffer since the last switch.
+        Written = "written",
+        /// The whole CB, as the thesis's runtime did (Algorithm 2).
+        Full = "full",
+    }
+}
+
+word_enum! {
     /// Warp scheduling policy of each scheduler.
     SchedulerPolicy {
         /// Loose round-robin: start after the warp issued last.
@@ -113,6 +123,8 @@ machine_params! {
         "units on the grid edge: programmable Interface Units or DMA engines (thesis 7.2)";
     pass_mode: PassMode = PassMode::Overlapped, "passes.mode", "", Range::Choice(PassMode::NAMES),
         "overlapped: each unit starts its next pass as soon as it is free; sequential: a pass starts when the previous one has finished (thesis 4.3)";
+    viu_spill: SpillExtent = SpillExtent::Written, "viu.spill", "", Range::Choice(SpillExtent::NAMES),
+        "what a spilling virtual IU moves per rendezvous: the words written since the last switch, or the whole CB (the thesis runtime, Algorithm 2)";
     cb_size_kib: u32 = 4, "cb.size_kib", "KiB", Range::Int(1, 1024),
         "size of one Communication Buffer (thesis 6.1.2: 4 KiB; Appendix A: 16 KiB)";
     sm_schedulers: u32 = 2, "sm.schedulers", "schedulers", Range::Int(1, 8),

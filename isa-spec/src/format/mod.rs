@@ -12,8 +12,8 @@ mod validate;
 pub use elf::{FORMAT_VERSION, SPU_MACHINE, read_module, write_module};
 pub use expr::{BinOp, EvalError, Expr};
 pub use model::{
-    BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl,
-    RegTy, SharedDecl, SourceLoc,
+    BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
+    ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
 pub use output::write_atomically;
 

@@ -1,0 +1,359 @@
+//! Boundary work without instruction fetch: DMA engines executing a kernel's
+//! descriptors (thesis 7.2, Table 7.1) and the runtime's virtual IUs that spill a
+//! pass's outgoing tiles to a reserved global region and restore them, in order,
+//! for the next pass (thesis 2.2.2, Algorithm 2). Each is a small state machine
+//! that the grid steps like a unit: it arrives at rendezvous (on its link, or at the
+//! global blocksync), and moves data when released.
+//!
+//! Loaders (DMA north/west, restoring VIUs) transfer a tile into the CB and then
+//! sync; storers (DMA south/east, spilling VIUs) sync and then transfer out.
+
+use crate::cb::{End, Link};
+use crate::counters::{Component, ComponentCounts};
+use crate::dram::Dram;
+use crate::memory::GlobalMemory;
+use crate::plan::SpillKey;
+use crate::unit::Traffic;
+use std::collections::BTreeMap;
+
+const NEVER: u64 = u64::MAX;
+
+/// A DMA descriptor with its fields evaluated (all in elements).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaPlan {
+    pub buffer: usize,
+    pub offset: i64,
+    pub rows: u32,
+    pub cols: u32,
+    pub row_stride: i64,
+    pub tile_stride: i64,
+    pub iu_stride: i64,
+    pub tiles: u64,
+    pub delay: u64,
+    pub iu_delay: u64,
+}
+
+/// One spilled tile.
+#[derive(Debug, Clone)]
+pub struct SpilledTile {
+    pub words: Vec<u32>,
+    /// Cycle the spill's writes have completed (a restore waits for it, thesis 4.3).
+    pub ready_at: u64,
+}
+
+/// A spill stream between two passes.
+#[derive(Debug, Clone, Default)]
+pub struct Stream {
+    pub tiles: Vec<SpilledTile>,
+    /// The spilling VIU has finished: no more tiles will come.
+    pub closed: bool,
+}
+
+/// The runtime-reserved spill region.
+pub type SpillStore = BTreeMap<SpillKey, Stream>;
+
+/// What the engine does.
+#[derive(Debug, Clone)]
+pub enum Task {
+    Spill {
+        key: SpillKey,
+        /// Unit whose block (in `pass`) feeds the link.
+        producer: usize,
+        pass: u32,
+    },
+    Restore {
+        key: SpillKey,
+        next: usize,
+    },
+    Dma {
+        plan: DmaPlan,
+        loader: bool,
+        iuid: u32,
+        delay_left: u64,
+        tile: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Decide the next action at the wake cycle.
+    Ready,
+    /// Arrive at the rendezvous at the wake cycle (a transfer in has landed).
+    ArriveNext,
+    /// Arrived; waiting for the release.
+    Waiting,
+}
+
+/// An engine's state.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    pub task: Task,
+    /// The link it serves.
+    pub link: usize,
+    /// Sync with the global blocksync instead of the link rendezvous.
+    pub global: bool,
+    phase: Phase,
+}
+
+/// What a step asks the grid to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineEvent {
+    /// Nothing; step again at the returned wake cycle.
+    None,
+    /// Arrive at the rendezvous as this end of the link (or globally).
+    Arrive(End),
+    Finished,
+}
+
+/// What an engine touches.
+#[derive(Debug)]
+pub struct EngineEnv<'a> {
+    pub links: &'a mut [Link],
+    pub dram: &'a mut Dram,
+    pub memory: &'a mut GlobalMemory,
+    pub spills: &'a mut SpillStore,
+    pub traffic: &'a mut Traffic,
+    pub counters: &'a mut ComponentCounts,
+    /// Last pass each unit has completed.
+    pub completed: &'a [Option<u32>],
+    pub transaction_bytes: u32,
+    /// Spill the whole CB at every rendezvous instead of the words written.
+    pub spill_full: bool,
+}
+
+/// A DMA transfer that leaves its buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DmaFault {
+    pub element: i64,
+    pub tile: u64,
+}
+
+impl Engine {
+    pub fn new(task: Task, link: usize, global: bool) -> Engine {
+        Engine {
+            task,
+            link,
+            global,
+            phase: Phase::Ready,
+        }
+    }
+
+    /// Which end of its link the engine is.
+    pub fn end(&self) -> End {
+        match self.task {
+            Task::Spill { .. } => End::Consumer,
+            Task::Restore { .. } => End::Producer,
+            Task::Dma { loader, .. } => {
+                if loader {
+                    End::Producer
+                } else {
+                    End::Consumer
+                }
+            }
+        }
+    }
+
+    /// True while arrived and waiting for a release.
+    pub fn is_waiting(&self) -> bool {
+        self.phase == Phase::Waiting
+    }
+
+    /// One step at cycle `now`; returns the event and the next wake cycle.
+    pub fn step(&mut self, now: u64, env: &mut EngineEnv) -> Result<(EngineEvent, u64), DmaFault> {
+        if self.phase == Phase::ArriveNext {
+            self.phase = Phase::Waiting;
+            return Ok((EngineEvent::Arrive(self.end()), NEVER));
+        }
+        if self.phase == Phase::Waiting {
+            return Ok((EngineEvent::None, NEVER));
+        }
+        let end = self.end();
+        let arrive = |e: &mut Engine| {
+            e.phase = Phase::Waiting;
+            Ok((EngineEvent::Arrive(end), NEVER))
+        };
+        match &mut self.task {
+            Task::Spill { producer, pass, .. } => {
+                if env.completed[*producer].is_some_and(|c| c >= *pass) {
+                    return Ok((EngineEvent::Finished, NEVER));
+                }
+                arrive(self)
+            }
+            Task::Restore { key, next } => {
+                let stream = env.spills.entry(*key).or_default();
+                match stream.tiles.get(*next) {
+                    Some(tile) if tile.ready_at > now => Ok((EngineEvent::None, tile.ready_at)),
+                    Some(tile) => {
+                        let words = tile.words.clone();
+                        let done = self.restore(&words, now, env);
+                        self.phase = Phase::ArriveNext;
+                        Ok((EngineEvent::None, done))
+                    }
+                    None if stream.closed => Ok((EngineEvent::Finished, NEVER)),
+                    // More tiles will come: the grid wakes us when they do.
+                    None => Ok((EngineEvent::None, NEVER)),
+                }
+            }
+            Task::Dma {
+                plan,
+                loader,
+                iuid,
+                delay_left,
+                tile,
+            } => {
+                if *delay_left == 0 && *tile >= plan.tiles {
+                    return Ok((EngineEvent::Finished, NEVER));
+                }
+                if *loader && *delay_left == 0 {
+                    let (plan, iuid, t) = (*plan, *iuid, *tile);
+                    let done = self.dma_transfer(plan, iuid, t, true, now, env)?;
+                    self.phase = Phase::ArriveNext;
+                    return Ok((EngineEvent::None, done));
+                }
+                arrive(self)
+            }
+        }
+    }
+
+    /// The rendezvous completed at `at`; returns the next wake cycle.
+    pub fn release(&mut self, at: u64, env: &mut EngineEnv) -> Result<u64, DmaFault> {
+        self.phase = Phase::Ready;
+        match &mut self.task {
+            Task::Spill { key, .. } => {
+                let key = *key;
+                let link = &mut env.links[self.link];
+                let n = if env.spill_full {
+                    link.words()
+                } else {
+                    link.readable_words()
+                };
+                let words: Vec<u32> = (0..n).map(|w| link.read(w)).collect();
+                let (busy, ready_at) = stream_words(env, n, at, false);
+                env.traffic.store_words += u64::from(n);
+                env.traffic.spill_words += u64::from(n);
+                env.spills
+                    .entry(key)
+                    .or_default()
+                    .tiles
+                    .push(SpilledTile { words, ready_at });
+                Ok(at + busy)
+            }
+            Task::Restore { next, .. } => {
+                *next += 1;
+                Ok(at)
+            }
+            Task::Dma {
+                plan,
+                loader,
+                iuid,
+                delay_left,
+                tile,
+            } => {
+                if *delay_left > 0 {
+                    *delay_left -= 1;
+                    return Ok(at);
+                }
+                if *loader {
+                    *tile += 1;
+                    return Ok(at);
+                }
+                let (plan, iuid, t) = (*plan, *iuid, *tile);
+                *tile += 1;
+                let done = self.dma_transfer(plan, iuid, t, false, at, env)?;
+                Ok(done)
+            }
+        }
+    }
+
+    /// Writes restored words into the link's producer buffer; returns when they land.
+    fn restore(&mut self, words: &[u32], now: u64, env: &mut EngineEnv) -> u64 {
+        let n = words.len() as u32;
+        let (_, done) = stream_words(env, n, now, true);
+        let link = &mut env.links[self.link];
+        for (i, &w) in words.iter().enumerate() {
+            link.write(i as u32, w);
+        }
+        env.traffic.load_words += u64::from(n);
+        env.traffic.restore_words += u64::from(n);
+        done.max(now + 1)
+    }
+
+    /// Moves one descriptor tile between global memory and the link; returns the
+    /// cycle the engine may act again.
+    fn dma_transfer(
+        &mut self,
+        plan: DmaPlan,
+        iuid: u32,
+        tile: u64,
+        load: bool,
+        now: u64,
+        env: &mut EngineEnv,
+    ) -> Result<u64, DmaFault> {
+        let len = env.memory.regions()[plan.buffer].len as i64;
+        let base = env.memory.regions()[plan.buffer].base;
+        let first = plan.offset + i64::from(iuid) * plan.iu_stride + tile as i64 * plan.tile_stride;
+        let mut segments = Vec::with_capacity((plan.rows * plan.cols) as usize);
+        let shift = env.transaction_bytes.trailing_zeros();
+        for r in 0..plan.rows {
+            for c in 0..plan.cols {
+                let e = first + i64::from(r) * plan.row_stride + i64::from(c);
+                if !(0..len).contains(&e) {
+                    return Err(DmaFault { element: e, tile });
+                }
+                let addr = base + (e as u32) * 4;
+                let word = r * plan.cols + c;
+                let link = &mut env.links[self.link];
+                if load {
+                    link.write(word, env.memory.read(addr));
+                } else {
+                    let v = link.read(word);
+                    env.memory.write(addr, v);
+                }
+                segments.push(addr >> shift);
+            }
+        }
+        segments.sort_unstable();
+        segments.dedup();
+        let n = u64::from(plan.rows * plan.cols);
+        let mut done = now;
+        for (i, _) in segments.iter().enumerate() {
+            done = done.max(env.dram.request(now + i as u64, env.transaction_bytes));
+        }
+        let count = segments.len() as u64;
+        for c in [Component::Mcp, Component::Nocp, Component::Dramp] {
+            env.counters.add(c, count);
+        }
+        env.counters.add(Component::Cbp, n.div_ceil(32));
+        if load {
+            env.traffic.load_words += n;
+            env.traffic.load_transactions += count;
+            Ok(done.max(now + 1))
+        } else {
+            env.traffic.store_words += n;
+            env.traffic.store_transactions += count;
+            // A storer is free once it has read the CB; the writes drain on their own.
+            Ok(now + count.max(1))
+        }
+    }
+}
+
+/// Queues `n` contiguous words on the DRAM (reads or writes); returns the cycles the
+/// engine is busy issuing and the cycle the last transaction completes.
+fn stream_words(env: &mut EngineEnv, n: u32, now: u64, read: bool) -> (u64, u64) {
+    let per = env.transaction_bytes / 4;
+    let count = u64::from(n.div_ceil(per));
+    let mut done = now;
+    for i in 0..count {
+        done = done.max(env.dram.request(now + i, env.transaction_bytes));
+    }
+    for c in [Component::Mcp, Component::Nocp, Component::Dramp] {
+        env.counters.add(c, count);
+    }
+    env.counters.add(Component::Cbp, u64::from(n.div_ceil(32)));
+    if read {
+        env.traffic.load_transactions += count;
+    } else {
+        env.traffic.store_transactions += count;
+    }
+    (count.max(1), done)
+}

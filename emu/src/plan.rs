@@ -1,0 +1,301 @@
+//! Who does what in which pass. A launch of `Gx x Gy` blocks on `P x Q` SMs runs in
+//! `ceil(Gx/P) x ceil(Gy/Q)` passes in row-major order (thesis 2.2.2, 4.1); block
+//! `(bx, by)` runs in pass `(bx / P, by / Q)` on SM `(bx % P, by % Q)`. Around each
+//! pass, every edge gets a boundary role:
+//!
+//! - on the launched grid's edge, the kernel's own boundary work (IU code or a DMA
+//!   descriptor) with `%iuid` the block index along that edge;
+//! - on an edge shared with a neighbouring pass, a virtual IU: the east/south side
+//!   spills what it receives, the west/north side of the next pass restores it;
+//! - in a partial pass (fewer block columns or rows than SMs), the idle SMs just past
+//!   the last column or row take the east or south role (thesis 6.1.2).
+//!
+//! Units are numbered SMs first (row-major), then north, south, east and west
+//! boundary units.
+
+use spu_isa::Side;
+
+/// Identifies a spill stream: the producer pass and the position along its edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SpillKey {
+    /// `East` or `South`: the edge of the producing pass.
+    pub side: Side,
+    pub pass: u32,
+    /// Row (east edge) or column (west edge) of the physical grid.
+    pub position: u32,
+}
+
+/// What a unit does for one pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Run block `(bx, by)` of the launch.
+    Block { bx: u32, by: u32 },
+    /// The kernel's boundary work for `side` at position `iuid` of the launched
+    /// grid: IU code or a DMA descriptor, depending on the machine.
+    Boundary { side: Side, iuid: u32 },
+    /// Virtual IU that spills each tile its producer hands over.
+    Spill { key: SpillKey, producer: usize },
+    /// Virtual IU that restores a spill stream, in order.
+    Restore { key: SpillKey },
+}
+
+/// One piece of work for one unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkItem {
+    /// Pass index in row-major pass order.
+    pub pass: u32,
+    pub role: Role,
+}
+
+/// The grid's shape and the launch's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    pub cols: u32,
+    pub rows: u32,
+    pub grid: [u32; 2],
+}
+
+impl Geometry {
+    /// Passes along x and y.
+    pub fn passes(&self) -> [u32; 2] {
+        [
+            self.grid[0].div_ceil(self.cols),
+            self.grid[1].div_ceil(self.rows),
+        ]
+    }
+
+    pub fn sm(&self, x: u32, y: u32) -> usize {
+        (y * self.cols + x) as usize
+    }
+
+    /// Index of boundary unit `index` on `side`.
+    pub fn boundary(&self, side: Side, index: u32) -> usize {
+        let (p, q) = (self.cols, self.rows);
+        let base = p * q;
+        (match side {
+            Side::North => base + index,
+            Side::South => base + p + index,
+            Side::East => base + 2 * p + index,
+            Side::West => base + 2 * p + q + index,
+        }) as usize
+    }
+
+    pub fn unit_count(&self) -> usize {
+        (self.cols * self.rows + 2 * (self.cols + self.rows)) as usize
+    }
+}
+
+/// Every unit's work, in pass order. `boundary_sides` says which sides have
+/// kernel boundary work (all four with IU code; the declared ones with DMA).
+pub fn plan(geo: Geometry, boundary_sides: &[Side]) -> Vec<Vec<WorkItem>> {
+    let (p, q) = (geo.cols, geo.rows);
+    let [gx, gy] = geo.grid;
+    let [nx, ny] = geo.passes();
+    let mut queues = vec![Vec::new(); geo.unit_count()];
+    let has = |s: Side| boundary_sides.contains(&s);
+    for py in 0..ny {
+        for px in 0..nx {
+            let pass = py * nx + px;
+            let cols = p.min(gx - px * p);
+            let rows = q.min(gy - py * q);
+            let mut push = |unit: usize, role: Role| queues[unit].push(WorkItem { pass, role });
+            for y in 0..rows {
+                for x in 0..cols {
+                    push(
+                        geo.sm(x, y),
+                        Role::Block {
+                            bx: px * p + x,
+                            by: py * q + y,
+                        },
+                    );
+                }
+            }
+            for x in 0..cols {
+                let north = geo.boundary(Side::North, x);
+                if py == 0 {
+                    if has(Side::North) {
+                        push(
+                            north,
+                            Role::Boundary {
+                                side: Side::North,
+                                iuid: px * p + x,
+                            },
+                        );
+                    }
+                } else {
+                    let key = SpillKey {
+                        side: Side::South,
+                        pass: pass - nx,
+                        position: x,
+                    };
+                    push(north, Role::Restore { key });
+                }
+                if py + 1 < ny {
+                    let key = SpillKey {
+                        side: Side::South,
+                        pass,
+                        position: x,
+                    };
+                    let producer = geo.sm(x, q - 1);
+                    push(geo.boundary(Side::South, x), Role::Spill { key, producer });
+                } else if has(Side::South) {
+                    // A partial pass hands the south role to the idle SM below it.
+                    let unit = if rows == q {
+                        geo.boundary(Side::South, x)
+                    } else {
+                        geo.sm(x, rows)
+                    };
+                    push(
+                        unit,
+                        Role::Boundary {
+                            side: Side::South,
+                            iuid: px * p + x,
+                        },
+                    );
+                }
+            }
+            for y in 0..rows {
+                let west = geo.boundary(Side::West, y);
+                if px == 0 {
+                    if has(Side::West) {
+                        push(
+                            west,
+                            Role::Boundary {
+                                side: Side::West,
+                                iuid: py * q + y,
+                            },
+                        );
+                    }
+                } else {
+                    let key = SpillKey {
+                        side: Side::East,
+                        pass: pass - 1,
+                        position: y,
+                    };
+                    push(west, Role::Restore { key });
+                }
+                if px + 1 < nx {
+                    let key = SpillKey {
+                        side: Side::East,
+                        pass,
+                        position: y,
+                    };
+                    let producer = geo.sm(p - 1, y);
+                    push(geo.boundary(Side::East, y), Role::Spill { key, producer });
+                } else if has(Side::East) {
+                    let unit = if cols == p {
+                        geo.boundary(Side::East, y)
+                    } else {
+                        geo.sm(cols, y)
+                    };
+                    push(
+                        unit,
+                        Role::Boundary {
+                            side: Side::East,
+                            iuid: py * q + y,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    queues
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(queues: &[Vec<WorkItem>], f: impl Fn(&Role) -> bool) -> usize {
+        queues.iter().flatten().filter(|i| f(&i.role)).count()
+    }
+
+    #[test]
+    fn unit_numbering_covers_sms_and_the_boundary() {
+        let g = Geometry {
+            cols: 3,
+            rows: 5,
+            grid: [1, 1],
+        };
+        assert_eq!(g.unit_count(), 15 + 2 * 3 + 2 * 5);
+        assert_eq!(g.boundary(Side::West, 4), g.unit_count() - 1);
+    }
+
+    #[test]
+    fn one_pass_has_only_real_boundary_roles() {
+        let g = Geometry {
+            cols: 4,
+            rows: 4,
+            grid: [4, 4],
+        };
+        let q = plan(g, &[Side::North, Side::South, Side::East, Side::West]);
+        assert_eq!(count(&q, |r| matches!(r, Role::Block { .. })), 16);
+        assert_eq!(count(&q, |r| matches!(r, Role::Boundary { .. })), 16);
+        assert_eq!(
+            count(&q, |r| matches!(
+                r,
+                Role::Spill { .. } | Role::Restore { .. }
+            )),
+            0
+        );
+    }
+
+    #[test]
+    fn inner_pass_edges_get_virtual_ius() {
+        // 8x8 blocks on 4x4: 2x2 passes; two inner vertical and two inner horizontal
+        // edge segments of 4 units each.
+        let g = Geometry {
+            cols: 4,
+            rows: 4,
+            grid: [8, 8],
+        };
+        let q = plan(g, &[Side::North, Side::South, Side::East, Side::West]);
+        assert_eq!(count(&q, |r| matches!(r, Role::Spill { .. })), 16);
+        assert_eq!(count(&q, |r| matches!(r, Role::Restore { .. })), 16);
+        assert_eq!(count(&q, |r| matches!(r, Role::Boundary { .. })), 32);
+        for queue in &q {
+            assert!(
+                queue.windows(2).all(|w| w[0].pass < w[1].pass),
+                "one item per pass, in order"
+            );
+        }
+    }
+
+    #[test]
+    fn partial_passes_give_the_boundary_role_to_idle_sms() {
+        // 10x10 blocks on 4x4: the last pass column has 2 columns, so SM (2, y)
+        // stores the east edge there.
+        let g = Geometry {
+            cols: 4,
+            rows: 4,
+            grid: [10, 10],
+        };
+        let q = plan(g, &[Side::North, Side::South, Side::East, Side::West]);
+        let east_on_sm = q[g.sm(2, 0)]
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.role,
+                    Role::Boundary {
+                        side: Side::East,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert_eq!(east_on_sm, 3, "once per pass row");
+        let south_on_sm = q[g.sm(0, 2)]
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.role,
+                    Role::Boundary {
+                        side: Side::South,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert_eq!(south_on_sm, 3, "once per pass column");
+    }
+}

@@ -1,0 +1,223 @@
+//! The 2-D stencil samples (thesis Ch. 3) against a straightforward reference, on
+//! many grids, both pass modes and both boundary kinds; and their off-chip traffic
+//! against thesis Table 6.3 and the contract's formula.
+
+use spu_emu::Machine;
+use spu_tests::{Ran, assert_close, repo_path, run_with};
+
+const PC: &str = "samples/stencil2d/stencil_pc.spu";
+const GLOBAL: &str = "samples/stencil2d/stencil_global.spu";
+
+/// H by the definition, in f64: returns (Hk, Hi, Hj).
+fn reference(
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut prev: Vec<f64> = a.iter().map(|v| f64::from(*v)).collect();
+    let (mut hi, mut hj) = (vec![0.0; n * k], vec![0.0; n * k]);
+    for kk in 0..k {
+        let mut cur = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let up = if i == 0 {
+                    f64::from(c[j * k + kk])
+                } else {
+                    cur[(i - 1) * n + j]
+                };
+                let left = if j == 0 {
+                    f64::from(b[i * k + kk])
+                } else {
+                    cur[i * n + j - 1]
+                };
+                cur[i * n + j] = (up + left + prev[i * n + j]) / 3.0;
+            }
+        }
+        for x in 0..n {
+            hi[x * k + kk] = cur[(n - 1) * n + x];
+            hj[x * k + kk] = cur[x * n + n - 1];
+        }
+        prev = cur;
+    }
+    (prev, hi, hj)
+}
+
+fn machine(grid: &str, sets: &[&str]) -> Machine {
+    let mut m = Machine::default();
+    m.set_grid(grid).unwrap();
+    for s in sets {
+        m.set(s).unwrap();
+    }
+    m
+}
+
+fn run_stencil(kernel: &str, n: usize, k: usize, m: &Machine) -> Ran {
+    run_with(
+        &repo_path(kernel),
+        m,
+        &[&format!("N={n}"), &format!("K={k}")],
+    )
+}
+
+fn check(kernel: &str, n: usize, k: usize, m: &Machine) -> Ran {
+    let ran = run_stencil(kernel, n, k, m);
+    let (hk, hi, hj) = reference(n, k, &ran.in_f32("A"), &ran.in_f32("B"), &ran.in_f32("C"));
+    let what = format!("{kernel} N={n} K={k} on {}", m.summary());
+    assert_close(&ran.out_f32("Hk"), &hk, 1e-4, &format!("{what}: Hk"));
+    assert_close(&ran.out_f32("Hi"), &hi, 1e-4, &format!("{what}: Hi"));
+    assert_close(&ran.out_f32("Hj"), &hj, 1e-4, &format!("{what}: Hj"));
+    ran
+}
+
+/// `2*K*b*G*(nx+ny) + 2*N^2` (architecture contract, section 2).
+fn expected_words(n: usize, k: usize, p: usize, q: usize) -> u64 {
+    let (b, g) = (32, n / 32);
+    let (nx, ny) = (g.div_ceil(p), g.div_ceil(q));
+    (2 * k * b * g * (nx + ny) + 2 * n * n) as u64
+}
+
+fn offchip(ran: &Ran) -> u64 {
+    ran.result.traffic.load_words + ran.result.traffic.store_words
+}
+
+#[test]
+fn producer_consumer_matches_the_reference_on_many_grids() {
+    for (grid, n, k) in [
+        ("1x1", 64, 32),
+        ("2x2", 64, 64),
+        ("4x4", 64, 32),
+        ("3x5", 96, 32),
+        ("8x8", 64, 32),
+        ("2x2", 96, 32),
+    ] {
+        for mode in ["overlapped", "sequential"] {
+            for boundary in ["iu", "dma"] {
+                let m = machine(
+                    grid,
+                    &[
+                        &format!("passes.mode={mode}"),
+                        &format!("boundary.kind={boundary}"),
+                    ],
+                );
+                let ran = check(PC, n, k, &m);
+                let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
+                assert_eq!(
+                    offchip(&ran),
+                    expected_words(n, k, p, q),
+                    "N={n} K={k} {grid} {mode} {boundary}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn global_sync_matches_the_reference() {
+    for (grid, n, k, mode) in [
+        ("1x1", 64, 32, "sequential"),
+        ("2x2", 64, 64, "overlapped"),
+        ("2x2", 96, 32, "sequential"),
+        ("3x5", 96, 32, "overlapped"),
+        ("4x4", 64, 32, "overlapped"),
+        ("8x8", 64, 32, "overlapped"),
+    ] {
+        for boundary in ["iu", "dma"] {
+            let m = machine(
+                grid,
+                &[
+                    &format!("passes.mode={mode}"),
+                    &format!("boundary.kind={boundary}"),
+                ],
+            );
+            check(GLOBAL, n, k, &m);
+        }
+    }
+}
+
+#[test]
+fn offchip_words_match_thesis_table_6_3_at_n_128() {
+    let m = Machine::default();
+    for kernel in [PC, GLOBAL] {
+        let ran = check(kernel, 128, 128, &m);
+        assert_eq!(offchip(&ran), 98_304, "{kernel}");
+        assert_eq!(ran.result.traffic.spill_words, 0, "one pass: no spills");
+    }
+}
+
+#[test]
+fn multi_pass_traffic_counts_spills_and_restores() {
+    // 4x4 blocks on 2x2: 2x2 passes; every inner edge moves K words per row.
+    let m = machine("2x2", &[]);
+    let ran = check(PC, 128, 64, &m);
+    let t = &ran.result.traffic;
+    assert_eq!(offchip(&ran), expected_words(128, 64, 2, 2));
+    assert_eq!(t.spill_words, t.restore_words);
+    // Two inner edges (one vertical, one horizontal), each 128 rows x 64 k.
+    assert_eq!(t.spill_words, 2 * 128 * 64);
+}
+
+#[test]
+fn overlapped_passes_are_faster_than_sequential() {
+    let run = |mode: &str| {
+        run_stencil(
+            PC,
+            128,
+            64,
+            &machine("2x2", &[&format!("passes.mode={mode}")]),
+        )
+        .result
+        .cycles
+    };
+    let (overlapped, sequential) = (run("overlapped"), run("sequential"));
+    assert!(
+        overlapped < sequential,
+        "overlapped {overlapped} cycles, sequential {sequential}"
+    );
+}
+
+/// The thesis's N = K = 256 case (Table 6.3, Section 6.2): takes a few seconds.
+#[test]
+#[ignore = "large: run with --ignored"]
+fn thesis_n_256_counts_and_overlap_gain() {
+    let m = Machine::default();
+    let pc = check(PC, 256, 256, &m);
+    assert_eq!(offchip(&pc), 655_360);
+    let seq = machine("4x4", &["passes.mode=sequential"]);
+    let pc_seq = run_stencil(PC, 256, 256, &seq);
+    assert_eq!(offchip(&pc_seq), 655_360);
+    let gain = 1.0 - pc.result.cycles as f64 / pc_seq.result.cycles as f64;
+    assert!(
+        gain > 0.2,
+        "overlapped passes save {:.1}% of cycles",
+        gain * 100.0
+    );
+    // Global sync: every virtual IU spills at each of the T = K/32 + Gx + Gy = 24
+    // syncs of its pass. Moving whole CBs (the thesis runtime) gives the thesis
+    // count; moving only the words written gives the producer-consumer count.
+    let full = machine("4x4", &["passes.mode=sequential", "viu.spill=full"]);
+    assert_eq!(offchip(&check(GLOBAL, 256, 256, &full)), 1_179_648);
+    assert_eq!(offchip(&check(GLOBAL, 256, 256, &seq)), 655_360);
+}
+
+#[test]
+fn large_grids_and_partial_passes_work() {
+    // 4x4 blocks on 16x16 SMs: one partial pass whose east and south edges are
+    // stored by idle SMs; 5x5 blocks on 4x4: partial last pass row and column.
+    for (grid, n) in [("16x16", 128), ("4x4", 160)] {
+        for boundary in ["iu", "dma"] {
+            let m = machine(grid, &[&format!("boundary.kind={boundary}")]);
+            let ran = check(PC, n, 32, &m);
+            let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
+            assert_eq!(offchip(&ran), expected_words(n, 32, p, q), "{grid} N={n} {boundary}");
+        }
+    }
+}
+
+/// A full 16x16 grid with one block per SM.
+#[test]
+#[ignore = "large: run with --ignored"]
+fn a_full_16x16_grid() {
+    check(PC, 512, 32, &machine("16x16", &[]));
+}
