@@ -37,6 +37,7 @@ pub fn stats_json(result: &RunResult, image: &Image, machine: &Machine) -> Value
                 "position": pos,
                 "work_items": u.items_done,
                 "busy_cycles": u.busy_cycles,
+                "code_cycles": u.code_cycles,
                 "issued": u.issued,
                 "thread_instructions": u.thread_instrs,
                 "stall_cycles": stalls(&u.stalls),

@@ -185,6 +185,8 @@ pub struct Unit {
     pub thread_instrs: u64,
     /// Cycles with work assigned.
     pub busy_cycles: u64,
+    /// Of those, cycles running code (warps), as opposed to engine work.
+    pub code_cycles: u64,
     /// Work items completed.
     pub items_done: u64,
     started: u64,
@@ -221,6 +223,7 @@ impl Unit {
             issued: 0,
             thread_instrs: 0,
             busy_cycles: 0,
+            code_cycles: 0,
             items_done: 0,
             started: 0,
             stalls: [0; StallReason::ALL.len()],
@@ -265,6 +268,9 @@ impl Unit {
         self.busy = false;
         self.wake = NEVER;
         self.busy_cycles += now - self.started;
+        if !self.warps.is_empty() {
+            self.code_cycles += now - self.started;
+        }
         self.items_done += 1;
         self.warps.clear();
     }

@@ -239,7 +239,10 @@ fn bad_command_lines_and_files_are_reported() {
             &["emu/tests/faults/mismatched_syncs.spu", "--grid", "2x1"],
             "producer has synced 2 times, consumer 1 times",
         ),
-        (&["emu/tests/faults/no_port.spu"], "no west Communication Buffer port"),
+        (
+            &["emu/tests/faults/no_port.spu"],
+            "no west Communication Buffer port",
+        ),
     ];
     for (args, needle) in cases {
         fails(args, needle);

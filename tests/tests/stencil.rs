@@ -210,7 +210,11 @@ fn large_grids_and_partial_passes_work() {
             let m = machine(grid, &[&format!("boundary.kind={boundary}")]);
             let ran = check(PC, n, 32, &m);
             let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
-            assert_eq!(offchip(&ran), expected_words(n, 32, p, q), "{grid} N={n} {boundary}");
+            assert_eq!(
+                offchip(&ran),
+                expected_words(n, 32, p, q),
+                "{grid} N={n} {boundary}"
+            );
         }
     }
 }

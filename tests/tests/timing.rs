@@ -129,10 +129,15 @@ fn every_scheduler_cycle_is_an_issue_or_a_charged_stall() {
         let m = Machine::default();
         let r = run_with(&repo_path(sample), &m, defines).result;
         for u in &r.units {
+            let schedulers = if matches!(u.label, spu_emu::fault::UnitLabel::Sm { .. }) {
+                m.sm_schedulers
+            } else {
+                m.iu_schedulers
+            };
             let stalls: u64 = u.stalls.iter().sum();
             assert_eq!(
                 u.issued + stalls,
-                u64::from(m.sm_schedulers) * u.busy_cycles,
+                u64::from(schedulers) * u.code_cycles,
                 "{sample}: {}",
                 u.label
             );
