@@ -147,6 +147,18 @@ fn offchip_words_match_thesis_table_6_3_at_n_128() {
 }
 
 #[test]
+fn offchip_words_match_thesis_table_6_3_at_n_256() {
+    let ran = check(PC, 256, 256, &Machine::default());
+    assert_eq!(offchip(&ran), 655_360);
+    let t = &ran.result.traffic;
+    // 2x2 passes: two inner edges, each 256 rows x 256 k values.
+    assert_eq!(
+        (t.spill_words, t.restore_words),
+        (2 * 256 * 256, 2 * 256 * 256)
+    );
+}
+
+#[test]
 fn multi_pass_traffic_counts_spills_and_restores() {
     // 4x4 blocks on 2x2: 2x2 passes; every inner edge moves K words per row.
     let m = machine("2x2", &[]);
@@ -181,9 +193,7 @@ fn overlapped_passes_are_faster_than_sequential() {
 #[test]
 #[ignore = "large: run with --ignored"]
 fn thesis_n_256_counts_and_overlap_gain() {
-    let m = Machine::default();
-    let pc = check(PC, 256, 256, &m);
-    assert_eq!(offchip(&pc), 655_360);
+    let pc = run_stencil(PC, 256, 256, &Machine::default());
     let seq = machine("4x4", &["passes.mode=sequential"]);
     let pc_seq = run_stencil(PC, 256, 256, &seq);
     assert_eq!(offchip(&pc_seq), 655_360);
@@ -205,7 +215,7 @@ fn thesis_n_256_counts_and_overlap_gain() {
 fn large_grids_and_partial_passes_work() {
     // 4x4 blocks on 16x16 SMs: one partial pass whose east and south edges are
     // stored by idle SMs; 5x5 blocks on 4x4: partial last pass row and column.
-    for (grid, n) in [("16x16", 128), ("4x4", 160)] {
+    for (grid, n) in [("16x16", 128), ("4x4", 160), ("4x4", 320)] {
         for boundary in ["iu", "dma"] {
             let m = machine(grid, &[&format!("boundary.kind={boundary}")]);
             let ran = check(PC, n, 32, &m);
