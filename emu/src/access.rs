@@ -93,6 +93,34 @@ fn bank_waves(addrs: &Lanes, mask: u32, banks: u32) -> u64 {
     u64::from(per_bank.iter().copied().max().unwrap_or(1).max(1))
 }
 
+/// Alignment and bounds of an access to a space of `size` bytes.
+fn check_bounded(
+    space: Space,
+    addrs: &Lanes,
+    exec: u32,
+    size: u32,
+    store: bool,
+) -> Result<(), LaneFault> {
+    for l in lanes_of(exec) {
+        let addr = addrs[l];
+        if addr % 4 != 0 {
+            return Err((FaultKind::Misaligned { space, addr }, l as u32));
+        }
+        if addr >= size {
+            return Err((
+                FaultKind::OutOfRange {
+                    space,
+                    addr,
+                    size,
+                    store,
+                },
+                l as u32,
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_global(addr: u32, lane: usize, store: bool, env: &Env) -> Result<(), LaneFault> {
     if addr % 4 != 0 {
         return Err((
@@ -171,23 +199,7 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                     Component::Ccp,
                 )
             };
-            for l in lanes_of(exec) {
-                let addr = addrs[l];
-                if addr % 4 != 0 {
-                    return Err((FaultKind::Misaligned { space, addr }, l as u32));
-                }
-                if addr >= size {
-                    return Err((
-                        FaultKind::OutOfRange {
-                            space,
-                            addr,
-                            size,
-                            store,
-                        },
-                        l as u32,
-                    ));
-                }
-            }
+            check_bounded(space, addrs, exec, size, store)?;
             for l in lanes_of(exec) {
                 let i = (addrs[l] / 4) as usize;
                 match (space, data) {
@@ -217,23 +229,7 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
             let link = link.ok_or((FaultKind::NoCbPort { side }, lane0))?;
             let link = &mut env.links[link];
             let size = link.words() * 4;
-            for l in lanes_of(exec) {
-                let addr = addrs[l];
-                if addr % 4 != 0 {
-                    return Err((FaultKind::Misaligned { space, addr }, l as u32));
-                }
-                if addr >= size {
-                    return Err((
-                        FaultKind::OutOfRange {
-                            space,
-                            addr,
-                            size,
-                            store,
-                        },
-                        l as u32,
-                    ));
-                }
-            }
+            check_bounded(space, addrs, exec, size, store)?;
             for l in lanes_of(exec) {
                 match data {
                     Some(d) => link.write(addrs[l] / 4, d[l]),

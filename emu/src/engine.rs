@@ -315,15 +315,8 @@ impl Engine {
         segments.sort_unstable();
         segments.dedup();
         let n = u64::from(plan.rows * plan.cols);
-        let mut done = now;
-        for (i, _) in segments.iter().enumerate() {
-            done = done.max(env.dram.request(now + i as u64, env.transaction_bytes));
-        }
         let count = segments.len() as u64;
-        for c in [Component::Mcp, Component::Nocp, Component::Dramp] {
-            env.counters.add(c, count);
-        }
-        env.counters.add(Component::Cbp, n.div_ceil(32));
+        let done = queue_transactions(env, count, n, now);
         if load {
             env.traffic.load_words += n;
             env.traffic.load_transactions += count;
@@ -337,11 +330,9 @@ impl Engine {
     }
 }
 
-/// Queues `n` contiguous words on the DRAM (reads or writes); returns the cycles the
-/// engine is busy issuing and the cycle the last transaction completes.
-fn stream_words(env: &mut EngineEnv, n: u32, now: u64, read: bool) -> (u64, u64) {
-    let per = env.transaction_bytes / 4;
-    let count = u64::from(n.div_ceil(per));
+/// Queues `count` DRAM transactions from cycle `now`, one per cycle, for a transfer
+/// of `words` CB words; charges the counters and returns the last completion.
+fn queue_transactions(env: &mut EngineEnv, count: u64, words: u64, now: u64) -> u64 {
     let mut done = now;
     for i in 0..count {
         done = done.max(env.dram.request(now + i, env.transaction_bytes));
@@ -349,7 +340,16 @@ fn stream_words(env: &mut EngineEnv, n: u32, now: u64, read: bool) -> (u64, u64)
     for c in [Component::Mcp, Component::Nocp, Component::Dramp] {
         env.counters.add(c, count);
     }
-    env.counters.add(Component::Cbp, u64::from(n.div_ceil(32)));
+    env.counters.add(Component::Cbp, words.div_ceil(32));
+    done
+}
+
+/// Queues `n` contiguous words on the DRAM (reads or writes); returns the cycles the
+/// engine is busy issuing and the cycle the last transaction completes.
+fn stream_words(env: &mut EngineEnv, n: u32, now: u64, read: bool) -> (u64, u64) {
+    let per = env.transaction_bytes / 4;
+    let count = u64::from(n.div_ceil(per));
+    let done = queue_transactions(env, count, u64::from(n), now);
     if read {
         env.traffic.load_transactions += count;
     } else {

@@ -19,6 +19,23 @@ use std::collections::VecDeque;
 
 const NEVER: u64 = u64::MAX;
 
+/// What a code unit touches while issuing, borrowed field by field from the grid
+/// so the unit itself can be borrowed alongside.
+macro_rules! code_env {
+    ($grid:expr) => {
+        Env {
+            ops: &$grid.image.ops,
+            timing: &$grid.timing,
+            memory: &mut $grid.image.memory,
+            dram: &mut $grid.dram,
+            params: &$grid.image.params,
+            pcs: &mut $grid.pcs,
+            traffic: &mut $grid.traffic,
+            links: &mut $grid.links,
+        }
+    };
+}
+
 /// Why a run stopped early.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
@@ -402,16 +419,7 @@ impl<'a> Grid<'a> {
 
     fn finish_item(&mut self, u: usize, now: u64) {
         if self.engines[u].is_none() {
-            let mut env = Env {
-                ops: &self.image.ops,
-                timing: &self.timing,
-                memory: &mut self.image.memory,
-                dram: &mut self.dram,
-                params: &self.image.params,
-                pcs: &mut self.pcs,
-                traffic: &mut self.traffic,
-                links: &mut self.links,
-            };
+            let mut env = code_env!(self);
             self.units[u].settle(now + 1, &mut env);
         }
         self.units[u].finish(now + 1);
@@ -502,16 +510,7 @@ impl<'a> Grid<'a> {
                 }
             };
         }
-        let mut env = Env {
-            ops: &self.image.ops,
-            timing: &self.timing,
-            memory: &mut self.image.memory,
-            dram: &mut self.dram,
-            params: &self.image.params,
-            pcs: &mut self.pcs,
-            traffic: &mut self.traffic,
-            links: &mut self.links,
-        };
+        let mut env = code_env!(self);
         match self.units[u].step(now, &mut env) {
             Ok(StepEvent::None) => Ok(false),
             Ok(StepEvent::BlockSync { side: None, .. }) => {
