@@ -4,6 +4,10 @@
 //! blocksync) switches them. Each link counts accesses, words, bit toggles and the
 //! syncs each side has made, for the energy model and for deadlock reports.
 
+use crate::plan::Geometry;
+use crate::unit::Unit;
+use spu_isa::Side;
+
 /// Which end of a link a unit is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
@@ -130,6 +134,52 @@ impl Link {
         self.written[self.write] = 0;
         self.switches += 1;
     }
+}
+
+/// Creates every west->east and north->south link and records each unit's ports.
+pub fn build_links(geo: Geometry, units: &mut [Unit], words: u32) -> Vec<Link> {
+    let mut links = Vec::new();
+    let mut connect =
+        |units: &mut [Unit], producer: usize, out: Side, consumer: usize, input: Side| {
+            units[producer].ports[out.code() as usize] = Some(links.len());
+            units[consumer].ports[input.code() as usize] = Some(links.len());
+            links.push(Link::new(producer, consumer, words as usize));
+        };
+    for y in 0..geo.rows {
+        connect(
+            units,
+            geo.boundary(Side::West, y),
+            Side::East,
+            geo.sm(0, y),
+            Side::West,
+        );
+        for x in 0..geo.cols {
+            let next = if x + 1 < geo.cols {
+                geo.sm(x + 1, y)
+            } else {
+                geo.boundary(Side::East, y)
+            };
+            connect(units, geo.sm(x, y), Side::East, next, Side::West);
+        }
+    }
+    for x in 0..geo.cols {
+        connect(
+            units,
+            geo.boundary(Side::North, x),
+            Side::South,
+            geo.sm(x, 0),
+            Side::North,
+        );
+        for y in 0..geo.rows {
+            let next = if y + 1 < geo.rows {
+                geo.sm(x, y + 1)
+            } else {
+                geo.boundary(Side::South, x)
+            };
+            connect(units, geo.sm(x, y), Side::South, next, Side::North);
+        }
+    }
+    links
 }
 
 #[cfg(test)]

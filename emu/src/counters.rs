@@ -82,6 +82,17 @@ impl ComponentCounts {
     }
 }
 
+/// Off-chip traffic, in 4-byte words and DRAM transactions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub load_words: u64,
+    pub store_words: u64,
+    pub spill_words: u64,
+    pub restore_words: u64,
+    pub load_transactions: u64,
+    pub store_transactions: u64,
+}
+
 /// Why a scheduler issued nothing in a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StallReason {

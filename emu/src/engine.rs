@@ -9,11 +9,11 @@
 //! sync; storers (DMA south/east, spilling VIUs) sync and then transfer out.
 
 use crate::cb::{End, Link};
+use crate::counters::Traffic;
 use crate::counters::{Component, ComponentCounts};
 use crate::dram::Dram;
 use crate::memory::GlobalMemory;
 use crate::plan::SpillKey;
-use crate::unit::Traffic;
 use std::collections::BTreeMap;
 
 const NEVER: u64 = u64::MAX;

@@ -3,16 +3,18 @@
 //! which nothing can happen), the rendezvous of directional and global blocksyncs,
 //! deadlock detection and the cycle limit.
 
-use crate::cb::{End, Link};
+use crate::cb::{End, Link, build_links};
+use crate::counters::Traffic;
 use crate::counters::{Component, PcCounters};
 use crate::dram::Dram;
 use crate::engine::{DmaPlan, Engine, EngineEnv, EngineEvent, SpillStore, Task};
 use crate::fault::{Fault, FaultKind, UnitLabel};
 use crate::load::Image;
 use crate::machine::{Boundary, Machine, PassMode, SpillExtent};
+use crate::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
 use crate::plan::{Geometry, Role, WorkItem, plan};
 use crate::program::Kind;
-use crate::unit::{Env, StepEvent, Timing, Traffic, Unit, WorkCtx};
+use crate::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
 use crate::warp::WarpState;
 use spu_isa::Side;
 use std::collections::VecDeque;
@@ -34,90 +36,6 @@ macro_rules! code_env {
             links: &mut $grid.links,
         }
     };
-}
-
-/// Why a run stopped early.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stop {
-    Fault {
-        fault: Fault,
-        unit: UnitLabel,
-        role: Role,
-        cycle: u64,
-        /// Block dimensions (IU code: threads, 1, 1), to name the thread.
-        ntid: [u32; 3],
-    },
-    /// A boundary engine (DMA or virtual IU) failed.
-    Engine {
-        kind: FaultKind,
-        unit: UnitLabel,
-        role: Role,
-        cycle: u64,
-    },
-    Deadlock {
-        cycle: u64,
-        waiting: Vec<Waiting>,
-    },
-    CycleLimit {
-        limit: u64,
-        blocks_done: u64,
-        blocks_total: u64,
-    },
-}
-
-/// The state of one link, for deadlock reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkState {
-    pub side: Side,
-    pub partner: UnitLabel,
-    /// Syncs the producer and the consumer end have made on the link.
-    pub arrivals: [u64; 2],
-}
-
-/// A unit stuck in a deadlock and where it waits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Waiting {
-    pub unit: UnitLabel,
-    pub role: Role,
-    pub pass: [u32; 2],
-    /// (warp, pc, state) for code.
-    pub warps: Vec<(u32, u32, WarpState)>,
-    /// What an engine waits for.
-    pub engine: Option<String>,
-    pub links: Vec<LinkState>,
-}
-
-/// Progress of a run, for progress bars.
-#[derive(Debug, Clone, Copy)]
-pub struct Progress {
-    pub cycle: u64,
-    pub blocks_done: u64,
-    pub blocks_total: u64,
-}
-
-/// CB activity summed over links.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CbTotals {
-    pub reads: u64,
-    pub writes: u64,
-    pub read_toggles: u64,
-    pub write_toggles: u64,
-    pub switches: u64,
-}
-
-/// Everything a finished run measured.
-#[derive(Debug, Clone)]
-pub struct RunResult {
-    pub cycles: u64,
-    pub units: Vec<Unit>,
-    pub traffic: Traffic,
-    pub cb: CbTotals,
-    pub pcs: Vec<PcCounters>,
-    pub passes: [u32; 2],
-    /// Global blocksyncs and link rendezvous completed.
-    pub global_syncs: u64,
-    pub link_syncs: u64,
-    pub dram_busy_cycles: f64,
 }
 
 /// The grid and its work.
@@ -715,50 +633,4 @@ impl<'a> Grid<'a> {
             })
             .collect()
     }
-}
-
-/// Creates every west->east and north->south link and records each unit's ports.
-fn build_links(geo: Geometry, units: &mut [Unit], words: u32) -> Vec<Link> {
-    let mut links = Vec::new();
-    let mut connect =
-        |units: &mut [Unit], producer: usize, out: Side, consumer: usize, input: Side| {
-            units[producer].ports[out.code() as usize] = Some(links.len());
-            units[consumer].ports[input.code() as usize] = Some(links.len());
-            links.push(Link::new(producer, consumer, words as usize));
-        };
-    for y in 0..geo.rows {
-        connect(
-            units,
-            geo.boundary(Side::West, y),
-            Side::East,
-            geo.sm(0, y),
-            Side::West,
-        );
-        for x in 0..geo.cols {
-            let next = if x + 1 < geo.cols {
-                geo.sm(x + 1, y)
-            } else {
-                geo.boundary(Side::East, y)
-            };
-            connect(units, geo.sm(x, y), Side::East, next, Side::West);
-        }
-    }
-    for x in 0..geo.cols {
-        connect(
-            units,
-            geo.boundary(Side::North, x),
-            Side::South,
-            geo.sm(x, 0),
-            Side::North,
-        );
-        for y in 0..geo.rows {
-            let next = if y + 1 < geo.rows {
-                geo.sm(x, y + 1)
-            } else {
-                geo.boundary(Side::South, x)
-            };
-            connect(units, geo.sm(x, y), Side::South, next, Side::North);
-        }
-    }
-    links
 }

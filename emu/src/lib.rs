@@ -4,10 +4,14 @@
 //! global accesses through a bandwidth-limited DRAM queue), skipping idle cycles.
 //!
 //! Module map: [`machine`] (parameters, presets), [`kernel`] (reading `.bin`/`.spu`),
-//! [`load`] (parameters, launch, buffers), [`program`] (decoded code), [`exec`]
-//! (arithmetic), [`warp`] (SIMT stack), [`unit`] (one SM or IU), [`grid`] (placement,
-//! passes, rendezvous, the cycle loop), [`dram`], [`memory`], [`counters`],
-//! [`stats`], [`report`], [`npy`], [`cli`].
+//! [`load`] (parameters, launch, buffers, DMA descriptors), [`program`] (decoded
+//! code), [`exec`] (arithmetic), [`warp`] (SIMT stack), [`unit`] (one SM or IU
+//! running code), [`timing`] (resolved latencies and pipelines), [`access`] (memory
+//! and CB accesses), [`cb`] (Communication Buffer links), [`engine`] (DMA engines
+//! and virtual IUs), [`plan`] (work per pass), [`grid`] (the cycle loop and
+//! rendezvous), [`outcome`] (results and stops), [`dram`], [`memory`],
+//! [`counters`], [`stats`], [`report`], [`npy`], [`cli`]. The runtime's semantics
+//! are documented in `emu/RUNTIME.md`.
 
 pub mod access;
 pub mod cb;
@@ -23,17 +27,20 @@ pub mod load;
 pub mod machine;
 pub mod memory;
 pub mod npy;
+pub mod outcome;
 pub mod plan;
 pub mod program;
 pub mod report;
 pub mod stats;
+pub mod timing;
 pub mod unit;
 pub mod warp;
 
-pub use grid::{Grid, Progress, RunResult, Stop};
+pub use grid::Grid;
 pub use kernel::{Kernel, read_kernel};
 pub use load::{Image, LoadOptions, load};
 pub use machine::Machine;
+pub use outcome::{Progress, RunResult, Stop};
 
 /// Runs a loaded image on a machine.
 pub fn simulate(

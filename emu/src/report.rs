@@ -2,10 +2,10 @@
 //! instruction, its source line, the unit, block and thread, and how to fix it.
 
 use crate::fault::{FaultKind, UnitLabel};
-use crate::grid::{RunResult, Stop};
 use crate::kernel::Kernel;
 use crate::load::Image;
 use crate::machine::Machine;
+use crate::outcome::{RunResult, Stop};
 use crate::plan::Role;
 use crate::warp::WarpState;
 use std::fmt::Write;

@@ -4,9 +4,9 @@
 
 use crate::counters::{Component, ComponentCounts, StallReason};
 use crate::fault::UnitLabel;
-use crate::grid::RunResult;
 use crate::load::Image;
 use crate::machine::Machine;
+use crate::outcome::RunResult;
 use serde_json::{Value, json};
 
 /// Version of the stats layout, bumped on incompatible changes.

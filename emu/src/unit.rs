@@ -6,113 +6,21 @@
 
 use crate::access::{self, Access, Request};
 use crate::cb::Link;
-use crate::counters::{Component, ComponentCounts, PcCounters, StallReason};
+use crate::counters::{Component, ComponentCounts, PcCounters, StallReason, Traffic};
 use crate::dram::Dram;
 use crate::exec::{self, Lanes};
 use crate::fault::{Fault, FaultKind, UnitLabel};
-use crate::machine::{Machine, SchedulerPolicy};
+use crate::machine::SchedulerPolicy;
 use crate::memory::GlobalMemory;
 use crate::program::{Kind, Op, Src};
+pub use crate::timing::Timing;
+use crate::timing::pipe_of;
 use crate::warp::{Producer, Warp, WarpState};
 use spu_isa::{Guard, Side, Space, Special, TimingClass};
 
 const NEVER: u64 = u64::MAX;
 /// The stall of a scheduler whose warps have all exited (no instruction to charge).
 const IDLE: (StallReason, u32) = (StallReason::Idle, u32::MAX);
-const CLASSES: usize = TimingClass::BlockSync as usize + 1;
-
-/// Pipelines an instruction class occupies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pipe {
-    Core = 0,
-    Sfu = 1,
-    Mem = 2,
-}
-
-fn pipe_of(class: TimingClass) -> Option<Pipe> {
-    use TimingClass as T;
-    match class {
-        T::IntAlu | T::IntMul | T::IntDiv | T::Fpu => Some(Pipe::Core),
-        T::Sfu => Some(Pipe::Sfu),
-        T::Shared | T::Global | T::Param | T::Cb | T::Atomic => Some(Pipe::Mem),
-        T::Control | T::Barrier | T::BlockSync => None,
-    }
-}
-
-/// The machine parameters the issue step needs, resolved once.
-#[derive(Debug, Clone)]
-pub struct Timing {
-    latency: [u64; CLASSES],
-    interval: [u64; CLASSES],
-    pipes: [usize; 3],
-    sm_schedulers: usize,
-    iu_schedulers: usize,
-    policy: SchedulerPolicy,
-    banks: u32,
-    transaction_bytes: u32,
-}
-
-impl Timing {
-    pub fn new(m: &Machine) -> Timing {
-        let all = [
-            TimingClass::IntAlu,
-            TimingClass::IntMul,
-            TimingClass::IntDiv,
-            TimingClass::Fpu,
-            TimingClass::Sfu,
-            TimingClass::Shared,
-            TimingClass::Global,
-            TimingClass::Param,
-            TimingClass::Cb,
-            TimingClass::Atomic,
-            TimingClass::Control,
-            TimingClass::Barrier,
-            TimingClass::BlockSync,
-        ];
-        Timing {
-            latency: all.map(|c| u64::from(m.latency(c))),
-            interval: all.map(|c| u64::from(m.interval(c))),
-            pipes: [m.core_pipes, m.sfu_pipes, m.mem_pipes].map(|n| n as usize),
-            sm_schedulers: m.sm_schedulers as usize,
-            iu_schedulers: m.iu_schedulers as usize,
-            policy: m.scheduler_policy,
-            banks: m.shared_banks,
-            transaction_bytes: m.transaction_bytes,
-        }
-    }
-
-    pub fn latency(&self, c: TimingClass) -> u64 {
-        self.latency[c as usize]
-    }
-
-    pub fn interval(&self, c: TimingClass) -> u64 {
-        self.interval[c as usize]
-    }
-
-    pub fn banks(&self) -> u32 {
-        self.banks
-    }
-
-    pub fn transaction_bytes(&self) -> u32 {
-        self.transaction_bytes
-    }
-
-    /// Cycles from the last arrival at a blocksync to the release.
-    pub fn blocksync_latency(&self) -> u64 {
-        self.latency(TimingClass::BlockSync)
-    }
-}
-
-/// Off-chip and CB traffic, in 4-byte words.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Traffic {
-    pub load_words: u64,
-    pub store_words: u64,
-    pub spill_words: u64,
-    pub restore_words: u64,
-    pub load_transactions: u64,
-    pub store_transactions: u64,
-}
 
 /// Machine-wide state a unit touches while issuing.
 #[derive(Debug)]
@@ -553,7 +461,7 @@ impl Unit {
         }
         let timing = env.timing;
         let latency = timing.latency(op.class.timing);
-        let mut occupancy = timing.interval[op.class.timing as usize];
+        let mut occupancy = timing.interval(op.class.timing);
         let mut result_at = now + latency;
         let mut producer = Producer::Alu;
         let mut next_issue = now + 1;

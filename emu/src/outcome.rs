@@ -1,0 +1,95 @@
+//! What a run produces: its measurements ([`RunResult`]) or why it stopped
+//! ([`Stop`]: a fault, an engine error, a deadlock with the state of every waiting
+//! unit, or the cycle limit), plus progress reports for long runs.
+
+use crate::counters::PcCounters;
+use crate::counters::Traffic;
+use crate::fault::{Fault, FaultKind, UnitLabel};
+use crate::plan::Role;
+use crate::unit::Unit;
+use crate::warp::WarpState;
+use spu_isa::Side;
+
+/// Why a run stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    Fault {
+        fault: Fault,
+        unit: UnitLabel,
+        role: Role,
+        cycle: u64,
+        /// Block dimensions (IU code: threads, 1, 1), to name the thread.
+        ntid: [u32; 3],
+    },
+    /// A boundary engine (DMA or virtual IU) failed.
+    Engine {
+        kind: FaultKind,
+        unit: UnitLabel,
+        role: Role,
+        cycle: u64,
+    },
+    Deadlock {
+        cycle: u64,
+        waiting: Vec<Waiting>,
+    },
+    CycleLimit {
+        limit: u64,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
+}
+
+/// The state of one link, for deadlock reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkState {
+    pub side: Side,
+    pub partner: UnitLabel,
+    /// Syncs the producer and the consumer end have made on the link.
+    pub arrivals: [u64; 2],
+}
+
+/// A unit stuck in a deadlock and where it waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    pub unit: UnitLabel,
+    pub role: Role,
+    pub pass: [u32; 2],
+    /// (warp, pc, state) for code.
+    pub warps: Vec<(u32, u32, WarpState)>,
+    /// What an engine waits for.
+    pub engine: Option<String>,
+    pub links: Vec<LinkState>,
+}
+
+/// Progress of a run, for progress bars.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub cycle: u64,
+    pub blocks_done: u64,
+    pub blocks_total: u64,
+}
+
+/// CB activity summed over links.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CbTotals {
+    pub reads: u64,
+    pub writes: u64,
+    pub read_toggles: u64,
+    pub write_toggles: u64,
+    pub switches: u64,
+}
+
+/// Everything a finished run measured.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub cycles: u64,
+    pub units: Vec<Unit>,
+    pub traffic: Traffic,
+    pub cb: CbTotals,
+    pub pcs: Vec<PcCounters>,
+    pub passes: [u32; 2],
+    /// Global blocksyncs and link rendezvous completed.
+    pub global_syncs: u64,
+    pub link_syncs: u64,
+    pub dram_busy_cycles: f64,
+}
