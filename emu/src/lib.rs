@@ -5,7 +5,7 @@
 //!
 //! Module map: [`machine`] (parameters, presets), [`kernel`] (reading `.bin`/`.spu`),
 //! [`load`] (parameters, launch, buffers, DMA descriptors), [`program`] (decoded
-//! code), [`exec`] (arithmetic), [`warp`] (SIMT stack), [`unit`] (one SM or IU
+//! code), [`exec`] (arithmetic), [`warp`] (SIMT stack), [`unit`](mod@unit) (one SM or IU
 //! running code), [`timing`] (resolved latencies and pipelines), [`access`] (memory
 //! and CB accesses), [`cb`] (Communication Buffer links), [`engine`] (DMA engines
 //! and virtual IUs), [`plan`] (work per pass), [`grid`] (the cycle loop and

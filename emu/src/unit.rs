@@ -84,7 +84,7 @@ pub struct Unit {
     ctx: WorkCtx,
     schedulers: Vec<Scheduler>,
     pipes: [Vec<u64>; 3],
-    /// Next cycle the unit must be stepped; [`NEVER`] while it waits for an event.
+    /// Next cycle the unit must be stepped; `NEVER` while it waits for an event.
     pub wake: u64,
     pub busy: bool,
     pub counters: ComponentCounts,

@@ -1,5 +1,5 @@
 //! The machine description: every timing and size parameter of the emulated SPU,
-//! declared once in [`machine_params!`] with its key, unit, default, valid range and
+//! declared once in `machine_params!` with its key, unit, default, valid range and
 //! meaning. That one table gives the typed [`Machine`] struct, its defaults (the
 //! thesis's optimised 4x4 SPU at 700 MHz, Table 6.1), machine-file and `--set`
 //! parsing with range checks, the resolved configuration in `--stats`, and the
