@@ -4,7 +4,7 @@
 //! global accesses through a bandwidth-limited DRAM queue), skipping idle cycles.
 //!
 //! Module map: [`machine`] (parameters, presets), [`kernel`] (reading `.bin`/`.spu`),
-//! [`load`] (parameters, launch, buffers, DMA descriptors), [`program`] (decoded
+//! [`load`](mod@load) (parameters, launch, buffers, DMA descriptors), [`program`] (decoded
 //! code), [`exec`] (arithmetic), [`warp`] (SIMT stack), [`unit`](mod@unit) (one SM or IU
 //! running code), [`timing`] (resolved latencies and pipelines), [`access`] (memory
 //! and CB accesses), [`cb`] (Communication Buffer links), [`engine`] (DMA engines
