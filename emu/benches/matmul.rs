@@ -24,7 +24,8 @@ fn main() {
     for _ in 0..3 {
         let mut run = image.clone();
         let start = Instant::now();
-        let result = spu_emu::simulate(&mut run, &machine, u64::MAX, &mut |_| {}).expect("runs");
+        let result =
+            spu_emu::simulate(&mut run, &machine, Default::default(), &mut |_| {}).expect("runs");
         let secs = start.elapsed().as_secs_f64();
         best = best.min(secs);
         summary = (

@@ -54,6 +54,19 @@ pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
     })
 }
 
+/// Bits that change between consecutive words of a transfer.
+pub fn toggles(words: impl Iterator<Item = u32>) -> u64 {
+    let mut prev: Option<u32> = None;
+    let mut n = 0u64;
+    for w in words {
+        if let Some(p) = prev {
+            n += u64::from((p ^ w).count_ones());
+        }
+        prev = Some(w);
+    }
+    n
+}
+
 /// Number of distinct `addr >> shift` values among the lanes of `mask`.
 fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
     let mut keys = [0u32; 32];
@@ -162,6 +175,8 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                     None => loaded[l] = env.memory.read(addrs[l]),
                 }
             }
+            let moved: &Lanes = data.unwrap_or(&loaded);
+            env.traffic.toggles += toggles(lanes_of(exec).map(|l| moved[l]));
             let bytes = timing.transaction_bytes();
             let segments = distinct(addrs, exec, bytes.trailing_zeros());
             let mut ready = now;
@@ -286,6 +301,7 @@ pub fn atomic(
         count += 1;
     }
     let t = &mut *env.traffic;
+    t.toggles += toggles(lanes_of(req.exec).map(|l| old[l]));
     t.load_words += count;
     t.store_words += count;
     t.load_transactions += count;

@@ -39,6 +39,10 @@ pub struct RunArgs {
     /// Stop with an error after this many cycles.
     #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
     pub max_cycles: u64,
+    /// Record activity every N cycles in the stats (`samples`), for power traces
+    /// (GPUWattch sampled every 500).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample_interval: Option<u64>,
 }
 
 impl RunArgs {
@@ -69,6 +73,14 @@ impl RunArgs {
             m.set(s)?;
         }
         Ok(m)
+    }
+
+    /// Run length and sampling.
+    pub fn control(&self) -> crate::RunControl {
+        crate::RunControl {
+            max_cycles: self.max_cycles,
+            sample_interval: self.sample_interval,
+        }
     }
 
     /// The loader's options.

@@ -64,11 +64,29 @@ impl ComponentCounts {
         self.0[c as usize]
     }
 
+    pub fn set(&mut self, c: Component, n: u64) {
+        self.0[c as usize] = n;
+    }
+
+    /// `self - earlier`, count by count.
+    pub fn minus(&self, earlier: &ComponentCounts) -> ComponentCounts {
+        let mut out = self.clone();
+        for (a, b) in out.0.iter_mut().zip(earlier.0) {
+            *a -= b;
+        }
+        out
+    }
+
     /// Adds every count of `other`.
     pub fn merge(&mut self, other: &ComponentCounts) {
         for (a, b) in self.0.iter_mut().zip(other.0) {
             *a += b;
         }
+    }
+
+    /// Every (component, count), in component order.
+    pub fn iter(&self) -> impl Iterator<Item = (Component, u64)> + '_ {
+        Component::ALL.iter().map(|c| (*c, self.get(*c)))
     }
 
     /// Name -> count, in component order.
@@ -91,6 +109,12 @@ pub struct Traffic {
     pub restore_words: u64,
     pub load_transactions: u64,
     pub store_transactions: u64,
+    /// Bits that changed between consecutive words moved off-chip (per access, in
+    /// lane or element order): the measured toggle activity of the memory paths.
+    pub toggles: u64,
+    /// Words DMA engines and virtual IUs moved (included in the totals above).
+    pub engine_load_words: u64,
+    pub engine_store_words: u64,
 }
 
 /// Why a scheduler issued nothing in a cycle.
@@ -150,6 +174,9 @@ pub struct PcCounters {
     /// Scheduler cycles lost while this instruction was next, by reason.
     #[serde(skip)]
     pub stalls: [u64; StallReason::ALL.len()],
+    /// Component events this instruction caused.
+    #[serde(skip)]
+    pub components: ComponentCounts,
 }
 
 impl PcCounters {

@@ -8,6 +8,7 @@
 //! Loaders (DMA north/west, restoring VIUs) transfer a tile into the CB and then
 //! sync; storers (DMA south/east, spilling VIUs) sync and then transfer out.
 
+use crate::access::toggles;
 use crate::cb::{End, Link};
 use crate::counters::Traffic;
 use crate::counters::{Component, ComponentCounts};
@@ -229,8 +230,10 @@ impl Engine {
                 };
                 let words: Vec<u32> = (0..n).map(|w| link.read(w)).collect();
                 let (busy, ready_at) = stream_words(env, n, at, false);
+                env.traffic.toggles += toggles(words.iter().copied());
                 env.traffic.store_words += u64::from(n);
                 env.traffic.spill_words += u64::from(n);
+                env.traffic.engine_store_words += u64::from(n);
                 env.spills
                     .entry(key)
                     .or_default()
@@ -273,8 +276,10 @@ impl Engine {
         for (i, &w) in words.iter().enumerate() {
             link.write(i as u32, w);
         }
+        env.traffic.toggles += toggles(words.iter().copied());
         env.traffic.load_words += u64::from(n);
         env.traffic.restore_words += u64::from(n);
+        env.traffic.engine_load_words += u64::from(n);
         done.max(now + 1)
     }
 
@@ -293,6 +298,7 @@ impl Engine {
         let base = env.memory.regions()[plan.buffer].base;
         let first = plan.offset + i64::from(iuid) * plan.iu_stride + tile as i64 * plan.tile_stride;
         let mut segments = Vec::with_capacity((plan.rows * plan.cols) as usize);
+        let mut moved = Vec::with_capacity(segments.capacity());
         let shift = env.transaction_bytes.trailing_zeros();
         for r in 0..plan.rows {
             for c in 0..plan.cols {
@@ -303,12 +309,16 @@ impl Engine {
                 let addr = base + (e as u32) * 4;
                 let word = r * plan.cols + c;
                 let link = &mut env.links[self.link];
-                if load {
-                    link.write(word, env.memory.read(addr));
+                let v = if load {
+                    let v = env.memory.read(addr);
+                    link.write(word, v);
+                    v
                 } else {
                     let v = link.read(word);
                     env.memory.write(addr, v);
-                }
+                    v
+                };
+                moved.push(v);
                 segments.push(addr >> shift);
             }
         }
@@ -317,11 +327,14 @@ impl Engine {
         let n = u64::from(plan.rows * plan.cols);
         let count = segments.len() as u64;
         let done = queue_transactions(env, count, n, now);
+        env.traffic.toggles += toggles(moved.into_iter());
         if load {
+            env.traffic.engine_load_words += n;
             env.traffic.load_words += n;
             env.traffic.load_transactions += count;
             Ok(done.max(now + 1))
         } else {
+            env.traffic.engine_store_words += n;
             env.traffic.store_words += n;
             env.traffic.store_transactions += count;
             // A storer is free once it has read the CB; the writes drain on their own.

@@ -14,6 +14,7 @@ use crate::machine::{Boundary, Machine, PassMode, SpillExtent};
 use crate::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
 use crate::plan::{Geometry, Role, WorkItem, plan};
 use crate::program::Kind;
+use crate::samples::Sampler;
 use crate::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
 use crate::warp::WarpState;
 use spu_isa::Side;
@@ -69,6 +70,7 @@ pub struct Grid<'a> {
     link_syncs: u64,
     /// Cycle after the last work item finished.
     last_finish: u64,
+    sampler: Option<Sampler>,
 }
 
 impl<'a> Grid<'a> {
@@ -147,7 +149,14 @@ impl<'a> Grid<'a> {
             global_syncs: 0,
             link_syncs: 0,
             last_finish: 0,
+            sampler: None,
         }
+    }
+
+    /// Records activity every `interval` cycles for power traces.
+    pub fn with_sampling(mut self, interval: Option<u64>) -> Self {
+        self.sampler = interval.map(Sampler::new);
+        self
     }
 
     /// The link a boundary role uses: the port facing into the grid.
@@ -487,6 +496,9 @@ impl<'a> Grid<'a> {
         let mut iterations = 0u64;
         self.start_ready_work(now);
         loop {
+            if let Some(s) = &mut self.sampler {
+                s.observe(now, &self.units);
+            }
             let mut changed = false;
             for u in 0..self.units.len() {
                 if self.units[u].busy && self.units[u].wake <= now {
@@ -534,6 +546,7 @@ impl<'a> Grid<'a> {
         }
         // The run ends when the last unit finishes and the last store has landed.
         let cycles = self.last_finish.max(self.dram.drained_at());
+        let samples = self.sampler.take().map(|s| s.finish(cycles, &self.units));
         for u in &mut self.units {
             u.counters.add(Component::IdleCorep, cycles - u.busy_cycles);
             u.counters.add(Component::ConstDynamicp, u.busy_cycles);
@@ -561,6 +574,7 @@ impl<'a> Grid<'a> {
             global_syncs: self.global_syncs,
             link_syncs: self.link_syncs,
             dram_busy_cycles: self.dram.busy_cycles(),
+            samples,
         })
     }
 

@@ -31,6 +31,7 @@ pub mod outcome;
 pub mod plan;
 pub mod program;
 pub mod report;
+pub mod samples;
 pub mod stats;
 pub mod timing;
 pub mod unit;
@@ -42,14 +43,34 @@ pub use load::{Image, LoadOptions, load};
 pub use machine::Machine;
 pub use outcome::{Progress, RunResult, Stop};
 
+/// How long to run and what to record beyond the totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunControl {
+    /// Stop with [`Stop::CycleLimit`] beyond this cycle.
+    pub max_cycles: u64,
+    /// Record activity every this many cycles (power traces).
+    pub sample_interval: Option<u64>,
+}
+
+impl Default for RunControl {
+    fn default() -> Self {
+        RunControl {
+            max_cycles: u64::MAX,
+            sample_interval: None,
+        }
+    }
+}
+
 /// Runs a loaded image on a machine.
 pub fn simulate(
     image: &mut Image,
     machine: &Machine,
-    max_cycles: u64,
+    control: RunControl,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunResult, Box<Stop>> {
-    Grid::new(image, machine).run(max_cycles, progress)
+    Grid::new(image, machine)
+        .with_sampling(control.sample_interval)
+        .run(control.max_cycles, progress)
 }
 
 pub use spu_isa::format::write_atomically;

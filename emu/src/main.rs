@@ -83,7 +83,7 @@ fn run(cli: &Cli) -> Result<()> {
             bar.set_message(report::grouped(p.cycle));
         }
     };
-    let outcome = spu_emu::simulate(&mut image, &machine, cli.run.max_cycles, &mut progress);
+    let outcome = spu_emu::simulate(&mut image, &machine, cli.run.control(), &mut progress);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
@@ -101,9 +101,7 @@ fn run(cli: &Cli) -> Result<()> {
         print!("{}", report::summary(&result, &image, &machine));
     }
     if let Some(out) = &cli.run.stats {
-        let doc = stats::stats_json(&result, &image, &machine);
-        let mut text = serde_json::to_string_pretty(&doc).context("cannot encode statistics")?;
-        text.push('\n');
+        let text = stats::Stats::new(&result, &image, &machine).to_json_text();
         if out.as_os_str() == "-" {
             std::io::stdout().write_all(text.as_bytes())?;
         } else {

@@ -92,4 +92,6 @@ pub struct RunResult {
     pub global_syncs: u64,
     pub link_syncs: u64,
     pub dram_busy_cycles: f64,
+    /// Activity per interval, when sampling was asked for.
+    pub samples: Option<crate::samples::Samples>,
 }

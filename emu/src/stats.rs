@@ -1,120 +1,310 @@
-//! The `--stats` JSON document: the contract's keys (`cycles`, `offchip.*`, `cb.*`,
-//! `passes.*`, `machine`, `counters`) plus per-unit and per-instruction detail the
-//! profiler reads. Maps are sorted, so the same run always gives the same bytes.
+//! The `--stats` JSON document as typed structs: the contract's keys (`cycles`,
+//! `offchip.*`, `cb.*`, `passes.*`, `machine`, `counters`) plus per-unit,
+//! per-instruction and (optionally) per-interval detail. `spu-emu` writes it and
+//! `spu-prof` reads it back, so a run can be profiled without re-running. Maps are
+//! sorted, so the same run always gives the same bytes.
 
 use crate::counters::{Component, ComponentCounts, StallReason};
 use crate::fault::UnitLabel;
 use crate::load::Image;
 use crate::machine::Machine;
 use crate::outcome::RunResult;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Version of the stats layout, bumped on incompatible changes.
-pub const STATS_VERSION: u32 = 1;
+pub const STATS_VERSION: u32 = 2;
 
-/// Builds the stats document.
-pub fn stats_json(result: &RunResult, image: &Image, machine: &Machine) -> Value {
-    let t = &result.traffic;
-    let issued: u64 = result.units.iter().map(|u| u.issued).sum();
-    let threads: u64 = result.units.iter().map(|u| u.thread_instrs).sum();
-    let mut totals = ComponentCounts::default();
-    for u in &result.units {
-        totals.merge(&u.counters);
-    }
-    let units: Vec<Value> = result
-        .units
-        .iter()
-        .map(|u| {
-            let kind = crate::report::unit_kind(u.label);
-            let pos = match u.label {
-                UnitLabel::Sm { x, y } => json!({"x": x, "y": y}),
-                UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => {
-                    json!({"side": side.name(), "index": index})
-                }
-            };
-            json!({
-                "kind": kind,
-                "position": pos,
-                "work_items": u.items_done,
-                "busy_cycles": u.busy_cycles,
-                "code_cycles": u.code_cycles,
-                "issued": u.issued,
-                "thread_instructions": u.thread_instrs,
-                "stall_cycles": stalls(&u.stalls),
-                "counters": u.counters.to_json(),
-            })
-        })
-        .collect();
-    let lines = &image.module.lines;
-    let pcs: Vec<Value> = result
-        .pcs
-        .iter()
-        .enumerate()
-        .map(|(pc, c)| {
-            let (file, line) = lines.locs.get(pc).map_or((Value::Null, Value::Null), |l| {
-                (
-                    lines.files.get(usize::from(l.file)).cloned().into(),
-                    l.line.into(),
-                )
-            });
-            json!({
-                "pc": pc,
-                "file": file,
-                "line": line,
-                "text": spu_asm::disasm::instr_text(&image.module, pc),
-                "energy_class": format!("{:?}", image.ops[pc].class.energy),
-                "issued": c.issued,
-                "threads": c.threads,
-                "transactions": c.transactions,
-                "conflict_waves": c.conflict_waves,
-                "stall_cycles": stalls(&c.stalls),
-            })
-        })
-        .collect();
-    let l = &image.launch;
-    json!({
-        "stats_version": STATS_VERSION,
-        "kernel": image.module.name,
-        "cycles": result.cycles,
-        "time_s": result.cycles as f64 / (machine.freq_mhz * 1e6),
-        "instructions": {"warp": issued, "thread": threads},
-        "ipc": issued as f64 / result.cycles.max(1) as f64,
-        "offchip": {
-            "load_words": t.load_words,
-            "store_words": t.store_words,
-            "spill_words": t.spill_words,
-            "restore_words": t.restore_words,
-            "load_transactions": t.load_transactions,
-            "store_transactions": t.store_transactions,
-            "dram_busy_cycles": result.dram_busy_cycles,
-        },
-        "cb": {
-            "reads": result.cb.reads,
-            "writes": result.cb.writes,
-            "read_toggles": result.cb.read_toggles,
-            "write_toggles": result.cb.write_toggles,
-            "switches": result.cb.switches,
-        },
-        "passes": {
-            "x": result.passes[0],
-            "y": result.passes[1],
-            "mode": machine.pass_mode.name(),
-        },
-        "blocksyncs": {"global": result.global_syncs, "link": result.link_syncs},
-        "launch": {"grid": l.grid, "block": l.block, "iu_threads": l.iu_threads},
-        "machine": machine.to_json(),
-        "counters": totals.to_json(),
-        "counter_events": Value::Object(Component::ALL.iter().map(|c| (c.name().to_string(), c.event().into())).collect()),
-        "units": units,
-        "pcs": pcs,
-    })
+/// Component name -> count.
+pub type Counts = BTreeMap<String, u64>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stats {
+    pub stats_version: u32,
+    pub kernel: String,
+    pub cycles: u64,
+    pub time_s: f64,
+    pub instructions: Instructions,
+    pub ipc: f64,
+    pub offchip: Offchip,
+    pub cb: Cb,
+    pub passes: Passes,
+    pub blocksyncs: Blocksyncs,
+    pub launch: LaunchStats,
+    /// The resolved machine, every key.
+    pub machine: BTreeMap<String, serde_json::Value>,
+    /// Totals per GPUWattch component (plus `CBP`).
+    pub counters: Counts,
+    /// What one count of each counter is.
+    pub counter_events: BTreeMap<String, String>,
+    pub units: Vec<UnitStats>,
+    pub pcs: Vec<PcStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<SampleStats>,
 }
 
-fn stalls(s: &[u64]) -> Value {
-    Value::Object(
-        StallReason::ALL
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Instructions {
+    pub warp: u64,
+    pub thread: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Offchip {
+    pub load_words: u64,
+    pub store_words: u64,
+    pub spill_words: u64,
+    pub restore_words: u64,
+    pub engine_load_words: u64,
+    pub engine_store_words: u64,
+    pub load_transactions: u64,
+    pub store_transactions: u64,
+    /// Bits that changed between consecutive words moved off-chip.
+    pub toggles: u64,
+    pub dram_busy_cycles: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cb {
+    pub reads: u64,
+    pub writes: u64,
+    pub read_toggles: u64,
+    pub write_toggles: u64,
+    pub switches: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Passes {
+    pub x: u32,
+    pub y: u32,
+    pub mode: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Blocksyncs {
+    pub global: u64,
+    pub link: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchStats {
+    pub grid: [u32; 2],
+    pub block: [u32; 3],
+    pub iu_threads: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitStats {
+    /// `sm`, `iu` or `dma`.
+    pub kind: String,
+    /// SM column or boundary position.
+    pub x: u32,
+    /// SM row; absent for boundary units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y: Option<u32>,
+    /// Side of a boundary unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    pub work_items: u64,
+    pub busy_cycles: u64,
+    pub code_cycles: u64,
+    pub issued: u64,
+    pub thread_instructions: u64,
+    pub stall_cycles: Counts,
+    pub counters: Counts,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcStats {
+    pub pc: u32,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub text: Option<String>,
+    pub energy_class: String,
+    pub issued: u64,
+    pub threads: u64,
+    pub transactions: u64,
+    pub conflict_waves: u64,
+    pub stall_cycles: Counts,
+    /// Component events this instruction caused (non-zero ones).
+    pub components: Counts,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleStats {
+    pub interval_cycles: u64,
+    /// Component name -> count per interval.
+    pub components: BTreeMap<String, Vec<u64>>,
+}
+
+fn counts(c: &ComponentCounts, skip_zero: bool) -> Counts {
+    c.iter()
+        .filter(|(_, n)| !skip_zero || *n > 0)
+        .map(|(k, n)| (k.name().to_string(), n))
+        .collect()
+}
+
+fn stalls(s: &[u64]) -> Counts {
+    StallReason::ALL
+        .iter()
+        .map(|r| (r.name().to_string(), s[*r as usize]))
+        .collect()
+}
+
+impl Stats {
+    /// Builds the document of a finished run.
+    pub fn new(result: &RunResult, image: &Image, machine: &Machine) -> Stats {
+        let t = &result.traffic;
+        let issued: u64 = result.units.iter().map(|u| u.issued).sum();
+        let threads: u64 = result.units.iter().map(|u| u.thread_instrs).sum();
+        let mut totals = ComponentCounts::default();
+        for u in &result.units {
+            totals.merge(&u.counters);
+        }
+        let units = result
+            .units
             .iter()
-            .map(|r| (r.name().to_string(), s[*r as usize].into()))
-            .collect(),
-    )
+            .map(|u| {
+                let (x, y, side) = match u.label {
+                    UnitLabel::Sm { x, y } => (x, Some(y), None),
+                    UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => {
+                        (index, None, Some(side.name().to_string()))
+                    }
+                };
+                UnitStats {
+                    kind: crate::report::unit_kind(u.label).to_string(),
+                    x,
+                    y,
+                    side,
+                    work_items: u.items_done,
+                    busy_cycles: u.busy_cycles,
+                    code_cycles: u.code_cycles,
+                    issued: u.issued,
+                    thread_instructions: u.thread_instrs,
+                    stall_cycles: stalls(&u.stalls),
+                    counters: counts(&u.counters, false),
+                }
+            })
+            .collect();
+        let lines = &image.module.lines;
+        let pcs = result
+            .pcs
+            .iter()
+            .enumerate()
+            .map(|(pc, c)| {
+                let loc = lines.locs.get(pc);
+                PcStats {
+                    pc: pc as u32,
+                    file: loc.and_then(|l| lines.files.get(usize::from(l.file)).cloned()),
+                    line: loc.map(|l| l.line),
+                    text: spu_asm::disasm::instr_text(&image.module, pc),
+                    energy_class: format!("{:?}", image.ops[pc].class.energy),
+                    issued: c.issued,
+                    threads: c.threads,
+                    transactions: c.transactions,
+                    conflict_waves: c.conflict_waves,
+                    stall_cycles: stalls(&c.stalls),
+                    components: counts(&c.components, true),
+                }
+            })
+            .collect();
+        let samples = result.samples.as_ref().map(|s| SampleStats {
+            interval_cycles: s.interval_cycles,
+            components: Component::ALL
+                .iter()
+                .map(|c| {
+                    let series = s.intervals.iter().map(|i| i.get(*c)).collect();
+                    (c.name().to_string(), series)
+                })
+                .collect(),
+        });
+        let l = &image.launch;
+        Stats {
+            stats_version: STATS_VERSION,
+            kernel: image.module.name.clone(),
+            cycles: result.cycles,
+            time_s: result.cycles as f64 / (machine.freq_mhz * 1e6),
+            instructions: Instructions {
+                warp: issued,
+                thread: threads,
+            },
+            ipc: issued as f64 / result.cycles.max(1) as f64,
+            offchip: Offchip {
+                load_words: t.load_words,
+                store_words: t.store_words,
+                spill_words: t.spill_words,
+                restore_words: t.restore_words,
+                engine_load_words: t.engine_load_words,
+                engine_store_words: t.engine_store_words,
+                load_transactions: t.load_transactions,
+                store_transactions: t.store_transactions,
+                toggles: t.toggles,
+                dram_busy_cycles: result.dram_busy_cycles,
+            },
+            cb: Cb {
+                reads: result.cb.reads,
+                writes: result.cb.writes,
+                read_toggles: result.cb.read_toggles,
+                write_toggles: result.cb.write_toggles,
+                switches: result.cb.switches,
+            },
+            passes: Passes {
+                x: result.passes[0],
+                y: result.passes[1],
+                mode: machine.pass_mode.name().to_string(),
+            },
+            blocksyncs: Blocksyncs {
+                global: result.global_syncs,
+                link: result.link_syncs,
+            },
+            launch: LaunchStats {
+                grid: l.grid,
+                block: l.block,
+                iu_threads: l.iu_threads,
+            },
+            machine: machine
+                .entries()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            counters: counts(&totals, false),
+            counter_events: Component::ALL
+                .iter()
+                .map(|c| (c.name().to_string(), c.event().to_string()))
+                .collect(),
+            units,
+            pcs,
+            samples,
+        }
+    }
+
+    /// The machine the run used, rebuilt from `machine`.
+    pub fn machine(&self) -> Result<Machine, crate::machine::MachineError> {
+        let mut m = Machine::default();
+        for (key, value) in &self.machine {
+            let text = match value {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            m.set(&format!("{key}={text}"))?;
+        }
+        Ok(m)
+    }
+
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json_text(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("stats serialise");
+        text.push('\n');
+        text
+    }
 }

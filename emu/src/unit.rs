@@ -171,6 +171,16 @@ impl Unit {
         self.wake = now;
     }
 
+    /// Busy cycles up to cycle `t` (work already finished plus the current item).
+    pub fn busy_until(&self, t: u64) -> u64 {
+        self.busy_cycles
+            + if self.busy {
+                t.saturating_sub(self.started)
+            } else {
+                0
+            }
+    }
+
     /// Ends the current work at cycle `now`.
     pub fn finish(&mut self, now: u64) {
         self.busy = false;
@@ -438,27 +448,30 @@ impl Unit {
         let lanes = u64::from(exec.count_ones());
         self.issued += 1;
         self.thread_instrs += lanes;
+        let mut charge = |c: Component, n: u64| {
+            self.counters.add(c, n);
+            env.pcs[pc as usize].components.add(c, n);
+        };
         for c in [
             Component::Ibp,
             Component::Icp,
             Component::Schedp,
             Component::Pipep,
         ] {
-            self.counters.add(c, 1);
+            charge(c, 1);
         }
-        self.counters
-            .add(Component::Rfp, lanes * u64::from(op.register_accesses()));
+        charge(Component::Rfp, lanes * u64::from(op.register_accesses()));
+        match op.class.timing {
+            TimingClass::IntAlu | TimingClass::IntMul | TimingClass::IntDiv => {
+                charge(Component::Spp, lanes)
+            }
+            TimingClass::Fpu => charge(Component::Fpup, lanes),
+            TimingClass::Sfu => charge(Component::Sfup, lanes),
+            _ => {}
+        }
         let pcc = &mut env.pcs[pc as usize];
         pcc.issued += 1;
         pcc.threads += lanes;
-        match op.class.timing {
-            TimingClass::IntAlu | TimingClass::IntMul | TimingClass::IntDiv => {
-                self.counters.add(Component::Spp, lanes)
-            }
-            TimingClass::Fpu => self.counters.add(Component::Fpup, lanes),
-            TimingClass::Sfu => self.counters.add(Component::Sfup, lanes),
-            _ => {}
-        }
         let timing = env.timing;
         let latency = timing.latency(op.class.timing);
         let mut occupancy = timing.interval(op.class.timing);
@@ -522,7 +535,7 @@ impl Unit {
                 if exec != 0 {
                     let done =
                         access::access(req, &mut self.shared, env).map_err(|(k, l)| fault(k, l))?;
-                    self.charge_access(&done);
+                    self.charge_access(&done, &mut env.pcs[pc as usize]);
                     (occupancy, result_at, value) = (done.busy, done.ready, done.loaded);
                     producer = Producer::Memory;
                 }
@@ -541,7 +554,7 @@ impl Unit {
                 };
                 let done =
                     access::atomic(op.kind, req, &a, &b, env).map_err(|(k, l)| fault(k, l))?;
-                self.charge_access(&done);
+                self.charge_access(&done, &mut env.pcs[pc as usize]);
                 (occupancy, result_at, value) = (done.busy, done.ready, done.loaded);
                 producer = Producer::Memory;
             }
@@ -634,7 +647,7 @@ impl Unit {
         }
     }
 
-    fn charge_access(&mut self, done: &Access) {
+    fn charge_access(&mut self, done: &Access, at: &mut PcCounters) {
         let (component, n) = done.events;
         let group: &[Component] = if component == Component::Dramp {
             &[Component::Mcp, Component::Nocp, Component::Dramp]
@@ -643,6 +656,7 @@ impl Unit {
         };
         for &c in group {
             self.counters.add(c, n);
+            at.components.add(c, n);
         }
     }
 }

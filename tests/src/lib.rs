@@ -85,7 +85,7 @@ pub fn run_with(path: &Path, machine: &Machine, defines: &[&str]) -> Ran {
     let before = spu_emu::load(kernel.module.clone(), machine, &options)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut after = before.clone();
-    let result = spu_emu::simulate(&mut after, machine, 1 << 40, &mut |_| {})
+    let result = spu_emu::simulate(&mut after, machine, Default::default(), &mut |_| {})
         .unwrap_or_else(|stop| panic!("{}", spu_emu::report::render_stop(&stop, &kernel, &after)));
     Ran {
         before,

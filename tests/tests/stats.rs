@@ -1,0 +1,80 @@
+//! The stats document: it reads back into the same value, rebuilds the machine it
+//! came from, and its per-instruction and per-interval counts add up to the totals.
+
+use spu_emu::counters::Component;
+use spu_emu::stats::Stats;
+use spu_emu::{Machine, RunControl};
+use spu_tests::repo_path;
+
+fn stats_of(rel: &str, machine: &Machine, defines: &[&str], interval: Option<u64>) -> Stats {
+    let kernel = spu_emu::read_kernel(&repo_path(rel)).unwrap();
+    let options = spu_emu::LoadOptions {
+        defines: defines.iter().map(|d| d.to_string()).collect(),
+        ..Default::default()
+    };
+    let mut image = spu_emu::load(kernel.module, machine, &options).unwrap();
+    let control = RunControl {
+        sample_interval: interval,
+        ..RunControl::default()
+    };
+    let result = spu_emu::simulate(&mut image, machine, control, &mut |_| {}).unwrap();
+    Stats::new(&result, &image, machine)
+}
+
+#[test]
+fn stats_read_back_and_rebuild_the_machine() {
+    let mut m = Machine::default();
+    m.set("sm.scheduler_policy=gto").unwrap();
+    m.set_grid("2x3").unwrap();
+    let s = stats_of(
+        "samples/stencil2d/stencil_pc.spu",
+        &m,
+        &["N=64", "K=32"],
+        Some(500),
+    );
+    let back: Stats = serde_json::from_str(&s.to_json_text()).unwrap();
+    assert_eq!(back, s);
+    assert_eq!(back.machine().unwrap(), m);
+}
+
+#[test]
+fn per_instruction_and_per_interval_counts_add_up() {
+    for boundary in ["iu", "dma"] {
+        let mut m = Machine::default();
+        m.set(&format!("boundary.kind={boundary}")).unwrap();
+        let s = stats_of(
+            "samples/stencil2d/stencil_pc.spu",
+            &m,
+            &["N=128", "K=64"],
+            Some(500),
+        );
+        let samples = s.samples.as_ref().unwrap();
+        for c in Component::ALL {
+            let name = c.name();
+            let total = s.counters[name];
+            let sampled: u64 = samples.components[name].iter().sum();
+            assert_eq!(sampled, total, "{boundary}: samples of {name}");
+            let by_pc: u64 = s
+                .pcs
+                .iter()
+                .map(|p| p.components.get(name).copied().unwrap_or(0))
+                .sum();
+            match c {
+                // Instruction-driven components come only from instructions, except
+                // transfers done by DMA engines and virtual IUs.
+                Component::IdleCorep | Component::ConstDynamicp => assert_eq!(by_pc, 0),
+                Component::Mcp | Component::Nocp | Component::Dramp | Component::Cbp => {
+                    assert!(by_pc <= total, "{boundary}: {name}")
+                }
+                _ => assert_eq!(by_pc, total, "{boundary}: {name} by instruction"),
+            }
+        }
+        let units = s.units.len() as u64;
+        let idle_plus_busy = s.counters["IDLE_COREP"] + s.counters["CONST_DYNAMICP"];
+        assert_eq!(
+            idle_plus_busy,
+            units * s.cycles,
+            "{boundary}: every unit-cycle is idle or busy"
+        );
+    }
+}
