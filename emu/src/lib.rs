@@ -32,6 +32,7 @@ pub mod plan;
 pub mod program;
 pub mod report;
 pub mod samples;
+pub mod session;
 pub mod stats;
 pub mod timing;
 pub mod unit;

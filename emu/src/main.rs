@@ -1,12 +1,10 @@
 //! `spu-emu`: run a kernel on a simulated SPU grid and print a summary.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
-use spu_emu::kernel::KernelError;
-use spu_emu::{machine, npy, report, stats};
-use std::io::{IsTerminal, Write};
+use spu_emu::{machine, npy, report, session, stats};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,11 +15,12 @@ use std::process::ExitCode;
     about = "Run an SPU kernel on a cycle-level model of an SM grid",
     after_help = format!("Examples:\n  \
         spu-emu samples/vecadd.spu                      # assemble on the fly, run on 4x4\n  \
-        spu-emu samples/matmul.spu --stats run.json\n  \
+        spu-emu samples/stencil2d/stencil_pc.spu -D N=256 -D K=256 --stats run.json\n  \
         spu-emu kernel.bin --max-cycles 1000000\n  \
         spu-emu --list-params                           # every machine key, unit and default\n\n\
         Run options:\n  {RUN_EXAMPLES}\n\n\
-        Machine keys are documented in emu/MACHINE.md; the stats keys in emu/README.md.")
+        Machine keys are documented in emu/MACHINE.md, the stats keys in emu/README.md\n\
+        and the SPU runtime in emu/RUNTIME.md.")
 )]
 struct Cli {
     /// Kernel: .spu source (assembled on the fly) or .bin.
@@ -42,10 +41,10 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let text = format!("{e:#}");
-            if !text.is_empty() {
-                eprintln!("error: {text}");
+            if let Some(s) = e.downcast_ref::<session::SessionError>() {
+                eprint!("{}", s.details());
             }
+            eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -57,51 +56,14 @@ fn run(cli: &Cli) -> Result<()> {
         return Ok(());
     }
     let path = cli.kernel.as_ref().context("no kernel given")?;
-    let machine = cli.run.machine()?;
-    let kernel = match spu_emu::read_kernel(path) {
-        Ok(k) => k,
-        Err(KernelError::Assembly { rendered, .. }) => {
-            eprint!("{rendered}");
-            bail!("`{}` does not assemble; nothing was run", path.display());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    eprint!("{}", kernel.warnings);
-    let mut image = spu_emu::load(kernel.module.clone(), &machine, &cli.run.load_options())?;
-
-    let bar = (std::io::stdout().is_terminal() && !cli.quiet).then(|| {
-        let bar = ProgressBar::new(image.launch.grid.iter().map(|&g| u64::from(g)).product());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {pos}/{len} blocks, cycle {msg} [{elapsed}]")
-                .expect("static template"),
-        );
-        bar
-    });
-    let mut progress = |p: spu_emu::Progress| {
-        if let Some(bar) = &bar {
-            bar.set_position(p.blocks_done);
-            bar.set_message(report::grouped(p.cycle));
-        }
-    };
-    let outcome = spu_emu::simulate(&mut image, &machine, cli.run.control(), &mut progress);
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    let result = match outcome {
-        Ok(r) => r,
-        Err(stop) => {
-            eprint!("{}", report::render_stop(&stop, &kernel, &image));
-            bail!(
-                "the run of `{}` stopped; no statistics or dumps were written",
-                path.display()
-            );
-        }
-    };
+    let s = session::run(path, &cli.run, cli.run.control(), !cli.quiet, &mut |w| {
+        eprint!("{w}")
+    })?;
     if !cli.quiet {
-        print!("{}", report::summary(&result, &image, &machine));
+        print!("{}", report::summary(&s.result, &s.image, &s.machine));
     }
     if let Some(out) = &cli.run.stats {
-        let text = stats::Stats::new(&result, &image, &machine).to_json_text();
+        let text = stats::Stats::new(&s.result, &s.image, &s.machine).to_json_text();
         if out.as_os_str() == "-" {
             std::io::stdout().write_all(text.as_bytes())?;
         } else {
@@ -109,9 +71,9 @@ fn run(cli: &Cli) -> Result<()> {
                 .with_context(|| format!("cannot write `{}`", out.display()))?;
         }
     }
-    for (index, file) in &image.dumps {
-        let r = &image.memory.regions()[*index];
-        npy::write(file, r.ty, &r.dims, image.memory.buffer(*index))?;
+    for (index, file) in &s.image.dumps {
+        let r = &s.image.memory.regions()[*index];
+        npy::write(file, r.ty, &r.dims, s.image.memory.buffer(*index))?;
     }
     Ok(())
 }

@@ -1,5 +1,10 @@
-//! SPU energy profiler (library). It will own the energy models (data files in
-//! `prof/models/`), turning emulator counters into dynamic and leakage energy, and the
-//! reports (table, JSON, CSV, per-line, power trace).
-//!
-//! Nothing is implemented yet: this crate only reserves its place in the workspace.
+//! The SPU energy profiler: prices an emulator run (thesis Ch. 5) with an energy
+//! model held as data ([`model`]) into leakage per unit type, static and dynamic
+//! energy, energy per component and per source line, and power over time
+//! ([`energy`]), and reports it as a table, JSON, CSV, an annotated listing, an SVG
+//! power trace or a side-by-side comparison ([`report`], [`svg`]).
+
+pub mod energy;
+pub mod model;
+pub mod report;
+pub mod svg;

@@ -1,0 +1,103 @@
+//! One command-line run, shared by `spu-emu` and `spu-prof`: resolve the machine,
+//! read (or assemble) the kernel, load it, run it with a progress bar on terminals,
+//! and turn every failure into a message ready to print.
+
+use crate::cli::RunArgs;
+use crate::kernel::{Kernel, KernelError, read_kernel};
+use crate::load::{Image, LoadError, load};
+use crate::machine::{Machine, MachineError};
+use crate::outcome::{Progress, RunResult};
+use crate::{RunControl, report, simulate};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// A finished run and everything needed to report on it.
+#[derive(Debug)]
+pub struct Session {
+    pub kernel: Kernel,
+    pub machine: Machine,
+    /// The image after the run (buffers hold the results).
+    pub image: Image,
+    pub result: RunResult,
+}
+
+/// Why a run did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Machine(#[from] MachineError),
+    #[error(transparent)]
+    Kernel(KernelError),
+    /// The kernel does not assemble; `rendered` holds the diagnostics.
+    #[error("`{path}` does not assemble; nothing was run")]
+    Assembly { path: String, rendered: String },
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The run stopped; `rendered` explains where and why.
+    #[error("the run of `{path}` stopped; no statistics or dumps were written")]
+    Stopped { path: String, rendered: String },
+}
+
+impl SessionError {
+    /// Text to print before the one-line error (diagnostics, fault reports).
+    pub fn details(&self) -> &str {
+        match self {
+            SessionError::Assembly { rendered, .. } | SessionError::Stopped { rendered, .. } => {
+                rendered
+            }
+            _ => "",
+        }
+    }
+}
+
+/// Runs `kernel` with the run options. `warnings` receives assembler warnings.
+pub fn run(
+    kernel_path: &Path,
+    args: &RunArgs,
+    control: RunControl,
+    show_progress: bool,
+    warnings: &mut dyn FnMut(&str),
+) -> Result<Session, SessionError> {
+    let machine = args.machine()?;
+    let path = kernel_path.display().to_string();
+    let kernel = read_kernel(kernel_path).map_err(|e| match e {
+        KernelError::Assembly { rendered, .. } => SessionError::Assembly {
+            path: path.clone(),
+            rendered,
+        },
+        other => SessionError::Kernel(other),
+    })?;
+    warnings(&kernel.warnings);
+    let mut image = load(kernel.module.clone(), &machine, &args.load_options())?;
+    let bar = (show_progress && std::io::stdout().is_terminal()).then(|| {
+        let bar = ProgressBar::new(image.launch.grid.iter().map(|&g| u64::from(g)).product());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {pos}/{len} blocks, cycle {msg} [{elapsed}]")
+                .expect("static template"),
+        );
+        bar
+    });
+    let mut progress = |p: Progress| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.blocks_done);
+            bar.set_message(report::grouped(p.cycle));
+        }
+    };
+    let outcome = simulate(&mut image, &machine, control, &mut progress);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    match outcome {
+        Ok(result) => Ok(Session {
+            kernel,
+            machine,
+            image,
+            result,
+        }),
+        Err(stop) => Err(SessionError::Stopped {
+            rendered: report::render_stop(&stop, &kernel, &image),
+            path,
+        }),
+    }
+}

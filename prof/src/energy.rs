@@ -1,0 +1,374 @@
+//! Pricing a run: from the emulator's statistics and a model to leakage per unit
+//! type, static energy (leakage power x cycles / clock, thesis Eq. 6.1), dynamic
+//! energy per component and per source line, and an optional power trace. Every
+//! joule of dynamic energy lands on exactly one component and one line.
+
+use crate::model::{Kind, Model, ModelError};
+use serde::{Deserialize, Serialize};
+use spu_emu::counters::Component;
+use spu_emu::machine::Boundary;
+use spu_emu::stats::Stats;
+use std::collections::BTreeMap;
+
+/// Pseudo-lines for energy no instruction caused.
+pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
+pub const IDLE_LINE: &str = "(idle units)";
+pub const ACTIVE_LINE: &str = "(active units)";
+
+/// Leakage of one kind of unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitLeakage {
+    pub unit: String,
+    pub count: f64,
+    pub each_w: f64,
+    pub total_w: f64,
+}
+
+/// Energy and work attributed to one source line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LineEnergy {
+    pub joules: f64,
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+}
+
+/// Power in one sampling interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PowerSample {
+    /// Interval start, seconds.
+    pub t_s: f64,
+    pub dynamic_w: f64,
+}
+
+/// Where the energy of a run went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    pub model: String,
+    pub kernel: String,
+    pub machine: String,
+    pub cycles: u64,
+    pub freq_mhz: f64,
+    pub time_s: f64,
+    pub leakage_w: f64,
+    pub leakage_by_unit: Vec<UnitLeakage>,
+    pub static_j: f64,
+    pub dynamic_j: f64,
+    pub total_j: f64,
+    pub avg_power_w: f64,
+    pub dynamic_power_w: f64,
+    /// Energy-delay product, J·s.
+    pub edp_js: f64,
+    /// Component -> joules.
+    pub components: BTreeMap<String, f64>,
+    /// `file:line` (or a pseudo-line) -> joules.
+    pub lines: BTreeMap<String, f64>,
+    /// Instruction counts per line.
+    pub line_detail: BTreeMap<String, LineEnergy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_trace: Option<Vec<PowerSample>>,
+}
+
+/// Why a run cannot be priced.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EnergyError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("the statistics name an invalid machine: {0}")]
+    Machine(String),
+    #[error("power traces need a components model; `{0}` prices instructions")]
+    TraceNeedsComponents(String),
+}
+
+fn line_key(file: &Option<String>, line: Option<u32>) -> String {
+    match (file, line) {
+        (Some(f), Some(l)) => format!("{f}:{l}"),
+        _ => "(no line information)".into(),
+    }
+}
+
+/// Prices a run.
+pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
+    let machine = stats
+        .machine()
+        .map_err(|e| EnergyError::Machine(e.to_string()))?;
+    let freq_hz = machine.freq_mhz * 1e6;
+    let time_s = stats.cycles as f64 / freq_hz;
+    let sms = u64::from(machine.grid_cols) * u64::from(machine.grid_rows);
+    let mut components: BTreeMap<String, f64> = BTreeMap::new();
+    let mut lines: BTreeMap<String, f64> = BTreeMap::new();
+    let mut detail: BTreeMap<String, LineEnergy> = BTreeMap::new();
+    for pc in &stats.pcs {
+        let d = detail.entry(line_key(&pc.file, pc.line)).or_default();
+        d.warp_instructions += pc.issued;
+        d.thread_instructions += pc.threads;
+    }
+    let leakage_by_unit = leakage_units(&machine, model)?;
+    let trace_pj = match &model.kind {
+        Kind::Components {
+            event_pj, wires, ..
+        } => {
+            // Component energy, and its split over lines.
+            for c in Component::ALL {
+                let pj = event_pj[c];
+                let total = stats.counters.get(c.name()).copied().unwrap_or(0);
+                *components.entry(c.name().into()).or_default() += total as f64 * pj * 1e-12;
+                let mut by_pc = 0u64;
+                for pc in &stats.pcs {
+                    let n = pc.components.get(c.name()).copied().unwrap_or(0);
+                    if n > 0 {
+                        by_pc += n;
+                        *lines.entry(line_key(&pc.file, pc.line)).or_default() +=
+                            n as f64 * pj * 1e-12;
+                    }
+                }
+                if *c == Component::ConstDynamicp {
+                    by_pc = spread_constant(stats, total, pj, &mut lines);
+                }
+                let rest = total.saturating_sub(by_pc);
+                if rest > 0 {
+                    let pseudo = match c {
+                        Component::IdleCorep => IDLE_LINE,
+                        Component::ConstDynamicp => ACTIVE_LINE,
+                        _ => RUNTIME_LINE,
+                    };
+                    *lines.entry(pseudo.into()).or_default() += rest as f64 * pj * 1e-12;
+                }
+            }
+            if let Some(w) = wires {
+                let cb_toggles = stats.cb.read_toggles + stats.cb.write_toggles;
+                let cb_j = cb_toggles as f64 * w.pj_per_bit_mm * w.cb_link_mm * 1e-12;
+                let offchip_mm = w.offchip_mm * (sms as f64 / 16.0).sqrt();
+                let off_j = stats.offchip.toggles as f64 * w.pj_per_bit_mm * offchip_mm * 1e-12;
+                spread(stats, "WIRE_CB", cb_j, "CBP", &mut components, &mut lines);
+                spread(
+                    stats,
+                    "WIRE_OFFCHIP",
+                    off_j,
+                    "DRAMP",
+                    &mut components,
+                    &mut lines,
+                );
+            }
+            let trace_pj: Option<Vec<f64>> = stats.samples.as_ref().map(|s| {
+                let n = s.components.values().map(Vec::len).max().unwrap_or(0);
+                (0..n)
+                    .map(|i| {
+                        Component::ALL
+                            .iter()
+                            .map(|c| {
+                                s.components
+                                    .get(c.name())
+                                    .and_then(|v| v.get(i))
+                                    .copied()
+                                    .unwrap_or(0) as f64
+                                    * event_pj[c]
+                            })
+                            .sum()
+                    })
+                    .collect()
+            });
+            trace_pj
+        }
+        Kind::InstructionClasses {
+            class_pj,
+            engine_load_pj,
+            engine_store_pj,
+            ..
+        } => {
+            for pc in &stats.pcs {
+                let pj = class_pj.get(&pc.energy_class).copied().unwrap_or(0.0);
+                let j = pc.threads as f64 * pj * 1e-12;
+                *components.entry(pc.energy_class.clone()).or_default() += j;
+                *lines.entry(line_key(&pc.file, pc.line)).or_default() += j;
+            }
+            let o = &stats.offchip;
+            let engine_j = (o.engine_load_words as f64 * engine_load_pj
+                + o.engine_store_words as f64 * engine_store_pj)
+                * 1e-12;
+            if engine_j > 0.0 {
+                components.insert("EngineTransfers".into(), engine_j);
+                *lines.entry(RUNTIME_LINE.into()).or_default() += engine_j;
+            }
+            None
+        }
+    };
+    components.retain(|_, j| *j > 0.0);
+    let leakage_w: f64 = leakage_by_unit.iter().map(|u| u.total_w).sum();
+    let static_j = leakage_w * time_s;
+    let dynamic_j: f64 = components.values().sum();
+    let total_j = static_j + dynamic_j;
+    let power_trace = trace_pj.zip(stats.samples.as_ref()).map(|(pj, s)| {
+        let interval_s = s.interval_cycles as f64 / freq_hz;
+        pj.iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let start = i as f64 * interval_s;
+                let len = (time_s - start).clamp(1.0 / freq_hz, interval_s);
+                PowerSample {
+                    t_s: start,
+                    dynamic_w: e * 1e-12 / len,
+                }
+            })
+            .collect()
+    });
+    Ok(Breakdown {
+        model: model.name.clone(),
+        kernel: stats.kernel.clone(),
+        machine: machine.summary(),
+        cycles: stats.cycles,
+        freq_mhz: machine.freq_mhz,
+        time_s,
+        leakage_w,
+        leakage_by_unit,
+        static_j,
+        dynamic_j,
+        total_j,
+        avg_power_w: total_j / time_s.max(f64::MIN_POSITIVE),
+        dynamic_power_w: dynamic_j / time_s.max(f64::MIN_POSITIVE),
+        edp_js: total_j * time_s,
+        components,
+        lines,
+        line_detail: detail,
+        power_trace,
+    })
+}
+
+/// Constant dynamic power follows where the units' time went: the busy cycles of
+/// units running code are shared over instructions by the scheduler cycles each
+/// one took (issue plus stalls while it was next); engine time is left for the
+/// runtime pseudo-line. Returns the events assigned to instructions.
+fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut BTreeMap<String, f64>) -> u64 {
+    let busy: u64 = stats.units.iter().map(|u| u.busy_cycles).sum();
+    let code: u64 = stats.units.iter().map(|u| u.code_cycles).sum();
+    let weight = |pc: &spu_emu::stats::PcStats| pc.issued + pc.stall_cycles.values().sum::<u64>();
+    let all: u64 = stats.pcs.iter().map(weight).sum();
+    if busy == 0 || all == 0 {
+        return 0;
+    }
+    // Events of code units, in proportion to their share of busy time.
+    let code_events = (total as f64 * code as f64 / busy as f64).round() as u64;
+    let mut assigned = 0u64;
+    let mut acc = 0u64;
+    for pc in &stats.pcs {
+        let w = weight(pc);
+        if w == 0 {
+            continue;
+        }
+        // Cumulative rounding keeps the integer events summing exactly.
+        acc += w;
+        let upto = (code_events as u128 * acc as u128 / all as u128) as u64;
+        let n = upto - assigned;
+        assigned = upto;
+        *lines.entry(line_key(&pc.file, pc.line)).or_default() += n as f64 * pj * 1e-12;
+    }
+    assigned
+}
+
+/// Adds a wire component and spreads it over lines in proportion to the lines'
+/// events of a related component (CB accesses, DRAM transactions).
+fn spread(
+    stats: &Stats,
+    name: &str,
+    joules: f64,
+    related: &str,
+    components: &mut BTreeMap<String, f64>,
+    lines: &mut BTreeMap<String, f64>,
+) {
+    if joules <= 0.0 {
+        return;
+    }
+    components.insert(name.into(), joules);
+    let total = stats.counters.get(related).copied().unwrap_or(0);
+    let mut assigned = 0.0;
+    if total > 0 {
+        for pc in &stats.pcs {
+            let n = pc.components.get(related).copied().unwrap_or(0);
+            if n > 0 {
+                let j = joules * n as f64 / total as f64;
+                assigned += j;
+                *lines.entry(line_key(&pc.file, pc.line)).or_default() += j;
+            }
+        }
+    }
+    if joules - assigned > 0.0 {
+        *lines.entry(RUNTIME_LINE.into()).or_default() += joules - assigned;
+    }
+}
+
+/// Leakage per unit type of a machine under a model (thesis 5.2, Eq. 5.1 for CBs).
+pub fn leakage_units(
+    machine: &spu_emu::Machine,
+    model: &Model,
+) -> Result<Vec<UnitLeakage>, EnergyError> {
+    let unit = |unit: &str, count: u64, each_w: f64| UnitLeakage {
+        unit: unit.into(),
+        count: count as f64,
+        each_w,
+        total_w: count as f64 * each_w,
+    };
+    let leakage = match &model.kind {
+        Kind::InstructionClasses { static_w, .. } => {
+            return Ok(vec![unit("chip (e0)", 1, *static_w)]);
+        }
+        Kind::Components { leakage, .. } => leakage,
+    };
+    let need = |v: Option<f64>, key: &str, what: String| {
+        v.ok_or_else(|| ModelError::MissingLeakage {
+            file: model.file.clone(),
+            key: key.into(),
+            what,
+        })
+    };
+    let (p, q) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
+    let (sms, boundary) = (p * q, 2 * (p + q));
+    // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
+    let cb_kib = 2 * (p * (q + 1) + q * (p + 1)) * u64::from(machine.cb_size_kib);
+    let mut units = vec![
+        unit(
+            "SM",
+            sms,
+            need(leakage.sm, "leakage_w.sm", format!("{sms} SMs"))?,
+        ),
+        match machine.boundary {
+            Boundary::Iu => unit(
+                "IU",
+                boundary,
+                need(
+                    leakage.iu,
+                    "leakage_w.iu",
+                    format!("{boundary} Interface Units"),
+                )?,
+            ),
+            Boundary::Dma => unit(
+                "DMA engine",
+                boundary,
+                need(
+                    leakage.dma,
+                    "leakage_w.dma",
+                    format!("{boundary} DMA engines"),
+                )?,
+            ),
+        },
+        unit(
+            "CB (KiB)",
+            cb_kib,
+            need(
+                leakage.cb_per_kib,
+                "leakage_w.cb_per_kib",
+                format!("{cb_kib} KiB of CBs"),
+            )?,
+        ),
+    ];
+    if leakage.uncore > 0.0 {
+        units.push(unit("uncore", 1, leakage.uncore));
+    }
+    Ok(units)
+}
+
+/// Total leakage power of a machine under a model.
+pub fn leakage_w(machine: &spu_emu::Machine, model: &Model) -> Result<f64, EnergyError> {
+    Ok(leakage_units(machine, model)?
+        .iter()
+        .map(|u| u.total_w)
+        .sum())
+}

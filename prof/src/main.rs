@@ -1,0 +1,197 @@
+//! `spu-prof`: where did the joules go? Runs a kernel (or reads `spu-emu --stats`
+//! output) and prices it with an energy model.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, ValueEnum};
+use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
+use spu_emu::session;
+use spu_emu::stats::Stats;
+use spu_prof::energy::{Breakdown, price};
+use spu_prof::model::{BUILT_IN, Model};
+use spu_prof::{report, svg};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Cycles per power-trace sample (GPUWattch sampled every 500, thesis 5.1).
+const DEFAULT_SAMPLE_INTERVAL: u64 = 500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "spu-prof",
+    version,
+    about = "Energy breakdown of an SPU kernel: leakage per unit, dynamic energy per component and source line",
+    after_help = format!("Examples:\n  \
+        spu-prof samples/stencil2d/stencil_pc.spu                   # table with the default model\n  \
+        spu-prof kernel.spu --by-line                               # annotated source\n  \
+        spu-prof kernel.spu --power-trace power.svg                 # power over time\n  \
+        spu-prof kernel.spu --format json -o a.json --boundary dma  # machine-readable\n  \
+        spu-prof --from-stats run.json --model cyclops64            # price an earlier spu-emu run\n  \
+        spu-prof --compare iu.json dma.json                         # two runs side by side\n  \
+        spu-prof --list-models\n\n\
+        Run options (as spu-emu):\n  {RUN_EXAMPLES}\n\n\
+        Models live in prof/models/; prof/README.md explains every number.")
+)]
+struct Cli {
+    /// Kernel to run and profile: .spu source or .bin.
+    #[arg(required_unless_present_any = ["from_stats", "compare", "list_models"])]
+    kernel: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Price a statistics file written by `spu-emu --stats` instead of running.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "kernel")]
+    from_stats: Option<PathBuf>,
+    /// Energy model: a built-in name (default, wires, cyclops64) or a TOML file.
+    #[arg(long, value_name = "NAME|FILE", default_value = "default")]
+    model: String,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Print the kernel source annotated with energy and instructions per line.
+    #[arg(long)]
+    by_line: bool,
+    /// Write power over time as an SVG chart.
+    #[arg(long, value_name = "FILE.svg")]
+    power_trace: Option<PathBuf>,
+    /// Compare two runs: `spu-prof --format json` reports or `spu-emu --stats` files.
+    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["kernel", "from_stats"])]
+    compare: Option<Vec<PathBuf>>,
+    /// Write the report to a file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// List the built-in models.
+    #[arg(long)]
+    list_models: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(s) = e.downcast_ref::<session::SessionError>() {
+                eprint!("{}", s.details());
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn emit(cli: &Cli, text: &str) -> Result<()> {
+    match &cli.output {
+        Some(path) => spu_emu::write_atomically(path, text.as_bytes())
+            .with_context(|| format!("cannot write `{}`", path.display())),
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .context("cannot write to standard output"),
+    }
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read `{}`", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("`{}` is not JSON", path.display()))
+}
+
+fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
+    serde_json::from_value(value).with_context(|| {
+        format!(
+            "`{}` is not a statistics file from this version of spu-emu; rerun `spu-emu --stats`",
+            path.display()
+        )
+    })
+}
+
+/// A breakdown from a stats file or a saved JSON report.
+fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
+    let value = read_json(path)?;
+    if value.get("stats_version").is_some() {
+        return Ok(price(&parse_stats(path, value)?, model)?);
+    }
+    serde_json::from_value(value).with_context(|| {
+        format!(
+            "`{}` is neither `spu-emu --stats` output nor a `spu-prof --format json` report",
+            path.display()
+        )
+    })
+}
+
+fn run(cli: &Cli) -> Result<()> {
+    if cli.list_models {
+        for b in BUILT_IN {
+            let m = Model::load(b.name)?;
+            println!("{:<10} {}", m.name, m.description);
+        }
+        return Ok(());
+    }
+    let model = Model::load(&cli.model)?;
+    if let Some(files) = &cli.compare {
+        let (a, b) = (&files[0], &files[1]);
+        let (ba, bb) = (
+            breakdown_from_file(a, &model)?,
+            breakdown_from_file(b, &model)?,
+        );
+        return emit(
+            cli,
+            &report::compare_report(&ba, &a.display().to_string(), &bb, &b.display().to_string()),
+        );
+    }
+    let mut sources: HashMap<String, String> = HashMap::new();
+    let stats = match (&cli.from_stats, &cli.kernel) {
+        (Some(path), _) => parse_stats(path, read_json(path)?)?,
+        (None, Some(kernel)) => {
+            // A model that cannot price this machine fails before the run, not after.
+            spu_prof::energy::leakage_w(&cli.run.machine()?, &model)?;
+            let mut control = cli.run.control();
+            if cli.power_trace.is_some() && control.sample_interval.is_none() {
+                control.sample_interval = Some(DEFAULT_SAMPLE_INTERVAL);
+            }
+            let s = session::run(kernel, &cli.run, control, !cli.quiet, &mut |w| {
+                eprint!("{w}")
+            })?;
+            sources.extend(s.kernel.sources.clone());
+            let stats = Stats::new(&s.result, &s.image, &s.machine);
+            if let Some(out) = &cli.run.stats {
+                spu_emu::write_atomically(out, stats.to_json_text().as_bytes())
+                    .with_context(|| format!("cannot write `{}`", out.display()))?;
+            }
+            stats
+        }
+        (None, None) => bail!("give a kernel, --from-stats FILE or --compare A B"),
+    };
+    let breakdown = price(&stats, &model)?;
+    if let Some(path) = &cli.power_trace {
+        let chart = svg::power_trace(&breakdown).with_context(|| {
+            "no activity samples to plot: price a kernel directly, or rerun spu-emu with --sample-interval 500"
+        })?;
+        spu_emu::write_atomically(path, chart.as_bytes())
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
+    let text = if cli.by_line {
+        report::by_line_report(&breakdown, &|file| {
+            sources
+                .get(file)
+                .cloned()
+                .or_else(|| std::fs::read_to_string(file).ok())
+        })
+    } else {
+        match cli.format {
+            Format::Table => report::table_report(&breakdown),
+            Format::Json => report::json_report(&breakdown),
+            Format::Csv => report::csv_report(&breakdown),
+        }
+    };
+    emit(cli, &text)
+}

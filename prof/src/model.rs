@@ -1,0 +1,442 @@
+//! Energy models as data: TOML files (built in from `prof/models/`, or the user's)
+//! with energy per counted event, leakage per unit and optional wire terms, or
+//! per-instruction-class energies. Loading checks every key and number and names
+//! the file, the key and the problem.
+
+use spu_emu::counters::Component;
+use spu_isa::EnergyClass;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A built-in model: its name and file text.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltIn {
+    pub name: &'static str,
+    pub toml: &'static str,
+}
+
+/// Every built-in model, default first.
+pub const BUILT_IN: &[BuiltIn] = &[
+    BuiltIn {
+        name: "default",
+        toml: include_str!("../models/default.toml"),
+    },
+    BuiltIn {
+        name: "wires",
+        toml: include_str!("../models/wires.toml"),
+    },
+    BuiltIn {
+        name: "cyclops64",
+        toml: include_str!("../models/cyclops64.toml"),
+    },
+];
+
+/// What is wrong with a model file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error("model {file}: {why}")]
+    Syntax { file: String, why: String },
+    #[error("model {file}, key `{key}`: {why}")]
+    Key {
+        file: String,
+        key: String,
+        why: String,
+    },
+    #[error("unknown model `{name}`; built-in models are {list}, or give a .toml file")]
+    Unknown { name: String, list: String },
+    #[error("cannot read model file `{file}`: {why}")]
+    Io { file: String, why: String },
+    #[error("model {file} has no `{key}`, but the machine has {what}; add it to the model")]
+    MissingLeakage {
+        file: String,
+        key: String,
+        what: String,
+    },
+}
+
+/// Leakage per unit kind (watts); `None` where the model does not say.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Leakage {
+    pub sm: Option<f64>,
+    pub iu: Option<f64>,
+    pub dma: Option<f64>,
+    pub cb_per_kib: Option<f64>,
+    pub uncore: f64,
+}
+
+/// Wire energy from measured toggles (Adhinarayanan et al.).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Wires {
+    pub pj_per_bit_mm: f64,
+    pub cb_link_mm: f64,
+    /// On a 4x4 grid; scales with sqrt(SMs / 16).
+    pub offchip_mm: f64,
+}
+
+/// How a model prices a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// Counted events x energy per event, plus leakage per unit present.
+    Components {
+        leakage: Leakage,
+        event_pj: BTreeMap<Component, f64>,
+        wires: Option<Wires>,
+    },
+    /// Thread instructions per energy class x energy, plus a constant static power.
+    InstructionClasses {
+        static_w: f64,
+        class_pj: BTreeMap<String, f64>,
+        engine_load_pj: f64,
+        engine_store_pj: f64,
+    },
+}
+
+/// A loaded, validated model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub name: String,
+    pub description: String,
+    pub sources: Vec<String>,
+    /// Where it came from, for messages.
+    pub file: String,
+    pub kind: Kind,
+}
+
+impl Model {
+    /// A built-in model by name, or a model file by path.
+    pub fn load(name_or_path: &str) -> Result<Model, ModelError> {
+        let (file, text, dir) = source(name_or_path)?;
+        let table = merged(&file, &text, dir.as_deref(), 0)?;
+        parse(&file, &table)
+    }
+}
+
+/// (display name, text, directory for relative `extends`).
+fn source(name_or_path: &str) -> Result<(String, String, Option<PathBuf>), ModelError> {
+    if let Some(b) = BUILT_IN.iter().find(|b| b.name == name_or_path) {
+        return Ok((format!("`{}` (built in)", b.name), b.toml.to_string(), None));
+    }
+    let path = Path::new(name_or_path);
+    if !name_or_path.ends_with(".toml") && !path.exists() {
+        return Err(ModelError::Unknown {
+            name: name_or_path.to_string(),
+            list: BUILT_IN
+                .iter()
+                .map(|b| format!("`{}`", b.name))
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
+        file: name_or_path.to_string(),
+        why: e.to_string(),
+    })?;
+    Ok((
+        format!("`{name_or_path}`"),
+        text,
+        path.parent().map(Path::to_path_buf),
+    ))
+}
+
+/// The file's table over its `extends` base, recursively.
+fn merged(
+    file: &str,
+    text: &str,
+    dir: Option<&Path>,
+    depth: u32,
+) -> Result<toml::Table, ModelError> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| ModelError::Syntax {
+            file: file.to_string(),
+            why: e.to_string().trim_end().replace('\n', "\n  "),
+        })?;
+    let base = table
+        .get("model")
+        .and_then(|m| m.get("extends"))
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| ModelError::Key {
+                    file: file.to_string(),
+                    key: "model.extends".into(),
+                    why: "must be a model name or a file path".into(),
+                })
+        })
+        .transpose()?;
+    let Some(base) = base else {
+        return Ok(table);
+    };
+    if depth > 8 {
+        return Err(ModelError::Key {
+            file: file.to_string(),
+            key: "model.extends".into(),
+            why: "extends chain is too deep (a cycle?)".into(),
+        });
+    }
+    let target = match dir {
+        Some(d) if !BUILT_IN.iter().any(|b| b.name == base) => {
+            d.join(&base).to_string_lossy().into_owned()
+        }
+        _ => base.clone(),
+    };
+    let (base_file, base_text, base_dir) = source(&target)?;
+    let mut out = merged(&base_file, &base_text, base_dir.as_deref(), depth + 1)?;
+    for (section, value) in table {
+        match (out.get_mut(&section), value) {
+            (Some(toml::Value::Table(dst)), toml::Value::Table(src)) => {
+                for (k, v) in src {
+                    dst.insert(k, v);
+                }
+            }
+            (_, value) => {
+                out.insert(section, value);
+            }
+        }
+    }
+    if let Some(toml::Value::Table(m)) = out.get_mut("model") {
+        m.remove("extends");
+    }
+    Ok(out)
+}
+
+fn key_err(file: &str, key: &str, why: impl Into<String>) -> ModelError {
+    ModelError::Key {
+        file: file.to_string(),
+        key: key.to_string(),
+        why: why.into(),
+    }
+}
+
+fn section<'a>(
+    file: &str,
+    t: &'a toml::Table,
+    name: &str,
+) -> Result<Option<&'a toml::Table>, ModelError> {
+    match t.get(name) {
+        None => Ok(None),
+        Some(toml::Value::Table(s)) => Ok(Some(s)),
+        Some(_) => Err(key_err(file, name, "must be a [section]")),
+    }
+}
+
+fn energy(file: &str, key: &str, v: &toml::Value) -> Result<f64, ModelError> {
+    let x = match v {
+        toml::Value::Float(f) => *f,
+        toml::Value::Integer(i) => *i as f64,
+        _ => return Err(key_err(file, key, format!("`{v}` is not a number"))),
+    };
+    if !x.is_finite() || x < 0.0 {
+        return Err(key_err(
+            file,
+            key,
+            format!("{x} is not valid: energies and powers must be >= 0"),
+        ));
+    }
+    Ok(x)
+}
+
+fn text(file: &str, t: &toml::Table, key: &str) -> Result<Option<String>, ModelError> {
+    match t.get(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(key_err(file, &format!("model.{key}"), "must be a string")),
+    }
+}
+
+/// Parses a section of numbers whose keys must come from `names`; all are required.
+fn numbers<'a>(
+    file: &str,
+    t: &toml::Table,
+    sect: &str,
+    names: impl Iterator<Item = &'a str> + Clone,
+) -> Result<BTreeMap<String, f64>, ModelError> {
+    let s = section(file, t, sect)?.ok_or_else(|| key_err(file, sect, "the section is missing"))?;
+    let mut out = BTreeMap::new();
+    for (k, v) in s {
+        if !names.clone().any(|n| n == k) {
+            let list: Vec<&str> = names.clone().collect();
+            return Err(key_err(
+                file,
+                &format!("{sect}.{k}"),
+                format!("unknown name `{k}`; expected one of {}", list.join(", ")),
+            ));
+        }
+        out.insert(k.clone(), energy(file, &format!("{sect}.{k}"), v)?);
+    }
+    if let Some(missing) = names.clone().find(|n| !out.contains_key(*n)) {
+        return Err(key_err(
+            file,
+            &format!("{sect}.{missing}"),
+            "is missing; every entry needs an energy",
+        ));
+    }
+    Ok(out)
+}
+
+fn only_keys(file: &str, t: &toml::Table, sect: &str, allowed: &[&str]) -> Result<(), ModelError> {
+    if let Some(s) = section(file, t, sect)? {
+        for k in s.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(key_err(
+                    file,
+                    &format!("{sect}.{k}"),
+                    format!("unknown key; expected one of {}", allowed.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parse(file: &str, t: &toml::Table) -> Result<Model, ModelError> {
+    let m = section(file, t, "model")?
+        .ok_or_else(|| key_err(file, "model", "the [model] section is missing"))?;
+    only_keys(
+        file,
+        t,
+        "model",
+        &["name", "kind", "description", "sources", "extends"],
+    )?;
+    let name = text(file, m, "name")?.unwrap_or_else(|| file.to_string());
+    let description = text(file, m, "description")?.unwrap_or_default();
+    let sources = match m.get("sources") {
+        None => Vec::new(),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| key_err(file, "model.sources", "must be a list of strings"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(key_err(file, "model.sources", "must be a list of strings")),
+    };
+    let kind_name = text(file, m, "kind")?.unwrap_or_else(|| "components".into());
+    let kind = match kind_name.as_str() {
+        "components" => {
+            for k in t.keys() {
+                if !["model", "leakage_w", "event_pj", "wires"].contains(&k.as_str()) {
+                    return Err(key_err(
+                        file,
+                        k,
+                        "unknown section; a components model has [model], [leakage_w], [event_pj] and optionally [wires]",
+                    ));
+                }
+            }
+            only_keys(
+                file,
+                t,
+                "leakage_w",
+                &["sm", "iu", "dma", "cb_per_kib", "uncore"],
+            )?;
+            let leak = section(file, t, "leakage_w")?
+                .ok_or_else(|| key_err(file, "leakage_w", "the section is missing"))?;
+            let get = |k: &str| {
+                leak.get(k)
+                    .map(|v| energy(file, &format!("leakage_w.{k}"), v))
+                    .transpose()
+            };
+            let leakage = Leakage {
+                sm: get("sm")?,
+                iu: get("iu")?,
+                dma: get("dma")?,
+                cb_per_kib: get("cb_per_kib")?,
+                uncore: get("uncore")?.unwrap_or(0.0),
+            };
+            let by_name = numbers(file, t, "event_pj", Component::ALL.iter().map(|c| c.name()))?;
+            let event_pj = Component::ALL
+                .iter()
+                .map(|c| (*c, by_name[c.name()]))
+                .collect();
+            only_keys(
+                file,
+                t,
+                "wires",
+                &["pj_per_bit_mm", "cb_link_mm", "offchip_mm"],
+            )?;
+            let wires = match section(file, t, "wires")? {
+                None => None,
+                Some(w) => {
+                    let need = |k: &str| -> Result<f64, ModelError> {
+                        let v = w
+                            .get(k)
+                            .ok_or_else(|| key_err(file, &format!("wires.{k}"), "is missing"))?;
+                        energy(file, &format!("wires.{k}"), v)
+                    };
+                    Some(Wires {
+                        pj_per_bit_mm: need("pj_per_bit_mm")?,
+                        cb_link_mm: need("cb_link_mm")?,
+                        offchip_mm: need("offchip_mm")?,
+                    })
+                }
+            };
+            Kind::Components {
+                leakage,
+                event_pj,
+                wires,
+            }
+        }
+        "instruction-classes" => {
+            for k in t.keys() {
+                if !["model", "static_w", "class_pj", "engine_pj"].contains(&k.as_str()) {
+                    return Err(key_err(
+                        file,
+                        k,
+                        "unknown section; an instruction-classes model has [model], [static_w], [class_pj] and [engine_pj]",
+                    ));
+                }
+            }
+            let names: Vec<String> = EnergyClass::ALL.iter().map(|c| format!("{c:?}")).collect();
+            let class_pj = numbers(file, t, "class_pj", names.iter().map(String::as_str))?;
+            let static_w = numbers(file, t, "static_w", ["chip"].into_iter())?["chip"];
+            let engine = numbers(file, t, "engine_pj", ["load", "store"].into_iter())?;
+            Kind::InstructionClasses {
+                static_w,
+                class_pj,
+                engine_load_pj: engine["load"],
+                engine_store_pj: engine["store"],
+            }
+        }
+        other => {
+            return Err(key_err(
+                file,
+                "model.kind",
+                format!(
+                    "`{other}` is not a model kind; expected `components` or `instruction-classes`"
+                ),
+            ));
+        }
+    };
+    Ok(Model {
+        name,
+        description,
+        sources,
+        file: file.to_string(),
+        kind,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_models_load() {
+        for b in BUILT_IN {
+            let m = Model::load(b.name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(m.name, b.name);
+        }
+        let wires = Model::load("wires").unwrap();
+        let Kind::Components {
+            event_pj,
+            wires: Some(_),
+            ..
+        } = wires.kind
+        else {
+            panic!("wires extends default and adds [wires]")
+        };
+        assert_eq!(event_pj[&Component::Nocp], 0.0);
+        assert_eq!(event_pj[&Component::Dramp], 8000.0, "inherited");
+    }
+}

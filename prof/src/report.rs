@@ -1,0 +1,251 @@
+//! Reports of a [`Breakdown`]: the default table (components sorted by energy,
+//! leakage by unit type, static vs dynamic, power, time, energy-delay product),
+//! JSON and CSV with the contract's keys, the kernel source annotated with energy
+//! per line, and two runs side by side.
+
+use crate::energy::Breakdown;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Joules with a readable unit (ASCII, for stable output).
+pub fn joules(j: f64) -> String {
+    let a = j.abs();
+    if a >= 1.0 {
+        format!("{j:.4} J")
+    } else if a >= 1e-3 {
+        format!("{:.4} mJ", j * 1e3)
+    } else if a >= 1e-6 {
+        format!("{:.4} uJ", j * 1e6)
+    } else if a == 0.0 {
+        "0 J".into()
+    } else {
+        format!("{:.4} nJ", j * 1e9)
+    }
+}
+
+fn seconds(s: f64) -> String {
+    spu_emu::report::seconds(s)
+}
+
+fn percent(part: f64, whole: f64) -> String {
+    if whole > 0.0 {
+        format!("{:.1}%", 100.0 * part / whole)
+    } else {
+        "-".into()
+    }
+}
+
+fn table(header: &[&str], right_from: usize) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::ASCII_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.to_vec());
+    for i in right_from..header.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+/// The components, largest first (ties by name).
+fn sorted(map: &BTreeMap<String, f64>) -> Vec<(&String, f64)> {
+    let mut v: Vec<(&String, f64)> = map.iter().map(|(k, j)| (k, *j)).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    v
+}
+
+/// The default report.
+pub fn table_report(b: &Breakdown) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{} on {} (model `{}`)", b.kernel, b.machine, b.model);
+    let _ = writeln!(
+        s,
+        "time    {} ({} cycles at {} MHz)",
+        seconds(b.time_s),
+        spu_emu::report::grouped(b.cycles),
+        b.freq_mhz
+    );
+    let _ = writeln!(
+        s,
+        "energy  {}: static {} ({}), dynamic {} ({})",
+        joules(b.total_j),
+        joules(b.static_j),
+        percent(b.static_j, b.total_j),
+        joules(b.dynamic_j),
+        percent(b.dynamic_j, b.total_j)
+    );
+    let _ = writeln!(
+        s,
+        "power   {:.2} W average: leakage {:.2} W, dynamic {:.2} W",
+        b.avg_power_w, b.leakage_w, b.dynamic_power_w
+    );
+    let _ = writeln!(s, "EDP     {:.4e} J*s\n", b.edp_js);
+    let mut t = table(&["dynamic component", "energy", "share of dynamic"], 1);
+    for (name, j) in sorted(&b.components) {
+        t.add_row(vec![name.clone(), joules(j), percent(j, b.dynamic_j)]);
+    }
+    let _ = writeln!(s, "{t}\n");
+    let mut t = table(&["leakage", "count", "each", "total", "share"], 1);
+    for u in &b.leakage_by_unit {
+        t.add_row(vec![
+            u.unit.clone(),
+            format!("{}", u.count),
+            format!("{:.6} W", u.each_w),
+            format!("{:.3} W", u.total_w),
+            percent(u.total_w, b.leakage_w),
+        ]);
+    }
+    let _ = writeln!(s, "{t}\n");
+    let mut t = table(&["hottest source lines", "energy", "share of dynamic"], 1);
+    let mut lines = sorted(&b.lines);
+    lines.truncate(8);
+    for (line, j) in lines {
+        t.add_row(vec![line.clone(), joules(j), percent(j, b.dynamic_j)]);
+    }
+    let _ = writeln!(s, "{t}");
+    s
+}
+
+/// The contract's JSON keys (`leakage_w`, `static_j`, `dynamic_j`, `total_j`,
+/// `cycles`, `components`, `lines`) and the rest of the breakdown.
+pub fn json_report(b: &Breakdown) -> String {
+    let mut text = serde_json::to_string_pretty(b).expect("breakdown serialises");
+    text.push('\n');
+    text
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One row per number: `section,name,value,unit`.
+pub fn csv_report(b: &Breakdown) -> String {
+    let mut s = String::from("section,name,value,unit\n");
+    let mut row = |section: &str, name: &str, value: String, unit: &str| {
+        let _ = writeln!(s, "{section},{},{value},{unit}", csv_field(name));
+    };
+    row("run", "cycles", b.cycles.to_string(), "cycles");
+    row("run", "time", b.time_s.to_string(), "s");
+    row("energy", "leakage", b.leakage_w.to_string(), "W");
+    row("energy", "static", b.static_j.to_string(), "J");
+    row("energy", "dynamic", b.dynamic_j.to_string(), "J");
+    row("energy", "total", b.total_j.to_string(), "J");
+    row("energy", "edp", b.edp_js.to_string(), "J*s");
+    for (name, j) in &b.components {
+        row("component", name, j.to_string(), "J");
+    }
+    for u in &b.leakage_by_unit {
+        row("leakage", &u.unit, u.total_w.to_string(), "W");
+    }
+    for (line, j) in &b.lines {
+        row("line", line, j.to_string(), "J");
+    }
+    s
+}
+
+/// The kernel source annotated with energy and instruction counts per line (like
+/// `perf annotate`). `source` gives a file's text by name.
+pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: dynamic energy by source line (model `{}`)",
+        b.kernel, b.model
+    );
+    let _ = writeln!(s, "total dynamic {}\n", joules(b.dynamic_j));
+    let mut files: Vec<&str> = Vec::new();
+    for key in b.lines.keys().chain(b.line_detail.keys()) {
+        if let Some((file, _)) = key.rsplit_once(':')
+            && !files.contains(&file)
+        {
+            files.push(file);
+        }
+    }
+    for file in files {
+        let Some(text) = source(file) else {
+            let _ = writeln!(s, "({file}: source not found; per-line totals below)\n");
+            continue;
+        };
+        let _ = writeln!(s, "{file}");
+        let _ = writeln!(
+            s,
+            "{:>12} {:>7} {:>12}  {:>5} | source",
+            "energy", "share", "warp instrs", "line"
+        );
+        for (i, src) in text.lines().enumerate() {
+            let key = format!("{file}:{}", i + 1);
+            let j = b.lines.get(&key).copied();
+            let instrs = b.line_detail.get(&key).map(|d| d.warp_instructions);
+            let (e, share) = match j {
+                Some(j) if j > 0.0 => (joules(j), percent(j, b.dynamic_j)),
+                _ => (String::new(), String::new()),
+            };
+            let n = instrs
+                .filter(|n| *n > 0)
+                .map(spu_emu::report::grouped)
+                .unwrap_or_default();
+            let _ = writeln!(s, "{e:>12} {share:>7} {n:>12}  {:>5} | {src}", i + 1);
+        }
+        let _ = writeln!(s);
+    }
+    let pseudo: Vec<(&String, &f64)> = b.lines.iter().filter(|(k, _)| k.starts_with('(')).collect();
+    if !pseudo.is_empty() {
+        let _ = writeln!(s, "not caused by an instruction:");
+        for (k, j) in pseudo {
+            let _ = writeln!(s, "{:>12} {:>7}  {k}", joules(*j), percent(*j, b.dynamic_j));
+        }
+    }
+    s
+}
+
+/// Two runs side by side with the ratio B / A.
+pub fn compare_report(a: &Breakdown, a_name: &str, b: &Breakdown, b_name: &str) -> String {
+    let ratio = |x: f64, y: f64| {
+        if x != 0.0 {
+            format!("{:.3}", y / x)
+        } else {
+            "-".into()
+        }
+    };
+    let mut t = table(&["metric", a_name, b_name, "B / A"], 1);
+    let mut row = |name: &str, x: f64, y: f64, fmt: &dyn Fn(f64) -> String| {
+        t.add_row(vec![name.to_string(), fmt(x), fmt(y), ratio(x, y)]);
+    };
+    row("cycles", a.cycles as f64, b.cycles as f64, &|v| {
+        spu_emu::report::grouped(v as u64)
+    });
+    row("time", a.time_s, b.time_s, &seconds);
+    row("leakage power", a.leakage_w, b.leakage_w, &|v| {
+        format!("{v:.2} W")
+    });
+    row(
+        "dynamic power",
+        a.dynamic_power_w,
+        b.dynamic_power_w,
+        &|v| format!("{v:.2} W"),
+    );
+    row("static energy", a.static_j, b.static_j, &joules);
+    row("dynamic energy", a.dynamic_j, b.dynamic_j, &joules);
+    row("total energy", a.total_j, b.total_j, &joules);
+    row("energy-delay", a.edp_js, b.edp_js, &|v| {
+        format!("{v:.4e} J*s")
+    });
+    let mut names: Vec<&String> = a.components.keys().chain(b.components.keys()).collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let x = a.components.get(name).copied().unwrap_or(0.0);
+        let y = b.components.get(name).copied().unwrap_or(0.0);
+        row(name, x, y, &joules);
+    }
+    format!(
+        "A: {} on {} (model `{}`)\nB: {} on {} (model `{}`)\n{t}\n",
+        a.kernel, a.machine, a.model, b.kernel, b.machine, b.model
+    )
+}

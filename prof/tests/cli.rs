@@ -1,0 +1,227 @@
+//! `spu-prof` from the outside: the main job works with nothing but a kernel, every
+//! output form is produced, and bad models and inputs give errors that name the
+//! file, the key and the problem.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn prof(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-prof"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("spu-prof runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = prof(args);
+    assert!(out.status.success(), "{args:?}:\n{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn fails(args: &[&str], needles: &[&str]) {
+    let out = prof(args);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert!(
+        err.contains("error:") && !err.contains("panicked"),
+        "{args:?}:\n{err}"
+    );
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: expected `{n}` in\n{err}");
+    }
+}
+
+#[test]
+fn the_main_job_needs_only_a_kernel() {
+    for kernel in [
+        "samples/stencil2d/stencil_pc.spu",
+        "samples/stencil2d/stencil_global.spu",
+    ] {
+        let out = ok(&[kernel]);
+        for part in [
+            "static",
+            "dynamic component",
+            "leakage",
+            "hottest source lines",
+            "EDP",
+        ] {
+            assert!(out.contains(part), "{kernel}: no `{part}` in\n{out}");
+        }
+    }
+}
+
+#[test]
+fn every_output_form_is_produced() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let k = "samples/stencil2d/stencil_pc.spu";
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&[k, "-D", "N=64", "-D", "K=32", "--format", "json"])).unwrap();
+    for key in [
+        "leakage_w",
+        "static_j",
+        "dynamic_j",
+        "total_j",
+        "cycles",
+        "components",
+        "lines",
+    ] {
+        assert!(json.get(key).is_some(), "json lacks {key}");
+    }
+    let csv = ok(&[k, "-D", "N=64", "-D", "K=32", "--format", "csv"]);
+    assert!(csv.starts_with("section,name,value,unit\n") && csv.contains("energy,total,"));
+    ok(&[
+        k,
+        "-D",
+        "N=64",
+        "-D",
+        "K=32",
+        "--power-trace",
+        &p("power.svg"),
+        "--stats",
+        &p("iu.json"),
+    ]);
+    let svg = std::fs::read_to_string(p("power.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("<polyline"));
+    ok(&[
+        k,
+        "-D",
+        "N=64",
+        "-D",
+        "K=32",
+        "--boundary",
+        "dma",
+        "--format",
+        "json",
+        "-o",
+        &p("dma.json"),
+    ]);
+    let by_line = ok(&["--from-stats", &p("iu.json"), "--by-line"]);
+    assert!(by_line.contains("bar.blocksync.north"), "{by_line}");
+    let cmp = ok(&["--compare", &p("iu.json"), &p("dma.json")]);
+    assert!(
+        cmp.contains("leakage power") && cmp.contains("0.845"),
+        "{cmp}"
+    );
+    let models = ok(&["--list-models"]);
+    assert!(models.contains("default") && models.contains("cyclops64") && models.contains("wires"));
+}
+
+#[test]
+fn bad_models_name_the_file_key_and_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        path.display().to_string()
+    };
+    let base = include_str!("../models/default.toml");
+    let unknown = write(
+        "unknown.toml",
+        &base.replace("CBP = 160.0", "CBP = 160.0\nFOOP = 1.0"),
+    );
+    let negative = write(
+        "negative.toml",
+        &base.replace("DRAMP = 8000.0", "DRAMP = -8000.0"),
+    );
+    let no_dma = write("nodma.toml", &base.replace("dma = 1.66875\n", ""));
+    let missing = write("missing.toml", &base.replace("SFUP = 40.0\n", ""));
+    let syntax = write("syntax.toml", "[model\nname = 1");
+    let key = write(
+        "key.toml",
+        &base.replace("uncore = 0.0", "uncore = 0.0\nfpga = 1.0"),
+    );
+    let k = "samples/pass_token.spu";
+    fails(
+        &[k, "--model", &unknown],
+        &["unknown.toml", "event_pj.FOOP", "unknown name"],
+    );
+    fails(
+        &[k, "--model", &negative],
+        &["negative.toml", "event_pj.DRAMP", "must be >= 0"],
+    );
+    fails(
+        &[
+            "samples/stencil2d/stencil_pc.spu",
+            "--model",
+            &no_dma,
+            "--boundary",
+            "dma",
+        ],
+        &["nodma.toml", "leakage_w.dma", "DMA engines"],
+    );
+    fails(
+        &[k, "--model", &missing],
+        &["missing.toml", "event_pj.SFUP", "missing"],
+    );
+    fails(&[k, "--model", &syntax], &["syntax.toml"]);
+    fails(
+        &[k, "--model", &key],
+        &["key.toml", "leakage_w.fpga", "unknown key"],
+    );
+    fails(
+        &[k, "--model", "gpuwattch"],
+        &["unknown model `gpuwattch`", "`default`"],
+    );
+    fails(&[k, "--model", "nothere.toml"], &["cannot read model file"]);
+}
+
+#[test]
+fn bad_inputs_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"stats_version\": 2}").unwrap();
+    let not_json = dir.path().join("x.json");
+    std::fs::write(&not_json, "hello").unwrap();
+    let stats = dir.path().join("s.json");
+    ok(&["samples/pass_token.spu", "--stats", stats.to_str().unwrap()]);
+    let svg = dir.path().join("p.svg").display().to_string();
+    fails(
+        &["--from-stats", junk.to_str().unwrap()],
+        &["not a statistics file"],
+    );
+    fails(
+        &["--from-stats", not_json.to_str().unwrap()],
+        &["is not JSON"],
+    );
+    fails(
+        &["--from-stats", "missing.json"],
+        &["cannot read `missing.json`"],
+    );
+    fails(
+        &[
+            "--from-stats",
+            stats.to_str().unwrap(),
+            "--power-trace",
+            &svg,
+        ],
+        &["no activity samples"],
+    );
+    fails(
+        &[
+            "--compare",
+            not_json.to_str().unwrap(),
+            stats.to_str().unwrap(),
+        ],
+        &["is not JSON"],
+    );
+    fails(&["missing.spu"], &["cannot read `missing.spu`"]);
+    fails(
+        &["emu/tests/faults/oob_load.spu"],
+        &["outside every buffer", "stopped"],
+    );
+    fails(
+        &["samples/pass_token.spu", "--format", "xml"],
+        &["invalid value"],
+    );
+    assert!(!Path::new(&svg).exists());
+}

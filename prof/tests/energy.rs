@@ -1,0 +1,174 @@
+//! The profiler's numbers: leakage calibrated to the thesis, the accounting
+//! invariants (per-line and per-component energies sum to the dynamic total, static
+//! energy is leakage power x time), and the reports people read (snapshots).
+
+use spu_emu::stats::Stats;
+use spu_emu::{Machine, RunControl};
+use spu_prof::energy::{Breakdown, leakage_w, price};
+use spu_prof::model::Model;
+use spu_prof::{report, svg};
+use std::path::{Path, PathBuf};
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+fn stats_of(rel: &str, machine: &Machine, defines: &[&str], interval: Option<u64>) -> Stats {
+    let kernel = spu_emu::read_kernel(&repo(rel)).unwrap();
+    let options = spu_emu::LoadOptions {
+        defines: defines.iter().map(|d| d.to_string()).collect(),
+        ..Default::default()
+    };
+    let mut image = spu_emu::load(kernel.module, machine, &options).unwrap();
+    let control = RunControl {
+        sample_interval: interval,
+        ..RunControl::default()
+    };
+    let result = spu_emu::simulate(&mut image, machine, control, &mut |_| {}).unwrap();
+    let mut s = Stats::new(&result, &image, machine);
+    // Snapshots should not depend on where the repository sits.
+    for pc in &mut s.pcs {
+        pc.file = pc
+            .file
+            .take()
+            .map(|f| f.replace(&repo("").display().to_string(), ""));
+    }
+    s
+}
+
+fn machine(sets: &[&str]) -> Machine {
+    let mut m = Machine::default();
+    for s in sets {
+        m.set(s).unwrap();
+    }
+    m
+}
+
+#[test]
+fn leakage_matches_the_thesis_configurations() {
+    let model = Model::load("default").unwrap();
+    for (sets, want) in [
+        (&[][..], 79.1),
+        (&["cb.size_kib=16"][..], 82.4),
+        (&["boundary.kind=dma"][..], 66.8),
+    ] {
+        let got = leakage_w(&machine(sets), &model).unwrap();
+        assert!(
+            (got - want).abs() <= 0.01 * want,
+            "{sets:?}: {got} W, thesis {want} W"
+        );
+    }
+    // It scales with the machine: more SMs, more CB storage, fewer IUs per SM.
+    let big = leakage_w(&machine(&["grid.cols=8", "grid.rows=8"]), &model).unwrap();
+    assert!(big > 2.5 * 79.1 && big < 4.0 * 79.1, "8x8: {big} W");
+}
+
+fn check_invariants(b: &Breakdown, what: &str) {
+    let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-30);
+    let lines: f64 = b.lines.values().sum();
+    let comps: f64 = b.components.values().sum();
+    assert!(
+        rel(lines, b.dynamic_j) < 1e-9,
+        "{what}: lines {lines} vs dynamic {}",
+        b.dynamic_j
+    );
+    assert!(
+        rel(comps, b.dynamic_j) < 1e-12,
+        "{what}: components {comps} vs dynamic {}",
+        b.dynamic_j
+    );
+    // Thesis Eq. 6.1: static energy = leakage power x cycles / clock.
+    let eq61 = b.leakage_w * b.cycles as f64 / (b.freq_mhz * 1e6);
+    assert!(
+        rel(b.static_j, eq61) < 1e-12,
+        "{what}: static {} vs Eq. 6.1 {eq61}",
+        b.static_j
+    );
+    assert!(
+        rel(b.total_j, b.static_j + b.dynamic_j) < 1e-12,
+        "{what}: total"
+    );
+}
+
+#[test]
+fn energies_add_up_for_every_model_and_boundary() {
+    for boundary in ["iu", "dma"] {
+        let m = machine(&[
+            &format!("boundary.kind={boundary}"),
+            "grid.cols=2",
+            "grid.rows=2",
+        ]);
+        let stats = stats_of(
+            "samples/stencil2d/stencil_pc.spu",
+            &m,
+            &["N=96", "K=32"],
+            Some(500),
+        );
+        for name in ["default", "wires", "cyclops64"] {
+            let b = price(&stats, &Model::load(name).unwrap()).unwrap();
+            check_invariants(&b, &format!("{boundary}/{name}"));
+            assert!(b.dynamic_j > 0.0 && b.static_j > 0.0);
+        }
+    }
+}
+
+#[test]
+fn the_power_trace_integrates_to_the_sampled_dynamic_energy() {
+    let stats = stats_of(
+        "samples/stencil2d/stencil_pc.spu",
+        &Machine::default(),
+        &["N=64", "K=32"],
+        Some(500),
+    );
+    let b = price(&stats, &Model::load("default").unwrap()).unwrap();
+    let trace = b.power_trace.as_ref().unwrap();
+    let dt = 500.0 / (b.freq_mhz * 1e6);
+    let integral: f64 = trace
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.dynamic_w
+                * dt.min(b.time_s - i as f64 * dt)
+                    .max(1.0 / (b.freq_mhz * 1e6))
+        })
+        .sum();
+    let rel = (integral - b.dynamic_j).abs() / b.dynamic_j;
+    assert!(
+        rel < 1e-9,
+        "trace integrates to {integral} J, dynamic is {} J",
+        b.dynamic_j
+    );
+    let chart = svg::power_trace(&b).unwrap();
+    let doc = roxmltree::Document::parse(&chart).expect("well-formed SVG");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let lines: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .collect();
+    assert_eq!(lines.len(), 2, "total and dynamic power");
+    for l in lines {
+        let points = l.attribute("points").unwrap().split_whitespace().count();
+        assert!(points >= 2 * trace.len(), "one step per sample");
+    }
+}
+
+#[test]
+fn reports_read_well() {
+    let stats = stats_of(
+        "samples/pass_token.spu",
+        &machine(&["grid.cols=2", "grid.rows=2"]),
+        &[],
+        None,
+    );
+    let b = price(&stats, &Model::load("default").unwrap()).unwrap();
+    let source = |file: &str| std::fs::read_to_string(repo(file.trim_start_matches('/'))).ok();
+    insta::assert_snapshot!("table", report::table_report(&b));
+    insta::assert_snapshot!("json", report::json_report(&b));
+    insta::assert_snapshot!("csv", report::csv_report(&b));
+    insta::assert_snapshot!("by_line", report::by_line_report(&b, &source));
+    let c = price(&stats, &Model::load("cyclops64").unwrap()).unwrap();
+    insta::assert_snapshot!(
+        "compare",
+        report::compare_report(&b, "default", &c, "cyclops64")
+    );
+}
