@@ -69,6 +69,23 @@ pub fn toggles(words: impl Iterator<Item = u32>) -> u64 {
 
 /// Number of distinct `addr >> shift` values among the lanes of `mask`.
 fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
+    if mask == 0 {
+        return 0;
+    }
+    // Fast path: the active lanes are one contiguous run reading consecutive words
+    // (the coalesced case), so the segments form one increasing range.
+    let first = mask.trailing_zeros() as usize;
+    let run = mask >> first;
+    let base = addrs[first];
+    if run & run.wrapping_add(1) == 0 {
+        let n = run.count_ones() as usize;
+        let end = base.wrapping_add(4 * (n as u32 - 1));
+        if end >= base
+            && (first..first + n).all(|l| addrs[l] == base.wrapping_add(4 * (l - first) as u32))
+        {
+            return u64::from((end >> shift) - (base >> shift) + 1);
+        }
+    }
     let mut keys = [0u32; 32];
     let mut n = 0;
     for l in lanes_of(mask) {
@@ -77,16 +94,80 @@ fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
     }
     let keys = &mut keys[..n];
     keys.sort_unstable();
-    if n == 0 {
-        0
-    } else {
-        1 + keys.windows(2).filter(|w| w[0] != w[1]).count() as u64
+    1 + keys.windows(2).filter(|w| w[0] != w[1]).count() as u64
+}
+
+/// Bank-conflict waves of the last access of each instruction. Waves depend only on
+/// the lanes taking part and the addresses relative to the first one (shifting every
+/// address keeps same-bank pairs together), so a repeated pattern is not recounted.
+#[derive(Debug, Clone, Default)]
+pub struct WaveCache(Vec<Option<(u32, Lanes, u64)>>);
+
+impl WaveCache {
+    pub fn new(instructions: usize) -> WaveCache {
+        WaveCache(vec![None; instructions])
+    }
+
+    fn waves(&mut self, pc: u32, addrs: &Lanes, mask: u32, banks: u32) -> u64 {
+        // Inactive lanes are part of the key too: that can only cost a recount.
+        let first = addrs[(mask.trailing_zeros() as usize).min(31)];
+        let rel: Lanes = addrs.map(|a| a.wrapping_sub(first));
+        let slot = &mut self.0[pc as usize];
+        if let Some((m, r, w)) = slot
+            && *m == mask
+            && *r == rel
+        {
+            return *w;
+        }
+        let w = bank_waves(addrs, mask, banks);
+        *slot = Some((mask, rel, w));
+        w
     }
 }
 
 /// Shared-memory waves: the most distinct words any one bank must serve (threads
 /// reading the same word share one access).
 fn bank_waves(addrs: &Lanes, mask: u32, banks: u32) -> u64 {
+    // A word is (row, bank) with word = row * banks + bank; count distinct rows per
+    // bank with one bitset per bank when the rows span fewer than 64.
+    let pow2 = banks.is_power_of_two();
+    let shift = banks.trailing_zeros();
+    let split = |addr: u32| {
+        let w = addr / 4;
+        if pow2 {
+            (w & (banks - 1), w >> shift)
+        } else {
+            (w % banks, w / banks)
+        }
+    };
+    let (mut lo, mut hi) = (u32::MAX, 0u32);
+    for l in 0..32 {
+        if mask >> l & 1 != 0 {
+            let (_, row) = split(addrs[l]);
+            lo = lo.min(row);
+            hi = hi.max(row);
+        }
+    }
+    if lo == u32::MAX {
+        return 1;
+    }
+    if hi - lo < 64 {
+        let mut rows = [0u64; 64];
+        for l in 0..32 {
+            if mask >> l & 1 != 0 {
+                let (bank, row) = split(addrs[l]);
+                rows[bank as usize] |= 1 << (row - lo);
+            }
+        }
+        return u64::from(
+            rows[..banks as usize]
+                .iter()
+                .map(|r| r.count_ones())
+                .max()
+                .unwrap_or(1)
+                .max(1),
+        );
+    }
     let mut words = [0u32; 32];
     let mut n = 0;
     for l in lanes_of(mask) {
@@ -215,16 +296,30 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                 )
             };
             check_bounded(space, addrs, exec, size, store)?;
-            for l in lanes_of(exec) {
-                let i = (addrs[l] / 4) as usize;
-                match (space, data) {
-                    (Space::Shared, Some(d)) => shared[i] = d[l],
-                    (Space::Shared, None) => loaded[l] = shared[i],
-                    _ => loaded[l] = env.params[i],
+            match (space, data) {
+                (Space::Shared, Some(d)) => {
+                    for l in lanes_of(exec) {
+                        shared[(addrs[l] / 4) as usize] = d[l];
+                    }
+                }
+                (Space::Shared, None) if exec == u32::MAX => {
+                    for l in 0..32 {
+                        loaded[l] = shared[(addrs[l] / 4) as usize];
+                    }
+                }
+                (Space::Shared, None) => {
+                    for l in lanes_of(exec) {
+                        loaded[l] = shared[(addrs[l] / 4) as usize];
+                    }
+                }
+                _ => {
+                    for l in lanes_of(exec) {
+                        loaded[l] = env.params[(addrs[l] / 4) as usize];
+                    }
                 }
             }
             let waves = if space == Space::Shared {
-                bank_waves(addrs, exec, timing.banks())
+                env.waves.waves(pc, addrs, exec, timing.banks())
             } else {
                 distinct(addrs, exec, 2)
             }
@@ -252,7 +347,7 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                 }
             }
             // CBs are banked like shared memory (thesis 5.2.1).
-            let waves = bank_waves(addrs, exec, timing.banks()).max(1);
+            let waves = env.waves.waves(pc, addrs, exec, timing.banks()).max(1);
             env.pcs[pc as usize].conflict_waves += waves - 1;
             let interval = timing.interval(TimingClass::Cb);
             Ok(Access {
@@ -327,6 +422,24 @@ mod tests {
         assert_eq!(distinct(&strided, u32::MAX, 5), 32);
         assert_eq!(distinct(&strided, 0b101, 5), 2);
         assert_eq!(distinct(&strided, 0, 5), 0);
+        let offset: Lanes = std::array::from_fn(|l| 0x1010 + 4 * l as u32);
+        assert_eq!(
+            distinct(&offset, u32::MAX, 5),
+            5,
+            "misaligned run spans 5 segments"
+        );
+        assert_eq!(
+            distinct(&unit_stride, 0x0000_ff00, 5),
+            1,
+            "lanes 8..16: one segment"
+        );
+        assert_eq!(
+            distinct(&unit_stride, 0x0000_0101, 5),
+            2,
+            "lanes 0 and 8: a gap"
+        );
+        let reversed: Lanes = std::array::from_fn(|l| 0x2000 - 4 * l as u32);
+        assert_eq!(distinct(&reversed, u32::MAX, 5), 5);
     }
 
     #[test]
@@ -339,5 +452,19 @@ mod tests {
         assert_eq!(bank_waves(&stride2, u32::MAX, 32), 2);
         let column: Lanes = std::array::from_fn(|l| 128 * l as u32);
         assert_eq!(bank_waves(&column, u32::MAX, 32), 32);
+        let pairs: Lanes = std::array::from_fn(|l| 4 * (l as u32 % 2) + 128 * (l as u32 / 16));
+        assert_eq!(
+            bank_waves(&pairs, u32::MAX, 32),
+            2,
+            "two words per bank, rest broadcast"
+        );
+        let far: Lanes = std::array::from_fn(|l| if l == 0 { 0 } else { 4 * 32 * 1000 });
+        assert_eq!(
+            bank_waves(&far, u32::MAX, 32),
+            2,
+            "rows far apart take the slow path"
+        );
+        let odd: Lanes = std::array::from_fn(|l| 4 * 33 * l as u32);
+        assert_eq!(bank_waves(&odd, u32::MAX, 33), 32, "non-power-of-two banks");
     }
 }

@@ -35,6 +35,7 @@ macro_rules! code_env {
             pcs: &mut $grid.pcs,
             traffic: &mut $grid.traffic,
             links: &mut $grid.links,
+            waves: &mut $grid.waves,
         }
     };
 }
@@ -71,6 +72,13 @@ pub struct Grid<'a> {
     /// Cycle after the last work item finished.
     last_finish: u64,
     sampler: Option<Sampler>,
+    waves: crate::access::WaveCache,
+    /// Each unit's next step cycle (`NEVER` when idle or waiting), mirrored from the
+    /// units so the main loop scans a compact array.
+    wakes: Vec<u64>,
+    /// Lower bound on the wakes set since the last scan (a unit woken by another
+    /// during the scan may already have been passed).
+    earliest: u64,
 }
 
 impl<'a> Grid<'a> {
@@ -122,6 +130,7 @@ impl<'a> Grid<'a> {
         }
         let n = units.len();
         let global_sync = image.ops.iter().any(|o| o.kind == Kind::BlockSync(None));
+        let image_ops = image.ops.len();
         Grid {
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
             pcs: vec![PcCounters::default(); image.ops.len()],
@@ -150,7 +159,21 @@ impl<'a> Grid<'a> {
             link_syncs: 0,
             last_finish: 0,
             sampler: None,
+            waves: crate::access::WaveCache::new(image_ops),
+            wakes: vec![NEVER; n],
+            earliest: NEVER,
         }
+    }
+
+    /// Mirrors unit `u`'s wake cycle into the scan array.
+    fn sync_wake(&mut self, u: usize) {
+        let w = if self.units[u].busy {
+            self.units[u].wake
+        } else {
+            NEVER
+        };
+        self.wakes[u] = w;
+        self.earliest = self.earliest.min(w);
     }
 
     /// Records activity every `interval` cycles for power traces.
@@ -223,6 +246,7 @@ impl<'a> Grid<'a> {
             }
         }
         self.current[u] = Some(item);
+        self.sync_wake(u);
     }
 
     fn start_engine(&mut self, u: usize, task: Task, side: Side, now: u64) {
@@ -315,6 +339,7 @@ impl<'a> Grid<'a> {
         } else {
             self.units[u].release_blocksync(at);
         }
+        self.sync_wake(u);
         Ok(())
     }
 
@@ -367,6 +392,7 @@ impl<'a> Grid<'a> {
                 self.blocks_done += 1;
             }
         }
+        self.sync_wake(u);
     }
 
     /// Virtual IUs react to other units: a spiller whose producer has finished
@@ -387,6 +413,7 @@ impl<'a> Grid<'a> {
                 }
                 Task::Restore { .. } if !engine.is_waiting() && self.units[u].wake == NEVER => {
                     self.units[u].wake = now + 1;
+                    self.sync_wake(u);
                 }
                 _ => {}
             }
@@ -500,10 +527,14 @@ impl<'a> Grid<'a> {
                 s.observe(now, &self.units);
             }
             let mut changed = false;
+            let mut next = NEVER;
+            self.earliest = NEVER;
             for u in 0..self.units.len() {
-                if self.units[u].busy && self.units[u].wake <= now {
+                if self.wakes[u] <= now {
                     changed |= self.step_unit(u, now)?;
+                    self.sync_wake(u);
                 }
+                next = next.min(self.wakes[u]);
             }
             if changed {
                 // Withdraw spillers whose producer has finished before deciding
@@ -517,16 +548,17 @@ impl<'a> Grid<'a> {
                 }
                 self.start_ready_work(now + 1);
             }
-            let next = self.units.iter().filter(|u| u.busy).map(|u| u.wake).min();
-            match next {
-                None if self.queues.iter().all(VecDeque::is_empty) => break,
-                None | Some(NEVER) => {
+            let next = next.min(self.earliest);
+            let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
+            match (any_busy, next) {
+                (false, _) if self.queues.iter().all(VecDeque::is_empty) => break,
+                (_, NEVER) => {
                     return Err(Box::new(Stop::Deadlock {
                         cycle: now,
                         waiting: self.waiting(),
                     }));
                 }
-                Some(t) => now = t.max(now + 1),
+                (_, t) => now = t.max(now + 1),
             }
             if now > max_cycles {
                 return Err(Box::new(Stop::CycleLimit {

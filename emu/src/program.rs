@@ -109,6 +109,12 @@ pub struct Op {
     pub mem_base: Option<u8>,
     pub mem_offset: i32,
     pub class: ExecClass,
+    /// General registers the scoreboard checks (sources and destination).
+    pub deps: [u8; 5],
+    pub n_deps: u8,
+    /// Predicates the scoreboard checks (guard, `selp` source, `setp` destination).
+    pub pdeps: [u8; 3],
+    pub n_pdeps: u8,
 }
 
 impl Op {
@@ -130,6 +136,17 @@ impl Op {
             Guard::If(p) | Guard::IfNot(p) => Some(p),
         };
         guard.into_iter().chain(self.pred_src)
+    }
+
+    /// Fills the scoreboard lists from the operands.
+    fn with_deps(mut self) -> Op {
+        let regs: Vec<u8> = self.reg_uses().chain(self.dst).collect();
+        let preds: Vec<u8> = self.pred_uses().chain(self.pdst).collect();
+        self.n_deps = regs.len() as u8;
+        self.deps[..regs.len()].copy_from_slice(&regs);
+        self.n_pdeps = preds.len() as u8;
+        self.pdeps[..preds.len()].copy_from_slice(&preds);
+        self
     }
 
     /// Number of register-file operand accesses per thread (reads plus writes).
@@ -186,6 +203,10 @@ fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Op, String> {
         mem_base: None,
         mem_offset: 0,
         class: instr.exec_class(),
+        deps: [0; 5],
+        n_deps: 0,
+        pdeps: [0; 3],
+        n_pdeps: 0,
     };
     let mut values = Vec::new();
     for ((name, kind, oty, _role), operand) in spec.operands().zip(instr.operands()) {
@@ -231,7 +252,7 @@ fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Op, String> {
     op.b = it.next().unwrap_or(Src::None);
     op.c = it.next().unwrap_or(Src::None);
     op.kind = kind_of(instr, ty)?;
-    Ok(op)
+    Ok(op.with_deps())
 }
 
 fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {

@@ -33,6 +33,7 @@ pub struct Env<'a> {
     pub pcs: &'a mut [PcCounters],
     pub traffic: &'a mut Traffic,
     pub links: &'a mut [Link],
+    pub waves: &'a mut crate::access::WaveCache,
 }
 
 /// What a unit is running: the values its special registers read.
@@ -198,7 +199,7 @@ impl Unit {
         for w in &mut self.warps {
             if matches!(w.state, WarpState::AtBlockSync(_)) {
                 w.state = WarpState::Running;
-                w.next_issue = at;
+                w.set_next_issue(at);
             }
         }
         self.wake = self.wake.min(at);
@@ -230,29 +231,24 @@ impl Unit {
             WarpState::Running => {}
         }
         let op = &env.ops[pc as usize];
-        let mut ready = w.next_issue;
-        let mut reason = StallReason::Control;
-        for r in op.reg_uses().chain(op.dst) {
-            let r = usize::from(r);
-            if w.reg_ready[r] > ready {
-                ready = w.reg_ready[r];
-                reason = match w.reg_producer[r] {
-                    Producer::Alu => StallReason::Dependency,
-                    Producer::Memory => StallReason::Memory,
-                };
+        let (ready, reason) = match w.ready.get() {
+            Some(r) => r,
+            None => {
+                let r = operands_ready(w, op);
+                w.ready.set(Some(r));
+                r
             }
-        }
-        for p in op.pred_uses().chain(op.pdst) {
-            if w.pred_ready[usize::from(p)] > ready {
-                ready = w.pred_ready[usize::from(p)];
-                reason = StallReason::Dependency;
-            }
-        }
+        };
         if ready > t {
             return Some((ready, reason, pc));
         }
         if let Some(pipe) = pipe_of(op.class.timing) {
-            let free = self.pipes[pipe as usize].iter().copied().min().unwrap_or(0);
+            let slots = &self.pipes[pipe as usize];
+            let free = if slots.len() == 1 {
+                slots[0]
+            } else {
+                slots.iter().copied().min().unwrap_or(0)
+            };
             if free > t {
                 return Some((free, StallReason::PipeBusy, pc));
             }
@@ -561,14 +557,14 @@ impl Unit {
             Kind::Bra { target, reconv } => {
                 let w = &mut self.warps[wi];
                 w.branch(exec, target, reconv);
-                w.next_issue = now + latency;
+                w.set_next_issue(now + latency);
                 self.occupy(op.class.timing, now, occupancy);
                 return Ok(StepEvent::None);
             }
             Kind::Exit => {
                 let w = &mut self.warps[wi];
                 w.exit(exec);
-                w.next_issue = now + latency;
+                w.set_next_issue(now + latency);
                 self.check_barrier(now, env);
                 return Ok(self.check_blocksync(env));
             }
@@ -583,7 +579,7 @@ impl Unit {
                         WarpState::AtBlockSync(pc)
                     };
                 }
-                w.next_issue = now + 1;
+                w.set_next_issue(now + 1);
                 if op.kind == Kind::BarSync {
                     self.check_barrier(now, env);
                 } else {
@@ -600,7 +596,7 @@ impl Unit {
             w.reg_producer[d] = producer;
         }
         w.advance();
-        w.next_issue = next_issue;
+        w.set_next_issue(next_issue);
         self.occupy(op.class.timing, now, occupancy);
         Ok(event)
     }
@@ -626,7 +622,7 @@ impl Unit {
             for w in &mut self.warps {
                 if matches!(w.state, WarpState::AtBarrier(_)) {
                     w.state = WarpState::Running;
-                    w.next_issue = at;
+                    w.set_next_issue(at);
                 }
             }
         }
@@ -659,6 +655,30 @@ impl Unit {
             at.components.add(c, n);
         }
     }
+}
+
+/// When an instruction's operands are ready for warp `w` (the scoreboard), and
+/// what it waits for until then.
+fn operands_ready(w: &Warp, op: &Op) -> (u64, StallReason) {
+    let mut ready = w.next_issue();
+    let mut reason = StallReason::Control;
+    for &r in &op.deps[..usize::from(op.n_deps)] {
+        let r = usize::from(r);
+        if w.reg_ready[r] > ready {
+            ready = w.reg_ready[r];
+            reason = match w.reg_producer[r] {
+                Producer::Alu => StallReason::Dependency,
+                Producer::Memory => StallReason::Memory,
+            };
+        }
+    }
+    for &p in &op.pdeps[..usize::from(op.n_pdeps)] {
+        if w.pred_ready[usize::from(p)] > ready {
+            ready = w.pred_ready[usize::from(p)];
+            reason = StallReason::Dependency;
+        }
+    }
+    (ready, reason)
 }
 
 /// Position in a scheduler's warp list of the `k`-th warp to try. Loose

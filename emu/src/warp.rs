@@ -55,7 +55,11 @@ pub struct Warp {
     pub reg_producer: Vec<Producer>,
     pub pred_ready: [u64; 16],
     /// Earliest cycle the warp may issue again (branch redirect, release latency).
-    pub next_issue: u64,
+    next_issue: u64,
+    /// When the next instruction's operands are ready and what it waits for; cleared
+    /// whenever the PC or the issue time changes (only the warp's own issues write
+    /// its scoreboard).
+    pub ready: std::cell::Cell<Option<(u64, crate::counters::StallReason)>>,
 }
 
 impl Warp {
@@ -81,7 +85,19 @@ impl Warp {
             reg_producer: vec![Producer::Alu; regs],
             pred_ready: [0; 16],
             next_issue: start,
+            ready: std::cell::Cell::new(None),
         }
+    }
+
+    /// Earliest cycle the warp may issue again.
+    pub fn next_issue(&self) -> u64 {
+        self.next_issue
+    }
+
+    /// Sets the earliest next issue and forgets the cached readiness.
+    pub fn set_next_issue(&mut self, t: u64) {
+        self.next_issue = t;
+        self.ready.set(None);
     }
 
     /// PC of the next instruction, if the warp has threads left.
@@ -98,6 +114,7 @@ impl Warp {
 
     /// Moves past a non-branch instruction.
     pub fn advance(&mut self) {
+        self.ready.set(None);
         if let Some(top) = self.stack.last_mut() {
             top.pc += 1;
         }
@@ -107,6 +124,7 @@ impl Warp {
     /// Executes a branch: `taken` lanes go to `target`, the other active lanes fall
     /// through; divergent paths meet again at `reconv`.
     pub fn branch(&mut self, taken: u32, target: u32, reconv: Option<u32>) {
+        self.ready.set(None);
         let Some(top) = self.stack.last_mut() else {
             return;
         };
