@@ -141,9 +141,9 @@ fn bank_waves(addrs: &Lanes, mask: u32, banks: u32) -> u64 {
         }
     };
     let (mut lo, mut hi) = (u32::MAX, 0u32);
-    for l in 0..32 {
+    for (l, &a) in addrs.iter().enumerate() {
         if mask >> l & 1 != 0 {
-            let (_, row) = split(addrs[l]);
+            let (_, row) = split(a);
             lo = lo.min(row);
             hi = hi.max(row);
         }
@@ -153,9 +153,9 @@ fn bank_waves(addrs: &Lanes, mask: u32, banks: u32) -> u64 {
     }
     if hi - lo < 64 {
         let mut rows = [0u64; 64];
-        for l in 0..32 {
+        for (l, &a) in addrs.iter().enumerate() {
             if mask >> l & 1 != 0 {
-                let (bank, row) = split(addrs[l]);
+                let (bank, row) = split(a);
                 rows[bank as usize] |= 1 << (row - lo);
             }
         }
@@ -303,8 +303,8 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                     }
                 }
                 (Space::Shared, None) if exec == u32::MAX => {
-                    for l in 0..32 {
-                        loaded[l] = shared[(addrs[l] / 4) as usize];
+                    for (v, &a) in loaded.iter_mut().zip(addrs) {
+                        *v = shared[(a / 4) as usize];
                     }
                 }
                 (Space::Shared, None) => {
