@@ -261,8 +261,10 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
             let bytes = timing.transaction_bytes();
             let segments = distinct(addrs, exec, bytes.trailing_zeros());
             let mut ready = now;
-            for i in 0..segments {
-                ready = ready.max(env.dram.request(now + i, bytes));
+            if !env.functional {
+                for i in 0..segments {
+                    ready = ready.max(env.dram.request(now + i, bytes));
+                }
             }
             let words = u64::from(exec.count_ones());
             let t = &mut *env.traffic;
@@ -319,7 +321,7 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                 }
             }
             let waves = if space == Space::Shared {
-                env.waves.waves(pc, addrs, exec, timing.banks())
+                if env.functional { 1 } else { env.waves.waves(pc, addrs, exec, timing.banks()) }
             } else {
                 distinct(addrs, exec, 2)
             }
@@ -347,7 +349,11 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                 }
             }
             // CBs are banked like shared memory (thesis 5.2.1).
-            let waves = env.waves.waves(pc, addrs, exec, timing.banks()).max(1);
+            let waves = if env.functional {
+                1
+            } else {
+                env.waves.waves(pc, addrs, exec, timing.banks()).max(1)
+            };
             env.pcs[pc as usize].conflict_waves += waves - 1;
             let interval = timing.interval(TimingClass::Cb);
             Ok(Access {

@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// (GPUWattch sampled every 500).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample_interval: Option<u64>,
+    /// Skip timing: the same results and off-chip counts, many times faster; cycles,
+    /// stalls and time-dependent counters are not modelled.
+    #[arg(long)]
+    pub functional: bool,
 }
 
 impl RunArgs {
@@ -80,6 +84,7 @@ impl RunArgs {
         crate::RunControl {
             max_cycles: self.max_cycles,
             sample_interval: self.sample_interval,
+            functional: self.functional,
         }
     }
 

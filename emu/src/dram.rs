@@ -32,6 +32,17 @@ impl Dram {
         }
     }
 
+    /// A channel with no latency and no bandwidth limit (functional mode).
+    pub fn untimed() -> Dram {
+        Dram {
+            latency: 0,
+            ticks_per_byte: 0,
+            free_at: 0,
+            busy_ticks: 0,
+            last_done: 0,
+        }
+    }
+
     /// Queues a transaction of `bytes` issued at cycle `now`; returns the cycle its
     /// data arrives (loads) or is written (stores).
     pub fn request(&mut self, now: u64, bytes: u32) -> u64 {

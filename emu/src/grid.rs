@@ -36,6 +36,7 @@ macro_rules! code_env {
             traffic: &mut $grid.traffic,
             links: &mut $grid.links,
             waves: &mut $grid.waves,
+            functional: $grid.functional,
         }
     };
 }
@@ -73,6 +74,7 @@ pub struct Grid<'a> {
     last_finish: u64,
     sampler: Option<Sampler>,
     waves: crate::access::WaveCache,
+    functional: bool,
     /// Each unit's next step cycle (`NEVER` when idle or waiting), mirrored from the
     /// units so the main loop scans a compact array.
     wakes: Vec<u64>,
@@ -160,6 +162,7 @@ impl<'a> Grid<'a> {
             last_finish: 0,
             sampler: None,
             waves: crate::access::WaveCache::new(image_ops),
+            functional: false,
             wakes: vec![NEVER; n],
             earliest: NEVER,
         }
@@ -174,6 +177,15 @@ impl<'a> Grid<'a> {
         };
         self.wakes[u] = w;
         self.earliest = self.earliest.min(w);
+    }
+
+    /// Functional mode: results and counts without timing (`--functional`).
+    pub fn functional(mut self, on: bool) -> Self {
+        self.functional = on;
+        if on {
+            self.dram = Dram::untimed();
+        }
+        self
     }
 
     /// Records activity every `interval` cycles for power traces.
@@ -465,7 +477,12 @@ impl<'a> Grid<'a> {
             };
         }
         let mut env = code_env!(self);
-        match self.units[u].step(now, &mut env) {
+        let stepped = if self.functional {
+            self.units[u].step_functional(now, &mut env)
+        } else {
+            self.units[u].step(now, &mut env)
+        };
+        match stepped {
             Ok(StepEvent::None) => Ok(false),
             Ok(StepEvent::BlockSync { side: None, .. }) => {
                 self.arrive(u, None, now)?;
@@ -607,6 +624,7 @@ impl<'a> Grid<'a> {
             link_syncs: self.link_syncs,
             dram_busy_cycles: self.dram.busy_cycles(),
             samples,
+            functional: self.functional,
         })
     }
 

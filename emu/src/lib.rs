@@ -51,6 +51,8 @@ pub struct RunControl {
     pub max_cycles: u64,
     /// Record activity every this many cycles (power traces).
     pub sample_interval: Option<u64>,
+    /// Skip timing: identical results and off-chip counts, much faster.
+    pub functional: bool,
 }
 
 impl Default for RunControl {
@@ -58,6 +60,7 @@ impl Default for RunControl {
         RunControl {
             max_cycles: u64::MAX,
             sample_interval: None,
+            functional: false,
         }
     }
 }
@@ -70,6 +73,7 @@ pub fn simulate(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunResult, Box<Stop>> {
     Grid::new(image, machine)
+        .functional(control.functional)
         .with_sampling(control.sample_interval)
         .run(control.max_cycles, progress)
 }

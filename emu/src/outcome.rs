@@ -94,4 +94,6 @@ pub struct RunResult {
     pub dram_busy_cycles: f64,
     /// Activity per interval, when sampling was asked for.
     pub samples: Option<crate::samples::Samples>,
+    /// Run without timing: `cycles` counts scheduling rounds, not time.
+    pub functional: bool,
 }

@@ -62,20 +62,25 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
         "passes     {}x{} ({})",
         result.passes[0], result.passes[1], machine.pass_mode
     );
-    let _ = writeln!(
-        s,
-        "cycles     {} ({} at {} MHz)",
-        grouped(result.cycles),
-        seconds(result.cycles as f64 / (machine.freq_mhz * 1e6)),
-        machine.freq_mhz
-    );
-    let _ = writeln!(
-        s,
-        "instrs     {} warp, {} thread; IPC {:.3} warp instructions per cycle",
-        grouped(issued),
-        grouped(threads),
-        issued as f64 / result.cycles.max(1) as f64
-    );
+    if result.functional {
+        let _ = writeln!(s, "cycles     not modelled (--functional)");
+        let _ = writeln!(s, "instrs     {} warp, {} thread", grouped(issued), grouped(threads));
+    } else {
+        let _ = writeln!(
+            s,
+            "cycles     {} ({} at {} MHz)",
+            grouped(result.cycles),
+            seconds(result.cycles as f64 / (machine.freq_mhz * 1e6)),
+            machine.freq_mhz
+        );
+        let _ = writeln!(
+            s,
+            "instrs     {} warp, {} thread; IPC {:.3} warp instructions per cycle",
+            grouped(issued),
+            grouped(threads),
+            issued as f64 / result.cycles.max(1) as f64
+        );
+    }
     let _ = writeln!(
         s,
         "off-chip   {} words loaded, {} stored ({} spilled, {} restored)",
@@ -84,14 +89,19 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
         grouped(t.spill_words),
         grouped(t.restore_words)
     );
-    let bytes = (t.load_transactions + t.store_transactions) * u64::from(machine.transaction_bytes);
-    let _ = writeln!(
-        s,
-        "dram       {} transactions, {:.1} bytes/cycle achieved of {:.1} configured",
-        grouped(t.load_transactions + t.store_transactions),
-        bytes as f64 / result.cycles.max(1) as f64,
-        machine.dram_bytes_per_cycle()
-    );
+    let transactions = t.load_transactions + t.store_transactions;
+    if result.functional {
+        let _ = writeln!(s, "dram       {} transactions", grouped(transactions));
+    } else {
+        let bytes = transactions * u64::from(machine.transaction_bytes);
+        let _ = writeln!(
+            s,
+            "dram       {} transactions, {:.1} bytes/cycle achieved of {:.1} configured",
+            grouped(transactions),
+            bytes as f64 / result.cycles.max(1) as f64,
+            machine.dram_bytes_per_cycle()
+        );
+    }
     let _ = writeln!(
         s,
         "cb         {} words read, {} written; {} link rendezvous, {} global blocksyncs",

@@ -23,6 +23,9 @@ pub type Counts = BTreeMap<String, u64>;
 pub struct Stats {
     pub stats_version: u32,
     pub kernel: String,
+    /// True for `--functional` runs: `cycles` then counts scheduling rounds.
+    #[serde(default)]
+    pub functional: bool,
     pub cycles: u64,
     pub time_s: f64,
     pub instructions: Instructions,
@@ -232,6 +235,7 @@ impl Stats {
         Stats {
             stats_version: STATS_VERSION,
             kernel: image.module.name.clone(),
+            functional: result.functional,
             cycles: result.cycles,
             time_s: result.cycles as f64 / (machine.freq_mhz * 1e6),
             instructions: Instructions {

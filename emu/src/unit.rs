@@ -34,6 +34,8 @@ pub struct Env<'a> {
     pub traffic: &'a mut Traffic,
     pub links: &'a mut [Link],
     pub waves: &'a mut crate::access::WaveCache,
+    /// Functional mode: no timing, only results and counts.
+    pub functional: bool,
 }
 
 /// What a unit is running: the values its special registers read.
@@ -315,6 +317,31 @@ impl Unit {
         }
         self.plan(now + 1, env);
         Ok(event)
+    }
+
+    /// Functional mode: runs every warp until it exits or waits at a barrier or
+    /// blocksync, with no scheduling, scoreboard or stall accounting.
+    pub fn step_functional(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+        loop {
+            let mut progressed = false;
+            for wi in 0..self.warps.len() {
+                while self.warps[wi].state == WarpState::Running {
+                    progressed = true;
+                    let event = self.issue(wi, now, env)?;
+                    if let StepEvent::BlockSync { .. } = event {
+                        self.wake = NEVER;
+                        return Ok(event);
+                    }
+                }
+            }
+            if self.warps.iter().all(Warp::is_done) {
+                return Ok(StepEvent::Finished);
+            }
+            if !progressed {
+                self.wake = NEVER;
+                return Ok(StepEvent::None);
+            }
+        }
     }
 
     /// Sets the wake cycle and the stall each scheduler is charged from cycle `t`.

@@ -103,6 +103,13 @@ pub struct Model {
 }
 
 impl Model {
+    /// A model from TOML text; `file` names it in messages. `extends` may only name
+    /// built-in models here.
+    pub fn from_text(text: &str, file: &str) -> Result<Model, ModelError> {
+        let table = merged(file, text, None, 0)?;
+        parse(file, &table)
+    }
+
     /// A built-in model by name, or a model file by path.
     pub fn load(name_or_path: &str) -> Result<Model, ModelError> {
         let (file, text, dir) = source(name_or_path)?;

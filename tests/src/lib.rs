@@ -1,6 +1,8 @@
 //! Helpers for the cross-crate tests in `tests/`: finding sources in the repository,
 //! running a kernel on a machine, and reading its buffers back.
 
+pub mod fuzz;
+
 use spu_emu::{Image, Machine, RunResult};
 use std::path::{Path, PathBuf};
 

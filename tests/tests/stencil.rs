@@ -235,3 +235,29 @@ fn large_grids_and_partial_passes_work() {
 fn a_full_16x16_grid() {
     check(PC, 512, 32, &machine("16x16", &[]));
 }
+
+#[test]
+fn functional_mode_gives_the_same_results_and_traffic() {
+    for (kernel, grid, mode) in [(PC, "2x2", "overlapped"), (PC, "3x5", "sequential"), (GLOBAL, "2x2", "sequential")] {
+        let timed = machine(grid, &[&format!("passes.mode={mode}")]);
+        let a = run_stencil(kernel, 96, 32, &timed);
+        let kernel_path = repo_path(kernel);
+        let loaded = spu_emu::read_kernel(&kernel_path).unwrap();
+        let options = spu_emu::LoadOptions {
+            defines: vec!["N=96".into(), "K=32".into()],
+            ..Default::default()
+        };
+        let mut image = spu_emu::load(loaded.module, &timed, &options).unwrap();
+        let control = spu_emu::RunControl {
+            functional: true,
+            ..Default::default()
+        };
+        let b = spu_emu::simulate(&mut image, &timed, control, &mut |_| {}).unwrap();
+        for buf in ["Hk", "Hi", "Hj"] {
+            let i = image.memory.regions().iter().position(|r| r.name == buf).unwrap();
+            assert_eq!(image.memory.buffer(i), &a.out_u32(buf)[..], "{kernel} {grid}: {buf}");
+        }
+        assert_eq!(b.traffic, a.result.traffic, "{kernel} {grid}: off-chip counts");
+        assert!(b.functional);
+    }
+}

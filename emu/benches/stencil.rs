@@ -1,0 +1,74 @@
+//! Emulator speed on the producer-consumer 2-D stencil (the targets):
+//! wall time, simulated warp instructions and cycles, warp instructions per second
+//! and peak memory, in timing and functional mode. Each case runs in a fresh
+//! process so peak memory is its own.
+//!
+//! `cargo bench -p spu-emu --bench stencil` runs N = K = 256 and 512;
+//! `-- --large` adds N = K = 1024. `-- --case N timing|functional` runs one case
+//! (used internally).
+
+use spu_emu::{LoadOptions, Machine, RunControl};
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn run_case(n: u32, functional: bool) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/stencil2d/stencil_pc.spu");
+    let kernel = spu_emu::read_kernel(&path).expect("stencil sample assembles");
+    let machine = Machine::default();
+    let options = LoadOptions {
+        defines: vec![format!("N={n}"), format!("K={n}")],
+        ..LoadOptions::default()
+    };
+    let mut image = spu_emu::load(kernel.module, &machine, &options).expect("loads");
+    let control = RunControl {
+        functional,
+        ..RunControl::default()
+    };
+    let start = Instant::now();
+    let result = spu_emu::simulate(&mut image, &machine, control, &mut |_| {}).expect("runs");
+    let secs = start.elapsed().as_secs_f64();
+    let warp: u64 = result.units.iter().map(|u| u.issued).sum();
+    println!(
+        "| {n} | {} | {secs:.2} s | {warp} | {} | {:.2} M/s | {:.0} MiB |",
+        if functional { "functional" } else { "timing" },
+        if functional { "-".to_string() } else { result.cycles.to_string() },
+        warp as f64 / secs / 1e6,
+        peak_rss_mib()
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--case") {
+        let n = args[i + 1].parse().expect("N");
+        run_case(n, args[i + 2] == "functional");
+        return;
+    }
+    let sizes: &[u32] = if args.iter().any(|a| a == "--large") { &[256, 512, 1024] } else { &[256, 512] };
+    println!("stencil_pc, N = K, spu-4x4 (IUs, overlapped passes), one thread");
+    println!("| N | mode | wall | warp instructions | cycles | warp-instr/s | peak RSS |");
+    println!("|---|---|---|---|---|---|---|");
+    let me = std::env::current_exe().expect("bench binary path");
+    for &n in sizes {
+        for mode in ["timing", "functional"] {
+            let status = Command::new(&me)
+                .args(["--case", &n.to_string(), mode])
+                .status()
+                .expect("case runs");
+            assert!(status.success(), "case N={n} {mode} failed");
+        }
+    }
+}

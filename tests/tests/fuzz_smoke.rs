@@ -1,0 +1,72 @@
+//! Bounded versions of the fuzz targets in `fuzz/`: random inputs through the same
+//! entry points, so every CI run exercises them. Inputs are seeded mutations of real
+//! sources, binaries and machine files, which reach deeper than plain noise.
+
+use proptest::prelude::*;
+use spu_tests::fuzz;
+
+fn mutate(seed: &[u8], edits: &[(u16, u8)]) -> Vec<u8> {
+    let mut v = seed.to_vec();
+    for &(at, b) in edits {
+        if v.is_empty() {
+            break;
+        }
+        let i = usize::from(at) % v.len();
+        match b % 4 {
+            0 => v[i] = b,
+            1 => {
+                v.remove(i);
+            }
+            2 => v.insert(i, b"%;[]{}.,-0x9\n"[usize::from(b) % 13]),
+            _ => v.truncate(i),
+        }
+    }
+    v
+}
+
+const SOURCES: &[&str] = &[
+    include_str!("../../samples/vecadd.spu"),
+    include_str!("../../samples/pass_token.spu"),
+    include_str!("../../samples/stencil2d/stencil_pc.spu"),
+];
+
+fn edits() -> impl Strategy<Value = Vec<(u16, u8)>> {
+    proptest::collection::vec((any::<u16>(), any::<u8>()), 0..12)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn assembler_survives_mutated_sources(which in 0..SOURCES.len(), e in edits()) {
+        fuzz::assemble_text(&mutate(SOURCES[which].as_bytes(), &e));
+    }
+
+    #[test]
+    fn reader_survives_mutated_binaries(e in edits()) {
+        let bin = spu_asm::assemble("s.spu", SOURCES[1]).unwrap().0;
+        fuzz::read_binary(&mutate(&bin, &e));
+    }
+
+    #[test]
+    fn emulator_survives_mutated_binaries(data in proptest::collection::vec(any::<u8>(), 0..48)) {
+        fuzz::run_mutated(&data);
+    }
+
+    #[test]
+    fn configs_survive_mutated_files(which in 0..3usize, e in edits()) {
+        let seeds = [
+            include_str!("../../emu/machines/spu-4x4.toml"),
+            include_str!("../../prof/models/default.toml"),
+            include_str!("../../prof/models/cyclops64.toml"),
+        ];
+        fuzz::parse_configs(&mutate(seeds[which].as_bytes(), &e));
+    }
+
+    #[test]
+    fn everything_survives_noise(data in proptest::collection::vec(any::<u8>(), 0..256)) {
+        fuzz::assemble_text(&data);
+        fuzz::read_binary(&data);
+        fuzz::parse_configs(&data);
+    }
+}
