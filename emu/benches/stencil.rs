@@ -44,7 +44,11 @@ fn run_case(n: u32, functional: bool) {
     println!(
         "| {n} | {} | {secs:.2} s | {warp} | {} | {:.2} M/s | {:.0} MiB |",
         if functional { "functional" } else { "timing" },
-        if functional { "-".to_string() } else { result.cycles.to_string() },
+        if functional {
+            "-".to_string()
+        } else {
+            result.cycles.to_string()
+        },
         warp as f64 / secs / 1e6,
         peak_rss_mib()
     );
@@ -57,7 +61,11 @@ fn main() {
         run_case(n, args[i + 2] == "functional");
         return;
     }
-    let sizes: &[u32] = if args.iter().any(|a| a == "--large") { &[256, 512, 1024] } else { &[256, 512] };
+    let sizes: &[u32] = if args.iter().any(|a| a == "--large") {
+        &[256, 512, 1024]
+    } else {
+        &[256, 512]
+    };
     println!("stencil_pc, N = K, spu-4x4 (IUs, overlapped passes), one thread");
     println!("| N | mode | wall | warp instructions | cycles | warp-instr/s | peak RSS |");
     println!("|---|---|---|---|---|---|---|");

@@ -321,7 +321,11 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                 }
             }
             let waves = if space == Space::Shared {
-                if env.functional { 1 } else { env.waves.waves(pc, addrs, exec, timing.banks()) }
+                if env.functional {
+                    1
+                } else {
+                    env.waves.waves(pc, addrs, exec, timing.banks())
+                }
             } else {
                 distinct(addrs, exec, 2)
             }

@@ -85,6 +85,7 @@ impl RunArgs {
             max_cycles: self.max_cycles,
             sample_interval: self.sample_interval,
             functional: self.functional,
+            interrupt: None,
         }
     }
 

@@ -75,6 +75,7 @@ pub struct Grid<'a> {
     sampler: Option<Sampler>,
     waves: crate::access::WaveCache,
     functional: bool,
+    interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     /// Each unit's next step cycle (`NEVER` when idle or waiting), mirrored from the
     /// units so the main loop scans a compact array.
     wakes: Vec<u64>,
@@ -163,6 +164,7 @@ impl<'a> Grid<'a> {
             sampler: None,
             waves: crate::access::WaveCache::new(image_ops),
             functional: false,
+            interrupt: None,
             wakes: vec![NEVER; n],
             earliest: NEVER,
         }
@@ -185,6 +187,12 @@ impl<'a> Grid<'a> {
         if on {
             self.dram = Dram::untimed();
         }
+        self
+    }
+
+    /// Stops the run when `flag` is set (checked every few thousand iterations).
+    pub fn with_interrupt(mut self, flag: Option<&'static std::sync::atomic::AtomicBool>) -> Self {
+        self.interrupt = flag;
         self
     }
 
@@ -230,6 +238,7 @@ impl<'a> Grid<'a> {
                 self.units[u].begin(ctx, launch.iu_threads, now);
             }
             Role::Boundary { side, iuid } => {
+                // plan() gives DMA boundary roles only to sides with a descriptor.
                 let plan = self.dma[side.code() as usize].expect("planned only for declared sides");
                 let task = Task::Dma {
                     plan,
@@ -262,6 +271,8 @@ impl<'a> Grid<'a> {
     }
 
     fn start_engine(&mut self, u: usize, task: Task, side: Side, now: u64) {
+        // build_links gives every boundary unit, and every SM a partial pass can
+        // hand a boundary role to, a port facing into the grid.
         let link = self
             .inward_link(u, side)
             .expect("boundary roles sit next to a link");
@@ -343,6 +354,7 @@ impl<'a> Grid<'a> {
     fn release(&mut self, u: usize, at: u64) -> Result<(), Box<Stop>> {
         if self.engines[u].is_some() {
             let (engine, mut env) = self.engine_env(u);
+            // `engine_env` returns the engine this branch just checked exists.
             let wake = engine.expect("checked").release(at, &mut env);
             match wake {
                 Ok(w) => self.units[u].wake = w,
@@ -457,6 +469,7 @@ impl<'a> Grid<'a> {
         if self.engines[u].is_some() {
             let global = self.global_sync;
             let (engine, mut env) = self.engine_env(u);
+            // `engine_env` returns the engine this branch just checked exists.
             let engine = engine.expect("checked");
             let link = engine.link;
             let (event, wake) = match engine.step(now, &mut env) {
@@ -586,6 +599,16 @@ impl<'a> Grid<'a> {
             }
             iterations += 1;
             if iterations % 4096 == 0 {
+                if self
+                    .interrupt
+                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+                {
+                    return Err(Box::new(Stop::Interrupted {
+                        cycle: now,
+                        blocks_done: self.blocks_done,
+                        blocks_total: self.blocks_total,
+                    }));
+                }
                 progress(Progress {
                     cycle: now,
                     blocks_done: self.blocks_done,

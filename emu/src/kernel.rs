@@ -12,19 +12,16 @@ const MAX_INPUT_BYTES: u64 = 64 << 20;
 /// Why a kernel cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
-    #[error("cannot read `{path}`: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("cannot read `{path}`: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("`{path}` is a directory; give a .spu or .bin file")]
     Directory { path: String },
     #[error("`{path}` is {size} bytes; kernels are limited to 64 MiB")]
     TooLarge { path: String, size: u64 },
-    #[error("`{path}` is not a valid SPU binary: {source}; reassemble it with `spu-asm`")]
+    #[error("`{path}` is not a valid SPU binary: {error}; reassemble it with `spu-asm`")]
     Binary {
         path: String,
-        source: spu_isa::format::FormatError,
+        error: spu_isa::format::FormatError,
     },
     #[error("`{path}` is neither an SPU binary nor UTF-8 source text")]
     NotText { path: String },
@@ -60,9 +57,9 @@ impl Kernel {
 /// Reads a `.bin` or `.spu` file.
 pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
     let p = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|source| KernelError::Io {
+    let meta = std::fs::metadata(path).map_err(|error| KernelError::Io {
         path: p.clone(),
-        source,
+        error,
     })?;
     if meta.is_dir() {
         return Err(KernelError::Directory { path: p });
@@ -73,13 +70,13 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
             size: meta.len(),
         });
     }
-    let bytes = std::fs::read(path).map_err(|source| KernelError::Io {
+    let bytes = std::fs::read(path).map_err(|error| KernelError::Io {
         path: p.clone(),
-        source,
+        error,
     })?;
     if bytes.starts_with(b"\x7fELF") {
         let module = spu_isa::format::read_module(&bytes)
-            .map_err(|source| KernelError::Binary { path: p, source })?;
+            .map_err(|error| KernelError::Binary { path: p, error })?;
         let base = path.parent().unwrap_or(Path::new("."));
         let sources = module
             .lines

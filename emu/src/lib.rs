@@ -45,7 +45,7 @@ pub use machine::Machine;
 pub use outcome::{Progress, RunResult, Stop};
 
 /// How long to run and what to record beyond the totals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct RunControl {
     /// Stop with [`Stop::CycleLimit`] beyond this cycle.
     pub max_cycles: u64,
@@ -53,6 +53,8 @@ pub struct RunControl {
     pub sample_interval: Option<u64>,
     /// Skip timing: identical results and off-chip counts, much faster.
     pub functional: bool,
+    /// Set (e.g. by a SIGINT handler) to stop the run with [`Stop::Interrupted`].
+    pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 impl Default for RunControl {
@@ -61,6 +63,7 @@ impl Default for RunControl {
             max_cycles: u64::MAX,
             sample_interval: None,
             functional: false,
+            interrupt: None,
         }
     }
 }
@@ -75,6 +78,7 @@ pub fn simulate(
     Grid::new(image, machine)
         .functional(control.functional)
         .with_sampling(control.sample_interval)
+        .with_interrupt(control.interrupt)
         .run(control.max_cycles, progress)
 }
 

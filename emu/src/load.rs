@@ -12,6 +12,11 @@ use spu_isa::Ty;
 use spu_isa::format::{Expr, Init, Module};
 use std::path::PathBuf;
 
+/// Most blocks a launch may have.
+const MAX_BLOCKS: i64 = 1 << 22;
+/// Most CB storage the emulator allocates, in MiB.
+const MAX_CB_MIB: i64 = 1024;
+
 /// What the user asked for besides the machine.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
@@ -170,6 +175,26 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         1,
         i64::from(machine.sm_max_threads),
         "an SM runs at most sm.max_threads threads per block",
+    )?;
+    // Bounds checked before anything is allocated (queues, CBs, buffers).
+    within(
+        "the number of blocks in the launch".into(),
+        i64::from(grid[0]) * i64::from(grid[1]),
+        1,
+        MAX_BLOCKS,
+        "a launch has at most 4 194 304 blocks",
+    )?;
+    let links = i64::from(machine.grid_cols) * (i64::from(machine.grid_rows) + 1)
+        + i64::from(machine.grid_rows) * (i64::from(machine.grid_cols) + 1);
+    within(
+        format!(
+            "the CB storage of a {}x{} grid in MiB",
+            machine.grid_cols, machine.grid_rows
+        ),
+        2 * links * i64::from(machine.cb_size_kib) / 1024,
+        0,
+        MAX_CB_MIB,
+        "the emulator holds at most 1024 MiB of CBs; use a smaller grid or cb.size_kib",
     )?;
     let has_iu_code = module.iu_entry.is_some();
     let iu_threads = if has_iu_code {

@@ -9,11 +9,8 @@ use std::path::Path;
 /// Why a `.npy` file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum NpyError {
-    #[error("cannot read `{path}`: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("cannot read `{path}`: {error}")]
+    Read { path: String, error: std::io::Error },
     #[error("`{path}` is not a valid .npy file: {why}")]
     Format { path: String, why: String },
     #[error(
@@ -37,11 +34,8 @@ pub enum NpyError {
     },
     #[error("`{path}` is in Fortran order; save it in C order (`np.ascontiguousarray(a)`)")]
     Order { path: String },
-    #[error("cannot write `{path}`: {source}")]
-    Write {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("cannot write `{path}`: {error}")]
+    Write { path: String, error: std::io::Error },
 }
 
 /// The `.npy` dtype of an element type.
@@ -56,9 +50,9 @@ pub fn dtype(ty: Ty) -> &'static str {
 /// Reads an array for buffer `buffer` of type `ty` and shape `dims`, as bit patterns.
 pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>, NpyError> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| NpyError::Read {
+    let bytes = std::fs::read(path).map_err(|error| NpyError::Read {
         path: p.clone(),
-        source,
+        error,
     })?;
     let format = |e: std::io::Error| NpyError::Format {
         path: p.clone(),
@@ -145,11 +139,11 @@ pub fn encode(ty: Ty, dims: &[u64], words: &[u32]) -> std::io::Result<Vec<u8>> {
 /// Writes a buffer to `path` atomically.
 pub fn write(path: &Path, ty: Ty, dims: &[u64], words: &[u32]) -> Result<(), NpyError> {
     let p = path.display().to_string();
-    let bytes = encode(ty, dims, words).map_err(|source| NpyError::Write {
+    let bytes = encode(ty, dims, words).map_err(|error| NpyError::Write {
         path: p.clone(),
-        source,
+        error,
     })?;
-    crate::write_atomically(path, &bytes).map_err(|source| NpyError::Write { path: p, source })
+    crate::write_atomically(path, &bytes).map_err(|error| NpyError::Write { path: p, error })
 }
 
 #[cfg(test)]

@@ -37,6 +37,12 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
+    /// Stopped on request (Ctrl-C).
+    Interrupted {
+        cycle: u64,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
 }
 
 /// The state of one link, for deadlock reports.

@@ -64,7 +64,12 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
     );
     if result.functional {
         let _ = writeln!(s, "cycles     not modelled (--functional)");
-        let _ = writeln!(s, "instrs     {} warp, {} thread", grouped(issued), grouped(threads));
+        let _ = writeln!(
+            s,
+            "instrs     {} warp, {} thread",
+            grouped(issued),
+            grouped(threads)
+        );
     } else {
         let _ = writeln!(
             s,
@@ -274,6 +279,17 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             let _ = writeln!(
                 s,
                 "   = help: every warp of a block must reach the same barriers, and both ends of a link must make the same number of syncs on it"
+            );
+        }
+        Stop::Interrupted {
+            cycle,
+            blocks_done,
+            blocks_total,
+        } => {
+            let _ = writeln!(
+                s,
+                "error: interrupted at cycle {} with {blocks_done} of {blocks_total} blocks finished",
+                grouped(*cycle)
             );
         }
         Stop::CycleLimit {

@@ -11,6 +11,7 @@ use crate::{RunControl, report, simulate};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A finished run and everything needed to report on it.
 #[derive(Debug)]
@@ -36,7 +37,11 @@ pub enum SessionError {
     Load(#[from] LoadError),
     /// The run stopped; `rendered` explains where and why.
     #[error("the run of `{path}` stopped; no statistics or dumps were written")]
-    Stopped { path: String, rendered: String },
+    Stopped {
+        path: String,
+        rendered: String,
+        interrupted: bool,
+    },
 }
 
 impl SessionError {
@@ -47,6 +52,30 @@ impl SessionError {
                 rendered
             }
             _ => "",
+        }
+    }
+}
+
+/// Set by the Ctrl-C handler; a run in progress stops at its next check.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler once. Without it (or if it cannot be installed)
+/// Ctrl-C ends the process at once, which also writes nothing.
+fn catch_interrupts() -> Option<&'static AtomicBool> {
+    static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *INSTALLED
+        .get_or_init(|| ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed)).is_ok());
+    ok.then_some(&INTERRUPTED)
+}
+
+impl SessionError {
+    /// The process exit code: 130 after Ctrl-C (as shells report SIGINT), 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            SessionError::Stopped {
+                interrupted: true, ..
+            } => 130,
+            _ => 1,
         }
     }
 }
@@ -74,6 +103,7 @@ pub fn run(
         let bar = ProgressBar::new(image.launch.grid.iter().map(|&g| u64::from(g)).product());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {pos}/{len} blocks, cycle {msg} [{elapsed}]")
+                // A constant template that is known to parse.
                 .expect("static template"),
         );
         bar
@@ -84,6 +114,10 @@ pub fn run(
             bar.set_message(report::grouped(p.cycle));
         }
     };
+    let mut control = control;
+    if control.interrupt.is_none() {
+        control.interrupt = catch_interrupts();
+    }
     let outcome = simulate(&mut image, &machine, control, &mut progress);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
@@ -97,6 +131,7 @@ pub fn run(
         }),
         Err(stop) => Err(SessionError::Stopped {
             rendered: report::render_stop(&stop, &kernel, &image),
+            interrupted: matches!(*stop, crate::Stop::Interrupted { .. }),
             path,
         }),
     }

@@ -307,6 +307,7 @@ impl Stats {
 
     /// Pretty JSON with a trailing newline.
     pub fn to_json_text(&self) -> String {
+        // Plain structs with string keys and finite-or-null numbers: cannot fail.
         let mut text = serde_json::to_string_pretty(self).expect("stats serialise");
         text.push('\n');
         text

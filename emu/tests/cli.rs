@@ -179,7 +179,7 @@ fn bad_command_lines_and_files_are_reported() {
         (&["samples/matmul.spu", "-D", "N=20000"], "global memory"),
         (
             &["samples/matmul.spu", "-D", "N=1000000"],
-            "at most 2^30 elements",
+            "at most 4 194 304 blocks",
         ),
         (
             &["samples/vecadd.spu", "--load", "Z=a.npy"],

@@ -80,11 +80,12 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if let Some(s) = e.downcast_ref::<session::SessionError>() {
+            let session = e.downcast_ref::<session::SessionError>();
+            if let Some(s) = session {
                 eprint!("{}", s.details());
             }
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(session.map_or(1, session::SessionError::exit_code))
         }
     }
 }

@@ -111,6 +111,7 @@ pub fn table_report(b: &Breakdown) -> String {
 /// The contract's JSON keys (`leakage_w`, `static_j`, `dynamic_j`, `total_j`,
 /// `cycles`, `components`, `lines`) and the rest of the breakdown.
 pub fn json_report(b: &Breakdown) -> String {
+    // Plain structs with string keys: serialisation cannot fail.
     let mut text = serde_json::to_string_pretty(b).expect("breakdown serialises");
     text.push('\n');
     text

@@ -1,6 +1,7 @@
 //! Entry points shared by the fuzz targets in `fuzz/` and their bounded versions
 //! in the test suite: each takes arbitrary bytes and must return without panicking
-//! (errors are fine; crashes, hangs and unbounded allocation are not).
+//! (errors are fine; crashes, hangs and unbounded allocation are not). The
+//! `expect`s below are the invariants being fuzzed: a panic there is a found bug.
 
 use spu_emu::{Machine, RunControl};
 use std::sync::OnceLock;
@@ -37,7 +38,9 @@ fn seed_binary() -> &'static [u8] {
     static SEED: OnceLock<Vec<u8>> = OnceLock::new();
     SEED.get_or_init(|| {
         let src = include_str!("../../samples/pass_token.spu");
-        spu_asm::assemble("pass_token.spu", src).expect("sample assembles").0
+        spu_asm::assemble("pass_token.spu", src)
+            .expect("sample assembles")
+            .0
     })
 }
 

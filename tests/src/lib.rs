@@ -17,6 +17,7 @@ pub fn sources(dir: &str) -> Vec<PathBuf> {
     let mut stack = vec![repo_path(dir)];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            // Test support: an unreadable repository entry should fail the test.
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);

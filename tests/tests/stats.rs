@@ -78,3 +78,31 @@ fn per_instruction_and_per_interval_counts_add_up() {
         );
     }
 }
+
+#[test]
+fn every_sample_gives_byte_identical_stats_twice() {
+    for (rel, defines) in [
+        ("samples/vecadd.spu", &["N=1000"][..]),
+        ("samples/matmul.spu", &[][..]),
+        ("samples/reduction.spu", &[][..]),
+        ("samples/divergent.spu", &[][..]),
+        ("samples/pass_token.spu", &[][..]),
+        ("samples/stencil2d/stencil_pc.spu", &["N=96", "K=32"][..]),
+        ("samples/stencil2d/stencil_global.spu", &["N=64", "K=32"][..]),
+    ] {
+        for boundary in ["iu", "dma"] {
+            if boundary == "dma" && !rel.contains("stencil") {
+                continue;
+            }
+            let mut m = Machine::default();
+            m.set(&format!("boundary.kind={boundary}")).unwrap();
+            m.set_grid("2x2").unwrap();
+            if rel.contains("global") {
+                m.set("passes.mode=sequential").unwrap();
+            }
+            let a = stats_of(rel, &m, defines, Some(250)).to_json_text();
+            let b = stats_of(rel, &m, defines, Some(250)).to_json_text();
+            assert!(a == b, "{rel} ({boundary}): stats differ between identical runs");
+        }
+    }
+}

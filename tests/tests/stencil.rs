@@ -238,7 +238,11 @@ fn a_full_16x16_grid() {
 
 #[test]
 fn functional_mode_gives_the_same_results_and_traffic() {
-    for (kernel, grid, mode) in [(PC, "2x2", "overlapped"), (PC, "3x5", "sequential"), (GLOBAL, "2x2", "sequential")] {
+    for (kernel, grid, mode) in [
+        (PC, "2x2", "overlapped"),
+        (PC, "3x5", "sequential"),
+        (GLOBAL, "2x2", "sequential"),
+    ] {
         let timed = machine(grid, &[&format!("passes.mode={mode}")]);
         let a = run_stencil(kernel, 96, 32, &timed);
         let kernel_path = repo_path(kernel);
@@ -254,10 +258,22 @@ fn functional_mode_gives_the_same_results_and_traffic() {
         };
         let b = spu_emu::simulate(&mut image, &timed, control, &mut |_| {}).unwrap();
         for buf in ["Hk", "Hi", "Hj"] {
-            let i = image.memory.regions().iter().position(|r| r.name == buf).unwrap();
-            assert_eq!(image.memory.buffer(i), &a.out_u32(buf)[..], "{kernel} {grid}: {buf}");
+            let i = image
+                .memory
+                .regions()
+                .iter()
+                .position(|r| r.name == buf)
+                .unwrap();
+            assert_eq!(
+                image.memory.buffer(i),
+                &a.out_u32(buf)[..],
+                "{kernel} {grid}: {buf}"
+            );
         }
-        assert_eq!(b.traffic, a.result.traffic, "{kernel} {grid}: off-chip counts");
+        assert_eq!(
+            b.traffic, a.result.traffic,
+            "{kernel} {grid}: off-chip counts"
+        );
         assert!(b.functional);
     }
 }

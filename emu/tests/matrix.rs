@@ -1,0 +1,236 @@
+//! The bad-input matrix: every kind of bad input `spu-emu` can meet, each with its
+//! exact message and exit code (snapshots in `snapshots/matrix__*.snap`; temporary
+//! paths are shown as `[TMP]`). Bless changes with `INSTA_UPDATE=always`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs spu-emu and renders exit code, stdout and stderr for a snapshot.
+fn outcome(args: &[&str], tmp: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("spu-emu runs");
+    let text = format!(
+        "exit: {}\n--- stdout ---\n{}--- stderr ---\n{}",
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.replace(&tmp.display().to_string(), "[TMP]")
+}
+
+fn assembled(src: &str) -> Vec<u8> {
+    let text = std::fs::read_to_string(root().join(src)).unwrap();
+    spu_asm::assemble(src, &text).unwrap().0
+}
+
+#[test]
+fn bad_input_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let p = |name: &str| tmp.join(name).display().to_string();
+    let vecadd = assembled("samples/vecadd.spu");
+    std::fs::write(p("truncated.bin"), &vecadd[..vecadd.len() / 2]).unwrap();
+    let mut corrupt = vecadd.clone();
+    let at = corrupt.len() - 40;
+    corrupt[at] ^= 0xff;
+    std::fs::write(p("corrupted.bin"), &corrupt).unwrap();
+    let mut module = spu_isa::format::read_module(&vecadd).unwrap();
+    module.code[3] = (module.code[3] & !0xff) | 0xee;
+    std::fs::write(
+        p("opcode.bin"),
+        spu_isa::format::write_module(&module).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(p("range.toml"), "[sm]\nschedulers = 99\n").unwrap();
+    let words: Vec<u32> = (0..8).collect();
+    spu_emu::npy::write(Path::new(&p("u32.npy")), spu_isa::Ty::U32, &[8], &words).unwrap();
+    spu_emu::npy::write(
+        Path::new(&p("shape.npy")),
+        spu_isa::Ty::F32,
+        &[2, 4],
+        &words,
+    )
+    .unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_spu-emu"), p("host.elf")).unwrap();
+
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "malformed_source",
+            vec!["emu/tests/matrix/malformed.spu".into()],
+        ),
+        ("truncated_elf", vec![p("truncated.bin")]),
+        ("corrupted_elf", vec![p("corrupted.bin")]),
+        ("foreign_elf", vec![p("host.elf")]),
+        ("unknown_opcode", vec![p("opcode.bin")]),
+        ("oob_global", vec!["emu/tests/faults/oob_load.spu".into()]),
+        ("oob_shared", vec!["emu/tests/faults/shared_oob.spu".into()]),
+        ("oob_cb", vec!["emu/tests/matrix/cb_oob.spu".into()]),
+        ("misaligned", vec!["emu/tests/faults/misaligned.spu".into()]),
+        (
+            "division_by_zero_is_defined",
+            vec![
+                "emu/tests/matrix/div_zero.spu".into(),
+                "-q".into(),
+                "--dump".into(),
+                format!("out={}", p("div.npy")),
+            ],
+        ),
+        (
+            "deadlock_mismatched_syncs",
+            vec![
+                "emu/tests/faults/mismatched_syncs.spu".into(),
+                "--grid".into(),
+                "2x1".into(),
+            ],
+        ),
+        (
+            "max_cycles_exceeded",
+            vec![
+                "emu/tests/faults/spin.spu".into(),
+                "--max-cycles".into(),
+                "5000".into(),
+            ],
+        ),
+        (
+            "unknown_machine_key",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--set".into(),
+                "sm.warps=4".into(),
+            ],
+        ),
+        (
+            "out_of_range_machine_key",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("range.toml"),
+            ],
+        ),
+        (
+            "grid_0x0",
+            vec!["samples/vecadd.spu".into(), "--grid".into(), "0x0".into()],
+        ),
+        (
+            "npy_missing",
+            vec![
+                "samples/vecadd.spu".into(),
+                "-D".into(),
+                "N=8".into(),
+                "--load".into(),
+                format!("A={}", p("none.npy")),
+            ],
+        ),
+        (
+            "npy_wrong_dtype",
+            vec![
+                "samples/vecadd.spu".into(),
+                "-D".into(),
+                "N=8".into(),
+                "--load".into(),
+                format!("A={}", p("u32.npy")),
+            ],
+        ),
+        (
+            "npy_wrong_shape",
+            vec![
+                "samples/vecadd.spu".into(),
+                "-D".into(),
+                "N=8".into(),
+                "--load".into(),
+                format!("A={}", p("shape.npy")),
+            ],
+        ),
+        (
+            "overlapped_global_blocksync",
+            vec!["emu/tests/faults/global_sync.spu".into()],
+        ),
+        (
+            "iu_running_fp_code",
+            vec!["emu/tests/faults/iu_fpu.spu".into(), "-q".into()],
+        ),
+        (
+            "dma_boundary_without_descriptors",
+            vec![
+                "samples/pass_token.spu".into(),
+                "--boundary".into(),
+                "dma".into(),
+            ],
+        ),
+        (
+            "unwritable_output",
+            vec![
+                "samples/vecadd.spu".into(),
+                "-q".into(),
+                "--stats".into(),
+                "/nonexistent/dir/s.json".into(),
+            ],
+        ),
+        ("absurd_buffer", vec!["emu/tests/matrix/absurd.spu".into()]),
+        ("absurd_grid", vec!["emu/tests/matrix/huge_grid.spu".into()]),
+        (
+            "absurd_machine",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--grid".into(),
+                "256x256".into(),
+                "--set".into(),
+                "cb.size_kib=1024".into(),
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let text = outcome(&args, tmp);
+        assert!(
+            !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
+            "{name}:\n{text}"
+        );
+        insta::assert_snapshot!(name, text);
+    }
+    let out = spu_emu::npy::read(Path::new(&p("div.npy")), "out", spu_isa::Ty::U32, &[4]).unwrap();
+    // u32 7 / 0 = all ones; u32 7 % 0 = 7; s32 -7 / 0 = 1 (negative dividend).
+    assert_eq!(out, vec![u32::MAX, 7, 1, 0]);
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .args([
+            "emu/tests/faults/spin.spu",
+            "-q",
+            "--max-cycles",
+            "1000000000000",
+            "--stats",
+        ])
+        .arg(&stats)
+        .current_dir(root())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spu-emu starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("spu-emu ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("error: interrupted at cycle"), "{err}");
+    assert!(!stats.exists(), "no statistics after an interrupted run");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no temporary files"
+    );
+}
