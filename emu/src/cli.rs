@@ -86,6 +86,7 @@ impl RunArgs {
             sample_interval: self.sample_interval,
             functional: self.functional,
             interrupt: None,
+            activity: false,
         }
     }
 

@@ -3,6 +3,7 @@
 //! which nothing can happen), the rendezvous of directional and global blocksyncs,
 //! deadlock detection and the cycle limit.
 
+use crate::activity::{Activity, ActivityLog};
 use crate::cb::{End, Link, build_links};
 use crate::counters::Traffic;
 use crate::counters::{Component, PcCounters};
@@ -76,6 +77,7 @@ pub struct Grid<'a> {
     waves: crate::access::WaveCache,
     functional: bool,
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
+    activity: Option<ActivityLog>,
     /// Each unit's next step cycle (`NEVER` when idle or waiting), mirrored from the
     /// units so the main loop scans a compact array.
     wakes: Vec<u64>,
@@ -165,6 +167,7 @@ impl<'a> Grid<'a> {
             waves: crate::access::WaveCache::new(image_ops),
             functional: false,
             interrupt: None,
+            activity: None,
             wakes: vec![NEVER; n],
             earliest: NEVER,
         }
@@ -187,6 +190,12 @@ impl<'a> Grid<'a> {
         if on {
             self.dram = Dram::untimed();
         }
+        self
+    }
+
+    /// Records what every unit does over time (for timelines).
+    pub fn with_activity(mut self, on: bool) -> Self {
+        self.activity = on.then(|| ActivityLog::new(self.units.len()));
         self
     }
 
@@ -267,6 +276,17 @@ impl<'a> Grid<'a> {
             }
         }
         self.current[u] = Some(item);
+        if let Some(log) = &mut self.activity {
+            let a = match item.role {
+                Role::Block { .. } => Activity::Compute,
+                Role::Boundary { .. } if self.boundary == Boundary::Iu => Activity::IuCode,
+                Role::Boundary { side, .. } if side.is_input() => Activity::Load,
+                Role::Boundary { .. } => Activity::Store,
+                Role::Spill { .. } => Activity::Spill,
+                Role::Restore { .. } => Activity::Restore,
+            };
+            log.start(u, now, a, item.pass);
+        }
         self.sync_wake(u);
     }
 
@@ -352,6 +372,9 @@ impl<'a> Grid<'a> {
 
     /// Releases one end of a completed rendezvous from cycle `at`.
     fn release(&mut self, u: usize, at: u64) -> Result<(), Box<Stop>> {
+        if let Some(log) = &mut self.activity {
+            log.resume(u, at);
+        }
         if self.engines[u].is_some() {
             let (engine, mut env) = self.engine_env(u);
             // `engine_env` returns the engine this branch just checked exists.
@@ -374,6 +397,17 @@ impl<'a> Grid<'a> {
         link_end: Option<(usize, End)>,
         now: u64,
     ) -> Result<(), Box<Stop>> {
+        if let Some(log) = &mut self.activity {
+            let side = link_end.map(|(l, _)| {
+                let port = self.units[u]
+                    .ports
+                    .iter()
+                    .position(|p| *p == Some(l))
+                    .unwrap_or(0);
+                Side::ALL[port]
+            });
+            log.wait(u, now, side);
+        }
         match link_end {
             None => {
                 self.arrived_global[u] = true;
@@ -400,6 +434,9 @@ impl<'a> Grid<'a> {
         }
         self.units[u].finish(now + 1);
         self.last_finish = self.last_finish.max(now + 1);
+        if let Some(log) = &mut self.activity {
+            log.finish(u, now + 1);
+        }
         self.arrived_global[u] = false;
         if let Some(Engine {
             task: Task::Spill { key, .. },
@@ -648,6 +685,7 @@ impl<'a> Grid<'a> {
             dram_busy_cycles: self.dram.busy_cycles(),
             samples,
             functional: self.functional,
+            activity: self.activity,
         })
     }
 

@@ -14,6 +14,7 @@
 //! are documented in `emu/RUNTIME.md`.
 
 pub mod access;
+pub mod activity;
 pub mod cb;
 pub mod cli;
 pub mod counters;
@@ -34,6 +35,7 @@ pub mod report;
 pub mod samples;
 pub mod session;
 pub mod stats;
+pub mod timeline;
 pub mod timing;
 pub mod unit;
 pub mod warp;
@@ -55,6 +57,8 @@ pub struct RunControl {
     pub functional: bool,
     /// Set (e.g. by a SIGINT handler) to stop the run with [`Stop::Interrupted`].
     pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
+    /// Record each unit's activity over time (timelines).
+    pub activity: bool,
 }
 
 impl Default for RunControl {
@@ -64,6 +68,7 @@ impl Default for RunControl {
             sample_interval: None,
             functional: false,
             interrupt: None,
+            activity: false,
         }
     }
 }
@@ -79,6 +84,7 @@ pub fn simulate(
         .functional(control.functional)
         .with_sampling(control.sample_interval)
         .with_interrupt(control.interrupt)
+        .with_activity(control.activity)
         .run(control.max_cycles, progress)
 }
 

@@ -28,6 +28,10 @@ struct Cli {
     kernel: Option<PathBuf>,
     #[command(flatten)]
     run: RunArgs,
+    /// Draw each unit's activity over time (computing, waiting at syncs, moving
+    /// tiles, idle) as an SVG timeline.
+    #[arg(long, value_name = "FILE.svg")]
+    timeline: Option<PathBuf>,
     /// Print every machine parameter with its unit, default and valid values.
     #[arg(long)]
     list_params: bool,
@@ -57,9 +61,9 @@ fn run(cli: &Cli) -> Result<()> {
         return Ok(());
     }
     let path = cli.kernel.as_ref().context("no kernel given")?;
-    let s = session::run(path, &cli.run, cli.run.control(), !cli.quiet, &mut |w| {
-        eprint!("{w}")
-    })?;
+    let mut control = cli.run.control();
+    control.activity = cli.timeline.is_some();
+    let s = session::run(path, &cli.run, control, !cli.quiet, &mut |w| eprint!("{w}"))?;
     if !cli.quiet {
         print!("{}", report::summary(&s.result, &s.image, &s.machine));
     }
@@ -71,6 +75,17 @@ fn run(cli: &Cli) -> Result<()> {
             spu_emu::write_atomically(out, text.as_bytes())
                 .with_context(|| format!("cannot write `{}`", out.display()))?;
         }
+    }
+    if let (Some(out), Some(log)) = (&cli.timeline, &s.result.activity) {
+        let labels: Vec<_> = s.result.units.iter().map(|u| u.label).collect();
+        let title = format!(
+            "{} on {}: unit activity over time",
+            s.image.module.name,
+            s.machine.summary()
+        );
+        let svg = spu_emu::timeline::svg(log, &labels, s.result.cycles, s.result.passes[0], &title);
+        spu_emu::write_atomically(out, svg.as_bytes())
+            .with_context(|| format!("cannot write `{}`", out.display()))?;
     }
     for (index, file) in &s.image.dumps {
         let r = &s.image.memory.regions()[*index];

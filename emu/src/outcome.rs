@@ -102,4 +102,6 @@ pub struct RunResult {
     pub samples: Option<crate::samples::Samples>,
     /// Run without timing: `cycles` counts scheduling rounds, not time.
     pub functional: bool,
+    /// What every unit did over time, when asked for.
+    pub activity: Option<crate::activity::ActivityLog>,
 }

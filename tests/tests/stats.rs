@@ -88,7 +88,10 @@ fn every_sample_gives_byte_identical_stats_twice() {
         ("samples/divergent.spu", &[][..]),
         ("samples/pass_token.spu", &[][..]),
         ("samples/stencil2d/stencil_pc.spu", &["N=96", "K=32"][..]),
-        ("samples/stencil2d/stencil_global.spu", &["N=64", "K=32"][..]),
+        (
+            "samples/stencil2d/stencil_global.spu",
+            &["N=64", "K=32"][..],
+        ),
     ] {
         for boundary in ["iu", "dma"] {
             if boundary == "dma" && !rel.contains("stencil") {
@@ -102,7 +105,10 @@ fn every_sample_gives_byte_identical_stats_twice() {
             }
             let a = stats_of(rel, &m, defines, Some(250)).to_json_text();
             let b = stats_of(rel, &m, defines, Some(250)).to_json_text();
-            assert!(a == b, "{rel} ({boundary}): stats differ between identical runs");
+            assert!(
+                a == b,
+                "{rel} ({boundary}): stats differ between identical runs"
+            );
         }
     }
 }

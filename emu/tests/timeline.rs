@@ -1,0 +1,100 @@
+//! The activity timeline: well-formed SVG with one row per working unit, a legend
+//! and pass marks, and pictures that tell the pass modes apart (sequential passes
+//! leave every SM idle between passes; overlapped ones do not).
+
+use spu_emu::activity::Activity;
+use spu_emu::{Machine, RunControl};
+use std::path::Path;
+
+fn run(mode: &str) -> (spu_emu::RunResult, Machine) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/stencil2d/stencil_pc.spu");
+    let kernel = spu_emu::read_kernel(&path).unwrap();
+    let mut m = Machine::default();
+    m.set_grid("2x2").unwrap();
+    m.set(&format!("passes.mode={mode}")).unwrap();
+    let options = spu_emu::LoadOptions {
+        defines: vec!["N=128".into(), "K=32".into()],
+        ..Default::default()
+    };
+    let mut image = spu_emu::load(kernel.module, &m, &options).unwrap();
+    let control = RunControl {
+        activity: true,
+        ..RunControl::default()
+    };
+    (
+        spu_emu::simulate(&mut image, &m, control, &mut |_| {}).unwrap(),
+        m,
+    )
+}
+
+/// Cycles SM 0 spends idle between its first and last work.
+fn sm0_idle_gaps(r: &spu_emu::RunResult) -> u64 {
+    let segs = &r.activity.as_ref().unwrap().units[0];
+    segs.windows(2).map(|w| w[1].start - w[0].end).sum()
+}
+
+#[test]
+fn timelines_show_the_pass_structure() {
+    for mode in ["overlapped", "sequential"] {
+        let (r, m) = run(mode);
+        let log = r.activity.as_ref().unwrap();
+        let labels: Vec<_> = r.units.iter().map(|u| u.label).collect();
+        let svg = spu_emu::timeline::svg(
+            log,
+            &labels,
+            r.cycles,
+            r.passes[0],
+            &format!("stencil, {mode}"),
+        );
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+        let rows = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("row"))
+            .count();
+        // 4 SMs + 8 boundary units, all working (2x2 passes on 2x2).
+        assert_eq!(rows, 12, "{mode}");
+        let labels = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("row-label"))
+            .count();
+        assert_eq!(labels, 12, "{mode}: one label per row at this size");
+        let passes = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("pass-mark"))
+            .count();
+        assert_eq!(passes, 4, "{mode}: a mark per pass (2x2 passes)");
+        let legend: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("legend-entry"))
+            .filter_map(|n| n.text())
+            .collect();
+        assert!(
+            legend.contains(&"computing") && legend.iter().any(|l| l.contains("spill")),
+            "{legend:?}"
+        );
+        let waits = log
+            .units
+            .iter()
+            .flatten()
+            .filter(|s| matches!(s.activity, Activity::Wait(_)))
+            .count();
+        assert!(waits > 0, "{mode}: waits at blocksync are recorded");
+        let ticks = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("item-start"))
+            .count();
+        assert!(ticks >= 16, "{mode}: a tick per work item");
+        let _ = m;
+    }
+    let (seq, _) = run("sequential");
+    let (ovl, _) = run("overlapped");
+    assert!(
+        sm0_idle_gaps(&seq) > 0,
+        "sequential passes leave SM (0,0) idle between passes"
+    );
+    assert_eq!(
+        sm0_idle_gaps(&ovl),
+        0,
+        "overlapped passes keep SM (0,0) busy"
+    );
+}
