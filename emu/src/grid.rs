@@ -38,6 +38,7 @@ macro_rules! code_env {
             links: &mut $grid.links,
             waves: &mut $grid.waves,
             functional: $grid.functional,
+            trace: $grid.tracer.as_mut(),
         }
     };
 }
@@ -78,6 +79,7 @@ pub struct Grid<'a> {
     functional: bool,
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     activity: Option<ActivityLog>,
+    tracer: Option<crate::trace::Tracer>,
     /// Each unit's next step cycle (`NEVER` when idle or waiting), mirrored from the
     /// units so the main loop scans a compact array.
     wakes: Vec<u64>,
@@ -168,6 +170,7 @@ impl<'a> Grid<'a> {
             functional: false,
             interrupt: None,
             activity: None,
+            tracer: None,
             wakes: vec![NEVER; n],
             earliest: NEVER,
         }
@@ -190,6 +193,12 @@ impl<'a> Grid<'a> {
         if on {
             self.dram = Dram::untimed();
         }
+        self
+    }
+
+    /// Writes an instruction trace.
+    pub fn with_trace(mut self, tracer: Option<crate::trace::Tracer>) -> Self {
+        self.tracer = tracer;
         self
     }
 
@@ -652,6 +661,9 @@ impl<'a> Grid<'a> {
                     blocks_total: self.blocks_total,
                 });
             }
+        }
+        if let Some(t) = &mut self.tracer {
+            t.flush();
         }
         // The run ends when the last unit finishes and the last store has landed.
         let cycles = self.last_finish.max(self.dram.drained_at());

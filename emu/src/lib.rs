@@ -37,6 +37,7 @@ pub mod session;
 pub mod stats;
 pub mod timeline;
 pub mod timing;
+pub mod trace;
 pub mod unit;
 pub mod warp;
 
@@ -73,11 +74,12 @@ impl Default for RunControl {
     }
 }
 
-/// Runs a loaded image on a machine.
-pub fn simulate(
+/// Runs a loaded image on a machine, writing an instruction trace.
+pub fn simulate_traced(
     image: &mut Image,
     machine: &Machine,
     control: RunControl,
+    tracer: Option<trace::Tracer>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunResult, Box<Stop>> {
     Grid::new(image, machine)
@@ -85,7 +87,18 @@ pub fn simulate(
         .with_sampling(control.sample_interval)
         .with_interrupt(control.interrupt)
         .with_activity(control.activity)
+        .with_trace(tracer)
         .run(control.max_cycles, progress)
+}
+
+/// Runs a loaded image on a machine.
+pub fn simulate(
+    image: &mut Image,
+    machine: &Machine,
+    control: RunControl,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunResult, Box<Stop>> {
+    simulate_traced(image, machine, control, None, progress)
 }
 
 pub use spu_isa::format::write_atomically;

@@ -7,7 +7,7 @@ use crate::kernel::{Kernel, KernelError, read_kernel};
 use crate::load::{Image, LoadError, load};
 use crate::machine::{Machine, MachineError};
 use crate::outcome::{Progress, RunResult};
-use crate::{RunControl, report, simulate};
+use crate::{RunControl, report};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -88,6 +88,18 @@ pub fn run(
     show_progress: bool,
     warnings: &mut dyn FnMut(&str),
 ) -> Result<Session, SessionError> {
+    run_traced(kernel_path, args, control, None, show_progress, warnings)
+}
+
+/// [`run`] with an instruction trace written to `trace`.
+pub fn run_traced(
+    kernel_path: &Path,
+    args: &RunArgs,
+    control: RunControl,
+    trace: Option<(crate::trace::TraceFilter, Box<dyn std::io::Write>)>,
+    show_progress: bool,
+    warnings: &mut dyn FnMut(&str),
+) -> Result<Session, SessionError> {
     let machine = args.machine()?;
     let path = kernel_path.display().to_string();
     let kernel = read_kernel(kernel_path).map_err(|e| match e {
@@ -118,7 +130,8 @@ pub fn run(
     if control.interrupt.is_none() {
         control.interrupt = catch_interrupts();
     }
-    let outcome = simulate(&mut image, &machine, control, &mut progress);
+    let tracer = trace.map(|(filter, out)| crate::trace::Tracer::new(&kernel.module, filter, out));
+    let outcome = crate::simulate_traced(&mut image, &machine, control, tracer, &mut progress);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }

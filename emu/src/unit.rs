@@ -36,6 +36,8 @@ pub struct Env<'a> {
     pub waves: &'a mut crate::access::WaveCache,
     /// Functional mode: no timing, only results and counts.
     pub functional: bool,
+    /// The instruction trace, when asked for.
+    pub trace: Option<&'a mut crate::trace::Tracer>,
 }
 
 /// What a unit is running: the values its special registers read.
@@ -440,6 +442,40 @@ impl Unit {
 
     /// Executes the next instruction of warp `wi` at cycle `now`.
     fn issue(&mut self, wi: usize, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+        let traced = env
+            .trace
+            .as_ref()
+            .is_some_and(|t| t.wants(self.label, self.warps[wi].index, now));
+        if !traced {
+            return self.issue_untraced(wi, now, env);
+        }
+        let w = &self.warps[wi];
+        let (warp, pc) = (w.index, w.pc().unwrap_or(0));
+        let op = env.ops[pc as usize];
+        let exec = w.active()
+            & match op.guard {
+                Guard::Always => u32::MAX,
+                Guard::If(p) => w.preds[usize::from(p)],
+                Guard::IfNot(p) => !w.preds[usize::from(p)],
+            };
+        let event = self.issue_untraced(wi, now, env)?;
+        let w = &self.warps[wi];
+        let writes = match (op.dst, op.pdst, op.kind) {
+            (Some(d), ..) => {
+                crate::trace::lanes_text(&format!("r{d}"), &w.regs[usize::from(d)], exec)
+            }
+            (_, Some(p), _) => format!("p{p} = {:08x}", w.preds[usize::from(p)]),
+            (_, _, Kind::St(space)) => format!("{space} store"),
+            (_, _, Kind::Bra { .. }) => format!("taken by {exec:08x}"),
+            _ => String::new(),
+        };
+        if let Some(t) = env.trace.as_deref_mut() {
+            t.line(now, self.label, warp, pc, exec, &writes);
+        }
+        Ok(event)
+    }
+
+    fn issue_untraced(&mut self, wi: usize, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
         let w = &self.warps[wi];
         let pc = w.pc().unwrap_or(0);
         let op = env.ops[pc as usize];

@@ -351,3 +351,63 @@ fn a_binary_runs_like_its_source() {
     assert_eq!(a["cycles"], b["cycles"]);
     assert_eq!(a["counters"], b["counters"]);
 }
+
+#[test]
+fn traces_follow_their_filters() {
+    let out = emu(&[
+        "samples/divergent.spu",
+        "-D",
+        "N=64",
+        "-q",
+        "--trace",
+        "-",
+        "--trace-unit",
+        "sm:0,0",
+        "--trace-warp",
+        "1",
+        "--trace-cycles",
+        "10..80",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trace = text(&out.stdout);
+    let lines: Vec<&str> = trace.lines().skip(1).collect();
+    assert!(lines.len() >= 5, "{trace}");
+    for l in &lines {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        let cycle: u64 = cols[0].parse().unwrap();
+        assert!(
+            (10..=80).contains(&cycle) && cols[1] == "sm:0,0" && cols[2] == "1",
+            "{l}"
+        );
+        assert!(l.contains("divergent.spu:"), "source line shown: {l}");
+    }
+    assert!(
+        trace.contains("setp.eq.u32 %p1") && trace.contains("p1 = "),
+        "{trace}"
+    );
+    let capped = emu(&[
+        "samples/divergent.spu",
+        "-q",
+        "--trace",
+        "-",
+        "--trace-limit",
+        "10",
+    ]);
+    let capped = text(&capped.stdout);
+    assert_eq!(
+        capped.lines().count(),
+        1 + 10 + 1,
+        "header, 10 lines, the stop note"
+    );
+    assert!(capped.contains("trace stopped after 10 lines"));
+    fails(
+        &[
+            "samples/divergent.spu",
+            "--trace",
+            "-",
+            "--trace-cycles",
+            "9..3",
+        ],
+        "FIRST..LAST",
+    );
+}

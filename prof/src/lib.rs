@@ -2,9 +2,11 @@
 //! model held as data ([`model`]) into leakage per unit type, static and dynamic
 //! energy, energy per component and per source line, and power over time
 //! ([`energy`]), and reports it as a table, JSON, CSV, an annotated listing, an SVG
-//! power trace or a side-by-side comparison ([`report`], [`svg`]).
+//! power trace, a grid heat map or a side-by-side comparison ([`report`], [`svg`],
+//! [`heatmap`]).
 
 pub mod energy;
+pub mod heatmap;
 pub mod model;
 pub mod report;
 pub mod svg;

@@ -7,6 +7,7 @@ use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
 use spu_emu::session;
 use spu_emu::stats::Stats;
 use spu_prof::energy::{Breakdown, price};
+use spu_prof::heatmap::Metric;
 use spu_prof::model::{BUILT_IN, Model};
 use spu_prof::{report, svg};
 use std::collections::HashMap;
@@ -33,6 +34,7 @@ enum Format {
         spu-prof samples/stencil2d/stencil_pc.spu                   # table with the default model\n  \
         spu-prof kernel.spu --by-line                               # annotated source\n  \
         spu-prof kernel.spu --power-trace power.svg                 # power over time\n  \
+        spu-prof kernel.spu --heatmap grid.svg --heatmap-metric busy  # the grid, coloured\n  \
         spu-prof kernel.spu --format json -o a.json --boundary dma  # machine-readable\n  \
         spu-prof --from-stats run.json --model cyclops64            # price an earlier spu-emu run\n  \
         spu-prof --compare iu.json dma.json                         # two runs side by side\n  \
@@ -61,6 +63,12 @@ struct Cli {
     /// Write power over time as an SVG chart.
     #[arg(long, value_name = "FILE.svg")]
     power_trace: Option<PathBuf>,
+    /// Draw the grid as a heat map of a per-unit metric.
+    #[arg(long, value_name = "FILE.svg")]
+    heatmap: Option<PathBuf>,
+    /// The heat map's metric.
+    #[arg(long, value_enum, default_value_t = Metric::Energy, requires = "heatmap")]
+    heatmap_metric: Metric,
     /// Compare two runs: `spu-prof --format json` reports or `spu-emu --stats` files.
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["kernel", "from_stats"])]
     compare: Option<Vec<PathBuf>>,
@@ -173,6 +181,16 @@ fn run(cli: &Cli) -> Result<()> {
         (None, None) => bail!("give a kernel, --from-stats FILE or --compare A B"),
     };
     let breakdown = price(&stats, &model)?;
+    if let Some(path) = &cli.heatmap {
+        let map = spu_prof::heatmap::svg(&stats, &model, cli.heatmap_metric).with_context(|| {
+            format!(
+                "the `{}` model prices instructions, not units; use --heatmap-metric offchip, cb or busy, or a components model",
+                model.name
+            )
+        })?;
+        spu_emu::write_atomically(path, map.as_bytes())
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
     if let Some(path) = &cli.power_trace {
         let chart = svg::power_trace(&breakdown).with_context(|| {
             "no activity samples to plot: price a kernel directly, or rerun spu-emu with --sample-interval 500"

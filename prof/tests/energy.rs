@@ -172,3 +172,34 @@ fn reports_read_well() {
         report::compare_report(&b, "default", &c, "cyclops64")
     );
 }
+
+#[test]
+fn heat_maps_draw_every_unit_for_every_metric() {
+    use spu_prof::heatmap::{Metric, svg};
+    let m = machine(&["grid.cols=3", "grid.rows=2"]);
+    let stats = stats_of(
+        "samples/stencil2d/stencil_pc.spu",
+        &m,
+        &["N=96", "K=32"],
+        None,
+    );
+    let model = Model::load("default").unwrap();
+    for metric in [Metric::Energy, Metric::Offchip, Metric::Cb, Metric::Busy] {
+        let map = svg(&stats, &model, metric).unwrap();
+        let doc = roxmltree::Document::parse(&map).expect("well-formed SVG");
+        let tiles: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("tile")))
+            .collect();
+        assert_eq!(tiles.len(), 6 + 2 * (3 + 2), "{metric:?}: 6 SMs and 10 IUs");
+        let sms = tiles
+            .iter()
+            .filter(|n| n.attribute("class") == Some("tile sm"))
+            .count();
+        assert_eq!(sms, 6);
+        let fills: std::collections::BTreeSet<_> =
+            tiles.iter().filter_map(|n| n.attribute("fill")).collect();
+        assert!(fills.len() > 1, "{metric:?}: tiles differ in colour");
+    }
+    assert!(svg(&stats, &Model::load("cyclops64").unwrap(), Metric::Energy).is_none());
+}
