@@ -21,6 +21,8 @@ pub enum FaultKind {
     Misaligned { space: Space, addr: u32 },
     /// An instruction an Interface Unit has no hardware for (thesis Table 5.2).
     NotOnIu { what: &'static str },
+    /// Execution ran past the last instruction (a path without `exit`).
+    PastTheEnd { last: u32 },
     /// A CB access or directional blocksync on a side where the unit has no link.
     NoCbPort { side: spu_isa::Side },
     /// A DMA descriptor tile that reaches outside its buffer.
@@ -87,6 +89,10 @@ impl fmt::Display for FaultKind {
                 f,
                 "an Interface Unit reached an instruction that needs {what}, which IUs do not have (thesis Table 5.2)"
             ),
+            FaultKind::PastTheEnd { last } => write!(
+                f,
+                "a thread ran past the last instruction ({last} instructions) without reaching `exit`"
+            ),
             FaultKind::NoCbPort { side } => write!(
                 f,
                 "this unit has no {side} Communication Buffer port (an IU has one port, towards the grid; data flows west->east and north->south)"
@@ -116,6 +122,9 @@ impl FaultKind {
             }
             FaultKind::NotOnIu { .. } => {
                 "keep IU code (after `.iu`) to integer, CB, global and control instructions"
+            }
+            FaultKind::PastTheEnd { .. } => {
+                "end every path of the kernel (and of the IU code) with `exit`"
             }
             FaultKind::NoCbPort { .. } => {
                 "north IUs write south, west IUs write east, south IUs read north, east IUs read west"

@@ -159,13 +159,13 @@ impl Tracer {
 /// Formats written lanes: up to four active lanes' values.
 pub fn lanes_text(name: &str, values: &[u32; 32], mask: u32) -> String {
     let mut shown: Vec<String> = Vec::new();
-    for l in 0..32 {
+    for (l, v) in values.iter().enumerate() {
         if mask >> l & 1 != 0 {
             if shown.len() == 4 {
                 shown.push("...".into());
                 break;
             }
-            shown.push(format!("[{l}]={:#x}", values[l]));
+            shown.push(format!("[{l}]={v:#x}"));
         }
     }
     format!("{name} {}", shown.join(" "))

@@ -234,7 +234,8 @@ impl Unit {
             WarpState::AtBlockSync(at) => return Some((NEVER, StallReason::BlockSync, at)),
             WarpState::Running => {}
         }
-        let op = &env.ops[pc as usize];
+        // Past the last instruction: let issue report it.
+        let op = env.ops.get(pc as usize)?;
         let (ready, reason) = match w.ready.get() {
             Some(r) => r,
             None => {
@@ -451,7 +452,9 @@ impl Unit {
         }
         let w = &self.warps[wi];
         let (warp, pc) = (w.index, w.pc().unwrap_or(0));
-        let op = env.ops[pc as usize];
+        let Some(&op) = env.ops.get(pc as usize) else {
+            return self.issue_untraced(wi, now, env);
+        };
         let exec = w.active()
             & match op.guard {
                 Guard::Always => u32::MAX,
@@ -478,7 +481,16 @@ impl Unit {
     fn issue_untraced(&mut self, wi: usize, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
         let w = &self.warps[wi];
         let pc = w.pc().unwrap_or(0);
-        let op = env.ops[pc as usize];
+        let Some(&op) = env.ops.get(pc as usize) else {
+            return Err(Fault {
+                kind: FaultKind::PastTheEnd {
+                    last: env.ops.len() as u32,
+                },
+                pc: pc.saturating_sub(1),
+                warp: w.index,
+                lane: w.active().trailing_zeros(),
+            });
+        };
         let warp_index = w.index;
         let fault = |kind, lane: u32| Fault {
             kind,

@@ -173,6 +173,10 @@ fn bad_input_matrix() {
                 "/nonexistent/dir/s.json".into(),
             ],
         ),
+        (
+            "past_the_last_instruction",
+            vec!["emu/tests/matrix/no_exit.spu".into()],
+        ),
         ("absurd_buffer", vec!["emu/tests/matrix/absurd.spu".into()]),
         ("absurd_grid", vec!["emu/tests/matrix/huge_grid.spu".into()]),
         (

@@ -70,3 +70,10 @@ proptest! {
         fuzz::parse_configs(&data);
     }
 }
+
+/// Crashes the fuzzers found, kept as regression tests.
+#[test]
+fn fuzz_regressions() {
+    // A flipped branch let a warp run past the last instruction (emu target).
+    fuzz::run_mutated(&[0x20, 0x78, 0x6f, 0x78, 0x01, 0x03]);
+}
