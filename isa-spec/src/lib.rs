@@ -12,6 +12,7 @@ mod instr;
 pub mod names;
 pub mod reference;
 pub mod table;
+pub mod textmate;
 
 pub use class::{EnergyClass, ExecClass, TimingClass, Units};
 pub use instr::{
