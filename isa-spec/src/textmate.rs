@@ -14,7 +14,11 @@ fn alternation(mut words: Vec<String>) -> String {
     // Longest first, so `bar.blocksync` wins over `bar`.
     words.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
     words.dedup();
-    words.iter().map(|w| escape_regex(w)).collect::<Vec<_>>().join("|")
+    words
+        .iter()
+        .map(|w| escape_regex(w))
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 fn rule(name: &str, regex: &str) -> String {
@@ -32,31 +36,57 @@ pub fn grammar() -> String {
     modifiers.extend(Side::NAMES.iter().map(|s| s.to_string()));
     modifiers.extend(["cas".to_string()]);
     let modifiers = alternation(modifiers);
-    let types = alternation(Ty::NAMES.iter().map(|s| s.to_string()).chain(["pred".to_string()]).collect());
-    let specials = alternation(Special::NAMES.iter().map(|s| s.to_string()).collect());
-    let directives = alternation(
-        ["param", "global", "shared", "reg", "launch", "entry", "iu", "dma", "file", "loc"]
+    let types = alternation(
+        Ty::NAMES
             .iter()
             .map(|s| s.to_string())
+            .chain(["pred".to_string()])
             .collect(),
+    );
+    let specials = alternation(Special::NAMES.iter().map(|s| s.to_string()).collect());
+    let directives = alternation(
+        [
+            "param", "global", "shared", "reg", "launch", "entry", "iu", "dma", "file", "loc",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
     );
     let rules = [
         rule("comment.line.double-slash.spu", "//.*$"),
         rule("string.quoted.double.spu", "\\\"[^\\\"]*\\\""),
-        rule("keyword.other.directive.spu", &format!("(?<![A-Za-z0-9_])\\\\.({directives})\\\\b")),
-        rule("keyword.control.predicate.spu", "@!?%[A-Za-z_][A-Za-z0-9_]*"),
+        rule(
+            "keyword.other.directive.spu",
+            &format!("(?<![A-Za-z0-9_])\\\\.({directives})\\\\b"),
+        ),
+        rule(
+            "keyword.control.predicate.spu",
+            "@!?%[A-Za-z_][A-Za-z0-9_]*",
+        ),
         rule(
             "keyword.instruction.spu",
             &format!("(?<![A-Za-z0-9_.%])({mnemonics})(?=[.\\\\s;]|$)"),
         ),
         rule("storage.type.spu", &format!("\\\\.({types})\\\\b")),
         rule("storage.modifier.spu", &format!("\\\\.({modifiers})\\\\b")),
-        rule("variable.language.special.spu", &format!("%({specials})\\\\b")),
+        rule(
+            "variable.language.special.spu",
+            &format!("%({specials})\\\\b"),
+        ),
         rule("variable.other.register.spu", "%[A-Za-z_][A-Za-z0-9_]*"),
-        rule("entity.name.label.spu", "^\\\\s*[A-Za-z_][A-Za-z0-9_]*(?=:)"),
-        rule("constant.numeric.float-bits.spu", "\\\\b0[fF][0-9A-Fa-f]{8}\\\\b"),
+        rule(
+            "entity.name.label.spu",
+            "^\\\\s*[A-Za-z_][A-Za-z0-9_]*(?=:)",
+        ),
+        rule(
+            "constant.numeric.float-bits.spu",
+            "\\\\b0[fF][0-9A-Fa-f]{8}\\\\b",
+        ),
         rule("constant.numeric.hex.spu", "\\\\b0x[0-9A-Fa-f]+\\\\b"),
-        rule("constant.numeric.spu", "-?\\\\b[0-9]+(\\\\.[0-9]+)?([eE][-+]?[0-9]+)?\\\\b"),
+        rule(
+            "constant.numeric.spu",
+            "-?\\\\b[0-9]+(\\\\.[0-9]+)?([eE][-+]?[0-9]+)?\\\\b",
+        ),
         rule(
             "support.function.init.spu",
             "\\\\b(zeros|const|ramp|random|cdiv|min|max|grid|block|iu)(?=\\\\s*\\\\()",

@@ -33,7 +33,9 @@ fn grammar_covers_every_mnemonic_and_is_json() {
     for row in spu_isa::TABLE {
         let escaped = row.mnemonic.replace('.', "\\.");
         assert!(
-            regex.contains(&format!("|{escaped}|")) || regex.contains(&format!("({escaped}|")) || regex.contains(&format!("|{escaped})")),
+            regex.contains(&format!("|{escaped}|"))
+                || regex.contains(&format!("({escaped}|"))
+                || regex.contains(&format!("|{escaped})")),
             "`{}` is not highlighted",
             row.mnemonic
         );

@@ -14,14 +14,19 @@ use std::process::Command;
 /// narrower run builds them into a side directory first).
 fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe.parent().and_then(Path::parent).expect("target profile dir");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile dir");
     let path = dir.join(name);
     if path.exists() {
         return path;
     }
     let side = repo_path("target/tutorial-tools");
     let status = Command::new(env!("CARGO"))
-        .args(["build", "-q", "--bins", "-p", "spu-asm", "-p", "spu-emu", "-p", "spu-prof"])
+        .args([
+            "build", "-q", "--bins", "-p", "spu-asm", "-p", "spu-emu", "-p", "spu-prof",
+        ])
         .env("CARGO_TARGET_DIR", &side)
         .current_dir(repo_path(""))
         .status()
@@ -62,7 +67,10 @@ fn steps(markdown: &str) -> Vec<Step> {
 fn run(command: &str, cwd: &Path) -> String {
     let mut words = command.split_whitespace();
     let program = words.next().expect("a command");
-    assert!(program.starts_with("spu-"), "tutorial commands run our tools only: {command}");
+    assert!(
+        program.starts_with("spu-"),
+        "tutorial commands run our tools only: {command}"
+    );
     let out = Command::new(binary(program))
         .args(words)
         .current_dir(cwd)
@@ -100,11 +108,15 @@ fn every_tutorial_command_runs_with_its_output() {
         let committed = entry.unwrap().path();
         let name = committed.file_name().unwrap();
         let fresh = dir.path().join(name);
-        let fresh_bytes = std::fs::read(&fresh).unwrap_or_else(|_| panic!("no command writes {name:?}"));
+        let fresh_bytes =
+            std::fs::read(&fresh).unwrap_or_else(|_| panic!("no command writes {name:?}"));
         if update {
             std::fs::write(&committed, &fresh_bytes).unwrap();
         } else {
-            assert!(std::fs::read(&committed).unwrap() == fresh_bytes, "docs/img/{name:?} is stale");
+            assert!(
+                std::fs::read(&committed).unwrap() == fresh_bytes,
+                "docs/img/{name:?} is stale"
+            );
         }
     }
     if update {
