@@ -716,6 +716,7 @@ impl<'a> Assembler<'a> {
             }
         }
         self.check_units(&code, &succ, diags);
+        self.check_end(&code, &succ, diags);
         self.module.iu_entry = self.iu_entry.as_ref().map(|(pc, _)| *pc);
         for (pc, instr) in code.iter().enumerate() {
             match instr.encode() {
@@ -725,6 +726,38 @@ impl<'a> Assembler<'a> {
         }
         let _ = self.path;
         (!diags.has_errors()).then_some(self.module)
+    }
+
+    /// Warns when execution can fall through the last instruction: the emulator would
+    /// stop such a thread with a fault.
+    fn check_end(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+        let Some(last) = code.len().checked_sub(1) else {
+            return;
+        };
+        let instr = &code[last];
+        let ends = instr.guard == Guard::Always
+            && [Opcode::from_mnemonic("exit"), Opcode::from_mnemonic("bra")]
+                .contains(&Some(instr.opcode));
+        if ends {
+            return;
+        }
+        let mut reached = cfg::reachable(succ, 0);
+        if let Some((iu, _)) = &self.iu_entry {
+            let from_iu = cfg::reachable(succ, *iu as usize);
+            for (r, i) in reached.iter_mut().zip(from_iu) {
+                *r |= i;
+            }
+        }
+        if reached[last] {
+            diags.push(
+                Diagnostic::warning(
+                    "execution can run past the last instruction",
+                    self.instrs[last].1.clone(),
+                )
+                .label("nothing follows this instruction")
+                .help("end every path with `exit;`"),
+            );
+        }
     }
 
     /// FP/SFU/shared-memory instructions IUs may reach (thesis Table 5.2): an error
