@@ -53,8 +53,7 @@ struct Entry {
     closed: bool,
 }
 
-struct Assembler<'a> {
-    path: &'a str,
+struct Assembler {
     line_starts: Vec<usize>,
     scope: Scope,
     /// Names shared by parameters, buffers and shared arrays -> where declared.
@@ -69,12 +68,11 @@ struct Assembler<'a> {
     pending_loc: Option<SourceLoc>,
 }
 
-impl<'a> Assembler<'a> {
-    fn new(path: &'a str, src: &str) -> Self {
+impl Assembler {
+    fn new(path: &str, src: &str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
         Assembler {
-            path,
             line_starts,
             scope: Scope::default(),
             globals: HashMap::new(),
@@ -724,7 +722,6 @@ impl<'a> Assembler<'a> {
                 Err(e) => diags.push(Diagnostic::error(e.to_string(), self.instrs[pc].1.clone())),
             }
         }
-        let _ = self.path;
         (!diags.has_errors()).then_some(self.module)
     }
 

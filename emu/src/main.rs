@@ -63,14 +63,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            let session = e.downcast_ref::<session::SessionError>();
-            if let Some(s) = session {
-                eprint!("{}", s.details());
-            }
-            eprintln!("error: {e:#}");
-            ExitCode::from(session.map_or(1, session::SessionError::exit_code))
-        }
+        Err(e) => ExitCode::from(session::report_failure(e.as_ref())),
     }
 }
 

@@ -149,3 +149,22 @@ pub fn run_traced(
         }),
     }
 }
+
+/// Prints a command-line failure: the details a session error carries
+/// (diagnostics, fault reports), then `error:` with the whole cause chain. Returns
+/// the process exit code.
+pub fn report_failure(error: &(dyn std::error::Error + 'static)) -> u8 {
+    let session = error.downcast_ref::<SessionError>();
+    if let Some(s) = session {
+        eprint!("{}", s.details());
+    }
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        message.push_str(": ");
+        message.push_str(&c.to_string());
+        cause = c.source();
+    }
+    eprintln!("error: {message}");
+    session.map_or(1, SessionError::exit_code)
+}
