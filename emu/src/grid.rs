@@ -493,6 +493,10 @@ impl<'a> Grid<'a> {
     /// Global blocksync: when every busy unit has arrived, every CB pair switches
     /// and all continue after the handshake (thesis 2.2.1).
     fn check_global(&mut self, now: u64) -> Result<(), Box<Stop>> {
+        // Only kernels with a global blocksync (and their engines) arrive globally.
+        if !self.global_sync {
+            return Ok(());
+        }
         let busy: Vec<usize> = (0..self.units.len())
             .filter(|&u| self.units[u].busy)
             .collect();
