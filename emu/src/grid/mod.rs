@@ -16,6 +16,9 @@ use crate::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
 use crate::plan::{Geometry, Role, WorkItem, plan};
 use crate::program::Kind;
 use crate::samples::Sampler;
+mod stops;
+mod work;
+
 use crate::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
 use crate::warp::WarpState;
 use spu_isa::Side;
@@ -220,124 +223,6 @@ impl<'a> Grid<'a> {
         self
     }
 
-    /// The link a boundary role uses: the port facing into the grid.
-    fn inward_link(&self, u: usize, side: Side) -> Option<usize> {
-        let port = match side {
-            Side::North => Side::South,
-            Side::South => Side::North,
-            Side::East => Side::West,
-            Side::West => Side::East,
-        };
-        self.units[u].ports[port.code() as usize]
-    }
-
-    fn start(&mut self, u: usize, item: WorkItem, now: u64) {
-        let launch = self.image.launch;
-        let mut ctx = WorkCtx {
-            ctaid: [0; 2],
-            nctaid: launch.grid,
-            ntid: launch.block,
-            iu: None,
-            entry: 0,
-            regs: self.image.regs,
-            shared_bytes: self.image.shared_bytes,
-        };
-        self.engines[u] = None;
-        match item.role {
-            Role::Block { bx, by } => {
-                ctx.ctaid = [bx, by];
-                self.units[u].begin(ctx, launch.block_threads(), now);
-            }
-            Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
-                ctx.iu = Some((side, iuid));
-                ctx.ntid = [launch.iu_threads, 1, 1];
-                ctx.entry = self.image.module.iu_entry.unwrap_or(0);
-                ctx.shared_bytes = 0;
-                self.units[u].begin(ctx, launch.iu_threads, now);
-            }
-            Role::Boundary { side, iuid } => {
-                // plan() gives DMA boundary roles only to sides with a descriptor.
-                let plan = self.dma[side.code() as usize].expect("planned only for declared sides");
-                let task = Task::Dma {
-                    plan,
-                    loader: side.is_input(),
-                    iuid,
-                    delay_left: plan.delay + u64::from(iuid) * plan.iu_delay,
-                    tile: 0,
-                };
-                self.start_engine(u, task, side, now);
-            }
-            Role::Spill { key, producer } => {
-                let task = Task::Spill {
-                    key,
-                    producer,
-                    pass: item.pass,
-                };
-                self.start_engine(u, task, key.side, now);
-            }
-            Role::Restore { key } => {
-                let side = if key.side == Side::East {
-                    Side::West
-                } else {
-                    Side::North
-                };
-                self.start_engine(u, Task::Restore { key, next: 0 }, side, now);
-            }
-        }
-        self.current[u] = Some(item);
-        if let Some(log) = &mut self.activity {
-            let a = match item.role {
-                Role::Block { .. } => Activity::Compute,
-                Role::Boundary { .. } if self.boundary == Boundary::Iu => Activity::IuCode,
-                Role::Boundary { side, .. } if side.is_input() => Activity::Load,
-                Role::Boundary { .. } => Activity::Store,
-                Role::Spill { .. } => Activity::Spill,
-                Role::Restore { .. } => Activity::Restore,
-            };
-            log.start(u, now, a, item.pass);
-        }
-        self.sync_wake(u);
-    }
-
-    fn start_engine(&mut self, u: usize, task: Task, side: Side, now: u64) {
-        // build_links gives every boundary unit, and every SM a partial pass can
-        // hand a boundary role to, a port facing into the grid.
-        let link = self
-            .inward_link(u, side)
-            .expect("boundary roles sit next to a link");
-        self.engines[u] = Some(Engine::new(task, link, self.global_sync));
-        self.units[u].begin(
-            WorkCtx {
-                ctaid: [0; 2],
-                nctaid: self.image.launch.grid,
-                ntid: [0; 3],
-                iu: None,
-                entry: 0,
-                regs: 0,
-                shared_bytes: 0,
-            },
-            0,
-            now,
-        );
-    }
-
-    /// Idle units take their next item if its pass may start.
-    fn start_ready_work(&mut self, now: u64) {
-        for u in 0..self.units.len() {
-            if self.units[u].busy {
-                continue;
-            }
-            let Some(&item) = self.queues[u].front() else {
-                continue;
-            };
-            if self.pass_mode == PassMode::Sequential && item.pass != self.pass_now {
-                continue;
-            }
-            self.queues[u].pop_front();
-            self.start(u, item, now);
-        }
-    }
-
     fn engine_env(&mut self, u: usize) -> (Option<&mut Engine>, EngineEnv<'_>) {
         (
             self.engines[u].as_mut(),
@@ -357,26 +242,6 @@ impl<'a> Grid<'a> {
 
     fn role(&self, u: usize) -> Role {
         self.current[u].map_or(Role::Block { bx: 0, by: 0 }, |i| i.role)
-    }
-
-    fn engine_stop(&self, u: usize, f: crate::engine::DmaFault, now: u64) -> Box<Stop> {
-        let role = self.role(u);
-        let buffer = match self.engines[u].as_ref().map(|e| &e.task) {
-            Some(Task::Dma { plan, .. }) => plan.buffer,
-            _ => 0,
-        };
-        let r = &self.image.memory.regions()[buffer];
-        Box::new(Stop::Engine {
-            kind: FaultKind::DmaOutOfBounds {
-                buffer: r.name.clone(),
-                element: f.element,
-                len: r.len,
-                tile: f.tile,
-            },
-            unit: self.units[u].label,
-            role,
-            cycle: now,
-        })
     }
 
     /// Releases one end of a completed rendezvous from cycle `at`.
@@ -583,16 +448,6 @@ impl<'a> Grid<'a> {
         }
     }
 
-    fn fault_stop(&self, u: usize, fault: Fault, now: u64) -> Box<Stop> {
-        Box::new(Stop::Fault {
-            fault,
-            unit: self.units[u].label,
-            role: self.role(u),
-            cycle: now,
-            ntid: self.units[u].ctx().ntid,
-        })
-    }
-
     /// Runs to completion, a fault, a deadlock or the cycle limit.
     pub fn run(
         mut self,
@@ -703,75 +558,5 @@ impl<'a> Grid<'a> {
             functional: self.functional,
             activity: self.activity,
         })
-    }
-
-    fn waiting(&self) -> Vec<Waiting> {
-        let [nx, _] = self.geo.passes();
-        (0..self.units.len())
-            .filter(|&u| self.units[u].busy)
-            .map(|u| {
-                let pass = self.current[u].map_or(0, |i| i.pass);
-                let warps = self.units[u].waiting_warps();
-                // Report the links the unit waits on: its warps' directional syncs
-                // or its engine's link.
-                let waited: Vec<usize> = warps
-                    .iter()
-                    .filter_map(
-                        |(_, pc, state)| match (state, self.image.ops[*pc as usize].kind) {
-                            (WarpState::AtBlockSync(_), Kind::BlockSync(Some(side))) => {
-                                self.units[u].ports[side.code() as usize]
-                            }
-                            _ => None,
-                        },
-                    )
-                    .chain(
-                        self.engines[u]
-                            .as_ref()
-                            .filter(|_| !self.global_sync)
-                            .map(|e| e.link),
-                    )
-                    .collect();
-                let links = Side::ALL
-                    .iter()
-                    .filter_map(|&side| {
-                        let index = self.units[u].ports[side.code() as usize]?;
-                        if !waited.contains(&index) {
-                            return None;
-                        }
-                        let l = &self.links[index];
-                        let partner = if l.producer == u {
-                            l.consumer
-                        } else {
-                            l.producer
-                        };
-                        Some(LinkState {
-                            side,
-                            partner: self.units[partner].label,
-                            arrivals: l.arrivals,
-                        })
-                    })
-                    .collect();
-                let engine = self.engines[u].as_ref().map(|e| match &e.task {
-                    Task::Spill { .. } => {
-                        "a spilling virtual IU waiting for its producer's next sync".to_string()
-                    }
-                    Task::Restore { next, .. } => {
-                        format!("a restoring virtual IU waiting to hand over tile {next}")
-                    }
-                    Task::Dma { tile, loader, .. } => format!(
-                        "a DMA {} at tile {tile}, waiting for its partner's sync",
-                        if *loader { "loader" } else { "storer" }
-                    ),
-                });
-                Waiting {
-                    unit: self.units[u].label,
-                    role: self.role(u),
-                    pass: [pass % nx, pass / nx],
-                    warps,
-                    engine,
-                    links,
-                }
-            })
-            .collect()
     }
 }
