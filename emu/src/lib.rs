@@ -23,6 +23,7 @@ pub mod engine;
 pub mod exec;
 pub mod fault;
 pub mod grid;
+pub mod init;
 pub mod kernel;
 pub mod load;
 pub mod machine;
