@@ -3,15 +3,22 @@
 //! cycle by cycle (schedulers, scoreboard, pipelines, shared-memory banks, coalesced
 //! global accesses through a bandwidth-limited DRAM queue), skipping idle cycles.
 //!
-//! Module map: [`machine`] (parameters, presets), [`kernel`] (reading `.bin`/`.spu`),
-//! [`load`](mod@load) (parameters, launch, buffers, DMA descriptors), [`program`] (decoded
-//! code), [`exec`] (arithmetic), [`warp`] (SIMT stack), [`unit`](mod@unit) (one SM or IU
-//! running code), [`timing`] (resolved latencies and pipelines), [`access`] (memory
-//! and CB accesses), [`cb`] (Communication Buffer links), [`engine`] (DMA engines
-//! and virtual IUs), [`plan`] (work per pass), [`grid`] (the cycle loop and
-//! rendezvous), [`outcome`] (results and stops), [`dram`], [`memory`],
-//! [`counters`], [`stats`], [`report`], [`npy`], [`cli`]. The runtime's semantics
-//! are documented in `emu/RUNTIME.md`.
+//! Module map:
+//! - configuration and input: [`machine`] (parameters, presets), [`kernel`] (reading
+//!   `.bin`/`.spu`), [`load`](mod@load) (parameters, launch, buffers, DMA
+//!   descriptors), [`init`] (buffer initialisers), [`program`] (decoded code);
+//! - execution: [`exec`] (arithmetic), [`warp`] (SIMT stack), [`unit`](mod@unit)
+//!   (one SM or IU running code), [`timing`] (resolved latencies and pipelines),
+//!   [`access`] (memory and CB accesses), [`cb`] (Communication Buffer links),
+//!   [`engine`] (DMA engines and virtual IUs), [`plan`] (work per pass), [`grid`]
+//!   (the cycle loop and rendezvous), [`dram`], [`memory`];
+//! - results: [`outcome`] (results and stops), [`counters`], [`samples`] (activity
+//!   over time), [`activity`] and [`timeline`] (unit activity and its SVG),
+//!   [`trace`] (instruction trace), [`stats`], [`report`];
+//! - front ends: [`cli`] (shared run options), [`session`] (one command-line run),
+//!   [`npy`].
+//!
+//! The runtime's semantics are documented in `emu/RUNTIME.md`.
 
 pub mod access;
 pub mod activity;
