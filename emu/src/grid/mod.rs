@@ -83,12 +83,6 @@ pub struct Grid<'a> {
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     activity: Option<ActivityLog>,
     tracer: Option<crate::trace::Tracer>,
-    /// Each unit's next step cycle (`NEVER` when idle or waiting), mirrored from the
-    /// units so the main loop scans a compact array.
-    wakes: Vec<u64>,
-    /// Lower bound on the wakes set since the last scan (a unit woken by another
-    /// during the scan may already have been passed).
-    earliest: u64,
 }
 
 impl<'a> Grid<'a> {
@@ -174,20 +168,7 @@ impl<'a> Grid<'a> {
             interrupt: None,
             activity: None,
             tracer: None,
-            wakes: vec![NEVER; n],
-            earliest: NEVER,
         }
-    }
-
-    /// Mirrors unit `u`'s wake cycle into the scan array.
-    fn sync_wake(&mut self, u: usize) {
-        let w = if self.units[u].busy {
-            self.units[u].wake
-        } else {
-            NEVER
-        };
-        self.wakes[u] = w;
-        self.earliest = self.earliest.min(w);
     }
 
     /// Functional mode: results and counts without timing (`--functional`).
@@ -260,7 +241,6 @@ impl<'a> Grid<'a> {
         } else {
             self.units[u].release_blocksync(at);
         }
-        self.sync_wake(u);
         Ok(())
     }
 
@@ -327,7 +307,6 @@ impl<'a> Grid<'a> {
                 self.blocks_done += 1;
             }
         }
-        self.sync_wake(u);
     }
 
     /// Virtual IUs react to other units: a spiller whose producer has finished
@@ -348,7 +327,6 @@ impl<'a> Grid<'a> {
                 }
                 Task::Restore { .. } if !engine.is_waiting() && self.units[u].wake == NEVER => {
                     self.units[u].wake = now + 1;
-                    self.sync_wake(u);
                 }
                 _ => {}
             }
@@ -462,14 +440,10 @@ impl<'a> Grid<'a> {
                 s.observe(now, &self.units);
             }
             let mut changed = false;
-            let mut next = NEVER;
-            self.earliest = NEVER;
             for u in 0..self.units.len() {
-                if self.wakes[u] <= now {
+                if self.units[u].busy && self.units[u].wake <= now {
                     changed |= self.step_unit(u, now)?;
-                    self.sync_wake(u);
                 }
-                next = next.min(self.wakes[u]);
             }
             if changed {
                 // Withdraw spillers whose producer has finished before deciding
@@ -483,7 +457,13 @@ impl<'a> Grid<'a> {
                 }
                 self.start_ready_work(now + 1);
             }
-            let next = next.min(self.earliest);
+            let next = self
+                .units
+                .iter()
+                .filter(|u| u.busy)
+                .map(|u| u.wake)
+                .min()
+                .unwrap_or(NEVER);
             let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
             match (any_busy, next) {
                 (false, _) if self.queues.iter().all(VecDeque::is_empty) => break,

@@ -80,7 +80,6 @@ impl Grid<'_> {
             };
             log.start(u, now, a, item.pass);
         }
-        self.sync_wake(u);
     }
 
     pub(super) fn start_engine(&mut self, u: usize, task: Task, side: Side, now: u64) {
