@@ -209,25 +209,6 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     } else {
         0
     };
-    let regs = register_count(&module);
-    let warps_threads = |t: i64| (t + 31) / 32 * 32;
-    within(
-        format!("the register demand of a block ({regs} registers x {threads} threads)"),
-        regs as i64 * warps_threads(threads),
-        0,
-        i64::from(machine.sm_registers),
-        "the SM register file holds sm.registers",
-    )?;
-    if has_iu_code {
-        within(
-            format!("the register demand of an IU ({regs} registers x {iu_threads} threads)"),
-            regs as i64 * warps_threads(i64::from(iu_threads)),
-            0,
-            i64::from(machine.iu_registers),
-            "the IU register file holds iu.registers",
-        )?;
-    }
-
     let mut shared_offsets = Vec::new();
     let mut shared_total: i64 = 0;
     for s in &module.shared {
@@ -296,6 +277,25 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             shared: &shared_offsets,
         },
     )?;
+    let regs = register_count(&module, &ops);
+    let warps_threads = |t: i64| (t + 31) / 32 * 32;
+    within(
+        format!("the register demand of a block ({regs} registers x {threads} threads)"),
+        regs as i64 * warps_threads(threads),
+        0,
+        i64::from(machine.sm_registers),
+        "the SM register file holds sm.registers",
+    )?;
+    if has_iu_code {
+        within(
+            format!("the register demand of an IU ({regs} registers x {iu_threads} threads)"),
+            regs as i64 * warps_threads(i64::from(iu_threads)),
+            0,
+            i64::from(machine.iu_registers),
+            "the IU register file holds iu.registers",
+        )?;
+    }
+
     check_machine_fit(&module, &ops, machine, grid)?;
     let mut dma = [None; 4];
     for d in &module.dma {
@@ -365,21 +365,11 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
 }
 
 /// Registers each thread needs: the declared ones, or more if the code uses more.
-fn register_count(module: &Module) -> usize {
-    let used = module
-        .code
+fn register_count(module: &Module, ops: &[Op]) -> usize {
+    let used = ops
         .iter()
-        .filter_map(|w| spu_isa::Instr::decode(*w).ok())
-        .flat_map(|i| {
-            i.operands()
-                .iter()
-                .filter_map(|o| match o {
-                    spu_isa::Operand::Reg(r) => Some(usize::from(*r) + 1),
-                    spu_isa::Operand::Mem { base: Some(r), .. } => Some(usize::from(*r) + 1),
-                    _ => None,
-                })
-                .max()
-        })
+        .flat_map(|op| op.deps[..usize::from(op.n_deps)].iter())
+        .map(|&r| usize::from(r) + 1)
         .max()
         .unwrap_or(0);
     used.max(module.general_reg_count() as usize)

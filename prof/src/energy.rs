@@ -79,6 +79,36 @@ pub enum EnergyError {
     TraceNeedsComponents(String),
 }
 
+/// Joules per source line, with each instruction's line key formatted once.
+struct Lines {
+    /// Line key of each instruction, by PC.
+    keys: Vec<String>,
+    joules: BTreeMap<String, f64>,
+}
+
+impl Lines {
+    fn new(stats: &Stats) -> Lines {
+        Lines {
+            keys: stats
+                .pcs
+                .iter()
+                .map(|pc| line_key(&pc.file, pc.line))
+                .collect(),
+            joules: BTreeMap::new(),
+        }
+    }
+
+    /// Adds energy caused by instruction `pc` (an index into `stats.pcs`).
+    fn add_pc(&mut self, pc: usize, j: f64) {
+        *self.joules.entry(self.keys[pc].clone()).or_default() += j;
+    }
+
+    /// Adds energy to a pseudo-line.
+    fn add(&mut self, key: &str, j: f64) {
+        *self.joules.entry(key.into()).or_default() += j;
+    }
+}
+
 fn line_key(file: &Option<String>, line: Option<u32>) -> String {
     match (file, line) {
         (Some(f), Some(l)) => format!("{f}:{l}"),
@@ -95,10 +125,10 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
     let time_s = stats.cycles as f64 / freq_hz;
     let sms = u64::from(machine.grid_cols) * u64::from(machine.grid_rows);
     let mut components: BTreeMap<String, f64> = BTreeMap::new();
-    let mut lines: BTreeMap<String, f64> = BTreeMap::new();
+    let mut lines = Lines::new(stats);
     let mut detail: BTreeMap<String, LineEnergy> = BTreeMap::new();
-    for pc in &stats.pcs {
-        let d = detail.entry(line_key(&pc.file, pc.line)).or_default();
+    for (pc, key) in stats.pcs.iter().zip(&lines.keys) {
+        let d = detail.entry(key.clone()).or_default();
         d.warp_instructions += pc.issued;
         d.thread_instructions += pc.threads;
     }
@@ -113,12 +143,11 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                 let total = stats.counters.get(c.name()).copied().unwrap_or(0);
                 *components.entry(c.name().into()).or_default() += total as f64 * pj * 1e-12;
                 let mut by_pc = 0u64;
-                for pc in &stats.pcs {
+                for (i, pc) in stats.pcs.iter().enumerate() {
                     let n = pc.components.get(c.name()).copied().unwrap_or(0);
                     if n > 0 {
                         by_pc += n;
-                        *lines.entry(line_key(&pc.file, pc.line)).or_default() +=
-                            n as f64 * pj * 1e-12;
+                        lines.add_pc(i, n as f64 * pj * 1e-12);
                     }
                 }
                 if *c == Component::ConstDynamicp {
@@ -131,7 +160,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                         Component::ConstDynamicp => ACTIVE_LINE,
                         _ => RUNTIME_LINE,
                     };
-                    *lines.entry(pseudo.into()).or_default() += rest as f64 * pj * 1e-12;
+                    lines.add(pseudo, rest as f64 * pj * 1e-12);
                 }
             }
             if let Some(w) = wires {
@@ -175,11 +204,11 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
             engine_store_pj,
             ..
         } => {
-            for pc in &stats.pcs {
+            for (i, pc) in stats.pcs.iter().enumerate() {
                 let pj = class_pj.get(&pc.energy_class).copied().unwrap_or(0.0);
                 let j = pc.threads as f64 * pj * 1e-12;
                 *components.entry(pc.energy_class.clone()).or_default() += j;
-                *lines.entry(line_key(&pc.file, pc.line)).or_default() += j;
+                lines.add_pc(i, j);
             }
             let o = &stats.offchip;
             let engine_j = (o.engine_load_words as f64 * engine_load_pj
@@ -187,7 +216,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                 * 1e-12;
             if engine_j > 0.0 {
                 components.insert("EngineTransfers".into(), engine_j);
-                *lines.entry(RUNTIME_LINE.into()).or_default() += engine_j;
+                lines.add(RUNTIME_LINE, engine_j);
             }
             None
         }
@@ -227,7 +256,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
         dynamic_power_w: dynamic_j / time_s.max(f64::MIN_POSITIVE),
         edp_js: total_j * time_s,
         components,
-        lines,
+        lines: lines.joules,
         line_detail: detail,
         power_trace,
     })
@@ -237,7 +266,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
 /// units running code are shared over instructions by the scheduler cycles each
 /// one took (issue plus stalls while it was next); engine time is left for the
 /// runtime pseudo-line. Returns the events assigned to instructions.
-fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut BTreeMap<String, f64>) -> u64 {
+fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut Lines) -> u64 {
     let busy: u64 = stats.units.iter().map(|u| u.busy_cycles).sum();
     let code: u64 = stats.units.iter().map(|u| u.code_cycles).sum();
     let weight = |pc: &spu_emu::stats::PcStats| pc.issued + pc.stall_cycles.values().sum::<u64>();
@@ -249,7 +278,7 @@ fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut BTreeMap<Stri
     let code_events = (total as f64 * code as f64 / busy as f64).round() as u64;
     let mut assigned = 0u64;
     let mut acc = 0u64;
-    for pc in &stats.pcs {
+    for (i, pc) in stats.pcs.iter().enumerate() {
         let w = weight(pc);
         if w == 0 {
             continue;
@@ -259,7 +288,7 @@ fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut BTreeMap<Stri
         let upto = (code_events as u128 * acc as u128 / all as u128) as u64;
         let n = upto - assigned;
         assigned = upto;
-        *lines.entry(line_key(&pc.file, pc.line)).or_default() += n as f64 * pj * 1e-12;
+        lines.add_pc(i, n as f64 * pj * 1e-12);
     }
     assigned
 }
@@ -272,7 +301,7 @@ fn spread(
     joules: f64,
     related: &str,
     components: &mut BTreeMap<String, f64>,
-    lines: &mut BTreeMap<String, f64>,
+    lines: &mut Lines,
 ) {
     if joules <= 0.0 {
         return;
@@ -281,17 +310,17 @@ fn spread(
     let total = stats.counters.get(related).copied().unwrap_or(0);
     let mut assigned = 0.0;
     if total > 0 {
-        for pc in &stats.pcs {
+        for (i, pc) in stats.pcs.iter().enumerate() {
             let n = pc.components.get(related).copied().unwrap_or(0);
             if n > 0 {
                 let j = joules * n as f64 / total as f64;
                 assigned += j;
-                *lines.entry(line_key(&pc.file, pc.line)).or_default() += j;
+                lines.add_pc(i, j);
             }
         }
     }
     if joules - assigned > 0.0 {
-        *lines.entry(RUNTIME_LINE.into()).or_default() += joules - assigned;
+        lines.add(RUNTIME_LINE, joules - assigned);
     }
 }
 
