@@ -101,16 +101,9 @@ pub fn run_traced(
     warnings: &mut dyn FnMut(&str),
 ) -> Result<Session, SessionError> {
     let machine = args.machine()?;
-    let path = kernel_path.display().to_string();
-    let kernel = read_kernel(kernel_path).map_err(|e| match e {
-        KernelError::Assembly { rendered, .. } => SessionError::Assembly {
-            path: path.clone(),
-            rendered,
-        },
-        other => SessionError::Kernel(other),
-    })?;
+    let kernel = read(kernel_path)?;
     warnings(&kernel.warnings);
-    let mut image = load(kernel.module.clone(), &machine, &args.load_options())?;
+    let image = load(kernel.module.clone(), &machine, &args.load_options())?;
     let bar = (show_progress && std::io::stdout().is_terminal()).then(|| {
         let bar = ProgressBar::new(image.launch.grid.iter().map(|&g| u64::from(g)).product());
         bar.set_style(
@@ -131,11 +124,64 @@ pub fn run_traced(
         control.interrupt = catch_interrupts();
     }
     let tracer = trace.map(|(filter, out)| crate::trace::Tracer::new(&kernel.module, filter, out));
-    let outcome = crate::simulate_traced(&mut image, &machine, control, tracer, &mut progress);
+    let session = simulate_loaded(
+        kernel_path,
+        kernel,
+        machine,
+        image,
+        control,
+        tracer,
+        &mut progress,
+    );
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    match outcome {
+    session
+}
+
+/// Runs a kernel file on a machine without progress output or Ctrl-C handling:
+/// the library entry point for tests, benchmarks and other tools.
+pub fn run_file(
+    kernel_path: &Path,
+    machine: &Machine,
+    options: &crate::LoadOptions,
+    control: RunControl,
+) -> Result<Session, SessionError> {
+    let kernel = read(kernel_path)?;
+    let image = load(kernel.module.clone(), machine, options)?;
+    simulate_loaded(
+        kernel_path,
+        kernel,
+        machine.clone(),
+        image,
+        control,
+        None,
+        &mut |_| {},
+    )
+}
+
+/// Reads or assembles a kernel, keeping assembler diagnostics for printing.
+fn read(kernel_path: &Path) -> Result<Kernel, SessionError> {
+    read_kernel(kernel_path).map_err(|e| match e {
+        KernelError::Assembly { rendered, .. } => SessionError::Assembly {
+            path: kernel_path.display().to_string(),
+            rendered,
+        },
+        other => SessionError::Kernel(other),
+    })
+}
+
+/// Runs a loaded image and turns a stop into a rendered error.
+fn simulate_loaded(
+    kernel_path: &Path,
+    kernel: Kernel,
+    machine: Machine,
+    mut image: Image,
+    control: RunControl,
+    tracer: Option<crate::trace::Tracer>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Session, SessionError> {
+    match crate::simulate_traced(&mut image, &machine, control, tracer, progress) {
         Ok(result) => Ok(Session {
             kernel,
             machine,
@@ -145,7 +191,7 @@ pub fn run_traced(
         Err(stop) => Err(SessionError::Stopped {
             rendered: report::render_stop(&stop, &kernel, &image),
             interrupted: matches!(*stop, crate::Stop::Interrupted { .. }),
-            path,
+            path: kernel_path.display().to_string(),
         }),
     }
 }

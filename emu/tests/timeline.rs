@@ -8,7 +8,6 @@ use std::path::Path;
 
 fn run(mode: &str) -> (spu_emu::RunResult, Machine) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/stencil2d/stencil_pc.spu");
-    let kernel = spu_emu::read_kernel(&path).unwrap();
     let mut m = Machine::default();
     m.set_grid("2x2").unwrap();
     m.set(&format!("passes.mode={mode}")).unwrap();
@@ -16,15 +15,12 @@ fn run(mode: &str) -> (spu_emu::RunResult, Machine) {
         defines: vec!["N=128".into(), "K=32".into()],
         ..Default::default()
     };
-    let mut image = spu_emu::load(kernel.module, &m, &options).unwrap();
     let control = RunControl {
         activity: true,
         ..RunControl::default()
     };
-    (
-        spu_emu::simulate(&mut image, &m, control, &mut |_| {}).unwrap(),
-        m,
-    )
+    let run = spu_emu::session::run_file(&path, &m, &options, control).unwrap();
+    (run.result, m)
 }
 
 /// Cycles SM 0 spends idle between its first and last work.

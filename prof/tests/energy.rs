@@ -14,18 +14,16 @@ fn repo(rel: &str) -> PathBuf {
 }
 
 fn stats_of(rel: &str, machine: &Machine, defines: &[&str], interval: Option<u64>) -> Stats {
-    let kernel = spu_emu::read_kernel(&repo(rel)).unwrap();
     let options = spu_emu::LoadOptions {
         defines: defines.iter().map(|d| d.to_string()).collect(),
         ..Default::default()
     };
-    let mut image = spu_emu::load(kernel.module, machine, &options).unwrap();
     let control = RunControl {
         sample_interval: interval,
         ..RunControl::default()
     };
-    let result = spu_emu::simulate(&mut image, machine, control, &mut |_| {}).unwrap();
-    let mut s = Stats::new(&result, &image, machine);
+    let run = spu_emu::session::run_file(&repo(rel), machine, &options, control).unwrap();
+    let mut s = Stats::new(&run.result, &run.image, machine);
     // Snapshots should not depend on where the repository sits.
     for pc in &mut s.pcs {
         pc.file = pc

@@ -7,18 +7,16 @@ use spu_emu::{Machine, RunControl};
 use spu_tests::repo_path;
 
 fn stats_of(rel: &str, machine: &Machine, defines: &[&str], interval: Option<u64>) -> Stats {
-    let kernel = spu_emu::read_kernel(&repo_path(rel)).unwrap();
     let options = spu_emu::LoadOptions {
         defines: defines.iter().map(|d| d.to_string()).collect(),
         ..Default::default()
     };
-    let mut image = spu_emu::load(kernel.module, machine, &options).unwrap();
     let control = RunControl {
         sample_interval: interval,
         ..RunControl::default()
     };
-    let result = spu_emu::simulate(&mut image, machine, control, &mut |_| {}).unwrap();
-    Stats::new(&result, &image, machine)
+    let run = spu_emu::session::run_file(&repo_path(rel), machine, &options, control).unwrap();
+    Stats::new(&run.result, &run.image, machine)
 }
 
 #[test]

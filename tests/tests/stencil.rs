@@ -245,18 +245,17 @@ fn functional_mode_gives_the_same_results_and_traffic() {
     ] {
         let timed = machine(grid, &[&format!("passes.mode={mode}")]);
         let a = run_stencil(kernel, 96, 32, &timed);
-        let kernel_path = repo_path(kernel);
-        let loaded = spu_emu::read_kernel(&kernel_path).unwrap();
         let options = spu_emu::LoadOptions {
             defines: vec!["N=96".into(), "K=32".into()],
             ..Default::default()
         };
-        let mut image = spu_emu::load(loaded.module, &timed, &options).unwrap();
         let control = spu_emu::RunControl {
             functional: true,
             ..Default::default()
         };
-        let b = spu_emu::simulate(&mut image, &timed, control, &mut |_| {}).unwrap();
+        let run =
+            spu_emu::session::run_file(&repo_path(kernel), &timed, &options, control).unwrap();
+        let (image, b) = (run.image, run.result);
         for buf in ["Hk", "Hi", "Hj"] {
             let i = image
                 .memory
