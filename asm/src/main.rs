@@ -6,9 +6,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Largest source file accepted.
-const MAX_SOURCE_BYTES: u64 = 64 << 20;
-
 #[derive(Parser, Debug)]
 #[command(
     name = "spu-asm",
@@ -50,33 +47,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn read_input(path: &Path) -> Result<Vec<u8>> {
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot read `{}`", path.display()))?;
-    if meta.is_dir() {
-        bail!(
-            "`{}` is a directory; give a .spu or .bin file",
-            path.display()
-        );
-    }
-    if meta.len() > MAX_SOURCE_BYTES {
-        bail!(
-            "`{}` is {} bytes; inputs are limited to {} MiB",
-            path.display(),
-            meta.len(),
-            MAX_SOURCE_BYTES >> 20
-        );
-    }
-    std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))
-}
-
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     spu_isa::format::write_atomically(path, bytes)
         .with_context(|| format!("cannot write `{}`", path.display()))
 }
 
 fn run(cli: &Cli) -> Result<()> {
-    let bytes = read_input(&cli.input)?;
+    let bytes = spu_isa::format::read_input(&cli.input)?;
     if cli.disassemble {
         let module = spu_isa::format::read_module(&bytes)
             .with_context(|| format!("`{}` is not a valid SPU binary", cli.input.display()))?;

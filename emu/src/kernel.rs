@@ -6,18 +6,11 @@ use spu_isa::format::Module;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Largest kernel file accepted.
-const MAX_INPUT_BYTES: u64 = 64 << 20;
-
 /// Why a kernel cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
-    #[error("cannot read `{path}`: {error}")]
-    Io { path: String, error: std::io::Error },
-    #[error("`{path}` is a directory; give a .spu or .bin file")]
-    Directory { path: String },
-    #[error("`{path}` is {size} bytes; kernels are limited to 64 MiB")]
-    TooLarge { path: String, size: u64 },
+    #[error(transparent)]
+    Input(#[from] spu_isa::format::InputError),
     #[error("`{path}` is not a valid SPU binary: {error}; reassemble it with `spu-asm`")]
     Binary {
         path: String,
@@ -57,23 +50,7 @@ impl Kernel {
 /// Reads a `.bin` or `.spu` file.
 pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
     let p = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|error| KernelError::Io {
-        path: p.clone(),
-        error,
-    })?;
-    if meta.is_dir() {
-        return Err(KernelError::Directory { path: p });
-    }
-    if meta.len() > MAX_INPUT_BYTES {
-        return Err(KernelError::TooLarge {
-            path: p,
-            size: meta.len(),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(|error| KernelError::Io {
-        path: p.clone(),
-        error,
-    })?;
+    let bytes = spu_isa::format::read_input(path)?;
     if bytes.starts_with(b"\x7fELF") {
         let module = spu_isa::format::read_module(&bytes)
             .map_err(|error| KernelError::Binary { path: p, error })?;

@@ -15,7 +15,7 @@ pub use model::{
     BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
     ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
-pub use output::write_atomically;
+pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
 
 /// Why a file is not a valid SPU binary.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

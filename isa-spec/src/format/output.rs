@@ -1,5 +1,6 @@
-//! Writing the toolchain's output files (binaries, listings, stats, dumps) so that a
-//! failed run never leaves a half-written file behind.
+//! Reading the toolchain's input files with the same checks everywhere, and writing
+//! its output files (binaries, listings, stats, dumps) so that a failed run never
+//! leaves a half-written file behind.
 
 use std::io::Write;
 use std::path::Path;
@@ -22,4 +23,36 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Largest input file (source or binary) the tools accept.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Why an input file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("cannot read `{path}`: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("`{path}` is a directory; give a .spu or .bin file")]
+    Directory { path: String },
+    #[error("`{path}` is {size} bytes; inputs are limited to 64 MiB")]
+    TooLarge { path: String, size: u64 },
+}
+
+/// Reads a whole input file, refusing directories and files over
+/// [`MAX_INPUT_BYTES`].
+pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
+    let p = || path.display().to_string();
+    let io = |error| InputError::Io { path: p(), error };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_dir() {
+        return Err(InputError::Directory { path: p() });
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(InputError::TooLarge {
+            path: p(),
+            size: meta.len(),
+        });
+    }
+    std::fs::read(path).map_err(io)
 }
