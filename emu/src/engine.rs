@@ -91,8 +91,6 @@ pub struct Engine {
     pub task: Task,
     /// The link it serves.
     pub link: usize,
-    /// Sync with the global blocksync instead of the link rendezvous.
-    pub global: bool,
     phase: Phase,
 }
 
@@ -130,11 +128,10 @@ pub struct DmaFault {
 }
 
 impl Engine {
-    pub fn new(task: Task, link: usize, global: bool) -> Engine {
+    pub fn new(task: Task, link: usize) -> Engine {
         Engine {
             task,
             link,
-            global,
             phase: Phase::Ready,
         }
     }

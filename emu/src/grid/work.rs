@@ -88,7 +88,7 @@ impl Grid<'_> {
         let link = self
             .inward_link(u, side)
             .expect("boundary roles sit next to a link");
-        self.engines[u] = Some(Engine::new(task, link, self.global_sync));
+        self.engines[u] = Some(Engine::new(task, link));
         self.units[u].begin(
             WorkCtx {
                 ctaid: [0; 2],
