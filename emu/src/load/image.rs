@@ -4,7 +4,7 @@
 //! and initialises global memory, applies `--load` files and decodes the code.
 
 use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::{DecodeError, Kind, Op, SymbolAddresses, decode_program};
+use crate::exec::ops::{DecodeError, Program, SymbolAddresses, decode_program};
 use crate::load::npy::{self, NpyError};
 use crate::machine::{Boundary, Machine, PassMode};
 use spu_isa::Ty;
@@ -107,7 +107,8 @@ pub struct DmaPlan {
 #[derive(Debug, Clone)]
 pub struct Image {
     pub module: Module,
-    pub ops: Vec<Op>,
+    /// The decoded code.
+    pub program: Program,
     /// Parameter values as 32-bit patterns, in declaration order.
     pub params: Vec<u32>,
     pub launch: LaunchDims,
@@ -115,8 +116,6 @@ pub struct Image {
     /// Byte offset of each shared array, and the total.
     pub shared_offsets: Vec<u32>,
     pub shared_bytes: u32,
-    /// General registers each thread gets.
-    pub regs: usize,
     /// `--dump` requests: buffer index and file.
     pub dumps: Vec<(usize, PathBuf)>,
     /// DMA descriptors by side code, evaluated.
@@ -284,14 +283,16 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         .collect::<Result<Vec<_>, _>>()?;
 
     let buffer_addrs: Vec<u32> = memory.regions().iter().map(|r| r.base).collect();
-    let ops = decode_program(
+    let program = decode_program(
         &module.code,
         SymbolAddresses {
             buffers: &buffer_addrs,
             shared: &shared_offsets,
         },
+        module.general_reg_count() as usize,
     )?;
-    let regs = register_count(&module, &ops);
+    // Registers each thread gets: the declared ones, or more if the code uses more.
+    let regs = usize::from(program.layout.general);
     let warps_threads = |t: i64| (t + 31) / 32 * 32;
     within(
         format!("the register demand of a block ({regs} registers x {threads} threads)"),
@@ -310,7 +311,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         )?;
     }
 
-    check_machine_fit(&module, &ops, machine, grid)?;
+    check_machine_fit(&module, &program, machine, grid)?;
     let mut dma = [None; 4];
     for d in &module.dma {
         let what = |f: &str| format!("field `{f}` of `.dma {}`", d.side);
@@ -362,7 +363,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     }
     Ok(Image {
         module,
-        ops,
+        program,
         params,
         launch: LaunchDims {
             grid,
@@ -372,27 +373,15 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         memory,
         shared_offsets,
         shared_bytes,
-        regs,
         dumps,
         dma,
     })
 }
 
-/// Registers each thread needs: the declared ones, or more if the code uses more.
-fn register_count(module: &Module, ops: &[Op]) -> usize {
-    let used = ops
-        .iter()
-        .flat_map(|op| op.deps[..usize::from(op.n_deps)].iter())
-        .map(|&r| usize::from(r) + 1)
-        .max()
-        .unwrap_or(0);
-    used.max(module.general_reg_count() as usize)
-}
-
 /// Checks the kernel against the machine's boundary and pass configuration.
 fn check_machine_fit(
     module: &Module,
-    ops: &[Op],
+    program: &Program,
     m: &Machine,
     grid: [u32; 2],
 ) -> Result<(), LoadError> {
@@ -412,7 +401,7 @@ fn check_machine_fit(
         }
         _ => {}
     }
-    let global_sync = ops.iter().any(|o| o.kind == Kind::BlockSync(None));
+    let global_sync = program.uses_global_sync();
     if global_sync && passes > 1 && m.pass_mode == PassMode::Overlapped {
         return Err(LoadError::Machine(format!(
             "the kernel uses global `bar.blocksync` and needs {passes} passes on a {}x{} grid; global blocksync is ill-defined with overlapped passes (thesis 4.3): run with `--passes sequential`, use a larger `--grid`, or use directional blocksync",
