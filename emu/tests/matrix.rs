@@ -176,6 +176,22 @@ fn bad_input_matrix() {
             vec!["emu/tests/matrix/no_exit.spu".into()],
         ),
         ("absurd_buffer", vec!["emu/tests/matrix/absurd.spu".into()]),
+        (
+            "block_too_large",
+            vec!["emu/tests/matrix/big_block.spu".into()],
+        ),
+        (
+            "ramp_past_the_type",
+            vec!["emu/tests/matrix/ramp_overflow.spu".into()],
+        ),
+        (
+            "float_for_an_integer_key",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--set".into(),
+                "sm.schedulers=4.0".into(),
+            ],
+        ),
         ("absurd_grid", vec!["emu/tests/matrix/huge_grid.spu".into()]),
         (
             "absurd_machine",
