@@ -19,6 +19,11 @@ pub struct Parsed<'s> {
 
 /// Parses a whole file into statements, collecting syntax errors.
 pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Parsed<'s> {
+    parse_limited(src, diags, MAX_INSTRUCTIONS)
+}
+
+/// [`parse_file`], stopping after `max_instructions` instructions.
+fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: usize) -> Parsed<'s> {
     let parser = StmtParser::new();
     let mut stmts = Vec::new();
     let mut current: Vec<(Tok<'s>, Span)> = Vec::new();
@@ -99,10 +104,11 @@ pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Parsed<'s> {
             if let Some(s) = parse_stmt(&parser, &stmt, newline_inside.take(), diags) {
                 if matches!(s.node, Stmt::Instr { .. }) {
                     instructions += 1;
-                    if instructions > MAX_INSTRUCTIONS {
-                        diags.push(too_many_instructions(s.span));
+                    if instructions > max_instructions {
+                        diags.push(too_many_instructions(s.span, max_instructions));
+                        // Checking millions of statements would only delay this error.
                         return Parsed {
-                            stmts,
+                            stmts: Vec::new(),
                             stopped_early: true,
                         };
                     }
@@ -125,16 +131,13 @@ pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Parsed<'s> {
     }
 }
 
-fn too_many_instructions(span: Span) -> Diagnostic {
-    Diagnostic::error(
-        format!("the kernel has more than {MAX_INSTRUCTIONS} instructions"),
-        span,
-    )
-    .label("this instruction is past the limit")
-    .help(format!(
-        "a binary holds at most {MAX_INSTRUCTIONS} instructions (the tools read files of at most {} MiB); split the work into several kernels",
-        MAX_INPUT_BYTES >> 20
-    ))
+fn too_many_instructions(span: Span, max: usize) -> Diagnostic {
+    Diagnostic::error(format!("the kernel has more than {max} instructions"), span)
+        .label("this instruction is past the limit")
+        .help(format!(
+            "a binary holds at most {max} instructions (the tools read files of at most {} MiB); split the work into several kernels",
+            MAX_INPUT_BYTES >> 20
+        ))
 }
 
 fn unknown_directive(name: &str, span: Span) -> Diagnostic {
@@ -222,5 +225,26 @@ fn describe_expected(terminal: &str) -> String {
         "float" => "a number".into(),
         "string" => "a string".into(),
         other => format!("`{other}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsing_stops_at_the_instruction_limit() {
+        let src = format!(".entry k {{\n{}}}\n", "nop;\n".repeat(12));
+        let mut diags = Diagnostics::default();
+        let parsed = parse_limited(&src, &mut diags, 10);
+        assert!(parsed.stopped_early);
+        assert!(parsed.stmts.is_empty(), "nothing is checked further");
+        assert_eq!(diags.items.len(), 1);
+        assert_eq!(
+            diags.items[0].message,
+            "the kernel has more than 10 instructions"
+        );
+        assert_eq!(&src[diags.items[0].span.clone()], "nop;");
+        assert!(diags.items[0].span.start > src.find("nop;").unwrap() + 9 * 5);
     }
 }

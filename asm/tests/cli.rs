@@ -130,3 +130,13 @@ fn deep_expressions_do_not_overflow_the_stack() {
     let out = spu_asm(&["-d", &bin.to_string_lossy()]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("mov.u32 %r0, 200000;"));
 }
+
+#[test]
+#[ignore = "assembles 3.7 million instructions (about a minute in a debug build)"]
+fn a_kernel_too_long_for_a_binary_is_refused_early() {
+    let n = spu_isa::format::MAX_INSTRUCTIONS + 1;
+    let src = format!(".entry k {{\n{}exit;\n}}\n", "nop;".repeat(n));
+    let (dir, p) = temp("long.spu", src.as_bytes());
+    assert_clean_failure(&spu_asm(&[&p]), "1 error found, nothing written");
+    assert!(!dir.path().join("long.bin").exists());
+}

@@ -77,6 +77,13 @@ fn deep_expressions_with_errors_are_reported_and_dropped() {
     let (msg, at) = first_error(&src);
     assert_eq!(msg, "this expression has 400001 terms and operators");
     assert!(at.starts_with("N + 1+1"), "{at}");
+    // The 800 KB line is located, not printed.
+    let rendered = asm(&src).unwrap_err().render("t.spu", &src);
+    assert!(rendered.len() < 1000, "{rendered}");
+    assert!(
+        rendered.contains("--> t.spu:2:16") && rendered.contains("bytes long and not shown"),
+        "{rendered}"
+    );
 }
 
 #[test]
