@@ -105,7 +105,13 @@ fn every_output_form_is_produced() {
         "-o",
         &p("dma.json"),
     ]);
-    let by_line = ok(&["--from-stats", &p("iu.json"), "--by-line"]);
+    let by_line = ok(&[
+        "--from-stats",
+        &p("iu.json"),
+        "--by-line",
+        "--source",
+        "samples/stencil2d/stencil_pc.spu",
+    ]);
     assert!(by_line.contains("bar.blocksync.north"), "{by_line}");
     let cmp = ok(&["--compare", &p("iu.json"), &p("dma.json")]);
     assert!(
