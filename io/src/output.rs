@@ -155,6 +155,40 @@ fn through_special_dirs(path: &Path) -> bool {
     false
 }
 
+/// Checks, before any work, that `path` can be an output: not a directory, a block
+/// device or a dangling link, and in a directory that exists. Creates nothing.
+pub fn check_target(path: &Path) -> Result<(), OutputError> {
+    let p = || path.display().to_string();
+    if stream_of(path).is_some() {
+        return Ok(());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(OutputError::Directory { path: p() }),
+        Ok(m) if m.file_type().is_block_device() => Err(OutputError::BlockDevice { path: p() }),
+        Ok(_) => Ok(()),
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => {
+            Err(OutputError::DanglingLink { path: p() })
+        }
+        Err(_) => {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            if std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+                Ok(())
+            } else {
+                Err(OutputError::Io {
+                    path: p(),
+                    error: io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("directory `{}` does not exist", dir.display()),
+                    ),
+                })
+            }
+        }
+    }
+}
+
 impl OutputFile {
     /// Opens an output. Nothing visible changes until [`commit`](Self::commit),
     /// except for devices, pipes and standard output, which are written directly.

@@ -39,8 +39,10 @@ fn file_id(path: &Path) -> Option<FileId> {
 }
 
 /// Why the outputs cannot be written as asked.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum PathError {
+    #[error(transparent)]
+    Unwritable(#[from] crate::OutputError),
     #[error("{output} would overwrite the input {input}; write it to another file")]
     OverwritesInput { output: String, input: String },
     #[error("{first} and {second} name the same file; give each output its own file")]
@@ -49,8 +51,9 @@ pub enum PathError {
     BothStdout { first: String, second: String },
 }
 
-/// Checks that no output names an input or another output. Each path comes with
-/// the option that named it (e.g. "`--stats s.json`"), for the message.
+/// Checks that no output names an input or another output, and that each output
+/// can be written ([`crate::output::check_target`]). Each path comes with the
+/// option that named it (e.g. "`--stats s.json`"), for the message.
 pub fn check_distinct(
     inputs: &[(String, &Path)],
     outputs: &[(String, &Path)],
@@ -61,6 +64,7 @@ pub fn check_distinct(
         .collect();
     let mut seen: Vec<(&String, FileId)> = Vec::new();
     for (what, p) in outputs {
+        crate::output::check_target(p)?;
         let Some(id) = file_id(p) else {
             continue;
         };
