@@ -284,3 +284,24 @@ fn run_ids_follow_kernel_bytes_not_paths() {
     std::fs::write(&kernel, text).unwrap();
     assert_ne!(id(), original, "an edited kernel is another kernel");
 }
+
+/// The example spec of `sweep/README.md` plans into the runs the text says.
+#[test]
+fn the_readme_example_plans_as_documented() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("```toml\n").unwrap() + "```toml\n".len();
+    let text = &readme[start..start + readme[start..].find("```").unwrap()];
+    let spec = Spec::parse(
+        "README.md",
+        text,
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        "x",
+    )
+    .unwrap_or_else(|e| panic!("{}", e.rendered()));
+    assert!(readme.contains("5 runs; with\n`--extra huge` it makes 9 minus 2 = 7"));
+    assert_eq!(plan(&spec, &[]).unwrap().runs.len(), 5);
+    let huge = plan(&spec, &["huge".to_string()]).unwrap();
+    assert_eq!(huge.runs.len(), 7);
+    assert_eq!(huge.columns, ["cb.size_kib", "case", "N"]);
+}
