@@ -1,6 +1,6 @@
 //! One run, executed inside the child process (`spu-sweep exec-run`): bounds its own
 //! memory and CPU time with rlimits, rebuilds the machine from the plan's resolved
-//! parameters, runs the kernel through `spu_emu::session::run_file`, prices it with
+//! parameters, runs the kernel through `spu_emu::cli::session::run_file`, prices it with
 //! `spu_prof::energy::price` and returns the metrics.
 
 use crate::metrics::{self, Metrics};
@@ -82,14 +82,13 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
         functional: run.functional,
         ..Default::default()
     };
-    let session =
-        spu_emu::session::run_file(&run.kernel, &machine, &options, control).map_err(|e| {
-            RunFailure {
-                message: error_chain(&e),
-                details: e.details().to_string(),
-            }
+    let session = spu_emu::cli::session::run_file(&run.kernel, &machine, &options, control)
+        .map_err(|e| RunFailure {
+            message: error_chain(&e),
+            details: e.details().to_string(),
         })?;
-    let stats = spu_emu::stats::Stats::new(&session.result, &session.image, &session.machine);
+    let stats =
+        spu_emu::observe::stats::Stats::new(&session.result, &session.image, &session.machine);
     let energy = spu_prof::energy::price(&stats, &model).map_err(RunFailure::new)?;
     Ok(Reply {
         metrics: metrics::collect(&stats, &energy),

@@ -36,7 +36,10 @@ const SKIPPED_STATS: &[&str] = &["units", "pcs", "samples", "counter_events", "m
 const SKIPPED_ENERGY: &[&str] = &["lines", "line_detail", "power_trace", "leakage_by_unit"];
 
 /// The metrics of a finished run.
-pub fn collect(stats: &spu_emu::stats::Stats, energy: &spu_prof::energy::Breakdown) -> Metrics {
+pub fn collect(
+    stats: &spu_emu::observe::stats::Stats,
+    energy: &spu_prof::energy::Breakdown,
+) -> Metrics {
     let mut out = Metrics::new();
     // Plain structs of numbers, strings and maps: serialising cannot fail.
     let stats_json = serde_json::to_value(stats).expect("stats serialise");

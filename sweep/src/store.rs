@@ -256,7 +256,7 @@ fn manifest(plan: &Plan) -> Manifest<'_> {
     Manifest {
         tool: "spu-sweep",
         tool_version: TOOL_VERSION,
-        stats_version: spu_emu::stats::STATS_VERSION,
+        stats_version: spu_emu::observe::stats::STATS_VERSION,
         spec_file: &plan.spec_file,
         spec_sha256: &plan.spec_sha256,
         extras: &plan.extras,

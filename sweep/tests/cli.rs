@@ -85,7 +85,7 @@ fn cycles_of(kernel: &str, preset: &str, n: u32) -> u64 {
         defines: vec![format!("N={n}")],
         ..Default::default()
     };
-    spu_emu::session::run_file(Path::new(kernel), &machine, &options, Default::default())
+    spu_emu::cli::session::run_file(Path::new(kernel), &machine, &options, Default::default())
         .unwrap()
         .result
         .cycles

@@ -6,40 +6,23 @@
 
 mod issue;
 
-use crate::cb::Link;
-use crate::counters::{Component, ComponentCounts, PcCounters, StallReason, Traffic};
-use crate::dram::Dram;
-use crate::exec::{self, Lanes};
-use crate::fault::{Fault, FaultKind, UnitLabel};
+use crate::exec::fault::{Fault, FaultKind};
+use crate::exec::lanes::{self, Lanes};
+use crate::exec::ops::{Kind, Op, Src};
+use crate::exec::warp::{Producer, Warp, WarpState};
 use crate::machine::SchedulerPolicy;
-use crate::memory::GlobalMemory;
-use crate::program::{Kind, Op, Src};
-pub use crate::timing::Timing;
-use crate::timing::pipe_of;
-use crate::warp::{Producer, Warp, WarpState};
+use crate::machine::UnitLabel;
+use crate::observe::counters::{Component, ComponentCounts, PcCounters, StallReason};
+use crate::observe::outcome::UnitTotals;
+use crate::observe::samples::Observed;
+pub use crate::timing::env::Env;
+pub use crate::timing::params::Timing;
+use crate::timing::params::pipe_of;
 use spu_isa::{Guard, Side, Space, Special, TimingClass};
 
 const NEVER: u64 = u64::MAX;
 /// The stall of a scheduler whose warps have all exited (no instruction to charge).
 const IDLE: (StallReason, u32) = (StallReason::Idle, u32::MAX);
-
-/// Machine-wide state a unit touches while issuing.
-#[derive(Debug)]
-pub struct Env<'a> {
-    pub ops: &'a [Op],
-    pub timing: &'a Timing,
-    pub memory: &'a mut GlobalMemory,
-    pub dram: &'a mut Dram,
-    pub params: &'a [u32],
-    pub pcs: &'a mut [PcCounters],
-    pub traffic: &'a mut Traffic,
-    pub links: &'a mut [Link],
-    pub waves: &'a mut crate::access::WaveCache,
-    /// Functional mode: no timing, only results and counts.
-    pub functional: bool,
-    /// The instruction trace, when asked for.
-    pub trace: Option<&'a mut crate::trace::Tracer>,
-}
 
 /// What a unit is running: the values its special registers read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,6 +170,20 @@ impl Unit {
             }
     }
 
+    /// What the unit did so far.
+    pub fn totals(&self) -> UnitTotals {
+        UnitTotals {
+            label: self.label,
+            counters: self.counters.clone(),
+            issued: self.issued,
+            thread_instrs: self.thread_instrs,
+            busy_cycles: self.busy_cycles,
+            code_cycles: self.code_cycles,
+            items_done: self.items_done,
+            stalls: self.stalls,
+        }
+    }
+
     /// Ends the current work at cycle `now`.
     pub fn finish(&mut self, now: u64) {
         self.busy = false;
@@ -237,7 +234,7 @@ impl Unit {
         }
         // Past the last instruction: let issue report it.
         let op = env.ops.get(pc as usize)?;
-        let (ready, reason) = match w.ready.get() {
+        let (ready, producer) = match w.ready.get() {
             Some(r) => r,
             None => {
                 let r = operands_ready(w, op);
@@ -246,7 +243,7 @@ impl Unit {
             }
         };
         if ready > t {
-            return Some((ready, reason, pc));
+            return Some((ready, stall_reason(producer), pc));
         }
         if let Some(pipe) = pipe_of(op.class.timing) {
             let slots = &self.pipes[pipe as usize];
@@ -392,28 +389,48 @@ impl Unit {
     }
 }
 
+impl Observed for Vec<Unit> {
+    fn counts(&self) -> ComponentCounts {
+        let mut t = ComponentCounts::default();
+        for u in self {
+            t.merge(&u.counters);
+        }
+        t
+    }
+
+    fn busy_until(&self, cycle: u64) -> u64 {
+        self.iter().map(|u| u.busy_until(cycle)).sum()
+    }
+}
+
 /// When an instruction's operands are ready for warp `w` (the scoreboard), and
-/// what it waits for until then.
-fn operands_ready(w: &Warp, op: &Op) -> (u64, StallReason) {
+/// the producer of the operand it waits for last (`None`: the issue time only).
+fn operands_ready(w: &Warp, op: &Op) -> (u64, Option<Producer>) {
     let mut ready = w.next_issue();
-    let mut reason = StallReason::Control;
+    let mut producer = None;
     for &r in &op.deps[..usize::from(op.n_deps)] {
         let r = usize::from(r);
         if w.reg_ready[r] > ready {
             ready = w.reg_ready[r];
-            reason = match w.reg_producer[r] {
-                Producer::Alu => StallReason::Dependency,
-                Producer::Memory => StallReason::Memory,
-            };
+            producer = Some(w.reg_producer[r]);
         }
     }
     for &p in &op.pdeps[..usize::from(op.n_pdeps)] {
         if w.pred_ready[usize::from(p)] > ready {
             ready = w.pred_ready[usize::from(p)];
-            reason = StallReason::Dependency;
+            producer = Some(Producer::Alu);
         }
     }
-    (ready, reason)
+    (ready, producer)
+}
+
+/// The stall charged while waiting for an operand of `producer`.
+fn stall_reason(producer: Option<Producer>) -> StallReason {
+    match producer {
+        None => StallReason::Control,
+        Some(Producer::Alu) => StallReason::Dependency,
+        Some(Producer::Memory) => StallReason::Memory,
+    }
 }
 
 /// Position in a scheduler's warp list of the `k`-th warp to try. Loose

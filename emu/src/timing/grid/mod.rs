@@ -1,26 +1,28 @@
 //! The SPU in time: the units and the CB links between them, which unit runs which
-//! work item (see [`crate::plan`]) and when, the main cycle loop (skipping cycles in
+//! work item (see [`crate::load::plan`]) and when, the main cycle loop (skipping cycles in
 //! which nothing can happen), the rendezvous of directional and global blocksyncs,
 //! deadlock detection and the cycle limit.
 
-use crate::activity::{Activity, ActivityLog};
-use crate::cb::{End, Link, build_links};
-use crate::counters::Traffic;
-use crate::counters::{Component, PcCounters};
-use crate::dram::Dram;
-use crate::engine::{DmaPlan, Engine, EngineEnv, EngineEvent, SpillStore, Task};
-use crate::fault::{Fault, FaultKind, UnitLabel};
+use crate::exec::fault::{Fault, FaultKind};
+use crate::exec::ops::Kind;
+use crate::load::DmaPlan;
 use crate::load::Image;
+use crate::load::plan::{Geometry, Role, WorkItem, plan};
+use crate::machine::UnitLabel;
 use crate::machine::{Boundary, Machine, PassMode, SpillExtent};
-use crate::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
-use crate::plan::{Geometry, Role, WorkItem, plan};
-use crate::program::Kind;
-use crate::samples::Sampler;
+use crate::observe::activity::{Activity, ActivityLog};
+use crate::observe::counters::Traffic;
+use crate::observe::counters::{Component, PcCounters};
+use crate::observe::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
+use crate::observe::samples::Sampler;
+use crate::timing::cb::{End, Link, build_links};
+use crate::timing::dram::Dram;
+use crate::timing::engine::{Engine, EngineEnv, EngineEvent, SpillStore, Task};
 mod stops;
 mod work;
 
-use crate::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
-use crate::warp::WarpState;
+use crate::exec::warp::WarpState;
+use crate::timing::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
 use spu_isa::Side;
 use std::collections::VecDeque;
 
@@ -78,11 +80,11 @@ pub struct Grid<'a> {
     /// Cycle after the last work item finished.
     last_finish: u64,
     sampler: Option<Sampler>,
-    waves: crate::access::WaveCache,
+    waves: crate::timing::banks::WaveCache,
     functional: bool,
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     activity: Option<ActivityLog>,
-    tracer: Option<crate::trace::Tracer>,
+    tracer: Option<crate::observe::trace::Tracer>,
 }
 
 impl<'a> Grid<'a> {
@@ -113,7 +115,11 @@ impl<'a> Grid<'a> {
                 units.push(Unit::new(label, &timing));
             }
         }
-        let links = build_links(geo, &mut units, machine.cb_bytes() / 4);
+        let mut ports = vec![[None; 4]; units.len()];
+        let links = build_links(geo, &mut ports, machine.cb_bytes() / 4);
+        for (unit, ports) in units.iter_mut().zip(ports) {
+            unit.ports = ports;
+        }
         let sides: Vec<Side> = match machine.boundary {
             Boundary::Iu if image.module.iu_entry.is_some() => Side::ALL.to_vec(),
             Boundary::Iu => Vec::new(),
@@ -163,7 +169,7 @@ impl<'a> Grid<'a> {
             link_syncs: 0,
             last_finish: 0,
             sampler: None,
-            waves: crate::access::WaveCache::new(image_ops),
+            waves: crate::timing::banks::WaveCache::new(image_ops),
             functional: false,
             interrupt: None,
             activity: None,
@@ -181,7 +187,7 @@ impl<'a> Grid<'a> {
     }
 
     /// Writes an instruction trace.
-    pub fn with_trace(mut self, tracer: Option<crate::trace::Tracer>) -> Self {
+    pub fn with_trace(mut self, tracer: Option<crate::observe::trace::Tracer>) -> Self {
         self.tracer = tracer;
         self
     }
@@ -506,7 +512,11 @@ impl<'a> Grid<'a> {
         }
         // The run ends when the last unit finishes and the last store has landed.
         let cycles = self.last_finish.max(self.dram.drained_at());
-        let samples = self.sampler.take().map(|s| s.finish(cycles, &self.units));
+        let n_units = self.units.len() as u64;
+        let samples = self
+            .sampler
+            .take()
+            .map(|s| s.finish(cycles, n_units, &self.units));
         for u in &mut self.units {
             u.counters.add(Component::IdleCorep, cycles - u.busy_cycles);
             u.counters.add(Component::ConstDynamicp, u.busy_cycles);
@@ -526,7 +536,7 @@ impl<'a> Grid<'a> {
         }
         Ok(RunResult {
             cycles,
-            units: self.units,
+            units: self.units.iter().map(Unit::totals).collect(),
             traffic: self.traffic,
             cb,
             pcs: self.pcs,

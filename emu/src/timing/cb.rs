@@ -4,8 +4,7 @@
 //! blocksync) switches them. Each link counts accesses, words, bit toggles and the
 //! syncs each side has made, for the energy model and for deadlock reports.
 
-use crate::plan::Geometry;
-use crate::unit::Unit;
+use crate::load::plan::Geometry;
 use spu_isa::Side;
 
 /// Which end of a link a unit is.
@@ -136,18 +135,22 @@ impl Link {
     }
 }
 
-/// Creates every west->east and north->south link and records each unit's ports.
-pub fn build_links(geo: Geometry, units: &mut [Unit], words: u32) -> Vec<Link> {
+/// A unit's link on each side (indexed by side code), if it has that CB port.
+pub type Ports = [Option<usize>; 4];
+
+/// Creates every west->east and north->south link and records each unit's ports
+/// (`ports` has one entry per unit).
+pub fn build_links(geo: Geometry, ports: &mut [Ports], words: u32) -> Vec<Link> {
     let mut links = Vec::new();
     let mut connect =
-        |units: &mut [Unit], producer: usize, out: Side, consumer: usize, input: Side| {
-            units[producer].ports[out.code() as usize] = Some(links.len());
-            units[consumer].ports[input.code() as usize] = Some(links.len());
+        |ports: &mut [Ports], producer: usize, out: Side, consumer: usize, input: Side| {
+            ports[producer][out.code() as usize] = Some(links.len());
+            ports[consumer][input.code() as usize] = Some(links.len());
             links.push(Link::new(producer, consumer, words as usize));
         };
     for y in 0..geo.rows {
         connect(
-            units,
+            ports,
             geo.boundary(Side::West, y),
             Side::East,
             geo.sm(0, y),
@@ -159,12 +162,12 @@ pub fn build_links(geo: Geometry, units: &mut [Unit], words: u32) -> Vec<Link> {
             } else {
                 geo.boundary(Side::East, y)
             };
-            connect(units, geo.sm(x, y), Side::East, next, Side::West);
+            connect(ports, geo.sm(x, y), Side::East, next, Side::West);
         }
     }
     for x in 0..geo.cols {
         connect(
-            units,
+            ports,
             geo.boundary(Side::North, x),
             Side::South,
             geo.sm(x, 0),
@@ -176,7 +179,7 @@ pub fn build_links(geo: Geometry, units: &mut [Unit], words: u32) -> Vec<Link> {
             } else {
                 geo.boundary(Side::South, x)
             };
-            connect(units, geo.sm(x, y), Side::South, next, Side::North);
+            connect(ports, geo.sm(x, y), Side::South, next, Side::North);
         }
     }
     links

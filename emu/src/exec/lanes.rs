@@ -3,7 +3,7 @@
 //! IEEE f32 with saturating conversions. Each operation is applied to a whole warp
 //! at once so the lane loop stays branch-free.
 
-use crate::program::{BinOp, UnOp};
+use crate::exec::ops::{BinOp, UnOp};
 use spu_isa::{Cmp, Ty};
 
 /// One value per lane.
@@ -132,6 +132,18 @@ pub fn setp(cmp: Cmp, ty: Ty, a: &Lanes, b: &Lanes) -> u32 {
         mask |= u32::from(hit) << l;
     }
     mask
+}
+
+/// Lanes set in a mask, lowest first.
+pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            l
+        })
+    })
 }
 
 /// Writes `value` into the lanes of `mask`.

@@ -3,7 +3,7 @@
 //! with an optional trace line.
 
 use super::*;
-use crate::access::{self, Access, Request};
+use crate::timing::access::{self, Access, Request};
 
 impl Unit {
     pub(super) fn special(&self, w: &Warp, sp: Special, now: u64) -> Lanes {
@@ -81,7 +81,7 @@ impl Unit {
         let w = &self.warps[wi];
         let writes = match (op.dst, op.pdst, op.kind) {
             (Some(d), ..) => {
-                crate::trace::lanes_text(&format!("r{d}"), &w.regs[usize::from(d)], exec)
+                crate::observe::trace::lanes_text(&format!("r{d}"), &w.regs[usize::from(d)], exec)
             }
             (_, Some(p), _) => format!("p{p} = {:08x}", w.preds[usize::from(p)]),
             (_, _, Kind::St(space)) => format!("{space} store"),
@@ -137,9 +137,9 @@ impl Unit {
                 Guard::If(p) => w.preds[usize::from(p)],
                 Guard::IfNot(p) => !w.preds[usize::from(p)],
             };
-        let lanes = u64::from(exec.count_ones());
+        let threads = u64::from(exec.count_ones());
         self.issued += 1;
-        self.thread_instrs += lanes;
+        self.thread_instrs += threads;
         let mut charge = |c: Component, n: u64| {
             self.counters.add(c, n);
             env.pcs[pc as usize].components.add(c, n);
@@ -152,18 +152,18 @@ impl Unit {
         ] {
             charge(c, 1);
         }
-        charge(Component::Rfp, lanes * u64::from(op.register_accesses()));
+        charge(Component::Rfp, threads * u64::from(op.register_accesses()));
         match op.class.timing {
             TimingClass::IntAlu | TimingClass::IntMul | TimingClass::IntDiv => {
-                charge(Component::Spp, lanes)
+                charge(Component::Spp, threads)
             }
-            TimingClass::Fpu => charge(Component::Fpup, lanes),
-            TimingClass::Sfu => charge(Component::Sfup, lanes),
+            TimingClass::Fpu => charge(Component::Fpup, threads),
+            TimingClass::Sfu => charge(Component::Sfup, threads),
             _ => {}
         }
         let pcc = &mut env.pcs[pc as usize];
         pcc.issued += 1;
-        pcc.threads += lanes;
+        pcc.threads += threads;
         let timing = env.timing;
         let latency = timing.latency(op.class.timing);
         let mut occupancy = timing.interval(op.class.timing);
@@ -176,9 +176,9 @@ impl Unit {
         match op.kind {
             Kind::Bin(b) => {
                 let (a, bv) = (self.fetch(w, op.a, now), self.fetch(w, op.b, now));
-                value = Some(exec::binary(b, &a, &bv));
+                value = Some(lanes::binary(b, &a, &bv));
             }
-            Kind::Un(u) => value = Some(exec::unary(u, &self.fetch(w, op.a, now))),
+            Kind::Un(u) => value = Some(lanes::unary(u, &self.fetch(w, op.a, now))),
             Kind::MadLo | Kind::Fma => {
                 let (a, b, c) = (
                     self.fetch(w, op.a, now),
@@ -186,9 +186,9 @@ impl Unit {
                     self.fetch(w, op.c, now),
                 );
                 value = Some(if op.kind == Kind::Fma {
-                    exec::fma(&a, &b, &c)
+                    lanes::fma(&a, &b, &c)
                 } else {
-                    exec::mad_lo(&a, &b, &c)
+                    lanes::mad_lo(&a, &b, &c)
                 });
             }
             Kind::Mov => value = Some(self.fetch(w, op.a, now)),
@@ -201,7 +201,7 @@ impl Unit {
             }
             Kind::Setp(cmp, ty) => {
                 let (a, b) = (self.fetch(w, op.a, now), self.fetch(w, op.b, now));
-                let hits = exec::setp(cmp, ty, &a, &b);
+                let hits = lanes::setp(cmp, ty, &a, &b);
                 let w = &mut self.warps[wi];
                 if let Some(p) = op.pdst {
                     let p = usize::from(p);
@@ -287,7 +287,7 @@ impl Unit {
         let w = &mut self.warps[wi];
         if let (Some(v), Some(d)) = (value, op.dst) {
             let d = usize::from(d);
-            exec::write_masked(&mut w.regs[d], &v, exec);
+            lanes::write_masked(&mut w.regs[d], &v, exec);
             w.reg_ready[d] = result_at;
             w.reg_producer[d] = producer;
         }

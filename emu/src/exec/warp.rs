@@ -6,7 +6,7 @@
 //! stored in the instruction) and pushes one entry per path; an entry whose PC
 //! reaches its reconvergence point is popped, merging the paths.
 
-use crate::exec::Lanes;
+use crate::exec::lanes::Lanes;
 
 /// "No reconvergence point".
 const NO_RECONV: u32 = u32::MAX;
@@ -56,10 +56,11 @@ pub struct Warp {
     pub pred_ready: [u64; 16],
     /// Earliest cycle the warp may issue again (branch redirect, release latency).
     next_issue: u64,
-    /// When the next instruction's operands are ready and what it waits for; cleared
+    /// When the next instruction's operands are ready and the producer of the last one
+    /// (`None`: only the issue time, e.g. a branch redirect); cleared
     /// whenever the PC or the issue time changes (only the warp's own issues write
     /// its scoreboard).
-    pub ready: std::cell::Cell<Option<(u64, crate::counters::StallReason)>>,
+    pub ready: std::cell::Cell<Option<(u64, Option<Producer>)>>,
 }
 
 impl Warp {

@@ -8,31 +8,17 @@
 //! Loaders (DMA north/west, restoring VIUs) transfer a tile into the CB and then
 //! sync; storers (DMA south/east, spilling VIUs) sync and then transfer out.
 
-use crate::access::toggles;
-use crate::cb::{End, Link};
-use crate::counters::Traffic;
-use crate::counters::{Component, ComponentCounts};
-use crate::dram::Dram;
-use crate::memory::GlobalMemory;
-use crate::plan::SpillKey;
+use crate::exec::memory::GlobalMemory;
+use crate::load::DmaPlan;
+use crate::load::plan::SpillKey;
+use crate::observe::counters::Traffic;
+use crate::observe::counters::{Component, ComponentCounts};
+use crate::timing::access::toggles;
+use crate::timing::cb::{End, Link};
+use crate::timing::dram::Dram;
 use std::collections::BTreeMap;
 
 const NEVER: u64 = u64::MAX;
-
-/// A DMA descriptor with its fields evaluated (all in elements).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DmaPlan {
-    pub buffer: usize,
-    pub offset: i64,
-    pub rows: u32,
-    pub cols: u32,
-    pub row_stride: i64,
-    pub tile_stride: i64,
-    pub iu_stride: i64,
-    pub tiles: u64,
-    pub delay: u64,
-    pub iu_delay: u64,
-}
 
 /// One spilled tile.
 #[derive(Debug, Clone)]

@@ -4,7 +4,12 @@
 use super::*;
 
 impl Grid<'_> {
-    pub(super) fn engine_stop(&self, u: usize, f: crate::engine::DmaFault, now: u64) -> Box<Stop> {
+    pub(super) fn engine_stop(
+        &self,
+        u: usize,
+        f: crate::timing::engine::DmaFault,
+        now: u64,
+    ) -> Box<Stop> {
         let role = self.role(u);
         let buffer = match self.engines[u].as_ref().map(|e| &e.task) {
             Some(Task::Dma { plan, .. }) => plan.buffer,

@@ -3,11 +3,10 @@
 //! the launch and buffer-size expressions, checks them against the machine, lays out
 //! and initialises global memory, applies `--load` files and decodes the code.
 
-use crate::engine::DmaPlan;
+use crate::exec::memory::GlobalMemory;
+use crate::exec::ops::{DecodeError, Kind, Op, SymbolAddresses, decode_program};
+use crate::load::npy::{self, NpyError};
 use crate::machine::{Boundary, Machine, PassMode};
-use crate::memory::GlobalMemory;
-use crate::npy::{self, NpyError};
-use crate::program::{DecodeError, Kind, Op, SymbolAddresses, decode_program};
 use spu_isa::Ty;
 use spu_isa::format::{Expr, Module};
 use std::path::PathBuf;
@@ -67,7 +66,7 @@ pub enum LoadError {
     #[error(transparent)]
     Npy(#[from] NpyError),
     #[error(transparent)]
-    Layout(#[from] crate::memory::LayoutError),
+    Layout(#[from] crate::exec::memory::LayoutError),
     #[error("the binary is damaged: {0}; reassemble it with spu-asm")]
     Decode(#[from] DecodeError),
     #[error("{0}")]
@@ -87,6 +86,21 @@ impl LaunchDims {
     pub fn block_threads(&self) -> u32 {
         self.block.iter().product()
     }
+}
+
+/// A DMA descriptor with its fields evaluated (all in elements).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaPlan {
+    pub buffer: usize,
+    pub offset: i64,
+    pub rows: u32,
+    pub cols: u32,
+    pub row_stride: i64,
+    pub tile_stride: i64,
+    pub iu_stride: i64,
+    pub tiles: u64,
+    pub delay: u64,
+    pub iu_delay: u64,
 }
 
 /// A kernel ready to run.
@@ -255,7 +269,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     }
     let mut memory = GlobalMemory::layout(layout, u64::from(machine.global_mib) << 20)?;
     for (i, b) in module.buffers.iter().enumerate() {
-        crate::init::fill(memory.buffer_mut(i), b.ty, b.init);
+        crate::load::init::fill(memory.buffer_mut(i), b.ty, b.init);
     }
     for arg in &options.loads {
         let (index, path) = buffer_arg(&module, "--load", arg)?;

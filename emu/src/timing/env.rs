@@ -1,0 +1,30 @@
+//! The machine-wide state a unit touches while issuing (global memory, the DRAM
+//! queue, CB links, counters, the trace), borrowed field by field from the grid so
+//! a unit can be borrowed alongside.
+
+use crate::exec::memory::GlobalMemory;
+use crate::exec::ops::Op;
+use crate::observe::counters::{PcCounters, Traffic};
+use crate::observe::trace::Tracer;
+use crate::timing::banks::WaveCache;
+use crate::timing::cb::Link;
+use crate::timing::dram::Dram;
+use crate::timing::params::Timing;
+
+/// Machine-wide state a unit touches while issuing.
+#[derive(Debug)]
+pub struct Env<'a> {
+    pub ops: &'a [Op],
+    pub timing: &'a Timing,
+    pub memory: &'a mut GlobalMemory,
+    pub dram: &'a mut Dram,
+    pub params: &'a [u32],
+    pub pcs: &'a mut [PcCounters],
+    pub traffic: &'a mut Traffic,
+    pub links: &'a mut [Link],
+    pub waves: &'a mut WaveCache,
+    /// Functional mode: no timing, only results and counts.
+    pub functional: bool,
+    /// The instruction trace, when asked for.
+    pub trace: Option<&'a mut Tracer>,
+}
