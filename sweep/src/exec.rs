@@ -84,7 +84,7 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     };
     let session = spu_emu::cli::session::run_file(&run.kernel, &machine, &options, control)
         .map_err(|e| RunFailure {
-            message: error_chain(&e),
+            message: one_line(&e),
             details: e.details().to_string(),
         })?;
     let stats =
@@ -96,13 +96,18 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     })
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
+/// The cause of a failed run in one line: the first `error:` of its report (why a
+/// run stopped, the first assembly error), else the error itself.
+fn one_line(e: &spu_emu::cli::session::SessionError) -> String {
+    use spu_emu::cli::session::SessionError;
+    let first = e
+        .details()
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("error: "))
+        .map(str::to_string);
+    match (e, first) {
+        (SessionError::Stopped { .. }, Some(why)) => why,
+        (SessionError::Assembly { .. }, Some(first)) => format!("{e}: {first}"),
+        _ => e.to_string(),
     }
-    s
 }

@@ -82,6 +82,8 @@ pub fn execute(pool: Pool<'_>, ids: &[String]) -> Result<Summary, StoreError> {
         (None, Show::Auto) => eprintln!("{line}"),
     };
     let width = total.to_string().len();
+    let by_id: std::collections::HashMap<&str, &crate::plan::Run> =
+        plan.runs.iter().map(|r| (r.id.as_str(), r)).collect();
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1).min(total.max(1)) {
             scope.spawn(|| {
@@ -91,7 +93,9 @@ pub fn execute(pool: Pool<'_>, ids: &[String]) -> Result<Summary, StoreError> {
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(id) = ids.get(i) else { break };
-                    let Some(run) = plan.run(id) else { continue };
+                    let Some(run) = by_id.get(id.as_str()).copied() else {
+                        continue;
+                    };
                     let req = Request {
                         run: run.clone(),
                         model: plan.model.clone(),

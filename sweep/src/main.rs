@@ -9,10 +9,11 @@ use spu_sweep::spec::Spec;
 use spu_sweep::store::{Status, Store};
 use spu_sweep::supervise::{Bounds, ChildOutput, RUN_FAILED};
 use spu_sweep::{Error, exec, slurm, status};
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -420,7 +421,7 @@ fn cmd_slurm(
     let batch = slurm::submit(
         store,
         &exe,
-        &plan.name,
+        plan,
         pending,
         opts,
         bounds.timeout_s,
@@ -437,7 +438,43 @@ fn cmd_slurm(
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!(
-        "job {job}: {} in {} array tasks finished in {:.1} s",
+        "submitted job {job}: {} in {} array tasks; waiting (Ctrl-C stops waiting, not the job)",
+        runs(pending.len()),
+        batch.tasks.len()
+    );
+    install_stop_handler();
+    let bar = (std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(pending.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} runs [{elapsed_precise} < {eta_precise}]",
+            )
+            // A constant template that is known to parse.
+            .expect("static template"),
+        );
+        bar
+    });
+    let finished = slurm::wait(&job, Duration::from_secs(1), &STOP, &mut || {
+        if let Some(bar) = &bar {
+            let done = pending
+                .iter()
+                .filter(|id| store.record(id).is_some())
+                .count();
+            bar.set_position(done as u64);
+        }
+    })?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    if !finished {
+        eprintln!(
+            "stopped waiting; job {job} goes on: follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
+            dir = store.dir.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    eprintln!(
+        "job {job}: {} in {} array tasks ended after {:.1} s",
         runs(pending.len()),
         batch.tasks.len(),
         started.elapsed().as_secs_f64()
@@ -621,12 +658,8 @@ fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
 /// One task of a Slurm batch: its runs, one after another, logged line by line.
 fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
     let store = Store::open(dir)?;
-    let plan = store.plan()?;
-    let b = slurm::batches(&store)
-        .into_iter()
-        .find(|x| x.batch == batch)
-        .with_context(|| format!("`{}` has no Slurm batch {batch}", dir.display()))?;
-    let ids: Vec<String> = slurm::task_runs(&store, batch, task)?
+    let (b, plan, ids) = slurm::task(&store, batch, task)?;
+    let ids: Vec<String> = ids
         .into_iter()
         .filter(|id| store.record(id).is_none_or(|r| r.status != Status::Done))
         .collect();

@@ -1,9 +1,12 @@
 //! Running a sweep on a Slurm cluster: the pending runs are dealt round-robin into
 //! tasks of a few runs each (many short runs per task, not one job per run), written
 //! as one `sbatch --array` job whose task `T` runs `spu-sweep exec-task DIR --batch B
-//! --task T` into the shared results folder. Status comes from `squeue` (and
-//! `sacct` where accounting is enabled) plus the records themselves.
+//! --task T` into the shared results folder. Each batch keeps a copy of the plan it
+//! was made from, so re-planning the folder while a job runs cannot confuse it.
+//! Status comes from `squeue` (and `sacct` where accounting is enabled) plus the
+//! records themselves.
 
+use crate::plan::Plan;
 use crate::store::{Store, StoreError, to_json};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -20,7 +23,7 @@ pub struct SlurmOptions {
     pub time_min: Option<u64>,
     /// More `sbatch` options, passed as given (e.g. `--account=abc`).
     pub sbatch_args: Vec<String>,
-    /// Block until every task ended (`sbatch --wait`).
+    /// Wait until every task has ended.
     pub wait: bool,
 }
 
@@ -137,11 +140,12 @@ fn next_batch(store: &Store) -> usize {
         .unwrap_or(0)
 }
 
-/// Writes the batch and its script and submits it; returns the batch with its job id.
+/// Writes the batch, its plan and its script and submits it; returns the batch with
+/// its job id.
 pub fn submit(
     store: &Store,
     exe: &Path,
-    name: &str,
+    plan: &Plan,
     ids: &[String],
     opts: &SlurmOptions,
     timeout_s: u64,
@@ -155,10 +159,12 @@ pub fn submit(
         memory_mib,
     };
     let b = batch.batch;
+    let name = &plan.name;
     std::fs::create_dir_all(store.dir.join("slurm/logs")).map_err(|error| StoreError::Write {
         path: store.dir.join("slurm/logs").display().to_string(),
         error,
     })?;
+    store.write(&format!("slurm/batch-{b}.plan.json"), &to_json(plan))?;
     store.write(&format!("slurm/batch-{b}.json"), &to_json(&batch))?;
     let script_name = format!("slurm/batch-{b}.sh");
     store.write(
@@ -166,11 +172,7 @@ pub fn submit(
         script(store, exe, name, &batch, opts).as_bytes(),
     )?;
     let mut cmd = Command::new("sbatch");
-    cmd.arg("--parsable");
-    if opts.wait {
-        cmd.arg("--wait");
-    }
-    cmd.arg(store.dir.join(&script_name));
+    cmd.arg("--parsable").arg(store.dir.join(&script_name));
     let out = output(&mut cmd, "sbatch")?;
     let job = out
         .split([';', '\n'])
@@ -209,8 +211,12 @@ pub fn batches(store: &Store) -> Vec<Batch> {
         .collect()
 }
 
-/// The run ids of one task of a batch.
-pub fn task_runs(store: &Store, batch: usize, task: usize) -> Result<Vec<String>, SlurmError> {
+/// One task of a batch: the batch, the plan it was made from, and the task's run ids.
+pub fn task(
+    store: &Store,
+    batch: usize,
+    task: usize,
+) -> Result<(Batch, Plan, Vec<String>), SlurmError> {
     let b = batches(store)
         .into_iter()
         .find(|x| x.batch == batch)
@@ -222,22 +228,57 @@ pub fn task_runs(store: &Store, batch: usize, task: usize) -> Result<Vec<String>
                 .to_string(),
             why: "no such batch".into(),
         })?;
+    let plan: Plan = store.read_json(&format!("slurm/batch-{batch}.plan.json"))?;
     let count = b.tasks.len();
-    b.tasks
-        .into_iter()
-        .nth(task)
-        .ok_or(SlurmError::NoTask { batch, task, count })
+    let ids = b
+        .tasks
+        .get(task)
+        .cloned()
+        .ok_or(SlurmError::NoTask { batch, task, count })?;
+    Ok((b, plan, ids))
+}
+
+/// Waits until no task of `job` is queued or running, calling `progress` about
+/// every `interval`; returns `false` early when `stop` is set.
+pub fn wait(
+    job: &str,
+    interval: std::time::Duration,
+    stop: &std::sync::atomic::AtomicBool,
+    progress: &mut dyn FnMut(),
+) -> Result<bool, SlurmError> {
+    loop {
+        if squeue(job)?.is_empty() {
+            return Ok(true);
+        }
+        progress();
+        for _ in 0..10 {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(false);
+            }
+            std::thread::sleep(interval / 10);
+        }
+    }
+}
+
+/// Task states of a job in the queue (queued and running tasks), counted.
+fn squeue(job: &str) -> Result<Vec<(String, usize)>, SlurmError> {
+    match output(
+        Command::new("squeue").args(["-h", "-r", "-j", job, "-o", "%T"]),
+        "squeue",
+    ) {
+        Ok(text) => Ok(count_states(text.lines())),
+        // A job the controller has already forgotten has no task queued.
+        Err(SlurmError::Failed { stderr, .. }) if stderr.contains("Invalid job id") => {
+            Ok(Vec::new())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Task states of a job: `(state, count)`, from `squeue` (queued and running
-/// tasks). `None` when `squeue` cannot be run.
+/// tasks). `None` when `squeue` cannot be asked.
 pub fn queue_states(job: &str) -> Option<Vec<(String, usize)>> {
-    let out = output(
-        Command::new("squeue").args(["-h", "-r", "-j", job, "-o", "%T"]),
-        "squeue",
-    )
-    .ok()?;
-    Some(count_states(out.lines()))
+    squeue(job).ok()
 }
 
 /// Final task states of a job from `sacct`; `None` without accounting.

@@ -379,7 +379,15 @@ impl Walker {
             match key {
                 "name" => {
                     if let Some(s) = self.string(v, key) {
-                        spec.name = s.text;
+                        if plain_name(&s.text) {
+                            spec.name = s.text;
+                        } else {
+                            self.problems.push(
+                                Problem::at(s.span, format!("`{}` cannot name a sweep", s.text))
+                                    .label("names the results folder")
+                                    .help("use letters, digits, `-`, `_` and `.`, not starting with `.`"),
+                            );
+                        }
                     }
                 }
                 "description" => {
@@ -443,22 +451,22 @@ impl Walker {
         for (k, v) in entries(t) {
             let key = k.get_ref().as_ref();
             match key {
-                "D" | "label" => {
+                "D" => {
                     let Some(sub) = self.table(v, key) else {
                         continue;
                     };
                     for (name, value) in entries(sub) {
-                        let n = name.get_ref().to_string();
-                        let field = if key == "D" {
-                            Field::Define(n)
-                        } else {
-                            Field::Label(n)
-                        };
+                        let field = Field::Define(name.get_ref().to_string());
                         if let Some(s) = self.scalar(value, &field.spec_key()) {
                             out.push((field, s));
                         }
                     }
                 }
+                "label" => self.problems.push(
+                    Problem::at(k.span(), "labels belong to axes, not to `[base]`")
+                        .label("the same for every run")
+                        .help("`label.NAME = [...]` in an `[[axis]]` names that axis's values"),
+                ),
                 "set" => match v.get_ref() {
                     DeValue::Array(items) => {
                         for item in items.iter() {
@@ -756,10 +764,7 @@ impl Walker {
             match key {
                 "name" => {
                     if let Some(s) = self.string(v, key) {
-                        if s.text.is_empty()
-                            || s.text.contains(['/', '\\'])
-                            || s.text.starts_with('.')
-                        {
+                        if !plain_name(&s.text) {
                             self.problems.push(
                                 Problem::at(s.span, "a plot name must be a plain file stem")
                                     .label("no slashes, not empty, not starting with `.`"),
@@ -821,6 +826,14 @@ impl Walker {
         }
         Some(plot)
     }
+}
+
+/// A name usable as a file name: letters, digits, `-`, `_`, `.`, not starting with `.`.
+fn plain_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('.')
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 fn plain_field(key: &str) -> Option<Field> {

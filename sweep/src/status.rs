@@ -59,6 +59,25 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
         failures: Vec::new(),
         jobs: Vec::new(),
     };
+    for b in slurm::batches(store) {
+        let Some(job_id) = b.job_id.clone() else {
+            continue;
+        };
+        p.jobs.push(Job {
+            batch: b.batch,
+            queue: slurm::queue_states(&job_id),
+            accounting: slurm::accounting_states(&job_id),
+            job_id,
+            tasks: b.tasks.len(),
+        });
+    }
+    // Markers from other hosts cannot be checked; with no task left in the
+    // queue, their runs are not running either.
+    let queue_empty = !p.jobs.is_empty()
+        && p.jobs
+            .iter()
+            .all(|j| j.queue.as_ref().is_some_and(|q| q.is_empty()));
+    let here = crate::store::host();
     for id in ids {
         match records.get(id).map(|r| r.status) {
             Some(Status::Done) => p.done += 1,
@@ -72,7 +91,7 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
                 });
             }
             None => match markers.iter().find(|m| m.0 == id) {
-                Some(m) if m.3 => p.running += 1,
+                Some(m) if m.3 && !(queue_empty && m.1 != here) => p.running += 1,
                 Some(_) => {
                     p.stale += 1;
                     p.remaining += 1;
@@ -80,18 +99,6 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
                 None => p.remaining += 1,
             },
         }
-    }
-    for b in slurm::batches(store) {
-        let Some(job_id) = b.job_id.clone() else {
-            continue;
-        };
-        p.jobs.push(Job {
-            batch: b.batch,
-            queue: slurm::queue_states(&job_id),
-            accounting: slurm::accounting_states(&job_id),
-            job_id,
-            tasks: b.tasks.len(),
-        });
     }
     p
 }

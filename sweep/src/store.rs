@@ -114,7 +114,8 @@ impl Store {
         write_atomically(&path, bytes).map_err(write_err(&path))
     }
 
-    fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, StoreError> {
+    /// Reads a JSON file of the folder.
+    pub fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, StoreError> {
         let path = self.dir.join(name);
         let err = |why: String| StoreError::Read {
             path: path.display().to_string(),

@@ -215,7 +215,11 @@ max_cycles = [1000000000, 1000000000, 5000]
     assert_eq!(rows[2][1], "failed");
     assert!(rows[2][5].contains("does not assemble"), "{:?}", rows[2]);
     assert_eq!(rows[3][1], "failed");
-    assert!(rows[3][5].contains("stopped"), "{:?}", rows[3]);
+    assert!(
+        rows[3][5].contains("exceeded --max-cycles 5 000"),
+        "{:?}",
+        rows[3]
+    );
     let status = sweep(&["status", &out]);
     let s = text(&status.stdout);
     assert!(

@@ -65,19 +65,19 @@ fn an_array_job_gives_the_local_results_byte_for_byte() {
     let spec = spec.display().to_string();
     let local = dir.path().join("local");
     let cluster = dir.path().join("cluster");
-    let o = Command::new(exe)
-        .args(["run", &spec, "--out", &local.display().to_string()])
-        .output()
-        .unwrap();
+    let cluster_out = cluster.display().to_string();
+    let run = |out: &str, more: &[&str]| {
+        let mut c = Command::new(exe);
+        c.args(["run", &spec, "--out", out]).args(more);
+        c
+    };
+    let o = run(&local.display().to_string(), &[]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
 
     // Six runs, two per task: a three-task array, at most two tasks at once.
-    let mut child = Command::new(exe)
-        .args([
-            "run",
-            &spec,
-            "--out",
-            &cluster.display().to_string(),
+    let mut child = run(
+        &cluster_out,
+        &[
             "--slurm",
             "--runs-per-task",
             "2",
@@ -86,10 +86,11 @@ fn an_array_job_gives_the_local_results_byte_for_byte() {
             "--time",
             "10",
             "--wait",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+    )
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(600);
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
@@ -129,7 +130,7 @@ fn an_array_job_gives_the_local_results_byte_for_byte() {
     assert_eq!(logs, 3, "one log per array task");
 
     let status = Command::new(exe)
-        .args(["status", &cluster.display().to_string()])
+        .args(["status", &cluster_out])
         .output()
         .unwrap();
     let s = text(&status.stdout);
@@ -137,17 +138,7 @@ fn an_array_job_gives_the_local_results_byte_for_byte() {
     assert!(s.contains("(batch 0, 3 tasks)"), "{s}");
 
     // Finished: submitting again submits nothing.
-    let o = Command::new(exe)
-        .args([
-            "run",
-            &spec,
-            "--out",
-            &cluster.display().to_string(),
-            "--slurm",
-            "--wait",
-        ])
-        .output()
-        .unwrap();
+    let o = run(&cluster_out, &["--slurm", "--wait"]).output().unwrap();
     assert!(o.status.success());
     assert!(
         text(&o.stderr).contains("nothing to simulate"),

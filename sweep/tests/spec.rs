@@ -122,6 +122,12 @@ fn bad_specs_name_the_key_and_line() {
         2,
         "not KEY=VALUE",
     );
+    expect_problem(
+        &format!("{base}label.sync = \"x\"\n"),
+        3,
+        "labels belong to axes",
+    );
+    expect_problem(&format!("name = \"a/b\"\n{base}"), 1, "cannot name a sweep");
     // Files and presets, found while planning.
     expect_problem("[base]\nkernel = \"missing.spu\"\n", 2, "missing.spu");
     expect_problem(
@@ -243,7 +249,7 @@ fn run_ids_change_exactly_when_results_can() {
     assert_eq!(a.len(), 16);
     assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
     // Same run written differently: a label, key order, a preset spelled as its settings.
-    assert_eq!(id(&format!("{base}label.what = \"x\"\n")), a);
+    assert_eq!(id(&format!("{base}[[axis]]\nlabel.what = [\"x\"]\n")), a);
     assert_eq!(id("[base]\nD.N = 256\nkernel = \"vecadd.spu\"\n"), a);
     assert_eq!(id(&format!("{base}machine = \"spu-4x4\"\n")), a);
     assert_eq!(id(&format!("{base}set = [\"cb.size_kib=4\"]\n")), a);
