@@ -11,8 +11,6 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
     pub run: Run,
-    /// Energy model name or absolute path.
-    pub model: String,
 }
 
 /// What the child prints on standard output when the run finished.
@@ -60,7 +58,7 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     for (k, v) in &run.machine {
         machine.set(&format!("{k}={v}")).map_err(RunFailure::new)?;
     }
-    let model = spu_prof::model::Model::load(&req.model).map_err(RunFailure::new)?;
+    let model = spu_prof::model::Model::load(&run.model).map_err(RunFailure::new)?;
     let bytes = spu_isa::format::read_input(&run.kernel).map_err(RunFailure::new)?;
     if crate::plan::sha256_hex(&bytes) != run.kernel_sha256 {
         return Err(RunFailure::new(format!(

@@ -96,10 +96,7 @@ pub fn execute(pool: Pool<'_>, ids: &[String]) -> Result<Summary, StoreError> {
                     let Some(run) = by_id.get(id.as_str()).copied() else {
                         continue;
                     };
-                    let req = Request {
-                        run: run.clone(),
-                        model: plan.model.clone(),
-                    };
+                    let req = Request { run: run.clone() };
                     let record = {
                         let _mark = store.mark_running(id);
                         match run_child(exe, &req, bounds, stop) {

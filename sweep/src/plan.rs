@@ -36,6 +36,9 @@ pub struct Run {
     pub defines: Vec<(String, String)>,
     pub functional: bool,
     pub max_cycles: u64,
+    /// Energy model: a built-in name or an absolute path, and a hash of its contents.
+    pub model: String,
+    pub model_sha256: String,
 }
 
 /// Everything needed to run, resume and report a sweep; stored as `plan.json`.
@@ -49,9 +52,6 @@ pub struct Plan {
     pub spec_sha256: String,
     /// Extra values included (`--extra`).
     pub extras: Vec<String>,
-    /// Energy model: a built-in name or an absolute path, and a hash of its contents.
-    pub model: String,
-    pub model_sha256: String,
     /// Metric keys or patterns (empty: the defaults).
     pub metrics: Vec<String>,
     pub timeout_s: u64,
@@ -112,7 +112,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// The run id: the first 16 hex digits of the hash of everything that determines
 /// the run's results.
-pub fn identity(run: &Run, model_sha256: &str) -> String {
+pub fn identity(run: &Run) -> String {
     let id = Identity {
         tool: "spu-sweep",
         version: TOOL_VERSION,
@@ -121,7 +121,7 @@ pub fn identity(run: &Run, model_sha256: &str) -> String {
         defines: &run.defines,
         functional: run.functional,
         max_cycles: run.max_cycles,
-        model_sha256,
+        model_sha256: &run.model_sha256,
     };
     // Plain strings, numbers and booleans: serialising cannot fail.
     let json = serde_json::to_vec(&id).expect("identity serialises");
@@ -156,6 +156,7 @@ pub fn plan(spec: &Spec, extras: &[String]) -> Result<Plan, crate::Error> {
         problems: Vec::new(),
         kernels: HashMap::new(),
         machines: HashMap::new(),
+        models: HashMap::new(),
     };
     let plan = p.plan(extras);
     if p.problems.is_empty() {
@@ -185,6 +186,8 @@ struct Planner<'s> {
     kernels: HashMap<String, Option<(PathBuf, String)>>,
     /// Machine value as written -> what `RunArgs` should be given.
     machines: HashMap<String, Option<String>>,
+    /// Model value as written -> (name or absolute path, hash).
+    models: HashMap<String, Option<(String, String)>>,
 }
 
 impl Planner<'_> {
@@ -233,18 +236,8 @@ impl Planner<'_> {
                 ),
             );
         }
-        let model_path = self.file_or_name(&spec.model.text, ".toml");
-        let model = match spu_prof::model::Model::load(&model_path) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                self.problems.push(
-                    Problem::at(spec.model.span.clone(), e.to_string())
-                        .label("cannot load this energy model"),
-                );
-                None
-            }
-        };
-        let model_sha256 = model.as_ref().map(model_hash).unwrap_or_default();
+        // The spec-wide model is checked even when every run names its own.
+        self.model(&spec.model);
         let mut runs = Vec::new();
         let count = axes
             .iter()
@@ -262,7 +255,7 @@ impl Planner<'_> {
                     continue;
                 }
                 if let Some(mut run) = self.resolve(&point) {
-                    run.id = identity(&run, &model_sha256);
+                    run.id = identity(&run);
                     runs.push(run);
                 }
             }
@@ -280,8 +273,6 @@ impl Planner<'_> {
             spec_file: spec.file.clone(),
             spec_sha256: sha256_hex(spec.text.as_bytes()),
             extras: extras.to_vec(),
-            model: model_path,
-            model_sha256,
             metrics: spec.metrics.iter().map(|m| m.text.clone()).collect(),
             timeout_s: spec.timeout_s,
             memory_mib: spec.memory_mib,
@@ -394,6 +385,26 @@ impl Planner<'_> {
         resolved
     }
 
+    /// Loads an energy model once; `None` after a reported problem.
+    fn model(&mut self, v: &Value) -> Option<(String, String)> {
+        if let Some(m) = self.models.get(&v.text) {
+            return m.clone();
+        }
+        let source = self.file_or_name(&v.text, ".toml");
+        let resolved = match spu_prof::model::Model::load(&source) {
+            Ok(m) => Some((source, model_hash(&m))),
+            Err(e) => {
+                self.problems.push(
+                    Problem::at(v.span.clone(), e.to_string())
+                        .label("cannot load this energy model"),
+                );
+                None
+            }
+        };
+        self.models.insert(v.text.clone(), resolved.clone());
+        resolved
+    }
+
     fn machine_source(&mut self, v: &Value) -> Option<String> {
         if let Some(m) = self.machines.get(&v.text) {
             return m.clone();
@@ -423,6 +434,11 @@ impl Planner<'_> {
             settings.insert(f.clone(), v.clone());
         }
         let (kernel, kernel_sha256) = self.kernel(settings.get(&Field::Kernel)?)?;
+        let model_value = settings
+            .get(&Field::Model)
+            .unwrap_or(&self.spec.model)
+            .clone();
+        let (model, model_sha256) = self.model(&model_value)?;
         let machine = match settings.get(&Field::Machine) {
             Some(v) => Some(self.machine_source(v)?),
             None => None,
@@ -478,6 +494,8 @@ impl Planner<'_> {
             max_cycles: text(Field::MaxCycles)
                 .and_then(|t| t.parse().ok())
                 .unwrap_or(DEFAULT_MAX_CYCLES),
+            model,
+            model_sha256,
         })
     }
 }

@@ -224,8 +224,8 @@ pub fn host() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Provenance: tool and format versions, spec and model hashes, and per run the
-/// hashes its identity is made of.
+/// Provenance: tool and format versions, the spec's hash, and per run the hashes
+/// its identity is made of.
 #[derive(Debug, Serialize)]
 struct Manifest<'a> {
     tool: &'static str,
@@ -234,8 +234,6 @@ struct Manifest<'a> {
     spec_file: &'a str,
     spec_sha256: &'a str,
     extras: &'a [String],
-    model: &'a str,
-    model_sha256: &'a str,
     planned_on: String,
     planned_at_unix_s: u64,
     runs: Vec<ManifestRun<'a>>,
@@ -250,6 +248,8 @@ struct ManifestRun<'a> {
     defines: &'a [(String, String)],
     functional: bool,
     max_cycles: u64,
+    model: &'a str,
+    model_sha256: &'a str,
 }
 
 fn manifest(plan: &Plan) -> Manifest<'_> {
@@ -261,8 +261,6 @@ fn manifest(plan: &Plan) -> Manifest<'_> {
         spec_file: &plan.spec_file,
         spec_sha256: &plan.spec_sha256,
         extras: &plan.extras,
-        model: &plan.model,
-        model_sha256: &plan.model_sha256,
         planned_on: host(),
         planned_at_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -279,6 +277,8 @@ fn manifest(plan: &Plan) -> Manifest<'_> {
                 defines: &r.defines,
                 functional: r.functional,
                 max_cycles: r.max_cycles,
+                model: &r.model,
+                model_sha256: &r.model_sha256,
             })
             .collect(),
     }

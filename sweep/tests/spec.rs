@@ -311,3 +311,23 @@ fn the_readme_example_plans_as_documented() {
     assert_eq!(huge.runs.len(), 7);
     assert_eq!(huge.columns, ["cb.size_kib", "case", "N"]);
 }
+
+/// A platform comparison sets kernel, machine and energy model together in one axis.
+#[test]
+fn machine_kernel_and_model_can_vary_together() {
+    let p = planned(
+        r#"
+[[axis]]
+label.platform = ["iu", "dma"]
+machine = ["spu-4x4", "spu-4x4-dma"]
+kernel = ["vecadd.spu", "reduction.spu"]
+model = ["default", "cyclops64"]
+"#,
+        &[],
+    );
+    assert_eq!(p.columns, ["platform", "machine", "kernel", "model"]);
+    assert_eq!(p.runs.len(), 2);
+    assert_eq!(p.runs[0].model, "default");
+    assert_eq!(p.runs[1].model, "cyclops64");
+    assert_ne!(p.runs[0].model_sha256, p.runs[1].model_sha256);
+}

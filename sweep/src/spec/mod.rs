@@ -17,6 +17,8 @@ pub enum Field {
     Kernel,
     /// A machine preset or machine file.
     Machine,
+    /// An energy model: built-in name or model file.
+    Model,
     Grid,
     Boundary,
     Passes,
@@ -37,6 +39,7 @@ impl Field {
         match self {
             Field::Kernel => "kernel".into(),
             Field::Machine => "machine".into(),
+            Field::Model => "model".into(),
             Field::Grid => "grid".into(),
             Field::Boundary => "boundary".into(),
             Field::Passes => "passes".into(),
@@ -127,7 +130,7 @@ pub struct Spec {
     pub text: String,
     pub name: String,
     pub description: String,
-    /// Energy model: a built-in name or a model file.
+    /// Energy model of runs that do not name one: a built-in name or a model file.
     pub model: Value,
     /// Metric keys or `*` patterns; empty means the defaults.
     pub metrics: Vec<Value>,

@@ -25,6 +25,7 @@ const TOP_KEYS: &[&str] = &[
 const FIELD_KEYS: &[&str] = &[
     "kernel",
     "machine",
+    "model",
     "grid",
     "boundary",
     "passes",
@@ -660,6 +661,7 @@ fn plain_field(key: &str) -> Option<Field> {
     Some(match key {
         "kernel" => Field::Kernel,
         "machine" => Field::Machine,
+        "model" => Field::Model,
         "grid" => Field::Grid,
         "boundary" => Field::Boundary,
         "passes" => Field::Passes,
