@@ -123,7 +123,7 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
             }
         }
         std::thread::sleep(nap);
-        nap = (nap * 2).min(Duration::from_millis(50));
+        nap = (nap * 2).min(Duration::from_millis(20));
     };
     let out = stdout.and_then(|t| t.join().ok()).unwrap_or_default();
     let err = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
