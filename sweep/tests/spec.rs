@@ -331,3 +331,18 @@ model = ["default", "cyclops64"]
     assert_eq!(p.runs[1].model, "cyclops64");
     assert_ne!(p.runs[0].model_sha256, p.runs[1].model_sha256);
 }
+
+/// A machine file with a preset's settings is that preset: same runs, same ids.
+#[test]
+fn a_machine_file_and_the_same_preset_are_one_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../emu/machines/spu-4x4-cb16k.toml");
+    std::fs::copy(preset, dir.path().join("mine.toml")).unwrap();
+    std::fs::copy(samples().join("vecadd.spu"), dir.path().join("vecadd.spu")).unwrap();
+    let spec = "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nmachine = [\"mine.toml\", \"spu-4x4-cb16k\", \"spu-4x4\"]\n";
+    let s = Spec::parse("s.toml", spec, dir.path(), "s").unwrap();
+    let p = plan(&s, &[]).unwrap();
+    assert_eq!(p.runs[0].id, p.runs[1].id);
+    assert_ne!(p.runs[0].id, p.runs[2].id);
+    assert_eq!(p.unique_ids().len(), 2);
+}
