@@ -1,10 +1,12 @@
-//! Arithmetic semantics of the ISA on 32-bit lane values, as the reference page
+//! Instruction semantics on 32-bit lane values, as the reference page
 //! (`isa-spec/ISA.md`) defines them: wrapping integers, total division (no traps),
-//! IEEE f32 with saturating conversions. Each operation is applied to a whole warp
-//! at once so the lane loop stays branch-free.
+//! IEEE f32 with saturating conversions, atomics. This is the one copy of the
+//! semantics every execution mode calls. Each operation is applied to a whole warp
+//! at once so the lane loop stays branch-free; results reach a register only in the
+//! lanes of the execution mask ([`write_masked`]).
 
 use crate::exec::ops::{BinOp, UnOp};
-use spu_isa::{Cmp, Ty};
+use spu_isa::{AtomOp, Cmp, Ty};
 
 /// One value per lane.
 pub type Lanes = [u32; 32];
@@ -122,16 +124,56 @@ fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
 
 /// The lanes where `a cmp b` holds, as a mask (f32 NaN compares false except `ne`).
 pub fn setp(cmp: Cmp, ty: Ty, a: &Lanes, b: &Lanes) -> u32 {
-    let mut mask = 0u32;
-    for l in 0..32 {
-        let hit = match ty {
-            Ty::U32 => compare(cmp, a[l], b[l]),
-            Ty::S32 => compare(cmp, a[l] as i32, b[l] as i32),
-            Ty::F32 => compare(cmp, f(a[l]), f(b[l])),
-        };
-        mask |= u32::from(hit) << l;
+    fn mask<T: PartialOrd + Copy>(cmp: Cmp, a: [T; 32], b: [T; 32]) -> u32 {
+        let hits: [bool; 32] = std::array::from_fn(|l| compare(cmp, a[l], b[l]));
+        hits.iter()
+            .enumerate()
+            .fold(0, |m, (l, &hit)| m | u32::from(hit) << l)
     }
-    mask
+    match ty {
+        Ty::U32 => mask(cmp, *a, *b),
+        Ty::S32 => mask(cmp, a.map(|x| x as i32), b.map(|x| x as i32)),
+        Ty::F32 => mask(cmp, a.map(f), b.map(f)),
+    }
+}
+
+/// `d = p ? a : b` per lane, `p` a lane mask.
+pub fn select(p: u32, a: &Lanes, b: &Lanes) -> Lanes {
+    std::array::from_fn(|l| if p & (1 << l) != 0 { a[l] } else { b[l] })
+}
+
+/// The word an atomic leaves in memory, given the word before (`prev`) and the
+/// operand `a`.
+#[inline]
+pub fn atomic(op: AtomOp, ty: Ty, prev: u32, a: u32) -> u32 {
+    match (op, ty) {
+        (AtomOp::Add, _) => prev.wrapping_add(a),
+        (AtomOp::Min, Ty::S32) => (prev as i32).min(a as i32) as u32,
+        (AtomOp::Max, Ty::S32) => (prev as i32).max(a as i32) as u32,
+        (AtomOp::Min, _) => prev.min(a),
+        (AtomOp::Max, _) => prev.max(a),
+        (AtomOp::Exch, _) => a,
+    }
+}
+
+/// Compare-and-swap: the word left in memory.
+#[inline]
+pub fn cas(prev: u32, compare: u32, swap: u32) -> u32 {
+    if prev == compare { swap } else { prev }
+}
+
+/// Writes `value` into the lanes of `mask`.
+#[inline(always)]
+pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
+    if mask == u32::MAX {
+        *dst = *value;
+    } else {
+        for (l, (d, v)) in dst.iter_mut().zip(value).enumerate() {
+            // A bit test per lane compiles to a vector compare, not a branch.
+            let keep = if mask & (1 << l) != 0 { 0 } else { u32::MAX };
+            *d = (*v & !keep) | (*d & keep);
+        }
+    }
 }
 
 /// Lanes set in a mask, lowest first.
@@ -146,18 +188,22 @@ pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
     })
 }
 
-/// Writes `value` into the lanes of `mask`.
-#[inline(always)]
-pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
-    if mask == u32::MAX {
-        *dst = *value;
-    } else {
-        for l in 0..32 {
-            if mask >> l & 1 != 0 {
-                dst[l] = value[l];
-            }
+/// Bits that change between consecutive words of a transfer.
+pub fn toggles(words: impl Iterator<Item = u32>) -> u64 {
+    let mut prev: Option<u32> = None;
+    let mut n = 0u64;
+    for w in words {
+        if let Some(p) = prev {
+            n += u64::from((p ^ w).count_ones());
         }
+        prev = Some(w);
     }
+    n
+}
+
+/// Bits that change between consecutive lanes of `mask`, in lane order.
+pub fn lane_toggles(values: &Lanes, mask: u32) -> u64 {
+    toggles(lanes_of(mask).map(|l| values[l]))
 }
 
 #[cfg(test)]

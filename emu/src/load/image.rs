@@ -4,7 +4,7 @@
 //! and initialises global memory, applies `--load` files and decodes the code.
 
 use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::{DecodeError, Kind, Op, SymbolAddresses, decode_program};
+use crate::exec::ops::{DecodeError, Program, SymbolAddresses, decode_program};
 use crate::load::npy::{self, NpyError};
 use crate::machine::{Boundary, Machine, PassMode};
 use spu_isa::Ty;
@@ -55,6 +55,10 @@ pub enum LoadError {
         value: i64,
         limit: String,
     },
+    #[error(
+        "the initialiser of buffer `{name}` does not fit its type: {why}; change the initialiser, or the buffer's size or type"
+    )]
+    Init { name: String, why: String },
     #[error("`{option} {arg}` needs the form BUF=FILE.npy")]
     BufferArgSyntax { option: &'static str, arg: String },
     #[error("`{option}`: the kernel has no buffer `{name}`; buffers are {list}")]
@@ -107,7 +111,8 @@ pub struct DmaPlan {
 #[derive(Debug, Clone)]
 pub struct Image {
     pub module: Module,
-    pub ops: Vec<Op>,
+    /// The decoded code.
+    pub program: Program,
     /// Parameter values as 32-bit patterns, in declaration order.
     pub params: Vec<u32>,
     pub launch: LaunchDims,
@@ -115,8 +120,6 @@ pub struct Image {
     /// Byte offset of each shared array, and the total.
     pub shared_offsets: Vec<u32>,
     pub shared_bytes: u32,
-    /// General registers each thread gets.
-    pub regs: usize,
     /// `--dump` requests: buffer index and file.
     pub dumps: Vec<(usize, PathBuf)>,
     /// DMA descriptors by side code, evaluated.
@@ -148,15 +151,27 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             },
         })
     };
+    // `why` explains the upper bound (with the number, or a key whose value is added);
+    // the lower one speaks for itself.
     let within = |what: String, v: i64, lo: i64, hi: i64, why: &str| -> Result<u32, LoadError> {
-        if v < lo || v > hi {
-            return Err(LoadError::Limit {
-                what,
-                value: v,
-                limit: format!("{why} ({lo}..={hi})"),
-            });
-        }
-        Ok(v as u32)
+        let limit = if v < lo {
+            match lo {
+                0 => "it must not be negative".to_string(),
+                1 => "it must be positive".to_string(),
+                _ => format!("it must be at least {lo}"),
+            }
+        } else if v > hi && why.contains("at most") {
+            why.to_string()
+        } else if v > hi {
+            format!("{why} (at most {hi})")
+        } else {
+            return Ok(v as u32);
+        };
+        Err(LoadError::Limit {
+            what,
+            value: v,
+            limit,
+        })
     };
 
     let l = &module.launch;
@@ -168,7 +183,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             eval(e, &what)?,
             1,
             1 << 24,
-            "it must be positive",
+            "a launch grid has at most 16777216 blocks along each dimension",
         )?;
     }
     let mut block = [0; 3];
@@ -179,7 +194,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             eval(e, &what)?,
             1,
             4096,
-            "it must be positive",
+            "a block has at most 4096 threads along each dimension",
         )?;
     }
     let threads = i64::from(block[0]) * i64::from(block[1]) * i64::from(block[2]);
@@ -188,7 +203,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         threads,
         1,
         i64::from(machine.sm_max_threads),
-        "an SM runs at most sm.max_threads threads per block",
+        "an SM runs sm.max_threads threads per block",
     )?;
     // Bounds checked before anything is allocated (queues, CBs, buffers).
     within(
@@ -218,7 +233,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             v,
             1,
             i64::from(machine.iu_max_threads),
-            "an Interface Unit runs at most iu.max_threads threads",
+            "an Interface Unit runs iu.max_threads threads",
         )?
     } else {
         0
@@ -253,7 +268,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                 eval(e, &what)?,
                 1,
                 i64::from(u32::MAX),
-                "it must be positive",
+                "a buffer dimension must fit in 32 bits",
             )?;
             dims.push(u64::from(v));
             n = n.saturating_mul(i64::from(v));
@@ -266,6 +281,12 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             "a buffer holds at most 2^30 elements",
         )?;
         layout.push((b.name.clone(), b.ty, dims, n as u64));
+    }
+    for (b, (_, _, _, n)) in module.buffers.iter().zip(&layout) {
+        super::init::check(b.init, b.ty, *n).map_err(|why| LoadError::Init {
+            name: b.name.clone(),
+            why,
+        })?;
     }
     let mut memory = GlobalMemory::layout(layout, u64::from(machine.global_mib) << 20)?;
     for (i, b) in module.buffers.iter().enumerate() {
@@ -284,14 +305,16 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         .collect::<Result<Vec<_>, _>>()?;
 
     let buffer_addrs: Vec<u32> = memory.regions().iter().map(|r| r.base).collect();
-    let ops = decode_program(
+    let program = decode_program(
         &module.code,
         SymbolAddresses {
             buffers: &buffer_addrs,
             shared: &shared_offsets,
         },
+        module.general_reg_count() as usize,
     )?;
-    let regs = register_count(&module, &ops);
+    // Registers each thread gets: the declared ones, or more if the code uses more.
+    let regs = usize::from(program.layout.general);
     let warps_threads = |t: i64| (t + 31) / 32 * 32;
     within(
         format!("the register demand of a block ({regs} registers x {threads} threads)"),
@@ -310,7 +333,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         )?;
     }
 
-    check_machine_fit(&module, &ops, machine, grid)?;
+    check_machine_fit(&module, &program, machine, grid)?;
     let mut dma = [None; 4];
     for d in &module.dma {
         let what = |f: &str| format!("field `{f}` of `.dma {}`", d.side);
@@ -324,7 +347,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                 v[i],
                 1,
                 1 << 20,
-                "it must be positive",
+                "a DMA tile has at most 1048576 rows or columns",
             )
         };
         let count = |i: usize| {
@@ -333,7 +356,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                 v[i],
                 0,
                 i64::from(u32::MAX),
-                "it must not be negative",
+                "it must fit in 32 bits",
             )
         };
         let (rows, cols) = (positive(1)?, positive(2)?);
@@ -362,7 +385,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     }
     Ok(Image {
         module,
-        ops,
+        program,
         params,
         launch: LaunchDims {
             grid,
@@ -372,27 +395,15 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         memory,
         shared_offsets,
         shared_bytes,
-        regs,
         dumps,
         dma,
     })
 }
 
-/// Registers each thread needs: the declared ones, or more if the code uses more.
-fn register_count(module: &Module, ops: &[Op]) -> usize {
-    let used = ops
-        .iter()
-        .flat_map(|op| op.deps[..usize::from(op.n_deps)].iter())
-        .map(|&r| usize::from(r) + 1)
-        .max()
-        .unwrap_or(0);
-    used.max(module.general_reg_count() as usize)
-}
-
 /// Checks the kernel against the machine's boundary and pass configuration.
 fn check_machine_fit(
     module: &Module,
-    ops: &[Op],
+    program: &Program,
     m: &Machine,
     grid: [u32; 2],
 ) -> Result<(), LoadError> {
@@ -412,7 +423,7 @@ fn check_machine_fit(
         }
         _ => {}
     }
-    let global_sync = ops.iter().any(|o| o.kind == Kind::BlockSync(None));
+    let global_sync = program.uses_global_sync();
     if global_sync && passes > 1 && m.pass_mode == PassMode::Overlapped {
         return Err(LoadError::Machine(format!(
             "the kernel uses global `bar.blocksync` and needs {passes} passes on a {}x{} grid; global blocksync is ill-defined with overlapped passes (thesis 4.3): run with `--passes sequential`, use a larger `--grid`, or use directional blocksync",

@@ -248,7 +248,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     let _ = writeln!(s, "     {e}");
                 }
                 for (warp, pc, state) in &w.warps {
-                    let side = match image.ops.get(*pc as usize).map(|o| o.kind) {
+                    let side = match image.program.ops.get(*pc as usize).map(|o| o.kind) {
                         Some(crate::exec::ops::Kind::BlockSync(side)) => side,
                         _ => None,
                     };

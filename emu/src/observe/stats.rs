@@ -211,7 +211,7 @@ impl Stats {
                     file: loc.and_then(|l| lines.files.get(usize::from(l.file)).cloned()),
                     line: loc.map(|l| l.line),
                     text: spu_asm::disasm::instr_text(&image.module, pc),
-                    energy_class: format!("{:?}", image.ops[pc].class.energy),
+                    energy_class: format!("{:?}", image.program.info[pc].class.energy),
                     issued: c.issued,
                     threads: c.threads,
                     transactions: c.transactions,

@@ -1,39 +1,22 @@
-//! Memory accesses of one warp instruction: address checks, the functional read or
-//! write, and their cost: global accesses coalesce into aligned transactions queued
-//! at the DRAM; shared-memory accesses serialise on bank conflicts; parameter reads
-//! serialise on distinct addresses (constant cache); atomics take one transaction
-//! per thread, in lane order.
+//! What a warp's memory access costs, once the execution core has done it: global
+//! accesses coalesce into aligned transactions queued at the DRAM; shared-memory and
+//! CB accesses serialise on bank conflicts; parameter reads serialise on distinct
+//! addresses (constant cache); atomics take one transaction per thread, in lane
+//! order. Also the global memory the core sees ([`Immediate`]): accesses take
+//! effect at once, in issue order.
 
-use crate::exec::fault::FaultKind;
-use crate::exec::lanes::{Lanes, lanes_of};
-use crate::exec::ops::Kind;
+use crate::exec::lanes::{Lanes, lane_toggles, lanes_of};
+use crate::exec::memory::GlobalMemory;
+use crate::exec::ops::{Kind, Reg};
+use crate::exec::step::{Access, Global};
+use crate::exec::warp::Warp;
 use crate::observe::counters::Component;
 use crate::timing::env::Env;
-use spu_isa::{AtomOp, Space, TimingClass, Ty};
+use spu_isa::TimingClass;
 
-/// A fault and the lane that caused it.
-pub type LaneFault = (FaultKind, u32);
-
-/// One warp's memory access.
+/// What an access cost.
 #[derive(Debug, Clone, Copy)]
-pub struct Request<'a> {
-    pub space: Space,
-    pub addrs: &'a Lanes,
-    /// Values to store; `None` for loads.
-    pub data: Option<&'a Lanes>,
-    /// Lanes taking part.
-    pub exec: u32,
-    pub pc: u32,
-    pub now: u64,
-    /// For CB spaces: the side and the unit's link there, if it has one.
-    pub cb_link: Option<(spu_isa::Side, Option<usize>)>,
-}
-
-/// What an access produced and cost.
-#[derive(Debug, Clone, Copy)]
-pub struct Access {
-    /// Loaded values (loads and atomics).
-    pub loaded: Option<Lanes>,
+pub struct Cost {
     /// Cycle the loaded values are ready.
     pub ready: u64,
     /// Cycles the load/store pipeline is occupied.
@@ -42,21 +25,8 @@ pub struct Access {
     pub events: (Component, u64),
 }
 
-/// Bits that change between consecutive words of a transfer.
-pub fn toggles(words: impl Iterator<Item = u32>) -> u64 {
-    let mut prev: Option<u32> = None;
-    let mut n = 0u64;
-    for w in words {
-        if let Some(p) = prev {
-            n += u64::from((p ^ w).count_ones());
-        }
-        prev = Some(w);
-    }
-    n
-}
-
 /// Number of distinct `addr >> shift` values among the lanes of `mask`.
-fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
+pub fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
     if mask == 0 {
         return 0;
     }
@@ -85,77 +55,17 @@ fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
     1 + keys.windows(2).filter(|w| w[0] != w[1]).count() as u64
 }
 
-/// Alignment and bounds of an access to a space of `size` bytes.
-fn check_bounded(
-    space: Space,
-    addrs: &Lanes,
-    exec: u32,
-    size: u32,
-    store: bool,
-) -> Result<(), LaneFault> {
-    for l in lanes_of(exec) {
-        let addr = addrs[l];
-        if addr % 4 != 0 {
-            return Err((FaultKind::Misaligned { space, addr }, l as u32));
-        }
-        if addr >= size {
-            return Err((
-                FaultKind::OutOfRange {
-                    space,
-                    addr,
-                    size,
-                    store,
-                },
-                l as u32,
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn check_global(addr: u32, lane: usize, store: bool, env: &Env) -> Result<(), LaneFault> {
-    if addr % 4 != 0 {
-        return Err((
-            FaultKind::Misaligned {
-                space: Space::Global,
-                addr,
-            },
-            lane as u32,
-        ));
-    }
-    if env.memory.region_of(addr).is_none() {
-        return Err((FaultKind::Unmapped { addr, store }, lane as u32));
-    }
-    Ok(())
-}
-
-/// A load or store to global, shared or parameter space.
-pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access, LaneFault> {
-    let Request {
-        space,
-        addrs,
-        data,
-        exec,
-        pc,
-        now,
-        cb_link,
-    } = req;
-    let store = data.is_some();
+/// The cost of an access the core made at cycle `now` by instruction `pc` with the
+/// lanes of `exec` at addresses `addrs`; charges traffic and per-instruction counts.
+pub fn cost(access: Access, addrs: &Lanes, exec: u32, pc: u32, now: u64, env: &mut Env) -> Cost {
     let timing = env.timing;
-    let mut loaded = [0u32; 32];
-    match space {
-        Space::Global => {
-            for l in lanes_of(exec) {
-                check_global(addrs[l], l, store, env)?;
-            }
-            for l in lanes_of(exec) {
-                match data {
-                    Some(d) => env.memory.write(addrs[l], d[l]),
-                    None => loaded[l] = env.memory.read(addrs[l]),
-                }
-            }
-            let moved: &Lanes = data.unwrap_or(&loaded);
-            env.traffic.toggles += toggles(lanes_of(exec).map(|l| moved[l]));
+    match access {
+        Access::None => Cost {
+            ready: now,
+            busy: 1,
+            events: (Component::Dramp, 0),
+        },
+        Access::Global { store } => {
             let bytes = timing.transaction_bytes();
             let segments = distinct(addrs, exec, bytes.trailing_zeros());
             let mut ready = now;
@@ -174,148 +84,106 @@ pub fn access(req: Request, shared: &mut [u32], env: &mut Env) -> Result<Access,
                 t.load_transactions += segments;
             }
             env.pcs[pc as usize].transactions += segments;
-            Ok(Access {
-                loaded: (!store).then_some(loaded),
+            Cost {
                 ready,
                 busy: segments.max(1),
                 events: (Component::Dramp, segments),
-            })
-        }
-        Space::Shared | Space::Param => {
-            let (size, class, component) = if space == Space::Shared {
-                (
-                    shared.len() as u32 * 4,
-                    TimingClass::Shared,
-                    Component::Shrdp,
-                )
-            } else {
-                (
-                    env.params.len() as u32 * 4,
-                    TimingClass::Param,
-                    Component::Ccp,
-                )
-            };
-            check_bounded(space, addrs, exec, size, store)?;
-            match (space, data) {
-                (Space::Shared, Some(d)) => {
-                    for l in lanes_of(exec) {
-                        shared[(addrs[l] / 4) as usize] = d[l];
-                    }
-                }
-                (Space::Shared, None) if exec == u32::MAX => {
-                    for (v, &a) in loaded.iter_mut().zip(addrs) {
-                        *v = shared[(a / 4) as usize];
-                    }
-                }
-                (Space::Shared, None) => {
-                    for l in lanes_of(exec) {
-                        loaded[l] = shared[(addrs[l] / 4) as usize];
-                    }
-                }
-                _ => {
-                    for l in lanes_of(exec) {
-                        loaded[l] = env.params[(addrs[l] / 4) as usize];
-                    }
-                }
             }
-            let waves = if space == Space::Shared {
-                if env.functional {
-                    1
-                } else {
-                    env.waves.waves(pc, addrs, exec, timing.banks())
-                }
-            } else {
-                distinct(addrs, exec, 2)
+        }
+        Access::Atomic => {
+            let count = u64::from(exec.count_ones());
+            let mut ready = now;
+            for i in 0..count {
+                ready = ready.max(env.dram.request(now + i, timing.transaction_bytes()));
+            }
+            let t = &mut *env.traffic;
+            t.load_words += count;
+            t.store_words += count;
+            t.load_transactions += count;
+            t.store_transactions += count;
+            env.pcs[pc as usize].transactions += count;
+            Cost {
+                ready,
+                busy: count.max(1),
+                events: (Component::Dramp, count),
+            }
+        }
+        Access::Shared | Access::Param | Access::Cb => {
+            let (class, component) = match access {
+                Access::Shared => (TimingClass::Shared, Component::Shrdp),
+                Access::Param => (TimingClass::Param, Component::Ccp),
+                _ => (TimingClass::Cb, Component::Cbp),
+            };
+            let waves = match access {
+                Access::Param => distinct(addrs, exec, 2),
+                // CBs are banked like shared memory (thesis 5.2.1).
+                _ if env.functional => 1,
+                _ => env.waves.waves(pc, addrs, exec, timing.banks()),
             }
             .max(1);
             env.pcs[pc as usize].conflict_waves += waves - 1;
             let interval = timing.interval(class);
-            Ok(Access {
-                loaded: (!store).then_some(loaded),
+            Cost {
                 ready: now + timing.latency(class) + (waves - 1) * interval,
                 busy: waves * interval,
                 events: (component, waves),
-            })
-        }
-        _ => {
-            let lane0 = exec.trailing_zeros();
-            let (side, link) = cb_link.unwrap_or((spu_isa::Side::North, None));
-            let link = link.ok_or((FaultKind::NoCbPort { side }, lane0))?;
-            let link = &mut env.links[link];
-            let size = link.words() * 4;
-            check_bounded(space, addrs, exec, size, store)?;
-            for l in lanes_of(exec) {
-                match data {
-                    Some(d) => link.write(addrs[l] / 4, d[l]),
-                    None => loaded[l] = link.read(addrs[l] / 4),
-                }
             }
-            // CBs are banked like shared memory (thesis 5.2.1).
-            let waves = if env.functional {
-                1
-            } else {
-                env.waves.waves(pc, addrs, exec, timing.banks()).max(1)
-            };
-            env.pcs[pc as usize].conflict_waves += waves - 1;
-            let interval = timing.interval(TimingClass::Cb);
-            Ok(Access {
-                loaded: (!store).then_some(loaded),
-                ready: now + timing.latency(TimingClass::Cb) + (waves - 1) * interval,
-                busy: waves * interval,
-                events: (Component::Cbp, waves),
-            })
         }
     }
 }
 
-/// Global atomics: `a` is the operand (compare value for CAS), `b` the CAS swap value.
-pub fn atomic(
-    kind: Kind,
-    req: Request,
-    a: &Lanes,
-    b: &Lanes,
-    env: &mut Env,
-) -> Result<Access, LaneFault> {
-    let mut old = [0u32; 32];
-    let mut ready = req.now;
-    let mut count = 0u64;
-    for l in lanes_of(req.exec) {
-        let addr = req.addrs[l];
-        check_global(addr, l, true, env)?;
-        let prev = env.memory.read(addr);
-        let new = match kind {
-            Kind::Atom(op, ty) => match (op, ty) {
-                (AtomOp::Add, _) => prev.wrapping_add(a[l]),
-                (AtomOp::Min, Ty::S32) => (prev as i32).min(a[l] as i32) as u32,
-                (AtomOp::Max, Ty::S32) => (prev as i32).max(a[l] as i32) as u32,
-                (AtomOp::Min, _) => prev.min(a[l]),
-                (AtomOp::Max, _) => prev.max(a[l]),
-                (AtomOp::Exch, _) => a[l],
-            },
-            _ if prev == a[l] => b[l],
-            _ => prev,
-        };
-        env.memory.write(addr, new);
-        old[l] = prev;
-        ready = ready.max(
-            env.dram
-                .request(req.now + count, env.timing.transaction_bytes()),
-        );
-        count += 1;
+/// Global memory whose accesses take effect at once; counts the bit toggles of
+/// the words moved.
+#[derive(Debug)]
+pub struct Immediate<'a> {
+    pub memory: &'a mut GlobalMemory,
+    pub toggles: &'a mut u64,
+}
+
+impl Global for Immediate<'_> {
+    fn layout(&self) -> &GlobalMemory {
+        self.memory
     }
-    let t = &mut *env.traffic;
-    t.toggles += toggles(lanes_of(req.exec).map(|l| old[l]));
-    t.load_words += count;
-    t.store_words += count;
-    t.load_transactions += count;
-    t.store_transactions += count;
-    env.pcs[req.pc as usize].transactions += count;
-    Ok(Access {
-        loaded: Some(old),
-        ready,
-        busy: count.max(1),
-        events: (Component::Dramp, count),
-    })
+
+    fn load(&mut self, warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32) {
+        let mut v = [0; 32];
+        for l in lanes_of(mask) {
+            v[l] = self.memory.read(addrs[l]);
+        }
+        *self.toggles += lane_toggles(&v, mask);
+        crate::exec::lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
+    }
+
+    fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
+        for l in lanes_of(mask) {
+            self.memory.write(addrs[l], data[l]);
+        }
+        *self.toggles += lane_toggles(data, mask);
+    }
+
+    fn atomic(
+        &mut self,
+        warp: &mut Warp,
+        kind: Kind,
+        dst: Reg,
+        addrs: &Lanes,
+        a: &Lanes,
+        b: &Lanes,
+        mask: u32,
+    ) {
+        let mut old = [0; 32];
+        for l in lanes_of(mask) {
+            let prev = self.memory.read(addrs[l]);
+            let new = match kind {
+                Kind::Atom(op, ty) => crate::exec::lanes::atomic(op, ty, prev, a[l]),
+                _ => crate::exec::lanes::cas(prev, a[l], b[l]),
+            };
+            self.memory.write(addrs[l], new);
+            old[l] = prev;
+        }
+        *self.toggles += lane_toggles(&old, mask);
+        crate::exec::lanes::write_masked(&mut warp.regs[usize::from(dst)], &old, mask);
+    }
 }
 
 #[cfg(test)]

@@ -1,27 +1,25 @@
-//! The machine-wide state a unit touches while issuing (global memory, the DRAM
-//! queue, CB links, counters, the trace), borrowed field by field from the grid so
+//! The machine-wide state a unit touches while issuing (the code, global memory,
+//! the DRAM queue, counters, the trace), borrowed field by field from the grid so
 //! a unit can be borrowed alongside.
 
 use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::Op;
+use crate::exec::ops::Program;
 use crate::observe::counters::{PcCounters, Traffic};
 use crate::observe::trace::Tracer;
 use crate::timing::banks::WaveCache;
-use crate::timing::cb::Link;
 use crate::timing::dram::Dram;
 use crate::timing::params::Timing;
 
 /// Machine-wide state a unit touches while issuing.
 #[derive(Debug)]
 pub struct Env<'a> {
-    pub ops: &'a [Op],
+    pub program: &'a Program,
     pub timing: &'a Timing,
     pub memory: &'a mut GlobalMemory,
     pub dram: &'a mut Dram,
     pub params: &'a [u32],
     pub pcs: &'a mut [PcCounters],
     pub traffic: &'a mut Traffic,
-    pub links: &'a mut [Link],
     pub waves: &'a mut WaveCache,
     /// Functional mode: no timing, only results and counts.
     pub functional: bool,
