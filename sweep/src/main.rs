@@ -35,7 +35,7 @@ The spec format and the results folder are described in sweep/README.md.";
 #[derive(Parser, Debug)]
 #[command(
     name = "spu-sweep",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (simulator sources ", env!("SPU_SWEEP_SOURCES"), ")"),
     about = "Design-space sweeps: many SPU runs from one spec, on this machine or a Slurm cluster",
     after_help = EXAMPLES
 )]

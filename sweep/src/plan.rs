@@ -14,6 +14,11 @@ use std::path::PathBuf;
 /// The version of this tool, part of every run's identity.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// A fingerprint of the simulator's sources this tool was built from (see
+/// `build.rs`), part of every run's identity: results of an older simulator are
+/// not reused.
+pub const SOURCES: &str = env!("SPU_SWEEP_SOURCES");
+
 /// Most runs one sweep may have.
 pub const MAX_RUNS: usize = 100_000;
 
@@ -94,6 +99,7 @@ impl Plan {
 struct Identity<'a> {
     tool: &'static str,
     version: &'static str,
+    sources: &'static str,
     kernel_sha256: &'a str,
     machine: &'a [(String, String)],
     defines: &'a [(String, String)],
@@ -116,6 +122,7 @@ pub fn identity(run: &Run) -> String {
     let id = Identity {
         tool: "spu-sweep",
         version: TOOL_VERSION,
+        sources: SOURCES,
         kernel_sha256: &run.kernel_sha256,
         machine: &run.machine,
         defines: &run.defines,

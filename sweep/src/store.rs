@@ -4,7 +4,7 @@
 //! progress (`running/ID`), and the reports (`results.csv`, `results.jsonl`, `plots/`).
 
 use crate::metrics::Metrics;
-use crate::plan::{Plan, TOOL_VERSION, sha256_hex};
+use crate::plan::{Plan, SOURCES, TOOL_VERSION, sha256_hex};
 use serde::{Deserialize, Serialize};
 use spu_isa::format::write_atomically;
 use std::collections::HashMap;
@@ -230,6 +230,8 @@ pub fn host() -> String {
 struct Manifest<'a> {
     tool: &'static str,
     tool_version: &'static str,
+    /// Fingerprint of the simulator's sources.
+    sources: &'static str,
     stats_version: u32,
     spec_file: &'a str,
     spec_sha256: &'a str,
@@ -257,6 +259,7 @@ fn manifest(plan: &Plan) -> Manifest<'_> {
     Manifest {
         tool: "spu-sweep",
         tool_version: TOOL_VERSION,
+        sources: SOURCES,
         stats_version: spu_emu::observe::stats::STATS_VERSION,
         spec_file: &plan.spec_file,
         spec_sha256: &plan.spec_sha256,

@@ -137,6 +137,7 @@ fn a_small_sweep_reports_what_the_tools_compute() {
             .unwrap();
     assert_eq!(manifest["runs"].as_array().unwrap().len(), 4);
     assert_eq!(manifest["tool_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest["sources"].as_str().unwrap().len(), 16);
     assert_eq!(
         manifest["runs"][0]["kernel_sha256"].as_str().unwrap().len(),
         64
