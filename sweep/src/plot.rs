@@ -167,6 +167,9 @@ fn trim(s: String) -> String {
     }
 }
 
+/// Size of the value labels over bars.
+const LABEL_PT: f64 = 11.0;
+
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -256,6 +259,7 @@ pub fn svg(
         }
         mesh.draw().map_err(|e| draw(&e))?;
         let n = series.len() as f64;
+        let plot_px = f64::from(chart.plotting_area().dim_in_pixel().0);
         for (si, (name, pts)) in series.iter().enumerate() {
             let color = COLORS[si % COLORS.len()];
             let pos = |x: &String| -> f64 {
@@ -277,17 +281,24 @@ pub fn svg(
                     .legend(move |(x, y)| {
                         Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
                     });
-                // The value over each bar: tables of the thesis give exact numbers.
-                let style = ("sans-serif", 11)
-                    .into_font()
-                    .color(&BLACK)
-                    .pos(Pos::new(HPos::Center, VPos::Bottom));
-                chart
-                    .draw_series(pts.iter().map(|(x, y)| {
-                        let center = pos(x) - 0.4 + width * (si as f64 + 0.46);
-                        Text::new(exact(*y), (center, *y), style.clone())
-                    }))
-                    .map_err(|e| draw(&e))?;
+                // The value over each bar (tables of the thesis give exact
+                // numbers), when the labels fit over their bars.
+                let bar_px = plot_px * width * 0.92 / xs.len() as f64;
+                let label_px = pts.iter().map(|(_, y)| exact(*y).len()).max().unwrap_or(0) as f64
+                    * LABEL_PT
+                    * 0.6;
+                if label_px <= bar_px {
+                    let style = ("sans-serif", LABEL_PT)
+                        .into_font()
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Center, VPos::Bottom));
+                    chart
+                        .draw_series(pts.iter().map(|(x, y)| {
+                            let center = pos(x) - 0.4 + width * (si as f64 + 0.46);
+                            Text::new(exact(*y), (center, *y), style.clone())
+                        }))
+                        .map_err(|e| draw(&e))?;
+                }
             } else {
                 let pts: Vec<(f64, f64)> = pts.iter().map(|(x, y)| (pos(x), *y)).collect();
                 chart
