@@ -283,7 +283,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         layout.push((b.name.clone(), b.ty, dims, n as u64));
     }
     for (b, (_, _, _, n)) in module.buffers.iter().zip(&layout) {
-        crate::load::init::check(b.init, b.ty, *n).map_err(|why| LoadError::Init {
+        super::init::check(b.init, b.ty, *n).map_err(|why| LoadError::Init {
             name: b.name.clone(),
             why,
         })?;
