@@ -16,9 +16,7 @@ pub fn sp<T>(node: T, lo: usize, hi: usize) -> Spanned<T> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TyTok {
-    U32,
-    S32,
-    F32,
+    Val(spu_isa::Ty),
     Pred,
 }
 
@@ -38,6 +36,12 @@ pub type SExpr<'s> = Spanned<Expr<'s>>;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Operand<'s> {
     Register(&'s str),
+    /// `!%p`: a negated predicate.
+    NotPred(&'s str),
+    /// `%r|%p`: a value register and a predicate written together.
+    RegPred(&'s str, Spanned<&'s str>),
+    /// `{%r1, %r2}`: a vector of registers.
+    Vector(Vec<Spanned<&'s str>>),
     /// `[%r+e]`, `[%r-e]`, `[%r]` or `[e]`.
     Mem {
         base: Option<Spanned<&'s str>>,

@@ -37,12 +37,9 @@ pub enum Tok<'s> {
     File,
     #[token(".loc")]
     Loc,
-    #[token(".u32")]
-    U32,
-    #[token(".s32")]
-    S32,
-    #[token(".f32")]
-    F32,
+    /// A value type: `.u32`, `.f64`, `.b8`, ...
+    #[regex(r"\.(u8|s8|b8|u16|s16|b16|u32|s32|b32|f32|u64|s64|b64|f64)", |lex| spu_isa::Ty::from_name(&lex.slice()[1..]))]
+    Type(spu_isa::Ty),
     #[token(".pred")]
     Pred,
     /// Any other `.word`: an unknown directive.
@@ -57,7 +54,7 @@ pub enum Tok<'s> {
     Register(&'s str),
     #[regex(r"[0-9]+|0[xX][0-9a-fA-F]+", |lex| lex.slice())]
     Int(&'s str),
-    #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|0[fF][0-9a-fA-F]{8}", |lex| lex.slice())]
+    #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}", |lex| lex.slice())]
     Float(&'s str),
     #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); &s[1..s.len() - 1] })]
     Str(&'s str),
@@ -100,6 +97,8 @@ pub enum Tok<'s> {
     At,
     #[token("!")]
     Bang,
+    #[token("|")]
+    Pipe,
 
     /// A character the language does not use.
     Error,
@@ -110,6 +109,7 @@ impl std::fmt::Display for Tok<'_> {
         match self {
             Tok::Name(s) | Tok::Int(s) | Tok::Float(s) | Tok::Directive(s) => write!(f, "`{s}`"),
             Tok::Register(s) => write!(f, "`%{s}`"),
+            Tok::Type(t) => write!(f, "`.{t}`"),
             Tok::Str(s) => write!(f, "\"{s}\""),
             Tok::Newline => f.write_str("end of line"),
             other => write!(f, "`{}`", token_text(other)),
@@ -130,9 +130,6 @@ pub fn token_text(tok: &Tok<'_>) -> &'static str {
         Tok::Iu => ".iu",
         Tok::File => ".file",
         Tok::Loc => ".loc",
-        Tok::U32 => ".u32",
-        Tok::S32 => ".s32",
-        Tok::F32 => ".f32",
         Tok::Pred => ".pred",
         Tok::Semi => ";",
         Tok::Comma => ",",
@@ -153,6 +150,7 @@ pub fn token_text(tok: &Tok<'_>) -> &'static str {
         Tok::Eq => "=",
         Tok::At => "@",
         Tok::Bang => "!",
+        Tok::Pipe => "|",
         Tok::UnterminatedComment => "/*",
         _ => "?",
     }

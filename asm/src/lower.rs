@@ -40,9 +40,7 @@ pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), D
 
 fn ty_of(t: TyTok) -> Option<Ty> {
     match t {
-        TyTok::U32 => Some(Ty::U32),
-        TyTok::S32 => Some(Ty::S32),
-        TyTok::F32 => Some(Ty::F32),
+        TyTok::Val(t) => Some(t),
         TyTok::Pred => None,
     }
 }
@@ -489,12 +487,19 @@ impl Assembler {
                 );
                 continue;
             }
+            // Registers of 64-bit types are aligned pairs (the layout rule of
+            // `Module::reg_layout`).
+            let elem = match rty {
+                RegTy::Val(t) => u32::from(t.regs()),
+                RegTy::Pred => 1,
+            };
             let (used, limit) = if rty == RegTy::Pred {
                 (&mut self.reg_counts.1, MAX_PREDS)
             } else {
                 (&mut self.reg_counts.0, MAX_REGS)
             };
-            if *used + names.len() as u32 > limit {
+            let start = used.next_multiple_of(elem);
+            if start + names.len() as u32 * elem > limit {
                 diags.push(
                     Diagnostic::error(
                         format!(
@@ -504,7 +509,7 @@ impl Assembler {
                             } else {
                                 "registers"
                             },
-                            *used + names.len() as u32
+                            start + names.len() as u32 * elem
                         ),
                         item.name.span.clone(),
                     )
@@ -512,9 +517,16 @@ impl Assembler {
                 );
                 continue;
             }
+            *used = start;
             for n in names {
-                self.scope.regs.insert(n, (*used as u8, rty));
-                *used += 1;
+                self.scope.regs.insert(
+                    n,
+                    crate::operands::RegInfo {
+                        index: *used as u8,
+                        ty: rty,
+                    },
+                );
+                *used += elem;
             }
             self.module.regs.push(RegDecl {
                 name: base.to_string(),
@@ -733,8 +745,12 @@ impl Assembler {
         };
         let instr = &code[last];
         let ends = instr.guard == Guard::Always
-            && [Opcode::from_mnemonic("exit"), Opcode::from_mnemonic("bra")]
-                .contains(&Some(instr.opcode));
+            && [
+                Opcode::from_mnemonic("exit"),
+                Opcode::from_mnemonic("ret"),
+                Opcode::from_mnemonic("bra"),
+            ]
+            .contains(&Some(instr.opcode));
         if ends {
             return;
         }

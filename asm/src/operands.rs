@@ -1,26 +1,54 @@
 //! Turns one instruction statement into an [`Instr`]: resolves the mnemonic and its
-//! modifiers against the ISA table and checks each operand's kind, type and range,
-//! with a precise span and help for every mistake.
+//! modifiers against the ISA table and checks each operand's kind, type, width and
+//! range, with a precise span and help for every mistake.
 
 use crate::ast::{Expr, Guard as AstGuard, Operand as AstOperand, Spanned};
 use crate::diag::Diagnostic;
-use crate::eval::{ParamInfo, const_bits, const_f32, const_int};
+use crate::eval::{ParamInfo, const_bits64, const_int};
 use crate::lexer::Span;
 use crate::suggest::closest;
 use spu_isa::format::RegTy;
-use spu_isa::table::{ModKind, OperandKind, OperandTy, Rule, allowed_names};
-use spu_isa::{Guard, Instr, Mods, Opcode, Operand, Space, Special, SymbolRef, TABLE, Ty};
+use spu_isa::table::{ModKind, OperandKind, allowed_names};
+use spu_isa::{
+    Guard, Instr, Mods, Opcode, Operand, SYMBOL_OFFSET_RANGE, Space, Special, SymbolRef, TABLE, Ty,
+    operand_regs, operand_type, pack_shfl_c,
+};
 use std::collections::HashMap;
+
+/// A declared register: its first physical register and its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegInfo {
+    pub index: u8,
+    pub ty: RegTy,
+}
 
 /// Names an instruction may refer to.
 #[derive(Debug, Default)]
 pub struct Scope {
-    /// Register name (without `%`) -> (index, type).
-    pub regs: HashMap<String, (u8, RegTy)>,
+    /// Register name (without `%`) -> first register and type.
+    pub regs: HashMap<String, RegInfo>,
     pub labels: HashMap<String, u32>,
     pub buffers: HashMap<String, u16>,
     pub shared: HashMap<String, u16>,
     pub params: Vec<ParamInfo>,
+}
+
+impl Scope {
+    /// A register by name; `%rd1.lo` / `%rd1.hi` name the halves of a 64-bit one.
+    fn reg(&self, name: &str) -> Option<RegInfo> {
+        if let Some(r) = self.regs.get(name) {
+            return Some(*r);
+        }
+        let (base, half) = name.rsplit_once('.')?;
+        let r = self.regs.get(base)?;
+        match (r.ty, half) {
+            (RegTy::Val(t), "lo" | "hi") if t.bits() == 64 => Some(RegInfo {
+                index: r.index + u8::from(half == "hi"),
+                ty: RegTy::Val(Ty::B32),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// An instruction whose branch target is still a label name.
@@ -77,7 +105,7 @@ fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods), Diagnosti
                 })
         });
         match matched {
-            Some((code, n)) => {
+            Some((code, n)) if allowed & (1 << code) != 0 || !optional => {
                 let mspan = offsets[i].start..offsets[i + n - 1].end;
                 if allowed & (1 << code) == 0 {
                     return Err(not_allowed(
@@ -91,8 +119,8 @@ fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods), Diagnosti
                 mods.set(kind, code as u8);
                 i += n;
             }
-            None if optional => {}
-            None => {
+            _ if optional => {}
+            _ => {
                 let choices = allowed_names(kind, allowed)
                     .iter()
                     .map(|n| format!(".{n}"))
@@ -134,28 +162,29 @@ fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods), Diagnosti
             None => d.help(format!("the syntax is {}", syntax_of(op))),
         });
     }
-    if spec.rule == Some(Rule::HalfForIntOnly) {
-        match (mods.ty, mods.half) {
-            (Some(t), None) if t.is_int() => {
-                return Err(Diagnostic::error(
-                    format!("integer `{}` needs .lo or .hi", spec.mnemonic),
-                    span.clone(),
-                )
-                .label("which half of the 64-bit product?")
-                .help(format!(
-                    "write `{}.lo.{t}` for the usual wrapping product",
-                    spec.mnemonic
-                )));
-            }
-            (Some(Ty::F32), Some(h)) => {
-                return Err(Diagnostic::error(
-                    format!("`.{h}` does not apply to `{}.f32`", spec.mnemonic),
-                    span.clone(),
-                )
-                .label("only integer products have halves"));
-            }
-            _ => {}
-        }
+    if let (Some(t), None, true) = (
+        mods.ty,
+        mods.half,
+        spec.rules.contains(&spu_isa::table::Rule::HalfForIntOnly),
+    ) && t.is_int()
+    {
+        return Err(Diagnostic::error(
+            format!("integer `{}` needs .lo or .hi", spec.mnemonic),
+            span.clone(),
+        )
+        .label("which half of the double-width product?")
+        .help(format!(
+            "write `{}.lo.{t}` for the usual wrapping product",
+            spec.mnemonic
+        )));
+    }
+    if let Err(why) = spec.check_rules(&mods) {
+        return Err(Diagnostic::error(
+            format!("`{text}` is not a valid form of `{}`", spec.mnemonic),
+            span.clone(),
+        )
+        .label(why)
+        .help(format!("for example: `{}`", spec.example)));
     }
     Ok((op, mods))
 }
@@ -173,7 +202,7 @@ fn syntax_of(op: Opcode) -> String {
     format!("`{s}`")
 }
 
-fn not_allowed(mnemonic: &str, kind: ModKind, value: &str, allowed: u16, span: Span) -> Diagnostic {
+fn not_allowed(mnemonic: &str, kind: ModKind, value: &str, allowed: u32, span: Span) -> Diagnostic {
     let choices = allowed_names(kind, allowed)
         .iter()
         .map(|n| format!(".{n}"))
@@ -194,7 +223,11 @@ fn not_allowed(mnemonic: &str, kind: ModKind, value: &str, allowed: u16, span: S
 
 fn operand_count_error(op: Opcode, found: usize, span: Span) -> Diagnostic {
     let spec = op.spec();
-    let names: Vec<&str> = spec.operands().map(|o| o.0).collect();
+    let names: Vec<&str> = spec
+        .operands()
+        .filter(|o| o.1 != OperandKind::OptPred)
+        .map(|o| o.0)
+        .collect();
     Diagnostic::error(
         format!(
             "`{}` takes {} operand{}, found {found}",
@@ -234,39 +267,93 @@ pub fn check_instr(
             }
         },
     };
-    let expected = spec.operand_count();
-    if operands.len() != expected {
-        let span = operands
-            .get(expected)
-            .map_or(stmt_span.clone(), |o| o.span.start..stmt_span.end);
-        errors.push(operand_count_error(op, operands.len(), span));
-        return Err(errors);
-    }
-    let mut values = Vec::with_capacity(expected);
-    for ((name, kind, oty, _), operand) in spec.operands().zip(operands) {
-        let want = match oty {
-            OperandTy::Main => mods.ty,
-            OperandTy::Src => mods.src_ty,
-            OperandTy::U32 => Some(Ty::U32),
-            OperandTy::Pred | OperandTy::None => None,
-        };
-        match check_operand(op, name, kind, want, &mods, operand, scope) {
-            Ok(v) => values.push(v),
-            Err(d) => errors.push(d),
+    // `d|p` is one source operand that fills two fields: the register, then the
+    // optional predicate field that follows it in the row.
+    let mut fields = Vec::with_capacity(spec.operand_count());
+    let mut source = operands.iter();
+    let mut pending_pred: Option<Spanned<AstOperand<'_>>> = None;
+    for (name, kind, oty, _) in spec.operands() {
+        if kind == OperandKind::OptPred {
+            match pending_pred.take() {
+                Some(p) => match check_operand(op, name, kind, None, 1, &mods, &p, scope) {
+                    Ok(v) => fields.push(Some(v)),
+                    Err(d) => {
+                        errors.push(d);
+                        fields.push(None);
+                    }
+                },
+                None => fields.push(Some(Operand::Absent)),
+            }
+            continue;
         }
+        if let Some(p) = pending_pred.take() {
+            errors.push(
+                Diagnostic::error("`|%p` is not allowed here", p.span.clone())
+                    .label("only a shuffle's destination takes a predicate")
+                    .help(format!("for example: `{}`", spec.example)),
+            );
+        }
+        let Some(operand) = source.next() else {
+            errors.push(operand_count_error(op, operands.len(), stmt_span.clone()));
+            return Err(errors);
+        };
+        let operand = match &operand.node {
+            AstOperand::RegPred(r, p) => {
+                pending_pred = Some(Spanned {
+                    node: AstOperand::Register(p.node),
+                    span: p.span.clone(),
+                });
+                Spanned {
+                    node: AstOperand::Register(r),
+                    span: operand.span.start..p.span.start.saturating_sub(1),
+                }
+            }
+            other => Spanned {
+                node: other.clone(),
+                span: operand.span.clone(),
+            },
+        };
+        let want = operand_type(oty, &mods);
+        let regs = operand_regs(oty, &mods);
+        match check_operand(op, name, kind, want, regs, &mods, &operand, scope) {
+            Ok(v) => fields.push(Some(v)),
+            Err(d) => {
+                errors.push(d);
+                fields.push(None);
+            }
+        }
+    }
+    if let Some(p) = pending_pred.take() {
+        errors.push(
+            Diagnostic::error("`|%p` is not allowed here", p.span.clone())
+                .label("only a shuffle's destination takes a predicate"),
+        );
+    }
+    if let Some(extra) = source.next() {
+        errors.push(operand_count_error(
+            op,
+            operands.len(),
+            extra.span.start..stmt_span.end,
+        ));
     }
     if !errors.is_empty() {
         return Err(errors);
     }
+    let values: Vec<Operand> = fields.into_iter().flatten().collect();
     let instr = Instr::new(op, guard, mods, &values)
         .map_err(|e| vec![Diagnostic::error(e.to_string(), stmt_span.clone())])?;
     Ok(Checked { instr })
 }
 
 fn pred_index(name: &str, span: &Span, scope: &Scope) -> Result<u8, Diagnostic> {
-    match scope.regs.get(name) {
-        Some((i, RegTy::Pred)) => Ok(*i),
-        Some((_, RegTy::Val(t))) => Err(Diagnostic::error(
+    match scope.reg(name) {
+        Some(RegInfo {
+            index,
+            ty: RegTy::Pred,
+        }) => Ok(index),
+        Some(RegInfo {
+            ty: RegTy::Val(t), ..
+        }) => Err(Diagnostic::error(
             format!("`%{name}` is a .{t} register, not a predicate"),
             span.clone(),
         )
@@ -285,10 +372,8 @@ fn undeclared(name: &str, span: &Span, scope: &Scope) -> Diagnostic {
     }
 }
 
-fn type_compatible(reg: Ty, want: Ty) -> bool {
-    reg == want || (reg.is_int() && want.is_int())
-}
-
+/// A value register of a type compatible with `want` (a 64-bit type needs a 64-bit
+/// register; 8- and 16-bit types take 16- or 32-bit registers).
 fn value_reg(
     name: &str,
     span: &Span,
@@ -304,73 +389,138 @@ fn value_reg(
         .label("special registers are read only by `mov`")
         .help(format!("copy it first: `mov.u32 %r0, %{name};`")));
     }
-    match scope.regs.get(name) {
-        Some((i, RegTy::Val(t))) => match want {
-            Some(w) if !type_compatible(*t, w) => Err(Diagnostic::error(
+    match scope.reg(name) {
+        Some(RegInfo {
+            index,
+            ty: RegTy::Val(t),
+        }) => match want {
+            Some(w) if !accepts(w, t) => Err(Diagnostic::error(
                 format!("register `%{name}` is .{t} but `{mnemonic}` needs .{w} here"),
                 span.clone(),
             )
             .label(format!("declared .{t}"))
-            .help(if *t == Ty::F32 || w == Ty::F32 {
+            .help(if t.bits() != w.bits() && t.bits().max(w.bits()) == 64 {
+                format!("convert between 32 and 64 bits with `cvt.{w}.{t}`")
+            } else if t.is_float() != w.is_float() {
                 format!("convert it with `cvt.{w}.{t}` first")
             } else {
                 "use a register of the right type".to_string()
             })),
-            _ => Ok(*i),
+            _ => Ok(index),
         },
-        Some((_, RegTy::Pred)) => Err(Diagnostic::error(
+        Some(RegInfo {
+            ty: RegTy::Pred, ..
+        }) => Err(Diagnostic::error(
             format!("`%{name}` is a predicate, not a value register"),
             span.clone(),
         )
-        .label("expected a .u32, .s32 or .f32 register")
+        .label("expected a value register")
         .help("turn a predicate into a value with `selp`")),
         None => Err(undeclared(name, span, scope)),
     }
 }
 
+/// Whether a register of type `reg` can hold an operand of type `want`. Narrow
+/// integer types may use wider integer registers (loads extend, stores truncate,
+/// as PTX allows for memory and conversion operands).
+fn accepts(want: Ty, reg: Ty) -> bool {
+    want.accepts_register(reg) || (want.bits() < 32 && reg.bits() == 32 && !reg.is_float())
+}
+
 fn imm16(e: &Spanned<Expr<'_>>, ty: Ty, scope: &Scope) -> Result<u16, Diagnostic> {
-    match ty {
-        Ty::F32 => {
-            let f = const_f32(e, &scope.params)?;
-            let bits = f.to_bits();
-            if bits & 0xffff != 0 {
-                return Err(Diagnostic::error(
-                    format!("`{f}` does not fit in a 16-bit f32 immediate"),
-                    e.span.clone(),
-                )
-                .label("the low 16 bits of its pattern are not zero")
-                .help(format!(
-                    "load it with `mov.f32 %fN, {};` first",
-                    spu_isa::disasm::format_f32(f)
-                )));
-            }
-            Ok((bits >> 16) as u16)
+    let bits = const_bits64(e, ty, &scope.params)?;
+    let raw = match ty {
+        Ty::F32 if bits & 0xffff == 0 => Some((bits >> 16) as u16),
+        Ty::F64 if bits & 0xffff_ffff_ffff == 0 => Some((bits >> 48) as u16),
+        Ty::F32 | Ty::F64 => None,
+        t if t.bits() <= 16 => Some(bits as u16),
+        t if t.is_signed() => {
+            let v = ((bits << (64 - t.bits())) as i64) >> (64 - t.bits());
+            i16::try_from(v).ok().map(|v| v as u16)
         }
-        Ty::S32 | Ty::U32 => {
-            let v = const_int(e, &scope.params)?;
-            let (lo, hi) = if ty == Ty::S32 {
-                (-32768, 32767)
+        _ => u16::try_from(bits).ok(),
+    };
+    raw.ok_or_else(|| {
+        let text = match ty {
+            Ty::F32 => spu_isa::disasm::format_f32(f32::from_bits(bits as u32)),
+            Ty::F64 => spu_isa::disasm::format_f64(f64::from_bits(bits)),
+            t => spu_isa::disasm::format_value(bits, t),
+        };
+        if ty.is_float() {
+            Diagnostic::error(
+                format!("`{text}` does not fit in a 16-bit .{ty} immediate"),
+                e.span.clone(),
+            )
+            .label("the low bits of its pattern are not zero")
+            .help(format!("load it with `mov.{ty} %fN, {text};` first"))
+        } else {
+            let range = if ty.is_signed() {
+                "-32768..=32767"
             } else {
-                (0, 65535)
+                "0..=65535"
             };
-            if v < lo || v > hi {
-                return Err(Diagnostic::error(
-                    format!("immediate `{v}` does not fit in 16 bits"),
-                    e.span.clone(),
-                )
-                .label(format!("expected {lo}..={hi}"))
-                .help("load it with `mov` first"));
-            }
-            Ok(v as u16)
+            Diagnostic::error(
+                format!("immediate `{text}` does not fit in 16 bits"),
+                e.span.clone(),
+            )
+            .label(format!("expected {range}"))
+            .help("load it with `mov` first")
         }
+    })
+}
+
+/// A `mov` immediate: any value of a 32-bit or narrower type; 64-bit types take values
+/// the 32-bit field extends back exactly.
+fn imm32(e: &Spanned<Expr<'_>>, ty: Ty, scope: &Scope) -> Result<u32, Diagnostic> {
+    let bits = const_bits64(e, ty, &scope.params)?;
+    if ty.bits() < 32 && ty.is_signed() {
+        // Narrow signed immediates are stored sign-extended.
+        let shift = 64 - ty.bits();
+        return Ok((((bits << shift) as i64) >> shift) as u32);
+    }
+    if ty.bits() <= 32 {
+        return Ok(bits as u32);
+    }
+    let raw = if ty == Ty::F64 {
+        (bits as u32 == 0).then_some((bits >> 32) as u32)
+    } else {
+        let low = bits as u32;
+        (Operand::widen_imm32(low, ty) == bits).then_some(low)
+    };
+    raw.ok_or_else(|| {
+        Diagnostic::error(
+            "64-bit immediate does not fit in `mov`'s 32-bit field",
+            e.span.clone(),
+        )
+        .label(if ty == Ty::F64 {
+            "the low 32 bits of its pattern are not zero"
+        } else {
+            "its high word is not the extension of its low word"
+        })
+        .help("set the halves with `mov.b32 %rdN.lo, ...;` and `mov.b32 %rdN.hi, ...;`")
+    })
+}
+
+/// A small unsigned immediate in `0..=max`.
+fn small(e: &Spanned<Expr<'_>>, max: i64, scope: &Scope) -> Result<u32, Diagnostic> {
+    let v = const_int(e, &scope.params)?;
+    if (0..=max).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(
+            Diagnostic::error(format!("immediate `{v}` is out of range"), e.span.clone())
+                .label(format!("expected 0..={max}")),
+        )
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_operand(
     op: Opcode,
     name: &str,
     kind: OperandKind,
     want: Option<Ty>,
+    regs: u8,
     mods: &Mods,
     operand: &Spanned<AstOperand<'_>>,
     scope: &Scope,
@@ -390,101 +540,140 @@ fn check_operand(
         .help(format!("for example: `{}`", spec.example))
     };
     let found = match &operand.node {
-        AstOperand::Register(_) => "a register",
+        AstOperand::Register(_) | AstOperand::RegPred(..) => "a register",
+        AstOperand::NotPred(_) => "a negated predicate",
+        AstOperand::Vector(_) => "a vector",
         AstOperand::Mem { .. } => "an address",
         AstOperand::Expr(Expr::Name(_)) => "a name",
         AstOperand::Expr(_) => "an immediate",
     };
+    fn expr<'e>(e: &Expr<'e>, span: &Span) -> Spanned<Expr<'e>> {
+        Spanned {
+            node: e.clone(),
+            span: span.clone(),
+        }
+    }
+    let reg = |r: &str| -> Result<Operand, Diagnostic> {
+        let i = value_reg(r, span, want, spec.mnemonic, scope)?;
+        let size = want.map_or(1, Ty::regs);
+        if regs > size {
+            return Err(Diagnostic::error(
+                format!(
+                    "`{}` needs a vector of {} registers here",
+                    spec.mnemonic,
+                    regs / size
+                ),
+                span.clone(),
+            )
+            .label("found one register")
+            .help("write the registers in braces: `{%f0, %f1, %f2, %f3}`"));
+        }
+        Ok(Operand::Reg(i))
+    };
     match (kind, &operand.node) {
-        (OperandKind::Reg, AstOperand::Register(r)) => Ok(Operand::Reg(value_reg(
-            r,
-            span,
-            want,
-            spec.mnemonic,
-            scope,
-        )?)),
         (OperandKind::Pred, AstOperand::Register(r)) => {
             Ok(Operand::Pred(pred_index(r, span, scope)?))
         }
-        (OperandKind::RegOrImm, AstOperand::Register(r)) => Ok(Operand::Reg(value_reg(
-            r,
-            span,
-            want,
-            spec.mnemonic,
+        (OperandKind::PredNeg | OperandKind::OptPred, AstOperand::Register(r)) => {
+            Ok(Operand::Pred(pred_index(r, span, scope)?))
+        }
+        (OperandKind::PredNeg, AstOperand::NotPred(r)) => {
+            Ok(Operand::PredNot(pred_index(r, span, scope)?))
+        }
+        (
+            OperandKind::Reg
+            | OperandKind::RegOrImm
+            | OperandKind::RegOrSmall
+            | OperandKind::ShflC
+            | OperandKind::Mask,
+            AstOperand::Register(r),
+        ) => reg(r),
+        (OperandKind::Reg, AstOperand::Vector(items)) => {
+            vector(items, want, regs, spec.mnemonic, span, scope)
+        }
+        (OperandKind::RegOrImm, AstOperand::Expr(e)) => Ok(Operand::Imm16(imm16(
+            &expr(e, span),
+            want.unwrap_or(Ty::U32),
             scope,
         )?)),
-        (OperandKind::RegOrImm, AstOperand::Expr(e)) => {
-            let e = Spanned {
-                node: e.clone(),
-                span: span.clone(),
-            };
-            Ok(Operand::Imm16(imm16(&e, want.unwrap_or(Ty::U32), scope)?))
+        (OperandKind::RegOrSmall | OperandKind::Imm8, AstOperand::Expr(e)) => {
+            Ok(Operand::Imm(small(&expr(e, span), 255, scope)?))
         }
-        (OperandKind::MovSrc, AstOperand::Register(r)) => match Special::from_name(r) {
-            Some(s) if want == Some(Ty::F32) => Err(Diagnostic::error(
-                format!("special register `%{s}` is .u32"),
-                span.clone(),
-            )
-            .label("cannot be moved into an .f32 register")
-            .help("use `mov.u32`, then `cvt.f32.u32` if you need a float")),
-            Some(s) => Ok(Operand::Special(s)),
-            None => Ok(Operand::Reg(value_reg(
-                r,
-                span,
-                want,
-                spec.mnemonic,
-                scope,
-            )?)),
-        },
-        (OperandKind::MovSrc, AstOperand::Expr(Expr::Name(n))) => {
-            let sym = scope
-                .buffers
-                .get(*n)
-                .map(|i| SymbolRef::Buffer(*i))
-                .or_else(|| scope.shared.get(*n).map(|i| SymbolRef::Shared(*i)));
-            match sym {
-                Some(_) if want == Some(Ty::F32) => Err(Diagnostic::error(
-                    format!("the address of `{n}` is .u32"),
+        (OperandKind::ShflC, AstOperand::Expr(e)) => {
+            let v = small(&expr(e, span), 0xffff_ffff, scope)?;
+            match pack_shfl_c(v) {
+                Some(_) => Ok(Operand::Imm(v)),
+                None => Err(Diagnostic::error(
+                    format!("`{v:#x}` is not a shuffle clamp and segment mask"),
                     span.clone(),
                 )
-                .label("addresses are not floats")
-                .help(format!("write `mov.u32 %r0, {n};`"))),
-                Some(s) => Ok(Operand::Symbol(s)),
-                None if scope.params.iter().any(|p| p.name == *n) => Err(Diagnostic::error(
-                    format!("parameter `{n}` is not an immediate"),
-                    span.clone(),
-                )
-                .label("parameters can change at launch (-D)")
-                .help(format!(
-                    "read it with `ld.param.{} %rX, [{n}];`",
-                    want.unwrap_or(Ty::U32)
-                ))),
-                None => {
-                    let all = scope
-                        .buffers
-                        .keys()
-                        .chain(scope.shared.keys())
-                        .map(String::as_str);
-                    let d = Diagnostic::error(format!("unknown symbol `{n}`"), span.clone())
-                        .label("no buffer or shared array has this name");
-                    Err(match closest(n, all) {
-                        Some(s) => d.help(format!("did you mean `{s}`?")),
-                        None => d,
-                    })
-                }
+                .label("expected clamp (bits 0..5) | segment mask (bits 8..13) << 8")
+                .help("full-warp shuffles use 31 (`down`, `bfly`, `idx`) or 0 (`up`)")),
             }
         }
-        (OperandKind::MovSrc, AstOperand::Expr(e)) => {
-            let e = Spanned {
-                node: e.clone(),
-                span: span.clone(),
-            };
-            Ok(Operand::Imm32(const_bits(
-                &e,
-                want.unwrap_or(Ty::U32),
-                &scope.params,
-            )?))
+        (OperandKind::Mask, AstOperand::Expr(e)) => {
+            match const_bits64(&expr(e, span), Ty::B32, &scope.params)? {
+                0xffff_ffff => Ok(Operand::Imm(u32::MAX)),
+                v => Err(Diagnostic::error(
+                    format!("member mask `{v:#x}` must be a register or -1"),
+                    span.clone(),
+                )
+                .label("partial warps use a register")
+                .help("put the mask in a register with `mov.b32` first")),
+            }
         }
+        (OperandKind::MovSrc, AstOperand::Register(r)) => match Special::from_name(r) {
+            Some(s) if want.is_some_and(|t| t.is_float() || t.bits() != 32) => {
+                Err(Diagnostic::error(
+                    format!("special register `%{s}` is 32 bits wide"),
+                    span.clone(),
+                )
+                .label(format!(
+                    "cannot be moved with `mov.{}`",
+                    want.unwrap_or(Ty::U32)
+                ))
+                .help("use `mov.u32`, then `cvt` if you need another type"))
+            }
+            Some(s) => Ok(Operand::Special(s)),
+            None => reg(r),
+        },
+        (OperandKind::MovSrc, AstOperand::Expr(e)) => match symbol(e, scope) {
+            Some(Ok((sym, offset))) if want.is_some_and(|t| t.is_float() || t.bits() < 32) => {
+                let _ = (sym, offset);
+                Err(Diagnostic::error("an address is an integer", span.clone())
+                    .label(format!(
+                        "cannot be moved with `mov.{}`",
+                        want.unwrap_or(Ty::U32)
+                    ))
+                    .help("write `mov.u32` (or `mov.u64`)"))
+            }
+            Some(Ok((sym, offset))) => {
+                if !SYMBOL_OFFSET_RANGE.contains(&offset) {
+                    return Err(Diagnostic::error(
+                        format!("offset `{offset}` is out of range"),
+                        span.clone(),
+                    )
+                    .label(format!(
+                        "expected {}..={}",
+                        SYMBOL_OFFSET_RANGE.start(),
+                        SYMBOL_OFFSET_RANGE.end()
+                    ))
+                    .help("add the offset to the address with `add` instead"));
+                }
+                Ok(Operand::Symbol { sym, offset })
+            }
+            Some(Err(d)) => Err(d),
+            None => {
+                if let Expr::Name(n) = e {
+                    return Err(unknown_name(n, span, scope));
+                }
+                Ok(Operand::Imm32(imm32(
+                    &expr(e, span),
+                    want.unwrap_or(Ty::U32),
+                    scope,
+                )?))
+            }
+        },
         (
             OperandKind::Mem,
             AstOperand::Mem {
@@ -492,69 +681,15 @@ fn check_operand(
                 negative,
                 offset,
             },
-        ) => {
-            let base_reg = match base {
-                Some(b) => Some(value_reg(
-                    b.node,
-                    &b.span,
-                    Some(Ty::U32),
-                    spec.mnemonic,
-                    scope,
-                )?),
-                None => None,
-            };
-            let off = match offset {
-                None => 0,
-                Some(e) => match (&e.node, base) {
-                    (Expr::Name(n), None) => match scope.params.iter().position(|p| p.name == *n) {
-                        Some(i) if mods.space == Some(Space::Param) => i as i64 * 4,
-                        Some(_) => {
-                            return Err(Diagnostic::error(
-                                format!("`[{n}]` names a parameter"),
-                                e.span.clone(),
-                            )
-                            .label("parameters live in the .param space")
-                            .help(format!("read it with `ld.param.u32 %rX, [{n}];`")));
-                        }
-                        None if scope.buffers.contains_key(*n) || scope.shared.contains_key(*n) => {
-                            return Err(Diagnostic::error(
-                                format!("`{n}` is not an immediate address"),
-                                e.span.clone(),
-                            )
-                            .label("its address is fixed when the kernel is loaded")
-                            .help(format!(
-                                "take it into a register: `mov.u32 %r0, {n};` then use `[%r0]`"
-                            )));
-                        }
-                        None => {
-                            return Err(crate::eval::lower(e, &scope.params).err().unwrap_or_else(
-                                || Diagnostic::error(format!("unknown name `{n}`"), e.span.clone()),
-                            ));
-                        }
-                    },
-                    _ => {
-                        let v = const_int(e, &scope.params)?;
-                        if *negative { -v } else { v }
-                    }
-                },
-            };
-            if !(-32768..=32767).contains(&off) {
-                let s = offset.as_ref().map_or(span.clone(), |e| e.span.clone());
-                return Err(Diagnostic::error(
-                    format!("address offset `{off}` does not fit in 16 bits"),
-                    s,
-                )
-                .label("expected -32768..=32767")
-                .help("add the offset to the base register first"));
-            }
-            if mods.space == Some(Space::Param) && base_reg.is_some() {
-                // Allowed: indexing the parameter space with a register.
-            }
-            Ok(Operand::Mem {
-                base: base_reg,
-                offset: off as i16,
-            })
-        }
+        ) => memory(
+            base.as_ref(),
+            *negative,
+            offset.as_ref(),
+            mods,
+            spec.mnemonic,
+            span,
+            scope,
+        ),
         (OperandKind::Target, AstOperand::Expr(Expr::Name(n))) => match scope.labels.get(*n) {
             Some(pc) => Ok(Operand::Target(*pc)),
             None => {
@@ -568,4 +703,183 @@ fn check_operand(
         },
         _ => Err(wrong(found)),
     }
+}
+
+/// `{%a, %b, ...}`: consecutive registers starting at a register aligned to the group.
+fn vector(
+    items: &[Spanned<&str>],
+    want: Option<Ty>,
+    regs: u8,
+    mnemonic: &str,
+    span: &Span,
+    scope: &Scope,
+) -> Result<Operand, Diagnostic> {
+    let elem = want.map_or(1, Ty::regs);
+    let count = regs / elem;
+    if items.len() != usize::from(count) || count == 1 {
+        return Err(Diagnostic::error(
+            format!(
+                "`{mnemonic}` needs {count} register{} here",
+                if count == 1 { "" } else { "s" }
+            ),
+            span.clone(),
+        )
+        .label(format!("found a vector of {}", items.len()))
+        .help("the vector width (`.v2`, `.v4`) sets how many registers the braces hold"));
+    }
+    let mut first = None;
+    for (k, item) in items.iter().enumerate() {
+        let i = value_reg(item.node, &item.span, want, mnemonic, scope)?;
+        let base = *first.get_or_insert(i);
+        if u32::from(i) != u32::from(base) + k as u32 * u32::from(elem) {
+            return Err(Diagnostic::error(
+                "vector registers must be consecutive",
+                item.span.clone(),
+            )
+            .label("expected the register after the previous one")
+            .help(format!(
+                "declare them together, e.g. `.reg .{} %v<{regs}>;`",
+                want.unwrap_or(Ty::B32)
+            )));
+        }
+    }
+    let base = first.unwrap_or(0);
+    if base % regs != 0 {
+        return Err(Diagnostic::error(
+            format!("a vector of {regs} registers must start at a multiple of {regs}"),
+            span.clone(),
+        )
+        .label(format!("starts at register {base}"))
+        .help("declare the vector's registers first, or pad the declarations before it"));
+    }
+    Ok(Operand::Reg(base))
+}
+
+/// `A`, `A+16`, `A-4`, `16+A`: a buffer or shared array plus a constant offset.
+fn symbol(e: &Expr<'_>, scope: &Scope) -> Option<Result<(SymbolRef, i32), Diagnostic>> {
+    let lookup = |n: &str| {
+        scope
+            .buffers
+            .get(n)
+            .map(|i| SymbolRef::Buffer(*i))
+            .or_else(|| scope.shared.get(n).map(|i| SymbolRef::Shared(*i)))
+    };
+    let offset = |o: &Spanned<Expr<'_>>, negate: bool| {
+        const_int(o, &scope.params).and_then(|v| {
+            let v = if negate { -v } else { v };
+            i32::try_from(v).map_err(|_| {
+                Diagnostic::error("offset is out of range", o.span.clone())
+                    .label("expected a 32-bit offset")
+            })
+        })
+    };
+    match e {
+        Expr::Name(n) => lookup(n).map(|s| Ok((s, 0))),
+        Expr::Binary(op @ ('+' | '-'), a, b) => match (&a.node, &b.node) {
+            (Expr::Name(n), _) => {
+                let s = lookup(n)?;
+                Some(offset(b, *op == '-').map(|o| (s, o)))
+            }
+            (_, Expr::Name(n)) if *op == '+' => {
+                let s = lookup(n)?;
+                Some(offset(a, false).map(|o| (s, o)))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn unknown_name(n: &str, span: &Span, scope: &Scope) -> Diagnostic {
+    if scope.params.iter().any(|p| p.name == n) {
+        return Diagnostic::error(format!("parameter `{n}` is not an immediate"), span.clone())
+            .label("parameters can change at launch (-D)")
+            .help(format!("read it with `ld.param.u32 %rX, [{n}];`"));
+    }
+    let all = scope
+        .buffers
+        .keys()
+        .chain(scope.shared.keys())
+        .map(String::as_str);
+    let d = Diagnostic::error(format!("unknown symbol `{n}`"), span.clone())
+        .label("no buffer or shared array has this name");
+    match closest(n, all) {
+        Some(s) => d.help(format!("did you mean `{s}`?")),
+        None => d,
+    }
+}
+
+/// `[%r+off]`, `[%rd-off]`, `[off]`, `[PARAM]`.
+fn memory(
+    base: Option<&Spanned<&str>>,
+    negative: bool,
+    offset: Option<&Spanned<Expr<'_>>>,
+    mods: &Mods,
+    mnemonic: &str,
+    span: &Span,
+    scope: &Scope,
+) -> Result<Operand, Diagnostic> {
+    let (base_reg, wide) = match base {
+        Some(b) => match scope.reg(b.node) {
+            Some(RegInfo {
+                index,
+                ty: RegTy::Val(t),
+            }) if t.bits() == 64 && !t.is_float() => (Some(index), true),
+            _ => (
+                Some(value_reg(b.node, &b.span, Some(Ty::U32), mnemonic, scope)?),
+                false,
+            ),
+        },
+        None => (None, false),
+    };
+    let off =
+        match offset {
+            None => 0,
+            Some(e) => match (&e.node, base) {
+                (Expr::Name(n), None) => match scope.params.iter().position(|p| p.name == *n) {
+                    Some(i) if mods.space == Some(Space::Param) => i as i64 * 4,
+                    Some(_) => {
+                        return Err(Diagnostic::error(
+                            format!("`[{n}]` names a parameter"),
+                            e.span.clone(),
+                        )
+                        .label("parameters live in the .param space")
+                        .help(format!("read it with `ld.param.u32 %rX, [{n}];`")));
+                    }
+                    None if scope.buffers.contains_key(*n) || scope.shared.contains_key(*n) => {
+                        return Err(Diagnostic::error(
+                            format!("`{n}` is not an immediate address"),
+                            e.span.clone(),
+                        )
+                        .label("its address is fixed when the kernel is loaded")
+                        .help(format!(
+                            "take it into a register: `mov.u32 %r0, {n};` then use `[%r0]`"
+                        )));
+                    }
+                    None => {
+                        return Err(crate::eval::lower(e, &scope.params).err().unwrap_or_else(
+                            || Diagnostic::error(format!("unknown name `{n}`"), e.span.clone()),
+                        ));
+                    }
+                },
+                _ => {
+                    let v = const_int(e, &scope.params)?;
+                    if negative { -v } else { v }
+                }
+            },
+        };
+    if !(-32768..=32767).contains(&off) {
+        let s = offset.map_or(span.clone(), |e| e.span.clone());
+        return Err(Diagnostic::error(
+            format!("address offset `{off}` does not fit in 16 bits"),
+            s,
+        )
+        .label("expected -32768..=32767")
+        .help("add the offset to the base register first"));
+    }
+    Ok(Operand::Mem {
+        base: base_reg,
+        wide,
+        offset: off as i16,
+    })
 }

@@ -56,8 +56,15 @@ pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Vec<Spanned<Stmt
             _ if skipping => continue,
             _ => {}
         }
-        let ends = matches!(tok, Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Iu)
-            || (tok == Tok::Colon && current.len() == 1);
+        // `{`/`}` delimit blocks only where a block can open or close; inside an
+        // instruction they enclose a vector operand.
+        let ends = match tok {
+            Tok::Semi | Tok::Iu => true,
+            Tok::LBrace => current.first().is_none_or(|(t, _)| *t == Tok::Entry),
+            Tok::RBrace => current.is_empty(),
+            Tok::Colon => current.len() == 1,
+            _ => false,
+        };
         current.push((tok, span));
         if ends {
             let stmt = std::mem::take(&mut current);

@@ -393,6 +393,23 @@ pub fn atomic(
                 (AtomOp::Min, _) => prev.min(a[l]),
                 (AtomOp::Max, _) => prev.max(a[l]),
                 (AtomOp::Exch, _) => a[l],
+                (AtomOp::And, _) => prev & a[l],
+                (AtomOp::Or, _) => prev | a[l],
+                (AtomOp::Xor, _) => prev ^ a[l],
+                (AtomOp::Inc, _) => {
+                    if prev >= a[l] {
+                        0
+                    } else {
+                        prev + 1
+                    }
+                }
+                (AtomOp::Dec, _) => {
+                    if prev == 0 || prev > a[l] {
+                        a[l]
+                    } else {
+                        prev - 1
+                    }
+                }
             },
             _ if prev == a[l] => b[l],
             _ => prev,

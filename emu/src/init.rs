@@ -31,7 +31,7 @@ impl SplitMix64 {
 fn to_bits(v: f64, ty: Ty) -> u32 {
     match ty {
         Ty::F32 => (v as f32).to_bits(),
-        Ty::U32 | Ty::S32 => v as i64 as u32,
+        _ => v as i64 as u32,
     }
 }
 

@@ -25,6 +25,7 @@ impl Grid<'_> {
             entry: 0,
             regs: self.image.regs,
             shared_bytes: self.image.shared_bytes,
+            sm_grid: [self.geo.cols, self.geo.rows],
         };
         self.engines[u] = None;
         match item.role {
@@ -98,6 +99,7 @@ impl Grid<'_> {
                 entry: 0,
                 regs: 0,
                 shared_bytes: 0,
+                sm_grid: [self.geo.cols, self.geo.rows],
             },
             0,
             now,

@@ -36,6 +36,18 @@ impl Unit {
             Special::IuDir => uniform(ctx.iu.map_or(u32::MAX, |(s, _)| u32::from(s.code()))),
             Special::IuId => uniform(ctx.iu.map_or(u32::MAX, |(_, i)| i)),
             Special::Clock => uniform(now as u32),
+            Special::NWarpId => uniform(self.warps.len() as u32),
+            Special::Smid => uniform(if smx == u32::MAX {
+                u32::MAX
+            } else {
+                smy * ctx.sm_grid[0] + smx
+            }),
+            Special::NSmid => uniform(ctx.sm_grid[0] * ctx.sm_grid[1]),
+            Special::LanemaskEq => std::array::from_fn(|l| 1 << l),
+            Special::LanemaskLe => std::array::from_fn(|l| ((2u64 << l) - 1) as u32),
+            Special::LanemaskLt => std::array::from_fn(|l| (1u32 << l) - 1),
+            Special::LanemaskGe => std::array::from_fn(|l| !((1u32 << l) - 1)),
+            Special::LanemaskGt => std::array::from_fn(|l| !(((2u64 << l) - 1) as u32)),
         }
     }
 
@@ -158,7 +170,12 @@ impl Unit {
                 charge(Component::Spp, lanes)
             }
             TimingClass::Fpu => charge(Component::Fpup, lanes),
-            TimingClass::Sfu => charge(Component::Sfup, lanes),
+            // GPGPU-Sim's GTX 480 runs double precision on the SFU pipeline.
+            TimingClass::Sfu | TimingClass::Dp | TimingClass::DpDiv => {
+                charge(Component::Sfup, lanes)
+            }
+            // Shuffles move words through the shared-memory crossbar.
+            TimingClass::Shuffle => charge(Component::Shrdp, 1),
             _ => {}
         }
         let pcc = &mut env.pcs[pc as usize];

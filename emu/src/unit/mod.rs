@@ -53,6 +53,8 @@ pub struct WorkCtx {
     pub entry: u32,
     pub regs: usize,
     pub shared_bytes: u32,
+    /// The machine's SM grid: columns, rows (`%smid`, `%nsmid`).
+    pub sm_grid: [u32; 2],
 }
 
 /// What happened in a step that the grid must act on.
@@ -128,6 +130,7 @@ impl Unit {
                 entry: 0,
                 regs: 0,
                 shared_bytes: 0,
+                sm_grid: [0; 2],
             },
             schedulers: vec![Scheduler::default(); n],
             pipes: timing.pipes.map(|n| vec![0; n]),
