@@ -3,57 +3,34 @@
 //! cycle by cycle (schedulers, scoreboard, pipelines, shared-memory banks, coalesced
 //! global accesses through a bandwidth-limited DRAM queue), skipping idle cycles.
 //!
-//! Module map:
-//! - configuration and input: [`machine`] (parameters, presets), [`kernel`] (reading
-//!   `.bin`/`.spu`), [`load`](mod@load) (parameters, launch, buffers, DMA
-//!   descriptors), [`init`] (buffer initialisers), [`program`] (decoded code);
-//! - execution: [`exec`] (arithmetic), [`warp`] (SIMT stack), [`unit`](mod@unit)
-//!   (one SM or IU running code), [`timing`] (resolved latencies and pipelines),
-//!   [`access`] (memory and CB accesses), [`cb`] (Communication Buffer links),
-//!   [`engine`] (DMA engines and virtual IUs), [`plan`] (work per pass), [`grid`]
-//!   (the cycle loop and rendezvous), [`dram`], [`memory`];
-//! - results: [`outcome`] (results and stops), [`counters`], [`samples`] (activity
-//!   over time), [`activity`] and [`timeline`] (unit activity and its SVG),
-//!   [`trace`] (instruction trace), [`stats`], [`report`];
-//! - front ends: [`cli`] (shared run options), [`session`] (one command-line run),
-//!   [`npy`].
+//! The crate is layered; each layer uses only the layers above it in this list,
+//! and each folder's `mod.rs` says what it owns:
+//!
+//! 1. [`machine`]: the machine description (parameters, presets, unit names);
+//! 2. [`exec`]: the execution core: decoded micro-ops, lane semantics, warps and
+//!    their SIMT stack, global memory, faults;
+//! 3. [`load`](mod@load): loading a kernel: reading it, parameters, buffers, DMA
+//!    descriptors, and which unit does what in which pass;
+//! 4. [`observe`]: what a run lets you observe (counters, samples, traces,
+//!    timelines, results) and the documents made from it (stats, reports);
+//! 5. [`timing`]: the timing model (schedulers, memory, DRAM, CB links, engines)
+//!    and the grid's event loop that runs both modes;
+//! 6. [`cli`]: the command-line front end shared by `spu-emu` and `spu-prof`.
 //!
 //! The runtime's semantics are documented in `emu/RUNTIME.md`.
 
-pub mod access;
-pub mod activity;
-pub mod cb;
 pub mod cli;
-pub mod counters;
-pub mod dram;
-pub mod engine;
 pub mod exec;
-pub mod fault;
-pub mod grid;
-pub mod init;
-pub mod kernel;
 pub mod load;
 pub mod machine;
-pub mod memory;
-pub mod npy;
-pub mod outcome;
-pub mod plan;
-pub mod program;
-pub mod report;
-pub mod samples;
-pub mod session;
-pub mod stats;
-pub mod timeline;
+pub mod observe;
 pub mod timing;
-pub mod trace;
-pub mod unit;
-pub mod warp;
 
-pub use grid::Grid;
-pub use kernel::{Kernel, read_kernel};
+pub use load::kernel::{Kernel, read_kernel};
 pub use load::{Image, LoadOptions, load};
 pub use machine::Machine;
-pub use outcome::{Progress, RunResult, Stop};
+pub use observe::outcome::{Progress, RunResult, Stop};
+pub use timing::grid::Grid;
 
 /// How long to run and what to record beyond the totals.
 #[derive(Debug, Clone, Copy)]
@@ -87,7 +64,7 @@ pub fn simulate_traced(
     image: &mut Image,
     machine: &Machine,
     control: RunControl,
-    tracer: Option<trace::Tracer>,
+    tracer: Option<observe::trace::Tracer>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunResult, Box<Stop>> {
     Grid::new(image, machine)

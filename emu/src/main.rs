@@ -2,9 +2,12 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use spu_emu::cli::session;
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
-use spu_emu::trace::{self, TraceFilter};
-use spu_emu::{machine, npy, report, session, stats};
+use spu_emu::load::npy;
+use spu_emu::machine;
+use spu_emu::observe::trace::{self, TraceFilter};
+use spu_emu::observe::{report, stats};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -126,7 +129,13 @@ fn run(cli: &Cli) -> Result<()> {
             s.image.module.name,
             s.machine.summary()
         );
-        let svg = spu_emu::timeline::svg(log, &labels, s.result.cycles, s.result.passes[0], &title);
+        let svg = spu_emu::observe::timeline::svg(
+            log,
+            &labels,
+            s.result.cycles,
+            s.result.passes[0],
+            &title,
+        );
         spu_emu::write_atomically(out, svg.as_bytes())
             .with_context(|| format!("cannot write `{}`", out.display()))?;
     }

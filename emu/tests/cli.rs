@@ -254,18 +254,18 @@ fn npy_inputs_are_checked_against_the_declaration() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.npy");
     let words: Vec<u32> = (0..8).map(|i| (i as f32).to_bits()).collect();
-    spu_emu::npy::write(&path, spu_isa::Ty::F32, &[2, 4], &words).unwrap();
+    spu_emu::load::npy::write(&path, spu_isa::Ty::F32, &[2, 4], &words).unwrap();
     let arg = format!("A={}", path.display());
     fails(
         &["samples/vecadd.spu", "-D", "N=8", "--load", &arg],
         "has shape [2, 4]",
     );
-    spu_emu::npy::write(&path, spu_isa::Ty::U32, &[8], &words).unwrap();
+    spu_emu::load::npy::write(&path, spu_isa::Ty::U32, &[8], &words).unwrap();
     fails(
         &["samples/vecadd.spu", "-D", "N=8", "--load", &arg],
         "`<u4`",
     );
-    spu_emu::npy::write(&path, spu_isa::Ty::F32, &[8], &words).unwrap();
+    spu_emu::load::npy::write(&path, spu_isa::Ty::F32, &[8], &words).unwrap();
     let out_path = dir.path().join("c.npy");
     let out = emu(&[
         "samples/vecadd.spu",
@@ -280,7 +280,7 @@ fn npy_inputs_are_checked_against_the_declaration() {
         "-q",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let c = spu_emu::npy::read(&out_path, "C", spu_isa::Ty::F32, &[8]).unwrap();
+    let c = spu_emu::load::npy::read(&out_path, "C", spu_isa::Ty::F32, &[8]).unwrap();
     let want: Vec<u32> = (0..8).map(|i| (2.0 * i as f32).to_bits()).collect();
     assert_eq!(c, want, "C = A + B with A = B = 0..8");
 }

@@ -50,8 +50,8 @@ fn bad_input_matrix() {
     .unwrap();
     std::fs::write(p("range.toml"), "[sm]\nschedulers = 99\n").unwrap();
     let words: Vec<u32> = (0..8).collect();
-    spu_emu::npy::write(Path::new(&p("u32.npy")), spu_isa::Ty::U32, &[8], &words).unwrap();
-    spu_emu::npy::write(
+    spu_emu::load::npy::write(Path::new(&p("u32.npy")), spu_isa::Ty::U32, &[8], &words).unwrap();
+    spu_emu::load::npy::write(
         Path::new(&p("shape.npy")),
         spu_isa::Ty::F32,
         &[2, 4],
@@ -199,7 +199,8 @@ fn bad_input_matrix() {
         );
         insta::assert_snapshot!(name, text);
     }
-    let out = spu_emu::npy::read(Path::new(&p("div.npy")), "out", spu_isa::Ty::U32, &[4]).unwrap();
+    let out =
+        spu_emu::load::npy::read(Path::new(&p("div.npy")), "out", spu_isa::Ty::U32, &[4]).unwrap();
     // u32 7 / 0 = all ones; u32 7 % 0 = 7; s32 -7 / 0 = 1 (negative dividend).
     assert_eq!(out, vec![u32::MAX, 7, 1, 0]);
 }

@@ -2,7 +2,7 @@
 //! and pass marks, and pictures that tell the pass modes apart (sequential passes
 //! leave every SM idle between passes; overlapped ones do not).
 
-use spu_emu::activity::Activity;
+use spu_emu::observe::activity::Activity;
 use spu_emu::{Machine, RunControl};
 use std::path::Path;
 
@@ -19,7 +19,7 @@ fn run(mode: &str) -> (spu_emu::RunResult, Machine) {
         activity: true,
         ..RunControl::default()
     };
-    let run = spu_emu::session::run_file(&path, &m, &options, control).unwrap();
+    let run = spu_emu::cli::session::run_file(&path, &m, &options, control).unwrap();
     (run.result, m)
 }
 
@@ -35,7 +35,7 @@ fn timelines_show_the_pass_structure() {
         let (r, m) = run(mode);
         let log = r.activity.as_ref().unwrap();
         let labels: Vec<_> = r.units.iter().map(|u| u.label).collect();
-        let svg = spu_emu::timeline::svg(
+        let svg = spu_emu::observe::timeline::svg(
             log,
             &labels,
             r.cycles,

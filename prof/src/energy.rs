@@ -5,9 +5,9 @@
 
 use crate::model::{Kind, Model, ModelError};
 use serde::{Deserialize, Serialize};
-use spu_emu::counters::Component;
 use spu_emu::machine::Boundary;
-use spu_emu::stats::Stats;
+use spu_emu::observe::counters::Component;
+use spu_emu::observe::stats::Stats;
 use std::collections::BTreeMap;
 
 /// Pseudo-lines for energy no instruction caused.
@@ -269,7 +269,8 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
 fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut Lines) -> u64 {
     let busy: u64 = stats.units.iter().map(|u| u.busy_cycles).sum();
     let code: u64 = stats.units.iter().map(|u| u.code_cycles).sum();
-    let weight = |pc: &spu_emu::stats::PcStats| pc.issued + pc.stall_cycles.values().sum::<u64>();
+    let weight =
+        |pc: &spu_emu::observe::stats::PcStats| pc.issued + pc.stall_cycles.values().sum::<u64>();
     let all: u64 = stats.pcs.iter().map(weight).sum();
     if busy == 0 || all == 0 {
         return 0;

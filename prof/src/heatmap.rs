@@ -3,8 +3,8 @@
 //! accesses or busy fraction) with the value printed in each tile.
 
 use crate::model::{Kind, Model};
-use spu_emu::counters::Component;
-use spu_emu::stats::{Stats, UnitStats};
+use spu_emu::observe::counters::Component;
+use spu_emu::observe::stats::{Stats, UnitStats};
 use std::fmt::Write;
 
 /// What the tiles show.

@@ -3,9 +3,9 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
+use spu_emu::cli::session;
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
-use spu_emu::session;
-use spu_emu::stats::Stats;
+use spu_emu::observe::stats::Stats;
 use spu_prof::energy::{Breakdown, price};
 use spu_prof::heatmap::Metric;
 use spu_prof::model::{BUILT_IN, Model};

@@ -3,7 +3,7 @@
 //! per-instruction-class energies. Loading checks every key and number and names
 //! the file, the key and the problem.
 
-use spu_emu::counters::Component;
+use spu_emu::observe::counters::Component;
 use spu_isa::EnergyClass;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -25,7 +25,7 @@ pub fn joules(j: f64) -> String {
 }
 
 fn seconds(s: f64) -> String {
-    spu_emu::report::seconds(s)
+    spu_emu::observe::report::seconds(s)
 }
 
 fn percent(part: f64, whole: f64) -> String {
@@ -64,7 +64,7 @@ pub fn table_report(b: &Breakdown) -> String {
         s,
         "time    {} ({} cycles at {} MHz)",
         seconds(b.time_s),
-        spu_emu::report::grouped(b.cycles),
+        spu_emu::observe::report::grouped(b.cycles),
         b.freq_mhz
     );
     let _ = writeln!(
@@ -189,7 +189,7 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
             };
             let n = instrs
                 .filter(|n| *n > 0)
-                .map(spu_emu::report::grouped)
+                .map(spu_emu::observe::report::grouped)
                 .unwrap_or_default();
             let _ = writeln!(s, "{e:>12} {share:>7} {n:>12}  {:>5} | {src}", i + 1);
         }
@@ -219,7 +219,7 @@ pub fn compare_report(a: &Breakdown, a_name: &str, b: &Breakdown, b_name: &str) 
         t.add_row(vec![name.to_string(), fmt(x), fmt(y), ratio(x, y)]);
     };
     row("cycles", a.cycles as f64, b.cycles as f64, &|v| {
-        spu_emu::report::grouped(v as u64)
+        spu_emu::observe::report::grouped(v as u64)
     });
     row("time", a.time_s, b.time_s, &seconds);
     row("leakage power", a.leakage_w, b.leakage_w, &|v| {

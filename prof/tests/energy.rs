@@ -2,7 +2,7 @@
 //! invariants (per-line and per-component energies sum to the dynamic total, static
 //! energy is leakage power x time), and the reports people read (snapshots).
 
-use spu_emu::stats::Stats;
+use spu_emu::observe::stats::Stats;
 use spu_emu::{Machine, RunControl};
 use spu_prof::energy::{Breakdown, leakage_w, price};
 use spu_prof::model::Model;
@@ -22,7 +22,7 @@ fn stats_of(rel: &str, machine: &Machine, defines: &[&str], interval: Option<u64
         sample_interval: interval,
         ..RunControl::default()
     };
-    let run = spu_emu::session::run_file(&repo(rel), machine, &options, control).unwrap();
+    let run = spu_emu::cli::session::run_file(&repo(rel), machine, &options, control).unwrap();
     let mut s = Stats::new(&run.result, &run.image, machine);
     // Snapshots should not depend on where the repository sits.
     for pc in &mut s.pcs {

@@ -111,7 +111,7 @@ impl Ran {
 /// any failure.
 pub fn run_with(path: &Path, machine: &Machine, defines: &[&str]) -> Ran {
     let kernel = spu_emu::read_kernel(path).unwrap_or_else(|e| match e {
-        spu_emu::kernel::KernelError::Assembly { rendered, .. } => panic!("{rendered}"),
+        spu_emu::load::kernel::KernelError::Assembly { rendered, .. } => panic!("{rendered}"),
         other => panic!("{other}"),
     });
     let options = spu_emu::LoadOptions {
@@ -122,7 +122,12 @@ pub fn run_with(path: &Path, machine: &Machine, defines: &[&str]) -> Ran {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut after = before.clone();
     let result = spu_emu::simulate(&mut after, machine, Default::default(), &mut |_| {})
-        .unwrap_or_else(|stop| panic!("{}", spu_emu::report::render_stop(&stop, &kernel, &after)));
+        .unwrap_or_else(|stop| {
+            panic!(
+                "{}",
+                spu_emu::observe::report::render_stop(&stop, &kernel, &after)
+            )
+        });
     Ran {
         before,
         after,

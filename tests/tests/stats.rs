@@ -1,8 +1,8 @@
 //! The stats document: it reads back into the same value, rebuilds the machine it
 //! came from, and its per-instruction and per-interval counts add up to the totals.
 
-use spu_emu::counters::Component;
-use spu_emu::stats::Stats;
+use spu_emu::observe::counters::Component;
+use spu_emu::observe::stats::Stats;
 use spu_emu::{Machine, RunControl};
 use spu_tests::repo_path;
 
@@ -15,7 +15,7 @@ fn stats_of(rel: &str, machine: &Machine, defines: &[&str], interval: Option<u64
         sample_interval: interval,
         ..RunControl::default()
     };
-    let run = spu_emu::session::run_file(&repo_path(rel), machine, &options, control).unwrap();
+    let run = spu_emu::cli::session::run_file(&repo_path(rel), machine, &options, control).unwrap();
     Stats::new(&run.result, &run.image, machine)
 }
 

@@ -254,7 +254,7 @@ fn functional_mode_gives_the_same_results_and_traffic() {
             ..Default::default()
         };
         let run =
-            spu_emu::session::run_file(&repo_path(kernel), &timed, &options, control).unwrap();
+            spu_emu::cli::session::run_file(&repo_path(kernel), &timed, &options, control).unwrap();
         let (image, b) = (run.image, run.result);
         for buf in ["Hk", "Hi", "Hj"] {
             let i = image

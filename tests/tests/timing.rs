@@ -129,7 +129,7 @@ fn every_scheduler_cycle_is_an_issue_or_a_charged_stall() {
         let m = Machine::default();
         let r = run_with(&repo_path(sample), &m, defines).result;
         for u in &r.units {
-            let schedulers = if matches!(u.label, spu_emu::fault::UnitLabel::Sm { .. }) {
+            let schedulers = if matches!(u.label, spu_emu::machine::UnitLabel::Sm { .. }) {
                 m.sm_schedulers
             } else {
                 m.iu_schedulers

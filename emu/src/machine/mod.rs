@@ -3,14 +3,19 @@
 //! meaning. That one table gives the typed [`Machine`] struct, its defaults (the
 //! thesis's optimised 4x4 SPU at 700 MHz, Table 6.1), machine-file and `--set`
 //! parsing with range checks, the resolved configuration in `--stats`, and the
-//! generated parameter reference `emu/MACHINE.md`.
+//! generated parameter reference `emu/MACHINE.md`; and the names of the units a
+//! machine has ([`UnitLabel`]).
+//!
+//! Layer 1 of the emulator: depends on nothing else in the crate.
 
 pub mod param;
 mod presets;
+mod units;
 
 use param::{ParamType, Range, RawValue, word_enum};
 pub use presets::{PRESETS, Preset, preset};
 use spu_isa::TimingClass;
+pub use units::UnitLabel;
 
 word_enum! {
     /// What sits on the grid boundary (thesis 2.2.2 and 7.2).

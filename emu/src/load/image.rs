@@ -3,11 +3,10 @@
 //! the launch and buffer-size expressions, checks them against the machine, lays out
 //! and initialises global memory, applies `--load` files and decodes the code.
 
-use crate::engine::DmaPlan;
+use crate::exec::memory::GlobalMemory;
+use crate::exec::ops::{DecodeError, Program, SymbolAddresses, decode_program};
+use crate::load::npy::{self, NpyError};
 use crate::machine::{Boundary, Machine, PassMode};
-use crate::memory::GlobalMemory;
-use crate::npy::{self, NpyError};
-use crate::program::{DecodeError, Kind, Op, SymbolAddresses, decode_program};
 use spu_isa::Ty;
 use spu_isa::format::{Expr, Module};
 use std::path::PathBuf;
@@ -67,7 +66,7 @@ pub enum LoadError {
     #[error(transparent)]
     Npy(#[from] NpyError),
     #[error(transparent)]
-    Layout(#[from] crate::memory::LayoutError),
+    Layout(#[from] crate::exec::memory::LayoutError),
     #[error(transparent)]
     Decode(#[from] DecodeError),
     #[error("{0}")]
@@ -89,11 +88,27 @@ impl LaunchDims {
     }
 }
 
+/// A DMA descriptor with its fields evaluated (all in elements).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaPlan {
+    pub buffer: usize,
+    pub offset: i64,
+    pub rows: u32,
+    pub cols: u32,
+    pub row_stride: i64,
+    pub tile_stride: i64,
+    pub iu_stride: i64,
+    pub tiles: u64,
+    pub delay: u64,
+    pub iu_delay: u64,
+}
+
 /// A kernel ready to run.
 #[derive(Debug, Clone)]
 pub struct Image {
     pub module: Module,
-    pub ops: Vec<Op>,
+    /// The decoded code.
+    pub program: Program,
     /// Parameter values as 32-bit patterns, in declaration order.
     pub params: Vec<u32>,
     pub launch: LaunchDims,
@@ -101,8 +116,6 @@ pub struct Image {
     /// Byte offset of each shared array, and the total.
     pub shared_offsets: Vec<u32>,
     pub shared_bytes: u32,
-    /// General registers each thread gets.
-    pub regs: usize,
     /// `--dump` requests: buffer index and file.
     pub dumps: Vec<(usize, PathBuf)>,
     /// DMA descriptors by side code, evaluated.
@@ -256,7 +269,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     }
     let mut memory = GlobalMemory::layout(layout, u64::from(machine.global_mib) << 20)?;
     for (i, b) in module.buffers.iter().enumerate() {
-        crate::init::fill(memory.buffer_mut(i), b.ty, b.init);
+        crate::load::init::fill(memory.buffer_mut(i), b.ty, b.init);
     }
     for arg in &options.loads {
         let (index, path) = buffer_arg(&module, "--load", arg)?;
@@ -271,14 +284,16 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         .collect::<Result<Vec<_>, _>>()?;
 
     let buffer_addrs: Vec<u32> = memory.regions().iter().map(|r| r.base).collect();
-    let ops = decode_program(
+    let program = decode_program(
         &module.code,
         SymbolAddresses {
             buffers: &buffer_addrs,
             shared: &shared_offsets,
         },
+        module.general_reg_count() as usize,
     )?;
-    let regs = register_count(&module, &ops);
+    // Registers each thread gets: the declared ones, or more if the code uses more.
+    let regs = usize::from(program.layout.general);
     let warps_threads = |t: i64| (t + 31) / 32 * 32;
     within(
         format!("the register demand of a block ({regs} registers x {threads} threads)"),
@@ -297,7 +312,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         )?;
     }
 
-    check_machine_fit(&module, &ops, machine, grid)?;
+    check_machine_fit(&module, &program, machine, grid)?;
     let mut dma = [None; 4];
     for d in &module.dma {
         let what = |f: &str| format!("field `{f}` of `.dma {}`", d.side);
@@ -349,7 +364,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     }
     Ok(Image {
         module,
-        ops,
+        program,
         params,
         launch: LaunchDims {
             grid,
@@ -359,7 +374,6 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         memory,
         shared_offsets,
         shared_bytes,
-        regs,
         dumps,
         dma,
     })
@@ -389,21 +403,10 @@ fn check_word_types(module: &Module) -> Result<(), LoadError> {
     }
 }
 
-/// Registers each thread needs: the declared ones, or more if the code uses more.
-fn register_count(module: &Module, ops: &[Op]) -> usize {
-    let used = ops
-        .iter()
-        .flat_map(|op| op.deps[..usize::from(op.n_deps)].iter())
-        .map(|&r| usize::from(r) + 1)
-        .max()
-        .unwrap_or(0);
-    used.max(module.general_reg_count() as usize)
-}
-
 /// Checks the kernel against the machine's boundary and pass configuration.
 fn check_machine_fit(
     module: &Module,
-    ops: &[Op],
+    program: &Program,
     m: &Machine,
     grid: [u32; 2],
 ) -> Result<(), LoadError> {
@@ -423,7 +426,7 @@ fn check_machine_fit(
         }
         _ => {}
     }
-    let global_sync = ops.iter().any(|o| o.kind == Kind::BlockSync(None));
+    let global_sync = program.uses_global_sync();
     if global_sync && passes > 1 && m.pass_mode == PassMode::Overlapped {
         return Err(LoadError::Machine(format!(
             "the kernel uses global `bar.blocksync` and needs {passes} passes on a {}x{} grid; global blocksync is ill-defined with overlapped passes (thesis 4.3): run with `--passes sequential`, use a larger `--grid`, or use directional blocksync",

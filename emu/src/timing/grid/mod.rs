@@ -1,26 +1,27 @@
 //! The SPU in time: the units and the CB links between them, which unit runs which
-//! work item (see [`crate::plan`]) and when, the main cycle loop (skipping cycles in
+//! work item (see [`crate::load::plan`]) and when, the main cycle loop (skipping cycles in
 //! which nothing can happen), the rendezvous of directional and global blocksyncs,
 //! deadlock detection and the cycle limit.
 
-use crate::activity::{Activity, ActivityLog};
-use crate::cb::{End, Link, build_links};
-use crate::counters::Traffic;
-use crate::counters::{Component, PcCounters};
-use crate::dram::Dram;
-use crate::engine::{DmaPlan, Engine, EngineEnv, EngineEvent, SpillStore, Task};
-use crate::fault::{Fault, FaultKind, UnitLabel};
+use crate::exec::fault::{Fault, FaultKind};
+use crate::load::DmaPlan;
 use crate::load::Image;
+use crate::load::plan::{Geometry, Role, WorkItem, plan};
+use crate::machine::UnitLabel;
 use crate::machine::{Boundary, Machine, PassMode, SpillExtent};
-use crate::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
-use crate::plan::{Geometry, Role, WorkItem, plan};
-use crate::program::Kind;
-use crate::samples::Sampler;
+use crate::observe::activity::{Activity, ActivityLog};
+use crate::observe::counters::Traffic;
+use crate::observe::counters::{Component, PcCounters};
+use crate::observe::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
+use crate::observe::samples::Sampler;
+use crate::timing::cb::{End, Link, build_links};
+use crate::timing::dram::Dram;
+use crate::timing::engine::{Engine, EngineEnv, EngineEvent, SpillStore, Task};
 mod stops;
 mod work;
 
-use crate::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
-use crate::warp::WarpState;
+use crate::exec::warp::WarpState;
+use crate::timing::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
 use spu_isa::Side;
 use std::collections::VecDeque;
 
@@ -31,14 +32,13 @@ const NEVER: u64 = u64::MAX;
 macro_rules! code_env {
     ($grid:expr) => {
         Env {
-            ops: &$grid.image.ops,
+            program: &$grid.image.program,
             timing: &$grid.timing,
             memory: &mut $grid.image.memory,
             dram: &mut $grid.dram,
             params: &$grid.image.params,
             pcs: &mut $grid.pcs,
             traffic: &mut $grid.traffic,
-            links: &mut $grid.links,
             waves: &mut $grid.waves,
             functional: $grid.functional,
             trace: $grid.tracer.as_mut(),
@@ -78,11 +78,11 @@ pub struct Grid<'a> {
     /// Cycle after the last work item finished.
     last_finish: u64,
     sampler: Option<Sampler>,
-    waves: crate::access::WaveCache,
+    waves: crate::timing::banks::WaveCache,
     functional: bool,
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     activity: Option<ActivityLog>,
-    tracer: Option<crate::trace::Tracer>,
+    tracer: Option<crate::observe::trace::Tracer>,
 }
 
 impl<'a> Grid<'a> {
@@ -113,7 +113,11 @@ impl<'a> Grid<'a> {
                 units.push(Unit::new(label, &timing));
             }
         }
-        let links = build_links(geo, &mut units, machine.cb_bytes() / 4);
+        let mut ports = vec![[None, None, None, None]; units.len()];
+        let links = build_links(geo, &mut ports, machine.cb_bytes() / 4);
+        for (unit, ports) in units.iter_mut().zip(ports) {
+            unit.ports = ports;
+        }
         let sides: Vec<Side> = match machine.boundary {
             Boundary::Iu if image.module.iu_entry.is_some() => Side::ALL.to_vec(),
             Boundary::Iu => Vec::new(),
@@ -133,11 +137,11 @@ impl<'a> Grid<'a> {
             left_in_pass[item.pass as usize] += 1;
         }
         let n = units.len();
-        let global_sync = image.ops.iter().any(|o| o.kind == Kind::BlockSync(None));
-        let image_ops = image.ops.len();
+        let global_sync = image.program.uses_global_sync();
+        let image_ops = image.program.len();
         Grid {
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
-            pcs: vec![PcCounters::default(); image.ops.len()],
+            pcs: vec![PcCounters::default(); image_ops],
             dma: image.dma,
             blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
             image,
@@ -163,7 +167,7 @@ impl<'a> Grid<'a> {
             link_syncs: 0,
             last_finish: 0,
             sampler: None,
-            waves: crate::access::WaveCache::new(image_ops),
+            waves: crate::timing::banks::WaveCache::new(image_ops),
             functional: false,
             interrupt: None,
             activity: None,
@@ -181,7 +185,7 @@ impl<'a> Grid<'a> {
     }
 
     /// Writes an instruction trace.
-    pub fn with_trace(mut self, tracer: Option<crate::trace::Tracer>) -> Self {
+    pub fn with_trace(mut self, tracer: Option<crate::observe::trace::Tracer>) -> Self {
         self.tracer = tracer;
         self
     }
@@ -204,16 +208,23 @@ impl<'a> Grid<'a> {
         self
     }
 
-    fn engine_env(&mut self, u: usize) -> (Option<&mut Engine>, EngineEnv<'_>) {
+    /// Engine `u` (which must exist) and what it touches.
+    fn engine_env(&mut self, u: usize) -> (&mut Engine, EngineEnv<'_>) {
+        // Callers check that unit `u` runs an engine.
+        let engine = self.engines[u].as_mut().expect("unit runs an engine");
+        let unit = &mut self.units[u];
+        let port = unit.ports[engine.port]
+            .as_mut()
+            .expect("engines serve a link of their unit");
         (
-            self.engines[u].as_mut(),
+            engine,
             EngineEnv {
-                links: &mut self.links,
+                port,
                 dram: &mut self.dram,
                 memory: &mut self.image.memory,
                 spills: &mut self.spills,
                 traffic: &mut self.traffic,
-                counters: &mut self.units[u].counters,
+                counters: &mut unit.counters,
                 completed: &self.completed,
                 transaction_bytes: self.timing.transaction_bytes(),
                 spill_full: self.spill_full,
@@ -232,8 +243,7 @@ impl<'a> Grid<'a> {
         }
         if self.engines[u].is_some() {
             let (engine, mut env) = self.engine_env(u);
-            // `engine_env` returns the engine this branch just checked exists.
-            let wake = engine.expect("checked").release(at, &mut env);
+            let wake = engine.release(at, &mut env);
             match wake {
                 Ok(w) => self.units[u].wake = w,
                 Err(f) => return Err(self.engine_stop(u, f, at)),
@@ -242,6 +252,23 @@ impl<'a> Grid<'a> {
             self.units[u].release_blocksync(at);
         }
         Ok(())
+    }
+
+    /// Switches link `l`'s pair of buffers.
+    fn switch(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let (p, c) = (link.producer, link.consumer);
+        let (out, input) = (link.out.code() as usize, link.input.code() as usize);
+        let (producer, consumer) = if p < c {
+            let (a, b) = self.units.split_at_mut(c);
+            (&mut a[p], &mut b[0])
+        } else {
+            let (a, b) = self.units.split_at_mut(p);
+            (&mut b[0], &mut a[c])
+        };
+        if let (Some(pp), Some(cp)) = (&mut producer.ports[out], &mut consumer.ports[input]) {
+            link.switch(pp, cp);
+        }
     }
 
     /// Unit `u` arrives at a sync: on the link of `side` as `end`, or globally.
@@ -256,7 +283,7 @@ impl<'a> Grid<'a> {
                 let port = self.units[u]
                     .ports
                     .iter()
-                    .position(|p| *p == Some(l))
+                    .position(|p| p.as_ref().is_some_and(|p| p.link == l))
                     .unwrap_or(0);
                 Side::ALL[port]
             });
@@ -269,7 +296,7 @@ impl<'a> Grid<'a> {
             }
             Some((l, end)) => {
                 if self.links[l].arrive(end) {
-                    self.links[l].switch();
+                    self.switch(l);
                     self.link_syncs += 1;
                     let at = now + self.timing.blocksync_latency();
                     let (p, c) = (self.links[l].producer, self.links[l].consumer);
@@ -346,8 +373,8 @@ impl<'a> Grid<'a> {
         if busy.is_empty() || !busy.iter().all(|&u| self.arrived_global[u]) {
             return Ok(());
         }
-        for l in &mut self.links {
-            l.switch();
+        for l in 0..self.links.len() {
+            self.switch(l);
         }
         self.global_syncs += 1;
         let at = now + self.timing.blocksync_latency();
@@ -362,8 +389,6 @@ impl<'a> Grid<'a> {
         if self.engines[u].is_some() {
             let global = self.global_sync;
             let (engine, mut env) = self.engine_env(u);
-            // `engine_env` returns the engine this branch just checked exists.
-            let engine = engine.expect("checked");
             let link = engine.link;
             let (event, wake) = match engine.step(now, &mut env) {
                 Ok(r) => r,
@@ -398,7 +423,10 @@ impl<'a> Grid<'a> {
                 side: Some(side),
                 pc,
             }) => {
-                let Some(l) = self.units[u].ports[side.code() as usize] else {
+                let Some(l) = self.units[u].ports[side.code() as usize]
+                    .as_ref()
+                    .map(|p| p.link)
+                else {
                     return Err(self.fault_stop(
                         u,
                         Fault {
@@ -506,7 +534,11 @@ impl<'a> Grid<'a> {
         }
         // The run ends when the last unit finishes and the last store has landed.
         let cycles = self.last_finish.max(self.dram.drained_at());
-        let samples = self.sampler.take().map(|s| s.finish(cycles, &self.units));
+        let n_units = self.units.len() as u64;
+        let samples = self
+            .sampler
+            .take()
+            .map(|s| s.finish(cycles, n_units, &self.units));
         for u in &mut self.units {
             u.counters.add(Component::IdleCorep, cycles - u.busy_cycles);
             u.counters.add(Component::ConstDynamicp, u.busy_cycles);
@@ -517,16 +549,16 @@ impl<'a> Grid<'a> {
             blocks_total: self.blocks_total,
         });
         let mut cb = CbTotals::default();
-        for l in &self.links {
-            cb.reads += l.reads;
-            cb.writes += l.writes;
-            cb.read_toggles += l.read_toggles;
-            cb.write_toggles += l.write_toggles;
-            cb.switches += l.switches;
+        for p in self.units.iter().flat_map(|u| u.ports.iter().flatten()) {
+            cb.reads += p.reads;
+            cb.writes += p.writes;
+            cb.read_toggles += p.read_toggles;
+            cb.write_toggles += p.write_toggles;
         }
+        cb.switches = self.links.iter().map(|l| l.switches).sum();
         Ok(RunResult {
             cycles,
-            units: self.units,
+            units: self.units.iter().map(Unit::totals).collect(),
             traffic: self.traffic,
             cb,
             pcs: self.pcs,

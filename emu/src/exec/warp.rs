@@ -1,12 +1,16 @@
 //! One warp: 32 threads' registers as structure-of-arrays, predicates as lane
-//! masks, the SIMT reconvergence stack, and the scoreboard the timing model reads.
+//! masks, and the SIMT reconvergence stack. (What time it is for a warp, its
+//! scoreboard, belongs to the timing model.)
 //!
 //! Divergence follows the immediate post-dominator scheme: a divergent `bra`
 //! parks the current entry at its reconvergence point (computed by the assembler and
 //! stored in the instruction) and pushes one entry per path; an entry whose PC
 //! reaches its reconvergence point is popped, merging the paths.
 
-use crate::exec::Lanes;
+use crate::exec::lanes::Lanes;
+use crate::exec::ops::RegLayout;
+use crate::machine::UnitLabel;
+use spu_isa::{Side, Special};
 
 /// "No reconvergence point".
 const NO_RECONV: u32 = u32::MAX;
@@ -30,12 +34,65 @@ pub enum WarpState {
     Done,
 }
 
-/// What produced a register's pending value: decides the stall reason charged
-/// while a consumer waits for it.
+/// What a unit runs: the values its special registers read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Producer {
-    Alu,
-    Memory,
+pub struct WorkCtx {
+    pub ctaid: [u32; 2],
+    pub nctaid: [u32; 2],
+    /// Block dimensions (IUs: threads, 1, 1).
+    pub ntid: [u32; 3],
+    /// Interface Units: side and index along it in the launched grid.
+    pub iu: Option<(Side, u32)>,
+    pub entry: u32,
+    pub shared_bytes: u32,
+    /// The machine's SM grid: columns, rows (`%smid`, `%nsmid`).
+    pub sm_grid: [u32; 2],
+}
+
+/// The value of a special register in every lane of warp `warp` (`%clock` reads 0
+/// here; its slot is filled at issue).
+pub fn special(sp: Special, ctx: &WorkCtx, label: UnitLabel, warp: u32) -> Lanes {
+    let thread = |l: usize| warp * 32 + l as u32;
+    let [nx, ny, _] = ctx.ntid;
+    let (smx, smy) = match label {
+        UnitLabel::Sm { x, y } => (x, y),
+        _ => (u32::MAX, u32::MAX),
+    };
+    let uniform = |v: u32| [v; 32];
+    match sp {
+        Special::TidX => std::array::from_fn(|l| thread(l) % nx),
+        Special::TidY => std::array::from_fn(|l| thread(l) / nx % ny),
+        Special::TidZ => std::array::from_fn(|l| thread(l) / (nx * ny)),
+        Special::NtidX => uniform(ctx.ntid[0]),
+        Special::NtidY => uniform(ctx.ntid[1]),
+        Special::NtidZ => uniform(ctx.ntid[2]),
+        Special::CtaidX => uniform(ctx.ctaid[0]),
+        Special::CtaidY => uniform(ctx.ctaid[1]),
+        Special::CtaidZ => uniform(0),
+        Special::NctaidX => uniform(ctx.nctaid[0]),
+        Special::NctaidY => uniform(ctx.nctaid[1]),
+        Special::NctaidZ => uniform(1),
+        Special::LaneId => std::array::from_fn(|l| l as u32),
+        Special::WarpId => uniform(warp),
+        Special::SmidX => uniform(smx),
+        Special::SmidY => uniform(smy),
+        Special::IsIu => uniform(u32::from(ctx.iu.is_some())),
+        Special::IuDir => uniform(ctx.iu.map_or(u32::MAX, |(s, _)| u32::from(s.code()))),
+        Special::IuId => uniform(ctx.iu.map_or(u32::MAX, |(_, i)| i)),
+        Special::Clock => uniform(0),
+        Special::NWarpId => uniform((ctx.ntid[0] * ctx.ntid[1] * ctx.ntid[2]).div_ceil(32)),
+        Special::Smid => uniform(if smx == u32::MAX {
+            u32::MAX
+        } else {
+            smy * ctx.sm_grid[0] + smx
+        }),
+        Special::NSmid => uniform(ctx.sm_grid[0] * ctx.sm_grid[1]),
+        Special::LanemaskEq => std::array::from_fn(|l| 1 << l),
+        Special::LanemaskLe => std::array::from_fn(|l| ((2u64 << l) - 1) as u32),
+        Special::LanemaskLt => std::array::from_fn(|l| (1u32 << l) - 1),
+        Special::LanemaskGe => std::array::from_fn(|l| !((1u32 << l) - 1)),
+        Special::LanemaskGt => std::array::from_fn(|l| !(((2u64 << l) - 1) as u32)),
+    }
 }
 
 /// A warp.
@@ -45,59 +102,55 @@ pub struct Warp {
     pub index: u32,
     /// Lanes holding a thread (the last warp of a block may be partial).
     pub valid: u32,
+    /// The register file: general registers, constants, special registers
+    /// ([`RegLayout`]).
     pub regs: Vec<Lanes>,
     /// Predicate registers as lane masks.
     pub preds: [u32; 16],
     stack: Vec<Frame>,
     pub state: WarpState,
-    /// Cycle each register's pending write lands.
-    pub reg_ready: Vec<u64>,
-    pub reg_producer: Vec<Producer>,
-    pub pred_ready: [u64; 16],
-    /// Earliest cycle the warp may issue again (branch redirect, release latency).
-    next_issue: u64,
-    /// When the next instruction's operands are ready and what it waits for; cleared
-    /// whenever the PC or the issue time changes (only the warp's own issues write
-    /// its scoreboard).
-    pub ready: std::cell::Cell<Option<(u64, crate::counters::StallReason)>>,
 }
 
 impl Warp {
-    /// A fresh warp starting at `pc` with `threads` threads (1..=32).
-    pub fn new(index: u32, threads: u32, regs: usize, pc: u32, start: u64) -> Warp {
+    /// A fresh warp starting at `pc` with `threads` threads (1..=32), its constant
+    /// and special-register slots filled.
+    pub fn new(
+        index: u32,
+        threads: u32,
+        layout: &RegLayout,
+        ctx: &WorkCtx,
+        label: UnitLabel,
+    ) -> Warp {
         let valid = if threads >= 32 {
             u32::MAX
         } else {
             (1u32 << threads) - 1
         };
+        let mut regs = vec![[0; 32]; layout.slots()];
+        for (slot, &c) in regs[layout.first_constant()..]
+            .iter_mut()
+            .zip(&layout.constants)
+        {
+            *slot = [c; 32];
+        }
+        for (slot, &sp) in regs[layout.first_special()..]
+            .iter_mut()
+            .zip(&layout.specials)
+        {
+            *slot = special(sp, ctx, label, index);
+        }
         Warp {
             index,
             valid,
-            regs: vec![[0; 32]; regs],
+            regs,
             preds: [0; 16],
             stack: vec![Frame {
-                pc,
+                pc: ctx.entry,
                 reconv: NO_RECONV,
                 mask: valid,
             }],
             state: WarpState::Running,
-            reg_ready: vec![0; regs],
-            reg_producer: vec![Producer::Alu; regs],
-            pred_ready: [0; 16],
-            next_issue: start,
-            ready: std::cell::Cell::new(None),
         }
-    }
-
-    /// Earliest cycle the warp may issue again.
-    pub fn next_issue(&self) -> u64 {
-        self.next_issue
-    }
-
-    /// Sets the earliest next issue and forgets the cached readiness.
-    pub fn set_next_issue(&mut self, t: u64) {
-        self.next_issue = t;
-        self.ready.set(None);
     }
 
     /// PC of the next instruction, if the warp has threads left.
@@ -114,7 +167,6 @@ impl Warp {
 
     /// Moves past a non-branch instruction.
     pub fn advance(&mut self) {
-        self.ready.set(None);
         if let Some(top) = self.stack.last_mut() {
             top.pc += 1;
         }
@@ -123,8 +175,8 @@ impl Warp {
 
     /// Executes a branch: `taken` lanes go to `target`, the other active lanes fall
     /// through; divergent paths meet again at `reconv`.
-    pub fn branch(&mut self, taken: u32, target: u32, reconv: Option<u32>) {
-        self.ready.set(None);
+    /// ([`NO_PC`](crate::exec::ops::NO_PC) when the paths only end at exits).
+    pub fn branch(&mut self, taken: u32, target: u32, reconv: u32) {
         let Some(top) = self.stack.last_mut() else {
             return;
         };
@@ -136,16 +188,13 @@ impl Warp {
             top.pc = fall;
         } else {
             let outer_reconv = top.reconv;
-            let reconv = match reconv {
-                Some(r) => {
-                    top.pc = r;
-                    r
-                }
-                None => {
-                    // No common post-dominator: the paths only end at exits.
-                    self.stack.pop();
-                    outer_reconv
-                }
+            let reconv = if reconv != NO_RECONV {
+                top.pc = reconv;
+                reconv
+            } else {
+                // No common post-dominator: the paths only end at exits.
+                self.stack.pop();
+                outer_reconv
             };
             self.stack.push(Frame {
                 pc: fall,
@@ -193,11 +242,29 @@ impl Warp {
 mod tests {
     use super::*;
 
+    fn warp(threads: u32) -> Warp {
+        let layout = RegLayout {
+            general: 1,
+            constants: Vec::new(),
+            specials: Vec::new(),
+        };
+        let ctx = WorkCtx {
+            ctaid: [0; 2],
+            nctaid: [1; 2],
+            ntid: [threads, 1, 1],
+            iu: None,
+            entry: 0,
+            shared_bytes: 0,
+            sm_grid: [1; 2],
+        };
+        Warp::new(0, threads, &layout, &ctx, UnitLabel::Sm { x: 0, y: 0 })
+    }
+
     #[test]
     fn divergent_paths_reconverge_at_the_post_dominator() {
         // 0: @p bra 3 (reconv 4); 1..2: else path; 3: then path; 4: join
-        let mut w = Warp::new(0, 32, 1, 0, 0);
-        w.branch(0x0000_ffff, 3, Some(4));
+        let mut w = warp(32);
+        w.branch(0x0000_ffff, 3, 4);
         assert_eq!((w.pc(), w.active()), (Some(3), 0x0000_ffff));
         w.advance(); // 3 -> 4 reaches reconv: pop to the else path
         assert_eq!((w.pc(), w.active()), (Some(1), 0xffff_0000));
@@ -210,18 +277,18 @@ mod tests {
 
     #[test]
     fn uniform_branches_do_not_push() {
-        let mut w = Warp::new(0, 32, 1, 0, 0);
-        w.branch(u32::MAX, 7, Some(9));
+        let mut w = warp(32);
+        w.branch(u32::MAX, 7, 9);
         assert_eq!((w.pc(), w.active()), (Some(7), u32::MAX));
-        w.branch(0, 2, Some(9));
+        w.branch(0, 2, 9);
         assert_eq!(w.pc(), Some(8));
     }
 
     #[test]
     fn exits_remove_threads_from_every_entry() {
-        let mut w = Warp::new(0, 8, 1, 0, 0);
+        let mut w = warp(8);
         assert_eq!(w.active(), 0xff);
-        w.branch(0x0f, 5, Some(9));
+        w.branch(0x0f, 5, 9);
         w.exit(0x0f); // the taken path ends
         assert_eq!((w.pc(), w.active()), (Some(1), 0xf0));
         w.exit(0xf0);
@@ -230,8 +297,8 @@ mod tests {
 
     #[test]
     fn branches_without_a_post_dominator_run_both_paths_to_their_exits() {
-        let mut w = Warp::new(0, 32, 1, 0, 0);
-        w.branch(0x1, 10, None);
+        let mut w = warp(32);
+        w.branch(0x1, 10, NO_RECONV);
         assert_eq!((w.pc(), w.active()), (Some(10), 0x1));
         w.exit(0x1);
         assert_eq!((w.pc(), w.active()), (Some(1), !0x1));

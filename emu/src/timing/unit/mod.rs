@@ -1,61 +1,30 @@
 //! One unit of the grid, an SM running a block or an Interface Unit running the
-//! kernel's IU code: its warps, warp schedulers, pipelines, shared memory and
-//! scoreboard, and the issue step that executes an instruction functionally and
-//! charges its timing (`issue`). Units only meet through [`Env`] (global memory, the
-//! DRAM queue, counters) and through the rendezvous events they report to the grid.
+//! kernel's IU code: its warps, warp schedulers, pipelines, scoreboard, shared
+//! memory and CB ports, and the issue step that runs an instruction through the
+//! execution core and charges its timing (`issue`). Units only meet through [`Env`]
+//! (global memory, the DRAM queue, counters) and through the rendezvous events they
+//! report to the grid.
 
 mod issue;
 
-use crate::cb::Link;
-use crate::counters::{Component, ComponentCounts, PcCounters, StallReason, Traffic};
-use crate::dram::Dram;
-use crate::exec::{self, Lanes};
-use crate::fault::{Fault, FaultKind, UnitLabel};
-use crate::machine::SchedulerPolicy;
-use crate::memory::GlobalMemory;
-use crate::program::{Kind, Op, Src};
-pub use crate::timing::Timing;
-use crate::timing::pipe_of;
-use crate::warp::{Producer, Warp, WarpState};
-use spu_isa::{Guard, Side, Space, Special, TimingClass};
+use crate::exec::cb::Port;
+use crate::exec::fault::Fault;
+use crate::exec::ops::{OpInfo, Program};
+pub use crate::exec::warp::WorkCtx;
+use crate::exec::warp::{Warp, WarpState};
+use crate::machine::{SchedulerPolicy, UnitLabel};
+use crate::observe::counters::{ComponentCounts, StallReason};
+use crate::observe::outcome::UnitTotals;
+use crate::observe::samples::Observed;
+pub use crate::timing::env::Env;
+pub use crate::timing::params::Timing;
+use crate::timing::params::pipe_of;
+use spu_isa::Side;
+use std::cell::Cell;
 
 const NEVER: u64 = u64::MAX;
 /// The stall of a scheduler whose warps have all exited (no instruction to charge).
 const IDLE: (StallReason, u32) = (StallReason::Idle, u32::MAX);
-
-/// Machine-wide state a unit touches while issuing.
-#[derive(Debug)]
-pub struct Env<'a> {
-    pub ops: &'a [Op],
-    pub timing: &'a Timing,
-    pub memory: &'a mut GlobalMemory,
-    pub dram: &'a mut Dram,
-    pub params: &'a [u32],
-    pub pcs: &'a mut [PcCounters],
-    pub traffic: &'a mut Traffic,
-    pub links: &'a mut [Link],
-    pub waves: &'a mut crate::access::WaveCache,
-    /// Functional mode: no timing, only results and counts.
-    pub functional: bool,
-    /// The instruction trace, when asked for.
-    pub trace: Option<&'a mut crate::trace::Tracer>,
-}
-
-/// What a unit is running: the values its special registers read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WorkCtx {
-    pub ctaid: [u32; 2],
-    pub nctaid: [u32; 2],
-    /// Block dimensions (IUs: threads, 1, 1).
-    pub ntid: [u32; 3],
-    /// Interface Units: side and index along it in the launched grid.
-    pub iu: Option<(Side, u32)>,
-    pub entry: u32,
-    pub regs: usize,
-    pub shared_bytes: u32,
-    /// The machine's SM grid: columns, rows (`%smid`, `%nsmid`).
-    pub sm_grid: [u32; 2],
-}
 
 /// What happened in a step that the grid must act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +37,81 @@ pub enum StepEvent {
     },
     /// Every warp has exited.
     Finished,
+}
+
+/// What produced a register's pending value: decides the stall reason charged
+/// while a consumer waits for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Producer {
+    Alu,
+    Memory,
+}
+
+/// A warp's scoreboard: when its registers and predicates are written and when it
+/// may issue again.
+#[derive(Debug, Clone)]
+struct Scoreboard {
+    /// Cycle each general register's pending write lands.
+    reg_ready: Vec<u64>,
+    reg_producer: Vec<Producer>,
+    pred_ready: [u64; 16],
+    /// Earliest cycle the warp may issue again (branch redirect, release latency).
+    next_issue: u64,
+    /// When the next instruction's operands are ready and the producer of the last
+    /// one (`None`: the issue time only). Cleared in one place,
+    /// [`Scoreboard::set_next_issue`], which every issue and release goes through.
+    ready: Cell<Option<(u64, Option<Producer>)>>,
+}
+
+impl Scoreboard {
+    fn new(regs: usize, start: u64) -> Scoreboard {
+        Scoreboard {
+            reg_ready: vec![0; regs],
+            reg_producer: vec![Producer::Alu; regs],
+            pred_ready: [0; 16],
+            next_issue: start,
+            ready: Cell::new(None),
+        }
+    }
+
+    fn set_next_issue(&mut self, t: u64) {
+        self.next_issue = t;
+        self.ready.set(None);
+    }
+
+    /// When the operands of an instruction are ready, and the producer of the one
+    /// it waits for last (`None`: the issue time only).
+    fn operands_ready(&self, info: &OpInfo) -> (u64, Option<Producer>) {
+        if let Some(r) = self.ready.get() {
+            return r;
+        }
+        let mut ready = self.next_issue;
+        let mut producer = None;
+        for &r in info.deps() {
+            let r = usize::from(r);
+            if self.reg_ready[r] > ready {
+                ready = self.reg_ready[r];
+                producer = Some(self.reg_producer[r]);
+            }
+        }
+        for &p in info.pdeps() {
+            if self.pred_ready[usize::from(p)] > ready {
+                ready = self.pred_ready[usize::from(p)];
+                producer = Some(Producer::Alu);
+            }
+        }
+        self.ready.set(Some((ready, producer)));
+        (ready, producer)
+    }
+}
+
+/// The stall charged while waiting for an operand of `producer`.
+fn stall_reason(producer: Option<Producer>) -> StallReason {
+    match producer {
+        None => StallReason::Control,
+        Some(Producer::Alu) => StallReason::Dependency,
+        Some(Producer::Memory) => StallReason::Memory,
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -85,9 +129,11 @@ struct Scheduler {
 #[derive(Debug, Clone)]
 pub struct Unit {
     pub label: UnitLabel,
-    /// Link on each side (indexed by side code), if the unit has that CB port.
-    pub ports: [Option<usize>; 4],
+    /// The unit's end of the link on each side (indexed by side code), if it has
+    /// that CB port.
+    pub ports: [Option<Port>; 4],
     pub warps: Vec<Warp>,
+    boards: Vec<Scoreboard>,
     shared: Vec<u32>,
     ctx: WorkCtx,
     schedulers: Vec<Scheduler>,
@@ -119,8 +165,9 @@ impl Unit {
         };
         Unit {
             label,
-            ports: [None; 4],
+            ports: [None, None, None, None],
             warps: Vec::new(),
+            boards: Vec::new(),
             shared: Vec::new(),
             ctx: WorkCtx {
                 ctaid: [0; 2],
@@ -128,7 +175,6 @@ impl Unit {
                 ntid: [0; 3],
                 iu: None,
                 entry: 0,
-                regs: 0,
                 shared_bytes: 0,
                 sm_grid: [0; 2],
             },
@@ -158,11 +204,24 @@ impl Unit {
         &self.ctx
     }
 
-    /// Starts a block (SM) or an IU program instance at cycle `now`.
-    pub fn begin(&mut self, ctx: WorkCtx, threads: u32, now: u64) {
+    /// Starts a block (SM) or an IU program instance of `threads` threads at cycle
+    /// `now`.
+    pub fn begin(&mut self, ctx: WorkCtx, threads: u32, program: &Program, now: u64) {
         self.ctx = ctx;
+        let regs = usize::from(program.layout.general);
         self.warps = (0..threads.div_ceil(32))
-            .map(|w| Warp::new(w, (threads - w * 32).min(32), ctx.regs, ctx.entry, now))
+            .map(|w| {
+                Warp::new(
+                    w,
+                    (threads - w * 32).min(32),
+                    &program.layout,
+                    &ctx,
+                    self.label,
+                )
+            })
+            .collect();
+        self.boards = (0..self.warps.len())
+            .map(|_| Scoreboard::new(regs, now))
             .collect();
         self.shared.clear();
         self.shared.resize((ctx.shared_bytes / 4) as usize, 0);
@@ -190,6 +249,20 @@ impl Unit {
             }
     }
 
+    /// What the unit did so far.
+    pub fn totals(&self) -> UnitTotals {
+        UnitTotals {
+            label: self.label,
+            counters: self.counters.clone(),
+            issued: self.issued,
+            thread_instrs: self.thread_instrs,
+            busy_cycles: self.busy_cycles,
+            code_cycles: self.code_cycles,
+            items_done: self.items_done,
+            stalls: self.stalls,
+        }
+    }
+
     /// Ends the current work at cycle `now`.
     pub fn finish(&mut self, now: u64) {
         self.busy = false;
@@ -200,14 +273,15 @@ impl Unit {
         }
         self.items_done += 1;
         self.warps.clear();
+        self.boards.clear();
     }
 
     /// Releases warps waiting at a blocksync; they may issue from cycle `at`.
     pub fn release_blocksync(&mut self, at: u64) {
-        for w in &mut self.warps {
+        for (w, b) in self.warps.iter_mut().zip(&mut self.boards) {
             if matches!(w.state, WarpState::AtBlockSync(_)) {
                 w.state = WarpState::Running;
-                w.set_next_issue(at);
+                b.set_next_issue(at);
             }
         }
         self.wake = self.wake.min(at);
@@ -229,8 +303,9 @@ impl Unit {
             .collect()
     }
 
-    /// When a warp could next issue, and if not now, why not (and at which PC).
-    fn blocker(&self, w: &Warp, t: u64, env: &Env) -> Option<(u64, StallReason, u32)> {
+    /// When warp `wi` could next issue, and if not now, why not (and at which PC).
+    fn blocker(&self, wi: usize, t: u64, env: &Env) -> Option<(u64, StallReason, u32)> {
+        let w = &self.warps[wi];
         let pc = w.pc()?;
         match w.state {
             WarpState::Done => return None,
@@ -239,19 +314,12 @@ impl Unit {
             WarpState::Running => {}
         }
         // Past the last instruction: let issue report it.
-        let op = env.ops.get(pc as usize)?;
-        let (ready, reason) = match w.ready.get() {
-            Some(r) => r,
-            None => {
-                let r = operands_ready(w, op);
-                w.ready.set(Some(r));
-                r
-            }
-        };
+        let info = env.program.info.get(pc as usize)?;
+        let (ready, producer) = self.boards[wi].operands_ready(info);
         if ready > t {
-            return Some((ready, reason, pc));
+            return Some((ready, stall_reason(producer), pc));
         }
-        if let Some(pipe) = pipe_of(op.class.timing) {
+        if let Some(pipe) = pipe_of(info.class.timing) {
             let slots = &self.pipes[pipe as usize];
             let free = if slots.len() == 1 {
                 slots[0]
@@ -293,7 +361,7 @@ impl Unit {
                 if self.warps[w].is_done() {
                     continue;
                 }
-                match self.blocker(&self.warps[w], now, env) {
+                match self.blocker(w, now, env) {
                     None => {
                         chosen = Some((pos, w));
                         break;
@@ -358,11 +426,10 @@ impl Unit {
             let mut first = None;
             let mut issuable = false;
             for &w in &self.schedulers[s].warps {
-                let warp = &self.warps[w];
-                if warp.is_done() {
+                if self.warps[w].is_done() {
                     continue;
                 }
-                match self.blocker(warp, t, env) {
+                match self.blocker(w, t, env) {
                     None => {
                         issuable = true;
                         wake = wake.min(t);
@@ -395,28 +462,18 @@ impl Unit {
     }
 }
 
-/// When an instruction's operands are ready for warp `w` (the scoreboard), and
-/// what it waits for until then.
-fn operands_ready(w: &Warp, op: &Op) -> (u64, StallReason) {
-    let mut ready = w.next_issue();
-    let mut reason = StallReason::Control;
-    for &r in &op.deps[..usize::from(op.n_deps)] {
-        let r = usize::from(r);
-        if w.reg_ready[r] > ready {
-            ready = w.reg_ready[r];
-            reason = match w.reg_producer[r] {
-                Producer::Alu => StallReason::Dependency,
-                Producer::Memory => StallReason::Memory,
-            };
+impl Observed for Vec<Unit> {
+    fn counts(&self) -> ComponentCounts {
+        let mut t = ComponentCounts::default();
+        for u in self {
+            t.merge(&u.counters);
         }
+        t
     }
-    for &p in &op.pdeps[..usize::from(op.n_pdeps)] {
-        if w.pred_ready[usize::from(p)] > ready {
-            ready = w.pred_ready[usize::from(p)];
-            reason = StallReason::Dependency;
-        }
+
+    fn busy_until(&self, cycle: u64) -> u64 {
+        self.iter().map(|u| u.busy_until(cycle)).sum()
     }
-    (ready, reason)
 }
 
 /// Position in a scheduler's warp list of the `k`-th warp to try. Loose

@@ -2,12 +2,13 @@
 //! ([`Stop`]: a fault, an engine error, a deadlock with the state of every waiting
 //! unit, or the cycle limit), plus progress reports for long runs.
 
-use crate::counters::PcCounters;
-use crate::counters::Traffic;
-use crate::fault::{Fault, FaultKind, UnitLabel};
-use crate::plan::Role;
-use crate::unit::Unit;
-use crate::warp::WarpState;
+use crate::exec::fault::{Fault, FaultKind};
+use crate::exec::warp::WarpState;
+use crate::load::plan::Role;
+use crate::machine::UnitLabel;
+use crate::observe::counters::PcCounters;
+use crate::observe::counters::Traffic;
+use crate::observe::counters::{ComponentCounts, StallReason};
 use spu_isa::Side;
 
 /// Why a run stopped early.
@@ -85,11 +86,30 @@ pub struct CbTotals {
     pub switches: u64,
 }
 
+/// What one unit did over a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitTotals {
+    pub label: UnitLabel,
+    pub counters: ComponentCounts,
+    /// Warp instructions and thread instructions issued.
+    pub issued: u64,
+    pub thread_instrs: u64,
+    /// Cycles with work assigned.
+    pub busy_cycles: u64,
+    /// Of those, cycles running code (warps), as opposed to engine work.
+    pub code_cycles: u64,
+    /// Work items completed.
+    pub items_done: u64,
+    /// Stall cycles by reason, summed over schedulers.
+    pub stalls: [u64; StallReason::ALL.len()],
+}
+
 /// Everything a finished run measured.
 #[derive(Debug, Clone)]
 pub struct RunResult {
     pub cycles: u64,
-    pub units: Vec<Unit>,
+    /// Per unit, in unit order (SMs row-major, then north, south, east, west).
+    pub units: Vec<UnitTotals>,
     pub traffic: Traffic,
     pub cb: CbTotals,
     pub pcs: Vec<PcCounters>,
@@ -99,9 +119,9 @@ pub struct RunResult {
     pub link_syncs: u64,
     pub dram_busy_cycles: f64,
     /// Activity per interval, when sampling was asked for.
-    pub samples: Option<crate::samples::Samples>,
+    pub samples: Option<crate::observe::samples::Samples>,
     /// Run without timing: `cycles` counts scheduling rounds, not time.
     pub functional: bool,
     /// What every unit did over time, when asked for.
-    pub activity: Option<crate::activity::ActivityLog>,
+    pub activity: Option<crate::observe::activity::ActivityLog>,
 }

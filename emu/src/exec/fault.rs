@@ -44,24 +44,6 @@ pub struct Fault {
     pub lane: u32,
 }
 
-/// Which unit of the machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum UnitLabel {
-    Sm { x: u32, y: u32 },
-    Iu { side: spu_isa::Side, index: u32 },
-    Dma { side: spu_isa::Side, index: u32 },
-}
-
-impl fmt::Display for UnitLabel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            UnitLabel::Sm { x, y } => write!(f, "SM ({x}, {y})"),
-            UnitLabel::Iu { side, index } => write!(f, "{side} IU {index}"),
-            UnitLabel::Dma { side, index } => write!(f, "{side} DMA engine {index}"),
-        }
-    }
-}
-
 impl fmt::Display for FaultKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let verb = |store: bool| if store { "store to" } else { "load from" };

@@ -1,21 +1,27 @@
-//! The kernel's code decoded once into [`Op`]s: operands resolved to registers or
-//! widened immediates, symbols to addresses, and the execution class (timing,
-//! energy, units) taken from the ISA table. The timing loop never decodes again.
+//! The kernel's code decoded once into micro-ops ([`Op`]) that both execution modes
+//! run: every operand is resolved to an index into the warp's register file, whose
+//! slots past the general registers hold the kernel's immediates and symbol
+//! addresses (constants) and the special registers, so an instruction never asks
+//! what kind of operand it has. Per-instruction facts the timing model and the
+//! counters need (execution class, scoreboard lists, register-file accesses) sit
+//! beside the ops in [`OpInfo`], and the code is cut into basic blocks
+//! ([`Program::block_of`]) at branch targets, reconvergence points and after every
+//! instruction that ends straight-line execution.
 
 use spu_isa::{
     AtomOp, Cmp, ExecClass, Guard, Instr, Operand, Side, Space, Special, SymbolRef, Ty,
     table::{OperandKind, OperandTy},
 };
 
-/// A source operand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Src {
-    None,
-    Reg(u8),
-    /// A 32-bit bit pattern (immediates and resolved symbol addresses).
-    Imm(u32),
-    Special(Special),
-}
+/// Index of a slot in a warp's register file: a general register, a constant or a
+/// special register (see [`RegLayout`]).
+pub type Reg = u16;
+
+/// "No register" (an operand the instruction does not have).
+pub const NO_REG: Reg = Reg::MAX;
+
+/// "No reconvergence point" of a branch.
+pub const NO_PC: u32 = u32::MAX;
 
 /// Two-operand arithmetic, typed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +76,9 @@ pub enum Kind {
     MadLo,
     /// `fma.f32`.
     Fma,
+    /// Writes predicate `pred` where `a cmp b` holds.
     Setp(Cmp, Ty),
-    /// d = p ? a : b, with p in `pred_src`.
+    /// d = pred ? a : b.
     Selp,
     Mov,
     Ld(Space),
@@ -81,9 +88,10 @@ pub enum Kind {
     Atom(AtomOp, Ty),
     /// Compare-and-swap: compare with `a`, store `b`.
     Cas,
+    /// Branch to `target`; divergent paths meet again at `reconv` (or [`NO_PC`]).
     Bra {
         target: u32,
-        reconv: Option<u32>,
+        reconv: u32,
     },
     Exit,
     Nop,
@@ -91,67 +99,123 @@ pub enum Kind {
     BlockSync(Option<Side>),
 }
 
+impl Kind {
+    /// True for instructions after which a warp's straight-line run ends: control
+    /// flow, barriers, and atomics (whose result may come from other units).
+    pub fn ends_block(self) -> bool {
+        matches!(
+            self,
+            Kind::Bra { .. }
+                | Kind::Exit
+                | Kind::BarSync
+                | Kind::BlockSync(_)
+                | Kind::Atom(..)
+                | Kind::Cas
+        )
+    }
+}
+
 /// A decoded instruction ready to execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
     pub kind: Kind,
     pub guard: Guard,
-    /// General register written.
-    pub dst: Option<u8>,
-    /// Predicate written (`setp`).
-    pub pdst: Option<u8>,
-    pub a: Src,
-    pub b: Src,
-    pub c: Src,
-    /// Predicate read by `selp`.
-    pub pred_src: Option<u8>,
-    /// Address `[base + offset]` of memory instructions.
-    pub mem_base: Option<u8>,
-    pub mem_offset: i32,
+    /// Register written, or [`NO_REG`].
+    pub dst: Reg,
+    /// Value operands in order (`a`, `b`, `c`); [`NO_REG`] where absent.
+    pub src: [Reg; 3],
+    /// Base register of `[base + offset]` (a zero constant for `[offset]`).
+    pub base: Reg,
+    pub offset: i32,
+    /// Predicate written by `setp` or read by `selp`.
+    pub pred: u8,
+}
+
+/// What the timing model and the counters need to know about an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpInfo {
     pub class: ExecClass,
     /// General registers the scoreboard checks (sources and destination).
-    pub deps: [u8; 5],
+    pub deps: [Reg; 5],
     pub n_deps: u8,
     /// Predicates the scoreboard checks (guard, `selp` source, `setp` destination).
     pub pdeps: [u8; 3],
     pub n_pdeps: u8,
+    /// Register-file operand accesses per thread (general registers read plus
+    /// written).
+    pub rf_accesses: u8,
+    /// The instruction reads `%clock` (its slot is filled at issue).
+    pub reads_clock: bool,
+    /// The general register written, if any (for traces).
+    pub dst_general: Option<u8>,
 }
 
-impl Op {
-    /// General registers the instruction reads.
-    pub fn reg_uses(&self) -> impl Iterator<Item = u8> + '_ {
-        [self.a, self.b, self.c]
-            .into_iter()
-            .filter_map(|s| match s {
-                Src::Reg(r) => Some(r),
-                _ => None,
-            })
-            .chain(self.mem_base)
+impl OpInfo {
+    /// General registers the scoreboard checks.
+    #[inline]
+    pub fn deps(&self) -> &[Reg] {
+        &self.deps[..usize::from(self.n_deps)]
     }
 
-    /// Predicates the instruction reads (guard and `selp`).
-    pub fn pred_uses(&self) -> impl Iterator<Item = u8> + '_ {
-        let guard = match self.guard {
-            Guard::Always => None,
-            Guard::If(p) | Guard::IfNot(p) => Some(p),
-        };
-        guard.into_iter().chain(self.pred_src)
+    /// Predicates the scoreboard checks.
+    #[inline]
+    pub fn pdeps(&self) -> &[u8] {
+        &self.pdeps[..usize::from(self.n_pdeps)]
+    }
+}
+
+/// How a warp's register file is laid out: general registers first, then one slot
+/// per distinct constant, then one per special register the code reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegLayout {
+    pub general: u16,
+    pub constants: Vec<u32>,
+    pub specials: Vec<Special>,
+}
+
+impl RegLayout {
+    /// Slots per warp.
+    pub fn slots(&self) -> usize {
+        usize::from(self.general) + self.constants.len() + self.specials.len()
     }
 
-    /// Fills the scoreboard lists from the operands.
-    fn with_deps(mut self) -> Op {
-        let regs: Vec<u8> = self.reg_uses().chain(self.dst).collect();
-        let preds: Vec<u8> = self.pred_uses().chain(self.pdst).collect();
-        self.n_deps = regs.len() as u8;
-        self.deps[..regs.len()].copy_from_slice(&regs);
-        self.n_pdeps = preds.len() as u8;
-        self.pdeps[..preds.len()].copy_from_slice(&preds);
-        self
+    /// First constant slot.
+    pub fn first_constant(&self) -> usize {
+        usize::from(self.general)
     }
 
-    /// Number of register-file operand accesses per thread (reads plus writes).
-    pub fn register_accesses(&self) -> u32 {
-        (self.reg_uses().count() + usize::from(self.dst.is_some())) as u32
+    /// First special-register slot.
+    pub fn first_special(&self) -> usize {
+        usize::from(self.general) + self.constants.len()
+    }
+}
+
+/// The decoded code of a kernel.
+#[derive(Debug, Clone)]
+pub struct Program {
+    pub ops: Vec<Op>,
+    pub info: Vec<OpInfo>,
+    pub layout: RegLayout,
+    /// Basic block of each instruction.
+    pub block_of: Vec<u32>,
+    /// First instruction of each basic block, plus the end of the code.
+    pub block_starts: Vec<u32>,
+}
+
+impl Program {
+    /// Number of instructions.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// True when there is no code.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// True when the kernel uses the global `bar.blocksync`.
+    pub fn uses_global_sync(&self) -> bool {
+        self.ops.iter().any(|o| o.kind == Kind::BlockSync(None))
     }
 }
 
@@ -164,8 +228,9 @@ pub struct SymbolAddresses<'a> {
     pub shared: &'a [u32],
 }
 
-/// Why the code cannot be prepared: a form this emulator does not execute, or (only
-/// damaged binaries get here: the reader validates encodings) a malformed operand.
+/// Why the code cannot be prepared: a form this emulator does not execute, a kernel
+/// that needs more register-file slots than exist, or (only damaged binaries get
+/// here: the reader validates encodings) a malformed operand.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     #[error(
@@ -174,11 +239,41 @@ pub enum DecodeError {
     Damaged { pc: usize, what: String },
     #[error("instruction {pc}: {what}")]
     NotExecuted { pc: usize, what: String },
+    #[error("{0}")]
+    TooManySlots(String),
 }
 
-/// Decodes every instruction word.
-pub fn decode_program(code: &[u64], symbols: SymbolAddresses) -> Result<Vec<Op>, DecodeError> {
-    code.iter()
+/// A source operand before register-file layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Src {
+    Reg(u8),
+    Imm(u32),
+    Special(Special),
+}
+
+/// An instruction decoded, before its operands get slots.
+#[derive(Debug, Clone, Copy)]
+struct Raw {
+    kind: Kind,
+    guard: Guard,
+    dst: Option<u8>,
+    pdst: Option<u8>,
+    srcs: [Option<Src>; 3],
+    pred_src: Option<u8>,
+    base: Option<u8>,
+    offset: i32,
+    class: ExecClass,
+}
+
+/// Decodes every instruction word; `declared_regs` is the kernel's declared general
+/// register count (the code may use more).
+pub fn decode_program(
+    code: &[u64],
+    symbols: SymbolAddresses,
+    declared_regs: usize,
+) -> Result<Program, DecodeError> {
+    let raws = code
+        .iter()
         .enumerate()
         .map(|(pc, &word)| {
             let instr = Instr::decode(word).map_err(|e| DecodeError::Damaged {
@@ -194,7 +289,149 @@ pub fn decode_program(code: &[u64], symbols: SymbolAddresses) -> Result<Vec<Op>,
             }
             decode_instr(&instr, symbols).map_err(|what| DecodeError::Damaged { pc, what })
         })
-        .collect()
+        .collect::<Result<Vec<Raw>, _>>()?;
+    let used = raws
+        .iter()
+        .flat_map(|r| {
+            r.srcs
+                .iter()
+                .filter_map(|s| match s {
+                    Some(Src::Reg(r)) => Some(*r),
+                    _ => None,
+                })
+                .chain(r.dst)
+                .chain(r.base)
+        })
+        .map(|r| usize::from(r) + 1)
+        .max()
+        .unwrap_or(0);
+    let general = used.max(declared_regs);
+    let mut layout = RegLayout {
+        general: general as u16,
+        constants: Vec::new(),
+        specials: Vec::new(),
+    };
+    // Every `[offset]` address reads a zero base.
+    let mut constants: Vec<u32> = vec![0];
+    let mut specials: Vec<Special> = Vec::new();
+    for r in &raws {
+        for s in r.srcs.iter().flatten() {
+            match *s {
+                Src::Imm(v) if !constants.contains(&v) => constants.push(v),
+                Src::Special(sp) if !specials.contains(&sp) => specials.push(sp),
+                _ => {}
+            }
+        }
+    }
+    layout.constants = constants;
+    layout.specials = specials;
+    let slot = |s: Option<Src>| -> Reg {
+        match s {
+            None => NO_REG,
+            Some(Src::Reg(r)) => Reg::from(r),
+            Some(Src::Imm(v)) => {
+                let i = layout.constants.iter().position(|&c| c == v).unwrap_or(0);
+                (layout.first_constant() + i) as Reg
+            }
+            Some(Src::Special(sp)) => {
+                let i = layout.specials.iter().position(|&c| c == sp).unwrap_or(0);
+                (layout.first_special() + i) as Reg
+            }
+        }
+    };
+    if layout.slots() >= usize::from(NO_REG) {
+        return Err(DecodeError::TooManySlots(format!(
+            "the code needs {} register slots (registers, constants, special registers); at most {} fit",
+            layout.slots(),
+            NO_REG - 1
+        )));
+    }
+    let zero = layout.first_constant() as Reg;
+    let mut ops = Vec::with_capacity(raws.len());
+    let mut info = Vec::with_capacity(raws.len());
+    for r in &raws {
+        ops.push(Op {
+            kind: r.kind,
+            guard: r.guard,
+            dst: r.dst.map_or(NO_REG, Reg::from),
+            src: r.srcs.map(slot),
+            base: r.base.map_or(zero, Reg::from),
+            offset: r.offset,
+            pred: r.pdst.or(r.pred_src).unwrap_or(0),
+        });
+        info.push(info_of(r));
+    }
+    let (block_of, block_starts) = basic_blocks(&ops);
+    Ok(Program {
+        ops,
+        info,
+        layout,
+        block_of,
+        block_starts,
+    })
+}
+
+/// Cuts the code at branch targets, reconvergence points and after every
+/// instruction that ends straight-line execution.
+fn basic_blocks(ops: &[Op]) -> (Vec<u32>, Vec<u32>) {
+    let n = ops.len();
+    let mut leader = vec![false; n + 1];
+    leader[0] = true;
+    leader[n] = true;
+    for (pc, op) in ops.iter().enumerate() {
+        if op.kind.ends_block() {
+            leader[pc + 1] = true;
+        }
+        if let Kind::Bra { target, reconv } = op.kind {
+            for t in [target, reconv] {
+                if let Some(l) = leader.get_mut(t as usize) {
+                    *l = true;
+                }
+            }
+        }
+    }
+    let mut block_of = Vec::with_capacity(n);
+    let mut starts = Vec::new();
+    for (pc, &is_leader) in leader.iter().enumerate().take(n) {
+        if is_leader {
+            starts.push(pc as u32);
+        }
+        block_of.push(starts.len() as u32 - 1);
+    }
+    starts.push(n as u32);
+    (block_of, starts)
+}
+
+fn info_of(r: &Raw) -> OpInfo {
+    let regs: Vec<Reg> = r
+        .srcs
+        .iter()
+        .filter_map(|s| match s {
+            Some(Src::Reg(x)) => Some(Reg::from(*x)),
+            _ => None,
+        })
+        .chain(r.base.map(Reg::from))
+        .chain(r.dst.map(Reg::from))
+        .collect();
+    let guard = match r.guard {
+        Guard::Always => None,
+        Guard::If(p) | Guard::IfNot(p) => Some(p),
+    };
+    let preds: Vec<u8> = guard.into_iter().chain(r.pred_src).chain(r.pdst).collect();
+    let mut deps = [0; 5];
+    deps[..regs.len()].copy_from_slice(&regs);
+    let mut pdeps = [0; 3];
+    pdeps[..preds.len()].copy_from_slice(&preds);
+    OpInfo {
+        class: r.class,
+        deps,
+        n_deps: regs.len() as u8,
+        pdeps,
+        n_pdeps: preds.len() as u8,
+        rf_accesses: regs.len() as u8,
+        reads_clock: r.srcs.contains(&Some(Src::Special(Special::Clock))),
+        dst_general: r.dst,
+    }
 }
 
 /// The execution type of a 32-bit type: bit types behave as unsigned.
@@ -245,26 +482,20 @@ fn unsupported(instr: &Instr) -> Option<String> {
         })
 }
 
-fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Op, String> {
+fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Raw, String> {
     let spec = instr.opcode.spec();
     let mods = instr.mods;
     let ty = mods.ty.and_then(word_ty).unwrap_or(Ty::U32);
-    let mut op = Op {
+    let mut raw = Raw {
         kind: Kind::Nop,
         guard: instr.guard,
         dst: None,
         pdst: None,
-        a: Src::None,
-        b: Src::None,
-        c: Src::None,
+        srcs: [None; 3],
         pred_src: None,
-        mem_base: None,
-        mem_offset: 0,
+        base: None,
+        offset: 0,
         class: instr.exec_class(),
-        deps: [0; 5],
-        n_deps: 0,
-        pdeps: [0; 3],
-        n_pdeps: 0,
     };
     let mut values = Vec::new();
     for ((name, kind, oty, _role), operand) in spec.operands().zip(instr.operands()) {
@@ -274,14 +505,12 @@ fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Op, String> {
             _ => Ty::U32,
         };
         match (name, kind, *operand) {
-            ("d", _, Operand::Reg(r)) => op.dst = Some(r),
-            ("p", _, Operand::Pred(p)) if instr.opcode.spec().mnemonic == "setp" => {
-                op.pdst = Some(p)
-            }
-            ("p", _, Operand::Pred(p)) => op.pred_src = Some(p),
+            ("d", _, Operand::Reg(r)) => raw.dst = Some(r),
+            ("p", _, Operand::Pred(p)) if spec.mnemonic == "setp" => raw.pdst = Some(p),
+            ("p", _, Operand::Pred(p)) => raw.pred_src = Some(p),
             (_, OperandKind::Mem, Operand::Mem { base, offset, .. }) => {
-                op.mem_base = base;
-                op.mem_offset = i32::from(offset);
+                raw.base = base;
+                raw.offset = i32::from(offset);
             }
             (_, OperandKind::Target, Operand::Target(_)) => {}
             (_, _, Operand::Reg(r)) => values.push(Src::Reg(r)),
@@ -306,12 +535,14 @@ fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Op, String> {
             (name, _, other) => return Err(format!("operand `{name}` is malformed ({other:?})")),
         }
     }
-    let mut it = values.into_iter();
-    op.a = it.next().unwrap_or(Src::None);
-    op.b = it.next().unwrap_or(Src::None);
-    op.c = it.next().unwrap_or(Src::None);
-    op.kind = kind_of(instr, ty)?;
-    Ok(op.with_deps())
+    if values.len() > 3 {
+        return Err(format!("{} value operands (at most 3)", values.len()));
+    }
+    for (slot, v) in raw.srcs.iter_mut().zip(values) {
+        *slot = Some(v);
+    }
+    raw.kind = kind_of(instr, ty)?;
+    Ok(raw)
 }
 
 fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
@@ -362,24 +593,18 @@ fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
         "mov" => Kind::Mov,
         "ld" => Kind::Ld(m.space.ok_or("ld without a state space")?),
         "st" => Kind::St(m.space.ok_or("st without a state space")?),
-        "atom.global" => match m.atom.ok_or("atom without an operation")? {
-            a @ (AtomOp::Add | AtomOp::Min | AtomOp::Max | AtomOp::Exch) => Kind::Atom(a, ty),
-            other => {
-                return Err(format!(
-                    "`atom.global.{other}` is not executed by this emulator"
-                ));
-            }
-        },
+        "atom.global" => Kind::Atom(m.atom.ok_or("atom without an operation")?, ty),
+        "ret" => Kind::Exit,
+        "membar" | "fence" => Kind::Nop,
         "atom.global.cas" => Kind::Cas,
         "bra" => match instr.operands().first() {
             Some(Operand::Target(t)) => Kind::Bra {
                 target: *t,
-                reconv: instr.reconv,
+                reconv: instr.reconv.unwrap_or(NO_PC),
             },
             _ => return Err("bra without a target".into()),
         },
-        "exit" | "ret" => Kind::Exit,
-        "membar" | "fence" => Kind::Nop,
+        "exit" => Kind::Exit,
         "nop" => Kind::Nop,
         "bar.sync" => Kind::BarSync,
         "bar.blocksync" => Kind::BlockSync(m.side),

@@ -8,31 +8,18 @@
 //! Loaders (DMA north/west, restoring VIUs) transfer a tile into the CB and then
 //! sync; storers (DMA south/east, spilling VIUs) sync and then transfer out.
 
-use crate::access::toggles;
-use crate::cb::{End, Link};
-use crate::counters::Traffic;
-use crate::counters::{Component, ComponentCounts};
-use crate::dram::Dram;
-use crate::memory::GlobalMemory;
-use crate::plan::SpillKey;
+use crate::exec::cb::Port;
+use crate::exec::lanes::toggles;
+use crate::exec::memory::GlobalMemory;
+use crate::load::DmaPlan;
+use crate::load::plan::SpillKey;
+use crate::observe::counters::Traffic;
+use crate::observe::counters::{Component, ComponentCounts};
+use crate::timing::cb::End;
+use crate::timing::dram::Dram;
 use std::collections::BTreeMap;
 
 const NEVER: u64 = u64::MAX;
-
-/// A DMA descriptor with its fields evaluated (all in elements).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DmaPlan {
-    pub buffer: usize,
-    pub offset: i64,
-    pub rows: u32,
-    pub cols: u32,
-    pub row_stride: i64,
-    pub tile_stride: i64,
-    pub iu_stride: i64,
-    pub tiles: u64,
-    pub delay: u64,
-    pub iu_delay: u64,
-}
 
 /// One spilled tile.
 #[derive(Debug, Clone)]
@@ -91,6 +78,8 @@ pub struct Engine {
     pub task: Task,
     /// The link it serves.
     pub link: usize,
+    /// Side code of the unit's port on that link.
+    pub port: usize,
     phase: Phase,
 }
 
@@ -107,7 +96,8 @@ pub enum EngineEvent {
 /// What an engine touches.
 #[derive(Debug)]
 pub struct EngineEnv<'a> {
-    pub links: &'a mut [Link],
+    /// The unit's end of the link the engine serves.
+    pub port: &'a mut Port,
     pub dram: &'a mut Dram,
     pub memory: &'a mut GlobalMemory,
     pub spills: &'a mut SpillStore,
@@ -128,10 +118,11 @@ pub struct DmaFault {
 }
 
 impl Engine {
-    pub fn new(task: Task, link: usize) -> Engine {
+    pub fn new(task: Task, link: usize, port: usize) -> Engine {
         Engine {
             task,
             link,
+            port,
             phase: Phase::Ready,
         }
     }
@@ -219,13 +210,12 @@ impl Engine {
         match &mut self.task {
             Task::Spill { key, .. } => {
                 let key = *key;
-                let link = &mut env.links[self.link];
                 let n = if env.spill_full {
-                    link.words()
+                    env.port.words()
                 } else {
-                    link.readable_words()
+                    env.port.written
                 };
-                let words: Vec<u32> = (0..n).map(|w| link.read(w)).collect();
+                let words = env.port.read_words(n);
                 let (busy, ready_at) = stream_words(env, n, at, false);
                 env.traffic.toggles += toggles(words.iter().copied());
                 env.traffic.store_words += u64::from(n);
@@ -269,9 +259,8 @@ impl Engine {
     fn restore(&mut self, words: &[u32], now: u64, env: &mut EngineEnv) -> u64 {
         let n = words.len() as u32;
         let (_, done) = stream_words(env, n, now, true);
-        let link = &mut env.links[self.link];
         for (i, &w) in words.iter().enumerate() {
-            link.write(i as u32, w);
+            env.port.write(i as u32, w);
         }
         env.traffic.toggles += toggles(words.iter().copied());
         env.traffic.load_words += u64::from(n);
@@ -305,13 +294,12 @@ impl Engine {
                 }
                 let addr = base + (e as u32) * 4;
                 let word = r * plan.cols + c;
-                let link = &mut env.links[self.link];
                 let v = if load {
                     let v = env.memory.read(addr);
-                    link.write(word, v);
+                    env.port.write(word, v);
                     v
                 } else {
-                    let v = link.read(word);
+                    let v = env.port.read_word(word);
                     env.memory.write(addr, v);
                     v
                 };

@@ -4,11 +4,11 @@
 //! `spu-prof` reads it back, so a run can be profiled without re-running. Maps are
 //! sorted, so the same run always gives the same bytes.
 
-use crate::counters::{Component, ComponentCounts, StallReason};
-use crate::fault::UnitLabel;
 use crate::load::Image;
 use crate::machine::Machine;
-use crate::outcome::RunResult;
+use crate::machine::UnitLabel;
+use crate::observe::counters::{Component, ComponentCounts, StallReason};
+use crate::observe::outcome::RunResult;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -185,7 +185,7 @@ impl Stats {
                     }
                 };
                 UnitStats {
-                    kind: crate::report::unit_kind(u.label).to_string(),
+                    kind: crate::observe::report::unit_kind(u.label).to_string(),
                     x,
                     y,
                     side,
@@ -211,7 +211,7 @@ impl Stats {
                     file: loc.and_then(|l| lines.files.get(usize::from(l.file)).cloned()),
                     line: loc.map(|l| l.line),
                     text: spu_asm::disasm::instr_text(&image.module, pc),
-                    energy_class: format!("{:?}", image.ops[pc].class.energy),
+                    energy_class: format!("{:?}", image.program.info[pc].class.energy),
                     issued: c.issued,
                     threads: c.threads,
                     transactions: c.transactions,

@@ -3,16 +3,22 @@
 
 use super::*;
 
+/// The port a boundary role on `side` uses: the one facing into the grid.
+fn inward_port(side: Side) -> Side {
+    match side {
+        Side::North => Side::South,
+        Side::South => Side::North,
+        Side::East => Side::West,
+        Side::West => Side::East,
+    }
+}
+
 impl Grid<'_> {
     /// The link a boundary role uses: the port facing into the grid.
     pub(super) fn inward_link(&self, u: usize, side: Side) -> Option<usize> {
-        let port = match side {
-            Side::North => Side::South,
-            Side::South => Side::North,
-            Side::East => Side::West,
-            Side::West => Side::East,
-        };
-        self.units[u].ports[port.code() as usize]
+        self.units[u].ports[inward_port(side).code() as usize]
+            .as_ref()
+            .map(|p| p.link)
     }
 
     pub(super) fn start(&mut self, u: usize, item: WorkItem, now: u64) {
@@ -23,22 +29,22 @@ impl Grid<'_> {
             ntid: launch.block,
             iu: None,
             entry: 0,
-            regs: self.image.regs,
             shared_bytes: self.image.shared_bytes,
             sm_grid: [self.geo.cols, self.geo.rows],
         };
+        let program = &self.image.program;
         self.engines[u] = None;
         match item.role {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
-                self.units[u].begin(ctx, launch.block_threads(), now);
+                self.units[u].begin(ctx, launch.block_threads(), program, now);
             }
             Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
                 ctx.iu = Some((side, iuid));
                 ctx.ntid = [launch.iu_threads, 1, 1];
                 ctx.entry = self.image.module.iu_entry.unwrap_or(0);
                 ctx.shared_bytes = 0;
-                self.units[u].begin(ctx, launch.iu_threads, now);
+                self.units[u].begin(ctx, launch.iu_threads, program, now);
             }
             Role::Boundary { side, iuid } => {
                 // plan() gives DMA boundary roles only to sides with a descriptor.
@@ -89,7 +95,8 @@ impl Grid<'_> {
         let link = self
             .inward_link(u, side)
             .expect("boundary roles sit next to a link");
-        self.engines[u] = Some(Engine::new(task, link));
+        let port = inward_port(side).code() as usize;
+        self.engines[u] = Some(Engine::new(task, link, port));
         self.units[u].begin(
             WorkCtx {
                 ctaid: [0; 2],
@@ -97,11 +104,11 @@ impl Grid<'_> {
                 ntid: [0; 3],
                 iu: None,
                 entry: 0,
-                regs: 0,
                 shared_bytes: 0,
                 sm_grid: [self.geo.cols, self.geo.rows],
             },
             0,
+            &self.image.program,
             now,
         );
     }

@@ -1,10 +1,12 @@
-//! Arithmetic semantics of the ISA on 32-bit lane values, as the reference page
+//! Instruction semantics on 32-bit lane values, as the reference page
 //! (`isa-spec/ISA.md`) defines them: wrapping integers, total division (no traps),
-//! IEEE f32 with saturating conversions. Each operation is applied to a whole warp
-//! at once so the lane loop stays branch-free.
+//! IEEE f32 with saturating conversions, atomics. This is the one copy of the
+//! semantics every execution mode calls. Each operation is applied to a whole warp
+//! at once so the lane loop stays branch-free; results reach a register only in the
+//! lanes of the execution mask ([`write_masked`]).
 
-use crate::program::{BinOp, UnOp};
-use spu_isa::{Cmp, Ty};
+use crate::exec::ops::{BinOp, UnOp};
+use spu_isa::{AtomOp, Cmp, Ty};
 
 /// One value per lane.
 pub type Lanes = [u32; 32];
@@ -147,10 +149,10 @@ pub fn fma(a: &Lanes, b: &Lanes, c: &Lanes) -> Lanes {
     std::array::from_fn(|l| f(a[l]).mul_add(f(b[l]), f(c[l])).to_bits())
 }
 
-/// `x cmp y` for ordered values; `None` when they are unordered (a NaN).
+/// `x cmp y` (PTX `setp`): ordered comparisons are false on NaN, `ne` included;
+/// the unordered ones and `nan` are true then.
 fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
     let Some(order) = x.partial_cmp(&y) else {
-        // Unordered: only the `u` comparisons and `nan` hold (PTX `setp`).
         return matches!(
             cmp,
             Cmp::Equ | Cmp::Neu | Cmp::Ltu | Cmp::Leu | Cmp::Gtu | Cmp::Geu | Cmp::Nan
@@ -172,16 +174,59 @@ fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
 /// The lanes where `a cmp b` holds, as a mask: ordered float comparisons (`ne`
 /// included) are false on NaN, unordered ones true.
 pub fn setp(cmp: Cmp, ty: Ty, a: &Lanes, b: &Lanes) -> u32 {
-    let mut mask = 0u32;
-    for l in 0..32 {
-        let hit = match ty {
-            Ty::S32 => compare(cmp, a[l] as i32, b[l] as i32),
-            Ty::F32 => compare(cmp, f(a[l]), f(b[l])),
-            _ => compare(cmp, a[l], b[l]),
-        };
-        mask |= u32::from(hit) << l;
+    fn mask<T: PartialOrd + Copy>(cmp: Cmp, a: [T; 32], b: [T; 32]) -> u32 {
+        let hits: [bool; 32] = std::array::from_fn(|l| compare(cmp, a[l], b[l]));
+        hits.iter()
+            .enumerate()
+            .fold(0, |m, (l, &hit)| m | u32::from(hit) << l)
     }
-    mask
+    match ty {
+        Ty::S32 => mask(cmp, a.map(|x| x as i32), b.map(|x| x as i32)),
+        Ty::F32 => mask(cmp, a.map(f), b.map(f)),
+        _ => mask(cmp, *a, *b),
+    }
+}
+
+/// `d = p ? a : b` per lane, `p` a lane mask.
+pub fn select(p: u32, a: &Lanes, b: &Lanes) -> Lanes {
+    std::array::from_fn(|l| if p & (1 << l) != 0 { a[l] } else { b[l] })
+}
+
+/// The word an atomic leaves in memory, given the word before (`prev`) and the
+/// operand `a`.
+#[inline]
+pub fn atomic(op: AtomOp, ty: Ty, prev: u32, a: u32) -> u32 {
+    match (op, ty) {
+        (AtomOp::Add, _) => prev.wrapping_add(a),
+        (AtomOp::Min, Ty::S32) => (prev as i32).min(a as i32) as u32,
+        (AtomOp::Max, Ty::S32) => (prev as i32).max(a as i32) as u32,
+        (AtomOp::Min, _) => prev.min(a),
+        (AtomOp::Max, _) => prev.max(a),
+        (AtomOp::Exch, _) => a,
+        (AtomOp::And, _) => prev & a,
+        (AtomOp::Or, _) => prev | a,
+        (AtomOp::Xor, _) => prev ^ a,
+        (AtomOp::Inc, _) => {
+            if prev >= a {
+                0
+            } else {
+                prev + 1
+            }
+        }
+        (AtomOp::Dec, _) => {
+            if prev == 0 || prev > a {
+                a
+            } else {
+                prev - 1
+            }
+        }
+    }
+}
+
+/// Compare-and-swap: the word left in memory.
+#[inline]
+pub fn cas(prev: u32, compare: u32, swap: u32) -> u32 {
+    if prev == compare { swap } else { prev }
 }
 
 /// Writes `value` into the lanes of `mask`.
@@ -190,12 +235,42 @@ pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
     if mask == u32::MAX {
         *dst = *value;
     } else {
-        for l in 0..32 {
-            if mask >> l & 1 != 0 {
-                dst[l] = value[l];
-            }
+        for (l, (d, v)) in dst.iter_mut().zip(value).enumerate() {
+            // A bit test per lane compiles to a vector compare, not a branch.
+            let keep = if mask & (1 << l) != 0 { 0 } else { u32::MAX };
+            *d = (*v & !keep) | (*d & keep);
         }
     }
+}
+
+/// Lanes set in a mask, lowest first.
+pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            l
+        })
+    })
+}
+
+/// Bits that change between consecutive words of a transfer.
+pub fn toggles(words: impl Iterator<Item = u32>) -> u64 {
+    let mut prev: Option<u32> = None;
+    let mut n = 0u64;
+    for w in words {
+        if let Some(p) = prev {
+            n += u64::from((p ^ w).count_ones());
+        }
+        prev = Some(w);
+    }
+    n
+}
+
+/// Bits that change between consecutive lanes of `mask`, in lane order.
+pub fn lane_toggles(values: &Lanes, mask: u32) -> u64 {
+    toggles(lanes_of(mask).map(|l| values[l]))
 }
 
 #[cfg(test)]

@@ -1,13 +1,14 @@
 //! What users read: the run summary, and run-time errors rendered with the
 //! instruction, its source line, the unit, block and thread, and how to fix it.
 
-use crate::fault::{FaultKind, UnitLabel};
-use crate::kernel::Kernel;
+use crate::exec::fault::FaultKind;
+use crate::exec::warp::WarpState;
 use crate::load::Image;
+use crate::load::kernel::Kernel;
+use crate::load::plan::Role;
 use crate::machine::Machine;
-use crate::outcome::{RunResult, Stop};
-use crate::plan::Role;
-use crate::warp::WarpState;
+use crate::machine::UnitLabel;
+use crate::observe::outcome::{RunResult, Stop};
 use std::fmt::Write;
 
 /// Groups digits in threes: `98 304`.
@@ -247,8 +248,8 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     let _ = writeln!(s, "     {e}");
                 }
                 for (warp, pc, state) in &w.warps {
-                    let side = match image.ops.get(*pc as usize).map(|o| o.kind) {
-                        Some(crate::program::Kind::BlockSync(side)) => side,
+                    let side = match image.program.ops.get(*pc as usize).map(|o| o.kind) {
+                        Some(crate::exec::ops::Kind::BlockSync(side)) => side,
                         _ => None,
                     };
                     let what = match (state, side) {

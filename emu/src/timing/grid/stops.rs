@@ -2,9 +2,15 @@
 //! deadlock report (every waiting unit, where it waits, and its links' sync counts).
 
 use super::*;
+use crate::exec::ops::Kind;
 
 impl Grid<'_> {
-    pub(super) fn engine_stop(&self, u: usize, f: crate::engine::DmaFault, now: u64) -> Box<Stop> {
+    pub(super) fn engine_stop(
+        &self,
+        u: usize,
+        f: crate::timing::engine::DmaFault,
+        now: u64,
+    ) -> Box<Stop> {
         let role = self.role(u);
         let buffer = match self.engines[u].as_ref().map(|e| &e.task) {
             Some(Task::Dma { plan, .. }) => plan.buffer,
@@ -45,14 +51,16 @@ impl Grid<'_> {
                 // or its engine's link.
                 let waited: Vec<usize> = warps
                     .iter()
-                    .filter_map(
-                        |(_, pc, state)| match (state, self.image.ops[*pc as usize].kind) {
+                    .filter_map(|(_, pc, state)| {
+                        match (state, self.image.program.ops[*pc as usize].kind) {
                             (WarpState::AtBlockSync(_), Kind::BlockSync(Some(side))) => {
                                 self.units[u].ports[side.code() as usize]
+                                    .as_ref()
+                                    .map(|p| p.link)
                             }
                             _ => None,
-                        },
-                    )
+                        }
+                    })
                     .chain(
                         self.engines[u]
                             .as_ref()
@@ -63,7 +71,7 @@ impl Grid<'_> {
                 let links = Side::ALL
                     .iter()
                     .filter_map(|&side| {
-                        let index = self.units[u].ports[side.code() as usize]?;
+                        let index = self.units[u].ports[side.code() as usize].as_ref()?.link;
                         if !waited.contains(&index) {
                             return None;
                         }

@@ -3,7 +3,7 @@
 //! wrote, filtered by unit, warp and cycle range and capped so small kernels stay
 //! readable.
 
-use crate::fault::UnitLabel;
+use crate::machine::UnitLabel;
 use spu_isa::format::Module;
 use std::fmt;
 use std::io::Write;

@@ -4,8 +4,8 @@
 //! waits at a blocksync (coloured by side), blank where it is idle; dashed lines
 //! where each pass starts; a legend.
 
-use crate::activity::{Activity, ActivityLog};
-use crate::fault::UnitLabel;
+use crate::machine::UnitLabel;
+use crate::observe::activity::{Activity, ActivityLog};
 use spu_isa::Side;
 use std::fmt::Write;
 
@@ -216,7 +216,7 @@ pub fn svg(
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"#,
             x(t),
             bottom + 14.0,
-            crate::report::grouped(t)
+            crate::observe::report::grouped(t)
         );
     }
     let _ = writeln!(

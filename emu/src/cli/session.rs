@@ -2,12 +2,13 @@
 //! read (or assemble) the kernel, load it, run it with a progress bar on terminals,
 //! and turn every failure into a message ready to print.
 
+use crate::RunControl;
 use crate::cli::RunArgs;
-use crate::kernel::{Kernel, KernelError, read_kernel};
+use crate::load::kernel::{Kernel, KernelError, read_kernel};
 use crate::load::{Image, LoadError, load};
 use crate::machine::{Machine, MachineError};
-use crate::outcome::{Progress, RunResult};
-use crate::{RunControl, report};
+use crate::observe::outcome::{Progress, RunResult};
+use crate::observe::report;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -96,7 +97,7 @@ pub fn run_traced(
     kernel_path: &Path,
     args: &RunArgs,
     control: RunControl,
-    trace: Option<(crate::trace::TraceFilter, Box<dyn std::io::Write>)>,
+    trace: Option<(crate::observe::trace::TraceFilter, Box<dyn std::io::Write>)>,
     show_progress: bool,
     warnings: &mut dyn FnMut(&str),
 ) -> Result<Session, SessionError> {
@@ -123,7 +124,8 @@ pub fn run_traced(
     if control.interrupt.is_none() {
         control.interrupt = catch_interrupts();
     }
-    let tracer = trace.map(|(filter, out)| crate::trace::Tracer::new(&kernel.module, filter, out));
+    let tracer =
+        trace.map(|(filter, out)| crate::observe::trace::Tracer::new(&kernel.module, filter, out));
     let session = simulate_loaded(
         kernel_path,
         kernel,
@@ -178,7 +180,7 @@ fn simulate_loaded(
     machine: Machine,
     mut image: Image,
     control: RunControl,
-    tracer: Option<crate::trace::Tracer>,
+    tracer: Option<crate::observe::trace::Tracer>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Session, SessionError> {
     match crate::simulate_traced(&mut image, &machine, control, tracer, progress) {

@@ -2,8 +2,7 @@
 //! the profiler can draw power traces (GPUWattch sampled every 500 cycles, thesis
 //! 5.1). Off by default; when on, it costs one pass over the units per interval.
 
-use crate::counters::{Component, ComponentCounts};
-use crate::unit::Unit;
+use crate::observe::counters::{Component, ComponentCounts};
 
 /// Records snapshots while the grid runs.
 #[derive(Debug, Clone)]
@@ -23,12 +22,11 @@ pub struct Samples {
     pub intervals: Vec<ComponentCounts>,
 }
 
-fn totals(units: &[Unit]) -> ComponentCounts {
-    let mut t = ComponentCounts::default();
-    for u in units {
-        t.merge(&u.counters);
-    }
-    t
+/// What the sampler reads from the units: their summed counts so far, and their
+/// summed busy cycles up to a given cycle.
+pub trait Observed {
+    fn counts(&self) -> ComponentCounts;
+    fn busy_until(&self, cycle: u64) -> u64;
 }
 
 impl Sampler {
@@ -42,27 +40,26 @@ impl Sampler {
 
     /// Called at the start of each loop iteration at cycle `now`, before any unit
     /// steps: nothing happened between the previous iteration and `now`.
-    pub fn observe(&mut self, now: u64, units: &[Unit]) {
+    pub fn observe(&mut self, now: u64, units: &dyn Observed) {
         if now < self.next {
             return;
         }
-        let counts = totals(units);
+        let counts = units.counts();
         while now >= self.next {
             let at = self.next;
-            let busy = units.iter().map(|u| u.busy_until(at)).sum();
+            let busy = units.busy_until(at);
             self.snapshots.push((counts.clone(), busy));
             self.next += self.interval;
         }
     }
 
     /// Closes the last interval at `end` and returns per-interval counts.
-    pub fn finish(mut self, end: u64, units: &[Unit]) -> Samples {
+    pub fn finish(mut self, end: u64, n_units: u64, units: &dyn Observed) -> Samples {
         self.observe(end, units);
         if end > self.next - self.interval {
-            let busy = units.iter().map(|u| u.busy_until(end)).sum();
-            self.snapshots.push((totals(units), busy));
+            let busy = units.busy_until(end);
+            self.snapshots.push((units.counts(), busy));
         }
-        let n_units = units.len() as u64;
         let mut prev = (ComponentCounts::default(), 0u64);
         let mut intervals = Vec::with_capacity(self.snapshots.len());
         for (i, (counts, busy)) in self.snapshots.into_iter().enumerate() {

@@ -1,0 +1,23 @@
+//! The execution core: what an instruction does to a warp, independent of time.
+//!
+//! - [`ops`]: the kernel's code decoded once into micro-ops whose operands are all
+//!   register-file slots (constants and special registers included), cut into
+//!   basic blocks;
+//! - [`lanes`]: instruction semantics on 32-lane values, the one copy every
+//!   execution mode calls;
+//! - [`step`]: executing one instruction of a warp (the one dispatch over the
+//!   micro-op kinds), with fast address checks;
+//! - [`warp`]: a warp's registers, predicates and SIMT reconvergence stack;
+//! - [`cb`]: a unit's end of a Communication Buffer link;
+//! - [`memory`]: the global memory image with unmapped guard gaps;
+//! - [`fault`]: what a thread can do wrong, with the context to report it.
+//!
+//! Layer 2: may use [`crate::machine`] only.
+
+pub mod cb;
+pub mod fault;
+pub mod lanes;
+pub mod memory;
+pub mod ops;
+pub mod step;
+pub mod warp;

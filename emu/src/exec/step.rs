@@ -1,0 +1,417 @@
+//! Executing one instruction of a warp: the one dispatch over the micro-op kinds
+//! that every execution mode runs. It applies the instruction's effect on the
+//! warp's registers, predicates and SIMT stack, on the unit's shared memory,
+//! parameters and CB ports, and hands global memory accesses to the mode's
+//! [`Global`] (which may apply them at once or later, in a global order). What an
+//! access costs is left to the caller, which gets the lane addresses.
+//!
+//! Address checks take a fast path (alignment and bounds of the whole access from
+//! the OR, minimum and maximum of its addresses) and fall back to the lane-by-lane
+//! check only to name the first faulting lane.
+
+use crate::exec::cb::Port;
+use crate::exec::fault::{Fault, FaultKind};
+use crate::exec::lanes::{self, Lanes, lanes_of};
+use crate::exec::memory::GlobalMemory;
+use crate::exec::ops::{Kind, NO_REG, Program, Reg};
+use crate::exec::warp::{Warp, WarpState};
+use spu_isa::{Guard, Side, Space, TimingClass};
+
+/// A fault and the lane that caused it.
+pub type LaneFault = (FaultKind, u32);
+
+/// The unit-local state an instruction may touch.
+#[derive(Debug)]
+pub struct Local<'a> {
+    pub shared: &'a mut [u32],
+    pub params: &'a [u32],
+    /// CB ports by side code.
+    pub ports: &'a mut [Option<Port>; 4],
+    /// The unit runs IU code (no FPU, SFU or shared memory, thesis Table 5.2).
+    pub is_iu: bool,
+}
+
+/// Global memory as an execution mode provides it. Addresses reach it checked.
+pub trait Global {
+    /// The memory layout, for address checks.
+    fn layout(&self) -> &GlobalMemory;
+    /// Loads the lanes of `mask` into register `dst` of `warp`.
+    fn load(&mut self, warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32);
+    /// Stores `data` in the lanes of `mask`.
+    fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32);
+    /// Atomics in the lanes of `mask`, in lane order: `kind` is `Atom` or `Cas`, `a`
+    /// the operand (the compare value of CAS), `b` the CAS swap value; the old words
+    /// go to register `dst`.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic(
+        &mut self,
+        warp: &mut Warp,
+        kind: Kind,
+        dst: Reg,
+        addrs: &Lanes,
+        a: &Lanes,
+        b: &Lanes,
+        mask: u32,
+    );
+}
+
+/// How control continues after an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// The next instruction (or the reconvergence point).
+    Next,
+    /// A branch was taken or not (the warp's stack says where it goes).
+    Branch,
+    /// Some lanes exited.
+    Exit,
+    /// The warp waits at `bar.sync` (if any lane executed it).
+    BarSync,
+    /// The warp waits at a blocksync (if any lane executed it).
+    BlockSync(Option<Side>),
+}
+
+/// What memory an instruction accessed; the addresses are in the caller's scratch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    None,
+    Shared,
+    Param,
+    Cb,
+    Global {
+        store: bool,
+    },
+    /// Global atomics (one transaction per executing lane).
+    Atomic,
+}
+
+/// The outcome of one instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Executed {
+    /// Lanes that executed (active and guard true).
+    pub exec: u32,
+    pub flow: Flow,
+    pub access: Access,
+}
+
+/// The lanes of `active` whose guard holds.
+#[inline(always)]
+pub fn guarded(guard: Guard, preds: &[u32; 16], active: u32) -> u32 {
+    active
+        & match guard {
+            Guard::Always => u32::MAX,
+            Guard::If(p) => preds[usize::from(p & 15)],
+            Guard::IfNot(p) => !preds[usize::from(p & 15)],
+        }
+}
+
+/// Executes the instruction at `pc` for `warp` at cycle `now` (what `%clock`
+/// reads). Memory addresses are left in `addrs`.
+#[inline]
+pub fn execute<G: Global>(
+    prog: &Program,
+    pc: u32,
+    warp: &mut Warp,
+    local: &mut Local,
+    global: &mut G,
+    now: u64,
+    addrs: &mut Lanes,
+) -> Result<Executed, Fault> {
+    let at = pc as usize;
+    let (op, info) = (&prog.ops[at], &prog.info[at]);
+    let active = warp.active();
+    let warp_index = warp.index;
+    let fault = |kind, lane: u32| Fault {
+        kind,
+        pc,
+        warp: warp_index,
+        lane,
+    };
+    if local.is_iu && !info.class.units.iu() {
+        let what = match info.class.timing {
+            TimingClass::Sfu => "the special function unit",
+            TimingClass::Shared => "shared memory",
+            _ => "the floating-point unit",
+        };
+        return Err(fault(FaultKind::NotOnIu { what }, active.trailing_zeros()));
+    }
+    if info.reads_clock {
+        let slot = prog.layout.first_special()
+            + prog
+                .layout
+                .specials
+                .iter()
+                .position(|&s| s == spu_isa::Special::Clock)
+                .unwrap_or(0);
+        warp.regs[slot] = [now as u32; 32];
+    }
+    let exec = guarded(op.guard, &warp.preds, active);
+    let [a, b, c] = op.src;
+    let mut access = Access::None;
+    let value: Lanes = match op.kind {
+        Kind::Bin(f) => lanes::binary(f, reg(warp, a), reg(warp, b)),
+        Kind::Un(f) => lanes::unary(f, reg(warp, a)),
+        Kind::MadLo => lanes::mad_lo(reg(warp, a), reg(warp, b), reg(warp, c)),
+        Kind::Fma => lanes::fma(reg(warp, a), reg(warp, b), reg(warp, c)),
+        Kind::Mov => *reg(warp, a),
+        Kind::Selp => lanes::select(
+            warp.preds[usize::from(op.pred & 15)],
+            reg(warp, a),
+            reg(warp, b),
+        ),
+        Kind::Setp(cmp, ty) => {
+            let hits = lanes::setp(cmp, ty, reg(warp, a), reg(warp, b));
+            let p = &mut warp.preds[usize::from(op.pred & 15)];
+            *p = (*p & !exec) | (hits & exec);
+            warp.advance();
+            return Ok(Executed {
+                exec,
+                flow: Flow::Next,
+                access,
+            });
+        }
+        Kind::Ld(space) | Kind::St(space) => {
+            let store = matches!(op.kind, Kind::St(_));
+            if exec != 0 {
+                address(warp, op.base, op.offset, addrs);
+                access = memory(
+                    space, store, op.src[0], op.dst, warp, local, global, exec, addrs,
+                )
+                .map_err(|(k, l)| fault(k, l))?;
+            }
+            warp.advance();
+            return Ok(Executed {
+                exec,
+                flow: Flow::Next,
+                access,
+            });
+        }
+        Kind::Atom(..) | Kind::Cas => {
+            address(warp, op.base, op.offset, addrs);
+            check_global(global.layout(), addrs, exec, true).map_err(|(k, l)| fault(k, l))?;
+            let va = *reg(warp, a);
+            let vb = if b == NO_REG { [0; 32] } else { *reg(warp, b) };
+            global.atomic(warp, op.kind, op.dst, addrs, &va, &vb, exec);
+            warp.advance();
+            return Ok(Executed {
+                exec,
+                flow: Flow::Next,
+                access: Access::Atomic,
+            });
+        }
+        Kind::Bra { target, reconv } => {
+            warp.branch(exec, target, reconv);
+            return Ok(Executed {
+                exec,
+                flow: Flow::Branch,
+                access,
+            });
+        }
+        Kind::Exit => {
+            warp.exit(exec);
+            return Ok(Executed {
+                exec,
+                flow: Flow::Exit,
+                access,
+            });
+        }
+        Kind::Nop => {
+            warp.advance();
+            return Ok(Executed {
+                exec,
+                flow: Flow::Next,
+                access,
+            });
+        }
+        Kind::BarSync | Kind::BlockSync(_) => {
+            warp.advance();
+            if exec != 0 && !warp.is_done() {
+                warp.state = if op.kind == Kind::BarSync {
+                    WarpState::AtBarrier(pc)
+                } else {
+                    WarpState::AtBlockSync(pc)
+                };
+            }
+            let flow = match op.kind {
+                Kind::BlockSync(side) => Flow::BlockSync(side),
+                _ => Flow::BarSync,
+            };
+            return Ok(Executed { exec, flow, access });
+        }
+    };
+    lanes::write_masked(&mut warp.regs[usize::from(op.dst)], &value, exec);
+    warp.advance();
+    Ok(Executed {
+        exec,
+        flow: Flow::Next,
+        access,
+    })
+}
+
+#[inline(always)]
+fn reg(warp: &Warp, x: Reg) -> &Lanes {
+    &warp.regs[usize::from(x)]
+}
+
+/// The byte address `[base + offset]` in every lane.
+#[inline]
+fn address(warp: &Warp, base: Reg, offset: i32, out: &mut Lanes) {
+    let base = &warp.regs[usize::from(base)];
+    for (o, &b) in out.iter_mut().zip(base) {
+        *o = b.wrapping_add(offset as u32);
+    }
+}
+
+/// OR, minimum and maximum of the addresses of the lanes of `mask` (non-empty).
+#[inline]
+fn span(addrs: &Lanes, mask: u32) -> (u32, u32, u32) {
+    let (mut or, mut lo, mut hi) = (0u32, u32::MAX, 0u32);
+    for (l, &a) in addrs.iter().enumerate() {
+        let on = if mask & (1 << l) != 0 { u32::MAX } else { 0 };
+        or |= a & on;
+        lo = lo.min(a | !on);
+        hi = hi.max(a & on);
+    }
+    (or, lo, hi)
+}
+
+/// Alignment and bounds of an access to a space of `size` bytes.
+fn check_bounded(
+    space: Space,
+    addrs: &Lanes,
+    mask: u32,
+    size: u32,
+    store: bool,
+) -> Result<(), LaneFault> {
+    let (or, _, hi) = span(addrs, mask);
+    if or % 4 == 0 && hi < size {
+        return Ok(());
+    }
+    for l in lanes_of(mask) {
+        let addr = addrs[l];
+        if addr % 4 != 0 {
+            return Err((FaultKind::Misaligned { space, addr }, l as u32));
+        }
+        if addr >= size {
+            return Err((
+                FaultKind::OutOfRange {
+                    space,
+                    addr,
+                    size,
+                    store,
+                },
+                l as u32,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Alignment and mapping of a global access.
+pub fn check_global(
+    memory: &GlobalMemory,
+    addrs: &Lanes,
+    mask: u32,
+    store: bool,
+) -> Result<(), LaneFault> {
+    if mask == 0 {
+        return Ok(());
+    }
+    let (or, lo, hi) = span(addrs, mask);
+    if or % 4 == 0
+        && let Some(r) = memory.region_of(lo)
+        && memory.region_of(hi) == Some(r)
+    {
+        return Ok(());
+    }
+    for l in lanes_of(mask) {
+        let addr = addrs[l];
+        if addr % 4 != 0 {
+            return Err((
+                FaultKind::Misaligned {
+                    space: Space::Global,
+                    addr,
+                },
+                l as u32,
+            ));
+        }
+        if memory.region_of(addr).is_none() {
+            return Err((FaultKind::Unmapped { addr, store }, l as u32));
+        }
+    }
+    Ok(())
+}
+
+/// A load or store of the lanes of `mask` (non-empty) to `space`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn memory<G: Global>(
+    space: Space,
+    store: bool,
+    data: Reg,
+    dst: Reg,
+    warp: &mut Warp,
+    local: &mut Local,
+    global: &mut G,
+    mask: u32,
+    addrs: &Lanes,
+) -> Result<Access, LaneFault> {
+    match space {
+        Space::Global => {
+            check_global(global.layout(), addrs, mask, store)?;
+            if store {
+                global.store(addrs, &warp.regs[usize::from(data)], mask);
+            } else {
+                global.load(warp, dst, addrs, mask);
+            }
+            Ok(Access::Global { store })
+        }
+        Space::Shared => {
+            let shared = &mut *local.shared;
+            check_bounded(space, addrs, mask, shared.len() as u32 * 4, store)?;
+            if store {
+                let v = &warp.regs[usize::from(data)];
+                for l in lanes_of(mask) {
+                    shared[(addrs[l] / 4) as usize] = v[l];
+                }
+            } else {
+                let loaded: Lanes = if mask == u32::MAX {
+                    addrs.map(|a| shared[(a / 4) as usize])
+                } else {
+                    let mut v = [0; 32];
+                    for l in lanes_of(mask) {
+                        v[l] = shared[(addrs[l] / 4) as usize];
+                    }
+                    v
+                };
+                lanes::write_masked(&mut warp.regs[usize::from(dst)], &loaded, mask);
+            }
+            Ok(Access::Shared)
+        }
+        Space::Param => {
+            let params = local.params;
+            check_bounded(space, addrs, mask, params.len() as u32 * 4, store)?;
+            let mut v = [0; 32];
+            for l in lanes_of(mask) {
+                v[l] = params[(addrs[l] / 4) as usize];
+            }
+            lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
+            Ok(Access::Param)
+        }
+        _ => {
+            let lane0 = mask.trailing_zeros();
+            let side = space.cb_side().unwrap_or(Side::North);
+            let port = local.ports[side.code() as usize]
+                .as_mut()
+                .ok_or((FaultKind::NoCbPort { side }, lane0))?;
+            check_bounded(space, addrs, mask, port.words() * 4, store)?;
+            if store {
+                port.write_lanes(addrs, &warp.regs[usize::from(data)], mask);
+            } else {
+                let mut v = [0; 32];
+                port.read_lanes(addrs, mask, &mut v);
+                lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
+            }
+            Ok(Access::Cb)
+        }
+    }
+}

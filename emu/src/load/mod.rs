@@ -1,0 +1,14 @@
+//! Loading a kernel onto a machine: reading `.bin`/`.spu` files ([`kernel`]),
+//! resolving parameters, laying out and initialising buffers ([`init`], [`npy`]),
+//! decoding the code and evaluating DMA descriptors into an [`Image`]
+//! ([`image`]), and planning which unit does what in which pass ([`plan`]).
+//!
+//! Layer 3: may use [`crate::machine`] and [`crate::exec`].
+
+pub mod image;
+pub mod init;
+pub mod kernel;
+pub mod npy;
+pub mod plan;
+
+pub use image::{DmaPlan, Image, LaunchDims, LoadError, LoadOptions, load};

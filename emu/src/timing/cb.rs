@@ -1,0 +1,178 @@
+//! Communication Buffer links: one ping-pong pair per west->east or north->south
+//! link between neighbouring units (thesis 2.2.1, Figure 2.3). The two buffers live
+//! in the units' ports ([`Port`]); a link here is the rendezvous protocol between its
+//! two ends: who waits, how many syncs each end has made (for deadlock reports), and
+//! how often the pair switched.
+
+use crate::exec::cb::Port;
+use crate::load::plan::Geometry;
+use spu_isa::Side;
+
+/// Which end of a link a unit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Producer,
+    Consumer,
+}
+
+impl End {
+    fn index(self) -> usize {
+        match self {
+            End::Producer => 0,
+            End::Consumer => 1,
+        }
+    }
+}
+
+/// One link's rendezvous state.
+#[derive(Debug, Clone)]
+pub struct Link {
+    /// Unit indices at the two ends.
+    pub producer: usize,
+    pub consumer: usize,
+    /// The side of the producer's port (east or south) and of the consumer's
+    /// (west or north).
+    pub out: Side,
+    pub input: Side,
+    waiting: [bool; 2],
+    /// Arrivals each end has made (producer, consumer), for deadlock reports.
+    pub arrivals: [u64; 2],
+    pub switches: u64,
+}
+
+impl Link {
+    pub fn new(producer: usize, consumer: usize, out: Side, input: Side) -> Link {
+        Link {
+            producer,
+            consumer,
+            out,
+            input,
+            waiting: [false; 2],
+            arrivals: [0; 2],
+            switches: 0,
+        }
+    }
+
+    /// Records an arrival; true when it completes a rendezvous (the caller then
+    /// switches the link and releases both ends).
+    pub fn arrive(&mut self, end: End) -> bool {
+        let me = end.index();
+        self.waiting[me] = true;
+        self.arrivals[me] += 1;
+        if self.waiting[1 - me] {
+            self.waiting = [false; 2];
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Takes back an arrival that will never be matched (a virtual IU whose
+    /// producer has finished).
+    pub fn withdraw(&mut self, end: End) {
+        let i = end.index();
+        if self.waiting[i] {
+            self.waiting[i] = false;
+            self.arrivals[i] -= 1;
+        }
+    }
+
+    /// True when an end is waiting for its partner.
+    pub fn is_waiting(&self, end: End) -> bool {
+        self.waiting[end.index()]
+    }
+}
+
+impl Link {
+    /// Switches the pair: the consumer now reads what the producer wrote, and the
+    /// producer writes into the buffer the consumer has finished with.
+    pub fn switch(&mut self, producer: &mut Port, consumer: &mut Port) {
+        self.switches += 1;
+        producer.switch_with(consumer);
+    }
+}
+
+/// Creates every west->east and north->south link and the ports of its two ends
+/// (`ports` has one entry per unit, indexed by side code).
+pub fn build_links(geo: Geometry, ports: &mut [[Option<Port>; 4]], words: u32) -> Vec<Link> {
+    let mut links = Vec::new();
+    let mut connect = |ports: &mut [[Option<Port>; 4]],
+                       producer: usize,
+                       out: Side,
+                       consumer: usize,
+                       input: Side| {
+        let l = links.len();
+        ports[producer][out.code() as usize] = Some(Port::new(l, words as usize));
+        ports[consumer][input.code() as usize] = Some(Port::new(l, words as usize));
+        links.push(Link::new(producer, consumer, out, input));
+    };
+    for y in 0..geo.rows {
+        connect(
+            ports,
+            geo.boundary(Side::West, y),
+            Side::East,
+            geo.sm(0, y),
+            Side::West,
+        );
+        for x in 0..geo.cols {
+            let next = if x + 1 < geo.cols {
+                geo.sm(x + 1, y)
+            } else {
+                geo.boundary(Side::East, y)
+            };
+            connect(ports, geo.sm(x, y), Side::East, next, Side::West);
+        }
+    }
+    for x in 0..geo.cols {
+        connect(
+            ports,
+            geo.boundary(Side::North, x),
+            Side::South,
+            geo.sm(x, 0),
+            Side::North,
+        );
+        for y in 0..geo.rows {
+            let next = if y + 1 < geo.rows {
+                geo.sm(x, y + 1)
+            } else {
+                geo.boundary(Side::South, x)
+            };
+            connect(ports, geo.sm(x, y), Side::South, next, Side::North);
+        }
+    }
+    links
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rendezvous_completes_when_both_ends_arrive() {
+        let mut l = Link::new(0, 1, Side::East, Side::West);
+        assert!(!l.arrive(End::Producer));
+        assert!(l.is_waiting(End::Producer));
+        assert!(l.arrive(End::Consumer));
+        assert!(!l.is_waiting(End::Producer));
+        assert_eq!(l.arrivals, [1, 1]);
+    }
+
+    #[test]
+    fn withdrawn_arrivals_do_not_count() {
+        let mut l = Link::new(0, 1, Side::East, Side::West);
+        assert!(!l.arrive(End::Consumer));
+        l.withdraw(End::Consumer);
+        assert!(!l.arrive(End::Producer));
+        assert_eq!(l.arrivals, [1, 0]);
+    }
+
+    #[test]
+    fn switching_moves_the_written_buffer_to_the_consumer() {
+        let (mut p, mut c) = (Port::new(0, 4), Port::new(0, 4));
+        p.write(1, 5);
+        let mut l = Link::new(0, 1, Side::East, Side::West);
+        l.switch(&mut p, &mut c);
+        assert_eq!((c.buffer[1], c.written, l.switches), (5, 2, 1));
+        assert_eq!(p.written, 0);
+    }
+}

@@ -1,0 +1,19 @@
+//! The timing model and the grid that runs a kernel: resolved latencies and
+//! pipelines ([`params`]), one SM or IU's schedulers and issue ([`unit`]), memory and
+//! CB accesses and what they cost ([`access`], reading the machine-wide state in
+//! [`env`]), Communication Buffer links ([`cb`]), the DRAM queue ([`dram`]), DMA
+//! engines and virtual IUs ([`engine`]), and the grid's cycle loop with its
+//! rendezvous, passes and deadlock detection ([`grid`]).
+//!
+//! Layer 5: may use every layer below ([`crate::machine`], [`crate::exec`],
+//! [`crate::load`], [`crate::observe`]).
+
+pub mod access;
+pub mod banks;
+pub mod cb;
+pub mod dram;
+pub mod engine;
+pub mod env;
+pub mod grid;
+pub mod params;
+pub mod unit;
