@@ -12,6 +12,7 @@ pub mod lexer;
 mod lower;
 mod operands;
 pub mod parse;
+pub mod preprocess;
 mod suggest;
 
 lalrpop_util::lalrpop_mod!(
@@ -25,7 +26,7 @@ lalrpop_util::lalrpop_mod!(
 );
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
-pub use lower::assemble_module;
+pub use lower::{assemble_module, assemble_with};
 
 /// Assembles source text into `.bin` bytes. `path` names the file in diagnostics
 /// and in the line table. Warnings are returned alongside a successful result.

@@ -17,8 +17,22 @@ use spu_isa::format::{
 use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Side, Special, Ty};
 use std::collections::HashMap;
 
-/// Assembles source text into a module; warnings come back with it.
+/// Assembles source text into a module; warnings come back with it. `#include`
+/// paths are relative to `path`'s directory.
 pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), Diagnostics> {
+    let mut read = |p: &std::path::Path| -> Result<String, String> {
+        let bytes = spu_isa::format::read_input(p).map_err(|e| e.to_string())?;
+        String::from_utf8(bytes).map_err(|_| format!("`{}` is not UTF-8 text", p.display()))
+    };
+    assemble_with(path, src, &mut read)
+}
+
+/// [`assemble_module`] with a caller-provided reader for included files.
+pub fn assemble_with(
+    path: &str,
+    src: &str,
+    read: &mut dyn FnMut(&std::path::Path) -> Result<String, String>,
+) -> Result<(Module, Diagnostics), Diagnostics> {
     let mut diags = Diagnostics::default();
     if src.trim().is_empty() {
         diags.push(
@@ -27,14 +41,44 @@ pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), D
         );
         return Err(diags);
     }
-    let stmts = parse_file(src, &mut diags);
-    let mut asm = Assembler::new(path, src);
+    let (text, map, pre_diags) = crate::preprocess::preprocess(path, src, read);
+    let stmts = parse_file(&text, &mut diags);
+    let mut asm = Assembler::new(map);
     asm.run(&stmts, &mut diags);
-    let module = asm.finish(&mut diags);
+    let (module, map) = asm.finish(&mut diags);
+    diags.remap(&map);
+    diags.items.extend(pre_diags.items);
     diags.sort();
     match module {
         Some(m) if !diags.has_errors() => Ok((m, diags)),
         _ => Err(diags),
+    }
+}
+
+/// A module with nothing in it yet (the default launch is one warp per block).
+fn empty_module(files: Vec<String>) -> Module {
+    Module {
+        name: String::new(),
+        code: Vec::new(),
+        iu_entry: None,
+        regs: Vec::new(),
+        params: Vec::new(),
+        shared: Vec::new(),
+        buffers: Vec::new(),
+        launch: Launch {
+            block: [
+                spu_isa::format::Expr::Const(32),
+                spu_isa::format::Expr::Const(1),
+                spu_isa::format::Expr::Const(1),
+            ],
+            ..Launch::default()
+        },
+        dma: Vec::new(),
+        lines: LineTable {
+            files,
+            locs: Vec::new(),
+        },
+        labels: Vec::new(),
     }
 }
 
@@ -52,7 +96,7 @@ struct Entry {
 }
 
 struct Assembler {
-    line_starts: Vec<usize>,
+    map: crate::preprocess::SourceMap,
     scope: Scope,
     /// Names shared by parameters, buffers and shared arrays -> where declared.
     globals: HashMap<String, Span>,
@@ -67,53 +111,31 @@ struct Assembler {
 }
 
 impl Assembler {
-    fn new(path: &str, src: &str) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+    fn new(map: crate::preprocess::SourceMap) -> Self {
+        let files = map.files.iter().map(|f| f.name.clone()).collect();
         Assembler {
-            line_starts,
+            map,
             scope: Scope::default(),
             globals: HashMap::new(),
             label_spans: HashMap::new(),
             reg_counts: (0, 0),
             entry: None,
             iu_entry: None,
-            module: Module {
-                name: String::new(),
-                code: Vec::new(),
-                iu_entry: None,
-                regs: Vec::new(),
-                params: Vec::new(),
-                shared: Vec::new(),
-                buffers: Vec::new(),
-                launch: Launch {
-                    block: [
-                        spu_isa::format::Expr::Const(32),
-                        spu_isa::format::Expr::Const(1),
-                        spu_isa::format::Expr::Const(1),
-                    ],
-                    ..Launch::default()
-                },
-                dma: Vec::new(),
-                lines: LineTable {
-                    files: vec![path.to_string()],
-                    locs: Vec::new(),
-                },
-                labels: Vec::new(),
-            },
+            module: empty_module(files),
             instrs: Vec::new(),
             launch_seen: None,
             pending_loc: None,
         }
     }
 
+    /// Where the preprocessed offset came from: file, line and column.
     fn loc(&self, offset: usize) -> SourceLoc {
-        let line = self.line_starts.partition_point(|s| *s <= offset);
-        let col = offset - self.line_starts[line - 1] + 1;
+        let o = self.map.origin(&(offset..offset));
+        let (line, col) = self.map.line_col(o.file, o.span.start);
         SourceLoc {
-            file: 0,
-            line: line as u32,
-            col: col as u32,
+            file: u16::try_from(o.file).unwrap_or(u16::MAX),
+            line,
+            col,
         }
     }
 
@@ -684,7 +706,12 @@ impl Assembler {
         }
     }
 
-    fn finish(mut self, diags: &mut Diagnostics) -> Option<Module> {
+    fn finish(mut self, diags: &mut Diagnostics) -> (Option<Module>, crate::preprocess::SourceMap) {
+        let module = self.build(diags);
+        (module, self.map)
+    }
+
+    fn build(&mut self, diags: &mut Diagnostics) -> Option<Module> {
         match &self.entry {
             None => {
                 diags.push(
@@ -734,7 +761,7 @@ impl Assembler {
                 Err(e) => diags.push(Diagnostic::error(e.to_string(), self.instrs[pc].1.clone())),
             }
         }
-        (!diags.has_errors()).then_some(self.module)
+        (!diags.has_errors()).then(|| std::mem::replace(&mut self.module, empty_module(Vec::new())))
     }
 
     /// Warns when execution can fall through the last instruction: the emulator would
