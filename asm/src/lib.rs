@@ -13,6 +13,7 @@ mod lower;
 mod operands;
 pub mod parse;
 pub mod preprocess;
+pub mod regalloc;
 mod suggest;
 
 lalrpop_util::lalrpop_mod!(
