@@ -15,6 +15,7 @@ pub mod parse;
 pub mod preprocess;
 pub mod regalloc;
 mod suggest;
+mod vcode;
 
 lalrpop_util::lalrpop_mod!(
     #[allow(

@@ -7,14 +7,16 @@ use crate::cfg;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::{ParamInfo, const_bits, const_f64, eval_with_defaults, lower, parse_int};
 use crate::lexer::Span;
-use crate::operands::{Scope, check_instr};
+use crate::operands::{Lowering, Scope};
 use crate::parse::parse_file;
+use crate::regalloc::Class;
 use crate::suggest::closest;
+use crate::vcode::{VInstr, VRegs};
 use spu_isa::format::{
     BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
     ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
-use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Side, Special, Ty};
+use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Operand, Side, Special, Ty};
 use std::collections::HashMap;
 
 /// Assembles source text into a module; warnings come back with it. `#include`
@@ -43,9 +45,19 @@ pub fn assemble_with(
     }
     let (text, map, pre_diags) = crate::preprocess::preprocess(path, src, read);
     let stmts = parse_file(&text, &mut diags);
-    let mut asm = Assembler::new(map);
-    asm.run(&stmts, &mut diags);
-    let (module, map) = asm.finish(&mut diags);
+    // First keep the declarations' own register layout; when it does not fit, or the
+    // code needs temporaries, colour every register instead.
+    let mut first = diags.clone();
+    let mut asm = Assembler::new(map.clone(), false);
+    asm.run(&stmts, &mut first);
+    let (module, map) = if asm.needs_colouring() {
+        let mut asm = Assembler::new(map, true);
+        asm.run(&stmts, &mut diags);
+        asm.finish(&mut diags)
+    } else {
+        diags = first;
+        asm.finish(&mut diags)
+    };
     diags.remap(&map);
     diags.items.extend(pre_diags.items);
     diags.sort();
@@ -53,6 +65,57 @@ pub fn assemble_with(
         Some(m) if !diags.has_errors() => Ok((m, diags)),
         _ => Err(diags),
     }
+}
+
+/// The declarations that describe an allocated register file: 4-register groups
+/// (as pairs), pairs, single registers and predicates, in that order.
+fn canonical_regs(a: &crate::regalloc::Assignment) -> Vec<RegDecl> {
+    let decl = |name: &str, ty: RegTy, n: u32| {
+        (n > 0).then(|| RegDecl {
+            name: name.to_string(),
+            ty,
+            count: Some(n),
+        })
+    };
+    [
+        decl("rq", RegTy::Val(Ty::B64), 2 * a.quads),
+        decl("rd", RegTy::Val(Ty::B64), a.pairs),
+        decl("r", RegTy::Val(Ty::B32), a.singles),
+        decl("p", RegTy::Pred, a.preds),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// More values live at once than registers exist: where, and how many.
+fn pressure_diagnostic(p: &crate::regalloc::Pressure, span: Span) -> Diagnostic {
+    if p.predicates {
+        return Diagnostic::error(
+            format!(
+                "{} predicates are live here, but a thread has {}",
+                p.live, p.available
+            ),
+            span,
+        )
+        .label(format!("the allocation needs {} predicates", p.needed))
+        .help(
+            "combine conditions with `and.pred`/`or.pred`, or recompute them where they are used",
+        );
+    }
+    let [quads, pairs, singles] = p.by_class;
+    Diagnostic::error(
+        format!(
+            "{} registers are live here, but a thread has {}",
+            p.live, p.available
+        ),
+        span,
+    )
+    .label(format!(
+        "{singles} 32-bit values, {pairs} 64-bit values and {quads} vector groups live across this instruction; the allocation needs {} registers",
+        p.needed
+    ))
+    .help("keep fewer values live across this point: recompute cheap values where they are used, or split the kernel")
 }
 
 /// A module with nothing in it yet (the default launch is one warp per block).
@@ -82,6 +145,9 @@ fn empty_module(files: Vec<String>) -> Module {
     }
 }
 
+/// Most registers one `.reg` declaration may name.
+const MAX_DECLARED: usize = 1 << 16;
+
 fn ty_of(t: TyTok) -> Option<Ty> {
     match t {
         TyTok::Val(t) => Some(t),
@@ -97,6 +163,13 @@ struct Entry {
 
 struct Assembler {
     map: crate::preprocess::SourceMap,
+    /// Registers are coloured by the allocator rather than placed by declaration.
+    colour: bool,
+    vregs: VRegs,
+    /// The declarations fit the register file as laid out.
+    decls_fit: bool,
+    /// Label name -> index of the next machine instruction.
+    label_at: HashMap<String, u32>,
     scope: Scope,
     /// Names shared by parameters, buffers and shared arrays -> where declared.
     globals: HashMap<String, Span>,
@@ -105,16 +178,20 @@ struct Assembler {
     entry: Option<Entry>,
     iu_entry: Option<(u32, Span)>,
     module: Module,
-    instrs: Vec<(Instr, Span)>,
+    instrs: Vec<(VInstr, Span)>,
     launch_seen: Option<Span>,
     pending_loc: Option<SourceLoc>,
 }
 
 impl Assembler {
-    fn new(map: crate::preprocess::SourceMap) -> Self {
+    fn new(map: crate::preprocess::SourceMap, colour: bool) -> Self {
         let files = map.files.iter().map(|f| f.name.clone()).collect();
         Assembler {
             map,
+            colour,
+            vregs: VRegs::default(),
+            decls_fit: true,
+            label_at: HashMap::new(),
             scope: Scope::default(),
             globals: HashMap::new(),
             label_spans: HashMap::new(),
@@ -137,6 +214,12 @@ impl Assembler {
             line,
             col,
         }
+    }
+
+    /// Whether the registers must be coloured: the declarations do not fit, or the
+    /// code needs temporaries.
+    fn needs_colouring(&self) -> bool {
+        !self.decls_fit || self.vregs.has_temps(false) || self.vregs.has_temps(true)
     }
 
     fn in_entry(&self) -> bool {
@@ -164,7 +247,6 @@ impl Assembler {
     /// Pass 1 collects declarations and labels so uses may precede them; pass 2 checks
     /// instructions and expressions.
     fn run(&mut self, stmts: &[Spanned<Stmt<'_>>], diags: &mut Diagnostics) {
-        let mut pc = 0u32;
         for s in stmts {
             match &s.node {
                 Stmt::Param { ty, name, default } => self.param(ty, name, default.as_ref(), diags),
@@ -181,14 +263,9 @@ impl Assembler {
                     } else {
                         self.label_spans
                             .insert(name.node.to_string(), name.span.clone());
-                        self.scope.labels.insert(name.node.to_string(), pc);
-                        self.module.labels.push(Label {
-                            name: name.node.to_string(),
-                            pc,
-                        });
+                        self.scope.labels.insert(name.node.to_string());
                     }
                 }
-                Stmt::Instr { .. } => pc += 1,
                 _ => {}
             }
         }
@@ -293,7 +370,17 @@ impl Assembler {
             return;
         }
         match &s.node {
-            Stmt::Param { .. } | Stmt::Label { .. } | Stmt::Empty => {}
+            Stmt::Param { .. } | Stmt::Empty => {}
+            Stmt::Label { name } => {
+                let pc = self.instrs.len() as u32;
+                if !self.label_at.contains_key(name.node) {
+                    self.label_at.insert(name.node.to_string(), pc);
+                    self.module.labels.push(Label {
+                        name: name.node.to_string(),
+                        pc,
+                    });
+                }
+            }
             Stmt::File { index, path } => match parse_int(index.node) {
                 Some(i) if i >= 0 && (i as usize) <= self.module.lines.files.len() && i < 65536 => {
                     let i = i as usize;
@@ -400,19 +487,20 @@ impl Assembler {
                     .as_ref()
                     .map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
                 let loc = self.pending_loc.take().unwrap_or_else(|| self.loc(pos));
-                match check_instr(guard.as_ref(), mnemonic, operands, &s.span, &self.scope) {
-                    Ok(c) => self.instrs.push((c.instr, s.span.clone())),
-                    Err(ds) => {
-                        ds.into_iter().for_each(|d| diags.push(d));
-                        // Keep pcs aligned with the labels counted in pass 1.
-                        if let Some(nop) = Opcode::from_mnemonic("nop") {
-                            if let Ok(i) = Instr::new(nop, Guard::Always, Default::default(), &[]) {
-                                self.instrs.push((i, s.span.clone()));
-                            }
+                let mut lowering = Lowering {
+                    scope: &self.scope,
+                    vregs: &mut self.vregs,
+                    colour: self.colour,
+                };
+                match lowering.instr(guard.as_ref(), mnemonic, operands, &s.span) {
+                    Ok(list) => {
+                        for v in list {
+                            self.instrs.push((v, s.span.clone()));
+                            self.module.lines.locs.push(loc);
                         }
                     }
+                    Err(ds) => ds.into_iter().for_each(|d| diags.push(d)),
                 }
-                self.module.lines.locs.push(loc);
             }
         }
     }
@@ -469,14 +557,14 @@ impl Assembler {
         for item in items {
             let count = match &item.count {
                 Some(c) => match parse_int(c.node).and_then(|v| u32::try_from(v).ok()) {
-                    Some(n) if n <= MAX_REGS => Some(n),
+                    Some(n) if n as usize <= MAX_DECLARED => Some(n),
                     _ => {
                         diags.push(
                             Diagnostic::error(
                                 format!("register count `{}` is too large", c.node),
                                 c.span.clone(),
                             )
-                            .label(format!("at most {MAX_REGS}")),
+                            .label(format!("at most {MAX_DECLARED}")),
                         );
                         continue;
                     }
@@ -521,33 +609,32 @@ impl Assembler {
                 (&mut self.reg_counts.0, MAX_REGS)
             };
             let start = used.next_multiple_of(elem);
-            if start + names.len() as u32 * elem > limit {
+            if names.len() > MAX_DECLARED {
                 diags.push(
                     Diagnostic::error(
-                        format!(
-                            "too many {}: {} declared, at most {limit}",
-                            if rty == RegTy::Pred {
-                                "predicates"
-                            } else {
-                                "registers"
-                            },
-                            start + names.len() as u32 * elem
-                        ),
+                        format!("`%{base}<{}>` declares too many registers", names.len()),
                         item.name.span.clone(),
                     )
-                    .label("this declaration goes past the limit"),
+                    .label(format!("at most {MAX_DECLARED} per declaration")),
                 );
                 continue;
             }
+            if start + names.len() as u32 * elem > limit {
+                // The allocator will colour them; the declared layout cannot be kept.
+                self.decls_fit = false;
+            }
             *used = start;
+            let class = match rty {
+                RegTy::Pred => Class::Pred,
+                RegTy::Val(t) if t.bits() == 64 => Class::Pair,
+                RegTy::Val(_) => Class::Single,
+            };
             for n in names {
-                self.scope.regs.insert(
-                    n,
-                    crate::operands::RegInfo {
-                        index: *used as u8,
-                        ty: rty,
-                    },
-                );
+                let at = u8::try_from(*used).ok().filter(|_| *used + elem <= limit);
+                let vreg = self.vregs.add(class, at);
+                self.scope
+                    .regs
+                    .insert(n, crate::operands::RegInfo { vreg, ty: rty });
                 *used += elem;
             }
             self.module.regs.push(RegDecl {
@@ -743,8 +830,43 @@ impl Assembler {
         if diags.has_errors() || self.instrs.is_empty() {
             return None;
         }
-        let mut code: Vec<Instr> = self.instrs.iter().map(|(i, _)| *i).collect();
-        let succ = cfg::successors(&code);
+        // Branch targets, then registers.
+        for (v, span) in &mut self.instrs {
+            if let Some(name) = &v.target {
+                let pc = self.label_at.get(name).copied().unwrap_or(0);
+                if let Some(Operand::Target(t)) = v.instr.operands_mut().first_mut() {
+                    *t = pc;
+                } else {
+                    diags.push(Diagnostic::error("branch target lost", span.clone()));
+                }
+            }
+        }
+        let placed: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
+        let succ = cfg::successors(&placed);
+        let phys: Vec<u8> = if self.colour {
+            let insts: Vec<_> = self.instrs.iter().map(|(v, _)| v.uses_and_defs()).collect();
+            match crate::regalloc::allocate(&self.vregs.classes, &insts, &succ, MAX_REGS, MAX_PREDS)
+            {
+                Ok(a) => {
+                    self.module.regs = canonical_regs(&a);
+                    a.phys
+                }
+                Err(p) => {
+                    diags.push(pressure_diagnostic(&p, self.instrs[p.at].1.clone()));
+                    return None;
+                }
+            }
+        } else {
+            self.vregs
+                .declared_at
+                .iter()
+                .map(|a| a.unwrap_or(0))
+                .collect()
+        };
+        for (v, _) in &mut self.instrs {
+            v.patch(&|r| phys[r as usize]);
+        }
+        let mut code: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
         let ipdom = cfg::immediate_post_dominators(&succ);
         let bra = Opcode::from_mnemonic("bra");
         for (pc, instr) in code.iter_mut().enumerate() {

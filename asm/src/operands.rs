@@ -6,7 +6,9 @@ use crate::ast::{Expr, Guard as AstGuard, Operand as AstOperand, Spanned};
 use crate::diag::Diagnostic;
 use crate::eval::{ParamInfo, const_bits64, const_int};
 use crate::lexer::Span;
+use crate::regalloc::Class;
 use crate::suggest::closest;
+use crate::vcode::{RegRef, Slot, VInstr, VRegs};
 use spu_isa::format::RegTy;
 use spu_isa::table::{ModKind, OperandKind, allowed_names};
 use spu_isa::{
@@ -15,11 +17,19 @@ use spu_isa::{
 };
 use std::collections::HashMap;
 
-/// A declared register: its first physical register and its type.
+/// A declared register: its virtual register and its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegInfo {
-    pub index: u8,
+    pub vreg: u32,
     pub ty: RegTy,
+}
+
+/// A register operand as written: which virtual register, which part of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RegUse {
+    vreg: u32,
+    offset: u8,
+    part: bool,
 }
 
 /// Names an instruction may refer to.
@@ -27,34 +37,44 @@ pub struct RegInfo {
 pub struct Scope {
     /// Register name (without `%`) -> first register and type.
     pub regs: HashMap<String, RegInfo>,
-    pub labels: HashMap<String, u32>,
+    /// Label names (positions are resolved after lowering).
+    pub labels: std::collections::HashSet<String>,
     pub buffers: HashMap<String, u16>,
     pub shared: HashMap<String, u16>,
     pub params: Vec<ParamInfo>,
 }
 
 impl Scope {
-    /// A register by name; `%rd1.lo` / `%rd1.hi` name the halves of a 64-bit one.
-    fn reg(&self, name: &str) -> Option<RegInfo> {
+    /// A register by name, with the part it names: `%rd1.lo` / `%rd1.hi` name the
+    /// halves of a 64-bit one.
+    fn reg(&self, name: &str) -> Option<(RegInfo, RegUse)> {
         if let Some(r) = self.regs.get(name) {
-            return Some(*r);
+            return Some((
+                *r,
+                RegUse {
+                    vreg: r.vreg,
+                    offset: 0,
+                    part: false,
+                },
+            ));
         }
         let (base, half) = name.rsplit_once('.')?;
         let r = self.regs.get(base)?;
         match (r.ty, half) {
-            (RegTy::Val(t), "lo" | "hi") if t.bits() == 64 => Some(RegInfo {
-                index: r.index + u8::from(half == "hi"),
-                ty: RegTy::Val(Ty::B32),
-            }),
+            (RegTy::Val(t), "lo" | "hi") if t.bits() == 64 => Some((
+                RegInfo {
+                    vreg: r.vreg,
+                    ty: RegTy::Val(Ty::B32),
+                },
+                RegUse {
+                    vreg: r.vreg,
+                    offset: u8::from(half == "hi"),
+                    part: true,
+                },
+            )),
             _ => None,
         }
     }
-}
-
-/// An instruction whose branch target is still a label name.
-#[derive(Debug)]
-pub struct Checked {
-    pub instr: Instr,
 }
 
 /// Resolves `ld.cb.north.f32` into a row and its modifier values.
@@ -245,178 +265,12 @@ fn operand_count_error(op: Opcode, found: usize, span: Span) -> Diagnostic {
     .help(format!("for example: `{}`", spec.example))
 }
 
-/// Checks one instruction. Branch targets resolve through `scope.labels`.
-pub fn check_instr(
-    guard: Option<&AstGuard<'_>>,
-    mnemonic: &Spanned<&str>,
-    operands: &[Spanned<AstOperand<'_>>],
-    stmt_span: &Span,
-    scope: &Scope,
-) -> Result<Checked, Vec<Diagnostic>> {
-    let (op, mods) = resolve_mnemonic(mnemonic.node, &mnemonic.span).map_err(|d| vec![d])?;
-    let spec = op.spec();
-    let mut errors = Vec::new();
-    let guard = match guard {
-        None => Guard::Always,
-        Some(g) => match pred_index(g.pred.node, &g.pred.span, scope) {
-            Ok(p) if g.negated => Guard::IfNot(p),
-            Ok(p) => Guard::If(p),
-            Err(d) => {
-                errors.push(d);
-                Guard::Always
-            }
-        },
-    };
-    // `d|p` is one source operand that fills two fields: the register, then the
-    // optional predicate field that follows it in the row.
-    let mut fields = Vec::with_capacity(spec.operand_count());
-    let mut source = operands.iter();
-    let mut pending_pred: Option<Spanned<AstOperand<'_>>> = None;
-    for (name, kind, oty, _) in spec.operands() {
-        if kind == OperandKind::OptPred {
-            match pending_pred.take() {
-                Some(p) => match check_operand(op, name, kind, None, 1, &mods, &p, scope) {
-                    Ok(v) => fields.push(Some(v)),
-                    Err(d) => {
-                        errors.push(d);
-                        fields.push(None);
-                    }
-                },
-                None => fields.push(Some(Operand::Absent)),
-            }
-            continue;
-        }
-        if let Some(p) = pending_pred.take() {
-            errors.push(
-                Diagnostic::error("`|%p` is not allowed here", p.span.clone())
-                    .label("only a shuffle's destination takes a predicate")
-                    .help(format!("for example: `{}`", spec.example)),
-            );
-        }
-        let Some(operand) = source.next() else {
-            errors.push(operand_count_error(op, operands.len(), stmt_span.clone()));
-            return Err(errors);
-        };
-        let operand = match &operand.node {
-            AstOperand::RegPred(r, p) => {
-                pending_pred = Some(Spanned {
-                    node: AstOperand::Register(p.node),
-                    span: p.span.clone(),
-                });
-                Spanned {
-                    node: AstOperand::Register(r),
-                    span: operand.span.start..p.span.start.saturating_sub(1),
-                }
-            }
-            other => Spanned {
-                node: other.clone(),
-                span: operand.span.clone(),
-            },
-        };
-        let want = operand_type(oty, &mods);
-        let regs = operand_regs(oty, &mods);
-        match check_operand(op, name, kind, want, regs, &mods, &operand, scope) {
-            Ok(v) => fields.push(Some(v)),
-            Err(d) => {
-                errors.push(d);
-                fields.push(None);
-            }
-        }
-    }
-    if let Some(p) = pending_pred.take() {
-        errors.push(
-            Diagnostic::error("`|%p` is not allowed here", p.span.clone())
-                .label("only a shuffle's destination takes a predicate"),
-        );
-    }
-    if let Some(extra) = source.next() {
-        errors.push(operand_count_error(
-            op,
-            operands.len(),
-            extra.span.start..stmt_span.end,
-        ));
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let values: Vec<Operand> = fields.into_iter().flatten().collect();
-    let instr = Instr::new(op, guard, mods, &values)
-        .map_err(|e| vec![Diagnostic::error(e.to_string(), stmt_span.clone())])?;
-    Ok(Checked { instr })
-}
-
-fn pred_index(name: &str, span: &Span, scope: &Scope) -> Result<u8, Diagnostic> {
-    match scope.reg(name) {
-        Some(RegInfo {
-            index,
-            ty: RegTy::Pred,
-        }) => Ok(index),
-        Some(RegInfo {
-            ty: RegTy::Val(t), ..
-        }) => Err(Diagnostic::error(
-            format!("`%{name}` is a .{t} register, not a predicate"),
-            span.clone(),
-        )
-        .label("expected a .pred register")
-        .help("set a predicate with `setp`")),
-        None => Err(undeclared(name, span, scope)),
-    }
-}
-
 fn undeclared(name: &str, span: &Span, scope: &Scope) -> Diagnostic {
     let d = Diagnostic::error(format!("undeclared register `%{name}`"), span.clone())
         .label("not declared with `.reg`");
     match closest(name, scope.regs.keys().map(String::as_str)) {
         Some(s) => d.help(format!("did you mean `%{s}`?")),
         None => d.help(format!("declare it: `.reg .u32 %{name};`")),
-    }
-}
-
-/// A value register of a type compatible with `want` (a 64-bit type needs a 64-bit
-/// register; 8- and 16-bit types take 16- or 32-bit registers).
-fn value_reg(
-    name: &str,
-    span: &Span,
-    want: Option<Ty>,
-    mnemonic: &str,
-    scope: &Scope,
-) -> Result<u8, Diagnostic> {
-    if Special::from_name(name).is_some() {
-        return Err(Diagnostic::error(
-            format!("special register `%{name}` cannot be used here"),
-            span.clone(),
-        )
-        .label("special registers are read only by `mov`")
-        .help(format!("copy it first: `mov.u32 %r0, %{name};`")));
-    }
-    match scope.reg(name) {
-        Some(RegInfo {
-            index,
-            ty: RegTy::Val(t),
-        }) => match want {
-            Some(w) if !accepts(w, t) => Err(Diagnostic::error(
-                format!("register `%{name}` is .{t} but `{mnemonic}` needs .{w} here"),
-                span.clone(),
-            )
-            .label(format!("declared .{t}"))
-            .help(if t.bits() != w.bits() && t.bits().max(w.bits()) == 64 {
-                format!("convert between 32 and 64 bits with `cvt.{w}.{t}`")
-            } else if t.is_float() != w.is_float() {
-                format!("convert it with `cvt.{w}.{t}` first")
-            } else {
-                "use a register of the right type".to_string()
-            })),
-            _ => Ok(index),
-        },
-        Some(RegInfo {
-            ty: RegTy::Pred, ..
-        }) => Err(Diagnostic::error(
-            format!("`%{name}` is a predicate, not a value register"),
-            span.clone(),
-        )
-        .label("expected a value register")
-        .help("turn a predicate into a value with `selp`")),
-        None => Err(undeclared(name, span, scope)),
     }
 }
 
@@ -514,245 +368,732 @@ fn small(e: &Spanned<Expr<'_>>, max: i64, scope: &Scope) -> Result<u32, Diagnost
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn check_operand(
-    op: Opcode,
-    name: &str,
-    kind: OperandKind,
-    want: Option<Ty>,
-    regs: u8,
-    mods: &Mods,
-    operand: &Spanned<AstOperand<'_>>,
-    scope: &Scope,
-) -> Result<Operand, Diagnostic> {
-    let spec = op.spec();
-    let span = &operand.span;
-    let wrong = |what: &str| {
-        Diagnostic::error(
-            format!(
-                "operand `{name}` of `{}` must be a {}",
-                spec.mnemonic,
-                kind.describe()
-            ),
-            span.clone(),
-        )
-        .label(format!("found {what}"))
-        .help(format!("for example: `{}`", spec.example))
-    };
-    let found = match &operand.node {
-        AstOperand::Register(_) | AstOperand::RegPred(..) => "a register",
-        AstOperand::NotPred(_) => "a negated predicate",
-        AstOperand::Vector(_) => "a vector",
-        AstOperand::Mem { .. } => "an address",
-        AstOperand::Expr(Expr::Name(_)) => "a name",
-        AstOperand::Expr(_) => "an immediate",
-    };
-    fn expr<'e>(e: &Expr<'e>, span: &Span) -> Spanned<Expr<'e>> {
-        Spanned {
-            node: e.clone(),
-            span: span.clone(),
+/// Turns instruction statements into [`VInstr`]s: the checks above, plus the
+/// machine instructions a statement may need around it (immediates the machine
+/// cannot hold go into temporaries; vector operands go through a temporary group
+/// when their registers are not already consecutive and aligned).
+pub struct Lowering<'a> {
+    pub scope: &'a Scope,
+    pub vregs: &'a mut VRegs,
+    /// Registers are coloured by the allocator (no declared layout to keep).
+    pub colour: bool,
+}
+
+/// Per-statement state.
+struct Stmt {
+    refs: Vec<RegRef>,
+    pre: Vec<VInstr>,
+    post: Vec<VInstr>,
+    target: Option<String>,
+}
+
+impl Lowering<'_> {
+    /// Checks one instruction statement and lowers it.
+    pub fn instr(
+        &mut self,
+        guard: Option<&AstGuard<'_>>,
+        mnemonic: &Spanned<&str>,
+        operands: &[Spanned<AstOperand<'_>>],
+        stmt_span: &Span,
+    ) -> Result<Vec<VInstr>, Vec<Diagnostic>> {
+        let (op, mods) = resolve_mnemonic(mnemonic.node, &mnemonic.span).map_err(|d| vec![d])?;
+        let spec = op.spec();
+        let mut errors = Vec::new();
+        let mut st = Stmt {
+            refs: Vec::new(),
+            pre: Vec::new(),
+            post: Vec::new(),
+            target: None,
+        };
+        let guard = match guard {
+            None => Guard::Always,
+            Some(g) => match self.pred(g.pred.node, &g.pred.span) {
+                Ok(p) => {
+                    st.refs.push(RegRef {
+                        slot: Slot::Guard,
+                        vreg: p,
+                        offset: 0,
+                        part: false,
+                    });
+                    if g.negated {
+                        Guard::IfNot(0)
+                    } else {
+                        Guard::If(0)
+                    }
+                }
+                Err(d) => {
+                    errors.push(d);
+                    Guard::Always
+                }
+            },
+        };
+        // `d|p` is one source operand that fills two fields: the register, then the
+        // optional predicate field that follows it in the row.
+        let mut fields = Vec::with_capacity(spec.operand_count());
+        let mut source = operands.iter();
+        let mut pending_pred: Option<Spanned<AstOperand<'_>>> = None;
+        for (k, (name, kind, oty, _)) in spec.operands().enumerate() {
+            if kind == OperandKind::OptPred {
+                match pending_pred.take() {
+                    Some(p) => match self.operand(op, k, name, kind, None, 1, &mods, &p, &mut st) {
+                        Ok(v) => fields.push(Some(v)),
+                        Err(d) => {
+                            errors.push(d);
+                            fields.push(None);
+                        }
+                    },
+                    None => fields.push(Some(Operand::Absent)),
+                }
+                continue;
+            }
+            if let Some(p) = pending_pred.take() {
+                errors.push(
+                    Diagnostic::error("`|%p` is not allowed here", p.span.clone())
+                        .label("only a shuffle's destination takes a predicate")
+                        .help(format!("for example: `{}`", spec.example)),
+                );
+            }
+            let Some(operand) = source.next() else {
+                errors.push(operand_count_error(op, operands.len(), stmt_span.clone()));
+                return Err(errors);
+            };
+            let operand = match &operand.node {
+                AstOperand::RegPred(r, p) => {
+                    pending_pred = Some(Spanned {
+                        node: AstOperand::Register(p.node),
+                        span: p.span.clone(),
+                    });
+                    Spanned {
+                        node: AstOperand::Register(r),
+                        span: operand.span.start..p.span.start.saturating_sub(1),
+                    }
+                }
+                other => Spanned {
+                    node: other.clone(),
+                    span: operand.span.clone(),
+                },
+            };
+            let want = operand_type(oty, &mods);
+            let regs = operand_regs(oty, &mods);
+            match self.operand(op, k, name, kind, want, regs, &mods, &operand, &mut st) {
+                Ok(v) => fields.push(Some(v)),
+                Err(d) => {
+                    errors.push(d);
+                    fields.push(None);
+                }
+            }
+        }
+        if let Some(p) = pending_pred.take() {
+            errors.push(
+                Diagnostic::error("`|%p` is not allowed here", p.span.clone())
+                    .label("only a shuffle's destination takes a predicate"),
+            );
+        }
+        if let Some(extra) = source.next() {
+            errors.push(operand_count_error(
+                op,
+                operands.len(),
+                extra.span.start..stmt_span.end,
+            ));
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let values: Vec<Operand> = fields.into_iter().flatten().collect();
+        let instr = Instr::new(op, guard, mods, &values)
+            .map_err(|e| vec![Diagnostic::error(e.to_string(), stmt_span.clone())])?;
+        // Helper instructions run under the statement's guard too.
+        let guard_ref = st.refs.iter().find(|r| r.slot == Slot::Guard).copied();
+        let guarded = |mut v: VInstr| {
+            if let Some(g) = guard_ref {
+                v.instr.guard = guard;
+                v.refs.push(g);
+            }
+            v
+        };
+        let mut out: Vec<VInstr> = st.pre.into_iter().map(guarded).collect();
+        out.push(VInstr {
+            instr,
+            refs: st.refs,
+            target: st.target,
+        });
+        out.extend(st.post.into_iter().map(guarded));
+        Ok(out)
+    }
+
+    fn pred(&self, name: &str, span: &Span) -> Result<u32, Diagnostic> {
+        match self.scope.reg(name) {
+            Some((
+                RegInfo {
+                    ty: RegTy::Pred, ..
+                },
+                u,
+            )) => Ok(u.vreg),
+            Some((
+                RegInfo {
+                    ty: RegTy::Val(t), ..
+                },
+                _,
+            )) => Err(Diagnostic::error(
+                format!("`%{name}` is a .{t} register, not a predicate"),
+                span.clone(),
+            )
+            .label("expected a .pred register")
+            .help("set a predicate with `setp`")),
+            None => Err(undeclared(name, span, self.scope)),
         }
     }
-    let reg = |r: &str| -> Result<Operand, Diagnostic> {
-        let i = value_reg(r, span, want, spec.mnemonic, scope)?;
-        let size = want.map_or(1, Ty::regs);
-        if regs > size {
+
+    /// A value register of a type compatible with `want` (a 64-bit type needs a
+    /// 64-bit register; 8- and 16-bit types take 16- or 32-bit registers).
+    fn value_reg(
+        &self,
+        name: &str,
+        span: &Span,
+        want: Option<Ty>,
+        mnemonic: &str,
+    ) -> Result<(RegUse, Ty), Diagnostic> {
+        if Special::from_name(name).is_some() {
             return Err(Diagnostic::error(
+                format!("special register `%{name}` cannot be used here"),
+                span.clone(),
+            )
+            .label("special registers are read only by `mov`")
+            .help(format!("copy it first: `mov.u32 %r0, %{name};`")));
+        }
+        match self.scope.reg(name) {
+            Some((
+                RegInfo {
+                    ty: RegTy::Val(t), ..
+                },
+                u,
+            )) => match want {
+                Some(w) if !accepts(w, t) => Err(Diagnostic::error(
+                    format!("register `%{name}` is .{t} but `{mnemonic}` needs .{w} here"),
+                    span.clone(),
+                )
+                .label(format!("declared .{t}"))
+                .help(if t.bits() != w.bits() && t.bits().max(w.bits()) == 64 {
+                    format!("convert between 32 and 64 bits with `cvt.{w}.{t}`")
+                } else if t.is_float() != w.is_float() {
+                    format!("convert it with `cvt.{w}.{t}` first")
+                } else {
+                    "use a register of the right type".to_string()
+                })),
+                _ => Ok((u, t)),
+            },
+            Some((
+                RegInfo {
+                    ty: RegTy::Pred, ..
+                },
+                _,
+            )) => Err(Diagnostic::error(
+                format!("`%{name}` is a predicate, not a value register"),
+                span.clone(),
+            )
+            .label("expected a value register")
+            .help("turn a predicate into a value with `selp`")),
+            None => Err(undeclared(name, span, self.scope)),
+        }
+    }
+
+    /// A temporary holding an immediate, set by a `mov` before the instruction.
+    fn materialise(&mut self, ty: Ty, bits: u64, st: &mut Stmt) -> Operand {
+        let class = if ty.bits() == 64 {
+            Class::Pair
+        } else {
+            Class::Single
+        };
+        let t = self.vregs.add(class, None);
+        let mov = Opcode::from_mnemonic("mov").expect("mov row");
+        let mut push = |ty: Ty, raw: u32, offset: u8, part: bool| {
+            let mods = Mods {
+                ty: Some(ty),
+                ..Mods::default()
+            };
+            if let Ok(instr) = Instr::new(
+                mov,
+                Guard::Always,
+                mods,
+                &[Operand::Reg(0), Operand::Imm32(raw)],
+            ) {
+                st.pre.push(VInstr {
+                    instr,
+                    refs: vec![RegRef {
+                        slot: Slot::Operand(0),
+                        vreg: t,
+                        offset,
+                        part,
+                    }],
+                    target: None,
+                });
+            }
+        };
+        let fits32 = |ty: Ty| {
+            if ty == Ty::F64 {
+                (bits as u32 == 0).then_some((bits >> 32) as u32)
+            } else {
+                (Operand::widen_imm32(bits as u32, ty) == bits).then_some(bits as u32)
+            }
+        };
+        match (ty.bits(), fits32(ty)) {
+            (64, Some(raw)) => push(ty, raw, 0, false),
+            (64, None) => {
+                push(Ty::B32, bits as u32, 0, true);
+                push(Ty::B32, (bits >> 32) as u32, 1, true);
+            }
+            _ => {
+                let shift = 64 - ty.bits();
+                let raw = if ty.is_signed() {
+                    (((bits << shift) as i64) >> shift) as u32
+                } else {
+                    bits as u32
+                };
+                push(
+                    if ty.is_float() { ty } else { Ty::b(ty.bits()) },
+                    raw,
+                    0,
+                    false,
+                )
+            }
+        }
+        st.refs.push(RegRef {
+            slot: Slot::Operand(usize::MAX),
+            vreg: t,
+            offset: 0,
+            part: false,
+        });
+        Operand::Reg(0)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn operand(
+        &mut self,
+        op: Opcode,
+        k: usize,
+        name: &str,
+        kind: OperandKind,
+        want: Option<Ty>,
+        regs: u8,
+        mods: &Mods,
+        operand: &Spanned<AstOperand<'_>>,
+        st: &mut Stmt,
+    ) -> Result<Operand, Diagnostic> {
+        let spec = op.spec();
+        let span = &operand.span;
+        let wrong = |what: &str| {
+            Diagnostic::error(
                 format!(
-                    "`{}` needs a vector of {} registers here",
+                    "operand `{name}` of `{}` must be a {}",
                     spec.mnemonic,
-                    regs / size
+                    kind.describe()
                 ),
                 span.clone(),
             )
-            .label("found one register")
-            .help("write the registers in braces: `{%f0, %f1, %f2, %f3}`"));
-        }
-        Ok(Operand::Reg(i))
-    };
-    match (kind, &operand.node) {
-        (OperandKind::Pred, AstOperand::Register(r)) => {
-            Ok(Operand::Pred(pred_index(r, span, scope)?))
-        }
-        (OperandKind::PredNeg | OperandKind::OptPred, AstOperand::Register(r)) => {
-            Ok(Operand::Pred(pred_index(r, span, scope)?))
-        }
-        (OperandKind::PredNeg, AstOperand::NotPred(r)) => {
-            Ok(Operand::PredNot(pred_index(r, span, scope)?))
-        }
-        (
-            OperandKind::Reg
-            | OperandKind::RegOrImm
-            | OperandKind::RegOrSmall
-            | OperandKind::ShflC
-            | OperandKind::Mask,
-            AstOperand::Register(r),
-        ) => reg(r),
-        (OperandKind::Reg, AstOperand::Vector(items)) => {
-            vector(items, want, regs, spec.mnemonic, span, scope)
-        }
-        (OperandKind::RegOrImm, AstOperand::Expr(e)) => Ok(Operand::Imm16(imm16(
-            &expr(e, span),
-            want.unwrap_or(Ty::U32),
-            scope,
-        )?)),
-        (OperandKind::RegOrSmall | OperandKind::Imm8, AstOperand::Expr(e)) => {
-            Ok(Operand::Imm(small(&expr(e, span), 255, scope)?))
-        }
-        (OperandKind::ShflC, AstOperand::Expr(e)) => {
-            let v = small(&expr(e, span), 0xffff_ffff, scope)?;
-            match pack_shfl_c(v) {
-                Some(_) => Ok(Operand::Imm(v)),
-                None => Err(Diagnostic::error(
-                    format!("`{v:#x}` is not a shuffle clamp and segment mask"),
-                    span.clone(),
-                )
-                .label("expected clamp (bits 0..5) | segment mask (bits 8..13) << 8")
-                .help("full-warp shuffles use 31 (`down`, `bfly`, `idx`) or 0 (`up`)")),
+            .label(format!("found {what}"))
+            .help(format!("for example: `{}`", spec.example))
+        };
+        let found = match &operand.node {
+            AstOperand::Register(_) | AstOperand::RegPred(..) => "a register",
+            AstOperand::NotPred(_) => "a negated predicate",
+            AstOperand::Vector(_) => "a vector",
+            AstOperand::Mem { .. } => "an address",
+            AstOperand::Expr(Expr::Name(_)) => "a name",
+            AstOperand::Expr(_) => "an immediate",
+        };
+        fn expr<'e>(e: &Expr<'e>, span: &Span) -> Spanned<Expr<'e>> {
+            Spanned {
+                node: e.clone(),
+                span: span.clone(),
             }
         }
-        (OperandKind::Mask, AstOperand::Expr(e)) => {
-            match const_bits64(&expr(e, span), Ty::B32, &scope.params)? {
-                0xffff_ffff => Ok(Operand::Imm(u32::MAX)),
-                v => Err(Diagnostic::error(
-                    format!("member mask `{v:#x}` must be a register or -1"),
+        let reg = |this: &mut Self, r: &str, st: &mut Stmt| -> Result<Operand, Diagnostic> {
+            let (u, _) = this.value_reg(r, span, want, spec.mnemonic)?;
+            let size = want.map_or(1, Ty::regs);
+            if regs > size {
+                return Err(Diagnostic::error(
+                    format!(
+                        "`{}` needs a vector of {} registers here",
+                        spec.mnemonic,
+                        regs / size
+                    ),
                     span.clone(),
                 )
-                .label("partial warps use a register")
-                .help("put the mask in a register with `mov.b32` first")),
+                .label("found one register")
+                .help("write the registers in braces: `{%f0, %f1, %f2, %f3}`"));
             }
-        }
-        (OperandKind::MovSrc, AstOperand::Register(r)) => match Special::from_name(r) {
-            Some(s) if want.is_some_and(|t| t.is_float() || t.bits() != 32) => {
-                Err(Diagnostic::error(
-                    format!("special register `%{s}` is 32 bits wide"),
-                    span.clone(),
-                )
-                .label(format!(
-                    "cannot be moved with `mov.{}`",
-                    want.unwrap_or(Ty::U32)
-                ))
-                .help("use `mov.u32`, then `cvt` if you need another type"))
+            st.refs.push(RegRef {
+                slot: Slot::Operand(k),
+                vreg: u.vreg,
+                offset: u.offset,
+                part: u.part,
+            });
+            Ok(Operand::Reg(0))
+        };
+        let pred_ref = |st: &mut Stmt, p: u32| {
+            st.refs.push(RegRef {
+                slot: Slot::Operand(k),
+                vreg: p,
+                offset: 0,
+                part: false,
+            })
+        };
+        let result = match (kind, &operand.node) {
+            (
+                OperandKind::Pred | OperandKind::PredNeg | OperandKind::OptPred,
+                AstOperand::Register(r),
+            ) => {
+                let p = self.pred(r, span)?;
+                pred_ref(st, p);
+                Ok(Operand::Pred(0))
             }
-            Some(s) => Ok(Operand::Special(s)),
-            None => reg(r),
-        },
-        (OperandKind::MovSrc, AstOperand::Expr(e)) => match symbol(e, scope) {
-            Some(Ok((sym, offset))) if want.is_some_and(|t| t.is_float() || t.bits() < 32) => {
-                let _ = (sym, offset);
-                Err(Diagnostic::error("an address is an integer", span.clone())
+            (OperandKind::PredNeg, AstOperand::NotPred(r)) => {
+                let p = self.pred(r, span)?;
+                pred_ref(st, p);
+                Ok(Operand::PredNot(0))
+            }
+            (
+                OperandKind::Reg
+                | OperandKind::RegOrImm
+                | OperandKind::RegOrSmall
+                | OperandKind::ShflC
+                | OperandKind::Mask,
+                AstOperand::Register(r),
+            ) => reg(self, r, st),
+            (OperandKind::Reg, AstOperand::Vector(items)) => {
+                self.vector(items, want, regs, spec, k, span, st)
+            }
+            // Immediates the machine cannot hold in the field go into a temporary.
+            (OperandKind::Reg, AstOperand::Expr(e)) if !matches!(e, Expr::Name(_)) && regs <= 2 => {
+                let ty = want.unwrap_or(Ty::U32);
+                let bits = const_bits64(&expr(e, span), ty, &self.scope.params)?;
+                Ok(self.materialise(ty, bits, st))
+            }
+            (OperandKind::RegOrImm, AstOperand::Expr(e)) => {
+                let ty = want.unwrap_or(Ty::U32);
+                match imm16(&expr(e, span), ty, self.scope) {
+                    Ok(v) => Ok(Operand::Imm16(v)),
+                    Err(d) if matches!(e, Expr::Name(_)) => Err(d),
+                    Err(_) => {
+                        let bits = const_bits64(&expr(e, span), ty, &self.scope.params)?;
+                        Ok(self.materialise(ty, bits, st))
+                    }
+                }
+            }
+            (OperandKind::RegOrSmall | OperandKind::Imm8, AstOperand::Expr(e)) => {
+                Ok(Operand::Imm(small(&expr(e, span), 255, self.scope)?))
+            }
+            (OperandKind::ShflC, AstOperand::Expr(e)) => {
+                let v = small(&expr(e, span), 0xffff_ffff, self.scope)?;
+                match pack_shfl_c(v) {
+                    Some(_) => Ok(Operand::Imm(v)),
+                    None => Err(Diagnostic::error(
+                        format!("`{v:#x}` is not a shuffle clamp and segment mask"),
+                        span.clone(),
+                    )
+                    .label("expected clamp (bits 0..5) | segment mask (bits 8..13) << 8")
+                    .help("full-warp shuffles use 31 (`down`, `bfly`, `idx`) or 0 (`up`)")),
+                }
+            }
+            (OperandKind::Mask, AstOperand::Expr(e)) => {
+                match const_bits64(&expr(e, span), Ty::B32, &self.scope.params)? {
+                    0xffff_ffff => Ok(Operand::Imm(u32::MAX)),
+                    v => Ok(self.materialise(Ty::B32, v, st)),
+                }
+            }
+            (OperandKind::MovSrc, AstOperand::Register(r)) => match Special::from_name(r) {
+                Some(s) if want.is_some_and(|t| t.is_float() || t.bits() != 32) => {
+                    Err(Diagnostic::error(
+                        format!("special register `%{s}` is 32 bits wide"),
+                        span.clone(),
+                    )
                     .label(format!(
                         "cannot be moved with `mov.{}`",
                         want.unwrap_or(Ty::U32)
                     ))
-                    .help("write `mov.u32` (or `mov.u64`)"))
-            }
-            Some(Ok((sym, offset))) => {
-                if !SYMBOL_OFFSET_RANGE.contains(&offset) {
-                    return Err(Diagnostic::error(
-                        format!("offset `{offset}` is out of range"),
-                        span.clone(),
-                    )
-                    .label(format!(
-                        "expected {}..={}",
-                        SYMBOL_OFFSET_RANGE.start(),
-                        SYMBOL_OFFSET_RANGE.end()
-                    ))
-                    .help("add the offset to the address with `add` instead"));
+                    .help("use `mov.u32`, then `cvt` if you need another type"))
                 }
-                Ok(Operand::Symbol { sym, offset })
-            }
-            Some(Err(d)) => Err(d),
-            None => {
-                if let Expr::Name(n) = e {
-                    return Err(unknown_name(n, span, scope));
-                }
-                Ok(Operand::Imm32(imm32(
-                    &expr(e, span),
-                    want.unwrap_or(Ty::U32),
-                    scope,
-                )?))
-            }
-        },
-        (
-            OperandKind::Mem,
-            AstOperand::Mem {
-                base,
-                negative,
-                offset,
+                Some(s) => Ok(Operand::Special(s)),
+                None => reg(self, r, st),
             },
-        ) => memory(
-            base.as_ref(),
-            *negative,
-            offset.as_ref(),
-            mods,
-            spec.mnemonic,
-            span,
-            scope,
-        ),
-        (OperandKind::Target, AstOperand::Expr(Expr::Name(n))) => match scope.labels.get(*n) {
-            Some(pc) => Ok(Operand::Target(*pc)),
-            None => {
-                let d = Diagnostic::error(format!("undefined label `{n}`"), span.clone())
-                    .label("no label has this name");
-                Err(match closest(n, scope.labels.keys().map(String::as_str)) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help(format!("define it with `{n}:` before an instruction")),
-                })
-            }
-        },
-        _ => Err(wrong(found)),
-    }
-}
-
-/// `{%a, %b, ...}`: consecutive registers starting at a register aligned to the group.
-fn vector(
-    items: &[Spanned<&str>],
-    want: Option<Ty>,
-    regs: u8,
-    mnemonic: &str,
-    span: &Span,
-    scope: &Scope,
-) -> Result<Operand, Diagnostic> {
-    let elem = want.map_or(1, Ty::regs);
-    let count = regs / elem;
-    if items.len() != usize::from(count) || count == 1 {
-        return Err(Diagnostic::error(
-            format!(
-                "`{mnemonic}` needs {count} register{} here",
-                if count == 1 { "" } else { "s" }
+            (OperandKind::MovSrc, AstOperand::Expr(e)) => match symbol(e, self.scope) {
+                Some(Ok(_)) if want.is_some_and(|t| t.is_float() || t.bits() < 32) => {
+                    Err(Diagnostic::error("an address is an integer", span.clone())
+                        .label(format!(
+                            "cannot be moved with `mov.{}`",
+                            want.unwrap_or(Ty::U32)
+                        ))
+                        .help("write `mov.u32` (or `mov.u64`)"))
+                }
+                Some(Ok((sym, offset))) => {
+                    if !SYMBOL_OFFSET_RANGE.contains(&offset) {
+                        return Err(Diagnostic::error(
+                            format!("offset `{offset}` is out of range"),
+                            span.clone(),
+                        )
+                        .label(format!(
+                            "expected {}..={}",
+                            SYMBOL_OFFSET_RANGE.start(),
+                            SYMBOL_OFFSET_RANGE.end()
+                        ))
+                        .help("add the offset to the address with `add` instead"));
+                    }
+                    Ok(Operand::Symbol { sym, offset })
+                }
+                Some(Err(d)) => Err(d),
+                None => {
+                    if let Expr::Name(n) = e {
+                        return Err(unknown_name(n, span, self.scope));
+                    }
+                    let ty = want.unwrap_or(Ty::U32);
+                    match imm32(&expr(e, span), ty, self.scope) {
+                        Ok(v) => Ok(Operand::Imm32(v)),
+                        Err(_) if ty.bits() == 64 => {
+                            // Wide immediates: set the destination's halves instead.
+                            let bits = const_bits64(&expr(e, span), ty, &self.scope.params)?;
+                            Ok(self.materialise(ty, bits, st))
+                        }
+                        Err(d) => Err(d),
+                    }
+                }
+            },
+            (
+                OperandKind::Mem,
+                AstOperand::Mem {
+                    base,
+                    negative,
+                    offset,
+                },
+            ) => self.memory(
+                base.as_ref(),
+                *negative,
+                offset.as_ref(),
+                mods,
+                spec.mnemonic,
+                k,
+                span,
+                st,
             ),
-            span.clone(),
-        )
-        .label(format!("found a vector of {}", items.len()))
-        .help("the vector width (`.v2`, `.v4`) sets how many registers the braces hold"));
-    }
-    let mut first = None;
-    for (k, item) in items.iter().enumerate() {
-        let i = value_reg(item.node, &item.span, want, mnemonic, scope)?;
-        let base = *first.get_or_insert(i);
-        if u32::from(i) != u32::from(base) + k as u32 * u32::from(elem) {
-            return Err(Diagnostic::error(
-                "vector registers must be consecutive",
-                item.span.clone(),
-            )
-            .label("expected the register after the previous one")
-            .help(format!(
-                "declare them together, e.g. `.reg .{} %v<{regs}>;`",
-                want.unwrap_or(Ty::B32)
-            )));
+            (OperandKind::Target, AstOperand::Expr(Expr::Name(n))) => {
+                if self.scope.labels.contains(*n) {
+                    st.target = Some(n.to_string());
+                    Ok(Operand::Target(0))
+                } else {
+                    let d = Diagnostic::error(format!("undefined label `{n}`"), span.clone())
+                        .label("no label has this name");
+                    Err(
+                        match closest(n, self.scope.labels.iter().map(String::as_str)) {
+                            Some(s) => d.help(format!("did you mean `{s}`?")),
+                            None => d.help(format!("define it with `{n}:` before an instruction")),
+                        },
+                    )
+                }
+            }
+            _ => Err(wrong(found)),
+        };
+        // A materialised temporary fills this operand.
+        for r in &mut st.refs {
+            if r.slot == Slot::Operand(usize::MAX) {
+                r.slot = Slot::Operand(k);
+            }
         }
+        result
     }
-    let base = first.unwrap_or(0);
-    if base % regs != 0 {
-        return Err(Diagnostic::error(
-            format!("a vector of {regs} registers must start at a multiple of {regs}"),
-            span.clone(),
-        )
-        .label(format!("starts at register {base}"))
-        .help("declare the vector's registers first, or pad the declarations before it"));
+
+    /// `{%a, %b, ...}`: in the declared layout, consecutive registers starting at a
+    /// register aligned to the group are used as they are; otherwise the values go
+    /// through a temporary group with moves before (stores) or after (loads).
+    #[allow(clippy::too_many_arguments)]
+    fn vector(
+        &mut self,
+        items: &[Spanned<&str>],
+        want: Option<Ty>,
+        regs: u8,
+        spec: &spu_isa::table::InstrSpec,
+        k: usize,
+        span: &Span,
+        st: &mut Stmt,
+    ) -> Result<Operand, Diagnostic> {
+        let elem = want.map_or(1, Ty::regs);
+        let count = regs / elem;
+        if items.len() != usize::from(count) || count == 1 {
+            return Err(Diagnostic::error(
+                format!(
+                    "`{}` needs {count} register{} here",
+                    spec.mnemonic,
+                    if count == 1 { "" } else { "s" }
+                ),
+                span.clone(),
+            )
+            .label(format!("found a vector of {}", items.len()))
+            .help("the vector width (`.v2`, `.v4`) sets how many registers the braces hold"));
+        }
+        let mut uses = Vec::new();
+        for item in items {
+            let (u, _) = self.value_reg(item.node, &item.span, want, spec.mnemonic)?;
+            uses.push(u);
+        }
+        let at = |u: &RegUse| {
+            self.vregs.declared_at[u.vreg as usize].map(|p| u32::from(p) + u32::from(u.offset))
+        };
+        let direct = !self.colour
+            && uses.iter().enumerate().all(|(i, u)| {
+                let first = at(&uses[0]);
+                at(u).is_some()
+                    && first.is_some_and(|f| f % u32::from(regs) == 0)
+                    && at(u) == first.map(|f| f + i as u32 * u32::from(elem))
+            });
+        if direct {
+            st.refs.push(RegRef {
+                slot: Slot::Operand(k),
+                vreg: uses[0].vreg,
+                offset: uses[0].offset,
+                part: uses[0].part,
+            });
+            for u in &uses[1..] {
+                st.refs.push(RegRef {
+                    slot: Slot::Shadow(k),
+                    vreg: u.vreg,
+                    offset: u.offset,
+                    part: u.part,
+                });
+            }
+            return Ok(Operand::Reg(0));
+        }
+        let class = if regs == 4 { Class::Quad } else { Class::Pair };
+        let t = self.vregs.add(class, None);
+        let write = spec
+            .operands()
+            .nth(k)
+            .is_some_and(|o| o.3 == spu_isa::table::Role::Def);
+        let mov = Opcode::from_mnemonic("mov").expect("mov row");
+        let ty = if elem == 2 { Ty::B64 } else { Ty::B32 };
+        for (i, u) in uses.iter().enumerate() {
+            let element = RegRef {
+                slot: Slot::Operand(if write { 1 } else { 0 }),
+                vreg: t,
+                offset: i as u8 * elem,
+                part: true,
+            };
+            let component = RegRef {
+                slot: Slot::Operand(if write { 0 } else { 1 }),
+                vreg: u.vreg,
+                offset: u.offset,
+                part: u.part,
+            };
+            let instr = Instr::new(
+                mov,
+                Guard::Always,
+                Mods {
+                    ty: Some(ty),
+                    ..Mods::default()
+                },
+                &[Operand::Reg(0), Operand::Reg(0)],
+            )
+            .map_err(|e| Diagnostic::error(e.to_string(), span.clone()))?;
+            let v = VInstr {
+                instr,
+                refs: vec![element, component],
+                target: None,
+            };
+            if write {
+                st.post.push(v);
+            } else {
+                st.pre.push(v);
+            }
+        }
+        st.refs.push(RegRef {
+            slot: Slot::Operand(k),
+            vreg: t,
+            offset: 0,
+            part: false,
+        });
+        Ok(Operand::Reg(0))
     }
-    Ok(Operand::Reg(base))
+
+    /// `[%r+off]`, `[%rd-off]`, `[off]`, `[PARAM]`.
+    #[allow(clippy::too_many_arguments)]
+    fn memory(
+        &mut self,
+        base: Option<&Spanned<&str>>,
+        negative: bool,
+        offset: Option<&Spanned<Expr<'_>>>,
+        mods: &Mods,
+        mnemonic: &str,
+        k: usize,
+        span: &Span,
+        st: &mut Stmt,
+    ) -> Result<Operand, Diagnostic> {
+        let scope = self.scope;
+        let (has_base, wide) = match base {
+            Some(b) => {
+                let wide = matches!(
+                    scope.reg(b.node),
+                    Some((RegInfo { ty: RegTy::Val(t), .. }, RegUse { part: false, .. }))
+                        if t.bits() == 64 && !t.is_float()
+                );
+                let want = if wide { Ty::U64 } else { Ty::U32 };
+                let (u, _) = self.value_reg(b.node, &b.span, Some(want), mnemonic)?;
+                st.refs.push(RegRef {
+                    slot: Slot::Base(k),
+                    vreg: u.vreg,
+                    offset: u.offset,
+                    part: u.part,
+                });
+                (true, wide)
+            }
+            None => (false, false),
+        };
+        let off = match offset {
+            None => 0,
+            Some(e) => match (&e.node, base) {
+                (Expr::Name(n), None) => match scope.params.iter().position(|p| p.name == *n) {
+                    Some(i) if mods.space == Some(Space::Param) => i as i64 * 4,
+                    Some(_) => {
+                        return Err(Diagnostic::error(
+                            format!("`[{n}]` names a parameter"),
+                            e.span.clone(),
+                        )
+                        .label("parameters live in the .param space")
+                        .help(format!("read it with `ld.param.u32 %rX, [{n}];`")));
+                    }
+                    None if scope.buffers.contains_key(*n) || scope.shared.contains_key(*n) => {
+                        return Err(Diagnostic::error(
+                            format!("`{n}` is not an immediate address"),
+                            e.span.clone(),
+                        )
+                        .label("its address is fixed when the kernel is loaded")
+                        .help(format!(
+                            "take it into a register: `mov.u32 %r0, {n};` then use `[%r0]`"
+                        )));
+                    }
+                    None => {
+                        return Err(crate::eval::lower(e, &scope.params).err().unwrap_or_else(
+                            || Diagnostic::error(format!("unknown name `{n}`"), e.span.clone()),
+                        ));
+                    }
+                },
+                _ => {
+                    let v = const_int(e, &scope.params)?;
+                    if negative { -v } else { v }
+                }
+            },
+        };
+        if !(-32768..=32767).contains(&off) {
+            let s = offset.map_or(span.clone(), |e| e.span.clone());
+            return Err(Diagnostic::error(
+                format!("address offset `{off}` does not fit in 16 bits"),
+                s,
+            )
+            .label("expected -32768..=32767")
+            .help("add the offset to the base register first"));
+        }
+        Ok(Operand::Mem {
+            base: has_base.then_some(0),
+            wide,
+            offset: off as i16,
+        })
+    }
 }
 
 /// `A`, `A+16`, `A-4`, `16+A`: a buffer or shared array plus a constant offset.
@@ -807,79 +1148,4 @@ fn unknown_name(n: &str, span: &Span, scope: &Scope) -> Diagnostic {
         Some(s) => d.help(format!("did you mean `{s}`?")),
         None => d,
     }
-}
-
-/// `[%r+off]`, `[%rd-off]`, `[off]`, `[PARAM]`.
-fn memory(
-    base: Option<&Spanned<&str>>,
-    negative: bool,
-    offset: Option<&Spanned<Expr<'_>>>,
-    mods: &Mods,
-    mnemonic: &str,
-    span: &Span,
-    scope: &Scope,
-) -> Result<Operand, Diagnostic> {
-    let (base_reg, wide) = match base {
-        Some(b) => match scope.reg(b.node) {
-            Some(RegInfo {
-                index,
-                ty: RegTy::Val(t),
-            }) if t.bits() == 64 && !t.is_float() => (Some(index), true),
-            _ => (
-                Some(value_reg(b.node, &b.span, Some(Ty::U32), mnemonic, scope)?),
-                false,
-            ),
-        },
-        None => (None, false),
-    };
-    let off =
-        match offset {
-            None => 0,
-            Some(e) => match (&e.node, base) {
-                (Expr::Name(n), None) => match scope.params.iter().position(|p| p.name == *n) {
-                    Some(i) if mods.space == Some(Space::Param) => i as i64 * 4,
-                    Some(_) => {
-                        return Err(Diagnostic::error(
-                            format!("`[{n}]` names a parameter"),
-                            e.span.clone(),
-                        )
-                        .label("parameters live in the .param space")
-                        .help(format!("read it with `ld.param.u32 %rX, [{n}];`")));
-                    }
-                    None if scope.buffers.contains_key(*n) || scope.shared.contains_key(*n) => {
-                        return Err(Diagnostic::error(
-                            format!("`{n}` is not an immediate address"),
-                            e.span.clone(),
-                        )
-                        .label("its address is fixed when the kernel is loaded")
-                        .help(format!(
-                            "take it into a register: `mov.u32 %r0, {n};` then use `[%r0]`"
-                        )));
-                    }
-                    None => {
-                        return Err(crate::eval::lower(e, &scope.params).err().unwrap_or_else(
-                            || Diagnostic::error(format!("unknown name `{n}`"), e.span.clone()),
-                        ));
-                    }
-                },
-                _ => {
-                    let v = const_int(e, &scope.params)?;
-                    if negative { -v } else { v }
-                }
-            },
-        };
-    if !(-32768..=32767).contains(&off) {
-        let s = offset.map_or(span.clone(), |e| e.span.clone());
-        return Err(Diagnostic::error(
-            format!("address offset `{off}` does not fit in 16 bits"),
-            s,
-        )
-        .label("expected -32768..=32767")
-        .help("add the offset to the base register first"));
-    }
-    Ok(Operand::Mem {
-        base: base_reg,
-        wide,
-        offset: off as i16,
-    })
 }

@@ -128,6 +128,16 @@ impl Ty {
         }
     }
 
+    /// The bit type of a width (8, 16, 32 or 64).
+    pub const fn b(bits: u32) -> Ty {
+        match bits {
+            8 => Ty::B8,
+            16 => Ty::B16,
+            64 => Ty::B64,
+            _ => Ty::B32,
+        }
+    }
+
     /// The same kind of type at twice the width (`mul.wide`), if there is one.
     pub const fn widened(self) -> Option<Ty> {
         Some(match self {
