@@ -457,25 +457,24 @@ impl Lowering<'_> {
                 errors.push(operand_count_error(op, operands.len(), stmt_span.clone()));
                 return Err(errors);
             };
+            let split;
             let operand = match &operand.node {
                 AstOperand::RegPred(r, p) => {
                     pending_pred = Some(Spanned {
                         node: AstOperand::Register(p.node),
                         span: p.span.clone(),
                     });
-                    Spanned {
+                    split = Spanned {
                         node: AstOperand::Register(r),
                         span: operand.span.start..p.span.start.saturating_sub(1),
-                    }
+                    };
+                    &split
                 }
-                other => Spanned {
-                    node: other.clone(),
-                    span: operand.span.clone(),
-                },
+                _ => operand,
             };
             let want = operand_type(oty, &mods);
             let regs = operand_regs(oty, &mods);
-            match self.operand(op, k, name, kind, want, regs, &mods, &operand, &mut st) {
+            match self.operand(op, k, name, kind, want, regs, &mods, operand, &mut st) {
                 Ok(v) => fields.push(Some(v)),
                 Err(d) => {
                     errors.push(d);
@@ -698,15 +697,12 @@ impl Lowering<'_> {
             AstOperand::NotPred(_) => "a negated predicate",
             AstOperand::Vector(_) => "a vector",
             AstOperand::Mem { .. } => "an address",
-            AstOperand::Expr(Expr::Name(_)) => "a name",
+            AstOperand::Expr(Spanned {
+                node: Expr::Name(_),
+                ..
+            }) => "a name",
             AstOperand::Expr(_) => "an immediate",
         };
-        fn expr<'e>(e: &Expr<'e>, span: &Span) -> Spanned<Expr<'e>> {
-            Spanned {
-                node: e.clone(),
-                span: span.clone(),
-            }
-        }
         let reg = |this: &mut Self, r: &str, st: &mut Stmt| -> Result<Operand, Diagnostic> {
             let (u, _) = this.value_reg(r, span, want, spec.mnemonic)?;
             let size = want.map_or(1, Ty::regs);
@@ -764,27 +760,29 @@ impl Lowering<'_> {
                 self.vector(items, want, regs, spec, k, span, st)
             }
             // Immediates the machine cannot hold in the field go into a temporary.
-            (OperandKind::Reg, AstOperand::Expr(e)) if !matches!(e, Expr::Name(_)) && regs <= 2 => {
+            (OperandKind::Reg, AstOperand::Expr(e))
+                if !matches!(e.node, Expr::Name(_)) && regs <= 2 =>
+            {
                 let ty = want.unwrap_or(Ty::U32);
-                let bits = const_bits64(&expr(e, span), ty, &self.scope.params)?;
+                let bits = const_bits64(e, ty, &self.scope.params)?;
                 Ok(self.materialise(ty, bits, st))
             }
             (OperandKind::RegOrImm, AstOperand::Expr(e)) => {
                 let ty = want.unwrap_or(Ty::U32);
-                match imm16(&expr(e, span), ty, self.scope) {
+                match imm16(e, ty, self.scope) {
                     Ok(v) => Ok(Operand::Imm16(v)),
-                    Err(d) if matches!(e, Expr::Name(_)) => Err(d),
+                    Err(d) if matches!(e.node, Expr::Name(_)) => Err(d),
                     Err(_) => {
-                        let bits = const_bits64(&expr(e, span), ty, &self.scope.params)?;
+                        let bits = const_bits64(e, ty, &self.scope.params)?;
                         Ok(self.materialise(ty, bits, st))
                     }
                 }
             }
             (OperandKind::RegOrSmall | OperandKind::Imm8, AstOperand::Expr(e)) => {
-                Ok(Operand::Imm(small(&expr(e, span), 255, self.scope)?))
+                Ok(Operand::Imm(small(e, 255, self.scope)?))
             }
             (OperandKind::ShflC, AstOperand::Expr(e)) => {
-                let v = small(&expr(e, span), 0xffff_ffff, self.scope)?;
+                let v = small(e, 0xffff_ffff, self.scope)?;
                 match pack_shfl_c(v) {
                     Some(_) => Ok(Operand::Imm(v)),
                     None => Err(Diagnostic::error(
@@ -796,7 +794,7 @@ impl Lowering<'_> {
                 }
             }
             (OperandKind::Mask, AstOperand::Expr(e)) => {
-                match const_bits64(&expr(e, span), Ty::B32, &self.scope.params)? {
+                match const_bits64(e, Ty::B32, &self.scope.params)? {
                     0xffff_ffff => Ok(Operand::Imm(u32::MAX)),
                     v => Ok(self.materialise(Ty::B32, v, st)),
                 }
@@ -816,7 +814,7 @@ impl Lowering<'_> {
                 Some(s) => Ok(Operand::Special(s)),
                 None => reg(self, r, st),
             },
-            (OperandKind::MovSrc, AstOperand::Expr(e)) => match symbol(e, self.scope) {
+            (OperandKind::MovSrc, AstOperand::Expr(e)) => match symbol(&e.node, self.scope) {
                 Some(Ok(_)) if want.is_some_and(|t| t.is_float() || t.bits() < 32) => {
                     Err(Diagnostic::error("an address is an integer", span.clone())
                         .label(format!(
@@ -842,15 +840,15 @@ impl Lowering<'_> {
                 }
                 Some(Err(d)) => Err(d),
                 None => {
-                    if let Expr::Name(n) = e {
+                    if let Expr::Name(n) = e.node {
                         return Err(unknown_name(n, span, self.scope));
                     }
                     let ty = want.unwrap_or(Ty::U32);
-                    match imm32(&expr(e, span), ty, self.scope) {
+                    match imm32(e, ty, self.scope) {
                         Ok(v) => Ok(Operand::Imm32(v)),
                         Err(_) if ty.bits() == 64 => {
                             // Wide immediates: set the destination's halves instead.
-                            let bits = const_bits64(&expr(e, span), ty, &self.scope.params)?;
+                            let bits = const_bits64(e, ty, &self.scope.params)?;
                             Ok(self.materialise(ty, bits, st))
                         }
                         Err(d) => Err(d),
@@ -874,7 +872,13 @@ impl Lowering<'_> {
                 span,
                 st,
             ),
-            (OperandKind::Target, AstOperand::Expr(Expr::Name(n))) => {
+            (
+                OperandKind::Target,
+                AstOperand::Expr(Spanned {
+                    node: Expr::Name(n),
+                    ..
+                }),
+            ) => {
                 if self.scope.labels.contains(*n) {
                     st.target = Some(n.to_string());
                     Ok(Operand::Target(0))
@@ -1048,6 +1052,17 @@ impl Lowering<'_> {
             None => 0,
             Some(e) => match (&e.node, base) {
                 (Expr::Name(n), None) => match scope.params.iter().position(|p| p.name == *n) {
+                    Some(i) if mods.space == Some(Space::Param) && i * 4 > 32767 => {
+                        return Err(Diagnostic::error(
+                            format!(
+                                "parameter `{n}` is at byte {} of the parameter space",
+                                i * 4
+                            ),
+                            e.span.clone(),
+                        )
+                        .label("`[name]` reaches the first 8192 parameters (16-bit offsets)")
+                        .help("declare the parameters the code reads first"));
+                    }
                     Some(i) if mods.space == Some(Space::Param) => i as i64 * 4,
                     Some(_) => {
                         return Err(Diagnostic::error(
@@ -1075,7 +1090,16 @@ impl Lowering<'_> {
                 },
                 _ => {
                     let v = const_int(e, &scope.params)?;
-                    if negative { -v } else { v }
+                    match negative {
+                        false => v,
+                        true => v.checked_neg().ok_or_else(|| {
+                            Diagnostic::error(
+                                format!("address offset `-({v})` does not fit in 16 bits"),
+                                e.span.clone(),
+                            )
+                            .label("expected -32768..=32767")
+                        })?,
+                    }
                 }
             },
         };
@@ -1107,7 +1131,11 @@ fn symbol(e: &Expr<'_>, scope: &Scope) -> Option<Result<(SymbolRef, i32), Diagno
     };
     let offset = |o: &Spanned<Expr<'_>>, negate: bool| {
         const_int(o, &scope.params).and_then(|v| {
-            let v = if negate { -v } else { v };
+            let v = if negate {
+                v.checked_neg().unwrap_or(i64::MAX)
+            } else {
+                v
+            };
             i32::try_from(v).map_err(|_| {
                 Diagnostic::error("offset is out of range", o.span.clone())
                     .label("expected a 32-bit offset")

@@ -44,7 +44,7 @@ pub enum SymbolRef {
     Shared(u16),
 }
 
-/// Most symbols a `mov` can name (12 index bits).
+/// Buffers, and separately shared arrays, an instruction can name (12 index bits).
 pub const MAX_SYMBOLS: u16 = 1 << 12;
 /// Range of the byte offset a `mov` adds to a symbol's address (20 signed bits).
 pub const SYMBOL_OFFSET_RANGE: std::ops::RangeInclusive<i32> = -(1 << 19)..=(1 << 19) - 1;

@@ -38,7 +38,7 @@ fn module(mut instrs: Vec<Instr>) -> (Module, Vec<Instr>) {
             pc,
         })
         .collect();
-    let one = || vec![Expr::Const(4)];
+    let one = || vec![Expr::constant(4)];
     let m = Module {
         name: "roundtrip".into(),
         code: instrs
