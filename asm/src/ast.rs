@@ -128,8 +128,21 @@ pub struct RegItem<'s> {
     pub count: Option<Spanned<&'s str>>,
 }
 
+/// One parameter of a PTX entry signature.
+#[derive(Debug)]
+pub struct EntryParam<'s> {
+    pub ty: Spanned<TyTok>,
+    pub name: Spanned<&'s str>,
+}
+
 #[derive(Debug)]
 pub enum Stmt<'s> {
+    /// A PTX header directive (`.version`, `.target`, `.address_size`), ended by the
+    /// line end.
+    Header {
+        directive: &'static str,
+        value: Spanned<&'s str>,
+    },
     File {
         index: Spanned<&'s str>,
         path: &'s str,
@@ -169,6 +182,8 @@ pub enum Stmt<'s> {
     },
     EntryOpen {
         name: Spanned<&'s str>,
+        /// PTX entry parameters (`.param .u32 n`), each a kernel parameter.
+        params: Vec<EntryParam<'s>>,
     },
     BlockClose,
     IuSection,

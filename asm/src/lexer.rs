@@ -22,6 +22,22 @@ pub enum Tok<'s> {
 
     #[token(".entry")]
     Entry,
+    /// PTX header directives: `.version 7.8`, `.target sm_52`, `.address_size 64`.
+    #[token(".version")]
+    Version,
+    #[token(".target")]
+    Target,
+    #[token(".address_size")]
+    AddressSize,
+    /// Linkage of an entry (`.visible`, `.weak`, `.extern`); recorded nowhere.
+    #[token(".visible")]
+    Visible,
+    #[token(".weak")]
+    Weak,
+    #[token(".extern")]
+    Extern,
+    #[token(".align")]
+    Align,
     #[token(".reg")]
     Reg,
     #[token(".param")]
@@ -50,10 +66,10 @@ pub enum Tok<'s> {
     Directive(&'s str),
 
     /// Identifiers, mnemonics with modifiers (`ld.global.f32`), labels, names.
-    #[regex(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*", |lex| lex.slice())]
+    #[regex(r"[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z0-9_$]+)*", |lex| lex.slice())]
     Name(&'s str),
     /// `%r1`, `%tid.x`
-    #[regex(r"%[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_]+)?", |lex| &lex.slice()[1..])]
+    #[regex(r"%[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_]+)?", |lex| &lex.slice()[1..])]
     Register(&'s str),
     #[regex(r"[0-9]+|0[xX][0-9a-fA-F]+", |lex| lex.slice())]
     Int(&'s str),
@@ -124,6 +140,13 @@ impl std::fmt::Display for Tok<'_> {
 pub fn token_text(tok: &Tok<'_>) -> &'static str {
     match tok {
         Tok::Entry => ".entry",
+        Tok::Version => ".version",
+        Tok::Target => ".target",
+        Tok::AddressSize => ".address_size",
+        Tok::Visible => ".visible",
+        Tok::Weak => ".weak",
+        Tok::Extern => ".extern",
+        Tok::Align => ".align",
         Tok::Reg => ".reg",
         Tok::Param => ".param",
         Tok::Global => ".global",

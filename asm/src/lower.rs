@@ -276,6 +276,12 @@ impl Assembler {
         for s in stmts {
             match &s.node {
                 Stmt::Param { ty, name, default } => self.param(ty, name, default.as_ref(), diags),
+                // A PTX entry's parameters are kernel parameters.
+                Stmt::EntryOpen { params, .. } => {
+                    for p in params {
+                        self.param(&p.ty, &p.name, None, diags);
+                    }
+                }
                 Stmt::Label { name } => {
                     if let Some(prev) = self.label_spans.get(name.node) {
                         diags.push(
@@ -497,7 +503,18 @@ impl Assembler {
                 buffer,
                 fields,
             } => self.dma(side, buffer, fields, diags),
-            Stmt::EntryOpen { name } => match &self.entry {
+            Stmt::Header { directive, value } => {
+                if *directive == "address_size" && !matches!(value.node, "32" | "64") {
+                    diags.push(
+                        Diagnostic::error(
+                            format!("`.address_size {}` is not supported", value.node),
+                            value.span.clone(),
+                        )
+                        .label("expected 32 or 64"),
+                    );
+                }
+            }
+            Stmt::EntryOpen { name, .. } => match &self.entry {
                 Some(e) => diags.push(
                     Diagnostic::error("only one `.entry` per file", name.span.clone())
                         .label("second kernel")
