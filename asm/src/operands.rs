@@ -396,7 +396,30 @@ impl Lowering<'_> {
         operands: &[Spanned<AstOperand<'_>>],
         stmt_span: &Span,
     ) -> Result<Vec<VInstr>, Vec<Diagnostic>> {
-        let (op, mods) = resolve_mnemonic(mnemonic.node, &mnemonic.span).map_err(|d| vec![d])?;
+        // PTX spellings of the block barrier: `bar.sync 0`, `barrier.sync 0`.
+        let mut operands = operands;
+        if matches!(
+            mnemonic.node,
+            "bar.sync" | "barrier.sync" | "bar.sync.aligned" | "barrier.sync.aligned"
+        ) && operands.len() == 1
+        {
+            if let AstOperand::Expr(e) = &operands[0].node
+                && const_int(e, &self.scope.params).ok() == Some(0)
+            {
+                operands = &[];
+            } else {
+                return Err(vec![
+                    Diagnostic::error("only barrier 0 exists", operands[0].span.clone())
+                        .label("the SPU has one block-wide barrier")
+                        .help("write `bar.sync 0;`"),
+                ]);
+            }
+        }
+        let text = match mnemonic.node {
+            "barrier.sync" | "bar.sync.aligned" | "barrier.sync.aligned" => "bar.sync",
+            other => other,
+        };
+        let (op, mods) = resolve_mnemonic(text, &mnemonic.span).map_err(|d| vec![d])?;
         let spec = op.spec();
         let mut errors = Vec::new();
         let mut st = Stmt {
@@ -1029,6 +1052,58 @@ impl Lowering<'_> {
         st: &mut Stmt,
     ) -> Result<Operand, Diagnostic> {
         let scope = self.scope;
+        // `[sym]`, `[sym+off]`: the address goes into a temporary first.
+        if base.is_none()
+            && mods.space != Some(Space::Param)
+            && let Some(e) = offset
+            && let Some(found) = symbol(&e.node, scope)
+        {
+            let (sym, off) = found?;
+            if !SYMBOL_OFFSET_RANGE.contains(&off) {
+                return Err(Diagnostic::error(
+                    format!("offset `{off}` is out of range"),
+                    e.span.clone(),
+                )
+                .label(format!(
+                    "expected {}..={}",
+                    SYMBOL_OFFSET_RANGE.start(),
+                    SYMBOL_OFFSET_RANGE.end()
+                )));
+            }
+            let t = self.vregs.add(Class::Single, None);
+            let mov = Opcode::from_mnemonic("mov").expect("mov row");
+            let instr = Instr::new(
+                mov,
+                Guard::Always,
+                Mods {
+                    ty: Some(Ty::U32),
+                    ..Mods::default()
+                },
+                &[Operand::Reg(0), Operand::Symbol { sym, offset: off }],
+            )
+            .map_err(|err| Diagnostic::error(err.to_string(), span.clone()))?;
+            st.pre.push(VInstr {
+                instr,
+                refs: vec![RegRef {
+                    slot: Slot::Operand(0),
+                    vreg: t,
+                    offset: 0,
+                    part: false,
+                }],
+                target: None,
+            });
+            st.refs.push(RegRef {
+                slot: Slot::Base(k),
+                vreg: t,
+                offset: 0,
+                part: false,
+            });
+            return Ok(Operand::Mem {
+                base: Some(0),
+                wide: false,
+                offset: 0,
+            });
+        }
         let (has_base, wide) = match base {
             Some(b) => {
                 let wide = matches!(

@@ -129,3 +129,30 @@ fn immediates_the_machine_cannot_hold_are_materialised() {
     assert_eq!(out[1], 70_015);
     assert_eq!(out[2], 2.0f32.mul_add(3.0, 0.333).to_bits());
 }
+
+#[test]
+fn symbol_plus_offset_addresses_and_ptx_barriers_run() {
+    let src = "\
+.global .u32 out[2] = zeros;
+.launch grid(1, 1) block(2);
+.entry symbols {
+    .reg .u32 %r<4>;
+    .reg .pred %p0;
+    .shared .align 4 .b32 sh[2];
+    mov.u32 %r0, %tid.x;
+    add.u32 %r1, %r0, 40;
+    setp.eq.u32 %p0, %r0, 0;
+    @%p0 st.shared.u32 [sh], %r1;
+    @!%p0 st.shared.u32 [sh+4], %r1;
+    bar.sync 0;
+    ld.shared.u32 %r2, [sh+4];
+    ld.shared.u32 %r3, [sh];
+    add.u32 %r2, %r2, %r3;
+    @%p0 st.global.u32 [out], %r2;
+    @!%p0 st.global.u32 [out+4], %r3;
+    exit;
+}
+";
+    let out = run(src);
+    assert_eq!(out, [81, 40]);
+}

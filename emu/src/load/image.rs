@@ -404,7 +404,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
 /// Parameters, buffers and shared arrays of the emulator's memory model hold 32-bit
 /// words; other element types are refused here with the declaration's name.
 fn check_word_types(module: &Module) -> Result<(), LoadError> {
-    let word = |t: Ty| matches!(t, Ty::U32 | Ty::S32 | Ty::F32);
+    let word = |t: Ty| matches!(t, Ty::U32 | Ty::S32 | Ty::F32 | Ty::B32);
     let bad = module
         .params
         .iter()
@@ -419,7 +419,7 @@ fn check_word_types(module: &Module) -> Result<(), LoadError> {
         .find(|(_, _, t)| !word(*t));
     match bad {
         Some((what, name, ty)) => Err(LoadError::Machine(format!(
-            "{what} `{name}` is .{ty}: the emulator's memory holds .u32, .s32 and .f32 elements only; declare it with one of those types"
+            "{what} `{name}` is .{ty}: the emulator's memory holds 32-bit elements only (.u32, .s32, .b32, .f32); declare it with one of those types"
         ))),
         None => Ok(()),
     }
