@@ -85,11 +85,21 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
         return Err(KernelError::NotText { path: p });
     }
     match spu_asm::assemble_module(&p, &text) {
-        Ok((module, warnings)) => Ok(Kernel {
-            module,
-            warnings: warnings.render(&p, &text),
-            sources: HashMap::from([(p, text)]),
-        }),
+        Ok((module, warnings)) => {
+            // Included files are quoted in run-time errors too.
+            let mut sources: HashMap<String, String> = warnings
+                .files
+                .iter()
+                .map(|f| (f.name.clone(), f.text.clone()))
+                .collect();
+            let rendered = warnings.render(&p, &text);
+            sources.insert(p, text);
+            Ok(Kernel {
+                module,
+                warnings: rendered,
+                sources,
+            })
+        }
         Err(diags) => Err(KernelError::Assembly {
             errors: diags.error_count(),
             rendered: diags.render(&p, &text),

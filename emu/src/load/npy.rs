@@ -59,8 +59,9 @@ const MAX_HEADER: usize = 1 << 16;
 pub fn dtype(ty: Ty) -> &'static str {
     match ty {
         Ty::F32 => "<f4",
-        Ty::U32 => "<u4",
         Ty::S32 => "<i4",
+        // The loader only admits 32-bit element types (see `load::check_word_types`).
+        _ => "<u4",
     }
 }
 
@@ -163,13 +164,13 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
             .into_iter()
             .map(f32::to_bits)
             .collect(),
-        Ty::U32 => file.into_vec::<u32>().map_err(format)?,
         Ty::S32 => file
             .into_vec::<i32>()
             .map_err(format)?
             .into_iter()
             .map(|v| v as u32)
             .collect(),
+        _ => file.into_vec::<u32>().map_err(format)?,
     };
     Ok(words)
 }
@@ -209,7 +210,19 @@ pub fn encode_to(
             w.extend(words.iter().map(|&b| f32::from_bits(b)))?;
             w.finish()?;
         }
-        Ty::U32 => {
+        // The loader only admits 32-bit element types (see `load::check_word_types`).
+        Ty::U32
+        | Ty::B32
+        | Ty::U64
+        | Ty::S64
+        | Ty::F64
+        | Ty::U16
+        | Ty::S16
+        | Ty::U8
+        | Ty::S8
+        | Ty::B8
+        | Ty::B16
+        | Ty::B64 => {
             let mut w = npyz::WriteOptions::<u32>::new()
                 .default_dtype()
                 .shape(dims)
