@@ -52,15 +52,7 @@ fn private_null(dir: &Path) -> Option<PathBuf> {
 
 fn fifo(dir: &Path, name: &str) -> Option<PathBuf> {
     let p = dir.join(name);
-    let ok = Command::new("mkfifo")
-        .arg(&p)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: mkfifo is not available");
-        return None;
-    }
-    Some(p)
+    spu_io::testing::make_fifo(&p).then_some(p)
 }
 
 /// Entries of `dir` other than `keep` (leftover temporaries).
@@ -344,32 +336,6 @@ fn a_binary_cannot_make_the_emulator_quote_files_the_user_did_not_name() {
     );
 }
 
-/// The write end of a pipe whose read end is already closed, so every write to it
-/// fails with a broken pipe (a FIFO opened without blocking, then its reader
-/// dropped). `None`, with the reason printed, when `mkfifo` is missing.
-fn closed_pipe() -> Option<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = tempfile::tempdir().ok()?;
-    let path = dir.path().join("pipe");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&path)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !made {
-        eprintln!("skipped: mkfifo is not available");
-        return None;
-    }
-    const O_NONBLOCK: i32 = 0o4000;
-    let reader = std::fs::File::options()
-        .read(true)
-        .custom_flags(O_NONBLOCK)
-        .open(&path)
-        .ok()?;
-    let writer = std::fs::File::options().write(true).open(&path).ok()?;
-    drop(reader);
-    Some(writer)
-}
-
 #[test]
 fn a_closed_standard_output_ends_quietly() {
     for args in [
@@ -383,7 +349,7 @@ fn a_closed_standard_output_ends_quietly() {
             "100000",
         ],
     ] {
-        let Some(closed) = closed_pipe() else {
+        let Some(closed) = spu_io::testing::closed_pipe() else {
             return;
         };
         let child = emu_cmd(&args)

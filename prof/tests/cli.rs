@@ -338,36 +338,10 @@ fn outputs_are_safe_and_distinct() {
     );
 }
 
-/// The write end of a pipe whose read end is already closed, so every write to it
-/// fails with a broken pipe (a FIFO opened without blocking, then its reader
-/// dropped). `None`, with the reason printed, when `mkfifo` is missing.
-fn closed_pipe() -> Option<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = tempfile::tempdir().ok()?;
-    let path = dir.path().join("pipe");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&path)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !made {
-        eprintln!("skipped: mkfifo is not available");
-        return None;
-    }
-    const O_NONBLOCK: i32 = 0o4000;
-    let reader = std::fs::File::options()
-        .read(true)
-        .custom_flags(O_NONBLOCK)
-        .open(&path)
-        .ok()?;
-    let writer = std::fs::File::options().write(true).open(&path).ok()?;
-    drop(reader);
-    Some(writer)
-}
-
 #[test]
 fn a_closed_standard_output_ends_quietly() {
     for args in [vec!["--list-models"], vec!["samples/vecadd.spu", "-q"]] {
-        let Some(closed) = closed_pipe() else {
+        let Some(closed) = spu_io::testing::closed_pipe() else {
             return;
         };
         let out = Command::new(env!("CARGO_BIN_EXE_spu-prof"))

@@ -49,14 +49,8 @@ pub fn source(u: &mut Unstructured) -> Result<String> {
     if buffers > 0 && u.ratio(1, 4)? {
         let side = *u.choose(&["north", "south", "east", "west"])?;
         let _ = write!(s, ".dma {side} B0");
-        for field in [
-            "rows",
-            "cols",
-            "row_stride",
-            "tile_stride",
-            "iu_stride",
-            "tiles",
-        ] {
+        // `offset`, `delay` and `iu_delay` are optional; the others sometimes go missing.
+        for field in spu_isa::format::DMA_FIELDS {
             if u.ratio(9, 10)? {
                 let _ = write!(s, ", {field}={}", expr(u, &PARAMS[..params], 2)?);
             }

@@ -59,16 +59,7 @@ pub fn expr(u: &mut Unstructured, params: usize, max: usize) -> Result<Expr> {
     let mut depth = 0usize;
     for _ in 0..n {
         let node = match u.int_in_range(0..=5)? {
-            0 | 1 if depth >= 2 => Node::Binary(*u.choose(&[
-                BinOp::Add,
-                BinOp::Sub,
-                BinOp::Mul,
-                BinOp::Div,
-                BinOp::Rem,
-                BinOp::Min,
-                BinOp::Max,
-                BinOp::CeilDiv,
-            ])?),
+            0 | 1 if depth >= 2 => Node::Binary(*u.choose(&BinOp::ALL)?),
             2 if depth >= 1 => Node::Neg,
             3 if params > 0 => Node::Param(u.int_in_range(0..=params as u16 - 1)?),
             _ => Node::Const(*u.choose(&[0i64, 1, 2, 7, 32, -1, i64::MIN, i64::MAX])?),
