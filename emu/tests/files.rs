@@ -478,3 +478,33 @@ fn ctrl_c_while_reading_an_input_ends_the_run() {
     let (code, err) = wait_at_most(child, Duration::from_secs(10));
     assert_eq!(code, Some(130), "{err}");
 }
+
+#[test]
+fn sigkill_while_writing_leaves_no_temporaries() {
+    // Killed at any moment, a run leaves either nothing or the complete output.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.npy");
+    // The run itself takes under a second, writing the dump a few hundred milliseconds.
+    for delay_ms in [200, 500, 700, 850, 1000, 1200] {
+        let _ = std::fs::remove_file(&out);
+        let mut child = emu_cmd(&[
+            "emu/tests/matrix/big_dump.spu",
+            "-q",
+            "--dump",
+            &format!("A={}", out.display()),
+        ])
+        .spawn()
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let left = leftovers(dir.path(), &["a.npy"]);
+        assert_eq!(left, Vec::<String>::new(), "killed after {delay_ms} ms");
+        if out.exists() {
+            assert_eq!(
+                std::fs::metadata(&out).unwrap().len(),
+                64 * 1024 * 1024 + 128
+            );
+        }
+    }
+}

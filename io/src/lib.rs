@@ -18,6 +18,7 @@ pub mod input;
 pub mod interrupt;
 pub mod output;
 pub mod paths;
+mod temp;
 pub mod testing;
 
 pub use input::{

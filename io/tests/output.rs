@@ -150,11 +150,12 @@ fn an_uncommitted_output_leaves_nothing() {
     {
         let mut out = OutputFile::create(&file).unwrap();
         out.write_all(&[1u8; 200_000]).unwrap();
-        assert_eq!(
-            others(dir.path(), &["out.json"]).len(),
-            1,
-            "a temporary exists"
-        );
+        let visible = others(dir.path(), &["out.json"]).len();
+        if visible > 0 {
+            // Without O_TMPFILE the temporary has a name until it is dropped.
+            eprintln!("note: this file system cannot make unnamed temporaries");
+            assert_eq!(visible, 1, "one named temporary");
+        }
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"old");
     assert_eq!(others(dir.path(), &["out.json"]), Vec::<String>::new());
