@@ -44,7 +44,7 @@ fn main() -> ExitCode {
             // The reader of standard output went away: end quietly, as `cat` would.
             Some(code @ spu_io::exit::CLOSED_PIPE) => ExitCode::from(code),
             code => {
-                eprintln!("error: {e:#}");
+                spu_io::reportln!("error: {e:#}");
                 ExitCode::from(code.unwrap_or(1))
             }
         },
@@ -99,7 +99,7 @@ fn run(cli: &Cli) -> Result<()> {
     let path = cli.input.to_string_lossy();
     match spu_asm::assemble(&path, &src) {
         Ok((bin, warnings)) => {
-            eprint!("{}", warnings.render(&path, &src));
+            spu_io::report!("{}", warnings.render(&path, &src));
             if cli.check {
                 return Ok(());
             }
@@ -110,7 +110,7 @@ fn run(cli: &Cli) -> Result<()> {
             write_output(cli, &out, &bin)
         }
         Err(diags) => {
-            eprint!("{}", diags.render(&path, &src));
+            spu_io::report!("{}", diags.render(&path, &src));
             bail!(
                 "`{}`: {} error{} found, nothing written",
                 path,

@@ -218,7 +218,7 @@ fn run(cli: &Cli) -> Result<()> {
                 control.sample_interval = Some(DEFAULT_SAMPLE_INTERVAL);
             }
             let s = session::run(kernel, &cli.run, control, !cli.quiet, &mut |w| {
-                eprint!("{w}")
+                spu_io::report!("{w}")
             })?;
             sources.extend(s.kernel.sources.clone());
             let stats = Stats::new(&s.result, &s.image, &s.machine);
