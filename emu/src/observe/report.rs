@@ -89,7 +89,8 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
     }
     let _ = writeln!(
         s,
-        "off-chip   {} words loaded, {} stored ({} spilled, {} restored)",
+        "off-chip   {} words: {} loaded, {} stored ({} spilled, {} restored)",
+        grouped(t.load_words + t.store_words),
         grouped(t.load_words),
         grouped(t.store_words),
         grouped(t.spill_words),
