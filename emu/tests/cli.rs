@@ -237,7 +237,7 @@ fn bad_command_lines_and_files_are_reported() {
         (&["emu/tests/faults/iu_fpu.spu"], "floating-point unit"),
         (
             &["emu/tests/faults/mismatched_syncs.spu", "--grid", "2x1"],
-            "producer has synced 2 times, consumer 1 times",
+            "block (0, 0) made 2 syncs on this link, block (1, 0) 1 sync",
         ),
         (
             &["emu/tests/faults/no_port.spu"],

@@ -47,6 +47,10 @@ pub struct RunArgs {
     /// stalls and time-dependent counters are not modelled.
     #[arg(long)]
     pub functional: bool,
+    /// Do not stop at a CB read of a word its producer has not written since the
+    /// link last switched (the CB checker, on by default, costs about 1%).
+    #[arg(long)]
+    pub no_cb_check: bool,
 }
 
 impl RunArgs {
@@ -87,6 +91,7 @@ impl RunArgs {
             functional: self.functional,
             interrupt: None,
             activity: false,
+            cb_check: !self.no_cb_check,
         }
     }
 
