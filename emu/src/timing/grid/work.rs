@@ -30,6 +30,7 @@ impl Grid<'_> {
             iu: None,
             entry: 0,
             shared_bytes: self.image.shared_bytes,
+            sm_grid: [self.geo.cols, self.geo.rows],
         };
         let program = &self.image.program;
         self.engines[u] = None;
@@ -104,6 +105,7 @@ impl Grid<'_> {
                 iu: None,
                 entry: 0,
                 shared_bytes: 0,
+                sm_grid: [self.geo.cols, self.geo.rows],
             },
             0,
             &self.image.program,

@@ -117,7 +117,12 @@ impl Unit {
                 charge(Component::Spp, threads)
             }
             TimingClass::Fpu => charge(Component::Fpup, threads),
-            TimingClass::Sfu => charge(Component::Sfup, threads),
+            // GPGPU-Sim's GTX 480 runs double precision on the SFU pipeline.
+            TimingClass::Sfu | TimingClass::Dp | TimingClass::DpDiv => {
+                charge(Component::Sfup, threads)
+            }
+            // Shuffles move words through the shared-memory crossbar.
+            TimingClass::Shuffle => charge(Component::Shrdp, 1),
             _ => {}
         }
         pcc.issued += 1;

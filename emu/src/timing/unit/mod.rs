@@ -176,6 +176,7 @@ impl Unit {
                 iu: None,
                 entry: 0,
                 shared_bytes: 0,
+                sm_grid: [0; 2],
             },
             schedulers: vec![Scheduler::default(); n],
             pipes: timing.pipes.map(|n| vec![0; n]),
