@@ -22,7 +22,10 @@ fn emu(args: &[&str]) -> Output {
 /// The line number of the first line of fault kernel `file` containing `marker`.
 fn line_with(file: &str, marker: &str) -> usize {
     let text = std::fs::read_to_string(root().join("emu/tests/faults").join(file)).unwrap();
-    1 + text.lines().position(|l| l.contains(marker)).expect("marker")
+    1 + text
+        .lines()
+        .position(|l| l.contains(marker))
+        .expect("marker")
 }
 
 /// Runs a kernel that must fail and returns its standard error.
@@ -61,7 +64,9 @@ fn a_deadlock_across_passes_names_the_kernel_code_not_the_runtime() {
 #[test]
 fn a_wait_cycle_lists_the_ring_and_nothing_else() {
     let err = fails(&["emu/tests/faults/sync_cycle.spu", "--grid", "2x2", "-q"]);
-    assert!(err.contains("wait cycle: SM (0, 0) -> SM (1, 0) -> SM (1, 1) -> SM (0, 1) -> SM (0, 0)"));
+    assert!(
+        err.contains("wait cycle: SM (0, 0) -> SM (1, 0) -> SM (1, 1) -> SM (0, 1) -> SM (0, 0)")
+    );
     insta::assert_snapshot!("deadlock_cycle", err);
 }
 
@@ -79,7 +84,9 @@ fn other_waiting_units_are_counted_not_described() {
     ]);
     assert_eq!(err.matches("running the north IU code").count(), 1, "{err}");
     assert!(
-        err.contains("7 other units wait too: north IU 1, north IU 2, north IU 3, north IU 4 and 3 more"),
+        err.contains(
+            "7 other units wait too: north IU 1, north IU 2, north IU 3, north IU 4 and 3 more"
+        ),
         "{err}"
     );
 }
@@ -103,7 +110,10 @@ fn the_cb_checker_sees_through_spills_and_restores() {
         "PARTIAL=1",
         "-q",
     ]);
-    assert!(err.contains("in block (2, 0) on SM (0, 0), thread (16, 0, 0)"), "{err}");
+    assert!(
+        err.contains("in block (2, 0) on SM (0, 0), thread (16, 0, 0)"),
+        "{err}"
+    );
     insta::assert_snapshot!("cb_stale_across_passes", err);
     // Block 2 itself writes its second tile in full: block 3 reads clean data.
     let out = emu(&[
@@ -116,7 +126,11 @@ fn the_cb_checker_sees_through_spills_and_restores() {
         "PARTIAL=3",
         "-q",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The case: a CB kernel with every east/west blocksync removed from both
@@ -134,14 +148,29 @@ fn removing_every_sync_on_a_link_stops_at_the_first_bad_read() {
         .lines()
         .position(|l| l.contains("ld.cb.west.f32 %f0, [%r11];"))
         .unwrap();
-    assert!(read_line >= 100, "the layout check below wants a 3-digit line");
+    assert!(
+        read_line >= 100,
+        "the layout check below wants a 3-digit line"
+    );
     let path = dir.path().join("no_east_west.spu");
     std::fs::write(&path, broken).unwrap();
     let path = path.to_str().unwrap();
     for mode in [&[][..], &["--functional"][..]] {
         let mut args = vec![path, "-q"];
         args.extend(mode);
-        let err = fails(&args);
+        let all = fails(&args);
+        // The assembler already warns that the SM code never syncs these sides.
+        assert!(
+            all.starts_with(
+                "warning: this code reads the west CB but never syncs on the west link"
+            ),
+            "{mode:?}: {all}"
+        );
+        assert!(
+            all.contains("warning: this code writes the east CB but never syncs on the east link"),
+            "{all}"
+        );
+        let err = &all[all.find("\nerror: ").expect("a run-time error") + 1..];
         let first = err.lines().next().unwrap();
         assert!(
             first.starts_with("error: CB read of word 0 (byte address 0x0) on the west link"),

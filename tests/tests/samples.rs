@@ -154,7 +154,11 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         .map(|(f, _)| repo_path(&format!("samples/{f}")))
         .collect();
     for sample in spu_tests::sources("samples") {
-        assert!(listed.contains(&sample), "{} is not listed", sample.display());
+        assert!(
+            listed.contains(&sample),
+            "{} is not listed",
+            sample.display()
+        );
     }
     for (file, defines) in cases {
         let path = repo_path(&format!("samples/{file}"));

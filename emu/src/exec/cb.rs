@@ -165,7 +165,11 @@ mod tests {
         p.switch_with(&mut c);
         let mut out = [0; 32];
         let addrs: Lanes = std::array::from_fn(|l| 4 * l as u32);
-        assert_eq!(c.read_lanes(&addrs, 0b111, &mut out), Err(1), "word 1 unwritten");
+        assert_eq!(
+            c.read_lanes(&addrs, 0b111, &mut out),
+            Err(1),
+            "word 1 unwritten"
+        );
         assert_eq!(c.reads, 0, "a refused read reads nothing");
         c.checked = false;
         c.read_lanes(&addrs, 0b111, &mut out).unwrap();

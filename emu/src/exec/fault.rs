@@ -113,7 +113,11 @@ impl fmt::Display for FaultKind {
             } => write!(
                 f,
                 "the DMA storer's tile {tile} for `{buffer}` includes CB word {word}, which its producer has not written since the link last switched (it wrote {})",
-                if *held == 1 { "1 word".to_string() } else { format!("{held} words") }
+                if *held == 1 {
+                    "1 word".to_string()
+                } else {
+                    format!("{held} words")
+                }
             ),
             FaultKind::DmaOutOfBounds {
                 buffer,

@@ -101,9 +101,7 @@ fn instr_line(kernel: &Kernel, pc: u32) -> String {
 /// the notes below it align to.
 fn quote_source(s: &mut String, kernel: &Kernel, pc: u32) -> usize {
     let (at, text) = location(kernel, pc);
-    let w = text
-        .as_ref()
-        .map_or(2, |(line, _)| line.to_string().len());
+    let w = text.as_ref().map_or(2, |(line, _)| line.to_string().len());
     let _ = writeln!(s, "{:w$} --> {at}", "");
     if let Some((line, text)) = text {
         let _ = writeln!(s, "{:w$} |", "");
@@ -227,7 +225,10 @@ fn ranges(ws: &[u32]) -> String {
 fn render_warps(s: &mut String, w: &Waiting, kernel: &Kernel, image: &Image) {
     let mut groups: Vec<(u32, WarpState, Vec<u32>)> = Vec::new();
     for &(warp, pc, state) in &w.warps {
-        match groups.iter_mut().find(|(p, st, _)| *p == pc && *st == state) {
+        match groups
+            .iter_mut()
+            .find(|(p, st, _)| *p == pc && *st == state)
+        {
             Some((_, _, ws)) => ws.push(warp),
             None => groups.push((pc, state, vec![warp])),
         }
@@ -285,7 +286,11 @@ fn render_history(
     let _ = writeln!(s, "       {end} {unit}: {}", count(total, "sync"));
     let skipped = records.len().saturating_sub(HISTORY_SHOWN);
     if skipped > 0 {
-        let _ = writeln!(s, "         ... {} before these", count(skipped as u64, "work item"));
+        let _ = writeln!(
+            s,
+            "         ... {} before these",
+            count(skipped as u64, "work item")
+        );
     }
     for r in &records[skipped..] {
         let _ = writeln!(
@@ -403,7 +408,9 @@ fn render_deadlock(
     );
     let names: Vec<String> = chain.iter().map(|w| w.unit.to_string()).collect();
     let path = names.join(" -> ");
-    let last = chain.last().map_or_else(String::new, |w| w.unit.to_string());
+    let last = chain
+        .last()
+        .map_or_else(String::new, |w| w.unit.to_string());
     let summary = match end {
         ChainEnd::Cycle => format!(
             "wait cycle: {path} -> {}; each waits for the next",

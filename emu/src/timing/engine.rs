@@ -227,15 +227,11 @@ impl Engine {
                 env.traffic.store_words += u64::from(n);
                 env.traffic.spill_words += u64::from(n);
                 env.traffic.engine_store_words += u64::from(n);
-                env.spills
-                    .entry(key)
-                    .or_default()
-                    .tiles
-                    .push(SpilledTile {
-                        words,
-                        valid,
-                        ready_at,
-                    });
+                env.spills.entry(key).or_default().tiles.push(SpilledTile {
+                    words,
+                    valid,
+                    ready_at,
+                });
                 Ok(at + busy)
             }
             Task::Restore { next, .. } => {

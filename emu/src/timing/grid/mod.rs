@@ -187,7 +187,11 @@ impl<'a> Grid<'a> {
     /// The CB checker: stop at a code read of a CB word its producer has not
     /// written since the link last switched.
     pub fn cb_check(mut self, on: bool) -> Self {
-        for port in self.units.iter_mut().flat_map(|u| u.ports.iter_mut().flatten()) {
+        for port in self
+            .units
+            .iter_mut()
+            .flat_map(|u| u.ports.iter_mut().flatten())
+        {
             port.checked = on;
         }
         self

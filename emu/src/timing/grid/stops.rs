@@ -9,12 +9,7 @@ use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, SyncsBy};
 use crate::timing::engine::DmaFault;
 
 impl Grid<'_> {
-    pub(super) fn engine_stop(
-        &self,
-        u: usize,
-        f: DmaFault,
-        now: u64,
-    ) -> Box<Stop> {
+    pub(super) fn engine_stop(&self, u: usize, f: DmaFault, now: u64) -> Box<Stop> {
         let role = self.role(u);
         let buffer = match self.engines[u].as_ref().map(|e| &e.task) {
             Some(Task::Dma { plan, .. }) => plan.buffer,
@@ -92,7 +87,13 @@ impl Grid<'_> {
 
     /// What stuck unit `u` waits for.
     fn blocked(&self, u: usize) -> Blocked {
-        let other = |l: &Link| if l.producer == u { l.consumer } else { l.producer };
+        let other = |l: &Link| {
+            if l.producer == u {
+                l.consumer
+            } else {
+                l.producer
+            }
+        };
         if let Some(e) = &self.engines[u] {
             if e.is_waiting() {
                 if self.global_sync {
@@ -104,9 +105,11 @@ impl Grid<'_> {
                 };
             }
             if let Task::Restore { key, .. } = &e.task {
-                let spills = |i: &WorkItem| matches!(i.role, Role::Spill { key: k, .. } if k == *key);
+                let spills =
+                    |i: &WorkItem| matches!(i.role, Role::Spill { key: k, .. } if k == *key);
                 let spiller = (0..self.units.len()).find(|&v| {
-                    self.current[v].as_ref().is_some_and(spills) || self.queues[v].iter().any(spills)
+                    self.current[v].as_ref().is_some_and(spills)
+                        || self.queues[v].iter().any(spills)
                 });
                 return Blocked::Tiles(spiller);
             }
@@ -347,4 +350,3 @@ enum Blocked {
     /// A restore waits for spilled tiles that the unit given has not written.
     Tiles(Option<usize>),
 }
-
