@@ -83,7 +83,7 @@ fn the_same_run_twice_gives_identical_stats() {
 }
 
 #[test]
-fn stats_have_the_contract_keys() {
+fn stats_have_the_documented_keys() {
     let out = emu(&["samples/reduction.spu", "-q", "--stats", "-"]);
     assert!(out.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

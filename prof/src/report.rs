@@ -1,6 +1,6 @@
 //! Reports of a [`Breakdown`]: the default table (components sorted by energy,
 //! leakage by unit type, static vs dynamic, power, time, energy-delay product),
-//! JSON and CSV with the contract's keys, the kernel source annotated with energy
+//! JSON and CSV with the documented keys, the kernel source annotated with energy
 //! per line, and two runs side by side.
 
 use crate::energy::Breakdown;
@@ -108,7 +108,7 @@ pub fn table_report(b: &Breakdown) -> String {
     s
 }
 
-/// The contract's JSON keys (`leakage_w`, `static_j`, `dynamic_j`, `total_j`,
+/// The documented JSON keys (`leakage_w`, `static_j`, `dynamic_j`, `total_j`,
 /// `cycles`, `components`, `lines`) and the rest of the breakdown.
 pub fn json_report(b: &Breakdown) -> String {
     // Plain structs with string keys: serialisation cannot fail.

@@ -1,4 +1,4 @@
-//! The run options `spu-emu` and `spu-prof` share (architecture contract, section 5),
+//! The run options `spu-emu` and `spu-prof` share (same names, same meaning in both),
 //! and how they resolve into a machine and load options.
 
 use crate::load::LoadOptions;
