@@ -9,6 +9,7 @@ pub mod diag;
 pub mod disasm;
 mod eval;
 pub mod lexer;
+mod lint;
 mod lower;
 mod operands;
 pub mod parse;

@@ -949,6 +949,7 @@ impl Assembler {
         }
         self.check_units(&code, &succ, diags);
         self.check_end(&code, &succ, diags);
+        self.check_syncs(&code, &succ, diags);
         self.module.iu_entry = self.iu_entry.as_ref().map(|(pc, _)| *pc);
         for (pc, instr) in code.iter().enumerate() {
             match instr.encode() {
@@ -957,6 +958,19 @@ impl Assembler {
             }
         }
         (!diags.has_errors()).then(|| std::mem::replace(&mut self.module, empty_module(Vec::new())))
+    }
+
+    /// Synchronisation warnings: CB sides never synced, barriers under divergence.
+    fn check_syncs(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+        let mut entries = vec![0];
+        entries.extend(self.iu_entry.as_ref().map(|(pc, _)| *pc as usize));
+        for f in crate::lint::check(code, succ, &entries) {
+            let mut d = Diagnostic::warning(f.message, self.instrs[f.pc].1.clone()).label(f.label);
+            if let Some((pc, label)) = f.related {
+                d = d.with_secondary(self.instrs[pc].1.clone(), label);
+            }
+            diags.push(d.help(f.help));
+        }
     }
 
     /// Warns when execution can fall through the last instruction: the emulator would

@@ -83,7 +83,7 @@ fn the_same_run_twice_gives_identical_stats() {
 }
 
 #[test]
-fn stats_have_the_contract_keys() {
+fn stats_have_the_documented_keys() {
     let out = emu(&["samples/reduction.spu", "-q", "--stats", "-"]);
     assert!(out.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -237,7 +237,7 @@ fn bad_command_lines_and_files_are_reported() {
         (&["emu/tests/faults/iu_fpu.spu"], "floating-point unit"),
         (
             &["emu/tests/faults/mismatched_syncs.spu", "--grid", "2x1"],
-            "producer has synced 2 times, consumer 1 times",
+            "block (0, 0) made 2 syncs on this link, block (1, 0) 1 sync",
         ),
         (
             &["emu/tests/faults/no_port.spu"],

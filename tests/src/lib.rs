@@ -125,7 +125,7 @@ pub fn run_with(path: &Path, machine: &Machine, defines: &[&str]) -> Ran {
         .unwrap_or_else(|stop| {
             panic!(
                 "{}",
-                spu_emu::observe::report::render_stop(&stop, &kernel, &after)
+                spu_emu::observe::stopped::render_stop(&stop, &kernel, &after)
             )
         });
     Ran {

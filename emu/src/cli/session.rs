@@ -178,7 +178,7 @@ fn simulate_loaded(
             result,
         }),
         Err(stop) => Err(SessionError::Stopped {
-            rendered: report::render_stop(&stop, &kernel, &image),
+            rendered: crate::observe::stopped::render_stop(&stop, &kernel, &image),
             interrupted: matches!(*stop, crate::Stop::Interrupted { .. }),
             path: kernel_path.display().to_string(),
         }),

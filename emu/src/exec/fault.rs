@@ -25,6 +25,22 @@ pub enum FaultKind {
     PastTheEnd { last: u32 },
     /// A CB access or directional blocksync on a side where the unit has no link.
     NoCbPort { side: spu_isa::Side },
+    /// A CB read of a word the producer has not written since the link last
+    /// switched (the CB checker): stale data, usually from a missing sync. `held`
+    /// is how many words of the buffer were written.
+    UnwrittenCb {
+        side: spu_isa::Side,
+        addr: u32,
+        held: u32,
+    },
+    /// A DMA storer's tile includes a CB word its producer has not written since
+    /// the link last switched (the CB checker).
+    DmaUnwritten {
+        buffer: String,
+        word: u32,
+        tile: u64,
+        held: u32,
+    },
     /// A DMA descriptor tile that reaches outside its buffer.
     DmaOutOfBounds {
         buffer: String,
@@ -79,6 +95,30 @@ impl fmt::Display for FaultKind {
                 f,
                 "this unit has no {side} Communication Buffer port (an IU has one port, towards the grid; data flows west->east and north->south)"
             ),
+            FaultKind::UnwrittenCb { side, addr, held } => write!(
+                f,
+                "CB read of word {} (byte address {addr:#x}) on the {side} link, which its producer has not written since the link last switched ({})",
+                addr / 4,
+                match held {
+                    0 => "it wrote nothing".to_string(),
+                    1 => "it wrote 1 other word".to_string(),
+                    n => format!("it wrote {n} other words"),
+                }
+            ),
+            FaultKind::DmaUnwritten {
+                buffer,
+                word,
+                tile,
+                held,
+            } => write!(
+                f,
+                "the DMA storer's tile {tile} for `{buffer}` includes CB word {word}, which its producer has not written since the link last switched (it wrote {})",
+                if *held == 1 {
+                    "1 word".to_string()
+                } else {
+                    format!("{held} words")
+                }
+            ),
             FaultKind::DmaOutOfBounds {
                 buffer,
                 element,
@@ -110,6 +150,12 @@ impl FaultKind {
             }
             FaultKind::NoCbPort { .. } => {
                 "north IUs write south, west IUs write east, south IUs read north, east IUs read west"
+            }
+            FaultKind::UnwrittenCb { .. } => {
+                "a read sees what the producer wrote before the last sync both ends made on the link; check the syncs on both sides (`--no-cb-check` turns this check off)"
+            }
+            FaultKind::DmaUnwritten { .. } => {
+                "the descriptor's rows x cols must match the words the SM writes into the CB before each sync (`--no-cb-check` turns this check off)"
             }
             FaultKind::DmaOutOfBounds { .. } => {
                 "check offset, row_stride, tile_stride, iu_stride and tiles against the buffer's size"
