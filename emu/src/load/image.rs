@@ -242,14 +242,20 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     let mut shared_offsets = Vec::new();
     let mut shared_total: i64 = 0;
     for s in &module.shared {
-        shared_offsets.push(shared_total as u32);
+        // Arrays start at a multiple of 4 bytes, of their element size and of the
+        // alignment the source asked for (`.shared .align 16`).
+        let elem = i64::from(s.ty.bits() / 8);
+        let align = i64::from(s.align).max(elem).max(4);
+        shared_total = (shared_total.saturating_add(align - 1) / align).saturating_mul(align);
+        shared_offsets.push(shared_total.min(i64::from(u32::MAX)) as u32);
         let mut n: i64 = 1;
         for e in &s.dims {
             let what = format!("a dimension of shared array `{}`", s.name);
             n = n.saturating_mul(eval(e, &what)?.max(0));
         }
-        shared_total = shared_total.saturating_add(n.saturating_mul(4));
+        shared_total = shared_total.saturating_add(n.saturating_mul(elem));
     }
+    shared_total = shared_total.saturating_add(3) / 4 * 4;
     let shared_bytes = within(
         "the shared memory of a block in bytes".into(),
         shared_total,
