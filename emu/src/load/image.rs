@@ -445,8 +445,10 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     })
 }
 
-/// Parameters, buffers and shared arrays of the emulator's memory model hold 32-bit
-/// words; other element types are refused here with the declaration's name.
+/// Parameters and buffers of the emulator's memory model hold 32-bit words (their
+/// initialisers, `-D` values and `.npy` files are 32-bit); other element types are
+/// refused here with the declaration's name. Shared arrays may have any type: they
+/// are byte-addressed and laid out by element size.
 fn check_word_types(module: &Module) -> Result<(), LoadError> {
     let word = |t: Ty| matches!(t, Ty::U32 | Ty::S32 | Ty::F32 | Ty::B32);
     let bad = module
@@ -454,12 +456,6 @@ fn check_word_types(module: &Module) -> Result<(), LoadError> {
         .iter()
         .map(|p| ("parameter", &p.name, p.ty))
         .chain(module.buffers.iter().map(|b| ("buffer", &b.name, b.ty)))
-        .chain(
-            module
-                .shared
-                .iter()
-                .map(|s| ("shared array", &s.name, s.ty)),
-        )
         .find(|(_, _, t)| !word(*t));
     match bad {
         Some((what, name, ty)) => Err(LoadError::Machine(format!(
