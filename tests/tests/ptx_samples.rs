@@ -96,3 +96,21 @@ fn hotspot_ptx_matches_the_stencil_in_f32_and_f64() {
         }
     }
 }
+
+#[test]
+fn matmul_ptx_matches_a_triple_loop() {
+    let n = 64;
+    for (name, m) in machines() {
+        let ran = run_with(&repo_path("samples/ptx/matmul.spu"), &m, &[]);
+        let (a, b) = (ran.in_f32("A"), ran.in_f32("B"));
+        // The kernel accumulates with one fma per k, in k order, tile after tile.
+        let mut want = vec![0f64; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let sum = (0..n).fold(0f32, |s, k| a[i * n + k].mul_add(b[k * n + j], s));
+                want[i * n + j] = f64::from(sum);
+            }
+        }
+        assert_close(&ran.out_f32("C"), &want, 0.0, name);
+    }
+}
