@@ -114,3 +114,33 @@ fn matmul_ptx_matches_a_triple_loop() {
         assert_close(&ran.out_f32("C"), &want, 0.0, name);
     }
 }
+
+#[test]
+fn rowscan_ptx_running_sums_through_cbs_match_on_every_grid() {
+    let (p, q) = (6usize, 4usize);
+    let mut first: Option<Vec<u32>> = None;
+    for grid in ["4x4", "2x2", "3x1", "6x4"] {
+        let (cols, rows) = grid.split_once('x').unwrap();
+        let mut m = Machine::default();
+        m.set(&format!("grid.cols={cols}")).unwrap();
+        m.set(&format!("grid.rows={rows}")).unwrap();
+        let ran = run_with(&repo_path("samples/ptx/rowscan.spu"), &m, &[]);
+        let x = ran.in_f32("x");
+        let mut want = Vec::new();
+        for r in 0..q {
+            let mut running = 0f64;
+            for c in 0..p {
+                let at = (r * p + c) * 32;
+                running += x[at..at + 32].iter().map(|v| f64::from(*v)).sum::<f64>();
+                want.push(running);
+            }
+        }
+        assert_close(&ran.out_f32("out"), &want, 1e-5, grid);
+        // The order of every addition is fixed by the kernel, not by the grid.
+        let words = ran.out_u32("out");
+        match &first {
+            None => first = Some(words),
+            Some(f) => assert_eq!(f, &words, "{grid}: results differ from the 4x4 grid's"),
+        }
+    }
+}
