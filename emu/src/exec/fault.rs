@@ -19,6 +19,10 @@ pub enum FaultKind {
     },
     /// An address that is not a multiple of 4.
     Misaligned { space: Space, addr: u32 },
+    /// A 64-bit address register whose high word is not zero.
+    WideAddress { hi: u32, lo: u32 },
+    /// An access of `size` bytes (not 4) at an address that is not a multiple of it.
+    MisalignedBy { space: Space, addr: u32, size: u32 },
     /// An instruction an Interface Unit has no hardware for (thesis Table 5.2).
     NotOnIu { what: &'static str },
     /// Execution ran past the last instruction (a path without `exit`).
@@ -83,6 +87,14 @@ impl fmt::Display for FaultKind {
                 f,
                 "{space} access at byte address {addr:#x}, which is not a multiple of 4"
             ),
+            FaultKind::WideAddress { hi, lo } => write!(
+                f,
+                "the 64-bit address register holds {hi:#x}_{lo:08x}, above 4 GiB (SPU addresses are 32-bit)"
+            ),
+            FaultKind::MisalignedBy { space, addr, size } => write!(
+                f,
+                "{size}-byte {space} access at byte address {addr:#x}, which is not a multiple of {size}"
+            ),
             FaultKind::NotOnIu { what } => write!(
                 f,
                 "an Interface Unit reached an instruction that needs {what}, which IUs do not have (thesis Table 5.2)"
@@ -141,6 +153,12 @@ impl FaultKind {
             }
             FaultKind::Misaligned { .. } => {
                 "addresses are byte addresses of 32-bit words: scale indices by 4 (shl.u32 %r, %i, 2)"
+            }
+            FaultKind::WideAddress { .. } => {
+                "form 64-bit addresses from 32-bit ones (cvta, mul.wide, add.s64 of a buffer address) so the high word stays zero"
+            }
+            FaultKind::MisalignedBy { .. } => {
+                "align 8-, 16- and 64-bit and vector accesses to their size (a .v4.f32 access to 16 bytes)"
             }
             FaultKind::NotOnIu { .. } => {
                 "keep IU code (after `.iu`) to integer, CB, global and control instructions"

@@ -214,6 +214,17 @@ pub fn execute<G: Global>(
                 access,
             });
         }
+        Kind::Ext(i) => {
+            let access =
+                crate::exec::ext::execute(&prog.ext[i as usize], warp, local, global, exec, addrs)
+                    .map_err(|(k, l)| fault(k, l))?;
+            warp.advance();
+            return Ok(Executed {
+                exec,
+                flow: Flow::Next,
+                access,
+            });
+        }
         Kind::Nop => {
             warp.advance();
             return Ok(Executed {
@@ -275,7 +286,7 @@ fn span(addrs: &Lanes, mask: u32) -> (u32, u32, u32) {
 }
 
 /// Alignment and bounds of an access to a space of `size` bytes.
-fn check_bounded(
+pub(crate) fn check_bounded(
     space: Space,
     addrs: &Lanes,
     mask: u32,
@@ -344,7 +355,7 @@ pub fn check_global(
 /// A load or store of the lanes of `mask` (non-empty) to `space`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn memory<G: Global>(
+pub(crate) fn memory<G: Global>(
     space: Space,
     store: bool,
     data: Reg,
