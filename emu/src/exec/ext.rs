@@ -558,7 +558,13 @@ fn access<G: Global>(
         )?;
     }
     *addrs = first;
-    Ok(result)
+    Ok(match result {
+        Access::Global { store, .. } => Access::Global {
+            store,
+            words: (size / 4) as u8,
+        },
+        other => other,
+    })
 }
 
 /// An 8- or 16-bit access: loads extract the value from its word, stores merge it
@@ -600,7 +606,10 @@ fn narrow<G: Global>(
                 v[l] = new;
                 global.store(&words, &v, 1 << l);
             }
-            Ok(Access::Global { store: true })
+            Ok(Access::Global {
+                store: true,
+                words: 1,
+            })
         }
         Space::Shared => {
             let shared = &mut *local.shared;
