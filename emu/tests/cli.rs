@@ -323,12 +323,33 @@ fn run_time_errors_read_well() {
 
 #[test]
 fn list_params_documents_every_key() {
-    let out = emu(&["--list-params"]);
+    let list = |columns: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_spu-emu"));
+        c.arg("--list-params").env_remove("COLUMNS");
+        if let Some(n) = columns {
+            c.env("COLUMNS", n);
+        }
+        c.output().expect("spu-emu runs")
+    };
+    let out = list(None);
     assert!(out.status.success());
     let listing = text(&out.stdout);
     for p in spu_emu::machine::PARAMS {
         assert!(listing.contains(p.key), "{} missing", p.key);
     }
+    // A terminal table, not the Markdown page: no developer notes, no Markdown.
+    assert!(!listing.contains("do not edit"), "{listing}");
+    assert!(
+        !listing.contains('`') && !listing.contains("|---"),
+        "{listing}"
+    );
+    assert!(listing.contains("| grid.cols "), "{listing}");
+    assert!(
+        listing.lines().all(|l| l.chars().count() <= 100),
+        "{listing}"
+    );
+    let narrow = text(&list(Some("72")).stdout);
+    assert!(narrow.lines().all(|l| l.chars().count() <= 72), "{narrow}");
 }
 
 #[test]
