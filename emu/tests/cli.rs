@@ -429,7 +429,17 @@ fn traces_follow_their_filters() {
             "--trace-cycles",
             "9..3",
         ],
-        "FIRST..LAST",
+        "`--trace-cycles 9..3` is empty: FIRST (9) is after LAST (3); write `--trace-cycles 3..9`",
+    );
+    fails(
+        &[
+            "samples/divergent.spu",
+            "--trace",
+            "-",
+            "--trace-cycles",
+            "9-3",
+        ],
+        "needs the form FIRST..LAST",
     );
 }
 
@@ -446,4 +456,19 @@ fn deep_expressions_do_not_overflow_the_stack() {
     .unwrap();
     let out = emu(&[src.to_str().unwrap(), "-q"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
+    // A huge value is too large, not "not positive".
+    let err = fails(
+        &["samples/vecadd.spu", "-D", "N=4294967295"],
+        "but a launch has at most 4 194 304 blocks",
+    );
+    assert!(!err.contains("positive"), "{err}");
+    // The memory limit names the buffers and the key that raises it.
+    fails(
+        &["samples/vecadd.spu", "-D", "N=300000000"],
+        "buffers need 3434 MiB of global memory but the machine has 1536 MiB (`A` 1145 MiB, `B` 1145 MiB, `C` 1145 MiB); raise the limit with `--set memory.global_mib=3434`",
+    );
 }
