@@ -575,6 +575,22 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 grouped(*cycle)
             );
         }
+        Stop::InstructionLimit {
+            limit,
+            blocks_done,
+            blocks_total,
+        } => {
+            let _ = writeln!(
+                s,
+                "error: the run issued --max-instructions {} warp instructions with {blocks_done} of {blocks_total} blocks finished",
+                grouped(*limit)
+            );
+            note(
+                &mut s,
+                2,
+                "help: raise --max-instructions, or look for a loop that never ends",
+            );
+        }
         Stop::CycleLimit {
             limit,
             blocks_done,
