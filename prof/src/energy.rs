@@ -13,7 +13,18 @@ use std::collections::BTreeMap;
 /// Pseudo-lines for energy no instruction caused.
 pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
 pub const IDLE_LINE: &str = "(idle units)";
-pub const ACTIVE_LINE: &str = "(active units)";
+pub const CHIP_LINE: &str = "(chip constant)";
+
+/// Events of a component in a run. `CONST_DYNAMICP` is GPUWattch's constant
+/// dynamic power: the chip draws it every cycle whatever runs, so its events are
+/// the run's cycles; every other component counts the emulator's events.
+pub fn events(stats: &Stats, c: Component) -> u64 {
+    if c == Component::ConstDynamicp {
+        stats.cycles
+    } else {
+        stats.counters.get(c.name()).copied().unwrap_or(0)
+    }
+}
 
 /// Leakage of one kind of unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -140,7 +151,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
             // Component energy, and its split over lines.
             for c in Component::ALL {
                 let pj = event_pj[c];
-                let total = stats.counters.get(c.name()).copied().unwrap_or(0);
+                let total = events(stats, *c);
                 *components.entry(c.name().into()).or_default() += total as f64 * pj * 1e-12;
                 let mut by_pc = 0u64;
                 for (i, pc) in stats.pcs.iter().enumerate() {
@@ -157,7 +168,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                 if rest > 0 {
                     let pseudo = match c {
                         Component::IdleCorep => IDLE_LINE,
-                        Component::ConstDynamicp => ACTIVE_LINE,
+                        Component::ConstDynamicp => CHIP_LINE,
                         _ => RUNTIME_LINE,
                     };
                     lines.add(pseudo, rest as f64 * pj * 1e-12);
@@ -185,12 +196,18 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                         Component::ALL
                             .iter()
                             .map(|c| {
-                                s.components
-                                    .get(c.name())
-                                    .and_then(|v| v.get(i))
-                                    .copied()
-                                    .unwrap_or(0) as f64
-                                    * event_pj[c]
+                                let count = if *c == Component::ConstDynamicp {
+                                    // The interval's cycles (the last may be short).
+                                    let start = i as u64 * s.interval_cycles;
+                                    stats.cycles.saturating_sub(start).min(s.interval_cycles)
+                                } else {
+                                    s.components
+                                        .get(c.name())
+                                        .and_then(|v| v.get(i))
+                                        .copied()
+                                        .unwrap_or(0)
+                                };
+                                count as f64 * event_pj[c]
                             })
                             .sum()
                     })
@@ -262,21 +279,23 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
     })
 }
 
-/// Constant dynamic power follows where the units' time went: the busy cycles of
-/// units running code are shared over instructions by the scheduler cycles each
-/// one took (issue plus stalls while it was next); engine time is left for the
-/// runtime pseudo-line. Returns the events assigned to instructions.
+/// Constant dynamic power follows where the units' time went: each unit carries an
+/// equal share of the chip's cycles, and the share of time units spent running code
+/// is split over instructions by the scheduler cycles each one took (issue plus
+/// stalls while it was next). The rest (idle units, engines) stays with the chip.
+/// Returns the events assigned to instructions.
 fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut Lines) -> u64 {
-    let busy: u64 = stats.units.iter().map(|u| u.busy_cycles).sum();
+    let unit_cycles = stats.units.len() as u64 * stats.cycles;
     let code: u64 = stats.units.iter().map(|u| u.code_cycles).sum();
     let weight =
         |pc: &spu_emu::observe::stats::PcStats| pc.issued + pc.stall_cycles.values().sum::<u64>();
     let all: u64 = stats.pcs.iter().map(weight).sum();
-    if busy == 0 || all == 0 {
+    if unit_cycles == 0 || all == 0 {
         return 0;
     }
-    // Events of code units, in proportion to their share of busy time.
-    let code_events = (total as f64 * code as f64 / busy as f64).round() as u64;
+    // Events of code, in proportion to the code's share of all unit time.
+    let code_events =
+        (total as f64 * code.min(unit_cycles) as f64 / unit_cycles as f64).round() as u64;
     let mut assigned = 0u64;
     let mut acc = 0u64;
     for (i, pc) in stats.pcs.iter().enumerate() {
@@ -350,16 +369,17 @@ pub fn leakage_units(
         })
     };
     let (p, q) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
-    let (sms, boundary) = (p * q, 2 * (p + q));
-    // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
-    let cb_kib = 2 * (p * (q + 1) + q * (p + 1)) * u64::from(machine.cb_size_kib);
-    let mut units = vec![
-        unit(
-            "SM",
-            sms,
-            need(leakage.sm, "leakage_w.sm", format!("{sms} SMs"))?,
-        ),
-        match machine.boundary {
+    let sms = p * q;
+    let mut units = vec![unit(
+        "SM",
+        sms,
+        need(leakage.sm, "leakage_w.sm", format!("{sms} SMs"))?,
+    )];
+    if !machine.is_gpu() {
+        let boundary = 2 * (p + q);
+        // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
+        let cb_kib = 2 * (p * (q + 1) + q * (p + 1)) * u64::from(machine.cb_size_kib);
+        units.push(match machine.boundary {
             Boundary::Iu => unit(
                 "IU",
                 boundary,
@@ -378,8 +398,8 @@ pub fn leakage_units(
                     format!("{boundary} DMA engines"),
                 )?,
             ),
-        },
-        unit(
+        });
+        units.push(unit(
             "CB (KiB)",
             cb_kib,
             need(
@@ -387,8 +407,28 @@ pub fn leakage_units(
                 "leakage_w.cb_per_kib",
                 format!("{cb_kib} KiB of CBs"),
             )?,
-        ),
-    ];
+        ));
+    }
+    let l1_kib = sms * u64::from(machine.l1_kib);
+    if l1_kib > 0 {
+        let each = need(
+            leakage.l1_per_kib,
+            "leakage_w.l1_per_kib",
+            format!("{l1_kib} KiB of L1 data cache"),
+        )?;
+        units.push(unit("L1 (KiB)", l1_kib, each));
+    }
+    let l2_kib = u64::from(machine.l2_kib);
+    if l2_kib > 0 {
+        let what = format!("a {l2_kib} KiB L2");
+        let each = need(leakage.l2_per_kib, "leakage_w.l2_per_kib", what.clone())?;
+        units.push(unit("L2 (KiB)", l2_kib, each));
+        units.push(unit(
+            "network to L2",
+            1,
+            need(leakage.noc, "leakage_w.noc", what)?,
+        ));
+    }
     if leakage.uncore > 0.0 {
         units.push(unit("uncore", 1, leakage.uncore));
     }

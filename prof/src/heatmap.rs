@@ -32,7 +32,14 @@ impl Metric {
 }
 
 fn value(u: &UnitStats, metric: Metric, stats: &Stats, model: &Model) -> f64 {
-    let count = |c: Component| u.counters.get(c.name()).copied().unwrap_or(0) as f64;
+    let count = |c: Component| {
+        if c == Component::ConstDynamicp {
+            // The chip's constant power, shared equally by its units.
+            stats.cycles as f64 / stats.units.len().max(1) as f64
+        } else {
+            u.counters.get(c.name()).copied().unwrap_or(0) as f64
+        }
+    };
     match metric {
         Metric::Energy => match &model.kind {
             Kind::Components { event_pj, .. } => {
