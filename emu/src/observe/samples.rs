@@ -4,6 +4,11 @@
 
 use crate::observe::counters::{Component, ComponentCounts};
 
+/// Most snapshots kept; a longer run doubles the interval (dropping every other
+/// snapshot, which are cumulative) as often as needed, so memory stays bounded
+/// however long the run or small the interval.
+pub const MAX_SAMPLES: usize = 1 << 20;
+
 /// Records snapshots while the grid runs.
 #[derive(Debug, Clone)]
 pub struct Sampler {
@@ -50,7 +55,23 @@ impl Sampler {
             let busy = units.busy_until(at);
             self.snapshots.push((counts.clone(), busy));
             self.next += self.interval;
+            if self.snapshots.len() >= MAX_SAMPLES {
+                self.coarsen();
+            }
         }
+    }
+
+    /// Doubles the interval: snapshot `i` closes interval `i`, so the odd ones close
+    /// the doubled intervals.
+    fn coarsen(&mut self) {
+        let kept: Vec<_> = std::mem::take(&mut self.snapshots)
+            .into_iter()
+            .skip(1)
+            .step_by(2)
+            .collect();
+        self.snapshots = kept;
+        self.interval *= 2;
+        self.next = (self.snapshots.len() as u64 + 1) * self.interval;
     }
 
     /// Closes the last interval at `end` and returns per-interval counts.
@@ -79,5 +100,39 @@ impl Sampler {
             interval_cycles: self.interval,
             intervals,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Busy;
+
+    impl Observed for Busy {
+        fn counts(&self) -> ComponentCounts {
+            ComponentCounts::default()
+        }
+        fn busy_until(&self, cycle: u64) -> u64 {
+            cycle
+        }
+    }
+
+    #[test]
+    fn a_long_run_with_a_short_interval_stays_bounded() {
+        let mut s = Sampler::new(1);
+        let end = 3 * MAX_SAMPLES as u64 + 5;
+        s.observe(end, &Busy);
+        assert!(s.snapshots.len() <= MAX_SAMPLES);
+        let samples = s.finish(end, 1, &Busy);
+        assert_eq!(samples.interval_cycles, 4, "doubled twice");
+        assert_eq!(samples.intervals.len() as u64, end.div_ceil(4));
+        // Every interval but the last is fully busy; nothing is lost or counted twice.
+        let busy: u64 = samples
+            .intervals
+            .iter()
+            .map(|c| c.get(Component::ConstDynamicp))
+            .sum();
+        assert_eq!(busy, end);
     }
 }

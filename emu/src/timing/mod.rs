@@ -3,13 +3,15 @@
 //! CB accesses and what they cost ([`access`], reading the machine-wide state in
 //! [`env`]), Communication Buffer links ([`cb`]), the DRAM queue ([`dram`]), DMA
 //! engines and virtual IUs ([`engine`]), and the grid's cycle loop with its
-//! rendezvous, passes and deadlock detection ([`grid`]).
+//! rendezvous, passes and deadlock detection ([`grid`]), and the instruction
+//! budget that bounds functional runs ([`budget`]).
 //!
 //! Layer 5: may use every layer below ([`crate::machine`], [`crate::exec`],
 //! [`crate::load`], [`crate::observe`]).
 
 pub mod access;
 pub mod banks;
+pub mod budget;
 pub mod cb;
 pub mod dram;
 pub mod engine;

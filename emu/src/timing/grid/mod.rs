@@ -14,6 +14,7 @@ use crate::observe::counters::Traffic;
 use crate::observe::counters::{Component, PcCounters};
 use crate::observe::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
 use crate::observe::samples::Sampler;
+use crate::timing::budget::{Budget, Spent};
 use crate::timing::cb::{End, Link, build_links};
 use crate::timing::dram::Dram;
 use crate::timing::engine::{Engine, EngineEnv, EngineEvent, SpillStore, Task};
@@ -81,6 +82,9 @@ pub struct Grid<'a> {
     waves: crate::timing::banks::WaveCache,
     functional: bool,
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
+    max_instructions: u64,
+    max_cycles: u64,
+    budget: Budget,
     activity: Option<ActivityLog>,
     tracer: Option<crate::observe::trace::Tracer>,
 }
@@ -170,6 +174,9 @@ impl<'a> Grid<'a> {
             waves: crate::timing::banks::WaveCache::new(image_ops),
             functional: false,
             interrupt: None,
+            max_instructions: u64::MAX,
+            max_cycles: u64::MAX,
+            budget: Budget::new(u64::MAX, None),
             activity: None,
             tracer: None,
         }
@@ -199,6 +206,12 @@ impl<'a> Grid<'a> {
     /// Stops the run when `flag` is set (checked every few thousand iterations).
     pub fn with_interrupt(mut self, flag: Option<&'static std::sync::atomic::AtomicBool>) -> Self {
         self.interrupt = flag;
+        self
+    }
+
+    /// Stops the run after `n` warp instructions (`--max-instructions`).
+    pub fn with_instruction_limit(mut self, n: u64) -> Self {
+        self.max_instructions = n;
         self
     }
 
@@ -409,10 +422,13 @@ impl<'a> Grid<'a> {
         }
         let mut env = code_env!(self);
         let stepped = if self.functional {
-            self.units[u].step_functional(now, &mut env)
+            self.units[u].step_functional(now, &mut env, &mut self.budget)
         } else {
             self.units[u].step(now, &mut env)
         };
+        if let Some(spent) = self.budget.spent {
+            return Err(self.budget_stop(spent, now));
+        }
         match stepped {
             Ok(StepEvent::None) => Ok(false),
             Ok(StepEvent::BlockSync { side: None, .. }) => {
@@ -454,6 +470,54 @@ impl<'a> Grid<'a> {
         }
     }
 
+    /// Warp instructions the run may issue. With no cycles to count, a functional
+    /// run also stops once it has issued more instructions than the machine could
+    /// issue in `max_cycles` cycles (every scheduler issuing every cycle), so
+    /// `--max-cycles` bounds it too.
+    fn instruction_budget(&self, max_cycles: u64) -> u64 {
+        if !self.functional {
+            return self.max_instructions;
+        }
+        let width: u64 = self
+            .units
+            .iter()
+            .zip(&self.engines)
+            .filter(|(_, e)| e.is_none())
+            .map(|(u, _)| match u.label {
+                UnitLabel::Sm { .. } => self.timing.sm_schedulers as u64,
+                _ => self.timing.iu_schedulers as u64,
+            })
+            .sum();
+        self.max_instructions
+            .min(max_cycles.saturating_mul(width.max(1)))
+    }
+
+    /// The stop for a spent instruction budget or Ctrl-C seen while issuing.
+    fn budget_stop(&self, spent: Spent, now: u64) -> Box<Stop> {
+        let (blocks_done, blocks_total) = (self.blocks_done, self.blocks_total);
+        Box::new(match spent {
+            Spent::Instructions
+                if self.instruction_budget(self.max_cycles) < self.max_instructions =>
+            {
+                Stop::CycleLimit {
+                    limit: self.max_cycles,
+                    blocks_done,
+                    blocks_total,
+                }
+            }
+            Spent::Instructions => Stop::InstructionLimit {
+                limit: self.max_instructions,
+                blocks_done,
+                blocks_total,
+            },
+            Spent::Interrupted => Stop::Interrupted {
+                cycle: now,
+                blocks_done,
+                blocks_total,
+            },
+        })
+    }
+
     /// Runs to completion, a fault, a deadlock or the cycle limit.
     pub fn run(
         mut self,
@@ -462,6 +526,8 @@ impl<'a> Grid<'a> {
     ) -> Result<RunResult, Box<Stop>> {
         let mut now = 0u64;
         let mut iterations = 0u64;
+        self.max_cycles = max_cycles;
+        self.budget = Budget::new(self.instruction_budget(max_cycles), self.interrupt);
         self.start_ready_work(now);
         loop {
             if let Some(s) = &mut self.sampler {
@@ -512,6 +578,10 @@ impl<'a> Grid<'a> {
             }
             iterations += 1;
             if iterations % 4096 == 0 {
+                let issued: u64 = self.units.iter().map(|u| u.issued).sum();
+                if issued > self.max_instructions {
+                    return Err(self.budget_stop(Spent::Instructions, now));
+                }
                 if self
                     .interrupt
                     .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
@@ -534,6 +604,14 @@ impl<'a> Grid<'a> {
         }
         // The run ends when the last unit finishes and the last store has landed.
         let cycles = self.last_finish.max(self.dram.drained_at());
+        if cycles > max_cycles {
+            // The last stores were still draining at the limit.
+            return Err(Box::new(Stop::CycleLimit {
+                limit: max_cycles,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
         let n_units = self.units.len() as u64;
         let samples = self
             .sampler

@@ -16,6 +16,7 @@ use crate::machine::{SchedulerPolicy, UnitLabel};
 use crate::observe::counters::{ComponentCounts, StallReason};
 use crate::observe::outcome::UnitTotals;
 use crate::observe::samples::Observed;
+use crate::timing::budget::Budget;
 pub use crate::timing::env::Env;
 pub use crate::timing::params::Timing;
 use crate::timing::params::pipe_of;
@@ -395,12 +396,21 @@ impl Unit {
     }
 
     /// Functional mode: runs every warp until it exits or waits at a barrier or
-    /// blocksync, with no scheduling, scoreboard or stall accounting.
-    pub fn step_functional(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+    /// blocksync, with no scheduling, scoreboard or stall accounting. Stops early
+    /// (with `budget.spent` set) when the instruction budget runs out or on Ctrl-C.
+    pub fn step_functional(
+        &mut self,
+        now: u64,
+        env: &mut Env,
+        budget: &mut Budget,
+    ) -> Result<StepEvent, Fault> {
         loop {
             let mut progressed = false;
             for wi in 0..self.warps.len() {
                 while self.warps[wi].state == WarpState::Running {
+                    if !budget.take() {
+                        return Ok(StepEvent::None);
+                    }
                     progressed = true;
                     let event = self.issue(wi, now, env)?;
                     if let StepEvent::BlockSync { .. } = event {
