@@ -7,7 +7,7 @@ use crate::model::{Kind, Model, ModelError};
 use serde::{Deserialize, Serialize};
 use spu_emu::machine::Boundary;
 use spu_emu::observe::counters::Component;
-use spu_emu::observe::stats::Stats;
+use spu_emu::observe::stats::{Stats, UnitStats};
 use std::collections::BTreeMap;
 
 /// Pseudo-lines for energy no instruction caused.
@@ -15,14 +15,24 @@ pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
 pub const IDLE_LINE: &str = "(idle units)";
 pub const CHIP_LINE: &str = "(chip constant)";
 
+/// The units the chip has. The statistics of a GPU also list the boundary
+/// positions of its grid, which the emulator keeps but never uses and which are no
+/// part of a GPU; they are left out.
+pub fn present(stats: &Stats, gpu: bool) -> impl Iterator<Item = &UnitStats> {
+    stats.units.iter().filter(move |u| !gpu || u.kind == "sm")
+}
+
 /// Events of a component in a run. `CONST_DYNAMICP` is GPUWattch's constant
 /// dynamic power: the chip draws it every cycle whatever runs, so its events are
-/// the run's cycles; every other component counts the emulator's events.
-pub fn events(stats: &Stats, c: Component) -> u64 {
-    if c == Component::ConstDynamicp {
-        stats.cycles
-    } else {
-        stats.counters.get(c.name()).copied().unwrap_or(0)
+/// the run's cycles; `IDLE_COREP` counts the idle cycles of the units present;
+/// every other component counts the emulator's events.
+pub fn events(stats: &Stats, c: Component, gpu: bool) -> u64 {
+    match c {
+        Component::ConstDynamicp => stats.cycles,
+        Component::IdleCorep if gpu => present(stats, gpu)
+            .map(|u| u.counters.get(c.name()).copied().unwrap_or(0))
+            .sum(),
+        _ => stats.counters.get(c.name()).copied().unwrap_or(0),
     }
 }
 
@@ -246,6 +256,8 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
     let freq_hz = machine.freq_mhz * 1e6;
     let time_s = stats.cycles as f64 / freq_hz;
     let sms = u64::from(machine.grid_cols) * u64::from(machine.grid_rows);
+    let gpu = machine.is_gpu();
+    let absent = (stats.units.len() - present(stats, gpu).count()) as u64;
     let mut components: BTreeMap<String, f64> = BTreeMap::new();
     let mut lines = Lines::new(stats);
     let mut detail: BTreeMap<String, LineEnergy> = BTreeMap::new();
@@ -262,7 +274,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
             // Component energy, and its split over lines.
             for c in Component::ALL {
                 let pj = event_pj[c];
-                let total = events(stats, *c);
+                let total = events(stats, *c, gpu);
                 *components.entry(c.name().into()).or_default() += total as f64 * pj * 1e-12;
                 let mut by_pc = 0u64;
                 for (i, pc) in stats.pcs.iter().enumerate() {
@@ -273,7 +285,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                     }
                 }
                 if *c == Component::ConstDynamicp {
-                    by_pc = spread_constant(stats, total, pj, &mut lines);
+                    by_pc = spread_constant(stats, gpu, total, pj, &mut lines);
                 }
                 let rest = total.saturating_sub(by_pc);
                 if rest > 0 {
@@ -302,23 +314,44 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
             }
             let trace_pj: Option<Vec<f64>> = stats.samples.as_ref().map(|s| {
                 let n = s.components.values().map(Vec::len).max().unwrap_or(0);
+                let sampled = |c: Component, i: usize| {
+                    s.components
+                        .get(c.name())
+                        .and_then(|v| v.get(i))
+                        .copied()
+                        .unwrap_or(0)
+                };
+                // The interval's cycles (the last may be short).
+                let len = |i: usize| {
+                    let start = i as u64 * s.interval_cycles;
+                    stats.cycles.saturating_sub(start).min(s.interval_cycles)
+                };
+                // Idle cycles of the units present: the samples count every unit,
+                // so take out the absent ones' cycles and scale to the exact total
+                // (absent units are idle nearly throughout).
+                let idle: Vec<f64> = (0..n)
+                    .map(|i| {
+                        sampled(Component::IdleCorep, i).saturating_sub(absent * len(i)) as f64
+                    })
+                    .collect();
+                let idle_sum: f64 = idle.iter().sum();
+                let idle_total = events(stats, Component::IdleCorep, gpu) as f64;
+                let idle_scale = if absent == 0 || idle_sum == 0.0 {
+                    1.0
+                } else {
+                    idle_total / idle_sum
+                };
                 (0..n)
                     .map(|i| {
                         Component::ALL
                             .iter()
                             .map(|c| {
-                                let count = if *c == Component::ConstDynamicp {
-                                    // The interval's cycles (the last may be short).
-                                    let start = i as u64 * s.interval_cycles;
-                                    stats.cycles.saturating_sub(start).min(s.interval_cycles)
-                                } else {
-                                    s.components
-                                        .get(c.name())
-                                        .and_then(|v| v.get(i))
-                                        .copied()
-                                        .unwrap_or(0)
+                                let count = match c {
+                                    Component::ConstDynamicp => len(i) as f64,
+                                    Component::IdleCorep => idle[i] * idle_scale,
+                                    _ => sampled(*c, i) as f64,
                                 };
-                                count as f64 * event_pj[c]
+                                count * event_pj[c]
                             })
                             .sum()
                     })
@@ -397,9 +430,9 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
 /// is split over instructions by the scheduler cycles each one took (issue plus
 /// stalls while it was next). The rest (idle units, engines) stays with the chip.
 /// Returns the events assigned to instructions.
-fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut Lines) -> u64 {
-    let unit_cycles = stats.units.len() as u64 * stats.cycles;
-    let code: u64 = stats.units.iter().map(|u| u.code_cycles).sum();
+fn spread_constant(stats: &Stats, gpu: bool, total: u64, pj: f64, lines: &mut Lines) -> u64 {
+    let unit_cycles = present(stats, gpu).count() as u64 * stats.cycles;
+    let code: u64 = present(stats, gpu).map(|u| u.code_cycles).sum();
     let weight =
         |pc: &spu_emu::observe::stats::PcStats| pc.issued + pc.stall_cycles.values().sum::<u64>();
     let all: u64 = stats.pcs.iter().map(weight).sum();

@@ -137,12 +137,28 @@ fn a_gpu_run_adds_up_and_charges_its_idle_and_constant_power() {
     // GPUWattch's GTX 480 terms: 11 W for the chip every cycle, 1.59 W per idle SM.
     let constant = b.components["CONST_DYNAMICP"];
     assert!((constant - 11.0 * b.time_s).abs() < 1e-9 * constant.max(1e-12));
-    let idle: u64 = stats.units.iter().map(|u| b.cycles - u.busy_cycles).sum();
+    // Only the 15 SMs: the boundary positions in the statistics are no part of a GPU.
+    let sms: Vec<_> = stats.units.iter().filter(|u| u.kind == "sm").collect();
+    assert_eq!(sms.len(), 15);
+    let idle: u64 = sms.iter().map(|u| b.cycles - u.busy_cycles).sum();
     let want = idle as f64 * 1.59 / 700e6;
+    let got = b.components["IDLE_COREP"];
     assert!(
-        (b.components["IDLE_COREP"] - want).abs() < 1e-6 * want,
-        "{b:?}"
+        (got - want).abs() < 1e-6 * want,
+        "IDLE_COREP {got} J, want {want} J"
     );
+    // The power trace still integrates to the dynamic energy.
+    let dt: f64 = 500.0 / 700e6;
+    let integral: f64 = b
+        .power_trace
+        .as_ref()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| s.dynamic_w * dt.min(b.time_s - i as f64 * dt).max(1.0 / 700e6))
+        .sum();
+    let rel = (integral - b.dynamic_j).abs() / b.dynamic_j;
+    assert!(rel < 1e-9, "trace {integral} J, dynamic {} J", b.dynamic_j);
 }
 
 #[test]
