@@ -31,7 +31,7 @@ pub fn events(stats: &Stats, c: Component, gpu: bool) -> u64 {
         Component::ConstDynamicp => stats.cycles,
         Component::IdleCorep if gpu => present(stats, gpu)
             .map(|u| u.counters.get(c.name()).copied().unwrap_or(0))
-            .sum(),
+            .fold(0u64, u64::saturating_add),
         _ => stats.counters.get(c.name()).copied().unwrap_or(0),
     }
 }
@@ -323,7 +323,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                 };
                 // The interval's cycles (the last may be short).
                 let len = |i: usize| {
-                    let start = i as u64 * s.interval_cycles;
+                    let start = (i as u64).saturating_mul(s.interval_cycles);
                     stats.cycles.saturating_sub(start).min(s.interval_cycles)
                 };
                 // Idle cycles of the units present: the samples count every unit,
@@ -331,7 +331,9 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                 // (absent units are idle nearly throughout).
                 let idle: Vec<f64> = (0..n)
                     .map(|i| {
-                        sampled(Component::IdleCorep, i).saturating_sub(absent * len(i)) as f64
+                        sampled(Component::IdleCorep, i)
+                            .saturating_sub(absent.saturating_mul(len(i)))
+                            as f64
                     })
                     .collect();
                 let idle_sum: f64 = idle.iter().sum();
@@ -431,8 +433,10 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
 /// stalls while it was next). The rest (idle units, engines) stays with the chip.
 /// Returns the events assigned to instructions.
 fn spread_constant(stats: &Stats, gpu: bool, total: u64, pj: f64, lines: &mut Lines) -> u64 {
-    let unit_cycles = present(stats, gpu).count() as u64 * stats.cycles;
-    let code: u64 = present(stats, gpu).map(|u| u.code_cycles).sum();
+    let unit_cycles = (present(stats, gpu).count() as u64).saturating_mul(stats.cycles);
+    let code = present(stats, gpu)
+        .map(|u| u.code_cycles)
+        .fold(0u64, u64::saturating_add);
     let weight =
         |pc: &spu_emu::observe::stats::PcStats| pc.issued + pc.stall_cycles.values().sum::<u64>();
     let all: u64 = stats.pcs.iter().map(weight).sum();
