@@ -50,6 +50,9 @@ pub struct RunControl {
     pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     /// Record each unit's activity over time (timelines).
     pub activity: bool,
+    /// Stop at a CB read of a word its producer has not written since the link last
+    /// switched (the CB checker; on by default).
+    pub cb_check: bool,
 }
 
 impl Default for RunControl {
@@ -61,6 +64,7 @@ impl Default for RunControl {
             functional: false,
             interrupt: None,
             activity: false,
+            cb_check: true,
         }
     }
 }
@@ -75,6 +79,7 @@ pub fn simulate_traced(
 ) -> Result<RunResult, Box<Stop>> {
     Grid::new(image, machine)
         .functional(control.functional)
+        .cb_check(control.cb_check)
         .with_sampling(control.sample_interval)
         .with_interrupt(control.interrupt)
         .with_instruction_limit(control.max_instructions)

@@ -35,11 +35,15 @@ pub fn events(stats: &Stats, c: Component, gpu: bool) -> u64 {
         _ => stats.counters.get(c.name()).copied().unwrap_or(0),
     }
 }
+pub const NO_LINE: &str = "(no line information)";
 
 /// Leakage of one kind of unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnitLeakage {
     pub unit: String,
+    /// How many and how big, as the table prints it ("80 CBs x 4 KiB").
+    #[serde(default)]
+    pub what: String,
     pub count: f64,
     pub each_w: f64,
     pub total_w: f64,
@@ -87,6 +91,10 @@ pub struct Breakdown {
     pub line_detail: BTreeMap<String, LineEnergy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_trace: Option<Vec<PowerSample>>,
+    /// What each component and pseudo-line present means, and whether it is charged
+    /// per event, per unit-cycle or per chip cycle (see [`crate::legend`]).
+    #[serde(default)]
+    pub legend: BTreeMap<String, String>,
 }
 
 /// Why a run cannot be priced.
@@ -122,7 +130,10 @@ fn key_of(model: &Model, name: &str) -> String {
         (Kind::Components { .. }, "SM") => "leakage_w.sm".into(),
         (Kind::Components { .. }, "IU") => "leakage_w.iu".into(),
         (Kind::Components { .. }, "DMA engine") => "leakage_w.dma".into(),
-        (Kind::Components { .. }, "CB (KiB)") => "leakage_w.cb_per_kib".into(),
+        (Kind::Components { .. }, "CB") => "leakage_w.cb_per_kib".into(),
+        (Kind::Components { .. }, "L1") => "leakage_w.l1_per_kib".into(),
+        (Kind::Components { .. }, "L2") => "leakage_w.l2_per_kib".into(),
+        (Kind::Components { .. }, "network to L2") => "leakage_w.noc".into(),
         (Kind::Components { .. }, "uncore") => "leakage_w.uncore".into(),
         (Kind::Components { .. }, c) => format!("event_pj.{c}"),
         (Kind::InstructionClasses { .. }, "chip (e0)") => "static_w".into(),
@@ -234,7 +245,7 @@ impl Lines {
 fn line_key(file: &Option<String>, line: Option<u32>) -> String {
     match (file, line) {
         (Some(f), Some(l)) => format!("{f}:{l}"),
-        _ => "(no line information)".into(),
+        _ => NO_LINE.into(),
     }
 }
 
@@ -385,6 +396,13 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
         }
     };
     components.retain(|_, j| *j > 0.0);
+    let legend = components
+        .keys()
+        .map(|name| (name.clone(), crate::legend::component_line(name)))
+        .chain(lines.joules.keys().filter_map(|key| {
+            crate::legend::pseudo_line(key).map(|text| (key.clone(), text.to_string()))
+        }))
+        .collect();
     let leakage_w: f64 = leakage_by_unit.iter().map(|u| u.total_w).sum();
     let static_j = leakage_w * time_s;
     let dynamic_j: f64 = components.values().sum();
@@ -422,6 +440,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
         lines: lines.joules,
         line_detail: detail,
         power_trace,
+        legend,
     };
     check_finite(&b, model)?;
     Ok(b)
@@ -499,15 +518,16 @@ pub fn leakage_units(
     machine: &spu_emu::Machine,
     model: &Model,
 ) -> Result<Vec<UnitLeakage>, EnergyError> {
-    let unit = |unit: &str, count: u64, each_w: f64| UnitLeakage {
+    let unit = |unit: &str, what: String, count: u64, each_w: f64| UnitLeakage {
         unit: unit.into(),
+        what,
         count: count as f64,
         each_w,
         total_w: count as f64 * each_w,
     };
     let leakage = match &model.kind {
         Kind::InstructionClasses { static_w, .. } => {
-            return Ok(vec![unit("chip (e0)", 1, *static_w)]);
+            return Ok(vec![unit("chip (e0)", "chip (e0)".into(), 1, *static_w)]);
         }
         Kind::Components { leakage, .. } => leakage,
     };
@@ -522,16 +542,20 @@ pub fn leakage_units(
     let sms = p * q;
     let mut units = vec![unit(
         "SM",
+        format!("{sms} SMs"),
         sms,
         need(leakage.sm, "leakage_w.sm", format!("{sms} SMs"))?,
     )];
     if !machine.is_gpu() {
         let boundary = 2 * (p + q);
         // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
-        let cb_kib = 2 * (p * (q + 1) + q * (p + 1)) * u64::from(machine.cb_size_kib);
+        let cbs = 2 * (p * (q + 1) + q * (p + 1));
+        let kib = u64::from(machine.cb_size_kib);
+        let cb_kib = cbs * kib;
         units.push(match machine.boundary {
             Boundary::Iu => unit(
                 "IU",
+                format!("{boundary} IUs"),
                 boundary,
                 need(
                     leakage.iu,
@@ -541,6 +565,7 @@ pub fn leakage_units(
             ),
             Boundary::Dma => unit(
                 "DMA engine",
+                format!("{boundary} DMA engines"),
                 boundary,
                 need(
                     leakage.dma,
@@ -550,13 +575,15 @@ pub fn leakage_units(
             ),
         });
         units.push(unit(
-            "CB (KiB)",
-            cb_kib,
-            need(
-                leakage.cb_per_kib,
-                "leakage_w.cb_per_kib",
-                format!("{cb_kib} KiB of CBs"),
-            )?,
+            "CB",
+            format!("{cbs} CBs x {kib} KiB"),
+            cbs,
+            kib as f64
+                * need(
+                    leakage.cb_per_kib,
+                    "leakage_w.cb_per_kib",
+                    format!("{cb_kib} KiB of CBs"),
+                )?,
         ));
     }
     let l1_kib = sms * u64::from(machine.l1_kib);
@@ -566,21 +593,33 @@ pub fn leakage_units(
             "leakage_w.l1_per_kib",
             format!("{l1_kib} KiB of L1 data cache"),
         )?;
-        units.push(unit("L1 (KiB)", l1_kib, each));
+        let l1 = machine.l1_kib;
+        units.push(unit(
+            "L1",
+            format!("{sms} L1s x {l1} KiB"),
+            sms,
+            f64::from(l1) * each,
+        ));
     }
     let l2_kib = u64::from(machine.l2_kib);
     if l2_kib > 0 {
         let what = format!("a {l2_kib} KiB L2");
         let each = need(leakage.l2_per_kib, "leakage_w.l2_per_kib", what.clone())?;
-        units.push(unit("L2 (KiB)", l2_kib, each));
+        units.push(unit(
+            "L2",
+            format!("1 L2 x {l2_kib} KiB"),
+            1,
+            l2_kib as f64 * each,
+        ));
         units.push(unit(
             "network to L2",
+            "network to L2".into(),
             1,
             need(leakage.noc, "leakage_w.noc", what)?,
         ));
     }
     if leakage.uncore > 0.0 {
-        units.push(unit("uncore", 1, leakage.uncore));
+        units.push(unit("uncore", "uncore".into(), 1, leakage.uncore));
     }
     Ok(units)
 }

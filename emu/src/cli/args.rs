@@ -1,4 +1,4 @@
-//! The run options `spu-emu` and `spu-prof` share (architecture contract, section 5),
+//! The run options `spu-emu` and `spu-prof` share (same names, same meaning in both),
 //! and how they resolve into a machine and load options.
 
 use crate::load::LoadOptions;
@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// stalls and time-dependent counters are not modelled.
     #[arg(long)]
     pub functional: bool,
+    /// Do not stop at a CB read of a word its producer has not written since the
+    /// link last switched (the CB checker, on by default, costs about 1%).
+    #[arg(long)]
+    pub no_cb_check: bool,
 }
 
 impl RunArgs {
@@ -95,6 +99,7 @@ impl RunArgs {
             functional: self.functional,
             interrupt: None,
             activity: false,
+            cb_check: !self.no_cb_check,
         }
     }
 

@@ -151,7 +151,7 @@ pub fn fma(a: &Lanes, b: &Lanes, c: &Lanes) -> Lanes {
 
 /// `x cmp y` (PTX `setp`): ordered comparisons are false on NaN, `ne` included;
 /// the unordered ones and `nan` are true then.
-fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
+pub(crate) fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
     let Some(order) = x.partial_cmp(&y) else {
         return matches!(
             cmp,

@@ -79,6 +79,10 @@ pub enum Access {
     Cb,
     Global {
         store: bool,
+        /// Words each lane moves (2 for a 64-bit value or `.v2`, 4 for `.v4`);
+        /// aligned accesses never straddle a transaction, so the lanes' first
+        /// addresses give the transactions.
+        words: u8,
     },
     /// Global atomics (one transaction per executing lane).
     Atomic,
@@ -214,6 +218,17 @@ pub fn execute<G: Global>(
                 access,
             });
         }
+        Kind::Ext(i) => {
+            let access =
+                crate::exec::ext::execute(&prog.ext[i as usize], warp, local, global, exec, addrs)
+                    .map_err(|(k, l)| fault(k, l))?;
+            warp.advance();
+            return Ok(Executed {
+                exec,
+                flow: Flow::Next,
+                access,
+            });
+        }
         Kind::Nop => {
             warp.advance();
             return Ok(Executed {
@@ -275,7 +290,7 @@ fn span(addrs: &Lanes, mask: u32) -> (u32, u32, u32) {
 }
 
 /// Alignment and bounds of an access to a space of `size` bytes.
-fn check_bounded(
+pub(crate) fn check_bounded(
     space: Space,
     addrs: &Lanes,
     mask: u32,
@@ -344,7 +359,7 @@ pub fn check_global(
 /// A load or store of the lanes of `mask` (non-empty) to `space`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn memory<G: Global>(
+pub(crate) fn memory<G: Global>(
     space: Space,
     store: bool,
     data: Reg,
@@ -363,7 +378,7 @@ fn memory<G: Global>(
             } else {
                 global.load(warp, dst, addrs, mask);
             }
-            Ok(Access::Global { store })
+            Ok(Access::Global { store, words: 1 })
         }
         Space::Shared => {
             let shared = &mut *local.shared;
@@ -408,7 +423,11 @@ fn memory<G: Global>(
                 port.write_lanes(addrs, &warp.regs[usize::from(data)], mask);
             } else {
                 let mut v = [0; 32];
-                port.read_lanes(addrs, mask, &mut v);
+                port.read_lanes(addrs, mask, &mut v).map_err(|lane| {
+                    let addr = addrs[lane as usize];
+                    let held = port.held();
+                    (FaultKind::UnwrittenCb { side, addr, held }, lane)
+                })?;
                 lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
             }
             Ok(Access::Cb)

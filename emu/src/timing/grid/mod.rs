@@ -12,7 +12,7 @@ use crate::machine::{Boundary, Machine, PassMode, SpillExtent};
 use crate::observe::activity::{Activity, ActivityLog};
 use crate::observe::counters::Traffic;
 use crate::observe::counters::{Component, PcCounters};
-use crate::observe::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
+use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop, Waiting};
 use crate::observe::samples::Sampler;
 use crate::timing::budget::{Budget, Spent};
 use crate::timing::cb::{End, Link, build_links};
@@ -191,6 +191,19 @@ impl<'a> Grid<'a> {
         self
     }
 
+    /// The CB checker: stop at a code read of a CB word its producer has not
+    /// written since the link last switched.
+    pub fn cb_check(mut self, on: bool) -> Self {
+        for port in self
+            .units
+            .iter_mut()
+            .flat_map(|u| u.ports.iter_mut().flatten())
+        {
+            port.checked = on;
+        }
+        self
+    }
+
     /// Writes an instruction trace.
     pub fn with_trace(mut self, tracer: Option<crate::observe::trace::Tracer>) -> Self {
         self.tracer = tracer;
@@ -284,11 +297,13 @@ impl<'a> Grid<'a> {
         }
     }
 
-    /// Unit `u` arrives at a sync: on the link of `side` as `end`, or globally.
+    /// Unit `u` arrives at a sync: on the link of `side` as `end`, or globally;
+    /// `pc` is the sync instruction for code.
     fn arrive(
         &mut self,
         u: usize,
         link_end: Option<(usize, End)>,
+        pc: Option<u32>,
         now: u64,
     ) -> Result<(), Box<Stop>> {
         if let Some(log) = &mut self.activity {
@@ -308,6 +323,9 @@ impl<'a> Grid<'a> {
                 Ok(())
             }
             Some((l, end)) => {
+                if let Some(item) = self.current[u] {
+                    self.links[l].record(end, item, pc);
+                }
                 if self.links[l].arrive(end) {
                     self.switch(l);
                     self.link_syncs += 1;
@@ -411,7 +429,7 @@ impl<'a> Grid<'a> {
             return match event {
                 EngineEvent::None => Ok(false),
                 EngineEvent::Arrive(end) => {
-                    self.arrive(u, (!global).then_some((link, end)), now)?;
+                    self.arrive(u, (!global).then_some((link, end)), None, now)?;
                     Ok(true)
                 }
                 EngineEvent::Finished => {
@@ -431,8 +449,8 @@ impl<'a> Grid<'a> {
         }
         match stepped {
             Ok(StepEvent::None) => Ok(false),
-            Ok(StepEvent::BlockSync { side: None, .. }) => {
-                self.arrive(u, None, now)?;
+            Ok(StepEvent::BlockSync { side: None, pc }) => {
+                self.arrive(u, None, Some(pc), now)?;
                 Ok(true)
             }
             Ok(StepEvent::BlockSync {
@@ -459,7 +477,7 @@ impl<'a> Grid<'a> {
                 } else {
                     End::Producer
                 };
-                self.arrive(u, Some((l, end)), now)?;
+                self.arrive(u, Some((l, end)), Some(pc), now)?;
                 Ok(true)
             }
             Ok(StepEvent::Finished) => {
@@ -562,10 +580,7 @@ impl<'a> Grid<'a> {
             match (any_busy, next) {
                 (false, _) if self.queues.iter().all(VecDeque::is_empty) => break,
                 (_, NEVER) => {
-                    return Err(Box::new(Stop::Deadlock {
-                        cycle: now,
-                        waiting: self.waiting(),
-                    }));
+                    return Err(self.deadlock(now));
                 }
                 (_, t) => now = t.max(now + 1),
             }
