@@ -459,6 +459,40 @@ fn deep_expressions_do_not_overflow_the_stack() {
 }
 
 #[test]
+fn the_gpu_preset_runs_plain_kernels_and_refuses_spu_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (spu, gpu) = (dir.path().join("spu.npy"), dir.path().join("gpu.npy"));
+    for (machine, dump) in [("spu-4x4", &spu), ("gtx480", &gpu)] {
+        let out = emu(&[
+            "samples/vecadd.spu",
+            "-D",
+            "N=8192",
+            "--machine",
+            machine,
+            "--dump",
+            &format!("C={}", dump.display()),
+        ]);
+        assert!(out.status.success(), "{machine}: {}", text(&out.stderr));
+    }
+    assert_eq!(std::fs::read(&spu).unwrap(), std::fs::read(&gpu).unwrap());
+    let err = fails(
+        &["samples/stencil2d/stencil_pc.spu", "--machine", "gtx480"],
+        "the machine is a GPU",
+    );
+    assert!(err.contains("IU code") && err.contains("spu-4x4"), "{err}");
+    fails(
+        &[
+            "samples/stencil2d/stencil_pc.spu",
+            "--machine",
+            "gtx480",
+            "--boundary",
+            "dma",
+        ],
+        "the machine is a GPU",
+    );
+}
+
+#[test]
 fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
     // A huge value is too large, not "not positive".
     let err = fails(

@@ -7,13 +7,34 @@ use crate::model::{Kind, Model, ModelError};
 use serde::{Deserialize, Serialize};
 use spu_emu::machine::Boundary;
 use spu_emu::observe::counters::Component;
-use spu_emu::observe::stats::Stats;
+use spu_emu::observe::stats::{Stats, UnitStats};
 use std::collections::BTreeMap;
 
 /// Pseudo-lines for energy no instruction caused.
 pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
 pub const IDLE_LINE: &str = "(idle units)";
-pub const ACTIVE_LINE: &str = "(active units)";
+pub const CHIP_LINE: &str = "(chip constant)";
+
+/// The units the chip has. The statistics of a GPU also list the boundary
+/// positions of its grid, which the emulator keeps but never uses and which are no
+/// part of a GPU; they are left out.
+pub fn present(stats: &Stats, gpu: bool) -> impl Iterator<Item = &UnitStats> {
+    stats.units.iter().filter(move |u| !gpu || u.kind == "sm")
+}
+
+/// Events of a component in a run. `CONST_DYNAMICP` is GPUWattch's constant
+/// dynamic power: the chip draws it every cycle whatever runs, so its events are
+/// the run's cycles; `IDLE_COREP` counts the idle cycles of the units present;
+/// every other component counts the emulator's events.
+pub fn events(stats: &Stats, c: Component, gpu: bool) -> u64 {
+    match c {
+        Component::ConstDynamicp => stats.cycles,
+        Component::IdleCorep if gpu => present(stats, gpu)
+            .map(|u| u.counters.get(c.name()).copied().unwrap_or(0))
+            .fold(0u64, u64::saturating_add),
+        _ => stats.counters.get(c.name()).copied().unwrap_or(0),
+    }
+}
 pub const NO_LINE: &str = "(no line information)";
 
 /// Leakage of one kind of unit.
@@ -71,7 +92,7 @@ pub struct Breakdown {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_trace: Option<Vec<PowerSample>>,
     /// What each component and pseudo-line present means, and whether it is charged
-    /// per event or per unit-cycle (see [`crate::legend`]).
+    /// per event, per unit-cycle or per chip cycle (see [`crate::legend`]).
     #[serde(default)]
     pub legend: BTreeMap<String, String>,
 }
@@ -109,7 +130,10 @@ fn key_of(model: &Model, name: &str) -> String {
         (Kind::Components { .. }, "SM") => "leakage_w.sm".into(),
         (Kind::Components { .. }, "IU") => "leakage_w.iu".into(),
         (Kind::Components { .. }, "DMA engine") => "leakage_w.dma".into(),
-        (Kind::Components { .. }, "CB (KiB)") => "leakage_w.cb_per_kib".into(),
+        (Kind::Components { .. }, "CB") => "leakage_w.cb_per_kib".into(),
+        (Kind::Components { .. }, "L1") => "leakage_w.l1_per_kib".into(),
+        (Kind::Components { .. }, "L2") => "leakage_w.l2_per_kib".into(),
+        (Kind::Components { .. }, "network to L2") => "leakage_w.noc".into(),
         (Kind::Components { .. }, "uncore") => "leakage_w.uncore".into(),
         (Kind::Components { .. }, c) => format!("event_pj.{c}"),
         (Kind::InstructionClasses { .. }, "chip (e0)") => "static_w".into(),
@@ -243,6 +267,8 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
     let freq_hz = machine.freq_mhz * 1e6;
     let time_s = stats.cycles as f64 / freq_hz;
     let sms = u64::from(machine.grid_cols) * u64::from(machine.grid_rows);
+    let gpu = machine.is_gpu();
+    let absent = (stats.units.len() - present(stats, gpu).count()) as u64;
     let mut components: BTreeMap<String, f64> = BTreeMap::new();
     let mut lines = Lines::new(stats);
     let mut detail: BTreeMap<String, LineEnergy> = BTreeMap::new();
@@ -259,7 +285,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
             // Component energy, and its split over lines.
             for c in Component::ALL {
                 let pj = event_pj[c];
-                let total = stats.counters.get(c.name()).copied().unwrap_or(0);
+                let total = events(stats, *c, gpu);
                 *components.entry(c.name().into()).or_default() += total as f64 * pj * 1e-12;
                 let mut by_pc = 0u64;
                 for (i, pc) in stats.pcs.iter().enumerate() {
@@ -270,13 +296,13 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                     }
                 }
                 if *c == Component::ConstDynamicp {
-                    by_pc = spread_constant(stats, total, pj, &mut lines);
+                    by_pc = spread_constant(stats, gpu, total, pj, &mut lines);
                 }
                 let rest = total.saturating_sub(by_pc);
                 if rest > 0 {
                     let pseudo = match c {
                         Component::IdleCorep => IDLE_LINE,
-                        Component::ConstDynamicp => ACTIVE_LINE,
+                        Component::ConstDynamicp => CHIP_LINE,
                         _ => RUNTIME_LINE,
                     };
                     lines.add(pseudo, rest as f64 * pj * 1e-12);
@@ -299,17 +325,46 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
             }
             let trace_pj: Option<Vec<f64>> = stats.samples.as_ref().map(|s| {
                 let n = s.components.values().map(Vec::len).max().unwrap_or(0);
+                let sampled = |c: Component, i: usize| {
+                    s.components
+                        .get(c.name())
+                        .and_then(|v| v.get(i))
+                        .copied()
+                        .unwrap_or(0)
+                };
+                // The interval's cycles (the last may be short).
+                let len = |i: usize| {
+                    let start = (i as u64).saturating_mul(s.interval_cycles);
+                    stats.cycles.saturating_sub(start).min(s.interval_cycles)
+                };
+                // Idle cycles of the units present: the samples count every unit,
+                // so take out the absent ones' cycles and scale to the exact total
+                // (absent units are idle nearly throughout).
+                let idle: Vec<f64> = (0..n)
+                    .map(|i| {
+                        sampled(Component::IdleCorep, i)
+                            .saturating_sub(absent.saturating_mul(len(i)))
+                            as f64
+                    })
+                    .collect();
+                let idle_sum: f64 = idle.iter().sum();
+                let idle_total = events(stats, Component::IdleCorep, gpu) as f64;
+                let idle_scale = if absent == 0 || idle_sum == 0.0 {
+                    1.0
+                } else {
+                    idle_total / idle_sum
+                };
                 (0..n)
                     .map(|i| {
                         Component::ALL
                             .iter()
                             .map(|c| {
-                                s.components
-                                    .get(c.name())
-                                    .and_then(|v| v.get(i))
-                                    .copied()
-                                    .unwrap_or(0) as f64
-                                    * event_pj[c]
+                                let count = match c {
+                                    Component::ConstDynamicp => len(i) as f64,
+                                    Component::IdleCorep => idle[i] * idle_scale,
+                                    _ => sampled(*c, i) as f64,
+                                };
+                                count * event_pj[c]
                             })
                             .sum()
                     })
@@ -391,21 +446,25 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
     Ok(b)
 }
 
-/// Constant dynamic power follows where the units' time went: the busy cycles of
-/// units running code are shared over instructions by the scheduler cycles each
-/// one took (issue plus stalls while it was next); engine time is left for the
-/// runtime pseudo-line. Returns the events assigned to instructions.
-fn spread_constant(stats: &Stats, total: u64, pj: f64, lines: &mut Lines) -> u64 {
-    let busy: u64 = stats.units.iter().map(|u| u.busy_cycles).sum();
-    let code: u64 = stats.units.iter().map(|u| u.code_cycles).sum();
+/// Constant dynamic power follows where the units' time went: each unit carries an
+/// equal share of the chip's cycles, and the share of time units spent running code
+/// is split over instructions by the scheduler cycles each one took (issue plus
+/// stalls while it was next). The rest (idle units, engines) stays with the chip.
+/// Returns the events assigned to instructions.
+fn spread_constant(stats: &Stats, gpu: bool, total: u64, pj: f64, lines: &mut Lines) -> u64 {
+    let unit_cycles = (present(stats, gpu).count() as u64).saturating_mul(stats.cycles);
+    let code = present(stats, gpu)
+        .map(|u| u.code_cycles)
+        .fold(0u64, u64::saturating_add);
     let weight =
         |pc: &spu_emu::observe::stats::PcStats| pc.issued + pc.stall_cycles.values().sum::<u64>();
     let all: u64 = stats.pcs.iter().map(weight).sum();
-    if busy == 0 || all == 0 {
+    if unit_cycles == 0 || all == 0 {
         return 0;
     }
-    // Events of code units, in proportion to their share of busy time.
-    let code_events = (total as f64 * code as f64 / busy as f64).round() as u64;
+    // Events of code, in proportion to the code's share of all unit time.
+    let code_events =
+        (total as f64 * code.min(unit_cycles) as f64 / unit_cycles as f64).round() as u64;
     let mut assigned = 0u64;
     let mut acc = 0u64;
     for (i, pc) in stats.pcs.iter().enumerate() {
@@ -480,19 +539,20 @@ pub fn leakage_units(
         })
     };
     let (p, q) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
-    let (sms, boundary) = (p * q, 2 * (p + q));
-    // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
-    let cbs = 2 * (p * (q + 1) + q * (p + 1));
-    let kib = u64::from(machine.cb_size_kib);
-    let cb_kib = cbs * kib;
-    let mut units = vec![
-        unit(
-            "SM",
-            format!("{sms} SMs"),
-            sms,
-            need(leakage.sm, "leakage_w.sm", format!("{sms} SMs"))?,
-        ),
-        match machine.boundary {
+    let sms = p * q;
+    let mut units = vec![unit(
+        "SM",
+        format!("{sms} SMs"),
+        sms,
+        need(leakage.sm, "leakage_w.sm", format!("{sms} SMs"))?,
+    )];
+    if !machine.is_gpu() {
+        let boundary = 2 * (p + q);
+        // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
+        let cbs = 2 * (p * (q + 1) + q * (p + 1));
+        let kib = u64::from(machine.cb_size_kib);
+        let cb_kib = cbs * kib;
+        units.push(match machine.boundary {
             Boundary::Iu => unit(
                 "IU",
                 format!("{boundary} IUs"),
@@ -513,8 +573,8 @@ pub fn leakage_units(
                     format!("{boundary} DMA engines"),
                 )?,
             ),
-        },
-        unit(
+        });
+        units.push(unit(
             "CB",
             format!("{cbs} CBs x {kib} KiB"),
             cbs,
@@ -524,8 +584,40 @@ pub fn leakage_units(
                     "leakage_w.cb_per_kib",
                     format!("{cb_kib} KiB of CBs"),
                 )?,
-        ),
-    ];
+        ));
+    }
+    let l1_kib = sms * u64::from(machine.l1_kib);
+    if l1_kib > 0 {
+        let each = need(
+            leakage.l1_per_kib,
+            "leakage_w.l1_per_kib",
+            format!("{l1_kib} KiB of L1 data cache"),
+        )?;
+        let l1 = machine.l1_kib;
+        units.push(unit(
+            "L1",
+            format!("{sms} L1s x {l1} KiB"),
+            sms,
+            f64::from(l1) * each,
+        ));
+    }
+    let l2_kib = u64::from(machine.l2_kib);
+    if l2_kib > 0 {
+        let what = format!("a {l2_kib} KiB L2");
+        let each = need(leakage.l2_per_kib, "leakage_w.l2_per_kib", what.clone())?;
+        units.push(unit(
+            "L2",
+            format!("1 L2 x {l2_kib} KiB"),
+            1,
+            l2_kib as f64 * each,
+        ));
+        units.push(unit(
+            "network to L2",
+            "network to L2".into(),
+            1,
+            need(leakage.noc, "leakage_w.noc", what)?,
+        ));
+    }
     if leakage.uncore > 0.0 {
         units.push(unit("uncore", "uncore".into(), 1, leakage.uncore));
     }

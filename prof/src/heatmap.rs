@@ -31,8 +31,15 @@ impl Metric {
     }
 }
 
-fn value(u: &UnitStats, metric: Metric, stats: &Stats, model: &Model) -> f64 {
-    let count = |c: Component| u.counters.get(c.name()).copied().unwrap_or(0) as f64;
+fn value(u: &UnitStats, metric: Metric, stats: &Stats, model: &Model, units: usize) -> f64 {
+    let count = |c: Component| {
+        if c == Component::ConstDynamicp {
+            // The chip's constant power, shared equally by its units.
+            stats.cycles as f64 / units.max(1) as f64
+        } else {
+            u.counters.get(c.name()).copied().unwrap_or(0) as f64
+        }
+    };
     match metric {
         Metric::Energy => match &model.kind {
             Kind::Components { event_pj, .. } => {
@@ -86,10 +93,10 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
     let (left, top) = (40.0 + edge, 60.0 + edge);
     let width = left + f64::from(p) * cell + edge + 200.0;
     let height = top + f64::from(q) * cell + edge + 50.0;
-    let values: Vec<f64> = stats
-        .units
+    let units: Vec<&UnitStats> = crate::energy::present(stats, machine.is_gpu()).collect();
+    let values: Vec<f64> = units
         .iter()
-        .map(|u| value(u, metric, stats, model))
+        .map(|u| value(u, metric, stats, model, units.len()))
         .collect();
     let max = values
         .iter()
@@ -114,7 +121,7 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
         metric.title()
     );
     let show_text = cell >= 34.0;
-    for (u, v) in stats.units.iter().zip(&values) {
+    for (u, v) in units.iter().zip(&values) {
         let (x, y, w, h) = match (u.y, u.side.as_deref()) {
             (Some(y), _) => (
                 left + f64::from(u.x) * cell,

@@ -1,10 +1,11 @@
 //! What every name in a report means: one line per dynamic-energy component
 //! (GPUWattch's acronyms, `CBP`, the wire terms, instruction classes) saying whether
-//! it is charged per event or per unit-cycle, and one line per pseudo-line (energy
+//! it is charged per event, per bit toggle, per unit-cycle or per chip cycle, and one
+//! line per pseudo-line (energy
 //! no instruction caused). The table, JSON and CSV reports and `prof/README.md` all
 //! say the same thing; a test keeps the README in step with this list.
 
-use crate::energy::{ACTIVE_LINE, IDLE_LINE, NO_LINE, RUNTIME_LINE};
+use crate::energy::{CHIP_LINE, IDLE_LINE, NO_LINE, RUNTIME_LINE};
 
 /// How a component's energy grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,18 +14,26 @@ pub enum Basis {
     PerEvent,
     /// Count of bit toggles x energy per bit and millimetre x wire length.
     PerToggle,
-    /// Unit-cycles x a calibrated constant: grows with run time, not with work.
+    /// Idle unit-cycles x a constant: grows with run time, not with work.
     PerUnitCycle,
+    /// Cycles of the run x a constant for the whole chip, whatever runs.
+    PerChipCycle,
 }
 
 impl Basis {
-    /// What one charge is: "event", "bit toggle", "unit-cycle".
+    /// What one charge is: "event", "bit toggle", "unit-cycle", "chip cycle".
     pub const fn label(self) -> &'static str {
         match self {
             Basis::PerEvent => "event",
             Basis::PerToggle => "bit toggle",
             Basis::PerUnitCycle => "unit-cycle",
+            Basis::PerChipCycle => "chip cycle",
         }
+    }
+
+    /// Whether the charge grows with run time rather than with the work done.
+    pub const fn time_based(self) -> bool {
+        matches!(self, Basis::PerUnitCycle | Basis::PerChipCycle)
     }
 }
 
@@ -65,12 +74,12 @@ pub const COMPONENTS: &[(&str, Basis, &str)] = &[
     (
         "IDLE_COREP",
         Basis::PerUnitCycle,
-        "idle units (calibrated constant)",
+        "idle units (GPUWattch idle-core power)",
     ),
     (
         "CONST_DYNAMICP",
-        Basis::PerUnitCycle,
-        "busy units, whatever they run (calibrated)",
+        Basis::PerChipCycle,
+        "whole chip, every cycle (GPUWattch constant)",
     ),
     ("CBP", Basis::PerEvent, "Communication Buffer accesses"),
     (
@@ -101,8 +110,8 @@ pub const PSEUDO_LINES: &[(&str, &str)] = &[
         "IDLE_COREP of units present with no work while the kernel runs",
     ),
     (
-        ACTIVE_LINE,
-        "CONST_DYNAMICP of busy units running no kernel code (DMA engines, virtual IUs)",
+        CHIP_LINE,
+        "CONST_DYNAMICP not spread over instructions: idle units' share and engines' share",
     ),
     (NO_LINE, "instructions of a binary without line information"),
 ];
@@ -125,7 +134,7 @@ pub fn component(name: &str) -> (Basis, String) {
 /// One line: "per event: shared memory, per bank-conflict wave".
 pub fn component_line(name: &str) -> String {
     let (basis, text) = component(name);
-    let time = if basis == Basis::PerUnitCycle {
+    let time = if basis.time_based() {
         ", time-based"
     } else {
         ""
@@ -173,14 +182,15 @@ mod tests {
     }
 
     #[test]
-    fn the_time_based_terms_are_the_calibrated_constants() {
+    fn the_time_based_terms_are_gpuwattchs_idle_and_constant_power() {
         let timed: Vec<&str> = COMPONENTS
             .iter()
-            .filter(|(_, b, _)| *b == Basis::PerUnitCycle)
+            .filter(|(_, b, _)| b.time_based())
             .map(|(n, ..)| *n)
             .collect();
         assert_eq!(timed, ["IDLE_COREP", "CONST_DYNAMICP"]);
-        assert!(component_line("CONST_DYNAMICP").starts_with("per unit-cycle, time-based: "));
+        assert!(component_line("IDLE_COREP").starts_with("per unit-cycle, time-based: "));
+        assert!(component_line("CONST_DYNAMICP").starts_with("per chip cycle, time-based: "));
         assert!(component_line("IntAdd").contains("class IntAdd"));
     }
 }

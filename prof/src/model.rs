@@ -61,6 +61,13 @@ pub struct Leakage {
     pub iu: Option<f64>,
     pub dma: Option<f64>,
     pub cb_per_kib: Option<f64>,
+    /// Per KiB of L1 data cache (every SM's).
+    pub l1_per_kib: Option<f64>,
+    /// Per KiB of L2 cache.
+    pub l2_per_kib: Option<f64>,
+    /// The network between the SMs and the L2 slices, and the slices' control
+    /// logic: charged once when the machine has an L2.
+    pub noc: Option<f64>,
     pub uncore: f64,
 }
 
@@ -357,7 +364,16 @@ fn parse(file: &str, t: &toml::Table) -> Result<Model, ModelError> {
                 file,
                 t,
                 "leakage_w",
-                &["sm", "iu", "dma", "cb_per_kib", "uncore"],
+                &[
+                    "sm",
+                    "iu",
+                    "dma",
+                    "cb_per_kib",
+                    "l1_per_kib",
+                    "l2_per_kib",
+                    "noc",
+                    "uncore",
+                ],
             )?;
             let leak = section(file, t, "leakage_w")?
                 .ok_or_else(|| key_err(file, "leakage_w", "the section is missing"))?;
@@ -371,6 +387,9 @@ fn parse(file: &str, t: &toml::Table) -> Result<Model, ModelError> {
                 iu: get("iu")?,
                 dma: get("dma")?,
                 cb_per_kib: get("cb_per_kib")?,
+                l1_per_kib: get("l1_per_kib")?,
+                l2_per_kib: get("l2_per_kib")?,
+                noc: get("noc")?,
                 uncore: get("uncore")?.unwrap_or(0.0),
             };
             let by_name = numbers(file, t, "event_pj", Component::ALL.iter().map(|c| c.name()))?;

@@ -123,7 +123,7 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
     let mut timed = Vec::new();
     for (name, j) in sorted(&b.components) {
         let (basis, text) = legend::component(name);
-        if basis == legend::Basis::PerUnitCycle {
+        if basis.time_based() {
             timed.push(name.as_str());
         }
         t.add_row(vec![
@@ -138,7 +138,7 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
     if !timed.is_empty() {
         let _ = writeln!(
             s,
-            "{} {} time-based: calibrated constants per unit-cycle, which grow with run\ntime, not with the work done. Every other term is events x energy per event.",
+            "{} {} time-based: they grow with run time, not with\nthe work done (GPUWattch's idle-core power per idle unit-cycle, constant power per\nchip cycle). Every other term is events x energy per event.",
             timed.join(" and "),
             if timed.len() == 1 { "is" } else { "are" }
         );
@@ -208,7 +208,7 @@ fn csv_field(s: &str) -> String {
 }
 
 /// One row per number: `section,name,value,unit,meaning`; `meaning` explains
-/// components (per event or per unit-cycle), leakage rows and pseudo-lines.
+/// components (per event, toggle, unit-cycle or chip cycle), leakage rows and pseudo-lines.
 pub fn csv_report(b: &Breakdown) -> String {
     let mut s = String::from("section,name,value,unit,meaning\n");
     let mut row = |section: &str, name: &str, value: String, unit: &str, meaning: &str| {

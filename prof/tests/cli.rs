@@ -87,6 +87,12 @@ fn every_output_form_is_produced() {
         legend["CONST_DYNAMICP"]
             .as_str()
             .unwrap()
+            .starts_with("per chip cycle, time-based:")
+    );
+    assert!(
+        legend["IDLE_COREP"]
+            .as_str()
+            .unwrap()
             .starts_with("per unit-cycle, time-based:")
     );
     let csv = ok(&[k, "-D", "N=64", "-D", "K=32", "--format", "csv"]);

@@ -7,6 +7,7 @@ use spu_tests::{Ran, assert_close, repo_path, run_with};
 
 const PC: &str = "samples/stencil2d/stencil_pc.spu";
 const GLOBAL: &str = "samples/stencil2d/stencil_global.spu";
+const GPU: &str = "samples/stencil2d/stencil_gpu.spu";
 
 /// H by the definition, in f64: returns (Hk, Hi, Hj).
 fn reference(
@@ -300,4 +301,51 @@ fn functional_mode_gives_the_same_results_and_traffic() {
         );
         assert!(b.functional);
     }
+}
+
+/// Global words the GPU kernel moved: (data words, flag and ticket words), by the
+/// instructions that moved them (`.f32` data, `.u32` flags and the ticket).
+fn gpu_words(ran: &Ran, m: &Machine) -> (u64, u64) {
+    let stats = spu_emu::observe::stats::Stats::new(&ran.result, &ran.before, m);
+    let (mut data, mut sync) = (0, 0);
+    for pc in &stats.pcs {
+        let text = pc.text.as_deref().unwrap_or("");
+        if text.contains(".global.f32") {
+            data += pc.threads;
+        } else if text.starts_with("atom") {
+            sync += 2 * pc.threads; // read and written
+        } else if text.contains(".global.") {
+            sync += pc.threads;
+        }
+    }
+    (data, sync)
+}
+
+#[test]
+fn the_gpu_kernel_matches_the_reference_and_moves_eq_3_3_words() {
+    for (sms, n, k) in [(15, 64, 32), (1, 64, 64), (4, 96, 32), (15, 128, 64)] {
+        let mut m = spu_emu::machine::preset("gtx480").unwrap();
+        m.set(&format!("grid.cols={sms}")).unwrap();
+        let ran = check(GPU, n, k, &m);
+        let (data, sync) = gpu_words(&ran, &m);
+        // Thesis Eq. 3.3 with K planes: 4 N^2 K / b + 2 N^2 data words (b = 32).
+        assert_eq!(
+            data,
+            (4 * n * n * k / 32 + 2 * n * n) as u64,
+            "N={n} K={k} on {sms} SMs"
+        );
+        assert_eq!(offchip(&ran), data + sync, "every other word is a flag");
+        // One ticket (two words) and K/32 flag raises per block, and at least one poll per
+        // tile of each block with a north or west neighbour.
+        let g = (n / 32) as u64;
+        let raised = g * g * (2 + k as u64 / 32);
+        let waits = (g * g - 1) * k as u64 / 32;
+        assert!(sync >= raised + waits, "N={n}: {sync} flag words");
+    }
+}
+
+#[test]
+fn the_gpu_kernel_runs_on_an_spu_too() {
+    // The GPU kernel needs no CBs, so an SPU runs it too.
+    check(GPU, 64, 32, &machine("2x2", &[]));
 }

@@ -225,6 +225,16 @@ impl Program {
         self.ops.is_empty()
     }
 
+    /// True when the kernel touches a Communication Buffer or synchronises blocks
+    /// with `bar.blocksync`: it needs the SPU's CBs.
+    pub fn uses_cbs(&self) -> bool {
+        self.ops.iter().any(|o| match o.kind {
+            Kind::Ld(s) | Kind::St(s) => s.cb_side().is_some(),
+            Kind::BlockSync(_) => true,
+            _ => false,
+        })
+    }
+
     /// True when the kernel uses the global `bar.blocksync`.
     pub fn uses_global_sync(&self) -> bool {
         self.ops.iter().any(|o| o.kind == Kind::BlockSync(None))

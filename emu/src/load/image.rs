@@ -525,6 +525,23 @@ fn check_machine_fit(
     let passes = grid[0].div_ceil(m.grid_cols) * grid[1].div_ceil(m.grid_rows);
     let has_iu = module.iu_entry.is_some();
     let has_dma = !module.dma.is_empty();
+    if m.is_gpu() {
+        let what = if has_iu {
+            Some("IU code (`.iu`)")
+        } else if has_dma {
+            Some("DMA descriptors (`.dma`)")
+        } else if program.uses_cbs() {
+            Some("Communication Buffer accesses or `bar.blocksync`")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(LoadError::Machine(format!(
+                "the kernel uses {what}, but the machine is a GPU (`machine.kind = \"gpu\"`) with no CBs and no boundary units; run it on an SPU preset such as `--machine spu-4x4`, or use a kernel written for GPUs"
+            )));
+        }
+        return Ok(());
+    }
     match m.boundary {
         Boundary::Iu if has_dma && !has_iu => {
             return Err(LoadError::Machine(

@@ -20,6 +20,16 @@ use spu_isa::TimingClass;
 pub use units::UnitLabel;
 
 word_enum! {
+    /// What kind of chip the machine is.
+    ChipKind {
+        /// SMs on a grid joined by Communication Buffers, with boundary units.
+        Spu = "spu",
+        /// SMs sharing only global memory: no CBs and no boundary units.
+        Gpu = "gpu",
+    }
+}
+
+word_enum! {
     /// What sits on the grid boundary (thesis 2.2.2 and 7.2).
     Boundary { Iu = "iu", Dma = "dma" }
 }
@@ -122,6 +132,8 @@ const INTERVAL_RANGE: Range = Range::Int(1, 1024);
 const PIPES: Range = Range::Int(1, 16);
 
 machine_params! {
+    kind: ChipKind = ChipKind::Spu, "machine.kind", "", Range::Choice(ChipKind::NAMES),
+        "spu: SMs on a grid joined by Communication Buffers, with boundary units (thesis Ch. 2); gpu: SMs that share only global memory, with no CBs and no boundary units (a Fermi GPU such as the GTX 480): kernels with CB accesses, `bar.blocksync` or boundary code are rejected, and the `boundary.*` and `cb.*` keys are ignored";
     grid_cols: u32 = 4, "grid.cols", "SMs", Range::Int(1, 256),
         "P: SM columns, west to east (thesis Table 6.1: 4x4)";
     grid_rows: u32 = 4, "grid.rows", "SMs", Range::Int(1, 256),
@@ -212,6 +224,10 @@ machine_params! {
         "off-chip bandwidth shared by every unit (GTX 480 GDDR5: 177.4 GB/s)";
     transaction_bytes: u32 = 32, "memory.transaction_bytes", "bytes", Range::Int(4, 256),
         "coalescing segment: a warp's global access costs one transaction per distinct aligned segment (uncached Fermi accesses: 32 bytes)";
+    l1_kib: u32 = 0, "cache.l1_kib", "KiB", Range::Int(0, 1024),
+        "L1 data cache of each SM, 0 for none (SPU: none, thesis Table 6.1; GTX 480: 16 KiB). Sets the cache's leakage in `spu-prof`; global accesses are timed as uncached whatever the size";
+    l2_kib: u32 = 0, "cache.l2_kib", "KiB", Range::Int(0, 65_536),
+        "shared L2 cache, 0 for none (SPU: none; GTX 480: 768 KiB). Sets the leakage of the L2 and of the network that reaches it in `spu-prof`; global accesses are timed as uncached whatever the size";
     global_mib: u32 = 1536, "memory.global_mib", "MiB", Range::Int(1, 4000),
         "global memory capacity for buffers (GTX 480: 1536 MiB)";
 }
@@ -353,8 +369,27 @@ impl Machine {
         )
     }
 
+    /// True for a GPU (no CBs, no boundary units).
+    pub fn is_gpu(&self) -> bool {
+        self.kind == ChipKind::Gpu
+    }
+
+    /// Number of SMs.
+    pub fn sms(&self) -> u32 {
+        self.grid_cols * self.grid_rows
+    }
+
     /// One line for summaries: `4x4 SMs, iu boundary, overlapped passes, 700 MHz`.
     pub fn summary(&self) -> String {
+        if self.is_gpu() {
+            return format!(
+                "GPU, {} SMs, {} KiB L1 per SM, {} KiB L2, {} MHz",
+                self.sms(),
+                self.l1_kib,
+                self.l2_kib,
+                self.freq_mhz
+            );
+        }
         format!(
             "{}x{} SMs, {} boundary, {} passes, {} KiB CBs, {} MHz",
             self.grid_cols,

@@ -33,6 +33,11 @@ pub const PRESETS: &[Preset] = &[
         description: "4x4 with DMA engines in place of Interface Units (thesis 7.2)",
         toml: include_str!("../../machines/spu-4x4-dma.toml"),
     },
+    Preset {
+        name: "gtx480",
+        description: "the thesis's GPU baseline: a GTX 480 as GPGPU-Sim configures it (15 SMs, 2 GTO schedulers, 16 KiB L1, 768 KiB L2, 700 MHz, Table 6.1); no CBs or boundary units",
+        toml: include_str!("../../machines/gtx480.toml"),
+    },
 ];
 
 /// The machine of a preset name.
@@ -63,6 +68,14 @@ mod tests {
         assert_eq!((big.grid_cols, big.grid_rows), (8, 8));
         assert_eq!(preset("spu-4x4-cb16k").unwrap().cb_size_kib, 16);
         assert_eq!(preset("spu-4x4-dma").unwrap().boundary, Boundary::Dma);
+        let gpu = preset("gtx480").unwrap();
+        assert!(gpu.is_gpu() && !Machine::default().is_gpu());
+        assert_eq!((gpu.sms(), gpu.l1_kib, gpu.l2_kib), (15, 16, 768));
+        assert_eq!(gpu.scheduler_policy, crate::machine::SchedulerPolicy::Gto);
+        for p in PRESETS.iter().filter(|p| p.name.starts_with("spu")) {
+            let m = preset(p.name).unwrap();
+            assert_eq!((m.l1_kib, m.l2_kib), (0, 0), "{}: caches off", p.name);
+        }
         let e = preset("spu-3x3").unwrap_err().to_string();
         assert!(e.contains("`spu-4x4`"), "{e}");
     }
