@@ -15,9 +15,11 @@ use std::path::{Path, PathBuf};
 
 mod directives;
 mod expand;
+mod files;
 mod source_map;
 mod text;
 
+pub use files::confined_reader;
 use source_map::Segment;
 pub use source_map::{MacroSite, Origin, SourceFile, SourceMap};
 use text::*;
