@@ -36,8 +36,14 @@ pub enum NpyError {
     },
     #[error("`{path}` is in Fortran order; save it in C order (`np.ascontiguousarray(a)`)")]
     Order { path: String },
-    #[error("cannot write `{path}`: {error}")]
-    Write { path: String, error: std::io::Error },
+    /// The cause is the `source` (so that exit codes see a write Ctrl-C stopped);
+    /// error reports print the chain.
+    #[error("cannot write `{path}`")]
+    Write {
+        path: String,
+        #[source]
+        error: std::io::Error,
+    },
     #[error(transparent)]
     Input(#[from] spu_io::InputError),
     #[error(
