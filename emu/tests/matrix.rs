@@ -220,6 +220,14 @@ fn bad_input_matrix() {
         ("npy_truncated", load(&p("short.npy"))),
         ("npy_header_truncated", load(&p("short_header.npy"))),
         (
+            "set_integer_too_large",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--set".into(),
+                "sm.registers=99999999999999999999".into(),
+            ],
+        ),
+        (
             "output_overwrites_the_kernel",
             vec![p("k.spu"), "-q".into(), "--stats".into(), p("k.spu")],
         ),
