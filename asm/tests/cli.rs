@@ -277,3 +277,22 @@ fn includes_stay_inside_the_kernels_folder_and_are_regular_files() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_output_may_not_be_an_included_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = dir.path().join("inc.h");
+    std::fs::write(&header, "#define N 3\n").unwrap();
+    let kernel = dir.path().join("vi.spu");
+    std::fs::write(&kernel, "#include \"inc.h\"\n.entry k { exit; }\n").unwrap();
+    let out = spu_asm(&[kernel.to_str().unwrap(), "-o", header.to_str().unwrap()]);
+    assert_clean_failure(&out, "would overwrite the input");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("(included)"));
+    // Also when the default output name is a link to the header.
+    std::os::unix::fs::symlink(&header, dir.path().join("vi.bin")).unwrap();
+    assert_clean_failure(
+        &spu_asm(&[kernel.to_str().unwrap()]),
+        "would overwrite the input",
+    );
+    assert_eq!(std::fs::read_to_string(&header).unwrap(), "#define N 3\n");
+}
