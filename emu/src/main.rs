@@ -72,7 +72,12 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<()> {
     if cli.list_params {
-        spu_io::output::print(&machine::reference_markdown())?;
+        // The terminal's width when the shell exports it, else a common one.
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<u16>().ok())
+            .map_or(100, |c| c.clamp(60, 400));
+        spu_io::output::print(&machine::reference_table(width))?;
         return Ok(());
     }
     let path = cli.kernel.as_ref().context("no kernel given")?;

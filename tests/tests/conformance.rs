@@ -69,3 +69,33 @@ fn forms_not_executed_are_refused_at_load_with_their_name() {
         assert!(err.contains("not executed"), "{line}: {err}");
     }
 }
+
+#[test]
+fn wide_global_accesses_count_every_word_they_move() {
+    // 32 lanes load one .u64 and store one .v2.u32 each: 64 words each way.
+    let src = "
+.global .u32 src[64] = ramp(0, 1);
+.global .u32 out[64] = zeros;
+.launch grid(1, 1) block(32) iu(1);
+.entry wide {
+    .reg .u32 %r<8>;
+    .reg .u64 %rd<2>;
+    mov.u32 %r0, %tid.x;
+    shl.b32 %r1, %r0, 3;
+    mov.u32 %r2, src;
+    add.u32 %r2, %r2, %r1;
+    ld.global.u64 %rd1, [%r2];
+    mov.u32 %r3, out;
+    add.u32 %r3, %r3, %r1;
+    st.global.v2.u32 [%r3], {%rd1.lo, %rd1.hi};
+    exit;
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.spu");
+    std::fs::write(&path, src).unwrap();
+    let ran = spu_tests::run_with(&path, &spu_emu::Machine::default(), &[]);
+    assert_eq!(ran.out_u32("out"), (0..64).collect::<Vec<u32>>());
+    assert_eq!(ran.result.traffic.load_words, 64);
+    assert_eq!(ran.result.traffic.store_words, 64);
+}

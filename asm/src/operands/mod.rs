@@ -358,9 +358,9 @@ impl Lowering<'_> {
         let wrong = |what: &str| {
             Diagnostic::error(
                 format!(
-                    "operand `{name}` of `{}` must be a {}",
+                    "operand `{name}` of `{}` must be {}",
                     spec.mnemonic,
-                    kind.describe()
+                    a_or_an(kind.describe())
                 ),
                 span.clone(),
             )
@@ -578,4 +578,10 @@ impl Lowering<'_> {
         }
         result
     }
+}
+
+/// `what` with its indefinite article: "a register", "an address", "an 8-bit immediate".
+fn a_or_an(what: &str) -> String {
+    let vowel_sound = what.starts_with(['a', 'e', 'i', 'o', 'u', '8']);
+    format!("{} {what}", if vowel_sound { "an" } else { "a" })
 }

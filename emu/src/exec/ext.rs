@@ -206,8 +206,11 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         sat: m.sat.is_some(),
     };
     let mnemonic = spec.mnemonic;
+    // Directed roundings are executed for these (fma/mad in .f32 only).
+    let directed = matches!(mnemonic, "add" | "sub" | "mul" | "div" | "rcp" | "sqrt")
+        || (ty == Ty::F32 && matches!(mnemonic, "fma" | "mad"));
     let arithmetic = ty.is_float() && rnd.is_some() && mnemonic != "cvt";
-    if arithmetic {
+    if arithmetic && (rnd.is_some_and(|r| r.integral()) || !directed) {
         return refuse(&format!(
             "the directed rounding `.{}`",
             rnd.map_or("", |r| r.name())
@@ -245,9 +248,10 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         "cos" => What::Alu(form(Alu::Cos)),
         "cvt" => {
             let src = m.src_ty.unwrap_or(ty);
-            // Integral roundings are executed; float results round to nearest.
+            // Every rounding is executed except a directed one from a 64-bit
+            // integer to a float (not exact in f64).
             match rnd {
-                Some(r) if !(r.integral() || src.is_int() && ty.is_int()) => {
+                Some(r) if !r.integral() && ty.is_float() && src.is_int() && src.bits() == 64 => {
                     return refuse(&format!("the directed rounding `.{}`", r.name()));
                 }
                 _ => What::Alu(form(Alu::Cvt)),
@@ -558,7 +562,13 @@ fn access<G: Global>(
         )?;
     }
     *addrs = first;
-    Ok(result)
+    Ok(match result {
+        Access::Global { store, .. } => Access::Global {
+            store,
+            words: (size / 4) as u8,
+        },
+        other => other,
+    })
 }
 
 /// An 8- or 16-bit access: loads extract the value from its word, stores merge it
@@ -600,7 +610,10 @@ fn narrow<G: Global>(
                 v[l] = new;
                 global.store(&words, &v, 1 << l);
             }
-            Ok(Access::Global { store: true })
+            Ok(Access::Global {
+                store: true,
+                words: 1,
+            })
         }
         Space::Shared => {
             let shared = &mut *local.shared;

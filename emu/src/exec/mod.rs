@@ -5,7 +5,7 @@
 //!   basic blocks;
 //! - [`lanes`]: instruction semantics on 32-lane values, the one copy every
 //!   execution mode calls;
-//! - [`ext`] and [`scalar`]: the general path for the forms the micro-ops do not
+//! - [`ext`], [`scalar`] and [`rounding`]: the general path for the forms the micro-ops do not
 //!   cover (64-bit pairs, `.f64`, narrow and vector memory, warp operations), lane
 //!   by lane;
 //! - [`step`]: executing one instruction of a warp (the one dispatch over the
@@ -23,6 +23,7 @@ pub mod fault;
 pub mod lanes;
 pub mod memory;
 pub mod ops;
+pub mod rounding;
 pub mod scalar;
 pub mod step;
 pub mod warp;

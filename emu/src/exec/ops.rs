@@ -786,18 +786,19 @@ mod tests {
         .unwrap();
         assert!(unsupported(&wide).unwrap().contains("add.f64"));
         assert!(crate::exec::ext::decode(&wide, symbols).is_ok());
+        let fma = Opcode::from_mnemonic("fma").unwrap();
         let rz = Instr::new(
-            add,
+            fma,
             Guard::Always,
             Mods {
-                ty: Some(Ty::F32),
+                ty: Some(Ty::F64),
                 rnd: Some(spu_isa::Rnd::Rz),
                 ..Mods::default()
             },
-            &ops,
+            &[ops[0], ops[1], ops[2], Operand::Reg(6)],
         )
         .unwrap();
         let why = crate::exec::ext::decode(&rz, symbols).unwrap_err();
-        assert!(why.contains(".rz") && why.contains("add"), "{why}");
+        assert!(why.contains(".rz") && why.contains("fma"), "{why}");
     }
 }

@@ -270,6 +270,11 @@ pub fn alu(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64 {
         return a;
     }
     if f.ty.is_float() {
+        if let Some(mode) = f.rnd.filter(|r| matches!(r, Rnd::Rz | Rnd::Rm | Rnd::Rp))
+            && let Some(r) = directed(f, mode, a, b, c)
+        {
+            return r;
+        }
         let r = if f.ty == Ty::F64 {
             float_op::<f64>(f, a, b, c)
         } else {
@@ -280,6 +285,30 @@ pub fn alu(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64 {
         }
     }
     int_op(f, a, b, c, e)
+}
+
+/// Float arithmetic with a directed rounding ([`crate::exec::rounding`]); `None`
+/// for operations it does not cover.
+fn directed(f: &Form, mode: Rnd, a: u64, b: u64, c: u64) -> Option<u64> {
+    use crate::exec::rounding::{Op, f32_op, f64_op};
+    let op = match f.alu {
+        Alu::Add => Op::Add,
+        Alu::Sub => Op::Sub,
+        Alu::MulLo => Op::Mul,
+        Alu::Fma | Alu::MadLo if f.ty == Ty::F32 => Op::Fma,
+        Alu::Div => Op::Div,
+        Alu::Rcp => Op::Rcp,
+        Alu::Sqrt => Op::Sqrt,
+        _ => return None,
+    };
+    if f.ty == Ty::F64 {
+        let r = f64_op(op, mode, f64::from_bits(a), f64::from_bits(b));
+        return Some(finish(r, f.sat));
+    }
+    let ftz = f.ftz;
+    let x = |v: u64| flush(f32::from_bits(v as u32), ftz);
+    let r = f32_op(op, mode, x(a), x(b), x(c));
+    Some(finish(flush(r, ftz), f.sat))
 }
 
 fn int_op(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64 {
@@ -497,6 +526,15 @@ fn convert(f: &Form, a: u64) -> u64 {
                 Ty::F32 | Ty::F64 => x as f32,
                 t if t.is_signed() => a as i64 as f32,
                 _ => a as f32,
+            };
+            // Directed roundings: every source but a 64-bit integer is exact in f64
+            // (the decoder refuses those).
+            let v = match f.rnd.filter(|r| matches!(r, Rnd::Rz | Rnd::Rm | Rnd::Rp)) {
+                Some(mode) => {
+                    use crate::exec::rounding::{adjust32, side};
+                    adjust32(v, side(x, 0.0, f64::from(v), x.is_finite()), mode)
+                }
+                None => v,
             };
             finish(flush(v, ftz), f.sat)
         };

@@ -79,6 +79,10 @@ pub enum Access {
     Cb,
     Global {
         store: bool,
+        /// Words each lane moves (2 for a 64-bit value or `.v2`, 4 for `.v4`);
+        /// aligned accesses never straddle a transaction, so the lanes' first
+        /// addresses give the transactions.
+        words: u8,
     },
     /// Global atomics (one transaction per executing lane).
     Atomic,
@@ -374,7 +378,7 @@ pub(crate) fn memory<G: Global>(
             } else {
                 global.load(warp, dst, addrs, mask);
             }
-            Ok(Access::Global { store })
+            Ok(Access::Global { store, words: 1 })
         }
         Space::Shared => {
             let shared = &mut *local.shared;

@@ -10,10 +10,12 @@
 
 pub mod param;
 mod presets;
+mod reference;
 mod units;
 
 use param::{ParamType, Range, RawValue, word_enum};
 pub use presets::{PRESETS, Preset, preset};
+pub use reference::{reference_markdown, reference_table};
 use spu_isa::TimingClass;
 pub use units::UnitLabel;
 
@@ -398,34 +400,6 @@ fn flatten(
     };
     out.push((prefix.to_string(), raw));
     Ok(())
-}
-
-/// The parameter reference page (`emu/MACHINE.md`), generated from [`PARAMS`].
-pub fn reference_markdown() -> String {
-    let defaults = Machine::default().entry_texts();
-    let mut s = String::from(
-        "# Machine parameters\n\n\
-         Generated from `emu/src/machine/mod.rs`; do not edit by hand \
-         (`UPDATE_MACHINE_MD=1 cargo test -p spu-emu` regenerates it).\n\n\
-         A machine file is TOML with these keys (any subset; the rest keep their \
-         defaults). Select one with `--machine FILE|PRESET`, then override single keys \
-         with `--set KEY=VALUE`; `--grid PxQ`, `--boundary` and `--passes` are \
-         shorthands for the first keys. Defaults describe the thesis's optimised SPU \
-         (Table 6.1): a 4x4 grid of Fermi-class SMs at 700 MHz with 4 KiB CBs.\n\n\
-         | key | default | unit | valid values | meaning |\n\
-         |---|---|---|---|---|\n",
-    );
-    for (p, (_, default)) in PARAMS.iter().zip(&defaults) {
-        s.push_str(&format!(
-            "| `{}` | `{}` | {} | {} | {} |\n",
-            p.key, default, p.unit, p.range, p.doc
-        ));
-    }
-    s.push_str("\n## Presets\n\n| name | description |\n|---|---|\n");
-    for p in PRESETS {
-        s.push_str(&format!("| `{}` | {} |\n", p.name, p.description));
-    }
-    s
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub fn cost(access: Access, addrs: &Lanes, exec: u32, pc: u32, now: u64, env: &m
             busy: 1,
             events: (Component::Dramp, 0),
         },
-        Access::Global { store } => {
+        Access::Global { store, words } => {
             let bytes = timing.transaction_bytes();
             let segments = distinct(addrs, exec, bytes.trailing_zeros());
             let mut ready = now;
@@ -74,7 +74,7 @@ pub fn cost(access: Access, addrs: &Lanes, exec: u32, pc: u32, now: u64, env: &m
                     ready = ready.max(env.dram.request(now + i, bytes));
                 }
             }
-            let words = u64::from(exec.count_ones());
+            let words = u64::from(exec.count_ones()) * u64::from(words);
             let t = &mut *env.traffic;
             if store {
                 t.store_words += words;
