@@ -56,10 +56,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// Writes the output, refusing to overwrite the input.
-fn write_output(cli: &Cli, path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes the output, refusing to overwrite the input or a file it included.
+fn write_output(cli: &Cli, path: &Path, bytes: &[u8], included: &[PathBuf]) -> Result<()> {
+    let mut inputs = vec![(format!("`{}`", cli.input.display()), cli.input.as_path())];
+    for p in included {
+        inputs.push((format!("`{}` (included)", p.display()), p.as_path()));
+    }
     spu_io::paths::check_distinct(
-        &[(format!("`{}`", cli.input.display()), &cli.input)],
+        &inputs,
         &[(format!("the output `{}`", path.display()), path)],
     )?;
     Ok(spu_io::write_file(path, bytes)?)
@@ -77,7 +81,7 @@ fn run(cli: &Cli) -> Result<()> {
             },
         );
         return match &cli.output {
-            Some(out) => write_output(cli, out, text.as_bytes()),
+            Some(out) => write_output(cli, out, text.as_bytes(), &[]),
             None => Ok(spu_io::output::print(&text)?),
         };
     }
@@ -115,7 +119,12 @@ fn run(cli: &Cli) -> Result<()> {
                 .output
                 .clone()
                 .unwrap_or_else(|| cli.input.with_extension("bin"));
-            write_output(cli, &out, &bin)
+            let included: Vec<PathBuf> = warnings
+                .files
+                .iter()
+                .map(|f| PathBuf::from(&f.name))
+                .collect();
+            write_output(cli, &out, &bin, &included)
         }
         Err(diags) => {
             spu_io::report!("{}", diags.render(&path, &src));

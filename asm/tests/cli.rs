@@ -226,3 +226,73 @@ fn ctrl_c_while_reading_the_input_exits_130() {
         "only the FIFO"
     );
 }
+
+#[test]
+fn includes_stay_inside_the_kernels_folder_and_are_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.h");
+    std::fs::write(&secret, "#define SECRET 41\n").unwrap();
+    let kernel = dir.path().join("k.spu");
+    let cases: Vec<(String, &str)> = {
+        let mut v = vec![(format!("#include \"{}\"\n", secret.display()), "outside")];
+        let name = outside.path().file_name().unwrap().to_string_lossy();
+        v.push((format!("#include \"../{name}/secret.h\"\n"), "outside"));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&secret, dir.path().join("link.h")).unwrap();
+            v.push(("#include \"link.h\"\n".into(), "outside"));
+        }
+        if spu_io::testing::make_fifo(&dir.path().join("pipe.h")) {
+            v.push(("#include \"pipe.h\"\n".into(), "not a regular file"));
+        }
+        v
+    };
+    for (src, reason) in cases {
+        std::fs::write(&kernel, format!("{src}.entry k {{ exit; }}\n")).unwrap();
+        let out = spu_asm(&[kernel.to_str().unwrap(), "--check"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{src} must fail");
+        assert!(
+            stderr.contains(reason) && stderr.contains("copy") && stderr.contains("#include"),
+            "{src}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("SECRET"),
+            "the file is not quoted: {stderr}"
+        );
+    }
+    // A header in a sub-folder, reached through a link that stays inside, is fine.
+    std::fs::create_dir(dir.path().join("inc")).unwrap();
+    std::fs::write(dir.path().join("inc/ok.h"), "#define N 3\n").unwrap();
+    std::fs::write(&kernel, "#include \"inc/ok.h\"\n.entry k { exit; }\n").unwrap();
+    let out = spu_asm(&[
+        kernel.to_str().unwrap(),
+        "-o",
+        dir.path().join("k.bin").to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_output_may_not_be_an_included_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = dir.path().join("inc.h");
+    std::fs::write(&header, "#define N 3\n").unwrap();
+    let kernel = dir.path().join("vi.spu");
+    std::fs::write(&kernel, "#include \"inc.h\"\n.entry k { exit; }\n").unwrap();
+    let out = spu_asm(&[kernel.to_str().unwrap(), "-o", header.to_str().unwrap()]);
+    assert_clean_failure(&out, "would overwrite the input");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("(included)"));
+    // Also when the default output name is a link to the header.
+    std::os::unix::fs::symlink(&header, dir.path().join("vi.bin")).unwrap();
+    assert_clean_failure(
+        &spu_asm(&[kernel.to_str().unwrap()]),
+        "would overwrite the input",
+    );
+    assert_eq!(std::fs::read_to_string(&header).unwrap(), "#define N 3\n");
+}

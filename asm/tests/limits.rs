@@ -280,3 +280,31 @@ fn an_unterminated_comment_is_the_only_error() {
         ("`*/` closes no comment", "*/")
     );
 }
+
+/// A macro bomb: `X39` doubles 39 times. The preprocessor stops at its budget
+/// promptly, with one error at the use.
+#[test]
+fn a_macro_bomb_stops_at_the_expansion_budget() {
+    let mut src = String::from("#define X0 nop;\n");
+    for i in 1..40 {
+        src.push_str(&format!("#define X{i} X{} X{}\n", i - 1, i - 1));
+    }
+    src.push_str(".entry k {\nX39\nexit;\n}\n");
+    let diags = spu_asm::assemble("bomb.spu", &src).unwrap_err();
+    let text = diags.render("bomb.spu", &src);
+    assert!(
+        text.contains("expansion is too large") && text.contains("macro invocations"),
+        "{text}"
+    );
+    assert!(text.contains("bomb.spu:42:1"), "at the use: {text}");
+    // Long bodies hit the size budget instead.
+    let mut src = format!("#define Y0 {}\n", "; ".repeat(500));
+    for i in 1..30 {
+        src.push_str(&format!("#define Y{i} Y{} Y{}\n", i - 1, i - 1));
+    }
+    src.push_str(".entry k {\nY29\nexit;\n}\n");
+    let text = spu_asm::assemble("b.spu", &src)
+        .unwrap_err()
+        .render("b.spu", &src);
+    assert!(text.contains("MiB of text"), "{text}");
+}

@@ -69,6 +69,8 @@ fn bad_input_matrix() {
     let mut short = spu_emu::load::npy::encode(spu_isa::Ty::F32, &[8], &words).unwrap();
     short.truncate(short.len() - 5);
     std::fs::write(p("short.npy"), &short).unwrap();
+    short.truncate(20);
+    std::fs::write(p("short_header.npy"), &short).unwrap();
     std::os::unix::fs::symlink("/nonexistent/file", p("dangling.json")).unwrap();
     let oob = std::fs::read_to_string(root().join("emu/tests/faults/oob_load.spu")).unwrap();
     std::fs::write(
@@ -216,6 +218,15 @@ fn bad_input_matrix() {
         ("npy_is_a_device", load("/dev/zero")),
         ("npy_header_too_large", load(&p("header.npy"))),
         ("npy_truncated", load(&p("short.npy"))),
+        ("npy_header_truncated", load(&p("short_header.npy"))),
+        (
+            "set_integer_too_large",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--set".into(),
+                "sm.registers=99999999999999999999".into(),
+            ],
+        ),
         (
             "output_overwrites_the_kernel",
             vec![p("k.spu"), "-q".into(), "--stats".into(), p("k.spu")],

@@ -20,10 +20,17 @@ pub fn special_code(error: &(dyn std::error::Error + 'static)) -> Option<u8> {
                 _ => None,
             };
         }
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && is_closed_pipe(io)
-        {
-            return Some(CLOSED_PIPE);
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if is_closed_pipe(io) {
+                return Some(CLOSED_PIPE);
+            }
+            // A write that Ctrl-C stopped, wrapped by a caller's own error type.
+            if io
+                .get_ref()
+                .is_some_and(|inner| inner.is::<crate::output::Cancelled>())
+            {
+                return Some(INTERRUPTED);
+            }
         }
         cause = e.source();
     }
@@ -75,4 +82,25 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::exit::print_or_exit(&format!("{}\n", format_args!($($arg)*)))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A caller's error type that keeps the write error as its cause, as the
+    /// `.npy` writer does.
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot write `d.npy`")]
+    struct Wrapper(#[source] std::io::Error);
+
+    #[test]
+    fn a_write_stopped_by_ctrl_c_exits_130_through_a_wrapper() {
+        let stopped = std::io::Error::other(crate::output::Cancelled);
+        assert_eq!(special_code(&Wrapper(stopped)), Some(INTERRUPTED));
+        let full = std::io::Error::from_raw_os_error(28);
+        assert_eq!(special_code(&Wrapper(full)), None);
+        let closed = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert_eq!(special_code(&Wrapper(closed)), Some(CLOSED_PIPE));
+    }
 }

@@ -47,7 +47,7 @@ const CHUNK: usize = 8 << 20;
 
 /// Marks a write stopped by Ctrl-C.
 #[derive(Debug)]
-struct Cancelled;
+pub(crate) struct Cancelled;
 
 impl std::fmt::Display for Cancelled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

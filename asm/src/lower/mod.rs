@@ -27,16 +27,16 @@ pub struct Options {
     pub entry: Option<String>,
 }
 
-/// Reads an included file from disk.
-fn read_file(p: &std::path::Path) -> Result<String, String> {
-    let bytes = spu_isa::format::read_input(p).map_err(|e| e.to_string())?;
-    String::from_utf8(bytes).map_err(|_| format!("`{}` is not UTF-8 text", p.display()))
-}
-
 /// Assembles source text into a module; warnings come back with it. `#include`
-/// paths are relative to `path`'s directory.
+/// paths are relative to the including file and must stay inside `path`'s folder
+/// (see [`crate::preprocess::confined_reader`]).
 pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), Diagnostics> {
-    assemble_with_options(path, src, &mut read_file, &Options::default())
+    assemble_with_options(
+        path,
+        src,
+        &mut crate::preprocess::confined_reader(path),
+        &Options::default(),
+    )
 }
 
 /// [`assemble_module`] with options (which entry to assemble).
@@ -45,7 +45,12 @@ pub fn assemble_module_with(
     src: &str,
     options: &Options,
 ) -> Result<(Module, Diagnostics), Diagnostics> {
-    assemble_with_options(path, src, &mut read_file, options)
+    assemble_with_options(
+        path,
+        src,
+        &mut crate::preprocess::confined_reader(path),
+        options,
+    )
 }
 
 /// [`assemble_module`] with a caller-provided reader for included files.

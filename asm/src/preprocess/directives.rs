@@ -239,7 +239,10 @@ impl Pre<'_> {
                 span,
                 Diagnostic::error(format!("cannot include `{name}`"), 0..0)
                     .label(why)
-                    .help("paths are relative to the including file"),
+                    .help(
+                        "paths are relative to the including file; an included file must be \
+                         a regular file in the kernel's folder or below it",
+                    ),
             ),
         }
     }

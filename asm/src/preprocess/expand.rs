@@ -82,14 +82,53 @@ impl Pre<'_> {
             );
             return Some((String::new(), end));
         }
+        let span = base + start..base + end;
+        self.expansions += 1;
+        if self.expansions > MAX_EXPANSIONS {
+            let why = format!("more than {MAX_EXPANSIONS} macro invocations in one file");
+            self.exhaust(file, span.clone(), &name, why);
+        }
+        if self.exhausted {
+            return Some((String::new(), end));
+        }
         let mut body = match &m.params {
             None => m.body.clone(),
             Some(params) => substitute(&m.body, params, &args),
         };
-        hidden.push(name);
+        hidden.push(name.clone());
         body = self.rescan(file, base, start, end, &body, hidden, depth + 1);
         hidden.pop();
+        self.expanded += body.len();
+        if self.expanded > MAX_EXPANDED_BYTES || self.out.len() + body.len() > MAX_OUTPUT_BYTES {
+            let why = format!(
+                "the expansions grow past {} MiB of text",
+                MAX_OUTPUT_BYTES >> 20
+            );
+            self.exhaust(file, span, &name, why);
+        }
+        if self.exhausted {
+            return Some((String::new(), end));
+        }
         Some((body, end))
+    }
+
+    /// Reports (once) that macro expansion ran out of budget at the use of `name`,
+    /// and stops all further expansion.
+    fn exhaust(&mut self, file: usize, span: Span, name: &str, why: String) {
+        if self.exhausted {
+            return;
+        }
+        self.exhausted = true;
+        self.error(
+            file,
+            span,
+            Diagnostic::error("this macro's expansion is too large", 0..0)
+                .label(format!("{why} (stopped inside `{name}`)"))
+                .help(
+                    "look for a macro that uses another one several times: each level \
+                     doubles the text; expand it in a loop in the kernel instead",
+                ),
+        );
     }
 
     /// Expands macros inside a replacement text, except the ones being expanded.
@@ -124,7 +163,13 @@ impl Pre<'_> {
                     let inner =
                         self.invoke_in(text, s, i, hidden, depth, file, base + start..base + end);
                     if let Some((expanded, stop)) = inner {
+                        if self.exhausted {
+                            return String::new();
+                        }
                         out.push_str(&expanded);
+                        if out.len() > MAX_OUTPUT_BYTES {
+                            return out;
+                        }
                         i = stop;
                         continue;
                     }
@@ -137,11 +182,23 @@ impl Pre<'_> {
                 }
                 out.push_str(&text[s..i]);
             } else {
-                let ch = text[i..].chars().next().unwrap_or(' ');
-                out.push(ch);
-                i += ch.len_utf8();
+                // Copy the run up to the next identifier or number at once
+                // (identifier bytes are ASCII, so this stays on a char boundary).
+                let s = i;
+                i += 1;
+                while i < bytes.len() && !ident_byte(bytes[i]) {
+                    i += 1;
+                }
+                while !text.is_char_boundary(i) {
+                    i += 1;
+                }
+                out.push_str(&text[s..i]);
+            }
+            if self.exhausted {
+                return String::new();
             }
             if out.len() > MAX_OUTPUT_BYTES {
+                // The invocation being rescanned reports it.
                 return out;
             }
         }

@@ -15,9 +15,11 @@ use std::path::{Path, PathBuf};
 
 mod directives;
 mod expand;
+mod files;
 mod source_map;
 mod text;
 
+pub use files::confined_reader;
 use source_map::Segment;
 pub use source_map::{MacroSite, Origin, SourceFile, SourceMap};
 use text::*;
@@ -28,6 +30,11 @@ const MAX_INCLUDE_DEPTH: usize = 32;
 const MAX_EXPANSION_DEPTH: usize = 64;
 /// Largest preprocessed text.
 const MAX_OUTPUT_BYTES: usize = 64 << 20;
+/// Most macro invocations in one file, counting nested ones.
+const MAX_EXPANSIONS: usize = 1 << 20;
+/// Most replacement text produced in one file, counting every nesting level (the
+/// work of expanding, which a macro that uses another one twice doubles per level).
+const MAX_EXPANDED_BYTES: usize = 512 << 20;
 
 /// A `#define`.
 #[derive(Debug, Clone)]
@@ -58,6 +65,12 @@ struct Pre<'a> {
     diags: Diagnostics,
     read: &'a mut dyn FnMut(&Path) -> Result<String, String>,
     stack: Vec<PathBuf>,
+    /// Macro invocations so far.
+    expansions: usize,
+    /// Bytes of replacement text produced so far, at every nesting level.
+    expanded: usize,
+    /// An expansion budget ran out (reported once); preprocessing stops.
+    exhausted: bool,
 }
 
 /// Preprocesses `src` (named `path`); `read` loads included files. Errors are
@@ -74,6 +87,9 @@ pub fn preprocess(
         diags: Diagnostics::default(),
         read,
         stack: vec![PathBuf::from(path)],
+        expansions: 0,
+        expanded: 0,
+        exhausted: false,
     };
     pre.map.files.push(SourceFile {
         name: path.to_string(),

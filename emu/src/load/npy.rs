@@ -36,8 +36,14 @@ pub enum NpyError {
     },
     #[error("`{path}` is in Fortran order; save it in C order (`np.ascontiguousarray(a)`)")]
     Order { path: String },
-    #[error("cannot write `{path}`: {error}")]
-    Write { path: String, error: std::io::Error },
+    /// The cause is the `source` (so that exit codes see a write Ctrl-C stopped);
+    /// error reports print the chain.
+    #[error("cannot write `{path}`")]
+    Write {
+        path: String,
+        #[source]
+        error: std::io::Error,
+    },
     #[error(transparent)]
     Input(#[from] spu_io::InputError),
     #[error(
@@ -103,12 +109,28 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
         )));
     }
     prefix.extend_from_slice(&len);
+    // The header itself, read here so a cut-short file says what is missing.
+    let mut header = Vec::with_capacity(header_len);
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&mut reader, header_len as u64),
+        &mut header,
+    )
+    .map_err(|e| format(e.to_string()))?;
+    if header.len() < header_len {
+        return Err(format(format!(
+            "its header is truncated: it declares {header_len} header bytes after the \
+             {}-byte prefix but the file ends after {} of them; save the array again \
+             (`np.save`)",
+            prefix.len(),
+            header.len()
+        )));
+    }
     let elements: u64 = dims.iter().product();
     let body = elements * 4;
     let total = (prefix.len() + header_len) as u64 + body;
     // Nothing past the header and the declared buffer is ever read.
     let bounded = std::io::Read::take(
-        std::io::Read::chain(std::io::Cursor::new(prefix), reader),
+        std::io::Read::chain(std::io::Cursor::new([prefix, header].concat()), reader),
         total,
     );
     let file = npyz::NpyFile::new(bounded).map_err(|e| format(e.to_string()))?;

@@ -83,6 +83,13 @@ pub trait ParamType: Sized + Copy {
 
 fn out_of_range(raw: &RawValue, range: Range) -> String {
     match (raw, range) {
+        // A whole number too large for an integer (`99999999999999999999`) is read as
+        // a float; it is out of range, not fractional.
+        (RawValue::Float(f), Range::Int(lo, hi))
+            if f.is_finite() && f.fract() == 0.0 && (*f > hi as f64 || *f < lo as f64) =>
+        {
+            format!("{} is out of range: expected {range}", raw.describe())
+        }
         (RawValue::Float(_), Range::Int(..)) => format!(
             "{} is not an integer: expected {range} (write it without a decimal point)",
             raw.describe()
@@ -198,6 +205,10 @@ mod tests {
         assert_eq!(
             u32::from_raw(&RawValue::Float(4.0), Range::Int(1, 8)),
             Err("the number 4.0 is not an integer: expected an integer in 1..=8 (write it without a decimal point)".into())
+        );
+        assert_eq!(
+            u32::from_raw(&RawValue::Float(1e20), Range::Int(1, 8)),
+            Err("the number 1e20 is out of range: expected an integer in 1..=8".into())
         );
         assert_eq!(
             f64::from_raw(&RawValue::Int(2), Range::Float(0.5, 4.0)),
