@@ -148,6 +148,7 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("vecadd.spu", &[]),
         ("stencil2d/stencil_pc.spu", &["N=96", "K=64"]),
         ("stencil2d/stencil_global.spu", &["N=96", "K=64"]),
+        ("stencil2d/stencil_gpu.spu", &["N=96", "K=64"]),
         ("ptx/hotspot.spu", &[]),
         ("ptx/hotspot64.spu", &[]),
         ("ptx/matmul.spu", &[]),
