@@ -111,29 +111,37 @@ pub fn fma(a: &Lanes, b: &Lanes, c: &Lanes) -> Lanes {
     std::array::from_fn(|l| f(a[l]).mul_add(f(b[l]), f(c[l])).to_bits())
 }
 
-fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
+/// The lanes where `hit` holds, as a mask.
+#[inline(always)]
+fn mask_of(hit: impl Fn(usize) -> bool) -> u32 {
+    let mut m = 0u32;
+    for (l, &bit) in LANE_BIT.iter().enumerate() {
+        if hit(l) {
+            m |= bit;
+        }
+    }
+    m
+}
+
+/// The lanes where `x cmp y` holds, one comparison per lane.
+#[inline(always)]
+fn compare<T: PartialOrd + Copy>(cmp: Cmp, a: &[T; 32], b: &[T; 32]) -> u32 {
     match cmp {
-        Cmp::Eq => x == y,
-        Cmp::Ne => x != y,
-        Cmp::Lt => x < y,
-        Cmp::Le => x <= y,
-        Cmp::Gt => x > y,
-        Cmp::Ge => x >= y,
+        Cmp::Eq => mask_of(|l| a[l] == b[l]),
+        Cmp::Ne => mask_of(|l| a[l] != b[l]),
+        Cmp::Lt => mask_of(|l| a[l] < b[l]),
+        Cmp::Le => mask_of(|l| a[l] <= b[l]),
+        Cmp::Gt => mask_of(|l| a[l] > b[l]),
+        Cmp::Ge => mask_of(|l| a[l] >= b[l]),
     }
 }
 
 /// The lanes where `a cmp b` holds, as a mask (f32 NaN compares false except `ne`).
 pub fn setp(cmp: Cmp, ty: Ty, a: &Lanes, b: &Lanes) -> u32 {
-    fn mask<T: PartialOrd + Copy>(cmp: Cmp, a: [T; 32], b: [T; 32]) -> u32 {
-        let hits: [bool; 32] = std::array::from_fn(|l| compare(cmp, a[l], b[l]));
-        hits.iter()
-            .enumerate()
-            .fold(0, |m, (l, &hit)| m | u32::from(hit) << l)
-    }
     match ty {
-        Ty::U32 => mask(cmp, *a, *b),
-        Ty::S32 => mask(cmp, a.map(|x| x as i32), b.map(|x| x as i32)),
-        Ty::F32 => mask(cmp, a.map(f), b.map(f)),
+        Ty::U32 => compare(cmp, a, b),
+        Ty::S32 => compare(cmp, &a.map(|x| x as i32), &b.map(|x| x as i32)),
+        Ty::F32 => compare(cmp, &a.map(f), &b.map(f)),
     }
 }
 
@@ -162,16 +170,37 @@ pub fn cas(prev: u32, compare: u32, swap: u32) -> u32 {
     if prev == compare { swap } else { prev }
 }
 
+/// Bit `l` of a lane mask, for each lane (a table so that testing a mask lane by
+/// lane compiles to vector compares).
+pub const LANE_BIT: [u32; 32] = {
+    let mut b = [0; 32];
+    let mut l = 0;
+    while l < 32 {
+        b[l] = 1 << l;
+        l += 1;
+    }
+    b
+};
+
+/// All ones in the lanes of `mask`, zeros elsewhere.
+#[inline(always)]
+pub fn expand(mask: u32) -> Lanes {
+    let mut out = [0; 32];
+    for (o, &bit) in out.iter_mut().zip(&LANE_BIT) {
+        *o = u32::from(mask & bit != 0).wrapping_neg();
+    }
+    out
+}
+
 /// Writes `value` into the lanes of `mask`.
 #[inline(always)]
 pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
     if mask == u32::MAX {
         *dst = *value;
     } else {
-        for (l, (d, v)) in dst.iter_mut().zip(value).enumerate() {
-            // A bit test per lane compiles to a vector compare, not a branch.
-            let keep = if mask & (1 << l) != 0 { 0 } else { u32::MAX };
-            *d = (*v & !keep) | (*d & keep);
+        let on = expand(mask);
+        for ((d, v), on) in dst.iter_mut().zip(value).zip(on) {
+            *d = (*v & on) | (*d & !on);
         }
     }
 }

@@ -265,8 +265,7 @@ fn address(warp: &Warp, base: Reg, offset: i32, out: &mut Lanes) {
 #[inline]
 fn span(addrs: &Lanes, mask: u32) -> (u32, u32, u32) {
     let (mut or, mut lo, mut hi) = (0u32, u32::MAX, 0u32);
-    for (l, &a) in addrs.iter().enumerate() {
-        let on = if mask & (1 << l) != 0 { u32::MAX } else { 0 };
+    for (&a, on) in addrs.iter().zip(lanes::expand(mask)) {
         or |= a & on;
         lo = lo.min(a | !on);
         hi = hi.max(a & on);

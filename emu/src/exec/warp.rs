@@ -31,6 +31,9 @@ pub enum WarpState {
     AtBarrier(u32),
     /// Waiting at a blocksync (instruction index).
     AtBlockSync(u32),
+    /// Waiting for its atomics, which functional mode completes at the end of a
+    /// window of cycles.
+    AtMemory,
     Done,
 }
 

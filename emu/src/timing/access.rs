@@ -10,7 +10,7 @@ use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Kind, Reg};
 use crate::exec::step::{Access, Global};
 use crate::exec::warp::Warp;
-use crate::observe::counters::Component;
+use crate::observe::counters::{Traffic, UnitCounts};
 use crate::timing::env::Env;
 use spu_isa::TimingClass;
 
@@ -21,8 +21,6 @@ pub struct Cost {
     pub ready: u64,
     /// Cycles the load/store pipeline is occupied.
     pub busy: u64,
-    /// The component charged and how many events.
-    pub events: (Component, u64),
 }
 
 /// Number of distinct `addr >> shift` values among the lanes of `mask`.
@@ -56,14 +54,25 @@ pub fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
 }
 
 /// The cost of an access the core made at cycle `now` by instruction `pc` with the
-/// lanes of `exec` at addresses `addrs`; charges traffic and per-instruction counts.
-pub fn cost(access: Access, addrs: &Lanes, exec: u32, pc: u32, now: u64, env: &mut Env) -> Cost {
+/// lanes of `exec` at addresses `addrs`; counts the unit's traffic and its
+/// per-instruction events.
+#[allow(clippy::too_many_arguments)]
+pub fn cost(
+    access: Access,
+    addrs: &Lanes,
+    exec: u32,
+    pc: u32,
+    now: u64,
+    env: &mut Env,
+    counts: &mut UnitCounts,
+    traffic: &mut Traffic,
+) -> Cost {
     let timing = env.timing;
+    let pc = pc as usize;
     match access {
         Access::None => Cost {
             ready: now,
             busy: 1,
-            events: (Component::Dramp, 0),
         },
         Access::Global { store } => {
             let bytes = timing.transaction_bytes();
@@ -75,58 +84,58 @@ pub fn cost(access: Access, addrs: &Lanes, exec: u32, pc: u32, now: u64, env: &m
                 }
             }
             let words = u64::from(exec.count_ones());
-            let t = &mut *env.traffic;
             if store {
-                t.store_words += words;
-                t.store_transactions += segments;
+                traffic.store_words += words;
+                traffic.store_transactions += segments;
             } else {
-                t.load_words += words;
-                t.load_transactions += segments;
+                traffic.load_words += words;
+                traffic.load_transactions += segments;
             }
-            env.pcs[pc as usize].transactions += segments;
+            counts.transactions[pc] += segments;
+            counts.mem_events[pc] += segments;
             Cost {
                 ready,
                 busy: segments.max(1),
-                events: (Component::Dramp, segments),
             }
         }
         Access::Atomic => {
             let count = u64::from(exec.count_ones());
             let mut ready = now;
-            for i in 0..count {
-                ready = ready.max(env.dram.request(now + i, timing.transaction_bytes()));
+            if !env.functional {
+                for i in 0..count {
+                    ready = ready.max(env.dram.request(now + i, timing.transaction_bytes()));
+                }
             }
-            let t = &mut *env.traffic;
-            t.load_words += count;
-            t.store_words += count;
-            t.load_transactions += count;
-            t.store_transactions += count;
-            env.pcs[pc as usize].transactions += count;
+            traffic.load_words += count;
+            traffic.store_words += count;
+            traffic.load_transactions += count;
+            traffic.store_transactions += count;
+            counts.transactions[pc] += count;
+            counts.mem_events[pc] += count;
             Cost {
                 ready,
                 busy: count.max(1),
-                events: (Component::Dramp, count),
             }
         }
         Access::Shared | Access::Param | Access::Cb => {
-            let (class, component) = match access {
-                Access::Shared => (TimingClass::Shared, Component::Shrdp),
-                Access::Param => (TimingClass::Param, Component::Ccp),
-                _ => (TimingClass::Cb, Component::Cbp),
+            let class = match access {
+                Access::Shared => TimingClass::Shared,
+                Access::Param => TimingClass::Param,
+                _ => TimingClass::Cb,
             };
             let waves = match access {
                 Access::Param => distinct(addrs, exec, 2),
                 // CBs are banked like shared memory (thesis 5.2.1).
                 _ if env.functional => 1,
-                _ => env.waves.waves(pc, addrs, exec, timing.banks()),
+                _ => env.waves.waves(pc as u32, addrs, exec, timing.banks()),
             }
             .max(1);
-            env.pcs[pc as usize].conflict_waves += waves - 1;
+            counts.conflict_waves[pc] += waves - 1;
+            counts.mem_events[pc] += waves;
             let interval = timing.interval(class);
             Cost {
                 ready: now + timing.latency(class) + (waves - 1) * interval,
                 busy: waves * interval,
-                events: (component, waves),
             }
         }
     }

@@ -17,6 +17,7 @@ use crate::observe::counters::Traffic;
 use crate::observe::counters::{Component, ComponentCounts};
 use crate::timing::cb::End;
 use crate::timing::dram::Dram;
+use crate::timing::window::StoreLog;
 use std::collections::BTreeMap;
 
 const NEVER: u64 = u64::MAX;
@@ -98,11 +99,18 @@ pub enum EngineEvent {
 pub struct EngineEnv<'a> {
     /// The unit's end of the link the engine serves.
     pub port: &'a mut Port,
-    pub dram: &'a mut Dram,
+    /// The DRAM queue (timing mode); `None` in functional mode, where a transfer
+    /// of `n` transactions from cycle `t` completes at `t + n - 1`.
+    pub dram: Option<&'a mut Dram>,
     pub memory: &'a mut GlobalMemory,
+    /// Functional mode: the unit's window of global stores (stores wait for the end
+    /// of the window; loads see them).
+    pub stores: Option<&'a mut StoreLog>,
     pub spills: &'a mut SpillStore,
     pub traffic: &'a mut Traffic,
     pub counters: &'a mut ComponentCounts,
+    /// Cycle by which the unit's transfers have completed.
+    pub drained_at: &'a mut u64,
     /// Last pass each unit has completed.
     pub completed: &'a [Option<u32>],
     pub transaction_bytes: u32,
@@ -285,6 +293,7 @@ impl Engine {
         let first = plan.offset + i64::from(iuid) * plan.iu_stride + tile as i64 * plan.tile_stride;
         let mut segments = Vec::with_capacity((plan.rows * plan.cols) as usize);
         let mut moved = Vec::with_capacity(segments.capacity());
+        let mut logged = Vec::new();
         let shift = env.transaction_bytes.trailing_zeros();
         for r in 0..plan.rows {
             for c in 0..plan.cols {
@@ -295,17 +304,28 @@ impl Engine {
                 let addr = base + (e as u32) * 4;
                 let word = r * plan.cols + c;
                 let v = if load {
-                    let v = env.memory.read(addr);
+                    let v = match env.stores.as_deref() {
+                        Some(log) => log.read(env.memory, addr),
+                        None => env.memory.read(addr),
+                    };
                     env.port.write(word, v);
                     v
                 } else {
                     let v = env.port.read_word(word);
-                    env.memory.write(addr, v);
+                    match env.stores {
+                        Some(_) => logged.push((addr, v)),
+                        None => env.memory.write(addr, v),
+                    }
                     v
                 };
                 moved.push(v);
                 segments.push(addr >> shift);
             }
+        }
+        if let Some(log) = env.stores.as_deref_mut()
+            && !logged.is_empty()
+        {
+            log.words(now, logged);
         }
         segments.sort_unstable();
         segments.dedup();
@@ -332,9 +352,15 @@ impl Engine {
 /// of `words` CB words; charges the counters and returns the last completion.
 fn queue_transactions(env: &mut EngineEnv, count: u64, words: u64, now: u64) -> u64 {
     let mut done = now;
-    for i in 0..count {
-        done = done.max(env.dram.request(now + i, env.transaction_bytes));
+    match env.dram.as_deref_mut() {
+        Some(dram) => {
+            for i in 0..count {
+                done = done.max(dram.request(now + i, env.transaction_bytes));
+            }
+        }
+        None => done = now + count.saturating_sub(1),
     }
+    *env.drained_at = (*env.drained_at).max(done);
     for c in [Component::Mcp, Component::Nocp, Component::Dramp] {
         env.counters.add(c, count);
     }

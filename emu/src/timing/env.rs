@@ -4,7 +4,6 @@
 
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Program;
-use crate::observe::counters::{PcCounters, Traffic};
 use crate::observe::trace::Tracer;
 use crate::timing::banks::WaveCache;
 use crate::timing::dram::Dram;
@@ -18,8 +17,7 @@ pub struct Env<'a> {
     pub memory: &'a mut GlobalMemory,
     pub dram: &'a mut Dram,
     pub params: &'a [u32],
-    pub pcs: &'a mut [PcCounters],
-    pub traffic: &'a mut Traffic,
+    /// Bank-conflict waves of recent shared-memory and CB accesses.
     pub waves: &'a mut WaveCache,
     /// Functional mode: no timing, only results and counts.
     pub functional: bool,

@@ -2,7 +2,8 @@
 //! pipelines ([`params`]), one SM or IU's schedulers and issue ([`unit`]), memory and
 //! CB accesses and what they cost ([`access`], reading the machine-wide state in
 //! [`env`]), Communication Buffer links ([`cb`]), the DRAM queue ([`dram`]), DMA
-//! engines and virtual IUs ([`engine`]), and the grid's cycle loop with its
+//! engines and virtual IUs ([`engine`]), functional mode's windows of global memory
+//! ([`window`]), and the grid's cycle loop with its
 //! rendezvous, passes and deadlock detection ([`grid`]).
 //!
 //! Layer 5: may use every layer below ([`crate::machine`], [`crate::exec`],
@@ -17,3 +18,4 @@ pub mod env;
 pub mod grid;
 pub mod params;
 pub mod unit;
+pub mod window;

@@ -1,50 +1,33 @@
 //! The SPU in time: the units and the CB links between them, which unit runs which
-//! work item (see [`crate::load::plan`]) and when, the main cycle loop (skipping cycles in
-//! which nothing can happen), the rendezvous of directional and global blocksyncs,
-//! deadlock detection and the cycle limit.
+//! work item (see [`crate::load::plan`]) and when, the event loop (a queue of unit
+//! wake-ups, so cycles in which nothing can happen are skipped and idle units are
+//! never looked at), the rendezvous of directional and global blocksyncs, deadlock
+//! detection and the cycle limit.
+
+mod stops;
+mod work;
 
 use crate::exec::fault::{Fault, FaultKind};
 use crate::load::DmaPlan;
 use crate::load::Image;
 use crate::load::plan::{Geometry, Role, WorkItem, plan};
-use crate::machine::UnitLabel;
-use crate::machine::{Boundary, Machine, PassMode, SpillExtent};
-use crate::observe::activity::{Activity, ActivityLog};
-use crate::observe::counters::Traffic;
-use crate::observe::counters::{Component, PcCounters};
-use crate::observe::outcome::{CbTotals, LinkState, Progress, RunResult, Stop, Waiting};
-use crate::observe::samples::Sampler;
+use crate::machine::{Boundary, Machine, PassMode, SpillExtent, UnitLabel};
+use crate::observe::activity::{ActivityLog, UnitActivity};
+use crate::observe::counters::{Component, PcCounters, Traffic};
+use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
+use crate::observe::samples::{UnitSampler, combine};
+use crate::observe::trace::Tracer;
+use crate::timing::banks::WaveCache;
 use crate::timing::cb::{End, Link, build_links};
 use crate::timing::dram::Dram;
-use crate::timing::engine::{Engine, EngineEnv, EngineEvent, SpillStore, Task};
-mod stops;
-mod work;
-
-use crate::exec::warp::WarpState;
-use crate::timing::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
+use crate::timing::engine::{EngineEnv, EngineEvent, SpillStore, Task};
+use crate::timing::unit::{Env, StepEvent, Timing, Unit, Work};
+use crate::timing::window;
 use spu_isa::Side;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 const NEVER: u64 = u64::MAX;
-
-/// What a code unit touches while issuing, borrowed field by field from the grid
-/// so the unit itself can be borrowed alongside.
-macro_rules! code_env {
-    ($grid:expr) => {
-        Env {
-            program: &$grid.image.program,
-            timing: &$grid.timing,
-            memory: &mut $grid.image.memory,
-            dram: &mut $grid.dram,
-            params: &$grid.image.params,
-            pcs: &mut $grid.pcs,
-            traffic: &mut $grid.traffic,
-            waves: &mut $grid.waves,
-            functional: $grid.functional,
-            trace: $grid.tracer.as_mut(),
-        }
-    };
-}
 
 /// The grid and its work.
 #[derive(Debug)]
@@ -59,17 +42,14 @@ pub struct Grid<'a> {
     spill_full: bool,
     dma: [Option<DmaPlan>; 4],
     units: Vec<Unit>,
-    engines: Vec<Option<Engine>>,
     links: Vec<Link>,
-    queues: Vec<VecDeque<WorkItem>>,
-    current: Vec<Option<WorkItem>>,
+    /// Last pass each unit has completed.
     completed: Vec<Option<u32>>,
     arrived_global: Vec<bool>,
     left_in_pass: Vec<u64>,
     pass_now: u32,
     dram: Dram,
-    traffic: Traffic,
-    pcs: Vec<PcCounters>,
+    waves: WaveCache,
     spills: SpillStore,
     blocks_total: u64,
     blocks_done: u64,
@@ -77,12 +57,18 @@ pub struct Grid<'a> {
     link_syncs: u64,
     /// Cycle after the last work item finished.
     last_finish: u64,
-    sampler: Option<Sampler>,
-    waves: crate::timing::banks::WaveCache,
     functional: bool,
+    /// Functional mode: global memory windows are this many cycles long, and the
+    /// current one ends here.
+    window: u64,
+    window_end: u64,
+    /// Unit wake-ups, earliest first (entries whose unit has moved on are
+    /// skipped).
+    queue: BinaryHeap<Reverse<(u64, usize)>>,
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
-    activity: Option<ActivityLog>,
-    tracer: Option<crate::observe::trace::Tracer>,
+    tracer: Option<Tracer>,
+    sampling: Option<u64>,
+    activity: bool,
 }
 
 impl<'a> Grid<'a> {
@@ -93,10 +79,11 @@ impl<'a> Grid<'a> {
             rows: machine.grid_rows,
             grid: image.launch.grid,
         };
+        let n_ops = image.program.len();
         let mut units = Vec::with_capacity(geo.unit_count());
         for y in 0..geo.rows {
             for x in 0..geo.cols {
-                units.push(Unit::new(UnitLabel::Sm { x, y }, &timing));
+                units.push(Unit::new(UnitLabel::Sm { x, y }, n_ops));
             }
         }
         for (side, count) in [
@@ -110,7 +97,7 @@ impl<'a> Grid<'a> {
                     Boundary::Iu => UnitLabel::Iu { side, index },
                     Boundary::Dma => UnitLabel::Dma { side, index },
                 };
-                units.push(Unit::new(label, &timing));
+                units.push(Unit::new(label, n_ops));
             }
         }
         let mut ports = vec![[None, None, None, None]; units.len()];
@@ -129,19 +116,19 @@ impl<'a> Grid<'a> {
                 .map(|(s, _)| Side::ALL[s])
                 .collect(),
         };
-        let queues: Vec<VecDeque<WorkItem>> =
-            plan(geo, &sides).into_iter().map(VecDeque::from).collect();
         let [nx, ny] = geo.passes();
         let mut left_in_pass = vec![0u64; (nx * ny) as usize];
-        for item in queues.iter().flatten() {
-            left_in_pass[item.pass as usize] += 1;
+        for (unit, items) in units.iter_mut().zip(plan(geo, &sides)) {
+            for item in &items {
+                left_in_pass[item.pass as usize] += 1;
+            }
+            unit.queue = items.into();
         }
         let n = units.len();
         let global_sync = image.program.uses_global_sync();
-        let image_ops = image.program.len();
+        let window = timing.blocksync_latency().max(1);
         Grid {
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
-            pcs: vec![PcCounters::default(); image_ops],
             dma: image.dma,
             blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
             image,
@@ -152,47 +139,46 @@ impl<'a> Grid<'a> {
             global_sync,
             spill_full: machine.viu_spill == SpillExtent::Full,
             units,
-            engines: vec![None; n],
             links,
-            queues,
-            current: vec![None; n],
             completed: vec![None; n],
             arrived_global: vec![false; n],
             left_in_pass,
             pass_now: 0,
-            traffic: Traffic::default(),
+            waves: WaveCache::new(),
             spills: SpillStore::new(),
             blocks_done: 0,
             global_syncs: 0,
             link_syncs: 0,
             last_finish: 0,
-            sampler: None,
-            waves: crate::timing::banks::WaveCache::new(image_ops),
             functional: false,
+            window,
+            window_end: window,
+            queue: BinaryHeap::new(),
             interrupt: None,
-            activity: None,
             tracer: None,
+            sampling: None,
+            activity: false,
         }
     }
 
     /// Functional mode: results and counts without timing (`--functional`).
     pub fn functional(mut self, on: bool) -> Self {
         self.functional = on;
-        if on {
-            self.dram = Dram::untimed();
-        }
         self
     }
 
     /// Writes an instruction trace.
-    pub fn with_trace(mut self, tracer: Option<crate::observe::trace::Tracer>) -> Self {
+    pub fn with_trace(mut self, tracer: Option<Tracer>) -> Self {
         self.tracer = tracer;
         self
     }
 
     /// Records what every unit does over time (for timelines).
     pub fn with_activity(mut self, on: bool) -> Self {
-        self.activity = on.then(|| ActivityLog::new(self.units.len()));
+        self.activity = on;
+        for u in &mut self.units {
+            u.activity = on.then(UnitActivity::default);
+        }
         self
     }
 
@@ -204,53 +190,81 @@ impl<'a> Grid<'a> {
 
     /// Records activity every `interval` cycles for power traces.
     pub fn with_sampling(mut self, interval: Option<u64>) -> Self {
-        self.sampler = interval.map(Sampler::new);
+        self.sampling = interval;
+        for u in &mut self.units {
+            u.sampler = interval.map(UnitSampler::new);
+        }
         self
     }
 
-    /// Engine `u` (which must exist) and what it touches.
-    fn engine_env(&mut self, u: usize) -> (&mut Engine, EngineEnv<'_>) {
-        // Callers check that unit `u` runs an engine.
-        let engine = self.engines[u].as_mut().expect("unit runs an engine");
+    /// Queues unit `u`'s wake-up, if it has one.
+    fn schedule(&mut self, u: usize) {
+        let unit = &self.units[u];
+        if unit.busy && unit.wake != NEVER {
+            self.queue.push(Reverse((unit.wake, u)));
+        }
+    }
+
+    /// The earliest pending wake-up, dropping entries of units that moved on.
+    fn next_wake(&mut self) -> u64 {
+        while let Some(&Reverse((t, u))) = self.queue.peek() {
+            let unit = &self.units[u];
+            if unit.busy && unit.wake == t {
+                return t;
+            }
+            self.queue.pop();
+        }
+        NEVER
+    }
+
+    /// What the engine of unit `u` touches (the unit must run an engine).
+    fn engine_env(
+        &mut self,
+        u: usize,
+    ) -> Option<(&mut crate::timing::engine::Engine, EngineEnv<'_>)> {
         let unit = &mut self.units[u];
-        let port = unit.ports[engine.port]
-            .as_mut()
-            .expect("engines serve a link of their unit");
-        (
+        let Work::Engine(engine) = &mut unit.work else {
+            return None;
+        };
+        let port = unit.ports[engine.port].as_mut()?;
+        Some((
             engine,
             EngineEnv {
                 port,
-                dram: &mut self.dram,
+                dram: (!self.functional).then_some(&mut self.dram),
                 memory: &mut self.image.memory,
+                stores: self.functional.then_some(&mut unit.stores),
                 spills: &mut self.spills,
-                traffic: &mut self.traffic,
-                counters: &mut unit.counters,
+                traffic: &mut unit.traffic,
+                counters: &mut unit.engine_counters,
+                drained_at: &mut unit.drained_at,
                 completed: &self.completed,
                 transaction_bytes: self.timing.transaction_bytes(),
                 spill_full: self.spill_full,
             },
-        )
+        ))
     }
 
     fn role(&self, u: usize) -> Role {
-        self.current[u].map_or(Role::Block { bx: 0, by: 0 }, |i| i.role)
+        self.units[u]
+            .current
+            .map_or(Role::Block { bx: 0, by: 0 }, |i| i.role)
     }
 
     /// Releases one end of a completed rendezvous from cycle `at`.
     fn release(&mut self, u: usize, at: u64) -> Result<(), Box<Stop>> {
-        if let Some(log) = &mut self.activity {
-            log.resume(u, at);
+        if let Some(log) = &mut self.units[u].activity {
+            log.resume(at);
         }
-        if self.engines[u].is_some() {
-            let (engine, mut env) = self.engine_env(u);
-            let wake = engine.release(at, &mut env);
-            match wake {
+        if let Some((engine, mut env)) = self.engine_env(u) {
+            match engine.release(at, &mut env) {
                 Ok(w) => self.units[u].wake = w,
                 Err(f) => return Err(self.engine_stop(u, f, at)),
             }
         } else {
-            self.units[u].release_blocksync(at);
+            self.units[u].release_blocksync(at, &self.image.program);
         }
+        self.schedule(u);
         Ok(())
     }
 
@@ -271,23 +285,26 @@ impl<'a> Grid<'a> {
         }
     }
 
-    /// Unit `u` arrives at a sync: on the link of `side` as `end`, or globally.
+    /// Unit `u` arrives at a sync: on link `l` as `end`, or globally.
     fn arrive(
         &mut self,
         u: usize,
         link_end: Option<(usize, End)>,
         now: u64,
     ) -> Result<(), Box<Stop>> {
-        if let Some(log) = &mut self.activity {
+        let unit = &mut self.units[u];
+        if unit.activity.is_some() {
             let side = link_end.map(|(l, _)| {
-                let port = self.units[u]
+                let port = unit
                     .ports
                     .iter()
                     .position(|p| p.as_ref().is_some_and(|p| p.link == l))
                     .unwrap_or(0);
                 Side::ALL[port]
             });
-            log.wait(u, now, side);
+            if let Some(log) = &mut unit.activity {
+                log.wait(now, side);
+            }
         }
         match link_end {
             None => {
@@ -309,25 +326,21 @@ impl<'a> Grid<'a> {
     }
 
     fn finish_item(&mut self, u: usize, now: u64) {
-        if self.engines[u].is_none() {
-            let mut env = code_env!(self);
-            self.units[u].settle(now + 1, &mut env);
+        let unit = &mut self.units[u];
+        unit.observe(now, &self.image.program);
+        if let Work::Code(code) = &mut unit.work {
+            code.settle(now + 1, &mut unit.counts);
         }
-        self.units[u].finish(now + 1);
+        unit.finish(now + 1);
         self.last_finish = self.last_finish.max(now + 1);
-        if let Some(log) = &mut self.activity {
-            log.finish(u, now + 1);
+        if let Some(log) = &mut unit.activity {
+            log.finish(now + 1);
         }
         self.arrived_global[u] = false;
-        if let Some(Engine {
-            task: Task::Spill { key, .. },
-            ..
-        }) = &self.engines[u]
-        {
-            self.spills.entry(*key).or_default().closed = true;
-        }
-        self.engines[u] = None;
-        if let Some(item) = self.current[u].take() {
+        if let Some(item) = unit.current.take() {
+            if let Role::Spill { key, .. } = item.role {
+                self.spills.entry(key).or_default().closed = true;
+            }
             self.completed[u] = Some(item.pass);
             self.left_in_pass[item.pass as usize] -= 1;
             if matches!(item.role, Role::Block { .. }) {
@@ -340,7 +353,7 @@ impl<'a> Grid<'a> {
     /// stops waiting; a restorer waiting for tiles looks again.
     fn poll_engines(&mut self, now: u64) {
         for u in 0..self.units.len() {
-            let Some(engine) = &self.engines[u] else {
+            let Some(engine) = self.units[u].engine() else {
                 continue;
             };
             match engine.task {
@@ -354,6 +367,7 @@ impl<'a> Grid<'a> {
                 }
                 Task::Restore { .. } if !engine.is_waiting() && self.units[u].wake == NEVER => {
                     self.units[u].wake = now + 1;
+                    self.schedule(u);
                 }
                 _ => {}
             }
@@ -385,16 +399,20 @@ impl<'a> Grid<'a> {
         Ok(())
     }
 
+    /// Steps unit `u` at cycle `now`; true when the grid must look at the
+    /// consequences (a unit arrived somewhere or finished).
     fn step_unit(&mut self, u: usize, now: u64) -> Result<bool, Box<Stop>> {
-        if self.engines[u].is_some() {
+        self.units[u].observe(now, &self.image.program);
+        if self.units[u].engine().is_some() {
             let global = self.global_sync;
-            let (engine, mut env) = self.engine_env(u);
+            let (engine, mut env) = self.engine_env(u).expect("checked");
             let link = engine.link;
             let (event, wake) = match engine.step(now, &mut env) {
                 Ok(r) => r,
                 Err(f) => return Err(self.engine_stop(u, f, now)),
             };
             self.units[u].wake = wake;
+            self.schedule(u);
             return match event {
                 EngineEvent::None => Ok(false),
                 EngineEvent::Arrive(end) => {
@@ -407,12 +425,23 @@ impl<'a> Grid<'a> {
                 }
             };
         }
-        let mut env = code_env!(self);
-        let stepped = if self.functional {
-            self.units[u].step_functional(now, &mut env)
-        } else {
-            self.units[u].step(now, &mut env)
+        let mut env = Env {
+            program: &self.image.program,
+            timing: &self.timing,
+            memory: &mut self.image.memory,
+            dram: &mut self.dram,
+            params: &self.image.params,
+            waves: &mut self.waves,
+            functional: self.functional,
+            trace: self.tracer.as_mut(),
         };
+        let unit = &mut self.units[u];
+        let stepped = if self.functional {
+            unit.step_functional(now, &mut env)
+        } else {
+            unit.step(now, &mut env)
+        };
+        self.schedule(u);
         match stepped {
             Ok(StepEvent::None) => Ok(false),
             Ok(StepEvent::BlockSync { side: None, .. }) => {
@@ -454,6 +483,56 @@ impl<'a> Grid<'a> {
         }
     }
 
+    /// Functional mode: the window ending at `self.window_end` closes: every unit's
+    /// stores and atomics take effect in (cycle, unit, program) order, and warps
+    /// waiting for atomics run again from the start of the next window.
+    fn close_window(&mut self) {
+        let end = self.window_end;
+        self.window_end += self.window;
+        let mut entries: Vec<(u64, usize, usize)> = Vec::new();
+        for (u, unit) in self.units.iter().enumerate() {
+            entries
+                .extend((0..unit.stores.entries.len()).map(|i| (unit.stores.entries[i].0, u, i)));
+        }
+        entries.sort_unstable();
+        let mut logs: Vec<Vec<Option<window::Logged>>> = self
+            .units
+            .iter_mut()
+            .map(|u| {
+                let e = std::mem::take(&mut u.stores.entries);
+                u.stores.clear();
+                e.into_iter().map(|(_, l)| Some(l)).collect()
+            })
+            .collect();
+        let mut resumed = Vec::new();
+        for (_, u, i) in entries {
+            let Some(entry) = logs[u][i].take() else {
+                continue;
+            };
+            let unit = &mut self.units[u];
+            if matches!(entry, window::Logged::Atomic { .. }) {
+                resumed.push(u);
+            }
+            let warps = match &mut unit.work {
+                Work::Code(c) => Some(&mut c.warps),
+                _ => None,
+            };
+            window::apply(
+                entry,
+                warps,
+                &mut unit.traffic.toggles,
+                &mut self.image.memory,
+            );
+        }
+        for u in resumed {
+            let unit = &mut self.units[u];
+            if unit.busy {
+                unit.wake = unit.wake.min(end);
+                self.schedule(u);
+            }
+        }
+    }
+
     /// Runs to completion, a fault, a deadlock or the cycle limit.
     pub fn run(
         mut self,
@@ -464,12 +543,13 @@ impl<'a> Grid<'a> {
         let mut iterations = 0u64;
         self.start_ready_work(now);
         loop {
-            if let Some(s) = &mut self.sampler {
-                s.observe(now, &self.units);
-            }
             let mut changed = false;
-            for u in 0..self.units.len() {
-                if self.units[u].busy && self.units[u].wake <= now {
+            while let Some(&Reverse((t, u))) = self.queue.peek() {
+                if t != now {
+                    break;
+                }
+                self.queue.pop();
+                if self.units[u].busy && self.units[u].wake == now {
                     changed |= self.step_unit(u, now)?;
                 }
             }
@@ -485,16 +565,19 @@ impl<'a> Grid<'a> {
                 }
                 self.start_ready_work(now + 1);
             }
-            let next = self
-                .units
-                .iter()
-                .filter(|u| u.busy)
-                .map(|u| u.wake)
-                .min()
-                .unwrap_or(NEVER);
+            let mut next = self.next_wake();
+            if self.functional
+                && next >= self.window_end
+                && self.units.iter().any(|u| !u.stores.entries.is_empty())
+            {
+                // Stores and atomics take effect before anything runs in the next
+                // window.
+                self.close_window();
+                next = self.next_wake();
+            }
             let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
             match (any_busy, next) {
-                (false, _) if self.queues.iter().all(VecDeque::is_empty) => break,
+                (false, _) if self.units.iter().all(|u| u.queue.is_empty()) => break,
                 (_, NEVER) => {
                     return Err(Box::new(Stop::Deadlock {
                         cycle: now,
@@ -502,6 +585,9 @@ impl<'a> Grid<'a> {
                     }));
                 }
                 (_, t) => now = t.max(now + 1),
+            }
+            while self.window_end <= now {
+                self.window_end += self.window;
             }
             if now > max_cycles {
                 return Err(Box::new(Stop::CycleLimit {
@@ -529,20 +615,36 @@ impl<'a> Grid<'a> {
                 });
             }
         }
+        self.finish_run(progress)
+    }
+
+    /// The run's result once every unit is done.
+    fn finish_run(mut self, progress: &mut dyn FnMut(Progress)) -> Result<RunResult, Box<Stop>> {
+        if self.functional {
+            // Stores of the last window.
+            self.close_window();
+        }
         if let Some(t) = &mut self.tracer {
             t.flush();
         }
         // The run ends when the last unit finishes and the last store has landed.
-        let cycles = self.last_finish.max(self.dram.drained_at());
-        let n_units = self.units.len() as u64;
-        let samples = self
-            .sampler
-            .take()
-            .map(|s| s.finish(cycles, n_units, &self.units));
-        for u in &mut self.units {
-            u.counters.add(Component::IdleCorep, cycles - u.busy_cycles);
-            u.counters.add(Component::ConstDynamicp, u.busy_cycles);
-        }
+        let drained = if self.functional {
+            self.units.iter().map(|u| u.drained_at).max().unwrap_or(0)
+        } else {
+            self.dram.drained_at()
+        };
+        let cycles = self.last_finish.max(drained);
+        let program = &self.image.program;
+        let samplers: Vec<UnitSampler> = self
+            .units
+            .iter_mut()
+            .filter_map(|u| {
+                let mut s = u.sampler.take()?;
+                s.finish(cycles, || u.components(program), |t| u.busy_until(t));
+                Some(s)
+            })
+            .collect();
+        let samples = self.sampling.map(|_| combine(&samplers, cycles));
         progress(Progress {
             cycle: cycles,
             blocks_done: self.blocks_done,
@@ -556,19 +658,41 @@ impl<'a> Grid<'a> {
             cb.write_toggles += p.write_toggles;
         }
         cb.switches = self.links.iter().map(|l| l.switches).sum();
+        let mut pcs = vec![PcCounters::default(); program.len()];
+        let mut traffic = Traffic::default();
+        let mut units = Vec::with_capacity(self.units.len());
+        for u in &self.units {
+            u.counts.add_to(program, &mut pcs);
+            traffic.merge(&u.traffic);
+            let mut counters = u.components(program);
+            counters.add(Component::IdleCorep, cycles - u.busy_cycles);
+            counters.add(Component::ConstDynamicp, u.busy_cycles);
+            units.push(u.totals(counters));
+        }
+        let activity = self.activity.then(|| ActivityLog {
+            units: self
+                .units
+                .iter_mut()
+                .map(|u| u.activity.take().map(|a| a.segments).unwrap_or_default())
+                .collect(),
+        });
         Ok(RunResult {
             cycles,
-            units: self.units.iter().map(Unit::totals).collect(),
-            traffic: self.traffic,
+            units,
+            traffic,
             cb,
-            pcs: self.pcs,
+            pcs,
             passes: self.geo.passes(),
             global_syncs: self.global_syncs,
             link_syncs: self.link_syncs,
-            dram_busy_cycles: self.dram.busy_cycles(),
+            dram_busy_cycles: if self.functional {
+                0.0
+            } else {
+                self.dram.busy_cycles()
+            },
             samples,
             functional: self.functional,
-            activity: self.activity,
+            activity,
         })
     }
 }

@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::exec::ops::Kind;
+use crate::exec::warp::WarpState;
+use crate::observe::outcome::{LinkState, Waiting};
 
 impl Grid<'_> {
     pub(super) fn engine_stop(
@@ -12,7 +14,7 @@ impl Grid<'_> {
         now: u64,
     ) -> Box<Stop> {
         let role = self.role(u);
-        let buffer = match self.engines[u].as_ref().map(|e| &e.task) {
+        let buffer = match self.units[u].engine().map(|e| &e.task) {
             Some(Task::Dma { plan, .. }) => plan.buffer,
             _ => 0,
         };
@@ -36,7 +38,7 @@ impl Grid<'_> {
             unit: self.units[u].label,
             role: self.role(u),
             cycle: now,
-            ntid: self.units[u].ctx().ntid,
+            ntid: self.units[u].code().map_or([0; 3], |c| c.ctx.ntid),
         })
     }
 
@@ -45,7 +47,7 @@ impl Grid<'_> {
         (0..self.units.len())
             .filter(|&u| self.units[u].busy)
             .map(|u| {
-                let pass = self.current[u].map_or(0, |i| i.pass);
+                let pass = self.units[u].current.map_or(0, |i| i.pass);
                 let warps = self.units[u].waiting_warps();
                 // Report the links the unit waits on: its warps' directional syncs
                 // or its engine's link.
@@ -62,8 +64,8 @@ impl Grid<'_> {
                         }
                     })
                     .chain(
-                        self.engines[u]
-                            .as_ref()
+                        self.units[u]
+                            .engine()
                             .filter(|_| !self.global_sync)
                             .map(|e| e.link),
                     )
@@ -88,7 +90,7 @@ impl Grid<'_> {
                         })
                     })
                     .collect();
-                let engine = self.engines[u].as_ref().map(|e| match &e.task {
+                let engine = self.units[u].engine().map(|e| match &e.task {
                     Task::Spill { .. } => {
                         "a spilling virtual IU waiting for its producer's next sync".to_string()
                     }
