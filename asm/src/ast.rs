@@ -1,5 +1,6 @@
 //! The syntax tree of one statement, with byte spans on everything a user can get
-//! wrong.
+//! wrong. Expressions may be nested as deeply as the source is long, so they are
+//! walked ([`walk`]) and dropped with explicit stacks, never by recursion.
 
 use crate::lexer::Span;
 
@@ -23,7 +24,7 @@ pub enum TyTok {
 }
 
 /// A constant expression.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum Expr<'s> {
     Int(&'s str),
     Float(&'s str),
@@ -35,7 +36,71 @@ pub enum Expr<'s> {
 
 pub type SExpr<'s> = Spanned<Expr<'s>>;
 
-#[derive(Debug, Clone, PartialEq)]
+/// One step of [`walk`].
+#[derive(Debug, Clone, Copy)]
+pub enum Step<'a, 's> {
+    /// Before the node's operands.
+    Enter(&'a SExpr<'s>),
+    /// After the node's operands (or in place of them when the entry skipped them).
+    Exit(&'a SExpr<'s>),
+}
+
+/// Walks an expression depth first, left to right, with an explicit stack. `visit`
+/// sees every node entered and then exited; returning `Ok(false)` on entry skips that
+/// node's operands. The first error stops the walk.
+pub fn walk<'a, 's, E>(
+    root: &'a SExpr<'s>,
+    mut visit: impl FnMut(Step<'a, 's>) -> Result<bool, E>,
+) -> Result<(), E> {
+    let mut stack = vec![(root, false)];
+    while let Some((e, entered)) = stack.pop() {
+        if entered {
+            visit(Step::Exit(e))?;
+            continue;
+        }
+        let descend = visit(Step::Enter(e))?;
+        stack.push((e, true));
+        if descend {
+            match &e.node {
+                Expr::Neg(a) => stack.push((a, false)),
+                Expr::Binary(_, a, b) => stack.extend([(&**b, false), (&**a, false)]),
+                Expr::Call(_, args) => stack.extend(args.iter().rev().map(|a| (a, false))),
+                Expr::Int(_) | Expr::Float(_) | Expr::Name(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Drop for Expr<'_> {
+    /// Moves operands out onto a list before they drop, so dropping a deep tree takes
+    /// constant stack.
+    fn drop(&mut self) {
+        fn take<'s>(e: &mut Expr<'s>, out: &mut Vec<Expr<'s>>) {
+            let mut grab = |x: &mut SExpr<'s>| {
+                if !matches!(x.node, Expr::Int(_) | Expr::Float(_) | Expr::Name(_)) {
+                    out.push(std::mem::replace(&mut x.node, Expr::Int("")));
+                }
+            };
+            match e {
+                Expr::Neg(a) => grab(a),
+                Expr::Binary(_, a, b) => {
+                    grab(a);
+                    grab(b);
+                }
+                Expr::Call(_, args) => args.iter_mut().for_each(grab),
+                Expr::Int(_) | Expr::Float(_) | Expr::Name(_) => {}
+            }
+        }
+        let mut pending = Vec::new();
+        take(self, &mut pending);
+        while let Some(mut e) = pending.pop() {
+            take(&mut e, &mut pending);
+        }
+    }
+}
+
+#[derive(Debug)]
 pub enum Operand<'s> {
     Register(&'s str),
     /// `[%r+e]`, `[%r-e]`, `[%r]` or `[e]`.
@@ -44,22 +109,22 @@ pub enum Operand<'s> {
         negative: bool,
         offset: Option<SExpr<'s>>,
     },
-    Expr(Expr<'s>),
+    Expr(SExpr<'s>),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Guard<'s> {
     pub negated: bool,
     pub pred: Spanned<&'s str>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct RegItem<'s> {
     pub name: Spanned<&'s str>,
     pub count: Option<Spanned<&'s str>>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum Stmt<'s> {
     File {
         index: Spanned<&'s str>,

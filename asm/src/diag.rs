@@ -106,6 +106,10 @@ impl Diagnostics {
                     .iter()
                     .map(|(s, m)| Label::secondary((), clamp(s)).with_message(m)),
             );
+            if let Some(plain) = render_long_line(path, src, d) {
+                out.push_str(&plain);
+                continue;
+            }
             let cs = match d.severity {
                 Severity::Error => CsDiagnostic::error(),
                 Severity::Warning => CsDiagnostic::warning(),
@@ -120,4 +124,38 @@ impl Diagnostics {
         }
         out
     }
+}
+
+/// Longest source line a diagnostic quotes; longer ones (a whole kernel on one line,
+/// a generated expression) are located but not printed.
+const MAX_QUOTED_LINE: usize = 1000;
+
+/// A diagnostic whose lines are too long to quote, as text without the source.
+fn render_long_line(path: &str, src: &str, d: &Diagnostic) -> Option<String> {
+    let at = d.span.start.min(src.len());
+    let start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = d.span.end.clamp(at, src.len());
+    let stop = src[end..].find('\n').map_or(src.len(), |i| end + i);
+    if stop - start <= MAX_QUOTED_LINE {
+        return None;
+    }
+    let line = src[..at].matches('\n').count() + 1;
+    let column = src[start..at].chars().count() + 1;
+    let kind = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let mut out = format!("{kind}: {}\n  --> {path}:{line}:{column}\n", d.message);
+    if !d.label.is_empty() {
+        out.push_str(&format!("  = {}\n", d.label));
+    }
+    out.push_str(&format!(
+        "  = note: the line is {} bytes long and not shown\n",
+        stop - start
+    ));
+    if let Some(h) = &d.help {
+        out.push_str(&format!("  = help: {h}\n"));
+    }
+    out.push('\n');
+    Some(out)
 }

@@ -2,10 +2,10 @@
 //! parameters) and evaluation of literals for immediates, defaults and initialisers,
 //! each error pointing at the sub-expression at fault.
 
-use crate::ast::{Expr, SExpr};
+use crate::ast::{Expr, SExpr, Spanned, Step, walk};
 use crate::diag::Diagnostic;
 use spu_isa::Ty;
-use spu_isa::format::{BinOp, Expr as StoredExpr};
+use spu_isa::format::{BinOp, Expr as StoredExpr, Node};
 
 /// A declared parameter, as expressions see it.
 #[derive(Debug, Clone)]
@@ -57,58 +57,77 @@ const FUNCTIONS: [(&str, BinOp); 3] = [
 
 /// Lowers an integer expression that may name parameters (sizes, launch, DMA).
 pub fn lower(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<StoredExpr, Diagnostic> {
-    Ok(match &e.node {
-        Expr::Int(t) => StoredExpr::Const(parse_int(t).ok_or_else(|| int_range(e))?),
-        Expr::Float(_) => {
-            return Err(
-                Diagnostic::error("expected an integer expression", e.span.clone())
-                    .label("a float is not allowed here"),
-            );
-        }
-        Expr::Name(n) => {
-            let Some(i) = params.iter().position(|p| p.name == *n) else {
-                return Err(undefined_param(n, e, params));
-            };
-            if params[i].ty == Ty::F32 {
-                return Err(Diagnostic::error(
-                    format!("parameter `{n}` is .f32 and cannot be used in an integer expression"),
-                    e.span.clone(),
-                )
-                .label("declared .f32"));
+    let mut nodes = Vec::new();
+    walk(e, |step| {
+        match step {
+            Step::Enter(x) => {
+                if let Expr::Call(f, args) = &x.node {
+                    call_op(f, args, x)?;
+                }
             }
-            StoredExpr::Param(i as u16)
+            Step::Exit(x) => nodes.push(match &x.node {
+                Expr::Int(t) => Node::Const(parse_int(t).ok_or_else(|| int_range(x))?),
+                Expr::Float(_) => {
+                    return Err(
+                        Diagnostic::error("expected an integer expression", x.span.clone())
+                            .label("a float is not allowed here"),
+                    );
+                }
+                Expr::Name(n) => {
+                    let Some(i) = params.iter().position(|p| p.name == *n) else {
+                        return Err(undefined_param(n, x, params));
+                    };
+                    if params[i].ty == Ty::F32 {
+                        return Err(Diagnostic::error(
+                            format!(
+                                "parameter `{n}` is .f32 and cannot be used in an integer expression"
+                            ),
+                            x.span.clone(),
+                        )
+                        .label("declared .f32"));
+                    }
+                    // The declaration limit keeps every index in range.
+                    Node::Param(u16::try_from(i).map_err(|_| too_many_params(x))?)
+                }
+                Expr::Neg(_) => Node::Neg,
+                Expr::Binary(op, ..) => Node::Binary(binop(*op)),
+                Expr::Call(f, args) => Node::Binary(call_op(f, args, x)?),
+            }),
         }
-        Expr::Neg(a) => StoredExpr::Neg(Box::new(lower(a, params)?)),
-        Expr::Binary(op, a, b) => StoredExpr::Binary(
-            binop(*op),
-            Box::new(lower(a, params)?),
-            Box::new(lower(b, params)?),
-        ),
-        Expr::Call(f, args) => {
-            let Some((_, op)) = FUNCTIONS.iter().find(|(n, _)| *n == f.node) else {
-                let d = Diagnostic::error(format!("unknown function `{}`", f.node), f.span.clone())
-                    .label("not a function");
-                return Err(
-                    match crate::suggest::closest(f.node, FUNCTIONS.map(|f| f.0)) {
-                        Some(s) => d.help(format!("did you mean `{s}`?")),
-                        None => d.help("expressions may call min(a, b), max(a, b) and cdiv(a, b)"),
-                    },
-                );
-            };
-            if args.len() != 2 {
-                return Err(Diagnostic::error(
-                    format!("`{}` takes 2 arguments, found {}", f.node, args.len()),
-                    e.span.clone(),
-                ));
-            }
-            StoredExpr::Binary(
-                *op,
-                Box::new(lower(&args[0], params)?),
-                Box::new(lower(&args[1], params)?),
-            )
-        }
-    })
+        Ok(true)
+    })?;
+    StoredExpr::from_postfix(nodes)
+        .map_err(|_| Diagnostic::error("malformed expression", e.span.clone()))
 }
+
+/// The operator a function call stands for, checking its name and argument count.
+fn call_op(f: &Spanned<&str>, args: &[SExpr<'_>], call: &SExpr<'_>) -> Result<BinOp, Diagnostic> {
+    let Some((_, op)) = FUNCTIONS.iter().find(|(n, _)| *n == f.node) else {
+        let d = Diagnostic::error(format!("unknown function `{}`", f.node), f.span.clone())
+            .label("not a function");
+        return Err(
+            match crate::suggest::closest(f.node, FUNCTIONS.map(|f| f.0)) {
+                Some(s) => d.help(format!("did you mean `{s}`?")),
+                None => d.help("expressions may call min(a, b), max(a, b) and cdiv(a, b)"),
+            },
+        );
+    };
+    if args.len() != 2 {
+        return Err(Diagnostic::error(
+            format!("`{}` takes 2 arguments, found {}", f.node, args.len()),
+            call.span.clone(),
+        ));
+    }
+    Ok(*op)
+}
+
+fn too_many_params(e: &SExpr<'_>) -> Diagnostic {
+    Diagnostic::error("too many parameters", e.span.clone())
+        .label(format!("a kernel has at most {MAX_PARAMS} parameters"))
+}
+
+/// Most parameters a kernel may declare: expressions name them by a 16-bit index.
+pub const MAX_PARAMS: usize = 1 << 16;
 
 fn int_range(e: &SExpr<'_>) -> Diagnostic {
     Diagnostic::error("integer literal is out of range", e.span.clone())
@@ -127,43 +146,54 @@ fn undefined_param(name: &str, e: &SExpr<'_>, params: &[ParamInfo]) -> Diagnosti
 /// Evaluates an integer expression with the parameters' defaults, to catch division
 /// by zero and overflow at assembly time. `Ok(None)`: a parameter has no default.
 pub fn eval_with_defaults(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<Option<i64>, Diagnostic> {
-    Ok(match &e.node {
-        Expr::Int(t) => Some(parse_int(t).ok_or_else(|| int_range(e))?),
-        Expr::Float(_) => None,
-        Expr::Name(n) => params
-            .iter()
-            .find(|p| p.name == *n)
-            .and_then(|p| p.default)
-            .map(
-                |bits| match params.iter().find(|p| p.name == *n).map(|p| p.ty) {
-                    Some(Ty::S32) => i64::from(bits as i32),
+    // Operands are evaluated before their operator, so each exit pops its operands'
+    // values off this stack; `None` stands for "unknown until launch".
+    let mut values: Vec<Option<i64>> = Vec::new();
+    walk(e, |step| {
+        let x = match step {
+            // A call of the wrong arity has no value; its arguments are not looked at.
+            Step::Enter(x) => return Ok(!matches!(&x.node, Expr::Call(_, a) if a.len() != 2)),
+            Step::Exit(x) => x,
+        };
+        let v = match &x.node {
+            Expr::Int(t) => Some(parse_int(t).ok_or_else(|| int_range(x))?),
+            Expr::Float(_) => None,
+            Expr::Name(n) => params.iter().find(|p| p.name == *n).and_then(|p| {
+                let bits = p.default?;
+                Some(match p.ty {
+                    Ty::S32 => i64::from(bits as i32),
                     _ => i64::from(bits),
-                },
-            ),
-        Expr::Neg(a) => eval_with_defaults(a, params)?.map(|v| v.wrapping_neg()),
-        Expr::Binary(op, a, b) => {
-            let (Some(x), Some(y)) = (
-                eval_with_defaults(a, params)?,
-                eval_with_defaults(b, params)?,
-            ) else {
-                return Ok(None);
-            };
-            Some(apply(binop(*op), x, y, e, b)?)
-        }
-        Expr::Call(f, args) if args.len() == 2 => {
-            let (Some(x), Some(y)) = (
-                eval_with_defaults(&args[0], params)?,
-                eval_with_defaults(&args[1], params)?,
-            ) else {
-                return Ok(None);
-            };
-            match FUNCTIONS.iter().find(|(n, _)| *n == f.node) {
-                Some((_, op)) => Some(apply(*op, x, y, e, &args[1])?),
+                })
+            }),
+            Expr::Neg(_) => match values.pop().flatten() {
+                Some(v) => Some(v.checked_neg().ok_or_else(|| overflow(x))?),
                 None => None,
+            },
+            Expr::Binary(op, _, b) => {
+                let (y, v) = (values.pop().flatten(), values.pop().flatten());
+                match (v, y) {
+                    (Some(v), Some(y)) => Some(apply(binop(*op), v, y, x, b)?),
+                    _ => None,
+                }
             }
-        }
-        Expr::Call(..) => None,
-    })
+            Expr::Call(f, args) if args.len() == 2 => {
+                let (y, v) = (values.pop().flatten(), values.pop().flatten());
+                match (v, y, FUNCTIONS.iter().find(|(n, _)| *n == f.node)) {
+                    (Some(v), Some(y), Some((_, op))) => Some(apply(*op, v, y, x, &args[1])?),
+                    _ => None,
+                }
+            }
+            Expr::Call(..) => None,
+        };
+        values.push(v);
+        Ok(true)
+    })?;
+    Ok(values.pop().flatten())
+}
+
+fn overflow(whole: &SExpr<'_>) -> Diagnostic {
+    Diagnostic::error("constant expression overflows", whole.span.clone())
+        .label("out of 64-bit range")
 }
 
 fn apply(
@@ -173,20 +203,14 @@ fn apply(
     whole: &SExpr<'_>,
     divisor: &SExpr<'_>,
 ) -> Result<i64, Diagnostic> {
-    let expr = StoredExpr::Binary(
-        op,
-        Box::new(StoredExpr::Const(x)),
-        Box::new(StoredExpr::Const(y)),
-    );
-    expr.eval(&|_| None).map_err(|err| match err {
+    op.apply(x, y).map_err(|err| match err {
         spu_isa::format::EvalError::DivisionByZero => Diagnostic::error(
             "division by zero in a constant expression",
             divisor.span.clone(),
         )
         .label("this evaluates to 0")
         .with_secondary(whole.span.clone(), "in this expression"),
-        _ => Diagnostic::error("constant expression overflows", whole.span.clone())
-            .label("out of 64-bit range"),
+        _ => overflow(whole),
     })
 }
 
@@ -210,22 +234,34 @@ pub fn const_int(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<i64, Diagnostic>
         .ok_or_else(|| Diagnostic::error("expected an integer constant", e.span.clone()))
 }
 
+/// The first name in the expression, left to right.
 fn first_name<'a>(e: &'a SExpr<'_>) -> Option<(&'a str, std::ops::Range<usize>)> {
-    match &e.node {
-        Expr::Name(n) => Some((n, e.span.clone())),
-        Expr::Neg(a) => first_name(a),
-        Expr::Binary(_, a, b) => first_name(a).or_else(|| first_name(b)),
-        Expr::Call(_, args) => args.iter().find_map(first_name),
-        Expr::Int(_) | Expr::Float(_) => None,
-    }
+    let mut found = None;
+    let _ = walk(e, |step| match step {
+        Step::Enter(x) => match &x.node {
+            Expr::Name(n) => {
+                found = Some((*n, x.span.clone()));
+                Err(())
+            }
+            _ => Ok(true),
+        },
+        Step::Exit(_) => Ok(true),
+    });
+    found
 }
 
 /// A float literal, possibly negated, or an exactly representable integer.
 pub fn const_f32(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f32, Diagnostic> {
     match &e.node {
-        Expr::Float(t) => {
-            parse_f32(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone()))
-        }
+        Expr::Float(t) => match parse_f32(t) {
+            Some(v) if v.is_finite() || t.starts_with("0f") || t.starts_with("0F") => Ok(v),
+            Some(_) => Err(Diagnostic::error(
+                format!("`{t}` does not fit in .f32"),
+                e.span.clone(),
+            )
+            .label(format!("expected a magnitude of at most {:e}", f32::MAX))),
+            None => Err(Diagnostic::error("malformed float literal", e.span.clone())),
+        },
         Expr::Neg(a) if matches!(a.node, Expr::Float(_)) => Ok(-const_f32(a, params)?),
         _ => {
             let v = const_int(e, params)?;
@@ -242,20 +278,47 @@ pub fn const_f32(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f32, Diagnostic>
     }
 }
 
-/// A number for an initialiser or a float default (f64, literals only).
+/// A number for an initialiser or a float default (f64, literals only, possibly
+/// negated any number of times).
 pub fn const_f64(e: &SExpr<'_>) -> Result<f64, Diagnostic> {
-    match &e.node {
+    let mut sign = 1.0;
+    let mut x = e;
+    while let Expr::Neg(a) = &x.node {
+        sign = -sign;
+        x = a;
+    }
+    let v = match &x.node {
         Expr::Float(t) => {
-            parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone()))
+            parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", x.span.clone()))
         }
-        Expr::Int(t) => parse_int(t).map(|v| v as f64).ok_or_else(|| int_range(e)),
-        Expr::Neg(a) => Ok(-const_f64(a)?),
+        Expr::Int(t) => parse_int(t).map(|v| v as f64).ok_or_else(|| int_range(x)),
         _ => Err(Diagnostic::error("expected a number", e.span.clone())
             .label("initialiser arguments are literals")),
-    }
+    }?;
+    Ok(sign * v)
 }
 
-/// A 32-bit value of a type (parameter defaults, `mov` immediates).
+/// A parameter's default: a value of its type, the same values `-D` accepts.
+pub fn param_default(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u32, Diagnostic> {
+    let (lo, hi) = match ty {
+        Ty::F32 => return Ok(const_f32(e, params)?.to_bits()),
+        Ty::U32 => (0, i64::from(u32::MAX)),
+        Ty::S32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+    };
+    let v = const_int(e, params)?;
+    if v < lo || v > hi {
+        let d = Diagnostic::error(format!("`{v}` is not a valid .{ty} value"), e.span.clone())
+            .label(format!("expected {lo}..={hi}"));
+        return Err(if ty == Ty::U32 && v < 0 {
+            d.help("declare the parameter .s32 to give it a negative value")
+        } else {
+            d
+        });
+    }
+    Ok(v as u32)
+}
+
+/// A 32-bit value of a type (`mov` immediates).
 pub fn const_bits(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u32, Diagnostic> {
     match ty {
         Ty::F32 => Ok(const_f32(e, params)?.to_bits()),

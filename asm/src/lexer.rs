@@ -16,6 +16,9 @@ pub enum Tok<'s> {
     Comment,
     #[token("/*", priority = 1)]
     UnterminatedComment,
+    /// `*/` outside a comment.
+    #[token("*/")]
+    StrayCommentEnd,
 
     #[token(".entry")]
     Entry,
@@ -154,14 +157,27 @@ pub fn token_text(tok: &Tok<'_>) -> &'static str {
         Tok::At => "@",
         Tok::Bang => "!",
         Tok::UnterminatedComment => "/*",
+        Tok::StrayCommentEnd => "*/",
         _ => "?",
     }
 }
 
-/// Lexes the whole source; unknown characters become [`Tok::Error`].
-pub fn lex(src: &str) -> Vec<(Tok<'_>, Span)> {
-    Tok::lexer(src)
+/// The UTF-8 byte order mark some editors put at the start of a file.
+const BOM: &str = "\u{feff}";
+
+/// Lexes the source lazily; unknown characters become [`Tok::Error`]. A byte order
+/// mark at the start is skipped (spans still count its bytes).
+pub fn lex(src: &str) -> impl Iterator<Item = (Tok<'_>, Span)> {
+    let skip = if src.starts_with(BOM) { BOM.len() } else { 0 };
+    Tok::lexer(&src[skip..])
         .spanned()
-        .map(|(t, span)| (t.unwrap_or(Tok::Error), span))
-        .collect()
+        .map(move |(t, span)| (t.unwrap_or(Tok::Error), span.start + skip..span.end + skip))
+}
+
+/// The offset of the first carriage return that does not start a CR LF pair.
+pub fn bare_carriage_return(src: &str) -> Option<usize> {
+    let bytes = src.as_bytes();
+    src.match_indices('\r')
+        .map(|(i, _)| i)
+        .find(|&i| bytes.get(i + 1) != Some(&b'\n'))
 }

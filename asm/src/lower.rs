@@ -5,16 +5,21 @@
 use crate::ast::{Expr, SExpr, Spanned, Stmt, TyTok};
 use crate::cfg;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::eval::{ParamInfo, const_bits, const_f64, eval_with_defaults, lower, parse_int};
+use crate::eval::{
+    MAX_PARAMS, ParamInfo, const_f64, eval_with_defaults, lower, param_default, parse_int,
+};
 use crate::lexer::Span;
+use crate::lexer::bare_carriage_return;
 use crate::operands::{Scope, check_instr};
 use crate::parse::parse_file;
 use crate::suggest::closest;
 use spu_isa::format::{
-    BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
-    ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
+    BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, MAX_EXPR_NODES,
+    MAX_STRING, Module, ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
-use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Side, Special, Ty};
+use spu_isa::{
+    Guard, Instr, MAX_PREDS, MAX_REGS, MAX_SYMBOLS, NO_RECONV, Opcode, Side, Special, Ty,
+};
 use std::collections::HashMap;
 
 /// Assembles source text into a module; warnings come back with it.
@@ -27,10 +32,33 @@ pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), D
         );
         return Err(diags);
     }
-    let stmts = parse_file(src, &mut diags);
+    if let Some(at) = bare_carriage_return(src) {
+        // Everything would be one line; no other message would make sense.
+        diags.push(
+            Diagnostic::error("a line ends with a bare carriage return (CR)", at..at + 1)
+                .label("CR without LF")
+                .help("save the file with LF (or CR LF) line ends, e.g. `tr '\\r' '\\n' < old.spu > new.spu`"),
+        );
+        return Err(diags);
+    }
+    if path.len() > MAX_STRING as usize {
+        diags.push(Diagnostic::error(
+            format!(
+                "the file's path is {} bytes long; a binary stores at most {MAX_STRING}",
+                path.len()
+            ),
+            0..0,
+        ));
+        return Err(diags);
+    }
+    let parsed = parse_file(src, &mut diags);
     let mut asm = Assembler::new(path, src);
-    asm.run(&stmts, &mut diags);
-    let module = asm.finish(&mut diags);
+    asm.run(&parsed.stmts, &mut diags);
+    let module = if parsed.stopped_early {
+        None
+    } else {
+        asm.finish(&mut diags)
+    };
     diags.sort();
     match module {
         Some(m) if !diags.has_errors() => Ok((m, diags)),
@@ -90,9 +118,9 @@ impl Assembler {
                 buffers: Vec::new(),
                 launch: Launch {
                     block: [
-                        spu_isa::format::Expr::Const(32),
-                        spu_isa::format::Expr::Const(1),
-                        spu_isa::format::Expr::Const(1),
+                        spu_isa::format::Expr::constant(32),
+                        spu_isa::format::Expr::constant(1),
+                        spu_isa::format::Expr::constant(1),
                     ],
                     ..Launch::default()
                 },
@@ -191,10 +219,17 @@ impl Assembler {
             );
             return;
         };
+        if self.scope.params.len() >= MAX_PARAMS {
+            diags.push(
+                Diagnostic::error("too many parameters", name.span.clone())
+                    .label(format!("a kernel has at most {MAX_PARAMS} parameters")),
+            );
+            return;
+        }
         if !self.declare_global(name, diags) {
             return;
         }
-        let default = match default.map(|e| const_bits(e, t, &self.scope.params)) {
+        let default = match default.map(|e| param_default(e, t, &self.scope.params)) {
             Some(Ok(v)) => Some(v),
             Some(Err(d)) => {
                 diags.push(d);
@@ -215,9 +250,18 @@ impl Assembler {
     }
 
     fn expr(&self, e: &SExpr<'_>, diags: &mut Diagnostics) -> Option<spu_isa::format::Expr> {
-        match lower(e, &self.scope.params)
-            .and_then(|x| eval_with_defaults(e, &self.scope.params).map(|_| x))
-        {
+        let stored = lower(e, &self.scope.params).and_then(|x| {
+            if x.node_count() > MAX_EXPR_NODES as usize {
+                return Err(Diagnostic::error(
+                    format!("this expression has {} terms and operators", x.node_count()),
+                    e.span.clone(),
+                )
+                .label(format!("a binary stores at most {MAX_EXPR_NODES}"))
+                .help("write constant parts as one number, e.g. `64` instead of `8 * 8`"));
+            }
+            Ok(x)
+        });
+        match stored.and_then(|x| eval_with_defaults(e, &self.scope.params).map(|_| x)) {
             Ok(x) => Some(x),
             Err(d) => {
                 diags.push(d);
@@ -320,6 +364,13 @@ impl Assembler {
                     ));
                     return;
                 };
+                if self.module.shared.len() >= usize::from(MAX_SYMBOLS) {
+                    diags.push(
+                        Diagnostic::error("too many shared arrays", name.span.clone())
+                            .label(format!("a kernel has at most {MAX_SYMBOLS}")),
+                    );
+                    return;
+                }
                 if !self.declare_global(name, diags) {
                     return;
                 }
@@ -412,6 +463,13 @@ impl Assembler {
             ));
             return;
         };
+        if self.module.buffers.len() >= usize::from(MAX_SYMBOLS) {
+            diags.push(
+                Diagnostic::error("too many buffers", name.span.clone())
+                    .label(format!("a kernel has at most {MAX_SYMBOLS}")),
+            );
+            return;
+        }
         if !self.declare_global(name, diags) {
             return;
         }
@@ -420,7 +478,7 @@ impl Assembler {
         };
         let init = match init {
             None => Init::Zeros,
-            Some(e) => match initialiser(e) {
+            Some(e) => match initialiser(e).and_then(|i| check_init_values(e, i, t)) {
                 Ok(i) => i,
                 Err(d) => {
                     diags.push(d);
@@ -622,7 +680,7 @@ impl Assembler {
         let mut values: [Option<spu_isa::format::Expr>; 9] = Default::default();
         for (v, name) in values.iter_mut().zip(DMA_FIELDS) {
             if DMA_OPTIONAL.contains(&name) {
-                *v = Some(spu_isa::format::Expr::Const(0));
+                *v = Some(spu_isa::format::Expr::constant(0));
             }
         }
         let mut ok = true;
@@ -663,7 +721,7 @@ impl Assembler {
             return;
         }
         if ok {
-            let fields = values.map(|v| v.unwrap_or(spu_isa::format::Expr::Const(0)));
+            let fields = values.map(|v| v.unwrap_or(spu_isa::format::Expr::constant(0)));
             self.module.dma.push(DmaDesc {
                 side: s,
                 buffer: buf,
@@ -810,6 +868,95 @@ impl Assembler {
     }
 }
 
+/// Checks an initialiser's values against the buffer's type: integers for integer
+/// buffers, each within the type's range; finite values within f32's range otherwise.
+/// (A ramp's last value depends on the buffer's size and is checked at load time.)
+fn check_init_values(e: &SExpr<'_>, init: Init, ty: Ty) -> Result<Init, Diagnostic> {
+    let Expr::Call(_, args) = &e.node else {
+        return Ok(init);
+    };
+    // (value, argument index, is a ramp's step)
+    let checks: Vec<(f64, usize, bool)> = match init {
+        Init::Zeros => vec![],
+        Init::Const(v) => vec![(v, 0, false)],
+        Init::Ramp { start, step } => vec![(start, 0, false), (step, 1, true)],
+        Init::Random { lo, hi, .. } if args.len() == 3 => vec![(lo, 1, false), (hi, 2, false)],
+        Init::Random { .. } => vec![],
+    };
+    for (v, i, is_step) in checks {
+        check_init_value(v, ty, is_step, &args[i])?;
+    }
+    if let Init::Random { lo, hi, .. } = init
+        && lo > hi
+    {
+        return Err(Diagnostic::error(
+            format!("`random` has lo {lo} above hi {hi}"),
+            e.span.clone(),
+        )
+        .label("expected random(seed, lo, hi) with lo <= hi"));
+    }
+    Ok(init)
+}
+
+fn check_init_value(v: f64, ty: Ty, is_step: bool, arg: &SExpr<'_>) -> Result<(), Diagnostic> {
+    let text = format_number(v);
+    match ty {
+        Ty::F32 => {
+            if !v.is_finite() || v.abs() > f64::from(f32::MAX) {
+                return Err(Diagnostic::error(
+                    format!("`{text}` does not fit in .f32"),
+                    arg.span.clone(),
+                )
+                .label(format!("expected a magnitude of at most {:e}", f32::MAX)));
+            }
+        }
+        Ty::U32 | Ty::S32 => {
+            if v.fract() != 0.0 || !v.is_finite() {
+                return Err(Diagnostic::error(
+                    format!("`{text}` is not an integer"),
+                    arg.span.clone(),
+                )
+                .label(format!("a .{ty} buffer holds integers"))
+                .help("write an integer, or declare the buffer .f32"));
+            }
+            let (lo, hi) = if is_step {
+                // A step may go down; the ramp's values are checked at load time.
+                (-f64::from(u32::MAX), f64::from(u32::MAX))
+            } else if ty == Ty::U32 {
+                (0.0, f64::from(u32::MAX))
+            } else {
+                (f64::from(i32::MIN), f64::from(i32::MAX))
+            };
+            if v < lo || v > hi {
+                return Err(Diagnostic::error(
+                    format!("`{text}` does not fit in .{ty}"),
+                    arg.span.clone(),
+                )
+                .label(format!(
+                    "expected {}..={}",
+                    format_number(lo),
+                    format_number(hi)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A number as written in source: integers without a fractional part.
+fn format_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e18 {
+        format!("{}", v as i64)
+    } else if v.abs() >= 1e18 {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Largest seed: initialiser arguments are read as f64, exact up to 2^53.
+const MAX_SEED: f64 = 9_007_199_254_740_992.0;
+
 fn initialiser(e: &SExpr<'_>) -> Result<Init, Diagnostic> {
     let (name, args): (&str, &[SExpr<'_>]) = match &e.node {
         Expr::Name(n) => (n, &[]),
@@ -834,11 +981,14 @@ fn initialiser(e: &SExpr<'_>) -> Result<Init, Diagnostic> {
             step: *step,
         },
         ("ramp", _) => return Err(wrong("a start and a step")),
-        ("random", [seed]) | ("random", [seed, _, _]) if *seed < 0.0 || seed.fract() != 0.0 => {
+        ("random", [seed]) | ("random", [seed, _, _])
+            if *seed < 0.0 || seed.fract() != 0.0 || *seed > MAX_SEED =>
+        {
             return Err(Diagnostic::error(
                 "the seed must be a non-negative integer",
                 args[0].span.clone(),
-            ));
+            )
+            .label(format!("expected 0..={MAX_SEED}")));
         }
         ("random", [seed]) => Init::Random {
             seed: *seed as u64,

@@ -392,7 +392,10 @@ fn check_operand(
     let found = match &operand.node {
         AstOperand::Register(_) => "a register",
         AstOperand::Mem { .. } => "an address",
-        AstOperand::Expr(Expr::Name(_)) => "a name",
+        AstOperand::Expr(Spanned {
+            node: Expr::Name(_),
+            ..
+        }) => "a name",
         AstOperand::Expr(_) => "an immediate",
     };
     match (kind, &operand.node) {
@@ -414,11 +417,7 @@ fn check_operand(
             scope,
         )?)),
         (OperandKind::RegOrImm, AstOperand::Expr(e)) => {
-            let e = Spanned {
-                node: e.clone(),
-                span: span.clone(),
-            };
-            Ok(Operand::Imm16(imm16(&e, want.unwrap_or(Ty::U32), scope)?))
+            Ok(Operand::Imm16(imm16(e, want.unwrap_or(Ty::U32), scope)?))
         }
         (OperandKind::MovSrc, AstOperand::Register(r)) => match Special::from_name(r) {
             Some(s) if want == Some(Ty::F32) => Err(Diagnostic::error(
@@ -436,7 +435,13 @@ fn check_operand(
                 scope,
             )?)),
         },
-        (OperandKind::MovSrc, AstOperand::Expr(Expr::Name(n))) => {
+        (
+            OperandKind::MovSrc,
+            AstOperand::Expr(Spanned {
+                node: Expr::Name(n),
+                ..
+            }),
+        ) => {
             let sym = scope
                 .buffers
                 .get(*n)
@@ -474,17 +479,11 @@ fn check_operand(
                 }
             }
         }
-        (OperandKind::MovSrc, AstOperand::Expr(e)) => {
-            let e = Spanned {
-                node: e.clone(),
-                span: span.clone(),
-            };
-            Ok(Operand::Imm32(const_bits(
-                &e,
-                want.unwrap_or(Ty::U32),
-                &scope.params,
-            )?))
-        }
+        (OperandKind::MovSrc, AstOperand::Expr(e)) => Ok(Operand::Imm32(const_bits(
+            e,
+            want.unwrap_or(Ty::U32),
+            &scope.params,
+        )?)),
         (
             OperandKind::Mem,
             AstOperand::Mem {
@@ -507,6 +506,17 @@ fn check_operand(
                 None => 0,
                 Some(e) => match (&e.node, base) {
                     (Expr::Name(n), None) => match scope.params.iter().position(|p| p.name == *n) {
+                        Some(i) if mods.space == Some(Space::Param) && i * 4 > 32767 => {
+                            return Err(Diagnostic::error(
+                                format!(
+                                    "parameter `{n}` is at byte {} of the parameter space",
+                                    i * 4
+                                ),
+                                e.span.clone(),
+                            )
+                            .label("`[name]` reaches the first 8192 parameters (16-bit offsets)")
+                            .help("declare the parameters the code reads first"));
+                        }
                         Some(i) if mods.space == Some(Space::Param) => i as i64 * 4,
                         Some(_) => {
                             return Err(Diagnostic::error(
@@ -534,7 +544,16 @@ fn check_operand(
                     },
                     _ => {
                         let v = const_int(e, &scope.params)?;
-                        if *negative { -v } else { v }
+                        match negative {
+                            false => v,
+                            true => v.checked_neg().ok_or_else(|| {
+                                Diagnostic::error(
+                                    format!("address offset `-({v})` does not fit in 16 bits"),
+                                    e.span.clone(),
+                                )
+                                .label("expected -32768..=32767")
+                            })?,
+                        }
                     }
                 },
             };
@@ -555,7 +574,13 @@ fn check_operand(
                 offset: off as i16,
             })
         }
-        (OperandKind::Target, AstOperand::Expr(Expr::Name(n))) => match scope.labels.get(*n) {
+        (
+            OperandKind::Target,
+            AstOperand::Expr(Spanned {
+                node: Expr::Name(n),
+                ..
+            }),
+        ) => match scope.labels.get(*n) {
             Some(pc) => Ok(Operand::Target(*pc)),
             None => {
                 let d = Diagnostic::error(format!("undefined label `{n}`"), span.clone())

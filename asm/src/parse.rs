@@ -6,16 +6,45 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::grammar::StmtParser;
 use crate::lexer::{Span, Tok, lex};
 use lalrpop_util::ParseError;
+use spu_isa::format::{MAX_INPUT_BYTES, MAX_INSTRUCTIONS, MAX_STRING};
+
+/// The statements of a file.
+#[derive(Debug)]
+pub struct Parsed<'s> {
+    pub stmts: Vec<Spanned<Stmt<'s>>>,
+    /// Parsing stopped before the end of the file (an unterminated comment, a kernel
+    /// too long for a binary), so checks of the file's end do not apply.
+    pub stopped_early: bool,
+}
 
 /// Parses a whole file into statements, collecting syntax errors.
-pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Vec<Spanned<Stmt<'s>>> {
-    let tokens = lex(src);
+pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Parsed<'s> {
+    parse_limited(src, diags, MAX_INSTRUCTIONS)
+}
+
+/// [`parse_file`], stopping after `max_instructions` instructions.
+fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: usize) -> Parsed<'s> {
     let parser = StmtParser::new();
     let mut stmts = Vec::new();
     let mut current: Vec<(Tok<'s>, Span)> = Vec::new();
     let mut newline_inside = None;
     let mut skipping = false;
-    for (tok, span) in tokens {
+    let mut instructions = 0usize;
+    for (tok, span) in lex(src) {
+        if let Tok::Name(text) | Tok::Register(text) | Tok::Str(text) | Tok::Directive(text) = tok
+            && text.len() > MAX_STRING as usize
+        {
+            diags.push(
+                Diagnostic::error(
+                    format!("this name is {} bytes long", text.len()),
+                    span.start..span.start,
+                )
+                .label(format!(
+                    "names and strings are limited to {MAX_STRING} bytes"
+                ))
+                .help("use a shorter name"),
+            );
+        }
         match tok {
             Tok::Newline => {
                 if !current.is_empty() && newline_inside.is_none() {
@@ -36,10 +65,21 @@ pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Vec<Spanned<Stmt
             Tok::UnterminatedComment => {
                 diags.push(
                     Diagnostic::error("unterminated block comment", span.clone())
-                        .label("this comment is never closed")
+                        .label("this comment is never closed, so the rest of the file is ignored")
                         .help("close it with `*/`"),
                 );
-                break;
+                return Parsed {
+                    stmts,
+                    stopped_early: true,
+                };
+            }
+            Tok::StrayCommentEnd => {
+                diags.push(
+                    Diagnostic::error("`*/` closes no comment", span.clone())
+                        .label("no `/*` is open here")
+                        .help("remove it, or start the comment with `/*`"),
+                );
+                continue;
             }
             Tok::Directive(name) => {
                 diags.push(unknown_directive(name, span.clone()));
@@ -62,6 +102,17 @@ pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Vec<Spanned<Stmt
         if ends {
             let stmt = std::mem::take(&mut current);
             if let Some(s) = parse_stmt(&parser, &stmt, newline_inside.take(), diags) {
+                if matches!(s.node, Stmt::Instr { .. }) {
+                    instructions += 1;
+                    if instructions > max_instructions {
+                        diags.push(too_many_instructions(s.span, max_instructions));
+                        // Checking millions of statements would only delay this error.
+                        return Parsed {
+                            stmts: Vec::new(),
+                            stopped_early: true,
+                        };
+                    }
+                }
                 stmts.push(s);
             }
         }
@@ -74,7 +125,19 @@ pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Vec<Spanned<Stmt
                 .help("end every instruction and directive with `;`"),
         );
     }
-    stmts
+    Parsed {
+        stmts,
+        stopped_early: false,
+    }
+}
+
+fn too_many_instructions(span: Span, max: usize) -> Diagnostic {
+    Diagnostic::error(format!("the kernel has more than {max} instructions"), span)
+        .label("this instruction is past the limit")
+        .help(format!(
+            "a binary holds at most {max} instructions (the tools read files of at most {} MiB); split the work into several kernels",
+            MAX_INPUT_BYTES >> 20
+        ))
 }
 
 fn unknown_directive(name: &str, span: Span) -> Diagnostic {
@@ -162,5 +225,26 @@ fn describe_expected(terminal: &str) -> String {
         "float" => "a number".into(),
         "string" => "a string".into(),
         other => format!("`{other}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsing_stops_at_the_instruction_limit() {
+        let src = format!(".entry k {{\n{}}}\n", "nop;\n".repeat(12));
+        let mut diags = Diagnostics::default();
+        let parsed = parse_limited(&src, &mut diags, 10);
+        assert!(parsed.stopped_early);
+        assert!(parsed.stmts.is_empty(), "nothing is checked further");
+        assert_eq!(diags.items.len(), 1);
+        assert_eq!(
+            diags.items[0].message,
+            "the kernel has more than 10 instructions"
+        );
+        assert_eq!(&src[diags.items[0].span.clone()], "nop;");
+        assert!(diags.items[0].span.start > src.find("nop;").unwrap() + 9 * 5);
     }
 }

@@ -108,3 +108,35 @@ fn failed_assembly_keeps_the_previous_output() {
     assert_clean_failure(&spu_asm(&[&src]), "nothing written");
     assert_eq!(std::fs::read(&bin_path).unwrap(), before);
 }
+
+/// A kernel whose immediate is a sum of 200 000 ones: about 400 KB on one line.
+fn deep_kernel() -> Vec<u8> {
+    let sum = vec!["1"; 200_000].join("+");
+    format!(".entry deep {{\n    .reg .u32 %r0;\n    mov.u32 %r0, {sum};\n    exit;\n}}\n")
+        .into_bytes()
+}
+
+#[test]
+fn deep_expressions_do_not_overflow_the_stack() {
+    // 11 650 terms used to end the process with a stack overflow (exit 134).
+    let (dir, src) = temp("deep.spu", &deep_kernel());
+    let out = spu_asm(&[&src]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bin = dir.path().join("deep.bin");
+    let out = spu_asm(&["-d", &bin.to_string_lossy()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mov.u32 %r0, 200000;"));
+}
+
+#[test]
+#[ignore = "assembles 3.7 million instructions (about a minute in a debug build)"]
+fn a_kernel_too_long_for_a_binary_is_refused_early() {
+    let n = spu_isa::format::MAX_INSTRUCTIONS + 1;
+    let src = format!(".entry k {{\n{}exit;\n}}\n", "nop;".repeat(n));
+    let (dir, p) = temp("long.spu", src.as_bytes());
+    assert_clean_failure(&spu_asm(&[&p]), "1 error found, nothing written");
+    assert!(!dir.path().join("long.bin").exists());
+}

@@ -41,13 +41,11 @@ fn bad_input_matrix() {
     let at = corrupt.len() - 40;
     corrupt[at] ^= 0xff;
     std::fs::write(p("corrupted.bin"), &corrupt).unwrap();
-    let mut module = spu_isa::format::read_module(&vecadd).unwrap();
-    module.code[3] = (module.code[3] & !0xff) | 0xee;
-    std::fs::write(
-        p("opcode.bin"),
-        spu_isa::format::write_module(&module).unwrap(),
-    )
-    .unwrap();
+    // The writer refuses invalid code, so patch the opcode byte of instruction 3
+    // (the code section starts at byte 0x40).
+    let mut opcode = vecadd.clone();
+    opcode[0x40 + 3 * 8] = 0xee;
+    std::fs::write(p("opcode.bin"), &opcode).unwrap();
     std::fs::write(p("range.toml"), "[sm]\nschedulers = 99\n").unwrap();
     let words: Vec<u32> = (0..8).collect();
     spu_emu::load::npy::write(Path::new(&p("u32.npy")), spu_isa::Ty::U32, &[8], &words).unwrap();
@@ -178,6 +176,22 @@ fn bad_input_matrix() {
             vec!["emu/tests/matrix/no_exit.spu".into()],
         ),
         ("absurd_buffer", vec!["emu/tests/matrix/absurd.spu".into()]),
+        (
+            "block_too_large",
+            vec!["emu/tests/matrix/big_block.spu".into()],
+        ),
+        (
+            "ramp_past_the_type",
+            vec!["emu/tests/matrix/ramp_overflow.spu".into()],
+        ),
+        (
+            "float_for_an_integer_key",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--set".into(),
+                "sm.schedulers=4.0".into(),
+            ],
+        ),
         ("absurd_grid", vec!["emu/tests/matrix/huge_grid.spu".into()]),
         (
             "absurd_machine",

@@ -16,6 +16,8 @@ pub const MAX_PREDS: u32 = 1 << crate::table::PRED_BITS;
 pub const MAX_TARGET: u32 = (1 << TARGET_BITS) - 2;
 /// Encoded "no reconvergence point" (an unconditional or uniform branch).
 pub const NO_RECONV: u32 = (1 << TARGET_BITS) - 1;
+/// Buffers, and separately shared arrays, an instruction can name.
+pub const MAX_SYMBOLS: u16 = 0x8000;
 /// Most operands any row has.
 pub const MAX_OPERANDS: usize = 4;
 
@@ -366,8 +368,8 @@ fn encode_operand(kind: OperandKind, op: Operand) -> Option<u64> {
         (OperandKind::MovSrc, Operand::Special(s)) => Some(2 | (u64::from(s.code()) << 2)),
         (OperandKind::MovSrc, Operand::Symbol(sym)) => {
             let payload = match sym {
-                SymbolRef::Buffer(i) if i < 0x8000 => u64::from(i),
-                SymbolRef::Shared(i) if i < 0x8000 => 0x8000 | u64::from(i),
+                SymbolRef::Buffer(i) if i < MAX_SYMBOLS => u64::from(i),
+                SymbolRef::Shared(i) if i < MAX_SYMBOLS => u64::from(MAX_SYMBOLS | i),
                 _ => return None,
             };
             Some(3 | (payload << 2))

@@ -16,8 +16,8 @@ pub mod textmate;
 
 pub use class::{EnergyClass, ExecClass, TimingClass, Units};
 pub use instr::{
-    EncodingError, Guard, Instr, MAX_OPERANDS, MAX_PREDS, MAX_REGS, MAX_TARGET, Mods, NO_RECONV,
-    Operand, SymbolRef,
+    EncodingError, Guard, Instr, MAX_OPERANDS, MAX_PREDS, MAX_REGS, MAX_SYMBOLS, MAX_TARGET, Mods,
+    NO_RECONV, Operand, SymbolRef,
 };
 pub use names::{AtomOp, Cmp, Half, Side, Space, Special, Ty};
 pub use table::{Opcode, TABLE};

@@ -225,3 +225,17 @@ fn bad_inputs_are_reported() {
     );
     assert!(!Path::new(&svg).exists());
 }
+
+#[test]
+fn deep_expressions_do_not_overflow_the_stack() {
+    // A sum of 200 000 ones; 11 650 terms used to end the process with exit 134.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("deep.spu");
+    let sum = vec!["1"; 200_000].join("+");
+    std::fs::write(
+        &src,
+        format!(".entry deep {{\n    .reg .u32 %r0;\n    mov.u32 %r0, {sum};\n    exit;\n}}\n"),
+    )
+    .unwrap();
+    ok(&[src.to_str().unwrap(), "-q"]);
+}

@@ -55,6 +55,10 @@ pub enum LoadError {
         value: i64,
         limit: String,
     },
+    #[error(
+        "the initialiser of buffer `{name}` does not fit its type: {why}; change the initialiser, or the buffer's size or type"
+    )]
+    Init { name: String, why: String },
     #[error("`{option} {arg}` needs the form BUF=FILE.npy")]
     BufferArgSyntax { option: &'static str, arg: String },
     #[error("`{option}`: the kernel has no buffer `{name}`; buffers are {list}")]
@@ -147,15 +151,27 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             },
         })
     };
+    // `why` explains the upper bound (with the number, or a key whose value is added);
+    // the lower one speaks for itself.
     let within = |what: String, v: i64, lo: i64, hi: i64, why: &str| -> Result<u32, LoadError> {
-        if v < lo || v > hi {
-            return Err(LoadError::Limit {
-                what,
-                value: v,
-                limit: format!("{why} ({lo}..={hi})"),
-            });
-        }
-        Ok(v as u32)
+        let limit = if v < lo {
+            match lo {
+                0 => "it must not be negative".to_string(),
+                1 => "it must be positive".to_string(),
+                _ => format!("it must be at least {lo}"),
+            }
+        } else if v > hi && why.contains("at most") {
+            why.to_string()
+        } else if v > hi {
+            format!("{why} (at most {hi})")
+        } else {
+            return Ok(v as u32);
+        };
+        Err(LoadError::Limit {
+            what,
+            value: v,
+            limit,
+        })
     };
 
     let l = &module.launch;
@@ -167,7 +183,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             eval(e, &what)?,
             1,
             1 << 24,
-            "it must be positive",
+            "a launch grid has at most 16777216 blocks along each dimension",
         )?;
     }
     let mut block = [0; 3];
@@ -178,7 +194,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             eval(e, &what)?,
             1,
             4096,
-            "it must be positive",
+            "a block has at most 4096 threads along each dimension",
         )?;
     }
     let threads = i64::from(block[0]) * i64::from(block[1]) * i64::from(block[2]);
@@ -187,7 +203,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         threads,
         1,
         i64::from(machine.sm_max_threads),
-        "an SM runs at most sm.max_threads threads per block",
+        "an SM runs sm.max_threads threads per block",
     )?;
     // Bounds checked before anything is allocated (queues, CBs, buffers).
     within(
@@ -217,7 +233,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             v,
             1,
             i64::from(machine.iu_max_threads),
-            "an Interface Unit runs at most iu.max_threads threads",
+            "an Interface Unit runs iu.max_threads threads",
         )?
     } else {
         0
@@ -252,7 +268,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                 eval(e, &what)?,
                 1,
                 i64::from(u32::MAX),
-                "it must be positive",
+                "a buffer dimension must fit in 32 bits",
             )?;
             dims.push(u64::from(v));
             n = n.saturating_mul(i64::from(v));
@@ -265,6 +281,12 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             "a buffer holds at most 2^30 elements",
         )?;
         layout.push((b.name.clone(), b.ty, dims, n as u64));
+    }
+    for (b, (_, _, _, n)) in module.buffers.iter().zip(&layout) {
+        super::init::check(b.init, b.ty, *n).map_err(|why| LoadError::Init {
+            name: b.name.clone(),
+            why,
+        })?;
     }
     let mut memory = GlobalMemory::layout(layout, u64::from(machine.global_mib) << 20)?;
     for (i, b) in module.buffers.iter().enumerate() {
@@ -325,7 +347,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                 v[i],
                 1,
                 1 << 20,
-                "it must be positive",
+                "a DMA tile has at most 1048576 rows or columns",
             )
         };
         let count = |i: usize| {
@@ -334,7 +356,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                 v[i],
                 0,
                 i64::from(u32::MAX),
-                "it must not be negative",
+                "it must fit in 32 bits",
             )
         };
         let (rows, cols) = (positive(1)?, positive(2)?);

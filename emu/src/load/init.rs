@@ -27,7 +27,51 @@ impl SplitMix64 {
     }
 }
 
-/// The bit pattern of `v` as an element of type `ty` (integers wrap).
+/// Checks that every value an initialiser gives a buffer of `elements` elements is a
+/// value of the type: an integer in range for `.u32`/`.s32`, a finite f32 otherwise.
+/// (The assembler checks the literals; this also covers a ramp's last value, which
+/// depends on the size, and hand-made binaries.)
+pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
+    let last = elements.saturating_sub(1) as f64;
+    let values: Vec<(&str, f64)> = match init {
+        Init::Zeros => vec![],
+        Init::Const(v) => vec![("const", v)],
+        Init::Ramp { start, step } => vec![
+            ("the ramp's first value", start),
+            ("the ramp's last value", start + last * step),
+        ],
+        Init::Random { lo, hi, .. } if lo > hi => {
+            return Err(format!("random(seed, lo, hi) has lo {lo} above hi {hi}"));
+        }
+        Init::Random { lo, hi, .. } => vec![("random's lo", lo), ("random's hi", hi)],
+    };
+    let (lo, hi) = match ty {
+        Ty::U32 => (0.0, f64::from(u32::MAX)),
+        Ty::S32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        Ty::F32 => (-f64::from(f32::MAX), f64::from(f32::MAX)),
+    };
+    let show = |v: f64| match ty {
+        Ty::F32 => format!("{v:e}"),
+        _ if v.fract() == 0.0 && v.abs() < 1e18 => format!("{}", v as i64),
+        _ => format!("{v}"),
+    };
+    for (what, v) in values {
+        if !v.is_finite() || v < lo || v > hi {
+            return Err(format!(
+                "{what} is {}, outside .{ty} ({}..={})",
+                show(v),
+                show(lo),
+                show(hi)
+            ));
+        }
+        if ty != Ty::F32 && v.fract() != 0.0 {
+            return Err(format!("{what} is {v}, but a .{ty} buffer holds integers"));
+        }
+    }
+    Ok(())
+}
+
+/// The bit pattern of `v` as an element of type `ty`.
 fn to_bits(v: f64, ty: Ty) -> u32 {
     match ty {
         Ty::F32 => (v as f32).to_bits(),
@@ -97,5 +141,26 @@ mod tests {
             },
         );
         assert_eq!(w, again);
+    }
+
+    #[test]
+    fn values_outside_the_type_are_refused() {
+        let ramp = |start, step| Init::Ramp { start, step };
+        assert!(check(ramp(4_294_967_000.0, 1.0), Ty::U32, 295).is_ok());
+        let err = check(ramp(4_294_967_000.0, 1.0), Ty::U32, 297).unwrap_err();
+        assert_eq!(
+            err,
+            "the ramp's last value is 4294967296, outside .u32 (0..=4294967295)"
+        );
+        assert!(
+            check(ramp(10.0, -1.0), Ty::U32, 12).is_err(),
+            "goes below 0"
+        );
+        assert!(check(Init::Const(1.5), Ty::S32, 1).is_err());
+        assert!(check(Init::Const(1e39), Ty::F32, 1).is_err());
+        assert!(check(Init::Const(f64::NAN), Ty::F32, 1).is_err());
+        let random = |lo, hi| Init::Random { seed: 1, lo, hi };
+        assert!(check(random(2.0, 1.0), Ty::F32, 1).is_err());
+        assert!(check(random(-5.0, 5.0), Ty::S32, 1).is_ok());
     }
 }

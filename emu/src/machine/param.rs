@@ -28,7 +28,7 @@ impl RawValue {
     fn describe(&self) -> String {
         match self {
             RawValue::Int(i) => format!("the integer {i}"),
-            RawValue::Float(f) => format!("the number {f}"),
+            RawValue::Float(f) => format!("the number {f:?}"),
             RawValue::Text(s) => format!("the word `{s}`"),
         }
     }
@@ -68,7 +68,16 @@ pub trait ParamType: Sized + Copy {
 }
 
 fn out_of_range(raw: &RawValue, range: Range) -> String {
-    format!("{} is not valid: expected {range}", raw.describe())
+    match (raw, range) {
+        (RawValue::Float(_), Range::Int(..)) => format!(
+            "{} is not an integer: expected {range} (write it without a decimal point)",
+            raw.describe()
+        ),
+        (RawValue::Int(_) | RawValue::Float(_), Range::Int(..) | Range::Float(..)) => {
+            format!("{} is out of range: expected {range}", raw.describe())
+        }
+        _ => format!("{} is not valid: expected {range}", raw.describe()),
+    }
 }
 
 impl ParamType for u32 {
@@ -133,7 +142,7 @@ macro_rules! word_enum {
                     _ => Err(format!("{} is not valid: expected {range}", match raw {
                         $crate::machine::param::RawValue::Text(t) => format!("`{t}`"),
                         $crate::machine::param::RawValue::Int(i) => i.to_string(),
-                        $crate::machine::param::RawValue::Float(f) => f.to_string(),
+                        $crate::machine::param::RawValue::Float(f) => format!("{f:?}"),
                     })),
                 }
             }
@@ -172,6 +181,10 @@ mod tests {
         let err = u32::from_raw(&RawValue::Int(0), Range::Int(1, 8)).unwrap_err();
         assert!(err.contains("1..=8"), "{err}");
         assert!(u32::from_raw(&RawValue::Float(1.5), Range::Int(1, 8)).is_err());
+        assert_eq!(
+            u32::from_raw(&RawValue::Float(4.0), Range::Int(1, 8)),
+            Err("the number 4.0 is not an integer: expected an integer in 1..=8 (write it without a decimal point)".into())
+        );
         assert_eq!(
             f64::from_raw(&RawValue::Int(2), Range::Float(0.5, 4.0)),
             Ok(2.0)

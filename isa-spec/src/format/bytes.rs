@@ -1,7 +1,7 @@
 //! Little-endian record encoding of the metadata sections: a writer, and a reader
 //! whose every read is bounds-checked and returns a typed error.
 
-use crate::format::{BinOp, Expr, FormatError};
+use crate::format::{BinOp, Expr, FormatError, Node};
 
 /// Most nodes one stored expression may have.
 pub const MAX_EXPR_NODES: u32 = 4096;
@@ -38,26 +38,18 @@ impl ByteWriter {
     }
     pub fn expr(&mut self, e: &Expr) {
         self.len(e.node_count());
-        self.expr_nodes(e);
-    }
-    fn expr_nodes(&mut self, e: &Expr) {
-        match e {
-            Expr::Const(v) => {
-                self.u8(0);
-                self.u64(*v as u64);
-            }
-            Expr::Param(i) => {
-                self.u8(1);
-                self.u16(*i);
-            }
-            Expr::Neg(a) => {
-                self.expr_nodes(a);
-                self.u8(2);
-            }
-            Expr::Binary(op, a, b) => {
-                self.expr_nodes(a);
-                self.expr_nodes(b);
-                self.u8(3 + binop_code(*op));
+        for node in e.nodes() {
+            match *node {
+                Node::Const(v) => {
+                    self.u8(0);
+                    self.u64(v as u64);
+                }
+                Node::Param(i) => {
+                    self.u8(1);
+                    self.u16(i);
+                }
+                Node::Neg => self.u8(2),
+                Node::Binary(op) => self.u8(3 + binop_code(op)),
             }
         }
     }
@@ -173,11 +165,11 @@ impl<'a> ByteReader<'a> {
         if n == 0 || n > MAX_EXPR_NODES {
             return Err(self.corrupt(format!("expression with {n} nodes (1..={MAX_EXPR_NODES})")));
         }
-        let mut stack: Vec<Expr> = Vec::new();
+        let mut nodes = Vec::with_capacity(n as usize);
         for _ in 0..n {
             let tag = self.u8()?;
-            let node = match tag {
-                0 => Expr::Const(self.u64()? as i64),
+            nodes.push(match tag {
+                0 => Node::Const(self.u64()? as i64),
                 1 => {
                     let i = self.u16()?;
                     if usize::from(i) >= params {
@@ -185,31 +177,14 @@ impl<'a> ByteReader<'a> {
                             self.corrupt(format!("expression names parameter #{i} of {params}"))
                         );
                     }
-                    Expr::Param(i)
+                    Node::Param(i)
                 }
-                2 => {
-                    let a = stack
-                        .pop()
-                        .ok_or_else(|| self.corrupt("malformed expression"))?;
-                    Expr::Neg(Box::new(a))
-                }
-                3..=10 => {
-                    let b = stack
-                        .pop()
-                        .ok_or_else(|| self.corrupt("malformed expression"))?;
-                    let a = stack
-                        .pop()
-                        .ok_or_else(|| self.corrupt("malformed expression"))?;
-                    Expr::Binary(BINOPS[usize::from(tag - 3)], Box::new(a), Box::new(b))
-                }
+                2 => Node::Neg,
+                3..=10 => Node::Binary(BINOPS[usize::from(tag - 3)]),
                 t => return Err(self.corrupt(format!("unknown expression node {t}"))),
-            };
-            stack.push(node);
+            });
         }
-        match (stack.pop(), stack.is_empty()) {
-            (Some(e), true) => Ok(e),
-            _ => Err(self.corrupt("malformed expression")),
-        }
+        Expr::from_postfix(nodes).map_err(|_| self.corrupt("malformed expression"))
     }
 
     pub fn finish(&self) -> Result<(), FormatError> {

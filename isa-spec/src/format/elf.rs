@@ -5,7 +5,8 @@ use object::elf;
 use object::read::elf::{FileHeader, SectionHeader as _, Sym as _};
 use object::write::elf::{FileHeader as WFileHeader, SectionHeader, Sym, Writer};
 
-use super::bytes::{ByteReader, ByteWriter};
+use super::bytes::{ByteReader, ByteWriter, MAX_EXPR_NODES, MAX_STRING};
+use super::output::MAX_INPUT_BYTES;
 use super::{FormatError, Module, validate};
 use crate::format::model::*;
 use crate::names::{Side, Ty};
@@ -21,8 +22,10 @@ const BUFFERS: &str = ".spu.buffers";
 const DMA: &str = ".spu.dma";
 const LINES: &str = ".spu.lines";
 
-/// Serialises a module into an ELF64 file.
+/// Serialises a module into an ELF64 file, refusing modules the reader would refuse.
 pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
+    check_limits(module)?;
+    validate::check(module)?;
     let text: Vec<u8> = module.code.iter().flat_map(|w| w.to_le_bytes()).collect();
     let meta = [
         (KERNEL, kernel_bytes(module)),
@@ -131,7 +134,100 @@ pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
     w.write_symtab_section_header(num_local);
     w.write_strtab_section_header();
     w.write_shstrtab_section_header();
+    if out.len() as u64 > MAX_INPUT_BYTES {
+        return Err(FormatError::Invalid(format!(
+            "the binary would be {} bytes, over the {} MiB the tools read",
+            out.len(),
+            MAX_INPUT_BYTES >> 20
+        )));
+    }
     Ok(out)
+}
+
+/// The record limits [`read_module`] enforces, checked before writing.
+fn check_limits(m: &Module) -> Result<(), FormatError> {
+    let strings = std::iter::once(&m.name)
+        .chain(m.regs.iter().map(|r| &r.name))
+        .chain(m.params.iter().map(|p| &p.name))
+        .chain(m.shared.iter().map(|s| &s.name))
+        .chain(m.buffers.iter().map(|b| &b.name))
+        .chain(&m.lines.files);
+    if let Some(s) = strings.into_iter().find(|s| s.len() > MAX_STRING as usize) {
+        return Err(FormatError::Invalid(format!(
+            "a name or path is {} bytes long (at most {MAX_STRING})",
+            s.len()
+        )));
+    }
+    let exprs = m
+        .shared
+        .iter()
+        .flat_map(|s| &s.dims)
+        .chain(m.buffers.iter().flat_map(|b| &b.dims))
+        .chain(&m.launch.grid)
+        .chain(&m.launch.block)
+        .chain([&m.launch.iu_threads])
+        .chain(m.dma.iter().flat_map(|d| &d.fields));
+    for e in exprs {
+        if e.node_count() > MAX_EXPR_NODES as usize {
+            return Err(FormatError::Invalid(format!(
+                "an expression has {} nodes (at most {MAX_EXPR_NODES})",
+                e.node_count()
+            )));
+        }
+        let named = e.nodes().iter().find_map(|n| match n {
+            super::Node::Param(i) if usize::from(*i) >= m.params.len() => Some(*i),
+            _ => None,
+        });
+        if let Some(i) = named {
+            return Err(FormatError::Invalid(format!(
+                "an expression names parameter #{i} of {}",
+                m.params.len()
+            )));
+        }
+    }
+    if m.shared
+        .iter()
+        .map(|s| s.dims.len())
+        .chain(m.buffers.iter().map(|b| b.dims.len()))
+        .any(|n| n > 4)
+    {
+        return Err(FormatError::Invalid(
+            "an array has more than 4 dimensions".into(),
+        ));
+    }
+    if std::iter::once(&m.name)
+        .chain(m.labels.iter().map(|l| &l.name))
+        .any(|s| s.contains('\0'))
+    {
+        return Err(FormatError::Invalid(
+            "a symbol name contains a NUL byte".into(),
+        ));
+    }
+    if let Some(d) = m
+        .dma
+        .iter()
+        .find(|d| usize::from(d.buffer) >= m.buffers.len())
+    {
+        return Err(FormatError::Invalid(format!(
+            "descriptor `.dma {}` names buffer #{} of {}",
+            d.side,
+            d.buffer,
+            m.buffers.len()
+        )));
+    }
+    if let Some(l) = m
+        .lines
+        .locs
+        .iter()
+        .find(|l| usize::from(l.file) >= m.lines.files.len())
+    {
+        return Err(FormatError::Invalid(format!(
+            "line entry names file #{} of {}",
+            l.file,
+            m.lines.files.len()
+        )));
+    }
+    Ok(())
 }
 
 fn elf_error(e: object::write::Error) -> FormatError {

@@ -9,13 +9,18 @@ mod model;
 mod output;
 mod validate;
 
+pub use bytes::{MAX_EXPR_NODES, MAX_STRING};
 pub use elf::{FORMAT_VERSION, SPU_MACHINE, read_module, write_module};
-pub use expr::{BinOp, EvalError, Expr};
+pub use expr::{BinOp, EvalError, Expr, MalformedExpr, Node};
 pub use model::{
     BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
     ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
 pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
+
+/// Most instructions a binary within [`MAX_INPUT_BYTES`] can hold: each takes 8 bytes
+/// of code and 10 of line table.
+pub const MAX_INSTRUCTIONS: usize = (MAX_INPUT_BYTES / 18) as usize;
 
 /// Why a file is not a valid SPU binary.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

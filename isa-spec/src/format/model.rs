@@ -92,9 +92,9 @@ pub struct Launch {
 impl Default for Launch {
     fn default() -> Self {
         Launch {
-            grid: [Expr::Const(1), Expr::Const(1)],
-            block: [Expr::Const(1), Expr::Const(1), Expr::Const(1)],
-            iu_threads: Expr::Const(32),
+            grid: [Expr::constant(1), Expr::constant(1)],
+            block: [Expr::constant(1), Expr::constant(1), Expr::constant(1)],
+            iu_threads: Expr::constant(32),
         }
     }
 }

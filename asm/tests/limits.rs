@@ -1,0 +1,281 @@
+//! Sources at and beyond the assembler's limits: expressions nested as deep as the
+//! file is long, more declarations or longer names than a binary can hold, values
+//! that do not fit their type, and unusual text encodings. Each gets a diagnostic at
+//! its span (or assembles), never a crash, a wrapped value, or a binary the tools
+//! would refuse to read.
+
+use spu_asm::{Diagnostics, assemble};
+
+/// Assembles; what assembles must read back (the reader's limits hold).
+fn asm(src: &str) -> Result<Vec<u8>, Diagnostics> {
+    let (bin, _) = assemble("t.spu", src)?;
+    spu_isa::format::read_module(&bin).expect("the assembler's output reads back");
+    Ok(bin)
+}
+
+/// The first error's message and the source text its span covers.
+fn first_error(src: &str) -> (String, String) {
+    let diags = asm(src).expect_err("must not assemble");
+    let d = diags
+        .items
+        .iter()
+        .find(|d| d.severity == spu_asm::Severity::Error)
+        .expect("an error");
+    let text = src.get(d.span.clone()).unwrap_or_default();
+    (d.message.clone(), text.chars().take(60).collect())
+}
+
+fn kernel(decls: &str, body: &str) -> String {
+    format!(
+        "{decls}\n.entry k {{\n    .reg .u32 %r<4>;\n    .reg .f32 %f<2>;\n{body}\n    exit;\n}}\n"
+    )
+}
+
+/// `1+1+...+1`, `((...(2)...))` and `- - ... - 3` with `n` terms each.
+fn deep(n: usize) -> [String; 3] {
+    [
+        vec!["1"; n].join("+"),
+        format!("{}2{}", "(".repeat(n), ")".repeat(n)),
+        format!("{}3", "- ".repeat(n)),
+    ]
+}
+
+#[test]
+fn deep_expressions_assemble_without_recursion() {
+    // 11 650 terms overflowed the main thread's 8 MiB stack; test threads have 2 MiB.
+    let [sum, parens, negs] = deep(200_000);
+    let src = kernel(
+        "",
+        &format!(
+            "    mov.u32 %r0, {sum};\n    mov.u32 %r1, {parens};\n    mov.u32 %r2, -({negs}) + 9;\n    ld.global.u32 %r3, [%r0 + {parens}];"
+        ),
+    );
+    let bin = asm(&src).unwrap_or_else(|d| panic!("{}", d.render("t.spu", &src)));
+    let module = spu_isa::format::read_module(&bin).unwrap();
+    let listing = spu_asm::disasm::disassemble(&module, Default::default());
+    assert!(listing.contains("mov.u32 %r0, 200000;"), "{listing}");
+    assert!(listing.contains("mov.u32 %r1, 2;"), "{listing}");
+    assert!(listing.contains("mov.u32 %r2, 6;"), "{listing}");
+}
+
+#[test]
+fn deep_expressions_with_errors_are_reported_and_dropped() {
+    let [sum, parens, negs] = deep(200_000);
+    for e in [
+        format!("{sum} + x"),
+        format!("{parens} / 0"),
+        format!("{negs} + 1.5"),
+    ] {
+        let src = kernel("", &format!("    mov.u32 %r0, {e};"));
+        asm(&src).expect_err("must not assemble");
+    }
+    // A stored expression over parameters, too long for a binary.
+    let src = kernel(
+        &format!(".param .u32 N = 1;\n.global .u32 A[N + {sum}];"),
+        "",
+    );
+    let (msg, at) = first_error(&src);
+    assert_eq!(msg, "this expression has 400001 terms and operators");
+    assert!(at.starts_with("N + 1+1"), "{at}");
+    // The 800 KB line is located, not printed.
+    let rendered = asm(&src).unwrap_err().render("t.spu", &src);
+    assert!(rendered.len() < 1000, "{rendered}");
+    assert!(
+        rendered.contains("--> t.spu:2:16") && rendered.contains("bytes long and not shown"),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn stored_expressions_stop_at_the_readers_limit() {
+    let max = spu_isa::format::MAX_EXPR_NODES as usize;
+    // `N+1+...`: 2k - 1 nodes for k terms.
+    let fits = vec!["N"; max.div_ceil(2)].join("+");
+    let src = kernel(&format!(".param .u32 N = 1;\n.global .u32 A[{fits}];"), "");
+    asm(&src).unwrap_or_else(|d| panic!("{}", d.render("t.spu", &src)));
+    let over = format!("{fits}+N");
+    let src = kernel(&format!(".param .u32 N = 1;\n.global .u32 A[{over}];"), "");
+    let (msg, _) = first_error(&src);
+    assert_eq!(
+        msg,
+        format!("this expression has {} terms and operators", max + 1)
+    );
+}
+
+#[test]
+fn the_65537th_parameter_is_refused_not_wrapped_to_the_first() {
+    let mut decls: String = (0..=65536)
+        .map(|i| format!(".param .u32 p{i} = {i};\n"))
+        .collect();
+    decls.push_str(".global .u32 A[p65536];");
+    let (msg, at) = first_error(&kernel(&decls, ""));
+    assert_eq!(msg, "too many parameters");
+    assert_eq!(at, "p65536");
+}
+
+#[test]
+fn parameters_beyond_the_offset_range_are_named() {
+    let decls: String = (0..8193).map(|i| format!(".param .u32 p{i};\n")).collect();
+    let (msg, at) = first_error(&kernel(&decls, "    ld.param.u32 %r0, [p8192];"));
+    assert_eq!(
+        msg,
+        "parameter `p8192` is at byte 32768 of the parameter space"
+    );
+    assert_eq!(at, "p8192");
+}
+
+#[test]
+fn more_buffers_than_an_instruction_can_name_are_refused() {
+    let decls: String = (0..=32768)
+        .map(|i| format!(".global .u32 b{i}[1];\n"))
+        .collect();
+    let (msg, at) = first_error(&kernel(&decls, ""));
+    assert_eq!(msg, "too many buffers");
+    assert_eq!(at, "b32768");
+}
+
+#[test]
+fn names_longer_than_a_binary_stores_are_refused() {
+    let long = "a".repeat(70_000);
+    for src in [
+        kernel(&format!(".global .u32 {long}[1];"), ""),
+        kernel(&format!(".file 1 \"{long}\";"), ""),
+        format!(".entry {long} {{\n    exit;\n}}\n"),
+    ] {
+        let (msg, _) = first_error(&src);
+        assert_eq!(msg, "this name is 70000 bytes long");
+    }
+}
+
+#[test]
+fn parameter_defaults_take_the_values_dash_d_takes() {
+    for (decl, msg) in [
+        (".param .u32 N = -1;", "`-1` is not a valid .u32 value"),
+        (
+            ".param .u32 N = 4294967296;",
+            "`4294967296` is not a valid .u32 value",
+        ),
+        (
+            ".param .s32 N = 2147483648;",
+            "`2147483648` is not a valid .s32 value",
+        ),
+        (".param .f32 X = 1e39;", "`1e39` does not fit in .f32"),
+    ] {
+        assert_eq!(first_error(&kernel(decl, "")).0, msg, "{decl}");
+    }
+    asm(&kernel(
+        ".param .u32 N = 4294967295;\n.param .s32 M = -2147483648;\n.param .f32 X = 0f7F800000;",
+        "",
+    ))
+    .expect("the extremes and bit patterns are valid");
+}
+
+#[test]
+fn initialisers_must_fit_their_buffer() {
+    for (decl, msg, at) in [
+        (
+            ".global .u32 A[4] = const(4294967296);",
+            "`4294967296` does not fit in .u32",
+            "4294967296",
+        ),
+        (
+            ".global .u32 A[4] = const(1.5);",
+            "`1.5` is not an integer",
+            "1.5",
+        ),
+        (
+            ".global .s32 A[4] = const(-2147483649);",
+            "`-2147483649` does not fit in .s32",
+            "-2147483649",
+        ),
+        (
+            ".global .u32 A[4] = ramp(0, 0.5);",
+            "`0.5` is not an integer",
+            "0.5",
+        ),
+        (
+            ".global .f32 A[4] = const(1e39);",
+            "`1e39` does not fit in .f32",
+            "1e39",
+        ),
+        (
+            ".global .s32 A[4] = random(1, 5, -5);",
+            "`random` has lo 5 above hi -5",
+            "random(1, 5, -5)",
+        ),
+        (
+            ".global .f32 A[4] = random(1e17);",
+            "the seed must be a non-negative integer",
+            "1e17",
+        ),
+    ] {
+        let (m, a) = first_error(&kernel(decl, ""));
+        assert_eq!((m.as_str(), a.as_str()), (msg, at), "{decl}");
+    }
+    asm(&kernel(
+        ".global .u32 A[4] = const(4294967295);\n.global .s32 B[4] = ramp(-2147483648, 1);\n.global .u32 C[4] = ramp(10, -1);",
+        "",
+    ))
+    .expect("in range");
+}
+
+#[test]
+fn negating_the_most_negative_integer_is_an_overflow() {
+    let min = "(-9223372036854775807 - 1)";
+    for (body, msg) in [
+        (
+            format!("    mov.u32 %r0, -{min};"),
+            "constant expression overflows",
+        ),
+        (
+            format!("    ld.global.u32 %r0, [%r1 - {min}];"),
+            "address offset `-(-9223372036854775808)` does not fit in 16 bits",
+        ),
+    ] {
+        assert_eq!(first_error(&kernel("", &body)).0, msg, "{body}");
+    }
+    let (msg, _) = first_error(&kernel(&format!(".global .u32 A[-{min}];"), ""));
+    assert_eq!(msg, "constant expression overflows");
+}
+
+#[test]
+fn a_byte_order_mark_is_accepted() {
+    let src = format!("\u{feff}{}", kernel("", "    mov.u32 %r0, 1;"));
+    let with = asm(&src).unwrap_or_else(|d| panic!("{}", d.render("t.spu", &src)));
+    let without = asm(&src['\u{feff}'.len_utf8()..]).unwrap();
+    assert_eq!(with, without);
+    // Diagnostics still point at the right bytes.
+    let src = format!("\u{feff}{}", kernel("", "    mov.u32 %r9, 1;"));
+    let (_, at) = first_error(&src);
+    assert_eq!(at, "%r9");
+}
+
+#[test]
+fn bare_carriage_returns_are_named() {
+    let src = kernel("", "    mov.u32 %r0, 1; // set").replace('\n', "\r");
+    let diags = asm(&src).unwrap_err();
+    assert_eq!(diags.items.len(), 1, "{}", diags.render("t.spu", &src));
+    assert_eq!(
+        diags.items[0].message,
+        "a line ends with a bare carriage return (CR)"
+    );
+    // CR LF is fine.
+    asm(&kernel("", "    mov.u32 %r0, 1; // set").replace('\n', "\r\n")).expect("CR LF line ends");
+}
+
+#[test]
+fn an_unterminated_comment_is_the_only_error() {
+    let src = ".entry k {\n    exit; /* the brace below is inside the comment\n}\n";
+    let diags = asm(src).unwrap_err();
+    let rendered = diags.render("t.spu", src);
+    assert_eq!(diags.items.len(), 1, "{rendered}");
+    assert!(
+        rendered.contains("the rest of the file is ignored"),
+        "{rendered}"
+    );
+    let (msg, at) = first_error(".entry k {\n    exit; */\n}\n");
+    assert_eq!(
+        (msg.as_str(), at.as_str()),
+        ("`*/` closes no comment", "*/")
+    );
+}
