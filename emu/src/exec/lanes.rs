@@ -192,6 +192,30 @@ pub fn expand(mask: u32) -> Lanes {
     out
 }
 
+/// The OR of the lanes of `mask`, and whether any of them lies outside `lo..hi`
+/// (written four lanes at a time so that it compiles to vector compares).
+#[inline]
+pub fn or_outside(values: &Lanes, mask: u32, lo: u32, hi: u32) -> (u32, bool) {
+    let mut or = [0u32; 4];
+    let mut out = [0u32; 4];
+    // Unsigned order as signed order of the values with the top bit flipped.
+    let (lo, hi) = ((lo ^ 0x8000_0000) as i32, (hi ^ 0x8000_0000) as i32);
+    for c in 0..8 {
+        for k in 0..4 {
+            let l = c * 4 + k;
+            let on = u32::from(mask & LANE_BIT[l] != 0).wrapping_neg();
+            let v = values[l];
+            or[k] |= v & on;
+            let b = (v ^ 0x8000_0000) as i32;
+            out[k] |= (u32::from(b < lo) | u32::from(b >= hi)).wrapping_neg() & on;
+        }
+    }
+    (
+        or[0] | or[1] | or[2] | or[3],
+        (out[0] | out[1] | out[2] | out[3]) != 0,
+    )
+}
+
 /// Writes `value` into the lanes of `mask`.
 #[inline(always)]
 pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {

@@ -154,6 +154,15 @@ impl Warp {
         self.stack.last().map_or(0, |f| f.mask)
     }
 
+    /// Sets the PC of the running entry (the warp ran a basic block up to `pc`
+    /// without moving it).
+    #[inline]
+    pub fn set_pc(&mut self, pc: u32) {
+        if let Some(top) = self.stack.last_mut() {
+            top.pc = pc;
+        }
+    }
+
     /// Moves past a non-branch instruction.
     pub fn advance(&mut self) {
         if let Some(top) = self.stack.last_mut() {

@@ -221,6 +221,12 @@ pub struct UnitCounts {
     pub stalls: Vec<[u64; StallReason::ALL.len()]>,
     /// Scheduler cycles with every warp of the scheduler exited.
     pub idle: u64,
+    /// Functional mode counts whole basic blocks: runs of each block, and the
+    /// active threads summed over those runs.
+    pub block_runs: Vec<u64>,
+    pub block_threads: Vec<u64>,
+    /// Threads whose guard held, for guarded instructions run in blocks.
+    pub guard_threads: Vec<u64>,
 }
 
 /// The components one event of an instruction's memory access counts.
@@ -236,7 +242,9 @@ pub fn memory_components(kind: Kind) -> &'static [Component] {
 }
 
 impl UnitCounts {
-    pub fn new(instructions: usize) -> UnitCounts {
+    pub fn new(program: &Program) -> UnitCounts {
+        let instructions = program.len();
+        let blocks = program.block_starts.len();
         UnitCounts {
             issued: vec![0; instructions],
             threads: vec![0; instructions],
@@ -245,17 +253,42 @@ impl UnitCounts {
             mem_events: vec![0; instructions],
             stalls: vec![[0; StallReason::ALL.len()]; instructions],
             idle: 0,
+            block_runs: vec![0; blocks],
+            block_threads: vec![0; blocks],
+            guard_threads: vec![0; instructions],
         }
     }
 
+    /// Warp instructions issued and thread instructions executed by instruction
+    /// `pc`, counted one by one or in blocks.
+    pub fn of(&self, program: &Program, pc: usize) -> (u64, u64) {
+        let b = program.block_of[pc] as usize;
+        let runs = self.block_runs[b];
+        let mut issued = self.issued[pc];
+        let mut threads = self.threads[pc];
+        if runs > 0 {
+            issued += runs;
+            threads += if program.ops[pc].guard == spu_isa::Guard::Always {
+                self.block_threads[b]
+            } else {
+                self.guard_threads[pc]
+            };
+        }
+        (issued, threads)
+    }
+
     /// Warp instructions issued in total.
-    pub fn total_issued(&self) -> u64 {
-        self.issued.iter().sum()
+    pub fn total_issued(&self, program: &Program) -> u64 {
+        (0..self.issued.len())
+            .map(|pc| self.of(program, pc).0)
+            .sum()
     }
 
     /// Thread instructions executed in total.
-    pub fn total_threads(&self) -> u64 {
-        self.threads.iter().sum()
+    pub fn total_threads(&self, program: &Program) -> u64 {
+        (0..self.issued.len())
+            .map(|pc| self.of(program, pc).1)
+            .sum()
     }
 
     /// Stall cycles by reason, summed over instructions (plus idle schedulers).
@@ -273,7 +306,7 @@ impl UnitCounts {
     /// The component events instruction `pc` caused.
     pub fn components_of(&self, program: &Program, pc: usize) -> ComponentCounts {
         let mut c = ComponentCounts::default();
-        let (issued, threads) = (self.issued[pc], self.threads[pc]);
+        let (issued, threads) = self.of(program, pc);
         if issued == 0 {
             return c;
         }
@@ -305,9 +338,7 @@ impl UnitCounts {
     pub fn components(&self, program: &Program) -> ComponentCounts {
         let mut c = ComponentCounts::default();
         for pc in 0..self.issued.len() {
-            if self.issued[pc] > 0 {
-                c.merge(&self.components_of(program, pc));
-            }
+            c.merge(&self.components_of(program, pc));
         }
         c
     }
@@ -315,11 +346,12 @@ impl UnitCounts {
     /// Adds this unit's counts into the per-instruction totals.
     pub fn add_to(&self, program: &Program, pcs: &mut [PcCounters]) {
         for (pc, at) in pcs.iter_mut().enumerate() {
-            if self.issued[pc] == 0 && self.stalls[pc].iter().all(|&s| s == 0) {
+            let (issued, threads) = self.of(program, pc);
+            if issued == 0 && self.stalls[pc].iter().all(|&s| s == 0) {
                 continue;
             }
-            at.issued += self.issued[pc];
-            at.threads += self.threads[pc];
+            at.issued += issued;
+            at.threads += threads;
             at.transactions += self.transactions[pc];
             at.conflict_waves += self.conflict_waves[pc];
             for (a, b) in at.stalls.iter_mut().zip(&self.stalls[pc]) {

@@ -11,6 +11,7 @@ use crate::exec::ops::{Kind, Reg};
 use crate::exec::step::Global;
 use crate::exec::warp::{Warp, WarpState};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// One global store or atomic waiting for the end of the window.
 #[derive(Debug, Clone)]
@@ -39,7 +40,7 @@ pub enum Logged {
 pub struct StoreLog {
     /// (cycle, access), in program order.
     pub entries: Vec<(u64, Logged)>,
-    overlay: HashMap<u32, u32>,
+    overlay: HashMap<u32, u32, BuildHasherDefault<WordHasher>>,
 }
 
 impl StoreLog {
@@ -76,7 +77,8 @@ impl StoreLog {
 pub struct Windowed<'a> {
     pub memory: &'a GlobalMemory,
     pub log: &'a mut StoreLog,
-    pub toggles: &'a mut u64,
+    /// Bit toggles of the words moved (added to the unit's traffic afterwards).
+    pub toggles: u64,
     pub now: u64,
     /// The warp issuing (within its unit).
     pub warp: usize,
@@ -92,7 +94,7 @@ impl Global for Windowed<'_> {
         for l in lanes_of(mask) {
             v[l] = self.log.read(self.memory, addrs[l]);
         }
-        *self.toggles += lane_toggles(&v, mask);
+        self.toggles += lane_toggles(&v, mask);
         write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
     }
 
@@ -100,7 +102,7 @@ impl Global for Windowed<'_> {
         for l in lanes_of(mask) {
             self.log.overlay.insert(addrs[l], data[l]);
         }
-        *self.toggles += lane_toggles(data, mask);
+        self.toggles += lane_toggles(data, mask);
         self.log.entries.push((
             self.now,
             Logged::Store {
@@ -184,5 +186,25 @@ pub fn apply(
                 }
             }
         }
+    }
+}
+
+/// A fast hash for word addresses (keys the program computes, not an adversary's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(v)).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }

@@ -79,11 +79,11 @@ impl<'a> Grid<'a> {
             rows: machine.grid_rows,
             grid: image.launch.grid,
         };
-        let n_ops = image.program.len();
+        let program = &image.program;
         let mut units = Vec::with_capacity(geo.unit_count());
         for y in 0..geo.rows {
             for x in 0..geo.cols {
-                units.push(Unit::new(UnitLabel::Sm { x, y }, n_ops));
+                units.push(Unit::new(UnitLabel::Sm { x, y }, program));
             }
         }
         for (side, count) in [
@@ -97,7 +97,7 @@ impl<'a> Grid<'a> {
                     Boundary::Iu => UnitLabel::Iu { side, index },
                     Boundary::Dma => UnitLabel::Dma { side, index },
                 };
-                units.push(Unit::new(label, n_ops));
+                units.push(Unit::new(label, program));
             }
         }
         let mut ports = vec![[None, None, None, None]; units.len()];
@@ -667,7 +667,7 @@ impl<'a> Grid<'a> {
             let mut counters = u.components(program);
             counters.add(Component::IdleCorep, cycles - u.busy_cycles);
             counters.add(Component::ConstDynamicp, u.busy_cycles);
-            units.push(u.totals(counters));
+            units.push(u.totals(counters, program));
         }
         let activity = self.activity.then(|| ActivityLog {
             units: self

@@ -124,6 +124,8 @@ pub struct Code {
     /// Earliest free-at cycle of each kind (with a fourth, never busy, for
     /// instructions that need no pipeline).
     pipe_free: [u64; 4],
+    /// Functional mode: instructions each warp may still run in this step.
+    pub(super) budget: Vec<u32>,
 }
 
 impl Code {
@@ -159,11 +161,12 @@ impl Code {
         let mut code = Code {
             warps,
             boards,
-            shared: vec![0; (ctx.shared_bytes / 4) as usize],
+            shared: vec![0; (ctx.shared_bytes / 4).next_power_of_two() as usize],
             ctx,
             schedulers,
             pipes: timing.pipes.map(|n| vec![0; n]),
             pipe_free: [0; 4],
+            budget: Vec::new(),
         };
         for w in 0..code.warps.len() {
             code.refresh(w, program);

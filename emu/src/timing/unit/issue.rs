@@ -71,6 +71,7 @@ pub(super) fn issue(
     let executed: Executed = {
         let mut local = Local {
             shared: &mut code.shared,
+            shared_bytes: code.ctx.shared_bytes,
             params: env.params,
             ports,
             is_iu,

@@ -84,7 +84,7 @@ pub struct Unit {
 }
 
 impl Unit {
-    pub fn new(label: UnitLabel, instructions: usize) -> Unit {
+    pub fn new(label: UnitLabel, program: &crate::exec::ops::Program) -> Unit {
         Unit {
             label,
             ports: [None, None, None, None],
@@ -94,7 +94,7 @@ impl Unit {
             started: 0,
             current: None,
             queue: Default::default(),
-            counts: UnitCounts::new(instructions),
+            counts: UnitCounts::new(program),
             engine_counters: ComponentCounts::default(),
             traffic: Traffic::default(),
             drained_at: 0,
@@ -201,12 +201,16 @@ impl Unit {
     }
 
     /// What the unit did over the run; `counters` are its component counts.
-    pub fn totals(&self, counters: ComponentCounts) -> UnitTotals {
+    pub fn totals(
+        &self,
+        counters: ComponentCounts,
+        program: &crate::exec::ops::Program,
+    ) -> UnitTotals {
         UnitTotals {
             label: self.label,
             counters,
-            issued: self.counts.total_issued(),
-            thread_instrs: self.counts.total_threads(),
+            issued: self.counts.total_issued(program),
+            thread_instrs: self.counts.total_threads(program),
             busy_cycles: self.busy_cycles,
             code_cycles: self.code_cycles,
             items_done: self.items_done,
