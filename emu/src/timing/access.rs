@@ -2,15 +2,14 @@
 //! accesses coalesce into aligned transactions queued at the DRAM; shared-memory and
 //! CB accesses serialise on bank conflicts; parameter reads serialise on distinct
 //! addresses (constant cache); atomics take one transaction per thread, in lane
-//! order. Also the global memory the core sees ([`Immediate`]): accesses take
-//! effect at once, in issue order.
+//! order. Global accesses are deferred ([`crate::timing::effects`]): their DRAM
+//! transactions are queued, and loaded registers become ready, when the window of
+//! cycles they belong to is applied.
 
-use crate::exec::lanes::{Lanes, lane_toggles, lanes_of};
-use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::{Kind, Reg};
-use crate::exec::step::{Access, Global};
-use crate::exec::warp::Warp;
+use crate::exec::lanes::{Lanes, lanes_of};
+use crate::exec::step::Access;
 use crate::observe::counters::{Traffic, UnitCounts};
+use crate::timing::effects::PENDING;
 use crate::timing::env::Env;
 use spu_isa::TimingClass;
 
@@ -77,12 +76,8 @@ pub fn cost(
         Access::Global { store } => {
             let bytes = timing.transaction_bytes();
             let segments = distinct(addrs, exec, bytes.trailing_zeros());
-            let mut ready = now;
-            if !env.functional {
-                for i in 0..segments {
-                    ready = ready.max(env.dram.request(now + i, bytes));
-                }
-            }
+            // The DRAM answers when the deferred access is applied.
+            let ready = if store { now } else { PENDING };
             let words = u64::from(exec.count_ones());
             if store {
                 traffic.store_words += words;
@@ -100,12 +95,8 @@ pub fn cost(
         }
         Access::Atomic => {
             let count = u64::from(exec.count_ones());
-            let mut ready = now;
-            if !env.functional {
-                for i in 0..count {
-                    ready = ready.max(env.dram.request(now + i, timing.transaction_bytes()));
-                }
-            }
+            // Without a lane there is no transaction to wait for.
+            let ready = if count == 0 { now } else { PENDING };
             traffic.load_words += count;
             traffic.store_words += count;
             traffic.load_transactions += count;
@@ -138,60 +129,6 @@ pub fn cost(
                 busy: waves * interval,
             }
         }
-    }
-}
-
-/// Global memory whose accesses take effect at once; counts the bit toggles of
-/// the words moved.
-#[derive(Debug)]
-pub struct Immediate<'a> {
-    pub memory: &'a mut GlobalMemory,
-    pub toggles: &'a mut u64,
-}
-
-impl Global for Immediate<'_> {
-    fn layout(&self) -> &GlobalMemory {
-        self.memory
-    }
-
-    fn load(&mut self, warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32) {
-        let mut v = [0; 32];
-        for l in lanes_of(mask) {
-            v[l] = self.memory.read(addrs[l]);
-        }
-        *self.toggles += lane_toggles(&v, mask);
-        crate::exec::lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
-    }
-
-    fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
-        for l in lanes_of(mask) {
-            self.memory.write(addrs[l], data[l]);
-        }
-        *self.toggles += lane_toggles(data, mask);
-    }
-
-    fn atomic(
-        &mut self,
-        warp: &mut Warp,
-        kind: Kind,
-        dst: Reg,
-        addrs: &Lanes,
-        a: &Lanes,
-        b: &Lanes,
-        mask: u32,
-    ) {
-        let mut old = [0; 32];
-        for l in lanes_of(mask) {
-            let prev = self.memory.read(addrs[l]);
-            let new = match kind {
-                Kind::Atom(op, ty) => crate::exec::lanes::atomic(op, ty, prev, a[l]),
-                _ => crate::exec::lanes::cas(prev, a[l], b[l]),
-            };
-            self.memory.write(addrs[l], new);
-            old[l] = prev;
-        }
-        *self.toggles += lane_toggles(&old, mask);
-        crate::exec::lanes::write_masked(&mut warp.regs[usize::from(dst)], &old, mask);
     }
 }
 

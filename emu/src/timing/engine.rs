@@ -16,7 +16,7 @@ use crate::load::plan::SpillKey;
 use crate::observe::counters::Traffic;
 use crate::observe::counters::{Component, ComponentCounts};
 use crate::timing::cb::End;
-use crate::timing::dram::Dram;
+use crate::timing::effects::{Deferred, Effect, Key, PENDING};
 use crate::timing::window::StoreLog;
 use std::collections::BTreeMap;
 
@@ -99,14 +99,19 @@ pub enum EngineEvent {
 pub struct EngineEnv<'a> {
     /// The unit's end of the link the engine serves.
     pub port: &'a mut Port,
-    /// The DRAM queue (timing mode); `None` in functional mode, where a transfer
-    /// of `n` transactions from cycle `t` completes at `t + n - 1`.
-    pub dram: Option<&'a mut Dram>,
-    pub memory: &'a mut GlobalMemory,
+    /// Timing mode: the engine's global memory and DRAM transfers are recorded
+    /// here, under `key`, and complete later (the engine waits). `None` in
+    /// functional mode, where memory is seen through `stores` and a transfer of `n`
+    /// transactions from cycle `t` completes at `t + n - 1`.
+    pub sink: Option<(&'a mut Vec<Deferred>, Key)>,
+    /// The unit and its work item, to which deferred results return.
+    pub unit: usize,
+    pub generation: u64,
+    pub memory: &'a GlobalMemory,
     /// Functional mode: the unit's window of global stores (stores wait for the end
     /// of the window; loads see them).
     pub stores: Option<&'a mut StoreLog>,
-    pub spills: &'a mut SpillStore,
+    pub spills: &'a SpillStore,
     pub traffic: &'a mut Traffic,
     pub counters: &'a mut ComponentCounts,
     /// Cycle by which the unit's transfers have completed.
@@ -150,6 +155,14 @@ impl Engine {
         }
     }
 
+    /// The spill stream and tile a restoring virtual IU waits for, if it does.
+    pub fn awaited_tile(&self) -> Option<(SpillKey, usize)> {
+        match self.task {
+            Task::Restore { key, next } if self.phase == Phase::Ready => Some((key, next)),
+            _ => None,
+        }
+    }
+
     /// True while arrived and waiting for a release.
     pub fn is_waiting(&self) -> bool {
         self.phase == Phase::Waiting
@@ -177,8 +190,8 @@ impl Engine {
                 arrive(self)
             }
             Task::Restore { key, next } => {
-                let stream = env.spills.entry(*key).or_default();
-                match stream.tiles.get(*next) {
+                let stream = env.spills.get(key);
+                match stream.and_then(|s| s.tiles.get(*next)) {
                     Some(tile) if tile.ready_at > now => Ok((EngineEvent::None, tile.ready_at)),
                     Some(tile) => {
                         let words = tile.words.clone();
@@ -186,7 +199,7 @@ impl Engine {
                         self.phase = Phase::ArriveNext;
                         Ok((EngineEvent::None, done))
                     }
-                    None if stream.closed => Ok((EngineEvent::Finished, NEVER)),
+                    None if stream.is_some_and(|s| s.closed) => Ok((EngineEvent::Finished, NEVER)),
                     // More tiles will come: the grid wakes us when they do.
                     None => Ok((EngineEvent::None, NEVER)),
                 }
@@ -212,8 +225,13 @@ impl Engine {
         }
     }
 
-    /// The rendezvous completed at `at`; returns the next wake cycle.
-    pub fn release(&mut self, at: u64, env: &mut EngineEnv) -> Result<u64, DmaFault> {
+    /// The rendezvous completed at `at`; returns the next wake cycle, and the tile a
+    /// spilling virtual IU adds to its stream.
+    pub fn release(
+        &mut self,
+        at: u64,
+        env: &mut EngineEnv,
+    ) -> Result<(u64, Option<(SpillKey, SpilledTile)>), DmaFault> {
         self.phase = Phase::Ready;
         match &mut self.task {
             Task::Spill { key, .. } => {
@@ -225,20 +243,30 @@ impl Engine {
                 };
                 let words = env.port.read_words(n);
                 let (busy, ready_at) = stream_words(env, n, at, false);
+                // A spill of no words completes at once: only transfers defer.
+                let ready_at = match &mut env.sink {
+                    Some((sink, k)) if n > 0 => {
+                        sink.push(Deferred {
+                            key: *k,
+                            effect: Effect::Spill {
+                                stream: key,
+                                words: n,
+                                at,
+                            },
+                        });
+                        PENDING
+                    }
+                    _ => ready_at,
+                };
                 env.traffic.toggles += toggles(words.iter().copied());
                 env.traffic.store_words += u64::from(n);
                 env.traffic.spill_words += u64::from(n);
                 env.traffic.engine_store_words += u64::from(n);
-                env.spills
-                    .entry(key)
-                    .or_default()
-                    .tiles
-                    .push(SpilledTile { words, ready_at });
-                Ok(at + busy)
+                Ok((at + busy, Some((key, SpilledTile { words, ready_at }))))
             }
             Task::Restore { next, .. } => {
                 *next += 1;
-                Ok(at)
+                Ok((at, None))
             }
             Task::Dma {
                 plan,
@@ -249,16 +277,16 @@ impl Engine {
             } => {
                 if *delay_left > 0 {
                     *delay_left -= 1;
-                    return Ok(at);
+                    return Ok((at, None));
                 }
                 if *loader {
                     *tile += 1;
-                    return Ok(at);
+                    return Ok((at, None));
                 }
                 let (plan, iuid, t) = (*plan, *iuid, *tile);
                 *tile += 1;
                 let done = self.dma_transfer(plan, iuid, t, false, at, env)?;
-                Ok(done)
+                Ok((done, None))
             }
         }
     }
@@ -266,7 +294,20 @@ impl Engine {
     /// Writes restored words into the link's producer buffer; returns when they land.
     fn restore(&mut self, words: &[u32], now: u64, env: &mut EngineEnv) -> u64 {
         let n = words.len() as u32;
-        let (_, done) = stream_words(env, n, now, true);
+        let (_, mut done) = stream_words(env, n, now, true);
+        if let Some((sink, key)) = &mut env.sink
+            && n > 0
+        {
+            sink.push(Deferred {
+                key: *key,
+                effect: Effect::Restore {
+                    unit: env.unit,
+                    generation: env.generation,
+                    words: n,
+                },
+            });
+            done = PENDING;
+        }
         for (i, &w) in words.iter().enumerate() {
             env.port.write(i as u32, w);
         }
@@ -295,6 +336,7 @@ impl Engine {
         let mut moved = Vec::with_capacity(segments.capacity());
         let mut logged = Vec::new();
         let shift = env.transaction_bytes.trailing_zeros();
+        let deferred = env.sink.is_some();
         for r in 0..plan.rows {
             for c in 0..plan.cols {
                 let e = first + i64::from(r) * plan.row_stride + i64::from(c);
@@ -303,6 +345,11 @@ impl Engine {
                 }
                 let addr = base + (e as u32) * 4;
                 let word = r * plan.cols + c;
+                segments.push(addr >> shift);
+                if load && deferred {
+                    // The words reach the CB when the transfer is applied.
+                    continue;
+                }
                 let v = if load {
                     let v = match env.stores.as_deref() {
                         Some(log) => log.read(env.memory, addr),
@@ -312,26 +359,40 @@ impl Engine {
                     v
                 } else {
                     let v = env.port.read_word(word);
-                    match env.stores {
-                        Some(_) => logged.push((addr, v)),
-                        None => env.memory.write(addr, v),
-                    }
+                    logged.push((addr, v));
                     v
                 };
                 moved.push(v);
-                segments.push(addr >> shift);
             }
-        }
-        if let Some(log) = env.stores.as_deref_mut()
-            && !logged.is_empty()
-        {
-            log.words(now, logged);
         }
         segments.sort_unstable();
         segments.dedup();
         let n = u64::from(plan.rows * plan.cols);
         let count = segments.len() as u64;
-        let done = queue_transactions(env, count, n, now);
+        let mut done = queue_transactions(env, count, n, now);
+        if let Some(log) = env.stores.as_deref_mut()
+            && !logged.is_empty()
+        {
+            log.words(now, logged);
+        } else if let Some((sink, key)) = &mut env.sink {
+            let effect = if load {
+                done = PENDING;
+                Effect::DmaLoad {
+                    unit: env.unit,
+                    generation: env.generation,
+                    plan,
+                    iuid,
+                    tile,
+                }
+            } else {
+                Effect::DmaStore {
+                    words: logged,
+                    count,
+                    at: now,
+                }
+            };
+            sink.push(Deferred { key: *key, effect });
+        }
         env.traffic.toggles += toggles(moved.into_iter());
         if load {
             env.traffic.engine_load_words += n;
@@ -348,19 +409,14 @@ impl Engine {
     }
 }
 
-/// Queues `count` DRAM transactions from cycle `now`, one per cycle, for a transfer
-/// of `words` CB words; charges the counters and returns the last completion.
+/// Counts `count` DRAM transactions from cycle `now`, one per cycle, for a transfer
+/// of `words` CB words; returns the last completion when DRAM is untimed.
 fn queue_transactions(env: &mut EngineEnv, count: u64, words: u64, now: u64) -> u64 {
-    let mut done = now;
-    match env.dram.as_deref_mut() {
-        Some(dram) => {
-            for i in 0..count {
-                done = done.max(dram.request(now + i, env.transaction_bytes));
-            }
-        }
-        None => done = now + count.saturating_sub(1),
+    // Untimed (functional mode); timing mode defers the transfer to the DRAM queue.
+    let done = now + count.saturating_sub(1);
+    if env.sink.is_none() {
+        *env.drained_at = (*env.drained_at).max(done);
     }
-    *env.drained_at = (*env.drained_at).max(done);
     for c in [Component::Mcp, Component::Nocp, Component::Dramp] {
         env.counters.add(c, count);
     }

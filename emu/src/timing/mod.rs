@@ -1,7 +1,8 @@
 //! The timing model and the grid that runs a kernel: resolved latencies and
 //! pipelines ([`params`]), one SM or IU's schedulers and issue ([`unit`]), memory and
 //! CB accesses and what they cost ([`access`], reading the machine-wide state in
-//! [`env`]), Communication Buffer links ([`cb`]), the DRAM queue ([`dram`]), DMA
+//! [`env`]), Communication Buffer links ([`cb`]), the DRAM queue ([`dram`]) and the deferred global accesses that feed it in
+//! sequential order ([`effects`]), DMA
 //! engines and virtual IUs ([`engine`]), functional mode's windows of global memory
 //! ([`window`]), and the grid's cycle loop with its
 //! rendezvous, passes and deadlock detection ([`grid`]).
@@ -13,6 +14,7 @@ pub mod access;
 pub mod banks;
 pub mod cb;
 pub mod dram;
+pub mod effects;
 pub mod engine;
 pub mod env;
 pub mod grid;

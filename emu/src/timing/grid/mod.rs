@@ -20,6 +20,7 @@ use crate::observe::trace::Tracer;
 use crate::timing::banks::WaveCache;
 use crate::timing::cb::{End, Link, build_links};
 use crate::timing::dram::Dram;
+use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
 use crate::timing::engine::{EngineEnv, EngineEvent, SpillStore, Task};
 use crate::timing::unit::{Env, StepEvent, Timing, Unit, Work};
 use crate::timing::window;
@@ -49,6 +50,11 @@ pub struct Grid<'a> {
     left_in_pass: Vec<u64>,
     pass_now: u32,
     dram: Dram,
+    /// Timing mode: global accesses and DRAM transfers waiting for the end of the
+    /// window (or of the step, with `apply_every_step`).
+    effects: Vec<Deferred>,
+    /// Sequence of grid-level events within a cycle (global sync releases).
+    post_seq: u64,
     waves: WaveCache,
     spills: SpillStore,
     blocks_total: u64,
@@ -83,7 +89,7 @@ impl<'a> Grid<'a> {
         let mut units = Vec::with_capacity(geo.unit_count());
         for y in 0..geo.rows {
             for x in 0..geo.cols {
-                units.push(Unit::new(UnitLabel::Sm { x, y }, program));
+                units.push(Unit::new(units.len(), UnitLabel::Sm { x, y }, program));
             }
         }
         for (side, count) in [
@@ -97,7 +103,7 @@ impl<'a> Grid<'a> {
                     Boundary::Iu => UnitLabel::Iu { side, index },
                     Boundary::Dma => UnitLabel::Dma { side, index },
                 };
-                units.push(Unit::new(label, program));
+                units.push(Unit::new(units.len(), label, program));
             }
         }
         let mut ports = vec![[None, None, None, None]; units.len()];
@@ -126,7 +132,7 @@ impl<'a> Grid<'a> {
         }
         let n = units.len();
         let global_sync = image.program.uses_global_sync();
-        let window = timing.blocksync_latency().max(1);
+        let window = timing.dram_window();
         Grid {
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
             dma: image.dma,
@@ -144,6 +150,8 @@ impl<'a> Grid<'a> {
             arrived_global: vec![false; n],
             left_in_pass,
             pass_now: 0,
+            effects: Vec::new(),
+            post_seq: 0,
             waves: WaveCache::new(),
             spills: SpillStore::new(),
             blocks_done: 0,
@@ -164,6 +172,14 @@ impl<'a> Grid<'a> {
     /// Functional mode: results and counts without timing (`--functional`).
     pub fn functional(mut self, on: bool) -> Self {
         self.functional = on;
+        // Functional mode sees global memory in windows as long as the blocksync
+        // handshake; timing mode applies deferred accesses every DRAM latency.
+        self.window = if on {
+            self.timing.blocksync_latency().max(1)
+        } else {
+            self.timing.dram_window()
+        };
+        self.window_end = self.window;
         self
     }
 
@@ -200,7 +216,7 @@ impl<'a> Grid<'a> {
     /// Queues unit `u`'s wake-up, if it has one.
     fn schedule(&mut self, u: usize) {
         let unit = &self.units[u];
-        if unit.busy && unit.wake != NEVER {
+        if unit.busy && unit.wake < PENDING {
             self.queue.push(Reverse((unit.wake, u)));
         }
     }
@@ -218,9 +234,11 @@ impl<'a> Grid<'a> {
     }
 
     /// What the engine of unit `u` touches (the unit must run an engine).
+    /// What the engine of unit `u` touches; its deferred transfers get `key`.
     fn engine_env(
         &mut self,
         u: usize,
+        key: Key,
     ) -> Option<(&mut crate::timing::engine::Engine, EngineEnv<'_>)> {
         let unit = &mut self.units[u];
         let Work::Engine(engine) = &mut unit.work else {
@@ -231,10 +249,12 @@ impl<'a> Grid<'a> {
             engine,
             EngineEnv {
                 port,
-                dram: (!self.functional).then_some(&mut self.dram),
-                memory: &mut self.image.memory,
+                sink: (!self.functional).then_some((&mut self.effects, key)),
+                unit: u,
+                generation: unit.generation,
+                memory: &self.image.memory,
                 stores: self.functional.then_some(&mut unit.stores),
-                spills: &mut self.spills,
+                spills: &self.spills,
                 traffic: &mut unit.traffic,
                 counters: &mut unit.engine_counters,
                 drained_at: &mut unit.drained_at,
@@ -251,14 +271,20 @@ impl<'a> Grid<'a> {
             .map_or(Role::Block { bx: 0, by: 0 }, |i| i.role)
     }
 
-    /// Releases one end of a completed rendezvous from cycle `at`.
-    fn release(&mut self, u: usize, at: u64) -> Result<(), Box<Stop>> {
+    /// Releases one end of a completed rendezvous from cycle `at`; `key` orders what
+    /// the release sends to global memory.
+    fn release(&mut self, u: usize, at: u64, key: Key) -> Result<(), Box<Stop>> {
         if let Some(log) = &mut self.units[u].activity {
             log.resume(at);
         }
-        if let Some((engine, mut env)) = self.engine_env(u) {
+        if let Some((engine, mut env)) = self.engine_env(u, key) {
             match engine.release(at, &mut env) {
-                Ok(w) => self.units[u].wake = w,
+                Ok((w, tile)) => {
+                    self.units[u].wake = w;
+                    if let Some((stream, tile)) = tile {
+                        self.spills.entry(stream).or_default().tiles.push(tile);
+                    }
+                }
                 Err(f) => return Err(self.engine_stop(u, f, at)),
             }
         } else {
@@ -317,8 +343,9 @@ impl<'a> Grid<'a> {
                     self.link_syncs += 1;
                     let at = now + self.timing.blocksync_latency();
                     let (p, c) = (self.links[l].producer, self.links[l].consumer);
-                    self.release(p, at)?;
-                    self.release(c, at)?;
+                    let key = self.units[u].next_key(now);
+                    self.release(p, at, key)?;
+                    self.release(c, at, key)?;
                 }
                 Ok(())
             }
@@ -392,9 +419,11 @@ impl<'a> Grid<'a> {
         }
         self.global_syncs += 1;
         let at = now + self.timing.blocksync_latency();
+        self.post_seq += 1;
+        let key = (now, u32::MAX, self.post_seq);
         for u in busy {
             self.arrived_global[u] = false;
-            self.release(u, at)?;
+            self.release(u, at, key)?;
         }
         Ok(())
     }
@@ -405,7 +434,8 @@ impl<'a> Grid<'a> {
         self.units[u].observe(now, &self.image.program);
         if self.units[u].engine().is_some() {
             let global = self.global_sync;
-            let (engine, mut env) = self.engine_env(u).expect("checked");
+            let key = self.units[u].next_key(now);
+            let (engine, mut env) = self.engine_env(u, key).expect("checked");
             let link = engine.link;
             let (event, wake) = match engine.step(now, &mut env) {
                 Ok(r) => r,
@@ -428,11 +458,11 @@ impl<'a> Grid<'a> {
         let mut env = Env {
             program: &self.image.program,
             timing: &self.timing,
-            memory: &mut self.image.memory,
-            dram: &mut self.dram,
+            memory: &self.image.memory,
             params: &self.image.params,
             waves: &mut self.waves,
             functional: self.functional,
+            sink: &mut self.effects,
             trace: self.tracer.as_mut(),
         };
         let unit = &mut self.units[u];
@@ -483,10 +513,23 @@ impl<'a> Grid<'a> {
         }
     }
 
-    /// Functional mode: the window ending at `self.window_end` closes: every unit's
-    /// stores and atomics take effect in (cycle, unit, program) order, and warps
-    /// waiting for atomics run again from the start of the next window.
+    /// True when the current window has accesses waiting for its end.
+    fn window_pending(&self) -> bool {
+        if self.functional {
+            self.units.iter().any(|u| !u.stores.entries.is_empty())
+        } else {
+            !self.effects.is_empty()
+        }
+    }
+
+    /// The window ending at `self.window_end` closes: deferred accesses take
+    /// effect in (cycle, unit, program) order.
     fn close_window(&mut self) {
+        if !self.functional {
+            self.window_end += self.window;
+            self.apply_effects();
+            return;
+        }
         let end = self.window_end;
         self.window_end += self.window;
         let mut entries: Vec<(u64, usize, usize)> = Vec::new();
@@ -533,6 +576,105 @@ impl<'a> Grid<'a> {
         }
     }
 
+    /// Timing mode: applies the recorded accesses in key order and gives their
+    /// results to the units (loaded registers and their ready time, engine wakes,
+    /// spilled tiles' ready times).
+    fn apply_effects(&mut self) {
+        let mut list = std::mem::take(&mut self.effects);
+        list.sort_by_key(|d| d.key);
+        let bytes = self.timing.transaction_bytes();
+        for d in list {
+            let outcome = effects::apply(
+                d.effect,
+                d.key.0,
+                &mut self.image.memory,
+                &mut self.dram,
+                bytes,
+            );
+            self.deliver(outcome);
+        }
+        // Restorers waiting for a spilled tile learn when it is ready.
+        for u in 0..self.units.len() {
+            let unit = &self.units[u];
+            if unit.wake != PENDING {
+                continue;
+            }
+            if let Some((key, next)) = unit.engine().and_then(|e| e.awaited_tile())
+                && let Some(tile) = self.spills.get(&key).and_then(|s| s.tiles.get(next))
+                && tile.ready_at != PENDING
+            {
+                self.units[u].wake = tile.ready_at;
+                self.schedule(u);
+            }
+        }
+    }
+
+    /// Gives the result of a deferred access to its unit or stream.
+    fn deliver(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::None => {}
+            Outcome::Register {
+                target,
+                dst,
+                mask,
+                values,
+                ready,
+                toggles,
+            } => {
+                let program = &self.image.program;
+                let unit = &mut self.units[target.unit];
+                unit.traffic.toggles += toggles;
+                if unit.generation != target.generation {
+                    return;
+                }
+                if let Work::Code(code) = &mut unit.work {
+                    let wake = code.resolve(
+                        target.warp,
+                        dst,
+                        mask,
+                        &values,
+                        ready,
+                        program,
+                        &mut unit.counts,
+                    );
+                    unit.wake = unit.wake.min(wake);
+                    self.schedule(target.unit);
+                }
+            }
+            Outcome::Engine {
+                unit: u,
+                generation,
+                at,
+                port_words,
+                toggles,
+            } => {
+                let unit = &mut self.units[u];
+                unit.traffic.toggles += toggles;
+                if unit.generation != generation {
+                    return;
+                }
+                if let Work::Engine(engine) = &unit.work
+                    && let Some(port) = unit.ports[engine.port].as_mut()
+                {
+                    for (i, &w) in port_words.iter().enumerate() {
+                        port.write(i as u32, w);
+                    }
+                }
+                unit.wake = at;
+                self.schedule(u);
+            }
+            Outcome::Tile { stream, at } => {
+                if let Some(tile) = self
+                    .spills
+                    .get_mut(&stream)
+                    .and_then(|s| s.tiles.iter_mut().find(|t| t.ready_at == PENDING))
+                {
+                    tile.ready_at = at;
+                }
+            }
+        }
+    }
+
     /// Runs to completion, a fault, a deadlock or the cycle limit.
     pub fn run(
         mut self,
@@ -566,15 +708,14 @@ impl<'a> Grid<'a> {
                 self.start_ready_work(now + 1);
             }
             let mut next = self.next_wake();
-            if self.functional
-                && next >= self.window_end
-                && self.units.iter().any(|u| !u.stores.entries.is_empty())
-            {
-                // Stores and atomics take effect before anything runs in the next
+            if next >= self.window_end && self.window_pending() {
+                // Deferred accesses take effect before anything runs in the next
                 // window.
                 self.close_window();
                 next = self.next_wake();
             }
+            // Deferred results land in later windows; nothing can wake in the past.
+            debug_assert!(next > now, "a unit woke at {next}, before cycle {now}");
             let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
             match (any_busy, next) {
                 (false, _) if self.units.iter().all(|u| u.queue.is_empty()) => break,

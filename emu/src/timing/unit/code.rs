@@ -12,6 +12,7 @@ use crate::exec::ops::{OpInfo, Program};
 use crate::exec::warp::{Warp, WarpState, WorkCtx};
 use crate::machine::SchedulerPolicy;
 use crate::observe::counters::{StallReason, UnitCounts};
+use crate::timing::effects::PENDING;
 use crate::timing::env::Env;
 use crate::timing::params::{Timing, pipe_of};
 
@@ -52,7 +53,7 @@ impl Scoreboard {
             pred_ready: [0; 16],
             next_issue: start,
             ready: start,
-            why: (StallReason::Control, 0),
+            why: Stall::new(StallReason::Control, 0),
             pipe: NO_PIPE,
         }
     }
@@ -91,11 +92,32 @@ fn stall_reason(producer: Option<Producer>) -> StallReason {
 /// [`Scoreboard::pipe`] of an instruction that needs no pipeline.
 const NO_PIPE: u8 = 3;
 
-/// A stall: reason and instruction (`u32::MAX` for an idle scheduler).
-type Stall = (StallReason, u32);
+/// A stall: reason and instruction (`u32::MAX` for an idle scheduler). A warp
+/// waiting for a deferred load ([`PENDING`]) cannot tell yet whether the load or
+/// another operand arrives last: its stalls wait in [`Code::deferred`] until the load
+/// is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stall {
+    reason: StallReason,
+    pc: u32,
+    /// The warp whose pending register decides the reason, or [`DECIDED`].
+    pending: u16,
+}
+
+const DECIDED: u16 = u16::MAX;
+
+impl Stall {
+    const fn new(reason: StallReason, pc: u32) -> Stall {
+        Stall {
+            reason,
+            pc,
+            pending: DECIDED,
+        }
+    }
+}
 
 /// The stall of a scheduler whose warps have all exited (no instruction to charge).
-const IDLE: Stall = (StallReason::Idle, u32::MAX);
+const IDLE: Stall = Stall::new(StallReason::Idle, u32::MAX);
 
 #[derive(Debug, Clone)]
 struct Scheduler {
@@ -126,6 +148,9 @@ pub struct Code {
     pipe_free: [u64; 4],
     /// Functional mode: instructions each warp may still run in this step.
     pub(super) budget: Vec<u32>,
+    /// Stall cycles (warp, instruction, cycles) whose reason waits for a deferred
+    /// load of the warp.
+    deferred: Vec<(usize, u32, u64)>,
 }
 
 impl Code {
@@ -167,6 +192,7 @@ impl Code {
             pipes: timing.pipes.map(|n| vec![0; n]),
             pipe_free: [0; 4],
             budget: Vec::new(),
+            deferred: Vec::new(),
         };
         for w in 0..code.warps.len() {
             code.refresh(w, program);
@@ -185,15 +211,60 @@ impl Code {
             Some(info) => {
                 let (ready, producer) = board.operands_ready(info);
                 board.ready = ready;
-                board.why = (stall_reason(producer), pc);
+                board.why = Stall::new(stall_reason(producer), pc);
+                if ready >= PENDING {
+                    board.why.pending = wi as u16;
+                }
                 board.pipe = pipe_of(info.class.timing).map_or(NO_PIPE, |p| p as u8);
             }
             // Past the last instruction: issue reports it.
             None => {
                 board.ready = 0;
-                board.why = (StallReason::Control, pc);
+                board.why = Stall::new(StallReason::Control, pc);
                 board.pipe = NO_PIPE;
             }
+        }
+    }
+
+    /// A deferred load or atomic of warp `wi` resolved: register `dst` gets
+    /// `values` in the lanes of `mask`, ready at `ready`. Charges the stalls that
+    /// waited for it and returns the cycle the warp may issue next as far as it
+    /// knows (`NEVER`: not running).
+    #[allow(clippy::too_many_arguments)]
+    pub fn resolve(
+        &mut self,
+        wi: usize,
+        dst: crate::exec::ops::Reg,
+        mask: u32,
+        values: &crate::exec::lanes::Lanes,
+        ready: u64,
+        program: &Program,
+        counts: &mut UnitCounts,
+    ) -> u64 {
+        let Some(warp) = self.warps.get_mut(wi) else {
+            return NEVER;
+        };
+        crate::exec::lanes::write_masked(&mut warp.regs[usize::from(dst)], values, mask);
+        let d = usize::from(dst);
+        if self.boards[wi].reg_ready[d] == PENDING {
+            self.boards[wi].reg_ready[d] = ready;
+        }
+        let was_waiting = self.boards[wi].ready >= PENDING;
+        self.refresh(wi, program);
+        let b = &self.boards[wi];
+        if b.ready < PENDING && self.deferred.iter().any(|d| d.0 == wi) {
+            let why = b.why;
+            for &(_, pc, n) in self.deferred.iter().filter(|d| d.0 == wi) {
+                add_stall(counts, Stall::new(why.reason, pc), n);
+            }
+            self.deferred.retain(|d| d.0 != wi);
+        }
+        // Only a warp that waited for the register has a new wake-up: it is after
+        // the window, hence after every cycle the unit has planned for.
+        if was_waiting && self.warps[wi].state == WarpState::Running {
+            self.boards[wi].ready
+        } else {
+            NEVER
         }
     }
 
@@ -242,12 +313,12 @@ impl Code {
     fn stall_of(&self, wi: usize, t: u64) -> Stall {
         let b = &self.boards[wi];
         match self.warps[wi].state {
-            WarpState::AtBarrier(at) => (StallReason::Barrier, at),
-            WarpState::AtBlockSync(at) => (StallReason::BlockSync, at),
+            WarpState::AtBarrier(at) => Stall::new(StallReason::Barrier, at),
+            WarpState::AtBlockSync(at) => Stall::new(StallReason::BlockSync, at),
             // Functional mode only.
             WarpState::AtMemory => b.why,
             _ if b.ready > t => b.why,
-            _ => (StallReason::PipeBusy, b.why.1),
+            _ => Stall::new(StallReason::PipeBusy, b.why.pc),
         }
     }
 
@@ -287,9 +358,22 @@ impl Code {
 
     /// Adds `cycles` of a scheduler's planned stall to its running total.
     fn charge(&mut self, s: usize, stall: Option<Stall>, cycles: u64, counts: &mut UnitCounts) {
-        let Some(stall) = stall else { return };
+        let Some(mut stall) = stall else { return };
         if cycles == 0 {
             return;
+        }
+        if stall.pending != DECIDED {
+            let w = usize::from(stall.pending);
+            let b = &self.boards[w];
+            if b.ready >= PENDING {
+                match self.deferred.last_mut() {
+                    Some((dw, pc, n)) if *dw == w && *pc == stall.pc => *n += cycles,
+                    _ => self.deferred.push((w, stall.pc, cycles)),
+                }
+                return;
+            }
+            // Resolved since: the reason is known now (the warp has not moved).
+            stall = b.why;
         }
         let sched = &mut self.schedulers[s];
         match &mut sched.run {
@@ -317,9 +401,9 @@ impl Code {
     }
 }
 
-fn add_stall(counts: &mut UnitCounts, (reason, pc): Stall, n: u64) {
-    match counts.stalls.get_mut(pc as usize) {
-        Some(at) => at[reason as usize] += n,
+fn add_stall(counts: &mut UnitCounts, stall: Stall, n: u64) {
+    match counts.stalls.get_mut(stall.pc as usize) {
+        Some(at) => at[stall.reason as usize] += n,
         None => counts.idle += n,
     }
 }
@@ -367,6 +451,11 @@ impl Unit {
                         &mut self.traffic,
                         &mut self.ports,
                         self.label,
+                        issue::Who {
+                            unit: self.id,
+                            generation: self.generation,
+                        },
+                        &mut self.seq,
                     )?;
                     if e != StepEvent::None {
                         event = e;

@@ -11,9 +11,17 @@ use crate::exec::step::{self, Access, Executed, Flow, Local};
 use crate::exec::warp::{Warp, WarpState};
 use crate::machine::UnitLabel;
 use crate::observe::counters::{Traffic, UnitCounts};
-use crate::timing::access::{self, Immediate};
+use crate::timing::access;
+use crate::timing::effects::{Recorder, Target};
 use crate::timing::env::Env;
 use spu_isa::TimingClass;
+
+/// Which unit and work item is issuing (for the keys of deferred accesses).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Who {
+    pub unit: usize,
+    pub generation: u64,
+}
 
 /// The fault of a warp that ran past the last instruction.
 pub(super) fn past_the_end(w: &Warp, program: &Program) -> Fault {
@@ -60,6 +68,8 @@ pub(super) fn issue(
     traffic: &mut Traffic,
     ports: &mut [Option<Port>; 4],
     label: UnitLabel,
+    who: Who,
+    seq: &mut u64,
 ) -> Result<StepEvent, Fault> {
     let program = env.program;
     let pc = code.warps[wi].pc().unwrap_or(0);
@@ -76,11 +86,20 @@ pub(super) fn issue(
             ports,
             is_iu,
         };
-        let mut global = Immediate {
+        *seq += 1;
+        let mut global = Recorder {
             memory: env.memory,
-            toggles: &mut traffic.toggles,
+            sink: &mut *env.sink,
+            key: (now, who.unit as u32, *seq),
+            target: Target {
+                unit: who.unit,
+                generation: who.generation,
+                warp: wi,
+            },
+            toggles: 0,
+            transaction_bytes: env.timing.transaction_bytes(),
         };
-        step::execute(
+        let executed = step::execute(
             program,
             pc,
             &mut code.warps[wi],
@@ -88,7 +107,9 @@ pub(super) fn issue(
             &mut global,
             now,
             &mut addrs,
-        )?
+        )?;
+        traffic.toggles += global.toggles;
+        executed
     };
     if let Some(t) = env.trace.as_deref_mut()
         && t.wants(label, code.warps[wi].index, now)

@@ -50,6 +50,8 @@ pub enum Work {
 /// One unit.
 #[derive(Debug, Clone)]
 pub struct Unit {
+    /// Index in the grid (SMs row-major, then north, south, east, west).
+    pub id: usize,
     pub label: UnitLabel,
     /// The unit's end of the link on each side (indexed by side code), if it has
     /// that CB port.
@@ -59,6 +61,10 @@ pub struct Unit {
     pub wake: u64,
     pub busy: bool,
     started: u64,
+    /// Work items begun so far (deferred results name the item they belong to).
+    pub generation: u64,
+    /// Effects and events recorded so far (the last part of their key).
+    pub seq: u64,
     /// The item being run, and the queue of the unit's next items.
     pub current: Option<WorkItem>,
     pub queue: std::collections::VecDeque<WorkItem>,
@@ -84,14 +90,17 @@ pub struct Unit {
 }
 
 impl Unit {
-    pub fn new(label: UnitLabel, program: &crate::exec::ops::Program) -> Unit {
+    pub fn new(id: usize, label: UnitLabel, program: &crate::exec::ops::Program) -> Unit {
         Unit {
+            id,
             label,
             ports: [None, None, None, None],
             work: Work::Idle,
             wake: NEVER,
             busy: false,
             started: 0,
+            generation: 0,
+            seq: 0,
             current: None,
             queue: Default::default(),
             counts: UnitCounts::new(program),
@@ -132,6 +141,7 @@ impl Unit {
     /// Starts `work` at cycle `now`.
     pub fn begin(&mut self, work: Work, now: u64) {
         self.work = work;
+        self.generation += 1;
         self.busy = true;
         self.started = now;
         self.wake = now;
@@ -183,6 +193,12 @@ impl Unit {
                 })
                 .collect()
         })
+    }
+
+    /// The key of the unit's next effect or event at cycle `now`.
+    pub fn next_key(&mut self, now: u64) -> crate::timing::effects::Key {
+        self.seq += 1;
+        (now, self.id as u32, self.seq)
     }
 
     /// The unit's component counts so far.
