@@ -6,7 +6,7 @@
 //! transactions are queued, and loaded registers become ready, when the window of
 //! cycles they belong to is applied.
 
-use crate::exec::lanes::{Lanes, lanes_of};
+use crate::exec::lanes::{Lanes, distinct};
 use crate::exec::step::Access;
 use crate::observe::counters::{Traffic, UnitCounts};
 use crate::timing::effects::PENDING;
@@ -20,36 +20,6 @@ pub struct Cost {
     pub ready: u64,
     /// Cycles the load/store pipeline is occupied.
     pub busy: u64,
-}
-
-/// Number of distinct `addr >> shift` values among the lanes of `mask`.
-pub fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
-    if mask == 0 {
-        return 0;
-    }
-    // Fast path: the active lanes are one contiguous run reading consecutive words
-    // (the coalesced case), so the segments form one increasing range.
-    let first = mask.trailing_zeros() as usize;
-    let run = mask >> first;
-    let base = addrs[first];
-    if run & run.wrapping_add(1) == 0 {
-        let n = run.count_ones() as usize;
-        let end = base.wrapping_add(4 * (n as u32 - 1));
-        if end >= base
-            && (first..first + n).all(|l| addrs[l] == base.wrapping_add(4 * (l - first) as u32))
-        {
-            return u64::from((end >> shift) - (base >> shift) + 1);
-        }
-    }
-    let mut keys = [0u32; 32];
-    let mut n = 0;
-    for l in lanes_of(mask) {
-        keys[n] = addrs[l] >> shift;
-        n += 1;
-    }
-    let keys = &mut keys[..n];
-    keys.sort_unstable();
-    1 + keys.windows(2).filter(|w| w[0] != w[1]).count() as u64
 }
 
 /// The cost of an access the core made at cycle `now` by instruction `pc` with the
@@ -129,38 +99,5 @@ pub fn cost(
                 busy: waves * interval,
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn coalescing_counts_aligned_segments() {
-        let unit_stride: Lanes = std::array::from_fn(|l| 0x1000 + 4 * l as u32);
-        assert_eq!(distinct(&unit_stride, u32::MAX, 5), 4);
-        let strided: Lanes = std::array::from_fn(|l| 0x1000 + 128 * l as u32);
-        assert_eq!(distinct(&strided, u32::MAX, 5), 32);
-        assert_eq!(distinct(&strided, 0b101, 5), 2);
-        assert_eq!(distinct(&strided, 0, 5), 0);
-        let offset: Lanes = std::array::from_fn(|l| 0x1010 + 4 * l as u32);
-        assert_eq!(
-            distinct(&offset, u32::MAX, 5),
-            5,
-            "misaligned run spans 5 segments"
-        );
-        assert_eq!(
-            distinct(&unit_stride, 0x0000_ff00, 5),
-            1,
-            "lanes 8..16: one segment"
-        );
-        assert_eq!(
-            distinct(&unit_stride, 0x0000_0101, 5),
-            2,
-            "lanes 0 and 8: a gap"
-        );
-        let reversed: Lanes = std::array::from_fn(|l| 0x2000 - 4 * l as u32);
-        assert_eq!(distinct(&reversed, u32::MAX, 5), 5);
     }
 }

@@ -127,7 +127,7 @@ impl Global for Recorder<'_> {
 
     fn load(&mut self, _warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32) {
         let segments =
-            crate::timing::access::distinct(addrs, mask, self.transaction_bytes.trailing_zeros());
+            crate::exec::lanes::distinct(addrs, mask, self.transaction_bytes.trailing_zeros());
         self.sink.push(Deferred {
             key: self.key,
             effect: Effect::Load {
@@ -142,7 +142,7 @@ impl Global for Recorder<'_> {
 
     fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
         let segments =
-            crate::timing::access::distinct(addrs, mask, self.transaction_bytes.trailing_zeros());
+            crate::exec::lanes::distinct(addrs, mask, self.transaction_bytes.trailing_zeros());
         self.toggles += lane_toggles(data, mask);
         self.sink.push(Deferred {
             key: self.key,

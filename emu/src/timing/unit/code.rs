@@ -1,19 +1,16 @@
 //! Code running on a unit: its warps, their scoreboards, the warp schedulers and
-//! pipelines, and the cycle step of timing mode (pick a warp per scheduler, issue,
-//! plan the next wake and the stall each scheduler is charged until then).
+//! pipelines, and what the timing mode's step (in `issue`) asks of them: which warp
+//! can issue, the next wake and the stall each scheduler is charged until then.
 //!
 //! Stalls are charged per interval, not per cycle: a scheduler that does not issue
 //! keeps one (reason, instruction) until its next step, and consecutive intervals
 //! with the same one are added up before they reach the counters.
 
-use super::{StepEvent, Unit};
-use crate::exec::fault::Fault;
 use crate::exec::ops::{OpInfo, Program};
 use crate::exec::warp::{Warp, WarpState, WorkCtx};
 use crate::machine::SchedulerPolicy;
 use crate::observe::counters::{StallReason, UnitCounts};
 use crate::timing::effects::PENDING;
-use crate::timing::env::Env;
 use crate::timing::params::{Timing, pipe_of};
 
 const NEVER: u64 = u64::MAX;
@@ -97,7 +94,7 @@ const NO_PIPE: u8 = 3;
 /// another operand arrives last: its stalls wait in [`Code::deferred`] until the load
 /// is resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stall {
+pub(super) struct Stall {
     reason: StallReason,
     pc: u32,
     /// The warp whose pending register decides the reason, or [`DECIDED`].
@@ -117,18 +114,18 @@ impl Stall {
 }
 
 /// The stall of a scheduler whose warps have all exited (no instruction to charge).
-const IDLE: Stall = Stall::new(StallReason::Idle, u32::MAX);
+pub(super) const IDLE: Stall = Stall::new(StallReason::Idle, u32::MAX);
 
 #[derive(Debug, Clone)]
-struct Scheduler {
+pub(super) struct Scheduler {
     /// Warps `first, first + stride, ...` belong to this scheduler, oldest first.
-    first: usize,
-    count: usize,
+    pub(super) first: usize,
+    pub(super) count: usize,
     /// Position of the warp issued last (`usize::MAX`: none yet).
-    last: usize,
+    pub(super) last: usize,
     /// Stall charged from `since` until the next step (`None`: a warp can issue).
-    stall: Option<Stall>,
-    since: u64,
+    pub(super) stall: Option<Stall>,
+    pub(super) since: u64,
     /// Cycles of one stall not yet added to the counters.
     run: Option<(Stall, u64)>,
 }
@@ -140,7 +137,7 @@ pub struct Code {
     pub(super) boards: Vec<Scoreboard>,
     pub(super) shared: Vec<u32>,
     pub ctx: WorkCtx,
-    schedulers: Vec<Scheduler>,
+    pub(super) schedulers: Vec<Scheduler>,
     /// Free-at cycle of each pipeline of each kind.
     pipes: [Vec<u64>; 3],
     /// Earliest free-at cycle of each kind (with a fourth, never busy, for
@@ -298,7 +295,7 @@ impl Code {
     /// The first cycle from `t` at which warp `wi` could issue as far as it knows
     /// now (`NEVER` while it waits at a barrier; `t` if it can issue at `t`).
     #[inline(always)]
-    fn ready_at(&self, wi: usize, t: u64) -> u64 {
+    pub(super) fn ready_at(&self, wi: usize, t: u64) -> u64 {
         if self.warps[wi].state != WarpState::Running {
             return NEVER;
         }
@@ -310,7 +307,7 @@ impl Code {
     }
 
     /// Why warp `wi` (not done) cannot issue at `t`.
-    fn stall_of(&self, wi: usize, t: u64) -> Stall {
+    pub(super) fn stall_of(&self, wi: usize, t: u64) -> Stall {
         let b = &self.boards[wi];
         match self.warps[wi].state {
             WarpState::AtBarrier(at) => Stall::new(StallReason::Barrier, at),
@@ -324,7 +321,7 @@ impl Code {
 
     /// Sets the stall each scheduler is charged from cycle `t`; returns the next
     /// cycle a warp may issue.
-    fn plan(&mut self, t: u64) -> u64 {
+    pub(super) fn plan(&mut self, t: u64) -> u64 {
         let stride = self.schedulers.len();
         let mut wake = NEVER;
         for s in 0..stride {
@@ -357,7 +354,13 @@ impl Code {
     }
 
     /// Adds `cycles` of a scheduler's planned stall to its running total.
-    fn charge(&mut self, s: usize, stall: Option<Stall>, cycles: u64, counts: &mut UnitCounts) {
+    pub(super) fn charge(
+        &mut self,
+        s: usize,
+        stall: Option<Stall>,
+        cycles: u64,
+        counts: &mut UnitCounts,
+    ) {
         let Some(mut stall) = stall else { return };
         if cycles == 0 {
             return;
@@ -408,83 +411,11 @@ fn add_stall(counts: &mut UnitCounts, stall: Stall, n: u64) {
     }
 }
 
-impl Unit {
-    /// Timing mode: issues what can issue at cycle `now` and schedules the next
-    /// step.
-    pub fn step(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
-        let policy = env.timing.policy;
-        let super::Work::Code(code) = &mut self.work else {
-            return Ok(StepEvent::None);
-        };
-        let stride = code.schedulers.len();
-        let mut event = StepEvent::None;
-        for s in 0..stride {
-            let sched = &code.schedulers[s];
-            let (stall, since) = (sched.stall, sched.since);
-            let (first, count, last) = (sched.first, sched.count, sched.last);
-            code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
-            let mut chosen = None;
-            let mut blocked = None;
-            for k in 0..count {
-                let pos = issue_order(policy, last, count, k);
-                let w = first + pos * stride;
-                if code.warps[w].is_done() {
-                    continue;
-                }
-                if code.ready_at(w, now) <= now {
-                    chosen = Some((pos, w));
-                    break;
-                }
-                if blocked.is_none() {
-                    blocked = Some(w);
-                }
-            }
-            match chosen {
-                Some((pos, w)) => {
-                    code.schedulers[s].last = pos;
-                    let e = issue::issue(
-                        code,
-                        w,
-                        now,
-                        env,
-                        &mut self.counts,
-                        &mut self.traffic,
-                        &mut self.ports,
-                        self.label,
-                        issue::Who {
-                            unit: self.id,
-                            generation: self.generation,
-                        },
-                        &mut self.seq,
-                    )?;
-                    if e != StepEvent::None {
-                        event = e;
-                    }
-                }
-                None => {
-                    let stall = blocked.map_or(IDLE, |w| code.stall_of(w, now));
-                    code.charge(s, Some(stall), 1, &mut self.counts);
-                }
-            }
-            let sched = &mut code.schedulers[s];
-            sched.stall = None;
-            sched.since = now + 1;
-        }
-        if code.warps.iter().all(Warp::is_done) {
-            return Ok(StepEvent::Finished);
-        }
-        self.wake = code.plan(now + 1);
-        Ok(event)
-    }
-}
-
-use super::issue;
-
 /// Position in a scheduler's warp list of the `k`-th warp to try. Loose
 /// round-robin starts after the warp issued last; greedy-then-oldest retries it
 /// first, then goes oldest first.
 #[inline]
-fn issue_order(policy: SchedulerPolicy, last: usize, n: usize, k: usize) -> usize {
+pub(super) fn issue_order(policy: SchedulerPolicy, last: usize, n: usize, k: usize) -> usize {
     match policy {
         SchedulerPolicy::Lrr => {
             let start = if last >= n - 1 { 0 } else { last + 1 };

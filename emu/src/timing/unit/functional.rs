@@ -8,9 +8,9 @@ use super::code::Code;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Fault;
+use crate::exec::lanes::distinct;
 use crate::exec::step::{self, Access, Flow, Local};
 use crate::exec::warp::{Warp, WarpState};
-use crate::timing::access::distinct;
 use crate::timing::env::Env;
 use crate::timing::window::Windowed;
 

@@ -1,9 +1,10 @@
-//! Issuing one warp instruction in timing mode: the execution core does its effect;
-//! here it is timed (latency, pipeline occupancy, scoreboard) and counted, with an
-//! optional trace line.
+//! The timing mode's step of a unit: each scheduler picks a warp and issues one
+//! instruction; the execution core does its effect, and here it is timed
+//! (latency, pipeline occupancy, scoreboard) and counted, with an optional trace
+//! line.
 
-use super::StepEvent;
-use super::code::{Code, Producer};
+use super::code::{Code, IDLE, Producer, issue_order};
+use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
 use crate::exec::fault::{Fault, FaultKind};
 use crate::exec::ops::{Kind, NO_REG, Program};
@@ -15,6 +16,76 @@ use crate::timing::access;
 use crate::timing::effects::{Recorder, Target};
 use crate::timing::env::Env;
 use spu_isa::TimingClass;
+
+impl Unit {
+    /// Timing mode: issues what can issue at cycle `now` and schedules the next
+    /// step.
+    pub fn step(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+        let policy = env.timing.policy;
+        let super::Work::Code(code) = &mut self.work else {
+            return Ok(StepEvent::None);
+        };
+        let stride = code.schedulers.len();
+        let mut event = StepEvent::None;
+        for s in 0..stride {
+            let sched = &code.schedulers[s];
+            let (stall, since) = (sched.stall, sched.since);
+            let (first, count, last) = (sched.first, sched.count, sched.last);
+            code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
+            let mut chosen = None;
+            let mut blocked = None;
+            for k in 0..count {
+                let pos = issue_order(policy, last, count, k);
+                let w = first + pos * stride;
+                if code.warps[w].is_done() {
+                    continue;
+                }
+                if code.ready_at(w, now) <= now {
+                    chosen = Some((pos, w));
+                    break;
+                }
+                if blocked.is_none() {
+                    blocked = Some(w);
+                }
+            }
+            match chosen {
+                Some((pos, w)) => {
+                    code.schedulers[s].last = pos;
+                    let e = issue(
+                        code,
+                        w,
+                        now,
+                        env,
+                        &mut self.counts,
+                        &mut self.traffic,
+                        &mut self.ports,
+                        self.label,
+                        Who {
+                            unit: self.id,
+                            generation: self.generation,
+                        },
+                        &mut self.seq,
+                    )?;
+                    if e != StepEvent::None {
+                        event = e;
+                    }
+                }
+                None => {
+                    let stall = blocked.map_or(IDLE, |w| code.stall_of(w, now));
+                    code.charge(s, Some(stall), 1, &mut self.counts);
+                }
+            }
+            let sched = &mut code.schedulers[s];
+            sched.stall = None;
+            sched.since = now + 1;
+        }
+        if code.warps.iter().all(Warp::is_done) {
+            return Ok(StepEvent::Finished);
+        }
+        self.wake = code.plan(now + 1);
+        Ok(event)
+    }
+}
 
 /// Which unit and work item is issuing (for the keys of deferred accesses).
 #[derive(Debug, Clone, Copy)]
