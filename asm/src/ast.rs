@@ -17,9 +17,7 @@ pub fn sp<T>(node: T, lo: usize, hi: usize) -> Spanned<T> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TyTok {
-    U32,
-    S32,
-    F32,
+    Val(spu_isa::Ty),
     Pred,
 }
 
@@ -103,6 +101,12 @@ impl Drop for Expr<'_> {
 #[derive(Debug)]
 pub enum Operand<'s> {
     Register(&'s str),
+    /// `!%p`: a negated predicate.
+    NotPred(&'s str),
+    /// `%r|%p`: a value register and a predicate written together.
+    RegPred(&'s str, Spanned<&'s str>),
+    /// `{%r1, %r2}`: a vector of registers.
+    Vector(Vec<Spanned<&'s str>>),
     /// `[%r+e]`, `[%r-e]`, `[%r]` or `[e]`.
     Mem {
         base: Option<Spanned<&'s str>>,
@@ -124,8 +128,21 @@ pub struct RegItem<'s> {
     pub count: Option<Spanned<&'s str>>,
 }
 
+/// One parameter of a PTX entry signature.
+#[derive(Debug)]
+pub struct EntryParam<'s> {
+    pub ty: Spanned<TyTok>,
+    pub name: Spanned<&'s str>,
+}
+
 #[derive(Debug)]
 pub enum Stmt<'s> {
+    /// A PTX header directive (`.version`, `.target`, `.address_size`), ended by the
+    /// line end.
+    Header {
+        directive: &'static str,
+        value: Spanned<&'s str>,
+    },
     File {
         index: Spanned<&'s str>,
         path: &'s str,
@@ -165,6 +182,8 @@ pub enum Stmt<'s> {
     },
     EntryOpen {
         name: Spanned<&'s str>,
+        /// PTX entry parameters (`.param .u32 n`), each a kernel parameter.
+        params: Vec<EntryParam<'s>>,
     },
     BlockClose,
     IuSection,

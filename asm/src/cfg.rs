@@ -8,7 +8,7 @@ use spu_isa::{Guard, Instr, Opcode, Operand};
 pub fn successors(code: &[Instr]) -> Vec<Vec<usize>> {
     let exit = code.len();
     let bra = Opcode::from_mnemonic("bra");
-    let exit_op = Opcode::from_mnemonic("exit");
+    let exits = [Opcode::from_mnemonic("exit"), Opcode::from_mnemonic("ret")];
     code.iter()
         .enumerate()
         .map(|(pc, instr)| {
@@ -24,7 +24,7 @@ pub fn successors(code: &[Instr]) -> Vec<Vec<usize>> {
                 } else {
                     vec![target]
                 }
-            } else if Some(instr.opcode) == exit_op {
+            } else if exits.contains(&Some(instr.opcode)) {
                 if guarded {
                     vec![exit, next]
                 } else {

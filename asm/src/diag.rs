@@ -2,8 +2,9 @@
 //! function ([`Diagnostics::render`]) through codespan-reporting.
 
 use crate::lexer::Span;
+use crate::preprocess::{SourceFile, SourceMap};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,15 +13,27 @@ pub enum Severity {
     Warning,
 }
 
+/// A secondary label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Secondary {
+    pub span: Span,
+    pub label: String,
+    /// The file of `span`, once known (see [`Diagnostic::file`]).
+    pub file: Option<u32>,
+}
+
 /// One problem in a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     pub severity: Severity,
     pub message: String,
     pub span: Span,
+    /// The file `span` is in: `None` while spans are offsets of the preprocessed
+    /// text, `Some(index into Diagnostics::files)` once mapped back.
+    pub file: Option<u32>,
     pub label: String,
-    pub secondary: Vec<(Span, String)>,
-    pub help: Option<String>,
+    pub secondary: Vec<Secondary>,
+    pub help: Option<Box<str>>,
 }
 
 impl Diagnostic {
@@ -29,6 +42,7 @@ impl Diagnostic {
             severity: Severity::Error,
             message: message.into(),
             span,
+            file: None,
             label: String::new(),
             secondary: Vec::new(),
             help: None,
@@ -48,20 +62,27 @@ impl Diagnostic {
     }
 
     pub fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(help.into().into_boxed_str());
         self
     }
 
     pub fn with_secondary(mut self, span: Span, label: impl Into<String>) -> Self {
-        self.secondary.push((span, label.into()));
+        self.secondary.push(Secondary {
+            span,
+            label: label.into(),
+            file: None,
+        });
         self
     }
 }
 
-/// All diagnostics of one file, in source order.
+/// All diagnostics of one assembly, in source order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
+    /// The files the diagnostics point into (the main file first, then includes);
+    /// empty when only the main file is involved.
+    pub files: Vec<SourceFile>,
 }
 
 impl Diagnostics {
@@ -84,40 +105,89 @@ impl Diagnostics {
         self.items.is_empty()
     }
 
-    /// Sorts by position so output follows the file.
+    /// Sorts by position so output follows the files.
     pub fn sort(&mut self) {
-        self.items.sort_by_key(|d| (d.span.start, d.span.end));
+        self.items
+            .sort_by_key(|d| (d.file.unwrap_or(0), d.span.start, d.span.end));
+    }
+
+    /// Maps spans of the preprocessed text back to their files; a diagnostic inside
+    /// a macro expansion points at the invocation and notes where the macro was
+    /// defined.
+    pub fn remap(&mut self, map: &SourceMap) {
+        for d in &mut self.items {
+            if d.file.is_none() {
+                let o = map.origin(&d.span);
+                d.file = Some(o.file as u32);
+                d.span = o.span;
+                if let Some(site) = o.expansion.and_then(|m| map.macros.get(m)) {
+                    d.secondary.push(Secondary {
+                        span: site.span.clone(),
+                        label: format!("in the expansion of macro `{}`, defined here", site.name),
+                        file: Some(site.file as u32),
+                    });
+                }
+            }
+            for s in &mut d.secondary {
+                if s.file.is_none() {
+                    let o = map.origin(&s.span);
+                    s.file = Some(o.file as u32);
+                    s.span = o.span;
+                }
+            }
+        }
+        if map.files.len() > 1 {
+            self.files = map.files.clone();
+        }
     }
 
     /// Renders every diagnostic as text (no colour), the way `spu-asm` prints them.
+    /// `path` and `src` name the main file; included files come from [`Self::files`].
     pub fn render(&self, path: &str, src: &str) -> String {
-        let file = SimpleFile::new(path, src);
+        let mut files = SimpleFiles::new();
+        let mut lens = Vec::new();
+        if self.files.is_empty() {
+            files.add(path.to_string(), src.to_string());
+            lens.push(src.len());
+        } else {
+            for f in &self.files {
+                files.add(f.name.clone(), f.text.clone());
+                lens.push(f.text.len());
+            }
+        }
         let config = term::Config {
             chars: term::Chars::ascii(),
             ..term::Config::default()
         };
         let mut out = String::new();
         for d in &self.items {
-            let clamp =
-                |s: &Span| s.start.min(src.len())..s.end.min(src.len()).max(s.start.min(src.len()));
-            let mut labels = vec![Label::primary((), clamp(&d.span)).with_message(&d.label)];
-            labels.extend(
-                d.secondary
-                    .iter()
-                    .map(|(s, m)| Label::secondary((), clamp(s)).with_message(m)),
-            );
-            if let Some(plain) = render_long_line(path, src, d) {
+            let id = (d.file.unwrap_or(0) as usize).min(lens.len() - 1);
+            let (name, text) = match self.files.get(id) {
+                Some(f) => (f.name.as_str(), f.text.as_str()),
+                None => (path, src),
+            };
+            if let Some(plain) = render_long_line(name, text, d) {
                 out.push_str(&plain);
                 continue;
             }
+            let clamp = |id: usize, s: &Span| {
+                let len = lens[id];
+                s.start.min(len)..s.end.min(len).max(s.start.min(len))
+            };
+            let mut labels = vec![Label::primary(id, clamp(id, &d.span)).with_message(&d.label)];
+            labels.extend(d.secondary.iter().map(|s| {
+                let sid = s.file.map_or(id, |f| f as usize).min(lens.len() - 1);
+                Label::secondary(sid, clamp(sid, &s.span)).with_message(&s.label)
+            }));
+            let notes: Vec<String> = d.help.iter().map(|h| format!("help: {h}")).collect();
             let cs = match d.severity {
                 Severity::Error => CsDiagnostic::error(),
                 Severity::Warning => CsDiagnostic::warning(),
             }
             .with_message(&d.message)
             .with_labels(labels)
-            .with_notes(d.help.iter().map(|h| format!("help: {h}")).collect());
-            match term::emit_into_string(&config, &file, &cs) {
+            .with_notes(notes);
+            match term::emit_into_string(&config, &files, &cs) {
                 Ok(s) => out.push_str(&s),
                 Err(_) => out.push_str(&format!("{path}: {}\n", d.message)),
             }

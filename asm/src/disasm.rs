@@ -12,14 +12,14 @@ use std::fmt::Write;
 pub struct ModuleNames<'a>(pub &'a Module);
 
 impl Names for ModuleNames<'_> {
-    fn reg(&self, index: u8) -> String {
+    fn reg(&self, index: u8, regs: u8) -> String {
         self.0
-            .reg_name(index, false)
-            .unwrap_or_else(|| format!("r{index}"))
+            .reg_name(index, regs, false)
+            .unwrap_or_else(|| spu_isa::disasm::NumericNames.reg(index, regs))
     }
     fn pred(&self, index: u8) -> String {
         self.0
-            .reg_name(index, true)
+            .reg_name(index, 1, true)
             .unwrap_or_else(|| format!("p{index}"))
     }
     fn label(&self, pc: u32) -> String {
@@ -89,7 +89,7 @@ pub fn disassemble(m: &Module, options: Options) -> String {
                     ".param .{} {} = {};",
                     p.ty,
                     p.name,
-                    format_value(bits, p.ty)
+                    format_value(u64::from(bits), p.ty)
                 );
             }
             None => {

@@ -26,13 +26,21 @@ pub fn parse_int(text: &str) -> Option<i64> {
 
 /// Parses a float literal (`1.5`, `2e3`, or the exact bit pattern `0f3F800000`) as f32.
 pub fn parse_f32(text: &str) -> Option<f32> {
+    if text.starts_with("0d") || text.starts_with("0D") {
+        return parse_f64(text).map(|v| v as f32);
+    }
     match text.strip_prefix("0f").or_else(|| text.strip_prefix("0F")) {
         Some(hex) => u32::from_str_radix(hex, 16).ok().map(f32::from_bits),
         None => text.parse().ok(),
     }
 }
 
-fn parse_f64(text: &str) -> Option<f64> {
+/// Parses a float literal as f64 (`0dXXXXXXXXXXXXXXXX` is an exact f64 pattern,
+/// `0fXXXXXXXX` an f32 pattern widened exactly).
+pub fn parse_f64(text: &str) -> Option<f64> {
+    if let Some(hex) = text.strip_prefix("0d").or_else(|| text.strip_prefix("0D")) {
+        return u64::from_str_radix(hex, 16).ok().map(f64::from_bits);
+    }
     match text.strip_prefix("0f").or_else(|| text.strip_prefix("0F")) {
         Some(_) => parse_f32(text).map(f64::from),
         None => text.parse().ok(),
@@ -302,8 +310,8 @@ pub fn const_f64(e: &SExpr<'_>) -> Result<f64, Diagnostic> {
 pub fn param_default(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u32, Diagnostic> {
     let (lo, hi) = match ty {
         Ty::F32 => return Ok(const_f32(e, params)?.to_bits()),
-        Ty::U32 => (0, i64::from(u32::MAX)),
         Ty::S32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        _ => (0, i64::from(u32::MAX)),
     };
     let v = const_int(e, params)?;
     if v < lo || v > hi {
@@ -318,22 +326,51 @@ pub fn param_default(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u32,
     Ok(v as u32)
 }
 
-/// A 32-bit value of a type (`mov` immediates).
-pub fn const_bits(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u32, Diagnostic> {
+/// The bit pattern of a constant of a type: floats are rounded to the type, integers
+/// must fit its width (written signed or unsigned).
+pub fn const_bits64(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u64, Diagnostic> {
     match ty {
-        Ty::F32 => Ok(const_f32(e, params)?.to_bits()),
-        Ty::U32 | Ty::S32 => {
-            let v = const_int(e, params)?;
-            // Both integer types take any 32-bit pattern, written signed or unsigned.
-            let (lo, hi) = (i64::from(i32::MIN), i64::from(u32::MAX));
+        Ty::F32 => Ok(u64::from(const_f32(e, params)?.to_bits())),
+        Ty::F64 => Ok(const_float64(e, params)?.to_bits()),
+        t => {
+            let v: i128 = match &e.node {
+                // Literals above i64::MAX (64-bit masks) are read directly.
+                Expr::Int(text) => match parse_int(text) {
+                    Some(v) => i128::from(v),
+                    None => parse_u64(text)
+                        .map(i128::from)
+                        .ok_or_else(|| int_range(e))?,
+                },
+                _ => i128::from(const_int(e, params)?),
+            };
+            let bits = t.bits();
+            let (lo, hi) = (-(1i128 << (bits - 1)), (1i128 << bits) - 1);
             if v < lo || v > hi {
                 return Err(Diagnostic::error(
-                    format!("immediate `{v}` does not fit in 32 bits"),
+                    format!("immediate `{v}` does not fit in {bits} bits"),
                     e.span.clone(),
                 )
                 .label(format!("expected {lo}..={hi}")));
             }
-            Ok(v as u32)
+            Ok((v as u128 & ((1u128 << bits) - 1)) as u64)
         }
+    }
+}
+
+fn parse_u64(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
+/// A constant f64 (literals, integers, negation).
+pub fn const_float64(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f64, Diagnostic> {
+    match &e.node {
+        Expr::Float(t) => {
+            parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone()))
+        }
+        Expr::Neg(a) => Ok(-const_float64(a, params)?),
+        _ => Ok(const_int(e, params)? as f64),
     }
 }

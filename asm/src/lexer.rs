@@ -22,6 +22,22 @@ pub enum Tok<'s> {
 
     #[token(".entry")]
     Entry,
+    /// PTX header directives: `.version 7.8`, `.target sm_52`, `.address_size 64`.
+    #[token(".version")]
+    Version,
+    #[token(".target")]
+    Target,
+    #[token(".address_size")]
+    AddressSize,
+    /// Linkage of an entry (`.visible`, `.weak`, `.extern`); recorded nowhere.
+    #[token(".visible")]
+    Visible,
+    #[token(".weak")]
+    Weak,
+    #[token(".extern")]
+    Extern,
+    #[token(".align")]
+    Align,
     #[token(".reg")]
     Reg,
     #[token(".param")]
@@ -40,12 +56,9 @@ pub enum Tok<'s> {
     File,
     #[token(".loc")]
     Loc,
-    #[token(".u32")]
-    U32,
-    #[token(".s32")]
-    S32,
-    #[token(".f32")]
-    F32,
+    /// A value type: `.u32`, `.f64`, `.b8`, ...
+    #[regex(r"\.(u8|s8|b8|u16|s16|b16|u32|s32|b32|f32|u64|s64|b64|f64)", |lex| spu_isa::Ty::from_name(&lex.slice()[1..]))]
+    Type(spu_isa::Ty),
     #[token(".pred")]
     Pred,
     /// Any other `.word`: an unknown directive.
@@ -53,14 +66,14 @@ pub enum Tok<'s> {
     Directive(&'s str),
 
     /// Identifiers, mnemonics with modifiers (`ld.global.f32`), labels, names.
-    #[regex(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*", |lex| lex.slice())]
+    #[regex(r"[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z0-9_$]+)*", |lex| lex.slice())]
     Name(&'s str),
     /// `%r1`, `%tid.x`
-    #[regex(r"%[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_]+)?", |lex| &lex.slice()[1..])]
+    #[regex(r"%[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_]+)?", |lex| &lex.slice()[1..])]
     Register(&'s str),
     #[regex(r"[0-9]+|0[xX][0-9a-fA-F]+", |lex| lex.slice())]
     Int(&'s str),
-    #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|0[fF][0-9a-fA-F]{8}", |lex| lex.slice())]
+    #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}", |lex| lex.slice())]
     Float(&'s str),
     #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); &s[1..s.len() - 1] })]
     Str(&'s str),
@@ -103,6 +116,8 @@ pub enum Tok<'s> {
     At,
     #[token("!")]
     Bang,
+    #[token("|")]
+    Pipe,
 
     /// A character the language does not use.
     Error,
@@ -113,6 +128,7 @@ impl std::fmt::Display for Tok<'_> {
         match self {
             Tok::Name(s) | Tok::Int(s) | Tok::Float(s) | Tok::Directive(s) => write!(f, "`{s}`"),
             Tok::Register(s) => write!(f, "`%{s}`"),
+            Tok::Type(t) => write!(f, "`.{t}`"),
             Tok::Str(s) => write!(f, "\"{s}\""),
             Tok::Newline => f.write_str("end of line"),
             other => write!(f, "`{}`", token_text(other)),
@@ -124,6 +140,13 @@ impl std::fmt::Display for Tok<'_> {
 pub fn token_text(tok: &Tok<'_>) -> &'static str {
     match tok {
         Tok::Entry => ".entry",
+        Tok::Version => ".version",
+        Tok::Target => ".target",
+        Tok::AddressSize => ".address_size",
+        Tok::Visible => ".visible",
+        Tok::Weak => ".weak",
+        Tok::Extern => ".extern",
+        Tok::Align => ".align",
         Tok::Reg => ".reg",
         Tok::Param => ".param",
         Tok::Global => ".global",
@@ -133,9 +156,6 @@ pub fn token_text(tok: &Tok<'_>) -> &'static str {
         Tok::Iu => ".iu",
         Tok::File => ".file",
         Tok::Loc => ".loc",
-        Tok::U32 => ".u32",
-        Tok::S32 => ".s32",
-        Tok::F32 => ".f32",
         Tok::Pred => ".pred",
         Tok::Semi => ";",
         Tok::Comma => ",",
@@ -156,6 +176,7 @@ pub fn token_text(tok: &Tok<'_>) -> &'static str {
         Tok::Eq => "=",
         Tok::At => "@",
         Tok::Bang => "!",
+        Tok::Pipe => "|",
         Tok::UnterminatedComment => "/*",
         Tok::StrayCommentEnd => "*/",
         _ => "?",

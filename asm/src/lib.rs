@@ -12,7 +12,10 @@ pub mod lexer;
 mod lower;
 mod operands;
 pub mod parse;
+pub mod preprocess;
+pub mod regalloc;
 mod suggest;
+mod vcode;
 
 lalrpop_util::lalrpop_mod!(
     #[allow(
@@ -25,7 +28,7 @@ lalrpop_util::lalrpop_mod!(
 );
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
-pub use lower::assemble_module;
+pub use lower::{assemble_module, assemble_with};
 
 /// Assembles source text into `.bin` bytes. `path` names the file in diagnostics
 /// and in the line table. Warnings are returned alongside a successful result.

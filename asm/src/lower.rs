@@ -10,20 +10,36 @@ use crate::eval::{
 };
 use crate::lexer::Span;
 use crate::lexer::bare_carriage_return;
-use crate::operands::{Scope, check_instr};
+use crate::operands::{Lowering, Scope};
 use crate::parse::parse_file;
+use crate::regalloc::Class;
 use crate::suggest::closest;
+use crate::vcode::{VInstr, VRegs};
 use spu_isa::format::{
     BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, MAX_EXPR_NODES,
     MAX_STRING, Module, ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
 use spu_isa::{
-    Guard, Instr, MAX_PREDS, MAX_REGS, MAX_SYMBOLS, NO_RECONV, Opcode, Side, Special, Ty,
+    Guard, Instr, MAX_PREDS, MAX_REGS, MAX_SYMBOLS, NO_RECONV, Opcode, Operand, Side, Special, Ty,
 };
 use std::collections::HashMap;
 
-/// Assembles source text into a module; warnings come back with it.
+/// Assembles source text into a module; warnings come back with it. `#include`
+/// paths are relative to `path`'s directory.
 pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), Diagnostics> {
+    let mut read = |p: &std::path::Path| -> Result<String, String> {
+        let bytes = spu_isa::format::read_input(p).map_err(|e| e.to_string())?;
+        String::from_utf8(bytes).map_err(|_| format!("`{}` is not UTF-8 text", p.display()))
+    };
+    assemble_with(path, src, &mut read)
+}
+
+/// [`assemble_module`] with a caller-provided reader for included files.
+pub fn assemble_with(
+    path: &str,
+    src: &str,
+    read: &mut dyn FnMut(&std::path::Path) -> Result<String, String>,
+) -> Result<(Module, Diagnostics), Diagnostics> {
     let mut diags = Diagnostics::default();
     if src.trim().is_empty() {
         diags.push(
@@ -51,14 +67,25 @@ pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), D
         ));
         return Err(diags);
     }
-    let parsed = parse_file(src, &mut diags);
-    let mut asm = Assembler::new(path, src);
-    asm.run(&parsed.stmts, &mut diags);
-    let module = if parsed.stopped_early {
-        None
+    let (text, map, pre_diags) = crate::preprocess::preprocess(path, src, read);
+    let parsed = parse_file(&text, &mut diags);
+    // First keep the declarations' own register layout; when it does not fit, or the
+    // code needs temporaries, colour every register instead.
+    let mut first = diags.clone();
+    let mut asm = Assembler::new(map.clone(), false);
+    asm.run(&parsed.stmts, &mut first);
+    let (module, map) = if parsed.stopped_early {
+        (None, map)
+    } else if asm.needs_colouring() {
+        let mut asm = Assembler::new(map, true);
+        asm.run(&parsed.stmts, &mut diags);
+        asm.finish(&mut diags)
     } else {
+        diags = first;
         asm.finish(&mut diags)
     };
+    diags.remap(&map);
+    diags.items.extend(pre_diags.items);
     diags.sort();
     match module {
         Some(m) if !diags.has_errors() => Ok((m, diags)),
@@ -66,11 +93,90 @@ pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), D
     }
 }
 
+/// The declarations that describe an allocated register file: 4-register groups
+/// (as pairs), pairs, single registers and predicates, in that order.
+fn canonical_regs(a: &crate::regalloc::Assignment) -> Vec<RegDecl> {
+    let decl = |name: &str, ty: RegTy, n: u32| {
+        (n > 0).then(|| RegDecl {
+            name: name.to_string(),
+            ty,
+            count: Some(n),
+        })
+    };
+    [
+        decl("rq", RegTy::Val(Ty::B64), 2 * a.quads),
+        decl("rd", RegTy::Val(Ty::B64), a.pairs),
+        decl("r", RegTy::Val(Ty::B32), a.singles),
+        decl("p", RegTy::Pred, a.preds),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// More values live at once than registers exist: where, and how many.
+fn pressure_diagnostic(p: &crate::regalloc::Pressure, span: Span) -> Diagnostic {
+    if p.predicates {
+        return Diagnostic::error(
+            format!(
+                "{} predicates are live here, but a thread has {}",
+                p.live, p.available
+            ),
+            span,
+        )
+        .label(format!("the allocation needs {} predicates", p.needed))
+        .help(
+            "combine conditions with `and.pred`/`or.pred`, or recompute them where they are used",
+        );
+    }
+    let [quads, pairs, singles] = p.by_class;
+    Diagnostic::error(
+        format!(
+            "{} registers are live here, but a thread has {}",
+            p.live, p.available
+        ),
+        span,
+    )
+    .label(format!(
+        "{singles} 32-bit values, {pairs} 64-bit values and {quads} vector groups live across this instruction; the allocation needs {} registers",
+        p.needed
+    ))
+    .help("keep fewer values live across this point: recompute cheap values where they are used, or split the kernel")
+}
+
+/// A module with nothing in it yet (the default launch is one warp per block).
+fn empty_module(files: Vec<String>) -> Module {
+    Module {
+        name: String::new(),
+        code: Vec::new(),
+        iu_entry: None,
+        regs: Vec::new(),
+        params: Vec::new(),
+        shared: Vec::new(),
+        buffers: Vec::new(),
+        launch: Launch {
+            block: [
+                spu_isa::format::Expr::constant(32),
+                spu_isa::format::Expr::constant(1),
+                spu_isa::format::Expr::constant(1),
+            ],
+            ..Launch::default()
+        },
+        dma: Vec::new(),
+        lines: LineTable {
+            files,
+            locs: Vec::new(),
+        },
+        labels: Vec::new(),
+    }
+}
+
+/// Most registers one `.reg` declaration may name.
+const MAX_DECLARED: usize = 1 << 16;
+
 fn ty_of(t: TyTok) -> Option<Ty> {
     match t {
-        TyTok::U32 => Some(Ty::U32),
-        TyTok::S32 => Some(Ty::S32),
-        TyTok::F32 => Some(Ty::F32),
+        TyTok::Val(t) => Some(t),
         TyTok::Pred => None,
     }
 }
@@ -82,7 +188,14 @@ struct Entry {
 }
 
 struct Assembler {
-    line_starts: Vec<usize>,
+    map: crate::preprocess::SourceMap,
+    /// Registers are coloured by the allocator rather than placed by declaration.
+    colour: bool,
+    vregs: VRegs,
+    /// The declarations fit the register file as laid out.
+    decls_fit: bool,
+    /// Label name -> index of the next machine instruction.
+    label_at: HashMap<String, u32>,
     scope: Scope,
     /// Names shared by parameters, buffers and shared arrays -> where declared.
     globals: HashMap<String, Span>,
@@ -91,60 +204,48 @@ struct Assembler {
     entry: Option<Entry>,
     iu_entry: Option<(u32, Span)>,
     module: Module,
-    instrs: Vec<(Instr, Span)>,
+    instrs: Vec<(VInstr, Span)>,
     launch_seen: Option<Span>,
     pending_loc: Option<SourceLoc>,
 }
 
 impl Assembler {
-    fn new(path: &str, src: &str) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+    fn new(map: crate::preprocess::SourceMap, colour: bool) -> Self {
+        let files = map.files.iter().map(|f| f.name.clone()).collect();
         Assembler {
-            line_starts,
+            map,
+            colour,
+            vregs: VRegs::default(),
+            decls_fit: true,
+            label_at: HashMap::new(),
             scope: Scope::default(),
             globals: HashMap::new(),
             label_spans: HashMap::new(),
             reg_counts: (0, 0),
             entry: None,
             iu_entry: None,
-            module: Module {
-                name: String::new(),
-                code: Vec::new(),
-                iu_entry: None,
-                regs: Vec::new(),
-                params: Vec::new(),
-                shared: Vec::new(),
-                buffers: Vec::new(),
-                launch: Launch {
-                    block: [
-                        spu_isa::format::Expr::constant(32),
-                        spu_isa::format::Expr::constant(1),
-                        spu_isa::format::Expr::constant(1),
-                    ],
-                    ..Launch::default()
-                },
-                dma: Vec::new(),
-                lines: LineTable {
-                    files: vec![path.to_string()],
-                    locs: Vec::new(),
-                },
-                labels: Vec::new(),
-            },
+            module: empty_module(files),
             instrs: Vec::new(),
             launch_seen: None,
             pending_loc: None,
         }
     }
 
+    /// Where the preprocessed offset came from: file, line and column.
     fn loc(&self, offset: usize) -> SourceLoc {
-        let line = self.line_starts.partition_point(|s| *s <= offset);
-        let col = offset - self.line_starts[line - 1] + 1;
+        let o = self.map.origin(&(offset..offset));
+        let (line, col) = self.map.line_col(o.file, o.span.start);
         SourceLoc {
-            file: 0,
-            line: line as u32,
-            col: col as u32,
+            file: u16::try_from(o.file).unwrap_or(u16::MAX),
+            line,
+            col,
         }
+    }
+
+    /// Whether the registers must be coloured: the declarations do not fit, or the
+    /// code needs temporaries.
+    fn needs_colouring(&self) -> bool {
+        !self.decls_fit || self.vregs.has_temps(false) || self.vregs.has_temps(true)
     }
 
     fn in_entry(&self) -> bool {
@@ -172,10 +273,15 @@ impl Assembler {
     /// Pass 1 collects declarations and labels so uses may precede them; pass 2 checks
     /// instructions and expressions.
     fn run(&mut self, stmts: &[Spanned<Stmt<'_>>], diags: &mut Diagnostics) {
-        let mut pc = 0u32;
         for s in stmts {
             match &s.node {
                 Stmt::Param { ty, name, default } => self.param(ty, name, default.as_ref(), diags),
+                // A PTX entry's parameters are kernel parameters.
+                Stmt::EntryOpen { params, .. } => {
+                    for p in params {
+                        self.param(&p.ty, &p.name, None, diags);
+                    }
+                }
                 Stmt::Label { name } => {
                     if let Some(prev) = self.label_spans.get(name.node) {
                         diags.push(
@@ -189,14 +295,9 @@ impl Assembler {
                     } else {
                         self.label_spans
                             .insert(name.node.to_string(), name.span.clone());
-                        self.scope.labels.insert(name.node.to_string(), pc);
-                        self.module.labels.push(Label {
-                            name: name.node.to_string(),
-                            pc,
-                        });
+                        self.scope.labels.insert(name.node.to_string());
                     }
                 }
-                Stmt::Instr { .. } => pc += 1,
                 _ => {}
             }
         }
@@ -317,7 +418,17 @@ impl Assembler {
             return;
         }
         match &s.node {
-            Stmt::Param { .. } | Stmt::Label { .. } | Stmt::Empty => {}
+            Stmt::Param { .. } | Stmt::Empty => {}
+            Stmt::Label { name } => {
+                let pc = self.instrs.len() as u32;
+                if !self.label_at.contains_key(name.node) {
+                    self.label_at.insert(name.node.to_string(), pc);
+                    self.module.labels.push(Label {
+                        name: name.node.to_string(),
+                        pc,
+                    });
+                }
+            }
             Stmt::File { index, path } => match parse_int(index.node) {
                 Some(i) if i >= 0 && (i as usize) <= self.module.lines.files.len() && i < 65536 => {
                     let i = i as usize;
@@ -392,7 +503,18 @@ impl Assembler {
                 buffer,
                 fields,
             } => self.dma(side, buffer, fields, diags),
-            Stmt::EntryOpen { name } => match &self.entry {
+            Stmt::Header { directive, value } => {
+                if *directive == "address_size" && !matches!(value.node, "32" | "64") {
+                    diags.push(
+                        Diagnostic::error(
+                            format!("`.address_size {}` is not supported", value.node),
+                            value.span.clone(),
+                        )
+                        .label("expected 32 or 64"),
+                    );
+                }
+            }
+            Stmt::EntryOpen { name, .. } => match &self.entry {
                 Some(e) => diags.push(
                     Diagnostic::error("only one `.entry` per file", name.span.clone())
                         .label("second kernel")
@@ -431,19 +553,20 @@ impl Assembler {
                     .as_ref()
                     .map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
                 let loc = self.pending_loc.take().unwrap_or_else(|| self.loc(pos));
-                match check_instr(guard.as_ref(), mnemonic, operands, &s.span, &self.scope) {
-                    Ok(c) => self.instrs.push((c.instr, s.span.clone())),
-                    Err(ds) => {
-                        ds.into_iter().for_each(|d| diags.push(d));
-                        // Keep pcs aligned with the labels counted in pass 1.
-                        if let Some(nop) = Opcode::from_mnemonic("nop") {
-                            if let Ok(i) = Instr::new(nop, Guard::Always, Default::default(), &[]) {
-                                self.instrs.push((i, s.span.clone()));
-                            }
+                let mut lowering = Lowering {
+                    scope: &self.scope,
+                    vregs: &mut self.vregs,
+                    colour: self.colour,
+                };
+                match lowering.instr(guard.as_ref(), mnemonic, operands, &s.span) {
+                    Ok(list) => {
+                        for v in list {
+                            self.instrs.push((v, s.span.clone()));
+                            self.module.lines.locs.push(loc);
                         }
                     }
+                    Err(ds) => ds.into_iter().for_each(|d| diags.push(d)),
                 }
-                self.module.lines.locs.push(loc);
             }
         }
     }
@@ -507,14 +630,14 @@ impl Assembler {
         for item in items {
             let count = match &item.count {
                 Some(c) => match parse_int(c.node).and_then(|v| u32::try_from(v).ok()) {
-                    Some(n) if n <= MAX_REGS => Some(n),
+                    Some(n) if n as usize <= MAX_DECLARED => Some(n),
                     _ => {
                         diags.push(
                             Diagnostic::error(
                                 format!("register count `{}` is too large", c.node),
                                 c.span.clone(),
                             )
-                            .label(format!("at most {MAX_REGS}")),
+                            .label(format!("at most {MAX_DECLARED}")),
                         );
                         continue;
                     }
@@ -547,32 +670,45 @@ impl Assembler {
                 );
                 continue;
             }
+            // Registers of 64-bit types are aligned pairs (the layout rule of
+            // `Module::reg_layout`).
+            let elem = match rty {
+                RegTy::Val(t) => u32::from(t.regs()),
+                RegTy::Pred => 1,
+            };
             let (used, limit) = if rty == RegTy::Pred {
                 (&mut self.reg_counts.1, MAX_PREDS)
             } else {
                 (&mut self.reg_counts.0, MAX_REGS)
             };
-            if *used + names.len() as u32 > limit {
+            let start = used.next_multiple_of(elem);
+            if names.len() > MAX_DECLARED {
                 diags.push(
                     Diagnostic::error(
-                        format!(
-                            "too many {}: {} declared, at most {limit}",
-                            if rty == RegTy::Pred {
-                                "predicates"
-                            } else {
-                                "registers"
-                            },
-                            *used + names.len() as u32
-                        ),
+                        format!("`%{base}<{}>` declares too many registers", names.len()),
                         item.name.span.clone(),
                     )
-                    .label("this declaration goes past the limit"),
+                    .label(format!("at most {MAX_DECLARED} per declaration")),
                 );
                 continue;
             }
+            if start + names.len() as u32 * elem > limit {
+                // The allocator will colour them; the declared layout cannot be kept.
+                self.decls_fit = false;
+            }
+            *used = start;
+            let class = match rty {
+                RegTy::Pred => Class::Pred,
+                RegTy::Val(t) if t.bits() == 64 => Class::Pair,
+                RegTy::Val(_) => Class::Single,
+            };
             for n in names {
-                self.scope.regs.insert(n, (*used as u8, rty));
-                *used += 1;
+                let at = u8::try_from(*used).ok().filter(|_| *used + elem <= limit);
+                let vreg = self.vregs.add(class, at);
+                self.scope
+                    .regs
+                    .insert(n, crate::operands::RegInfo { vreg, ty: rty });
+                *used += elem;
             }
             self.module.regs.push(RegDecl {
                 name: base.to_string(),
@@ -730,7 +866,12 @@ impl Assembler {
         }
     }
 
-    fn finish(mut self, diags: &mut Diagnostics) -> Option<Module> {
+    fn finish(mut self, diags: &mut Diagnostics) -> (Option<Module>, crate::preprocess::SourceMap) {
+        let module = self.build(diags);
+        (module, self.map)
+    }
+
+    fn build(&mut self, diags: &mut Diagnostics) -> Option<Module> {
         match &self.entry {
             None => {
                 diags.push(
@@ -762,8 +903,43 @@ impl Assembler {
         if diags.has_errors() || self.instrs.is_empty() {
             return None;
         }
-        let mut code: Vec<Instr> = self.instrs.iter().map(|(i, _)| *i).collect();
-        let succ = cfg::successors(&code);
+        // Branch targets, then registers.
+        for (v, span) in &mut self.instrs {
+            if let Some(name) = &v.target {
+                let pc = self.label_at.get(name).copied().unwrap_or(0);
+                if let Some(Operand::Target(t)) = v.instr.operands_mut().first_mut() {
+                    *t = pc;
+                } else {
+                    diags.push(Diagnostic::error("branch target lost", span.clone()));
+                }
+            }
+        }
+        let placed: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
+        let succ = cfg::successors(&placed);
+        let phys: Vec<u8> = if self.colour {
+            let insts: Vec<_> = self.instrs.iter().map(|(v, _)| v.uses_and_defs()).collect();
+            match crate::regalloc::allocate(&self.vregs.classes, &insts, &succ, MAX_REGS, MAX_PREDS)
+            {
+                Ok(a) => {
+                    self.module.regs = canonical_regs(&a);
+                    a.phys
+                }
+                Err(p) => {
+                    diags.push(pressure_diagnostic(&p, self.instrs[p.at].1.clone()));
+                    return None;
+                }
+            }
+        } else {
+            self.vregs
+                .declared_at
+                .iter()
+                .map(|a| a.unwrap_or(0))
+                .collect()
+        };
+        for (v, _) in &mut self.instrs {
+            v.patch(&|r| phys[r as usize]);
+        }
+        let mut code: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
         let ipdom = cfg::immediate_post_dominators(&succ);
         let bra = Opcode::from_mnemonic("bra");
         for (pc, instr) in code.iter_mut().enumerate() {
@@ -780,7 +956,7 @@ impl Assembler {
                 Err(e) => diags.push(Diagnostic::error(e.to_string(), self.instrs[pc].1.clone())),
             }
         }
-        (!diags.has_errors()).then_some(self.module)
+        (!diags.has_errors()).then(|| std::mem::replace(&mut self.module, empty_module(Vec::new())))
     }
 
     /// Warns when execution can fall through the last instruction: the emulator would
@@ -791,8 +967,12 @@ impl Assembler {
         };
         let instr = &code[last];
         let ends = instr.guard == Guard::Always
-            && [Opcode::from_mnemonic("exit"), Opcode::from_mnemonic("bra")]
-                .contains(&Some(instr.opcode));
+            && [
+                Opcode::from_mnemonic("exit"),
+                Opcode::from_mnemonic("ret"),
+                Opcode::from_mnemonic("bra"),
+            ]
+            .contains(&Some(instr.opcode));
         if ends {
             return;
         }
@@ -910,7 +1090,9 @@ fn check_init_value(v: f64, ty: Ty, is_step: bool, arg: &SExpr<'_>) -> Result<()
                 .label(format!("expected a magnitude of at most {:e}", f32::MAX)));
             }
         }
-        Ty::U32 | Ty::S32 => {
+        // Other element types are refused when the kernel is loaded; their
+        // initialisers are checked like the 32-bit integer ones.
+        _ => {
             if v.fract() != 0.0 || !v.is_finite() {
                 return Err(Diagnostic::error(
                     format!("`{text}` is not an integer"),
@@ -922,7 +1104,7 @@ fn check_init_value(v: f64, ty: Ty, is_step: bool, arg: &SExpr<'_>) -> Result<()
             let (lo, hi) = if is_step {
                 // A step may go down; the ramp's values are checked at load time.
                 (-f64::from(u32::MAX), f64::from(u32::MAX))
-            } else if ty == Ty::U32 {
+            } else if !ty.is_signed() {
                 (0.0, f64::from(u32::MAX))
             } else {
                 (f64::from(i32::MIN), f64::from(i32::MAX))

@@ -2,7 +2,6 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -38,18 +37,27 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    spu_io::interrupt::install();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(e) => match spu_io::exit::special_code(e.as_ref()) {
+            // The reader of standard output went away: end quietly, as `cat` would.
+            Some(code @ spu_io::exit::CLOSED_PIPE) => ExitCode::from(code),
+            code => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(code.unwrap_or(1))
+            }
+        },
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    spu_isa::format::write_atomically(path, bytes)
-        .with_context(|| format!("cannot write `{}`", path.display()))
+/// Writes the output, refusing to overwrite the input.
+fn write_output(cli: &Cli, path: &Path, bytes: &[u8]) -> Result<()> {
+    spu_io::paths::check_distinct(
+        &[(format!("`{}`", cli.input.display()), &cli.input)],
+        &[(format!("the output `{}`", path.display()), path)],
+    )?;
+    Ok(spu_io::write_file(path, bytes)?)
 }
 
 fn run(cli: &Cli) -> Result<()> {
@@ -64,13 +72,8 @@ fn run(cli: &Cli) -> Result<()> {
             },
         );
         return match &cli.output {
-            Some(out) => write_atomically(out, text.as_bytes()),
-            None => {
-                std::io::stdout()
-                    .write_all(text.as_bytes())
-                    .context("cannot write to standard output")?;
-                Ok(())
-            }
+            Some(out) => write_output(cli, out, text.as_bytes()),
+            None => Ok(spu_io::output::print(&text)?),
         };
     }
     if bytes.starts_with(b"\x7fELF") {
@@ -104,7 +107,7 @@ fn run(cli: &Cli) -> Result<()> {
                 .output
                 .clone()
                 .unwrap_or_else(|| cli.input.with_extension("bin"));
-            write_atomically(&out, &bin)
+            write_output(cli, &out, &bin)
         }
         Err(diags) => {
             eprint!("{}", diags.render(&path, &src));

@@ -47,6 +47,16 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
         }
         match tok {
             Tok::Newline => {
+                // PTX header directives end at the line end, without `;`.
+                if current.first().is_some_and(|(t, _)| {
+                    matches!(t, Tok::Version | Tok::Target | Tok::AddressSize)
+                }) {
+                    let stmt = std::mem::take(&mut current);
+                    if let Some(s) = parse_stmt(&parser, &stmt, None, diags) {
+                        stmts.push(s);
+                    }
+                    continue;
+                }
                 if !current.is_empty() && newline_inside.is_none() {
                     newline_inside = Some(span.start);
                 }
@@ -96,8 +106,17 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
             _ if skipping => continue,
             _ => {}
         }
-        let ends = matches!(tok, Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Iu)
-            || (tok == Tok::Colon && current.len() == 1);
+        // `{`/`}` delimit blocks only where a block can open or close; inside an
+        // instruction they enclose a vector operand.
+        let ends = match tok {
+            Tok::Semi | Tok::Iu => true,
+            Tok::LBrace => current.first().is_none_or(|(t, _)| {
+                matches!(t, Tok::Entry | Tok::Visible | Tok::Weak | Tok::Extern)
+            }),
+            Tok::RBrace => current.is_empty(),
+            Tok::Colon => current.len() == 1,
+            _ => false,
+        };
         current.push((tok, span));
         if ends {
             let stmt = std::mem::take(&mut current);

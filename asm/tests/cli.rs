@@ -140,3 +140,78 @@ fn a_kernel_too_long_for_a_binary_is_refused_early() {
     assert_clean_failure(&spu_asm(&[&p]), "1 error found, nothing written");
     assert!(!dir.path().join("long.bin").exists());
 }
+
+#[test]
+fn endless_inputs_stop_at_the_limit() {
+    assert_clean_failure(
+        &spu_asm(&["/dev/zero"]),
+        "`/dev/zero` is larger than 64 MiB, the limit for inputs",
+    );
+}
+
+#[test]
+fn the_output_may_not_be_the_input() {
+    let (dir, src) = temp("k.spu", b".entry k {\n    exit;\n}\n");
+    assert_clean_failure(&spu_asm(&[&src, "-o", &src]), "would overwrite the input");
+    assert_eq!(std::fs::read(&src).unwrap(), b".entry k {\n    exit;\n}\n");
+    // A source named .bin would be replaced by its own binary.
+    let same = dir.path().join("k2.bin");
+    std::fs::write(&same, b".entry k {\n    exit;\n}\n").unwrap();
+    assert_clean_failure(
+        &spu_asm(&[&same.to_string_lossy()]),
+        "would overwrite the input",
+    );
+}
+
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    let (dir, src) = temp("k.spu", b".entry k {\n    exit;\n}\n");
+    assert!(spu_asm(&[&src]).status.success());
+    let bin = dir.path().join("k.bin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .args(["-d", &bin.to_string_lossy()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(141));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn ctrl_c_while_reading_the_input_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let pipe = dir.path().join("k.spu");
+    let made = Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let child = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .arg(&pipe)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only the FIFO"
+    );
+}

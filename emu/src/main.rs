@@ -2,13 +2,12 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use spu_emu::cli::outputs::{self, Outputs};
 use spu_emu::cli::session;
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
-use spu_emu::load::npy;
 use spu_emu::machine;
-use spu_emu::observe::trace::{self, TraceFilter};
+use spu_emu::observe::trace::{self, TraceFilter, TraceOutput};
 use spu_emu::observe::{report, stats};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -64,6 +63,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    spu_io::interrupt::install();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => ExitCode::from(session::report_failure(e.as_ref())),
@@ -72,55 +72,52 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<()> {
     if cli.list_params {
-        print!("{}", machine::reference_markdown());
+        spu_io::output::print(&machine::reference_markdown())?;
         return Ok(());
     }
     let path = cli.kernel.as_ref().context("no kernel given")?;
+    let mut own_outputs = Vec::new();
+    if let Some(t) = &cli.timeline {
+        own_outputs.push((format!("`--timeline {}`", t.display()), t.clone()));
+    }
+    if let Some(t) = &cli.trace {
+        own_outputs.push((format!("`--trace {}`", t.display()), t.clone()));
+    }
+    outputs::check_paths(Some(path), &cli.run, &[], &own_outputs)?;
+    // Standard output carrying data (JSON, a trace) gets nothing else.
+    let stdout_carries_data = [&cli.run.stats, &cli.trace]
+        .into_iter()
+        .flatten()
+        .any(|p| spu_io::output::is_stdout(p));
     let mut control = cli.run.control();
     control.activity = cli.timeline.is_some();
-    let trace = match &cli.trace {
-        None => None,
-        Some(out) => {
-            let filter = TraceFilter {
-                unit: cli.trace_unit.clone(),
-                warp: cli.trace_warp,
-                cycles: cli
-                    .trace_cycles
-                    .as_deref()
-                    .map(trace::parse_cycles)
-                    .transpose()?,
-                limit: cli.trace_limit,
-            };
-            let sink: Box<dyn Write> = if out.as_os_str() == "-" {
-                Box::new(std::io::stdout())
-            } else {
-                Box::new(std::io::BufWriter::new(
-                    std::fs::File::create(out)
-                        .with_context(|| format!("cannot write `{}`", out.display()))?,
-                ))
-            };
-            Some((filter, sink))
-        }
+    let filter = TraceFilter {
+        unit: cli.trace_unit.clone(),
+        warp: cli.trace_warp,
+        cycles: cli
+            .trace_cycles
+            .as_deref()
+            .map(trace::parse_cycles)
+            .transpose()?,
+        limit: cli.trace_limit,
     };
-    let s = session::run_traced(
+    let trace_out = cli.trace.as_deref().map(TraceOutput::create).transpose()?;
+    let result = session::run_traced(
         path,
         &cli.run,
         control,
-        trace,
+        trace_out.as_ref().map(|t| (filter, t.writer())),
         !cli.quiet && cli.trace.is_none(),
         &mut |w| eprint!("{w}"),
-    )?;
-    if !cli.quiet {
-        print!("{}", report::summary(&s.result, &s.image, &s.machine));
-    }
+    );
+    let s = match result {
+        Ok(s) => s,
+        Err(e) => return Err(with_trace(e, trace_out, cli)),
+    };
+    let mut files = Outputs::default();
     if let Some(out) = &cli.run.stats {
         let text = stats::Stats::new(&s.result, &s.image, &s.machine).to_json_text();
-        if out.as_os_str() == "-" {
-            std::io::stdout().write_all(text.as_bytes())?;
-        } else {
-            spu_emu::write_atomically(out, text.as_bytes())
-                .with_context(|| format!("cannot write `{}`", out.display()))?;
-        }
+        files.add(out, text.as_bytes())?;
     }
     if let (Some(out), Some(log)) = (&cli.timeline, &s.result.activity) {
         let labels: Vec<_> = s.result.units.iter().map(|u| u.label).collect();
@@ -136,12 +133,52 @@ fn run(cli: &Cli) -> Result<()> {
             s.result.passes[0],
             &title,
         );
-        spu_emu::write_atomically(out, svg.as_bytes())
-            .with_context(|| format!("cannot write `{}`", out.display()))?;
+        files.add(out, svg.as_bytes())?;
     }
     for (index, file) in &s.image.dumps {
         let r = &s.image.memory.regions()[*index];
-        npy::write(file, r.ty, &r.dims, s.image.memory.buffer(*index))?;
+        files.add_npy(file, r.ty, &r.dims, s.image.memory.buffer(*index))?;
+    }
+    if let Some(t) = trace_out {
+        t.finish()?;
+    }
+    files.commit()?;
+    if !cli.quiet {
+        let summary = report::summary(&s.result, &s.image, &s.machine);
+        if stdout_carries_data {
+            eprint!("{summary}");
+        } else {
+            spu_io::output::print(&summary)?;
+        }
     }
     Ok(())
+}
+
+/// A failed run's error, after dealing with its trace: a failed trace write is the
+/// real cause; the trace of a run that stopped (a fault, a deadlock, the cycle
+/// limit) is kept, as it shows how the kernel got there.
+fn with_trace(
+    e: session::SessionError,
+    trace_out: Option<TraceOutput>,
+    cli: &Cli,
+) -> anyhow::Error {
+    let Some(t) = trace_out else {
+        return e.into();
+    };
+    if let Some(write_error) = t.take_error() {
+        return write_error.into();
+    }
+    if let session::SessionError::Stopped {
+        interrupted: false, ..
+    } = e
+    {
+        if let Err(write_error) = t.finish() {
+            return write_error.into();
+        }
+        if let Some(p) = cli.trace.as_ref().filter(|p| !spu_io::output::is_stdout(p)) {
+            eprintln!("note: the trace up to the stop is in `{}`", p.display());
+        }
+    }
+    // Otherwise (the kernel did not load, or Ctrl-C) the trace is dropped unwritten.
+    e.into()
 }

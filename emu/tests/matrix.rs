@@ -57,6 +57,29 @@ fn bad_input_matrix() {
     )
     .unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_spu-emu"), p("host.elf")).unwrap();
+    std::fs::copy(root().join("samples/vecadd.spu"), p("k.spu")).unwrap();
+    let mut header = b"\x93NUMPY\x02\x00".to_vec();
+    header.extend_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(p("header.npy"), &header).unwrap();
+    let mut short = spu_emu::load::npy::encode(spu_isa::Ty::F32, &[8], &words).unwrap();
+    short.truncate(short.len() - 5);
+    std::fs::write(p("short.npy"), &short).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/file", p("dangling.json")).unwrap();
+    let oob = std::fs::read_to_string(root().join("emu/tests/faults/oob_load.spu")).unwrap();
+    std::fs::write(
+        p("passwd.bin"),
+        spu_asm::assemble("/etc/passwd", &oob).unwrap().0,
+    )
+    .unwrap();
+    let load = |file: &str| -> Vec<String> {
+        vec![
+            "samples/vecadd.spu".into(),
+            "-D".into(),
+            "N=8".into(),
+            "--load".into(),
+            format!("A={file}"),
+        ]
+    };
 
     let cases: Vec<(&str, Vec<String>)> = vec![
         (
@@ -176,6 +199,66 @@ fn bad_input_matrix() {
             vec!["emu/tests/matrix/no_exit.spu".into()],
         ),
         ("absurd_buffer", vec!["emu/tests/matrix/absurd.spu".into()]),
+        ("kernel_is_a_device", vec!["/dev/zero".into()]),
+        (
+            "machine_file_is_a_device",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                "/dev/zero".into(),
+            ],
+        ),
+        ("npy_is_a_device", load("/dev/zero")),
+        ("npy_header_too_large", load(&p("header.npy"))),
+        ("npy_truncated", load(&p("short.npy"))),
+        (
+            "output_overwrites_the_kernel",
+            vec![p("k.spu"), "-q".into(), "--stats".into(), p("k.spu")],
+        ),
+        (
+            "two_outputs_on_one_file",
+            vec![
+                p("k.spu"),
+                "-q".into(),
+                "--stats".into(),
+                p("o.json"),
+                "--dump".into(),
+                format!("C={}", p("o.json")),
+            ],
+        ),
+        (
+            "two_outputs_on_standard_output",
+            vec![
+                p("k.spu"),
+                "--stats".into(),
+                "-".into(),
+                "--trace".into(),
+                "-".into(),
+            ],
+        ),
+        (
+            "output_is_a_directory",
+            vec![p("k.spu"), "-q".into(), "--stats".into(), p("")],
+        ),
+        (
+            "output_is_a_dangling_link",
+            vec![
+                p("k.spu"),
+                "-q".into(),
+                "--stats".into(),
+                p("dangling.json"),
+            ],
+        ),
+        (
+            "trace_to_a_full_device",
+            vec![
+                p("k.spu"),
+                "-q".into(),
+                "--trace".into(),
+                "/dev/full".into(),
+            ],
+        ),
+        ("binary_names_etc_passwd", vec![p("passwd.bin")]),
         (
             "block_too_large",
             vec!["emu/tests/matrix/big_block.spu".into()],

@@ -35,7 +35,8 @@ pub enum TimingClass {
     IntDiv,
     /// Single-precision add, multiply, fused multiply-add, compare, convert.
     Fpu,
-    /// Special function unit: reciprocal, square root, f32 divide.
+    /// Special function unit: reciprocal, square root, f32 divide, the `.approx`
+    /// functions (ex2, lg2, sin, cos, rsqrt).
     Sfu,
     /// Shared-memory access.
     Shared,
@@ -53,6 +54,15 @@ pub enum TimingClass {
     Barrier,
     /// Inter-unit blocksync.
     BlockSync,
+    /// Double precision add, multiply, fused multiply-add, compare, convert. The
+    /// GTX 480 has no DP units: GPGPU-Sim runs DP instructions on the SFU pipeline
+    /// (latency 8, initiation interval 8: one eighth of the f32 rate).
+    Dp,
+    /// Double precision divide, reciprocal and square root (GPGPU-Sim GTX 480:
+    /// latency 330, initiation interval 130).
+    DpDiv,
+    /// Warp shuffle (GPGPU-Sim's SHFL class: latency 32, initiation interval 4).
+    Shuffle,
 }
 
 /// Instruction class used by the energy models: fine enough for the Cyclops-64
@@ -70,6 +80,12 @@ pub enum EnergyClass {
     FpFma,
     FpSfu,
     Convert,
+    /// Double precision arithmetic, compare and convert.
+    Fp64,
+    /// Double precision divide, reciprocal, square root.
+    Fp64Sfu,
+    /// Cross-lane data exchange (`shfl.sync`).
+    Shuffle,
     LoadGlobal,
     StoreGlobal,
     AtomicGlobal,
@@ -97,6 +113,9 @@ impl EnergyClass {
         EnergyClass::FpFma,
         EnergyClass::FpSfu,
         EnergyClass::Convert,
+        EnergyClass::Fp64,
+        EnergyClass::Fp64Sfu,
+        EnergyClass::Shuffle,
         EnergyClass::LoadGlobal,
         EnergyClass::StoreGlobal,
         EnergyClass::AtomicGlobal,

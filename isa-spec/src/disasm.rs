@@ -1,14 +1,15 @@
 //! Instruction text in source syntax, derived from the table's field order. Used by
 //! the disassembler, run-time error messages and traces, so all print alike.
 
-use crate::instr::{Guard, Instr, Operand, SymbolRef};
+use crate::instr::{Guard, Instr, Operand, SymbolRef, operand_regs, operand_type};
 use crate::names::{Space, Ty};
-use crate::table::{Field, ModKind, OperandTy};
+use crate::table::{Field, ModKind, OperandKind};
 
 /// Resolves numbers in an instruction to source names.
 pub trait Names {
-    /// Name of general register `index`, without `%`.
-    fn reg(&self, index: u8) -> String;
+    /// Name of the value spanning `regs` registers from general register `index`
+    /// (1: a 32-bit register, 2: a 64-bit pair), without `%`.
+    fn reg(&self, index: u8, regs: u8) -> String;
     /// Name of predicate register `index`, without `%`.
     fn pred(&self, index: u8) -> String;
     /// Name of the label at instruction `pc`.
@@ -19,13 +20,18 @@ pub trait Names {
     fn param_at(&self, offset: i16) -> Option<String>;
 }
 
-/// Plain numeric names (`%r3`, `%p1`, `L12`), for contexts without a module.
+/// Plain numeric names (`%r3`, `%rd4` for the pair starting at register 4, `%p1`,
+/// `L12`), for contexts without a module.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NumericNames;
 
 impl Names for NumericNames {
-    fn reg(&self, index: u8) -> String {
-        format!("r{index}")
+    fn reg(&self, index: u8, regs: u8) -> String {
+        if regs == 2 {
+            format!("rd{index}")
+        } else {
+            format!("r{index}")
+        }
     }
     fn pred(&self, index: u8) -> String {
         format!("p{index}")
@@ -68,13 +74,41 @@ pub fn format_f32(value: f32) -> String {
     }
 }
 
-/// A 32-bit value of a type in source syntax.
-pub fn format_value(bits: u32, ty: Ty) -> String {
-    match ty {
-        Ty::U32 => bits.to_string(),
-        Ty::S32 => (bits as i32).to_string(),
-        Ty::F32 => format_f32(f32::from_bits(bits)),
+/// A double in a form the assembler reads back to the same bits.
+pub fn format_f64(value: f64) -> String {
+    if value.is_finite() && !(value == 0.0 && value.is_sign_negative()) {
+        format!("{value:?}")
+    } else {
+        format!("0d{:016X}", value.to_bits())
     }
+}
+
+/// A value of a type in source syntax, from its bit pattern (the low bits for types
+/// narrower than 64).
+pub fn format_value(bits: u64, ty: Ty) -> String {
+    match ty {
+        Ty::F32 => format_f32(f32::from_bits(bits as u32)),
+        Ty::F64 => format_f64(f64::from_bits(bits)),
+        t if t.is_signed() => {
+            let shift = 64 - t.bits();
+            (((bits << shift) as i64) >> shift).to_string()
+        }
+        t => {
+            let shift = 64 - t.bits();
+            ((bits << shift) >> shift).to_string()
+        }
+    }
+}
+
+/// A register operand: `%r1`, or `{%r4, %r5}` for a vector.
+fn register_text(names: &dyn Names, r: u8, elem_regs: u8, count: u8) -> String {
+    if count == 1 {
+        return format!("%{}", names.reg(r, elem_regs));
+    }
+    let parts: Vec<String> = (0..count)
+        .map(|k| format!("%{}", names.reg(r + k * elem_regs, elem_regs)))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
 }
 
 /// The whole instruction, e.g. `@!%p1 ld.global.f32 %f1, [%r2+4];`.
@@ -86,37 +120,59 @@ pub fn format_instr(instr: &Instr, names: &dyn Names) -> String {
         Guard::IfNot(p) => format!("@!%{} ", names.pred(p)),
     };
     s.push_str(&full_mnemonic(instr));
-    let types = |t: OperandTy| match t {
-        OperandTy::Main => instr.mods.ty,
-        OperandTy::Src => instr.mods.src_ty,
-        OperandTy::U32 => Some(Ty::U32),
-        OperandTy::Pred | OperandTy::None => None,
-    };
     let mut first = true;
-    for ((_, _, ty, _), op) in spec.operands().zip(instr.operands()) {
+    for ((_, kind, oty, _), op) in spec.operands().zip(instr.operands()) {
+        let ty = operand_type(oty, &instr.mods).unwrap_or(Ty::U32);
+        if kind == OperandKind::OptPred {
+            // `d|p`: printed after the destination, without a comma.
+            if let Operand::Pred(p) = *op {
+                s.push_str(&format!("|%{}", names.pred(p)));
+            }
+            continue;
+        }
         s.push_str(if first { " " } else { ", " });
         first = false;
-        let ty = types(ty).unwrap_or(Ty::U32);
         match *op {
-            Operand::Reg(r) => s.push_str(&format!("%{}", names.reg(r))),
+            Operand::Reg(r) => {
+                let regs = operand_regs(oty, &instr.mods);
+                let elem = ty.regs().min(regs);
+                s.push_str(&register_text(names, r, elem, regs / elem));
+            }
             Operand::Pred(p) => s.push_str(&format!("%{}", names.pred(p))),
+            Operand::PredNot(p) => s.push_str(&format!("!%{}", names.pred(p))),
+            Operand::Absent => {}
             Operand::Imm16(v) => s.push_str(&format_value(Operand::widen_imm16(v, ty), ty)),
-            Operand::Imm32(v) => s.push_str(&format_value(v, ty)),
+            Operand::Imm(u32::MAX) if kind == OperandKind::Mask => s.push_str("-1"),
+            Operand::Imm(v) if kind == OperandKind::Imm8 || kind == OperandKind::ShflC => {
+                s.push_str(&format!("{v:#x}"))
+            }
+            Operand::Imm(v) => s.push_str(&v.to_string()),
+            Operand::Imm32(v) => s.push_str(&format_value(Operand::widen_imm32(v, ty), ty)),
             Operand::Special(sp) => s.push_str(&format!("%{sp}")),
-            Operand::Symbol(sym) => s.push_str(&names.symbol(sym)),
+            Operand::Symbol { sym, offset } => {
+                s.push_str(&names.symbol(sym));
+                if offset > 0 {
+                    s.push_str(&format!("+{offset}"));
+                } else if offset < 0 {
+                    s.push_str(&format!("-{}", -i64::from(offset)));
+                }
+            }
             Operand::Target(t) => s.push_str(&names.label(t)),
-            Operand::Mem { base, offset } => {
+            Operand::Mem { base, wide, offset } => {
                 let param = (instr.mods.space == Some(Space::Param) && base.is_none())
                     .then(|| names.param_at(offset))
                     .flatten();
+                let regs = if wide { 2 } else { 1 };
                 match (base, param) {
                     (_, Some(name)) => s.push_str(&format!("[{name}]")),
                     (None, None) => s.push_str(&format!("[{offset}]")),
-                    (Some(b), None) if offset == 0 => s.push_str(&format!("[%{}]", names.reg(b))),
-                    (Some(b), None) if offset < 0 => {
-                        s.push_str(&format!("[%{}-{}]", names.reg(b), -i32::from(offset)))
+                    (Some(b), None) if offset == 0 => {
+                        s.push_str(&format!("[%{}]", names.reg(b, regs)))
                     }
-                    (Some(b), None) => s.push_str(&format!("[%{}+{offset}]", names.reg(b))),
+                    (Some(b), None) if offset < 0 => {
+                        s.push_str(&format!("[%{}-{}]", names.reg(b, regs), -i32::from(offset)))
+                    }
+                    (Some(b), None) => s.push_str(&format!("[%{}+{offset}]", names.reg(b, regs))),
                 }
             }
         }

@@ -3,10 +3,17 @@
 //!
 //! Word layout (bit 0 is the least significant): opcode in bits 0..8, guard in bits
 //! 8..14 (enable, negate, 4-bit predicate), then the row's fields packed in order.
-//! Unused high bits must be zero.
+//! Unused high bits must be zero. 64-bit and vector register operands must start at
+//! a register aligned to their size.
 
-use crate::names::{AtomOp, Cmp, Half, Side, Space, Special, Ty};
-use crate::table::{Field, HEADER_BITS, ModKind, Opcode, OperandKind, REG_BITS, TARGET_BITS};
+use crate::names::{
+    AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PredTy, PrmtMode, Rnd, Sat,
+    Scope, ShfDir, ShfMode, ShflMode, Side, Space, Special, To, Ty, Uni, Vector, Volatile,
+    VoteMode,
+};
+use crate::table::{
+    Field, HEADER_BITS, ModKind, Opcode, OperandKind, OperandTy, REG_BITS, TARGET_BITS,
+};
 
 /// Number of general registers a thread can address.
 pub const MAX_REGS: u32 = 1 << REG_BITS;
@@ -16,10 +23,8 @@ pub const MAX_PREDS: u32 = 1 << crate::table::PRED_BITS;
 pub const MAX_TARGET: u32 = (1 << TARGET_BITS) - 2;
 /// Encoded "no reconvergence point" (an unconditional or uniform branch).
 pub const NO_RECONV: u32 = (1 << TARGET_BITS) - 1;
-/// Buffers, and separately shared arrays, an instruction can name.
-pub const MAX_SYMBOLS: u16 = 0x8000;
 /// Most operands any row has.
-pub const MAX_OPERANDS: usize = 4;
+pub const MAX_OPERANDS: usize = 6;
 
 /// Predicated execution: `@%p` or `@!%p`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -39,21 +44,41 @@ pub enum SymbolRef {
     Shared(u16),
 }
 
+/// Buffers, and separately shared arrays, an instruction can name (12 index bits).
+pub const MAX_SYMBOLS: u16 = 1 << 12;
+/// Range of the byte offset a `mov` adds to a symbol's address (20 signed bits).
+pub const SYMBOL_OFFSET_RANGE: std::ops::RangeInclusive<i32> = -(1 << 19)..=(1 << 19) - 1;
+
 /// An operand value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operand {
+    /// A general register; 64-bit and vector operands name the first register of
+    /// their aligned group.
     Reg(u8),
     Pred(u8),
-    /// A 16-bit immediate: sign-extended for `.s32`, zero-extended for `.u32`, the
-    /// high half of the bit pattern for `.f32`.
+    /// A negated predicate `!%p`.
+    PredNot(u8),
+    /// An optional operand that is absent (`shfl.sync` without `|p`).
+    Absent,
+    /// A 16-bit immediate: sign-extended for signed types, zero-extended for unsigned
+    /// and bit types, the high 16 bits of the bit pattern for floats.
     Imm16(u16),
+    /// A small immediate (lane indices, bit positions, `lop3` tables, the `shfl`
+    /// clamp/segment word, the full member mask).
+    Imm(u32),
     /// A 32-bit immediate bit pattern (`mov`).
     Imm32(u32),
     Special(Special),
-    Symbol(SymbolRef),
-    /// `[base+offset]`, byte address; `base` absent means `[offset]`.
+    /// The address of a symbol plus a byte offset.
+    Symbol {
+        sym: SymbolRef,
+        offset: i32,
+    },
+    /// `[base+offset]`, byte address; `base` absent means `[offset]`; `wide` when the
+    /// base is a 64-bit register pair (its high word must be zero).
     Mem {
         base: Option<u8>,
+        wide: bool,
         offset: i16,
     },
     /// Instruction index.
@@ -61,55 +86,90 @@ pub enum Operand {
 }
 
 impl Operand {
-    /// The value of a 16-bit immediate as a 32-bit word of the given type.
-    pub fn widen_imm16(raw: u16, ty: Ty) -> u32 {
+    /// The value of a 16-bit immediate as a 64-bit pattern of the given type.
+    pub fn widen_imm16(raw: u16, ty: Ty) -> u64 {
         match ty {
-            Ty::S32 => raw as i16 as i32 as u32,
-            Ty::U32 => u32::from(raw),
-            Ty::F32 => u32::from(raw) << 16,
+            Ty::F32 => u64::from(raw) << 16,
+            Ty::F64 => u64::from(raw) << 48,
+            t if t.is_signed() => raw as i16 as i64 as u64,
+            _ => u64::from(raw),
+        }
+    }
+
+    /// The value of a `mov` 32-bit immediate as a 64-bit pattern of the given type:
+    /// sign-extended for signed types, the high half of the pattern for `.f64`.
+    pub fn widen_imm32(raw: u32, ty: Ty) -> u64 {
+        match ty {
+            Ty::F64 => u64::from(raw) << 32,
+            t if t.is_signed() => raw as i32 as i64 as u64,
+            _ => u64::from(raw),
         }
     }
 }
 
-/// Modifier values of an instruction (absent ones are `None`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Mods {
-    pub ty: Option<Ty>,
-    pub src_ty: Option<Ty>,
-    pub cmp: Option<Cmp>,
-    pub space: Option<Space>,
-    pub atom: Option<AtomOp>,
-    pub half: Option<Half>,
-    pub side: Option<Side>,
+/// Declares [`Mods`] with one optional field per modifier kind and the accessors
+/// that map kinds to fields, so the list exists once.
+macro_rules! mods {
+    ($($kind:ident => $field:ident : $ty:ident),+ $(,)?) => {
+        /// Modifier values of an instruction (absent ones are `None`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct Mods {
+            $(pub $field: Option<$ty>,)+
+        }
+
+        impl Mods {
+            /// The code of a modifier kind, if present.
+            pub fn get(&self, kind: ModKind) -> Option<u8> {
+                match kind {
+                    $(ModKind::$kind => self.$field.map($ty::code),)+
+                }
+            }
+
+            /// Sets a modifier from its code; false if the code is not a value of the kind.
+            pub fn set(&mut self, kind: ModKind, code: u8) -> bool {
+                match kind {
+                    $(ModKind::$kind => self.$field = $ty::from_code(code),)+
+                }
+                self.get(kind).is_some()
+            }
+
+            /// Removes a modifier.
+            pub fn clear(&mut self, kind: ModKind) {
+                match kind {
+                    $(ModKind::$kind => self.$field = None,)+
+                }
+            }
+        }
+    };
 }
 
-impl Mods {
-    /// The code of a modifier kind, if present.
-    pub fn get(&self, kind: ModKind) -> Option<u8> {
-        match kind {
-            ModKind::Type => self.ty.map(Ty::code),
-            ModKind::SrcType => self.src_ty.map(Ty::code),
-            ModKind::Cmp => self.cmp.map(Cmp::code),
-            ModKind::Space => self.space.map(Space::code),
-            ModKind::AtomOp => self.atom.map(AtomOp::code),
-            ModKind::Half => self.half.map(Half::code),
-            ModKind::Side => self.side.map(Side::code),
-        }
-    }
-
-    /// Sets a modifier from its code; false if the code is not a value of the kind.
-    pub fn set(&mut self, kind: ModKind, code: u8) -> bool {
-        match kind {
-            ModKind::Type => self.ty = Ty::from_code(code),
-            ModKind::SrcType => self.src_ty = Ty::from_code(code),
-            ModKind::Cmp => self.cmp = Cmp::from_code(code),
-            ModKind::Space => self.space = Space::from_code(code),
-            ModKind::AtomOp => self.atom = AtomOp::from_code(code),
-            ModKind::Half => self.half = Half::from_code(code),
-            ModKind::Side => self.side = Side::from_code(code),
-        }
-        self.get(kind).is_some()
-    }
+mods! {
+    Type => ty: Ty,
+    SrcType => src_ty: Ty,
+    Cmp => cmp: Cmp,
+    Space => space: Space,
+    AtomOp => atom: AtomOp,
+    Half => half: Half,
+    Side => side: Side,
+    Rnd => rnd: Rnd,
+    Prec => prec: Prec,
+    Ftz => ftz: Ftz,
+    Sat => sat: Sat,
+    Volatile => volatile: Volatile,
+    Nc => nc: Nc,
+    Uni => uni: Uni,
+    To => to: To,
+    Vector => vec: Vector,
+    CacheOp => cache: CacheOp,
+    ShflMode => shfl: ShflMode,
+    VoteMode => vote: VoteMode,
+    MemLevel => level: MemLevel,
+    FenceSem => sem: FenceSem,
+    Scope => scope: Scope,
+    ShfDir => dir: ShfDir,
+    ShfMode => shf_mode: ShfMode,
+    PrmtMode => prmt: PrmtMode,
+    PredTy => pred_ty: PredTy,
 }
 
 /// One instruction.
@@ -145,10 +205,21 @@ pub enum EncodingError {
         mnemonic: &'static str,
         what: &'static str,
     },
+    #[error("`{mnemonic}`: {why}")]
+    Rule { mnemonic: &'static str, why: String },
     #[error("`{mnemonic}` has a malformed {what} operand")]
     BadOperand {
         mnemonic: &'static str,
         what: &'static str,
+    },
+    #[error(
+        "`{mnemonic}` operand `{operand}` spans {regs} registers and must start at a multiple of {regs} (it starts at %r{reg})"
+    )]
+    Misaligned {
+        mnemonic: &'static str,
+        operand: &'static str,
+        regs: u8,
+        reg: u8,
     },
     #[error("`{mnemonic}` has reserved bits set ({word:#018x})")]
     ReservedBits { mnemonic: &'static str, word: u64 },
@@ -160,6 +231,29 @@ pub enum EncodingError {
     },
     #[error("guard predicate %p{0} is out of range")]
     BadGuard(u8),
+}
+
+/// The type an operand has in a form with these modifiers (`None` for predicates,
+/// labels and untyped immediates).
+pub fn operand_type(ty: OperandTy, mods: &Mods) -> Option<Ty> {
+    match ty {
+        OperandTy::Main | OperandTy::MainVec => mods.ty,
+        OperandTy::Wide => mods.ty.and_then(Ty::widened),
+        OperandTy::Src => mods.src_ty,
+        OperandTy::U32 => Some(Ty::U32),
+        OperandTy::B32 => Some(Ty::B32),
+        OperandTy::Pred | OperandTy::None => None,
+    }
+}
+
+/// How many consecutive 32-bit registers an operand of this type spans in a form
+/// with these modifiers: 1, 2 (a 64-bit value or `.v2` of 32-bit values) or 4.
+pub fn operand_regs(ty: OperandTy, mods: &Mods) -> u8 {
+    let base = operand_type(ty, mods).map_or(1, Ty::regs);
+    match (ty, mods.vec) {
+        (OperandTy::MainVec, Some(v)) => base * v.count(),
+        _ => base,
+    }
 }
 
 impl Instr {
@@ -207,9 +301,90 @@ impl Instr {
             .exec_class(self.mods.ty, self.mods.src_ty, self.mods.space)
     }
 
+    /// Registers spanned by operand `i` (see [`operand_regs`]).
+    pub fn operand_regs(&self, i: usize) -> u8 {
+        self.opcode
+            .spec()
+            .operands()
+            .nth(i)
+            .map_or(1, |(_, _, ty, _)| operand_regs(ty, &self.mods))
+    }
+
+    /// Checks the modifier rules and the alignment of wide register operands.
+    fn check(&self) -> Result<(), EncodingError> {
+        let spec = self.opcode.spec();
+        spec.check_rules(&self.mods)
+            .map_err(|why| EncodingError::Rule {
+                mnemonic: spec.mnemonic,
+                why,
+            })?;
+        let int32 = self.mods.ty.is_some_and(|t| t.is_int() && t.bits() == 32);
+        let address = self.mods.ty.is_some_and(|t| t.is_int() && t.bits() >= 32);
+        for (i, ((name, _, _, _), op)) in spec.operands().zip(self.operands()).enumerate() {
+            match *op {
+                Operand::Special(_) if !int32 => {
+                    return Err(EncodingError::Rule {
+                        mnemonic: spec.mnemonic,
+                        why: "special registers are read with a 32-bit integer type".into(),
+                    });
+                }
+                Operand::Symbol { .. } if !address => {
+                    return Err(EncodingError::Rule {
+                        mnemonic: spec.mnemonic,
+                        why: "addresses are read with a 32- or 64-bit integer type".into(),
+                    });
+                }
+                Operand::Imm32(v) => {
+                    if let Some(t) = self.mods.ty.filter(|t| t.bits() < 32) {
+                        let shift = 32 - t.bits();
+                        let canonical = if t.is_signed() {
+                            (((v << shift) as i32) >> shift) as u32
+                        } else {
+                            (v << shift) >> shift
+                        };
+                        if canonical != v {
+                            return Err(EncodingError::BadOperand {
+                                mnemonic: spec.mnemonic,
+                                what: "immediate wider than its type",
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let regs = self.operand_regs(i);
+            let reg = match *op {
+                Operand::Reg(r) => r,
+                Operand::Mem {
+                    base: Some(r),
+                    wide: true,
+                    ..
+                } if r % 2 != 0 => {
+                    return Err(EncodingError::Misaligned {
+                        mnemonic: spec.mnemonic,
+                        operand: name,
+                        regs: 2,
+                        reg: r,
+                    });
+                }
+                _ => continue,
+            };
+            if regs > 1 && (reg % regs != 0 || u32::from(reg) + u32::from(regs) > MAX_REGS) {
+                return Err(EncodingError::Misaligned {
+                    mnemonic: spec.mnemonic,
+                    operand: name,
+                    regs,
+                    reg,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Encodes into a 64-bit word, checking every field against the table.
     pub fn encode(&self) -> Result<u64, EncodingError> {
         let spec = self.opcode.spec();
+        self.check()?;
         let mut w = BitWriter::new(u64::from(spec.opcode));
         w.put(
             match self.guard {
@@ -246,7 +421,9 @@ impl Instr {
                             });
                         }
                     };
-                    w.put(code, kind.width());
+                    if field.width() > 0 {
+                        w.put(code, field.width());
+                    }
                 }
                 Field::Operand { kind, .. } => {
                     let Some(op) = operands.next() else {
@@ -306,7 +483,11 @@ impl Instr {
                     allowed,
                     optional,
                 } => {
-                    let raw = r.take(kind.width());
+                    let raw = if field.width() == 0 {
+                        u64::from(allowed.trailing_zeros())
+                    } else {
+                        r.take(field.width())
+                    };
                     let bad = || EncodingError::BadModifier {
                         mnemonic: spec.mnemonic,
                         what: kind.describe(),
@@ -317,7 +498,7 @@ impl Instr {
                     }
                     let code = raw - u64::from(optional);
                     let code = u8::try_from(code).map_err(|_| bad())?;
-                    if allowed & (1u16.checked_shl(u32::from(code)).unwrap_or(0)) == 0
+                    if allowed & (1u32.checked_shl(u32::from(code)).unwrap_or(0)) == 0
                         || !mods.set(kind, code)
                     {
                         return Err(bad());
@@ -345,34 +526,60 @@ impl Instr {
         }
         let mut instr = Instr::new(opcode, guard, mods, &ops)?;
         instr.reconv = reconv;
+        instr.check()?;
         Ok(instr)
     }
 }
 
+/// Packs the `shfl.sync` `c` word (clamp in bits 0..5, segment mask in bits 8..13)
+/// into its 10 immediate bits; `None` if other bits are set.
+pub fn pack_shfl_c(c: u32) -> Option<u64> {
+    (c & !0x1f1f == 0).then_some(u64::from((c & 0x1f) | ((c >> 8) & 0x1f) << 5))
+}
+
 fn encode_operand(kind: OperandKind, op: Operand) -> Option<u64> {
     let reg = |r: u8| (u32::from(r) < MAX_REGS).then_some(u64::from(r));
+    let pred = |p: u8| (u32::from(p) < MAX_PREDS).then_some(u64::from(p));
     match (kind, op) {
         (OperandKind::Reg, Operand::Reg(r)) => reg(r),
-        (OperandKind::Pred, Operand::Pred(p)) => (u32::from(p) < MAX_PREDS).then_some(u64::from(p)),
-        (OperandKind::RegOrImm, Operand::Reg(r)) => Some(reg(r)? << 1),
+        (OperandKind::Pred, Operand::Pred(p)) => pred(p),
+        (OperandKind::PredNeg, Operand::Pred(p)) => Some(pred(p)? << 1),
+        (OperandKind::PredNeg, Operand::PredNot(p)) => Some(1 | pred(p)? << 1),
+        (OperandKind::OptPred, Operand::Absent) => Some(0),
+        (OperandKind::OptPred, Operand::Pred(p)) => Some(1 | pred(p)? << 1),
+        (
+            OperandKind::RegOrImm
+            | OperandKind::RegOrSmall
+            | OperandKind::ShflC
+            | OperandKind::Mask,
+            Operand::Reg(r),
+        ) => Some(reg(r)? << 1),
         (OperandKind::RegOrImm, Operand::Imm16(v)) => Some(1 | (u64::from(v) << 1)),
-        (OperandKind::Mem, Operand::Mem { base, offset }) => {
+        (OperandKind::RegOrSmall, Operand::Imm(v)) if v <= 0xff => Some(1 | (u64::from(v) << 1)),
+        (OperandKind::ShflC, Operand::Imm(v)) => Some(1 | pack_shfl_c(v)? << 1),
+        (OperandKind::Mask, Operand::Imm(u32::MAX)) => Some(1),
+        (OperandKind::Imm8, Operand::Imm(v)) if v <= 0xff => Some(u64::from(v)),
+        (OperandKind::Mem, Operand::Mem { base, wide, offset }) => {
             let b = match base {
-                Some(r) => 1 | (reg(r)? << 1),
+                Some(r) => 1 | (u64::from(wide) << 1) | (reg(r)? << 2),
+                None if wide => return None,
                 None => 0,
             };
-            Some(b | (u64::from(offset as u16) << (1 + REG_BITS)))
+            Some(b | (u64::from(offset as u16) << (2 + REG_BITS)))
         }
-        (OperandKind::MovSrc, Operand::Reg(r)) => Some(reg(r)? << 2),
-        (OperandKind::MovSrc, Operand::Imm32(v)) => Some(1 | (u64::from(v) << 2)),
-        (OperandKind::MovSrc, Operand::Special(s)) => Some(2 | (u64::from(s.code()) << 2)),
-        (OperandKind::MovSrc, Operand::Symbol(sym)) => {
-            let payload = match sym {
-                SymbolRef::Buffer(i) if i < MAX_SYMBOLS => u64::from(i),
-                SymbolRef::Shared(i) if i < MAX_SYMBOLS => u64::from(MAX_SYMBOLS | i),
-                _ => return None,
+        (OperandKind::MovSrc, Operand::Reg(r)) => Some(reg(r)? << 3),
+        (OperandKind::MovSrc, Operand::Imm32(v)) => Some(1 | (u64::from(v) << 3)),
+        (OperandKind::MovSrc, Operand::Special(s)) => Some(2 | (u64::from(s.code()) << 3)),
+        (OperandKind::MovSrc, Operand::Symbol { sym, offset }) => {
+            let (tag, index) = match sym {
+                SymbolRef::Buffer(i) => (3, i),
+                SymbolRef::Shared(i) => (4, i),
             };
-            Some(3 | (payload << 2))
+            if index >= MAX_SYMBOLS || !SYMBOL_OFFSET_RANGE.contains(&offset) {
+                return None;
+            }
+            let payload = u64::from(index) | (u64::from(offset as u32 & 0xf_ffff) << 12);
+            Some(tag | (payload << 3))
         }
         (OperandKind::Target, Operand::Target(t)) => (t <= MAX_TARGET).then_some(u64::from(t)),
         _ => None,
@@ -381,43 +588,64 @@ fn encode_operand(kind: OperandKind, op: Operand) -> Option<u64> {
 
 fn decode_operand(kind: OperandKind, raw: u64) -> Option<Operand> {
     let reg = |bits: u64| (bits < u64::from(MAX_REGS)).then_some(bits as u8);
+    let reg_or = |imm: fn(u64) -> Option<Operand>| {
+        if raw & 1 == 1 {
+            imm(raw >> 1)
+        } else {
+            Some(Operand::Reg(reg(raw >> 1)?))
+        }
+    };
     Some(match kind {
         OperandKind::Reg => Operand::Reg(reg(raw)?),
         OperandKind::Pred => Operand::Pred(raw as u8),
-        OperandKind::RegOrImm => {
-            if raw & 1 == 1 {
-                Operand::Imm16((raw >> 1) as u16)
-            } else {
-                Operand::Reg(reg(raw >> 1)?)
-            }
-        }
+        OperandKind::PredNeg if raw & 1 == 1 => Operand::PredNot((raw >> 1) as u8),
+        OperandKind::PredNeg => Operand::Pred((raw >> 1) as u8),
+        OperandKind::OptPred if raw & 1 == 1 => Operand::Pred((raw >> 1) as u8),
+        OperandKind::OptPred if raw == 0 => Operand::Absent,
+        OperandKind::OptPred => return None,
+        OperandKind::RegOrImm => reg_or(|v| Some(Operand::Imm16(v as u16)))?,
+        OperandKind::RegOrSmall => reg_or(|v| Some(Operand::Imm(v as u32)))?,
+        OperandKind::ShflC => reg_or(|v| {
+            Some(Operand::Imm(
+                (v & 0x1f) as u32 | ((v >> 5) as u32 & 0x1f) << 8,
+            ))
+        })?,
+        OperandKind::Mask => reg_or(|v| (v == 0).then_some(Operand::Imm(u32::MAX)))?,
+        OperandKind::Imm8 => Operand::Imm(raw as u32),
         OperandKind::Mem => {
+            let reg_bits = (raw >> 2) & u64::from(MAX_REGS - 1);
+            let wide = raw & 2 != 0;
             let base = if raw & 1 == 1 {
-                Some(reg((raw >> 1) & u64::from(MAX_REGS - 1))?)
-            } else if (raw >> 1) & u64::from(MAX_REGS - 1) != 0 {
+                Some(reg(reg_bits)?)
+            } else if reg_bits != 0 || wide {
                 return None;
             } else {
                 None
             };
             Operand::Mem {
                 base,
-                offset: (raw >> (1 + REG_BITS)) as u16 as i16,
+                wide,
+                offset: (raw >> (2 + REG_BITS)) as u16 as i16,
             }
         }
         OperandKind::MovSrc => {
-            let payload = raw >> 2;
-            match raw & 0b11 {
+            let payload = raw >> 3;
+            match raw & 0b111 {
                 0 => Operand::Reg(reg(payload)?),
                 1 => Operand::Imm32(payload as u32),
                 2 => Operand::Special(Special::from_code(u8::try_from(payload).ok()?)?),
-                _ => {
-                    let index = (payload & 0x7fff) as u16;
-                    match payload >> 15 {
-                        0 => Operand::Symbol(SymbolRef::Buffer(index)),
-                        1 => Operand::Symbol(SymbolRef::Shared(index)),
-                        _ => return None,
-                    }
+                tag @ (3 | 4) => {
+                    let index = (payload & 0xfff) as u16;
+                    // Sign-extend the 20-bit offset.
+                    let offset = ((((payload >> 12) as u32) << 12) as i32) >> 12;
+                    let sym = if tag == 3 {
+                        SymbolRef::Buffer(index)
+                    } else {
+                        SymbolRef::Shared(index)
+                    };
+                    Operand::Symbol { sym, offset }
                 }
+                _ => return None,
             }
         }
         OperandKind::Target => {

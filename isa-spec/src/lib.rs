@@ -11,13 +11,18 @@ pub mod format;
 mod instr;
 pub mod names;
 pub mod reference;
+pub mod sample;
 pub mod table;
 pub mod textmate;
 
 pub use class::{EnergyClass, ExecClass, TimingClass, Units};
 pub use instr::{
     EncodingError, Guard, Instr, MAX_OPERANDS, MAX_PREDS, MAX_REGS, MAX_SYMBOLS, MAX_TARGET, Mods,
-    NO_RECONV, Operand, SymbolRef,
+    NO_RECONV, Operand, SYMBOL_OFFSET_RANGE, SymbolRef, operand_regs, operand_type, pack_shfl_c,
 };
-pub use names::{AtomOp, Cmp, Half, Side, Space, Special, Ty};
+pub use names::{
+    AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PredTy, PrmtMode, Rnd, Sat,
+    Scope, ShfDir, ShfMode, ShflMode, Side, Space, Special, To, Ty, TyClass, Uni, Vector, Volatile,
+    VoteMode,
+};
 pub use table::{Opcode, TABLE};

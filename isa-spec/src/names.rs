@@ -46,20 +46,151 @@ macro_rules! code_enum {
 }
 
 code_enum! {
-    /// Operand data type of an instruction or a register.
-    Ty { U32 = "u32", S32 = "s32", F32 = "f32" }
+    /// Operand data type of an instruction or a register. `.bN` types are untyped bit
+    /// patterns of N bits: they meet any register of their size. 64-bit values live in
+    /// aligned pairs of 32-bit registers (even register = low word); 8- and 16-bit
+    /// values live in the low bits of one 32-bit register.
+    Ty {
+        U32 = "u32", S32 = "s32", F32 = "f32",
+        U64 = "u64", S64 = "s64", F64 = "f64",
+        U16 = "u16", S16 = "s16", U8 = "u8", S8 = "s8",
+        B8 = "b8", B16 = "b16", B32 = "b32", B64 = "b64",
+    }
+}
+
+/// What kind of values a type holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TyClass {
+    Unsigned,
+    Signed,
+    /// Untyped bits (`.bN`).
+    Bits,
+    Float,
 }
 
 impl Ty {
-    /// True for the two 32-bit integer types.
+    /// Width in bits.
+    pub const fn bits(self) -> u32 {
+        match self {
+            Ty::U8 | Ty::S8 | Ty::B8 => 8,
+            Ty::U16 | Ty::S16 | Ty::B16 => 16,
+            Ty::U32 | Ty::S32 | Ty::F32 | Ty::B32 => 32,
+            Ty::U64 | Ty::S64 | Ty::F64 | Ty::B64 => 64,
+        }
+    }
+
+    /// Width in bytes.
+    pub const fn bytes(self) -> u32 {
+        self.bits() / 8
+    }
+
+    /// 32-bit registers a value of this type occupies (1, or an aligned pair).
+    pub const fn regs(self) -> u8 {
+        if self.bits() == 64 { 2 } else { 1 }
+    }
+
+    /// Unsigned, signed, bits or float.
+    pub const fn class(self) -> TyClass {
+        match self {
+            Ty::U8 | Ty::U16 | Ty::U32 | Ty::U64 => TyClass::Unsigned,
+            Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64 => TyClass::Signed,
+            Ty::B8 | Ty::B16 | Ty::B32 | Ty::B64 => TyClass::Bits,
+            Ty::F32 | Ty::F64 => TyClass::Float,
+        }
+    }
+
+    /// True for integer and bit types.
     pub const fn is_int(self) -> bool {
-        matches!(self, Ty::U32 | Ty::S32)
+        !self.is_float()
+    }
+
+    /// True for `.f32` and `.f64`.
+    pub const fn is_float(self) -> bool {
+        matches!(self, Ty::F32 | Ty::F64)
+    }
+
+    /// True for the signed integer types.
+    pub const fn is_signed(self) -> bool {
+        matches!(self.class(), TyClass::Signed)
+    }
+
+    /// The integer type of a width and signedness.
+    pub const fn int(bits: u32, signed: bool) -> Ty {
+        match (bits, signed) {
+            (8, false) => Ty::U8,
+            (8, true) => Ty::S8,
+            (16, false) => Ty::U16,
+            (16, true) => Ty::S16,
+            (64, false) => Ty::U64,
+            (64, true) => Ty::S64,
+            (_, false) => Ty::U32,
+            (_, true) => Ty::S32,
+        }
+    }
+
+    /// The bit type of a width (8, 16, 32 or 64).
+    pub const fn b(bits: u32) -> Ty {
+        match bits {
+            8 => Ty::B8,
+            16 => Ty::B16,
+            64 => Ty::B64,
+            _ => Ty::B32,
+        }
+    }
+
+    /// The same kind of type at twice the width (`mul.wide`), if there is one.
+    pub const fn widened(self) -> Option<Ty> {
+        Some(match self {
+            Ty::U16 => Ty::U32,
+            Ty::S16 => Ty::S32,
+            Ty::U32 => Ty::U64,
+            Ty::S32 => Ty::S64,
+            Ty::B16 => Ty::B32,
+            Ty::B32 => Ty::B64,
+            _ => return None,
+        })
+    }
+
+    /// True when a register declared with type `reg` may hold an operand of this
+    /// instruction type: same size, and integer with integer or float with float,
+    /// except that `.bN` meets any type of its size (PTX's type-checking rules).
+    /// 8-bit values are held in registers of at least 16 bits.
+    pub fn accepts_register(self, reg: Ty) -> bool {
+        let size = |t: Ty| t.bits().max(16);
+        if size(self) != size(reg) {
+            return false;
+        }
+        self.class() == TyClass::Bits
+            || reg.class() == TyClass::Bits
+            || self.is_float() == reg.is_float()
     }
 }
 
 code_enum! {
-    /// Comparison of `setp`.
-    Cmp { Eq = "eq", Ne = "ne", Lt = "lt", Le = "le", Gt = "gt", Ge = "ge" }
+    /// Comparison of `setp`. `lo ls hi hs` are the unsigned spellings of
+    /// `lt le gt ge`; the `u` forms and `num`/`nan` are the unordered float
+    /// comparisons (true when either operand is NaN, or test for NaN).
+    Cmp {
+        Eq = "eq", Ne = "ne", Lt = "lt", Le = "le", Gt = "gt", Ge = "ge",
+        Lo = "lo", Ls = "ls", Hi = "hi", Hs = "hs",
+        Equ = "equ", Neu = "neu", Ltu = "ltu", Leu = "leu", Gtu = "gtu", Geu = "geu",
+        Num = "num", Nan = "nan",
+    }
+}
+
+impl Cmp {
+    /// True for comparisons that only apply to floats (unordered ones, num, nan).
+    pub const fn float_only(self) -> bool {
+        matches!(
+            self,
+            Cmp::Equ | Cmp::Neu | Cmp::Ltu | Cmp::Leu | Cmp::Gtu | Cmp::Geu | Cmp::Num | Cmp::Nan
+        )
+    }
+
+    /// True for the unsigned-only spellings `lo ls hi hs`.
+    pub const fn unsigned_only(self) -> bool {
+        matches!(self, Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs)
+    }
 }
 
 code_enum! {
@@ -90,11 +221,14 @@ impl Space {
 
 code_enum! {
     /// Read-modify-write operation of `atom.global` (compare-and-swap has its own row).
-    AtomOp { Add = "add", Min = "min", Max = "max", Exch = "exch" }
+    AtomOp {
+        Add = "add", Min = "min", Max = "max", Exch = "exch",
+        And = "and", Or = "or", Xor = "xor", Inc = "inc", Dec = "dec",
+    }
 }
 
 code_enum! {
-    /// Which half of the 64-bit integer product `mul`/`mad` keep.
+    /// Which half of the double-width integer product `mul`/`mad` keep.
     Half { Lo = "lo", Hi = "hi" }
 }
 
@@ -112,6 +246,136 @@ impl Side {
 }
 
 code_enum! {
+    /// Rounding of a float result (`rn` nearest even, `rz` toward zero, `rm` toward
+    /// minus infinity, `rp` toward plus infinity), or of a float to an integral
+    /// value (`rni rzi rmi rpi`, for `cvt`).
+    Rnd {
+        Rn = "rn", Rz = "rz", Rm = "rm", Rp = "rp",
+        Rni = "rni", Rzi = "rzi", Rmi = "rmi", Rpi = "rpi",
+    }
+}
+
+impl Rnd {
+    /// True for the integer rounding spellings (`rni rzi rmi rpi`).
+    pub const fn integral(self) -> bool {
+        matches!(self, Rnd::Rni | Rnd::Rzi | Rnd::Rmi | Rnd::Rpi)
+    }
+
+    /// The rounding direction with the integral distinction dropped.
+    pub const fn direction(self) -> Rnd {
+        match self {
+            Rnd::Rni => Rnd::Rn,
+            Rnd::Rzi => Rnd::Rz,
+            Rnd::Rmi => Rnd::Rm,
+            Rnd::Rpi => Rnd::Rp,
+            other => other,
+        }
+    }
+}
+
+code_enum! {
+    /// Precision of `div`/`rcp`/`sqrt` and the special functions: `approx` is the
+    /// fast SFU approximation, `full` the full-range f32 division.
+    Prec { Approx = "approx", Full = "full" }
+}
+
+code_enum! {
+    /// Flush subnormal f32 inputs and results to sign-preserving zero.
+    Ftz { Ftz = "ftz" }
+}
+
+code_enum! {
+    /// Saturate: integers clamp to the type's range, floats to [0, 1] (NaN gives 0).
+    Sat { Sat = "sat" }
+}
+
+code_enum! {
+    /// `ld`/`st` `.volatile`: accepted and recorded (no caches reorder anything yet).
+    Volatile { Volatile = "volatile" }
+}
+
+code_enum! {
+    /// The `.pred` type of `vote.sync`'s all/any/uni forms.
+    PredTy { Pred = "pred" }
+}
+
+code_enum! {
+    /// `ld.global.nc`: read through the non-coherent (texture) path; recorded.
+    Nc { Nc = "nc" }
+}
+
+code_enum! {
+    /// `bra.uni`: the branch is known to be uniform across the warp; recorded.
+    Uni { Uni = "uni" }
+}
+
+code_enum! {
+    /// `cvta.to`: convert a generic address to the state space (without: the reverse).
+    To { To = "to" }
+}
+
+code_enum! {
+    /// Vector access: 2 or 4 consecutive elements in consecutive, aligned registers.
+    Vector { V2 = "v2", V4 = "v4" }
+}
+
+impl Vector {
+    /// Number of elements.
+    pub const fn count(self) -> u8 {
+        match self {
+            Vector::V2 => 2,
+            Vector::V4 => 4,
+        }
+    }
+}
+
+code_enum! {
+    /// Cache operator of `ld`/`st`: accepted and recorded (they matter once a machine
+    /// has caches).
+    CacheOp { Ca = "ca", Cg = "cg", Cs = "cs", Lu = "lu", Cv = "cv", Wb = "wb", Wt = "wt" }
+}
+
+code_enum! {
+    /// Lane-index mode of `shfl.sync`.
+    ShflMode { Up = "up", Down = "down", Bfly = "bfly", Idx = "idx" }
+}
+
+code_enum! {
+    /// Reduction of `vote.sync` over the predicate of the participating lanes.
+    VoteMode { All = "all", Any = "any", Uni = "uni" }
+}
+
+code_enum! {
+    /// Level of `membar`.
+    MemLevel { Cta = "cta", Gl = "gl", Sys = "sys" }
+}
+
+code_enum! {
+    /// Semantics of `fence`.
+    FenceSem { Sc = "sc", AcqRel = "acq_rel" }
+}
+
+code_enum! {
+    /// Scope of `fence`.
+    Scope { Cta = "cta", Gpu = "gpu", Sys = "sys" }
+}
+
+code_enum! {
+    /// Direction of the funnel shift `shf`.
+    ShfDir { L = "l", R = "r" }
+}
+
+code_enum! {
+    /// Shift-amount handling of `shf`: `clamp` to 32, or `wrap` modulo 32.
+    ShfMode { Clamp = "clamp", Wrap = "wrap" }
+}
+
+code_enum! {
+    /// Byte-permute mode of `prmt` (absent: the generic selector form).
+    PrmtMode { F4e = "f4e", B4e = "b4e", Rc8 = "rc8", Ecl = "ecl", Ecr = "ecr", Rc16 = "rc16" }
+}
+
+code_enum! {
     /// Special (read-only) registers, read with `mov.u32`. All are 32-bit unsigned.
     Special {
         TidX = "tid.x", TidY = "tid.y", TidZ = "tid.z",
@@ -122,6 +386,9 @@ code_enum! {
         SmidX = "smid.x", SmidY = "smid.y",
         IsIu = "is_iu", IuDir = "iudir", IuId = "iuid",
         Clock = "clock",
+        NWarpId = "nwarpid", Smid = "smid", NSmid = "nsmid",
+        LanemaskEq = "lanemask_eq", LanemaskLe = "lanemask_le", LanemaskLt = "lanemask_lt",
+        LanemaskGe = "lanemask_ge", LanemaskGt = "lanemask_gt",
     }
 }
 
@@ -137,13 +404,21 @@ impl Special {
             Special::NctaidX | Special::NctaidY | Special::NctaidZ => {
                 "launched grid dimensions (blocks)"
             }
-            Special::LaneId => "lane of the thread within its warp (0..32)",
+            Special::LaneId => "lane of the thread within its warp (0 to 31)",
             Special::WarpId => "warp index within the block",
             Special::SmidX | Special::SmidY => "column / row of the executing SM in the grid",
             Special::IsIu => "1 on an Interface Unit, 0 on an SM",
             Special::IuDir => "side of the executing IU: 0 north, 1 south, 2 east, 3 west",
             Special::IuId => "index of the IU along its side, in the launched grid",
             Special::Clock => "low 32 bits of the unit's cycle counter",
+            Special::NWarpId => "number of warp slots of the unit (warps of the block)",
+            Special::Smid => "linear index of the executing SM (row * columns + column)",
+            Special::NSmid => "number of SMs in the grid",
+            Special::LanemaskEq => "bit of the thread's own lane",
+            Special::LanemaskLe => "bits of the lanes up to and including the thread's",
+            Special::LanemaskLt => "bits of the lanes below the thread's",
+            Special::LanemaskGe => "bits of the lanes from the thread's upwards",
+            Special::LanemaskGt => "bits of the lanes above the thread's",
         }
     }
 }

@@ -3,8 +3,8 @@
 //! `editors/vscode/syntaxes/spu.tmLanguage.json` is this output; a test fails when it
 //! is stale.
 
-use crate::names::{AtomOp, Cmp, Half, Side, Space, Special, Ty};
-use crate::table::TABLE;
+use crate::names::{Special, Ty};
+use crate::table::{ModKind, TABLE};
 
 fn escape_regex(s: &str) -> String {
     s.replace('.', "\\\\.")
@@ -28,13 +28,12 @@ fn rule(name: &str, regex: &str) -> String {
 /// The grammar as JSON text.
 pub fn grammar() -> String {
     let mnemonics = alternation(TABLE.iter().map(|r| r.mnemonic.to_string()).collect());
-    let mut modifiers: Vec<String> = Vec::new();
-    modifiers.extend(Cmp::NAMES.iter().map(|s| s.to_string()));
-    modifiers.extend(Space::NAMES.iter().map(|s| s.to_string()));
-    modifiers.extend(AtomOp::NAMES.iter().map(|s| s.to_string()));
-    modifiers.extend(Half::NAMES.iter().map(|s| s.to_string()));
-    modifiers.extend(Side::NAMES.iter().map(|s| s.to_string()));
-    modifiers.extend(["cas".to_string()]);
+    let mut modifiers: Vec<String> = ModKind::ALL
+        .iter()
+        .filter(|k| !matches!(k, ModKind::Type | ModKind::SrcType))
+        .flat_map(|k| k.names().iter().map(|s| s.to_string()))
+        .collect();
+    modifiers.extend(["cas".to_string(), "wide".to_string(), "ballot".to_string()]);
     let modifiers = alternation(modifiers);
     let types = alternation(
         Ty::NAMES
@@ -46,7 +45,30 @@ pub fn grammar() -> String {
     let specials = alternation(Special::NAMES.iter().map(|s| s.to_string()).collect());
     let directives = alternation(
         [
-            "param", "global", "shared", "reg", "launch", "entry", "iu", "dma", "file", "loc",
+            "param",
+            "global",
+            "shared",
+            "reg",
+            "launch",
+            "entry",
+            "iu",
+            "dma",
+            "file",
+            "loc",
+            "version",
+            "target",
+            "address_size",
+            "visible",
+            "extern",
+            "weak",
+            "align",
+            "equ",
+            "bind",
+            "maxntid",
+            "reqntid",
+            "minnctapersm",
+            "maxnreg",
+            "pragma",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -93,7 +115,7 @@ pub fn grammar() -> String {
         ),
     ];
     format!(
-        "{{\n    \"$schema\": \"https://raw.githubusercontent.com/martinring/tmlanguage/master/tmlanguage.json\",\n    \"name\": \"SPU assembly\",\n    \"scopeName\": \"source.spu\",\n    \"fileTypes\": [\"spu\"],\n    \"comment\": \"Generated from isa-spec/src/table.rs by isa-spec/src/textmate.rs; do not edit.\",\n    \"patterns\": [\n{}\n    ]\n}}\n",
+        "{{\n    \"$schema\": \"https://raw.githubusercontent.com/martinring/tmlanguage/master/tmlanguage.json\",\n    \"name\": \"SPU assembly\",\n    \"scopeName\": \"source.spu\",\n    \"fileTypes\": [\"spu\", \"ptx\"],\n    \"comment\": \"Generated from isa-spec/src/table.rs by isa-spec/src/textmate.rs; do not edit.\",\n    \"patterns\": [\n{}\n    ]\n}}\n",
         rules.join(",\n")
     )
 }

@@ -2,65 +2,8 @@
 //! and decodes back to itself, and its encoding touches only the row's bits.
 
 use proptest::prelude::*;
-use spu_isa::table::{Field, OperandKind};
-use spu_isa::{Guard, Instr, MAX_TARGET, Mods, Opcode, Operand, Special, SymbolRef, TABLE};
-
-/// Builds an instruction of row `row` whose field values come from `seeds`.
-fn instr_from_seeds(row: usize, seeds: &[u64; 8]) -> Instr {
-    let op = Opcode::from_index(row).expect("row index in range");
-    let spec = op.spec();
-    let mut mods = Mods::default();
-    let mut operands = Vec::new();
-    let mut reconv = None;
-    for (i, field) in spec.fields.iter().enumerate() {
-        let seed = seeds[i % 8].rotate_left(i as u32 * 7);
-        match *field {
-            Field::Mod {
-                kind,
-                allowed,
-                optional,
-            } => {
-                let codes: Vec<u8> = (0..16u8).filter(|c| allowed & (1 << c) != 0).collect();
-                if optional && seed % 3 == 0 {
-                    continue;
-                }
-                assert!(mods.set(kind, codes[(seed as usize / 3) % codes.len()]));
-            }
-            Field::Operand { kind, .. } => operands.push(match kind {
-                OperandKind::Reg => Operand::Reg((seed % 128) as u8),
-                OperandKind::Pred => Operand::Pred((seed % 16) as u8),
-                OperandKind::RegOrImm if seed & 1 == 0 => Operand::Reg(((seed >> 1) % 128) as u8),
-                OperandKind::RegOrImm => Operand::Imm16((seed >> 1) as u16),
-                OperandKind::Mem => Operand::Mem {
-                    base: (seed & 1 == 1).then_some(((seed >> 1) % 128) as u8),
-                    offset: (seed >> 8) as i16,
-                },
-                OperandKind::MovSrc => match seed % 4 {
-                    0 => Operand::Reg(((seed >> 2) % 128) as u8),
-                    1 => Operand::Imm32((seed >> 2) as u32),
-                    2 => Operand::Special(Special::ALL[(seed >> 2) as usize % Special::ALL.len()]),
-                    _ if seed & 4 == 0 => {
-                        Operand::Symbol(SymbolRef::Buffer(((seed >> 3) % 0x8000) as u16))
-                    }
-                    _ => Operand::Symbol(SymbolRef::Shared(((seed >> 3) % 0x8000) as u16)),
-                },
-                OperandKind::Target => Operand::Target((seed % u64::from(MAX_TARGET + 1)) as u32),
-            }),
-            Field::Reconv => {
-                reconv =
-                    (seed & 1 == 1).then_some(((seed >> 1) % u64::from(MAX_TARGET + 1)) as u32);
-            }
-        }
-    }
-    let guard = match seeds[7] % 3 {
-        0 => Guard::Always,
-        1 => Guard::If((seeds[6] % 16) as u8),
-        _ => Guard::IfNot((seeds[6] % 16) as u8),
-    };
-    let mut instr = Instr::new(op, guard, mods, &operands).expect("operand count matches the row");
-    instr.reconv = reconv;
-    instr
-}
+use spu_isa::sample::instr_from_seeds;
+use spu_isa::{Guard, Instr, Mods, Opcode, Operand, TABLE};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4096))]
@@ -98,6 +41,42 @@ fn each_row_is_exercised_by_the_generator() {
             spec.mnemonic
         );
     }
+}
+
+#[test]
+fn misaligned_pairs_and_broken_rules_are_rejected() {
+    let add = Opcode::from_mnemonic("add").unwrap();
+    let mods = Mods {
+        ty: Some(spu_isa::Ty::U64),
+        ..Mods::default()
+    };
+    let odd = Instr::new(
+        add,
+        Guard::Always,
+        mods,
+        &[Operand::Reg(3), Operand::Reg(4), Operand::Reg(6)],
+    )
+    .unwrap();
+    assert!(matches!(
+        odd.encode(),
+        Err(spu_isa::EncodingError::Misaligned { .. })
+    ));
+    let rounded_int = Mods {
+        ty: Some(spu_isa::Ty::S32),
+        rnd: Some(spu_isa::Rnd::Rz),
+        ..Mods::default()
+    };
+    let bad = Instr::new(
+        add,
+        Guard::Always,
+        rounded_int,
+        &[Operand::Reg(1), Operand::Reg(2), Operand::Reg(3)],
+    )
+    .unwrap();
+    assert!(matches!(
+        bad.encode(),
+        Err(spu_isa::EncodingError::Rule { .. })
+    ));
 }
 
 #[test]

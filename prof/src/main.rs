@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
+use spu_emu::cli::outputs::{self, Outputs};
 use spu_emu::cli::session;
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
 use spu_emu::observe::stats::Stats;
@@ -11,7 +12,6 @@ use spu_prof::heatmap::Metric;
 use spu_prof::model::{BUILT_IN, Model};
 use spu_prof::{report, svg};
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -60,6 +60,11 @@ struct Cli {
     /// Print the kernel source annotated with energy and instructions per line.
     #[arg(long)]
     by_line: bool,
+    /// A source file to quote with --by-line (repeatable). Without it, sources are
+    /// quoted only from the kernel itself or from files beside the kernel or the
+    /// statistics file with the recorded name.
+    #[arg(long = "source", value_name = "FILE", requires = "by_line")]
+    sources: Vec<PathBuf>,
     /// Write power over time as an SVG chart.
     #[arg(long, value_name = "FILE.svg")]
     power_trace: Option<PathBuf>,
@@ -85,25 +90,15 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    spu_io::interrupt::install();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => ExitCode::from(session::report_failure(e.as_ref())),
     }
 }
 
-fn emit(cli: &Cli, text: &str) -> Result<()> {
-    match &cli.output {
-        Some(path) => spu_emu::write_atomically(path, text.as_bytes())
-            .with_context(|| format!("cannot write `{}`", path.display())),
-        None => std::io::stdout()
-            .write_all(text.as_bytes())
-            .context("cannot write to standard output"),
-    }
-}
-
 fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read `{}`", path.display()))?;
+    let text = spu_io::read_text(path)?;
     serde_json::from_str(&text).with_context(|| format!("`{}` is not JSON", path.display()))
 }
 
@@ -130,29 +125,73 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
     })
 }
 
+/// Refuses outputs that name an input or each other, before any work.
+fn check_paths(cli: &Cli) -> Result<()> {
+    let mut inputs: Vec<(String, PathBuf)> = Vec::new();
+    if let Some(p) = &cli.from_stats {
+        inputs.push((format!("`--from-stats {}`", p.display()), p.clone()));
+    }
+    for p in cli.compare.iter().flatten() {
+        inputs.push((format!("`--compare {}`", p.display()), p.clone()));
+    }
+    for p in &cli.sources {
+        inputs.push((format!("`--source {}`", p.display()), p.clone()));
+    }
+    if !BUILT_IN.iter().any(|b| b.name == cli.model) {
+        inputs.push((
+            format!("`--model {}`", cli.model),
+            PathBuf::from(&cli.model),
+        ));
+    }
+    let mut outputs: Vec<(String, PathBuf)> = Vec::new();
+    match &cli.output {
+        Some(p) => outputs.push((format!("`-o {}`", p.display()), p.clone())),
+        None => outputs.push(("the report".into(), PathBuf::from("-"))),
+    }
+    if let Some(p) = &cli.heatmap {
+        outputs.push((format!("`--heatmap {}`", p.display()), p.clone()));
+    }
+    if let Some(p) = &cli.power_trace {
+        outputs.push((format!("`--power-trace {}`", p.display()), p.clone()));
+    }
+    outputs::check_paths(cli.kernel.as_deref(), &cli.run, &inputs, &outputs)?;
+    Ok(())
+}
+
 fn run(cli: &Cli) -> Result<()> {
     if cli.list_models {
+        let mut text = String::new();
         for b in BUILT_IN {
             let m = Model::load(b.name)?;
-            println!("{:<10} {}", m.name, m.description);
+            text.push_str(&format!("{:<10} {}\n", m.name, m.description));
         }
+        spu_io::output::print(&text)?;
         return Ok(());
     }
+    check_paths(cli)?;
     let model = Model::load(&cli.model)?;
-    if let Some(files) = &cli.compare {
-        let (a, b) = (&files[0], &files[1]);
+    let mut files = Outputs::default();
+    let report_to = cli.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    if let Some(paths) = &cli.compare {
+        let (a, b) = (&paths[0], &paths[1]);
         let (ba, bb) = (
             breakdown_from_file(a, &model)?,
             breakdown_from_file(b, &model)?,
         );
-        return emit(
-            cli,
-            &report::compare_report(&ba, &a.display().to_string(), &bb, &b.display().to_string()),
-        );
+        let text =
+            report::compare_report(&ba, &a.display().to_string(), &bb, &b.display().to_string());
+        files.add(&report_to, text.as_bytes())?;
+        return Ok(files.commit()?);
     }
+    // Source text for --by-line: files named with --source, the kernel's own text,
+    // or files beside the kernel or the stats file.
     let mut sources: HashMap<String, String> = HashMap::new();
-    let stats = match (&cli.from_stats, &cli.kernel) {
-        (Some(path), _) => parse_stats(path, read_json(path)?)?,
+    let mut named: Vec<(PathBuf, String)> = Vec::new();
+    for p in &cli.sources {
+        named.push((p.clone(), spu_io::read_text(p)?));
+    }
+    let (stats, beside) = match (&cli.from_stats, &cli.kernel) {
+        (Some(path), _) => (parse_stats(path, read_json(path)?)?, path),
         (None, Some(kernel)) => {
             // A model that cannot price this machine fails before the run, not after.
             spu_prof::energy::leakage_w(&cli.run.machine()?, &model)?;
@@ -166,10 +205,13 @@ fn run(cli: &Cli) -> Result<()> {
             sources.extend(s.kernel.sources.clone());
             let stats = Stats::new(&s.result, &s.image, &s.machine);
             if let Some(out) = &cli.run.stats {
-                spu_emu::write_atomically(out, stats.to_json_text().as_bytes())
-                    .with_context(|| format!("cannot write `{}`", out.display()))?;
+                files.add(out, stats.to_json_text().as_bytes())?;
             }
-            stats
+            for (index, file) in &s.image.dumps {
+                let r = &s.image.memory.regions()[*index];
+                files.add_npy(file, r.ty, &r.dims, s.image.memory.buffer(*index))?;
+            }
+            (stats, kernel)
         }
         (None, None) => bail!("give a kernel, --from-stats FILE or --compare A B"),
     };
@@ -181,22 +223,23 @@ fn run(cli: &Cli) -> Result<()> {
                 model.name
             )
         })?;
-        spu_emu::write_atomically(path, map.as_bytes())
-            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        files.add(path, map.as_bytes())?;
     }
     if let Some(path) = &cli.power_trace {
         let chart = svg::power_trace(&breakdown).with_context(|| {
             "no activity samples to plot: price a kernel directly, or rerun spu-emu with --sample-interval 500"
         })?;
-        spu_emu::write_atomically(path, chart.as_bytes())
-            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        files.add(path, chart.as_bytes())?;
     }
     let text = if cli.by_line {
         report::by_line_report(&breakdown, &|file| {
-            sources
-                .get(file)
-                .cloned()
-                .or_else(|| std::fs::read_to_string(file).ok())
+            let recorded = Path::new(file);
+            named
+                .iter()
+                .find(|(p, _)| p == recorded || p.file_name() == recorded.file_name())
+                .map(|(_, text)| text.clone())
+                .or_else(|| sources.get(file).cloned())
+                .or_else(|| spu_emu::load::kernel::source_beside(beside, file))
         })
     } else {
         match cli.format {
@@ -205,5 +248,6 @@ fn run(cli: &Cli) -> Result<()> {
             Format::Csv => report::csv_report(&breakdown),
         }
     };
-    emit(cli, &text)
+    files.add(&report_to, text.as_bytes())?;
+    Ok(files.commit()?)
 }

@@ -134,9 +134,9 @@ fn source(name_or_path: &str) -> Result<(String, String, Option<PathBuf>), Model
                 .join(", "),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
+    let text = spu_io::read_text(path).map_err(|e| ModelError::Io {
         file: name_or_path.to_string(),
-        why: e.to_string(),
+        why: e.reason(),
     })?;
     Ok((
         format!("`{name_or_path}`"),
@@ -179,6 +179,21 @@ fn merged(
             file: file.to_string(),
             key: "model.extends".into(),
             why: "extends chain is too deep (a cycle?)".into(),
+        });
+    }
+    let built_in = BUILT_IN.iter().any(|b| b.name == base);
+    if !built_in && !base.ends_with(".toml") {
+        return Err(ModelError::Key {
+            file: file.to_string(),
+            key: "model.extends".into(),
+            why: format!(
+                "`{base}` is neither a built-in model nor a .toml file; extend one of {}",
+                BUILT_IN
+                    .iter()
+                    .map(|b| format!("`{}`", b.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         });
     }
     let target = match dir {

@@ -170,7 +170,10 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
     }
     for file in files {
         let Some(text) = source(file) else {
-            let _ = writeln!(s, "({file}: source not found; per-line totals below)\n");
+            let _ = writeln!(
+                s,
+                "({file}: source not quoted; name it with --source FILE, or keep it beside the kernel or statistics file; per-line totals below)\n"
+            );
             continue;
         };
         let _ = writeln!(s, "{file}");

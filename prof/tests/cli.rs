@@ -105,7 +105,13 @@ fn every_output_form_is_produced() {
         "-o",
         &p("dma.json"),
     ]);
-    let by_line = ok(&["--from-stats", &p("iu.json"), "--by-line"]);
+    let by_line = ok(&[
+        "--from-stats",
+        &p("iu.json"),
+        "--by-line",
+        "--source",
+        "samples/stencil2d/stencil_pc.spu",
+    ]);
     assert!(by_line.contains("bar.blocksync.north"), "{by_line}");
     let cmp = ok(&["--compare", &p("iu.json"), &p("dma.json")]);
     assert!(
@@ -238,4 +244,118 @@ fn deep_expressions_do_not_overflow_the_stack() {
     )
     .unwrap();
     ok(&[src.to_str().unwrap(), "-q"]);
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+#[test]
+fn a_statistics_file_cannot_make_by_line_print_other_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    ok(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--stats",
+        stats.to_str().unwrap(),
+        "-o",
+        "/dev/null",
+    ]);
+    let text = std::fs::read_to_string(&stats).unwrap();
+    for target in ["/etc/passwd", "/dev/zero", "../../../../../../etc/passwd"] {
+        let hostile = text.replace("samples/vecadd.spu", target);
+        std::fs::write(&stats, hostile).unwrap();
+        let start = std::time::Instant::now();
+        let out = ok(&["--from-stats", stats.to_str().unwrap(), "--by-line"]);
+        assert!(!out.contains("root:"), "{target}: {out}");
+        assert!(
+            out.contains("source not quoted; name it with --source FILE"),
+            "{out}"
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    }
+}
+
+#[test]
+fn inputs_that_never_end_stop_at_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.toml");
+    std::fs::write(&model, "[model]\nname = \"m\"\nextends = \"/etc/passwd\"\n").unwrap();
+    for (args, needle) in [
+        (
+            vec!["--from-stats", "/dev/zero"],
+            "`/dev/zero` is larger than 64 MiB, the limit for inputs",
+        ),
+        (
+            vec!["--compare", "/dev/zero", "/dev/zero"],
+            "`/dev/zero` is larger than 64 MiB, the limit for inputs",
+        ),
+        (
+            vec!["samples/vecadd.spu", "--model", "/dev/zero"],
+            "it is larger than 64 MiB, the limit for inputs",
+        ),
+        (
+            vec!["samples/vecadd.spu", "--model", model.to_str().unwrap()],
+            "`/etc/passwd` is neither a built-in model nor a .toml file",
+        ),
+    ] {
+        fails(&args, &[needle]);
+    }
+}
+
+#[test]
+fn outputs_are_safe_and_distinct() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let a = a.to_str().unwrap();
+    fails(
+        &["samples/vecadd.spu", "-q", "--stats", a, "-o", a],
+        &["`-o ", "and `--stats ", "name the same file"],
+    );
+    fails(
+        &["samples/vecadd.spu", "-q", "--stats", "-"],
+        &["the report and `--stats -` both write to standard output"],
+    );
+    if !is_root() {
+        eprintln!("skipped: making a device node needs root");
+        return;
+    }
+    let null = dir.path().join("null");
+    let made = Command::new("mknod")
+        .args([null.to_str().unwrap(), "c", "1", "3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(made, "mknod as root");
+    ok(&["samples/vecadd.spu", "-q", "-o", null.to_str().unwrap()]);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::symlink_metadata(&null)
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+}
+
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    for args in [vec!["--list-models"], vec!["samples/vecadd.spu", "-q"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_spu-prof"))
+            .args(&args)
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(141),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    }
 }

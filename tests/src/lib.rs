@@ -6,6 +6,39 @@ pub mod fuzz;
 use spu_emu::{Image, Machine, RunResult};
 use std::path::{Path, PathBuf};
 
+/// ISA rows the emulator does not execute yet: it refuses them at load with a
+/// message naming the instruction (checked by `conformance::pending_rows_are_refused`),
+/// so they have no conformance source.
+pub const PENDING_SEMANTICS: &[&str] = &[
+    "mul.wide",
+    "mad.wide",
+    "ldu",
+    "rsqrt",
+    "cvta",
+    "ex2",
+    "lg2",
+    "sin",
+    "cos",
+    "and.pred",
+    "or.pred",
+    "xor.pred",
+    "not.pred",
+    "mov.pred",
+    "shfl.sync",
+    "vote.sync",
+    "vote.sync.ballot",
+    "activemask",
+    "popc",
+    "clz",
+    "brev",
+    "bfind",
+    "bfe",
+    "bfi",
+    "prmt",
+    "shf",
+    "lop3",
+];
+
 /// A path relative to the repository root.
 pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)

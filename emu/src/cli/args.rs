@@ -56,9 +56,11 @@ impl RunArgs {
         let mut m = match self.machine.as_deref() {
             None => Machine::default(),
             Some(name) if is_file_like(name) => {
-                let text = std::fs::read_to_string(name).map_err(|e| MachineError::Syntax {
-                    file: format!("`{name}`"),
-                    why: format!("cannot be read: {e}"),
+                let text = spu_io::input::read_text(Path::new(name)).map_err(|e| {
+                    MachineError::Syntax {
+                        file: format!("`{name}`"),
+                        why: format!("cannot be read: {}", e.reason()),
+                    }
                 })?;
                 Machine::from_toml(&text, &format!("`{name}`"))?
             }
@@ -100,7 +102,8 @@ impl RunArgs {
     }
 }
 
-fn is_file_like(name: &str) -> bool {
+/// True when `--machine` names a file rather than a preset.
+pub fn is_file_like(name: &str) -> bool {
     name.ends_with(".toml") || name.contains('/') || Path::new(name).is_file()
 }
 

@@ -12,7 +12,6 @@ use crate::observe::report;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A finished run and everything needed to report on it.
 #[derive(Debug)]
@@ -55,18 +54,6 @@ impl SessionError {
             _ => "",
         }
     }
-}
-
-/// Set by the Ctrl-C handler; a run in progress stops at its next check.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Installs the Ctrl-C handler once. Without it (or if it cannot be installed)
-/// Ctrl-C ends the process at once, which also writes nothing.
-fn catch_interrupts() -> Option<&'static AtomicBool> {
-    static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *INSTALLED
-        .get_or_init(|| ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed)).is_ok());
-    ok.then_some(&INTERRUPTED)
 }
 
 impl SessionError {
@@ -122,7 +109,7 @@ pub fn run_traced(
     };
     let mut control = control;
     if control.interrupt.is_none() {
-        control.interrupt = catch_interrupts();
+        control.interrupt = spu_io::interrupt::install();
     }
     let tracer =
         trace.map(|(filter, out)| crate::observe::trace::Tracer::new(&kernel.module, filter, out));
@@ -202,6 +189,11 @@ fn simulate_loaded(
 /// (diagnostics, fault reports), then `error:` with the whole cause chain. Returns
 /// the process exit code.
 pub fn report_failure(error: &(dyn std::error::Error + 'static)) -> u8 {
+    let special = spu_io::exit::special_code(error);
+    if special == Some(spu_io::exit::CLOSED_PIPE) {
+        // The reader of our output went away: end quietly, as other tools do.
+        return spu_io::exit::CLOSED_PIPE;
+    }
     let session = error.downcast_ref::<SessionError>();
     if let Some(s) = session {
         eprint!("{}", s.details());
@@ -214,5 +206,5 @@ pub fn report_failure(error: &(dyn std::error::Error + 'static)) -> u8 {
         cause = c.source();
     }
     eprintln!("error: {message}");
-    session.map_or(1, SessionError::exit_code)
+    special.unwrap_or_else(|| session.map_or(1, SessionError::exit_code))
 }

@@ -35,6 +35,44 @@ fn div_s(a: i32, b: i32) -> i32 {
     }
 }
 
+/// IEEE 754-2019 minimumNumber: a NaN operand gives the other one (canonical NaN when
+/// both are NaN), and -0 < +0 in either order.
+fn min_f32(x: f32, y: f32) -> f32 {
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => f32::from_bits(CANONICAL_NAN_F32),
+        (true, false) => y,
+        (false, true) => x,
+        _ if x == y => {
+            if x.is_sign_negative() {
+                x
+            } else {
+                y
+            }
+        }
+        _ => x.min(y),
+    }
+}
+
+/// IEEE 754-2019 maximumNumber: a NaN operand gives the other one, and +0 > -0.
+fn max_f32(x: f32, y: f32) -> f32 {
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => f32::from_bits(CANONICAL_NAN_F32),
+        (true, false) => y,
+        (false, true) => x,
+        _ if x == y => {
+            if x.is_sign_negative() {
+                y
+            } else {
+                x
+            }
+        }
+        _ => x.max(y),
+    }
+}
+
+/// The NaN results take (ISA notes).
+const CANONICAL_NAN_F32: u32 = 0x7fff_ffff;
+
 /// `d = a op b` on every lane.
 pub fn binary(op: BinOp, a: &Lanes, b: &Lanes) -> Lanes {
     use BinOp as B;
@@ -62,10 +100,10 @@ pub fn binary(op: BinOp, a: &Lanes, b: &Lanes) -> Lanes {
         }),
         B::MinU => map2(a, b, u32::min),
         B::MinS => map2(a, b, |x, y| (x as i32).min(y as i32) as u32),
-        B::MinF => map2(a, b, |x, y| f(x).min(f(y)).to_bits()),
+        B::MinF => map2(a, b, |x, y| min_f32(f(x), f(y)).to_bits()),
         B::MaxU => map2(a, b, u32::max),
         B::MaxS => map2(a, b, |x, y| (x as i32).max(y as i32) as u32),
-        B::MaxF => map2(a, b, |x, y| f(x).max(f(y)).to_bits()),
+        B::MaxF => map2(a, b, |x, y| max_f32(f(x), f(y)).to_bits()),
         B::And => map2(a, b, |x, y| x & y),
         B::Or => map2(a, b, |x, y| x | y),
         B::Xor => map2(a, b, |x, y| x ^ y),
@@ -123,25 +161,42 @@ fn mask_of(hit: impl Fn(usize) -> bool) -> u32 {
     m
 }
 
-/// The lanes where `x cmp y` holds, one comparison per lane.
+/// `x cmp y` (PTX `setp`): ordered comparisons are false on NaN, `ne` included;
+/// the unordered ones and `nan` are true then.
 #[inline(always)]
-fn compare<T: PartialOrd + Copy>(cmp: Cmp, a: &[T; 32], b: &[T; 32]) -> u32 {
+fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
+    let Some(order) = x.partial_cmp(&y) else {
+        return matches!(
+            cmp,
+            Cmp::Equ | Cmp::Neu | Cmp::Ltu | Cmp::Leu | Cmp::Gtu | Cmp::Geu | Cmp::Nan
+        );
+    };
+    use std::cmp::Ordering::{Equal, Greater, Less};
     match cmp {
-        Cmp::Eq => mask_of(|l| a[l] == b[l]),
-        Cmp::Ne => mask_of(|l| a[l] != b[l]),
-        Cmp::Lt => mask_of(|l| a[l] < b[l]),
-        Cmp::Le => mask_of(|l| a[l] <= b[l]),
-        Cmp::Gt => mask_of(|l| a[l] > b[l]),
-        Cmp::Ge => mask_of(|l| a[l] >= b[l]),
+        Cmp::Eq | Cmp::Equ => order == Equal,
+        Cmp::Ne | Cmp::Neu => order != Equal,
+        Cmp::Lt | Cmp::Lo | Cmp::Ltu => order == Less,
+        Cmp::Le | Cmp::Ls | Cmp::Leu => order != Greater,
+        Cmp::Gt | Cmp::Hi | Cmp::Gtu => order == Greater,
+        Cmp::Ge | Cmp::Hs | Cmp::Geu => order != Less,
+        Cmp::Num => true,
+        Cmp::Nan => false,
     }
 }
 
-/// The lanes where `a cmp b` holds, as a mask (f32 NaN compares false except `ne`).
+/// The lanes where `a cmp b` holds, as a mask: ordered float comparisons (`ne`
+/// included) are false on NaN, unordered ones true.
 pub fn setp(cmp: Cmp, ty: Ty, a: &Lanes, b: &Lanes) -> u32 {
     match ty {
-        Ty::U32 => compare(cmp, a, b),
-        Ty::S32 => compare(cmp, &a.map(|x| x as i32), &b.map(|x| x as i32)),
-        Ty::F32 => compare(cmp, &a.map(f), &b.map(f)),
+        Ty::S32 => {
+            let (a, b) = (a.map(|x| x as i32), b.map(|x| x as i32));
+            mask_of(|l| compare(cmp, a[l], b[l]))
+        }
+        Ty::F32 => {
+            let (a, b) = (a.map(f), b.map(f));
+            mask_of(|l| compare(cmp, a[l], b[l]))
+        }
+        _ => mask_of(|l| compare(cmp, a[l], b[l])),
     }
 }
 
@@ -161,6 +216,23 @@ pub fn atomic(op: AtomOp, ty: Ty, prev: u32, a: u32) -> u32 {
         (AtomOp::Min, _) => prev.min(a),
         (AtomOp::Max, _) => prev.max(a),
         (AtomOp::Exch, _) => a,
+        (AtomOp::And, _) => prev & a,
+        (AtomOp::Or, _) => prev | a,
+        (AtomOp::Xor, _) => prev ^ a,
+        (AtomOp::Inc, _) => {
+            if prev >= a {
+                0
+            } else {
+                prev + 1
+            }
+        }
+        (AtomOp::Dec, _) => {
+            if prev == 0 || prev > a {
+                a
+            } else {
+                prev - 1
+            }
+        }
     }
 }
 
@@ -326,10 +398,60 @@ mod tests {
     }
 
     #[test]
-    fn nan_compares_false_except_ne() {
+    fn ordered_comparisons_are_false_on_nan_and_unordered_ones_true() {
         let n = [f32::NAN.to_bits(); 32];
-        assert_eq!(setp(Cmp::Eq, Ty::F32, &n, &n), 0);
-        assert_eq!(setp(Cmp::Ne, Ty::F32, &n, &n), u32::MAX);
+        let one = [1.0f32.to_bits(); 32];
+        for cmp in [
+            Cmp::Eq,
+            Cmp::Ne,
+            Cmp::Lt,
+            Cmp::Le,
+            Cmp::Gt,
+            Cmp::Ge,
+            Cmp::Num,
+        ] {
+            assert_eq!(setp(cmp, Ty::F32, &n, &one), 0, "{cmp}");
+        }
+        for cmp in [
+            Cmp::Equ,
+            Cmp::Neu,
+            Cmp::Ltu,
+            Cmp::Leu,
+            Cmp::Gtu,
+            Cmp::Geu,
+            Cmp::Nan,
+        ] {
+            assert_eq!(setp(cmp, Ty::F32, &one, &n), u32::MAX, "{cmp}");
+        }
+        assert_eq!(setp(Cmp::Neu, Ty::F32, &one, &one), 0);
+        assert_eq!(setp(Cmp::Num, Ty::F32, &one, &one), u32::MAX);
+    }
+
+    #[test]
+    fn unsigned_spellings_compare_unsigned() {
+        let big = [u32::MAX; 32];
+        let one = [1u32; 32];
+        assert_eq!(setp(Cmp::Hi, Ty::U32, &big, &one), u32::MAX);
+        assert_eq!(setp(Cmp::Lo, Ty::U32, &big, &one), 0);
+        assert_eq!(
+            setp(Cmp::Lt, Ty::S32, &big, &one),
+            u32::MAX,
+            "-1 < 1 signed"
+        );
+    }
+
+    #[test]
+    fn float_min_max_order_signed_zeros_and_skip_nan() {
+        let (pz, nz) = (0.0f32.to_bits(), (-0.0f32).to_bits());
+        for (x, y) in [(pz, nz), (nz, pz)] {
+            assert_eq!(one(BinOp::MinF, x, y), nz, "min of +0 and -0 is -0");
+            assert_eq!(one(BinOp::MaxF, x, y), pz, "max of +0 and -0 is +0");
+        }
+        let nan = f32::NAN.to_bits();
+        let two = 2.0f32.to_bits();
+        assert_eq!(one(BinOp::MinF, nan, two), two);
+        assert_eq!(one(BinOp::MaxF, two, nan), two);
+        assert_eq!(one(BinOp::MinF, nan, nan), CANONICAL_NAN_F32);
     }
 
     #[test]

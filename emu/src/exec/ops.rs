@@ -228,13 +228,19 @@ pub struct SymbolAddresses<'a> {
     pub shared: &'a [u32],
 }
 
-/// Why the code cannot be prepared (only damaged binaries get here: the reader
-/// validates encodings).
+/// Why the code cannot be prepared: a form this emulator does not execute, a kernel
+/// that needs more register-file slots than exist, or (only damaged binaries get
+/// here: the reader validates encodings) a malformed operand.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("instruction {pc} cannot be executed: {what}")]
-pub struct DecodeError {
-    pub pc: usize,
-    pub what: String,
+pub enum DecodeError {
+    #[error(
+        "the binary is damaged: instruction {pc} cannot be executed: {what}; reassemble it with spu-asm"
+    )]
+    Damaged { pc: usize, what: String },
+    #[error("instruction {pc}: {what}")]
+    NotExecuted { pc: usize, what: String },
+    #[error("{0}")]
+    TooManySlots(String),
 }
 
 /// A source operand before register-file layout.
@@ -270,11 +276,18 @@ pub fn decode_program(
         .iter()
         .enumerate()
         .map(|(pc, &word)| {
-            let instr = Instr::decode(word).map_err(|e| DecodeError {
+            let instr = Instr::decode(word).map_err(|e| DecodeError::Damaged {
                 pc,
                 what: e.to_string(),
             })?;
-            decode_instr(&instr, symbols).map_err(|what| DecodeError { pc, what })
+            if let Some(what) = unsupported(&instr) {
+                return Err(DecodeError::NotExecuted { pc, what });
+            }
+            let ty = instr.mods.ty.and_then(word_ty).unwrap_or(Ty::U32);
+            if let Err(what) = kind_of(&instr, ty) {
+                return Err(DecodeError::NotExecuted { pc, what });
+            }
+            decode_instr(&instr, symbols).map_err(|what| DecodeError::Damaged { pc, what })
         })
         .collect::<Result<Vec<Raw>, _>>()?;
     let used = raws
@@ -327,14 +340,11 @@ pub fn decode_program(
         }
     };
     if layout.slots() >= usize::from(NO_REG) {
-        return Err(DecodeError {
-            pc: 0,
-            what: format!(
-                "the code needs {} register slots (registers, constants, special registers); at most {} fit",
-                layout.slots(),
-                NO_REG - 1
-            ),
-        });
+        return Err(DecodeError::TooManySlots(format!(
+            "the code needs {} register slots (registers, constants, special registers); at most {} fit",
+            layout.slots(),
+            NO_REG - 1
+        )));
     }
     let zero = layout.first_constant() as Reg;
     let mut ops = Vec::with_capacity(raws.len());
@@ -424,10 +434,58 @@ fn info_of(r: &Raw) -> OpInfo {
     }
 }
 
+/// The execution type of a 32-bit type: bit types behave as unsigned.
+fn word_ty(t: Ty) -> Option<Ty> {
+    match t {
+        Ty::U32 | Ty::B32 => Some(Ty::U32),
+        Ty::S32 => Some(Ty::S32),
+        Ty::F32 => Some(Ty::F32),
+        _ => None,
+    }
+}
+
+/// Why this emulator cannot execute a form, if it cannot: it executes 32-bit forms
+/// with IEEE default rounding.
+fn unsupported(instr: &Instr) -> Option<String> {
+    let m = &instr.mods;
+    let what = spu_isa::disasm::full_mnemonic(instr);
+    let bad_ty = [m.ty, m.src_ty]
+        .into_iter()
+        .flatten()
+        .find(|t| word_ty(*t).is_none());
+    if let Some(t) = bad_ty {
+        return Some(format!(
+            "`{what}`: .{t} operands are not executed by this emulator (it executes 32-bit types)"
+        ));
+    }
+    let modifier = [
+        m.rnd.filter(|r| *r != spu_isa::Rnd::Rn).map(|r| r.name()),
+        m.ftz.map(|f| f.name()),
+        m.sat.map(|f| f.name()),
+        m.prec.map(|f| f.name()),
+        m.vec.map(|f| f.name()),
+    ]
+    .into_iter()
+    .flatten()
+    .next();
+    if let Some(name) = modifier {
+        return Some(format!(
+            "`{what}`: `.{name}` is not executed by this emulator"
+        ));
+    }
+    instr
+        .operands()
+        .iter()
+        .any(|o| matches!(o, Operand::Mem { wide: true, .. }))
+        .then(|| {
+            format!("`{what}` with a 64-bit address register is not executed by this emulator")
+        })
+}
+
 fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Raw, String> {
     let spec = instr.opcode.spec();
     let mods = instr.mods;
-    let ty = mods.ty.unwrap_or(Ty::U32);
+    let ty = mods.ty.and_then(word_ty).unwrap_or(Ty::U32);
     let mut raw = Raw {
         kind: Kind::Nop,
         guard: instr.guard,
@@ -443,36 +501,37 @@ fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Raw, String> 
     for ((name, kind, oty, _role), operand) in spec.operands().zip(instr.operands()) {
         let operand_ty = match oty {
             OperandTy::Main => ty,
-            OperandTy::Src => mods.src_ty.unwrap_or(Ty::U32),
+            OperandTy::Src => mods.src_ty.and_then(word_ty).unwrap_or(Ty::U32),
             _ => Ty::U32,
         };
         match (name, kind, *operand) {
             ("d", _, Operand::Reg(r)) => raw.dst = Some(r),
             ("p", _, Operand::Pred(p)) if spec.mnemonic == "setp" => raw.pdst = Some(p),
             ("p", _, Operand::Pred(p)) => raw.pred_src = Some(p),
-            (_, OperandKind::Mem, Operand::Mem { base, offset }) => {
+            (_, OperandKind::Mem, Operand::Mem { base, offset, .. }) => {
                 raw.base = base;
                 raw.offset = i32::from(offset);
             }
             (_, OperandKind::Target, Operand::Target(_)) => {}
             (_, _, Operand::Reg(r)) => values.push(Src::Reg(r)),
             (_, _, Operand::Imm16(raw)) => {
-                values.push(Src::Imm(Operand::widen_imm16(raw, operand_ty)))
+                values.push(Src::Imm(Operand::widen_imm16(raw, operand_ty) as u32))
             }
             (_, _, Operand::Imm32(v)) => values.push(Src::Imm(v)),
             (_, _, Operand::Special(s)) => values.push(Src::Special(s)),
-            (_, _, Operand::Symbol(SymbolRef::Buffer(i))) => values.push(Src::Imm(
-                *symbols
-                    .buffers
-                    .get(usize::from(i))
-                    .ok_or(format!("buffer #{i} is not declared"))?,
-            )),
-            (_, _, Operand::Symbol(SymbolRef::Shared(i))) => values.push(Src::Imm(
-                *symbols
-                    .shared
-                    .get(usize::from(i))
-                    .ok_or(format!("shared array #{i} is not declared"))?,
-            )),
+            (_, _, Operand::Symbol { sym, offset }) => {
+                let base = match sym {
+                    SymbolRef::Buffer(i) => *symbols
+                        .buffers
+                        .get(usize::from(i))
+                        .ok_or(format!("buffer #{i} is not declared"))?,
+                    SymbolRef::Shared(i) => *symbols
+                        .shared
+                        .get(usize::from(i))
+                        .ok_or(format!("shared array #{i} is not declared"))?,
+                };
+                values.push(Src::Imm(base.wrapping_add(offset as u32)));
+            }
             (name, _, other) => return Err(format!("operand `{name}` is malformed ({other:?})")),
         }
     }
@@ -490,9 +549,9 @@ fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
     use BinOp as B;
     let m = instr.mods;
     let by_ty = |u: B, s: B, f: B| match ty {
-        Ty::U32 => u,
         Ty::S32 => s,
         Ty::F32 => f,
+        _ => u,
     };
     let mnemonic = instr.opcode.spec().mnemonic;
     Ok(match mnemonic {
@@ -528,13 +587,15 @@ fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
         "shr" => Kind::Bin(if ty == Ty::S32 { B::ShrS } else { B::ShrU }),
         "rcp" => Kind::Un(UnOp::Rcp),
         "sqrt" => Kind::Un(UnOp::Sqrt),
-        "cvt" => Kind::Un(UnOp::Cvt(ty, m.src_ty.unwrap_or(ty))),
+        "cvt" => Kind::Un(UnOp::Cvt(ty, m.src_ty.and_then(word_ty).unwrap_or(ty))),
         "setp" => Kind::Setp(m.cmp.ok_or("setp without a comparison")?, ty),
         "selp" => Kind::Selp,
         "mov" => Kind::Mov,
         "ld" => Kind::Ld(m.space.ok_or("ld without a state space")?),
         "st" => Kind::St(m.space.ok_or("st without a state space")?),
         "atom.global" => Kind::Atom(m.atom.ok_or("atom without an operation")?, ty),
+        "ret" => Kind::Exit,
+        "membar" | "fence" => Kind::Nop,
         "atom.global.cas" => Kind::Cas,
         "bra" => match instr.operands().first() {
             Some(Operand::Target(t)) => Kind::Bra {
@@ -547,7 +608,7 @@ fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
         "nop" => Kind::Nop,
         "bar.sync" => Kind::BarSync,
         "bar.blocksync" => Kind::BlockSync(m.side),
-        other => return Err(format!("`{other}` has no execution semantics")),
+        other => return Err(format!("`{other}` is not executed by this emulator")),
     })
 }
 
@@ -556,60 +617,105 @@ mod tests {
     use super::*;
     use spu_isa::{Mods, Opcode};
 
+    /// Rows this emulator refuses at load, with a message naming the instruction.
+    const NOT_EXECUTED: &[&str] = &[
+        "mul.wide",
+        "mad.wide",
+        "ldu",
+        "rsqrt",
+        "cvta",
+        "ex2",
+        "lg2",
+        "sin",
+        "cos",
+        "and.pred",
+        "or.pred",
+        "xor.pred",
+        "not.pred",
+        "mov.pred",
+        "shfl.sync",
+        "vote.sync",
+        "vote.sync.ballot",
+        "activemask",
+        "popc",
+        "clz",
+        "brev",
+        "bfind",
+        "bfe",
+        "bfi",
+        "prmt",
+        "shf",
+        "lop3",
+    ];
+
     #[test]
-    fn every_table_row_has_semantics() {
+    fn every_table_row_has_semantics_or_a_clear_refusal() {
         for op in Opcode::all() {
             let spec = op.spec();
-            let ty = spec
-                .modifier(spu_isa::table::ModKind::Type)
-                .map(|(allowed, _)| Ty::ALL[allowed.trailing_zeros() as usize]);
+            let mut mods = Mods::default();
+            for (kind, allowed, optional) in spec.modifiers() {
+                if optional {
+                    continue;
+                }
+                // The first 32-bit type the row allows, else its first value.
+                let word = [Ty::U32, Ty::S32, Ty::F32, Ty::B32]
+                    .into_iter()
+                    .map(|t| t.code())
+                    .find(|c| {
+                        matches!(kind, spu_isa::table::ModKind::Type) && allowed & (1 << c) != 0
+                    });
+                mods.set(kind, word.unwrap_or(allowed.trailing_zeros() as u8));
+            }
+            if spec.mnemonic == "mul" || spec.mnemonic == "mad" {
+                mods.half = Some(spu_isa::Half::Lo);
+            }
+            if spec.mnemonic == "cvt" {
+                mods.src_ty = Some(Ty::S32);
+            }
             let fake = Instr::new(
                 op,
                 Guard::Always,
-                Mods {
-                    ty,
-                    src_ty: ty,
-                    cmp: Some(Cmp::Eq),
-                    space: Some(Space::Global),
-                    atom: Some(AtomOp::Add),
-                    ..Mods::default()
-                },
+                mods,
                 &vec![Operand::Target(0); spec.operand_count()],
             )
             .unwrap();
-            assert!(
-                kind_of(&fake, ty.unwrap_or(Ty::U32)).is_ok(),
-                "{}",
-                spec.mnemonic
-            );
+            let ty = mods.ty.and_then(word_ty).unwrap_or(Ty::U32);
+            let result = unsupported(&fake).map_or_else(|| kind_of(&fake, ty), Err);
+            if NOT_EXECUTED.contains(&spec.mnemonic) {
+                let why = result.expect_err(spec.mnemonic);
+                assert!(why.contains(spec.mnemonic), "{why}");
+            } else {
+                assert!(result.is_ok(), "{}: {result:?}", spec.mnemonic);
+            }
         }
     }
 
-    fn program(src: &str) -> Program {
-        let (module, _) = spu_asm::assemble_module("t.spu", src).expect("assembles");
-        let symbols = SymbolAddresses {
-            buffers: &[],
-            shared: &[],
-        };
-        decode_program(&module.code, symbols, module.general_reg_count() as usize).unwrap()
-    }
-
     #[test]
-    fn immediates_and_specials_get_slots_after_the_general_registers() {
-        let p = program(
-            ".launch grid(1, 1) block(32) iu(32);
-             .entry k { .reg .u32 %r<4>;
-                 mov.u32 %r0, %tid.x;
-                 add.u32 %r1, %r0, 7;
-                 exit; }",
-        );
-        assert_eq!(p.layout.general, 4);
-        assert_eq!(p.layout.constants, vec![0, 7]);
-        assert_eq!(p.layout.specials, vec![Special::TidX]);
-        assert_eq!(p.ops[0].src[0], 6, "the special's slot");
-        assert_eq!(p.ops[1].src, [0, 5, NO_REG]);
-        assert_eq!(p.info[1].deps(), &[0, 1], "constants are never waited for");
-        assert_eq!(p.info[1].rf_accesses, 2);
-        assert_eq!(p.block_starts, vec![0, 3], "exit ends the only block");
+    fn wide_and_rounded_forms_are_refused_with_their_name() {
+        let add = Opcode::from_mnemonic("add").unwrap();
+        let ops = [Operand::Reg(0), Operand::Reg(2), Operand::Reg(4)];
+        let wide = Instr::new(
+            add,
+            Guard::Always,
+            Mods {
+                ty: Some(Ty::F64),
+                ..Mods::default()
+            },
+            &ops,
+        )
+        .unwrap();
+        assert!(unsupported(&wide).unwrap().contains("add.f64"));
+        let rz = Instr::new(
+            add,
+            Guard::Always,
+            Mods {
+                ty: Some(Ty::F32),
+                rnd: Some(spu_isa::Rnd::Rz),
+                ..Mods::default()
+            },
+            &ops,
+        )
+        .unwrap();
+        assert!(unsupported(&rz).unwrap().contains(".rz"));
     }
 }

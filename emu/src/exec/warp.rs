@@ -48,6 +48,8 @@ pub struct WorkCtx {
     pub iu: Option<(Side, u32)>,
     pub entry: u32,
     pub shared_bytes: u32,
+    /// The machine's SM grid: columns, rows (`%smid`, `%nsmid`).
+    pub sm_grid: [u32; 2],
 }
 
 /// The value of a special register in every lane of warp `warp` (`%clock` reads 0
@@ -81,6 +83,18 @@ pub fn special(sp: Special, ctx: &WorkCtx, label: UnitLabel, warp: u32) -> Lanes
         Special::IuDir => uniform(ctx.iu.map_or(u32::MAX, |(s, _)| u32::from(s.code()))),
         Special::IuId => uniform(ctx.iu.map_or(u32::MAX, |(_, i)| i)),
         Special::Clock => uniform(0),
+        Special::NWarpId => uniform((ctx.ntid[0] * ctx.ntid[1] * ctx.ntid[2]).div_ceil(32)),
+        Special::Smid => uniform(if smx == u32::MAX {
+            u32::MAX
+        } else {
+            smy * ctx.sm_grid[0] + smx
+        }),
+        Special::NSmid => uniform(ctx.sm_grid[0] * ctx.sm_grid[1]),
+        Special::LanemaskEq => std::array::from_fn(|l| 1 << l),
+        Special::LanemaskLe => std::array::from_fn(|l| ((2u64 << l) - 1) as u32),
+        Special::LanemaskLt => std::array::from_fn(|l| (1u32 << l) - 1),
+        Special::LanemaskGe => std::array::from_fn(|l| !((1u32 << l) - 1)),
+        Special::LanemaskGt => std::array::from_fn(|l| !(((2u64 << l) - 1) as u32)),
     }
 }
 
@@ -253,6 +267,7 @@ mod tests {
             iu: None,
             entry: 0,
             shared_bytes: 0,
+            sm_grid: [1; 2],
         };
         Warp::new(0, threads, &layout, &ctx, UnitLabel::Sm { x: 0, y: 0 })
     }

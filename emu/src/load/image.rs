@@ -71,7 +71,7 @@ pub enum LoadError {
     Npy(#[from] NpyError),
     #[error(transparent)]
     Layout(#[from] crate::exec::memory::LayoutError),
-    #[error("the binary is damaged: {0}; reassemble it with spu-asm")]
+    #[error(transparent)]
     Decode(#[from] DecodeError),
     #[error("{0}")]
     Machine(String),
@@ -128,14 +128,15 @@ pub struct Image {
 
 /// Loads a module onto a machine.
 pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<Image, LoadError> {
+    check_word_types(&module)?;
     let params = resolve_params(&module, &options.defines)?;
     let value_of = |i: u16| -> Option<i64> {
         let p = module.params.get(usize::from(i))?;
         let v = params[usize::from(i)];
         match p.ty {
-            Ty::U32 => Some(i64::from(v)),
-            Ty::S32 => Some(i64::from(v as i32)),
-            Ty::F32 => None,
+            Ty::F32 | Ty::F64 => None,
+            t if t.is_signed() => Some(i64::from(v as i32)),
+            _ => Some(i64::from(v)),
         }
     };
     let eval = |e: &Expr, what: &str| -> Result<i64, LoadError> {
@@ -400,6 +401,30 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     })
 }
 
+/// Parameters, buffers and shared arrays of the emulator's memory model hold 32-bit
+/// words; other element types are refused here with the declaration's name.
+fn check_word_types(module: &Module) -> Result<(), LoadError> {
+    let word = |t: Ty| matches!(t, Ty::U32 | Ty::S32 | Ty::F32 | Ty::B32);
+    let bad = module
+        .params
+        .iter()
+        .map(|p| ("parameter", &p.name, p.ty))
+        .chain(module.buffers.iter().map(|b| ("buffer", &b.name, b.ty)))
+        .chain(
+            module
+                .shared
+                .iter()
+                .map(|s| ("shared array", &s.name, s.ty)),
+        )
+        .find(|(_, _, t)| !word(*t));
+    match bad {
+        Some((what, name, ty)) => Err(LoadError::Machine(format!(
+            "{what} `{name}` is .{ty}: the emulator's memory holds 32-bit elements only (.u32, .s32, .b32, .f32); declare it with one of those types"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Checks the kernel against the machine's boundary and pass configuration.
 fn check_machine_fit(
     module: &Module,
@@ -496,9 +521,9 @@ fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u32>, LoadE
                 ty,
                 value: text.trim().to_string(),
                 hint: match ty {
-                    Ty::U32 => " (0..=4294967295, decimal or 0x hex)",
-                    Ty::S32 => " (-2147483648..=2147483647)",
-                    Ty::F32 => " (a number such as 1.5 or 2e-3)",
+                    Ty::F32 | Ty::F64 => " (a number such as 1.5 or 2e-3)",
+                    t if t.is_signed() => " (-2147483648..=2147483647)",
+                    _ => " (0..=4294967295, decimal or 0x hex)",
                 },
             })?,
         );
@@ -531,6 +556,7 @@ fn parse_value(text: &str, ty: Ty) -> Option<u32> {
             .ok()
             .filter(|v| v.is_finite())
             .map(f32::to_bits),
+        _ => None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Reading a kernel from disk: a `.bin` is parsed and validated, anything else is
 //! assembled on the fly as `.spu` source. Source text is kept so run-time errors can
-//! quote the offending line.
+//! quote the offending line: the kernel's own text, or for a binary the source files
+//! its line table names, if they sit beside it ([`source_beside`]).
 
 use spu_isa::format::Module;
 use std::collections::HashMap;
@@ -47,6 +48,19 @@ impl Kernel {
     }
 }
 
+/// The text of source file `recorded` (a name from a binary's line table or a
+/// statistics file) if a plain file of that name sits beside `input`, the file the
+/// user named. A hostile binary can name any path; only its last component is used,
+/// and links, devices and pipes are never read.
+pub fn source_beside(input: &Path, recorded: &str) -> Option<String> {
+    let name = Path::new(recorded).file_name()?;
+    let dir = match input.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    spu_io::read_quotable(&dir.join(name))
+}
+
 /// Reads a `.bin` or `.spu` file.
 pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
     let p = path.display().to_string();
@@ -54,17 +68,11 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
     if bytes.starts_with(b"\x7fELF") {
         let module = spu_isa::format::read_module(&bytes)
             .map_err(|error| KernelError::Binary { path: p, error })?;
-        let base = path.parent().unwrap_or(Path::new("."));
         let sources = module
             .lines
             .files
             .iter()
-            .filter_map(|f| {
-                let text = std::fs::read_to_string(f)
-                    .or_else(|_| std::fs::read_to_string(base.join(f)))
-                    .ok()?;
-                Some((f.clone(), text))
-            })
+            .filter_map(|f| Some((f.clone(), source_beside(path, f)?)))
             .collect();
         return Ok(Kernel {
             module,
@@ -77,11 +85,21 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
         return Err(KernelError::NotText { path: p });
     }
     match spu_asm::assemble_module(&p, &text) {
-        Ok((module, warnings)) => Ok(Kernel {
-            module,
-            warnings: warnings.render(&p, &text),
-            sources: HashMap::from([(p, text)]),
-        }),
+        Ok((module, warnings)) => {
+            // Included files are quoted in run-time errors too.
+            let mut sources: HashMap<String, String> = warnings
+                .files
+                .iter()
+                .map(|f| (f.name.clone(), f.text.clone()))
+                .collect();
+            let rendered = warnings.render(&p, &text);
+            sources.insert(p, text);
+            Ok(Kernel {
+                module,
+                warnings: rendered,
+                sources,
+            })
+        }
         Err(diags) => Err(KernelError::Assembly {
             errors: diags.error_count(),
             rendered: diags.render(&p, &text),

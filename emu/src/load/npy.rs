@@ -1,6 +1,8 @@
 //! Buffers in NumPy `.npy` files: little-endian, C order, dtype matching the
 //! declaration (`f32` -> `<f4`, `u32` -> `<u4`, `s32` -> `<i4`), shape equal to the
-//! declared dimensions. Outputs are written through a temporary file and renamed.
+//! declared dimensions. An input's header is read and checked against the buffer
+//! before its body, and no more than the buffer's size is ever read; outputs are
+//! streamed to a temporary file that is renamed into place.
 
 use npyz::WriterBuilder;
 use spu_isa::Ty;
@@ -36,29 +38,80 @@ pub enum NpyError {
     Order { path: String },
     #[error("cannot write `{path}`: {error}")]
     Write { path: String, error: std::io::Error },
+    #[error(transparent)]
+    Input(#[from] spu_io::InputError),
+    #[error(
+        "`{path}` is truncated: its header declares {elements} elements ({bytes} bytes of data) but the file ends before them"
+    )]
+    Truncated {
+        path: String,
+        elements: u64,
+        bytes: u64,
+    },
 }
+
+/// The `.npy` magic string.
+const MAGIC: &[u8] = b"\x93NUMPY";
+/// Longest header accepted (NumPy writes a few hundred bytes).
+const MAX_HEADER: usize = 1 << 16;
 
 /// The `.npy` dtype of an element type.
 pub fn dtype(ty: Ty) -> &'static str {
     match ty {
         Ty::F32 => "<f4",
-        Ty::U32 => "<u4",
         Ty::S32 => "<i4",
+        // The loader only admits 32-bit element types (see `load::check_word_types`).
+        _ => "<u4",
     }
 }
 
 /// Reads an array for buffer `buffer` of type `ty` and shape `dims`, as bit patterns.
 pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>, NpyError> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|error| NpyError::Read {
+    let format = |why: String| NpyError::Format {
         path: p.clone(),
-        error,
-    })?;
-    let format = |e: std::io::Error| NpyError::Format {
-        path: p.clone(),
-        why: e.to_string(),
+        why,
     };
-    let file = npyz::NpyFile::new(&bytes[..]).map_err(format)?;
+    let (file, meta) = spu_io::open_input(path)?;
+    let mut reader = std::io::BufReader::new(file);
+    // The fixed prefix: magic, version, header length (u16 in version 1, else u32).
+    let mut prefix = vec![0u8; 8];
+    read_exact(&mut reader, &mut prefix, &p)?;
+    if !prefix.starts_with(MAGIC) {
+        return Err(format(
+            "it does not start with the .npy magic `\\x93NUMPY`".into(),
+        ));
+    }
+    let len_bytes = match prefix[6] {
+        1 => 2,
+        2 | 3 => 4,
+        v => {
+            return Err(format(format!(
+                "format version {v} is not supported (1 to 3 are)"
+            )));
+        }
+    };
+    let mut len = vec![0u8; len_bytes];
+    read_exact(&mut reader, &mut len, &p)?;
+    let header_len = len
+        .iter()
+        .rev()
+        .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
+    if header_len > MAX_HEADER {
+        return Err(format(format!(
+            "its header is {header_len} bytes (at most {MAX_HEADER})"
+        )));
+    }
+    prefix.extend_from_slice(&len);
+    let elements: u64 = dims.iter().product();
+    let body = elements * 4;
+    let total = (prefix.len() + header_len) as u64 + body;
+    // Nothing past the header and the declared buffer is ever read.
+    let bounded = std::io::Read::take(
+        std::io::Read::chain(std::io::Cursor::new(prefix), reader),
+        total,
+    );
+    let file = npyz::NpyFile::new(bounded).map_err(|e| format(e.to_string()))?;
     let found = match file.dtype() {
         npyz::DType::Plain(t) => t.to_string(),
         other => other.descr(),
@@ -83,6 +136,27 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
     if file.order() == npyz::Order::Fortran && dims.len() > 1 {
         return Err(NpyError::Order { path: p });
     }
+    if meta.is_file() && meta.len() < total {
+        return Err(NpyError::Truncated {
+            path: p,
+            elements,
+            bytes: body,
+        });
+    }
+    let format = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            NpyError::Truncated {
+                path: p.clone(),
+                elements,
+                bytes: body,
+            }
+        } else {
+            NpyError::Format {
+                path: p.clone(),
+                why: e.to_string(),
+            }
+        }
+    };
     let words = match ty {
         Ty::F32 => file
             .into_vec::<f32>()
@@ -90,20 +164,42 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
             .into_iter()
             .map(f32::to_bits)
             .collect(),
-        Ty::U32 => file.into_vec::<u32>().map_err(format)?,
         Ty::S32 => file
             .into_vec::<i32>()
             .map_err(format)?
             .into_iter()
             .map(|v| v as u32)
             .collect(),
+        _ => file.into_vec::<u32>().map_err(format)?,
     };
     Ok(words)
+}
+
+fn read_exact(r: &mut impl std::io::Read, buf: &mut [u8], p: &str) -> Result<(), NpyError> {
+    r.read_exact(buf).map_err(|e| NpyError::Format {
+        path: p.to_string(),
+        why: if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            "it is too short to hold a .npy header".into()
+        } else {
+            e.to_string()
+        },
+    })
 }
 
 /// Encodes a buffer as `.npy` bytes.
 pub fn encode(ty: Ty, dims: &[u64], words: &[u32]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
+    encode_to(&mut out, ty, dims, words)?;
+    Ok(out)
+}
+
+/// Writes a buffer as `.npy` to `out`.
+pub fn encode_to(
+    mut out: impl std::io::Write,
+    ty: Ty,
+    dims: &[u64],
+    words: &[u32],
+) -> std::io::Result<()> {
     match ty {
         Ty::F32 => {
             let mut w = npyz::WriteOptions::<f32>::new()
@@ -114,7 +210,19 @@ pub fn encode(ty: Ty, dims: &[u64], words: &[u32]) -> std::io::Result<Vec<u8>> {
             w.extend(words.iter().map(|&b| f32::from_bits(b)))?;
             w.finish()?;
         }
-        Ty::U32 => {
+        // The loader only admits 32-bit element types (see `load::check_word_types`).
+        Ty::U32
+        | Ty::B32
+        | Ty::U64
+        | Ty::S64
+        | Ty::F64
+        | Ty::U16
+        | Ty::S16
+        | Ty::U8
+        | Ty::S8
+        | Ty::B8
+        | Ty::B16
+        | Ty::B64 => {
             let mut w = npyz::WriteOptions::<u32>::new()
                 .default_dtype()
                 .shape(dims)
@@ -133,7 +241,7 @@ pub fn encode(ty: Ty, dims: &[u64], words: &[u32]) -> std::io::Result<Vec<u8>> {
             w.finish()?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Writes a buffer to `path` atomically.

@@ -166,6 +166,12 @@ machine_params! {
         "f32 add, multiply, fused multiply-add, compare, convert";
     lat_sfu: u32 = 20, "latency_cycles.sfu", "cycles", CLASS_LATENCY_RANGE,
         "reciprocal, square root, f32 divide";
+    lat_dp: u32 = 8, "latency_cycles.dp", "cycles", CLASS_LATENCY_RANGE,
+        "f64 add, multiply, fused multiply-add, compare, convert (GPGPU-Sim GTX 480: 8; the GTX 480 has no DP units and runs them on the SFU pipeline)";
+    lat_dp_div: u32 = 330, "latency_cycles.dp_div", "cycles", CLASS_LATENCY_RANGE,
+        "f64 divide, reciprocal, square root (GPGPU-Sim GTX 480: 330)";
+    lat_shuffle: u32 = 32, "latency_cycles.shuffle", "cycles", CLASS_LATENCY_RANGE,
+        "warp shuffle (GPGPU-Sim's SHFL latency: 32)";
     lat_shared: u32 = 24, "latency_cycles.shared", "cycles", CLASS_LATENCY_RANGE,
         "shared-memory access without bank conflicts";
     lat_param: u32 = 8, "latency_cycles.param", "cycles", CLASS_LATENCY_RANGE,
@@ -188,6 +194,12 @@ machine_params! {
         "cycles an f32 instruction occupies a core pipeline";
     sfu_interval: u32 = 8, "interval_cycles.sfu", "cycles", INTERVAL_RANGE,
         "cycles an SFU instruction occupies an SFU pipeline (4 SFUs per SM: 32 lanes / 4)";
+    dp_interval: u32 = 8, "interval_cycles.dp", "cycles", INTERVAL_RANGE,
+        "cycles an f64 instruction occupies an SFU pipeline (GPGPU-Sim GTX 480: 8, one eighth of the f32 rate)";
+    dp_div_interval: u32 = 130, "interval_cycles.dp_div", "cycles", INTERVAL_RANGE,
+        "cycles an f64 divide, reciprocal or square root occupies an SFU pipeline (GPGPU-Sim GTX 480: 130)";
+    shuffle_interval: u32 = 4, "interval_cycles.shuffle", "cycles", INTERVAL_RANGE,
+        "cycles a warp shuffle occupies a core pipeline (GPGPU-Sim's SHFL initiation interval: 4)";
     mem_interval: u32 = 2, "interval_cycles.mem", "cycles", INTERVAL_RANGE,
         "cycles per conflict-free shared, param or CB access on the load/store pipeline (16 lanes per cycle); global accesses take one cycle per transaction";
     dram_latency: u32 = 400, "memory.dram_latency_cycles", "cycles", Range::Int(1, 100_000),
@@ -279,6 +291,9 @@ impl Machine {
             TimingClass::IntDiv => self.lat_int_div,
             TimingClass::Fpu => self.lat_fpu,
             TimingClass::Sfu => self.lat_sfu,
+            TimingClass::Dp => self.lat_dp,
+            TimingClass::DpDiv => self.lat_dp_div,
+            TimingClass::Shuffle => self.lat_shuffle,
             TimingClass::Shared => self.lat_shared,
             TimingClass::Global | TimingClass::Atomic => self.dram_latency,
             TimingClass::Param => self.lat_param,
@@ -297,6 +312,9 @@ impl Machine {
             TimingClass::IntDiv => self.int_div_interval,
             TimingClass::Fpu => self.fpu_interval,
             TimingClass::Sfu => self.sfu_interval,
+            TimingClass::Dp => self.dp_interval,
+            TimingClass::DpDiv => self.dp_div_interval,
+            TimingClass::Shuffle => self.shuffle_interval,
             TimingClass::Shared | TimingClass::Param | TimingClass::Cb => self.mem_interval,
             TimingClass::Global | TimingClass::Atomic => 1,
             TimingClass::Control | TimingClass::Barrier | TimingClass::BlockSync => 1,

@@ -4,9 +4,12 @@
 //! readable.
 
 use crate::machine::UnitLabel;
+use spu_io::{OutputError, OutputFile};
 use spu_isa::format::Module;
 use std::fmt;
 use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Which instructions to trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -153,6 +156,88 @@ impl Tracer {
 
     pub fn flush(&mut self) {
         let _ = self.out.flush();
+    }
+}
+
+/// Where `--trace` goes: a file put in place only when the run is over (standard
+/// output and devices are written as the trace grows). The first failed write (a
+/// full disk, a closed pipe) stops the run; [`TraceOutput::finish`] reports it.
+#[derive(Debug, Clone)]
+pub struct TraceOutput {
+    state: Arc<Mutex<TraceState>>,
+}
+
+#[derive(Debug)]
+struct TraceState {
+    out: Option<OutputFile>,
+    error: Option<OutputError>,
+}
+
+impl TraceOutput {
+    /// Opens the trace output; nothing is replaced until [`finish`](Self::finish).
+    pub fn create(path: &Path) -> Result<TraceOutput, OutputError> {
+        Ok(TraceOutput {
+            state: Arc::new(Mutex::new(TraceState {
+                out: Some(OutputFile::create(path)?),
+                error: None,
+            })),
+        })
+    }
+
+    /// A writer for [`Tracer::new`].
+    pub fn writer(&self) -> Box<dyn Write> {
+        Box::new(TraceWriter(self.clone()))
+    }
+
+    /// The error that stopped the trace, if a write failed.
+    pub fn take_error(&self) -> Option<OutputError> {
+        self.lock().error.take()
+    }
+
+    /// Puts the trace in place, or reports why it could not be written.
+    pub fn finish(self) -> Result<(), OutputError> {
+        let mut state = self.lock();
+        if let Some(e) = state.error.take() {
+            return Err(e);
+        }
+        match state.out.take() {
+            Some(out) => out.commit(),
+            None => Ok(()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TraceState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+struct TraceWriter(TraceOutput);
+
+impl Write for TraceWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut state = self.0.lock();
+        if state.error.is_none()
+            && let Some(out) = state.out.as_mut()
+            && let Err(e) = out.write_all(buf)
+        {
+            let e = out.error(e);
+            state.error = Some(e);
+            // Nothing more can be traced: stop the run rather than simulate on.
+            spu_io::interrupt::stop();
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let mut state = self.0.lock();
+        if state.error.is_none()
+            && let Some(out) = state.out.as_mut()
+            && let Err(e) = out.flush()
+        {
+            let e = out.error(e);
+            state.error = Some(e);
+        }
+        Ok(())
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::machine::{Machine, SchedulerPolicy};
 use spu_isa::TimingClass;
 
-const CLASSES: usize = TimingClass::BlockSync as usize + 1;
+const CLASSES: usize = TimingClass::Shuffle as usize + 1;
 
 /// Pipelines an instruction class occupies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,8 +18,9 @@ pub enum Pipe {
 pub fn pipe_of(class: TimingClass) -> Option<Pipe> {
     use TimingClass as T;
     match class {
-        T::IntAlu | T::IntMul | T::IntDiv | T::Fpu => Some(Pipe::Core),
-        T::Sfu => Some(Pipe::Sfu),
+        T::IntAlu | T::IntMul | T::IntDiv | T::Fpu | T::Shuffle => Some(Pipe::Core),
+        // GPGPU-Sim's GTX 480 configuration runs double precision on the SFU pipeline.
+        T::Sfu | T::Dp | T::DpDiv => Some(Pipe::Sfu),
         T::Shared | T::Global | T::Param | T::Cb | T::Atomic => Some(Pipe::Mem),
         T::Control | T::Barrier | T::BlockSync => None,
     }
@@ -55,6 +56,9 @@ impl Timing {
             TimingClass::Control,
             TimingClass::Barrier,
             TimingClass::BlockSync,
+            TimingClass::Dp,
+            TimingClass::DpDiv,
+            TimingClass::Shuffle,
         ];
         Timing {
             latency: all.map(|c| u64::from(m.latency(c))),

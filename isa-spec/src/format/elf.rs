@@ -14,7 +14,9 @@ use crate::names::{Side, Ty};
 /// The private `e_machine` value of SPU binaries ("SP" in ASCII).
 pub const SPU_MACHINE: u16 = 0x5350;
 /// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
+/// Type code of a predicate register declaration (value types use their `Ty` code).
+const PRED_CODE: u8 = 0xff;
 
 const TEXT: &str = ".text";
 const KERNEL: &str = ".spu.kernel";
@@ -248,7 +250,7 @@ fn kernel_bytes(m: &Module) -> Vec<u8> {
         b.str(&r.name);
         b.u8(match r.ty {
             RegTy::Val(t) => ty_code(t),
-            RegTy::Pred => 3,
+            RegTy::Pred => PRED_CODE,
         });
         b.u8(u8::from(r.count.is_some()));
         b.u32(r.count.unwrap_or(0));
@@ -462,7 +464,7 @@ fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
         let name = r.str()?;
         let code = r.u8()?;
         let ty = match code {
-            3 => RegTy::Pred,
+            PRED_CODE => RegTy::Pred,
             c => RegTy::Val(
                 Ty::from_code(c).ok_or_else(|| r.corrupt(format!("unknown register type {c}")))?,
             ),

@@ -174,31 +174,76 @@ pub struct Module {
     pub labels: Vec<Label>,
 }
 
+/// Where one register declaration lives in the register file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegSlot {
+    /// Index of the declaration in [`Module::regs`].
+    pub decl: usize,
+    /// First register (or predicate) of the declaration.
+    pub start: u32,
+    /// Registers each element spans: 1, or 2 for 64-bit types.
+    pub elem_regs: u32,
+    /// Number of elements.
+    pub len: u32,
+}
+
 impl Module {
-    /// The name of general register `index` (`f3` for the fourth of `%f<32>`).
-    pub fn reg_name(&self, index: u8, pred: bool) -> Option<String> {
+    /// The register file layout the declarations describe: general registers in
+    /// declaration order, each declaration of a 64-bit type starting at an even
+    /// register; predicates in declaration order.
+    pub fn reg_layout(&self, pred: bool) -> Vec<RegSlot> {
         let mut next = 0u32;
-        for decl in self.regs.iter().filter(|d| (d.ty == RegTy::Pred) == pred) {
-            let n = decl.len();
-            if u32::from(index) < next + n {
-                let k = u32::from(index) - next;
-                return Some(match decl.count {
-                    Some(_) => format!("{}{k}", decl.name),
-                    None => decl.name.clone(),
-                });
+        let mut out = Vec::new();
+        for (decl, d) in self.regs.iter().enumerate() {
+            if (d.ty == RegTy::Pred) != pred {
+                continue;
             }
-            next += n;
+            let elem_regs = match d.ty {
+                RegTy::Val(t) => u32::from(t.regs()),
+                RegTy::Pred => 1,
+            };
+            next = next.next_multiple_of(elem_regs);
+            out.push(RegSlot {
+                decl,
+                start: next,
+                elem_regs,
+                len: d.len(),
+            });
+            next = next.saturating_add(d.len().saturating_mul(elem_regs));
         }
-        None
+        out
     }
 
-    /// Number of general (non-predicate) registers declared.
+    /// The name of the value spanning `regs` registers from general register
+    /// `index` (or of predicate `index`): `f3` for the fourth of `%f<32>`, `rd2` for
+    /// the third pair of `%rd<8>`, `rd2.hi` for its high half.
+    pub fn reg_name(&self, index: u8, regs: u8, pred: bool) -> Option<String> {
+        let index = u32::from(index);
+        let regs = u32::from(regs);
+        let slot = self
+            .reg_layout(pred)
+            .into_iter()
+            .find(|s| index >= s.start && index < s.start + s.len * s.elem_regs)?;
+        let decl = &self.regs[slot.decl];
+        let k = (index - slot.start) / slot.elem_regs;
+        let within = (index - slot.start) % slot.elem_regs;
+        let base = match decl.count {
+            Some(_) => format!("{}{k}", decl.name),
+            None => decl.name.clone(),
+        };
+        match (slot.elem_regs, regs, within) {
+            (e, r, 0) if e == r => Some(base),
+            (2, 1, 0) => Some(format!("{base}.lo")),
+            (2, 1, 1) => Some(format!("{base}.hi")),
+            _ => None,
+        }
+    }
+
+    /// Number of general registers the declarations span (alignment included).
     pub fn general_reg_count(&self) -> u32 {
-        self.regs
-            .iter()
-            .filter(|d| d.ty != RegTy::Pred)
-            .map(RegDecl::len)
-            .sum()
+        self.reg_layout(false)
+            .last()
+            .map_or(0, |s| s.start + s.len * s.elem_regs)
     }
 
     /// Number of predicate registers declared.

@@ -47,13 +47,24 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
                 format!("reconvergence point {r} is outside the code"),
             ));
         }
-        for op in instr.operands() {
+        for (i, op) in instr.operands().iter().enumerate() {
             let ok = match *op {
-                Operand::Reg(r) | Operand::Mem { base: Some(r), .. } => u32::from(r) < regs,
-                Operand::Pred(p) => u32::from(p) < preds,
+                Operand::Reg(r) => u32::from(r) + u32::from(instr.operand_regs(i)) <= regs,
+                Operand::Mem {
+                    base: Some(r),
+                    wide,
+                    ..
+                } => u32::from(r) + u32::from(wide) < regs,
+                Operand::Pred(p) | Operand::PredNot(p) => u32::from(p) < preds,
                 Operand::Target(t) => t < len,
-                Operand::Symbol(SymbolRef::Buffer(i)) => usize::from(i) < m.buffers.len(),
-                Operand::Symbol(SymbolRef::Shared(i)) => usize::from(i) < m.shared.len(),
+                Operand::Symbol {
+                    sym: SymbolRef::Buffer(i),
+                    ..
+                } => usize::from(i) < m.buffers.len(),
+                Operand::Symbol {
+                    sym: SymbolRef::Shared(i),
+                    ..
+                } => usize::from(i) < m.shared.len(),
                 _ => true,
             };
             if !ok {

@@ -28,6 +28,7 @@ impl Grid<'_> {
             iu: None,
             entry: 0,
             shared_bytes: self.image.shared_bytes,
+            sm_grid: [self.geo.cols, self.geo.rows],
         };
         self.units[u].observe(now, &self.image.program);
         let work = match item.role {

@@ -1,0 +1,486 @@
+//! `spu-emu` on hostile paths: outputs that are devices, pipes, links or inputs;
+//! inputs that never end; binaries whose line table names files the user never
+//! named; closed and full standard output; Ctrl-C while reading or writing. Tests
+//! that need root (making device nodes) say so when they are skipped.
+
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn emu_cmd(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_spu-emu"));
+    c.args(args).current_dir(root());
+    c
+}
+
+fn emu(args: &[&str]) -> Output {
+    emu_cmd(args).output().expect("spu-emu runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// A private character device equal to /dev/null, or `None` (with the reason
+/// printed) when this process may not make one.
+fn private_null(dir: &Path) -> Option<PathBuf> {
+    if !is_root() {
+        eprintln!("skipped: making a device node needs root");
+        return None;
+    }
+    let dev = dir.join("null");
+    let ok = Command::new("mknod")
+        .args([dev.to_str()?, "c", "1", "3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: mknod failed");
+        return None;
+    }
+    Some(dev)
+}
+
+fn fifo(dir: &Path, name: &str) -> Option<PathBuf> {
+    let p = dir.join(name);
+    let ok = Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: mkfifo is not available");
+        return None;
+    }
+    Some(p)
+}
+
+/// Entries of `dir` other than `keep` (leftover temporaries).
+fn leftovers(dir: &Path, keep: &[&str]) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect()
+}
+
+fn interrupt(pid: u32) {
+    let ok = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(ok.success());
+}
+
+/// Waits for a child at most `limit`; kills it and fails if it is still running.
+fn wait_at_most(mut child: std::process::Child, limit: Duration) -> (Option<i32>, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            return (status.code(), err);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_device_output_stays_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(null) = private_null(dir.path()) else {
+        return;
+    };
+    let dev = null.to_str().unwrap();
+    for args in [
+        vec!["samples/vecadd.spu", "-q", "--stats", dev],
+        vec!["samples/vecadd.spu", "-q", "--timeline", dev],
+        vec!["samples/vecadd.spu", "-q", "--dump", &format!("C={dev}")],
+        vec!["samples/vecadd.spu", "-q", "--trace", dev],
+    ] {
+        let out = emu(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let m = std::fs::symlink_metadata(&null).unwrap();
+        assert!(
+            m.file_type().is_char_device(),
+            "{args:?} replaced the device"
+        );
+    }
+}
+
+#[test]
+fn a_link_to_standard_output_is_written_through_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--stats",
+        link.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(json.get("stats_version").is_some());
+}
+
+#[test]
+fn a_replaced_output_keeps_its_mode_and_its_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.json");
+    std::fs::write(&real, b"old").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.path().join("s.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--stats",
+        link.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let m = std::fs::metadata(&real).unwrap();
+    assert_eq!(m.permissions().mode() & 0o777, 0o640);
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("stats_version")
+    );
+    assert_eq!(
+        leftovers(dir.path(), &["real.json", "s.json"]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn outputs_may_not_overwrite_inputs_or_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k.spu");
+    std::fs::copy(root().join("samples/vecadd.spu"), &k).unwrap();
+    let ks = k.to_str().unwrap();
+    let before = std::fs::read(&k).unwrap();
+    let a = dir.path().join("a.json");
+    let a = a.to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec![ks, "--stats", ks],
+            "`--stats {k}` would overwrite the input kernel `{k}`; write it to another file",
+        ),
+        (
+            vec![ks, "--stats", a, "--timeline", a],
+            "`--timeline {a}` and `--stats {a}` name the same file; give each output its own file",
+        ),
+        (
+            vec![ks, "--stats", "-", "--trace", "-"],
+            "`--trace -` and `--stats -` both write to standard output; send one of them to a file",
+        ),
+    ] {
+        let out = emu(&args);
+        let err = text(&out.stderr);
+        let needle = needle.replace("{k}", ks).replace("{a}", a);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(&needle),
+            "{args:?}: expected `{needle}` in {err}"
+        );
+    }
+    assert_eq!(std::fs::read(&k).unwrap(), before);
+    assert_eq!(leftovers(dir.path(), &["k.spu"]), Vec::<String>::new());
+}
+
+#[test]
+fn stats_on_standard_output_are_pure_json() {
+    let out = emu(&["samples/vecadd.spu", "--stats", "-"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("only JSON");
+    assert!(json.get("stats_version").is_some());
+    assert!(
+        text(&out.stderr).contains("cycles"),
+        "the summary goes to stderr"
+    );
+}
+
+#[test]
+fn endless_and_huge_inputs_stop_at_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("big_header.npy");
+    // A version 2 header claiming 4 GiB.
+    let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&npy, &bytes).unwrap();
+    let short = dir.path().join("short.npy");
+    let words: Vec<u32> = (0..8).collect();
+    let mut good = spu_emu::load::npy::encode(spu_isa::Ty::F32, &[8], &words).unwrap();
+    good.truncate(good.len() - 5);
+    std::fs::write(&short, &good).unwrap();
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["/dev/zero".into()],
+            "`/dev/zero` is larger than 64 MiB, the limit for inputs".into(),
+        ),
+        (
+            vec!["samples/vecadd.spu".into(), "--machine".into(), "/dev/zero".into()],
+            "machine file `/dev/zero`: cannot be read: it is larger than 64 MiB, the limit for inputs".into(),
+        ),
+        (
+            vec![
+                "samples/vecadd.spu".into(),
+                "-D".into(),
+                "N=8".into(),
+                "--load".into(),
+                "A=/dev/zero".into(),
+            ],
+            "`/dev/zero` is not a valid .npy file: it does not start with the .npy magic".into(),
+        ),
+        (
+            vec![
+                "samples/vecadd.spu".into(),
+                "-D".into(),
+                "N=8".into(),
+                "--load".into(),
+                format!("A={}", npy.display()),
+            ],
+            "its header is 4294967295 bytes (at most 65536)".into(),
+        ),
+        (
+            vec![
+                "samples/vecadd.spu".into(),
+                "-D".into(),
+                "N=8".into(),
+                "--load".into(),
+                format!("A={}", short.display()),
+            ],
+            "is truncated: its header declares 8 elements (32 bytes of data) but the file ends before them".into(),
+        ),
+    ];
+    for (args, needle) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let start = Instant::now();
+        let out = emu(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(&needle),
+            "{args:?}: expected `{needle}` in {err}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{args:?} took too long"
+        );
+    }
+}
+
+/// A binary of a faulting kernel whose line table names `recorded`.
+fn faulting_binary(dir: &Path, recorded: &str) -> PathBuf {
+    let src = std::fs::read_to_string(root().join("emu/tests/faults/oob_load.spu")).unwrap();
+    let (bin, _) = spu_asm::assemble(recorded, &src).unwrap();
+    let path = dir.join("k.bin");
+    std::fs::write(&path, bin).unwrap();
+    path
+}
+
+#[test]
+fn a_binary_cannot_make_the_emulator_quote_files_the_user_did_not_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // Line 7 of /etc/passwd would be quoted by the old reader.
+    for recorded in ["/etc/passwd", "/dev/zero", "../../../etc/passwd"] {
+        let bin = faulting_binary(dir.path(), recorded);
+        let start = Instant::now();
+        let out = emu(&[bin.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("error: the run of"), "{err}");
+        assert!(
+            !err.contains("root:") && !err.contains("/bin/"),
+            "{recorded}: {err}"
+        );
+        assert!(start.elapsed() < Duration::from_secs(20));
+    }
+    // A FIFO beside the binary with the recorded name is not opened (it would block).
+    if let Some(pipe) = fifo(dir.path(), "k.spu") {
+        let bin = faulting_binary(dir.path(), pipe.to_str().unwrap());
+        let child = emu_cmd(&[bin.to_str().unwrap()])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (code, err) = wait_at_most(child, Duration::from_secs(20));
+        assert_eq!(code, Some(1), "{err}");
+    }
+    // The real source beside the binary is quoted.
+    let src = dir.path().join("real.spu");
+    std::fs::copy(root().join("emu/tests/faults/oob_load.spu"), &src).unwrap();
+    let bin = faulting_binary(dir.path(), "/somewhere/else/real.spu");
+    let err = text(&emu(&[bin.to_str().unwrap()]).stderr);
+    assert!(
+        err.contains("ld.global"),
+        "the source beside the binary is quoted: {err}"
+    );
+}
+
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    for args in [
+        vec!["samples/vecadd.spu"],
+        vec!["--list-params"],
+        vec![
+            "samples/vecadd.spu",
+            "--trace",
+            "-",
+            "--trace-limit",
+            "100000",
+        ],
+    ] {
+        let mut child = emu_cmd(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let (code, err) = wait_at_most(child, Duration::from_secs(60));
+        assert_eq!(code, Some(141), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && err.is_empty(),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_full_standard_output_or_trace_file_is_an_error() {
+    let Ok(full) = std::fs::File::options().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full");
+        return;
+    };
+    let out = emu_cmd(&["samples/vecadd.spu"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: cannot write `standard output`: No space left on device"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "--trace",
+        "/dev/full",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: cannot write `/dev/full`: No space left on device"),
+        "{err}"
+    );
+    assert!(!stats.exists(), "nothing else is written");
+}
+
+#[test]
+fn a_trace_file_is_untouched_until_the_run_is_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.txt");
+    std::fs::write(&trace, b"previous trace").unwrap();
+    let out = emu(&[
+        "emu/tests/matrix/malformed.spu",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(&trace).unwrap(), b"previous trace");
+    // A kernel fault keeps the trace that leads to it.
+    let out = emu(&[
+        "emu/tests/faults/oob_load.spu",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("note: the trace up to the stop is in"));
+    assert!(
+        std::fs::read_to_string(&trace)
+            .unwrap()
+            .contains("ld.global")
+    );
+    assert_eq!(leftovers(dir.path(), &["t.txt"]), Vec::<String>::new());
+}
+
+#[test]
+fn ctrl_c_while_an_output_blocks_leaves_nothing() {
+    // The dump goes to a FIFO nobody reads, so the output phase blocks; Ctrl-C must
+    // still end the run with 130 and leave the statistics unwritten.
+    let dir = tempfile::tempdir().unwrap();
+    let Some(pipe) = fifo(dir.path(), "dump.npy") else {
+        return;
+    };
+    let stats = dir.path().join("s.json");
+    let trace = dir.path().join("t.txt");
+    let child = emu_cmd(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--stats",
+        stats.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--dump",
+        &format!("C={}", pipe.display()),
+    ])
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    interrupt(child.id());
+    let start = Instant::now();
+    let (code, err) = wait_at_most(child, Duration::from_secs(10));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "ended within a second or so"
+    );
+    assert_eq!(leftovers(dir.path(), &["dump.npy"]), Vec::<String>::new());
+}
+
+#[test]
+fn ctrl_c_while_reading_an_input_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(pipe) = fifo(dir.path(), "k.spu") else {
+        return;
+    };
+    let child = emu_cmd(&[pipe.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    interrupt(child.id());
+    let (code, err) = wait_at_most(child, Duration::from_secs(10));
+    assert_eq!(code, Some(130), "{err}");
+}

@@ -1,0 +1,387 @@
+//! Output files. A regular file (or one a symbolic link points to) is replaced
+//! atomically: the data goes to a temporary created exclusively, with an
+//! unpredictable name, in the target's directory; on commit it gets the replaced
+//! file's mode (and owner, where permitted), is synced and renamed over the target.
+//! A link stays a link. Character devices, pipes and sockets (`/dev/null`, a FIFO)
+//! are written directly and never renamed over; `-` and `/dev/stdout` are standard
+//! output. Directories and block devices are refused. A temporary that is not
+//! committed (an error, a dropped file, Ctrl-C) is removed.
+
+use crate::interrupt;
+use std::fs::{File, Metadata};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Why an output cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("cannot write `{path}`: {error}")]
+    Io { path: String, error: io::Error },
+    #[error("cannot write `{path}`: it is a directory; give a file name")]
+    Directory { path: String },
+    #[error("cannot write `{path}`: it is a block device; give a file name")]
+    BlockDevice { path: String },
+    #[error(
+        "cannot write `{path}`: it is a symbolic link to a file that does not exist; remove the link or give another name"
+    )]
+    DanglingLink { path: String },
+    #[error("interrupted; `{path}` was not written")]
+    Interrupted { path: String },
+}
+
+impl OutputError {
+    /// The error as an `io::Error` (for callers that keep `io::Result`).
+    pub fn into_io(self) -> io::Error {
+        match self {
+            OutputError::Io { error, .. } => error,
+            other => io::Error::other(other.to_string()),
+        }
+    }
+}
+
+/// Largest piece written at once, so Ctrl-C is noticed during a long write.
+const CHUNK: usize = 8 << 20;
+
+/// Marks a write stopped by Ctrl-C.
+#[derive(Debug)]
+struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
+/// Where the bytes go.
+enum Sink {
+    Stdout(io::Stdout),
+    Stderr(io::Stderr),
+    Direct(File),
+    Temp(tempfile::NamedTempFile),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if interrupt::requested() {
+            return Err(io::Error::other(Cancelled));
+        }
+        let buf = &buf[..buf.len().min(CHUNK)];
+        match self {
+            Sink::Stdout(s) => s.write(buf),
+            Sink::Stderr(s) => s.write(buf),
+            Sink::Direct(f) => f.write(buf),
+            Sink::Temp(t) => t.as_file_mut().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Stdout(s) => s.flush(),
+            Sink::Stderr(s) => s.flush(),
+            Sink::Direct(f) => f.flush(),
+            Sink::Temp(t) => t.as_file_mut().flush(),
+        }
+    }
+}
+
+/// What a replaced file keeps.
+#[derive(Debug, Clone, Copy)]
+struct Keep {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+/// An output being written; [`OutputFile::commit`] puts it in place. Dropping it
+/// uncommitted leaves the target untouched (for devices and standard output, what
+/// was written is written).
+pub struct OutputFile {
+    path: PathBuf,
+    writer: io::BufWriter<Sink>,
+    /// For a temporary: the file to rename it over and what to keep of it.
+    target: Option<(PathBuf, Option<Keep>)>,
+    /// The temporary's path while it is registered for removal on Ctrl-C.
+    registered: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for OutputFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputFile")
+            .field("path", &self.path)
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+/// True for `-` (standard output by convention) and the names of standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    stream_of(path) == Some(1)
+}
+
+fn stream_of(path: &Path) -> Option<u8> {
+    match path.to_str()? {
+        "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => Some(1),
+        "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => Some(2),
+        _ => None,
+    }
+}
+
+/// True when `path` reaches its file through `/dev` or `/proc` (a descriptor link
+/// such as `/dev/fd/3`): such files are written in place, never renamed over.
+fn through_special_dirs(path: &Path) -> bool {
+    let special = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+    if special(path) {
+        return true;
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&p) {
+            Ok(next) => {
+                let next = match p.parent() {
+                    Some(dir) if next.is_relative() => dir.join(next),
+                    _ => next,
+                };
+                if special(&next) {
+                    return true;
+                }
+                p = next;
+            }
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Checks, before any work, that `path` can be an output: not a directory, a block
+/// device or a dangling link, and in a directory that exists. Creates nothing.
+pub fn check_target(path: &Path) -> Result<(), OutputError> {
+    let p = || path.display().to_string();
+    if stream_of(path).is_some() {
+        return Ok(());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(OutputError::Directory { path: p() }),
+        Ok(m) if m.file_type().is_block_device() => Err(OutputError::BlockDevice { path: p() }),
+        Ok(_) => Ok(()),
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => {
+            Err(OutputError::DanglingLink { path: p() })
+        }
+        Err(_) => {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            if std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+                Ok(())
+            } else {
+                Err(OutputError::Io {
+                    path: p(),
+                    error: io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("directory `{}` does not exist", dir.display()),
+                    ),
+                })
+            }
+        }
+    }
+}
+
+impl OutputFile {
+    /// Opens an output. Nothing visible changes until [`commit`](Self::commit),
+    /// except for devices, pipes and standard output, which are written directly.
+    pub fn create(path: &Path) -> Result<OutputFile, OutputError> {
+        let p = || path.display().to_string();
+        let io_err = |error| OutputError::Io { path: p(), error };
+        let direct = |sink| OutputFile {
+            path: path.to_path_buf(),
+            writer: io::BufWriter::with_capacity(1 << 16, sink),
+            target: None,
+            registered: None,
+        };
+        match stream_of(path) {
+            Some(1) => return Ok(direct(Sink::Stdout(io::stdout()))),
+            Some(_) => return Ok(direct(Sink::Stderr(io::stderr()))),
+            None => {}
+        }
+        let (target, keep) = match std::fs::metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(path).is_ok() {
+                    return Err(OutputError::DanglingLink { path: p() });
+                }
+                (path.to_path_buf(), None)
+            }
+            Err(e) => return Err(io_err(e)),
+            Ok(m) if m.is_dir() => return Err(OutputError::Directory { path: p() }),
+            Ok(m) if m.file_type().is_block_device() => {
+                return Err(OutputError::BlockDevice { path: p() });
+            }
+            Ok(m) if !m.is_file() || through_special_dirs(path) => {
+                // A device, pipe or socket, or a file behind a descriptor link: in place.
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(m.is_file())
+                    .open(path)
+                    .map_err(io_err)?;
+                return Ok(direct(Sink::Direct(file)));
+            }
+            Ok(m) => {
+                let target =
+                    if std::fs::symlink_metadata(path).is_ok_and(|l| l.file_type().is_symlink()) {
+                        std::fs::canonicalize(path).map_err(io_err)?
+                    } else {
+                        path.to_path_buf()
+                    };
+                (target, Some(keep_of(&m)))
+            }
+        };
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(&dir)
+            .map_err(|e| io_err(without_temp_path(e)))?;
+        let registered = temp.path().to_path_buf();
+        interrupt::register(&registered);
+        Ok(OutputFile {
+            path: path.to_path_buf(),
+            writer: io::BufWriter::with_capacity(1 << 16, Sink::Temp(temp)),
+            target: Some((target, keep)),
+            registered: Some(registered),
+        })
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes and puts the output in place. Fails without touching the target if a
+    /// write failed, the disk is full, or Ctrl-C was pressed.
+    pub fn commit(mut self) -> Result<(), OutputError> {
+        let p = self.path.display().to_string();
+        let writer = std::mem::replace(
+            &mut self.writer,
+            io::BufWriter::new(Sink::Stderr(io::stderr())),
+        );
+        let sink = writer
+            .into_inner()
+            .map_err(|e| self.error(e.into_error()))?;
+        let result = match sink {
+            Sink::Temp(temp) => {
+                let (target, keep) = self.target.take().unwrap_or_default();
+                self.finish_temp(temp, &target, keep)
+            }
+            mut other => other.flush().map_err(|e| self.error(e)),
+        };
+        if interrupt::requested() {
+            return Err(OutputError::Interrupted { path: p });
+        }
+        result
+    }
+
+    fn finish_temp(
+        &self,
+        temp: tempfile::NamedTempFile,
+        target: &Path,
+        keep: Option<Keep>,
+    ) -> Result<(), OutputError> {
+        let file = temp.as_file();
+        if let Some(k) = keep {
+            file.set_permissions(std::fs::Permissions::from_mode(k.mode & 0o7777))
+                .map_err(|e| self.error(e))?;
+            // Only root may give a file away; others keep their own files anyway.
+            let _ = std::os::unix::fs::fchown(file, Some(k.uid), Some(k.gid));
+        }
+        file.sync_all().map_err(|e| self.error(e))?;
+        if interrupt::requested() {
+            return Err(OutputError::Interrupted {
+                path: self.path.display().to_string(),
+            });
+        }
+        temp.persist(target).map_err(|e| self.error(e.error))?;
+        Ok(())
+    }
+
+    /// Writes all of `bytes`, as an [`OutputError`].
+    pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), OutputError> {
+        self.writer.write_all(bytes).map_err(|e| self.error(e))
+    }
+
+    /// An error from writing to this output, as an [`OutputError`] (a write stopped
+    /// by Ctrl-C becomes [`OutputError::Interrupted`]).
+    pub fn error(&self, e: io::Error) -> OutputError {
+        let path = self.path.display().to_string();
+        if e.get_ref().is_some_and(|inner| inner.is::<Cancelled>()) || interrupt::requested() {
+            OutputError::Interrupted { path }
+        } else {
+            OutputError::Io { path, error: e }
+        }
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        // The temporary (if any) is removed by its own drop; stop tracking it.
+        if let Some(r) = self.registered.take() {
+            interrupt::unregister(&r);
+        }
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+/// The error without the temporary's random name, which means nothing to the user.
+fn without_temp_path(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.find(" at path ") {
+        Some(i) => io::Error::new(e.kind(), &text[..i]),
+        None => e,
+    }
+}
+
+fn keep_of(m: &Metadata) -> Keep {
+    Keep {
+        mode: m.permissions().mode(),
+        uid: m.uid(),
+        gid: m.gid(),
+    }
+}
+
+/// Writes a whole output: `-` is standard output, a regular file is replaced
+/// atomically, a device or pipe is written in place.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let mut out = OutputFile::create(path)?;
+    out.write_bytes(bytes)?;
+    out.commit()
+}
+
+/// Writes text to standard output, reporting a closed pipe or a full disk as an
+/// error instead of panicking as `print!` does.
+pub fn print(text: &str) -> Result<(), OutputError> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|error| OutputError::Io {
+            path: "standard output".into(),
+            error,
+        })
+}

@@ -1,0 +1,141 @@
+//! Refusing outputs that would overwrite one of the run's inputs, or each other.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// What a path refers to, for comparing paths that may be spelled differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FileId {
+    /// An existing regular file: its device and inode.
+    Inode(u64, u64),
+    /// A file to be created: its absolute path.
+    New(PathBuf),
+    /// Standard output.
+    Stdout,
+}
+
+/// The identity of `path`, or `None` for files several outputs may share (devices,
+/// pipes: `/dev/null` twice is fine).
+fn file_id(path: &Path) -> Option<FileId> {
+    if matches!(
+        path.to_str(),
+        Some("-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1")
+    ) {
+        return Some(FileId::Stdout);
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Some(FileId::Inode(m.dev(), m.ino())),
+        Ok(_) => None,
+        Err(_) => {
+            let name = path.file_name()?;
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+            Some(FileId::New(dir.join(name)))
+        }
+    }
+}
+
+/// Why the outputs cannot be written as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error(transparent)]
+    Unwritable(#[from] crate::OutputError),
+    #[error("{output} would overwrite the input {input}; write it to another file")]
+    OverwritesInput { output: String, input: String },
+    #[error("{first} and {second} name the same file; give each output its own file")]
+    SameOutput { first: String, second: String },
+    #[error("{first} and {second} both write to standard output; send one of them to a file")]
+    BothStdout { first: String, second: String },
+}
+
+/// Checks that no output names an input or another output, and that each output
+/// can be written ([`crate::output::check_target`]). Each path comes with the
+/// option that named it (e.g. "`--stats s.json`"), for the message.
+pub fn check_distinct(
+    inputs: &[(String, &Path)],
+    outputs: &[(String, &Path)],
+) -> Result<(), PathError> {
+    let inputs: Vec<(&String, FileId)> = inputs
+        .iter()
+        .filter_map(|(what, p)| Some((what, file_id(p)?)))
+        .collect();
+    let mut seen: Vec<(&String, FileId)> = Vec::new();
+    for (what, p) in outputs {
+        crate::output::check_target(p)?;
+        let Some(id) = file_id(p) else {
+            continue;
+        };
+        if let Some((input, _)) = inputs
+            .iter()
+            .find(|(_, i)| *i == id && id != FileId::Stdout)
+        {
+            return Err(PathError::OverwritesInput {
+                output: what.clone(),
+                input: (*input).clone(),
+            });
+        }
+        if let Some((first, _)) = seen.iter().find(|(_, s)| *s == id) {
+            return Err(if id == FileId::Stdout {
+                PathError::BothStdout {
+                    first: (*first).clone(),
+                    second: what.clone(),
+                }
+            } else {
+                PathError::SameOutput {
+                    first: (*first).clone(),
+                    second: what.clone(),
+                }
+            });
+        }
+        seen.push((what, id));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_files_are_found_however_they_are_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("a.npy");
+        std::fs::write(&input, b"x").unwrap();
+        let spelled = dir.path().join(".").join("a.npy");
+        let out = dir.path().join("out.json");
+        let named = |s: &str| format!("`{s}`");
+        let err = check_distinct(
+            &[(named("--load"), input.as_path())],
+            &[(named("--dump"), spelled.as_path())],
+        )
+        .unwrap_err();
+        assert!(matches!(err, PathError::OverwritesInput { .. }), "{err}");
+        let err = check_distinct(
+            &[],
+            &[
+                (named("--stats"), out.as_path()),
+                (named("-o"), out.as_path()),
+            ],
+        )
+        .unwrap_err();
+        assert!(matches!(err, PathError::SameOutput { .. }), "{err}");
+        let err = check_distinct(
+            &[],
+            &[
+                (named("--stats"), Path::new("-")),
+                (named("--trace"), Path::new("-")),
+            ],
+        )
+        .unwrap_err();
+        assert!(matches!(err, PathError::BothStdout { .. }), "{err}");
+        let null = Path::new("/dev/null");
+        check_distinct(
+            &[(named("k"), input.as_path())],
+            &[(named("a"), null), (named("b"), null)],
+        )
+        .expect("devices may be shared");
+    }
+}

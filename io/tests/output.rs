@@ -1,0 +1,190 @@
+//! Outputs on targets that are not plain new files: devices, pipes, links, files
+//! with a mode and an owner, directories. Run as root these tests check what used to
+//! go wrong as root (replacing `/dev/null`); checks that need root say so when skipped.
+
+use spu_io::{OutputError, OutputFile, write_file};
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::Path;
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Names in `dir` other than `keep`: leftover temporaries.
+fn others(dir: &Path, keep: &[&str]) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect()
+}
+
+#[test]
+fn dev_null_is_written_not_replaced() {
+    if !is_root() {
+        eprintln!("note: not root, so replacing /dev/null could not have happened anyway");
+    }
+    let before = std::fs::metadata("/dev/null").unwrap();
+    write_file(Path::new("/dev/null"), b"{}\n").unwrap();
+    let after = std::fs::metadata("/dev/null").unwrap();
+    assert!(
+        after.file_type().is_char_device(),
+        "/dev/null is still a device"
+    );
+    assert_eq!((before.ino(), before.rdev()), (after.ino(), after.rdev()));
+}
+
+#[test]
+fn a_full_device_is_an_error() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let err = write_file(Path::new("/dev/full"), &[0u8; 100_000]).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("cannot write `/dev/full`: No space left"),
+        "{err}"
+    );
+    assert!(
+        std::fs::metadata("/dev/full")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+}
+
+#[test]
+fn a_link_stays_a_link_and_its_file_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.json");
+    let link = dir.path().join("link.json");
+    std::fs::write(&real, b"old").unwrap();
+    std::os::unix::fs::symlink("real.json", &link).unwrap();
+    write_file(&link, b"new").unwrap();
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&real).unwrap(), b"new");
+    assert_eq!(
+        others(dir.path(), &["real.json", "link.json"]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_dangling_link_and_a_directory_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("gone.json");
+    std::os::unix::fs::symlink("/nonexistent/target", &link).unwrap();
+    assert!(matches!(
+        write_file(&link, b"x"),
+        Err(OutputError::DanglingLink { .. })
+    ));
+    assert!(matches!(
+        write_file(dir.path(), b"x"),
+        Err(OutputError::Directory { .. })
+    ));
+    assert_eq!(others(dir.path(), &["gone.json"]), Vec::<String>::new());
+}
+
+#[test]
+fn the_mode_and_owner_of_a_replaced_file_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.bin");
+    std::fs::write(&file, b"old").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let owner = if is_root() {
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+        Some(65534)
+    } else {
+        eprintln!("note: not root; the owner check is skipped");
+        None
+    };
+    write_file(&file, b"new").unwrap();
+    let m = std::fs::metadata(&file).unwrap();
+    assert_eq!(m.permissions().mode() & 0o777, 0o640);
+    if let Some(uid) = owner {
+        assert_eq!((m.uid(), m.gid()), (uid, uid));
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"new");
+}
+
+#[test]
+fn a_new_file_gets_the_usual_mode_not_the_temporarys() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("new.json");
+    write_file(&file, b"{}").unwrap();
+    let probe = dir.path().join("probe");
+    std::fs::write(&probe, b"").unwrap();
+    let expected = std::fs::metadata(&probe).unwrap().permissions().mode() & 0o777;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        expected
+    );
+}
+
+#[test]
+fn a_planted_link_at_the_old_temporary_name_is_not_followed() {
+    // The old writer used `.NAME.tmp<PID>` and followed whatever was there.
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    let planted = dir
+        .path()
+        .join(format!(".out.json.tmp{}", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    write_file(&dir.path().join("out.json"), b"data").unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+}
+
+#[test]
+fn an_uncommitted_output_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.json");
+    std::fs::write(&file, b"old").unwrap();
+    {
+        let mut out = OutputFile::create(&file).unwrap();
+        out.write_all(&[1u8; 200_000]).unwrap();
+        assert_eq!(
+            others(dir.path(), &["out.json"]).len(),
+            1,
+            "a temporary exists"
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"old");
+    assert_eq!(others(dir.path(), &["out.json"]), Vec::<String>::new());
+    let missing = dir.path().join("no/such/dir/out.json");
+    assert!(matches!(
+        write_file(&missing, b"x"),
+        Err(OutputError::Io { .. })
+    ));
+}
+
+#[test]
+fn a_fifo_is_written_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    write_file(&fifo, b"through the pipe").unwrap();
+    assert_eq!(reader.join().unwrap(), b"through the pipe");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert_eq!(others(dir.path(), &["pipe"]), Vec::<String>::new());
+}

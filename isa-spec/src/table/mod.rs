@@ -1,0 +1,690 @@
+//! The ISA table: one row per instruction with its mnemonic, opcode, encoding fields
+//! (modifiers and operands, packed in row order), execution classes, modifier rules and
+//! a one-line semantics doc. Encoder, decoder, assembler checks, disassembler, timing
+//! and energy classes, `ISA.md` and the editor grammar are all derived from [`TABLE`].
+
+use crate::class::ExecClass;
+use crate::names::{
+    AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PrmtMode, Rnd, Sat, Scope,
+    ShfDir, ShfMode, ShflMode, Space, To, Ty, Uni, Vector, Volatile, VoteMode,
+};
+
+mod rows;
+mod rules;
+
+pub use rows::TABLE;
+pub use rules::Rule;
+
+/// Bits of the fixed header of every instruction word: opcode (8) and guard (6).
+pub const HEADER_BITS: u32 = 14;
+/// Width of an instruction word.
+pub const WORD_BITS: u32 = 64;
+/// Width of a general register index: 128 registers per thread.
+pub const REG_BITS: u32 = 7;
+/// Width of a predicate register index: 16 predicates per thread.
+pub const PRED_BITS: u32 = 4;
+/// Width of a code address (instruction index).
+pub const TARGET_BITS: u32 = 24;
+
+/// A modifier field: which enumeration it encodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModKind {
+    /// Operand type (`.u32`, `.f64`, `.b8`, ...).
+    Type,
+    /// Source type of `cvt` (written second: `cvt.f32.s32`).
+    SrcType,
+    /// Comparison of `setp`.
+    Cmp,
+    /// State space of `ld`/`st`/`cvta`.
+    Space,
+    /// Operation of `atom.global`.
+    AtomOp,
+    /// Half of an integer product (`.lo`, `.hi`).
+    Half,
+    /// Link of a directional blocksync; absent for the global form.
+    Side,
+    /// Rounding mode.
+    Rnd,
+    /// `.approx` / `.full`.
+    Prec,
+    /// `.ftz`.
+    Ftz,
+    /// `.sat`.
+    Sat,
+    /// `.volatile`.
+    Volatile,
+    /// `.nc`.
+    Nc,
+    /// `.uni`.
+    Uni,
+    /// `.to` of `cvta`.
+    To,
+    /// `.v2` / `.v4`.
+    Vector,
+    /// Cache operator.
+    CacheOp,
+    /// Mode of `shfl.sync`.
+    ShflMode,
+    /// Mode of `vote.sync`.
+    VoteMode,
+    /// Level of `membar`.
+    MemLevel,
+    /// Semantics of `fence`.
+    FenceSem,
+    /// Scope of `fence`.
+    Scope,
+    /// Direction of `shf`.
+    ShfDir,
+    /// Shift-amount mode of `shf`.
+    ShfMode,
+    /// Mode of `prmt`.
+    PrmtMode,
+    /// The `.pred` type of `vote.sync`.
+    PredTy,
+}
+
+impl ModKind {
+    /// Every kind, in the order the reference page lists them.
+    pub const ALL: &'static [ModKind] = &[
+        ModKind::Type,
+        ModKind::SrcType,
+        ModKind::Cmp,
+        ModKind::Space,
+        ModKind::AtomOp,
+        ModKind::Half,
+        ModKind::Side,
+        ModKind::Rnd,
+        ModKind::Prec,
+        ModKind::Ftz,
+        ModKind::Sat,
+        ModKind::Volatile,
+        ModKind::Nc,
+        ModKind::Uni,
+        ModKind::To,
+        ModKind::Vector,
+        ModKind::CacheOp,
+        ModKind::ShflMode,
+        ModKind::VoteMode,
+        ModKind::MemLevel,
+        ModKind::FenceSem,
+        ModKind::Scope,
+        ModKind::ShfDir,
+        ModKind::ShfMode,
+        ModKind::PrmtMode,
+        ModKind::PredTy,
+    ];
+
+    /// All spellings of the enumeration, indexed by value code.
+    pub const fn names(self) -> &'static [&'static str] {
+        match self {
+            ModKind::Type | ModKind::SrcType => Ty::NAMES,
+            ModKind::Cmp => Cmp::NAMES,
+            ModKind::Space => Space::NAMES,
+            ModKind::AtomOp => AtomOp::NAMES,
+            ModKind::Half => Half::NAMES,
+            ModKind::Side => crate::names::Side::NAMES,
+            ModKind::Rnd => Rnd::NAMES,
+            ModKind::Prec => Prec::NAMES,
+            ModKind::Ftz => Ftz::NAMES,
+            ModKind::Sat => Sat::NAMES,
+            ModKind::Volatile => Volatile::NAMES,
+            ModKind::Nc => Nc::NAMES,
+            ModKind::Uni => Uni::NAMES,
+            ModKind::To => To::NAMES,
+            ModKind::Vector => Vector::NAMES,
+            ModKind::CacheOp => CacheOp::NAMES,
+            ModKind::ShflMode => ShflMode::NAMES,
+            ModKind::VoteMode => VoteMode::NAMES,
+            ModKind::MemLevel => MemLevel::NAMES,
+            ModKind::FenceSem => FenceSem::NAMES,
+            ModKind::Scope => Scope::NAMES,
+            ModKind::ShfDir => ShfDir::NAMES,
+            ModKind::ShfMode => ShfMode::NAMES,
+            ModKind::PrmtMode => PrmtMode::NAMES,
+            ModKind::PredTy => crate::names::PredTy::NAMES,
+        }
+    }
+
+    /// Bits the field takes: enough for every value, plus "absent" if optional.
+    pub const fn width(self, optional: bool) -> u32 {
+        let n = self.names().len() as u32 + if optional { 1 } else { 0 };
+        u32::BITS - (n - 1).leading_zeros()
+    }
+
+    /// What the field is, for messages and the reference page.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            ModKind::Type => "type",
+            ModKind::SrcType => "source type",
+            ModKind::Cmp => "comparison",
+            ModKind::Space => "state space",
+            ModKind::AtomOp => "atomic operation",
+            ModKind::Half => "product half",
+            ModKind::Side => "side",
+            ModKind::Rnd => "rounding",
+            ModKind::Prec => "precision",
+            ModKind::Ftz => "flush to zero",
+            ModKind::Sat => "saturation",
+            ModKind::Volatile => "volatile",
+            ModKind::Nc => "non-coherent",
+            ModKind::Uni => "uniform",
+            ModKind::To => "direction",
+            ModKind::Vector => "vector width",
+            ModKind::CacheOp => "cache operator",
+            ModKind::ShflMode => "shuffle mode",
+            ModKind::VoteMode => "vote mode",
+            ModKind::MemLevel => "barrier level",
+            ModKind::FenceSem => "fence semantics",
+            ModKind::Scope => "scope",
+            ModKind::ShfDir => "shift direction",
+            ModKind::ShfMode => "shift mode",
+            ModKind::PrmtMode => "permute mode",
+            ModKind::PredTy => "predicate type",
+        }
+    }
+
+    /// Short name used in the encoding column of the reference page.
+    pub const fn short(self) -> &'static str {
+        match self {
+            ModKind::Type => "type",
+            ModKind::SrcType => "srctype",
+            ModKind::Cmp => "cmp",
+            ModKind::Space => "space",
+            ModKind::AtomOp => "atomop",
+            ModKind::Half => "half",
+            ModKind::Side => "side",
+            ModKind::Rnd => "rnd",
+            ModKind::Prec => "prec",
+            ModKind::Ftz => "ftz",
+            ModKind::Sat => "sat",
+            ModKind::Volatile => "volatile",
+            ModKind::Nc => "nc",
+            ModKind::Uni => "uni",
+            ModKind::To => "to",
+            ModKind::Vector => "vec",
+            ModKind::CacheOp => "cop",
+            ModKind::ShflMode => "mode",
+            ModKind::VoteMode => "mode",
+            ModKind::MemLevel => "level",
+            ModKind::FenceSem => "sem",
+            ModKind::Scope => "scope",
+            ModKind::ShfDir => "dir",
+            ModKind::ShfMode => "mode",
+            ModKind::PrmtMode => "mode",
+            ModKind::PredTy => "pred",
+        }
+    }
+}
+
+/// The shape of an operand field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperandKind {
+    /// A general register (7 bits); 64-bit and vector operands name the first of
+    /// their aligned registers.
+    Reg,
+    /// A predicate register (4 bits).
+    Pred,
+    /// A predicate that may be negated, `%p` or `!%p` (1 + 4 bits).
+    PredNeg,
+    /// An optional predicate destination, `d|p` (1 + 4 bits).
+    OptPred,
+    /// A register or a 16-bit immediate (1 flag bit + 16 bits).
+    RegOrImm,
+    /// A register or an immediate 0..=255 (1 flag bit + 8 bits).
+    RegOrSmall,
+    /// The `c` operand of `shfl.sync`: a register, or an immediate whose clamp (bits
+    /// 0..5) and segment mask (bits 8..13) are stored in 10 bits (1 + 10 bits).
+    ShflC,
+    /// A member mask: a register or the full mask `-1` (1 flag bit + 7 bits).
+    Mask,
+    /// An 8-bit immediate (the lookup table of `lop3`).
+    Imm8,
+    /// An address `[reg+imm16]` or `[imm16]`; the base may be a 64-bit register pair
+    /// (1 + 1 + 7 + 16 bits).
+    Mem,
+    /// The source of `mov`: register, 32-bit immediate, special register, or the
+    /// address of a buffer or shared array plus a byte offset (3 tag bits + 32 bits).
+    MovSrc,
+    /// A branch target (instruction index).
+    Target,
+}
+
+impl OperandKind {
+    /// Bits the field takes.
+    pub const fn width(self) -> u32 {
+        match self {
+            OperandKind::Reg => REG_BITS,
+            OperandKind::Pred => PRED_BITS,
+            OperandKind::PredNeg | OperandKind::OptPred => 1 + PRED_BITS,
+            OperandKind::RegOrImm => 1 + 16,
+            OperandKind::RegOrSmall => 1 + 8,
+            OperandKind::ShflC => 1 + 10,
+            OperandKind::Mask => 1 + REG_BITS,
+            OperandKind::Imm8 => 8,
+            OperandKind::Mem => 2 + REG_BITS + 16,
+            OperandKind::MovSrc => 3 + 32,
+            OperandKind::Target => TARGET_BITS,
+        }
+    }
+
+    /// What the operand is, for messages and the reference page.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            OperandKind::Reg => "register",
+            OperandKind::Pred => "predicate",
+            OperandKind::PredNeg => "predicate, possibly negated",
+            OperandKind::OptPred => "optional predicate",
+            OperandKind::RegOrImm => "register or immediate",
+            OperandKind::RegOrSmall => "register or immediate 0..=255",
+            OperandKind::ShflC => "register or clamp/segment immediate",
+            OperandKind::Mask => "register or -1",
+            OperandKind::Imm8 => "8-bit immediate",
+            OperandKind::Mem => "address",
+            OperandKind::MovSrc => "register, immediate, special register or symbol",
+            OperandKind::Target => "label",
+        }
+    }
+
+    /// True for kinds that may hold a general register.
+    pub const fn takes_reg(self) -> bool {
+        matches!(
+            self,
+            OperandKind::Reg
+                | OperandKind::RegOrImm
+                | OperandKind::RegOrSmall
+                | OperandKind::ShflC
+                | OperandKind::Mask
+                | OperandKind::MovSrc
+        )
+    }
+}
+
+/// Which type an operand must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperandTy {
+    /// The instruction's `Type` modifier.
+    Main,
+    /// The `Type` modifier, times the `.v2`/`.v4` count when present (the data of
+    /// vector loads and stores).
+    MainVec,
+    /// Twice the width of the `Type` modifier (`mul.wide`, `mad.wide`).
+    Wide,
+    /// The instruction's `SrcType` modifier.
+    Src,
+    /// Always `.u32` (shift amounts, bit counts, lane indices).
+    U32,
+    /// Always `.b32`.
+    B32,
+    /// A predicate.
+    Pred,
+    /// Not typed (labels, immediates of fixed meaning).
+    None,
+}
+
+/// Whether the instruction writes or reads an operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Def,
+    Use,
+}
+
+/// One field of an instruction word after the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// A modifier. `allowed` is a bit mask over value codes; `optional` fields encode
+    /// "absent" as 0 and value `v` as `v + 1`. A required modifier with a single
+    /// allowed value takes no bits.
+    Mod {
+        kind: ModKind,
+        allowed: u32,
+        optional: bool,
+    },
+    /// An operand written in the source, in order.
+    Operand {
+        name: &'static str,
+        kind: OperandKind,
+        ty: OperandTy,
+        role: Role,
+    },
+    /// The reconvergence point of a branch (immediate post-dominator), computed by the
+    /// assembler, never written in the source. All ones means "none".
+    Reconv,
+}
+
+impl Field {
+    /// Bits the field takes.
+    pub const fn width(&self) -> u32 {
+        match self {
+            Field::Mod {
+                kind,
+                allowed,
+                optional,
+            } => {
+                if !*optional && allowed.count_ones() == 1 {
+                    0
+                } else {
+                    kind.width(*optional)
+                }
+            }
+            Field::Operand { kind, .. } => kind.width(),
+            Field::Reconv => TARGET_BITS,
+        }
+    }
+}
+
+/// How the execution class of a row depends on its modifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecRule {
+    /// The same for every form.
+    Fixed(ExecClass),
+    /// Chosen by the `Type` modifier: integer forms, `.f32` or `.f64`.
+    ByType {
+        int: ExecClass,
+        f32: ExecClass,
+        f64: ExecClass,
+    },
+    /// `cvt`: a conversion touching `.f64` needs the DP path, one touching `.f32` the FPU.
+    Convert {
+        int: ExecClass,
+        f32: ExecClass,
+        f64: ExecClass,
+    },
+    /// Chosen by the state space: global, shared, param, CB.
+    BySpace {
+        global: ExecClass,
+        shared: ExecClass,
+        param: ExecClass,
+        cb: ExecClass,
+    },
+}
+
+/// One instruction of the ISA.
+#[derive(Debug, Clone, Copy)]
+pub struct InstrSpec {
+    /// Mnemonic without modifiers; may contain dots (`bar.blocksync`, `and.pred`).
+    pub mnemonic: &'static str,
+    /// Opcode, unique across the table.
+    pub opcode: u8,
+    /// Fields after the header, in encoding and source order.
+    pub fields: &'static [Field],
+    /// Execution classes.
+    pub exec: ExecRule,
+    /// Extra modifier constraints.
+    pub rules: &'static [Rule],
+    /// One-line semantics.
+    pub doc: &'static str,
+    /// An example in source syntax.
+    pub example: &'static str,
+}
+
+/// Fails to compile when a row is malformed: duplicate opcodes or mnemonics, fields
+/// that overflow the 64-bit word, modifiers that allow values their field cannot hold.
+const fn validate(table: &[InstrSpec]) {
+    let mut i = 0;
+    while i < table.len() {
+        let row = &table[i];
+        assert!(
+            row.opcode != 0,
+            "opcode 0 is reserved (an all-zero word is invalid)"
+        );
+        let mut j = i + 1;
+        while j < table.len() {
+            assert!(table[j].opcode != row.opcode, "two rows share an opcode");
+            assert!(
+                !const_str_eq(table[j].mnemonic, row.mnemonic),
+                "two rows share a mnemonic"
+            );
+            j += 1;
+        }
+        let mut bits = HEADER_BITS;
+        let mut operands = 0;
+        let mut f = 0;
+        while f < row.fields.len() {
+            let field = &row.fields[f];
+            bits += field.width();
+            match field {
+                Field::Mod { kind, allowed, .. } => {
+                    assert!(*allowed != 0, "modifier allows no value");
+                    assert!(
+                        (*allowed as u64) < (1u64 << kind.names().len()),
+                        "modifier allows a value outside its enumeration"
+                    );
+                }
+                Field::Operand { .. } => operands += 1,
+                Field::Reconv => {}
+            }
+            f += 1;
+        }
+        assert!(
+            operands <= crate::instr::MAX_OPERANDS,
+            "row has more operands than an instruction holds"
+        );
+        assert!(
+            bits <= WORD_BITS,
+            "row fields overflow the 64-bit instruction word"
+        );
+        i += 1;
+    }
+}
+
+const fn const_str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const _: () = validate(TABLE);
+
+/// Index of a row in [`TABLE`]; what the decoder produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Opcode(u8);
+
+impl Opcode {
+    /// The row of the table.
+    pub fn spec(self) -> &'static InstrSpec {
+        &TABLE[usize::from(self.0)]
+    }
+
+    /// Position of the row in the table.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// The row with this position.
+    pub fn from_index(index: usize) -> Option<Opcode> {
+        (index < TABLE.len()).then_some(Opcode(index as u8))
+    }
+
+    /// The row with this mnemonic.
+    pub fn from_mnemonic(mnemonic: &str) -> Option<Opcode> {
+        TABLE
+            .iter()
+            .position(|r| r.mnemonic == mnemonic)
+            .and_then(Opcode::from_index)
+    }
+
+    /// The row encoded with this opcode byte.
+    pub fn from_encoding(byte: u8) -> Option<Opcode> {
+        TABLE
+            .iter()
+            .position(|r| r.opcode == byte)
+            .and_then(Opcode::from_index)
+    }
+
+    /// Every row.
+    pub fn all() -> impl Iterator<Item = Opcode> {
+        (0..TABLE.len()).map(|i| Opcode(i as u8))
+    }
+}
+
+impl InstrSpec {
+    /// The modifier fields, in order.
+    pub fn modifiers(&self) -> impl Iterator<Item = (ModKind, u32, bool)> + '_ {
+        self.fields.iter().filter_map(|f| match *f {
+            Field::Mod {
+                kind,
+                allowed,
+                optional,
+            } => Some((kind, allowed, optional)),
+            _ => None,
+        })
+    }
+
+    /// The source operands, in order.
+    pub fn operands(
+        &self,
+    ) -> impl Iterator<Item = (&'static str, OperandKind, OperandTy, Role)> + '_ {
+        self.fields.iter().filter_map(|f| match *f {
+            Field::Operand {
+                name,
+                kind,
+                ty,
+                role,
+            } => Some((name, kind, ty, role)),
+            _ => None,
+        })
+    }
+
+    /// Number of source operands.
+    pub fn operand_count(&self) -> usize {
+        self.operands().count()
+    }
+
+    /// The modifier field of this kind, if the row has one.
+    pub fn modifier(&self, kind: ModKind) -> Option<(u32, bool)> {
+        self.modifiers()
+            .find(|(k, _, _)| *k == kind)
+            .map(|(_, a, o)| (a, o))
+    }
+
+    /// Bits the row uses in the instruction word.
+    pub fn used_bits(&self) -> u32 {
+        HEADER_BITS + self.fields.iter().map(Field::width).sum::<u32>()
+    }
+
+    /// The execution class of a form of this row.
+    pub fn exec_class(
+        &self,
+        ty: Option<Ty>,
+        src_ty: Option<Ty>,
+        space: Option<Space>,
+    ) -> ExecClass {
+        match self.exec {
+            ExecRule::Fixed(c) => c,
+            ExecRule::ByType { int, f32, f64 } => match ty {
+                Some(Ty::F32) => f32,
+                Some(Ty::F64) => f64,
+                _ => int,
+            },
+            ExecRule::Convert { int, f32, f64 } => {
+                if ty == Some(Ty::F64) || src_ty == Some(Ty::F64) {
+                    f64
+                } else if ty == Some(Ty::F32) || src_ty == Some(Ty::F32) {
+                    f32
+                } else {
+                    int
+                }
+            }
+            ExecRule::BySpace {
+                global,
+                shared,
+                param,
+                cb,
+            } => match space {
+                Some(Space::Global) | None => global,
+                Some(Space::Shared) => shared,
+                Some(Space::Param) => param,
+                Some(_) => cb,
+            },
+        }
+    }
+
+    /// Checks the row's modifier rules.
+    pub fn check_rules(&self, mods: &crate::instr::Mods) -> Result<(), String> {
+        self.rules.iter().try_for_each(|r| r.check(mods))
+    }
+}
+
+/// The allowed values of a modifier mask, as spellings.
+pub fn allowed_names(kind: ModKind, allowed: u32) -> Vec<&'static str> {
+    kind.names()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| allowed & (1 << i) != 0)
+        .map(|(_, n)| *n)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_fits_and_round_trips_its_lookups() {
+        for op in Opcode::all() {
+            let spec = op.spec();
+            assert!(spec.used_bits() <= WORD_BITS, "{}", spec.mnemonic);
+            assert_eq!(Opcode::from_mnemonic(spec.mnemonic), Some(op));
+            assert_eq!(Opcode::from_encoding(spec.opcode), Some(op));
+        }
+    }
+
+    #[test]
+    fn fp_sfu_and_shared_forms_are_sm_only() {
+        let add = Opcode::from_mnemonic("add").unwrap().spec();
+        assert!(!add.exec_class(Some(Ty::F32), None, None).units.iu());
+        assert!(add.exec_class(Some(Ty::S32), None, None).units.iu());
+        let ld = Opcode::from_mnemonic("ld").unwrap().spec();
+        assert!(
+            !ld.exec_class(Some(Ty::F32), None, Some(Space::Shared))
+                .units
+                .iu()
+        );
+        assert!(
+            ld.exec_class(Some(Ty::F32), None, Some(Space::CbNorth))
+                .units
+                .iu()
+        );
+        let cvt = Opcode::from_mnemonic("cvt").unwrap().spec();
+        assert!(
+            !cvt.exec_class(Some(Ty::S32), Some(Ty::F32), None)
+                .units
+                .iu()
+        );
+        assert_eq!(
+            cvt.exec_class(Some(Ty::F32), Some(Ty::F64), None).timing,
+            crate::TimingClass::Dp
+        );
+        assert!(
+            add.exec_class(Some(Ty::S64), None, None).units.iu(),
+            "IUs compute 64-bit addresses"
+        );
+    }
+
+    #[test]
+    fn single_valued_required_modifiers_take_no_bits() {
+        let shfl = Opcode::from_mnemonic("shfl.sync").unwrap().spec();
+        let ty = shfl.fields.iter().find(|f| {
+            matches!(
+                f,
+                Field::Mod {
+                    kind: ModKind::Type,
+                    ..
+                }
+            )
+        });
+        assert_eq!(ty.map(Field::width), Some(0));
+        assert_eq!(ModKind::Half.width(true), 2);
+        assert_eq!(ModKind::Ftz.width(true), 1);
+        assert_eq!(ModKind::Cmp.width(false), 5);
+    }
+}

@@ -1,0 +1,450 @@
+//! What each `spu-sweep` command does, given its parsed arguments: planning and
+//! opening the results folder, local and Slurm runs, reports, plots, metrics, and
+//! the hidden commands the runs themselves execute (`exec-run`, `exec-task`).
+
+use crate::{PlotArgs, SpecArgs};
+use anyhow::{Context, Result, bail};
+use spu_sweep::local::{self, Show};
+use spu_sweep::plan::{self, Plan};
+use spu_sweep::spec::Spec;
+use spu_sweep::store::{Status, Store};
+use spu_sweep::supervise::{Bounds, ChildOutput, RUN_FAILED};
+use spu_sweep::{exec, slurm};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// `1 run`, `2 runs`.
+fn runs(n: usize) -> String {
+    format!("{n} run{}", if n == 1 { "" } else { "s" })
+}
+
+/// Set by Ctrl-C.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Reads and plans the spec and opens its results folder.
+pub fn prepare(args: &SpecArgs) -> Result<(String, Plan, Store)> {
+    let spec = Spec::read(&args.spec)?;
+    let plan = plan::plan(&spec, &args.extras)?;
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
+    let store = Store::create(&dir)?;
+    store.write_plan(&plan, &spec.text)?;
+    Ok((spec.file, plan, store))
+}
+
+/// Runs of the plan still to do, distinct, in plan order.
+pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
+    let records = store.records(plan);
+    plan.unique_ids()
+        .into_iter()
+        .filter(|id| match records.get(*id).map(|r| r.status) {
+            Some(Status::Done) => false,
+            Some(Status::Failed) => retry_failed,
+            None => true,
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+pub fn report_plan(plan: &Plan, store: &Store, pending: usize, spec_file: &str) {
+    let total = plan.unique_ids().len();
+    eprintln!(
+        "sweep `{}` ({spec_file}): {}, {} finished, {pending} to run; results in {}",
+        plan.name,
+        runs(total),
+        total - pending,
+        store.dir.display()
+    );
+}
+
+pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
+    let spec = Spec::read(&args.spec)?;
+    let plan = plan::plan(&spec, &args.extras)?;
+    if format == "json" {
+        std::io::stdout().write_all(&spu_sweep::store::to_json(&plan))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
+    let store = Store::open(&dir).ok();
+    let records = store.as_ref().map(|s| s.records(&plan)).unwrap_or_default();
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::NOTHING);
+    let mut header = vec!["#".to_string(), "run".to_string(), "status".to_string()];
+    header.extend(plan.columns.iter().cloned());
+    table.set_header(header);
+    for (i, run) in plan.runs.iter().enumerate() {
+        let status = records
+            .get(&run.id)
+            .map_or("pending", |r| r.status.name())
+            .to_string();
+        let mut row = vec![(i + 1).to_string(), run.id.clone(), status];
+        row.extend(run.values.iter().cloned());
+        table.add_row(row);
+    }
+    println!("{table}");
+    let distinct = plan.unique_ids().len();
+    let finished = records.len();
+    println!(
+        "{}{}; {finished} finished in {}",
+        runs(plan.runs.len()),
+        if distinct < plan.runs.len() {
+            format!(" ({distinct} distinct)")
+        } else {
+            String::new()
+        },
+        dir.display()
+    );
+    let extras = spec.extra_names();
+    if !extras.is_empty() {
+        println!(
+            "extra values: {} (include with --extra NAME)",
+            extras.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn install_stop_handler() {
+    // Without the handler Ctrl-C ends the process at once, which also keeps every
+    // finished record (they are written atomically).
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed));
+}
+
+pub fn cmd_local(
+    store: &Store,
+    plan: &Plan,
+    pending: &[String],
+    jobs: usize,
+    bounds: Bounds,
+) -> Result<ExitCode> {
+    if pending.is_empty() {
+        eprintln!("nothing to simulate");
+        return finish(store, plan);
+    }
+    install_stop_handler();
+    let exe = std::env::current_exe().context("cannot find the spu-sweep executable")?;
+    let pool = local::Pool {
+        store,
+        plan,
+        exe: &exe,
+        jobs,
+        bounds,
+        stop: &STOP,
+        show: Show::Auto,
+    };
+    let s = local::execute(pool, pending)?;
+    eprintln!(
+        "{} done, {} failed{} in {:.1} s with {jobs} worker{}",
+        s.done,
+        s.failed,
+        if s.unfinished > 0 {
+            format!(", {} not run", s.unfinished)
+        } else {
+            String::new()
+        },
+        s.wall_s,
+        if jobs == 1 { "" } else { "s" }
+    );
+    let code = finish(store, plan)?;
+    if s.interrupted {
+        eprintln!("interrupted: finished runs are kept; run the same command again to resume");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(code)
+}
+
+pub fn cmd_slurm(
+    store: &Store,
+    plan: &Plan,
+    pending: &[String],
+    opts: &slurm::SlurmOptions,
+    bounds: Bounds,
+) -> Result<ExitCode> {
+    if pending.is_empty() {
+        eprintln!("nothing to simulate");
+        return finish(store, plan);
+    }
+    let exe = std::env::current_exe().context("cannot find the spu-sweep executable")?;
+    let started = std::time::Instant::now();
+    let batch = slurm::submit(
+        store,
+        &exe,
+        plan,
+        pending,
+        opts,
+        bounds.timeout_s,
+        bounds.memory_mib,
+    )?;
+    let job = batch.job_id.clone().unwrap_or_default();
+    if !opts.wait {
+        eprintln!(
+            "submitted job {job}: {} in {} array tasks; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
+            runs(pending.len()),
+            batch.tasks.len(),
+            dir = store.dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "submitted job {job}: {} in {} array tasks; waiting (Ctrl-C stops waiting, not the job)",
+        runs(pending.len()),
+        batch.tasks.len()
+    );
+    install_stop_handler();
+    let bar = (std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(pending.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} runs [{elapsed_precise} < {eta_precise}]",
+            )
+            // A constant template that is known to parse.
+            .expect("static template"),
+        );
+        bar
+    });
+    let finished = slurm::wait(&job, Duration::from_secs(1), &STOP, &mut || {
+        if let Some(bar) = &bar {
+            let done = pending
+                .iter()
+                .filter(|id| store.record(id).is_some())
+                .count();
+            bar.set_position(done as u64);
+        }
+    })?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    if !finished {
+        eprintln!(
+            "stopped waiting; job {job} goes on: follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
+            dir = store.dir.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    eprintln!(
+        "job {job}: {} in {} array tasks ended after {:.1} s",
+        runs(pending.len()),
+        batch.tasks.len(),
+        started.elapsed().as_secs_f64()
+    );
+    finish(store, plan)
+}
+
+/// Writes the reports and says what came out; exit code 3 when runs failed.
+pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
+    let c = spu_sweep::collect(store, plan)?;
+    for e in &c.plot_errors {
+        eprintln!("warning: {e}");
+    }
+    for m in &c.report.unknown_metrics {
+        eprintln!(
+            "warning: no finished run has the metric `{m}`; `spu-sweep metrics {}` lists them",
+            store.dir.display()
+        );
+    }
+    let records = store.records(plan);
+    let failed = records
+        .values()
+        .filter(|r| r.status == Status::Failed)
+        .count();
+    eprintln!(
+        "wrote {} and {}{}",
+        store.dir.join("results.csv").display(),
+        store.dir.join("results.jsonl").display(),
+        if c.plots.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and {}",
+                c.plots
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    );
+    if c.report.missing > 0 {
+        eprintln!("{} without a result yet", runs(c.report.missing));
+    }
+    if failed > 0 {
+        eprintln!(
+            "{} failed; `spu-sweep status {}` shows why",
+            runs(failed),
+            store.dir.display()
+        );
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
+    let PlotArgs {
+        dir,
+        x,
+        y,
+        series,
+        filters,
+        title,
+        kind,
+        output,
+    } = args;
+    let dir = dir.as_path();
+    let store = Store::open(dir)?;
+    let plan = store.plan()?;
+    let (Some(x), Some(y)) = (x, y) else {
+        if plan.plots.is_empty() {
+            bail!("the spec defines no plots; give --x COLUMN --y METRIC -o FILE.svg");
+        }
+        let c = spu_sweep::collect(&store, &plan)?;
+        if let Some(e) = c.plot_errors.into_iter().next() {
+            return Err(e.into());
+        }
+        for p in &c.plots {
+            println!("{}", p.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let filters = filters
+        .iter()
+        .map(|f| {
+            f.split_once('=')
+                .map(|(c, v)| (c.to_string(), v.to_string()))
+                .with_context(|| format!("`--where {f}` needs the form COLUMN=VALUE"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let output = output.unwrap_or_else(|| dir.join(format!("plots/{}.svg", y.replace('.', "_"))));
+    let spec = spu_sweep::spec::PlotSpec {
+        name: output
+            .file_stem()
+            .map_or("plot".into(), |s| s.to_string_lossy().into_owned()),
+        x,
+        y,
+        series,
+        filters,
+        title,
+        kind,
+    };
+    let svg = spu_sweep::plot::svg(&plan, &store.records(&plan), &spec)?;
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create `{}`", parent.display()))?;
+    }
+    spu_isa::format::write_atomically(&output, svg.as_bytes())
+        .with_context(|| format!("cannot write `{}`", output.display()))?;
+    println!("{}", output.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
+    let store = Store::open(dir)?;
+    let plan = store.plan()?;
+    let records = store.records(&plan);
+    let Some(first) = plan
+        .runs
+        .iter()
+        .filter_map(|r| records.get(&r.id))
+        .find(|r| r.status == Status::Done)
+    else {
+        bail!(
+            "no run of `{}` has finished yet; metrics are listed from a finished run",
+            dir.display()
+        );
+    };
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::NOTHING);
+    table.set_header(["metric", "unit", &format!("run {}", first.id)]);
+    for (k, v) in &first.metrics {
+        table.add_row([
+            k.clone(),
+            spu_sweep::metrics::unit(k).unwrap_or("").to_string(),
+            spu_sweep::metrics::cell(Some(v)),
+        ]);
+    }
+    println!("{table}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One run in this process: bounded by rlimits, request on stdin, result on stdout.
+pub fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
+    let fail = |message: String| {
+        let out = ChildOutput::Failed {
+            message,
+            details: String::new(),
+        };
+        println!("{}", serde_json::to_string(&out).unwrap_or_default());
+        ExitCode::from(RUN_FAILED as u8)
+    };
+    if let Err(e) = exec::limit_self(memory_mib, cpu_s) {
+        return fail(e);
+    }
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin().take(16 << 20).read_to_end(&mut input) {
+        return fail(format!("cannot read the run request: {e}"));
+    }
+    let req: exec::Request = match serde_json::from_slice(&input) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("not a run request: {e}")),
+    };
+    let (out, code) = match exec::execute(&req) {
+        Ok(reply) => (ChildOutput::Done(reply), ExitCode::SUCCESS),
+        Err(f) => (
+            ChildOutput::Failed {
+                message: f.message,
+                details: f.details,
+            },
+            ExitCode::from(RUN_FAILED as u8),
+        ),
+    };
+    // Metrics are numbers, strings and booleans: serialising cannot fail.
+    println!(
+        "{}",
+        serde_json::to_string(&out).expect("run output serialises")
+    );
+    code
+}
+
+/// One task of a Slurm batch: its runs, one after another, logged line by line.
+pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
+    let store = Store::open(dir)?;
+    let (b, plan, ids) = slurm::task(&store, batch, task)?;
+    let ids: Vec<String> = ids
+        .into_iter()
+        .filter(|id| store.record(id).is_none_or(|r| r.status != Status::Done))
+        .collect();
+    install_stop_handler();
+    let exe = std::env::current_exe().context("cannot find the spu-sweep executable")?;
+    let bounds = Bounds {
+        timeout_s: b.timeout_s,
+        memory_mib: b.memory_mib,
+    };
+    println!(
+        "spu-sweep task {task} of batch {batch} on {}: {}",
+        spu_sweep::store::host(),
+        runs(ids.len())
+    );
+    let pool = local::Pool {
+        store: &store,
+        plan: &plan,
+        exe: &exe,
+        jobs: 1,
+        bounds,
+        stop: &STOP,
+        show: Show::Lines,
+    };
+    let s = local::execute(pool, &ids)?;
+    println!("{} done, {} failed in {:.1} s", s.done, s.failed, s.wall_s);
+    Ok(if s.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

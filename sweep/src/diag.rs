@@ -1,0 +1,97 @@
+//! Errors in a sweep spec: each points at the key or value that is wrong (byte span
+//! into the spec's text), says what is wrong and how to fix it, and is rendered with
+//! `codespan-reporting` the way `spu-asm` renders its diagnostics.
+
+use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term;
+
+/// A byte range in the spec's text.
+pub type Span = std::ops::Range<usize>;
+
+/// One problem in a spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where; `None` for problems of the whole spec (e.g. no runs at all).
+    pub span: Option<Span>,
+    pub message: String,
+    /// Short text under the span.
+    pub label: String,
+    pub help: Option<String>,
+}
+
+impl Problem {
+    pub fn at(span: Span, message: impl Into<String>) -> Problem {
+        Problem {
+            span: Some(span),
+            message: message.into(),
+            label: String::new(),
+            help: None,
+        }
+    }
+
+    pub fn whole(message: impl Into<String>) -> Problem {
+        Problem {
+            span: None,
+            message: message.into(),
+            label: String::new(),
+            help: None,
+        }
+    }
+
+    pub fn label(mut self, label: impl Into<String>) -> Problem {
+        self.label = label.into();
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Problem {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+/// Every problem found in one spec file.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("`{file}` is not a valid sweep spec ({} problem{})", problems.len(), if problems.len() == 1 { "" } else { "s" })]
+pub struct SpecError {
+    pub file: String,
+    pub text: String,
+    pub problems: Vec<Problem>,
+}
+
+impl SpecError {
+    /// The problems as `error: ...` blocks with the offending line quoted.
+    pub fn rendered(&self) -> String {
+        let file = SimpleFile::new(&self.file, &self.text);
+        let config = term::Config {
+            chars: term::Chars::ascii(),
+            ..term::Config::default()
+        };
+        let len = self.text.len();
+        let mut out = String::new();
+        for p in &self.problems {
+            let mut d = Diagnostic::error().with_message(&p.message);
+            if let Some(s) = &p.span {
+                let start = s.start.min(len);
+                let end = s.end.min(len).max(start);
+                d = d.with_labels(vec![Label::primary((), start..end).with_message(&p.label)]);
+            }
+            if let Some(h) = &p.help {
+                d = d.with_notes(vec![format!("help: {h}")]);
+            }
+            match term::emit_into_string(&config, &file, &d) {
+                Ok(s) => out.push_str(&s),
+                Err(_) => out.push_str(&format!("error: {}: {}\n", self.file, p.message)),
+            }
+        }
+        out
+    }
+
+    /// 1-based line of a byte offset, for tests and one-line messages.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+}

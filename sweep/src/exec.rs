@@ -1,0 +1,111 @@
+//! One run, executed inside the child process (`spu-sweep exec-run`): bounds its own
+//! memory and CPU time with rlimits, rebuilds the machine from the plan's resolved
+//! parameters, runs the kernel through `spu_emu::cli::session::run_file`, prices it with
+//! `spu_prof::energy::price` and returns the metrics.
+
+use crate::metrics::{self, Metrics};
+use crate::plan::Run;
+use serde::{Deserialize, Serialize};
+
+/// What the parent sends the child on standard input.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    pub run: Run,
+}
+
+/// What the child prints on standard output when the run finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    pub metrics: Metrics,
+    /// Assembler warnings, if any.
+    #[serde(default)]
+    pub warnings: String,
+}
+
+/// Why a run failed; `details` holds multi-line reports (diagnostics, fault reports).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct RunFailure {
+    pub message: String,
+    pub details: String,
+}
+
+impl RunFailure {
+    fn new(message: impl std::fmt::Display) -> RunFailure {
+        RunFailure {
+            message: message.to_string(),
+            details: String::new(),
+        }
+    }
+}
+
+/// Limits the calling process: address space to `memory_mib` and CPU time to
+/// `cpu_s` (the kernel then ends it with SIGXCPU).
+pub fn limit_self(memory_mib: u64, cpu_s: u64) -> Result<(), String> {
+    use nix::sys::resource::{Resource, setrlimit};
+    let bytes = memory_mib.saturating_mul(1 << 20);
+    setrlimit(Resource::RLIMIT_AS, bytes, bytes)
+        .map_err(|e| format!("cannot limit memory to {memory_mib} MiB: {e}"))?;
+    setrlimit(Resource::RLIMIT_CPU, cpu_s, cpu_s.saturating_add(5))
+        .map_err(|e| format!("cannot limit CPU time to {cpu_s} s: {e}"))?;
+    Ok(())
+}
+
+/// Runs one request in this process.
+pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
+    let run = &req.run;
+    let mut machine = spu_emu::Machine::default();
+    for (k, v) in &run.machine {
+        machine.set(&format!("{k}={v}")).map_err(RunFailure::new)?;
+    }
+    let model = spu_prof::model::Model::load(&run.model).map_err(RunFailure::new)?;
+    let bytes = spu_isa::format::read_input(&run.kernel).map_err(RunFailure::new)?;
+    if crate::plan::sha256_hex(&bytes) != run.kernel_sha256 {
+        return Err(RunFailure::new(format!(
+            "`{}` changed since the sweep was planned; run `spu-sweep run` on the spec again",
+            run.kernel.display()
+        )));
+    }
+    let options = spu_emu::LoadOptions {
+        defines: run
+            .defines
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect(),
+        loads: Vec::new(),
+        dumps: Vec::new(),
+    };
+    let control = spu_emu::RunControl {
+        max_cycles: run.max_cycles,
+        functional: run.functional,
+        ..Default::default()
+    };
+    let session = spu_emu::cli::session::run_file(&run.kernel, &machine, &options, control)
+        .map_err(|e| RunFailure {
+            message: one_line(&e),
+            details: e.details().to_string(),
+        })?;
+    let stats =
+        spu_emu::observe::stats::Stats::new(&session.result, &session.image, &session.machine);
+    let energy = spu_prof::energy::price(&stats, &model).map_err(RunFailure::new)?;
+    Ok(Reply {
+        metrics: metrics::collect(&stats, &energy),
+        warnings: session.kernel.warnings,
+    })
+}
+
+/// The cause of a failed run in one line: the first `error:` of its report (why a
+/// run stopped, the first assembly error), else the error itself.
+fn one_line(e: &spu_emu::cli::session::SessionError) -> String {
+    use spu_emu::cli::session::SessionError;
+    let first = e
+        .details()
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("error: "))
+        .map(str::to_string);
+    match (e, first) {
+        (SessionError::Stopped { .. }, Some(why)) => why,
+        (SessionError::Assembly { .. }, Some(first)) => format!("{e}: {first}"),
+        _ => e.to_string(),
+    }
+}

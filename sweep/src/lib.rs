@@ -1,0 +1,88 @@
+//! Design-space sweeps over SPU kernels and machines: many runs from one TOML spec,
+//! run on this machine or as a Slurm array job, resumable (each run is identified by
+//! a hash of everything that determines its results) and reported as tidy CSV/JSON
+//! lines and plots.
+//!
+//! Module map, in the order a sweep flows through them:
+//! - the spec: [`spec`] (parsing, with spans) and [`diag`] (its error reports);
+//! - [`plan`]: the runs of a spec, resolved and identified;
+//! - [`store`]: the results folder (plan, manifest, one record per run);
+//! - running: [`exec`] (one run inside the child process), [`supervise`] (the
+//!   child process, its bounds and failures), [`local`] (the worker pool),
+//!   [`slurm`] (array jobs);
+//! - reports: [`metrics`] (keys, units, selection), [`table`] (CSV and JSON
+//!   lines), [`plot`] (SVG), [`status`].
+
+pub mod diag;
+pub mod exec;
+pub mod local;
+pub mod metrics;
+pub mod plan;
+pub mod plot;
+pub mod slurm;
+pub mod spec;
+pub mod status;
+pub mod store;
+pub mod supervise;
+pub mod table;
+
+use std::path::PathBuf;
+
+/// Anything that stops a sweep command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Spec(#[from] diag::SpecError),
+    #[error(transparent)]
+    Input(#[from] spu_isa::format::InputError),
+    #[error("`{0}` is not UTF-8 text")]
+    NotText(String),
+    #[error("no axis of `{file}` has extra values named `{name}`; {known}")]
+    UnknownExtra {
+        name: String,
+        file: String,
+        known: String,
+    },
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error(transparent)]
+    Slurm(#[from] slurm::SlurmError),
+    #[error(transparent)]
+    Plot(#[from] plot::PlotError),
+}
+
+/// What [`collect`] wrote.
+#[derive(Debug)]
+pub struct Collected {
+    pub report: table::Report,
+    pub plots: Vec<PathBuf>,
+    /// Plots of the spec that could not be drawn (the reports are still written).
+    pub plot_errors: Vec<plot::PlotError>,
+}
+
+/// Writes `results.csv`, `results.jsonl` and the spec's plots from the records.
+pub fn collect(store: &store::Store, plan: &plan::Plan) -> Result<Collected, Error> {
+    let records = store.records(plan);
+    let report = table::report(plan, &records);
+    store.write("results.csv", report.csv.as_bytes())?;
+    store.write("results.jsonl", report.jsonl.as_bytes())?;
+    let mut plots = Vec::new();
+    let mut plot_errors = Vec::new();
+    if records.values().any(|r| r.status == store::Status::Done) {
+        for p in &plan.plots {
+            match plot::svg(plan, &records, p) {
+                Ok(svg) => {
+                    let name = format!("plots/{}.svg", p.name);
+                    store.write(&name, svg.as_bytes())?;
+                    plots.push(store.dir.join(name));
+                }
+                Err(e) => plot_errors.push(e),
+            }
+        }
+    }
+    Ok(Collected {
+        report,
+        plots,
+        plot_errors,
+    })
+}

@@ -1,0 +1,256 @@
+//! `spu-sweep`: plan, run (locally or on Slurm), follow, collect and plot
+//! design-space sweeps of SPU kernels and machines. This file holds the command
+//! line; [`commands`] carries each command out.
+
+mod commands;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use commands::{
+    cmd_local, cmd_metrics, cmd_plan, cmd_plot, cmd_slurm, cmd_task, exec_run, finish, pending,
+    prepare, report_plan,
+};
+use spu_sweep::store::Store;
+use spu_sweep::supervise::Bounds;
+use spu_sweep::{Error, slurm, status};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const EXAMPLES: &str = "\
+Examples:
+  spu-sweep plan experiments/table-6.3.toml                 # list the runs
+  spu-sweep run experiments/table-6.3.toml                  # run them here, into table-6.3.sweep/
+  spu-sweep run experiments/figure-7.1.toml --extra large   # include the large cases
+  spu-sweep run SPEC --jobs 2 --timeout 600 --memory 2048   # 2 workers, per-run bounds
+  spu-sweep run SPEC --slurm --partition short --runs-per-task 20 --max-parallel 50
+  spu-sweep status table-6.3.sweep                          # done, failed, running, remaining
+  spu-sweep collect table-6.3.sweep                         # results.csv, results.jsonl, plots
+  spu-sweep plot table-6.3.sweep --x N --y offchip.words --series sync -o words.svg
+  spu-sweep metrics table-6.3.sweep                         # every metric key with its unit
+
+Exit status: 0 when every run finished, 3 when some runs failed (they are recorded),
+130 after Ctrl-C (finished runs are kept; run again to resume), 1 on errors.
+The spec format and the results folder are described in sweep/README.md.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "spu-sweep",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (simulator sources ", env!("SPU_SWEEP_SOURCES"), ")"),
+    about = "Design-space sweeps: many SPU runs from one spec, on this machine or a Slurm cluster",
+    after_help = EXAMPLES
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Debug)]
+struct SpecArgs {
+    /// The sweep spec (TOML).
+    spec: PathBuf,
+    /// Include the named extra values of the axes (`[axis.extra.NAME]`; repeatable).
+    #[arg(long = "extra", value_name = "NAME")]
+    extras: Vec<String>,
+    /// Results folder [default: NAME.sweep, after the spec's name].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct PlotArgs {
+    /// The results folder.
+    dir: PathBuf,
+    #[arg(long, value_name = "COLUMN|METRIC", requires = "y")]
+    x: Option<String>,
+    #[arg(long, value_name = "METRIC", requires = "x")]
+    y: Option<String>,
+    /// Columns whose values make the series [default: machine, when it varies].
+    #[arg(long, value_name = "COLUMN")]
+    series: Vec<String>,
+    /// Only runs whose column has this value (repeatable).
+    #[arg(long = "where", value_name = "COLUMN=VALUE")]
+    filters: Vec<String>,
+    #[arg(long)]
+    title: Option<String>,
+    /// `line` or `bars` [default: lines for a numeric x, bars otherwise].
+    #[arg(long, value_parser = ["line", "bars"])]
+    kind: Option<String>,
+    /// The SVG file.
+    #[arg(short, long, value_name = "FILE.svg", requires = "x")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the runs of a spec without running them (and which are already done).
+    Plan {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// `table` for people, `json` for the resolved plan.
+        #[arg(long, default_value = "table", value_parser = ["table", "json"])]
+        format: String,
+    },
+    /// Run every run of a spec that has no result yet, then write the reports.
+    Run {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Runs at once [default: the number of cores].
+        #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+        /// Wall-time bound per run in seconds [default: the spec's `timeout_s`, or 3600].
+        #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+        timeout: Option<u64>,
+        /// Memory bound per run in MiB [default: the spec's `memory_mib`, or 4096].
+        #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(16..))]
+        memory: Option<u64>,
+        /// Run failed runs again (by default a failure is a result and is kept).
+        #[arg(long)]
+        retry_failed: bool,
+        /// Submit the runs as one Slurm array job instead of running them here.
+        #[arg(long)]
+        slurm: bool,
+        /// Slurm partition.
+        #[arg(long, value_name = "P", requires = "slurm")]
+        partition: Option<String>,
+        /// Most array tasks running at once.
+        #[arg(long, value_name = "K", requires = "slurm", value_parser = clap::value_parser!(u32).range(1..))]
+        max_parallel: Option<u32>,
+        /// Runs per array task: many short runs share one task.
+        #[arg(long, value_name = "M", default_value_t = 10, requires = "slurm", value_parser = clap::value_parser!(u64).range(1..))]
+        runs_per_task: u64,
+        /// Time limit per task in minutes [default: runs per task x timeout + 5].
+        #[arg(long, value_name = "MINUTES", requires = "slurm")]
+        time: Option<u64>,
+        /// Another `#SBATCH` option, e.g. `--sbatch-arg=--account=abc` (repeatable).
+        #[arg(
+            long = "sbatch-arg",
+            value_name = "ARG",
+            requires = "slurm",
+            allow_hyphen_values = true
+        )]
+        sbatch_args: Vec<String>,
+        /// Wait until every task has ended, then write the reports.
+        #[arg(long, requires = "slurm")]
+        wait: bool,
+    },
+    /// How far a sweep is: done, failed, running, remaining; Slurm job states.
+    Status {
+        /// The results folder.
+        dir: PathBuf,
+        #[arg(long, default_value = "table", value_parser = ["table", "json"])]
+        format: String,
+    },
+    /// Write results.csv, results.jsonl and the spec's plots from the finished runs.
+    Collect {
+        /// The results folder.
+        dir: PathBuf,
+    },
+    /// Draw a metric against a column (or another metric) as SVG; without --x/--y,
+    /// draw the spec's plots into DIR/plots.
+    Plot(PlotArgs),
+    /// List the metric keys of the finished runs with units and the first run's values.
+    Metrics {
+        /// The results folder.
+        dir: PathBuf,
+    },
+    /// Run one run (request on standard input); used by `run`.
+    #[command(hide = true)]
+    ExecRun {
+        #[arg(long)]
+        memory_mib: u64,
+        #[arg(long)]
+        cpu_s: u64,
+    },
+    /// Run one task of a Slurm batch; used by the job script.
+    #[command(hide = true)]
+    ExecTask {
+        dir: PathBuf,
+        #[arg(long)]
+        batch: usize,
+        #[arg(long)]
+        task: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::ExecRun { memory_mib, cpu_s } = cli.command {
+        return exec_run(memory_mib, cpu_s);
+    }
+    match dispatch(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(Error::Spec(s)) = e.downcast_ref::<Error>() {
+                eprint!("{}", s.rendered());
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Plan { spec, format } => cmd_plan(&spec, &format),
+        Command::Run {
+            spec,
+            jobs,
+            timeout,
+            memory,
+            retry_failed,
+            slurm,
+            partition,
+            max_parallel,
+            runs_per_task,
+            time,
+            sbatch_args,
+            wait,
+        } => {
+            let (spec_file, plan, store) = prepare(&spec)?;
+            let bounds = Bounds {
+                timeout_s: timeout.unwrap_or(plan.timeout_s),
+                memory_mib: memory.unwrap_or(plan.memory_mib),
+            };
+            let pending = pending(&store, &plan, retry_failed);
+            report_plan(&plan, &store, pending.len(), &spec_file);
+            if slurm {
+                let opts = slurm::SlurmOptions {
+                    partition,
+                    max_parallel,
+                    runs_per_task: runs_per_task as usize,
+                    time_min: time,
+                    sbatch_args,
+                    wait,
+                };
+                cmd_slurm(&store, &plan, &pending, &opts, bounds)
+            } else {
+                let jobs = jobs.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    |j| j as usize,
+                );
+                cmd_local(&store, &plan, &pending, jobs, bounds)
+            }
+        }
+        Command::Status { dir, format } => {
+            let store = Store::open(&dir)?;
+            let plan = store.plan()?;
+            let p = status::progress(&store, &plan);
+            if format == "json" {
+                println!("{}", serde_json::to_string_pretty(&p)?);
+            } else {
+                print!("{}", p.render());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Collect { dir } => {
+            let store = Store::open(&dir)?;
+            let plan = store.plan()?;
+            finish(&store, &plan)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plot(args) => cmd_plot(args),
+        Command::Metrics { dir } => cmd_metrics(&dir),
+        Command::ExecTask { dir, batch, task } => cmd_task(&dir, batch, task),
+        Command::ExecRun { .. } => unreachable!("handled in main"),
+    }
+}

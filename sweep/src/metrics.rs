@@ -1,0 +1,235 @@
+//! Metrics: every scalar of a run's `--stats` document and of its energy breakdown
+//! as one flat map of dotted keys (`cycles`, `offchip.load_words`, `counters.IDLE_COREP`,
+//! `machine.cb.size_kib`, `energy.total_j`, ...), the unit of each key, and which keys
+//! a sweep reports (exact keys and `*` patterns, with defaults).
+
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+/// Metric key -> value (a number, string or boolean).
+pub type Metrics = BTreeMap<String, Json>;
+
+/// What a sweep reports when its spec names no metrics: time, off-chip words,
+/// cache and CB counts, synchronisation, static and dynamic energy.
+pub const DEFAULT_METRICS: &[&str] = &[
+    "cycles",
+    "time_s",
+    "offchip.words",
+    "offchip.load_words",
+    "offchip.store_words",
+    "offchip.spill_words",
+    "offchip.restore_words",
+    "cache.*",
+    "cb.reads",
+    "cb.writes",
+    "blocksyncs.global",
+    "blocksyncs.link",
+    "energy.leakage_w",
+    "energy.static_j",
+    "energy.dynamic_j",
+    "energy.total_j",
+];
+
+/// Stats sections that are per unit, per instruction or per interval, not totals.
+const SKIPPED_STATS: &[&str] = &["units", "pcs", "samples", "counter_events", "machine"];
+/// Breakdown sections that are per line or per unit.
+const SKIPPED_ENERGY: &[&str] = &["lines", "line_detail", "power_trace", "leakage_by_unit"];
+
+/// The metrics of a finished run.
+pub fn collect(
+    stats: &spu_emu::observe::stats::Stats,
+    energy: &spu_prof::energy::Breakdown,
+) -> Metrics {
+    let mut out = Metrics::new();
+    // Plain structs of numbers, strings and maps: serialising cannot fail.
+    let stats_json = serde_json::to_value(stats).expect("stats serialise");
+    flatten("", &stats_json, SKIPPED_STATS, &mut out);
+    for (k, v) in &stats.machine {
+        out.insert(format!("machine.{k}"), v.clone());
+    }
+    let energy_json = serde_json::to_value(energy).expect("breakdown serialises");
+    flatten("energy", &energy_json, SKIPPED_ENERGY, &mut out);
+    // Every word that crossed the chip boundary (thesis Table 6.3 counts these).
+    out.insert(
+        "offchip.words".into(),
+        Json::from(stats.offchip.load_words + stats.offchip.store_words),
+    );
+    out
+}
+
+fn flatten(prefix: &str, v: &Json, skip: &[&str], out: &mut Metrics) {
+    let join = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        Json::Object(map) => {
+            for (k, v) in map {
+                if prefix.is_empty() && skip.contains(&k.as_str())
+                    || prefix == "energy" && skip.contains(&k.as_str())
+                {
+                    continue;
+                }
+                flatten(&join(k), v, &[], out);
+            }
+        }
+        Json::Array(items) => {
+            if items.iter().all(|i| !i.is_object() && !i.is_array()) {
+                for (i, item) in items.iter().enumerate() {
+                    out.insert(format!("{prefix}.{i}"), item.clone());
+                }
+            }
+        }
+        Json::Null => {}
+        scalar => {
+            out.insert(prefix.to_string(), scalar.clone());
+        }
+    }
+}
+
+/// The unit of a metric key, from its name.
+pub fn unit(key: &str) -> Option<&'static str> {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    if key.starts_with("energy.components.") {
+        return Some("J");
+    }
+    if key.starts_with("counters.") {
+        return Some("events");
+    }
+    let by_suffix: &[(&str, &str)] = &[
+        ("_js", "J*s"),
+        ("_j", "J"),
+        ("_w", "W"),
+        ("_mhz", "MHz"),
+        ("_s", "s"),
+        ("_words", "words"),
+        ("_cycles", "cycles"),
+        ("_kib", "KiB"),
+        ("_bytes", "B"),
+    ];
+    if last == "cycles" || key == "offchip.words" {
+        return Some(if last == "cycles" { "cycles" } else { "words" });
+    }
+    by_suffix
+        .iter()
+        .find(|(s, _)| last.ends_with(s))
+        .map(|(_, u)| *u)
+}
+
+/// A CSV header cell: the key and its unit, e.g. `energy.total_j [J]`.
+pub fn header(key: &str) -> String {
+    match unit(key) {
+        Some(u) => format!("{key} [{u}]"),
+        None => key.to_string(),
+    }
+}
+
+/// Whether a key matches a pattern where `*` stands for any characters.
+pub fn matches(pattern: &str, key: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = key.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    for (i, part) in parts.iter().enumerate() {
+        if i + 1 == parts.len() {
+            return rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+/// The metric columns of a report: each exact key in order (even if no run has
+/// it), each pattern expanded to the matching keys of `available` in sorted order.
+pub fn select<'a>(patterns: &[String], available: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let available: std::collections::BTreeSet<&String> = available.collect();
+    let defaults: Vec<String>;
+    let patterns = if patterns.is_empty() {
+        defaults = DEFAULT_METRICS.iter().map(|s| s.to_string()).collect();
+        &defaults
+    } else {
+        patterns
+    };
+    let mut out: Vec<String> = Vec::new();
+    for p in patterns {
+        if p.contains('*') {
+            for k in available.iter().filter(|k| matches(p, k)) {
+                if !out.contains(k) {
+                    out.push((*k).clone());
+                }
+            }
+        } else if !out.contains(p) {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
+/// A value as a CSV cell.
+pub fn cell(v: Option<&Json>) -> String {
+    match v {
+        None | Some(Json::Null) => String::new(),
+        Some(Json::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_like_shell_globs() {
+        assert!(matches("cache.*", "cache.l1.hits"));
+        assert!(matches("*_words", "offchip.load_words"));
+        assert!(matches("offchip.*_words", "offchip.spill_words"));
+        assert!(!matches("offchip.*_words", "offchip.toggles"));
+        assert!(matches("cycles", "cycles"));
+        assert!(!matches("cycles", "cycles2"));
+        assert!(!matches("cache.*", "cb.reads"));
+        assert!(matches("*", "anything"));
+    }
+
+    #[test]
+    fn units_follow_key_names() {
+        assert_eq!(unit("energy.total_j"), Some("J"));
+        assert_eq!(unit("energy.edp_js"), Some("J*s"));
+        assert_eq!(unit("energy.leakage_w"), Some("W"));
+        assert_eq!(unit("time_s"), Some("s"));
+        assert_eq!(unit("cycles"), Some("cycles"));
+        assert_eq!(unit("offchip.words"), Some("words"));
+        assert_eq!(unit("offchip.dram_busy_cycles"), Some("cycles"));
+        assert_eq!(unit("counters.IDLE_COREP"), Some("events"));
+        assert_eq!(unit("machine.cb.size_kib"), Some("KiB"));
+        assert_eq!(unit("ipc"), None);
+        assert_eq!(header("energy.static_j"), "energy.static_j [J]");
+        assert_eq!(header("ipc"), "ipc");
+    }
+
+    #[test]
+    fn selection_keeps_exact_keys_and_expands_patterns() {
+        let keys: Vec<String> = ["cycles", "counters.B", "counters.A", "ipc"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let pats: Vec<String> = ["ipc", "counters.*", "missing", "ipc"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            select(&pats, keys.iter()),
+            ["ipc", "counters.A", "counters.B", "missing"]
+        );
+        let d = select(&[], keys.iter());
+        assert_eq!(d[0], "cycles");
+        assert!(!d.iter().any(|k| k.contains('*')), "{d:?}");
+    }
+}

@@ -1,0 +1,202 @@
+//! The sweep spec (TOML): what every run shares (`[base]`), the axes whose cartesian
+//! product makes the runs (`[[axis]]`, several keys in one axis vary together),
+//! extra values enabled by name (`[axis.extra.NAME]`), exclusions (`[[exclude]]`),
+//! metrics and plots. Parsing walks the TOML tree with spans so every problem points
+//! at its key or value ([`walk`]); all problems of a file are reported at once.
+
+mod walk;
+
+use crate::diag::{Problem, Span, SpecError};
+use std::path::{Path, PathBuf};
+use toml::de::DeTable;
+
+/// What one spec key sets in a run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    /// The kernel file (`.spu` or `.bin`), relative to the spec.
+    Kernel,
+    /// A machine preset or machine file.
+    Machine,
+    /// An energy model: built-in name or model file.
+    Model,
+    Grid,
+    Boundary,
+    Passes,
+    /// Functional mode (no timing).
+    Functional,
+    MaxCycles,
+    /// A kernel parameter (`-D NAME=VALUE`).
+    Define(String),
+    /// A machine parameter (`--set KEY=VALUE`).
+    Set(String),
+    /// A column that only names a value (e.g. `sync = "global"`), for plots and tables.
+    Label(String),
+}
+
+impl Field {
+    /// The results column this field fills.
+    pub fn column(&self) -> String {
+        match self {
+            Field::Kernel => "kernel".into(),
+            Field::Machine => "machine".into(),
+            Field::Model => "model".into(),
+            Field::Grid => "grid".into(),
+            Field::Boundary => "boundary".into(),
+            Field::Passes => "passes".into(),
+            Field::Functional => "functional".into(),
+            Field::MaxCycles => "max_cycles".into(),
+            Field::Define(n) | Field::Set(n) | Field::Label(n) => n.clone(),
+        }
+    }
+
+    /// How the field is written in a spec.
+    pub fn spec_key(&self) -> String {
+        match self {
+            Field::Define(n) => format!("D.{n}"),
+            Field::Set(k) => format!("set.\"{k}\""),
+            Field::Label(n) => format!("label.{n}"),
+            other => other.column(),
+        }
+    }
+}
+
+/// A scalar from the spec as text, with where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Value {
+    pub text: String,
+    pub span: Span,
+}
+
+/// One key of an axis and its values.
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub field: Field,
+    pub key_span: Span,
+    pub values: Vec<Value>,
+}
+
+/// One dimension of the product: its columns vary together.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    pub span: Span,
+    pub columns: Vec<Column>,
+    /// Named extra values (`[axis.extra.NAME]`), appended when enabled.
+    pub extra: Vec<(String, Span, Vec<Column>)>,
+}
+
+impl Axis {
+    pub fn len(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.values.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Runs to leave out: every listed column equals one of its values.
+#[derive(Debug, Clone)]
+pub struct Exclude {
+    pub span: Span,
+    pub conditions: Vec<(String, Span, Vec<Value>)>,
+}
+
+/// A plot drawn after the runs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PlotSpec {
+    /// File stem of the SVG.
+    pub name: String,
+    pub x: String,
+    pub y: String,
+    #[serde(default)]
+    pub series: Vec<String>,
+    /// Only runs whose column has this value.
+    #[serde(default, rename = "where")]
+    pub filters: Vec<(String, String)>,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// `line` or `bars`; by default lines for a numeric x, bars otherwise.
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// A parsed spec.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The spec's path as given, for messages.
+    pub file: String,
+    /// Directory that relative paths in the spec start from.
+    pub dir: PathBuf,
+    pub text: String,
+    pub name: String,
+    pub description: String,
+    /// Energy model of runs that do not name one: a built-in name or a model file.
+    pub model: Value,
+    /// Metric keys or `*` patterns; empty means the defaults.
+    pub metrics: Vec<Value>,
+    pub timeout_s: u64,
+    pub memory_mib: u64,
+    pub base: Vec<(Field, Value)>,
+    pub axes: Vec<Axis>,
+    pub excludes: Vec<Exclude>,
+    pub plots: Vec<(Span, PlotSpec)>,
+}
+
+/// Per-run wall-time bound unless the spec or the command line says otherwise.
+pub const DEFAULT_TIMEOUT_S: u64 = 3600;
+/// Per-run memory bound unless the spec or the command line says otherwise.
+pub const DEFAULT_MEMORY_MIB: u64 = 4096;
+
+impl Spec {
+    /// Reads and parses a spec file.
+    pub fn read(path: &Path) -> Result<Spec, crate::Error> {
+        let bytes = spu_isa::format::read_input(path)?;
+        let file = path.display().to_string();
+        let text = String::from_utf8(bytes).map_err(|_| crate::Error::NotText(file.clone()))?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sweep".into());
+        Ok(Spec::parse(&file, &text, &dir, &stem)?)
+    }
+
+    /// Parses spec text; `stem` names the sweep when the spec does not.
+    pub fn parse(file: &str, text: &str, dir: &Path, stem: &str) -> Result<Spec, SpecError> {
+        let error = |problems| SpecError {
+            file: file.to_string(),
+            text: text.to_string(),
+            problems,
+        };
+        let root = DeTable::parse(text).map_err(|e| {
+            let mut p = Problem::whole(e.message().trim_end().to_string());
+            p.span = e.span();
+            error(vec![p.help("see `spu-sweep --help` for the spec format")])
+        })?;
+        let mut w = walk::Walker::default();
+        let spec = w.spec(file, text, dir, stem, root.get_ref());
+        if w.problems.is_empty() {
+            Ok(spec)
+        } else {
+            w.problems
+                .sort_by_key(|p| p.span.as_ref().map_or(usize::MAX, |s| s.start));
+            Err(error(w.problems))
+        }
+    }
+
+    /// The names of every `[axis.extra.NAME]` in the spec.
+    pub fn extra_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .axes
+            .iter()
+            .flat_map(|a| a.extra.iter().map(|(n, _, _)| n.clone()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}

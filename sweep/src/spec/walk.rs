@@ -1,0 +1,672 @@
+//! Walking the TOML tree of a spec (with spans) into a [`Spec`], collecting every
+//! problem on the way: unknown keys, wrong types, values the machine table or the
+//! allowed choices reject, zipped keys of different lengths.
+
+use super::{
+    Axis, Column, DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT_S, Exclude, Field, PlotSpec, Spec, Value,
+};
+use crate::diag::{Problem, Span};
+use std::path::Path;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "model",
+    "metrics",
+    "timeout_s",
+    "memory_mib",
+    "base",
+    "axis",
+    "exclude",
+    "plot",
+];
+const FIELD_KEYS: &[&str] = &[
+    "kernel",
+    "machine",
+    "model",
+    "grid",
+    "boundary",
+    "passes",
+    "functional",
+    "max_cycles",
+    "D",
+    "set",
+    "label",
+];
+const PLOT_KEYS: &[&str] = &["name", "x", "y", "series", "where", "title", "kind"];
+
+type Entry<'t, 'i> = (
+    &'t Spanned<std::borrow::Cow<'i, str>>,
+    &'t Spanned<DeValue<'i>>,
+);
+
+/// A table's entries in the order they were written.
+fn entries<'t, 'i>(t: &'t DeTable<'i>) -> Vec<Entry<'t, 'i>> {
+    let mut v: Vec<_> = t.iter().collect();
+    v.sort_by_key(|(k, _)| k.span().start);
+    v
+}
+
+fn type_name(v: &DeValue) -> &'static str {
+    match v {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a number",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+/// Collects problems while turning the TOML tree into a [`Spec`].
+#[derive(Default)]
+pub(super) struct Walker {
+    pub(super) problems: Vec<Problem>,
+}
+
+impl Walker {
+    fn unknown(&mut self, key: &Spanned<std::borrow::Cow<str>>, place: &str, known: &[&str]) {
+        let list = known
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.problems.push(
+            Problem::at(
+                key.span(),
+                format!("unknown key `{}` in {place}", key.get_ref()),
+            )
+            .label("not a spec key")
+            .help(format!("expected one of {list}")),
+        );
+    }
+
+    fn expected(&mut self, v: &Spanned<DeValue>, key: &str, what: &str) {
+        self.problems.push(
+            Problem::at(
+                v.span(),
+                format!("`{key}` must be {what}, not {}", type_name(v.get_ref())),
+            )
+            .label(format!("expected {what}")),
+        );
+    }
+
+    /// A scalar as text (strings as written, numbers in decimal, booleans).
+    fn scalar(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
+        let text = match v.get_ref() {
+            DeValue::String(s) => s.to_string(),
+            DeValue::Integer(i) => match i128::from_str_radix(i.as_str(), i.radix()) {
+                Ok(n) => n.to_string(),
+                Err(_) => {
+                    self.expected(v, key, "an integer that fits in 64 bits");
+                    return None;
+                }
+            },
+            DeValue::Float(f) => f.as_str().to_string(),
+            DeValue::Boolean(b) => b.to_string(),
+            _ => {
+                self.expected(v, key, "a string, number or boolean");
+                return None;
+            }
+        };
+        Some(Value {
+            text,
+            span: v.span(),
+        })
+    }
+
+    fn string(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
+        match v.get_ref() {
+            DeValue::String(s) => Some(Value {
+                text: s.to_string(),
+                span: v.span(),
+            }),
+            _ => {
+                self.expected(v, key, "a string");
+                None
+            }
+        }
+    }
+
+    fn positive(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<u64> {
+        let n = match v.get_ref() {
+            DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
+            _ => None,
+        };
+        match n {
+            Some(n) if n > 0 => Some(n),
+            _ => {
+                self.expected(v, key, "a positive integer");
+                None
+            }
+        }
+    }
+
+    fn array<'t, 'i>(
+        &mut self,
+        v: &'t Spanned<DeValue<'i>>,
+        key: &str,
+    ) -> Option<&'t [Spanned<DeValue<'i>>]> {
+        match v.get_ref() {
+            DeValue::Array(a) => Some(a),
+            _ => {
+                self.expected(v, key, "an array");
+                None
+            }
+        }
+    }
+
+    fn table<'t, 'i>(&mut self, v: &'t Spanned<DeValue<'i>>, key: &str) -> Option<&'t DeTable<'i>> {
+        match v.get_ref() {
+            DeValue::Table(t) => Some(t),
+            _ => {
+                self.expected(v, key, "a table");
+                None
+            }
+        }
+    }
+
+    pub(super) fn spec(
+        &mut self,
+        file: &str,
+        text: &str,
+        dir: &Path,
+        stem: &str,
+        root: &DeTable,
+    ) -> Spec {
+        let mut spec = Spec {
+            file: file.to_string(),
+            dir: dir.to_path_buf(),
+            text: text.to_string(),
+            name: stem.to_string(),
+            description: String::new(),
+            model: Value {
+                text: "default".into(),
+                span: 0..0,
+            },
+            metrics: Vec::new(),
+            timeout_s: DEFAULT_TIMEOUT_S,
+            memory_mib: DEFAULT_MEMORY_MIB,
+            base: Vec::new(),
+            axes: Vec::new(),
+            excludes: Vec::new(),
+            plots: Vec::new(),
+        };
+        for (k, v) in entries(root) {
+            let key = k.get_ref().as_ref();
+            match key {
+                "name" => {
+                    if let Some(s) = self.string(v, key) {
+                        if plain_name(&s.text) {
+                            spec.name = s.text;
+                        } else {
+                            self.problems.push(
+                                Problem::at(s.span, format!("`{}` cannot name a sweep", s.text))
+                                    .label("names the results folder")
+                                    .help("use letters, digits, `-`, `_` and `.`, not starting with `.`"),
+                            );
+                        }
+                    }
+                }
+                "description" => {
+                    if let Some(s) = self.string(v, key) {
+                        spec.description = s.text;
+                    }
+                }
+                "model" => {
+                    if let Some(s) = self.string(v, key) {
+                        spec.model = s;
+                    }
+                }
+                "metrics" => {
+                    for m in self.array(v, key).unwrap_or_default() {
+                        if let Some(s) = self.string(m, "metrics") {
+                            spec.metrics.push(s);
+                        }
+                    }
+                }
+                "timeout_s" => spec.timeout_s = self.positive(v, key).unwrap_or(spec.timeout_s),
+                "memory_mib" => spec.memory_mib = self.positive(v, key).unwrap_or(spec.memory_mib),
+                "base" => {
+                    if let Some(t) = self.table(v, key) {
+                        spec.base = self.base(t);
+                    }
+                }
+                "axis" => {
+                    for a in self.array(v, "axis").unwrap_or_default() {
+                        if let Some(t) = self.table(a, "axis") {
+                            if let Some(axis) = self.axis(a.span(), t) {
+                                spec.axes.push(axis);
+                            }
+                        }
+                    }
+                }
+                "exclude" => {
+                    for e in self.array(v, "exclude").unwrap_or_default() {
+                        if let Some(t) = self.table(e, "exclude") {
+                            spec.excludes.push(self.exclude(e.span(), t));
+                        }
+                    }
+                }
+                "plot" => {
+                    for (i, p) in self.array(v, "plot").unwrap_or_default().iter().enumerate() {
+                        if let Some(t) = self.table(p, "plot") {
+                            if let Some(plot) = self.plot(p.span(), t, &spec.name, i) {
+                                spec.plots.push((p.span(), plot));
+                            }
+                        }
+                    }
+                }
+                _ => self.unknown(k, "the spec", TOP_KEYS),
+            }
+        }
+        spec
+    }
+
+    /// `[base]`: one value per field; `set` as `["KEY=VALUE", ...]` or a table.
+    fn base(&mut self, t: &DeTable) -> Vec<(Field, Value)> {
+        let mut out = Vec::new();
+        for (k, v) in entries(t) {
+            let key = k.get_ref().as_ref();
+            match key {
+                "D" => {
+                    let Some(sub) = self.table(v, key) else {
+                        continue;
+                    };
+                    for (name, value) in entries(sub) {
+                        let field = Field::Define(name.get_ref().to_string());
+                        if let Some(s) = self.scalar(value, &field.spec_key()) {
+                            out.push((field, s));
+                        }
+                    }
+                }
+                "label" => self.problems.push(
+                    Problem::at(k.span(), "labels belong to axes, not to `[base]`")
+                        .label("the same for every run")
+                        .help("`label.NAME = [...]` in an `[[axis]]` names that axis's values"),
+                ),
+                "set" => match v.get_ref() {
+                    DeValue::Array(items) => {
+                        for item in items.iter() {
+                            let Some(s) = self.string(item, "set") else {
+                                continue;
+                            };
+                            match s.text.split_once('=') {
+                                Some((k, val)) if !k.trim().is_empty() => {
+                                    let field = Field::Set(k.trim().to_string());
+                                    let value = Value {
+                                        text: val.trim().to_string(),
+                                        span: s.span.clone(),
+                                    };
+                                    self.check_set(&field, &value);
+                                    out.push((field, value));
+                                }
+                                _ => self.problems.push(
+                                    Problem::at(s.span, format!("`{}` is not KEY=VALUE", s.text))
+                                        .label("expected KEY=VALUE")
+                                        .help("write machine settings as \"sm.warp_size=32\" (`spu-emu --list-params` shows every key)"),
+                                ),
+                            }
+                        }
+                    }
+                    DeValue::Table(sub) => {
+                        for (name, value) in entries(sub) {
+                            let field = Field::Set(name.get_ref().to_string());
+                            if let Some(s) = self.scalar(value, &field.spec_key()) {
+                                self.check_set(&field, &s);
+                                out.push((field, s));
+                            }
+                        }
+                    }
+                    _ => self.expected(v, "set", "an array of \"KEY=VALUE\" or a table"),
+                },
+                _ => match plain_field(key) {
+                    Some(field) => {
+                        if let Some(s) = self.scalar(v, key) {
+                            self.check_plain(&field, &s);
+                            out.push((field, s));
+                        }
+                    }
+                    None => self.unknown(k, "`[base]`", FIELD_KEYS),
+                },
+            }
+        }
+        out
+    }
+
+    /// Checks a value of a field whose values are known without files.
+    fn check_plain(&mut self, field: &Field, v: &Value) {
+        let allowed: &[&str] = match field {
+            Field::Boundary => &["iu", "dma"],
+            Field::Passes => &["overlapped", "sequential"],
+            Field::Functional => &["true", "false"],
+            _ => &[],
+        };
+        if !allowed.is_empty() && !allowed.contains(&v.text.as_str()) {
+            self.problems.push(
+                Problem::at(
+                    v.span.clone(),
+                    format!("`{}` is not a valid `{}`", v.text, field.column()),
+                )
+                .label(format!("expected {}", allowed.join(" or "))),
+            );
+        }
+        if *field == Field::MaxCycles && v.text.parse::<u64>().map_or(true, |n| n == 0) {
+            self.problems.push(
+                Problem::at(v.span.clone(), format!("`{}` is not a cycle count", v.text))
+                    .label("expected a positive integer"),
+            );
+        }
+    }
+
+    /// Checks a machine setting against the parameter table.
+    fn check_set(&mut self, field: &Field, v: &Value) {
+        let Field::Set(key) = field else { return };
+        if let Err(e) = spu_emu::Machine::default().set(&format!("{key}={}", v.text)) {
+            self.problems.push(
+                Problem::at(v.span.clone(), e.to_string())
+                    .label("not a valid machine setting")
+                    .help("`spu-emu --list-params` lists every key with its range"),
+            );
+        }
+    }
+
+    /// The columns of one axis table (or of one of its extras).
+    fn columns<'t, 'i>(
+        &mut self,
+        t: &'t DeTable<'i>,
+        allow_extra: bool,
+    ) -> (Vec<Column>, Vec<Entry<'t, 'i>>) {
+        let mut columns = Vec::new();
+        let mut extras = Vec::new();
+        for (k, v) in entries(t) {
+            let key = k.get_ref().as_ref();
+            match key {
+                "extra" if allow_extra => extras.push((k, v)),
+                "D" | "set" | "label" => {
+                    let Some(sub) = self.table(v, key) else {
+                        continue;
+                    };
+                    for (name, values) in entries(sub) {
+                        let n = name.get_ref().to_string();
+                        let field = match key {
+                            "D" => Field::Define(n),
+                            "set" => Field::Set(n),
+                            _ => Field::Label(n),
+                        };
+                        if let Some(c) = self.column(field, name.span(), values) {
+                            columns.push(c);
+                        }
+                    }
+                }
+                _ => match plain_field(key) {
+                    Some(field) => {
+                        if let Some(c) = self.column(field, k.span(), v) {
+                            columns.push(c);
+                        }
+                    }
+                    None => {
+                        let mut known = FIELD_KEYS.to_vec();
+                        if allow_extra {
+                            known.push("extra");
+                        }
+                        self.unknown(k, "an axis", &known);
+                    }
+                },
+            }
+        }
+        (columns, extras)
+    }
+
+    fn column(&mut self, field: Field, key_span: Span, v: &Spanned<DeValue>) -> Option<Column> {
+        let key = field.spec_key();
+        let items = self.array(v, &key)?;
+        if items.is_empty() {
+            self.problems.push(
+                Problem::at(v.span(), format!("axis `{key}` has no values"))
+                    .label("empty")
+                    .help("give at least one value, or move a single value to `[base]`"),
+            );
+            return None;
+        }
+        let mut values = Vec::new();
+        for item in items.iter() {
+            if let Some(s) = self.scalar(item, &key) {
+                self.check_plain(&field, &s);
+                self.check_set(&field, &s);
+                values.push(s);
+            }
+        }
+        (values.len() == items.len()).then_some(Column {
+            field,
+            key_span,
+            values,
+        })
+    }
+
+    fn axis(&mut self, span: Span, t: &DeTable) -> Option<Axis> {
+        let (columns, extra_entries) = self.columns(t, true);
+        if columns.is_empty() {
+            if !t.is_empty() && extra_entries.len() < t.len() {
+                return None; // its keys were already reported
+            }
+            self.problems.push(
+                Problem::at(span, "an `[[axis]]` without values")
+                    .label("no axis keys")
+                    .help("add a key with a list of values, e.g. `D.N = [128, 256]`"),
+            );
+            return None;
+        }
+        let ok = self.zipped(&columns);
+        let mut extra = Vec::new();
+        for (_, v) in extra_entries {
+            let Some(named) = self.table(v, "extra") else {
+                continue;
+            };
+            for (name, values) in entries(named) {
+                let Some(vt) = self.table(values, "extra") else {
+                    continue;
+                };
+                let (cols, _) = self.columns(vt, false);
+                if self.zipped(&cols) && self.same_fields(&columns, &cols, name.span()) {
+                    extra.push((name.get_ref().to_string(), name.span(), cols));
+                }
+            }
+        }
+        ok.then_some(Axis {
+            span,
+            columns,
+            extra,
+        })
+    }
+
+    /// Columns of one axis vary together, so they need as many values each.
+    fn zipped(&mut self, columns: &[Column]) -> bool {
+        let Some(first) = columns.first() else {
+            return true;
+        };
+        let mut ok = true;
+        for c in &columns[1..] {
+            if c.values.len() != first.values.len() {
+                ok = false;
+                self.problems.push(
+                    Problem::at(
+                        c.key_span.clone(),
+                        format!(
+                            "`{}` has {} values but `{}` in the same axis has {}",
+                            c.field.spec_key(),
+                            c.values.len(),
+                            first.field.spec_key(),
+                            first.values.len()
+                        ),
+                    )
+                    .label("keys of one axis vary together")
+                    .help("give both the same number of values, or put them in separate `[[axis]]` tables to combine every value with every other"),
+                );
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for c in columns {
+            if !seen.insert(c.field.column()) {
+                ok = false;
+                self.problems.push(
+                    Problem::at(
+                        c.key_span.clone(),
+                        format!("column `{}` is set twice in one axis", c.field.column()),
+                    )
+                    .label("duplicate"),
+                );
+            }
+        }
+        ok
+    }
+
+    fn same_fields(&mut self, axis: &[Column], extra: &[Column], span: Span) -> bool {
+        let mut a: Vec<String> = axis.iter().map(|c| c.field.spec_key()).collect();
+        let mut b: Vec<String> = extra.iter().map(|c| c.field.spec_key()).collect();
+        a.sort();
+        b.sort();
+        if a == b {
+            return true;
+        }
+        self.problems.push(
+            Problem::at(span, "extra values must set the same keys as their axis")
+                .label(format!("sets {}", b.join(", ")))
+                .help(format!("the axis sets {}", a.join(", "))),
+        );
+        false
+    }
+
+    fn exclude(&mut self, span: Span, t: &DeTable) -> Exclude {
+        let mut conditions = Vec::new();
+        for (k, v) in entries(t) {
+            let col = k.get_ref().to_string();
+            let values = match v.get_ref() {
+                DeValue::Array(items) => {
+                    items.iter().filter_map(|i| self.scalar(i, &col)).collect()
+                }
+                _ => self.scalar(v, &col).into_iter().collect(),
+            };
+            conditions.push((col, k.span(), values));
+        }
+        if conditions.is_empty() {
+            self.problems.push(
+                Problem::at(
+                    span.clone(),
+                    "an empty `[[exclude]]` would exclude every run",
+                )
+                .label("no conditions")
+                .help("name columns and values, e.g. `machine = \"spu-4x4-dma\"`"),
+            );
+        }
+        Exclude { span, conditions }
+    }
+
+    fn plot(&mut self, span: Span, t: &DeTable, spec_name: &str, index: usize) -> Option<PlotSpec> {
+        let mut plot = PlotSpec {
+            name: if index == 0 {
+                spec_name.to_string()
+            } else {
+                format!("{spec_name}-{}", index + 1)
+            },
+            x: String::new(),
+            y: String::new(),
+            series: Vec::new(),
+            filters: Vec::new(),
+            title: None,
+            kind: None,
+        };
+        let mut has = (false, false);
+        for (k, v) in entries(t) {
+            let key = k.get_ref().as_ref();
+            match key {
+                "name" => {
+                    if let Some(s) = self.string(v, key) {
+                        if !plain_name(&s.text) {
+                            self.problems.push(
+                                Problem::at(s.span, "a plot name must be a plain file stem")
+                                    .label("no slashes, not empty, not starting with `.`"),
+                            );
+                        } else {
+                            plot.name = s.text;
+                        }
+                    }
+                }
+                "x" => {
+                    has.0 = true;
+                    plot.x = self.string(v, key).map(|s| s.text).unwrap_or_default();
+                }
+                "y" => {
+                    has.1 = true;
+                    plot.y = self.string(v, key).map(|s| s.text).unwrap_or_default();
+                }
+                "series" => match v.get_ref() {
+                    DeValue::Array(items) => {
+                        plot.series = items
+                            .iter()
+                            .filter_map(|i| self.string(i, key).map(|s| s.text))
+                            .collect();
+                    }
+                    _ => plot.series = self.string(v, key).map(|s| s.text).into_iter().collect(),
+                },
+                "where" => {
+                    if let Some(sub) = self.table(v, key) {
+                        for (col, value) in entries(sub) {
+                            if let Some(s) = self.scalar(value, col.get_ref()) {
+                                plot.filters.push((col.get_ref().to_string(), s.text));
+                            }
+                        }
+                    }
+                }
+                "title" => plot.title = self.string(v, key).map(|s| s.text),
+                "kind" => {
+                    if let Some(s) = self.string(v, key) {
+                        if s.text == "line" || s.text == "bars" {
+                            plot.kind = Some(s.text);
+                        } else {
+                            self.problems.push(
+                                Problem::at(s.span, format!("unknown plot kind `{}`", s.text))
+                                    .label("expected \"line\" or \"bars\""),
+                            );
+                        }
+                    }
+                }
+                _ => self.unknown(k, "a `[[plot]]`", PLOT_KEYS),
+            }
+        }
+        if !(has.0 && has.1) {
+            self.problems.push(
+                Problem::at(span, format!("plot `{}` needs both `x` and `y`", plot.name))
+                    .label("incomplete plot")
+                    .help("e.g. `x = \"N\"` (a column) and `y = \"energy.total_j\"` (a metric)"),
+            );
+            return None;
+        }
+        Some(plot)
+    }
+}
+
+/// A name usable as a file name: letters, digits, `-`, `_`, `.`, not starting with `.`.
+fn plain_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('.')
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn plain_field(key: &str) -> Option<Field> {
+    Some(match key {
+        "kernel" => Field::Kernel,
+        "machine" => Field::Machine,
+        "model" => Field::Model,
+        "grid" => Field::Grid,
+        "boundary" => Field::Boundary,
+        "passes" => Field::Passes,
+        "functional" => Field::Functional,
+        "max_cycles" => Field::MaxCycles,
+        _ => return None,
+    })
+}

@@ -1,0 +1,175 @@
+//! `spu-sweep status`: how far a sweep is (done, failed, running, remaining), why
+//! runs failed, and for Slurm sweeps what the queue (and accounting, where enabled)
+//! says about each submitted array job.
+
+use crate::plan::Plan;
+use crate::slurm;
+use crate::store::{Status, Store};
+use serde::Serialize;
+
+/// A sweep's progress.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    pub name: String,
+    pub dir: String,
+    pub total: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub running: usize,
+    pub remaining: usize,
+    /// Markers left by runs whose process died (their runs count as remaining).
+    pub stale: usize,
+    pub failures: Vec<Failure>,
+    pub jobs: Vec<Job>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    pub run: String,
+    pub columns: String,
+    pub error: String,
+}
+
+/// One submitted Slurm array job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Job {
+    pub batch: usize,
+    pub job_id: String,
+    pub tasks: usize,
+    /// `(state, tasks)` from `squeue`; `None` when it cannot be asked.
+    pub queue: Option<Vec<(String, usize)>>,
+    /// `(state, tasks)` from `sacct`; `None` without accounting.
+    pub accounting: Option<Vec<(String, usize)>>,
+}
+
+/// Gathers the progress of the sweep in `store`.
+pub fn progress(store: &Store, plan: &Plan) -> Progress {
+    let ids = plan.unique_ids();
+    let records = store.records(plan);
+    let markers = store.running();
+    let mut p = Progress {
+        name: plan.name.clone(),
+        dir: store.dir.display().to_string(),
+        total: ids.len(),
+        done: 0,
+        failed: 0,
+        running: 0,
+        remaining: 0,
+        stale: 0,
+        failures: Vec::new(),
+        jobs: Vec::new(),
+    };
+    for b in slurm::batches(store) {
+        let Some(job_id) = b.job_id.clone() else {
+            continue;
+        };
+        p.jobs.push(Job {
+            batch: b.batch,
+            queue: slurm::queue_states(&job_id),
+            accounting: slurm::accounting_states(&job_id),
+            job_id,
+            tasks: b.tasks.len(),
+        });
+    }
+    // Markers from other hosts cannot be checked; with no task left in the
+    // queue, their runs are not running either.
+    let queue_empty = !p.jobs.is_empty()
+        && p.jobs
+            .iter()
+            .all(|j| j.queue.as_ref().is_some_and(|q| q.is_empty()));
+    let here = crate::store::host();
+    for id in ids {
+        match records.get(id).map(|r| r.status) {
+            Some(Status::Done) => p.done += 1,
+            Some(Status::Failed) => {
+                p.failed += 1;
+                let run = plan.run(id);
+                p.failures.push(Failure {
+                    run: id.to_string(),
+                    columns: run.map(|r| plan.describe(r)).unwrap_or_default(),
+                    error: records[id].error.clone().unwrap_or_default(),
+                });
+            }
+            None => match markers.iter().find(|m| m.0 == id) {
+                Some(m) if m.3 && !(queue_empty && m.1 != here) => p.running += 1,
+                Some(_) => {
+                    p.stale += 1;
+                    p.remaining += 1;
+                }
+                None => p.remaining += 1,
+            },
+        }
+    }
+    p
+}
+
+fn states(s: &[(String, usize)]) -> String {
+    if s.is_empty() {
+        return "none".into();
+    }
+    s.iter()
+        .map(|(state, n)| format!("{n} {}", state.to_lowercase()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Progress {
+    /// The human-readable report.
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "sweep `{}` in {}: {} runs\n",
+            self.name, self.dir, self.total
+        );
+        s.push_str(&format!("  done       {}\n", self.done));
+        s.push_str(&format!("  failed     {}\n", self.failed));
+        s.push_str(&format!("  running    {}\n", self.running));
+        s.push_str(&format!("  remaining  {}\n", self.remaining));
+        if self.stale > 0 {
+            s.push_str(&format!(
+                "  ({} of the remaining were running when their process died)\n",
+                self.stale
+            ));
+        }
+        for f in self.failures.iter().take(20) {
+            s.push_str(&format!("failed {} {}: {}\n", f.run, f.columns, f.error));
+        }
+        if self.failures.len() > 20 {
+            s.push_str(&format!(
+                "... and {} more failed runs\n",
+                self.failures.len() - 20
+            ));
+        }
+        if self.failed > 0 {
+            s.push_str("re-run them with `spu-sweep run SPEC --retry-failed`\n");
+        }
+        let mut queued = 0;
+        for j in &self.jobs {
+            let queue = match &j.queue {
+                Some(q) => {
+                    queued += q.iter().map(|(_, n)| n).sum::<usize>();
+                    format!("queue: {}", states(q))
+                }
+                None => "queue: squeue not available".into(),
+            };
+            let acct = match &j.accounting {
+                Some(a) => format!("; accounting: {}", states(a)),
+                None => String::new(),
+            };
+            s.push_str(&format!(
+                "slurm job {} (batch {}, {} tasks): {queue}{acct}\n",
+                j.job_id, j.batch, j.tasks
+            ));
+        }
+        if !self.jobs.is_empty()
+            && queued == 0
+            && self.remaining > 0
+            && self.jobs.iter().all(|j| j.queue.is_some())
+        {
+            s.push_str(&format!(
+                "no task is queued but {} runs are unfinished: see {}/slurm/logs, then submit again with `spu-sweep run SPEC --slurm`\n",
+                self.remaining, self.dir
+            ));
+        }
+        s
+    }
+}

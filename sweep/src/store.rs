@@ -1,0 +1,288 @@
+//! The results directory of a sweep: the plan (`plan.json`), a copy of the spec,
+//! the provenance manifest, one record per finished run (`runs/ID.json`, written
+//! atomically, so an interrupted sweep keeps every finished run), markers of runs in
+//! progress (`running/ID`), and the reports (`results.csv`, `results.jsonl`, `plots/`).
+
+use crate::metrics::Metrics;
+use crate::plan::{Plan, SOURCES, TOOL_VERSION, sha256_hex};
+use serde::{Deserialize, Serialize};
+use spu_isa::format::write_atomically;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Done,
+    Failed,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Done => "done",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// The stored result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub id: String,
+    pub status: Status,
+    #[serde(default)]
+    pub metrics: Metrics,
+    /// Why a failed run failed (one line), then its details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub details: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub warnings: String,
+    /// Wall time of the run and where it ran (provenance; not in the reports).
+    pub wall_s: f64,
+    pub host: String,
+    pub tool_version: String,
+}
+
+/// A results directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub dir: PathBuf,
+}
+
+/// Why a results directory cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("`{0}` exists and is not a sweep results folder (no plan.json); choose another --out")]
+    NotASweep(String),
+    #[error(
+        "`{0}` is not a sweep results folder (no plan.json); give the folder `spu-sweep run` wrote"
+    )]
+    Missing(String),
+    #[error("cannot write `{path}`: {error}")]
+    Write { path: String, error: std::io::Error },
+    #[error("cannot read `{path}`: {why}")]
+    Read { path: String, why: String },
+}
+
+fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |error| StoreError::Write {
+        path: path.display().to_string(),
+        error,
+    }
+}
+
+impl Store {
+    /// Opens `dir` for a run: creates it, or reuses it if it holds a sweep (or nothing).
+    pub fn create(dir: &Path) -> Result<Store, StoreError> {
+        if dir.exists() {
+            let empty = std::fs::read_dir(dir)
+                .map_err(write_err(dir))?
+                .next()
+                .is_none();
+            if !empty && !dir.join("plan.json").is_file() {
+                return Err(StoreError::NotASweep(dir.display().to_string()));
+            }
+        }
+        for sub in ["", "runs", "running"] {
+            let d = dir.join(sub);
+            std::fs::create_dir_all(&d).map_err(write_err(&d))?;
+        }
+        Ok(Store {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing results directory.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        if !dir.join("plan.json").is_file() {
+            return Err(StoreError::Missing(dir.display().to_string()));
+        }
+        Ok(Store {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(write_err(parent))?;
+        }
+        write_atomically(&path, bytes).map_err(write_err(&path))
+    }
+
+    /// Reads a JSON file of the folder.
+    pub fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, StoreError> {
+        let path = self.dir.join(name);
+        let err = |why: String| StoreError::Read {
+            path: path.display().to_string(),
+            why,
+        };
+        let bytes = spu_isa::format::read_input(&path).map_err(|e| err(e.to_string()))?;
+        serde_json::from_slice(&bytes).map_err(|e| err(format!("not a valid {name}: {e}")))
+    }
+
+    pub fn plan(&self) -> Result<Plan, StoreError> {
+        self.read_json("plan.json")
+    }
+
+    /// Writes the plan, a copy of the spec and the manifest.
+    pub fn write_plan(&self, plan: &Plan, spec_text: &str) -> Result<(), StoreError> {
+        self.write("spec.toml", spec_text.as_bytes())?;
+        self.write("plan.json", &to_json(plan))?;
+        self.write("manifest.json", &to_json(&manifest(plan)))
+    }
+
+    fn record_path(&self, id: &str) -> PathBuf {
+        self.dir.join("runs").join(format!("{id}.json"))
+    }
+
+    /// The record of a run, if it finished (an unreadable record counts as missing).
+    pub fn record(&self, id: &str) -> Option<Record> {
+        let bytes = spu_isa::format::read_input(&self.record_path(id)).ok()?;
+        serde_json::from_slice::<Record>(&bytes)
+            .ok()
+            .filter(|r| r.id == id)
+    }
+
+    /// Records of every run of the plan that has one.
+    pub fn records(&self, plan: &Plan) -> HashMap<String, Record> {
+        plan.unique_ids()
+            .into_iter()
+            .filter_map(|id| self.record(id).map(|r| (id.to_string(), r)))
+            .collect()
+    }
+
+    pub fn write_record(&self, r: &Record) -> Result<(), StoreError> {
+        self.write(&format!("runs/{}.json", r.id), &to_json(r))
+    }
+
+    /// Marks a run as in progress until the guard is dropped.
+    pub fn mark_running(&self, id: &str) -> RunningMark {
+        let path = self.dir.join("running").join(id);
+        let _ = std::fs::create_dir_all(self.dir.join("running"));
+        let _ = std::fs::write(&path, format!("{} {}\n", host(), std::process::id()));
+        RunningMark { path }
+    }
+
+    /// Runs marked in progress: `(id, host, pid, alive)`; `alive` is false when the
+    /// marking process is known to have died (same host, no such process).
+    pub fn running(&self) -> Vec<(String, String, u32, bool)> {
+        let Ok(dir) = std::fs::read_dir(self.dir.join("running")) else {
+            return Vec::new();
+        };
+        let here = host();
+        let mut out: Vec<_> = dir
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let text = std::fs::read_to_string(e.path()).ok()?;
+                let (h, pid) = text.trim().split_once(' ')?;
+                let pid: u32 = pid.parse().ok()?;
+                let alive = h != here || Path::new(&format!("/proc/{pid}")).exists();
+                Some((
+                    e.file_name().to_string_lossy().into_owned(),
+                    h.to_string(),
+                    pid,
+                    alive,
+                ))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// Removes a run's in-progress marker when dropped.
+#[derive(Debug)]
+pub struct RunningMark {
+    path: PathBuf,
+}
+
+impl Drop for RunningMark {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Pretty JSON with a final newline.
+pub fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+    // Plain data with string keys: serialising cannot fail.
+    let mut s = serde_json::to_vec_pretty(v).expect("serialises");
+    s.push(b'\n');
+    s
+}
+
+/// This machine's host name.
+pub fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Provenance: tool and format versions, the spec's hash, and per run the hashes
+/// its identity is made of.
+#[derive(Debug, Serialize)]
+struct Manifest<'a> {
+    tool: &'static str,
+    tool_version: &'static str,
+    /// Fingerprint of the simulator's sources.
+    sources: &'static str,
+    stats_version: u32,
+    spec_file: &'a str,
+    spec_sha256: &'a str,
+    extras: &'a [String],
+    planned_on: String,
+    planned_at_unix_s: u64,
+    runs: Vec<ManifestRun<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ManifestRun<'a> {
+    id: &'a str,
+    kernel: String,
+    kernel_sha256: &'a str,
+    machine_sha256: String,
+    defines: &'a [(String, String)],
+    functional: bool,
+    max_cycles: u64,
+    model: &'a str,
+    model_sha256: &'a str,
+}
+
+fn manifest(plan: &Plan) -> Manifest<'_> {
+    let mut seen = std::collections::HashSet::new();
+    Manifest {
+        tool: "spu-sweep",
+        tool_version: TOOL_VERSION,
+        sources: SOURCES,
+        stats_version: spu_emu::observe::stats::STATS_VERSION,
+        spec_file: &plan.spec_file,
+        spec_sha256: &plan.spec_sha256,
+        extras: &plan.extras,
+        planned_on: host(),
+        planned_at_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        runs: plan
+            .runs
+            .iter()
+            .filter(|r| seen.insert(r.id.as_str()))
+            .map(|r| ManifestRun {
+                id: &r.id,
+                kernel: r.kernel.display().to_string(),
+                kernel_sha256: &r.kernel_sha256,
+                machine_sha256: sha256_hex(&serde_json::to_vec(&r.machine).unwrap_or_default()),
+                defines: &r.defines,
+                functional: r.functional,
+                max_cycles: r.max_cycles,
+                model: &r.model,
+                model_sha256: &r.model_sha256,
+            })
+            .collect(),
+    }
+}

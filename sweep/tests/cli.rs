@@ -1,0 +1,468 @@
+//! `spu-sweep` end to end on small sweeps: the CSV holds what the emulator and the
+//! profiler compute (checked against direct library runs and the thesis's leakage
+//! numbers), a finished sweep re-runs nothing, an extended one runs only the new
+//! runs, failures and runaway runs are recorded without stopping the sweep, and
+//! Ctrl-C keeps every finished run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant, SystemTime};
+
+fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_spu-sweep")
+}
+
+fn sample(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../samples")
+        .join(name)
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+fn sweep(args: &[&str]) -> Output {
+    Command::new(exe()).args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Writes `spec.toml` into a fresh folder; returns (folder guard, spec path, results folder).
+fn setup(spec: &str) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spec.toml");
+    std::fs::write(&path, spec).unwrap();
+    let out = dir.path().join("out").display().to_string();
+    (dir, path.display().to_string(), out)
+}
+
+fn vecadd_spec(ns: &str) -> String {
+    format!(
+        r#"
+name = "small"
+metrics = ["offchip.words", "offchip.load_words", "cycles", "energy.leakage_w"]
+
+[base]
+kernel = "{}"
+
+[[axis]]
+D.N = [{ns}]
+
+[[axis]]
+machine = ["spu-4x4", "spu-4x4-dma"]
+"#,
+        sample("vecadd.spu")
+    )
+}
+
+fn csv(out: &str) -> Vec<Vec<String>> {
+    std::fs::read_to_string(Path::new(out).join("results.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+fn records(out: &str) -> Vec<(PathBuf, SystemTime)> {
+    let mut v: Vec<_> = std::fs::read_dir(Path::new(out).join("runs"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.path(), e.metadata().unwrap().modified().unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Cycles of a run through the library, as `spu-emu` would run it.
+fn cycles_of(kernel: &str, preset: &str, n: u32) -> u64 {
+    let machine = spu_emu::machine::preset(preset).unwrap();
+    let options = spu_emu::LoadOptions {
+        defines: vec![format!("N={n}")],
+        ..Default::default()
+    };
+    spu_emu::cli::session::run_file(Path::new(kernel), &machine, &options, Default::default())
+        .unwrap()
+        .result
+        .cycles
+}
+
+#[test]
+fn a_small_sweep_reports_what_the_tools_compute() {
+    let (_d, spec, out) = setup(&vecadd_spec("256, 1024"));
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rows = csv(&out);
+    assert_eq!(
+        rows[0].join(","),
+        "run,status,N,machine,offchip.words [words],offchip.load_words [words],cycles [cycles],energy.leakage_w [W],error"
+    );
+    assert_eq!(rows.len(), 5);
+    let expected = [
+        ("256", "spu-4x4"),
+        ("256", "spu-4x4-dma"),
+        ("1024", "spu-4x4"),
+        ("1024", "spu-4x4-dma"),
+    ];
+    for (row, (n, machine)) in rows[1..].iter().zip(expected) {
+        assert_eq!(row[1], "done");
+        assert_eq!((row[2].as_str(), row[3].as_str()), (n, machine));
+        let n: u64 = n.parse().unwrap();
+        // Vector add reads A and B and writes C: 3 words per element.
+        assert_eq!(row[4], (3 * n).to_string(), "{row:?}");
+        assert_eq!(row[5], (2 * n).to_string(), "{row:?}");
+        let cycles = cycles_of(&sample("vecadd.spu"), machine, n as u32);
+        assert_eq!(row[6], cycles.to_string(), "{row:?}");
+        // Thesis Table 6.4 and Section 7.2.
+        let leakage = if machine == "spu-4x4" { "79.1" } else { "66.8" };
+        assert!(row[7].starts_with(leakage), "{row:?}");
+        assert_eq!(row[8], "");
+    }
+    let jsonl = std::fs::read_to_string(Path::new(&out).join("results.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[3]["machine"], "spu-4x4-dma");
+    assert_eq!(lines[3]["offchip.words"], 3072);
+    assert_eq!(lines[3]["run"].as_str(), Some(rows[4][0].as_str()));
+    // Provenance.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(Path::new(&out).join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["runs"].as_array().unwrap().len(), 4);
+    assert_eq!(manifest["tool_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest["sources"].as_str().unwrap().len(), 16);
+    assert_eq!(
+        manifest["runs"][0]["kernel_sha256"].as_str().unwrap().len(),
+        64
+    );
+}
+
+#[test]
+fn finished_runs_are_never_run_again() {
+    let (_d, spec, out) = setup(&vecadd_spec("256"));
+    assert!(sweep(&["run", &spec, "--out", &out]).status.success());
+    let before = records(&out);
+    let csv_before = std::fs::read(Path::new(&out).join("results.csv")).unwrap();
+    assert_eq!(before.len(), 2);
+    let again = sweep(&["run", &spec, "--out", &out]);
+    assert!(again.status.success());
+    let err = text(&again.stderr);
+    assert!(
+        err.contains("2 finished, 0 to run") && err.contains("nothing to simulate"),
+        "{err}"
+    );
+    assert_eq!(records(&out), before, "records were rewritten");
+    assert_eq!(
+        std::fs::read(Path::new(&out).join("results.csv")).unwrap(),
+        csv_before
+    );
+    // One more value on an axis: only its two runs are simulated.
+    std::fs::write(&spec, vecadd_spec("256, 512")).unwrap();
+    let extended = sweep(&["run", &spec, "--out", &out]);
+    assert!(extended.status.success());
+    let err = text(&extended.stderr);
+    assert!(err.contains("4 runs, 2 finished, 2 to run"), "{err}");
+    assert!(err.contains("2 done, 0 failed"), "{err}");
+    let after = records(&out);
+    assert_eq!(after.len(), 4);
+    for r in &before {
+        assert!(after.contains(r), "{r:?} was rewritten");
+    }
+    assert_eq!(csv(&out).len(), 5);
+}
+
+fn write_kernels(dir: &Path) {
+    std::fs::write(
+        dir.join("bad.spu"),
+        ".launch grid(1, 1) block(32);\n.entry bad {\n    add.u32 %r0, %r1;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("spin.spu"),
+        "// Never ends.\n.launch grid(1, 1) block(32);\n.entry spin {\nLOOP:\n    bra LOOP;\n}\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn failed_runs_are_recorded_and_the_sweep_goes_on() {
+    let (d, spec, out) = setup("");
+    write_kernels(d.path());
+    std::fs::write(
+        &spec,
+        format!(
+            r#"
+metrics = ["offchip.words"]
+[[axis]]
+kernel = ["{}", "bad.spu", "spin.spu"]
+max_cycles = [1000000000, 1000000000, 5000]
+"#,
+            sample("vecadd.spu")
+        ),
+    )
+    .unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let rows = csv(&out);
+    assert_eq!(rows[1][1], "done");
+    assert_eq!(rows[1][4], "12288", "vecadd's default N = 4096");
+    assert_eq!(rows[2][1], "failed");
+    assert!(rows[2][5].contains("does not assemble"), "{:?}", rows[2]);
+    assert_eq!(rows[3][1], "failed");
+    assert!(
+        rows[3][5].contains("exceeded --max-cycles 5 000"),
+        "{:?}",
+        rows[3]
+    );
+    let status = sweep(&["status", &out]);
+    let s = text(&status.stdout);
+    assert!(
+        s.contains("done       1") && s.contains("failed     2"),
+        "{s}"
+    );
+    assert!(s.contains("does not assemble"), "{s}");
+    // A failure is a result: running again does not repeat it unless asked.
+    let again = text(&sweep(&["run", &spec, "--out", &out]).stderr);
+    assert!(again.contains("0 to run"), "{again}");
+    let retry = text(&sweep(&["run", &spec, "--out", &out, "--retry-failed"]).stderr);
+    assert!(retry.contains("2 to run"), "{retry}");
+}
+
+#[test]
+fn time_and_memory_bounds_stop_runaway_runs() {
+    let (d, spec, out) = setup("");
+    write_kernels(d.path());
+    std::fs::write(
+        &spec,
+        format!(
+            "timeout_s = 1\n[[axis]]\nkernel = [\"spin.spu\", \"{}\"]\n",
+            sample("vecadd.spu")
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let rows = csv(&out);
+    assert_eq!(rows[1][1], "failed");
+    assert!(
+        rows[1].last().unwrap().contains("timed out after 1 s"),
+        "{:?}",
+        rows[1]
+    );
+    assert_eq!(rows[2][1], "done");
+    // Vector add of 4M elements needs 48 MiB for its buffers alone.
+    std::fs::write(
+        &spec,
+        format!(
+            "[base]\nkernel = \"{}\"\nD.N = 4194304\n",
+            sample("vecadd.spu")
+        ),
+    )
+    .unwrap();
+    let mem_out = d.path().join("mem").display().to_string();
+    let o = sweep(&[
+        "run",
+        &spec,
+        "--out",
+        &mem_out,
+        "--memory",
+        "24",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let rows = csv(&mem_out);
+    assert_eq!(rows[1][1], "failed", "{:?}", rows[1]);
+    assert!(
+        rows[1].last().unwrap().contains("memory bound of 24 MiB"),
+        "{:?}",
+        rows[1]
+    );
+}
+
+#[test]
+fn ctrl_c_keeps_finished_runs_and_the_sweep_resumes() {
+    let (d, spec, out) = setup("");
+    write_kernels(d.path());
+    std::fs::write(
+        &spec,
+        format!(
+            "timeout_s = 120\n[[axis]]\nkernel = [\"{}\", \"spin.spu\", \"{}\"]\n",
+            sample("vecadd.spu"),
+            sample("divergent.spu")
+        ),
+    )
+    .unwrap();
+    let child = Command::new(exe())
+        .args(["run", &spec, "--out", &out, "--jobs", "1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first run is recorded and the endless one is running.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !(Path::new(&out).join("running").exists()
+        && std::fs::read_dir(Path::new(&out).join("running"))
+            .map(|d| d.count() == 1)
+            .unwrap_or(false)
+        && records(&out).len() == 1)
+    {
+        assert!(Instant::now() < deadline, "the sweep did not get going");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("resume"), "{}", text(&o.stderr));
+    assert_eq!(
+        records(&out).len(),
+        1,
+        "the interrupted run must not be recorded"
+    );
+    let status = text(&sweep(&["status", &out]).stdout);
+    assert!(
+        status.contains("done       1") && status.contains("remaining  2"),
+        "{status}"
+    );
+    // Resuming runs the other two (the endless one now bounded by --timeout).
+    let o = sweep(&["run", &spec, "--out", &out, "--timeout", "1"]);
+    assert!(
+        text(&o.stderr).contains("1 finished, 2 to run"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(records(&out).len(), 3);
+}
+
+#[test]
+fn plan_status_plot_and_metrics_commands() {
+    let (_d, spec, out) = setup(&vecadd_spec("256, 512"));
+    let plan = sweep(&["plan", &spec, "--out", &out]);
+    assert!(plan.status.success());
+    let p = text(&plan.stdout);
+    assert_eq!(p.matches("pending").count(), 4, "{p}");
+    assert!(p.contains("4 runs; 0 finished"), "{p}");
+    assert!(sweep(&["run", &spec, "--out", &out]).status.success());
+    let p = text(&sweep(&["plan", &spec, "--out", &out]).stdout);
+    assert_eq!(p.matches("done").count(), 4, "{p}");
+    let json = sweep(&["status", &out, "--format", "json"]);
+    let s: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        (s["total"].as_u64(), s["done"].as_u64()),
+        (Some(4), Some(4))
+    );
+
+    let svg_path = Path::new(&out).join("words.svg").display().to_string();
+    let o = sweep(&[
+        "plot",
+        &out,
+        "--x",
+        "N",
+        "--y",
+        "offchip.words",
+        "-o",
+        &svg_path,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    // One series per machine by default.
+    for label in ["spu-4x4", "spu-4x4-dma", "offchip.words [words]"] {
+        assert!(
+            texts.iter().any(|t| t.trim() == label),
+            "{label} missing: {texts:?}"
+        );
+    }
+    let o = sweep(&["plot", &out, "--x", "N", "--y", "nonesuch", "-o", &svg_path]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("`nonesuch` is neither a column"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    let m = text(&sweep(&["metrics", &out]).stdout);
+    assert!(
+        m.lines()
+            .any(|l| l.contains("energy.total_j") && l.contains(" J ")),
+        "{m}"
+    );
+    assert!(m.lines().any(|l| l.contains("machine.cb.size_kib")), "{m}");
+}
+
+#[test]
+fn bad_specs_and_folders_get_clear_errors() {
+    let (d, spec, out) = setup("[base]\nkernel = \"x.spu\"\nmachne = \"spu-4x4\"\n");
+    let o = sweep(&["run", &spec, "--out", &out]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("unknown key `machne`"), "{err}");
+    assert!(err.contains("spec.toml:3:1"), "{err}");
+    assert!(
+        !Path::new(&out).exists(),
+        "nothing is written for a bad spec"
+    );
+
+    std::fs::write(&spec, vecadd_spec("64")).unwrap();
+    let busy = d.path().join("busy");
+    std::fs::create_dir(&busy).unwrap();
+    std::fs::write(busy.join("thesis.tex"), "keep me").unwrap();
+    let o = sweep(&["run", &spec, "--out", &busy.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("is not a sweep results folder"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(busy.join("thesis.tex")).unwrap(),
+        "keep me"
+    );
+
+    let o = sweep(&["status", &d.path().display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("no plan.json"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    let o = sweep(&["run", &spec, "--out", &out, "--extra", "huge"]);
+    assert!(
+        text(&o.stderr).contains("no axis of"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn the_child_refuses_a_bad_request() {
+    use std::io::Write;
+    let mut child = Command::new(exe())
+        .args(["exec-run", "--memory-mib", "1024", "--cpu-s", "10"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"hello").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["failed"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a run request"),
+        "{v}"
+    );
+}

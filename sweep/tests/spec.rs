@@ -1,0 +1,348 @@
+//! Spec parsing and planning through the library: every bad spec gets an error
+//! naming the key and its line; plans follow the axes, zips, extras and exclusions;
+//! run ids change exactly when something that determines the results changes.
+
+use spu_sweep::Error;
+use spu_sweep::diag::SpecError;
+use spu_sweep::plan::{Plan, plan};
+use spu_sweep::spec::Spec;
+use std::path::{Path, PathBuf};
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples")
+}
+
+fn parse(text: &str) -> Result<Spec, SpecError> {
+    Spec::parse("spec.toml", text, &samples(), "spec")
+}
+
+/// The problems of a spec that does not parse or plan: `(line, message)`.
+fn problems(text: &str) -> Vec<(usize, String)> {
+    let err = match parse(text) {
+        Err(e) => e,
+        Ok(spec) => match plan(&spec, &[]) {
+            Err(Error::Spec(e)) => e,
+            Err(other) => panic!("not a spec error: {other}"),
+            Ok(p) => panic!("spec planned into {} runs:\n{text}", p.runs.len()),
+        },
+    };
+    let rendered = err.rendered();
+    err.problems
+        .iter()
+        .map(|p| {
+            let line = p.span.as_ref().map_or(0, |s| err.line_of(s.start));
+            if line > 0 {
+                assert!(
+                    rendered.contains(&format!("spec.toml:{line}:")),
+                    "rendered errors lack line {line}:\n{rendered}"
+                );
+            }
+            (line, p.message.clone())
+        })
+        .collect()
+}
+
+fn expect_problem(text: &str, line: usize, needle: &str) {
+    let ps = problems(text);
+    assert!(
+        ps.iter().any(|(l, m)| *l == line && m.contains(needle)),
+        "expected `{needle}` at line {line}, got {ps:?}"
+    );
+}
+
+fn planned(text: &str, extras: &[&str]) -> Plan {
+    let spec = parse(text).unwrap_or_else(|e| panic!("{}", e.rendered()));
+    let extras: Vec<String> = extras.iter().map(|s| s.to_string()).collect();
+    plan(&spec, &extras).unwrap_or_else(|e| match e {
+        Error::Spec(s) => panic!("{}", s.rendered()),
+        other => panic!("{other}"),
+    })
+}
+
+#[test]
+fn bad_specs_name_the_key_and_line() {
+    let base = "[base]\nkernel = \"vecadd.spu\"\n";
+    // Unknown keys, at the top, in [base], in an axis and in a plot.
+    expect_problem(&format!("nmae = \"x\"\n{base}"), 1, "unknown key `nmae`");
+    expect_problem(
+        &format!("{base}machne = \"spu-4x4\"\n"),
+        3,
+        "unknown key `machne`",
+    );
+    expect_problem(
+        &format!("{base}[[axis]]\nmachnie = [\"spu-4x4\"]\n"),
+        4,
+        "unknown key `machnie`",
+    );
+    expect_problem(
+        &format!("{base}[[axis]]\nD.N = [1]\n[[plot]]\nx = \"N\"\ny = \"cycles\"\ncolour = 1\n"),
+        8,
+        "unknown key `colour`",
+    );
+    // Wrong types.
+    expect_problem(
+        &format!("timeout_s = \"soon\"\n{base}"),
+        1,
+        "`timeout_s` must be",
+    );
+    expect_problem(
+        &format!("{base}[[axis]]\nD.N = 128\n"),
+        4,
+        "must be an array",
+    );
+    expect_problem(
+        &format!("{base}[[axis]]\nD.N = [[1, 2]]\n"),
+        4,
+        "string, number or boolean",
+    );
+    // Zipped keys of different lengths.
+    expect_problem(
+        &format!("{base}[[axis]]\nD.N = [1, 2]\nD.K = [1, 2, 3]\n"),
+        5,
+        "has 3 values but `D.N` in the same axis has 2",
+    );
+    // Values checked against the machine table and the allowed choices.
+    expect_problem(
+        &format!("{base}[[axis]]\nset.\"cb.size_kb\" = [4]\n"),
+        4,
+        "unknown machine key",
+    );
+    expect_problem(
+        &format!("{base}[[axis]]\nboundary = [\"iu\", \"dam\"]\n"),
+        4,
+        "`dam`",
+    );
+    expect_problem(
+        &format!("{base}passes = \"both\"\n"),
+        3,
+        "`both` is not a valid `passes`",
+    );
+    expect_problem(
+        "[base]\nset = [\"viu.spill\"]\nkernel = \"vecadd.spu\"\n",
+        2,
+        "not KEY=VALUE",
+    );
+    expect_problem(
+        &format!("{base}label.sync = \"x\"\n"),
+        3,
+        "labels belong to axes",
+    );
+    expect_problem(&format!("name = \"a/b\"\n{base}"), 1, "cannot name a sweep");
+    // Files and presets, found while planning.
+    expect_problem("[base]\nkernel = \"missing.spu\"\n", 2, "missing.spu");
+    expect_problem(
+        &format!("{base}[[axis]]\nmachine = [\"spu-4x4\", \"spu-5x5\"]\n"),
+        4,
+        "unknown machine preset `spu-5x5`",
+    );
+    expect_problem(&format!("model = \"nonesuch\"\n{base}"), 1, "nonesuch");
+    // Exclusions and plots name columns.
+    expect_problem(
+        &format!("{base}[[axis]]\nD.N = [1, 2]\n[[exclude]]\nM = 1\n"),
+        6,
+        "`M` is not a column",
+    );
+    expect_problem(
+        &format!("{base}[[axis]]\nD.N = [1]\n[[axis]]\nD.N = [2]\n"),
+        6,
+        "column `N` is used twice",
+    );
+    expect_problem(
+        &format!("{base}[[plot]]\nx = \"N\"\n"),
+        3,
+        "needs both `x` and `y`",
+    );
+    // A TOML syntax error.
+    expect_problem("[base\nkernel = 1\n", 1, "");
+}
+
+#[test]
+fn every_problem_of_a_file_is_reported_at_once() {
+    let ps = problems(
+        "nmae = 1\n[base]\nkernel = \"vecadd.spu\"\nbondary = \"iu\"\n[[axis]]\npasses = [\"fast\"]\n",
+    );
+    let lines: Vec<usize> = ps.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, vec![1, 4, 6], "{ps:?}");
+}
+
+#[test]
+fn a_spec_without_kernel_is_refused() {
+    let ps = problems("[[axis]]\nD.N = [1]\n");
+    assert!(ps.iter().any(|(_, m)| m.contains("no kernel")), "{ps:?}");
+}
+
+const SWEEP: &str = r#"
+[base]
+kernel = "vecadd.spu"
+set = ["memory.bandwidth_gbs=100"]
+
+[[axis]]
+machine = ["spu-4x4", "spu-4x4-dma"]
+
+[[axis]]
+label.size = ["small", "large"]
+D.N = [256, 1024]
+[axis.extra.huge]
+D.N = [4096]
+label.size = ["huge"]
+
+[[exclude]]
+machine = "spu-4x4-dma"
+size = ["large", "huge"]
+"#;
+
+#[test]
+fn plans_follow_axes_zips_extras_and_exclusions() {
+    let p = planned(SWEEP, &[]);
+    assert_eq!(p.columns, ["machine", "size", "N"]);
+    let rows: Vec<Vec<&str>> = p
+        .runs
+        .iter()
+        .map(|r| r.values.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec!["spu-4x4", "small", "256"],
+            vec!["spu-4x4", "large", "1024"],
+            vec!["spu-4x4-dma", "small", "256"],
+        ]
+    );
+    let huge = planned(SWEEP, &["huge"]);
+    assert_eq!(huge.runs.len(), 4);
+    assert_eq!(huge.runs[2].values, ["spu-4x4", "huge", "4096"]);
+    // Runs of the smaller plan keep their ids in the larger one.
+    for r in &p.runs {
+        assert!(
+            huge.runs
+                .iter()
+                .any(|h| h.id == r.id && h.values == r.values)
+        );
+    }
+    // The machine is resolved: preset, then `[base]` settings.
+    let m = |run: &spu_sweep::plan::Run, key: &str| {
+        run.machine
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.trim_matches('"').to_string())
+            .unwrap_or_else(|| panic!("no `{key}`"))
+    };
+    assert_eq!(m(&p.runs[0], "boundary.kind"), "iu");
+    assert_eq!(m(&p.runs[2], "boundary.kind"), "dma");
+    assert_eq!(m(&p.runs[0], "memory.bandwidth_gbs"), "100.0");
+    assert_eq!(p.runs[1].defines, [("N".to_string(), "1024".to_string())]);
+    assert!(p.runs[0].kernel.is_absolute());
+}
+
+#[test]
+fn unknown_extras_are_refused() {
+    let spec = parse(SWEEP).unwrap();
+    let e = plan(&spec, &["giant".to_string()]).unwrap_err().to_string();
+    assert!(e.contains("`giant`") && e.contains("`huge`"), "{e}");
+}
+
+#[test]
+fn run_ids_change_exactly_when_results_can() {
+    let id = |text: &str| planned(text, &[]).runs[0].id.clone();
+    let base = "[base]\nkernel = \"vecadd.spu\"\nD.N = 256\n";
+    let a = id(base);
+    assert_eq!(a.len(), 16);
+    assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+    // Same run written differently: a label, key order, a preset spelled as its settings.
+    assert_eq!(id(&format!("{base}[[axis]]\nlabel.what = [\"x\"]\n")), a);
+    assert_eq!(id("[base]\nD.N = 256\nkernel = \"vecadd.spu\"\n"), a);
+    assert_eq!(id(&format!("{base}machine = \"spu-4x4\"\n")), a);
+    assert_eq!(id(&format!("{base}set = [\"cb.size_kib=4\"]\n")), a);
+    // Anything that can change results changes the id.
+    let changed = [
+        "[base]\nkernel = \"vecadd.spu\"\nD.N = 512\n".to_string(),
+        "[base]\nkernel = \"reduction.spu\"\nD.N = 256\n".to_string(),
+        format!("{base}machine = \"spu-4x4-cb16k\"\n"),
+        format!("{base}set = [\"sm.schedulers=1\"]\n"),
+        format!("{base}functional = true\n"),
+        format!("{base}max_cycles = 1000000\n"),
+        format!("model = \"cyclops64\"\n{base}"),
+    ];
+    let mut ids = vec![a];
+    for text in &changed {
+        let other = id(text);
+        assert!(!ids.contains(&other), "{text} kept an earlier id");
+        ids.push(other);
+    }
+}
+
+#[test]
+fn run_ids_follow_kernel_bytes_not_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("k.spu");
+    std::fs::copy(samples().join("vecadd.spu"), &kernel).unwrap();
+    let spec = "[base]\nkernel = \"k.spu\"\n";
+    let id = || {
+        let s = Spec::parse("s.toml", spec, dir.path(), "s").unwrap();
+        plan(&s, &[]).unwrap().runs[0].id.clone()
+    };
+    let original = planned("[base]\nkernel = \"vecadd.spu\"\n", &[]).runs[0]
+        .id
+        .clone();
+    assert_eq!(id(), original, "a copy of a kernel is the same kernel");
+    let mut text = std::fs::read_to_string(&kernel).unwrap();
+    text.push_str("// edited\n");
+    std::fs::write(&kernel, text).unwrap();
+    assert_ne!(id(), original, "an edited kernel is another kernel");
+}
+
+/// The example spec of `sweep/README.md` plans into the runs the text says.
+#[test]
+fn the_readme_example_plans_as_documented() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("```toml\n").unwrap() + "```toml\n".len();
+    let text = &readme[start..start + readme[start..].find("```").unwrap()];
+    let spec = Spec::parse(
+        "README.md",
+        text,
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        "x",
+    )
+    .unwrap_or_else(|e| panic!("{}", e.rendered()));
+    assert!(readme.contains("5 runs; with\n`--extra huge` it makes 9 minus 2 = 7"));
+    assert_eq!(plan(&spec, &[]).unwrap().runs.len(), 5);
+    let huge = plan(&spec, &["huge".to_string()]).unwrap();
+    assert_eq!(huge.runs.len(), 7);
+    assert_eq!(huge.columns, ["cb.size_kib", "case", "N"]);
+}
+
+/// A platform comparison sets kernel, machine and energy model together in one axis.
+#[test]
+fn machine_kernel_and_model_can_vary_together() {
+    let p = planned(
+        r#"
+[[axis]]
+label.platform = ["iu", "dma"]
+machine = ["spu-4x4", "spu-4x4-dma"]
+kernel = ["vecadd.spu", "reduction.spu"]
+model = ["default", "cyclops64"]
+"#,
+        &[],
+    );
+    assert_eq!(p.columns, ["platform", "machine", "kernel", "model"]);
+    assert_eq!(p.runs.len(), 2);
+    assert_eq!(p.runs[0].model, "default");
+    assert_eq!(p.runs[1].model, "cyclops64");
+    assert_ne!(p.runs[0].model_sha256, p.runs[1].model_sha256);
+}
+
+/// A machine file with a preset's settings is that preset: same runs, same ids.
+#[test]
+fn a_machine_file_and_the_same_preset_are_one_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../emu/machines/spu-4x4-cb16k.toml");
+    std::fs::copy(preset, dir.path().join("mine.toml")).unwrap();
+    std::fs::copy(samples().join("vecadd.spu"), dir.path().join("vecadd.spu")).unwrap();
+    let spec = "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nmachine = [\"mine.toml\", \"spu-4x4-cb16k\", \"spu-4x4\"]\n";
+    let s = Spec::parse("s.toml", spec, dir.path(), "s").unwrap();
+    let p = plan(&s, &[]).unwrap();
+    assert_eq!(p.runs[0].id, p.runs[1].id);
+    assert_ne!(p.runs[0].id, p.runs[2].id);
+    assert_eq!(p.unique_ids().len(), 2);
+}
