@@ -45,6 +45,8 @@ pub struct RunControl {
     pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     /// Record each unit's activity over time (timelines).
     pub activity: bool,
+    /// Threads that step units; results and stats are the same for every value.
+    pub threads: usize,
 }
 
 impl Default for RunControl {
@@ -55,6 +57,7 @@ impl Default for RunControl {
             functional: false,
             interrupt: None,
             activity: false,
+            threads: 1,
         }
     }
 }
@@ -73,6 +76,7 @@ pub fn simulate_traced(
         .with_interrupt(control.interrupt)
         .with_activity(control.activity)
         .with_trace(tracer)
+        .with_threads(control.threads)
         .run(control.max_cycles, progress)
 }
 

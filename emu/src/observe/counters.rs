@@ -325,7 +325,12 @@ impl UnitCounts {
                 c.add(Component::Spp, threads)
             }
             TimingClass::Fpu => c.add(Component::Fpup, threads),
-            TimingClass::Sfu => c.add(Component::Sfup, threads),
+            // GPGPU-Sim's GTX 480 runs double precision on the SFU pipeline.
+            TimingClass::Sfu | TimingClass::Dp | TimingClass::DpDiv => {
+                c.add(Component::Sfup, threads)
+            }
+            // Shuffles move words through the shared-memory crossbar.
+            TimingClass::Shuffle => c.add(Component::Shrdp, issued),
             _ => {}
         }
         for &k in memory_components(program.ops[pc].kind) {

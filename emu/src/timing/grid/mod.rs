@@ -4,6 +4,8 @@
 //! never looked at), the rendezvous of directional and global blocksyncs, deadlock
 //! detection and the cycle limit.
 
+mod parallel;
+mod stepping;
 mod stops;
 mod work;
 
@@ -22,18 +24,44 @@ use crate::timing::cb::{End, Link, build_links};
 use crate::timing::dram::Dram;
 use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
 use crate::timing::engine::{EngineEnv, EngineEvent, SpillStore, Task};
-use crate::timing::unit::{Env, StepEvent, Timing, Unit, Work};
+use crate::timing::unit::{StepEvent, Timing, Unit, Work};
 use crate::timing::window;
 use spu_isa::Side;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
+use stepping::{Happened, Shared};
 
 const NEVER: u64 = u64::MAX;
+
+/// What every step reads besides its unit ([`Shared`]), borrowed field by field so
+/// the units can be borrowed mutably beside it.
+macro_rules! shared {
+    ($grid:ident) => {
+        Shared {
+            program: &$grid.image.program,
+            timing: &$grid.timing,
+            memory: &$grid.memory,
+            params: &$grid.image.params,
+            spills: &$grid.spills,
+            completed: &$grid.completed,
+            functional: $grid.functional,
+            spill_full: $grid.spill_full,
+        }
+    };
+}
+use shared;
 
 /// The grid and its work.
 #[derive(Debug)]
 pub struct Grid<'a> {
     image: &'a mut Image,
+    /// The image's global memory while the grid runs (threads share it between
+    /// windows; it changes only when a window closes). It goes back into the
+    /// image when the grid is dropped.
+    memory: Arc<crate::exec::memory::GlobalMemory>,
+    /// Threads that step units (1: the one-thread event loop).
+    threads: usize,
     timing: Timing,
     geo: Geometry,
     boundary: Boundary,
@@ -134,6 +162,8 @@ impl<'a> Grid<'a> {
         let global_sync = image.program.uses_global_sync();
         let window = timing.dram_window();
         Grid {
+            memory: Arc::new(std::mem::take(&mut image.memory)),
+            threads: 1,
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
             dma: image.dma,
             blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
@@ -180,6 +210,13 @@ impl<'a> Grid<'a> {
             self.timing.dram_window()
         };
         self.window_end = self.window;
+        self
+    }
+
+    /// Steps units on up to `threads` threads. Results, stats and traces do not
+    /// depend on it (see `parallel`).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
         self
     }
 
@@ -252,7 +289,7 @@ impl<'a> Grid<'a> {
                 sink: (!self.functional).then_some((&mut self.effects, key)),
                 unit: u,
                 generation: unit.generation,
-                memory: &self.image.memory,
+                memory: &self.memory,
                 stores: self.functional.then_some(&mut unit.stores),
                 spills: &self.spills,
                 traffic: &mut unit.traffic,
@@ -431,54 +468,49 @@ impl<'a> Grid<'a> {
     /// Steps unit `u` at cycle `now`; true when the grid must look at the
     /// consequences (a unit arrived somewhere or finished).
     fn step_unit(&mut self, u: usize, now: u64) -> Result<bool, Box<Stop>> {
-        self.units[u].observe(now, &self.image.program);
-        if self.units[u].engine().is_some() {
-            let global = self.global_sync;
-            let key = self.units[u].next_key(now);
-            let (engine, mut env) = self.engine_env(u, key).expect("checked");
-            let link = engine.link;
-            let (event, wake) = match engine.step(now, &mut env) {
-                Ok(r) => r,
-                Err(f) => return Err(self.engine_stop(u, f, now)),
-            };
-            self.units[u].wake = wake;
-            self.schedule(u);
-            return match event {
-                EngineEvent::None => Ok(false),
-                EngineEvent::Arrive(end) => {
-                    self.arrive(u, (!global).then_some((link, end)), now)?;
-                    Ok(true)
-                }
-                EngineEvent::Finished => {
-                    self.finish_item(u, now);
-                    Ok(true)
-                }
-            };
-        }
-        let mut env = Env {
-            program: &self.image.program,
-            timing: &self.timing,
-            memory: &self.image.memory,
-            params: &self.image.params,
-            waves: &mut self.waves,
-            functional: self.functional,
-            sink: &mut self.effects,
-            trace: self.tracer.as_mut(),
-        };
-        let unit = &mut self.units[u];
-        let stepped = if self.functional {
-            unit.step_functional(now, &mut env)
-        } else {
-            unit.step(now, &mut env)
-        };
+        let shared = shared!(self);
+        let happened = stepping::step(
+            &mut self.units[u],
+            now,
+            &shared,
+            &mut self.waves,
+            &mut self.effects,
+            self.tracer.as_mut(),
+        );
         self.schedule(u);
-        match stepped {
-            Ok(StepEvent::None) => Ok(false),
-            Ok(StepEvent::BlockSync { side: None, .. }) => {
+        self.handle(u, happened, now)
+    }
+
+    /// Acts on what unit `u`'s step at cycle `now` did; true when the grid must
+    /// look at the consequences (a unit arrived somewhere or finished).
+    fn handle(&mut self, u: usize, happened: Happened, now: u64) -> Result<bool, Box<Stop>> {
+        match happened {
+            Happened::Code(StepEvent::None)
+            | Happened::Engine {
+                event: EngineEvent::None,
+                ..
+            } => Ok(false),
+            Happened::Engine {
+                event: EngineEvent::Arrive(end),
+                link,
+            } => {
+                let global = self.global_sync;
+                self.arrive(u, (!global).then_some((link, end)), now)?;
+                Ok(true)
+            }
+            Happened::Code(StepEvent::Finished)
+            | Happened::Engine {
+                event: EngineEvent::Finished,
+                ..
+            } => {
+                self.finish_item(u, now);
+                Ok(true)
+            }
+            Happened::Code(StepEvent::BlockSync { side: None, .. }) => {
                 self.arrive(u, None, now)?;
                 Ok(true)
             }
-            Ok(StepEvent::BlockSync {
+            Happened::Code(StepEvent::BlockSync {
                 side: Some(side),
                 pc,
             }) => {
@@ -505,11 +537,8 @@ impl<'a> Grid<'a> {
                 self.arrive(u, Some((l, end)), now)?;
                 Ok(true)
             }
-            Ok(StepEvent::Finished) => {
-                self.finish_item(u, now);
-                Ok(true)
-            }
-            Err(fault) => Err(self.fault_stop(u, fault, now)),
+            Happened::Fault(fault) => Err(self.fault_stop(u, fault, now)),
+            Happened::EngineFault(f) => Err(self.engine_stop(u, f, now)),
         }
     }
 
@@ -564,7 +593,7 @@ impl<'a> Grid<'a> {
                 entry,
                 warps,
                 &mut unit.traffic.toggles,
-                &mut self.image.memory,
+                Arc::make_mut(&mut self.memory),
             );
         }
         for u in resumed {
@@ -587,7 +616,7 @@ impl<'a> Grid<'a> {
             let outcome = effects::apply(
                 d.effect,
                 d.key.0,
-                &mut self.image.memory,
+                Arc::make_mut(&mut self.memory),
                 &mut self.dram,
                 bytes,
             );
@@ -681,6 +710,20 @@ impl<'a> Grid<'a> {
         max_cycles: u64,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RunResult, Box<Stop>> {
+        match parallel::usable_threads(&self) {
+            1 => self.run_events(max_cycles, progress)?,
+            threads => self.run_threads(threads, max_cycles, progress)?,
+        }
+        self.finish_run(progress)
+    }
+
+    /// The one-thread event loop: steps units at their wake cycles in (cycle,
+    /// unit) order.
+    fn run_events(
+        &mut self,
+        max_cycles: u64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), Box<Stop>> {
         let mut now = 0u64;
         let mut iterations = 0u64;
         self.start_ready_work(now);
@@ -718,7 +761,7 @@ impl<'a> Grid<'a> {
             debug_assert!(next > now, "a unit woke at {next}, before cycle {now}");
             let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
             match (any_busy, next) {
-                (false, _) if self.units.iter().all(|u| u.queue.is_empty()) => break,
+                (false, _) if self.units.iter().all(|u| u.queue.is_empty()) => return Ok(()),
                 (_, NEVER) => {
                     return Err(Box::new(Stop::Deadlock {
                         cycle: now,
@@ -756,7 +799,6 @@ impl<'a> Grid<'a> {
                 });
             }
         }
-        self.finish_run(progress)
     }
 
     /// The run's result once every unit is done.
@@ -835,5 +877,13 @@ impl<'a> Grid<'a> {
             functional: self.functional,
             activity,
         })
+    }
+}
+
+impl Drop for Grid<'_> {
+    /// Global memory goes back into the image, however the run ended.
+    fn drop(&mut self) {
+        let memory = std::mem::take(&mut self.memory);
+        self.image.memory = Arc::unwrap_or_clone(memory);
     }
 }

@@ -18,7 +18,7 @@ impl Grid<'_> {
             Some(Task::Dma { plan, .. }) => plan.buffer,
             _ => 0,
         };
-        let r = &self.image.memory.regions()[buffer];
+        let r = &self.memory.regions()[buffer];
         Box::new(Stop::Engine {
             kind: FaultKind::DmaOutOfBounds {
                 buffer: r.name.clone(),
