@@ -2,10 +2,12 @@
 //! on machines that exercise IUs, DMA engines, virtual IUs (spills between
 //! overlapped passes) and sequential passes, gives byte-identical stats JSON and
 //! identical buffers with 1, 2 and 4 threads; runs that stop (cycle limit,
-//! fault, deadlock) stop with the same message.
+//! fault, deadlock) stop with the same message. The one-at-a-time event loop
+//! (taken by traced runs) and the window-by-window simulation give the same stats.
 
 use spu_emu::cli::session::run_file;
 use spu_emu::observe::stats::Stats;
+use spu_emu::observe::trace::{TraceFilter, Tracer};
 use spu_emu::{LoadOptions, Machine, RunControl};
 use spu_tests::{repo_path, sources};
 use std::path::Path;
@@ -149,5 +151,60 @@ fn runs_that_stop_stop_the_same_way_on_any_number_of_threads() {
             "{}: {outs:?}",
             path.display()
         );
+    }
+}
+
+/// Stats JSON of a run that writes a trace (which takes the one-at-a-time event
+/// loop) or not (window by window).
+fn stats_traced(
+    rel: &str,
+    defines: &[&str],
+    machine: &Machine,
+    functional: bool,
+    traced: bool,
+) -> String {
+    let kernel = spu_emu::read_kernel(&repo_path(rel)).unwrap();
+    let options = LoadOptions {
+        defines: defines.iter().map(|d| d.to_string()).collect(),
+        ..LoadOptions::default()
+    };
+    let mut image = spu_emu::load(kernel.module.clone(), machine, &options).unwrap();
+    let tracer = traced.then(|| {
+        let filter = TraceFilter {
+            limit: 10,
+            ..TraceFilter::default()
+        };
+        Tracer::new(&kernel.module, filter, Box::new(std::io::sink()))
+    });
+    let control = RunControl {
+        functional,
+        ..RunControl::default()
+    };
+    let result = spu_emu::simulate_traced(&mut image, machine, control, tracer, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{rel}: {e:?}"));
+    Stats::new(&result, &image, machine).to_json_text()
+}
+
+#[test]
+fn the_event_loop_and_the_window_by_window_simulation_agree() {
+    for (rel, defines) in [
+        ("samples/stencil2d/stencil_pc.spu", &["N=64", "K=64"][..]),
+        ("samples/reduction.spu", &[][..]),
+        ("samples/matmul.spu", &[][..]),
+    ] {
+        for sets in [
+            &[][..],
+            &["boundary.kind=dma", "grid.cols=2", "grid.rows=2"][..],
+        ] {
+            let m = machine(sets);
+            for functional in [false, true] {
+                let events = stats_traced(rel, defines, &m, functional, true);
+                let windows = stats_traced(rel, defines, &m, functional, false);
+                assert!(
+                    events == windows,
+                    "{rel} {sets:?} functional={functional}: a traced run's stats differ"
+                );
+            }
+        }
     }
 }

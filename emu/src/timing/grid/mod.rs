@@ -711,14 +711,16 @@ impl<'a> Grid<'a> {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RunResult, Box<Stop>> {
         match parallel::usable_threads(&self) {
-            1 => self.run_events(max_cycles, progress)?,
-            threads => self.run_threads(threads, max_cycles, progress)?,
+            Some(threads) => self.run_threads(threads, max_cycles, progress)?,
+            None => self.run_events(max_cycles, progress)?,
         }
         self.finish_run(progress)
     }
 
-    /// The one-thread event loop: steps units at their wake cycles in (cycle,
-    /// unit) order.
+    /// The event loop: steps units one at a time at their wake cycles in (cycle,
+    /// unit) order. Runs that cannot be simulated window by window (see
+    /// `parallel`) use it; the window-by-window simulation gives the same results
+    /// (`tests/tests/threads.rs` compares a traced run, which takes this loop).
     fn run_events(
         &mut self,
         max_cycles: u64,

@@ -22,9 +22,10 @@
 //! work. Units that became able to run go into the next round. Deferred accesses
 //! of all threads are applied at the window's end by key, as with one thread.
 //!
-//! Threads block on channels between rounds; nothing spins. A run falls back to
-//! one thread when it writes a trace (one ordered stream), when the blocksync
-//! handshake is configured to take no cycle, or when there is one unit.
+//! Threads block on channels between rounds; nothing spins. With one thread the
+//! same rounds run on this thread alone. A run that writes a trace (one ordered
+//! stream), or whose blocksync handshake is configured to take no cycle, uses the
+//! one-at-a-time event loop instead.
 
 use super::stepping::{self, Happened};
 use super::*;
@@ -34,12 +35,15 @@ use crate::timing::engine::SpillStore;
 use crate::timing::unit::Timing;
 use std::sync::mpsc;
 
-/// How many threads a run can use.
-pub(super) fn usable_threads(grid: &Grid) -> usize {
-    if grid.threads <= 1 || grid.tracer.is_some() || grid.timing.blocksync_latency() == 0 {
-        return 1;
+/// How many threads a run can use, or `None` when it must run in the one-at-a-time
+/// event loop ([`Grid::run_events`]). With one thread, the window-by-window
+/// simulation is also the faster one: a unit steps through its wake cycles without
+/// a trip through the queue of wake-ups each time.
+pub(super) fn usable_threads(grid: &Grid) -> Option<usize> {
+    if grid.tracer.is_some() || grid.timing.blocksync_latency() == 0 {
+        return None;
     }
-    grid.threads.min(grid.units.len()).max(1)
+    Some(grid.threads.min(grid.units.len()).max(1))
 }
 
 /// Units one thread steps in one round, and what they did.
