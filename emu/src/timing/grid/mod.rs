@@ -2,9 +2,12 @@
 //! work item (see [`crate::load::plan`]) and when, the event loop (a queue of unit
 //! wake-ups, so cycles in which nothing can happen are skipped and idle units are
 //! never looked at), the rendezvous of directional and global blocksyncs, deadlock
-//! detection and the cycle limit.
+//! detection and the cycle limit. `run` holds the loops and the run's result,
+//! `stepping` one step of one unit, `parallel` the window-by-window simulation on
+//! one or more threads, `work` starting work items, `stops` what went wrong.
 
 mod parallel;
+mod run;
 mod stepping;
 mod stops;
 mod work;
@@ -702,183 +705,6 @@ impl<'a> Grid<'a> {
                 }
             }
         }
-    }
-
-    /// Runs to completion, a fault, a deadlock or the cycle limit.
-    pub fn run(
-        mut self,
-        max_cycles: u64,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<RunResult, Box<Stop>> {
-        match parallel::usable_threads(&self) {
-            Some(threads) => self.run_threads(threads, max_cycles, progress)?,
-            None => self.run_events(max_cycles, progress)?,
-        }
-        self.finish_run(progress)
-    }
-
-    /// The event loop: steps units one at a time at their wake cycles in (cycle,
-    /// unit) order. Runs that cannot be simulated window by window (see
-    /// `parallel`) use it; the window-by-window simulation gives the same results
-    /// (`tests/tests/threads.rs` compares a traced run, which takes this loop).
-    fn run_events(
-        &mut self,
-        max_cycles: u64,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<(), Box<Stop>> {
-        let mut now = 0u64;
-        let mut iterations = 0u64;
-        self.start_ready_work(now);
-        loop {
-            let mut changed = false;
-            while let Some(&Reverse((t, u))) = self.queue.peek() {
-                if t != now {
-                    break;
-                }
-                self.queue.pop();
-                if self.units[u].busy && self.units[u].wake == now {
-                    changed |= self.step_unit(u, now)?;
-                }
-            }
-            if changed {
-                // Withdraw spillers whose producer has finished before deciding
-                // whether everyone still busy has arrived at a global sync.
-                self.poll_engines(now);
-                self.check_global(now)?;
-                while (self.pass_now as usize) < self.left_in_pass.len()
-                    && self.left_in_pass[self.pass_now as usize] == 0
-                {
-                    self.pass_now += 1;
-                }
-                self.start_ready_work(now + 1);
-            }
-            let mut next = self.next_wake();
-            if next >= self.window_end && self.window_pending() {
-                // Deferred accesses take effect before anything runs in the next
-                // window.
-                self.close_window();
-                next = self.next_wake();
-            }
-            // Deferred results land in later windows; nothing can wake in the past.
-            debug_assert!(next > now, "a unit woke at {next}, before cycle {now}");
-            let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
-            match (any_busy, next) {
-                (false, _) if self.units.iter().all(|u| u.queue.is_empty()) => return Ok(()),
-                (_, NEVER) => {
-                    return Err(Box::new(Stop::Deadlock {
-                        cycle: now,
-                        waiting: self.waiting(),
-                    }));
-                }
-                (_, t) => now = t.max(now + 1),
-            }
-            while self.window_end <= now {
-                self.window_end += self.window;
-            }
-            if now > max_cycles {
-                return Err(Box::new(Stop::CycleLimit {
-                    limit: max_cycles,
-                    blocks_done: self.blocks_done,
-                    blocks_total: self.blocks_total,
-                }));
-            }
-            iterations += 1;
-            if iterations % 4096 == 0 {
-                if self
-                    .interrupt
-                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-                {
-                    return Err(Box::new(Stop::Interrupted {
-                        cycle: now,
-                        blocks_done: self.blocks_done,
-                        blocks_total: self.blocks_total,
-                    }));
-                }
-                progress(Progress {
-                    cycle: now,
-                    blocks_done: self.blocks_done,
-                    blocks_total: self.blocks_total,
-                });
-            }
-        }
-    }
-
-    /// The run's result once every unit is done.
-    fn finish_run(mut self, progress: &mut dyn FnMut(Progress)) -> Result<RunResult, Box<Stop>> {
-        if self.functional {
-            // Stores of the last window.
-            self.close_window();
-        }
-        if let Some(t) = &mut self.tracer {
-            t.flush();
-        }
-        // The run ends when the last unit finishes and the last store has landed.
-        let drained = if self.functional {
-            self.units.iter().map(|u| u.drained_at).max().unwrap_or(0)
-        } else {
-            self.dram.drained_at()
-        };
-        let cycles = self.last_finish.max(drained);
-        let program = &self.image.program;
-        let samplers: Vec<UnitSampler> = self
-            .units
-            .iter_mut()
-            .filter_map(|u| {
-                let mut s = u.sampler.take()?;
-                s.finish(cycles, || u.components(program), |t| u.busy_until(t));
-                Some(s)
-            })
-            .collect();
-        let samples = self.sampling.map(|_| combine(&samplers, cycles));
-        progress(Progress {
-            cycle: cycles,
-            blocks_done: self.blocks_done,
-            blocks_total: self.blocks_total,
-        });
-        let mut cb = CbTotals::default();
-        for p in self.units.iter().flat_map(|u| u.ports.iter().flatten()) {
-            cb.reads += p.reads;
-            cb.writes += p.writes;
-            cb.read_toggles += p.read_toggles;
-            cb.write_toggles += p.write_toggles;
-        }
-        cb.switches = self.links.iter().map(|l| l.switches).sum();
-        let mut pcs = vec![PcCounters::default(); program.len()];
-        let mut traffic = Traffic::default();
-        let mut units = Vec::with_capacity(self.units.len());
-        for u in &self.units {
-            u.counts.add_to(program, &mut pcs);
-            traffic.merge(&u.traffic);
-            let mut counters = u.components(program);
-            counters.add(Component::IdleCorep, cycles - u.busy_cycles);
-            counters.add(Component::ConstDynamicp, u.busy_cycles);
-            units.push(u.totals(counters, program));
-        }
-        let activity = self.activity.then(|| ActivityLog {
-            units: self
-                .units
-                .iter_mut()
-                .map(|u| u.activity.take().map(|a| a.segments).unwrap_or_default())
-                .collect(),
-        });
-        Ok(RunResult {
-            cycles,
-            units,
-            traffic,
-            cb,
-            pcs,
-            passes: self.geo.passes(),
-            global_syncs: self.global_syncs,
-            link_syncs: self.link_syncs,
-            dram_busy_cycles: if self.functional {
-                0.0
-            } else {
-                self.dram.busy_cycles()
-            },
-            samples,
-            functional: self.functional,
-            activity,
-        })
     }
 }
 

@@ -189,45 +189,13 @@ impl Grid<'_> {
                 self.queue.clear();
                 next = self.earliest_wake();
             }
-            debug_assert!(next > now, "a unit woke at {next}, before cycle {now}");
-            let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
-            match (any_busy, next) {
-                (false, _) if self.units.iter().all(|u| u.queue.is_empty()) => return Ok(()),
-                (_, NEVER) => {
-                    return Err(Box::new(Stop::Deadlock {
-                        cycle: now,
-                        waiting: self.waiting(),
-                    }));
-                }
-                (_, t) => now = t.max(now + 1),
-            }
-            while self.window_end <= now {
-                self.window_end += self.window;
-            }
-            if now > max_cycles {
-                return Err(Box::new(Stop::CycleLimit {
-                    limit: max_cycles,
-                    blocks_done: self.blocks_done,
-                    blocks_total: self.blocks_total,
-                }));
+            match self.next_cycle(now, next, max_cycles)? {
+                Some(t) => now = t,
+                None => return Ok(()),
             }
             windows += 1;
             if windows % 64 == 0 {
-                if self
-                    .interrupt
-                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-                {
-                    return Err(Box::new(Stop::Interrupted {
-                        cycle: now,
-                        blocks_done: self.blocks_done,
-                        blocks_total: self.blocks_total,
-                    }));
-                }
-                progress(Progress {
-                    cycle: now,
-                    blocks_done: self.blocks_done,
-                    blocks_total: self.blocks_total,
-                });
+                self.report(now, progress)?;
             }
         }
     }
@@ -274,14 +242,7 @@ impl Grid<'_> {
                 }
             }
             if changed {
-                self.poll_engines(t);
-                self.check_global(t)?;
-                while (self.pass_now as usize) < self.left_in_pass.len()
-                    && self.left_in_pass[self.pass_now as usize] == 0
-                {
-                    self.pass_now += 1;
-                }
-                self.start_ready_work(t + 1);
+                self.after_events(t)?;
             }
         }
     }
