@@ -168,14 +168,14 @@ fn a_closed_standard_output_ends_quietly() {
     let (dir, src) = temp("k.spu", b".entry k {\n    exit;\n}\n");
     assert!(spu_asm(&[&src]).status.success());
     let bin = dir.path().join("k.bin");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+    let Some(closed) = spu_io::testing::closed_pipe() else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
         .args(["-d", &bin.to_string_lossy()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
+        .stdout(closed)
+        .output()
         .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(141));
     assert!(
         out.stderr.is_empty(),
@@ -188,12 +188,7 @@ fn a_closed_standard_output_ends_quietly() {
 fn ctrl_c_while_reading_the_input_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let pipe = dir.path().join("k.spu");
-    let made = Command::new("mkfifo")
-        .arg(&pipe)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !made {
-        eprintln!("skipped: mkfifo is not available");
+    if !spu_io::testing::make_fifo(&pipe) {
         return;
     }
     let child = Command::new(env!("CARGO_BIN_EXE_spu-asm"))

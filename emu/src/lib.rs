@@ -35,8 +35,13 @@ pub use timing::grid::Grid;
 /// How long to run and what to record beyond the totals.
 #[derive(Debug, Clone, Copy)]
 pub struct RunControl {
-    /// Stop with [`Stop::CycleLimit`] beyond this cycle.
+    /// Stop with [`Stop::CycleLimit`] beyond this cycle (in functional mode, this
+    /// many scheduling rounds).
     pub max_cycles: u64,
+    /// Stop with [`Stop::InstructionLimit`] after this many warp instructions (the
+    /// bound that matters in functional mode, where a warp runs to its next barrier
+    /// in one round).
+    pub max_instructions: u64,
     /// Record activity every this many cycles (power traces).
     pub sample_interval: Option<u64>,
     /// Skip timing: identical results and off-chip counts, much faster.
@@ -53,6 +58,7 @@ impl Default for RunControl {
     fn default() -> Self {
         RunControl {
             max_cycles: u64::MAX,
+            max_instructions: u64::MAX,
             sample_interval: None,
             functional: false,
             interrupt: None,
@@ -74,6 +80,7 @@ pub fn simulate_traced(
         .functional(control.functional)
         .with_sampling(control.sample_interval)
         .with_interrupt(control.interrupt)
+        .with_instruction_limit(control.max_instructions)
         .with_activity(control.activity)
         .with_trace(tracer)
         .with_threads(control.threads)

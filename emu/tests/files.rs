@@ -52,15 +52,7 @@ fn private_null(dir: &Path) -> Option<PathBuf> {
 
 fn fifo(dir: &Path, name: &str) -> Option<PathBuf> {
     let p = dir.join(name);
-    let ok = Command::new("mkfifo")
-        .arg(&p)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: mkfifo is not available");
-        return None;
-    }
-    Some(p)
+    spu_io::testing::make_fifo(&p).then_some(p)
 }
 
 /// Entries of `dir` other than `keep` (leftover temporaries).
@@ -357,12 +349,14 @@ fn a_closed_standard_output_ends_quietly() {
             "100000",
         ],
     ] {
-        let mut child = emu_cmd(&args)
-            .stdout(Stdio::piped())
+        let Some(closed) = spu_io::testing::closed_pipe() else {
+            return;
+        };
+        let child = emu_cmd(&args)
+            .stdout(closed)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        drop(child.stdout.take());
         let (code, err) = wait_at_most(child, Duration::from_secs(60));
         assert_eq!(code, Some(141), "{args:?}: {err}");
         assert!(
@@ -483,4 +477,34 @@ fn ctrl_c_while_reading_an_input_ends_the_run() {
     interrupt(child.id());
     let (code, err) = wait_at_most(child, Duration::from_secs(10));
     assert_eq!(code, Some(130), "{err}");
+}
+
+#[test]
+fn sigkill_while_writing_leaves_no_temporaries() {
+    // Killed at any moment, a run leaves either nothing or the complete output.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.npy");
+    // The run itself takes under a second, writing the dump a few hundred milliseconds.
+    for delay_ms in [200, 500, 700, 850, 1000, 1200] {
+        let _ = std::fs::remove_file(&out);
+        let mut child = emu_cmd(&[
+            "emu/tests/matrix/big_dump.spu",
+            "-q",
+            "--dump",
+            &format!("A={}", out.display()),
+        ])
+        .spawn()
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let left = leftovers(dir.path(), &["a.npy"]);
+        assert_eq!(left, Vec::<String>::new(), "killed after {delay_ms} ms");
+        if out.exists() {
+            assert_eq!(
+                std::fs::metadata(&out).unwrap().len(),
+                64 * 1024 * 1024 + 128
+            );
+        }
+    }
 }

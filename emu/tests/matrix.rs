@@ -58,6 +58,11 @@ fn bad_input_matrix() {
     .unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_spu-emu"), p("host.elf")).unwrap();
     std::fs::copy(root().join("samples/vecadd.spu"), p("k.spu")).unwrap();
+    std::fs::write(
+        p("long_key.toml"),
+        format!("[sm]\n{} = 1\n", "k".repeat(2 << 20)),
+    )
+    .unwrap();
     let mut header = b"\x93NUMPY\x02\x00".to_vec();
     header.extend_from_slice(&u32::MAX.to_le_bytes());
     std::fs::write(p("header.npy"), &header).unwrap();
@@ -260,6 +265,48 @@ fn bad_input_matrix() {
         ),
         ("binary_names_etc_passwd", vec![p("passwd.bin")]),
         (
+            "functional_endless_loop_max_cycles",
+            vec![
+                "emu/tests/faults/spin.spu".into(),
+                "--functional".into(),
+                "--max-cycles".into(),
+                "1000".into(),
+            ],
+        ),
+        (
+            "functional_endless_loop_max_instructions",
+            vec![
+                "emu/tests/faults/spin.spu".into(),
+                "--functional".into(),
+                "--max-instructions".into(),
+                "100000".into(),
+            ],
+        ),
+        (
+            "max_cycles_includes_the_dram_drain",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--max-cycles".into(),
+                "2478".into(),
+            ],
+        ),
+        (
+            "machine_state_too_large",
+            vec![
+                "emu/tests/matrix/machine_state.spu".into(),
+                "--grid".into(),
+                "255x255".into(),
+            ],
+        ),
+        (
+            "unknown_machine_key_of_two_megabytes",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("long_key.toml"),
+            ],
+        ),
+        (
             "block_too_large",
             vec!["emu/tests/matrix/big_block.spu".into()],
         ),
@@ -300,6 +347,38 @@ fn bad_input_matrix() {
         spu_emu::load::npy::read(Path::new(&p("div.npy")), "out", spu_isa::Ty::U32, &[4]).unwrap();
     // u32 7 / 0 = all ones; u32 7 % 0 = 7; s32 -7 / 0 = 1 (negative dividend).
     assert_eq!(out, vec![u32::MAX, 7, 1, 0]);
+}
+
+#[test]
+fn ctrl_c_stops_a_functional_endless_loop_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("s.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .args(["emu/tests/faults/spin.spu", "--functional", "-q", "--stats"])
+        .arg(&stats)
+        .current_dir(root())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spu-emu starts");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    assert!(child.try_wait().unwrap().is_none(), "the loop is endless");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let sent = std::time::Instant::now();
+    let out = child.wait_with_output().expect("spu-emu ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        sent.elapsed() < std::time::Duration::from_secs(1),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    // Stopped by the run itself (not by the fallback that ends stuck processes).
+    assert!(err.contains("error: interrupted at cycle"), "{err}");
+    assert!(!stats.exists());
 }
 
 #[test]

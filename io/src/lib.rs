@@ -11,12 +11,15 @@
 //!   poll is ended within a second with exit code 130, temporaries removed.
 //! - [`exit`]: exit codes for interrupted runs and closed pipes.
 //! - [`paths`]: refusing an output that would overwrite an input or another output.
+//! - [`testing`]: pipes and FIFOs for the tools' tests.
 
 pub mod exit;
 pub mod input;
 pub mod interrupt;
 pub mod output;
 pub mod paths;
+mod temp;
+pub mod testing;
 
 pub use input::{
     InputError, MAX_INPUT_BYTES, open_input, read_input, read_limited, read_quotable, read_text,

@@ -5,9 +5,11 @@
 //! A link stays a link. Character devices, pipes and sockets (`/dev/null`, a FIFO)
 //! are written directly and never renamed over; `-` and `/dev/stdout` are standard
 //! output. Directories and block devices are refused. A temporary that is not
-//! committed (an error, a dropped file, Ctrl-C) is removed.
+//! committed (an error, a dropped file, Ctrl-C) is removed; where the file system
+//! allows, it has no name until it is complete (see [`crate::temp`]).
 
 use crate::interrupt;
+use crate::temp::Temp;
 use std::fs::{File, Metadata};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
@@ -60,7 +62,7 @@ enum Sink {
     Stdout(io::Stdout),
     Stderr(io::Stderr),
     Direct(File),
-    Temp(tempfile::NamedTempFile),
+    Temp(Temp),
 }
 
 impl Write for Sink {
@@ -73,7 +75,7 @@ impl Write for Sink {
             Sink::Stdout(s) => s.write(buf),
             Sink::Stderr(s) => s.write(buf),
             Sink::Direct(f) => f.write(buf),
-            Sink::Temp(t) => t.as_file_mut().write(buf),
+            Sink::Temp(t) => t.file_mut().write(buf),
         }
     }
 
@@ -82,7 +84,7 @@ impl Write for Sink {
             Sink::Stdout(s) => s.flush(),
             Sink::Stderr(s) => s.flush(),
             Sink::Direct(f) => f.flush(),
-            Sink::Temp(t) => t.as_file_mut().flush(),
+            Sink::Temp(t) => t.file_mut().flush(),
         }
     }
 }
@@ -245,19 +247,16 @@ impl OutputFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .permissions(std::fs::Permissions::from_mode(0o666))
-            .tempfile_in(&dir)
-            .map_err(|e| io_err(without_temp_path(e)))?;
-        let registered = temp.path().to_path_buf();
-        interrupt::register(&registered);
+        let temp = Temp::create(&dir, &name).map_err(|e| io_err(without_temp_path(e)))?;
+        let registered = temp.path().map(Path::to_path_buf);
+        if let Some(r) = &registered {
+            interrupt::register(r);
+        }
         Ok(OutputFile {
             path: path.to_path_buf(),
             writer: io::BufWriter::with_capacity(1 << 16, Sink::Temp(temp)),
             target: Some((target, keep)),
-            registered: Some(registered),
+            registered,
         })
     }
 
@@ -292,11 +291,11 @@ impl OutputFile {
 
     fn finish_temp(
         &self,
-        temp: tempfile::NamedTempFile,
+        temp: Temp,
         target: &Path,
         keep: Option<Keep>,
     ) -> Result<(), OutputError> {
-        let file = temp.as_file();
+        let file = temp.file();
         if let Some(k) = keep {
             file.set_permissions(std::fs::Permissions::from_mode(k.mode & 0o7777))
                 .map_err(|e| self.error(e))?;
@@ -309,7 +308,7 @@ impl OutputFile {
                 path: self.path.display().to_string(),
             });
         }
-        temp.persist(target).map_err(|e| self.error(e.error))?;
+        temp.persist(target).map_err(|e| self.error(e))?;
         Ok(())
     }
 

@@ -150,11 +150,12 @@ fn an_uncommitted_output_leaves_nothing() {
     {
         let mut out = OutputFile::create(&file).unwrap();
         out.write_all(&[1u8; 200_000]).unwrap();
-        assert_eq!(
-            others(dir.path(), &["out.json"]).len(),
-            1,
-            "a temporary exists"
-        );
+        let visible = others(dir.path(), &["out.json"]).len();
+        if visible > 0 {
+            // Without O_TMPFILE the temporary has a name until it is dropped.
+            eprintln!("note: this file system cannot make unnamed temporaries");
+            assert_eq!(visible, 1, "one named temporary");
+        }
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"old");
     assert_eq!(others(dir.path(), &["out.json"]), Vec::<String>::new());
@@ -169,9 +170,7 @@ fn an_uncommitted_output_leaves_nothing() {
 fn a_fifo_is_written_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pipe");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: mkfifo is not available");
+    if !spu_io::testing::make_fifo(&fifo) {
         return;
     }
     let reader = {

@@ -77,6 +77,107 @@ pub enum EnergyError {
     Machine(String),
     #[error("power traces need a components model; `{0}` prices instructions")]
     TraceNeedsComponents(String),
+    #[error(
+        "cannot price a --functional run: it models no cycles, so its time, static energy and power would be wrong; run it (or rerun spu-emu) without --functional to price it"
+    )]
+    Functional,
+    #[error("the statistics are damaged: {0}; rerun `spu-emu --stats`")]
+    BadStats(String),
+    #[error(
+        "model `{model}` makes {what} {value} (key `{key}` in {file}); such values cannot be priced: check that key"
+    )]
+    NotFinite {
+        model: String,
+        file: String,
+        what: String,
+        value: f64,
+        key: String,
+    },
+}
+
+/// The model key behind a component, class or unit of a breakdown.
+fn key_of(model: &Model, name: &str) -> String {
+    match (&model.kind, name) {
+        (Kind::Components { .. }, "SM") => "leakage_w.sm".into(),
+        (Kind::Components { .. }, "IU") => "leakage_w.iu".into(),
+        (Kind::Components { .. }, "DMA engine") => "leakage_w.dma".into(),
+        (Kind::Components { .. }, "CB (KiB)") => "leakage_w.cb_per_kib".into(),
+        (Kind::Components { .. }, "uncore") => "leakage_w.uncore".into(),
+        (Kind::Components { .. }, c) => format!("event_pj.{c}"),
+        (Kind::InstructionClasses { .. }, "chip (e0)") => "static_w".into(),
+        (Kind::InstructionClasses { .. }, "EngineTransfers") => {
+            "engine_load_pj or engine_store_pj".into()
+        }
+        (Kind::InstructionClasses { .. }, c) => format!("class_pj.{c}"),
+    }
+}
+
+/// Refuses a breakdown with an infinite or undefined number, naming the model key
+/// that caused it (a model with values near 1e308 overflows when multiplied).
+fn check_finite(b: &Breakdown, model: &Model) -> Result<(), EnergyError> {
+    let fail = |what: String, value: f64, key: String| EnergyError::NotFinite {
+        model: model.name.clone(),
+        file: model.file.clone(),
+        what,
+        value,
+        key,
+    };
+    for u in &b.leakage_by_unit {
+        if !u.total_w.is_finite() {
+            return Err(fail(
+                format!("the leakage of the {}", u.unit),
+                u.total_w,
+                key_of(model, &u.unit),
+            ));
+        }
+    }
+    for (name, j) in &b.components {
+        if !j.is_finite() {
+            return Err(fail(
+                format!("the energy of `{name}`"),
+                *j,
+                key_of(model, name),
+            ));
+        }
+    }
+    let totals = [
+        ("the leakage power", b.leakage_w),
+        ("the static energy", b.static_j),
+        ("the dynamic energy", b.dynamic_j),
+        ("the total energy", b.total_j),
+        ("the average power", b.avg_power_w),
+        ("the energy-delay product", b.edp_js),
+    ];
+    let traced = b
+        .power_trace
+        .iter()
+        .flatten()
+        .map(|p| ("the power trace", p.dynamic_w));
+    let lines = b.lines.values().map(|j| ("a line's energy", *j));
+    if let Some((what, v)) = totals
+        .into_iter()
+        .chain(traced)
+        .chain(lines)
+        .find(|(_, v)| !v.is_finite())
+    {
+        // The largest component or leakage is the likely cause.
+        let biggest = b
+            .components
+            .iter()
+            .map(|(n, j)| (n.as_str(), *j))
+            .chain(
+                b.leakage_by_unit
+                    .iter()
+                    .map(|u| (u.unit.as_str(), u.total_w)),
+            )
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or_else(
+                || "its largest value".to_string(),
+                |(n, _)| key_of(model, n),
+            );
+        return Err(fail(what.to_string(), v, biggest));
+    }
+    Ok(())
 }
 
 /// Joules per source line, with each instruction's line key formatted once.
@@ -118,6 +219,16 @@ fn line_key(file: &Option<String>, line: Option<u32>) -> String {
 
 /// Prices a run.
 pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
+    if stats.functional {
+        return Err(EnergyError::Functional);
+    }
+    if let Some(s) = &stats.samples
+        && s.interval_cycles == 0
+    {
+        return Err(EnergyError::BadStats(
+            "`samples.interval_cycles` is 0".into(),
+        ));
+    }
     let machine = stats
         .machine()
         .map_err(|e| EnergyError::Machine(e.to_string()))?;
@@ -240,7 +351,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
             })
             .collect()
     });
-    Ok(Breakdown {
+    let b = Breakdown {
         model: model.name.clone(),
         kernel: stats.kernel.clone(),
         machine: machine.summary(),
@@ -259,7 +370,9 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
         lines: lines.joules,
         line_detail: detail,
         power_trace,
-    })
+    };
+    check_finite(&b, model)?;
+    Ok(b)
 }
 
 /// Constant dynamic power follows where the units' time went: the busy cycles of

@@ -103,6 +103,21 @@ fn read_json(path: &Path) -> Result<serde_json::Value> {
 }
 
 fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
+    let supported = spu_emu::observe::stats::STATS_VERSION;
+    match value
+        .get("stats_version")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(v) if v == u64::from(supported) => {}
+        Some(v) => bail!(
+            "`{}` has stats_version {v}, but this spu-prof reads version {supported}; rerun `spu-emu --stats` with the spu-emu of this release",
+            path.display()
+        ),
+        None => bail!(
+            "`{}` has no numeric `stats_version`, so it is not `spu-emu --stats` output; rerun `spu-emu --stats`",
+            path.display()
+        ),
+    }
     serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is not a statistics file from this version of spu-emu; rerun `spu-emu --stats`",
@@ -193,6 +208,9 @@ fn run(cli: &Cli) -> Result<()> {
     let (stats, beside) = match (&cli.from_stats, &cli.kernel) {
         (Some(path), _) => (parse_stats(path, read_json(path)?)?, path),
         (None, Some(kernel)) => {
+            if cli.run.functional {
+                return Err(spu_prof::energy::EnergyError::Functional.into());
+            }
             // A model that cannot price this machine fails before the run, not after.
             spu_prof::energy::leakage_w(&cli.run.machine()?, &model)?;
             let mut control = cli.run.control();

@@ -248,11 +248,18 @@ fn energy(file: &str, key: &str, v: &toml::Value) -> Result<f64, ModelError> {
         toml::Value::Integer(i) => *i as f64,
         _ => return Err(key_err(file, key, format!("`{v}` is not a number"))),
     };
-    if !x.is_finite() || x < 0.0 {
+    if !x.is_finite() {
         return Err(key_err(
             file,
             key,
-            format!("{x} is not valid: energies and powers must be >= 0"),
+            format!("`{x}` is not a finite number; give an energy or power >= 0"),
+        ));
+    }
+    if x < 0.0 {
+        return Err(key_err(
+            file,
+            key,
+            format!("{x} is negative: energies and powers must be >= 0"),
         ));
     }
     Ok(x)

@@ -341,15 +341,15 @@ fn outputs_are_safe_and_distinct() {
 #[test]
 fn a_closed_standard_output_ends_quietly() {
     for args in [vec!["--list-models"], vec!["samples/vecadd.spu", "-q"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_spu-prof"))
+        let Some(closed) = spu_io::testing::closed_pipe() else {
+            return;
+        };
+        let out = Command::new(env!("CARGO_BIN_EXE_spu-prof"))
             .args(&args)
             .current_dir(root())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
+            .stdout(closed)
+            .output()
             .unwrap();
-        drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
         assert_eq!(
             out.status.code(),
             Some(141),
@@ -358,4 +358,116 @@ fn a_closed_standard_output_ends_quietly() {
         );
         assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
     }
+}
+
+/// A stats file of vecadd (run through the library), edited by `edit`.
+fn edited_stats(
+    dir: &Path,
+    name: &str,
+    functional: bool,
+    edit: impl Fn(&mut serde_json::Value),
+) -> String {
+    let machine = spu_emu::Machine::default();
+    let control = spu_emu::RunControl {
+        functional,
+        sample_interval: Some(500),
+        ..Default::default()
+    };
+    let s = spu_emu::cli::session::run_file(
+        &root().join("samples/vecadd.spu"),
+        &machine,
+        &Default::default(),
+        control,
+    )
+    .unwrap();
+    let text = spu_emu::observe::stats::Stats::new(&s.result, &s.image, &s.machine).to_json_text();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut v);
+    let path = dir.join(name);
+    std::fs::write(&path, v.to_string()).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn functional_runs_are_not_priced() {
+    let dir = tempfile::tempdir().unwrap();
+    let needle = "cannot price a --functional run: it models no cycles";
+    fails(&["samples/vecadd.spu", "--functional"], &[needle]);
+    let functional = edited_stats(dir.path(), "f.json", true, |_| {});
+    let timed = edited_stats(dir.path(), "t.json", false, |_| {});
+    fails(&["--from-stats", &functional], &[needle]);
+    fails(&["--compare", &timed, &functional], &[needle]);
+}
+
+#[test]
+fn damaged_statistics_are_refused_not_panicked_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = edited_stats(dir.path(), "zero.json", false, |v| {
+        v["samples"]["interval_cycles"] = 0.into();
+    });
+    fails(
+        &[
+            "--from-stats",
+            &zero,
+            "--power-trace",
+            dir.path().join("p.svg").to_str().unwrap(),
+        ],
+        &["the statistics are damaged: `samples.interval_cycles` is 0"],
+    );
+    let old = edited_stats(dir.path(), "old.json", false, |v| {
+        v["stats_version"] = 1.into();
+    });
+    fails(
+        &["--from-stats", &old],
+        &["has stats_version 1, but this spu-prof reads version"],
+    );
+    let none = edited_stats(dir.path(), "none.json", false, |v| {
+        v["stats_version"] = "two".into();
+    });
+    fails(
+        &["--from-stats", &none],
+        &["has no numeric `stats_version`"],
+    );
+}
+
+#[test]
+fn a_model_whose_energies_overflow_names_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("huge.toml");
+    std::fs::write(
+        &model,
+        "[model]\nname = \"huge\"\nextends = \"default\"\n[event_pj]\nFPUP = 1e308\n",
+    )
+    .unwrap();
+    let stats = edited_stats(dir.path(), "s.json", false, |_| {});
+    for args in [
+        vec![
+            "samples/vecadd.spu",
+            "-q",
+            "--model",
+            model.to_str().unwrap(),
+        ],
+        vec![
+            "--from-stats",
+            &stats,
+            "--model",
+            model.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    ] {
+        fails(&args, &["model `huge` makes", "key `event_pj.FPUP`"]);
+    }
+    std::fs::write(
+        &model,
+        "[model]\nname = \"inf\"\nextends = \"default\"\n[event_pj]\nFPUP = inf\n",
+    )
+    .unwrap();
+    fails(
+        &["samples/vecadd.spu", "--model", model.to_str().unwrap()],
+        &[
+            "event_pj.FPUP",
+            "`inf` is not a finite number; give an energy or power >= 0",
+        ],
+    );
 }

@@ -64,6 +64,26 @@ proptest! {
     }
 
     #[test]
+    fn generated_sources_survive_assembly(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        fuzz::assemble_generated(&data);
+    }
+
+    #[test]
+    fn binaries_edited_section_by_section_survive_reading(data in proptest::collection::vec(any::<u8>(), 0..64)) {
+        fuzz::read_mutated_sections(&data);
+    }
+
+    #[test]
+    fn edited_modules_write_and_read_back(data in proptest::collection::vec(any::<u8>(), 0..256)) {
+        fuzz::module_round_trip(&data);
+    }
+
+    #[test]
+    fn edited_statistics_and_models_survive_pricing(data in proptest::collection::vec(any::<u8>(), 0..256)) {
+        fuzz::price_stats(&data);
+    }
+
+    #[test]
     fn everything_survives_noise(data in proptest::collection::vec(any::<u8>(), 0..256)) {
         fuzz::assemble_text(&data);
         fuzz::read_binary(&data);
@@ -71,9 +91,27 @@ proptest! {
     }
 }
 
+proptest! {
+    // Each case runs a program in both modes; fewer cases keep the suite quick.
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_programs_survive_both_modes(data in proptest::collection::vec(any::<u8>(), 0..1024)) {
+        fuzz::run_generated(&data);
+    }
+}
+
 /// Crashes the fuzzers found, kept as regression tests.
 #[test]
 fn fuzz_regressions() {
-    // A flipped branch let a warp run past the last instruction (emu target).
-    fuzz::run_mutated(&[0x20, 0x78, 0x6f, 0x78, 0x01, 0x03]);
+    // A flipped branch let a warp run past the last instruction (emu target; the
+    // first byte now picks the seed binary, 1 = pass_token).
+    fuzz::run_mutated(&[1, 0x20, 0x78, 0x6f, 0x78, 0x01, 0x03]);
+    // The writer accepted a label past the end of the code, which the reader refuses
+    // (reader target, module round trip).
+    let bin = spu_asm::assemble("s.spu", SOURCES[1]).unwrap().0;
+    let mut module = spu_isa::format::read_module(&bin).unwrap();
+    module.labels[0].pc = 4_047_943_326;
+    let err = spu_isa::format::write_module(&module).unwrap_err();
+    assert!(err.to_string().contains("points outside the code"), "{err}");
 }

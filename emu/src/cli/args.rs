@@ -36,9 +36,14 @@ pub struct RunArgs {
     /// Write run statistics as JSON (`-` for standard output).
     #[arg(long, value_name = "FILE.json")]
     pub stats: Option<PathBuf>,
-    /// Stop with an error after this many cycles.
+    /// Stop with an error after this many cycles (with --functional: scheduling
+    /// rounds, in each of which a warp runs to its next barrier).
     #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
     pub max_cycles: u64,
+    /// Stop with an error after this many warp instructions (both modes; the
+    /// bound on an endless loop with --functional).
+    #[arg(long, value_name = "N", default_value_t = 100_000_000_000)]
+    pub max_instructions: u64,
     /// Record activity every N cycles in the stats (`samples`), for power traces
     /// (GPUWattch sampled every 500).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -89,6 +94,7 @@ impl RunArgs {
     pub fn control(&self) -> crate::RunControl {
         crate::RunControl {
             max_cycles: self.max_cycles,
+            max_instructions: self.max_instructions,
             sample_interval: self.sample_interval,
             functional: self.functional,
             interrupt: None,

@@ -6,6 +6,7 @@
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{DecodeError, Program, SymbolAddresses, decode_program};
 use crate::load::npy::{self, NpyError};
+use crate::machine::param::shorten;
 use crate::machine::{Boundary, Machine, PassMode};
 use spu_isa::Ty;
 use spu_isa::format::{Expr, Module};
@@ -15,6 +16,21 @@ use std::path::PathBuf;
 const MAX_BLOCKS: i64 = 1 << 22;
 /// Most CB storage the emulator allocates, in MiB.
 const MAX_CB_MIB: i64 = 1024;
+
+/// Most memory the state of one run's units, CBs and per-instruction counters may
+/// take (global memory is bounded separately by `memory.global_mib`).
+pub const MAX_STATE_BYTES: u64 = 4 << 30;
+
+/// A byte count in GiB, MiB or KiB.
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+    } else if bytes >= 1 << 20 {
+        format!("{} MiB", bytes.div_ceil(1 << 20))
+    } else {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
+    }
+}
 
 /// What the user asked for besides the machine.
 #[derive(Debug, Clone, Default)]
@@ -54,6 +70,20 @@ pub enum LoadError {
         what: String,
         value: i64,
         limit: String,
+    },
+    #[error(
+        "the machine's state for this run would take {} ({busy_sms} busy SMs with {} each for registers and shared memory, {boundary} boundary units with {} each, {} of CBs, {} for {instructions} instructions' counters); the emulator holds at most {} besides global memory: use a smaller --grid, or fewer threads, registers or shared memory per block",
+        size(*total), size(*per_sm), size(*per_boundary), size(*cbs), size(*per_code), size(MAX_STATE_BYTES)
+    )]
+    StateTooLarge {
+        total: u64,
+        busy_sms: u64,
+        per_sm: u64,
+        boundary: u64,
+        per_boundary: u64,
+        cbs: u64,
+        instructions: u64,
+        per_code: u64,
     },
     #[error(
         "the initialiser of buffer `{name}` does not fit its type: {why}; change the initialiser, or the buffer's size or type"
@@ -334,6 +364,14 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         )?;
     }
 
+    check_state_size(
+        machine,
+        &program,
+        grid,
+        threads as u64,
+        iu_threads,
+        shared_bytes,
+    )?;
     check_machine_fit(&module, &program, machine, grid)?;
     let mut dma = [None; 4];
     for d in &module.dma {
@@ -425,6 +463,56 @@ fn check_word_types(module: &Module) -> Result<(), LoadError> {
     }
 }
 
+/// Estimates, before anything is allocated for the run, the memory of every unit's
+/// warps (registers, scoreboards, stacks) and shared memory, the CBs and the
+/// per-instruction counters, and refuses runs above [`MAX_STATE_BYTES`].
+fn check_state_size(
+    machine: &Machine,
+    program: &Program,
+    grid: [u32; 2],
+    threads: u64,
+    iu_threads: u32,
+    shared_bytes: u32,
+) -> Result<(), LoadError> {
+    /// A warp's bookkeeping besides its registers (stack, scoreboard, state).
+    const WARP_OVERHEAD: u64 = 1 << 10;
+    /// A unit's own state (counters, pipelines, schedulers, ports).
+    const UNIT_OVERHEAD: u64 = 4 << 10;
+    /// Counters and decoded form of one instruction.
+    const PER_INSTRUCTION: u64 = 640;
+    let slots = program.layout.slots() as u64;
+    let regs = u64::from(program.layout.general);
+    let warp = slots * 32 * 4 + regs * 16 + WARP_OVERHEAD;
+    let (cols, rows) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
+    let sms = cols * rows;
+    let busy_sms = sms.min(u64::from(grid[0]) * u64::from(grid[1]));
+    let boundary = 2 * (cols + rows);
+    let per_sm = threads.div_ceil(32) * warp + u64::from(shared_bytes) + UNIT_OVERHEAD;
+    let per_boundary = u64::from(iu_threads).div_ceil(32) * warp + UNIT_OVERHEAD;
+    let links = cols * (rows + 1) + rows * (cols + 1);
+    let cbs = 2 * links * u64::from(machine.cb_size_kib) * 1024;
+    let instructions = program.len() as u64;
+    let per_code = instructions * PER_INSTRUCTION;
+    let total = busy_sms * per_sm
+        + (sms - busy_sms) * UNIT_OVERHEAD
+        + boundary * per_boundary
+        + cbs
+        + per_code;
+    if total > MAX_STATE_BYTES {
+        return Err(LoadError::StateTooLarge {
+            total,
+            busy_sms,
+            per_sm,
+            boundary,
+            per_boundary,
+            cbs,
+            instructions,
+            per_code,
+        });
+    }
+    Ok(())
+}
+
 /// Checks the kernel against the machine's boundary and pass configuration.
 fn check_machine_fit(
     module: &Module,
@@ -468,7 +556,7 @@ fn buffer_arg(
         .filter(|(n, p)| !n.is_empty() && !p.is_empty())
         .ok_or_else(|| LoadError::BufferArgSyntax {
             option,
-            arg: arg.to_string(),
+            arg: shorten(arg),
         })?;
     let index = module
         .buffers
@@ -476,16 +564,27 @@ fn buffer_arg(
         .position(|b| b.name == name)
         .ok_or_else(|| LoadError::UnknownBuffer {
             option,
-            name: name.to_string(),
+            name: shorten(name),
             list: quoted(module.buffers.iter().map(|b| b.name.as_str())),
         })?;
     Ok((index, PathBuf::from(path)))
 }
 
 fn quoted<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    let v: Vec<String> = names.map(|n| format!("`{n}`")).collect();
+    const SHOWN: usize = 20;
+    let mut v: Vec<String> = Vec::new();
+    let mut more = 0usize;
+    for n in names {
+        if v.len() < SHOWN {
+            v.push(format!("`{}`", shorten(n)));
+        } else {
+            more += 1;
+        }
+    }
     if v.is_empty() {
         "none".into()
+    } else if more > 0 {
+        format!("{} and {more} more", v.join(", "))
     } else {
         v.join(", ")
     }
@@ -497,14 +596,14 @@ fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u32>, LoadE
         let (name, text) = d
             .split_once('=')
             .filter(|(n, v)| !n.trim().is_empty() && !v.trim().is_empty())
-            .ok_or_else(|| LoadError::DefineSyntax(d.clone()))?;
+            .ok_or_else(|| LoadError::DefineSyntax(shorten(d)))?;
         let name = name.trim();
         let i = module
             .params
             .iter()
             .position(|p| p.name == name)
             .ok_or_else(|| LoadError::UnknownParam {
-                name: name.to_string(),
+                name: shorten(name),
                 list: if module.params.is_empty() {
                     "it declares no parameters".into()
                 } else {
@@ -519,7 +618,7 @@ fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u32>, LoadE
             parse_value(text.trim(), ty).ok_or_else(|| LoadError::BadParamValue {
                 name: name.to_string(),
                 ty,
-                value: text.trim().to_string(),
+                value: shorten(text.trim()),
                 hint: match ty {
                     Ty::F32 | Ty::F64 => " (a number such as 1.5 or 2e-3)",
                     t if t.is_signed() => " (-2147483648..=2147483647)",

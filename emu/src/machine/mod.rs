@@ -213,6 +213,14 @@ machine_params! {
 }
 
 fn unknown_key(key: &str) -> MachineError {
+    // Keys are short; a long one is no typo of a key (and edit distances on megabytes
+    // of text would take minutes).
+    if key.len() > 64 {
+        return MachineError::UnknownKey {
+            key: param::shorten(key),
+            hint: String::new(),
+        };
+    }
     let leaf = key.rsplit('.').next().unwrap_or(key);
     let best = PARAMS
         .iter()
@@ -269,13 +277,13 @@ impl Machine {
         let (key, value) = assignment
             .split_once('=')
             .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
-            .ok_or_else(|| MachineError::SetSyntax(assignment.to_string()))?;
+            .ok_or_else(|| MachineError::SetSyntax(param::shorten(assignment)))?;
         self.set_raw(key.trim(), &RawValue::from_text(value))
     }
 
     /// Applies `--grid PxQ`.
     pub fn set_grid(&mut self, text: &str) -> Result<(), MachineError> {
-        let err = || MachineError::GridSyntax(text.to_string());
+        let err = || MachineError::GridSyntax(param::shorten(text));
         let (p, q) = text.split_once(['x', 'X']).ok_or_else(err)?;
         let p: i64 = p.trim().parse().map_err(|_| err())?;
         let q: i64 = q.trim().parse().map_err(|_| err())?;

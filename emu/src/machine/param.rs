@@ -3,6 +3,20 @@
 
 use std::fmt;
 
+/// Text from the user as a message quotes it: whole if short, else its start and
+/// its length (an option given megabytes of text is not echoed back).
+pub fn shorten(text: &str) -> String {
+    const SHOWN: usize = 48;
+    if text.len() <= SHOWN + 16 {
+        return text.to_string();
+    }
+    let mut end = SHOWN;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..end], text.len())
+}
+
 /// A raw value from a machine file or the command line, before typing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RawValue {
@@ -29,7 +43,7 @@ impl RawValue {
         match self {
             RawValue::Int(i) => format!("the integer {i}"),
             RawValue::Float(f) => format!("the number {f:?}"),
-            RawValue::Text(s) => format!("the word `{s}`"),
+            RawValue::Text(s) => format!("the word `{}`", shorten(s)),
         }
     }
 }
@@ -140,7 +154,7 @@ macro_rules! word_enum {
                 match raw {
                     $($crate::machine::param::RawValue::Text(t) if t == $text => Ok($name::$variant),)+
                     _ => Err(format!("{} is not valid: expected {range}", match raw {
-                        $crate::machine::param::RawValue::Text(t) => format!("`{t}`"),
+                        $crate::machine::param::RawValue::Text(t) => format!("`{}`", $crate::machine::param::shorten(t)),
                         $crate::machine::param::RawValue::Int(i) => i.to_string(),
                         $crate::machine::param::RawValue::Float(f) => format!("{f:?}"),
                     })),

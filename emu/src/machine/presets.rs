@@ -41,7 +41,7 @@ pub fn preset(name: &str) -> Result<Machine, MachineError> {
         .iter()
         .find(|p| p.name == name)
         .ok_or_else(|| MachineError::UnknownPreset {
-            name: name.to_string(),
+            name: super::param::shorten(name),
             list: PRESETS
                 .iter()
                 .map(|p| format!("`{}`", p.name))

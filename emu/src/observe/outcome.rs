@@ -38,6 +38,12 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
+    /// The run issued `--max-instructions` warp instructions.
+    InstructionLimit {
+        limit: u64,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
     /// Stopped on request (Ctrl-C).
     Interrupted {
         cycle: u64,

@@ -293,6 +293,21 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 grouped(*cycle)
             );
         }
+        Stop::InstructionLimit {
+            limit,
+            blocks_done,
+            blocks_total,
+        } => {
+            let _ = writeln!(
+                s,
+                "error: the run issued --max-instructions {} warp instructions with {blocks_done} of {blocks_total} blocks finished",
+                grouped(*limit)
+            );
+            let _ = writeln!(
+                s,
+                "   = help: raise --max-instructions, or look for a loop that never ends"
+            );
+        }
         Stop::CycleLimit {
             limit,
             blocks_done,

@@ -5,6 +5,12 @@
 
 use crate::observe::counters::{Component, ComponentCounts};
 
+/// Most snapshots a unit keeps; a longer run doubles the interval (dropping every
+/// other snapshot, which are cumulative) as often as needed, so memory stays
+/// bounded however long the run or small the interval. Every unit takes a snapshot
+/// at every boundary, so all units coarsen at the same boundaries.
+pub const MAX_SAMPLES: usize = 1 << 20;
+
 /// One unit's snapshots while the grid runs.
 #[derive(Debug, Clone)]
 pub struct UnitSampler {
@@ -49,7 +55,23 @@ impl UnitSampler {
             let at = self.next;
             self.snapshots.push((counts.clone(), busy_until(at)));
             self.next += self.interval;
+            if self.snapshots.len() >= MAX_SAMPLES {
+                self.coarsen();
+            }
         }
+    }
+
+    /// Doubles the interval: snapshot `i` closes interval `i`, so the odd ones close
+    /// the doubled intervals.
+    fn coarsen(&mut self) {
+        let kept: Vec<_> = std::mem::take(&mut self.snapshots)
+            .into_iter()
+            .skip(1)
+            .step_by(2)
+            .collect();
+        self.snapshots = kept;
+        self.interval *= 2;
+        self.next = (self.snapshots.len() as u64 + 1) * self.interval;
     }
 
     /// Closes the last interval at `end`.
@@ -98,5 +120,29 @@ pub fn combine(units: &[UnitSampler], end: u64) -> Samples {
     Samples {
         interval_cycles: interval,
         intervals,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_run_with_a_short_interval_stays_bounded() {
+        let mut s = UnitSampler::new(1);
+        let end = 3 * MAX_SAMPLES as u64 + 5;
+        s.observe(end, ComponentCounts::default, |t| t);
+        assert!(s.snapshots.len() <= MAX_SAMPLES);
+        s.finish(end, ComponentCounts::default, |t| t);
+        let samples = combine(&[s], end);
+        assert_eq!(samples.interval_cycles, 4, "doubled twice");
+        assert_eq!(samples.intervals.len() as u64, end.div_ceil(4));
+        // The unit is busy throughout; nothing is lost or counted twice.
+        let busy: u64 = samples
+            .intervals
+            .iter()
+            .map(|c| c.get(Component::ConstDynamicp))
+            .sum();
+        assert_eq!(busy, end);
     }
 }

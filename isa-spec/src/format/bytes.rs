@@ -55,16 +55,7 @@ impl ByteWriter {
     }
 }
 
-const BINOPS: [BinOp; 8] = [
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::Rem,
-    BinOp::Min,
-    BinOp::Max,
-    BinOp::CeilDiv,
-];
+const BINOPS: [BinOp; 8] = BinOp::ALL;
 
 fn binop_code(op: BinOp) -> u8 {
     BINOPS.iter().position(|o| *o == op).unwrap_or(0) as u8

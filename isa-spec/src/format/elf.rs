@@ -205,6 +205,14 @@ fn check_limits(m: &Module) -> Result<(), FormatError> {
             "a symbol name contains a NUL byte".into(),
         ));
     }
+    if let Some(l) = m.labels.iter().find(|l| l.pc as usize > m.code.len()) {
+        return Err(FormatError::Invalid(format!(
+            "label `{}` points outside the code (instruction {} of {})",
+            l.name,
+            l.pc,
+            m.code.len()
+        )));
+    }
     if let Some(d) = m
         .dma
         .iter()

@@ -23,6 +23,18 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Every operator, in the order of their codes in the binary.
+    pub const ALL: [BinOp; 8] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+        BinOp::Min,
+        BinOp::Max,
+        BinOp::CeilDiv,
+    ];
+
     /// Source spelling of an infix operator, or the function name.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -103,6 +103,13 @@ pub struct Grid<'a> {
     /// skipped).
     queue: BinaryHeap<Reverse<(u64, usize)>>,
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
+    /// `--max-instructions`: warp instructions the run may issue (checked every
+    /// few windows).
+    max_instructions: u64,
+    /// `--max-cycles`, including the drain of the last stores.
+    max_cycles: u64,
+    /// Window boundaries passed so far.
+    windows_passed: u64,
     tracer: Option<Tracer>,
     sampling: Option<u64>,
     activity: bool,
@@ -196,6 +203,9 @@ impl<'a> Grid<'a> {
             window_end: window,
             queue: BinaryHeap::new(),
             interrupt: None,
+            max_instructions: u64::MAX,
+            max_cycles: u64::MAX,
+            windows_passed: 0,
             tracer: None,
             sampling: None,
             activity: false,
@@ -241,6 +251,13 @@ impl<'a> Grid<'a> {
     /// Stops the run when `flag` is set (checked every few thousand iterations).
     pub fn with_interrupt(mut self, flag: Option<&'static std::sync::atomic::AtomicBool>) -> Self {
         self.interrupt = flag;
+        self
+    }
+
+    /// Stops the run once it has issued more than `n` warp instructions
+    /// (`--max-instructions`; in functional mode the bound on an endless loop).
+    pub fn with_instruction_limit(mut self, n: u64) -> Self {
+        self.max_instructions = n;
         self
     }
 

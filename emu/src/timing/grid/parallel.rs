@@ -196,6 +196,8 @@ impl Grid<'_> {
             windows += 1;
             if windows % 64 == 0 {
                 self.report(now, progress)?;
+            } else {
+                self.check_interrupt(now)?;
             }
         }
     }

@@ -11,6 +11,7 @@ impl Grid<'_> {
         max_cycles: u64,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RunResult, Box<Stop>> {
+        self.max_cycles = max_cycles;
         match parallel::usable_threads(&self) {
             Some(threads) => self.run_threads(threads, max_cycles, progress)?,
             None => self.run_events(max_cycles, progress)?,
@@ -100,8 +101,28 @@ impl Grid<'_> {
             }
             (_, t) => t.max(now + 1),
         };
-        while self.window_end <= now {
-            self.window_end += self.window;
+        if self.window_end <= now {
+            while self.window_end <= now {
+                self.window_end += self.window;
+            }
+            // Both loops pass the same window boundaries at the same cycles, so
+            // the limit stops them at the same point.
+            self.windows_passed += 1;
+            if self.windows_passed % 16 == 0 && self.max_instructions < u64::MAX {
+                let program = &self.image.program;
+                let issued: u64 = self
+                    .units
+                    .iter()
+                    .map(|u| u.counts.total_issued(program))
+                    .sum();
+                if issued > self.max_instructions {
+                    return Err(Box::new(Stop::InstructionLimit {
+                        limit: self.max_instructions,
+                        blocks_done: self.blocks_done,
+                        blocks_total: self.blocks_total,
+                    }));
+                }
+            }
         }
         if now > max_cycles {
             return Err(Box::new(Stop::CycleLimit {
@@ -119,16 +140,7 @@ impl Grid<'_> {
         now: u64,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), Box<Stop>> {
-        if self
-            .interrupt
-            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-        {
-            return Err(Box::new(Stop::Interrupted {
-                cycle: now,
-                blocks_done: self.blocks_done,
-                blocks_total: self.blocks_total,
-            }));
-        }
+        self.check_interrupt(now)?;
         progress(Progress {
             cycle: now,
             blocks_done: self.blocks_done,
@@ -153,6 +165,14 @@ impl Grid<'_> {
             self.dram.drained_at()
         };
         let cycles = self.last_finish.max(drained);
+        if cycles > self.max_cycles {
+            // The last stores were still draining at the limit.
+            return Err(Box::new(Stop::CycleLimit {
+                limit: self.max_cycles,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
         let program = &self.image.program;
         let samplers: Vec<UnitSampler> = self
             .units
@@ -213,5 +233,20 @@ impl Grid<'_> {
             functional: self.functional,
             activity,
         })
+    }
+
+    /// Stops the run if Ctrl-C was pressed.
+    pub(super) fn check_interrupt(&self, now: u64) -> Result<(), Box<Stop>> {
+        if self
+            .interrupt
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(Box::new(Stop::Interrupted {
+                cycle: now,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
+        Ok(())
     }
 }
