@@ -167,6 +167,15 @@ pub enum Stmt<'s> {
         ty: Spanned<TyTok>,
         name: Spanned<&'s str>,
         dims: Vec<SExpr<'s>>,
+        /// `.align N`, as written.
+        align: Option<Spanned<&'s str>>,
+        /// `.extern .shared ... name[];`: sized at launch (`.launch shared(BYTES)`).
+        dynamic: bool,
+    },
+    /// `.bind kernel(A, B, N);`: the arguments of a PTX entry, in signature order.
+    Bind {
+        entry: Spanned<&'s str>,
+        args: Vec<SExpr<'s>>,
     },
     Reg {
         ty: Spanned<TyTok>,

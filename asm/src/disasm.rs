@@ -147,7 +147,12 @@ pub fn disassemble(m: &Module, options: Options) -> String {
     }
     for sh in &m.shared {
         let dims: String = sh.dims.iter().map(|d| format!("[{}]", expr(d))).collect();
-        let _ = writeln!(s, "    .shared .{} {}{dims};", sh.ty, sh.name);
+        let align = if sh.align == 0 {
+            String::new()
+        } else {
+            format!(".align {} ", sh.align)
+        };
+        let _ = writeln!(s, "    .shared {align}.{} {}{dims};", sh.ty, sh.name);
     }
     let mut labels = m.labels.iter().peekable();
     for (pc, word) in m.code.iter().enumerate() {

@@ -48,6 +48,12 @@ pub enum Tok<'s> {
     Shared,
     #[token(".launch")]
     Launch,
+    /// `.bind kernel(args);`: a PTX entry's arguments.
+    #[token(".bind")]
+    Bind,
+    /// `.ptr` in a PTX parameter's attributes.
+    #[token(".ptr")]
+    Ptr,
     #[token(".dma")]
     Dma,
     #[token(".iu")]
@@ -152,6 +158,8 @@ pub fn token_text(tok: &Tok<'_>) -> &'static str {
         Tok::Global => ".global",
         Tok::Shared => ".shared",
         Tok::Launch => ".launch",
+        Tok::Bind => ".bind",
+        Tok::Ptr => ".ptr",
         Tok::Dma => ".dma",
         Tok::Iu => ".iu",
         Tok::File => ".file",

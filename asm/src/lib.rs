@@ -9,6 +9,7 @@ pub mod diag;
 pub mod disasm;
 mod eval;
 pub mod lexer;
+mod lint;
 mod lower;
 mod operands;
 pub mod parse;
@@ -28,12 +29,23 @@ lalrpop_util::lalrpop_mod!(
 );
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
-pub use lower::{assemble_module, assemble_with};
+pub use lower::{
+    Options, assemble_module, assemble_module_with, assemble_with, assemble_with_options,
+};
 
 /// Assembles source text into `.bin` bytes. `path` names the file in diagnostics
 /// and in the line table. Warnings are returned alongside a successful result.
 pub fn assemble(path: &str, src: &str) -> Result<(Vec<u8>, Diagnostics), Diagnostics> {
-    let (module, warnings) = assemble_module(path, src)?;
+    assemble_with_options_bytes(path, src, &Options::default())
+}
+
+/// [`assemble`] with options (which entry of the file to assemble).
+pub fn assemble_with_options_bytes(
+    path: &str,
+    src: &str,
+    options: &Options,
+) -> Result<(Vec<u8>, Diagnostics), Diagnostics> {
+    let (module, warnings) = assemble_module_with(path, src, options)?;
     match spu_isa::format::write_module(&module) {
         Ok(bytes) => Ok((bytes, warnings)),
         Err(e) => {

@@ -9,17 +9,19 @@ use std::process::ExitCode;
 #[command(
     name = "spu-asm",
     version,
-    about = "Assemble SPU kernels (.spu -> .bin) or disassemble them (-d)",
+    about = "Assemble SPU kernels (.spu or .ptx -> .bin) or disassemble them (-d)",
     after_help = "Examples:\n  \
         spu-asm samples/vecadd.spu                 # writes samples/vecadd.bin\n  \
         spu-asm kernel.spu -o build/kernel.bin\n  \
         spu-asm kernel.spu --check                 # diagnostics only, no output file\n  \
+        spu-asm kernels.ptx --entry matmul         # one kernel of a PTX file with several\n  \
+        spu-asm launch.spu                         # a .spu file that includes a PTX kernel and binds it\n  \
         spu-asm -d kernel.bin                      # source that re-assembles to the same bytes\n  \
         spu-asm -d kernel.bin --no-loc             # cleaner listing without .file/.loc lines\n\n\
         The language is described in asm/LANGUAGE.md and the instructions in isa-spec/ISA.md."
 )]
 struct Cli {
-    /// Kernel source (.spu), or a binary (.bin) with -d.
+    /// Kernel source (.spu or .ptx), or a binary (.bin) with -d.
     input: PathBuf,
     /// Output file (default: the input with extension .bin; with -d, standard output).
     #[arg(short, long)]
@@ -33,6 +35,9 @@ struct Cli {
     /// Check the source and report diagnostics without writing anything.
     #[arg(long, conflicts_with = "disassemble")]
     check: bool,
+    /// The kernel to assemble when the file has several `.entry` blocks.
+    #[arg(long, value_name = "NAME", conflicts_with = "disassemble")]
+    entry: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -44,7 +49,7 @@ fn main() -> ExitCode {
             // The reader of standard output went away: end quietly, as `cat` would.
             Some(code @ spu_io::exit::CLOSED_PIPE) => ExitCode::from(code),
             code => {
-                eprintln!("error: {e:#}");
+                spu_io::reportln!("error: {e:#}");
                 ExitCode::from(code.unwrap_or(1))
             }
         },
@@ -97,9 +102,12 @@ fn run(cli: &Cli) -> Result<()> {
         );
     }
     let path = cli.input.to_string_lossy();
-    match spu_asm::assemble(&path, &src) {
+    let options = spu_asm::Options {
+        entry: cli.entry.clone(),
+    };
+    match spu_asm::assemble_with_options_bytes(&path, &src, &options) {
         Ok((bin, warnings)) => {
-            eprint!("{}", warnings.render(&path, &src));
+            spu_io::report!("{}", warnings.render(&path, &src));
             if cli.check {
                 return Ok(());
             }
@@ -110,7 +118,7 @@ fn run(cli: &Cli) -> Result<()> {
             write_output(cli, &out, &bin)
         }
         Err(diags) => {
-            eprint!("{}", diags.render(&path, &src));
+            spu_io::report!("{}", diags.render(&path, &src));
             bail!(
                 "`{}`: {} error{} found, nothing written",
                 path,

@@ -29,6 +29,8 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
     let mut current: Vec<(Tok<'s>, Span)> = Vec::new();
     let mut newline_inside = None;
     let mut skipping = false;
+    // Brace depth inside a skipped `.func` (its body is skipped whole).
+    let mut func_depth: Option<u32> = None;
     let mut instructions = 0usize;
     for (tok, span) in lex(src) {
         if let Tok::Name(text) | Tok::Register(text) | Tok::Str(text) | Tok::Directive(text) = tok
@@ -93,14 +95,29 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
             }
             Tok::Directive(name) => {
                 diags.push(unknown_directive(name, span.clone()));
-                // Whatever came before is cut short; the directive's own arguments are skipped.
+                // Whatever came before is cut short; the directive's own arguments are
+                // skipped, and a device function's whole body with them.
                 current.clear();
                 newline_inside = None;
                 skipping = true;
+                func_depth = (name == ".func").then_some(0);
                 continue;
             }
-            Tok::Semi if skipping => {
+            Tok::LBrace if skipping && func_depth.is_some() => {
+                func_depth = func_depth.map(|d| d + 1);
+                continue;
+            }
+            Tok::RBrace if skipping && func_depth.is_some() => {
+                func_depth = func_depth.map(|d| d.saturating_sub(1));
+                if func_depth == Some(0) {
+                    skipping = false;
+                    func_depth = None;
+                }
+                continue;
+            }
+            Tok::Semi if skipping && func_depth.is_none_or(|d| d == 0) => {
                 skipping = false;
+                func_depth = None;
                 continue;
             }
             _ if skipping => continue,
@@ -160,8 +177,27 @@ fn too_many_instructions(span: Span, max: usize) -> Diagnostic {
 }
 
 fn unknown_directive(name: &str, span: Span) -> Diagnostic {
-    const KNOWN: [&str; 10] = [
-        ".entry", ".reg", ".param", ".global", ".shared", ".launch", ".dma", ".iu", ".file", ".loc",
+    match name {
+        ".func" => {
+            return Diagnostic::error("device functions (`.func`) are not supported", span)
+                .label("the SPU has no call stack")
+                .help("inline the function into the kernel: nvcc does so for `__device__` functions unless told otherwise (`__forceinline__`, or compile without `-rdc`/`--keep-device-functions`)");
+        }
+        ".local" => {
+            return Diagnostic::error("local memory (`.local`) is not supported", span)
+                .label("a thread has registers and the block's shared memory, no local memory")
+                .help("keep the values in registers (the assembler allocates as many as you declare) or in a `.shared` array indexed by thread");
+        }
+        ".const" => {
+            return Diagnostic::error("constant memory (`.const`) is not supported", span)
+                .label("no constant memory space")
+                .help("pass the values in a `.global` buffer, or as kernel parameters");
+        }
+        _ => {}
+    }
+    const KNOWN: [&str; 11] = [
+        ".entry", ".reg", ".param", ".global", ".shared", ".launch", ".bind", ".dma", ".iu",
+        ".file", ".loc",
     ];
     let d = Diagnostic::error(format!("unknown directive `{name}`"), span)
         .label("not a directive of the language");

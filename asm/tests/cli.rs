@@ -185,6 +185,22 @@ fn a_closed_standard_output_ends_quietly() {
 }
 
 #[test]
+fn a_closed_standard_error_keeps_the_exit_code() {
+    // Diagnostics to a pipe whose reader went away (`spu-asm bad.spu 2>&1 | head -1`)
+    // are dropped; the tool still exits 1 for the error, never with a panic (101).
+    let (_dir, src) = temp("k.spu", b".entry k {\n    bogus r1;\n}\n");
+    let Some(closed) = spu_io::testing::closed_pipe() else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .arg(&src)
+        .stderr(closed)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn ctrl_c_while_reading_the_input_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let pipe = dir.path().join("k.spu");

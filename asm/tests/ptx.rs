@@ -62,3 +62,257 @@ fn an_unsupported_address_size_is_named() {
         "{text}"
     );
 }
+
+/// Two kernels in one file, in nvcc's style: pointer parameters, 64-bit address
+/// arithmetic, an `.extern .shared` array.
+const TWO: &str = "\
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry fill(
+\t.param .u64 .ptr .global .align 4 fill_param_0,
+\t.param .u32 fill_param_1
+)
+{
+\t.reg .pred \t%p<2>;
+\t.reg .b32 \t%r<4>;
+\t.reg .b64 \t%rd<5>;
+
+\tld.param.u64 \t%rd1, [fill_param_0];
+\tld.param.u32 \t%r1, [fill_param_1];
+\tmov.u32 \t%r2, %tid.x;
+\tsetp.ge.u32 \t%p1, %r2, %r1;
+\t@%p1 bra \t$L__BB0_2;
+\tcvta.to.global.u64 \t%rd2, %rd1;
+\tmul.wide.u32 \t%rd3, %r2, 4;
+\tadd.s64 \t%rd4, %rd2, %rd3;
+\tst.global.u32 \t[%rd4], %r2;
+$L__BB0_2:
+\tret;
+}
+
+.visible .entry twice(
+\t.param .u32 twice_param_0
+)
+{
+\t.reg .b32 \t%r<3>;
+\t.extern .shared .align 16 .b8 smem[];
+\tld.param.u32 \t%r1, [twice_param_0];
+\tadd.s32 \t%r2, %r1, %r1;
+\tst.shared.u32 \t[smem+4], %r2;
+\tret;
+}
+";
+
+fn assemble_entry(src: &str, entry: Option<&str>) -> Result<spu_isa::format::Module, String> {
+    let options = spu_asm::Options {
+        entry: entry.map(str::to_string),
+    };
+    let mut read = |p: &std::path::Path| -> Result<String, String> {
+        match p.file_name().and_then(|f| f.to_str()) {
+            Some("two.ptx") => Ok(TWO.to_string()),
+            _ => Err(format!("no file `{}`", p.display())),
+        }
+    };
+    spu_asm::assemble_with_options("k.spu", src, &mut read, &options)
+        .map(|(m, _)| m)
+        .map_err(|d| d.render("k.spu", src))
+}
+
+#[test]
+fn several_entries_need_a_choice() {
+    let err = assemble_entry(TWO, None).unwrap_err();
+    assert!(
+        err.contains("this file has 2 kernels: `fill`, `twice`") && err.contains("--entry fill"),
+        "{err}"
+    );
+    let err = assemble_entry(TWO, Some("twise")).unwrap_err();
+    assert!(
+        err.contains("no kernel is named `twise`") && err.contains("did you mean `--entry twice`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unbound_pointer_parameter_asks_for_a_launch_file() {
+    let err = assemble_entry(TWO, Some("fill")).unwrap_err();
+    assert!(
+        err.contains("`fill_param_0` is a 64-bit parameter no `.bind` gives a value")
+            && err.contains(".bind kernel(A, B, N);"),
+        "{err}"
+    );
+}
+
+#[test]
+fn dynamic_shared_memory_is_sized_at_launch() {
+    let err = assemble_entry(TWO, Some("twice")).unwrap_err();
+    assert!(
+        err.contains("the size of this dynamic shared array is not given")
+            && err.contains("shared(4096)"),
+        "{err}"
+    );
+    let launch = "#include \"two.ptx\"\n.launch grid(1) block(32) shared(10);\n.bind twice(7);\n";
+    let m = assemble_entry(launch, None).unwrap();
+    assert_eq!(m.name, "twice");
+    assert!(m.params.is_empty(), "a bound scalar is no kernel parameter");
+    assert_eq!(m.shared.len(), 1);
+    assert_eq!(m.shared[0].align, 16);
+    // 10 bytes of .b8 elements.
+    let n = m.shared[0].dims[0].eval(&|_| None).unwrap();
+    assert_eq!(n, 10);
+}
+
+#[test]
+fn bind_gives_pointer_parameters_buffers_and_scalars_parameters() {
+    let launch = "\
+#include \"two.ptx\"
+.param .u32 N = 100;
+.global .u32 OUT[N] = zeros;
+.launch grid(1) block(128);
+.bind fill(OUT, N);
+";
+    let m = assemble_entry(launch, None).unwrap();
+    assert_eq!(m.name, "fill");
+    let params: Vec<&str> = m.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(params, ["N"]);
+    let text = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options { no_locations: true });
+    assert!(
+        text.contains("mov.u32 %r") && text.contains(", OUT;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ld.param.u32 %r") && text.contains("[N]"),
+        "{text}"
+    );
+    // The other kernel's statements are not assembled.
+    assert!(!text.contains("smem"), "{text}");
+}
+
+#[test]
+fn bind_arguments_are_checked() {
+    let cases = [
+        (
+            ".bind fill(OUT);",
+            "`fill` takes 2 arguments, `.bind` gives 1",
+        ),
+        (
+            ".bind fill(OUT, S);",
+            "parameter `S` is .f32, but `fill_param_1` is a .u32",
+        ),
+        (
+            ".bind fill(OUT, N, N);",
+            "`fill` takes 2 arguments, `.bind` gives 3",
+        ),
+        (
+            ".bind fil(OUT, N);",
+            "`.bind` names `fil`, but no kernel has that name",
+        ),
+        (".bind fill(OUT, X);", "`X` is not a constant"),
+    ];
+    for (bind, want) in cases {
+        let src = format!(
+            "#include \"two.ptx\"\n.param .u32 N = 100;\n.param .f32 S = 1.0;\n.global .u32 OUT[N] = zeros;\n{bind}\n"
+        );
+        let err = assemble_entry(&src, None).unwrap_err();
+        assert!(err.contains(want), "{bind}: {err}");
+    }
+}
+
+#[test]
+fn setp_combines_with_a_predicate_and_writes_a_complement() {
+    let src = "\
+.entry k {
+    .reg .pred %p<5>;
+    .reg .b32 %r<3>;
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1|%p2, %r1, 7;
+    setp.gt.and.u32 %p3|%p4, %r1, 2, !%p1;
+    setp.ne.or.u32 %p1, %r1, 5, %p1;
+    @%p4 bra DONE;
+    @%p3 mov.u32 %r2, 1;
+DONE:
+    exit;
+}
+";
+    let (m, _) = spu_asm::assemble_module("k.spu", src)
+        .unwrap_or_else(|d| panic!("{}", d.render("k.spu", src)));
+    let text = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options { no_locations: true });
+    for want in ["not.pred", "and.pred", "or.pred", "mov.pred"] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    let bad = src.replace("!%p1;", "%r1;");
+    let err = spu_asm::assemble_module("k.spu", &bad)
+        .unwrap_err()
+        .render("k.spu", &bad);
+    assert!(
+        err.contains("`%r1` is a .b32 register, not a predicate"),
+        "{err}"
+    );
+}
+
+#[test]
+fn old_shuffle_and_vote_spellings_and_warp_barriers() {
+    let src = "\
+.entry k {
+    .reg .pred %p<3>;
+    .reg .b32 %r<4>;
+    mov.u32 %r1, %laneid;
+    shfl.down.b32 %r2|%p1, %r1, 1, 31;
+    vote.any.pred %p2, %p1;
+    vote.ballot.b32 %r3, %p1;
+    bar.warp.sync -1;
+    exit;
+}
+";
+    let (m, _) = spu_asm::assemble_module("k.spu", src)
+        .unwrap_or_else(|d| panic!("{}", d.render("k.spu", src)));
+    let text = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options { no_locations: true });
+    assert!(text.contains("shfl.sync.down.b32"), "{text}");
+    assert!(text.contains("vote.sync.any.pred"), "{text}");
+    assert!(text.contains("vote.sync.ballot.b32"), "{text}");
+    assert_eq!(m.code.len(), 5, "bar.warp.sync is no instruction: {text}");
+}
+
+#[test]
+fn device_functions_and_local_memory_are_refused_clearly() {
+    let src = "\
+.func (.reg .b32 r) helper(.reg .b32 a)
+{
+    add.s32 r, a, 1;
+    ret;
+}
+.entry k {
+    .local .align 4 .b8 stack[16];
+    exit;
+}
+";
+    let err = spu_asm::assemble_module("k.ptx", src)
+        .unwrap_err()
+        .render("k.ptx", src);
+    assert!(
+        err.contains("device functions (`.func`) are not supported"),
+        "{err}"
+    );
+    assert!(
+        err.contains("local memory (`.local`) is not supported"),
+        "{err}"
+    );
+    // The function's body is skipped whole: no error about its statements.
+    assert!(!err.contains("outside any kernel"), "{err}");
+    assert_eq!(err.matches("error:").count(), 2, "{err}");
+}
+
+#[test]
+fn shared_alignment_is_kept_and_checked() {
+    let src = ".entry k {\n    .shared .align 64 .f32 a[3];\n    .reg .b32 %r;\n    mov.u32 %r, a;\n    exit;\n}\n";
+    let (m, _) = spu_asm::assemble_module("k.spu", src).unwrap();
+    assert_eq!(m.shared[0].align, 64);
+    let text = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options::default());
+    assert!(text.contains(".shared .align 64 .f32 a[3];"), "{text}");
+    let bad = src.replace("64", "48");
+    let err = spu_asm::assemble_module("k.spu", &bad)
+        .unwrap_err()
+        .render("k.spu", &bad);
+    assert!(err.contains("alignment `48` is not supported"), "{err}");
+}

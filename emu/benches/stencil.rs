@@ -5,8 +5,10 @@
 //!
 //! `cargo bench -p spu-emu --bench stencil` runs N = K = 256 and 512 on one and
 //! two threads; `-- --large` adds N = K = 1024; `-- --threads 1,2,4` picks the
-//! thread counts. `-- --case N timing|functional THREADS` runs one case (used
-//! internally).
+//! thread counts. `-- --cb-check [REPEATS]` measures the CB checker's cost at
+//! N = K = 256 on one thread: runs with and without it, alternating, REPEATS times
+//! each (default 7), and prints the medians. `-- --case N timing|functional
+//! THREADS [nocheck]` runs one case (used internally).
 
 use spu_emu::{LoadOptions, Machine, RunControl};
 use std::path::Path;
@@ -25,7 +27,7 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn run_case(n: u32, functional: bool, threads: usize) {
+fn run_case(n: u32, functional: bool, threads: usize, cb_check: bool) -> f64 {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/stencil2d/stencil_pc.spu");
     let kernel = spu_emu::read_kernel(&path).expect("stencil sample assembles");
     let machine = Machine::default();
@@ -37,6 +39,7 @@ fn run_case(n: u32, functional: bool, threads: usize) {
     let control = RunControl {
         functional,
         threads,
+        cb_check,
         ..RunControl::default()
     };
     let start = Instant::now();
@@ -54,6 +57,54 @@ fn run_case(n: u32, functional: bool, threads: usize) {
         warp as f64 / secs / 1e6,
         peak_rss_mib()
     );
+    secs
+}
+
+/// Runs one case in a fresh process; returns its wall time.
+fn child(n: u32, mode: &str, check: bool) -> f64 {
+    let me = std::env::current_exe().expect("bench binary path");
+    let mut args = vec![
+        "--case".to_string(),
+        n.to_string(),
+        mode.to_string(),
+        "1".to_string(),
+    ];
+    if !check {
+        args.push("nocheck".into());
+    }
+    let out = Command::new(&me).args(&args).output().expect("case runs");
+    assert!(out.status.success(), "case N={n} {mode} failed");
+    let line = String::from_utf8_lossy(&out.stdout);
+    line.split('|')
+        .nth(4)
+        .and_then(|w| w.trim().trim_end_matches(" s").parse().ok())
+        .expect("wall time in the case's row")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The CB checker's cost: N = K = 256, with and without, alternating.
+fn cb_check_cost(repeats: usize) {
+    println!(
+        "CB checker cost, stencil_pc N = K = 256, spu-4x4, median of {repeats} alternating runs"
+    );
+    println!("| mode | checker on | checker off | cost |");
+    println!("|---|---|---|---|");
+    for mode in ["timing", "functional"] {
+        let (mut on, mut off) = (Vec::new(), Vec::new());
+        for _ in 0..repeats {
+            on.push(child(256, mode, true));
+            off.push(child(256, mode, false));
+        }
+        let (on, off) = (median(on), median(off));
+        println!(
+            "| {mode} | {on:.3} s | {off:.3} s | {:+.1}% |",
+            (on / off - 1.0) * 100.0
+        );
+    }
 }
 
 fn main() {
@@ -61,7 +112,13 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "--case") {
         let n = args[i + 1].parse().expect("N");
         let threads = args[i + 3].parse().expect("threads");
-        run_case(n, args[i + 2] == "functional", threads);
+        let check = args.get(i + 4).is_none_or(|a| a != "nocheck");
+        run_case(n, args[i + 2] == "functional", threads, check);
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--cb-check") {
+        let repeats = args.get(i + 1).and_then(|r| r.parse().ok()).unwrap_or(7);
+        cb_check_cost(repeats);
         return;
     }
     let thread_counts: Vec<usize> = match args.iter().position(|a| a == "--threads") {

@@ -52,6 +52,9 @@ pub struct RunControl {
     pub activity: bool,
     /// Threads that step units; results and stats are the same for every value.
     pub threads: usize,
+    /// Stop at a CB read of a word its producer has not written since the link last
+    /// switched (the CB checker; on by default).
+    pub cb_check: bool,
 }
 
 impl Default for RunControl {
@@ -64,6 +67,7 @@ impl Default for RunControl {
             interrupt: None,
             activity: false,
             threads: 1,
+            cb_check: true,
         }
     }
 }
@@ -78,6 +82,7 @@ pub fn simulate_traced(
 ) -> Result<RunResult, Box<Stop>> {
     Grid::new(image, machine)
         .functional(control.functional)
+        .cb_check(control.cb_check)
         .with_sampling(control.sample_interval)
         .with_interrupt(control.interrupt)
         .with_instruction_limit(control.max_instructions)

@@ -72,7 +72,12 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<()> {
     if cli.list_params {
-        spu_io::output::print(&machine::reference_markdown())?;
+        // The terminal's width when the shell exports it, else a common one.
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<u16>().ok())
+            .map_or(100, |c| c.clamp(60, 400));
+        spu_io::output::print(&machine::reference_table(width))?;
         return Ok(());
     }
     let path = cli.kernel.as_ref().context("no kernel given")?;
@@ -108,7 +113,7 @@ fn run(cli: &Cli) -> Result<()> {
         control,
         trace_out.as_ref().map(|t| (filter, t.writer())),
         !cli.quiet && cli.trace.is_none(),
-        &mut |w| eprint!("{w}"),
+        &mut |w| spu_io::report!("{w}"),
     );
     let s = match result {
         Ok(s) => s,
@@ -146,7 +151,7 @@ fn run(cli: &Cli) -> Result<()> {
     if !cli.quiet {
         let summary = report::summary(&s.result, &s.image, &s.machine);
         if stdout_carries_data {
-            eprint!("{summary}");
+            spu_io::report!("{summary}");
         } else {
             spu_io::output::print(&summary)?;
         }
@@ -176,7 +181,7 @@ fn with_trace(
             return write_error.into();
         }
         if let Some(p) = cli.trace.as_ref().filter(|p| !spu_io::output::is_stdout(p)) {
-            eprintln!("note: the trace up to the stop is in `{}`", p.display());
+            spu_io::reportln!("note: the trace up to the stop is in `{}`", p.display());
         }
     }
     // Otherwise (the kernel did not load, or Ctrl-C) the trace is dropped unwritten.

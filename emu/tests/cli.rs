@@ -83,7 +83,7 @@ fn the_same_run_twice_gives_identical_stats() {
 }
 
 #[test]
-fn stats_have_the_contract_keys() {
+fn stats_have_the_documented_keys() {
     let out = emu(&["samples/reduction.spu", "-q", "--stats", "-"]);
     assert!(out.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -237,7 +237,7 @@ fn bad_command_lines_and_files_are_reported() {
         (&["emu/tests/faults/iu_fpu.spu"], "floating-point unit"),
         (
             &["emu/tests/faults/mismatched_syncs.spu", "--grid", "2x1"],
-            "producer has synced 2 times, consumer 1 times",
+            "block (0, 0) made 2 syncs on this link, block (1, 0) 1 sync",
         ),
         (
             &["emu/tests/faults/no_port.spu"],
@@ -323,12 +323,33 @@ fn run_time_errors_read_well() {
 
 #[test]
 fn list_params_documents_every_key() {
-    let out = emu(&["--list-params"]);
+    let list = |columns: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_spu-emu"));
+        c.arg("--list-params").env_remove("COLUMNS");
+        if let Some(n) = columns {
+            c.env("COLUMNS", n);
+        }
+        c.output().expect("spu-emu runs")
+    };
+    let out = list(None);
     assert!(out.status.success());
     let listing = text(&out.stdout);
     for p in spu_emu::machine::PARAMS {
         assert!(listing.contains(p.key), "{} missing", p.key);
     }
+    // A terminal table, not the Markdown page: no developer notes, no Markdown.
+    assert!(!listing.contains("do not edit"), "{listing}");
+    assert!(
+        !listing.contains('`') && !listing.contains("|---"),
+        "{listing}"
+    );
+    assert!(listing.contains("| grid.cols "), "{listing}");
+    assert!(
+        listing.lines().all(|l| l.chars().count() <= 100),
+        "{listing}"
+    );
+    let narrow = text(&list(Some("72")).stdout);
+    assert!(narrow.lines().all(|l| l.chars().count() <= 72), "{narrow}");
 }
 
 #[test]
@@ -408,7 +429,17 @@ fn traces_follow_their_filters() {
             "--trace-cycles",
             "9..3",
         ],
-        "FIRST..LAST",
+        "`--trace-cycles 9..3` is empty: FIRST (9) is after LAST (3); write `--trace-cycles 3..9`",
+    );
+    fails(
+        &[
+            "samples/divergent.spu",
+            "--trace",
+            "-",
+            "--trace-cycles",
+            "9-3",
+        ],
+        "needs the form FIRST..LAST",
     );
 }
 
@@ -425,4 +456,19 @@ fn deep_expressions_do_not_overflow_the_stack() {
     .unwrap();
     let out = emu(&[src.to_str().unwrap(), "-q"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
+    // A huge value is too large, not "not positive".
+    let err = fails(
+        &["samples/vecadd.spu", "-D", "N=4294967295"],
+        "but a launch has at most 4 194 304 blocks",
+    );
+    assert!(!err.contains("positive"), "{err}");
+    // The memory limit names the buffers and the key that raises it.
+    fails(
+        &["samples/vecadd.spu", "-D", "N=300000000"],
+        "buffers need 3434 MiB of global memory but the machine has 1536 MiB (`A` 1145 MiB, `B` 1145 MiB, `C` 1145 MiB); raise the limit with `--set memory.global_mib=3434`",
+    );
 }

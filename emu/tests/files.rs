@@ -367,6 +367,21 @@ fn a_closed_standard_output_ends_quietly() {
 }
 
 #[test]
+fn a_closed_standard_error_keeps_the_exit_code() {
+    // A run-time error reported to a closed pipe still ends with exit 1, not a panic.
+    let Some(closed) = spu_io::testing::closed_pipe() else {
+        return;
+    };
+    let child = emu_cmd(&["emu/tests/faults/spin.spu", "--max-cycles", "100"])
+        .stdout(Stdio::null())
+        .stderr(closed)
+        .spawn()
+        .unwrap();
+    let (code, _) = wait_at_most(child, Duration::from_secs(60));
+    assert_eq!(code, Some(1));
+}
+
+#[test]
 fn a_full_standard_output_or_trace_file_is_an_error() {
     let Ok(full) = std::fs::File::options().write(true).open("/dev/full") else {
         eprintln!("skipped: no /dev/full");

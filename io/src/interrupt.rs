@@ -52,7 +52,7 @@ fn end_now() -> ! {
     for p in paths {
         let _ = std::fs::remove_file(p);
     }
-    eprintln!("error: interrupted");
+    crate::reportln!("error: interrupted");
     std::process::exit(i32::from(crate::exit::INTERRUPTED))
 }
 

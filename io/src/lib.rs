@@ -9,7 +9,8 @@
 //!   nothing is left behind on an error or Ctrl-C.
 //! - [`interrupt`]: Ctrl-C sets a flag long-running work polls; work that does not
 //!   poll is ended within a second with exit code 130, temporaries removed.
-//! - [`exit`]: exit codes for interrupted runs and closed pipes.
+//! - [`exit`]: exit codes for interrupted runs and closed pipes; [`report!`] and
+//!   [`reportln!`] write to standard error without ever panicking.
 //! - [`paths`]: refusing an output that would overwrite an input or another output.
 //! - [`testing`]: pipes and FIFOs for the tools' tests.
 

@@ -14,11 +14,15 @@ use std::collections::BTreeMap;
 pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
 pub const IDLE_LINE: &str = "(idle units)";
 pub const ACTIVE_LINE: &str = "(active units)";
+pub const NO_LINE: &str = "(no line information)";
 
 /// Leakage of one kind of unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnitLeakage {
     pub unit: String,
+    /// How many and how big, as the table prints it ("80 CBs x 4 KiB").
+    #[serde(default)]
+    pub what: String,
     pub count: f64,
     pub each_w: f64,
     pub total_w: f64,
@@ -66,6 +70,10 @@ pub struct Breakdown {
     pub line_detail: BTreeMap<String, LineEnergy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_trace: Option<Vec<PowerSample>>,
+    /// What each component and pseudo-line present means, and whether it is charged
+    /// per event or per unit-cycle (see [`crate::legend`]).
+    #[serde(default)]
+    pub legend: BTreeMap<String, String>,
 }
 
 /// Why a run cannot be priced.
@@ -213,7 +221,7 @@ impl Lines {
 fn line_key(file: &Option<String>, line: Option<u32>) -> String {
     match (file, line) {
         (Some(f), Some(l)) => format!("{f}:{l}"),
-        _ => "(no line information)".into(),
+        _ => NO_LINE.into(),
     }
 }
 
@@ -333,6 +341,13 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
         }
     };
     components.retain(|_, j| *j > 0.0);
+    let legend = components
+        .keys()
+        .map(|name| (name.clone(), crate::legend::component_line(name)))
+        .chain(lines.joules.keys().filter_map(|key| {
+            crate::legend::pseudo_line(key).map(|text| (key.clone(), text.to_string()))
+        }))
+        .collect();
     let leakage_w: f64 = leakage_by_unit.iter().map(|u| u.total_w).sum();
     let static_j = leakage_w * time_s;
     let dynamic_j: f64 = components.values().sum();
@@ -370,6 +385,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
         lines: lines.joules,
         line_detail: detail,
         power_trace,
+        legend,
     };
     check_finite(&b, model)?;
     Ok(b)
@@ -443,15 +459,16 @@ pub fn leakage_units(
     machine: &spu_emu::Machine,
     model: &Model,
 ) -> Result<Vec<UnitLeakage>, EnergyError> {
-    let unit = |unit: &str, count: u64, each_w: f64| UnitLeakage {
+    let unit = |unit: &str, what: String, count: u64, each_w: f64| UnitLeakage {
         unit: unit.into(),
+        what,
         count: count as f64,
         each_w,
         total_w: count as f64 * each_w,
     };
     let leakage = match &model.kind {
         Kind::InstructionClasses { static_w, .. } => {
-            return Ok(vec![unit("chip (e0)", 1, *static_w)]);
+            return Ok(vec![unit("chip (e0)", "chip (e0)".into(), 1, *static_w)]);
         }
         Kind::Components { leakage, .. } => leakage,
     };
@@ -465,16 +482,20 @@ pub fn leakage_units(
     let (p, q) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
     let (sms, boundary) = (p * q, 2 * (p + q));
     // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
-    let cb_kib = 2 * (p * (q + 1) + q * (p + 1)) * u64::from(machine.cb_size_kib);
+    let cbs = 2 * (p * (q + 1) + q * (p + 1));
+    let kib = u64::from(machine.cb_size_kib);
+    let cb_kib = cbs * kib;
     let mut units = vec![
         unit(
             "SM",
+            format!("{sms} SMs"),
             sms,
             need(leakage.sm, "leakage_w.sm", format!("{sms} SMs"))?,
         ),
         match machine.boundary {
             Boundary::Iu => unit(
                 "IU",
+                format!("{boundary} IUs"),
                 boundary,
                 need(
                     leakage.iu,
@@ -484,6 +505,7 @@ pub fn leakage_units(
             ),
             Boundary::Dma => unit(
                 "DMA engine",
+                format!("{boundary} DMA engines"),
                 boundary,
                 need(
                     leakage.dma,
@@ -493,17 +515,19 @@ pub fn leakage_units(
             ),
         },
         unit(
-            "CB (KiB)",
-            cb_kib,
-            need(
-                leakage.cb_per_kib,
-                "leakage_w.cb_per_kib",
-                format!("{cb_kib} KiB of CBs"),
-            )?,
+            "CB",
+            format!("{cbs} CBs x {kib} KiB"),
+            cbs,
+            kib as f64
+                * need(
+                    leakage.cb_per_kib,
+                    "leakage_w.cb_per_kib",
+                    format!("{cb_kib} KiB of CBs"),
+                )?,
         ),
     ];
     if leakage.uncore > 0.0 {
-        units.push(unit("uncore", 1, leakage.uncore));
+        units.push(unit("uncore", "uncore".into(), 1, leakage.uncore));
     }
     Ok(units)
 }

@@ -3,10 +3,11 @@
 //! energy, energy per component and per source line, and power over time
 //! ([`energy`]), and reports it as a table, JSON, CSV, an annotated listing, an SVG
 //! power trace, a grid heat map or a side-by-side comparison ([`report`], [`svg`],
-//! [`heatmap`]).
+//! [`heatmap`]), every name explained ([`legend`]).
 
 pub mod energy;
 pub mod heatmap;
+pub mod legend;
 pub mod model;
 pub mod report;
 pub mod svg;

@@ -60,10 +60,10 @@ struct Cli {
     /// Print the kernel source annotated with energy and instructions per line.
     #[arg(long)]
     by_line: bool,
-    /// A source file to quote with --by-line (repeatable). Without it, sources are
-    /// quoted only from the kernel itself or from files beside the kernel or the
-    /// statistics file with the recorded name.
-    #[arg(long = "source", value_name = "FILE", requires = "by_line")]
+    /// A source file to quote with --by-line and in the hottest-lines table
+    /// (repeatable). Without it, sources are quoted only from the kernel itself or
+    /// from files beside the kernel or the statistics file with the recorded name.
+    #[arg(long = "source", value_name = "FILE")]
     sources: Vec<PathBuf>,
     /// Write power over time as an SVG chart.
     #[arg(long, value_name = "FILE.svg")]
@@ -218,7 +218,7 @@ fn run(cli: &Cli) -> Result<()> {
                 control.sample_interval = Some(DEFAULT_SAMPLE_INTERVAL);
             }
             let s = session::run(kernel, &cli.run, control, !cli.quiet, &mut |w| {
-                eprint!("{w}")
+                spu_io::report!("{w}")
             })?;
             sources.extend(s.kernel.sources.clone());
             let stats = Stats::new(&s.result, &s.image, &s.machine);
@@ -249,19 +249,20 @@ fn run(cli: &Cli) -> Result<()> {
         })?;
         files.add(path, chart.as_bytes())?;
     }
+    let source = |file: &str| {
+        let recorded = Path::new(file);
+        named
+            .iter()
+            .find(|(p, _)| p == recorded || p.file_name() == recorded.file_name())
+            .map(|(_, text)| text.clone())
+            .or_else(|| sources.get(file).cloned())
+            .or_else(|| spu_emu::load::kernel::source_beside(beside, file))
+    };
     let text = if cli.by_line {
-        report::by_line_report(&breakdown, &|file| {
-            let recorded = Path::new(file);
-            named
-                .iter()
-                .find(|(p, _)| p == recorded || p.file_name() == recorded.file_name())
-                .map(|(_, text)| text.clone())
-                .or_else(|| sources.get(file).cloned())
-                .or_else(|| spu_emu::load::kernel::source_beside(beside, file))
-        })
+        report::by_line_report(&breakdown, &source)
     } else {
         match cli.format {
-            Format::Table => report::table_report(&breakdown),
+            Format::Table => report::table_report(&breakdown, &source),
             Format::Json => report::json_report(&breakdown),
             Format::Csv => report::csv_report(&breakdown),
         }

@@ -1,9 +1,10 @@
 //! Reports of a [`Breakdown`]: the default table (components sorted by energy,
 //! leakage by unit type, static vs dynamic, power, time, energy-delay product),
-//! JSON and CSV with the contract's keys, the kernel source annotated with energy
+//! JSON and CSV with the documented keys, the kernel source annotated with energy
 //! per line, and two runs side by side.
 
 use crate::energy::Breakdown;
+use crate::legend;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -56,8 +57,30 @@ fn sorted(map: &BTreeMap<String, f64>) -> Vec<(&String, f64)> {
     v
 }
 
-/// The default report.
-pub fn table_report(b: &Breakdown) -> String {
+/// The source text of `file:line`, trimmed and shortened for a table cell.
+fn quote(key: &str, source: &dyn Fn(&str) -> Option<String>) -> String {
+    const MAX: usize = 48;
+    let Some((file, line)) = key.rsplit_once(':') else {
+        return String::new();
+    };
+    let (Ok(n), Some(text)) = (line.parse::<usize>(), source(file)) else {
+        return String::new();
+    };
+    let Some(text) = text.lines().nth(n.saturating_sub(1)) else {
+        return String::new();
+    };
+    // The statement, without a trailing comment.
+    let text = text.split("//").next().unwrap_or("").trim();
+    if text.chars().count() > MAX {
+        format!("{}...", text.chars().take(MAX - 3).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
+/// The default report. `source` gives a file's text by name, for quoting the
+/// hottest lines.
+pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{} on {} (model `{}`)", b.kernel, b.machine, b.model);
     let _ = writeln!(
@@ -82,33 +105,92 @@ pub fn table_report(b: &Breakdown) -> String {
         b.avg_power_w, b.leakage_w, b.dynamic_power_w
     );
     let _ = writeln!(s, "EDP     {:.4e} J*s\n", b.edp_js);
-    let mut t = table(&["dynamic component", "energy", "share of dynamic"], 1);
-    for (name, j) in sorted(&b.components) {
-        t.add_row(vec![name.clone(), joules(j), percent(j, b.dynamic_j)]);
+    let mut t = table(
+        &[
+            "dynamic component",
+            "energy",
+            "share",
+            "per",
+            "what it counts",
+        ],
+        1,
+    );
+    for col in [3, 4] {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Left);
+        }
     }
-    let _ = writeln!(s, "{t}\n");
-    let mut t = table(&["leakage", "count", "each", "total", "share"], 1);
+    let mut timed = Vec::new();
+    for (name, j) in sorted(&b.components) {
+        let (basis, text) = legend::component(name);
+        if basis == legend::Basis::PerUnitCycle {
+            timed.push(name.as_str());
+        }
+        t.add_row(vec![
+            name.clone(),
+            joules(j),
+            percent(j, b.dynamic_j),
+            basis.label().to_string(),
+            text,
+        ]);
+    }
+    let _ = writeln!(s, "{t}");
+    if !timed.is_empty() {
+        let _ = writeln!(
+            s,
+            "{} {} time-based: calibrated constants per unit-cycle, which grow with run\ntime, not with the work done. Every other term is events x energy per event.",
+            timed.join(" and "),
+            if timed.len() == 1 { "is" } else { "are" }
+        );
+    }
+    let _ = writeln!(s);
+    let mut t = table(&["leakage", "each", "total", "share"], 1);
     for u in &b.leakage_by_unit {
         t.add_row(vec![
-            u.unit.clone(),
-            format!("{}", u.count),
+            if u.what.is_empty() {
+                u.unit.clone()
+            } else {
+                u.what.clone()
+            },
             format!("{:.6} W", u.each_w),
             format!("{:.3} W", u.total_w),
             percent(u.total_w, b.leakage_w),
         ]);
     }
     let _ = writeln!(s, "{t}\n");
-    let mut t = table(&["hottest source lines", "energy", "share of dynamic"], 1);
+    let mut t = table(
+        &[
+            "hottest source lines",
+            "energy",
+            "share of dynamic",
+            "source",
+        ],
+        1,
+    );
+    if let Some(c) = t.column_mut(3) {
+        c.set_cell_alignment(CellAlignment::Left);
+    }
     let mut lines = sorted(&b.lines);
     lines.truncate(8);
+    let mut pseudo = Vec::new();
     for (line, j) in lines {
-        t.add_row(vec![line.clone(), joules(j), percent(j, b.dynamic_j)]);
+        let text = match legend::pseudo_line(line) {
+            Some(meaning) => {
+                pseudo.push((line, meaning));
+                "(not an instruction: see below)".to_string()
+            }
+            None => quote(line, source),
+        };
+        t.add_row(vec![line.clone(), joules(j), percent(j, b.dynamic_j), text]);
     }
     let _ = writeln!(s, "{t}");
+    for (line, meaning) in pseudo {
+        let _ = writeln!(s, "{line}: {meaning}");
+    }
     s
 }
 
-/// The contract's JSON keys (`leakage_w`, `static_j`, `dynamic_j`, `total_j`,
+/// The documented JSON keys (`leakage_w`, `static_j`, `dynamic_j`, `total_j`,
 /// `cycles`, `components`, `lines`) and the rest of the breakdown.
 pub fn json_report(b: &Breakdown) -> String {
     // Plain structs with string keys: serialisation cannot fail.
@@ -125,27 +207,82 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One row per number: `section,name,value,unit`.
+/// One row per number: `section,name,value,unit,meaning`; `meaning` explains
+/// components (per event or per unit-cycle), leakage rows and pseudo-lines.
 pub fn csv_report(b: &Breakdown) -> String {
-    let mut s = String::from("section,name,value,unit\n");
-    let mut row = |section: &str, name: &str, value: String, unit: &str| {
-        let _ = writeln!(s, "{section},{},{value},{unit}", csv_field(name));
+    let mut s = String::from("section,name,value,unit,meaning\n");
+    let mut row = |section: &str, name: &str, value: String, unit: &str, meaning: &str| {
+        let _ = writeln!(
+            s,
+            "{section},{},{value},{unit},{}",
+            csv_field(name),
+            csv_field(meaning)
+        );
     };
-    row("run", "cycles", b.cycles.to_string(), "cycles");
-    row("run", "time", b.time_s.to_string(), "s");
-    row("energy", "leakage", b.leakage_w.to_string(), "W");
-    row("energy", "static", b.static_j.to_string(), "J");
-    row("energy", "dynamic", b.dynamic_j.to_string(), "J");
-    row("energy", "total", b.total_j.to_string(), "J");
-    row("energy", "edp", b.edp_js.to_string(), "J*s");
+    row(
+        "run",
+        "cycles",
+        b.cycles.to_string(),
+        "cycles",
+        "core cycles",
+    );
+    row("run", "time", b.time_s.to_string(), "s", "run time");
+    row(
+        "energy",
+        "leakage",
+        b.leakage_w.to_string(),
+        "W",
+        "leakage power",
+    );
+    row(
+        "energy",
+        "static",
+        b.static_j.to_string(),
+        "J",
+        "leakage power x time",
+    );
+    row(
+        "energy",
+        "dynamic",
+        b.dynamic_j.to_string(),
+        "J",
+        "sum of the components",
+    );
+    row(
+        "energy",
+        "total",
+        b.total_j.to_string(),
+        "J",
+        "static + dynamic",
+    );
+    row(
+        "energy",
+        "edp",
+        b.edp_js.to_string(),
+        "J*s",
+        "energy-delay product",
+    );
     for (name, j) in &b.components {
-        row("component", name, j.to_string(), "J");
+        row(
+            "component",
+            name,
+            j.to_string(),
+            "J",
+            &legend::component_line(name),
+        );
     }
     for u in &b.leakage_by_unit {
-        row("leakage", &u.unit, u.total_w.to_string(), "W");
+        let what = format!("{} at {} W each", u.what, u.each_w);
+        row("leakage", &u.unit, u.total_w.to_string(), "W", &what);
     }
     for (line, j) in &b.lines {
-        row("line", line, j.to_string(), "J");
+        row(
+            "line",
+            line,
+            j.to_string(),
+            "J",
+            legend::pseudo_line(line).unwrap_or(""),
+        );
     }
     s
 }
@@ -203,6 +340,9 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
         let _ = writeln!(s, "not caused by an instruction:");
         for (k, j) in pseudo {
             let _ = writeln!(s, "{:>12} {:>7}  {k}", joules(*j), percent(*j, b.dynamic_j));
+            if let Some(meaning) = legend::pseudo_line(k) {
+                let _ = writeln!(s, "{:>22}{meaning}", "");
+            }
         }
     }
     s

@@ -74,11 +74,28 @@ fn every_output_form_is_produced() {
         "cycles",
         "components",
         "lines",
+        "legend",
     ] {
         assert!(json.get(key).is_some(), "json lacks {key}");
     }
+    // Every component and pseudo-line present is explained.
+    let legend = &json["legend"];
+    for name in json["components"].as_object().unwrap().keys() {
+        assert!(legend[name].is_string(), "no legend for {name}");
+    }
+    assert!(
+        legend["CONST_DYNAMICP"]
+            .as_str()
+            .unwrap()
+            .starts_with("per unit-cycle, time-based:")
+    );
     let csv = ok(&[k, "-D", "N=64", "-D", "K=32", "--format", "csv"]);
-    assert!(csv.starts_with("section,name,value,unit\n") && csv.contains("energy,total,"));
+    assert!(csv.starts_with("section,name,value,unit,meaning\n") && csv.contains("energy,total,"));
+    assert!(
+        csv.contains(",J,per event: shared memory, per bank-conflict wave")
+            || csv.contains(",J,\"per event: shared memory, per bank-conflict wave\""),
+        "{csv}"
+    );
     ok(&[
         k,
         "-D",

@@ -160,7 +160,7 @@ fn reports_read_well() {
     );
     let b = price(&stats, &Model::load("default").unwrap()).unwrap();
     let source = |file: &str| std::fs::read_to_string(repo(file.trim_start_matches('/'))).ok();
-    insta::assert_snapshot!("table", report::table_report(&b));
+    insta::assert_snapshot!("table", report::table_report(&b, &source));
     insta::assert_snapshot!("json", report::json_report(&b));
     insta::assert_snapshot!("csv", report::csv_report(&b));
     insta::assert_snapshot!("by_line", report::by_line_report(&b, &source));

@@ -53,7 +53,7 @@ pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
 
 pub fn report_plan(plan: &Plan, store: &Store, pending: usize, spec_file: &str) {
     let total = plan.unique_ids().len();
-    eprintln!(
+    spu_io::reportln!(
         "sweep `{}` ({spec_file}): {}, {} finished, {pending} to run; results in {}",
         plan.name,
         runs(total),
@@ -89,10 +89,10 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
         row.extend(run.values.iter().cloned());
         table.add_row(row);
     }
-    println!("{table}");
+    spu_io::outln!("{table}");
     let distinct = plan.unique_ids().len();
     let finished = records.len();
-    println!(
+    spu_io::outln!(
         "{}{}; {finished} finished in {}",
         runs(plan.runs.len()),
         if distinct < plan.runs.len() {
@@ -104,7 +104,7 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
     );
     let extras = spec.extra_names();
     if !extras.is_empty() {
-        println!(
+        spu_io::outln!(
             "extra values: {} (include with --extra NAME)",
             extras.join(", ")
         );
@@ -126,7 +126,7 @@ pub fn cmd_local(
     bounds: Bounds,
 ) -> Result<ExitCode> {
     if pending.is_empty() {
-        eprintln!("nothing to simulate");
+        spu_io::reportln!("nothing to simulate");
         return finish(store, plan);
     }
     install_stop_handler();
@@ -141,7 +141,7 @@ pub fn cmd_local(
         show: Show::Auto,
     };
     let s = local::execute(pool, pending)?;
-    eprintln!(
+    spu_io::reportln!(
         "{} done, {} failed{} in {:.1} s with {jobs} worker{}",
         s.done,
         s.failed,
@@ -155,7 +155,9 @@ pub fn cmd_local(
     );
     let code = finish(store, plan)?;
     if s.interrupted {
-        eprintln!("interrupted: finished runs are kept; run the same command again to resume");
+        spu_io::reportln!(
+            "interrupted: finished runs are kept; run the same command again to resume"
+        );
         return Ok(ExitCode::from(130));
     }
     Ok(code)
@@ -169,7 +171,7 @@ pub fn cmd_slurm(
     bounds: Bounds,
 ) -> Result<ExitCode> {
     if pending.is_empty() {
-        eprintln!("nothing to simulate");
+        spu_io::reportln!("nothing to simulate");
         return finish(store, plan);
     }
     let exe = std::env::current_exe().context("cannot find the spu-sweep executable")?;
@@ -185,7 +187,7 @@ pub fn cmd_slurm(
     )?;
     let job = batch.job_id.clone().unwrap_or_default();
     if !opts.wait {
-        eprintln!(
+        spu_io::reportln!(
             "submitted job {job}: {} in {} array tasks; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             runs(pending.len()),
             batch.tasks.len(),
@@ -193,7 +195,7 @@ pub fn cmd_slurm(
         );
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!(
+    spu_io::reportln!(
         "submitted job {job}: {} in {} array tasks; waiting (Ctrl-C stops waiting, not the job)",
         runs(pending.len()),
         batch.tasks.len()
@@ -223,13 +225,13 @@ pub fn cmd_slurm(
         bar.finish_and_clear();
     }
     if !finished {
-        eprintln!(
+        spu_io::reportln!(
             "stopped waiting; job {job} goes on: follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             dir = store.dir.display()
         );
         return Ok(ExitCode::from(130));
     }
-    eprintln!(
+    spu_io::reportln!(
         "job {job}: {} in {} array tasks ended after {:.1} s",
         runs(pending.len()),
         batch.tasks.len(),
@@ -242,10 +244,10 @@ pub fn cmd_slurm(
 pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     let c = spu_sweep::collect(store, plan)?;
     for e in &c.plot_errors {
-        eprintln!("warning: {e}");
+        spu_io::reportln!("warning: {e}");
     }
     for m in &c.report.unknown_metrics {
-        eprintln!(
+        spu_io::reportln!(
             "warning: no finished run has the metric `{m}`; `spu-sweep metrics {}` lists them",
             store.dir.display()
         );
@@ -255,7 +257,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         .values()
         .filter(|r| r.status == Status::Failed)
         .count();
-    eprintln!(
+    spu_io::reportln!(
         "wrote {} and {}{}",
         store.dir.join("results.csv").display(),
         store.dir.join("results.jsonl").display(),
@@ -273,10 +275,10 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         }
     );
     if c.report.missing > 0 {
-        eprintln!("{} without a result yet", runs(c.report.missing));
+        spu_io::reportln!("{} without a result yet", runs(c.report.missing));
     }
     if failed > 0 {
-        eprintln!(
+        spu_io::reportln!(
             "{} failed; `spu-sweep status {}` shows why",
             runs(failed),
             store.dir.display()
@@ -309,7 +311,7 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
             return Err(e.into());
         }
         for p in &c.plots {
-            println!("{}", p.display());
+            spu_io::outln!("{}", p.display());
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -340,7 +342,7 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
     }
     spu_isa::format::write_atomically(&output, svg.as_bytes())
         .with_context(|| format!("cannot write `{}`", output.display()))?;
-    println!("{}", output.display());
+    spu_io::outln!("{}", output.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -369,7 +371,7 @@ pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
             spu_sweep::metrics::cell(Some(v)),
         ]);
     }
-    println!("{table}");
+    spu_io::outln!("{table}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -380,7 +382,7 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
             message,
             details: String::new(),
         };
-        println!("{}", serde_json::to_string(&out).unwrap_or_default());
+        spu_io::outln!("{}", serde_json::to_string(&out).unwrap_or_default());
         ExitCode::from(RUN_FAILED as u8)
     };
     if let Err(e) = exec::limit_self(memory_mib, cpu_s) {
@@ -405,7 +407,7 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
         ),
     };
     // Metrics are numbers, strings and booleans: serialising cannot fail.
-    println!(
+    spu_io::outln!(
         "{}",
         serde_json::to_string(&out).expect("run output serialises")
     );
@@ -426,7 +428,7 @@ pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
         timeout_s: b.timeout_s,
         memory_mib: b.memory_mib,
     };
-    println!(
+    spu_io::outln!(
         "spu-sweep task {task} of batch {batch} on {}: {}",
         spu_sweep::store::host(),
         runs(ids.len())
@@ -441,7 +443,7 @@ pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
         show: Show::Lines,
     };
     let s = local::execute(pool, &ids)?;
-    println!("{} done, {} failed in {:.1} s", s.done, s.failed, s.wall_s);
+    spu_io::outln!("{} done, {} failed in {:.1} s", s.done, s.failed, s.wall_s);
     Ok(if s.interrupted {
         ExitCode::from(130)
     } else {

@@ -78,8 +78,8 @@ pub fn execute(pool: Pool<'_>, ids: &[String]) -> Result<Summary, StoreError> {
     });
     let print = |line: String| match (&bar, show) {
         (Some(bar), _) => bar.println(line),
-        (None, Show::Lines) => println!("{line}"),
-        (None, Show::Auto) => eprintln!("{line}"),
+        (None, Show::Lines) => spu_io::outln!("{line}"),
+        (None, Show::Auto) => spu_io::reportln!("{line}"),
     };
     let width = total.to_string().len();
     let by_id: std::collections::HashMap<&str, &crate::plan::Run> =

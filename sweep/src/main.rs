@@ -181,9 +181,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             if let Some(Error::Spec(s)) = e.downcast_ref::<Error>() {
-                eprint!("{}", s.rendered());
+                spu_io::report!("{}", s.rendered());
             }
-            eprintln!("error: {e:#}");
+            spu_io::reportln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -236,7 +236,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             let plan = store.plan()?;
             let p = status::progress(&store, &plan);
             if format == "json" {
-                println!("{}", serde_json::to_string_pretty(&p)?);
+                spu_io::outln!("{}", serde_json::to_string_pretty(&p)?);
             } else {
                 print!("{}", p.render());
             }

@@ -32,8 +32,14 @@ pub const DEFAULT_METRICS: &[&str] = &[
 
 /// Stats sections that are per unit, per instruction or per interval, not totals.
 const SKIPPED_STATS: &[&str] = &["units", "pcs", "samples", "counter_events", "machine"];
-/// Breakdown sections that are per line or per unit.
-const SKIPPED_ENERGY: &[&str] = &["lines", "line_detail", "power_trace", "leakage_by_unit"];
+/// Breakdown sections that are per line or per unit, or text (the legend).
+const SKIPPED_ENERGY: &[&str] = &[
+    "lines",
+    "line_detail",
+    "power_trace",
+    "leakage_by_unit",
+    "legend",
+];
 
 /// The metrics of a finished run.
 pub fn collect(

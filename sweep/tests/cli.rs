@@ -466,3 +466,20 @@ fn the_child_refuses_a_bad_request() {
         "{v}"
     );
 }
+
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    // `spu-sweep plan spec.toml | head -1`: the tool ends like one stopped by SIGPIPE
+    // (141), with no panic, when its reader has gone.
+    let (_d, spec, out) = setup(&vecadd_spec("256, 512"));
+    let Some(closed) = spu_io::testing::closed_pipe() else {
+        return;
+    };
+    let o = Command::new(exe())
+        .args(["plan", &spec, "--out", &out])
+        .stdout(closed)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(141), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("panicked"), "{}", text(&o.stderr));
+}

@@ -67,6 +67,7 @@ fn module(mut instrs: Vec<Instr>) -> (Module, Vec<Instr>) {
             .map(|k| SharedDecl {
                 name: format!("sh{k}"),
                 ty: Ty::U32,
+                align: 16 * k,
                 dims: one(),
             })
             .collect(),

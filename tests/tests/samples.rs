@@ -134,3 +134,71 @@ fn pass_token_crosses_every_row_on_any_grid() {
         }
     }
 }
+
+/// Every sample is a correct kernel, so the CB checker (on by default) never
+/// fires: on one pass and across passes, with IUs and DMA engines, in timing and
+/// functional mode. A new sample must be added to the list.
+#[test]
+fn every_sample_runs_clean_under_the_cb_checker() {
+    let cases: &[(&str, &[&str])] = &[
+        ("divergent.spu", &[]),
+        ("matmul.spu", &[]),
+        ("pass_token.spu", &["P=3", "Q=3"]),
+        ("reduction.spu", &[]),
+        ("vecadd.spu", &[]),
+        ("stencil2d/stencil_pc.spu", &["N=96", "K=64"]),
+        ("stencil2d/stencil_global.spu", &["N=96", "K=64"]),
+        ("ptx/hotspot.spu", &[]),
+        ("ptx/hotspot64.spu", &[]),
+        ("ptx/matmul.spu", &[]),
+        ("ptx/reduce.spu", &[]),
+        ("ptx/rowscan.spu", &[]),
+        ("ptx/vecadd.spu", &[]),
+    ];
+    let listed: Vec<std::path::PathBuf> = cases
+        .iter()
+        .map(|(f, _)| repo_path(&format!("samples/{f}")))
+        .collect();
+    for sample in spu_tests::sources("samples") {
+        assert!(
+            listed.contains(&sample),
+            "{} is not listed",
+            sample.display()
+        );
+    }
+    for (file, defines) in cases {
+        let path = repo_path(&format!("samples/{file}"));
+        let kernel = spu_emu::read_kernel(&path).unwrap();
+        let has_dma = !kernel.module.dma.is_empty();
+        for boundary in ["iu", "dma"] {
+            if boundary == "dma" && !has_dma {
+                continue;
+            }
+            // 2x2: several passes for every sample but the smallest launches.
+            for (grid, mode) in [("2x2", "sequential"), ("4x4", "overlapped")] {
+                let mut m = Machine::default();
+                m.set_grid(grid).unwrap();
+                m.set(&format!("boundary.kind={boundary}")).unwrap();
+                m.set(&format!("passes.mode={mode}")).unwrap();
+                for functional in [false, true] {
+                    let options = spu_emu::LoadOptions {
+                        defines: defines.iter().map(|d| d.to_string()).collect(),
+                        ..Default::default()
+                    };
+                    let mut image = spu_emu::load(kernel.module.clone(), &m, &options).unwrap();
+                    let control = spu_emu::RunControl {
+                        functional,
+                        ..Default::default()
+                    };
+                    assert!(control.cb_check, "the checker is on by default");
+                    if let Err(stop) = spu_emu::simulate(&mut image, &m, control, &mut |_| {}) {
+                        panic!(
+                            "{file} on {grid} {boundary} {mode} functional={functional}:\n{}",
+                            spu_emu::observe::stopped::render_stop(&stop, &kernel, &image)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

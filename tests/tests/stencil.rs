@@ -1,6 +1,6 @@
 //! The 2-D stencil samples (thesis Ch. 3) against a straightforward reference, on
 //! many grids, both pass modes and both boundary kinds; and their off-chip traffic
-//! against thesis Table 6.3 and the contract's formula.
+//! against thesis Table 6.3 and the producer-consumer formula of `emu/RUNTIME.md`.
 
 use spu_emu::Machine;
 use spu_tests::{Ran, assert_close, repo_path, run_with};
@@ -71,7 +71,7 @@ fn check(kernel: &str, n: usize, k: usize, m: &Machine) -> Ran {
     ran
 }
 
-/// `2*K*b*G*(nx+ny) + 2*N^2` (architecture contract, section 2).
+/// `2*K*b*G*(nx+ny) + 2*N^2` (the producer-consumer formula of `emu/RUNTIME.md`).
 fn expected_words(n: usize, k: usize, p: usize, q: usize) -> u64 {
     let (b, g) = (32, n / 32);
     let (nx, ny) = (g.div_ceil(p), g.div_ceil(q));
@@ -170,6 +170,30 @@ fn multi_pass_traffic_counts_spills_and_restores() {
     assert_eq!(t.spill_words, 2 * 128 * 64);
 }
 
+/// The smaller version of the thesis's global-sync count (Table 6.3): by default a
+/// spilling virtual IU moves a whole CB at every sync it resolves (thesis
+/// Algorithm 2), whether or not its producer wrote anything.
+#[test]
+fn global_sync_spills_whole_cbs_by_default() {
+    // 4x4 blocks on 2x2: 2x2 passes, 8 spilling VIU-pass edges (2 east and 2 south
+    // in pass (0,0), 2 south in (1,0), 2 east in (0,1)), each resolving
+    // T = K/32 + Gx + Gy = 2 + 4 + 4 = 10 syncs, each moving a 1024-word CB.
+    let (n, k) = (128, 64);
+    let spilled = 8 * 10 * 1024;
+    let ran = check(GLOBAL, n, k, &machine("2x2", &["passes.mode=sequential"]));
+    let t = &ran.result.traffic;
+    assert_eq!((t.spill_words, t.restore_words), (spilled, spilled));
+    // Plus A and Hk (N^2 each) and Hi, Hj, B, C (N*K each).
+    assert_eq!(offchip(&ran), 2 * spilled + (2 * n * n + 4 * n * k) as u64);
+    // Hypothetical dirty tracking moves only what the producers wrote: the
+    // producer-consumer kernel's count.
+    let written = machine("2x2", &["passes.mode=sequential", "viu.spill=written"]);
+    assert_eq!(
+        offchip(&check(GLOBAL, n, k, &written)),
+        expected_words(n, k, 2, 2)
+    );
+}
+
 #[test]
 fn overlapped_passes_are_faster_than_sequential() {
     let run = |mode: &str| {
@@ -204,11 +228,12 @@ fn thesis_n_256_counts_and_overlap_gain() {
         gain * 100.0
     );
     // Global sync: every virtual IU spills at each of the T = K/32 + Gx + Gy = 24
-    // syncs of its pass. Moving whole CBs (the thesis runtime) gives the thesis
-    // count; moving only the words written gives the producer-consumer count.
-    let full = machine("4x4", &["passes.mode=sequential", "viu.spill=full"]);
-    assert_eq!(offchip(&check(GLOBAL, 256, 256, &full)), 1_179_648);
-    assert_eq!(offchip(&check(GLOBAL, 256, 256, &seq)), 655_360);
+    // syncs of its pass. Moving whole CBs (the thesis runtime, the default) gives
+    // the thesis count; moving only the words written (hypothetical dirty
+    // tracking) gives the producer-consumer count.
+    assert_eq!(offchip(&check(GLOBAL, 256, 256, &seq)), 1_179_648);
+    let written = machine("4x4", &["passes.mode=sequential", "viu.spill=written"]);
+    assert_eq!(offchip(&check(GLOBAL, 256, 256, &written)), 655_360);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The run options `spu-emu` and `spu-prof` share (architecture contract, section 5),
+//! The run options `spu-emu` and `spu-prof` share (same names, same meaning in both),
 //! and how they resolve into a machine and load options.
 
 use crate::load::LoadOptions;
@@ -56,6 +56,10 @@ pub struct RunArgs {
     /// traces are identical for every N.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: Option<u32>,
+    /// Do not stop at a CB read of a word its producer has not written since the
+    /// link last switched (the CB checker, on by default, costs about 1%).
+    #[arg(long)]
+    pub no_cb_check: bool,
 }
 
 impl RunArgs {
@@ -100,6 +104,7 @@ impl RunArgs {
             interrupt: None,
             activity: false,
             threads: self.threads.map_or_else(default_threads, |n| n as usize),
+            cb_check: !self.no_cb_check,
         }
     }
 

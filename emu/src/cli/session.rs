@@ -178,7 +178,7 @@ fn simulate_loaded(
             result,
         }),
         Err(stop) => Err(SessionError::Stopped {
-            rendered: report::render_stop(&stop, &kernel, &image),
+            rendered: crate::observe::stopped::render_stop(&stop, &kernel, &image),
             interrupted: matches!(*stop, crate::Stop::Interrupted { .. }),
             path: kernel_path.display().to_string(),
         }),
@@ -196,7 +196,7 @@ pub fn report_failure(error: &(dyn std::error::Error + 'static)) -> u8 {
     }
     let session = error.downcast_ref::<SessionError>();
     if let Some(s) = session {
-        eprint!("{}", s.details());
+        spu_io::report!("{}", s.details());
     }
     let mut message = error.to_string();
     let mut cause = error.source();
@@ -205,6 +205,6 @@ pub fn report_failure(error: &(dyn std::error::Error + 'static)) -> u8 {
         message.push_str(&c.to_string());
         cause = c.source();
     }
-    eprintln!("error: {message}");
+    spu_io::reportln!("error: {message}");
     special.unwrap_or_else(|| session.map_or(1, SessionError::exit_code))
 }

@@ -19,12 +19,32 @@ pub enum FaultKind {
     },
     /// An address that is not a multiple of 4.
     Misaligned { space: Space, addr: u32 },
+    /// A 64-bit address register whose high word is not zero.
+    WideAddress { hi: u32, lo: u32 },
+    /// An access of `size` bytes (not 4) at an address that is not a multiple of it.
+    MisalignedBy { space: Space, addr: u32, size: u32 },
     /// An instruction an Interface Unit has no hardware for (thesis Table 5.2).
     NotOnIu { what: &'static str },
     /// Execution ran past the last instruction (a path without `exit`).
     PastTheEnd { last: u32 },
     /// A CB access or directional blocksync on a side where the unit has no link.
     NoCbPort { side: spu_isa::Side },
+    /// A CB read of a word the producer has not written since the link last
+    /// switched (the CB checker): stale data, usually from a missing sync. `held`
+    /// is how many words of the buffer were written.
+    UnwrittenCb {
+        side: spu_isa::Side,
+        addr: u32,
+        held: u32,
+    },
+    /// A DMA storer's tile includes a CB word its producer has not written since
+    /// the link last switched (the CB checker).
+    DmaUnwritten {
+        buffer: String,
+        word: u32,
+        tile: u64,
+        held: u32,
+    },
     /// A DMA descriptor tile that reaches outside its buffer.
     DmaOutOfBounds {
         buffer: String,
@@ -67,6 +87,14 @@ impl fmt::Display for FaultKind {
                 f,
                 "{space} access at byte address {addr:#x}, which is not a multiple of 4"
             ),
+            FaultKind::WideAddress { hi, lo } => write!(
+                f,
+                "the 64-bit address register holds {hi:#x}_{lo:08x}, above 4 GiB (SPU addresses are 32-bit)"
+            ),
+            FaultKind::MisalignedBy { space, addr, size } => write!(
+                f,
+                "{size}-byte {space} access at byte address {addr:#x}, which is not a multiple of {size}"
+            ),
             FaultKind::NotOnIu { what } => write!(
                 f,
                 "an Interface Unit reached an instruction that needs {what}, which IUs do not have (thesis Table 5.2)"
@@ -78,6 +106,30 @@ impl fmt::Display for FaultKind {
             FaultKind::NoCbPort { side } => write!(
                 f,
                 "this unit has no {side} Communication Buffer port (an IU has one port, towards the grid; data flows west->east and north->south)"
+            ),
+            FaultKind::UnwrittenCb { side, addr, held } => write!(
+                f,
+                "CB read of word {} (byte address {addr:#x}) on the {side} link, which its producer has not written since the link last switched ({})",
+                addr / 4,
+                match held {
+                    0 => "it wrote nothing".to_string(),
+                    1 => "it wrote 1 other word".to_string(),
+                    n => format!("it wrote {n} other words"),
+                }
+            ),
+            FaultKind::DmaUnwritten {
+                buffer,
+                word,
+                tile,
+                held,
+            } => write!(
+                f,
+                "the DMA storer's tile {tile} for `{buffer}` includes CB word {word}, which its producer has not written since the link last switched (it wrote {})",
+                if *held == 1 {
+                    "1 word".to_string()
+                } else {
+                    format!("{held} words")
+                }
             ),
             FaultKind::DmaOutOfBounds {
                 buffer,
@@ -102,6 +154,12 @@ impl FaultKind {
             FaultKind::Misaligned { .. } => {
                 "addresses are byte addresses of 32-bit words: scale indices by 4 (shl.u32 %r, %i, 2)"
             }
+            FaultKind::WideAddress { .. } => {
+                "form 64-bit addresses from 32-bit ones (cvta, mul.wide, add.s64 of a buffer address) so the high word stays zero"
+            }
+            FaultKind::MisalignedBy { .. } => {
+                "align 8-, 16- and 64-bit and vector accesses to their size (a .v4.f32 access to 16 bytes)"
+            }
             FaultKind::NotOnIu { .. } => {
                 "keep IU code (after `.iu`) to integer, CB, global and control instructions"
             }
@@ -110,6 +168,12 @@ impl FaultKind {
             }
             FaultKind::NoCbPort { .. } => {
                 "north IUs write south, west IUs write east, south IUs read north, east IUs read west"
+            }
+            FaultKind::UnwrittenCb { .. } => {
+                "a read sees what the producer wrote before the last sync both ends made on the link; check the syncs on both sides (`--no-cb-check` turns this check off)"
+            }
+            FaultKind::DmaUnwritten { .. } => {
+                "the descriptor's rows x cols must match the words the SM writes into the CB before each sync (`--no-cb-check` turns this check off)"
             }
             FaultKind::DmaOutOfBounds { .. } => {
                 "check offset, row_stride, tile_stride, iu_stride and tiles against the buffer's size"

@@ -164,7 +164,7 @@ fn mask_of(hit: impl Fn(usize) -> bool) -> u32 {
 /// `x cmp y` (PTX `setp`): ordered comparisons are false on NaN, `ne` included;
 /// the unordered ones and `nan` are true then.
 #[inline(always)]
-fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
+pub(crate) fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
     let Some(order) = x.partial_cmp(&y) else {
         return matches!(
             cmp,

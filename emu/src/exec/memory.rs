@@ -43,10 +43,47 @@ pub struct GlobalMemory {
 
 /// Why a layout does not fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("buffers need {needed_mib} MiB of global memory but the machine has {limit_mib} MiB")]
+#[error(
+    "buffers need {needed_mib} MiB of global memory but the machine has {limit_mib} MiB ({}); {}",
+    largest(.buffers),
+    remedy(*.needed_mib)
+)]
 pub struct LayoutError {
     pub needed_mib: u64,
     pub limit_mib: u64,
+    /// Every buffer with its size in MiB (rounded up), in declaration order.
+    pub buffers: Vec<(String, u64)>,
+}
+
+/// Most global memory `memory.global_mib` may give (a 32-bit address space).
+const MAX_GLOBAL_MIB: u64 = 4000;
+
+/// The three largest buffers and a count of the rest: "`A` 1 144 MiB, `B` 12 MiB and 2 more".
+fn largest(buffers: &[(String, u64)]) -> String {
+    let mut v: Vec<&(String, u64)> = buffers.iter().collect();
+    v.sort_by_key(|b| std::cmp::Reverse(b.1));
+    let shown: Vec<String> = v
+        .iter()
+        .take(3)
+        .map(|(name, mib)| format!("`{name}` {mib} MiB"))
+        .collect();
+    let mut text = shown.join(", ");
+    if v.len() > 3 {
+        text.push_str(&format!(" and {} more", v.len() - 3));
+    }
+    text
+}
+
+fn remedy(needed_mib: u64) -> String {
+    if needed_mib <= MAX_GLOBAL_MIB {
+        format!(
+            "raise the limit with `--set memory.global_mib={needed_mib}` (in a machine file: `[memory] global_mib = {needed_mib}`), or use smaller sizes"
+        )
+    } else {
+        format!(
+            "that is more than the largest `memory.global_mib` ({MAX_GLOBAL_MIB} MiB, a 32-bit address space): use smaller sizes"
+        )
+    }
 }
 
 impl GlobalMemory {
@@ -57,7 +94,9 @@ impl GlobalMemory {
     ) -> Result<GlobalMemory, LayoutError> {
         let mut next = u64::from(FIRST_BUFFER);
         let mut placed = Vec::new();
+        let mut sizes = Vec::new();
         for (name, ty, dims, len) in buffers {
+            sizes.push((name.clone(), (len * 4).div_ceil(1 << 20)));
             let base = next;
             next = (base + len * 4 + 2 * u64::from(PAGE) - 1) / u64::from(PAGE) * u64::from(PAGE)
                 + u64::from(PAGE);
@@ -68,6 +107,7 @@ impl GlobalMemory {
             return Err(LayoutError {
                 needed_mib: used.div_ceil(1 << 20),
                 limit_mib: limit_bytes >> 20,
+                buffers: sizes,
             });
         }
         let mut page_owner = vec![NO_OWNER; (next / u64::from(PAGE)) as usize];
@@ -151,6 +191,33 @@ impl GlobalMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memory_limit_error_names_buffers_and_the_key() {
+        let param = crate::machine::PARAMS
+            .iter()
+            .find(|p| p.key == "memory.global_mib")
+            .unwrap();
+        assert_eq!(
+            param.range.to_string(),
+            format!("an integer in 1..={MAX_GLOBAL_MIB}")
+        );
+        let big = |name: &str, mib: u64| (name.to_string(), Ty::F32, vec![mib << 18], mib << 18);
+        let e = GlobalMemory::layout(
+            vec![big("a", 10), big("b", 300), big("c", 20), big("d", 5)],
+            256 << 20,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("buffers need 336 MiB of global memory but the machine has 256 MiB (`b` 300 MiB, `c` 20 MiB, `a` 10 MiB and 1 more); raise the limit with `--set memory.global_mib=336`"), "{e}");
+        let e = GlobalMemory::layout(vec![big("huge", 5000)], 256 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("a 32-bit address space): use smaller sizes"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn buffers_are_separated_by_unmapped_gaps() {

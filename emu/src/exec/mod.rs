@@ -5,6 +5,9 @@
 //!   basic blocks;
 //! - [`lanes`]: instruction semantics on 32-lane values, the one copy every
 //!   execution mode calls;
+//! - [`ext`], [`scalar`] and [`rounding`]: the general path for the forms the micro-ops do not
+//!   cover (64-bit pairs, `.f64`, narrow and vector memory, warp operations), lane
+//!   by lane;
 //! - [`step`]: executing one instruction of a warp (the one dispatch over the
 //!   micro-op kinds), with fast address checks;
 //! - [`warp`]: a warp's registers, predicates and SIMT reconvergence stack;
@@ -15,9 +18,12 @@
 //! Layer 2: may use [`crate::machine`] only.
 
 pub mod cb;
+pub mod ext;
 pub mod fault;
 pub mod lanes;
 pub mod memory;
 pub mod ops;
+pub mod rounding;
+pub mod scalar;
 pub mod step;
 pub mod warp;

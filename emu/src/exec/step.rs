@@ -15,7 +15,7 @@ use crate::exec::lanes::{self, Lanes, lanes_of};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Kind, NO_REG, Program, Reg};
 use crate::exec::warp::{Warp, WarpState};
-use spu_isa::{Guard, Side, Space, TimingClass};
+use spu_isa::{Guard, Side, Space, TimingClass, Ty};
 
 /// A fault and the lane that caused it.
 pub type LaneFault = (FaultKind, u32);
@@ -42,6 +42,12 @@ pub trait Global {
     fn load(&mut self, warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32);
     /// Stores `data` in the lanes of `mask`.
     fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32);
+    /// Loads the 8- or 16-bit field of type `ty` at each lane's byte address in
+    /// `bytes`, extended to 32 bits, into register `dst` of `warp`.
+    fn load_narrow(&mut self, warp: &mut Warp, dst: Reg, ty: Ty, bytes: &Lanes, mask: u32);
+    /// Stores the low 8 or 16 bits of `data` at each lane's byte address, lane by
+    /// lane (so lanes writing bytes of one word all land).
+    fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32);
     /// Atomics in the lanes of `mask`, in lane order: `kind` is `Atom` or `Cas`, `a`
     /// the operand (the compare value of CAS), `b` the CAS swap value; the old words
     /// go to register `dst`.
@@ -82,6 +88,10 @@ pub enum Access {
     Cb,
     Global {
         store: bool,
+        /// Words each lane moves (2 for a 64-bit value or `.v2`, 4 for `.v4`);
+        /// aligned accesses never straddle a transaction, so the lanes' first
+        /// addresses give the transactions.
+        words: u8,
     },
     /// Global atomics (one transaction per executing lane).
     Atomic,
@@ -260,6 +270,17 @@ fn dispatch<G: Global, const ADVANCE: bool>(
                 access,
             });
         }
+        Kind::Ext(i) => {
+            let access =
+                crate::exec::ext::execute(&prog.ext[i as usize], warp, local, global, exec, addrs)
+                    .map_err(|(k, l)| fault(k, l))?;
+            warp.advance();
+            return Ok(Executed {
+                exec,
+                flow: Flow::Next,
+                access,
+            });
+        }
         Kind::Nop => {
             if ADVANCE {
                 warp.advance();
@@ -312,7 +333,7 @@ fn address(warp: &Warp, base: Reg, offset: i32, out: &mut Lanes) {
 }
 
 /// Alignment and bounds of an access to a space of `size` bytes.
-fn check_bounded(
+pub(crate) fn check_bounded(
     space: Space,
     addrs: &Lanes,
     mask: u32,
@@ -383,7 +404,7 @@ pub fn check_global(
 /// A load or store of the lanes of `mask` (non-empty) to `space`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn memory<G: Global>(
+pub(crate) fn memory<G: Global>(
     space: Space,
     store: bool,
     data: Reg,
@@ -402,7 +423,7 @@ fn memory<G: Global>(
             } else {
                 global.load(warp, dst, addrs, mask);
             }
-            Ok(Access::Global { store })
+            Ok(Access::Global { store, words: 1 })
         }
         Space::Shared => {
             check_bounded(space, addrs, mask, local.shared_bytes, store)?;
@@ -452,7 +473,11 @@ fn memory<G: Global>(
                 port.write_lanes(addrs, &warp.regs[usize::from(data)], mask);
             } else {
                 let mut v = [0; 32];
-                port.read_lanes(addrs, mask, &mut v);
+                port.read_lanes(addrs, mask, &mut v).map_err(|lane| {
+                    let addr = addrs[lane as usize];
+                    let held = port.held();
+                    (FaultKind::UnwrittenCb { side, addr, held }, lane)
+                })?;
                 lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
             }
             Ok(Access::Cb)

@@ -272,14 +272,20 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     let mut shared_offsets = Vec::new();
     let mut shared_total: i64 = 0;
     for s in &module.shared {
-        shared_offsets.push(shared_total as u32);
+        // Arrays start at a multiple of 4 bytes, of their element size and of the
+        // alignment the source asked for (`.shared .align 16`).
+        let elem = i64::from(s.ty.bits() / 8);
+        let align = i64::from(s.align).max(elem).max(4);
+        shared_total = (shared_total.saturating_add(align - 1) / align).saturating_mul(align);
+        shared_offsets.push(shared_total.min(i64::from(u32::MAX)) as u32);
         let mut n: i64 = 1;
         for e in &s.dims {
             let what = format!("a dimension of shared array `{}`", s.name);
             n = n.saturating_mul(eval(e, &what)?.max(0));
         }
-        shared_total = shared_total.saturating_add(n.saturating_mul(4));
+        shared_total = shared_total.saturating_add(n.saturating_mul(elem));
     }
+    shared_total = shared_total.saturating_add(3) / 4 * 4;
     let shared_bytes = within(
         "the shared memory of a block in bytes".into(),
         shared_total,
@@ -439,8 +445,10 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     })
 }
 
-/// Parameters, buffers and shared arrays of the emulator's memory model hold 32-bit
-/// words; other element types are refused here with the declaration's name.
+/// Parameters and buffers of the emulator's memory model hold 32-bit words (their
+/// initialisers, `-D` values and `.npy` files are 32-bit); other element types are
+/// refused here with the declaration's name. Shared arrays may have any type: they
+/// are byte-addressed and laid out by element size.
 fn check_word_types(module: &Module) -> Result<(), LoadError> {
     let word = |t: Ty| matches!(t, Ty::U32 | Ty::S32 | Ty::F32 | Ty::B32);
     let bad = module
@@ -448,12 +456,6 @@ fn check_word_types(module: &Module) -> Result<(), LoadError> {
         .iter()
         .map(|p| ("parameter", &p.name, p.ty))
         .chain(module.buffers.iter().map(|b| ("buffer", &b.name, b.ty)))
-        .chain(
-            module
-                .shared
-                .iter()
-                .map(|s| ("shared array", &s.name, s.ty)),
-        )
         .find(|(_, _, t)| !word(*t));
     match bad {
         Some((what, name, ty)) => Err(LoadError::Machine(format!(

@@ -23,6 +23,40 @@ pub struct SpillKey {
     pub pass: u32,
     /// Row (east edge) or column (west edge) of the physical grid.
     pub position: u32,
+    /// The producing pass as (x, y), and the block whose output is spilled (for
+    /// reports).
+    pub at: [u32; 2],
+    pub block: [u32; 2],
+}
+
+impl SpillKey {
+    /// The stream leaving pass `(px, py)` on `side` at `position`.
+    fn new(geo: Geometry, side: Side, [px, py]: [u32; 2], position: u32) -> SpillKey {
+        let [nx, _] = geo.passes();
+        let (p, q) = (geo.cols, geo.rows);
+        let block = if side == Side::East {
+            [px * p + p - 1, py * q + position]
+        } else {
+            [px * p + position, py * q + q - 1]
+        };
+        SpillKey {
+            side,
+            pass: py * nx + px,
+            position,
+            at: [px, py],
+            block,
+        }
+    }
+
+    /// The block that reads the stream back in the next pass.
+    pub fn consumer_block(&self) -> [u32; 2] {
+        let [bx, by] = self.block;
+        if self.side == Side::East {
+            [bx + 1, by]
+        } else {
+            [bx, by + 1]
+        }
+    }
 }
 
 /// What a unit does for one pass.
@@ -123,19 +157,11 @@ pub fn plan(geo: Geometry, boundary_sides: &[Side]) -> Vec<Vec<WorkItem>> {
                         );
                     }
                 } else {
-                    let key = SpillKey {
-                        side: Side::South,
-                        pass: pass - nx,
-                        position: x,
-                    };
+                    let key = SpillKey::new(geo, Side::South, [px, py - 1], x);
                     push(north, Role::Restore { key });
                 }
                 if py + 1 < ny {
-                    let key = SpillKey {
-                        side: Side::South,
-                        pass,
-                        position: x,
-                    };
+                    let key = SpillKey::new(geo, Side::South, [px, py], x);
                     let producer = geo.sm(x, q - 1);
                     push(geo.boundary(Side::South, x), Role::Spill { key, producer });
                 } else if has(Side::South) {
@@ -167,19 +193,11 @@ pub fn plan(geo: Geometry, boundary_sides: &[Side]) -> Vec<Vec<WorkItem>> {
                         );
                     }
                 } else {
-                    let key = SpillKey {
-                        side: Side::East,
-                        pass: pass - 1,
-                        position: y,
-                    };
+                    let key = SpillKey::new(geo, Side::East, [px - 1, py], y);
                     push(west, Role::Restore { key });
                 }
                 if px + 1 < nx {
-                    let key = SpillKey {
-                        side: Side::East,
-                        pass,
-                        position: y,
-                    };
+                    let key = SpillKey::new(geo, Side::East, [px, py], y);
                     let producer = geo.sm(p - 1, y);
                     push(geo.boundary(Side::East, y), Role::Spill { key, producer });
                 } else if has(Side::East) {

@@ -10,10 +10,12 @@
 
 pub mod param;
 mod presets;
+mod reference;
 mod units;
 
 use param::{ParamType, Range, RawValue, word_enum};
 pub use presets::{PRESETS, Preset, preset};
+pub use reference::{reference_markdown, reference_table};
 use spu_isa::TimingClass;
 pub use units::UnitLabel;
 
@@ -30,10 +32,12 @@ word_enum! {
 word_enum! {
     /// What a spilling virtual IU moves at each rendezvous.
     SpillExtent {
-        /// The words the producer wrote into the buffer since the last switch.
-        Written = "written",
-        /// The whole CB, as the thesis's runtime did (Algorithm 2).
+        /// The whole CB, as the thesis's runtime does (Algorithm 2): it cannot tell
+        /// which syncs carried data (thesis 4.1).
         Full = "full",
+        /// Only the words the producer wrote since the last switch: a hypothetical
+        /// dirty-tracking improvement the thesis's hardware does not have.
+        Written = "written",
     }
 }
 
@@ -128,8 +132,8 @@ machine_params! {
         "units on the grid edge: programmable Interface Units or DMA engines (thesis 7.2)";
     pass_mode: PassMode = PassMode::Overlapped, "passes.mode", "", Range::Choice(PassMode::NAMES),
         "overlapped: each unit starts its next pass as soon as it is free; sequential: a pass starts when the previous one has finished (thesis 4.3)";
-    viu_spill: SpillExtent = SpillExtent::Written, "viu.spill", "", Range::Choice(SpillExtent::NAMES),
-        "what a spilling virtual IU moves per rendezvous: the words written since the last switch, or the whole CB (the thesis runtime, Algorithm 2)";
+    viu_spill: SpillExtent = SpillExtent::Full, "viu.spill", "", Range::Choice(SpillExtent::NAMES),
+        "what a spilling virtual IU moves per rendezvous: the whole CB, as the thesis runtime does (Algorithm 2, Table 6.3), or only the words written since the last switch (`written`: hypothetical dirty tracking, not thesis hardware)";
     cb_size_kib: u32 = 4, "cb.size_kib", "KiB", Range::Int(1, 1024),
         "size of one Communication Buffer (thesis 6.1.2: 4 KiB; Appendix A: 16 KiB)";
     sm_schedulers: u32 = 2, "sm.schedulers", "schedulers", Range::Int(1, 8),
@@ -396,34 +400,6 @@ fn flatten(
     };
     out.push((prefix.to_string(), raw));
     Ok(())
-}
-
-/// The parameter reference page (`emu/MACHINE.md`), generated from [`PARAMS`].
-pub fn reference_markdown() -> String {
-    let defaults = Machine::default().entry_texts();
-    let mut s = String::from(
-        "# Machine parameters\n\n\
-         Generated from `emu/src/machine/mod.rs`; do not edit by hand \
-         (`UPDATE_MACHINE_MD=1 cargo test -p spu-emu` regenerates it).\n\n\
-         A machine file is TOML with these keys (any subset; the rest keep their \
-         defaults). Select one with `--machine FILE|PRESET`, then override single keys \
-         with `--set KEY=VALUE`; `--grid PxQ`, `--boundary` and `--passes` are \
-         shorthands for the first keys. Defaults describe the thesis's optimised SPU \
-         (Table 6.1): a 4x4 grid of Fermi-class SMs at 700 MHz with 4 KiB CBs.\n\n\
-         | key | default | unit | valid values | meaning |\n\
-         |---|---|---|---|---|\n",
-    );
-    for (p, (_, default)) in PARAMS.iter().zip(&defaults) {
-        s.push_str(&format!(
-            "| `{}` | `{}` | {} | {} | {} |\n",
-            p.key, default, p.unit, p.range, p.doc
-        ));
-    }
-    s.push_str("\n## Presets\n\n| name | description |\n|---|---|\n");
-    for p in PRESETS {
-        s.push_str(&format!("| `{}` | {} |\n", p.name, p.description));
-    }
-    s
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! What a run lets you observe, and the documents made from it: the named activity
 //! counters ([`counters`]), activity over time ([`samples`], [`activity`] and its
 //! SVG [`timeline`]), the instruction trace ([`trace`]), a run's results and stops
-//! ([`outcome`]), the `--stats` JSON ([`stats`]) and the printed summary and error
-//! reports ([`report`]).
+//! ([`outcome`]), the `--stats` JSON ([`stats`]), the printed summary ([`report`])
+//! and why a run stopped ([`stopped`]).
 //!
 //! Layer 4: may use [`crate::machine`], [`crate::exec`] and [`crate::load`]. The
 //! timing model records into these types; nothing here runs the simulation.
@@ -13,5 +13,6 @@ pub mod outcome;
 pub mod report;
 pub mod samples;
 pub mod stats;
+pub mod stopped;
 pub mod timeline;
 pub mod trace;

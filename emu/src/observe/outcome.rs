@@ -21,6 +21,8 @@ pub enum Stop {
         cycle: u64,
         /// Block dimensions (IU code: threads, 1, 1), to name the thread.
         ntid: [u32; 3],
+        /// For a CB checker error: the link read and its state.
+        cb: Option<Box<CbLink>>,
     },
     /// A boundary engine (DMA or virtual IU) failed.
     Engine {
@@ -31,7 +33,12 @@ pub enum Stop {
     },
     Deadlock {
         cycle: u64,
-        waiting: Vec<Waiting>,
+        /// Units of one wait chain or cycle, each waiting for the next.
+        chain: Vec<Waiting>,
+        /// What the chain's last unit waits for.
+        end: ChainEnd,
+        /// The other waiting units.
+        others: Vec<UnitLabel>,
     },
     CycleLimit {
         limit: u64,
@@ -52,16 +59,28 @@ pub enum Stop {
     },
 }
 
-/// The state of one link, for deadlock reports.
+/// The link of a CB checker error: who writes it, how far both ends got, and
+/// whether the word read is on its way.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkState {
+pub struct CbLink {
+    /// The reader's side of the link.
     pub side: Side,
+    /// The reader is the link's consumer end (the usual case).
+    pub reader_consumes: bool,
+    /// The unit at the other end and what it runs now (`None`: nothing).
     pub partner: UnitLabel,
+    pub partner_role: Option<Role>,
     /// Syncs the producer and the consumer end have made on the link.
     pub arrivals: [u64; 2],
+    pub switches: u64,
+    /// The producer has written the word since the last switch: it has not been
+    /// handed over yet.
+    pub pending: bool,
+    /// The kernel syncs with global `bar.blocksync` (every link switches at each).
+    pub global_sync: bool,
 }
 
-/// A unit stuck in a deadlock and where it waits.
+/// A unit stuck in a deadlock and what it waits for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Waiting {
     pub unit: UnitLabel,
@@ -69,9 +88,55 @@ pub struct Waiting {
     pub pass: [u32; 2],
     /// (warp, pc, state) for code.
     pub warps: Vec<(u32, u32, WarpState)>,
-    /// What an engine waits for.
+    /// What runtime work (a DMA engine or a virtual IU) waits for, in words.
     pub engine: Option<String>,
-    pub links: Vec<LinkState>,
+    /// The link it waits on, with who made the syncs at both ends.
+    pub link: Option<BlockedLink>,
+}
+
+/// What ends a deadlock's wait chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChainEnd {
+    /// The last unit waits for the first: a wait cycle.
+    Cycle,
+    /// The last unit waits for a unit that has finished all its work.
+    Finished(UnitLabel),
+    /// ... for a unit whose next work has not started: sequential passes start it
+    /// only when pass `now` has finished.
+    NotStarted {
+        unit: UnitLabel,
+        role: Role,
+        pass: [u32; 2],
+        now: [u32; 2],
+    },
+    /// The last unit's warps wait at different barriers, or some have exited.
+    OwnWarps,
+    /// The last unit waits at a global blocksync that a unit of the chain can
+    /// never reach.
+    Global,
+}
+
+/// A link a unit of a deadlock waits on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockedLink {
+    /// The waiting unit's side of the link.
+    pub side: Side,
+    pub producer: UnitLabel,
+    pub consumer: UnitLabel,
+    /// Syncs the producer and the consumer end have made on the link.
+    pub arrivals: [u64; 2],
+    /// Who made them, in order (producer end, consumer end).
+    pub history: [Vec<SyncsBy>; 2],
+}
+
+/// The syncs one work item made at one end of a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncsBy {
+    pub pass: [u32; 2],
+    pub role: Role,
+    pub count: u64,
+    /// For code: the sync instructions and how many syncs each made.
+    pub pcs: Vec<(u32, u64)>,
 }
 
 /// Progress of a run, for progress bars.

@@ -1,4 +1,4 @@
-//! The `--stats` JSON document as typed structs: the contract's keys (`cycles`,
+//! The `--stats` JSON document as typed structs: the documented keys (`cycles`,
 //! `offchip.*`, `cb.*`, `passes.*`, `machine`, `counters`) plus per-unit,
 //! per-instruction and (optionally) per-interval detail. `spu-emu` writes it and
 //! `spu-prof` reads it back, so a run can be profiled without re-running. Maps are

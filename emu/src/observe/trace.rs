@@ -23,14 +23,20 @@ pub struct TraceFilter {
     pub limit: u64,
 }
 
-/// Why a filter does not parse.
+/// Why a cycle range does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`--trace-cycles {0}` needs the form FIRST..LAST, e.g. `--trace-cycles 100..500`")]
-pub struct CyclesSyntax(pub String);
+pub enum CyclesSyntax {
+    #[error("`--trace-cycles {0}` needs the form FIRST..LAST, e.g. `--trace-cycles 100..500`")]
+    Form(String),
+    #[error(
+        "`--trace-cycles {text}` is empty: FIRST ({first}) is after LAST ({last}); write `--trace-cycles {last}..{first}`"
+    )]
+    Reversed { text: String, first: u64, last: u64 },
+}
 
 /// Parses `A..B` (either end may be left out).
 pub fn parse_cycles(text: &str) -> Result<(u64, u64), CyclesSyntax> {
-    let err = || CyclesSyntax(text.to_string());
+    let err = || CyclesSyntax::Form(text.to_string());
     let (a, b) = text.split_once("..").ok_or_else(err)?;
     let a = if a.is_empty() {
         0
@@ -43,7 +49,11 @@ pub fn parse_cycles(text: &str) -> Result<(u64, u64), CyclesSyntax> {
         b.trim().parse().map_err(|_| err())?
     };
     if a > b {
-        return Err(err());
+        return Err(CyclesSyntax::Reversed {
+            text: text.to_string(),
+            first: a,
+            last: b,
+        });
     }
     Ok((a, b))
 }

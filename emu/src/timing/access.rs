@@ -43,12 +43,12 @@ pub fn cost(
             ready: now,
             busy: 1,
         },
-        Access::Global { store } => {
+        Access::Global { store, words } => {
             let bytes = timing.transaction_bytes();
             let segments = distinct(addrs, exec, bytes.trailing_zeros());
             // The DRAM answers when the deferred access is applied.
             let ready = if store { now } else { PENDING };
-            let words = u64::from(exec.count_ones());
+            let words = u64::from(exec.count_ones()) * u64::from(words);
             if store {
                 traffic.store_words += words;
                 traffic.store_transactions += segments;

@@ -1,12 +1,21 @@
 //! Communication Buffer links: one ping-pong pair per west->east or north->south
 //! link between neighbouring units (thesis 2.2.1, Figure 2.3). The two buffers live
 //! in the units' ports ([`Port`]); a link here is the rendezvous protocol between its
-//! two ends: who waits, how many syncs each end has made (for deadlock reports), and
-//! how often the pair switched.
+//! two ends: who waits, how many syncs each end has made and which work made them
+//! (for deadlock reports), and how often the pair switched.
 
 use crate::exec::cb::Port;
-use crate::load::plan::Geometry;
+use crate::load::plan::{Geometry, WorkItem};
 use spu_isa::Side;
+
+/// The syncs one work item made at one end of a link, for deadlock reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncRecord {
+    pub item: WorkItem,
+    pub count: u64,
+    /// For code: the sync instructions and how many syncs each made.
+    pub pcs: Vec<(u32, u64)>,
+}
 
 /// Which end of a link a unit is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +25,7 @@ pub enum End {
 }
 
 impl End {
-    fn index(self) -> usize {
+    pub fn index(self) -> usize {
         match self {
             End::Producer => 0,
             End::Consumer => 1,
@@ -38,6 +47,8 @@ pub struct Link {
     /// Arrivals each end has made (producer, consumer), for deadlock reports.
     pub arrivals: [u64; 2],
     pub switches: u64,
+    /// Who made each end's arrivals, in order (producer, consumer).
+    pub history: [Vec<SyncRecord>; 2],
 }
 
 impl Link {
@@ -50,6 +61,30 @@ impl Link {
             waiting: [false; 2],
             arrivals: [0; 2],
             switches: 0,
+            history: [Vec::new(), Vec::new()],
+        }
+    }
+
+    /// Notes who made an arrival: work `item`, at sync instruction `pc` for code.
+    pub fn record(&mut self, end: End, item: WorkItem, pc: Option<u32>) {
+        let history = &mut self.history[end.index()];
+        let record = match history.last_mut() {
+            Some(r) if r.item == item => r,
+            _ => {
+                history.push(SyncRecord {
+                    item,
+                    count: 0,
+                    pcs: Vec::new(),
+                });
+                history.last_mut().expect("just pushed")
+            }
+        };
+        record.count += 1;
+        if let Some(pc) = pc {
+            match record.pcs.iter_mut().find(|(p, _)| *p == pc) {
+                Some((_, n)) => *n += 1,
+                None => record.pcs.push((pc, 1)),
+            }
         }
     }
 
@@ -74,6 +109,13 @@ impl Link {
         if self.waiting[i] {
             self.waiting[i] = false;
             self.arrivals[i] -= 1;
+            let history = &mut self.history[i];
+            if let Some(last) = history.last_mut() {
+                last.count -= 1;
+                if last.count == 0 {
+                    history.pop();
+                }
+            }
         }
     }
 
@@ -158,10 +200,35 @@ mod tests {
     }
 
     #[test]
+    fn arrivals_are_recorded_by_work_item_and_instruction() {
+        use crate::load::plan::Role;
+        let mut l = Link::new(0, 1, Side::East, Side::West);
+        let block = |bx| WorkItem {
+            pass: bx,
+            role: Role::Block { bx, by: 0 },
+        };
+        l.record(End::Producer, block(0), Some(7));
+        l.record(End::Producer, block(0), Some(9));
+        l.record(End::Producer, block(0), Some(7));
+        l.record(End::Producer, block(1), Some(7));
+        let h = &l.history[0];
+        assert_eq!(h.len(), 2);
+        assert_eq!((h[0].count, h[0].pcs.clone()), (3, vec![(7, 2), (9, 1)]));
+        assert_eq!((h[1].item, h[1].count), (block(1), 1));
+        assert!(l.history[1].is_empty());
+    }
+
+    #[test]
     fn withdrawn_arrivals_do_not_count() {
         let mut l = Link::new(0, 1, Side::East, Side::West);
         assert!(!l.arrive(End::Consumer));
+        let item = WorkItem {
+            pass: 0,
+            role: crate::load::plan::Role::Block { bx: 0, by: 0 },
+        };
+        l.record(End::Consumer, item, None);
         l.withdraw(End::Consumer);
+        assert!(l.history[1].is_empty(), "the record goes with the arrival");
         assert!(!l.arrive(End::Producer));
         assert_eq!(l.arrivals, [1, 0]);
     }

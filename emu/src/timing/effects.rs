@@ -13,6 +13,7 @@
 //! another latency could exceed the DRAM latency, the grid applies accesses at once
 //! instead, on one thread.)
 
+use crate::exec::ext::{field, merge_field};
 use crate::exec::lanes::{Lanes, lane_toggles, lanes_of, toggles, write_masked};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Kind, Reg};
@@ -21,6 +22,7 @@ use crate::exec::warp::Warp;
 use crate::load::DmaPlan;
 use crate::load::plan::SpillKey;
 use crate::timing::dram::Dram;
+use spu_isa::Ty;
 
 /// A time no deferred result can be known before: the ready time of a pending
 /// register or the wake of an engine waiting for its transfer (half of `u64::MAX`,
@@ -41,20 +43,24 @@ pub struct Deferred {
 /// What to do.
 #[derive(Debug, Clone)]
 pub enum Effect {
-    /// A warp's global load into register `dst`, `segments` transactions.
+    /// A warp's global load into register `dst`, `segments` transactions; with
+    /// `narrow`, `addrs` are byte addresses of 8- or 16-bit fields of that type.
     Load {
         target: Target,
         dst: Reg,
         mask: u32,
         addrs: Box<Lanes>,
         segments: u64,
+        narrow: Option<Ty>,
     },
-    /// A warp's global store.
+    /// A warp's global store; with `narrow`, `addrs` are byte addresses and each
+    /// lane's field is merged into its word in lane order.
     Store {
         mask: u32,
         addrs: Box<Lanes>,
         data: Box<Lanes>,
         segments: u64,
+        narrow: Option<Ty>,
     },
     /// A warp's global atomics, one transaction per lane in lane order; the old
     /// words go to register `dst`.
@@ -136,6 +142,41 @@ impl Global for Recorder<'_> {
                 mask,
                 addrs: Box::new(*addrs),
                 segments,
+                narrow: None,
+            },
+        });
+    }
+
+    fn load_narrow(&mut self, _warp: &mut Warp, dst: Reg, ty: Ty, bytes: &Lanes, mask: u32) {
+        let words = bytes.map(|a| a & !3);
+        let segments =
+            crate::exec::lanes::distinct(&words, mask, self.transaction_bytes.trailing_zeros());
+        self.sink.push(Deferred {
+            key: self.key,
+            effect: Effect::Load {
+                target: self.target,
+                dst,
+                mask,
+                addrs: Box::new(*bytes),
+                segments,
+                narrow: Some(ty),
+            },
+        });
+    }
+
+    fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32) {
+        let words = bytes.map(|a| a & !3);
+        let segments =
+            crate::exec::lanes::distinct(&words, mask, self.transaction_bytes.trailing_zeros());
+        // Each lane's word is stored on its own: no toggles between lanes.
+        self.sink.push(Deferred {
+            key: self.key,
+            effect: Effect::Store {
+                mask,
+                addrs: Box::new(*bytes),
+                data: Box::new(*data),
+                segments,
+                narrow: Some(ty),
             },
         });
     }
@@ -151,6 +192,7 @@ impl Global for Recorder<'_> {
                 addrs: Box::new(*addrs),
                 data: Box::new(*data),
                 segments,
+                narrow: None,
             },
         });
     }
@@ -237,12 +279,18 @@ pub fn apply(
             mask,
             addrs,
             segments,
+            narrow,
         } => {
             let mut values = Box::new([0u32; 32]);
             for l in lanes_of(mask) {
-                values[l] = memory.read(addrs[l]);
+                values[l] = memory.read(addrs[l] & !3);
             }
             let toggles = lane_toggles(&values, mask);
+            if let Some(ty) = narrow {
+                for l in lanes_of(mask) {
+                    values[l] = field(ty, values[l], addrs[l]);
+                }
+            }
             let ready = queue(dram, segments);
             Outcome::Register {
                 target,
@@ -258,9 +306,15 @@ pub fn apply(
             addrs,
             data,
             segments,
+            narrow,
         } => {
             for l in lanes_of(mask) {
-                memory.write(addrs[l], data[l]);
+                let word = addrs[l] & !3;
+                let value = match narrow {
+                    Some(ty) => merge_field(ty, memory.read(word), addrs[l], data[l]),
+                    None => data[l],
+                };
+                memory.write(word, value);
             }
             queue(dram, segments);
             Outcome::None

@@ -26,6 +26,9 @@ const NEVER: u64 = u64::MAX;
 #[derive(Debug, Clone)]
 pub struct SpilledTile {
     pub words: Vec<u32>,
+    /// Which words the producer had written (one bit per word): a restore hands
+    /// on only those as written, so the CB checker sees through passes.
+    pub valid: Vec<u64>,
     /// Cycle the spill's writes have completed (a restore waits for it, thesis 4.3).
     pub ready_at: u64,
 }
@@ -123,11 +126,14 @@ pub struct EngineEnv<'a> {
     pub spill_full: bool,
 }
 
-/// A DMA transfer that leaves its buffer.
+/// What went wrong in a DMA transfer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DmaFault {
-    pub element: i64,
-    pub tile: u64,
+pub enum DmaFault {
+    /// The tile reaches element `element` outside its buffer.
+    OutOfBounds { element: i64, tile: u64 },
+    /// A storer's tile includes CB word `word`, which the producer has not written
+    /// since the link last switched (the CB checker); it wrote `held` words.
+    Unwritten { word: u32, tile: u64, held: u32 },
 }
 
 impl Engine {
@@ -194,8 +200,8 @@ impl Engine {
                 match stream.and_then(|s| s.tiles.get(*next)) {
                     Some(tile) if tile.ready_at > now => Ok((EngineEvent::None, tile.ready_at)),
                     Some(tile) => {
-                        let words = tile.words.clone();
-                        let done = self.restore(&words, now, env);
+                        let (words, valid) = (tile.words.clone(), tile.valid.clone());
+                        let done = self.restore(&words, &valid, now, env);
                         self.phase = Phase::ArriveNext;
                         Ok((EngineEvent::None, done))
                     }
@@ -241,7 +247,7 @@ impl Engine {
                 } else {
                     env.port.written
                 };
-                let words = env.port.read_words(n);
+                let (words, valid) = env.port.read_words(n);
                 let (busy, ready_at) = stream_words(env, n, at, false);
                 // A spill of no words completes at once: only transfers defer.
                 let ready_at = match &mut env.sink {
@@ -262,7 +268,17 @@ impl Engine {
                 env.traffic.store_words += u64::from(n);
                 env.traffic.spill_words += u64::from(n);
                 env.traffic.engine_store_words += u64::from(n);
-                Ok((at + busy, Some((key, SpilledTile { words, ready_at }))))
+                Ok((
+                    at + busy,
+                    Some((
+                        key,
+                        SpilledTile {
+                            words,
+                            valid,
+                            ready_at,
+                        },
+                    )),
+                ))
             }
             Task::Restore { next, .. } => {
                 *next += 1;
@@ -292,7 +308,7 @@ impl Engine {
     }
 
     /// Writes restored words into the link's producer buffer; returns when they land.
-    fn restore(&mut self, words: &[u32], now: u64, env: &mut EngineEnv) -> u64 {
+    fn restore(&mut self, words: &[u32], valid: &[u64], now: u64, env: &mut EngineEnv) -> u64 {
         let n = words.len() as u32;
         let (_, mut done) = stream_words(env, n, now, true);
         if let Some((sink, key)) = &mut env.sink
@@ -308,9 +324,7 @@ impl Engine {
             });
             done = PENDING;
         }
-        for (i, &w) in words.iter().enumerate() {
-            env.port.write(i as u32, w);
-        }
+        env.port.restore_words(words, valid);
         env.traffic.toggles += toggles(words.iter().copied());
         env.traffic.load_words += u64::from(n);
         env.traffic.restore_words += u64::from(n);
@@ -337,11 +351,18 @@ impl Engine {
         let mut logged = Vec::new();
         let shift = env.transaction_bytes.trailing_zeros();
         let deferred = env.sink.is_some();
+        if !load
+            && env.port.checked
+            && let Some(word) = (0..plan.rows * plan.cols).find(|&w| !env.port.holds(w))
+        {
+            let held = env.port.held();
+            return Err(DmaFault::Unwritten { word, tile, held });
+        }
         for r in 0..plan.rows {
             for c in 0..plan.cols {
                 let e = first + i64::from(r) * plan.row_stride + i64::from(c);
                 if !(0..len).contains(&e) {
-                    return Err(DmaFault { element: e, tile });
+                    return Err(DmaFault::OutOfBounds { element: e, tile });
                 }
                 let addr = base + (e as u32) * 4;
                 let word = r * plan.cols + c;

@@ -5,11 +5,13 @@
 //! for the old value. The result does not depend on how units are spread over
 //! threads.
 
+use crate::exec::ext::{field, merge_field};
 use crate::exec::lanes::{Lanes, lane_toggles, lanes_of, write_masked};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Kind, Reg};
 use crate::exec::step::Global;
 use crate::exec::warp::{Warp, WarpState};
+use spu_isa::Ty;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -32,6 +34,13 @@ pub enum Logged {
     },
     /// Words an engine writes, in order.
     Words(Vec<(u32, u32)>),
+    /// An 8- or 16-bit store: each lane's field merged into its word in lane order.
+    Narrow {
+        ty: Ty,
+        bytes: Lanes,
+        data: Lanes,
+        mask: u32,
+    },
 }
 
 /// A unit's global stores and atomics of the current window, with the unit's own
@@ -98,6 +107,36 @@ impl Global for Windowed<'_> {
         write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
     }
 
+    fn load_narrow(&mut self, warp: &mut Warp, dst: Reg, ty: Ty, bytes: &Lanes, mask: u32) {
+        let mut v = [0; 32];
+        for l in lanes_of(mask) {
+            v[l] = self.log.read(self.memory, bytes[l] & !3);
+        }
+        self.toggles += lane_toggles(&v, mask);
+        let d = &mut warp.regs[usize::from(dst)];
+        for l in lanes_of(mask) {
+            d[l] = field(ty, v[l], bytes[l]);
+        }
+    }
+
+    fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32) {
+        // Each lane's word is stored on its own: no toggles between lanes.
+        for l in lanes_of(mask) {
+            let word = bytes[l] & !3;
+            let new = merge_field(ty, self.log.read(self.memory, word), bytes[l], data[l]);
+            self.log.overlay.insert(word, new);
+        }
+        self.log.entries.push((
+            self.now,
+            Logged::Narrow {
+                ty,
+                bytes: *bytes,
+                data: *data,
+                mask,
+            },
+        ));
+    }
+
     fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
         for l in lanes_of(mask) {
             self.log.overlay.insert(addrs[l], data[l]);
@@ -157,6 +196,17 @@ pub fn apply(
         Logged::Words(words) => {
             for (a, v) in words {
                 memory.write(a, v);
+            }
+        }
+        Logged::Narrow {
+            ty,
+            bytes,
+            data,
+            mask,
+        } => {
+            for l in lanes_of(mask) {
+                let word = bytes[l] & !3;
+                memory.write(word, merge_field(ty, memory.read(word), bytes[l], data[l]));
             }
         }
         Logged::Atomic {

@@ -14,7 +14,7 @@ use crate::names::{Side, Ty};
 /// The private `e_machine` value of SPU binaries ("SP" in ASCII).
 pub const SPU_MACHINE: u16 = 0x5350;
 /// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Type code of a predicate register declaration (value types use their `Ty` code).
 const PRED_CODE: u8 = 0xff;
 
@@ -274,6 +274,7 @@ fn kernel_bytes(m: &Module) -> Vec<u8> {
     for s in &m.shared {
         b.str(&s.name);
         b.u8(ty_code(s.ty));
+        b.u32(s.align);
         b.len(s.dims.len());
         s.dims.iter().for_each(|d| b.expr(d));
     }
@@ -503,9 +504,11 @@ fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
     for _ in 0..n {
         let name = r.str()?;
         let ty = ty(&mut r)?;
+        let align = r.u32()?;
         shared.push(SharedDecl {
             name,
             ty,
+            align,
             dims: dims(&mut r, params.len())?,
         });
     }

@@ -17,6 +17,7 @@ pub use model::{
     ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
 pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
+pub use validate::MAX_SHARED_ALIGN;
 
 /// Most instructions a binary within [`MAX_INPUT_BYTES`] can hold: each takes 8 bytes
 /// of code and 10 of line table.

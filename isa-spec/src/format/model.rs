@@ -77,6 +77,9 @@ pub struct BufferDecl {
 pub struct SharedDecl {
     pub name: String,
     pub ty: Ty,
+    /// Alignment of the array's first byte (`.shared .align 16`); 0 when not given.
+    /// The array starts at least at a multiple of its element size and of 4 bytes.
+    pub align: u32,
     pub dims: Vec<Expr>,
 }
 

@@ -4,6 +4,9 @@
 use super::{FormatError, Module};
 use crate::instr::{Instr, Operand, SymbolRef};
 
+/// Largest alignment a shared array may ask for.
+pub const MAX_SHARED_ALIGN: u32 = 4096;
+
 /// Checks the invariants the loader and the disassembler rely on.
 pub fn check(m: &Module) -> Result<(), FormatError> {
     let invalid = |pc: usize, what: String| FormatError::BadInstruction { pc, what };
@@ -28,6 +31,16 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
     {
         return Err(FormatError::Invalid(format!(
             "IU entry {e} is outside the code"
+        )));
+    }
+    if let Some(s) = m
+        .shared
+        .iter()
+        .find(|s| s.align != 0 && (!s.align.is_power_of_two() || s.align > MAX_SHARED_ALIGN))
+    {
+        return Err(FormatError::Invalid(format!(
+            "shared array `{}` has alignment {} (expected a power of two up to {MAX_SHARED_ALIGN})",
+            s.name, s.align
         )));
     }
     let len = m.code.len() as u32;

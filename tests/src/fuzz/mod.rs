@@ -265,7 +265,7 @@ pub fn price_stats(data: &[u8]) {
     let Ok(b) = spu_prof::energy::price(&stats, &model) else {
         return;
     };
-    let _ = spu_prof::report::table_report(&b);
+    let _ = spu_prof::report::table_report(&b, &|_| Some("line\n".repeat(3)));
     let _ = spu_prof::report::csv_report(&b);
     let _ = spu_prof::report::by_line_report(&b, &|_| Some("line\n".repeat(3)));
     let _ = spu_prof::svg::power_trace(&b);

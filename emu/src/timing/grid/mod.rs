@@ -233,6 +233,19 @@ impl<'a> Grid<'a> {
         self
     }
 
+    /// The CB checker: stop at a code read of a CB word its producer has not
+    /// written since the link last switched.
+    pub fn cb_check(mut self, on: bool) -> Self {
+        for port in self
+            .units
+            .iter_mut()
+            .flat_map(|u| u.ports.iter_mut().flatten())
+        {
+            port.checked = on;
+        }
+        self
+    }
+
     /// Writes an instruction trace.
     pub fn with_trace(mut self, tracer: Option<Tracer>) -> Self {
         self.tracer = tracer;
@@ -368,11 +381,13 @@ impl<'a> Grid<'a> {
         }
     }
 
-    /// Unit `u` arrives at a sync: on link `l` as `end`, or globally.
+    /// Unit `u` arrives at a sync: on the link of `side` as `end`, or globally;
+    /// `pc` is the sync instruction for code.
     fn arrive(
         &mut self,
         u: usize,
         link_end: Option<(usize, End)>,
+        pc: Option<u32>,
         now: u64,
     ) -> Result<(), Box<Stop>> {
         let unit = &mut self.units[u];
@@ -395,6 +410,9 @@ impl<'a> Grid<'a> {
                 Ok(())
             }
             Some((l, end)) => {
+                if let Some(item) = self.units[u].current {
+                    self.links[l].record(end, item, pc);
+                }
                 if self.links[l].arrive(end) {
                     self.switch(l);
                     self.link_syncs += 1;
@@ -515,7 +533,7 @@ impl<'a> Grid<'a> {
                 link,
             } => {
                 let global = self.global_sync;
-                self.arrive(u, (!global).then_some((link, end)), now)?;
+                self.arrive(u, (!global).then_some((link, end)), None, now)?;
                 Ok(true)
             }
             Happened::Code(StepEvent::Finished)
@@ -526,8 +544,8 @@ impl<'a> Grid<'a> {
                 self.finish_item(u, now);
                 Ok(true)
             }
-            Happened::Code(StepEvent::BlockSync { side: None, .. }) => {
-                self.arrive(u, None, now)?;
+            Happened::Code(StepEvent::BlockSync { side: None, pc }) => {
+                self.arrive(u, None, Some(pc), now)?;
                 Ok(true)
             }
             Happened::Code(StepEvent::BlockSync {
@@ -554,7 +572,7 @@ impl<'a> Grid<'a> {
                 } else {
                     End::Producer
                 };
-                self.arrive(u, Some((l, end)), now)?;
+                self.arrive(u, Some((l, end)), Some(pc), now)?;
                 Ok(true)
             }
             Happened::Fault(fault) => Err(self.fault_stop(u, fault, now)),

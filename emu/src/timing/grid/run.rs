@@ -94,10 +94,7 @@ impl Grid<'_> {
         let now = match (any_busy, next) {
             (false, _) if self.units.iter().all(|u| u.queue.is_empty()) => return Ok(None),
             (_, NEVER) => {
-                return Err(Box::new(Stop::Deadlock {
-                    cycle: now,
-                    waiting: self.waiting(),
-                }));
+                return Err(self.deadlock(now));
             }
             (_, t) => t.max(now + 1),
         };

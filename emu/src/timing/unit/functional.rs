@@ -259,10 +259,10 @@ fn account(
 ) {
     match access {
         Access::None => {}
-        Access::Global { store } => {
+        Access::Global { store, words } => {
             let bytes = env.timing.transaction_bytes();
             let segments = distinct(addrs, exec, bytes.trailing_zeros());
-            let words = u64::from(exec.count_ones());
+            let words = u64::from(exec.count_ones()) * u64::from(words);
             if store {
                 traffic.store_words += words;
                 traffic.store_transactions += segments;

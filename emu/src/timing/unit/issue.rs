@@ -228,10 +228,12 @@ pub(super) fn issue(
                 && !(matches!(op.kind, Kind::Ld(_)) && executed.access == Access::None);
             if writes {
                 let d = usize::from(op.dst);
-                board.reg_ready[d] = result_at;
-                board.reg_producer[d] = producer;
+                for r in d..d + usize::from(info.dst_regs.max(1)) {
+                    board.reg_ready[r] = result_at;
+                    board.reg_producer[r] = producer;
+                }
             }
-            if let Kind::Setp(..) = op.kind {
+            if info.writes_pred {
                 board.pred_ready[usize::from(op.pred & 15)] = result_at;
             }
             let next = if op.kind == Kind::Nop {

@@ -1,0 +1,263 @@
+//! From checked statements to a module: branch targets, register allocation (or
+//! the declared layout), reconvergence points, the checks of what Interface Units
+//! may reach and of the code's end, and encoding.
+
+use super::{Assembler, empty_module};
+use crate::cfg;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::lexer::Span;
+use spu_isa::format::{Module, RegDecl, RegTy};
+use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Operand, Ty};
+
+impl Assembler {
+    pub(super) fn finish(
+        mut self,
+        diags: &mut Diagnostics,
+    ) -> (Option<Module>, crate::preprocess::SourceMap) {
+        let module = self.build(diags);
+        (module, self.map)
+    }
+
+    pub(super) fn build(&mut self, diags: &mut Diagnostics) -> Option<Module> {
+        self.size_dynamic_shared(diags);
+        match &self.entry {
+            None if self.no_entry_chosen => return None,
+            None => {
+                diags.push(
+                    Diagnostic::error("no `.entry` kernel in this file", 0..0)
+                        .help("write the kernel as `.entry name { ... }`"),
+                );
+                return None;
+            }
+            Some(e) if !e.closed => diags.push(
+                Diagnostic::error(
+                    format!("unterminated block: `.entry {}` is never closed", e.name),
+                    e.open.clone(),
+                )
+                .label("this block is never closed")
+                .help("add `}` at the end of the kernel"),
+            ),
+            _ => {}
+        }
+        if self.instrs.is_empty() && !diags.has_errors() {
+            diags.push(
+                Diagnostic::error(
+                    "the kernel has no instructions",
+                    self.entry.as_ref().map_or(0..0, |e| e.open.clone()),
+                )
+                .help("end it with `exit;`"),
+            );
+            return None;
+        }
+        if diags.has_errors() || self.instrs.is_empty() {
+            return None;
+        }
+        // Branch targets, then registers.
+        for (v, span) in &mut self.instrs {
+            if let Some(name) = &v.target {
+                let pc = self.label_at.get(name).copied().unwrap_or(0);
+                if let Some(Operand::Target(t)) = v.instr.operands_mut().first_mut() {
+                    *t = pc;
+                } else {
+                    diags.push(Diagnostic::error("branch target lost", span.clone()));
+                }
+            }
+        }
+        let placed: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
+        let succ = cfg::successors(&placed);
+        let phys: Vec<u8> = if self.colour {
+            let insts: Vec<_> = self.instrs.iter().map(|(v, _)| v.uses_and_defs()).collect();
+            match crate::regalloc::allocate(&self.vregs.classes, &insts, &succ, MAX_REGS, MAX_PREDS)
+            {
+                Ok(a) => {
+                    self.module.regs = canonical_regs(&a);
+                    a.phys
+                }
+                Err(p) => {
+                    diags.push(pressure_diagnostic(&p, self.instrs[p.at].1.clone()));
+                    return None;
+                }
+            }
+        } else {
+            self.vregs
+                .declared_at
+                .iter()
+                .map(|a| a.unwrap_or(0))
+                .collect()
+        };
+        for (v, _) in &mut self.instrs {
+            v.patch(&|r| phys[r as usize]);
+        }
+        let mut code: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
+        let ipdom = cfg::immediate_post_dominators(&succ);
+        let bra = Opcode::from_mnemonic("bra");
+        for (pc, instr) in code.iter_mut().enumerate() {
+            if Some(instr.opcode) == bra && instr.guard != Guard::Always {
+                instr.reconv = Some(ipdom[pc].map_or(NO_RECONV, |p| p as u32));
+            }
+        }
+        self.check_units(&code, &succ, diags);
+        self.check_end(&code, &succ, diags);
+        self.check_syncs(&code, &succ, diags);
+        self.module.iu_entry = self.iu_entry.as_ref().map(|(pc, _)| *pc);
+        for (pc, instr) in code.iter().enumerate() {
+            match instr.encode() {
+                Ok(w) => self.module.code.push(w),
+                Err(e) => diags.push(Diagnostic::error(e.to_string(), self.instrs[pc].1.clone())),
+            }
+        }
+        (!diags.has_errors()).then(|| std::mem::replace(&mut self.module, empty_module(Vec::new())))
+    }
+
+    /// Synchronisation warnings: CB sides never synced, barriers under divergence.
+    fn check_syncs(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+        let mut entries = vec![0];
+        entries.extend(self.iu_entry.as_ref().map(|(pc, _)| *pc as usize));
+        for f in crate::lint::check(code, succ, &entries) {
+            let mut d = Diagnostic::warning(f.message, self.instrs[f.pc].1.clone()).label(f.label);
+            if let Some((pc, label)) = f.related {
+                d = d.with_secondary(self.instrs[pc].1.clone(), label);
+            }
+            diags.push(d.help(f.help));
+        }
+    }
+
+    /// Warns when execution can fall through the last instruction: the emulator would
+    /// stop such a thread with a fault.
+    pub(super) fn check_end(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+        let Some(last) = code.len().checked_sub(1) else {
+            return;
+        };
+        let instr = &code[last];
+        let ends = instr.guard == Guard::Always
+            && [
+                Opcode::from_mnemonic("exit"),
+                Opcode::from_mnemonic("ret"),
+                Opcode::from_mnemonic("bra"),
+            ]
+            .contains(&Some(instr.opcode));
+        if ends {
+            return;
+        }
+        let mut reached = cfg::reachable(succ, 0);
+        if let Some((iu, _)) = &self.iu_entry {
+            let from_iu = cfg::reachable(succ, *iu as usize);
+            for (r, i) in reached.iter_mut().zip(from_iu) {
+                *r |= i;
+            }
+        }
+        if reached[last] {
+            diags.push(
+                Diagnostic::warning(
+                    "execution can run past the last instruction",
+                    self.instrs[last].1.clone(),
+                )
+                .label("nothing follows this instruction")
+                .help("end every path with `exit;`"),
+            );
+        }
+    }
+
+    /// FP/SFU/shared-memory instructions IUs may reach (thesis Table 5.2): an error
+    /// where only IUs reach them, a warning where both SMs and IUs may.
+    pub(super) fn check_units(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+        let Some((iu_pc, iu_span)) = &self.iu_entry else {
+            return;
+        };
+        let iu_pc = *iu_pc as usize;
+        if iu_pc >= code.len() {
+            diags.push(
+                Diagnostic::error("the `.iu` section has no instructions", iu_span.clone())
+                    .help("add IU code or remove `.iu`"),
+            );
+            return;
+        }
+        let from_sm = cfg::reachable(succ, 0);
+        let from_iu = cfg::reachable(succ, iu_pc);
+        if iu_pc > 0 && succ[iu_pc - 1].contains(&iu_pc) && from_sm[iu_pc - 1] {
+            diags.push(
+                Diagnostic::warning(
+                    "SM code runs on into the `.iu` section",
+                    self.instrs[iu_pc - 1].1.clone(),
+                )
+                .label("execution continues into IU code")
+                .with_secondary(iu_span.clone(), "IU section starts here")
+                .help("end the SM code with `exit;` or an unconditional `bra`"),
+            );
+        }
+        for (pc, instr) in code.iter().enumerate() {
+            if !from_iu[pc] || instr.exec_class().units.iu() {
+                continue;
+            }
+            let what = spu_isa::disasm::full_mnemonic(instr);
+            let span = self.instrs[pc].1.clone();
+            let d = if from_sm[pc] {
+                Diagnostic::warning(
+                    format!("Interface Units may reach `{what}`, which they cannot execute"),
+                    span,
+                )
+                .label("reachable from both the SM and the IU entry")
+            } else {
+                Diagnostic::error(
+                    format!("`{what}` is in code only Interface Units reach"),
+                    span,
+                )
+                .label("IUs have no FPU, SFU or shared memory (thesis Table 5.2)")
+            };
+            diags.push(d.help(
+                "move this work to SM code; IUs only move data between global memory and CBs",
+            ));
+        }
+    }
+}
+
+/// The declarations that describe an allocated register file: 4-register groups
+/// (as pairs), pairs, single registers and predicates, in that order.
+pub(super) fn canonical_regs(a: &crate::regalloc::Assignment) -> Vec<RegDecl> {
+    let decl = |name: &str, ty: RegTy, n: u32| {
+        (n > 0).then(|| RegDecl {
+            name: name.to_string(),
+            ty,
+            count: Some(n),
+        })
+    };
+    [
+        decl("rq", RegTy::Val(Ty::B64), 2 * a.quads),
+        decl("rd", RegTy::Val(Ty::B64), a.pairs),
+        decl("r", RegTy::Val(Ty::B32), a.singles),
+        decl("p", RegTy::Pred, a.preds),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// More values live at once than registers exist: where, and how many.
+pub(super) fn pressure_diagnostic(p: &crate::regalloc::Pressure, span: Span) -> Diagnostic {
+    if p.predicates {
+        return Diagnostic::error(
+            format!(
+                "{} predicates are live here, but a thread has {}",
+                p.live, p.available
+            ),
+            span,
+        )
+        .label(format!("the allocation needs {} predicates", p.needed))
+        .help(
+            "combine conditions with `and.pred`/`or.pred`, or recompute them where they are used",
+        );
+    }
+    let [quads, pairs, singles] = p.by_class;
+    Diagnostic::error(
+        format!(
+            "{} registers are live here, but a thread has {}",
+            p.live, p.available
+        ),
+        span,
+    )
+    .label(format!(
+        "{singles} 32-bit values, {pairs} 64-bit values and {quads} vector groups live across this instruction; the allocation needs {} registers",
+        p.needed
+    ))
+    .help("keep fewer values live across this point: recompute cheap values where they are used, or split the kernel")
+}

@@ -1,0 +1,284 @@
+//! Vector and memory operands: register groups (through an aligned temporary
+//! when the named registers are not one), and `[base + offset]`, `[symbol +
+//! offset]` addresses.
+
+use super::immediates::*;
+use super::scope::RegUse;
+use super::{Lowering, RegInfo, Stmt};
+use crate::ast::{Expr, Spanned};
+use crate::diag::Diagnostic;
+use crate::eval::const_int;
+use crate::lexer::Span;
+use crate::regalloc::Class;
+use crate::vcode::{RegRef, Slot, VInstr};
+use spu_isa::format::RegTy;
+use spu_isa::{Guard, Instr, Mods, Opcode, Operand, SYMBOL_OFFSET_RANGE, Space, Ty};
+
+impl Lowering<'_> {
+    /// `{%a, %b, ...}`: in the declared layout, consecutive registers starting at a
+    /// register aligned to the group are used as they are; otherwise the values go
+    /// through a temporary group with moves before (stores) or after (loads).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn vector(
+        &mut self,
+        items: &[Spanned<&str>],
+        want: Option<Ty>,
+        regs: u8,
+        spec: &spu_isa::table::InstrSpec,
+        k: usize,
+        span: &Span,
+        st: &mut Stmt,
+    ) -> Result<Operand, Diagnostic> {
+        let elem = want.map_or(1, Ty::regs);
+        let count = regs / elem;
+        if items.len() != usize::from(count) || count == 1 {
+            return Err(Diagnostic::error(
+                format!(
+                    "`{}` needs {count} register{} here",
+                    spec.mnemonic,
+                    if count == 1 { "" } else { "s" }
+                ),
+                span.clone(),
+            )
+            .label(format!("found a vector of {}", items.len()))
+            .help("the vector width (`.v2`, `.v4`) sets how many registers the braces hold"));
+        }
+        let mut uses = Vec::new();
+        for item in items {
+            let (u, _) = self.value_reg(item.node, &item.span, want, spec.mnemonic)?;
+            uses.push(u);
+        }
+        let at = |u: &RegUse| {
+            self.vregs.declared_at[u.vreg as usize].map(|p| u32::from(p) + u32::from(u.offset))
+        };
+        let direct = !self.colour
+            && uses.iter().enumerate().all(|(i, u)| {
+                let first = at(&uses[0]);
+                at(u).is_some()
+                    && first.is_some_and(|f| f % u32::from(regs) == 0)
+                    && at(u) == first.map(|f| f + i as u32 * u32::from(elem))
+            });
+        if direct {
+            st.refs.push(RegRef {
+                slot: Slot::Operand(k),
+                vreg: uses[0].vreg,
+                offset: uses[0].offset,
+                part: uses[0].part,
+            });
+            for u in &uses[1..] {
+                st.refs.push(RegRef {
+                    slot: Slot::Shadow(k),
+                    vreg: u.vreg,
+                    offset: u.offset,
+                    part: u.part,
+                });
+            }
+            return Ok(Operand::Reg(0));
+        }
+        let class = if regs == 4 { Class::Quad } else { Class::Pair };
+        let t = self.vregs.add(class, None);
+        let write = spec
+            .operands()
+            .nth(k)
+            .is_some_and(|o| o.3 == spu_isa::table::Role::Def);
+        let mov = Opcode::from_mnemonic("mov").expect("mov row");
+        let ty = if elem == 2 { Ty::B64 } else { Ty::B32 };
+        for (i, u) in uses.iter().enumerate() {
+            let element = RegRef {
+                slot: Slot::Operand(if write { 1 } else { 0 }),
+                vreg: t,
+                offset: i as u8 * elem,
+                part: true,
+            };
+            let component = RegRef {
+                slot: Slot::Operand(if write { 0 } else { 1 }),
+                vreg: u.vreg,
+                offset: u.offset,
+                part: u.part,
+            };
+            let instr = Instr::new(
+                mov,
+                Guard::Always,
+                Mods {
+                    ty: Some(ty),
+                    ..Mods::default()
+                },
+                &[Operand::Reg(0), Operand::Reg(0)],
+            )
+            .map_err(|e| Diagnostic::error(e.to_string(), span.clone()))?;
+            let v = VInstr {
+                instr,
+                refs: vec![element, component],
+                target: None,
+            };
+            if write {
+                st.post.push(v);
+            } else {
+                st.pre.push(v);
+            }
+        }
+        st.refs.push(RegRef {
+            slot: Slot::Operand(k),
+            vreg: t,
+            offset: 0,
+            part: false,
+        });
+        Ok(Operand::Reg(0))
+    }
+
+    /// `[%r+off]`, `[%rd-off]`, `[off]`, `[PARAM]`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn memory(
+        &mut self,
+        base: Option<&Spanned<&str>>,
+        negative: bool,
+        offset: Option<&Spanned<Expr<'_>>>,
+        mods: &Mods,
+        mnemonic: &str,
+        k: usize,
+        span: &Span,
+        st: &mut Stmt,
+    ) -> Result<Operand, Diagnostic> {
+        let scope = self.scope;
+        // `[sym]`, `[sym+off]`: the address goes into a temporary first.
+        if base.is_none()
+            && mods.space != Some(Space::Param)
+            && let Some(e) = offset
+            && let Some(found) = symbol(&e.node, scope)
+        {
+            let (sym, off) = found?;
+            if !SYMBOL_OFFSET_RANGE.contains(&off) {
+                return Err(Diagnostic::error(
+                    format!("offset `{off}` is out of range"),
+                    e.span.clone(),
+                )
+                .label(format!(
+                    "expected {}..={}",
+                    SYMBOL_OFFSET_RANGE.start(),
+                    SYMBOL_OFFSET_RANGE.end()
+                )));
+            }
+            let t = self.vregs.add(Class::Single, None);
+            let mov = Opcode::from_mnemonic("mov").expect("mov row");
+            let instr = Instr::new(
+                mov,
+                Guard::Always,
+                Mods {
+                    ty: Some(Ty::U32),
+                    ..Mods::default()
+                },
+                &[Operand::Reg(0), Operand::Symbol { sym, offset: off }],
+            )
+            .map_err(|err| Diagnostic::error(err.to_string(), span.clone()))?;
+            st.pre.push(VInstr {
+                instr,
+                refs: vec![RegRef {
+                    slot: Slot::Operand(0),
+                    vreg: t,
+                    offset: 0,
+                    part: false,
+                }],
+                target: None,
+            });
+            st.refs.push(RegRef {
+                slot: Slot::Base(k),
+                vreg: t,
+                offset: 0,
+                part: false,
+            });
+            return Ok(Operand::Mem {
+                base: Some(0),
+                wide: false,
+                offset: 0,
+            });
+        }
+        let (has_base, wide) = match base {
+            Some(b) => {
+                let wide = matches!(
+                    scope.reg(b.node),
+                    Some((RegInfo { ty: RegTy::Val(t), .. }, RegUse { part: false, .. }))
+                        if t.bits() == 64 && !t.is_float()
+                );
+                let want = if wide { Ty::U64 } else { Ty::U32 };
+                let (u, _) = self.value_reg(b.node, &b.span, Some(want), mnemonic)?;
+                st.refs.push(RegRef {
+                    slot: Slot::Base(k),
+                    vreg: u.vreg,
+                    offset: u.offset,
+                    part: u.part,
+                });
+                (true, wide)
+            }
+            None => (false, false),
+        };
+        let off = match offset {
+            None => 0,
+            Some(e) => match (&e.node, base) {
+                (Expr::Name(n), None) => match scope.params.iter().position(|p| p.name == *n) {
+                    Some(i) if mods.space == Some(Space::Param) && i * 4 > 32767 => {
+                        return Err(Diagnostic::error(
+                            format!(
+                                "parameter `{n}` is at byte {} of the parameter space",
+                                i * 4
+                            ),
+                            e.span.clone(),
+                        )
+                        .label("`[name]` reaches the first 8192 parameters (16-bit offsets)")
+                        .help("declare the parameters the code reads first"));
+                    }
+                    Some(i) if mods.space == Some(Space::Param) => i as i64 * 4,
+                    Some(_) => {
+                        return Err(Diagnostic::error(
+                            format!("`[{n}]` names a parameter"),
+                            e.span.clone(),
+                        )
+                        .label("parameters live in the .param space")
+                        .help(format!("read it with `ld.param.u32 %rX, [{n}];`")));
+                    }
+                    None if scope.buffers.contains_key(*n) || scope.shared.contains_key(*n) => {
+                        return Err(Diagnostic::error(
+                            format!("`{n}` is not an immediate address"),
+                            e.span.clone(),
+                        )
+                        .label("its address is fixed when the kernel is loaded")
+                        .help(format!(
+                            "take it into a register: `mov.u32 %r0, {n};` then use `[%r0]`"
+                        )));
+                    }
+                    None => {
+                        return Err(crate::eval::lower(e, &scope.params).err().unwrap_or_else(
+                            || Diagnostic::error(format!("unknown name `{n}`"), e.span.clone()),
+                        ));
+                    }
+                },
+                _ => {
+                    let v = const_int(e, &scope.params)?;
+                    match negative {
+                        false => v,
+                        true => v.checked_neg().ok_or_else(|| {
+                            Diagnostic::error(
+                                format!("address offset `-({v})` does not fit in 16 bits"),
+                                e.span.clone(),
+                            )
+                            .label("expected -32768..=32767")
+                        })?,
+                    }
+                }
+            },
+        };
+        if !(-32768..=32767).contains(&off) {
+            let s = offset.map_or(span.clone(), |e| e.span.clone());
+            return Err(Diagnostic::error(
+                format!("address offset `{off}` does not fit in 16 bits"),
+                s,
+            )
+            .label("expected -32768..=32767")
+            .help("add the offset to the base register first"));
+        }
+        Ok(Operand::Mem {
+            base: has_base.then_some(0),
+            wide,
+            offset: off as i16,
+        })
+    }
+}

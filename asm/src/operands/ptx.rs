@@ -1,0 +1,424 @@
+//! PTX spellings that are not rows of the ISA table, lowered onto rows:
+//!
+//! - the block barrier as `bar.sync 0` / `barrier.sync 0`, and `bar.warp.sync`
+//!   (a no-op: a warp's lanes always execute together here);
+//! - the pre-CUDA-9 `shfl.mode.b32` and `vote.mode` without `.sync` (full mask);
+//! - `setp` that combines its result with a predicate (`setp.lt.and.s32 p, a, b, c`)
+//!   or writes a result and its complement (`setp.lt.s32 p|q, a, b`);
+//! - `ld.param` of a PTX entry parameter that `.bind` gave a buffer, a kernel
+//!   parameter or a constant.
+
+use super::{Bound, Lowering};
+use crate::ast::{Expr, Guard as AstGuard, Operand as AstOperand, Spanned};
+use crate::diag::Diagnostic;
+use crate::eval::const_int;
+use crate::lexer::Span;
+use crate::regalloc::Class;
+use crate::vcode::{RegRef, Slot, VInstr};
+use spu_isa::{Guard, Instr, Mods, Opcode, Operand, Ty};
+
+type Lowered = Result<Vec<VInstr>, Vec<Diagnostic>>;
+
+fn at<T>(node: T, span: &Span) -> Spanned<T> {
+    Spanned {
+        node,
+        span: span.clone(),
+    }
+}
+
+fn reg<'s>(name: &'s str, span: &Span) -> Spanned<AstOperand<'s>> {
+    at(AstOperand::Register(name), span)
+}
+
+fn value<'s>(e: Expr<'s>, span: &Span) -> Spanned<AstOperand<'s>> {
+    at(AstOperand::Expr(at(e, span)), span)
+}
+
+fn full_mask(span: &Span) -> Spanned<AstOperand<'static>> {
+    value(Expr::Neg(Box::new(at(Expr::Int("1"), span))), span)
+}
+
+impl Lowering<'_> {
+    /// Lowers a PTX spelling; `None` when the statement is an ordinary row.
+    pub(super) fn ptx_spelling(
+        &mut self,
+        guard: Option<&AstGuard<'_>>,
+        mnemonic: &Spanned<&str>,
+        operands: &[&Spanned<AstOperand<'_>>],
+        span: &Span,
+    ) -> Option<Lowered> {
+        let m = mnemonic.node;
+        let parts: Vec<&str> = m.split('.').collect();
+        match parts.as_slice() {
+            ["bar" | "barrier", "sync", rest @ ..] if rest.iter().all(|p| *p == "aligned") => {
+                Some(self.block_barrier(guard, mnemonic, operands, span))
+            }
+            ["bar" | "barrier", "warp", "sync"] => Some(if operands.len() == 1 {
+                // Lanes of a warp run in lockstep: every warp is always converged
+                // at this point as far as memory is concerned.
+                Ok(Vec::new())
+            } else {
+                Err(vec![
+                    Diagnostic::error("`bar.warp.sync` takes one operand", span.clone())
+                        .label("the mask of lanes")
+                        .help("for example: `bar.warp.sync -1;`"),
+                ])
+            }),
+            ["shfl" | "vote", mode, ..] if *mode != "sync" => {
+                let text = format!("{}.sync.{}", parts[0], parts[1..].join("."));
+                let mask = full_mask(span);
+                let mut ops = operands.to_vec();
+                ops.push(&mask);
+                let m = at(text.as_str(), &mnemonic.span);
+                Some(self.machine_instr(guard, &m, &ops, span))
+            }
+            ["setp", ..] => self.setp_combined(guard, mnemonic, &parts, operands, span),
+            ["ld", "param", ..] => self.entry_arg_load(guard, mnemonic, &parts, operands, span),
+            ["call", ..] => Some(Err(vec![
+                Diagnostic::error("calls are not supported", mnemonic.span.clone())
+                    .label("the SPU has no call stack")
+                    .help("inline the callee into the kernel (nvcc's `__forceinline__`)"),
+            ])),
+            _ => None,
+        }
+    }
+
+    /// `bar.sync 0` and its spellings: the SPU's one block barrier.
+    fn block_barrier(
+        &mut self,
+        guard: Option<&AstGuard<'_>>,
+        mnemonic: &Spanned<&str>,
+        operands: &[&Spanned<AstOperand<'_>>],
+        span: &Span,
+    ) -> Lowered {
+        let m = at("bar.sync", &mnemonic.span);
+        match operands {
+            [] => self.machine_instr(guard, &m, &[], span),
+            [o] => match &o.node {
+                AstOperand::Expr(e) if const_int(e, &self.scope.params).ok() == Some(0) => {
+                    self.machine_instr(guard, &m, &[], span)
+                }
+                _ => Err(vec![
+                    Diagnostic::error("only barrier 0 exists", o.span.clone())
+                        .label("the SPU has one block-wide barrier")
+                        .help("write `bar.sync 0;`"),
+                ]),
+            },
+            [_, extra, ..] => Err(vec![
+                Diagnostic::error(
+                    "a barrier of part of the block is not supported",
+                    extra.span.clone(),
+                )
+                .label("thread count")
+                .help("every thread of the block takes part: write `bar.sync 0;`"),
+            ]),
+        }
+    }
+
+    /// A predicate instruction over virtual registers, under `guard`.
+    fn pred_op(
+        &mut self,
+        mnemonic: &str,
+        dst: u32,
+        srcs: &[u32],
+        guard: (Guard, Option<RegRef>),
+    ) -> Result<VInstr, Vec<Diagnostic>> {
+        let op = Opcode::from_mnemonic(mnemonic).expect("predicate rows exist");
+        let vals: Vec<Operand> = std::iter::repeat_n(Operand::Pred(0), srcs.len() + 1).collect();
+        let mut instr = Instr::new(op, Guard::Always, Mods::default(), &vals)
+            .map_err(|e| vec![Diagnostic::error(e.to_string(), 0..0)])?;
+        let mut refs: Vec<RegRef> = std::iter::once(dst)
+            .chain(srcs.iter().copied())
+            .enumerate()
+            .map(|(k, vreg)| RegRef {
+                slot: Slot::Operand(k),
+                vreg,
+                offset: 0,
+                part: false,
+            })
+            .collect();
+        if let (g, Some(r)) = guard {
+            instr.guard = g;
+            refs.push(r);
+        }
+        Ok(VInstr {
+            instr,
+            refs,
+            target: None,
+        })
+    }
+
+    /// `setp.cmp.bop.ty p[|q], a, b, [!]c`: p = (a cmp b) bop c, q = !(a cmp b) bop c;
+    /// without `bop`, `p|q` writes the comparison and its complement.
+    fn setp_combined(
+        &mut self,
+        guard: Option<&AstGuard<'_>>,
+        mnemonic: &Spanned<&str>,
+        parts: &[&str],
+        operands: &[&Spanned<AstOperand<'_>>],
+        span: &Span,
+    ) -> Option<Lowered> {
+        let bop = parts
+            .iter()
+            .position(|p| matches!(*p, "and" | "or" | "xor"));
+        let pair = matches!(
+            operands.first().map(|o| &o.node),
+            Some(AstOperand::RegPred(..))
+        );
+        if bop.is_none() && !pair {
+            return None;
+        }
+        Some((|| {
+            let plain: Vec<&str> = parts
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| Some(*i) != bop)
+                .map(|(_, p)| *p)
+                .collect();
+            let plain = plain.join(".");
+            let want = if bop.is_some() { 4 } else { 3 };
+            if operands.len() != want {
+                return Err(vec![
+                    Diagnostic::error(
+                        format!(
+                            "`{}` takes {want} operands, found {}",
+                            mnemonic.node,
+                            operands.len()
+                        ),
+                        span.clone(),
+                    )
+                    .help(if bop.is_some() {
+                        "for example: `setp.lt.and.s32 %p1, %r1, %r2, %p2;`"
+                    } else {
+                        "for example: `setp.lt.s32 %p1|%p2, %r1, %r2;`"
+                    }),
+                ]);
+            }
+            let (p_name, q) = match &operands[0].node {
+                AstOperand::RegPred(p, q) => (*p, Some(q)),
+                AstOperand::Register(p) => (*p, None),
+                _ => {
+                    return Err(vec![
+                        Diagnostic::error(
+                            "the destination of `setp` must be a predicate",
+                            operands[0].span.clone(),
+                        )
+                        .label("expected `%p` or `%p|%q`"),
+                    ]);
+                }
+            };
+            let p_vreg = self.pred(p_name, &operands[0].span).map_err(|d| vec![d])?;
+            let q_vreg = match q {
+                Some(q) => Some(self.pred(q.node, &q.span).map_err(|d| vec![d])?),
+                None => None,
+            };
+            let c = match bop {
+                None => None,
+                Some(_) => Some(match &operands[3].node {
+                    AstOperand::Register(c) => (self.pred(c, &operands[3].span), false),
+                    AstOperand::NotPred(c) => (self.pred(c, &operands[3].span), true),
+                    _ => {
+                        return Err(vec![
+                            Diagnostic::error(
+                                "the last operand of a combining `setp` must be a predicate",
+                                operands[3].span.clone(),
+                            )
+                            .label("expected `%p` or `!%p`"),
+                        ]);
+                    }
+                }),
+            };
+            let c = match c {
+                Some((Ok(v), neg)) => Some((v, neg)),
+                Some((Err(d), _)) => return Err(vec![d]),
+                None => None,
+            };
+            let dest = reg(p_name, &operands[0].span);
+            let m = at(plain.as_str(), &mnemonic.span);
+            let mut out =
+                self.machine_instr(guard, &m, &[&dest, operands[1], operands[2]], span)?;
+            let Some(cmp) = out.last_mut() else {
+                return Ok(out);
+            };
+            let g = (
+                cmp.instr.guard,
+                cmp.refs.iter().find(|r| r.slot == Slot::Guard).copied(),
+            );
+            let Some((mut c, negated)) = c else {
+                // p = a cmp b; q = !p.
+                if let Some(q) = q_vreg {
+                    let v = self.pred_op("not.pred", q, &[p_vreg], g)?;
+                    out.push(v);
+                }
+                return Ok(out);
+            };
+            // The comparison goes to a temporary so that c may be p or q.
+            let t = self.vregs.add(Class::Pred, None);
+            for r in cmp.refs.iter_mut() {
+                if r.slot == Slot::Operand(0) {
+                    r.vreg = t;
+                }
+            }
+            if negated {
+                let nc = self.vregs.add(Class::Pred, None);
+                out.push(self.pred_op("not.pred", nc, &[c], g)?);
+                c = nc;
+            }
+            let bop_row = format!("{}.pred", parts[bop.unwrap_or(0)]);
+            let q_value = match q_vreg {
+                Some(_) => {
+                    let u = self.vregs.add(Class::Pred, None);
+                    out.push(self.pred_op("not.pred", u, &[t], g)?);
+                    out.push(self.pred_op(&bop_row, u, &[u, c], g)?);
+                    Some(u)
+                }
+                None => None,
+            };
+            out.push(self.pred_op(&bop_row, p_vreg, &[t, c], g)?);
+            if let (Some(q), Some(u)) = (q_vreg, q_value) {
+                out.push(self.pred_op("mov.pred", q, &[u], g)?);
+            }
+            Ok(out)
+        })())
+    }
+
+    /// `ld.param.T d, [P]` of an entry parameter that is not a kernel parameter.
+    fn entry_arg_load(
+        &mut self,
+        guard: Option<&AstGuard<'_>>,
+        mnemonic: &Spanned<&str>,
+        parts: &[&str],
+        operands: &[&Spanned<AstOperand<'_>>],
+        span: &Span,
+    ) -> Option<Lowered> {
+        let scope = self.scope;
+        let [dest, src] = operands else {
+            return None;
+        };
+        let AstOperand::Mem {
+            base: None,
+            offset: Some(off),
+            ..
+        } = &src.node
+        else {
+            return None;
+        };
+        let Expr::Name(pname) = &off.node else {
+            return None;
+        };
+        let arg = scope.entry_args.get(*pname)?;
+        let ty = parts.last().and_then(|t| Ty::from_name(t));
+        Some((|| {
+            let Some(ty) = ty.filter(|t| t.bits() == arg.ty.bits()) else {
+                return Err(vec![
+                    Diagnostic::error(
+                        format!("`{pname}` is a .{} parameter", arg.ty),
+                        src.span.clone(),
+                    )
+                    .label(format!("read it with `ld.param.{}`", arg.ty)),
+                ]);
+            };
+            let AstOperand::Register(d) = &dest.node else {
+                return Err(vec![
+                    Diagnostic::error(
+                        "the destination of `ld.param` must be a register",
+                        dest.span.clone(),
+                    )
+                    .label("expected a register"),
+                ]);
+            };
+            let dspan = &dest.span;
+            let lo = format!("{d}.lo");
+            let hi = format!("{d}.hi");
+            let wide = ty.bits() == 64;
+            let mut out = Vec::new();
+            let mut emit = |this: &mut Self, m: &str, ops: &[&Spanned<AstOperand<'_>>]| {
+                let m = at(m, &mnemonic.span);
+                this.machine_instr(guard, &m, ops, span)
+                    .map(|v| out.extend(v))
+            };
+            match &arg.bound {
+                Bound::Unbound => {
+                    return Err(vec![
+                        Diagnostic::error(
+                            format!("`{pname}` is a 64-bit parameter no `.bind` gives a value"),
+                            src.span.clone(),
+                        )
+                        .label("nvcc passes pointers as .u64 parameters")
+                        .help(
+                            "launch the kernel from a `.spu` file that includes this one, declares the buffers and binds the arguments in signature order: `.bind kernel(A, B, N);` (see asm/LANGUAGE.md, \"Launching a PTX kernel\")",
+                        ),
+                    ]);
+                }
+                Bound::Buffer(b) => {
+                    let addr = value(Expr::Name(b), &off.span);
+                    if wide {
+                        let zero = value(Expr::Int("0"), &off.span);
+                        emit(self, "mov.u32", &[&reg(&lo, dspan), &addr])?;
+                        emit(self, "mov.u32", &[&reg(&hi, dspan), &zero])?;
+                    } else {
+                        emit(self, "mov.u32", &[&reg(d, dspan), &addr])?;
+                    }
+                }
+                Bound::Param(q) => {
+                    let qty = scope
+                        .params
+                        .iter()
+                        .find(|p| p.name == *q)
+                        .map_or(Ty::U32, |p| p.ty);
+                    let from = at(
+                        AstOperand::Mem {
+                            base: None,
+                            negative: false,
+                            offset: Some(at(Expr::Name(q), &off.span)),
+                        },
+                        &src.span,
+                    );
+                    if wide {
+                        emit(self, &format!("ld.param.{qty}"), &[&reg(&lo, dspan), &from])?;
+                        if qty.is_signed() {
+                            let sign = value(Expr::Int("31"), &off.span);
+                            emit(
+                                self,
+                                "shr.s32",
+                                &[&reg(&hi, dspan), &reg(&lo, dspan), &sign],
+                            )?;
+                        } else {
+                            let zero = value(Expr::Int("0"), &off.span);
+                            emit(self, "mov.u32", &[&reg(&hi, dspan), &zero])?;
+                        }
+                    } else {
+                        emit(self, mnemonic.node, &[*dest, &from])?;
+                    }
+                }
+                Bound::Const(bits) => {
+                    let word = |w: u64| format!("0x{:x}", w & 0xffff_ffff);
+                    if wide {
+                        let (l, h) = (word(*bits), word(*bits >> 32));
+                        emit(
+                            self,
+                            "mov.b32",
+                            &[&reg(&lo, dspan), &value(Expr::Int(&l), &off.span)],
+                        )?;
+                        emit(
+                            self,
+                            "mov.b32",
+                            &[&reg(&hi, dspan), &value(Expr::Int(&h), &off.span)],
+                        )?;
+                    } else if ty.is_float() {
+                        let f = format!("0f{:08X}", *bits as u32);
+                        emit(
+                            self,
+                            &format!("mov.{ty}"),
+                            &[*dest, &value(Expr::Float(&f), &off.span)],
+                        )?;
+                    } else {
+                        let w = word(*bits);
+                        emit(self, "mov.b32", &[*dest, &value(Expr::Int(&w), &off.span)])?;
+                    }
+                }
+            }
+            Ok(out)
+        })())
+    }
+}

@@ -1,0 +1,91 @@
+//! The names an instruction may refer to: declared registers (with `.lo`/`.hi`
+//! halves), labels, buffers, shared arrays, kernel parameters and PTX entry
+//! parameters bound by `.bind`.
+
+use crate::eval::ParamInfo;
+use spu_isa::Ty;
+use spu_isa::format::RegTy;
+use std::collections::HashMap;
+
+/// A declared register: its virtual register and its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegInfo {
+    pub vreg: u32,
+    pub ty: RegTy,
+}
+
+/// A register operand as written: which virtual register, which part of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RegUse {
+    pub(super) vreg: u32,
+    pub(super) offset: u8,
+    pub(super) part: bool,
+}
+
+/// Names an instruction may refer to.
+#[derive(Debug, Default)]
+pub struct Scope {
+    /// Register name (without `%`) -> first register and type.
+    pub regs: HashMap<String, RegInfo>,
+    /// Label names (positions are resolved after lowering).
+    pub labels: std::collections::HashSet<String>,
+    pub buffers: HashMap<String, u16>,
+    pub shared: HashMap<String, u16>,
+    pub params: Vec<ParamInfo>,
+    /// A PTX entry's parameters that are not kernel parameters: bound by `.bind`
+    /// to a buffer, a parameter or a constant, or 64-bit and unbound.
+    pub entry_args: HashMap<String, EntryArg>,
+}
+
+/// A PTX entry parameter read through its binding (see [`Scope::entry_args`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryArg {
+    pub ty: Ty,
+    pub bound: Bound,
+}
+
+/// What a PTX entry parameter stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// The address of this buffer (a pointer parameter).
+    Buffer(String),
+    /// The value of this kernel parameter.
+    Param(String),
+    /// This constant, as the parameter type's bits.
+    Const(u64),
+    /// A 64-bit parameter no `.bind` gives a value.
+    Unbound,
+}
+
+impl Scope {
+    /// A register by name, with the part it names: `%rd1.lo` / `%rd1.hi` name the
+    /// halves of a 64-bit one.
+    pub(super) fn reg(&self, name: &str) -> Option<(RegInfo, RegUse)> {
+        if let Some(r) = self.regs.get(name) {
+            return Some((
+                *r,
+                RegUse {
+                    vreg: r.vreg,
+                    offset: 0,
+                    part: false,
+                },
+            ));
+        }
+        let (base, half) = name.rsplit_once('.')?;
+        let r = self.regs.get(base)?;
+        match (r.ty, half) {
+            (RegTy::Val(t), "lo" | "hi") if t.bits() == 64 => Some((
+                RegInfo {
+                    vreg: r.vreg,
+                    ty: RegTy::Val(Ty::B32),
+                },
+                RegUse {
+                    vreg: r.vreg,
+                    offset: u8::from(half == "hi"),
+                    part: true,
+                },
+            )),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! The directives: `#define`, `#undef`, `#include`, the conditionals and
+//! `#error`.
+
+use super::*;
+use crate::diag::Diagnostic;
+use crate::lexer::Span;
+use std::path::Path;
+
+impl Pre<'_> {
+    pub(super) fn directive(&mut self, file: usize, at: usize, text: &str, conds: &mut Vec<Cond>) {
+        // Join continued lines; offsets stay approximate past a continuation.
+        let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+        let body = joined[1..].trim_start();
+        let word_len = body.bytes().take_while(|b| b.is_ascii_alphabetic()).count();
+        let word = &body[..word_len];
+        let rest = body[word_len..].trim();
+        let word_at = at + 1 + (joined[1..].len() - body.len());
+        let word_span = word_at..word_at + word_len.max(1);
+        let full = at..at + text.trim_end().len();
+        let rest_at =
+            word_span.end + (body[word_len..].len() - body[word_len..].trim_start().len());
+        let active = conds.last().is_none_or(|c| c.active);
+        match word {
+            "if" | "ifdef" | "ifndef" => {
+                let value = if active {
+                    match word {
+                        "if" => self.condition(file, rest_at, rest),
+                        "ifdef" => self.macros.contains_key(first_word(rest)),
+                        _ => !self.macros.contains_key(first_word(rest)),
+                    }
+                } else {
+                    false
+                };
+                if active && word != "if" && first_word(rest).is_empty() {
+                    self.error(
+                        file,
+                        full.clone(),
+                        Diagnostic::error(format!("`#{word}` needs a macro name"), 0..0)
+                            .label("no name here"),
+                    );
+                }
+                conds.push(Cond {
+                    active: active && value,
+                    taken: value,
+                    outer: active,
+                    else_seen: false,
+                    file,
+                    span: full,
+                });
+            }
+            "elif" | "else" | "endif" => {
+                let Some(c) = conds.last_mut() else {
+                    self.error(
+                        file,
+                        full,
+                        Diagnostic::error(format!("`#{word}` without `#if`"), 0..0)
+                            .label("no conditional is open here"),
+                    );
+                    return;
+                };
+                match word {
+                    "endif" => {
+                        conds.pop();
+                    }
+                    _ if c.else_seen => {
+                        let first = c.span.clone();
+                        let d = Diagnostic::error(format!("`#{word}` after `#else`"), 0..0)
+                            .label("the conditional already has its `#else`")
+                            .with_secondary(first, "conditional opened here");
+                        self.error(file, full, d);
+                    }
+                    "else" => {
+                        c.else_seen = true;
+                        c.active = c.outer && !c.taken;
+                        c.taken = true;
+                    }
+                    _ => {
+                        let (outer, taken) = (c.outer, c.taken);
+                        let value = outer && !taken && self.condition(file, rest_at, rest);
+                        if let Some(c) = conds.last_mut() {
+                            c.active = value;
+                            c.taken |= value;
+                        }
+                    }
+                }
+            }
+            _ if !active => {}
+            "define" => self.define(file, word_span.end, rest, &joined, at),
+            "undef" => {
+                let name = first_word(rest);
+                if name.is_empty() {
+                    self.error(
+                        file,
+                        full,
+                        Diagnostic::error("`#undef` needs a macro name", 0..0)
+                            .label("no name here"),
+                    );
+                } else {
+                    self.macros.remove(name);
+                }
+            }
+            "include" => self.include(file, full, rest),
+            "error" => self.error(
+                file,
+                full,
+                Diagnostic::error(format!("#error {rest}"), 0..0).label("reached here"),
+            ),
+            "pragma" | "line" => {}
+            _ => self.error(
+                file,
+                word_span,
+                Diagnostic::error(
+                    format!("unknown preprocessor directive `#{word}`"),
+                    0..0,
+                )
+                .label("not a directive")
+                .help("directives are #define, #undef, #include, #if, #ifdef, #ifndef, #elif, #else, #endif and #error"),
+            ),
+        }
+    }
+
+    pub(super) fn define(
+        &mut self,
+        file: usize,
+        name_at: usize,
+        rest: &str,
+        _line: &str,
+        _at: usize,
+    ) {
+        let name_len = rest.bytes().take_while(|b| ident_byte(*b)).count();
+        let name = &rest[..name_len];
+        let rest_at = name_at + (rest.len() - rest.trim_start().len());
+        let span = rest_at..rest_at + name_len.max(1);
+        if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
+            self.error(
+                file,
+                span,
+                Diagnostic::error("`#define` needs a macro name", 0..0)
+                    .label("expected a name")
+                    .help("for example: `#define TILE 32`"),
+            );
+            return;
+        }
+        let after = &rest[name_len..];
+        let (params, body) = if let Some(list) = after.strip_prefix('(') {
+            let Some(close) = list.find(')') else {
+                self.error(
+                    file,
+                    span,
+                    Diagnostic::error(
+                        format!("macro `{name}`: parameter list is not closed"),
+                        0..0,
+                    )
+                    .label("missing `)`"),
+                );
+                return;
+            };
+            let params: Vec<String> = list[..close]
+                .split(',')
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect();
+            if let Some(bad) = params
+                .iter()
+                .find(|p| !p.bytes().all(ident_byte) || p.as_bytes()[0].is_ascii_digit())
+            {
+                self.error(
+                    file,
+                    span,
+                    Diagnostic::error(format!("macro parameter `{bad}` is not a name"), 0..0)
+                        .label("in this definition"),
+                );
+                return;
+            }
+            (Some(params), list[close + 1..].trim())
+        } else {
+            (None, after.trim())
+        };
+        let body = strip_comments(body);
+        self.map.macros.push(MacroSite {
+            name: name.to_string(),
+            file,
+            span: span.clone(),
+        });
+        let site = self.map.macros.len() - 1;
+        self.macros
+            .insert(name.to_string(), Macro { params, body, site });
+    }
+
+    pub(super) fn include(&mut self, file: usize, span: Span, rest: &str) {
+        let Some(name) = rest
+            .strip_prefix('"')
+            .and_then(|r| r.find('"').map(|e| &r[..e]))
+        else {
+            self.error(
+                file,
+                span,
+                Diagnostic::error("`#include` needs a quoted file name", 0..0)
+                    .label("expected `#include \"file\"`")
+                    .help("paths are relative to the including file"),
+            );
+            return;
+        };
+        if self.stack.len() > MAX_INCLUDE_DEPTH {
+            self.error(
+                file,
+                span,
+                Diagnostic::error("`#include` nests too deeply", 0..0)
+                    .label(format!("more than {MAX_INCLUDE_DEPTH} files deep"))
+                    .help("look for files that include each other"),
+            );
+            return;
+        }
+        let here = self.stack.last().cloned().unwrap_or_default();
+        let path = here.parent().unwrap_or(Path::new("")).join(name);
+        if self.stack.contains(&path) {
+            self.error(
+                file,
+                span,
+                Diagnostic::error(format!("`{name}` includes itself"), 0..0)
+                    .label("this include closes a cycle")
+                    .help("include every file once"),
+            );
+            return;
+        }
+        match (self.read)(&path) {
+            Ok(text) => {
+                self.map.files.push(SourceFile {
+                    name: path.display().to_string(),
+                    text,
+                });
+                let id = self.map.files.len() - 1;
+                self.stack.push(path);
+                self.file(id);
+                self.stack.pop();
+            }
+            Err(why) => self.error(
+                file,
+                span,
+                Diagnostic::error(format!("cannot include `{name}`"), 0..0)
+                    .label(why)
+                    .help("paths are relative to the including file"),
+            ),
+        }
+    }
+
+    /// Evaluates an `#if` expression.
+    pub(super) fn condition(&mut self, file: usize, at: usize, text: &str) -> bool {
+        // `defined X` / `defined(X)` first, then macros, then unknown names are 0.
+        let mut resolved = String::new();
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if ident_byte(bytes[i]) && !bytes[i].is_ascii_digit() {
+                let s = i;
+                while i < bytes.len() && ident_byte(bytes[i]) {
+                    i += 1;
+                }
+                if &text[s..i] == "defined" {
+                    let rest = text[i..].trim_start();
+                    let (name, used) = match rest.strip_prefix('(') {
+                        Some(r) => {
+                            let close = r.find(')').unwrap_or(r.len());
+                            (r[..close].trim(), text.len() - rest.len() + 1 + close + 1)
+                        }
+                        None => {
+                            let n = first_word(rest);
+                            (n, text.len() - rest.len() + n.len())
+                        }
+                    };
+                    resolved.push_str(if self.macros.contains_key(name) {
+                        " 1 "
+                    } else {
+                        " 0 "
+                    });
+                    i = used.min(text.len());
+                    continue;
+                }
+                resolved.push_str(&text[s..i]);
+            } else {
+                resolved.push(bytes[i] as char);
+                i += 1;
+            }
+        }
+        let expanded = self.rescan(file, 0, at, at, &resolved, &mut Vec::new(), 0);
+        match eval_condition(&expanded) {
+            Ok(v) => v != 0,
+            Err(why) => {
+                self.error(
+                    file,
+                    at..at + text.len(),
+                    Diagnostic::error("cannot evaluate the `#if` condition", 0..0)
+                        .label(why)
+                        .help("conditions are integer expressions over literals, macros and defined(NAME)"),
+                );
+                false
+            }
+        }
+    }
+}

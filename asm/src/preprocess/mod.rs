@@ -1,0 +1,312 @@
+//! The C preprocessor subset PTX allows, for `.ptx` and `.spu` sources alike:
+//! `#define` (object-like and with arguments), `#undef`, `#include "file"`,
+//! `#if`/`#ifdef`/`#ifndef`/`#elif`/`#else`/`#endif` and `#error`. The output is one
+//! text plus a [`SourceMap`] that maps every output byte back to the file and offset
+//! it came from; text a macro produced maps to the macro's invocation, so
+//! diagnostics and the line table point into the right file and line.
+//!
+//! Limits keep hostile inputs bounded: include depth, macro expansion depth and the
+//! size of the output.
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::lexer::Span;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+mod directives;
+mod expand;
+mod source_map;
+mod text;
+
+use source_map::Segment;
+pub use source_map::{MacroSite, Origin, SourceFile, SourceMap};
+use text::*;
+
+/// Deepest `#include` nesting.
+const MAX_INCLUDE_DEPTH: usize = 32;
+/// Deepest nesting of macro expansions.
+const MAX_EXPANSION_DEPTH: usize = 64;
+/// Largest preprocessed text.
+const MAX_OUTPUT_BYTES: usize = 64 << 20;
+
+/// A `#define`.
+#[derive(Debug, Clone)]
+struct Macro {
+    params: Option<Vec<String>>,
+    body: String,
+    site: usize,
+}
+
+/// One level of `#if` nesting.
+#[derive(Debug, Clone)]
+struct Cond {
+    /// This branch is being emitted.
+    active: bool,
+    /// Some branch of this `#if` was taken.
+    taken: bool,
+    /// The enclosing text is emitted.
+    outer: bool,
+    else_seen: bool,
+    file: usize,
+    span: Span,
+}
+
+struct Pre<'a> {
+    map: SourceMap,
+    out: String,
+    macros: HashMap<String, Macro>,
+    diags: Diagnostics,
+    read: &'a mut dyn FnMut(&Path) -> Result<String, String>,
+    stack: Vec<PathBuf>,
+}
+
+/// Preprocesses `src` (named `path`); `read` loads included files. Errors are
+/// reported in file coordinates; the text is usable even when there are some.
+pub fn preprocess(
+    path: &str,
+    src: &str,
+    read: &mut dyn FnMut(&Path) -> Result<String, String>,
+) -> (String, SourceMap, Diagnostics) {
+    let mut pre = Pre {
+        map: SourceMap::default(),
+        out: String::with_capacity(src.len()),
+        macros: HashMap::new(),
+        diags: Diagnostics::default(),
+        read,
+        stack: vec![PathBuf::from(path)],
+    };
+    pre.map.files.push(SourceFile {
+        name: path.to_string(),
+        text: src.to_string(),
+    });
+    pre.file(0);
+    (pre.out, pre.map, pre.diags)
+}
+
+/// True for bytes that continue an identifier.
+fn ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
+}
+
+impl Pre<'_> {
+    fn error(&mut self, file: usize, span: Span, d: Diagnostic) {
+        let mut d = d;
+        d.span = span;
+        d.file = Some(file as u32);
+        for s in &mut d.secondary {
+            s.file = Some(file as u32);
+        }
+        self.diags.push(d);
+    }
+
+    fn emit_direct(&mut self, file: usize, src_start: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let start = self.out.len();
+        self.out.push_str(text);
+        self.map.segments.push(Segment {
+            out: start..self.out.len(),
+            file,
+            src: src_start..src_start + text.len(),
+            expansion: None,
+        });
+    }
+
+    fn emit_expansion(&mut self, file: usize, invocation: Span, macro_site: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let start = self.out.len();
+        self.out.push_str(text);
+        self.map.segments.push(Segment {
+            out: start..self.out.len(),
+            file,
+            src: invocation,
+            expansion: Some(macro_site),
+        });
+    }
+
+    /// Processes file `file` (already in the map).
+    fn file(&mut self, file: usize) {
+        let text = self.map.files[file].text.clone();
+        let mut conds: Vec<Cond> = Vec::new();
+        let mut in_comment = false;
+        let mut pos = 0;
+        while pos < text.len() {
+            // A logical line: physical lines joined by a trailing backslash.
+            let mut end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+            let trimmed = text[pos..end].trim_start();
+            let is_directive = !in_comment && trimmed.starts_with('#');
+            if is_directive {
+                while end < text.len() && text[pos..end].trim_end_matches('\r').ends_with('\\') {
+                    end = text[end + 1..]
+                        .find('\n')
+                        .map_or(text.len(), |i| end + 1 + i);
+                }
+            }
+            let line = &text[pos..end];
+            let active = conds.last().is_none_or(|c| c.active);
+            if is_directive {
+                let hash = pos + (line.len() - trimmed.len());
+                self.directive(file, hash, &text[hash..end], &mut conds);
+            } else if active {
+                in_comment = self.line(file, pos, line, in_comment);
+            } else {
+                in_comment = skip_comments(line, in_comment);
+            }
+            if end < text.len() {
+                self.emit_direct(file, end, "\n");
+            }
+            pos = end + 1;
+            if self.out.len() > MAX_OUTPUT_BYTES {
+                self.error(
+                    file,
+                    pos.min(text.len())..pos.min(text.len()),
+                    Diagnostic::error("the preprocessed text is too large", 0..0)
+                        .label("macro expansion or includes grow past 64 MiB")
+                        .help("look for a macro that expands into itself several times"),
+                );
+                return;
+            }
+        }
+        for c in conds {
+            self.error(
+                c.file,
+                c.span,
+                Diagnostic::error("`#if` without `#endif`", 0..0)
+                    .label("this conditional is never closed")
+                    .help("add `#endif`"),
+            );
+        }
+    }
+
+    /// Emits one active source line, expanding macros outside comments and strings.
+    /// Returns whether a block comment is still open at its end.
+    fn line(&mut self, file: usize, base: usize, line: &str, mut in_comment: bool) -> bool {
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        let mut copied = 0;
+        while i < bytes.len() {
+            if in_comment {
+                match line[i..].find("*/") {
+                    Some(k) => {
+                        i += k + 2;
+                        in_comment = false;
+                    }
+                    None => i = bytes.len(),
+                }
+                continue;
+            }
+            match bytes[i] {
+                b'/' if bytes.get(i + 1) == Some(&b'/') => break,
+                b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                    in_comment = true;
+                    i += 2;
+                }
+                b'"' => {
+                    i += 1;
+                    while i < bytes.len() && bytes[i] != b'"' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                b if ident_byte(b) && !b.is_ascii_digit() => {
+                    let start = i;
+                    while i < bytes.len() && ident_byte(bytes[i]) {
+                        i += 1;
+                    }
+                    // `.global`, `%r1`, `ld.global`: names after `.` or `%` are not macros.
+                    let prev = start.checked_sub(1).map(|p| bytes[p]);
+                    if matches!(prev, Some(b'.' | b'%')) {
+                        continue;
+                    }
+                    let name = &line[start..i];
+                    if !self.macros.contains_key(name) {
+                        continue;
+                    }
+                    let Some((text, end)) =
+                        self.invoke(file, base, line, start, i, &mut Vec::new(), 0)
+                    else {
+                        continue;
+                    };
+                    self.emit_direct(file, base + copied, &line[copied..start]);
+                    let site = self.macros[name].site;
+                    self.emit_expansion(file, base + start..base + end, site, &text);
+                    i = end;
+                    copied = end;
+                }
+                b if b.is_ascii_digit() => {
+                    while i < bytes.len() && (ident_byte(bytes[i]) || bytes[i] == b'.') {
+                        i += 1;
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+        self.emit_direct(file, base + copied, &line[copied..]);
+        in_comment
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(src: &str) -> (String, Diagnostics) {
+        let (out, _, d) = preprocess("t.spu", src, &mut |_| Err("no files".into()));
+        (out, d)
+    }
+
+    #[test]
+    fn object_and_function_macros_expand_outside_names_and_comments() {
+        let (out, d) = run(
+            "#define N 4096\n#define IDX(a, b) ((a) * N + (b))\nmov.u32 %N, N; // N\nadd.u32 %r1, %r2, IDX(3, 4);\nld.global.N\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(
+            out,
+            "\n\nmov.u32 %N, 4096; // N\nadd.u32 %r1, %r2, ((3) * 4096 + (4));\nld.global.N\n"
+        );
+    }
+
+    #[test]
+    fn conditionals_select_branches() {
+        let (out, d) = run(
+            "#define A 2\n#if A > 1 && defined(A)\nyes\n#elif 1\nno\n#else\nno\n#endif\n#ifdef B\nno\n#else\nelse\n#endif\n#undef A\n#ifndef A\ngone\n#endif\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let kept: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(kept, ["yes", "else", "gone"]);
+    }
+
+    #[test]
+    fn self_referencing_macros_stop() {
+        let (out, d) = run("#define X X + 1\nX\n");
+        assert!(d.is_empty());
+        assert_eq!(out, "\nX + 1\n");
+    }
+
+    #[test]
+    fn condition_precedence_matches_c() {
+        assert_eq!(eval_condition("1 + 2 * 3 == 7"), Ok(1));
+        assert_eq!(eval_condition("-(2 - 5) << 1"), Ok(6));
+        assert_eq!(eval_condition("!0 && (4 % 3 || 0)"), Ok(1));
+        assert!(eval_condition("1 / 0").is_err());
+        assert!(eval_condition("(1").is_err());
+    }
+
+    #[test]
+    fn map_points_into_the_macro_invocation() {
+        let (out, map, _) =
+            preprocess(
+                "t.spu",
+                "#define K 7\nadd K;\n",
+                &mut |_| Err(String::new()),
+            );
+        let at = out.find('7').unwrap();
+        let o = map.origin(&(at..at + 1));
+        assert_eq!((o.file, o.span), (0, 16..17));
+        assert!(o.expansion.is_some());
+    }
+}

@@ -1,0 +1,626 @@
+//! Why a run stopped, rendered for the terminal: a fault with the instruction, its
+//! source line, the unit, block and thread (and, for a CB checker error, the link
+//! and the sync that is probably missing); a deadlock as its wait chain or cycle,
+//! with the kernel source lines that made the syncs at both ends of every blocked
+//! link; the cycle limit; an interruption.
+
+use crate::exec::fault::FaultKind;
+use crate::exec::warp::WarpState;
+use crate::load::Image;
+use crate::load::kernel::Kernel;
+use crate::load::plan::Role;
+use crate::machine::UnitLabel;
+use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, Stop, SyncsBy, Waiting};
+use crate::observe::report::grouped;
+use spu_isa::Side;
+use std::fmt::Write;
+
+/// Units of a wait chain shown in full; longer chains are cut in the middle.
+const CHAIN_SHOWN: usize = 12;
+/// Work items shown per end of a blocked link.
+const HISTORY_SHOWN: usize = 6;
+/// Other waiting units named after the chain.
+const OTHERS_NAMED: usize = 4;
+
+/// `n` and a noun, singular or plural ("1 time", "3 times").
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", grouped(n))
+    }
+}
+
+/// What a unit runs, in words: "block (1, 0)", "the north IU code for position 2",
+/// "the restore of block (3, 1)'s east output for block (4, 1)".
+fn role_text(role: Role, unit: UnitLabel) -> String {
+    match role {
+        Role::Block { bx, by } => format!("block ({bx}, {by})"),
+        Role::Boundary { side, iuid } => match unit {
+            UnitLabel::Dma { .. } => format!("the {side} DMA descriptor for position {iuid}"),
+            _ => format!("the {side} IU code for position {iuid}"),
+        },
+        Role::Spill { key, .. } => format!(
+            "the spill of block {}'s {} output (pass {})",
+            xy(key.block),
+            key.side,
+            xy(key.at)
+        ),
+        Role::Restore { key } => format!(
+            "the restore of block {}'s {} output for block {}",
+            xy(key.block),
+            key.side,
+            xy(key.consumer_block())
+        ),
+    }
+}
+
+fn xy([x, y]: [u32; 2]) -> String {
+    format!("({x}, {y})")
+}
+
+/// `file:line:col` and the source line of instruction `pc`, if known.
+fn location(kernel: &Kernel, pc: u32) -> (String, Option<(u32, String)>) {
+    let m = &kernel.module;
+    match m.lines.locs.get(pc as usize) {
+        Some(loc) => {
+            let file = m
+                .lines
+                .files
+                .get(usize::from(loc.file))
+                .cloned()
+                .unwrap_or_else(|| "?".into());
+            let text = kernel
+                .source_line(&file, loc.line)
+                .map(|t| (loc.line, t.to_string()));
+            (format!("{file}:{}:{}", loc.line, loc.col), text)
+        }
+        None => (format!("instruction {pc}"), None),
+    }
+}
+
+/// `file:line` of instruction `pc`.
+fn line_of(kernel: &Kernel, pc: u32) -> String {
+    let (at, _) = location(kernel, pc);
+    match at.rsplit_once(':') {
+        Some((file_line, _col)) if kernel.module.lines.locs.get(pc as usize).is_some() => {
+            file_line.to_string()
+        }
+        _ => at,
+    }
+}
+
+fn instr_line(kernel: &Kernel, pc: u32) -> String {
+    spu_asm::disasm::instr_text(&kernel.module, pc as usize).map_or_else(
+        || format!("instruction {pc}"),
+        |t| format!("instruction {pc}: `{t}`"),
+    )
+}
+
+/// Quotes the source line of `pc` under a `-->` arrow; returns the gutter width
+/// the notes below it align to.
+fn quote_source(s: &mut String, kernel: &Kernel, pc: u32) -> usize {
+    let (at, text) = location(kernel, pc);
+    let w = text.as_ref().map_or(2, |(line, _)| line.to_string().len());
+    let _ = writeln!(s, "{:w$} --> {at}", "");
+    if let Some((line, text)) = text {
+        let _ = writeln!(s, "{:w$} |", "");
+        let _ = writeln!(s, "{line:>w$} | {text}");
+        let _ = writeln!(s, "{:w$} |", "");
+    }
+    w
+}
+
+fn note(s: &mut String, w: usize, text: &str) {
+    let _ = writeln!(s, "{:w$} = {text}", "");
+}
+
+/// The link of a CB checker error: its ends and their sync counts.
+fn cb_link_text(cb: &CbLink) -> String {
+    let what = cb.partner_role.map_or_else(
+        || "now idle".to_string(),
+        |r| format!("running {}", role_text(r, cb.partner)),
+    );
+    let switched = count(cb.switches, "time");
+    let syncs = if cb.global_sync {
+        format!("the link switched {switched} (at every global blocksync)")
+    } else {
+        format!(
+            "producer synced on it {}, consumer {}; it switched {switched}",
+            count(cb.arrivals[0], "time"),
+            count(cb.arrivals[1], "time"),
+        )
+    };
+    let end = if cb.reader_consumes {
+        "producer"
+    } else {
+        "consumer"
+    };
+    format!("{} link: {end} {} ({what}); {syncs}", cb.side, cb.partner)
+}
+
+fn opposite(side: Side) -> Side {
+    match side {
+        Side::North => Side::South,
+        Side::South => Side::North,
+        Side::East => Side::West,
+        Side::West => Side::East,
+    }
+}
+
+/// What probably lacks before a read of an unwritten CB word; `held` is how many
+/// words of the buffer the producer wrote.
+fn cb_missing(cb: &CbLink, held: u32) -> String {
+    let (read, write) = (cb.side, opposite(cb.side));
+    if !cb.reader_consumes {
+        return format!(
+            "this unit reads back its own outgoing {read} buffer, which it has not written since the last switch; write it (`st.cb.{read}`) before reading it"
+        );
+    }
+    if cb.global_sync {
+        return if cb.pending {
+            format!(
+                "a `bar.blocksync` between the producer's `st.cb.{write}` and this read: the word is written but not yet handed over"
+            )
+        } else {
+            format!(
+                "the producer's `st.cb.{write}` of this word before the last global `bar.blocksync`; check in which step it writes the word and in which step this read happens"
+            )
+        };
+    }
+    let [producer, consumer] = cb.arrivals;
+    if cb.pending && producer > consumer {
+        format!(
+            "no `bar.blocksync.{read}` before this read: the producer wrote this word and synced, but this unit has not synced to receive it"
+        )
+    } else if cb.pending {
+        format!(
+            "no `bar.blocksync.{read}` before this read (and the producer's `bar.blocksync.{write}` after its write): the word is written but the link has not switched since"
+        )
+    } else if cb.switches == 0 {
+        format!(
+            "no `bar.blocksync.{read}` before this read: the link has never switched, so nothing the producer writes (`st.cb.{write}`, then `bar.blocksync.{write}`) can have reached this unit"
+        )
+    } else {
+        // Restored data was written by the block of the previous pass.
+        let (who, restored) = match cb.partner_role {
+            Some(Role::Restore { key }) => (
+                format!("block {}'s", xy(key.block)),
+                "; the runtime restores that block's output here",
+            ),
+            _ => ("the producer's".to_string(), ""),
+        };
+        if held == 0 {
+            format!(
+                "a `st.cb.{write}` before {who} last `bar.blocksync.{write}`, which handed over an empty buffer, or that sync is one too many (the two ends then pair the wrong syncs){restored}"
+            )
+        } else {
+            format!(
+                "{who} `st.cb.{write}` of this word before its last `bar.blocksync.{write}`: it handed over a buffer without this word (check its addresses, or whether this read belongs after the next `bar.blocksync.{read}`){restored}"
+            )
+        }
+    }
+}
+
+/// Warp indices as ranges: "0", "0-3, 7".
+fn ranges(ws: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ws.len() {
+        let mut j = i;
+        while j + 1 < ws.len() && ws[j + 1] == ws[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            ws[i].to_string()
+        } else {
+            format!("{}-{}", ws[i], ws[j])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// The warps of a waiting unit, grouped by where they wait.
+fn render_warps(s: &mut String, w: &Waiting, kernel: &Kernel, image: &Image) {
+    let mut groups: Vec<(u32, WarpState, Vec<u32>)> = Vec::new();
+    for &(warp, pc, state) in &w.warps {
+        match groups
+            .iter_mut()
+            .find(|(p, st, _)| *p == pc && *st == state)
+        {
+            Some((_, _, ws)) => ws.push(warp),
+            None => groups.push((pc, state, vec![warp])),
+        }
+    }
+    for (pc, state, ws) in groups {
+        let side = match image.program.ops.get(pc as usize).map(|o| o.kind) {
+            Some(crate::exec::ops::Kind::BlockSync(side)) => side,
+            _ => None,
+        };
+        let plural = ws.len() > 1;
+        let what = match (state, side) {
+            (WarpState::AtBarrier(_), _) => "at bar.sync".to_string(),
+            (WarpState::AtBlockSync(_), Some(side)) => format!("at blocksync towards {side}"),
+            (WarpState::AtBlockSync(_), None) => "at the global blocksync".to_string(),
+            _ => "blocked".to_string(),
+        };
+        let (at, _) = location(kernel, pc);
+        let _ = writeln!(
+            s,
+            "     warp{} {} {} {what}: {} ({at})",
+            if plural { "s" } else { "" },
+            ranges(&ws),
+            if plural { "wait" } else { "waits" },
+            instr_line(kernel, pc)
+        );
+    }
+}
+
+/// A record's syncs and where they come from: "4 syncs at stencil.spu:89",
+/// "5 syncs at a.spu:273 (3), a.spu:274 (2)", "1 sync by the runtime".
+fn syncs_text(r: &SyncsBy, kernel: &Kernel) -> String {
+    let n = count(r.count, "sync");
+    match r.pcs.as_slice() {
+        [] => format!("{n} by the runtime"),
+        [(pc, _)] => format!("{n} at {}", line_of(kernel, *pc)),
+        pcs => format!(
+            "{n} at {}",
+            pcs.iter()
+                .map(|(pc, k)| format!("{} ({k})", line_of(kernel, *pc)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// One end's syncs on a blocked link, by work item.
+fn render_history(
+    s: &mut String,
+    end: &str,
+    unit: UnitLabel,
+    total: u64,
+    records: &[SyncsBy],
+    kernel: &Kernel,
+) {
+    let _ = writeln!(s, "       {end} {unit}: {}", count(total, "sync"));
+    let skipped = records.len().saturating_sub(HISTORY_SHOWN);
+    if skipped > 0 {
+        let _ = writeln!(
+            s,
+            "         ... {} before these",
+            count(skipped as u64, "work item")
+        );
+    }
+    for r in &records[skipped..] {
+        let _ = writeln!(
+            s,
+            "         pass {}, {}: {}",
+            xy(r.pass),
+            role_text(r.role, unit),
+            syncs_text(r, kernel)
+        );
+    }
+}
+
+/// The first pass in which the two ends of a link made different numbers of syncs,
+/// with what each end ran there.
+fn first_disagreement(link: &BlockedLink) -> Option<String> {
+    let mut passes: Vec<[u32; 2]> = link.history.iter().flatten().map(|r| r.pass).collect();
+    passes.sort_by_key(|[x, y]| (*y, *x));
+    passes.dedup();
+    let units = [link.producer, link.consumer];
+    passes.into_iter().find_map(|pass| {
+        let of = |end: usize| {
+            let records: Vec<&SyncsBy> =
+                link.history[end].iter().filter(|r| r.pass == pass).collect();
+            let who = if records.is_empty() {
+                format!("{} (no work there)", units[end])
+            } else {
+                records
+                    .iter()
+                    .map(|r| role_text(r.role, units[end]))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            };
+            (records.iter().map(|r| r.count).sum::<u64>(), who)
+        };
+        let ((p, producer), (c, consumer)) = (of(0), of(1));
+        (p != c).then(|| {
+            format!(
+                "the ends first disagree in pass {}: {producer} made {} on this link, {consumer} {}",
+                xy(pass),
+                count(p, "sync"),
+                count(c, "sync"),
+            )
+        })
+    })
+}
+
+/// One unit of a deadlock's chain: what it runs, where it waits, and the link;
+/// `last`: its partner ends the chain, so the link's sync counts say who is wrong.
+fn render_waiting(s: &mut String, w: &Waiting, last: bool, kernel: &Kernel, image: &Image) {
+    let _ = writeln!(
+        s,
+        "   {} running {} in pass {}:",
+        w.unit,
+        role_text(w.role, w.unit),
+        xy(w.pass)
+    );
+    if let Some(e) = &w.engine {
+        let _ = writeln!(s, "     {e}");
+    }
+    render_warps(s, w, kernel, image);
+    let Some(link) = &w.link else {
+        return;
+    };
+    let partner = if link.producer == w.unit {
+        link.consumer
+    } else {
+        link.producer
+    };
+    let _ = writeln!(
+        s,
+        "     waits on its {} link, to {partner}; syncs on that link so far:",
+        link.side
+    );
+    render_history(
+        s,
+        "producer",
+        link.producer,
+        link.arrivals[0],
+        &link.history[0],
+        kernel,
+    );
+    render_history(
+        s,
+        "consumer",
+        link.consumer,
+        link.arrivals[1],
+        &link.history[1],
+        kernel,
+    );
+    if let Some(d) = first_disagreement(link).filter(|_| last) {
+        let _ = writeln!(s, "     {d}");
+    }
+}
+
+/// A deadlock: its wait chain or cycle, what ends it, and the other waiting units.
+fn render_deadlock(
+    s: &mut String,
+    cycle: u64,
+    chain: &[Waiting],
+    end: &ChainEnd,
+    others: &[UnitLabel],
+    kernel: &Kernel,
+    image: &Image,
+) {
+    let n = (chain.len() + others.len()) as u64;
+    let _ = writeln!(
+        s,
+        "error: deadlock at cycle {}: no unit can make progress; {} forever",
+        grouped(cycle),
+        if n == 1 {
+            "1 unit waits".to_string()
+        } else {
+            format!("{n} units wait")
+        }
+    );
+    let names: Vec<String> = chain.iter().map(|w| w.unit.to_string()).collect();
+    let path = names.join(" -> ");
+    let last = chain
+        .last()
+        .map_or_else(String::new, |w| w.unit.to_string());
+    let summary = match end {
+        ChainEnd::Cycle => format!(
+            "wait cycle: {path} -> {}; each waits for the next",
+            names.first().map_or("", String::as_str)
+        ),
+        ChainEnd::Finished(u) => {
+            format!("wait chain: {path} -> {u}, which has finished all its work")
+        }
+        ChainEnd::NotStarted {
+            unit,
+            role,
+            pass,
+            now,
+        } => format!(
+            "wait chain: {path} -> {unit}, which runs {} in pass {} only after pass {} has finished (sequential passes)",
+            role_text(*role, *unit),
+            xy(*pass),
+            xy(*now)
+        ),
+        ChainEnd::OwnWarps if chain.len() == 1 => {
+            format!("{last} waits for its own warps, which wait at different barriers")
+        }
+        ChainEnd::OwnWarps => format!(
+            "wait chain: {path}; {last} waits for its own warps, which wait at different barriers"
+        ),
+        ChainEnd::Global => format!(
+            "wait chain: {path}; {last} waits at the global blocksync, which needs every busy unit"
+        ),
+    };
+    let _ = writeln!(s, "   {summary}");
+    let cut = chain.len().saturating_sub(CHAIN_SHOWN);
+    for (i, w) in chain.iter().enumerate() {
+        if cut > 0 && i == CHAIN_SHOWN / 2 {
+            let _ = writeln!(
+                s,
+                "   ... {} further along the chain, each waiting for the next",
+                count(cut as u64, "unit")
+            );
+        }
+        if cut > 0 && (CHAIN_SHOWN / 2..CHAIN_SHOWN / 2 + cut).contains(&i) {
+            continue;
+        }
+        let last = i + 1 == chain.len() && !matches!(end, ChainEnd::Cycle);
+        render_waiting(s, w, last, kernel, image);
+    }
+    if !others.is_empty() {
+        let named: Vec<String> = others
+            .iter()
+            .take(OTHERS_NAMED)
+            .map(ToString::to_string)
+            .collect();
+        let more = others.len().saturating_sub(OTHERS_NAMED);
+        let _ = writeln!(
+            s,
+            "   = {} {} too: {}{}",
+            count(others.len() as u64, "other unit"),
+            if others.len() == 1 { "waits" } else { "wait" },
+            named.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let help = if matches!(end, ChainEnd::Cycle) {
+        "units that wait for each other in a ring: in every unit, make the syncs on inputs (north, west) before those on outputs (south, east), so data flows one way"
+    } else {
+        "every warp of a block must reach the same barriers, and both ends of a link must make the same number of syncs on it"
+    };
+    let _ = writeln!(s, "   = help: {help}");
+}
+
+/// Renders why a run stopped, for the terminal.
+pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
+    let mut s = String::new();
+    match stop {
+        Stop::Fault {
+            fault,
+            unit,
+            role,
+            cycle,
+            ntid,
+            cb,
+        } => {
+            let _ = writeln!(s, "error: {}", fault.kind);
+            let w = quote_source(&mut s, kernel, fault.pc);
+            note(&mut s, w, &instr_line(kernel, fault.pc));
+            let t = fault.warp * 32 + fault.lane;
+            let [nx, ny, _] = [ntid[0].max(1), ntid[1].max(1), ntid[2]];
+            note(
+                &mut s,
+                w,
+                &format!(
+                    "in {} on {unit}, thread ({}, {}, {}) (warp {}, lane {}), at cycle {}",
+                    role_text(*role, *unit),
+                    t % nx,
+                    t / nx % ny,
+                    t / (nx * ny),
+                    fault.warp,
+                    fault.lane,
+                    grouped(*cycle)
+                ),
+            );
+            if let FaultKind::Unmapped { addr, .. } = fault.kind
+                && let Some(r) = image.memory.nearest(addr)
+            {
+                note(
+                    &mut s,
+                    w,
+                    &format!(
+                        "nearest buffer: `{}` at {:#010x}..{:#010x} ({} elements)",
+                        r.name,
+                        r.base,
+                        r.end(),
+                        r.len
+                    ),
+                );
+            }
+            if let (Some(cb), FaultKind::UnwrittenCb { held, .. }) = (cb, &fault.kind) {
+                note(&mut s, w, &cb_link_text(cb));
+                note(
+                    &mut s,
+                    w,
+                    &format!("probably missing: {}", cb_missing(cb, *held)),
+                );
+            }
+            note(&mut s, w, &format!("help: {}", fault.kind.help()));
+        }
+        Stop::Engine {
+            kind,
+            unit,
+            role,
+            cycle,
+        } => {
+            let _ = writeln!(s, "error: {kind}");
+            note(
+                &mut s,
+                2,
+                &format!(
+                    "in {} on {unit}, at cycle {}",
+                    role_text(*role, *unit),
+                    grouped(*cycle)
+                ),
+            );
+            note(&mut s, 2, &format!("help: {}", kind.help()));
+        }
+        Stop::Deadlock {
+            cycle,
+            chain,
+            end,
+            others,
+        } => render_deadlock(&mut s, *cycle, chain, end, others, kernel, image),
+        Stop::Interrupted {
+            cycle,
+            blocks_done,
+            blocks_total,
+        } => {
+            let _ = writeln!(
+                s,
+                "error: interrupted at cycle {} with {blocks_done} of {blocks_total} blocks finished",
+                grouped(*cycle)
+            );
+        }
+        Stop::InstructionLimit {
+            limit,
+            blocks_done,
+            blocks_total,
+        } => {
+            let _ = writeln!(
+                s,
+                "error: the run issued --max-instructions {} warp instructions with {blocks_done} of {blocks_total} blocks finished",
+                grouped(*limit)
+            );
+            note(
+                &mut s,
+                2,
+                "help: raise --max-instructions, or look for a loop that never ends",
+            );
+        }
+        Stop::CycleLimit {
+            limit,
+            blocks_done,
+            blocks_total,
+        } => {
+            let _ = writeln!(
+                s,
+                "error: the run exceeded --max-cycles {} with {blocks_done} of {blocks_total} blocks finished",
+                grouped(*limit)
+            );
+            note(
+                &mut s,
+                2,
+                "help: raise --max-cycles, or look for a loop that never ends",
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_ranges_read_well() {
+        assert_eq!(count(1, "time"), "1 time");
+        assert_eq!(count(0, "time"), "0 times");
+        assert_eq!(count(1234, "sync"), "1 234 syncs");
+        assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
+        assert_eq!(ranges(&[3]), "3");
+    }
+}
