@@ -3,11 +3,12 @@
 //! and peak memory, in timing and functional mode. Each case runs in a fresh
 //! process so peak memory is its own.
 //!
-//! `cargo bench -p spu-emu --bench stencil` runs N = K = 256 and 512;
-//! `-- --large` adds N = K = 1024. `-- --cb-check [REPEATS]` measures the CB
-//! checker's cost at N = K = 256: runs with and without it, alternating, REPEATS
-//! times each (default 7), and prints the medians. `-- --case N timing|functional
-//! [nocheck]` runs one case (used internally).
+//! `cargo bench -p spu-emu --bench stencil` runs N = K = 256 and 512 on one and
+//! two threads; `-- --large` adds N = K = 1024; `-- --threads 1,2,4` picks the
+//! thread counts. `-- --cb-check [REPEATS]` measures the CB checker's cost at
+//! N = K = 256 on one thread: runs with and without it, alternating, REPEATS times
+//! each (default 7), and prints the medians. `-- --case N timing|functional
+//! THREADS [nocheck]` runs one case (used internally).
 
 use spu_emu::{LoadOptions, Machine, RunControl};
 use std::path::Path;
@@ -26,7 +27,7 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn run_case(n: u32, functional: bool, cb_check: bool) -> f64 {
+fn run_case(n: u32, functional: bool, threads: usize, cb_check: bool) -> f64 {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/stencil2d/stencil_pc.spu");
     let kernel = spu_emu::read_kernel(&path).expect("stencil sample assembles");
     let machine = Machine::default();
@@ -37,6 +38,7 @@ fn run_case(n: u32, functional: bool, cb_check: bool) -> f64 {
     let mut image = spu_emu::load(kernel.module, &machine, &options).expect("loads");
     let control = RunControl {
         functional,
+        threads,
         cb_check,
         ..RunControl::default()
     };
@@ -45,7 +47,7 @@ fn run_case(n: u32, functional: bool, cb_check: bool) -> f64 {
     let secs = start.elapsed().as_secs_f64();
     let warp: u64 = result.units.iter().map(|u| u.issued).sum();
     println!(
-        "| {n} | {} | {secs:.2} s | {warp} | {} | {:.2} M/s | {:.0} MiB |",
+        "| {n} | {} | {threads} | {secs:.2} s | {warp} | {} | {:.2} M/s | {:.0} MiB |",
         if functional { "functional" } else { "timing" },
         if functional {
             "-".to_string()
@@ -61,7 +63,12 @@ fn run_case(n: u32, functional: bool, cb_check: bool) -> f64 {
 /// Runs one case in a fresh process; returns its wall time.
 fn child(n: u32, mode: &str, check: bool) -> f64 {
     let me = std::env::current_exe().expect("bench binary path");
-    let mut args = vec!["--case".to_string(), n.to_string(), mode.to_string()];
+    let mut args = vec![
+        "--case".to_string(),
+        n.to_string(),
+        mode.to_string(),
+        "1".to_string(),
+    ];
     if !check {
         args.push("nocheck".into());
     }
@@ -69,7 +76,7 @@ fn child(n: u32, mode: &str, check: bool) -> f64 {
     assert!(out.status.success(), "case N={n} {mode} failed");
     let line = String::from_utf8_lossy(&out.stdout);
     line.split('|')
-        .nth(3)
+        .nth(4)
         .and_then(|w| w.trim().trim_end_matches(" s").parse().ok())
         .expect("wall time in the case's row")
 }
@@ -104,8 +111,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--case") {
         let n = args[i + 1].parse().expect("N");
-        let check = args.get(i + 3).is_none_or(|a| a != "nocheck");
-        run_case(n, args[i + 2] == "functional", check);
+        let threads = args[i + 3].parse().expect("threads");
+        let check = args.get(i + 4).is_none_or(|a| a != "nocheck");
+        run_case(n, args[i + 2] == "functional", threads, check);
         return;
     }
     if let Some(i) = args.iter().position(|a| a == "--cb-check") {
@@ -113,22 +121,33 @@ fn main() {
         cb_check_cost(repeats);
         return;
     }
+    let thread_counts: Vec<usize> = match args.iter().position(|a| a == "--threads") {
+        Some(i) => args[i + 1]
+            .split(',')
+            .map(|t| t.parse().expect("--threads takes a list like 1,2"))
+            .collect(),
+        None => vec![1, 2],
+    };
     let sizes: &[u32] = if args.iter().any(|a| a == "--large") {
         &[256, 512, 1024]
     } else {
         &[256, 512]
     };
-    println!("stencil_pc, N = K, spu-4x4 (IUs, overlapped passes), one thread");
-    println!("| N | mode | wall | warp instructions | cycles | warp-instr/s | peak RSS |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("stencil_pc, N = K, spu-4x4 (IUs, overlapped passes)");
+    println!(
+        "| N | mode | threads | wall | warp instructions | cycles | warp-instr/s | peak RSS |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     let me = std::env::current_exe().expect("bench binary path");
     for &n in sizes {
         for mode in ["timing", "functional"] {
-            let status = Command::new(&me)
-                .args(["--case", &n.to_string(), mode])
-                .status()
-                .expect("case runs");
-            assert!(status.success(), "case N={n} {mode} failed");
+            for &threads in &thread_counts {
+                let status = Command::new(&me)
+                    .args(["--case", &n.to_string(), mode, &threads.to_string()])
+                    .status()
+                    .expect("case runs");
+                assert!(status.success(), "case N={n} {mode} {threads} failed");
+            }
         }
     }
 }

@@ -50,6 +50,8 @@ pub struct RunControl {
     pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     /// Record each unit's activity over time (timelines).
     pub activity: bool,
+    /// Threads that step units; results and stats are the same for every value.
+    pub threads: usize,
     /// Stop at a CB read of a word its producer has not written since the link last
     /// switched (the CB checker; on by default).
     pub cb_check: bool,
@@ -64,6 +66,7 @@ impl Default for RunControl {
             functional: false,
             interrupt: None,
             activity: false,
+            threads: 1,
             cb_check: true,
         }
     }
@@ -85,6 +88,7 @@ pub fn simulate_traced(
         .with_instruction_limit(control.max_instructions)
         .with_activity(control.activity)
         .with_trace(tracer)
+        .with_threads(control.threads)
         .run(control.max_cycles, progress)
 }
 

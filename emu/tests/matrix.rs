@@ -56,7 +56,9 @@ fn bad_input_matrix() {
         &words,
     )
     .unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_spu-emu"), p("host.elf")).unwrap();
+    // The head of a host binary (a debug build can exceed the input size limit).
+    let host = std::fs::read(env!("CARGO_BIN_EXE_spu-emu")).unwrap();
+    std::fs::write(p("host.elf"), &host[..host.len().min(1 << 20)]).unwrap();
     std::fs::copy(root().join("samples/vecadd.spu"), p("k.spu")).unwrap();
     std::fs::write(
         p("long_key.toml"),

@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// stalls and time-dependent counters are not modelled.
     #[arg(long)]
     pub functional: bool,
+    /// Simulate on N threads (default: the number of cores). Results, stats and
+    /// traces are identical for every N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: Option<u32>,
     /// Do not stop at a CB read of a word its producer has not written since the
     /// link last switched (the CB checker, on by default, costs about 1%).
     #[arg(long)]
@@ -99,6 +103,7 @@ impl RunArgs {
             functional: self.functional,
             interrupt: None,
             activity: false,
+            threads: self.threads.map_or_else(default_threads, |n| n as usize),
             cb_check: !self.no_cb_check,
         }
     }
@@ -111,6 +116,11 @@ impl RunArgs {
             dumps: self.dumps.clone(),
         }
     }
+}
+
+/// Threads when `--threads` is not given: one per core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
 /// True when `--machine` names a file rather than a preset.

@@ -571,6 +571,21 @@ fn access<G: Global>(
     })
 }
 
+/// The 8- or 16-bit field of type `ty` at byte address `byte` of `word`, sign- or
+/// zero-extended to 32 bits.
+pub(crate) fn field(ty: Ty, word: u32, byte: u32) -> u32 {
+    let mask = (1u32 << ty.bits()) - 1;
+    scalar::extend(ty, u64::from((word >> (8 * (byte & 3))) & mask)) as u32
+}
+
+/// `word` with the 8- or 16-bit field of type `ty` at byte address `byte` replaced
+/// by the low bits of `value`.
+pub(crate) fn merge_field(ty: Ty, word: u32, byte: u32, value: u32) -> u32 {
+    let mask = (1u32 << ty.bits()) - 1;
+    let shift = 8 * (byte & 3);
+    (word & !(mask << shift)) | ((value & mask) << shift)
+}
+
 /// An 8- or 16-bit access: loads extract the value from its word, stores merge it
 /// into its word lane by lane (so lanes writing bytes of one word all land).
 #[allow(clippy::too_many_arguments)]
@@ -588,36 +603,31 @@ fn narrow<G: Global>(
 ) -> Result<Access, LaneFault> {
     let bytes: Lanes = *addrs;
     let words: Lanes = bytes.map(|a| a & !3);
-    let shift = |l: usize| 8 * (bytes[l] & 3);
-    let mask = (1u32 << ty.bits()) - 1;
+    if space == Space::Global {
+        // Global memory may be deferred: the extraction and the merge happen where
+        // the word is read, lane by lane, so lanes writing bytes of one word all land.
+        check_global(global.layout(), &words, exec, store)?;
+        if store {
+            global.store_narrow(ty, &bytes, &warp.regs[usize::from(data)], exec);
+        } else {
+            global.load_narrow(warp, dst, ty, &bytes, exec);
+        }
+        return Ok(Access::Global { store, words: 1 });
+    }
     if !store {
         let result = memory(space, false, 0, dst, warp, local, global, exec, &words)?;
         let d = usize::from(dst);
         for l in lanes_of(exec) {
-            let v = (warp.regs[d][l] >> shift(l)) & mask;
-            warp.regs[d][l] = scalar::extend(ty, u64::from(v)) as u32;
+            warp.regs[d][l] = field(ty, warp.regs[d][l], bytes[l]);
         }
         return Ok(result);
     }
     let source = warp.regs[usize::from(data)];
-    let merge = |old: u32, l: usize| (old & !(mask << shift(l))) | ((source[l] & mask) << shift(l));
+    let merge = |old: u32, l: usize| merge_field(ty, old, bytes[l], source[l]);
     match space {
-        Space::Global => {
-            check_global(global.layout(), &words, exec, true)?;
-            for l in lanes_of(exec) {
-                let new = merge(global.layout().read(words[l]), l);
-                let mut v = [0; 32];
-                v[l] = new;
-                global.store(&words, &v, 1 << l);
-            }
-            Ok(Access::Global {
-                store: true,
-                words: 1,
-            })
-        }
         Space::Shared => {
             let shared = &mut *local.shared;
-            check_bounded(space, &words, exec, shared.len() as u32 * 4, true)?;
+            check_bounded(space, &words, exec, local.shared_bytes, true)?;
             for l in lanes_of(exec) {
                 let i = (words[l] / 4) as usize;
                 shared[i] = merge(shared[i], l);

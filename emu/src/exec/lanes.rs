@@ -149,8 +149,21 @@ pub fn fma(a: &Lanes, b: &Lanes, c: &Lanes) -> Lanes {
     std::array::from_fn(|l| f(a[l]).mul_add(f(b[l]), f(c[l])).to_bits())
 }
 
+/// The lanes where `hit` holds, as a mask.
+#[inline(always)]
+fn mask_of(hit: impl Fn(usize) -> bool) -> u32 {
+    let mut m = 0u32;
+    for (l, &bit) in LANE_BIT.iter().enumerate() {
+        if hit(l) {
+            m |= bit;
+        }
+    }
+    m
+}
+
 /// `x cmp y` (PTX `setp`): ordered comparisons are false on NaN, `ne` included;
 /// the unordered ones and `nan` are true then.
+#[inline(always)]
 pub(crate) fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
     let Some(order) = x.partial_cmp(&y) else {
         return matches!(
@@ -174,16 +187,16 @@ pub(crate) fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
 /// The lanes where `a cmp b` holds, as a mask: ordered float comparisons (`ne`
 /// included) are false on NaN, unordered ones true.
 pub fn setp(cmp: Cmp, ty: Ty, a: &Lanes, b: &Lanes) -> u32 {
-    fn mask<T: PartialOrd + Copy>(cmp: Cmp, a: [T; 32], b: [T; 32]) -> u32 {
-        let hits: [bool; 32] = std::array::from_fn(|l| compare(cmp, a[l], b[l]));
-        hits.iter()
-            .enumerate()
-            .fold(0, |m, (l, &hit)| m | u32::from(hit) << l)
-    }
     match ty {
-        Ty::S32 => mask(cmp, a.map(|x| x as i32), b.map(|x| x as i32)),
-        Ty::F32 => mask(cmp, a.map(f), b.map(f)),
-        _ => mask(cmp, *a, *b),
+        Ty::S32 => {
+            let (a, b) = (a.map(|x| x as i32), b.map(|x| x as i32));
+            mask_of(|l| compare(cmp, a[l], b[l]))
+        }
+        Ty::F32 => {
+            let (a, b) = (a.map(f), b.map(f));
+            mask_of(|l| compare(cmp, a[l], b[l]))
+        }
+        _ => mask_of(|l| compare(cmp, a[l], b[l])),
     }
 }
 
@@ -229,16 +242,61 @@ pub fn cas(prev: u32, compare: u32, swap: u32) -> u32 {
     if prev == compare { swap } else { prev }
 }
 
+/// Bit `l` of a lane mask, for each lane (a table so that testing a mask lane by
+/// lane compiles to vector compares).
+pub const LANE_BIT: [u32; 32] = {
+    let mut b = [0; 32];
+    let mut l = 0;
+    while l < 32 {
+        b[l] = 1 << l;
+        l += 1;
+    }
+    b
+};
+
+/// All ones in the lanes of `mask`, zeros elsewhere.
+#[inline(always)]
+pub fn expand(mask: u32) -> Lanes {
+    let mut out = [0; 32];
+    for (o, &bit) in out.iter_mut().zip(&LANE_BIT) {
+        *o = u32::from(mask & bit != 0).wrapping_neg();
+    }
+    out
+}
+
+/// The OR of the lanes of `mask`, and whether any of them lies outside `lo..hi`
+/// (written four lanes at a time so that it compiles to vector compares).
+#[inline]
+pub fn or_outside(values: &Lanes, mask: u32, lo: u32, hi: u32) -> (u32, bool) {
+    let mut or = [0u32; 4];
+    let mut out = [0u32; 4];
+    // Unsigned order as signed order of the values with the top bit flipped.
+    let (lo, hi) = ((lo ^ 0x8000_0000) as i32, (hi ^ 0x8000_0000) as i32);
+    for c in 0..8 {
+        for k in 0..4 {
+            let l = c * 4 + k;
+            let on = u32::from(mask & LANE_BIT[l] != 0).wrapping_neg();
+            let v = values[l];
+            or[k] |= v & on;
+            let b = (v ^ 0x8000_0000) as i32;
+            out[k] |= (u32::from(b < lo) | u32::from(b >= hi)).wrapping_neg() & on;
+        }
+    }
+    (
+        or[0] | or[1] | or[2] | or[3],
+        (out[0] | out[1] | out[2] | out[3]) != 0,
+    )
+}
+
 /// Writes `value` into the lanes of `mask`.
 #[inline(always)]
 pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
     if mask == u32::MAX {
         *dst = *value;
     } else {
-        for (l, (d, v)) in dst.iter_mut().zip(value).enumerate() {
-            // A bit test per lane compiles to a vector compare, not a branch.
-            let keep = if mask & (1 << l) != 0 { 0 } else { u32::MAX };
-            *d = (*v & !keep) | (*d & keep);
+        let on = expand(mask);
+        for ((d, v), on) in dst.iter_mut().zip(value).zip(on) {
+            *d = (*v & on) | (*d & !on);
         }
     }
 }
@@ -253,6 +311,36 @@ pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
             l
         })
     })
+}
+
+/// Number of distinct `addr >> shift` values among the lanes of `mask`.
+pub fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
+    if mask == 0 {
+        return 0;
+    }
+    // Fast path: the active lanes are one contiguous run reading consecutive words
+    // (the coalesced case), so the segments form one increasing range.
+    let first = mask.trailing_zeros() as usize;
+    let run = mask >> first;
+    let base = addrs[first];
+    if run & run.wrapping_add(1) == 0 {
+        let n = run.count_ones() as usize;
+        let end = base.wrapping_add(4 * (n as u32 - 1));
+        if end >= base
+            && (first..first + n).all(|l| addrs[l] == base.wrapping_add(4 * (l - first) as u32))
+        {
+            return u64::from((end >> shift) - (base >> shift) + 1);
+        }
+    }
+    let mut keys = [0u32; 32];
+    let mut n = 0;
+    for l in lanes_of(mask) {
+        keys[n] = addrs[l] >> shift;
+        n += 1;
+    }
+    let keys = &mut keys[..n];
+    keys.sort_unstable();
+    1 + keys.windows(2).filter(|w| w[0] != w[1]).count() as u64
 }
 
 /// Bits that change between consecutive words of a transfer.
@@ -364,5 +452,33 @@ mod tests {
         assert_eq!(one(BinOp::MinF, nan, two), two);
         assert_eq!(one(BinOp::MaxF, two, nan), two);
         assert_eq!(one(BinOp::MinF, nan, nan), CANONICAL_NAN_F32);
+    }
+
+    #[test]
+    fn coalescing_counts_aligned_segments() {
+        let unit_stride: Lanes = std::array::from_fn(|l| 0x1000 + 4 * l as u32);
+        assert_eq!(distinct(&unit_stride, u32::MAX, 5), 4);
+        let strided: Lanes = std::array::from_fn(|l| 0x1000 + 128 * l as u32);
+        assert_eq!(distinct(&strided, u32::MAX, 5), 32);
+        assert_eq!(distinct(&strided, 0b101, 5), 2);
+        assert_eq!(distinct(&strided, 0, 5), 0);
+        let offset: Lanes = std::array::from_fn(|l| 0x1010 + 4 * l as u32);
+        assert_eq!(
+            distinct(&offset, u32::MAX, 5),
+            5,
+            "misaligned run spans 5 segments"
+        );
+        assert_eq!(
+            distinct(&unit_stride, 0x0000_ff00, 5),
+            1,
+            "lanes 8..16: one segment"
+        );
+        assert_eq!(
+            distinct(&unit_stride, 0x0000_0101, 5),
+            2,
+            "lanes 0 and 8: a gap"
+        );
+        let reversed: Lanes = std::array::from_fn(|l| 0x2000 - 4 * l as u32);
+        assert_eq!(distinct(&reversed, u32::MAX, 5), 5);
     }
 }

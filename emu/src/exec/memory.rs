@@ -33,7 +33,7 @@ impl Region {
 const NO_OWNER: u16 = u16::MAX;
 
 /// The global memory image.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct GlobalMemory {
     words: Vec<u32>,
     regions: Vec<Region>,

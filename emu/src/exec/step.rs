@@ -15,7 +15,7 @@ use crate::exec::lanes::{self, Lanes, lanes_of};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Kind, NO_REG, Program, Reg};
 use crate::exec::warp::{Warp, WarpState};
-use spu_isa::{Guard, Side, Space, TimingClass};
+use spu_isa::{Guard, Side, Space, TimingClass, Ty};
 
 /// A fault and the lane that caused it.
 pub type LaneFault = (FaultKind, u32);
@@ -23,7 +23,10 @@ pub type LaneFault = (FaultKind, u32);
 /// The unit-local state an instruction may touch.
 #[derive(Debug)]
 pub struct Local<'a> {
+    /// Shared memory: a power-of-two number of words, at least `shared_bytes / 4`.
     pub shared: &'a mut [u32],
+    /// Size of the block's shared space in bytes.
+    pub shared_bytes: u32,
     pub params: &'a [u32],
     /// CB ports by side code.
     pub ports: &'a mut [Option<Port>; 4],
@@ -39,6 +42,12 @@ pub trait Global {
     fn load(&mut self, warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32);
     /// Stores `data` in the lanes of `mask`.
     fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32);
+    /// Loads the 8- or 16-bit field of type `ty` at each lane's byte address in
+    /// `bytes`, extended to 32 bits, into register `dst` of `warp`.
+    fn load_narrow(&mut self, warp: &mut Warp, dst: Reg, ty: Ty, bytes: &Lanes, mask: u32);
+    /// Stores the low 8 or 16 bits of `data` at each lane's byte address, lane by
+    /// lane (so lanes writing bytes of one word all land).
+    fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32);
     /// Atomics in the lanes of `mask`, in lane order: `kind` is `Atom` or `Cas`, `a`
     /// the operand (the compare value of CAS), `b` the CAS swap value; the old words
     /// go to register `dst`.
@@ -109,7 +118,7 @@ pub fn guarded(guard: Guard, preds: &[u32; 16], active: u32) -> u32 {
 }
 
 /// Executes the instruction at `pc` for `warp` at cycle `now` (what `%clock`
-/// reads). Memory addresses are left in `addrs`.
+/// reads) and moves the warp on. Memory addresses are left in `addrs`.
 #[inline]
 pub fn execute<G: Global>(
     prog: &Program,
@@ -120,9 +129,48 @@ pub fn execute<G: Global>(
     now: u64,
     addrs: &mut Lanes,
 ) -> Result<Executed, Fault> {
+    let active = warp.active();
+    dispatch::<G, true>(prog, pc, warp, active, local, global, now, addrs)
+}
+
+/// Executes the instruction at `pc`, inside a basic block the warp entered with
+/// lanes `active`: an instruction that does not end the block leaves the warp's PC
+/// alone (the caller moves it past the block); one that ends it moves the warp on
+/// as [`execute`] does, from `pc`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn execute_in_block<G: Global>(
+    prog: &Program,
+    pc: u32,
+    warp: &mut Warp,
+    active: u32,
+    local: &mut Local,
+    global: &mut G,
+    now: u64,
+    addrs: &mut Lanes,
+) -> Result<Executed, Fault> {
+    if prog.ops[pc as usize].kind.ends_block() {
+        warp.set_pc(pc);
+    }
+    dispatch::<G, false>(prog, pc, warp, active, local, global, now, addrs)
+}
+
+/// The one dispatch over the micro-op kinds; `ADVANCE`: move the warp past
+/// instructions that do not end a basic block.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn dispatch<G: Global, const ADVANCE: bool>(
+    prog: &Program,
+    pc: u32,
+    warp: &mut Warp,
+    active: u32,
+    local: &mut Local,
+    global: &mut G,
+    now: u64,
+    addrs: &mut Lanes,
+) -> Result<Executed, Fault> {
     let at = pc as usize;
     let (op, info) = (&prog.ops[at], &prog.info[at]);
-    let active = warp.active();
     let warp_index = warp.index;
     let fault = |kind, lane: u32| Fault {
         kind,
@@ -166,7 +214,9 @@ pub fn execute<G: Global>(
             let hits = lanes::setp(cmp, ty, reg(warp, a), reg(warp, b));
             let p = &mut warp.preds[usize::from(op.pred & 15)];
             *p = (*p & !exec) | (hits & exec);
-            warp.advance();
+            if ADVANCE {
+                warp.advance();
+            }
             return Ok(Executed {
                 exec,
                 flow: Flow::Next,
@@ -182,7 +232,9 @@ pub fn execute<G: Global>(
                 )
                 .map_err(|(k, l)| fault(k, l))?;
             }
-            warp.advance();
+            if ADVANCE {
+                warp.advance();
+            }
             return Ok(Executed {
                 exec,
                 flow: Flow::Next,
@@ -230,7 +282,9 @@ pub fn execute<G: Global>(
             });
         }
         Kind::Nop => {
-            warp.advance();
+            if ADVANCE {
+                warp.advance();
+            }
             return Ok(Executed {
                 exec,
                 flow: Flow::Next,
@@ -254,7 +308,9 @@ pub fn execute<G: Global>(
         }
     };
     lanes::write_masked(&mut warp.regs[usize::from(op.dst)], &value, exec);
-    warp.advance();
+    if ADVANCE {
+        warp.advance();
+    }
     Ok(Executed {
         exec,
         flow: Flow::Next,
@@ -276,19 +332,6 @@ fn address(warp: &Warp, base: Reg, offset: i32, out: &mut Lanes) {
     }
 }
 
-/// OR, minimum and maximum of the addresses of the lanes of `mask` (non-empty).
-#[inline]
-fn span(addrs: &Lanes, mask: u32) -> (u32, u32, u32) {
-    let (mut or, mut lo, mut hi) = (0u32, u32::MAX, 0u32);
-    for (l, &a) in addrs.iter().enumerate() {
-        let on = if mask & (1 << l) != 0 { u32::MAX } else { 0 };
-        or |= a & on;
-        lo = lo.min(a | !on);
-        hi = hi.max(a & on);
-    }
-    (or, lo, hi)
-}
-
 /// Alignment and bounds of an access to a space of `size` bytes.
 pub(crate) fn check_bounded(
     space: Space,
@@ -297,8 +340,8 @@ pub(crate) fn check_bounded(
     size: u32,
     store: bool,
 ) -> Result<(), LaneFault> {
-    let (or, _, hi) = span(addrs, mask);
-    if or % 4 == 0 && hi < size {
+    let (or, outside) = lanes::or_outside(addrs, mask, 0, size);
+    if or % 4 == 0 && !outside {
         return Ok(());
     }
     for l in lanes_of(mask) {
@@ -331,12 +374,14 @@ pub fn check_global(
     if mask == 0 {
         return Ok(());
     }
-    let (or, lo, hi) = span(addrs, mask);
-    if or % 4 == 0
-        && let Some(r) = memory.region_of(lo)
-        && memory.region_of(hi) == Some(r)
-    {
-        return Ok(());
+    // Fast path: every lane in the region of the first one.
+    let first = addrs[mask.trailing_zeros() as usize];
+    if let Some(r) = memory.region_of(first & !3) {
+        let r = &memory.regions()[r];
+        let (or, outside) = lanes::or_outside(addrs, mask, r.base, r.end());
+        if or % 4 == 0 && !outside {
+            return Ok(());
+        }
     }
     for l in lanes_of(mask) {
         let addr = addrs[l];
@@ -381,23 +426,28 @@ pub(crate) fn memory<G: Global>(
             Ok(Access::Global { store, words: 1 })
         }
         Space::Shared => {
+            check_bounded(space, addrs, mask, local.shared_bytes, store)?;
             let shared = &mut *local.shared;
-            check_bounded(space, addrs, mask, shared.len() as u32 * 4, store)?;
+            // The buffer's length is a power of two at least the space's size, and
+            // every address was checked: masking the index changes nothing but
+            // spares a bounds check per lane.
+            let wrap = shared.len().wrapping_sub(1);
             if store {
                 let v = &warp.regs[usize::from(data)];
                 for l in lanes_of(mask) {
-                    shared[(addrs[l] / 4) as usize] = v[l];
+                    shared[(addrs[l] / 4) as usize & wrap] = v[l];
                 }
             } else {
-                let loaded: Lanes = if mask == u32::MAX {
-                    addrs.map(|a| shared[(a / 4) as usize])
-                } else {
-                    let mut v = [0; 32];
-                    for l in lanes_of(mask) {
-                        v[l] = shared[(addrs[l] / 4) as usize];
+                let mut loaded = [0; 32];
+                if mask == u32::MAX {
+                    for (v, &a) in loaded.iter_mut().zip(addrs) {
+                        *v = shared[(a / 4) as usize & wrap];
                     }
-                    v
-                };
+                } else {
+                    for l in lanes_of(mask) {
+                        loaded[l] = shared[(addrs[l] / 4) as usize & wrap];
+                    }
+                }
                 lanes::write_masked(&mut warp.regs[usize::from(dst)], &loaded, mask);
             }
             Ok(Access::Shared)

@@ -31,6 +31,9 @@ pub enum WarpState {
     AtBarrier(u32),
     /// Waiting at a blocksync (instruction index).
     AtBlockSync(u32),
+    /// Waiting for its atomics, which functional mode completes at the end of a
+    /// window of cycles.
+    AtMemory,
     Done,
 }
 
@@ -163,6 +166,15 @@ impl Warp {
     #[inline]
     pub fn active(&self) -> u32 {
         self.stack.last().map_or(0, |f| f.mask)
+    }
+
+    /// Sets the PC of the running entry (the warp ran a basic block up to `pc`
+    /// without moving it).
+    #[inline]
+    pub fn set_pc(&mut self, pc: u32) {
+        if let Some(top) = self.stack.last_mut() {
+            top.pc = pc;
+        }
     }
 
     /// Moves past a non-branch instruction.

@@ -5,8 +5,9 @@
 use spu_isa::Side;
 
 /// A unit's activity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Activity {
+    #[default]
     Idle,
     /// An SM running a block.
     Compute,
@@ -50,29 +51,27 @@ pub struct Segment {
     pub pass: u32,
 }
 
-/// Segments per unit.
+/// Segments per unit, in unit order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ActivityLog {
     pub units: Vec<Vec<Segment>>,
-    open: Vec<Option<(u64, Activity, u32)>>,
-    /// The work activity each unit returns to after a sync.
-    working: Vec<(Activity, u32)>,
 }
 
-impl ActivityLog {
-    pub fn new(units: usize) -> ActivityLog {
-        ActivityLog {
-            units: vec![Vec::new(); units],
-            open: vec![None; units],
-            working: vec![(Activity::Idle, 0); units],
-        }
-    }
+/// One unit's activity as it is recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnitActivity {
+    pub segments: Vec<Segment>,
+    open: Option<(u64, Activity, u32)>,
+    /// The work activity the unit returns to after a sync.
+    working: (Activity, u32),
+}
 
-    fn set(&mut self, u: usize, at: u64, activity: Activity, pass: u32) {
-        if let Some((start, a, p)) = self.open[u].take()
+impl UnitActivity {
+    fn set(&mut self, at: u64, activity: Activity, pass: u32) {
+        if let Some((start, a, p)) = self.open.take()
             && at > start
         {
-            let segs = &mut self.units[u];
+            let segs = &mut self.segments;
             match segs.last_mut() {
                 Some(last) if last.activity == a && last.pass == p && last.end == start => {
                     last.end = at
@@ -85,29 +84,29 @@ impl ActivityLog {
                 }),
             }
         }
-        self.open[u] = (activity != Activity::Idle).then_some((at, activity, pass));
+        self.open = (activity != Activity::Idle).then_some((at, activity, pass));
     }
 
-    /// Unit `u` starts work of `activity` in `pass` at cycle `at`.
-    pub fn start(&mut self, u: usize, at: u64, activity: Activity, pass: u32) {
-        self.working[u] = (activity, pass);
-        self.set(u, at, activity, pass);
+    /// The unit starts work of `activity` in `pass` at cycle `at`.
+    pub fn start(&mut self, at: u64, activity: Activity, pass: u32) {
+        self.working = (activity, pass);
+        self.set(at, activity, pass);
     }
 
-    /// Unit `u` arrives at a blocksync.
-    pub fn wait(&mut self, u: usize, at: u64, side: Option<Side>) {
-        let pass = self.working[u].1;
-        self.set(u, at, Activity::Wait(side), pass);
+    /// The unit arrives at a blocksync.
+    pub fn wait(&mut self, at: u64, side: Option<Side>) {
+        let pass = self.working.1;
+        self.set(at, Activity::Wait(side), pass);
     }
 
-    /// Unit `u` is released from a blocksync at `at`.
-    pub fn resume(&mut self, u: usize, at: u64) {
-        let (a, p) = self.working[u];
-        self.set(u, at, a, p);
+    /// The unit is released from a blocksync at `at`.
+    pub fn resume(&mut self, at: u64) {
+        let (a, p) = self.working;
+        self.set(at, a, p);
     }
 
-    /// Unit `u` finishes its work at `at`.
-    pub fn finish(&mut self, u: usize, at: u64) {
-        self.set(u, at, Activity::Idle, 0);
+    /// The unit finishes its work at `at`.
+    pub fn finish(&mut self, at: u64) {
+        self.set(at, Activity::Idle, 0);
     }
 }

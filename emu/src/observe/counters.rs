@@ -3,7 +3,9 @@
 //! per unit, and issue and stall counts per instruction address, so the profiler can
 //! attribute energy to components, units and source lines without re-running.
 
+use crate::exec::ops::{Kind, Program};
 use serde::Serialize;
+use spu_isa::{Space, TimingClass};
 
 macro_rules! components {
     ($($variant:ident = $name:literal: $doc:literal,)*) => {
@@ -117,6 +119,21 @@ pub struct Traffic {
     pub engine_store_words: u64,
 }
 
+impl Traffic {
+    /// Adds every count of `other`.
+    pub fn merge(&mut self, other: &Traffic) {
+        self.load_words += other.load_words;
+        self.store_words += other.store_words;
+        self.spill_words += other.spill_words;
+        self.restore_words += other.restore_words;
+        self.load_transactions += other.load_transactions;
+        self.store_transactions += other.store_transactions;
+        self.toggles += other.toggles;
+        self.engine_load_words += other.engine_load_words;
+        self.engine_store_words += other.engine_store_words;
+    }
+}
+
 /// Why a scheduler issued nothing in a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StallReason {
@@ -182,5 +199,170 @@ pub struct PcCounters {
 impl PcCounters {
     pub fn stall(&self, reason: StallReason) -> u64 {
         self.stalls[reason as usize]
+    }
+}
+
+/// What one unit counted per instruction address while it ran. Component counts
+/// are not kept while running: they follow from these and the instruction classes
+/// ([`UnitCounts::components`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnitCounts {
+    /// Warp instructions issued, per instruction.
+    pub issued: Vec<u64>,
+    /// Thread instructions executed, per instruction.
+    pub threads: Vec<u64>,
+    /// Off-chip transactions caused.
+    pub transactions: Vec<u64>,
+    /// Extra shared-memory or CB waves caused by bank conflicts.
+    pub conflict_waves: Vec<u64>,
+    /// Memory events (waves, distinct parameter words, transactions) caused.
+    pub mem_events: Vec<u64>,
+    /// Scheduler cycles lost while this instruction was next, by reason.
+    pub stalls: Vec<[u64; StallReason::ALL.len()]>,
+    /// Scheduler cycles with every warp of the scheduler exited.
+    pub idle: u64,
+    /// Functional mode counts whole basic blocks: runs of each block, and the
+    /// active threads summed over those runs.
+    pub block_runs: Vec<u64>,
+    pub block_threads: Vec<u64>,
+    /// Threads whose guard held, for guarded instructions run in blocks.
+    pub guard_threads: Vec<u64>,
+}
+
+/// The components one event of an instruction's memory access counts.
+pub fn memory_components(kind: Kind) -> &'static [Component] {
+    const DRAM: &[Component] = &[Component::Mcp, Component::Nocp, Component::Dramp];
+    match kind {
+        Kind::Ld(Space::Global) | Kind::St(Space::Global) | Kind::Atom(..) | Kind::Cas => DRAM,
+        Kind::Ld(Space::Shared) | Kind::St(Space::Shared) => &[Component::Shrdp],
+        Kind::Ld(Space::Param) | Kind::St(Space::Param) => &[Component::Ccp],
+        Kind::Ld(_) | Kind::St(_) => &[Component::Cbp],
+        _ => &[],
+    }
+}
+
+impl UnitCounts {
+    pub fn new(program: &Program) -> UnitCounts {
+        let instructions = program.len();
+        let blocks = program.block_starts.len();
+        UnitCounts {
+            issued: vec![0; instructions],
+            threads: vec![0; instructions],
+            transactions: vec![0; instructions],
+            conflict_waves: vec![0; instructions],
+            mem_events: vec![0; instructions],
+            stalls: vec![[0; StallReason::ALL.len()]; instructions],
+            idle: 0,
+            block_runs: vec![0; blocks],
+            block_threads: vec![0; blocks],
+            guard_threads: vec![0; instructions],
+        }
+    }
+
+    /// Warp instructions issued and thread instructions executed by instruction
+    /// `pc`, counted one by one or in blocks.
+    pub fn of(&self, program: &Program, pc: usize) -> (u64, u64) {
+        let b = program.block_of[pc] as usize;
+        let runs = self.block_runs[b];
+        let mut issued = self.issued[pc];
+        let mut threads = self.threads[pc];
+        if runs > 0 {
+            issued += runs;
+            threads += if program.ops[pc].guard == spu_isa::Guard::Always {
+                self.block_threads[b]
+            } else {
+                self.guard_threads[pc]
+            };
+        }
+        (issued, threads)
+    }
+
+    /// Warp instructions issued in total.
+    pub fn total_issued(&self, program: &Program) -> u64 {
+        (0..self.issued.len())
+            .map(|pc| self.of(program, pc).0)
+            .sum()
+    }
+
+    /// Thread instructions executed in total.
+    pub fn total_threads(&self, program: &Program) -> u64 {
+        (0..self.issued.len())
+            .map(|pc| self.of(program, pc).1)
+            .sum()
+    }
+
+    /// Stall cycles by reason, summed over instructions (plus idle schedulers).
+    pub fn total_stalls(&self) -> [u64; StallReason::ALL.len()] {
+        let mut t = [0; StallReason::ALL.len()];
+        for s in &self.stalls {
+            for (a, b) in t.iter_mut().zip(s) {
+                *a += b;
+            }
+        }
+        t[StallReason::Idle as usize] += self.idle;
+        t
+    }
+
+    /// The component events instruction `pc` caused.
+    pub fn components_of(&self, program: &Program, pc: usize) -> ComponentCounts {
+        let mut c = ComponentCounts::default();
+        let (issued, threads) = self.of(program, pc);
+        if issued == 0 {
+            return c;
+        }
+        let info = &program.info[pc];
+        for k in [
+            Component::Ibp,
+            Component::Icp,
+            Component::Schedp,
+            Component::Pipep,
+        ] {
+            c.add(k, issued);
+        }
+        c.add(Component::Rfp, threads * u64::from(info.rf_accesses));
+        match info.class.timing {
+            TimingClass::IntAlu | TimingClass::IntMul | TimingClass::IntDiv => {
+                c.add(Component::Spp, threads)
+            }
+            TimingClass::Fpu => c.add(Component::Fpup, threads),
+            // GPGPU-Sim's GTX 480 runs double precision on the SFU pipeline.
+            TimingClass::Sfu | TimingClass::Dp | TimingClass::DpDiv => {
+                c.add(Component::Sfup, threads)
+            }
+            // Shuffles move words through the shared-memory crossbar.
+            TimingClass::Shuffle => c.add(Component::Shrdp, issued),
+            _ => {}
+        }
+        for &k in memory_components(program.ops[pc].kind) {
+            c.add(k, self.mem_events[pc]);
+        }
+        c
+    }
+
+    /// The component events of every instruction the unit ran.
+    pub fn components(&self, program: &Program) -> ComponentCounts {
+        let mut c = ComponentCounts::default();
+        for pc in 0..self.issued.len() {
+            c.merge(&self.components_of(program, pc));
+        }
+        c
+    }
+
+    /// Adds this unit's counts into the per-instruction totals.
+    pub fn add_to(&self, program: &Program, pcs: &mut [PcCounters]) {
+        for (pc, at) in pcs.iter_mut().enumerate() {
+            let (issued, threads) = self.of(program, pc);
+            if issued == 0 && self.stalls[pc].iter().all(|&s| s == 0) {
+                continue;
+            }
+            at.issued += issued;
+            at.threads += threads;
+            at.transactions += self.transactions[pc];
+            at.conflict_waves += self.conflict_waves[pc];
+            for (a, b) in at.stalls.iter_mut().zip(&self.stalls[pc]) {
+                *a += b;
+            }
+            at.components.merge(&self.components_of(program, pc));
+        }
     }
 }

@@ -1,20 +1,22 @@
 //! Activity over time: cumulative component counts snapshotted every N cycles, so
 //! the profiler can draw power traces (GPUWattch sampled every 500 cycles, thesis
-//! 5.1). Off by default; when on, it costs one pass over the units per interval.
+//! 5.1). Each unit keeps its own snapshots, taken before its first change at or
+//! after each boundary, and the run adds them up. Off by default.
 
 use crate::observe::counters::{Component, ComponentCounts};
 
-/// Most snapshots kept; a longer run doubles the interval (dropping every other
-/// snapshot, which are cumulative) as often as needed, so memory stays bounded
-/// however long the run or small the interval.
+/// Most snapshots a unit keeps; a longer run doubles the interval (dropping every
+/// other snapshot, which are cumulative) as often as needed, so memory stays
+/// bounded however long the run or small the interval. Every unit takes a snapshot
+/// at every boundary, so all units coarsen at the same boundaries.
 pub const MAX_SAMPLES: usize = 1 << 20;
 
-/// Records snapshots while the grid runs.
+/// One unit's snapshots while the grid runs.
 #[derive(Debug, Clone)]
-pub struct Sampler {
+pub struct UnitSampler {
     interval: u64,
     next: u64,
-    /// Cumulative (counts, busy unit-cycles) at each boundary.
+    /// Cumulative (counts, busy cycles) at each boundary.
     snapshots: Vec<(ComponentCounts, u64)>,
 }
 
@@ -27,33 +29,31 @@ pub struct Samples {
     pub intervals: Vec<ComponentCounts>,
 }
 
-/// What the sampler reads from the units: their summed counts so far, and their
-/// summed busy cycles up to a given cycle.
-pub trait Observed {
-    fn counts(&self) -> ComponentCounts;
-    fn busy_until(&self, cycle: u64) -> u64;
-}
-
-impl Sampler {
-    pub fn new(interval: u64) -> Sampler {
-        Sampler {
+impl UnitSampler {
+    pub fn new(interval: u64) -> UnitSampler {
+        UnitSampler {
             interval: interval.max(1),
             next: interval.max(1),
             snapshots: Vec::new(),
         }
     }
 
-    /// Called at the start of each loop iteration at cycle `now`, before any unit
-    /// steps: nothing happened between the previous iteration and `now`.
-    pub fn observe(&mut self, now: u64, units: &dyn Observed) {
+    /// Called before the unit changes at cycle `now`: nothing changed since the
+    /// last call. `counts` gives the unit's counts so far, `busy_until` its busy
+    /// cycles up to a cycle.
+    pub fn observe(
+        &mut self,
+        now: u64,
+        counts: impl FnOnce() -> ComponentCounts,
+        busy_until: impl Fn(u64) -> u64,
+    ) {
         if now < self.next {
             return;
         }
-        let counts = units.counts();
+        let counts = counts();
         while now >= self.next {
             let at = self.next;
-            let busy = units.busy_until(at);
-            self.snapshots.push((counts.clone(), busy));
+            self.snapshots.push((counts.clone(), busy_until(at)));
             self.next += self.interval;
             if self.snapshots.len() >= MAX_SAMPLES {
                 self.coarsen();
@@ -74,32 +74,52 @@ impl Sampler {
         self.next = (self.snapshots.len() as u64 + 1) * self.interval;
     }
 
-    /// Closes the last interval at `end` and returns per-interval counts.
-    pub fn finish(mut self, end: u64, n_units: u64, units: &dyn Observed) -> Samples {
-        self.observe(end, units);
+    /// Closes the last interval at `end`.
+    pub fn finish(
+        &mut self,
+        end: u64,
+        counts: impl Fn() -> ComponentCounts,
+        busy_until: impl Fn(u64) -> u64,
+    ) {
+        self.observe(end, &counts, &busy_until);
         if end > self.next - self.interval {
-            let busy = units.busy_until(end);
-            self.snapshots.push((units.counts(), busy));
+            self.snapshots.push((counts(), busy_until(end)));
         }
-        let mut prev = (ComponentCounts::default(), 0u64);
-        let mut intervals = Vec::with_capacity(self.snapshots.len());
-        for (i, (counts, busy)) in self.snapshots.into_iter().enumerate() {
-            let start = i as u64 * self.interval;
-            let len = (start + self.interval).min(end.max(start)) - start;
-            let mut delta = counts.minus(&prev.0);
-            let busy_delta = busy - prev.1;
-            delta.set(Component::ConstDynamicp, busy_delta);
-            delta.set(
-                Component::IdleCorep,
-                (n_units * len).saturating_sub(busy_delta),
-            );
-            intervals.push(delta);
-            prev = (counts, busy);
+    }
+}
+
+/// Adds up the units' snapshots into per-interval activity of a run of `end`
+/// cycles.
+pub fn combine(units: &[UnitSampler], end: u64) -> Samples {
+    let interval = units.first().map_or(1, |u| u.interval);
+    let n = units.iter().map(|u| u.snapshots.len()).max().unwrap_or(0);
+    let n_units = units.len() as u64;
+    let mut prev = (ComponentCounts::default(), 0u64);
+    let mut intervals = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut counts = ComponentCounts::default();
+        let mut busy = 0;
+        for u in units {
+            if let Some((c, b)) = u.snapshots.get(i) {
+                counts.merge(c);
+                busy += b;
+            }
         }
-        Samples {
-            interval_cycles: self.interval,
-            intervals,
-        }
+        let start = i as u64 * interval;
+        let len = (start + interval).min(end.max(start)) - start;
+        let mut delta = counts.minus(&prev.0);
+        let busy_delta = busy - prev.1;
+        delta.set(Component::ConstDynamicp, busy_delta);
+        delta.set(
+            Component::IdleCorep,
+            (n_units * len).saturating_sub(busy_delta),
+        );
+        intervals.push(delta);
+        prev = (counts, busy);
+    }
+    Samples {
+        interval_cycles: interval,
+        intervals,
     }
 }
 
@@ -107,27 +127,17 @@ impl Sampler {
 mod tests {
     use super::*;
 
-    struct Busy;
-
-    impl Observed for Busy {
-        fn counts(&self) -> ComponentCounts {
-            ComponentCounts::default()
-        }
-        fn busy_until(&self, cycle: u64) -> u64 {
-            cycle
-        }
-    }
-
     #[test]
     fn a_long_run_with_a_short_interval_stays_bounded() {
-        let mut s = Sampler::new(1);
+        let mut s = UnitSampler::new(1);
         let end = 3 * MAX_SAMPLES as u64 + 5;
-        s.observe(end, &Busy);
+        s.observe(end, ComponentCounts::default, |t| t);
         assert!(s.snapshots.len() <= MAX_SAMPLES);
-        let samples = s.finish(end, 1, &Busy);
+        s.finish(end, ComponentCounts::default, |t| t);
+        let samples = combine(&[s], end);
         assert_eq!(samples.interval_cycles, 4, "doubled twice");
         assert_eq!(samples.intervals.len() as u64, end.div_ceil(4));
-        // Every interval but the last is fully busy; nothing is lost or counted twice.
+        // The unit is busy throughout; nothing is lost or counted twice.
         let busy: u64 = samples
             .intervals
             .iter()

@@ -2,39 +2,79 @@
 //! several lanes need different words of one bank (threads reading the same word
 //! share one access), with a per-instruction cache of the last pattern.
 
-use crate::exec::lanes::{Lanes, lanes_of};
+use crate::exec::lanes::{Lanes, expand, lanes_of};
 
-/// Bank-conflict waves of the last access of each instruction. Waves depend only on
-/// the lanes taking part and the addresses relative to the first one (shifting every
-/// address keeps same-bank pairs together), so a repeated pattern is not recounted.
-#[derive(Debug, Clone, Default)]
-pub struct WaveCache(Vec<Option<(u32, Lanes, u64)>>);
+/// Bank-conflict waves of recent accesses, keyed by instruction and lane mask and
+/// checked against the addresses of the active lanes relative to the first one
+/// (shifting every address by whole words rotates the banks, which keeps same-bank
+/// pairs together). Direct-mapped: a wavefront changes masks every step, and the
+/// same (instruction, mask) pairs come back with every tile and block, often on
+/// other units, so one cache serves all the units simulated together. Waves are a
+/// function of the key, so the cache never changes a result.
+#[derive(Debug, Clone)]
+pub struct WaveCache {
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// Instruction and mask; `u64::MAX` for an empty slot.
+    key: u64,
+    rel: Lanes,
+    waves: u64,
+}
+
+/// log2 of the number of slots.
+const BITS: u32 = 14;
+
+impl Default for WaveCache {
+    fn default() -> WaveCache {
+        let empty = Entry {
+            key: u64::MAX,
+            rel: [0; 32],
+            waves: 1,
+        };
+        WaveCache {
+            entries: vec![empty; 1 << BITS],
+        }
+    }
+}
 
 impl WaveCache {
-    pub fn new(instructions: usize) -> WaveCache {
-        WaveCache(vec![None; instructions])
+    pub fn new() -> WaveCache {
+        WaveCache::default()
     }
 
+    #[inline]
     pub fn waves(&mut self, pc: u32, addrs: &Lanes, mask: u32, banks: u32) -> u64 {
-        // Inactive lanes are part of the key too: that can only cost a recount.
-        let first = addrs[(mask.trailing_zeros() as usize).min(31)];
-        let rel: Lanes = addrs.map(|a| a.wrapping_sub(first));
-        let slot = &mut self.0[pc as usize];
-        if let Some((m, r, w)) = slot
-            && *m == mask
-            && *r == rel
-        {
-            return *w;
+        let key = u64::from(pc) << 32 | u64::from(mask);
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - BITS)) as usize;
+        let first = addrs[(mask.trailing_zeros() & 31) as usize];
+        let e = &mut self.entries[slot];
+        let on = expand(mask);
+        let mut rel = [0u32; 32];
+        let mut diff = 0;
+        for (((r, &a), &old), on) in rel.iter_mut().zip(addrs).zip(&e.rel).zip(on) {
+            *r = a.wrapping_sub(first) & on;
+            diff |= *r ^ old;
         }
-        let w = bank_waves(addrs, mask, banks);
-        *slot = Some((mask, rel, w));
-        w
+        if diff == 0 && e.key == key {
+            return e.waves;
+        }
+        let waves = bank_waves(addrs, mask, banks);
+        *e = Entry { key, rel, waves };
+        waves
     }
 }
 
 /// Shared-memory waves: the most distinct words any one bank must serve (threads
 /// reading the same word share one access).
 fn bank_waves(addrs: &Lanes, mask: u32, banks: u32) -> u64 {
+    bank_waves_near(addrs, mask, banks).unwrap_or_else(|| bank_waves_any(addrs, mask, banks))
+}
+
+/// Waves for any bank count and any spread of addresses.
+fn bank_waves_any(addrs: &Lanes, mask: u32, banks: u32) -> u64 {
     // A word is (row, bank) with word = row * banks + bank; count distinct rows per
     // bank with one bitset per bank when the rows span fewer than 64.
     let pow2 = banks.is_power_of_two();
@@ -94,6 +134,34 @@ fn bank_waves(addrs: &Lanes, mask: u32, banks: u32) -> u64 {
     u64::from(per_bank.iter().copied().max().unwrap_or(1).max(1))
 }
 
+/// One pass over the lanes for the common case: power-of-two banks and rows
+/// within 32 of the first lane's. Counts, per bank, the distinct rows seen.
+fn bank_waves_near(addrs: &Lanes, mask: u32, banks: u32) -> Option<u64> {
+    if !banks.is_power_of_two() || mask == 0 || banks > 64 {
+        return None;
+    }
+    let shift = banks.trailing_zeros();
+    let row0 = (addrs[mask.trailing_zeros() as usize] / 4) >> shift;
+    let mut rows = [0u64; 64];
+    let mut count = [0u8; 64];
+    let mut waves = 1u8;
+    for l in lanes_of(mask) {
+        let w = addrs[l] / 4;
+        let bank = (w & (banks - 1)) as usize;
+        let row = (w >> shift).wrapping_sub(row0).wrapping_add(32);
+        if row >= 64 {
+            return None;
+        }
+        let bit = 1u64 << row;
+        if rows[bank] & bit == 0 {
+            rows[bank] |= bit;
+            count[bank] += 1;
+            waves = waves.max(count[bank]);
+        }
+    }
+    Some(u64::from(waves))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +190,38 @@ mod tests {
         );
         let odd: Lanes = std::array::from_fn(|l| 4 * 33 * l as u32);
         assert_eq!(bank_waves(&odd, u32::MAX, 33), 32, "non-power-of-two banks");
+    }
+
+    #[test]
+    fn the_one_pass_count_agrees_with_the_general_one() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2000 {
+            let spread = [8u64, 64, 1024, 1 << 20][(next() % 4) as usize];
+            let base = (next() % 4096) as u32 * 4;
+            let addrs: Lanes = std::array::from_fn(|_| base + 4 * (next() % spread) as u32);
+            let mask = next() as u32 | 1;
+            for banks in [16, 32] {
+                if let Some(w) = bank_waves_near(&addrs, mask, banks) {
+                    assert_eq!(w, bank_waves_any(&addrs, mask, banks), "{addrs:?} {mask:x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeated_pattern_at_another_base_hits_the_cache() {
+        let mut c = WaveCache::new();
+        let a: Lanes = std::array::from_fn(|l| 8 * l as u32);
+        let b: Lanes = a.map(|x| x + 4 * 7);
+        assert_eq!(c.waves(0, &a, u32::MAX, 32), 2);
+        assert_eq!(c.waves(0, &b, u32::MAX, 32), 2);
+        assert_eq!(c.waves(0, &b, 0xffff, 32), 1, "another mask is another key");
+        assert_eq!(c.waves(0, &b, u32::MAX, 32), 2);
     }
 }

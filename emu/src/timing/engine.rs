@@ -16,7 +16,8 @@ use crate::load::plan::SpillKey;
 use crate::observe::counters::Traffic;
 use crate::observe::counters::{Component, ComponentCounts};
 use crate::timing::cb::End;
-use crate::timing::dram::Dram;
+use crate::timing::effects::{Deferred, Effect, Key, PENDING};
+use crate::timing::window::StoreLog;
 use std::collections::BTreeMap;
 
 const NEVER: u64 = u64::MAX;
@@ -101,11 +102,23 @@ pub enum EngineEvent {
 pub struct EngineEnv<'a> {
     /// The unit's end of the link the engine serves.
     pub port: &'a mut Port,
-    pub dram: &'a mut Dram,
-    pub memory: &'a mut GlobalMemory,
-    pub spills: &'a mut SpillStore,
+    /// Timing mode: the engine's global memory and DRAM transfers are recorded
+    /// here, under `key`, and complete later (the engine waits). `None` in
+    /// functional mode, where memory is seen through `stores` and a transfer of `n`
+    /// transactions from cycle `t` completes at `t + n - 1`.
+    pub sink: Option<(&'a mut Vec<Deferred>, Key)>,
+    /// The unit and its work item, to which deferred results return.
+    pub unit: usize,
+    pub generation: u64,
+    pub memory: &'a GlobalMemory,
+    /// Functional mode: the unit's window of global stores (stores wait for the end
+    /// of the window; loads see them).
+    pub stores: Option<&'a mut StoreLog>,
+    pub spills: &'a SpillStore,
     pub traffic: &'a mut Traffic,
     pub counters: &'a mut ComponentCounts,
+    /// Cycle by which the unit's transfers have completed.
+    pub drained_at: &'a mut u64,
     /// Last pass each unit has completed.
     pub completed: &'a [Option<u32>],
     pub transaction_bytes: u32,
@@ -148,6 +161,14 @@ impl Engine {
         }
     }
 
+    /// The spill stream and tile a restoring virtual IU waits for, if it does.
+    pub fn awaited_tile(&self) -> Option<(SpillKey, usize)> {
+        match self.task {
+            Task::Restore { key, next } if self.phase == Phase::Ready => Some((key, next)),
+            _ => None,
+        }
+    }
+
     /// True while arrived and waiting for a release.
     pub fn is_waiting(&self) -> bool {
         self.phase == Phase::Waiting
@@ -175,8 +196,8 @@ impl Engine {
                 arrive(self)
             }
             Task::Restore { key, next } => {
-                let stream = env.spills.entry(*key).or_default();
-                match stream.tiles.get(*next) {
+                let stream = env.spills.get(key);
+                match stream.and_then(|s| s.tiles.get(*next)) {
                     Some(tile) if tile.ready_at > now => Ok((EngineEvent::None, tile.ready_at)),
                     Some(tile) => {
                         let (words, valid) = (tile.words.clone(), tile.valid.clone());
@@ -184,7 +205,7 @@ impl Engine {
                         self.phase = Phase::ArriveNext;
                         Ok((EngineEvent::None, done))
                     }
-                    None if stream.closed => Ok((EngineEvent::Finished, NEVER)),
+                    None if stream.is_some_and(|s| s.closed) => Ok((EngineEvent::Finished, NEVER)),
                     // More tiles will come: the grid wakes us when they do.
                     None => Ok((EngineEvent::None, NEVER)),
                 }
@@ -210,8 +231,13 @@ impl Engine {
         }
     }
 
-    /// The rendezvous completed at `at`; returns the next wake cycle.
-    pub fn release(&mut self, at: u64, env: &mut EngineEnv) -> Result<u64, DmaFault> {
+    /// The rendezvous completed at `at`; returns the next wake cycle, and the tile a
+    /// spilling virtual IU adds to its stream.
+    pub fn release(
+        &mut self,
+        at: u64,
+        env: &mut EngineEnv,
+    ) -> Result<(u64, Option<(SpillKey, SpilledTile)>), DmaFault> {
         self.phase = Phase::Ready;
         match &mut self.task {
             Task::Spill { key, .. } => {
@@ -223,20 +249,40 @@ impl Engine {
                 };
                 let (words, valid) = env.port.read_words(n);
                 let (busy, ready_at) = stream_words(env, n, at, false);
+                // A spill of no words completes at once: only transfers defer.
+                let ready_at = match &mut env.sink {
+                    Some((sink, k)) if n > 0 => {
+                        sink.push(Deferred {
+                            key: *k,
+                            effect: Effect::Spill {
+                                stream: key,
+                                words: n,
+                                at,
+                            },
+                        });
+                        PENDING
+                    }
+                    _ => ready_at,
+                };
                 env.traffic.toggles += toggles(words.iter().copied());
                 env.traffic.store_words += u64::from(n);
                 env.traffic.spill_words += u64::from(n);
                 env.traffic.engine_store_words += u64::from(n);
-                env.spills.entry(key).or_default().tiles.push(SpilledTile {
-                    words,
-                    valid,
-                    ready_at,
-                });
-                Ok(at + busy)
+                Ok((
+                    at + busy,
+                    Some((
+                        key,
+                        SpilledTile {
+                            words,
+                            valid,
+                            ready_at,
+                        },
+                    )),
+                ))
             }
             Task::Restore { next, .. } => {
                 *next += 1;
-                Ok(at)
+                Ok((at, None))
             }
             Task::Dma {
                 plan,
@@ -247,16 +293,16 @@ impl Engine {
             } => {
                 if *delay_left > 0 {
                     *delay_left -= 1;
-                    return Ok(at);
+                    return Ok((at, None));
                 }
                 if *loader {
                     *tile += 1;
-                    return Ok(at);
+                    return Ok((at, None));
                 }
                 let (plan, iuid, t) = (*plan, *iuid, *tile);
                 *tile += 1;
                 let done = self.dma_transfer(plan, iuid, t, false, at, env)?;
-                Ok(done)
+                Ok((done, None))
             }
         }
     }
@@ -264,7 +310,20 @@ impl Engine {
     /// Writes restored words into the link's producer buffer; returns when they land.
     fn restore(&mut self, words: &[u32], valid: &[u64], now: u64, env: &mut EngineEnv) -> u64 {
         let n = words.len() as u32;
-        let (_, done) = stream_words(env, n, now, true);
+        let (_, mut done) = stream_words(env, n, now, true);
+        if let Some((sink, key)) = &mut env.sink
+            && n > 0
+        {
+            sink.push(Deferred {
+                key: *key,
+                effect: Effect::Restore {
+                    unit: env.unit,
+                    generation: env.generation,
+                    words: n,
+                },
+            });
+            done = PENDING;
+        }
         env.port.restore_words(words, valid);
         env.traffic.toggles += toggles(words.iter().copied());
         env.traffic.load_words += u64::from(n);
@@ -289,7 +348,9 @@ impl Engine {
         let first = plan.offset + i64::from(iuid) * plan.iu_stride + tile as i64 * plan.tile_stride;
         let mut segments = Vec::with_capacity((plan.rows * plan.cols) as usize);
         let mut moved = Vec::with_capacity(segments.capacity());
+        let mut logged = Vec::new();
         let shift = env.transaction_bytes.trailing_zeros();
+        let deferred = env.sink.is_some();
         if !load
             && env.port.checked
             && let Some(word) = (0..plan.rows * plan.cols).find(|&w| !env.port.holds(w))
@@ -305,24 +366,54 @@ impl Engine {
                 }
                 let addr = base + (e as u32) * 4;
                 let word = r * plan.cols + c;
+                segments.push(addr >> shift);
+                if load && deferred {
+                    // The words reach the CB when the transfer is applied.
+                    continue;
+                }
                 let v = if load {
-                    let v = env.memory.read(addr);
+                    let v = match env.stores.as_deref() {
+                        Some(log) => log.read(env.memory, addr),
+                        None => env.memory.read(addr),
+                    };
                     env.port.write(word, v);
                     v
                 } else {
                     let v = env.port.read_word(word);
-                    env.memory.write(addr, v);
+                    logged.push((addr, v));
                     v
                 };
                 moved.push(v);
-                segments.push(addr >> shift);
             }
         }
         segments.sort_unstable();
         segments.dedup();
         let n = u64::from(plan.rows * plan.cols);
         let count = segments.len() as u64;
-        let done = queue_transactions(env, count, n, now);
+        let mut done = queue_transactions(env, count, n, now);
+        if let Some(log) = env.stores.as_deref_mut()
+            && !logged.is_empty()
+        {
+            log.words(now, logged);
+        } else if let Some((sink, key)) = &mut env.sink {
+            let effect = if load {
+                done = PENDING;
+                Effect::DmaLoad {
+                    unit: env.unit,
+                    generation: env.generation,
+                    plan,
+                    iuid,
+                    tile,
+                }
+            } else {
+                Effect::DmaStore {
+                    words: logged,
+                    count,
+                    at: now,
+                }
+            };
+            sink.push(Deferred { key: *key, effect });
+        }
         env.traffic.toggles += toggles(moved.into_iter());
         if load {
             env.traffic.engine_load_words += n;
@@ -339,12 +430,13 @@ impl Engine {
     }
 }
 
-/// Queues `count` DRAM transactions from cycle `now`, one per cycle, for a transfer
-/// of `words` CB words; charges the counters and returns the last completion.
+/// Counts `count` DRAM transactions from cycle `now`, one per cycle, for a transfer
+/// of `words` CB words; returns the last completion when DRAM is untimed.
 fn queue_transactions(env: &mut EngineEnv, count: u64, words: u64, now: u64) -> u64 {
-    let mut done = now;
-    for i in 0..count {
-        done = done.max(env.dram.request(now + i, env.transaction_bytes));
+    // Untimed (functional mode); timing mode defers the transfer to the DRAM queue.
+    let done = now + count.saturating_sub(1);
+    if env.sink.is_none() {
+        *env.drained_at = (*env.drained_at).max(done);
     }
     for c in [Component::Mcp, Component::Nocp, Component::Dramp] {
         env.counters.add(c, count);

@@ -37,6 +37,7 @@ pub struct Timing {
     pub policy: SchedulerPolicy,
     banks: u32,
     transaction_bytes: u32,
+    dram_latency: u64,
 }
 
 impl Timing {
@@ -68,7 +69,14 @@ impl Timing {
             policy: m.scheduler_policy,
             banks: m.shared_banks,
             transaction_bytes: m.transaction_bytes,
+            dram_latency: u64::from(m.dram_latency),
         }
+    }
+
+    /// Cycles within which no DRAM transaction can complete: the DRAM latency plus
+    /// the one cycle of transfer every transaction takes.
+    pub fn dram_window(&self) -> u64 {
+        self.dram_latency + 1
     }
 
     pub fn latency(&self, c: TimingClass) -> u64 {

@@ -1,56 +1,70 @@
 //! The SPU in time: the units and the CB links between them, which unit runs which
-//! work item (see [`crate::load::plan`]) and when, the main cycle loop (skipping cycles in
-//! which nothing can happen), the rendezvous of directional and global blocksyncs,
-//! deadlock detection and the cycle limit.
+//! work item (see [`crate::load::plan`]) and when, the event loop (a queue of unit
+//! wake-ups, so cycles in which nothing can happen are skipped and idle units are
+//! never looked at), the rendezvous of directional and global blocksyncs, deadlock
+//! detection and the cycle limit. `run` holds the loops and the run's result,
+//! `stepping` one step of one unit, `parallel` the window-by-window simulation on
+//! one or more threads, `work` starting work items, `stops` what went wrong.
+
+mod parallel;
+mod run;
+mod stepping;
+mod stops;
+mod work;
 
 use crate::exec::fault::{Fault, FaultKind};
 use crate::load::DmaPlan;
 use crate::load::Image;
 use crate::load::plan::{Geometry, Role, WorkItem, plan};
-use crate::machine::UnitLabel;
-use crate::machine::{Boundary, Machine, PassMode, SpillExtent};
-use crate::observe::activity::{Activity, ActivityLog};
-use crate::observe::counters::Traffic;
-use crate::observe::counters::{Component, PcCounters};
-use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop, Waiting};
-use crate::observe::samples::Sampler;
-use crate::timing::budget::{Budget, Spent};
+use crate::machine::{Boundary, Machine, PassMode, SpillExtent, UnitLabel};
+use crate::observe::activity::{ActivityLog, UnitActivity};
+use crate::observe::counters::{Component, PcCounters, Traffic};
+use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
+use crate::observe::samples::{UnitSampler, combine};
+use crate::observe::trace::Tracer;
+use crate::timing::banks::WaveCache;
 use crate::timing::cb::{End, Link, build_links};
 use crate::timing::dram::Dram;
-use crate::timing::engine::{Engine, EngineEnv, EngineEvent, SpillStore, Task};
-mod stops;
-mod work;
-
-use crate::exec::warp::WarpState;
-use crate::timing::unit::{Env, StepEvent, Timing, Unit, WorkCtx};
+use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
+use crate::timing::engine::{EngineEnv, EngineEvent, SpillStore, Task};
+use crate::timing::unit::{StepEvent, Timing, Unit, Work};
+use crate::timing::window;
 use spu_isa::Side;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+use stepping::{Happened, Shared};
 
 const NEVER: u64 = u64::MAX;
 
-/// What a code unit touches while issuing, borrowed field by field from the grid
-/// so the unit itself can be borrowed alongside.
-macro_rules! code_env {
-    ($grid:expr) => {
-        Env {
+/// What every step reads besides its unit ([`Shared`]), borrowed field by field so
+/// the units can be borrowed mutably beside it.
+macro_rules! shared {
+    ($grid:ident) => {
+        Shared {
             program: &$grid.image.program,
             timing: &$grid.timing,
-            memory: &mut $grid.image.memory,
-            dram: &mut $grid.dram,
+            memory: &$grid.memory,
             params: &$grid.image.params,
-            pcs: &mut $grid.pcs,
-            traffic: &mut $grid.traffic,
-            waves: &mut $grid.waves,
+            spills: &$grid.spills,
+            completed: &$grid.completed,
             functional: $grid.functional,
-            trace: $grid.tracer.as_mut(),
+            spill_full: $grid.spill_full,
         }
     };
 }
+use shared;
 
 /// The grid and its work.
 #[derive(Debug)]
 pub struct Grid<'a> {
     image: &'a mut Image,
+    /// The image's global memory while the grid runs (threads share it between
+    /// windows; it changes only when a window closes). It goes back into the
+    /// image when the grid is dropped.
+    memory: Arc<crate::exec::memory::GlobalMemory>,
+    /// Threads that step units (1: the one-thread event loop).
+    threads: usize,
     timing: Timing,
     geo: Geometry,
     boundary: Boundary,
@@ -60,17 +74,19 @@ pub struct Grid<'a> {
     spill_full: bool,
     dma: [Option<DmaPlan>; 4],
     units: Vec<Unit>,
-    engines: Vec<Option<Engine>>,
     links: Vec<Link>,
-    queues: Vec<VecDeque<WorkItem>>,
-    current: Vec<Option<WorkItem>>,
+    /// Last pass each unit has completed.
     completed: Vec<Option<u32>>,
     arrived_global: Vec<bool>,
     left_in_pass: Vec<u64>,
     pass_now: u32,
     dram: Dram,
-    traffic: Traffic,
-    pcs: Vec<PcCounters>,
+    /// Timing mode: global accesses and DRAM transfers waiting for the end of the
+    /// window (or of the step, with `apply_every_step`).
+    effects: Vec<Deferred>,
+    /// Sequence of grid-level events within a cycle (global sync releases).
+    post_seq: u64,
+    waves: WaveCache,
     spills: SpillStore,
     blocks_total: u64,
     blocks_done: u64,
@@ -78,15 +94,25 @@ pub struct Grid<'a> {
     link_syncs: u64,
     /// Cycle after the last work item finished.
     last_finish: u64,
-    sampler: Option<Sampler>,
-    waves: crate::timing::banks::WaveCache,
     functional: bool,
+    /// Functional mode: global memory windows are this many cycles long, and the
+    /// current one ends here.
+    window: u64,
+    window_end: u64,
+    /// Unit wake-ups, earliest first (entries whose unit has moved on are
+    /// skipped).
+    queue: BinaryHeap<Reverse<(u64, usize)>>,
     interrupt: Option<&'static std::sync::atomic::AtomicBool>,
+    /// `--max-instructions`: warp instructions the run may issue (checked every
+    /// few windows).
     max_instructions: u64,
+    /// `--max-cycles`, including the drain of the last stores.
     max_cycles: u64,
-    budget: Budget,
-    activity: Option<ActivityLog>,
-    tracer: Option<crate::observe::trace::Tracer>,
+    /// Window boundaries passed so far.
+    windows_passed: u64,
+    tracer: Option<Tracer>,
+    sampling: Option<u64>,
+    activity: bool,
 }
 
 impl<'a> Grid<'a> {
@@ -97,10 +123,11 @@ impl<'a> Grid<'a> {
             rows: machine.grid_rows,
             grid: image.launch.grid,
         };
+        let program = &image.program;
         let mut units = Vec::with_capacity(geo.unit_count());
         for y in 0..geo.rows {
             for x in 0..geo.cols {
-                units.push(Unit::new(UnitLabel::Sm { x, y }, &timing));
+                units.push(Unit::new(units.len(), UnitLabel::Sm { x, y }, program));
             }
         }
         for (side, count) in [
@@ -114,7 +141,7 @@ impl<'a> Grid<'a> {
                     Boundary::Iu => UnitLabel::Iu { side, index },
                     Boundary::Dma => UnitLabel::Dma { side, index },
                 };
-                units.push(Unit::new(label, &timing));
+                units.push(Unit::new(units.len(), label, program));
             }
         }
         let mut ports = vec![[None, None, None, None]; units.len()];
@@ -133,19 +160,21 @@ impl<'a> Grid<'a> {
                 .map(|(s, _)| Side::ALL[s])
                 .collect(),
         };
-        let queues: Vec<VecDeque<WorkItem>> =
-            plan(geo, &sides).into_iter().map(VecDeque::from).collect();
         let [nx, ny] = geo.passes();
         let mut left_in_pass = vec![0u64; (nx * ny) as usize];
-        for item in queues.iter().flatten() {
-            left_in_pass[item.pass as usize] += 1;
+        for (unit, items) in units.iter_mut().zip(plan(geo, &sides)) {
+            for item in &items {
+                left_in_pass[item.pass as usize] += 1;
+            }
+            unit.queue = items.into();
         }
         let n = units.len();
         let global_sync = image.program.uses_global_sync();
-        let image_ops = image.program.len();
+        let window = timing.dram_window();
         Grid {
+            memory: Arc::new(std::mem::take(&mut image.memory)),
+            threads: 1,
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
-            pcs: vec![PcCounters::default(); image_ops],
             dma: image.dma,
             blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
             image,
@@ -156,38 +185,51 @@ impl<'a> Grid<'a> {
             global_sync,
             spill_full: machine.viu_spill == SpillExtent::Full,
             units,
-            engines: vec![None; n],
             links,
-            queues,
-            current: vec![None; n],
             completed: vec![None; n],
             arrived_global: vec![false; n],
             left_in_pass,
             pass_now: 0,
-            traffic: Traffic::default(),
+            effects: Vec::new(),
+            post_seq: 0,
+            waves: WaveCache::new(),
             spills: SpillStore::new(),
             blocks_done: 0,
             global_syncs: 0,
             link_syncs: 0,
             last_finish: 0,
-            sampler: None,
-            waves: crate::timing::banks::WaveCache::new(image_ops),
             functional: false,
+            window,
+            window_end: window,
+            queue: BinaryHeap::new(),
             interrupt: None,
             max_instructions: u64::MAX,
             max_cycles: u64::MAX,
-            budget: Budget::new(u64::MAX, None),
-            activity: None,
+            windows_passed: 0,
             tracer: None,
+            sampling: None,
+            activity: false,
         }
     }
 
     /// Functional mode: results and counts without timing (`--functional`).
     pub fn functional(mut self, on: bool) -> Self {
         self.functional = on;
-        if on {
-            self.dram = Dram::untimed();
-        }
+        // Functional mode sees global memory in windows as long as the blocksync
+        // handshake; timing mode applies deferred accesses every DRAM latency.
+        self.window = if on {
+            self.timing.blocksync_latency().max(1)
+        } else {
+            self.timing.dram_window()
+        };
+        self.window_end = self.window;
+        self
+    }
+
+    /// Steps units on up to `threads` threads. Results, stats and traces do not
+    /// depend on it (see `parallel`).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
         self
     }
 
@@ -205,14 +247,17 @@ impl<'a> Grid<'a> {
     }
 
     /// Writes an instruction trace.
-    pub fn with_trace(mut self, tracer: Option<crate::observe::trace::Tracer>) -> Self {
+    pub fn with_trace(mut self, tracer: Option<Tracer>) -> Self {
         self.tracer = tracer;
         self
     }
 
     /// Records what every unit does over time (for timelines).
     pub fn with_activity(mut self, on: bool) -> Self {
-        self.activity = on.then(|| ActivityLog::new(self.units.len()));
+        self.activity = on;
+        for u in &mut self.units {
+            u.activity = on.then(UnitActivity::default);
+        }
         self
     }
 
@@ -222,7 +267,8 @@ impl<'a> Grid<'a> {
         self
     }
 
-    /// Stops the run after `n` warp instructions (`--max-instructions`).
+    /// Stops the run once it has issued more than `n` warp instructions
+    /// (`--max-instructions`; in functional mode the bound on an endless loop).
     pub fn with_instruction_limit(mut self, n: u64) -> Self {
         self.max_instructions = n;
         self
@@ -230,53 +276,91 @@ impl<'a> Grid<'a> {
 
     /// Records activity every `interval` cycles for power traces.
     pub fn with_sampling(mut self, interval: Option<u64>) -> Self {
-        self.sampler = interval.map(Sampler::new);
+        self.sampling = interval;
+        for u in &mut self.units {
+            u.sampler = interval.map(UnitSampler::new);
+        }
         self
     }
 
-    /// Engine `u` (which must exist) and what it touches.
-    fn engine_env(&mut self, u: usize) -> (&mut Engine, EngineEnv<'_>) {
-        // Callers check that unit `u` runs an engine.
-        let engine = self.engines[u].as_mut().expect("unit runs an engine");
+    /// Queues unit `u`'s wake-up, if it has one.
+    fn schedule(&mut self, u: usize) {
+        let unit = &self.units[u];
+        if unit.busy && unit.wake < PENDING {
+            self.queue.push(Reverse((unit.wake, u)));
+        }
+    }
+
+    /// The earliest pending wake-up, dropping entries of units that moved on.
+    fn next_wake(&mut self) -> u64 {
+        while let Some(&Reverse((t, u))) = self.queue.peek() {
+            let unit = &self.units[u];
+            if unit.busy && unit.wake == t {
+                return t;
+            }
+            self.queue.pop();
+        }
+        NEVER
+    }
+
+    /// What the engine of unit `u` touches (the unit must run an engine).
+    /// What the engine of unit `u` touches; its deferred transfers get `key`.
+    fn engine_env(
+        &mut self,
+        u: usize,
+        key: Key,
+    ) -> Option<(&mut crate::timing::engine::Engine, EngineEnv<'_>)> {
         let unit = &mut self.units[u];
-        let port = unit.ports[engine.port]
-            .as_mut()
-            .expect("engines serve a link of their unit");
-        (
+        let Work::Engine(engine) = &mut unit.work else {
+            return None;
+        };
+        let port = unit.ports[engine.port].as_mut()?;
+        Some((
             engine,
             EngineEnv {
                 port,
-                dram: &mut self.dram,
-                memory: &mut self.image.memory,
-                spills: &mut self.spills,
-                traffic: &mut self.traffic,
-                counters: &mut unit.counters,
+                sink: (!self.functional).then_some((&mut self.effects, key)),
+                unit: u,
+                generation: unit.generation,
+                memory: &self.memory,
+                stores: self.functional.then_some(&mut unit.stores),
+                spills: &self.spills,
+                traffic: &mut unit.traffic,
+                counters: &mut unit.engine_counters,
+                drained_at: &mut unit.drained_at,
                 completed: &self.completed,
                 transaction_bytes: self.timing.transaction_bytes(),
                 spill_full: self.spill_full,
             },
-        )
+        ))
     }
 
     fn role(&self, u: usize) -> Role {
-        self.current[u].map_or(Role::Block { bx: 0, by: 0 }, |i| i.role)
+        self.units[u]
+            .current
+            .map_or(Role::Block { bx: 0, by: 0 }, |i| i.role)
     }
 
-    /// Releases one end of a completed rendezvous from cycle `at`.
-    fn release(&mut self, u: usize, at: u64) -> Result<(), Box<Stop>> {
-        if let Some(log) = &mut self.activity {
-            log.resume(u, at);
+    /// Releases one end of a completed rendezvous from cycle `at`; `key` orders what
+    /// the release sends to global memory.
+    fn release(&mut self, u: usize, at: u64, key: Key) -> Result<(), Box<Stop>> {
+        if let Some(log) = &mut self.units[u].activity {
+            log.resume(at);
         }
-        if self.engines[u].is_some() {
-            let (engine, mut env) = self.engine_env(u);
-            let wake = engine.release(at, &mut env);
-            match wake {
-                Ok(w) => self.units[u].wake = w,
+        if let Some((engine, mut env)) = self.engine_env(u, key) {
+            match engine.release(at, &mut env) {
+                Ok((w, tile)) => {
+                    self.units[u].wake = w;
+                    if let Some((stream, tile)) = tile {
+                        self.spills.entry(stream).or_default().tiles.push(tile);
+                    }
+                }
                 Err(f) => return Err(self.engine_stop(u, f, at)),
             }
         } else {
-            self.units[u].release_blocksync(at);
+            self.units[u].release_blocksync(at, &self.image.program);
         }
+        self.schedule(u);
         Ok(())
     }
 
@@ -306,16 +390,19 @@ impl<'a> Grid<'a> {
         pc: Option<u32>,
         now: u64,
     ) -> Result<(), Box<Stop>> {
-        if let Some(log) = &mut self.activity {
+        let unit = &mut self.units[u];
+        if unit.activity.is_some() {
             let side = link_end.map(|(l, _)| {
-                let port = self.units[u]
+                let port = unit
                     .ports
                     .iter()
                     .position(|p| p.as_ref().is_some_and(|p| p.link == l))
                     .unwrap_or(0);
                 Side::ALL[port]
             });
-            log.wait(u, now, side);
+            if let Some(log) = &mut unit.activity {
+                log.wait(now, side);
+            }
         }
         match link_end {
             None => {
@@ -323,7 +410,7 @@ impl<'a> Grid<'a> {
                 Ok(())
             }
             Some((l, end)) => {
-                if let Some(item) = self.current[u] {
+                if let Some(item) = self.units[u].current {
                     self.links[l].record(end, item, pc);
                 }
                 if self.links[l].arrive(end) {
@@ -331,8 +418,9 @@ impl<'a> Grid<'a> {
                     self.link_syncs += 1;
                     let at = now + self.timing.blocksync_latency();
                     let (p, c) = (self.links[l].producer, self.links[l].consumer);
-                    self.release(p, at)?;
-                    self.release(c, at)?;
+                    let key = self.units[u].next_key(now);
+                    self.release(p, at, key)?;
+                    self.release(c, at, key)?;
                 }
                 Ok(())
             }
@@ -340,25 +428,21 @@ impl<'a> Grid<'a> {
     }
 
     fn finish_item(&mut self, u: usize, now: u64) {
-        if self.engines[u].is_none() {
-            let mut env = code_env!(self);
-            self.units[u].settle(now + 1, &mut env);
+        let unit = &mut self.units[u];
+        unit.observe(now, &self.image.program);
+        if let Work::Code(code) = &mut unit.work {
+            code.settle(now + 1, &mut unit.counts);
         }
-        self.units[u].finish(now + 1);
+        unit.finish(now + 1);
         self.last_finish = self.last_finish.max(now + 1);
-        if let Some(log) = &mut self.activity {
-            log.finish(u, now + 1);
+        if let Some(log) = &mut unit.activity {
+            log.finish(now + 1);
         }
         self.arrived_global[u] = false;
-        if let Some(Engine {
-            task: Task::Spill { key, .. },
-            ..
-        }) = &self.engines[u]
-        {
-            self.spills.entry(*key).or_default().closed = true;
-        }
-        self.engines[u] = None;
-        if let Some(item) = self.current[u].take() {
+        if let Some(item) = unit.current.take() {
+            if let Role::Spill { key, .. } = item.role {
+                self.spills.entry(key).or_default().closed = true;
+            }
             self.completed[u] = Some(item.pass);
             self.left_in_pass[item.pass as usize] -= 1;
             if matches!(item.role, Role::Block { .. }) {
@@ -371,7 +455,7 @@ impl<'a> Grid<'a> {
     /// stops waiting; a restorer waiting for tiles looks again.
     fn poll_engines(&mut self, now: u64) {
         for u in 0..self.units.len() {
-            let Some(engine) = &self.engines[u] else {
+            let Some(engine) = self.units[u].engine() else {
                 continue;
             };
             match engine.task {
@@ -385,6 +469,7 @@ impl<'a> Grid<'a> {
                 }
                 Task::Restore { .. } if !engine.is_waiting() && self.units[u].wake == NEVER => {
                     self.units[u].wake = now + 1;
+                    self.schedule(u);
                 }
                 _ => {}
             }
@@ -409,51 +494,61 @@ impl<'a> Grid<'a> {
         }
         self.global_syncs += 1;
         let at = now + self.timing.blocksync_latency();
+        self.post_seq += 1;
+        let key = (now, u32::MAX, self.post_seq);
         for u in busy {
             self.arrived_global[u] = false;
-            self.release(u, at)?;
+            self.release(u, at, key)?;
         }
         Ok(())
     }
 
+    /// Steps unit `u` at cycle `now`; true when the grid must look at the
+    /// consequences (a unit arrived somewhere or finished).
     fn step_unit(&mut self, u: usize, now: u64) -> Result<bool, Box<Stop>> {
-        if self.engines[u].is_some() {
-            let global = self.global_sync;
-            let (engine, mut env) = self.engine_env(u);
-            let link = engine.link;
-            let (event, wake) = match engine.step(now, &mut env) {
-                Ok(r) => r,
-                Err(f) => return Err(self.engine_stop(u, f, now)),
-            };
-            self.units[u].wake = wake;
-            return match event {
-                EngineEvent::None => Ok(false),
-                EngineEvent::Arrive(end) => {
-                    self.arrive(u, (!global).then_some((link, end)), None, now)?;
-                    Ok(true)
-                }
-                EngineEvent::Finished => {
-                    self.finish_item(u, now);
-                    Ok(true)
-                }
-            };
-        }
-        let mut env = code_env!(self);
-        let stepped = if self.functional {
-            self.units[u].step_functional(now, &mut env, &mut self.budget)
-        } else {
-            self.units[u].step(now, &mut env)
-        };
-        if let Some(spent) = self.budget.spent {
-            return Err(self.budget_stop(spent, now));
-        }
-        match stepped {
-            Ok(StepEvent::None) => Ok(false),
-            Ok(StepEvent::BlockSync { side: None, pc }) => {
+        let shared = shared!(self);
+        let happened = stepping::step(
+            &mut self.units[u],
+            now,
+            &shared,
+            &mut self.waves,
+            &mut self.effects,
+            self.tracer.as_mut(),
+        );
+        self.schedule(u);
+        self.handle(u, happened, now)
+    }
+
+    /// Acts on what unit `u`'s step at cycle `now` did; true when the grid must
+    /// look at the consequences (a unit arrived somewhere or finished).
+    fn handle(&mut self, u: usize, happened: Happened, now: u64) -> Result<bool, Box<Stop>> {
+        match happened {
+            Happened::Code(StepEvent::None)
+            | Happened::Engine {
+                event: EngineEvent::None,
+                ..
+            } => Ok(false),
+            Happened::Engine {
+                event: EngineEvent::Arrive(end),
+                link,
+            } => {
+                let global = self.global_sync;
+                self.arrive(u, (!global).then_some((link, end)), None, now)?;
+                Ok(true)
+            }
+            Happened::Code(StepEvent::Finished)
+            | Happened::Engine {
+                event: EngineEvent::Finished,
+                ..
+            } => {
+                self.finish_item(u, now);
+                Ok(true)
+            }
+            Happened::Code(StepEvent::BlockSync { side: None, pc }) => {
                 self.arrive(u, None, Some(pc), now)?;
                 Ok(true)
             }
-            Ok(StepEvent::BlockSync {
+            Happened::Code(StepEvent::BlockSync {
                 side: Some(side),
                 pc,
             }) => {
@@ -480,188 +575,178 @@ impl<'a> Grid<'a> {
                 self.arrive(u, Some((l, end)), Some(pc), now)?;
                 Ok(true)
             }
-            Ok(StepEvent::Finished) => {
-                self.finish_item(u, now);
-                Ok(true)
-            }
-            Err(fault) => Err(self.fault_stop(u, fault, now)),
+            Happened::Fault(fault) => Err(self.fault_stop(u, fault, now)),
+            Happened::EngineFault(f) => Err(self.engine_stop(u, f, now)),
         }
     }
 
-    /// Warp instructions the run may issue. With no cycles to count, a functional
-    /// run also stops once it has issued more instructions than the machine could
-    /// issue in `max_cycles` cycles (every scheduler issuing every cycle), so
-    /// `--max-cycles` bounds it too.
-    fn instruction_budget(&self, max_cycles: u64) -> u64 {
+    /// True when the current window has accesses waiting for its end.
+    fn window_pending(&self) -> bool {
+        if self.functional {
+            self.units.iter().any(|u| !u.stores.entries.is_empty())
+        } else {
+            !self.effects.is_empty()
+        }
+    }
+
+    /// The window ending at `self.window_end` closes: deferred accesses take
+    /// effect in (cycle, unit, program) order.
+    fn close_window(&mut self) {
         if !self.functional {
-            return self.max_instructions;
+            self.window_end += self.window;
+            self.apply_effects();
+            return;
         }
-        let width: u64 = self
+        let end = self.window_end;
+        self.window_end += self.window;
+        let mut entries: Vec<(u64, usize, usize)> = Vec::new();
+        for (u, unit) in self.units.iter().enumerate() {
+            entries
+                .extend((0..unit.stores.entries.len()).map(|i| (unit.stores.entries[i].0, u, i)));
+        }
+        entries.sort_unstable();
+        let mut logs: Vec<Vec<Option<window::Logged>>> = self
             .units
-            .iter()
-            .zip(&self.engines)
-            .filter(|(_, e)| e.is_none())
-            .map(|(u, _)| match u.label {
-                UnitLabel::Sm { .. } => self.timing.sm_schedulers as u64,
-                _ => self.timing.iu_schedulers as u64,
+            .iter_mut()
+            .map(|u| {
+                let e = std::mem::take(&mut u.stores.entries);
+                u.stores.clear();
+                e.into_iter().map(|(_, l)| Some(l)).collect()
             })
-            .sum();
-        self.max_instructions
-            .min(max_cycles.saturating_mul(width.max(1)))
+            .collect();
+        let mut resumed = Vec::new();
+        for (_, u, i) in entries {
+            let Some(entry) = logs[u][i].take() else {
+                continue;
+            };
+            let unit = &mut self.units[u];
+            if matches!(entry, window::Logged::Atomic { .. }) {
+                resumed.push(u);
+            }
+            let warps = match &mut unit.work {
+                Work::Code(c) => Some(&mut c.warps),
+                _ => None,
+            };
+            window::apply(
+                entry,
+                warps,
+                &mut unit.traffic.toggles,
+                Arc::make_mut(&mut self.memory),
+            );
+        }
+        for u in resumed {
+            let unit = &mut self.units[u];
+            if unit.busy {
+                unit.wake = unit.wake.min(end);
+                self.schedule(u);
+            }
+        }
     }
 
-    /// The stop for a spent instruction budget or Ctrl-C seen while issuing.
-    fn budget_stop(&self, spent: Spent, now: u64) -> Box<Stop> {
-        let (blocks_done, blocks_total) = (self.blocks_done, self.blocks_total);
-        Box::new(match spent {
-            Spent::Instructions
-                if self.instruction_budget(self.max_cycles) < self.max_instructions =>
+    /// Timing mode: applies the recorded accesses in key order and gives their
+    /// results to the units (loaded registers and their ready time, engine wakes,
+    /// spilled tiles' ready times).
+    fn apply_effects(&mut self) {
+        let mut list = std::mem::take(&mut self.effects);
+        list.sort_by_key(|d| d.key);
+        let bytes = self.timing.transaction_bytes();
+        for d in list {
+            let outcome = effects::apply(
+                d.effect,
+                d.key.0,
+                Arc::make_mut(&mut self.memory),
+                &mut self.dram,
+                bytes,
+            );
+            self.deliver(outcome);
+        }
+        // Restorers waiting for a spilled tile learn when it is ready.
+        for u in 0..self.units.len() {
+            let unit = &self.units[u];
+            if unit.wake != PENDING {
+                continue;
+            }
+            if let Some((key, next)) = unit.engine().and_then(|e| e.awaited_tile())
+                && let Some(tile) = self.spills.get(&key).and_then(|s| s.tiles.get(next))
+                && tile.ready_at != PENDING
             {
-                Stop::CycleLimit {
-                    limit: self.max_cycles,
-                    blocks_done,
-                    blocks_total,
-                }
+                self.units[u].wake = tile.ready_at;
+                self.schedule(u);
             }
-            Spent::Instructions => Stop::InstructionLimit {
-                limit: self.max_instructions,
-                blocks_done,
-                blocks_total,
-            },
-            Spent::Interrupted => Stop::Interrupted {
-                cycle: now,
-                blocks_done,
-                blocks_total,
-            },
-        })
+        }
     }
 
-    /// Runs to completion, a fault, a deadlock or the cycle limit.
-    pub fn run(
-        mut self,
-        max_cycles: u64,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<RunResult, Box<Stop>> {
-        let mut now = 0u64;
-        let mut iterations = 0u64;
-        self.max_cycles = max_cycles;
-        self.budget = Budget::new(self.instruction_budget(max_cycles), self.interrupt);
-        self.start_ready_work(now);
-        loop {
-            if let Some(s) = &mut self.sampler {
-                s.observe(now, &self.units);
-            }
-            let mut changed = false;
-            for u in 0..self.units.len() {
-                if self.units[u].busy && self.units[u].wake <= now {
-                    changed |= self.step_unit(u, now)?;
+    /// Gives the result of a deferred access to its unit or stream.
+    fn deliver(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::None => {}
+            Outcome::Register {
+                target,
+                dst,
+                mask,
+                values,
+                ready,
+                toggles,
+            } => {
+                let program = &self.image.program;
+                let unit = &mut self.units[target.unit];
+                unit.traffic.toggles += toggles;
+                if unit.generation != target.generation {
+                    return;
+                }
+                if let Work::Code(code) = &mut unit.work {
+                    let wake = code.resolve(
+                        target.warp,
+                        dst,
+                        mask,
+                        &values,
+                        ready,
+                        program,
+                        &mut unit.counts,
+                    );
+                    unit.wake = unit.wake.min(wake);
+                    self.schedule(target.unit);
                 }
             }
-            if changed {
-                // Withdraw spillers whose producer has finished before deciding
-                // whether everyone still busy has arrived at a global sync.
-                self.poll_engines(now);
-                self.check_global(now)?;
-                while (self.pass_now as usize) < self.left_in_pass.len()
-                    && self.left_in_pass[self.pass_now as usize] == 0
+            Outcome::Engine {
+                unit: u,
+                generation,
+                at,
+                port_words,
+                toggles,
+            } => {
+                let unit = &mut self.units[u];
+                unit.traffic.toggles += toggles;
+                if unit.generation != generation {
+                    return;
+                }
+                if let Work::Engine(engine) = &unit.work
+                    && let Some(port) = unit.ports[engine.port].as_mut()
                 {
-                    self.pass_now += 1;
+                    for (i, &w) in port_words.iter().enumerate() {
+                        port.write(i as u32, w);
+                    }
                 }
-                self.start_ready_work(now + 1);
+                unit.wake = at;
+                self.schedule(u);
             }
-            let next = self
-                .units
-                .iter()
-                .filter(|u| u.busy)
-                .map(|u| u.wake)
-                .min()
-                .unwrap_or(NEVER);
-            let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
-            match (any_busy, next) {
-                (false, _) if self.queues.iter().all(VecDeque::is_empty) => break,
-                (_, NEVER) => {
-                    return Err(self.deadlock(now));
-                }
-                (_, t) => now = t.max(now + 1),
-            }
-            if now > max_cycles {
-                return Err(Box::new(Stop::CycleLimit {
-                    limit: max_cycles,
-                    blocks_done: self.blocks_done,
-                    blocks_total: self.blocks_total,
-                }));
-            }
-            iterations += 1;
-            if iterations % 4096 == 0 {
-                let issued: u64 = self.units.iter().map(|u| u.issued).sum();
-                if issued > self.max_instructions {
-                    return Err(self.budget_stop(Spent::Instructions, now));
-                }
-                if self
-                    .interrupt
-                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+            Outcome::Tile { stream, at } => {
+                if let Some(tile) = self
+                    .spills
+                    .get_mut(&stream)
+                    .and_then(|s| s.tiles.iter_mut().find(|t| t.ready_at == PENDING))
                 {
-                    return Err(Box::new(Stop::Interrupted {
-                        cycle: now,
-                        blocks_done: self.blocks_done,
-                        blocks_total: self.blocks_total,
-                    }));
+                    tile.ready_at = at;
                 }
-                progress(Progress {
-                    cycle: now,
-                    blocks_done: self.blocks_done,
-                    blocks_total: self.blocks_total,
-                });
             }
         }
-        if let Some(t) = &mut self.tracer {
-            t.flush();
-        }
-        // The run ends when the last unit finishes and the last store has landed.
-        let cycles = self.last_finish.max(self.dram.drained_at());
-        if cycles > max_cycles {
-            // The last stores were still draining at the limit.
-            return Err(Box::new(Stop::CycleLimit {
-                limit: max_cycles,
-                blocks_done: self.blocks_done,
-                blocks_total: self.blocks_total,
-            }));
-        }
-        let n_units = self.units.len() as u64;
-        let samples = self
-            .sampler
-            .take()
-            .map(|s| s.finish(cycles, n_units, &self.units));
-        for u in &mut self.units {
-            u.counters.add(Component::IdleCorep, cycles - u.busy_cycles);
-            u.counters.add(Component::ConstDynamicp, u.busy_cycles);
-        }
-        progress(Progress {
-            cycle: cycles,
-            blocks_done: self.blocks_done,
-            blocks_total: self.blocks_total,
-        });
-        let mut cb = CbTotals::default();
-        for p in self.units.iter().flat_map(|u| u.ports.iter().flatten()) {
-            cb.reads += p.reads;
-            cb.writes += p.writes;
-            cb.read_toggles += p.read_toggles;
-            cb.write_toggles += p.write_toggles;
-        }
-        cb.switches = self.links.iter().map(|l| l.switches).sum();
-        Ok(RunResult {
-            cycles,
-            units: self.units.iter().map(Unit::totals).collect(),
-            traffic: self.traffic,
-            cb,
-            pcs: self.pcs,
-            passes: self.geo.passes(),
-            global_syncs: self.global_syncs,
-            link_syncs: self.link_syncs,
-            dram_busy_cycles: self.dram.busy_cycles(),
-            samples,
-            functional: self.functional,
-            activity: self.activity,
-        })
+    }
+}
+
+impl Drop for Grid<'_> {
+    /// Global memory goes back into the image, however the run ended.
+    fn drop(&mut self) {
+        let memory = std::mem::take(&mut self.memory);
+        self.image.memory = Arc::unwrap_or_clone(memory);
     }
 }

@@ -5,17 +5,18 @@
 
 use super::*;
 use crate::exec::ops::Kind;
-use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, SyncsBy};
+use crate::exec::warp::WarpState;
+use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, SyncsBy, Waiting};
 use crate::timing::engine::DmaFault;
 
 impl Grid<'_> {
     pub(super) fn engine_stop(&self, u: usize, f: DmaFault, now: u64) -> Box<Stop> {
         let role = self.role(u);
-        let buffer = match self.engines[u].as_ref().map(|e| &e.task) {
+        let buffer = match self.units[u].engine().map(|e| &e.task) {
             Some(Task::Dma { plan, .. }) => plan.buffer,
             _ => 0,
         };
-        let r = &self.image.memory.regions()[buffer];
+        let r = &self.memory.regions()[buffer];
         let kind = match f {
             DmaFault::OutOfBounds { element, tile } => FaultKind::DmaOutOfBounds {
                 buffer: r.name.clone(),
@@ -48,7 +49,7 @@ impl Grid<'_> {
             unit: self.units[u].label,
             role: self.role(u),
             cycle: now,
-            ntid: self.units[u].ctx().ntid,
+            ntid: self.units[u].code().map_or([0; 3], |c| c.ctx.ntid),
             cb,
         })
     }
@@ -71,7 +72,7 @@ impl Grid<'_> {
             side,
             reader_consumes,
             partner: self.units[partner].label,
-            partner_role: self.current[partner].map(|i| i.role),
+            partner_role: self.units[partner].current.map(|i| i.role),
             arrivals: l.arrivals,
             switches: l.switches,
             pending: reader_consumes && pending,
@@ -94,7 +95,7 @@ impl Grid<'_> {
                 l.producer
             }
         };
-        if let Some(e) = &self.engines[u] {
+        if let Some(e) = self.units[u].engine() {
             if e.is_waiting() {
                 if self.global_sync {
                     return Blocked::Global;
@@ -108,8 +109,8 @@ impl Grid<'_> {
                 let spills =
                     |i: &WorkItem| matches!(i.role, Role::Spill { key: k, .. } if k == *key);
                 let spiller = (0..self.units.len()).find(|&v| {
-                    self.current[v].as_ref().is_some_and(spills)
-                        || self.queues[v].iter().any(spills)
+                    self.units[v].current.as_ref().is_some_and(spills)
+                        || self.units[v].queue.iter().any(spills)
                 });
                 return Blocked::Tiles(spiller);
             }
@@ -155,7 +156,7 @@ impl Grid<'_> {
             return Ok(partner);
         }
         let unit = self.units[partner].label;
-        Err(match self.queues[partner].front() {
+        Err(match self.units[partner].queue.front() {
             None => ChainEnd::Finished(unit),
             Some(next) => ChainEnd::NotStarted {
                 unit,
@@ -243,14 +244,14 @@ impl Grid<'_> {
 
     /// One unit of a deadlock: where it waits, and the link it waits on.
     fn waiting(&self, u: usize) -> Waiting {
-        let pass = self.current[u].map_or(0, |i| i.pass);
+        let pass = self.units[u].current.map_or(0, |i| i.pass);
         let blocked = self.blocked(u);
         let link = match blocked {
             Blocked::Link { link, .. } => Some(self.blocked_link(u, link)),
             _ => None,
         };
         let label = |v: usize| self.units[v].label;
-        let engine = self.engines[u].as_ref().map(|e| {
+        let engine = self.units[u].engine().map(|e| {
             let l = &self.links[e.link];
             let n = l.arrivals[e.end().index()];
             let partner = label(if l.producer == u { l.consumer } else { l.producer });
@@ -300,7 +301,7 @@ impl Grid<'_> {
             unit: self.units[u].label,
             role: self.role(u),
             pass: self.pass_xy(pass),
-            warps: if self.engines[u].is_some() {
+            warps: if self.units[u].engine().is_some() {
                 Vec::new()
             } else {
                 self.units[u].waiting_warps()

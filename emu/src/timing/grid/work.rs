@@ -2,6 +2,10 @@
 //! role becomes a block, an IU program, a DMA engine or a virtual IU.
 
 use super::*;
+use crate::exec::warp::WorkCtx;
+use crate::observe::activity::Activity;
+use crate::timing::engine::Engine;
+use crate::timing::unit::Code;
 
 /// The port a boundary role on `side` uses: the one facing into the grid.
 fn inward_port(side: Side) -> Side {
@@ -14,13 +18,7 @@ fn inward_port(side: Side) -> Side {
 }
 
 impl Grid<'_> {
-    /// The link a boundary role uses: the port facing into the grid.
-    pub(super) fn inward_link(&self, u: usize, side: Side) -> Option<usize> {
-        self.units[u].ports[inward_port(side).code() as usize]
-            .as_ref()
-            .map(|p| p.link)
-    }
-
+    /// Unit `u` starts `item` at cycle `now`.
     pub(super) fn start(&mut self, u: usize, item: WorkItem, now: u64) {
         let launch = self.image.launch;
         let mut ctx = WorkCtx {
@@ -32,19 +30,18 @@ impl Grid<'_> {
             shared_bytes: self.image.shared_bytes,
             sm_grid: [self.geo.cols, self.geo.rows],
         };
-        let program = &self.image.program;
-        self.engines[u] = None;
-        match item.role {
+        self.units[u].observe(now, &self.image.program);
+        let work = match item.role {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
-                self.units[u].begin(ctx, launch.block_threads(), program, now);
+                self.code(u, ctx, launch.block_threads(), now)
             }
             Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
                 ctx.iu = Some((side, iuid));
                 ctx.ntid = [launch.iu_threads, 1, 1];
                 ctx.entry = self.image.module.iu_entry.unwrap_or(0);
                 ctx.shared_bytes = 0;
-                self.units[u].begin(ctx, launch.iu_threads, program, now);
+                self.code(u, ctx, launch.iu_threads, now)
             }
             Role::Boundary { side, iuid } => {
                 // plan() gives DMA boundary roles only to sides with a descriptor.
@@ -56,7 +53,7 @@ impl Grid<'_> {
                     delay_left: plan.delay + u64::from(iuid) * plan.iu_delay,
                     tile: 0,
                 };
-                self.start_engine(u, task, side, now);
+                self.engine(u, task, side)
             }
             Role::Spill { key, producer } => {
                 let task = Task::Spill {
@@ -64,7 +61,7 @@ impl Grid<'_> {
                     producer,
                     pass: item.pass,
                 };
-                self.start_engine(u, task, key.side, now);
+                self.engine(u, task, key.side)
             }
             Role::Restore { key } => {
                 let side = if key.side == Side::East {
@@ -72,11 +69,13 @@ impl Grid<'_> {
                 } else {
                     Side::North
                 };
-                self.start_engine(u, Task::Restore { key, next: 0 }, side, now);
+                self.engine(u, Task::Restore { key, next: 0 }, side)
             }
-        }
-        self.current[u] = Some(item);
-        if let Some(log) = &mut self.activity {
+        };
+        let unit = &mut self.units[u];
+        unit.begin(work, now);
+        unit.current = Some(item);
+        if let Some(log) = &mut unit.activity {
             let a = match item.role {
                 Role::Block { .. } => Activity::Compute,
                 Role::Boundary { .. } if self.boundary == Boundary::Iu => Activity::IuCode,
@@ -85,32 +84,38 @@ impl Grid<'_> {
                 Role::Spill { .. } => Activity::Spill,
                 Role::Restore { .. } => Activity::Restore,
             };
-            log.start(u, now, a, item.pass);
+            log.start(now, a, item.pass);
         }
+        self.schedule(u);
     }
 
-    pub(super) fn start_engine(&mut self, u: usize, task: Task, side: Side, now: u64) {
+    fn code(&self, u: usize, ctx: WorkCtx, threads: u32, now: u64) -> Work {
+        let label = self.units[u].label;
+        let schedulers = if matches!(label, UnitLabel::Iu { .. } | UnitLabel::Dma { .. }) {
+            self.timing.iu_schedulers
+        } else {
+            self.timing.sm_schedulers
+        };
+        Work::Code(Box::new(Code::new(
+            ctx,
+            threads,
+            label,
+            &self.image.program,
+            &self.timing,
+            schedulers,
+            now,
+        )))
+    }
+
+    fn engine(&self, u: usize, task: Task, side: Side) -> Work {
         // build_links gives every boundary unit, and every SM a partial pass can
         // hand a boundary role to, a port facing into the grid.
-        let link = self
-            .inward_link(u, side)
-            .expect("boundary roles sit next to a link");
         let port = inward_port(side).code() as usize;
-        self.engines[u] = Some(Engine::new(task, link, port));
-        self.units[u].begin(
-            WorkCtx {
-                ctaid: [0; 2],
-                nctaid: self.image.launch.grid,
-                ntid: [0; 3],
-                iu: None,
-                entry: 0,
-                shared_bytes: 0,
-                sm_grid: [self.geo.cols, self.geo.rows],
-            },
-            0,
-            &self.image.program,
-            now,
-        );
+        let link = self.units[u].ports[port]
+            .as_ref()
+            .expect("boundary roles sit next to a link")
+            .link;
+        Work::Engine(Engine::new(task, link, port))
     }
 
     /// Idle units take their next item if its pass may start.
@@ -119,13 +124,13 @@ impl Grid<'_> {
             if self.units[u].busy {
                 continue;
             }
-            let Some(&item) = self.queues[u].front() else {
+            let Some(&item) = self.units[u].queue.front() else {
                 continue;
             };
             if self.pass_mode == PassMode::Sequential && item.pass != self.pass_now {
                 continue;
             }
-            self.queues[u].pop_front();
+            self.units[u].queue.pop_front();
             self.start(u, item, now);
         }
     }

@@ -1,0 +1,419 @@
+//! Global memory and the DRAM queue in timing mode, deferred: a unit's global
+//! loads, stores and atomics and its engines' transfers are recorded with the key
+//! (cycle, unit, sequence) they would have in a one-at-a-time simulation, and take
+//! effect at the end of a window of cycles, in key order. The DRAM queue thus sees
+//! requests in exactly the order of a sequential run, and loads see exactly the
+//! memory a sequential run would show them.
+//!
+//! This is exact because nothing needs a deferred result within its window: the
+//! earliest a DRAM transaction can complete is a full DRAM latency after its
+//! request, and windows are at most that long. Until then the register a load
+//! writes is pending ([`PENDING`]): the scoreboard keeps its readers, and the warp
+//! waits with a memory stall, as it would for the real completion time. (Where
+//! another latency could exceed the DRAM latency, the grid applies accesses at once
+//! instead, on one thread.)
+
+use crate::exec::ext::{field, merge_field};
+use crate::exec::lanes::{Lanes, lane_toggles, lanes_of, toggles, write_masked};
+use crate::exec::memory::GlobalMemory;
+use crate::exec::ops::{Kind, Reg};
+use crate::exec::step::Global;
+use crate::exec::warp::Warp;
+use crate::load::DmaPlan;
+use crate::load::plan::SpillKey;
+use crate::timing::dram::Dram;
+use spu_isa::Ty;
+
+/// A time no deferred result can be known before: the ready time of a pending
+/// register or the wake of an engine waiting for its transfer (half of `u64::MAX`,
+/// so adding latencies cannot overflow).
+pub const PENDING: u64 = u64::MAX / 2;
+
+/// Where an effect sits in a one-at-a-time simulation: cycle, unit, and the unit's
+/// own count of recorded effects and events.
+pub type Key = (u64, u32, u64);
+
+/// One deferred access.
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    pub key: Key,
+    pub effect: Effect,
+}
+
+/// What to do.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// A warp's global load into register `dst`, `segments` transactions; with
+    /// `narrow`, `addrs` are byte addresses of 8- or 16-bit fields of that type.
+    Load {
+        target: Target,
+        dst: Reg,
+        mask: u32,
+        addrs: Box<Lanes>,
+        segments: u64,
+        narrow: Option<Ty>,
+    },
+    /// A warp's global store; with `narrow`, `addrs` are byte addresses and each
+    /// lane's field is merged into its word in lane order.
+    Store {
+        mask: u32,
+        addrs: Box<Lanes>,
+        data: Box<Lanes>,
+        segments: u64,
+        narrow: Option<Ty>,
+    },
+    /// A warp's global atomics, one transaction per lane in lane order; the old
+    /// words go to register `dst`.
+    Atomic {
+        target: Target,
+        kind: Kind,
+        dst: Reg,
+        mask: u32,
+        addrs: Box<Lanes>,
+        operands: Box<[Lanes; 2]>,
+    },
+    /// A DMA loader's tile: global memory into the engine's CB port; the engine
+    /// may act again when the last transaction lands.
+    DmaLoad {
+        unit: usize,
+        generation: u64,
+        plan: DmaPlan,
+        iuid: u32,
+        tile: u64,
+    },
+    /// Words a DMA storer writes to global memory, in order, with `count`
+    /// transactions from cycle `at`.
+    DmaStore {
+        words: Vec<(u32, u32)>,
+        count: u64,
+        at: u64,
+    },
+    /// A spill of `words` words to stream `stream` from cycle `at`: the spilled tile
+    /// is ready when the last transaction lands.
+    Spill {
+        stream: SpillKey,
+        words: u32,
+        at: u64,
+    },
+    /// A restore of `words` words by `unit`'s engine, which may act again when the
+    /// last transaction lands.
+    Restore {
+        unit: usize,
+        generation: u64,
+        words: u32,
+    },
+}
+
+/// The warp an access belongs to: the unit, its work item (generation) and the
+/// warp's index in the unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    pub unit: usize,
+    pub generation: u64,
+    pub warp: usize,
+}
+
+/// Global memory as a unit sees it in timing mode with deferred accesses: nothing
+/// happens now; the access is recorded under `key`.
+#[derive(Debug)]
+pub struct Recorder<'a> {
+    pub memory: &'a GlobalMemory,
+    pub sink: &'a mut Vec<Deferred>,
+    pub key: Key,
+    pub target: Target,
+    /// Toggles of the words stored (known now).
+    pub toggles: u64,
+    pub transaction_bytes: u32,
+}
+
+impl Global for Recorder<'_> {
+    fn layout(&self) -> &GlobalMemory {
+        self.memory
+    }
+
+    fn load(&mut self, _warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32) {
+        let segments =
+            crate::exec::lanes::distinct(addrs, mask, self.transaction_bytes.trailing_zeros());
+        self.sink.push(Deferred {
+            key: self.key,
+            effect: Effect::Load {
+                target: self.target,
+                dst,
+                mask,
+                addrs: Box::new(*addrs),
+                segments,
+                narrow: None,
+            },
+        });
+    }
+
+    fn load_narrow(&mut self, _warp: &mut Warp, dst: Reg, ty: Ty, bytes: &Lanes, mask: u32) {
+        let words = bytes.map(|a| a & !3);
+        let segments =
+            crate::exec::lanes::distinct(&words, mask, self.transaction_bytes.trailing_zeros());
+        self.sink.push(Deferred {
+            key: self.key,
+            effect: Effect::Load {
+                target: self.target,
+                dst,
+                mask,
+                addrs: Box::new(*bytes),
+                segments,
+                narrow: Some(ty),
+            },
+        });
+    }
+
+    fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32) {
+        let words = bytes.map(|a| a & !3);
+        let segments =
+            crate::exec::lanes::distinct(&words, mask, self.transaction_bytes.trailing_zeros());
+        // Each lane's word is stored on its own: no toggles between lanes.
+        self.sink.push(Deferred {
+            key: self.key,
+            effect: Effect::Store {
+                mask,
+                addrs: Box::new(*bytes),
+                data: Box::new(*data),
+                segments,
+                narrow: Some(ty),
+            },
+        });
+    }
+
+    fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
+        let segments =
+            crate::exec::lanes::distinct(addrs, mask, self.transaction_bytes.trailing_zeros());
+        self.toggles += lane_toggles(data, mask);
+        self.sink.push(Deferred {
+            key: self.key,
+            effect: Effect::Store {
+                mask,
+                addrs: Box::new(*addrs),
+                data: Box::new(*data),
+                segments,
+                narrow: None,
+            },
+        });
+    }
+
+    fn atomic(
+        &mut self,
+        _warp: &mut Warp,
+        kind: Kind,
+        dst: Reg,
+        addrs: &Lanes,
+        a: &Lanes,
+        b: &Lanes,
+        mask: u32,
+    ) {
+        if mask == 0 {
+            // No lane, no transaction: nothing to defer.
+            return;
+        }
+        self.sink.push(Deferred {
+            key: self.key,
+            effect: Effect::Atomic {
+                target: self.target,
+                kind,
+                dst,
+                mask,
+                addrs: Box::new(*addrs),
+                operands: Box::new([*a, *b]),
+            },
+        });
+    }
+}
+
+/// What applying an effect gives back to the unit or stream it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    None,
+    /// Register `dst` of the target warp gets `values` in the lanes of `mask`,
+    /// ready at `ready`; `toggles` are the bit toggles of the words moved.
+    Register {
+        target: Target,
+        dst: Reg,
+        mask: u32,
+        values: Box<Lanes>,
+        ready: u64,
+        toggles: u64,
+    },
+    /// The engine of `unit` (work item `generation`) may act again at `at`;
+    /// `port_words` go to its CB port first (a DMA load).
+    Engine {
+        unit: usize,
+        generation: u64,
+        at: u64,
+        port_words: Vec<u32>,
+        toggles: u64,
+    },
+    /// The oldest pending tile of `stream` is ready at `at`.
+    Tile {
+        stream: SpillKey,
+        at: u64,
+    },
+}
+
+/// Applies one effect recorded at cycle `now`: global memory changes and DRAM
+/// transactions are queued in the order effects are applied.
+pub fn apply(
+    effect: Effect,
+    now: u64,
+    memory: &mut GlobalMemory,
+    dram: &mut Dram,
+    transaction_bytes: u32,
+) -> Outcome {
+    let queue_at = |dram: &mut Dram, at: u64, count: u64| {
+        let mut done = at;
+        for i in 0..count {
+            done = done.max(dram.request(at + i, transaction_bytes));
+        }
+        done
+    };
+    let queue = |dram: &mut Dram, count: u64| queue_at(dram, now, count);
+    match effect {
+        Effect::Load {
+            target,
+            dst,
+            mask,
+            addrs,
+            segments,
+            narrow,
+        } => {
+            let mut values = Box::new([0u32; 32]);
+            for l in lanes_of(mask) {
+                values[l] = memory.read(addrs[l] & !3);
+            }
+            let toggles = lane_toggles(&values, mask);
+            if let Some(ty) = narrow {
+                for l in lanes_of(mask) {
+                    values[l] = field(ty, values[l], addrs[l]);
+                }
+            }
+            let ready = queue(dram, segments);
+            Outcome::Register {
+                target,
+                dst,
+                mask,
+                values,
+                ready,
+                toggles,
+            }
+        }
+        Effect::Store {
+            mask,
+            addrs,
+            data,
+            segments,
+            narrow,
+        } => {
+            for l in lanes_of(mask) {
+                let word = addrs[l] & !3;
+                let value = match narrow {
+                    Some(ty) => merge_field(ty, memory.read(word), addrs[l], data[l]),
+                    None => data[l],
+                };
+                memory.write(word, value);
+            }
+            queue(dram, segments);
+            Outcome::None
+        }
+        Effect::Atomic {
+            target,
+            kind,
+            dst,
+            mask,
+            addrs,
+            operands,
+        } => {
+            let [a, b] = *operands;
+            let mut old = Box::new([0u32; 32]);
+            for l in lanes_of(mask) {
+                let prev = memory.read(addrs[l]);
+                let new = match kind {
+                    Kind::Atom(op, ty) => crate::exec::lanes::atomic(op, ty, prev, a[l]),
+                    _ => crate::exec::lanes::cas(prev, a[l], b[l]),
+                };
+                memory.write(addrs[l], new);
+                old[l] = prev;
+            }
+            let toggles = lane_toggles(&old, mask);
+            let ready = queue(dram, u64::from(mask.count_ones()));
+            Outcome::Register {
+                target,
+                dst,
+                mask,
+                values: old,
+                ready,
+                toggles,
+            }
+        }
+        Effect::DmaLoad {
+            unit,
+            generation,
+            plan,
+            iuid,
+            tile,
+        } => {
+            let r = &memory.regions()[plan.buffer];
+            let base = r.base;
+            let first =
+                plan.offset + i64::from(iuid) * plan.iu_stride + tile as i64 * plan.tile_stride;
+            let mut words = Vec::with_capacity((plan.rows * plan.cols) as usize);
+            let mut segments = Vec::with_capacity(words.capacity());
+            let shift = transaction_bytes.trailing_zeros();
+            for row in 0..plan.rows {
+                for c in 0..plan.cols {
+                    // The engine checked every element when it recorded the tile.
+                    let e = first + i64::from(row) * plan.row_stride + i64::from(c);
+                    let addr = base + (e as u32) * 4;
+                    words.push(memory.read(addr));
+                    segments.push(addr >> shift);
+                }
+            }
+            segments.sort_unstable();
+            segments.dedup();
+            let done = queue(dram, segments.len() as u64);
+            Outcome::Engine {
+                unit,
+                generation,
+                at: done.max(now + 1),
+                toggles: toggles(words.iter().copied()),
+                port_words: words,
+            }
+        }
+        Effect::DmaStore { words, count, at } => {
+            for (a, v) in words {
+                memory.write(a, v);
+            }
+            queue_at(dram, at, count);
+            Outcome::None
+        }
+        Effect::Spill { stream, words, at } => {
+            let per = transaction_bytes / 4;
+            let done = queue_at(dram, at, u64::from(words.div_ceil(per)));
+            Outcome::Tile { stream, at: done }
+        }
+        Effect::Restore {
+            unit,
+            generation,
+            words,
+        } => {
+            let per = transaction_bytes / 4;
+            let done = queue(dram, u64::from(words.div_ceil(per)));
+            Outcome::Engine {
+                unit,
+                generation,
+                at: done.max(now + 1),
+                port_words: Vec::new(),
+                toggles: 0,
+            }
+        }
+    }
+}
+
+/// Writes a register outcome into `warp`.
+pub fn deliver(warp: &mut Warp, dst: Reg, mask: u32, values: &Lanes) {
+    write_masked(&mut warp.regs[usize::from(dst)], values, mask);
+}

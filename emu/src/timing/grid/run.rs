@@ -1,0 +1,249 @@
+//! Running the grid to the end: the one-at-a-time event loop, what follows the
+//! events of a cycle, choosing the next cycle (or stopping: deadlock, cycle limit,
+//! interrupt), and the run's result.
+
+use super::*;
+
+impl Grid<'_> {
+    /// Runs to completion, a fault, a deadlock or the cycle limit.
+    pub fn run(
+        mut self,
+        max_cycles: u64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<RunResult, Box<Stop>> {
+        self.max_cycles = max_cycles;
+        match parallel::usable_threads(&self) {
+            Some(threads) => self.run_threads(threads, max_cycles, progress)?,
+            None => self.run_events(max_cycles, progress)?,
+        }
+        self.finish_run(progress)
+    }
+
+    /// The event loop: steps units one at a time at their wake cycles in (cycle,
+    /// unit) order. Runs that cannot be simulated window by window (see
+    /// `parallel`) use it; the window-by-window simulation gives the same results
+    /// (`tests/tests/threads.rs` compares a traced run, which takes this loop).
+    pub(super) fn run_events(
+        &mut self,
+        max_cycles: u64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), Box<Stop>> {
+        let mut now = 0u64;
+        let mut iterations = 0u64;
+        self.start_ready_work(now);
+        loop {
+            let mut changed = false;
+            while let Some(&Reverse((t, u))) = self.queue.peek() {
+                if t != now {
+                    break;
+                }
+                self.queue.pop();
+                if self.units[u].busy && self.units[u].wake == now {
+                    changed |= self.step_unit(u, now)?;
+                }
+            }
+            if changed {
+                self.after_events(now)?;
+            }
+            let mut next = self.next_wake();
+            if next >= self.window_end && self.window_pending() {
+                // Deferred accesses take effect before anything runs in the next
+                // window.
+                self.close_window();
+                next = self.next_wake();
+            }
+            match self.next_cycle(now, next, max_cycles)? {
+                Some(t) => now = t,
+                None => return Ok(()),
+            }
+            iterations += 1;
+            if iterations % 4096 == 0 {
+                self.report(now, progress)?;
+            }
+        }
+    }
+
+    /// What follows events at cycle `now` (arrivals, finished work): spillers
+    /// whose producer has finished are withdrawn before deciding whether everyone
+    /// still busy has arrived at a global sync; passes advance; idle units take
+    /// their next work from the next cycle.
+    pub(super) fn after_events(&mut self, now: u64) -> Result<(), Box<Stop>> {
+        self.poll_engines(now);
+        self.check_global(now)?;
+        while (self.pass_now as usize) < self.left_in_pass.len()
+            && self.left_in_pass[self.pass_now as usize] == 0
+        {
+            self.pass_now += 1;
+        }
+        self.start_ready_work(now + 1);
+        Ok(())
+    }
+
+    /// After cycle `now`, with the earliest wake-up `next` (windows closed): the
+    /// next cycle to simulate, `None` when all work is done, or why the run stops
+    /// (deadlock, cycle limit).
+    pub(super) fn next_cycle(
+        &mut self,
+        now: u64,
+        next: u64,
+        max_cycles: u64,
+    ) -> Result<Option<u64>, Box<Stop>> {
+        // Deferred results land in later windows; nothing can wake in the past.
+        debug_assert!(next > now, "a unit woke at {next}, before cycle {now}");
+        let any_busy = next != NEVER || self.units.iter().any(|u| u.busy);
+        let now = match (any_busy, next) {
+            (false, _) if self.units.iter().all(|u| u.queue.is_empty()) => return Ok(None),
+            (_, NEVER) => {
+                return Err(self.deadlock(now));
+            }
+            (_, t) => t.max(now + 1),
+        };
+        if self.window_end <= now {
+            while self.window_end <= now {
+                self.window_end += self.window;
+            }
+            // Both loops pass the same window boundaries at the same cycles, so
+            // the limit stops them at the same point.
+            self.windows_passed += 1;
+            if self.windows_passed % 16 == 0 && self.max_instructions < u64::MAX {
+                let program = &self.image.program;
+                let issued: u64 = self
+                    .units
+                    .iter()
+                    .map(|u| u.counts.total_issued(program))
+                    .sum();
+                if issued > self.max_instructions {
+                    return Err(Box::new(Stop::InstructionLimit {
+                        limit: self.max_instructions,
+                        blocks_done: self.blocks_done,
+                        blocks_total: self.blocks_total,
+                    }));
+                }
+            }
+        }
+        if now > max_cycles {
+            return Err(Box::new(Stop::CycleLimit {
+                limit: max_cycles,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
+        Ok(Some(now))
+    }
+
+    /// Reports progress, or stops the run if it was interrupted.
+    pub(super) fn report(
+        &self,
+        now: u64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), Box<Stop>> {
+        self.check_interrupt(now)?;
+        progress(Progress {
+            cycle: now,
+            blocks_done: self.blocks_done,
+            blocks_total: self.blocks_total,
+        });
+        Ok(())
+    }
+
+    /// The run's result once every unit is done.
+    fn finish_run(mut self, progress: &mut dyn FnMut(Progress)) -> Result<RunResult, Box<Stop>> {
+        if self.functional {
+            // Stores of the last window.
+            self.close_window();
+        }
+        if let Some(t) = &mut self.tracer {
+            t.flush();
+        }
+        // The run ends when the last unit finishes and the last store has landed.
+        let drained = if self.functional {
+            self.units.iter().map(|u| u.drained_at).max().unwrap_or(0)
+        } else {
+            self.dram.drained_at()
+        };
+        let cycles = self.last_finish.max(drained);
+        if cycles > self.max_cycles {
+            // The last stores were still draining at the limit.
+            return Err(Box::new(Stop::CycleLimit {
+                limit: self.max_cycles,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
+        let program = &self.image.program;
+        let samplers: Vec<UnitSampler> = self
+            .units
+            .iter_mut()
+            .filter_map(|u| {
+                let mut s = u.sampler.take()?;
+                s.finish(cycles, || u.components(program), |t| u.busy_until(t));
+                Some(s)
+            })
+            .collect();
+        let samples = self.sampling.map(|_| combine(&samplers, cycles));
+        progress(Progress {
+            cycle: cycles,
+            blocks_done: self.blocks_done,
+            blocks_total: self.blocks_total,
+        });
+        let mut cb = CbTotals::default();
+        for p in self.units.iter().flat_map(|u| u.ports.iter().flatten()) {
+            cb.reads += p.reads;
+            cb.writes += p.writes;
+            cb.read_toggles += p.read_toggles;
+            cb.write_toggles += p.write_toggles;
+        }
+        cb.switches = self.links.iter().map(|l| l.switches).sum();
+        let mut pcs = vec![PcCounters::default(); program.len()];
+        let mut traffic = Traffic::default();
+        let mut units = Vec::with_capacity(self.units.len());
+        for u in &self.units {
+            u.counts.add_to(program, &mut pcs);
+            traffic.merge(&u.traffic);
+            let mut counters = u.components(program);
+            counters.add(Component::IdleCorep, cycles - u.busy_cycles);
+            counters.add(Component::ConstDynamicp, u.busy_cycles);
+            units.push(u.totals(counters, program));
+        }
+        let activity = self.activity.then(|| ActivityLog {
+            units: self
+                .units
+                .iter_mut()
+                .map(|u| u.activity.take().map(|a| a.segments).unwrap_or_default())
+                .collect(),
+        });
+        Ok(RunResult {
+            cycles,
+            units,
+            traffic,
+            cb,
+            pcs,
+            passes: self.geo.passes(),
+            global_syncs: self.global_syncs,
+            link_syncs: self.link_syncs,
+            dram_busy_cycles: if self.functional {
+                0.0
+            } else {
+                self.dram.busy_cycles()
+            },
+            samples,
+            functional: self.functional,
+            activity,
+        })
+    }
+
+    /// Stops the run if Ctrl-C was pressed.
+    pub(super) fn check_interrupt(&self, now: u64) -> Result<(), Box<Stop>> {
+        if self
+            .interrupt
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(Box::new(Stop::Interrupted {
+                cycle: now,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
+        Ok(())
+    }
+}

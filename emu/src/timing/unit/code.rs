@@ -1,0 +1,454 @@
+//! Code running on a unit: its warps, their scoreboards, the warp schedulers and
+//! pipelines, and what the timing mode's step (in `issue`) asks of them: which warp
+//! can issue, the next wake and the stall each scheduler is charged until then.
+//!
+//! Stalls are charged per interval, not per cycle: a scheduler that does not issue
+//! keeps one (reason, instruction) until its next step, and consecutive intervals
+//! with the same one are added up before they reach the counters.
+
+use crate::exec::ops::{OpInfo, Program};
+use crate::exec::warp::{Warp, WarpState, WorkCtx};
+use crate::machine::SchedulerPolicy;
+use crate::observe::counters::{StallReason, UnitCounts};
+use crate::timing::effects::PENDING;
+use crate::timing::params::{Timing, pipe_of};
+
+const NEVER: u64 = u64::MAX;
+
+/// What produced a register's pending value: decides the stall reason charged
+/// while a consumer waits for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Producer {
+    Alu,
+    Memory,
+}
+
+/// A warp's scoreboard: when its registers and predicates are written and when it
+/// may issue again, and what that means for its next instruction.
+#[derive(Debug, Clone)]
+pub(super) struct Scoreboard {
+    /// Cycle each general register's pending write lands.
+    pub(super) reg_ready: Vec<u64>,
+    pub(super) reg_producer: Vec<Producer>,
+    pub(super) pred_ready: [u64; 16],
+    /// Earliest cycle the warp may issue again (branch redirect, release latency).
+    pub(super) next_issue: u64,
+    /// The next instruction: when its operands are ready, the stall charged until
+    /// then, and the pipeline it needs. Set by [`Code::refresh`], the one place
+    /// that follows every issue and release.
+    ready: u64,
+    why: Stall,
+    /// Index into [`Code::pipe_free`] (3: none).
+    pipe: u8,
+}
+
+impl Scoreboard {
+    fn new(regs: usize, start: u64) -> Scoreboard {
+        Scoreboard {
+            reg_ready: vec![0; regs],
+            reg_producer: vec![Producer::Alu; regs],
+            pred_ready: [0; 16],
+            next_issue: start,
+            ready: start,
+            why: Stall::new(StallReason::Control, 0),
+            pipe: NO_PIPE,
+        }
+    }
+
+    /// When the operands of an instruction are ready, and the producer of the one
+    /// it waits for last (`None`: the issue time only).
+    fn operands_ready(&self, info: &OpInfo) -> (u64, Option<Producer>) {
+        let mut ready = self.next_issue;
+        let mut producer = None;
+        for &r in info.deps() {
+            let r = usize::from(r);
+            if self.reg_ready[r] > ready {
+                ready = self.reg_ready[r];
+                producer = Some(self.reg_producer[r]);
+            }
+        }
+        for &p in info.pdeps() {
+            if self.pred_ready[usize::from(p)] > ready {
+                ready = self.pred_ready[usize::from(p)];
+                producer = Some(Producer::Alu);
+            }
+        }
+        (ready, producer)
+    }
+}
+
+/// The stall charged while waiting for an operand of `producer`.
+fn stall_reason(producer: Option<Producer>) -> StallReason {
+    match producer {
+        None => StallReason::Control,
+        Some(Producer::Alu) => StallReason::Dependency,
+        Some(Producer::Memory) => StallReason::Memory,
+    }
+}
+
+/// [`Scoreboard::pipe`] of an instruction that needs no pipeline.
+const NO_PIPE: u8 = 3;
+
+/// A stall: reason and instruction (`u32::MAX` for an idle scheduler). A warp
+/// waiting for a deferred load ([`PENDING`]) cannot tell yet whether the load or
+/// another operand arrives last: its stalls wait in [`Code::deferred`] until the load
+/// is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Stall {
+    reason: StallReason,
+    pc: u32,
+    /// The warp whose pending register decides the reason, or [`DECIDED`].
+    pending: u16,
+}
+
+const DECIDED: u16 = u16::MAX;
+
+impl Stall {
+    const fn new(reason: StallReason, pc: u32) -> Stall {
+        Stall {
+            reason,
+            pc,
+            pending: DECIDED,
+        }
+    }
+}
+
+/// The stall of a scheduler whose warps have all exited (no instruction to charge).
+pub(super) const IDLE: Stall = Stall::new(StallReason::Idle, u32::MAX);
+
+#[derive(Debug, Clone)]
+pub(super) struct Scheduler {
+    /// Warps `first, first + stride, ...` belong to this scheduler, oldest first.
+    pub(super) first: usize,
+    pub(super) count: usize,
+    /// Position of the warp issued last (`usize::MAX`: none yet).
+    pub(super) last: usize,
+    /// Stall charged from `since` until the next step (`None`: a warp can issue).
+    pub(super) stall: Option<Stall>,
+    pub(super) since: u64,
+    /// Cycles of one stall not yet added to the counters.
+    run: Option<(Stall, u64)>,
+}
+
+/// Code running on a unit.
+#[derive(Debug, Clone)]
+pub struct Code {
+    pub warps: Vec<Warp>,
+    pub(super) boards: Vec<Scoreboard>,
+    pub(super) shared: Vec<u32>,
+    pub ctx: WorkCtx,
+    pub(super) schedulers: Vec<Scheduler>,
+    /// Free-at cycle of each pipeline of each kind.
+    pipes: [Vec<u64>; 3],
+    /// Earliest free-at cycle of each kind (with a fourth, never busy, for
+    /// instructions that need no pipeline).
+    pipe_free: [u64; 4],
+    /// Functional mode: instructions each warp may still run in this step.
+    pub(super) budget: Vec<u32>,
+    /// Stall cycles (warp, instruction, cycles) whose reason waits for a deferred
+    /// load of the warp.
+    deferred: Vec<(usize, u32, u64)>,
+}
+
+impl Code {
+    /// A block (SM) or an IU program instance of `threads` threads starting at
+    /// cycle `now` on a unit with `schedulers` warp schedulers.
+    pub fn new(
+        ctx: WorkCtx,
+        threads: u32,
+        label: crate::machine::UnitLabel,
+        program: &Program,
+        timing: &Timing,
+        schedulers: usize,
+        now: u64,
+    ) -> Code {
+        let regs = usize::from(program.layout.general);
+        let warps: Vec<Warp> = (0..threads.div_ceil(32))
+            .map(|w| Warp::new(w, (threads - w * 32).min(32), &program.layout, &ctx, label))
+            .collect();
+        let boards = (0..warps.len())
+            .map(|_| Scoreboard::new(regs, now))
+            .collect();
+        let n = schedulers;
+        let schedulers = (0..n)
+            .map(|s| Scheduler {
+                first: s,
+                count: warps.len().saturating_sub(s).div_ceil(n),
+                last: usize::MAX,
+                stall: None,
+                since: now,
+                run: None,
+            })
+            .collect();
+        let mut code = Code {
+            warps,
+            boards,
+            shared: vec![0; (ctx.shared_bytes / 4).next_power_of_two() as usize],
+            ctx,
+            schedulers,
+            pipes: timing.pipes.map(|n| vec![0; n]),
+            pipe_free: [0; 4],
+            budget: Vec::new(),
+            deferred: Vec::new(),
+        };
+        for w in 0..code.warps.len() {
+            code.refresh(w, program);
+        }
+        code
+    }
+
+    /// Recomputes what warp `wi`'s next instruction waits for: called after every
+    /// issue and release of the warp (nothing else changes its scoreboard or PC).
+    pub(super) fn refresh(&mut self, wi: usize, program: &Program) {
+        let board = &mut self.boards[wi];
+        let Some(pc) = self.warps[wi].pc() else {
+            return;
+        };
+        match program.info.get(pc as usize) {
+            Some(info) => {
+                let (ready, producer) = board.operands_ready(info);
+                board.ready = ready;
+                board.why = Stall::new(stall_reason(producer), pc);
+                if ready >= PENDING {
+                    board.why.pending = wi as u16;
+                }
+                board.pipe = pipe_of(info.class.timing).map_or(NO_PIPE, |p| p as u8);
+            }
+            // Past the last instruction: issue reports it.
+            None => {
+                board.ready = 0;
+                board.why = Stall::new(StallReason::Control, pc);
+                board.pipe = NO_PIPE;
+            }
+        }
+    }
+
+    /// A deferred load or atomic of warp `wi` resolved: register `dst` gets
+    /// `values` in the lanes of `mask`, ready at `ready`. Charges the stalls that
+    /// waited for it and returns the cycle the warp may issue next as far as it
+    /// knows (`NEVER`: not running).
+    #[allow(clippy::too_many_arguments)]
+    pub fn resolve(
+        &mut self,
+        wi: usize,
+        dst: crate::exec::ops::Reg,
+        mask: u32,
+        values: &crate::exec::lanes::Lanes,
+        ready: u64,
+        program: &Program,
+        counts: &mut UnitCounts,
+    ) -> u64 {
+        let Some(warp) = self.warps.get_mut(wi) else {
+            return NEVER;
+        };
+        crate::exec::lanes::write_masked(&mut warp.regs[usize::from(dst)], values, mask);
+        let d = usize::from(dst);
+        if self.boards[wi].reg_ready[d] == PENDING {
+            self.boards[wi].reg_ready[d] = ready;
+        }
+        let was_waiting = self.boards[wi].ready >= PENDING;
+        self.refresh(wi, program);
+        let b = &self.boards[wi];
+        if b.ready < PENDING && self.deferred.iter().any(|d| d.0 == wi) {
+            let why = b.why;
+            for &(_, pc, n) in self.deferred.iter().filter(|d| d.0 == wi) {
+                add_stall(counts, Stall::new(why.reason, pc), n);
+            }
+            self.deferred.retain(|d| d.0 != wi);
+        }
+        // Only a warp that waited for the register has a new wake-up: it is after
+        // the window, hence after every cycle the unit has planned for.
+        if was_waiting && self.warps[wi].state == WarpState::Running {
+            self.boards[wi].ready
+        } else {
+            NEVER
+        }
+    }
+
+    /// Sets warp `wi`'s next issue to `t` and recomputes what it waits for.
+    pub(super) fn set_next_issue(&mut self, wi: usize, t: u64, program: &Program) {
+        self.boards[wi].next_issue = t;
+        self.refresh(wi, program);
+    }
+
+    /// Releases warps waiting at a blocksync; they may issue from cycle `at`.
+    pub fn release_blocksync(&mut self, at: u64, program: &Program) {
+        for wi in 0..self.warps.len() {
+            if matches!(self.warps[wi].state, WarpState::AtBlockSync(_)) {
+                self.warps[wi].state = WarpState::Running;
+                self.set_next_issue(wi, at, program);
+            }
+        }
+    }
+
+    /// Occupies a pipeline of `class`'s kind for `cycles` from `now`.
+    pub(super) fn occupy(&mut self, class: spu_isa::TimingClass, now: u64, cycles: u64) {
+        if let Some(pipe) = pipe_of(class) {
+            let slots = &mut self.pipes[pipe as usize];
+            if let Some(slot) = slots.iter_mut().find(|f| **f <= now) {
+                *slot = now + cycles.max(1);
+            }
+            self.pipe_free[pipe as usize] = slots.iter().copied().min().unwrap_or(0);
+        }
+    }
+
+    /// The first cycle from `t` at which warp `wi` could issue as far as it knows
+    /// now (`NEVER` while it waits at a barrier; `t` if it can issue at `t`).
+    #[inline(always)]
+    pub(super) fn ready_at(&self, wi: usize, t: u64) -> u64 {
+        if self.warps[wi].state != WarpState::Running {
+            return NEVER;
+        }
+        let b = &self.boards[wi];
+        if b.ready > t {
+            return b.ready;
+        }
+        self.pipe_free[usize::from(b.pipe)].max(t)
+    }
+
+    /// Why warp `wi` (not done) cannot issue at `t`.
+    pub(super) fn stall_of(&self, wi: usize, t: u64) -> Stall {
+        let b = &self.boards[wi];
+        match self.warps[wi].state {
+            WarpState::AtBarrier(at) => Stall::new(StallReason::Barrier, at),
+            WarpState::AtBlockSync(at) => Stall::new(StallReason::BlockSync, at),
+            // Functional mode only.
+            WarpState::AtMemory => b.why,
+            _ if b.ready > t => b.why,
+            _ => Stall::new(StallReason::PipeBusy, b.why.pc),
+        }
+    }
+
+    /// Sets the stall each scheduler is charged from cycle `t`; returns the next
+    /// cycle a warp may issue.
+    pub(super) fn plan(&mut self, t: u64) -> u64 {
+        let stride = self.schedulers.len();
+        let mut wake = NEVER;
+        for s in 0..stride {
+            let (first, count) = (self.schedulers[s].first, self.schedulers[s].count);
+            let mut blocked = None;
+            let mut issuable = false;
+            for k in 0..count {
+                let w = first + k * stride;
+                if self.warps[w].is_done() {
+                    continue;
+                }
+                let at = self.ready_at(w, t);
+                wake = wake.min(at);
+                if at <= t {
+                    issuable = true;
+                } else if blocked.is_none() {
+                    blocked = Some(w);
+                }
+            }
+            let stall = match (issuable, blocked) {
+                (true, _) => None,
+                (false, Some(w)) => Some(self.stall_of(w, t)),
+                (false, None) => Some(IDLE),
+            };
+            let sched = &mut self.schedulers[s];
+            sched.stall = stall;
+            sched.since = t;
+        }
+        wake
+    }
+
+    /// Adds `cycles` of a scheduler's planned stall to its running total.
+    pub(super) fn charge(
+        &mut self,
+        s: usize,
+        stall: Option<Stall>,
+        cycles: u64,
+        counts: &mut UnitCounts,
+    ) {
+        let Some(mut stall) = stall else { return };
+        if cycles == 0 {
+            return;
+        }
+        if stall.pending != DECIDED {
+            let w = usize::from(stall.pending);
+            let b = &self.boards[w];
+            if b.ready >= PENDING {
+                match self.deferred.last_mut() {
+                    Some((dw, pc, n)) if *dw == w && *pc == stall.pc => *n += cycles,
+                    _ => self.deferred.push((w, stall.pc, cycles)),
+                }
+                return;
+            }
+            // Resolved since: the reason is known now (the warp has not moved).
+            stall = b.why;
+        }
+        let sched = &mut self.schedulers[s];
+        match &mut sched.run {
+            Some((current, n)) if *current == stall => *n += cycles,
+            run => {
+                if let Some((old, n)) = run.replace((stall, cycles)) {
+                    add_stall(counts, old, n);
+                }
+            }
+        }
+    }
+
+    /// Charges every scheduler's stall up to `now` (end of a work item or run).
+    pub fn settle(&mut self, now: u64, counts: &mut UnitCounts) {
+        for s in 0..self.schedulers.len() {
+            let (stall, since) = (self.schedulers[s].stall, self.schedulers[s].since);
+            self.charge(s, stall, now.saturating_sub(since), counts);
+            let sched = &mut self.schedulers[s];
+            sched.stall = None;
+            sched.since = now;
+            if let Some((old, n)) = sched.run.take() {
+                add_stall(counts, old, n);
+            }
+        }
+    }
+}
+
+fn add_stall(counts: &mut UnitCounts, stall: Stall, n: u64) {
+    match counts.stalls.get_mut(stall.pc as usize) {
+        Some(at) => at[stall.reason as usize] += n,
+        None => counts.idle += n,
+    }
+}
+
+/// Position in a scheduler's warp list of the `k`-th warp to try. Loose
+/// round-robin starts after the warp issued last; greedy-then-oldest retries it
+/// first, then goes oldest first.
+#[inline]
+pub(super) fn issue_order(policy: SchedulerPolicy, last: usize, n: usize, k: usize) -> usize {
+    match policy {
+        SchedulerPolicy::Lrr => {
+            let start = if last >= n - 1 { 0 } else { last + 1 };
+            let pos = start + k;
+            if pos >= n { pos - n } else { pos }
+        }
+        SchedulerPolicy::Gto if last < n => match k {
+            0 => last,
+            _ if k - 1 < last => k - 1,
+            _ => k,
+        },
+        SchedulerPolicy::Gto => k,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loose_round_robin_starts_after_the_last_issued_warp() {
+        let order = |last, n| -> Vec<usize> {
+            (0..n)
+                .map(|k| issue_order(SchedulerPolicy::Lrr, last, n, k))
+                .collect()
+        };
+        assert_eq!(order(usize::MAX, 3), vec![0, 1, 2]);
+        assert_eq!(order(0, 3), vec![1, 2, 0]);
+        assert_eq!(order(2, 3), vec![0, 1, 2]);
+        assert_eq!(order(0, 1), vec![0]);
+        let gto: Vec<usize> = (0..3)
+            .map(|k| issue_order(SchedulerPolicy::Gto, 1, 3, k))
+            .collect();
+        assert_eq!(gto, vec![1, 0, 2]);
+    }
+}

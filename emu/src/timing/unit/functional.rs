@@ -1,0 +1,288 @@
+//! Functional mode: warps run straight through the execution core, without
+//! scheduling, scoreboard or stall accounting, each for at most a slice of
+//! instructions per step so that a warp spinning on a flag cannot keep the others
+//! (or Ctrl-C) waiting. Global memory is seen through windows
+//! ([`crate::timing::window`]).
+
+use super::code::Code;
+use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
+use super::{StepEvent, Unit, Work};
+use crate::exec::fault::Fault;
+use crate::exec::lanes::distinct;
+use crate::exec::step::{self, Access, Flow, Local};
+use crate::exec::warp::{Warp, WarpState};
+use crate::timing::env::Env;
+use crate::timing::window::Windowed;
+
+const NEVER: u64 = u64::MAX;
+
+/// Warp instructions one warp may execute in one step.
+pub const SLICE: u32 = 10_000;
+
+impl Unit {
+    /// Functional mode: runs every warp until it exits, waits at a barrier, a
+    /// blocksync or an atomic, or has used its slice.
+    pub fn step_functional(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+        let traced = env.trace.is_some();
+        let mut budget = match &mut self.work {
+            Work::Code(code) => std::mem::take(&mut code.budget),
+            _ => Vec::new(),
+        };
+        budget.clear();
+        budget.resize(self.code().map_or(0, |c| c.warps.len()), SLICE);
+        let result = self.run_warps(&mut budget, now, traced, env);
+        if let Work::Code(code) = &mut self.work {
+            code.budget = budget;
+        }
+        result
+    }
+
+    fn run_warps(
+        &mut self,
+        budget: &mut [u32],
+        now: u64,
+        traced: bool,
+        env: &mut Env,
+    ) -> Result<StepEvent, Fault> {
+        loop {
+            let mut progressed = false;
+            for (wi, left) in budget.iter_mut().enumerate() {
+                while *left > 0 && self.warp_state(wi) == WarpState::Running {
+                    progressed = true;
+                    let (ran, event) = if traced {
+                        (1, self.run_one(wi, now, env)?)
+                    } else {
+                        self.run_block(wi, now, env)?
+                    };
+                    *left = left.saturating_sub(ran);
+                    if let StepEvent::BlockSync { .. } = event {
+                        self.wake = NEVER;
+                        return Ok(event);
+                    }
+                }
+            }
+            let Some(code) = self.code() else {
+                return Ok(StepEvent::None);
+            };
+            if code.warps.iter().all(Warp::is_done) {
+                return Ok(StepEvent::Finished);
+            }
+            if !progressed {
+                // Warps that used their slice run again in the next cycle.
+                let sliced = code.warps.iter().any(|w| w.state == WarpState::Running);
+                self.wake = if sliced { now + 1 } else { NEVER };
+                return Ok(StepEvent::None);
+            }
+        }
+    }
+
+    /// Runs warp `wi` through one basic block (or the rest of the one it is in),
+    /// counting the block once; returns the instructions run.
+    fn run_block(&mut self, wi: usize, now: u64, env: &mut Env) -> Result<(u32, StepEvent), Fault> {
+        let program = env.program;
+        let Work::Code(code) = &mut self.work else {
+            return Ok((0, StepEvent::None));
+        };
+        let code: &mut Code = code;
+        let first = code.warps[wi].pc().unwrap_or(0);
+        if first as usize >= program.len() {
+            return Err(past_the_end(&code.warps[wi], program));
+        }
+        let active = code.warps[wi].active();
+        let block = program.block_of[first as usize] as usize;
+        let end = program.block_starts[block + 1];
+        let whole = program.block_starts[block] == first;
+        let counts = &mut self.counts;
+        if whole {
+            counts.block_runs[block] += 1;
+            counts.block_threads[block] += u64::from(active.count_ones());
+        }
+        let mut addrs = [0u32; 32];
+        let is_iu = code.ctx.iu.is_some();
+        let mut local = Local {
+            shared: &mut code.shared,
+            shared_bytes: code.ctx.shared_bytes,
+            params: env.params,
+            ports: &mut self.ports,
+            is_iu,
+        };
+        let mut global = Windowed {
+            memory: env.memory,
+            log: &mut self.stores,
+            toggles: 0,
+            now,
+            warp: wi,
+        };
+        let traffic = &mut self.traffic;
+        let warp = &mut code.warps[wi];
+        let mut pc = first;
+        let flow = loop {
+            let executed = step::execute_in_block(
+                program,
+                pc,
+                warp,
+                active,
+                &mut local,
+                &mut global,
+                now,
+                &mut addrs,
+            )?;
+            let exec = executed.exec;
+            let at = pc as usize;
+            if !whole {
+                count(counts, pc, exec);
+            } else if program.ops[at].guard != spu_isa::Guard::Always {
+                counts.guard_threads[at] += u64::from(exec.count_ones());
+            }
+            if executed.access != Access::None {
+                account(executed.access, &addrs, exec, at, env, counts, traffic);
+            }
+            pc += 1;
+            if program.ops[at].kind.ends_block() {
+                break executed.flow;
+            }
+            if pc == end {
+                // The next instruction starts a block: move the warp there (and
+                // reconverge if it is a reconvergence point).
+                warp.set_pc(pc - 1);
+                warp.advance();
+                break Flow::Next;
+            }
+        };
+        traffic.toggles += global.toggles;
+        let ran = pc - first;
+        Ok((
+            ran,
+            match flow {
+                Flow::Next | Flow::Branch => StepEvent::None,
+                Flow::Exit => {
+                    check_barrier(code, now, env);
+                    check_blocksync(code, program)
+                }
+                Flow::BarSync => {
+                    check_barrier(code, now, env);
+                    StepEvent::None
+                }
+                Flow::BlockSync(_) => check_blocksync(code, program),
+            },
+        ))
+    }
+
+    fn warp_state(&self, wi: usize) -> WarpState {
+        self.code().map_or(WarpState::Done, |c| c.warps[wi].state)
+    }
+
+    /// Executes one instruction of warp `wi` at cycle `now`.
+    fn run_one(&mut self, wi: usize, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+        let program = env.program;
+        let Work::Code(code) = &mut self.work else {
+            return Ok(StepEvent::None);
+        };
+        let code: &mut Code = code;
+        let pc = code.warps[wi].pc().unwrap_or(0);
+        if pc as usize >= program.len() {
+            return Err(past_the_end(&code.warps[wi], program));
+        }
+        let mut addrs = [0u32; 32];
+        let is_iu = code.ctx.iu.is_some();
+        let executed = {
+            let mut local = Local {
+                shared: &mut code.shared,
+                shared_bytes: code.ctx.shared_bytes,
+                params: env.params,
+                ports: &mut self.ports,
+                is_iu,
+            };
+            let mut global = Windowed {
+                memory: env.memory,
+                log: &mut self.stores,
+                toggles: 0,
+                now,
+                warp: wi,
+            };
+            let executed = step::execute(
+                program,
+                pc,
+                &mut code.warps[wi],
+                &mut local,
+                &mut global,
+                now,
+                &mut addrs,
+            )?;
+            self.traffic.toggles += global.toggles;
+            executed
+        };
+        let exec = executed.exec;
+        if let Some(t) = env.trace.as_deref_mut()
+            && t.wants(self.label, code.warps[wi].index, now)
+        {
+            let writes = trace_writes(&code.warps[wi], program, pc, exec);
+            t.line(now, self.label, code.warps[wi].index, pc, exec, &writes);
+        }
+        count(&mut self.counts, pc, exec);
+        let counts = &mut self.counts;
+        if executed.access != Access::None {
+            account(
+                executed.access,
+                &addrs,
+                exec,
+                pc as usize,
+                env,
+                counts,
+                &mut self.traffic,
+            );
+        }
+        Ok(match executed.flow {
+            Flow::Next | Flow::Branch => StepEvent::None,
+            Flow::Exit => {
+                check_barrier(code, now, env);
+                check_blocksync(code, program)
+            }
+            Flow::BarSync => {
+                check_barrier(code, now, env);
+                StepEvent::None
+            }
+            Flow::BlockSync(_) => check_blocksync(code, program),
+        })
+    }
+}
+
+/// Counts what a memory access moved (functional mode has no costs, only counts).
+fn account(
+    access: Access,
+    addrs: &crate::exec::lanes::Lanes,
+    exec: u32,
+    at: usize,
+    env: &Env,
+    counts: &mut crate::observe::counters::UnitCounts,
+    traffic: &mut crate::observe::counters::Traffic,
+) {
+    match access {
+        Access::None => {}
+        Access::Global { store, words } => {
+            let bytes = env.timing.transaction_bytes();
+            let segments = distinct(addrs, exec, bytes.trailing_zeros());
+            let words = u64::from(exec.count_ones()) * u64::from(words);
+            if store {
+                traffic.store_words += words;
+                traffic.store_transactions += segments;
+            } else {
+                traffic.load_words += words;
+                traffic.load_transactions += segments;
+            }
+            counts.transactions[at] += segments;
+            counts.mem_events[at] += segments;
+        }
+        Access::Atomic => {
+            let n = u64::from(exec.count_ones());
+            traffic.load_words += n;
+            traffic.store_words += n;
+            traffic.load_transactions += n;
+            traffic.store_transactions += n;
+            counts.transactions[at] += n;
+            counts.mem_events[at] += n;
+        }
+        Access::Param => counts.mem_events[at] += distinct(addrs, exec, 2).max(1),
+        Access::Shared | Access::Cb => counts.mem_events[at] += 1,
+    }
+}

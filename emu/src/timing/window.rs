@@ -1,0 +1,260 @@
+//! Global memory in functional mode, by windows of a fixed number of cycles: a
+//! unit's loads see memory as it was at the start of the window plus the unit's own
+//! stores; stores and atomics of all units take effect at the end of the window, in
+//! (cycle, unit, program) order, and a warp that issued an atomic waits until then
+//! for the old value. The result does not depend on how units are spread over
+//! threads.
+
+use crate::exec::ext::{field, merge_field};
+use crate::exec::lanes::{Lanes, lane_toggles, lanes_of, write_masked};
+use crate::exec::memory::GlobalMemory;
+use crate::exec::ops::{Kind, Reg};
+use crate::exec::step::Global;
+use crate::exec::warp::{Warp, WarpState};
+use spu_isa::Ty;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// One global store or atomic waiting for the end of the window.
+#[derive(Debug, Clone)]
+pub enum Logged {
+    Store {
+        addrs: Lanes,
+        data: Lanes,
+        mask: u32,
+    },
+    Atomic {
+        warp: usize,
+        kind: Kind,
+        dst: Reg,
+        addrs: Lanes,
+        a: Lanes,
+        b: Lanes,
+        mask: u32,
+    },
+    /// Words an engine writes, in order.
+    Words(Vec<(u32, u32)>),
+    /// An 8- or 16-bit store: each lane's field merged into its word in lane order.
+    Narrow {
+        ty: Ty,
+        bytes: Lanes,
+        data: Lanes,
+        mask: u32,
+    },
+}
+
+/// A unit's global stores and atomics of the current window, with the unit's own
+/// view of what it stored.
+#[derive(Debug, Clone, Default)]
+pub struct StoreLog {
+    /// (cycle, access), in program order.
+    pub entries: Vec<(u64, Logged)>,
+    overlay: HashMap<u32, u32, BuildHasherDefault<WordHasher>>,
+}
+
+impl StoreLog {
+    /// The word at `addr` as this unit sees it.
+    #[inline]
+    pub fn read(&self, memory: &GlobalMemory, addr: u32) -> u32 {
+        if self.overlay.is_empty() {
+            memory.read(addr)
+        } else {
+            self.overlay
+                .get(&addr)
+                .copied()
+                .unwrap_or_else(|| memory.read(addr))
+        }
+    }
+
+    /// Logs words an engine writes at cycle `now`.
+    pub fn words(&mut self, now: u64, words: Vec<(u32, u32)>) {
+        for &(a, v) in &words {
+            self.overlay.insert(a, v);
+        }
+        self.entries.push((now, Logged::Words(words)));
+    }
+
+    /// Forgets the window's accesses once they have been applied.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.overlay.clear();
+    }
+}
+
+/// Global memory as a unit sees it in functional mode.
+#[derive(Debug)]
+pub struct Windowed<'a> {
+    pub memory: &'a GlobalMemory,
+    pub log: &'a mut StoreLog,
+    /// Bit toggles of the words moved (added to the unit's traffic afterwards).
+    pub toggles: u64,
+    pub now: u64,
+    /// The warp issuing (within its unit).
+    pub warp: usize,
+}
+
+impl Global for Windowed<'_> {
+    fn layout(&self) -> &GlobalMemory {
+        self.memory
+    }
+
+    fn load(&mut self, warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32) {
+        let mut v = [0; 32];
+        for l in lanes_of(mask) {
+            v[l] = self.log.read(self.memory, addrs[l]);
+        }
+        self.toggles += lane_toggles(&v, mask);
+        write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
+    }
+
+    fn load_narrow(&mut self, warp: &mut Warp, dst: Reg, ty: Ty, bytes: &Lanes, mask: u32) {
+        let mut v = [0; 32];
+        for l in lanes_of(mask) {
+            v[l] = self.log.read(self.memory, bytes[l] & !3);
+        }
+        self.toggles += lane_toggles(&v, mask);
+        let d = &mut warp.regs[usize::from(dst)];
+        for l in lanes_of(mask) {
+            d[l] = field(ty, v[l], bytes[l]);
+        }
+    }
+
+    fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32) {
+        // Each lane's word is stored on its own: no toggles between lanes.
+        for l in lanes_of(mask) {
+            let word = bytes[l] & !3;
+            let new = merge_field(ty, self.log.read(self.memory, word), bytes[l], data[l]);
+            self.log.overlay.insert(word, new);
+        }
+        self.log.entries.push((
+            self.now,
+            Logged::Narrow {
+                ty,
+                bytes: *bytes,
+                data: *data,
+                mask,
+            },
+        ));
+    }
+
+    fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
+        for l in lanes_of(mask) {
+            self.log.overlay.insert(addrs[l], data[l]);
+        }
+        self.toggles += lane_toggles(data, mask);
+        self.log.entries.push((
+            self.now,
+            Logged::Store {
+                addrs: *addrs,
+                data: *data,
+                mask,
+            },
+        ));
+    }
+
+    fn atomic(
+        &mut self,
+        warp: &mut Warp,
+        kind: Kind,
+        dst: Reg,
+        addrs: &Lanes,
+        a: &Lanes,
+        b: &Lanes,
+        mask: u32,
+    ) {
+        warp.state = WarpState::AtMemory;
+        self.log.entries.push((
+            self.now,
+            Logged::Atomic {
+                warp: self.warp,
+                kind,
+                dst,
+                addrs: *addrs,
+                a: *a,
+                b: *b,
+                mask,
+            },
+        ));
+    }
+}
+
+/// Applies one logged access of unit `unit` at the end of a window: memory
+/// changes, and an atomic's old values reach its warp, which runs again.
+/// `warps` are the warps of the unit's code, `toggles` its toggle count.
+pub fn apply(
+    entry: Logged,
+    warps: Option<&mut Vec<Warp>>,
+    toggles: &mut u64,
+    memory: &mut GlobalMemory,
+) {
+    match entry {
+        Logged::Store { addrs, data, mask } => {
+            for l in lanes_of(mask) {
+                memory.write(addrs[l], data[l]);
+            }
+        }
+        Logged::Words(words) => {
+            for (a, v) in words {
+                memory.write(a, v);
+            }
+        }
+        Logged::Narrow {
+            ty,
+            bytes,
+            data,
+            mask,
+        } => {
+            for l in lanes_of(mask) {
+                let word = bytes[l] & !3;
+                memory.write(word, merge_field(ty, memory.read(word), bytes[l], data[l]));
+            }
+        }
+        Logged::Atomic {
+            warp,
+            kind,
+            dst,
+            addrs,
+            a,
+            b,
+            mask,
+        } => {
+            let mut old = [0; 32];
+            for l in lanes_of(mask) {
+                let prev = memory.read(addrs[l]);
+                let new = match kind {
+                    Kind::Atom(op, ty) => crate::exec::lanes::atomic(op, ty, prev, a[l]),
+                    _ => crate::exec::lanes::cas(prev, a[l], b[l]),
+                };
+                memory.write(addrs[l], new);
+                old[l] = prev;
+            }
+            *toggles += lane_toggles(&old, mask);
+            if let Some(w) = warps.and_then(|ws| ws.get_mut(warp)) {
+                write_masked(&mut w.regs[usize::from(dst)], &old, mask);
+                if w.state == WarpState::AtMemory {
+                    w.state = WarpState::Running;
+                }
+            }
+        }
+    }
+}
+
+/// A fast hash for word addresses (keys the program computes, not an adversary's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(v)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
