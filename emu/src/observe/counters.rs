@@ -229,9 +229,18 @@ pub struct UnitCounts {
     pub guard_threads: Vec<u64>,
 }
 
-/// The components one event of an instruction's memory access counts.
-pub fn memory_components(kind: Kind) -> &'static [Component] {
+/// The components one event of instruction `pc`'s memory access counts.
+pub fn memory_components(program: &Program, pc: usize) -> &'static [Component] {
     const DRAM: &[Component] = &[Component::Mcp, Component::Nocp, Component::Dramp];
+    let kind = match program.ops[pc].kind {
+        // The general instructions' loads and stores count as the basic ones do.
+        Kind::Ext(i) => match program.ext[i as usize].what {
+            crate::exec::ext::What::Mem { space, store, .. } if store => Kind::St(space),
+            crate::exec::ext::What::Mem { space, .. } => Kind::Ld(space),
+            _ => Kind::Nop,
+        },
+        kind => kind,
+    };
     match kind {
         Kind::Ld(Space::Global) | Kind::St(Space::Global) | Kind::Atom(..) | Kind::Cas => DRAM,
         Kind::Ld(Space::Shared) | Kind::St(Space::Shared) => &[Component::Shrdp],
@@ -333,7 +342,7 @@ impl UnitCounts {
             TimingClass::Shuffle => c.add(Component::Shrdp, issued),
             _ => {}
         }
-        for &k in memory_components(program.ops[pc].kind) {
+        for &k in memory_components(program, pc) {
             c.add(k, self.mem_events[pc]);
         }
         c
