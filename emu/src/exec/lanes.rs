@@ -35,42 +35,35 @@ fn div_s(a: i32, b: i32) -> i32 {
     }
 }
 
-/// IEEE 754-2019 minimumNumber: a NaN operand gives the other one (canonical NaN when
-/// both are NaN), and -0 < +0 in either order.
+/// IEEE 754-2019 minimumNumber / maximumNumber (`max` when `larger`), for any float
+/// type: a NaN operand gives the other one (`None` when both are NaN, for the caller's
+/// canonical NaN), and -0 < +0 in either order. The f32 word path and the general
+/// path of `scalar` both use it.
+pub(crate) fn min_max_number<T: Copy + PartialOrd>(
+    x: T,
+    y: T,
+    larger: bool,
+    negative: impl Fn(T) -> bool,
+) -> Option<T> {
+    let nan = |v: T| v.partial_cmp(&v).is_none();
+    match (nan(x), nan(y)) {
+        (true, true) => None,
+        (true, false) => Some(y),
+        (false, true) => Some(x),
+        _ if x == y => Some(if negative(x) != larger { x } else { y }),
+        _ if (x < y) != larger => Some(x),
+        _ => Some(y),
+    }
+}
+
 fn min_f32(x: f32, y: f32) -> f32 {
-    match (x.is_nan(), y.is_nan()) {
-        (true, true) => f32::from_bits(CANONICAL_NAN_F32),
-        (true, false) => y,
-        (false, true) => x,
-        _ if x == y => {
-            if x.is_sign_negative() {
-                x
-            } else {
-                y
-            }
-        }
-        _ => x.min(y),
-    }
+    min_max_number(x, y, false, f32::is_sign_negative).unwrap_or(f32::from_bits(CANONICAL_NAN_F32))
 }
 
-/// IEEE 754-2019 maximumNumber: a NaN operand gives the other one, and +0 > -0.
 fn max_f32(x: f32, y: f32) -> f32 {
-    match (x.is_nan(), y.is_nan()) {
-        (true, true) => f32::from_bits(CANONICAL_NAN_F32),
-        (true, false) => y,
-        (false, true) => x,
-        _ if x == y => {
-            if x.is_sign_negative() {
-                y
-            } else {
-                x
-            }
-        }
-        _ => x.max(y),
-    }
+    min_max_number(x, y, true, f32::is_sign_negative).unwrap_or(f32::from_bits(CANONICAL_NAN_F32))
 }
 
-/// The NaN results take (ISA notes).
 const CANONICAL_NAN_F32: u32 = 0x7fff_ffff;
 
 /// `d = a op b` on every lane.

@@ -6,7 +6,7 @@
 //! its low N bits extended by its type's signedness, a float its IEEE pattern.
 //! Semantics follow the notes of `isa-spec/ISA.md`.
 
-use crate::exec::lanes::compare;
+use crate::exec::lanes::{compare, min_max_number};
 use spu_isa::{Cmp, Rnd, Ty};
 
 /// What a lane computes (decoded once per instruction).
@@ -197,18 +197,6 @@ fn flush<F: Float>(x: F, ftz: bool) -> F {
     }
 }
 
-/// IEEE 754-2019 minimumNumber / maximumNumber (`max` when `larger`).
-fn min_max<F: Float>(x: F, y: F, larger: bool) -> Option<F> {
-    match (x.is_nan(), y.is_nan()) {
-        (true, true) => None,
-        (true, false) => Some(y),
-        (false, true) => Some(x),
-        _ if x == y => Some(if x.is_negative() != larger { x } else { y }),
-        _ if (x < y) != larger => Some(x),
-        _ => Some(y),
-    }
-}
-
 /// A float operation; `None` for forms with no float meaning.
 fn float_op<F: Float>(f: &Form, a: u64, b: u64, c: u64) -> Option<u64> {
     let ftz = f.ftz && f.ty == Ty::F32;
@@ -224,7 +212,7 @@ fn float_op<F: Float>(f: &Form, a: u64, b: u64, c: u64) -> Option<u64> {
         Alu::MulLo => x.mul(y),
         Alu::Fma | Alu::MadLo => x.fma(y, z),
         Alu::Div => x.div(y),
-        Alu::Min | Alu::Max => match min_max(x, y, f.alu == Alu::Max) {
+        Alu::Min | Alu::Max => match min_max_number(x, y, f.alu == Alu::Max, F::is_negative) {
             Some(v) => v,
             None => return Some(F::nan()),
         },
