@@ -107,6 +107,11 @@ fn fuzz_regressions() {
     // A flipped branch let a warp run past the last instruction (emu target; the
     // first byte now picks the seed binary, 1 = pass_token).
     fuzz::run_mutated(&[1, 0x20, 0x78, 0x6f, 0x78, 0x01, 0x03]);
+    // vecadd edited to `iu(2013265952)`: a 29 s timeout of the emu target.
+    fuzz::run_mutated(&[
+        0x6f, 0x6f, 0x01, 0x78, 0x78, 0x20, 0x01, 0x7b, 0x78, 0x20, 0x01, 0x7b, 0x01, 0x78, 0x78,
+        0x78, 0x01, 0x78, 0x78, 0x78, 0x20, 0x01, 0x7b,
+    ]);
     // The writer accepted a label past the end of the code, which the reader refuses
     // (reader target, module round trip).
     let bin = spu_asm::assemble("s.spu", SOURCES[1]).unwrap().0;

@@ -1,8 +1,9 @@
 //! The kernel's code decoded once into micro-ops ([`Op`]) that both execution modes
 //! run: every operand is resolved to an index into the warp's register file, whose
-//! slots past the general registers hold the kernel's immediates and symbol
-//! addresses (constants) and the special registers, so an instruction never asks
-//! what kind of operand it has. Per-instruction facts the timing model and the
+//! slots past the general registers hold the special registers and then the
+//! kernel's immediates and symbol addresses (constants, one read-only copy shared
+//! by every warp of the kernel), so an instruction never asks what kind of operand
+//! it has. Per-instruction facts the timing model and the
 //! counters need (execution class, scoreboard lists, register-file accesses) sit
 //! beside the ops in [`OpInfo`], and the code is cut into basic blocks
 //! ([`Program::block_of`]) at branch targets, reconvergence points and after every
@@ -12,6 +13,7 @@ use spu_isa::{
     AtomOp, Cmp, ExecClass, Guard, Instr, Operand, Side, Space, Special, SymbolRef, Ty,
     table::{OperandKind, OperandTy},
 };
+use std::collections::HashMap;
 
 /// Index of a slot in a warp's register file: a general register, a constant or a
 /// special register (see [`RegLayout`]).
@@ -175,28 +177,47 @@ impl OpInfo {
 }
 
 /// How a warp's register file is laid out: general registers first, then one slot
-/// per distinct constant, then one per special register the code reads.
+/// per special register the code reads (both per warp), then one per distinct
+/// constant (read-only, shared by every warp: [`RegLayout::constant_slots`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegLayout {
     pub general: u16,
     pub constants: Vec<u32>,
     pub specials: Vec<Special>,
+    /// The constant slots' values in every lane, built once per kernel.
+    shared: std::sync::Arc<[crate::exec::lanes::Lanes]>,
 }
 
 impl RegLayout {
+    /// A layout of `general` registers, the given special registers and constants.
+    pub fn new(general: u16, specials: Vec<Special>, constants: Vec<u32>) -> RegLayout {
+        RegLayout {
+            general,
+            shared: constants.iter().map(|&c| [c; 32]).collect(),
+            constants,
+            specials,
+        }
+    }
+
     /// Slots per warp.
     pub fn slots(&self) -> usize {
         usize::from(self.general) + self.constants.len() + self.specials.len()
     }
 
-    /// First constant slot.
-    pub fn first_constant(&self) -> usize {
+    /// First special-register slot.
+    pub fn first_special(&self) -> usize {
         usize::from(self.general)
     }
 
-    /// First special-register slot.
-    pub fn first_special(&self) -> usize {
-        usize::from(self.general) + self.constants.len()
+    /// First constant slot: the slots a warp owns end here.
+    pub fn first_constant(&self) -> usize {
+        usize::from(self.general) + self.specials.len()
+    }
+
+    /// The constant slots, shared by every warp (a block start copies nothing
+    /// however many distinct immediates the code has).
+    pub fn constant_slots(&self) -> &std::sync::Arc<[crate::exec::lanes::Lanes]> {
+        &self.shared
     }
 }
 
@@ -346,31 +367,32 @@ pub fn decode_program(
         .max()
         .unwrap_or(0);
     let general = used.max(ext_used).max(declared_regs);
-    let mut layout = RegLayout {
-        general: general as u16,
-        constants: Vec::new(),
-        specials: Vec::new(),
-    };
-    // Every `[offset]` address reads a zero base.
+    // Every `[offset]` address reads a zero base. Constants are numbered in order of
+    // first use (a map keeps this linear in the code size).
     let mut constants: Vec<u32> = vec![0];
+    let mut constant_index: HashMap<u32, usize> = HashMap::from([(0, 0)]);
     let mut specials: Vec<Special> = Vec::new();
     for r in &raws {
         for s in r.srcs.iter().flatten() {
             match *s {
-                Src::Imm(v) if !constants.contains(&v) => constants.push(v),
+                Src::Imm(v) => {
+                    constant_index.entry(v).or_insert_with(|| {
+                        constants.push(v);
+                        constants.len() - 1
+                    });
+                }
                 Src::Special(sp) if !specials.contains(&sp) => specials.push(sp),
                 _ => {}
             }
         }
     }
-    layout.constants = constants;
-    layout.specials = specials;
+    let layout = RegLayout::new(general as u16, specials, constants);
     let slot = |s: Option<Src>| -> Reg {
         match s {
             None => NO_REG,
             Some(Src::Reg(r)) => Reg::from(r),
             Some(Src::Imm(v)) => {
-                let i = layout.constants.iter().position(|&c| c == v).unwrap_or(0);
+                let i = constant_index.get(&v).copied().unwrap_or(0);
                 (layout.first_constant() + i) as Reg
             }
             Some(Src::Special(sp)) => {
