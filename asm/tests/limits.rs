@@ -209,15 +209,62 @@ fn initialisers_must_fit_their_buffer() {
             "the seed must be a non-negative integer",
             "1e17",
         ),
+        // Every element type has its own range.
+        (
+            ".global .u8 A[4] = const(256);",
+            "`256` does not fit in .u8",
+            "256",
+        ),
+        (
+            ".global .s8 A[4] = const(-129);",
+            "`-129` does not fit in .s8",
+            "-129",
+        ),
+        (
+            ".global .b8 A[4] = const(-1);",
+            "`-1` does not fit in .b8",
+            "-1",
+        ),
+        (
+            ".global .u16 A[4] = random(1, 0, 65536);",
+            "`65536` does not fit in .u16",
+            "65536",
+        ),
+        (
+            ".global .s16 A[4] = ramp(32768, 1);",
+            "`32768` does not fit in .s16",
+            "32768",
+        ),
+        (
+            ".global .u64 A[4] = const(-1);",
+            "`-1` does not fit in .u64",
+            "-1",
+        ),
+        (
+            ".global .s64 A[4] = const(1e19);",
+            "`1e19` does not fit in .s64",
+            "1e19",
+        ),
     ] {
         let (m, a) = first_error(&kernel(decl, ""));
         assert_eq!((m.as_str(), a.as_str()), (msg, at), "{decl}");
     }
+    let (_, label) = first_error_label(&kernel(".global .u8 A[4] = const(256);", ""));
+    assert_eq!(label, "expected 0..=255");
+    let (_, label) = first_error_label(&kernel(".global .s16 A[4] = const(-40000);", ""));
+    assert_eq!(label, "expected -32768..=32767");
     asm(&kernel(
         ".global .u32 A[4] = const(4294967295);\n.global .s32 B[4] = ramp(-2147483648, 1);\n.global .u32 C[4] = ramp(10, -1);",
         "",
     ))
     .expect("in range");
+}
+
+/// The first error's message and label.
+fn first_error_label(src: &str) -> (String, String) {
+    let d = asm(src).unwrap_err();
+    let e = &d.items[0];
+    (e.message.clone(), e.label.clone())
 }
 
 #[test]

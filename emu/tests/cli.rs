@@ -506,3 +506,20 @@ fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
         "buffers need 3434 MiB of global memory but the machine has 1536 MiB (`A` 1145 MiB, `B` 1145 MiB, `C` 1145 MiB); raise the limit with `--set memory.global_mib=3434`",
     );
 }
+
+#[test]
+fn the_readme_describes_the_run_limits_in_the_words_of_the_help() {
+    let help = text(&emu(&["--help"]).stdout);
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let readme = words(&std::fs::read_to_string(root().join("emu/README.md")).unwrap());
+    for option in ["--max-cycles <N>", "--max-instructions <N>"] {
+        // The option's paragraph, up to its default.
+        let at = help.find(option).expect("option in --help") + option.len();
+        let para = &help[at..];
+        let para = words(&para[..para.find("[default").expect("a default")]);
+        assert!(
+            readme.contains(&para),
+            "emu/README.md should say, as --help does: {para}"
+        );
+    }
+}

@@ -207,6 +207,40 @@ fn outputs_may_not_overwrite_inputs_or_each_other() {
 }
 
 #[test]
+fn outputs_may_not_overwrite_included_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k.spu");
+    let inc = dir.path().join("body.inc");
+    let src = std::fs::read_to_string(root().join("samples/vecadd.spu")).unwrap();
+    // The whole kernel moves to the included file; the kernel only includes it.
+    std::fs::write(&inc, &src).unwrap();
+    std::fs::write(&k, "#include \"body.inc\"\n").unwrap();
+    let (ks, incs) = (k.to_str().unwrap(), inc.to_str().unwrap());
+    for args in [
+        vec![ks, "--stats", incs],
+        vec![ks, "--trace", incs],
+        vec![ks, "--dump", &format!("C={incs}")],
+    ] {
+        let out = emu(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        let what = args[1..].join(" ");
+        let needle = format!(
+            "error: `{what}` would overwrite the input `{incs}`, which the kernel includes; write it to another file"
+        );
+        assert!(
+            err.contains(&needle),
+            "{args:?}: expected `{needle}` in {err}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&inc).unwrap(), src);
+    assert_eq!(
+        leftovers(dir.path(), &["k.spu", "body.inc"]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
 fn stats_on_standard_output_are_pure_json() {
     let out = emu(&["samples/vecadd.spu", "--stats", "-"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -286,6 +320,55 @@ fn endless_and_huge_inputs_stop_at_the_limit() {
             "{args:?} took too long"
         );
     }
+}
+
+#[test]
+fn bytes_after_the_npy_data_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let words: Vec<u32> = (0..8).collect();
+    let mut bytes = spu_emu::load::npy::encode(spu_isa::Ty::F32, &[8], &words).unwrap();
+    bytes.extend_from_slice(b"extra");
+    let long = dir.path().join("long.npy");
+    std::fs::write(&long, &bytes).unwrap();
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "-D",
+        "N=8",
+        "--load",
+        &format!("A={}", long.display()),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "error: `{}` has bytes after its data: its header declares 8 elements, so expected 32 bytes of data, found 37; save the array alone (`np.save`)",
+            long.display()
+        )),
+        "{err}"
+    );
+    // Through a pipe, where the size is not known in advance.
+    let Some(pipe) = fifo(dir.path(), "p.npy") else {
+        eprintln!("skipped: no FIFOs here");
+        return;
+    };
+    let child = emu_cmd(&[
+        "samples/vecadd.spu",
+        "-D",
+        "N=8",
+        "--load",
+        &format!("A={}", pipe.display()),
+    ])
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::fs::write(&pipe, &bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("so expected 32 bytes of data, found more;"),
+        "{err}"
+    );
 }
 
 /// A binary of a faulting kernel whose line table names `recorded`.

@@ -71,6 +71,11 @@ fn bad_input_matrix() {
     let mut short = spu_emu::load::npy::encode(spu_isa::Ty::F32, &[8], &words).unwrap();
     short.truncate(short.len() - 5);
     std::fs::write(p("short.npy"), &short).unwrap();
+    let mut long = spu_emu::load::npy::encode(spu_isa::Ty::F32, &[8], &words).unwrap();
+    long.extend_from_slice(b"extra");
+    std::fs::write(p("long.npy"), &long).unwrap();
+    std::fs::copy(root().join("samples/vecadd.spu"), p("body.inc")).unwrap();
+    std::fs::write(p("inc.spu"), "#include \"body.inc\"\n").unwrap();
     short.truncate(20);
     std::fs::write(p("short_header.npy"), &short).unwrap();
     std::os::unix::fs::symlink("/nonexistent/file", p("dangling.json")).unwrap();
@@ -221,6 +226,11 @@ fn bad_input_matrix() {
         ("npy_header_too_large", load(&p("header.npy"))),
         ("npy_truncated", load(&p("short.npy"))),
         ("npy_header_truncated", load(&p("short_header.npy"))),
+        ("npy_trailing_bytes", load(&p("long.npy"))),
+        (
+            "output_is_an_included_file",
+            vec![p("inc.spu"), "--stats".into(), p("body.inc")],
+        ),
         (
             "set_integer_too_large",
             vec![

@@ -173,7 +173,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse()
+        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
     if let Command::ExecRun { memory_mib, cpu_s } = cli.command {
         return exec_run(memory_mib, cpu_s);
     }

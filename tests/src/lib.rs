@@ -131,3 +131,38 @@ pub fn assert_close(got: &[f32], want: &[f64], rel: f64, what: &str) {
         );
     }
 }
+
+/// The tool binaries of this build (`cargo test --workspace` builds them; a
+/// narrower run builds them into a side directory first).
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile dir");
+    let path = dir.join(name);
+    if path.exists() {
+        return path;
+    }
+    let side = repo_path("target/tutorial-tools");
+    let status = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-q",
+            "--bins",
+            "-p",
+            "spu-asm",
+            "-p",
+            "spu-emu",
+            "-p",
+            "spu-prof",
+            "-p",
+            "spu-sweep",
+        ])
+        .env("CARGO_TARGET_DIR", &side)
+        .current_dir(repo_path(""))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the tools failed");
+    side.join("debug").join(name)
+}

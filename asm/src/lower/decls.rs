@@ -465,8 +465,15 @@ pub(super) fn check_init_value(
                 .label(format!("expected a magnitude of at most {:e}", f32::MAX)));
             }
         }
-        // Other element types are refused when the kernel is loaded; their
-        // initialisers are checked like the 32-bit integer ones.
+        Ty::F64 => {
+            if !v.is_finite() {
+                return Err(Diagnostic::error(
+                    format!("`{text}` does not fit in .f64"),
+                    arg.span.clone(),
+                )
+                .label("expected a finite number"));
+            }
+        }
         _ => {
             if v.fract() != 0.0 || !v.is_finite() {
                 return Err(Diagnostic::error(
@@ -476,28 +483,35 @@ pub(super) fn check_init_value(
                 .label(format!("a .{ty} buffer holds integers"))
                 .help("write an integer, or declare the buffer .f32"));
             }
-            let (lo, hi) = if is_step {
-                // A step may go down; the ramp's values are checked at load time.
-                (-f64::from(u32::MAX), f64::from(u32::MAX))
-            } else if !ty.is_signed() {
-                (0.0, f64::from(u32::MAX))
-            } else {
-                (f64::from(i32::MIN), f64::from(i32::MAX))
-            };
-            if v < lo || v > hi {
+            let (lo, hi) = int_range(ty, is_step);
+            // Exact: every bound is an integer of at most 64 bits, and `v` an
+            // integer-valued f64 (`as` saturates, so a huge one lands outside too).
+            let x = v as i128;
+            if x < lo || x > hi {
                 return Err(Diagnostic::error(
                     format!("`{text}` does not fit in .{ty}"),
                     arg.span.clone(),
                 )
-                .label(format!(
-                    "expected {}..={}",
-                    format_number(lo),
-                    format_number(hi)
-                )));
+                .label(format!("expected {lo}..={hi}")));
             }
         }
     }
     Ok(())
+}
+
+/// The values an integer buffer of type `ty` holds: `0..=2^N-1` unsigned or untyped
+/// bits, `-2^(N-1)..=2^(N-1)-1` signed. A ramp's step may also go down by as much
+/// as the unsigned range (its values are checked at load time).
+fn int_range(ty: Ty, is_step: bool) -> (i128, i128) {
+    let bits = ty.bits();
+    let umax = (1i128 << bits) - 1;
+    if is_step {
+        (-umax, umax)
+    } else if ty.is_signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, umax)
+    }
 }
 
 /// A number as written in source: integers without a fractional part.

@@ -54,6 +54,16 @@ pub enum NpyError {
         elements: u64,
         bytes: u64,
     },
+    #[error(
+        "`{path}` has bytes after its data: its header declares {elements} elements, so expected {bytes} bytes of data, found {found}; save the array alone (`np.save`)"
+    )]
+    Trailing {
+        path: String,
+        elements: u64,
+        bytes: u64,
+        /// The data bytes present ("more" when the input is a pipe).
+        found: String,
+    },
 }
 
 /// The `.npy` magic string.
@@ -128,9 +138,11 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
     let elements: u64 = dims.iter().product();
     let body = elements * 4;
     let total = (prefix.len() + header_len) as u64 + body;
-    // Nothing past the header and the declared buffer is ever read.
+    // Nothing past the header and the declared buffer is read but one byte, which
+    // must not be there.
+    let header_bytes = (prefix.len() + header_len) as u64;
     let bounded = std::io::Read::take(
-        std::io::Read::chain(std::io::Cursor::new([prefix, header].concat()), reader),
+        std::io::Read::chain(std::io::Cursor::new([prefix, header].concat()), &mut reader),
         total,
     );
     let file = npyz::NpyFile::new(bounded).map_err(|e| format(e.to_string()))?;
@@ -165,6 +177,15 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
             bytes: body,
         });
     }
+    let trailing = |found: String| NpyError::Trailing {
+        path: p.clone(),
+        elements,
+        bytes: body,
+        found,
+    };
+    if meta.is_file() && meta.len() > total {
+        return Err(trailing(format!("{}", meta.len() - header_bytes)));
+    }
     let format = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             NpyError::Truncated {
@@ -194,6 +215,14 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
             .collect(),
         _ => file.into_vec::<u32>().map_err(format)?,
     };
+    let mut extra = [0u8; 1];
+    if std::io::Read::read(&mut reader, &mut extra).map_err(|error| NpyError::Read {
+        path: p.clone(),
+        error,
+    })? > 0
+    {
+        return Err(trailing("more".into()));
+    }
     Ok(words)
 }
 

@@ -3,19 +3,7 @@
 
 use std::fmt;
 
-/// Text from the user as a message quotes it: whole if short, else its start and
-/// its length (an option given megabytes of text is not echoed back).
-pub fn shorten(text: &str) -> String {
-    const SHOWN: usize = 48;
-    if text.len() <= SHOWN + 16 {
-        return text.to_string();
-    }
-    let mut end = SHOWN;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes)", &text[..end], text.len())
-}
+pub use spu_io::quote::shorten;
 
 /// A raw value from a machine file or the command line, before typing.
 #[derive(Debug, Clone, PartialEq)]
