@@ -35,6 +35,9 @@ pub enum SessionError {
     Assembly { path: String, rendered: String },
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// A trace filter that would match nothing.
+    #[error(transparent)]
+    TraceFilter(#[from] crate::observe::trace::FilterError),
     /// The run stopped; `rendered` explains where and why.
     #[error("the run of `{path}` stopped; no statistics or dumps were written")]
     Stopped {
@@ -111,8 +114,12 @@ pub fn run_traced(
     if control.interrupt.is_none() {
         control.interrupt = spu_io::interrupt::install();
     }
-    let tracer =
-        trace.map(|(filter, out)| crate::observe::trace::Tracer::new(&kernel.module, filter, out));
+    if let Some((filter, _)) = &trace {
+        filter.check(&machine, &image)?;
+    }
+    let tracer = trace.map(|(filter, out)| {
+        crate::observe::trace::Tracer::new(&kernel.module, &image.launch, filter, out)
+    });
     let session = simulate_loaded(
         kernel_path,
         kernel,
