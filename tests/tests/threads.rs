@@ -174,7 +174,12 @@ fn stats_traced(
             limit: 10,
             ..TraceFilter::default()
         };
-        Tracer::new(&kernel.module, filter, Box::new(std::io::sink()))
+        Tracer::new(
+            &kernel.module,
+            &image.launch,
+            filter,
+            Box::new(std::io::sink()),
+        )
     });
     let control = RunControl {
         functional,

@@ -156,6 +156,24 @@ pub struct Image {
     pub dma: [Option<DmaPlan>; 4],
 }
 
+impl Image {
+    /// The sides with kernel boundary work on `boundary` units: all four with IU
+    /// code, the declared ones with DMA descriptors.
+    pub fn boundary_sides(&self, boundary: Boundary) -> Vec<spu_isa::Side> {
+        match boundary {
+            Boundary::Iu if self.module.iu_entry.is_some() => spu_isa::Side::ALL.to_vec(),
+            Boundary::Iu => Vec::new(),
+            Boundary::Dma => self
+                .dma
+                .iter()
+                .zip(spu_isa::Side::ALL)
+                .filter(|(d, _)| d.is_some())
+                .map(|(_, s)| *s)
+                .collect(),
+        }
+    }
+}
+
 /// Loads a module onto a machine.
 pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<Image, LoadError> {
     check_word_types(&module)?;

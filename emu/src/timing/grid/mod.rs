@@ -124,42 +124,18 @@ impl<'a> Grid<'a> {
             grid: image.launch.grid,
         };
         let program = &image.program;
-        let mut units = Vec::with_capacity(geo.unit_count());
-        for y in 0..geo.rows {
-            for x in 0..geo.cols {
-                units.push(Unit::new(units.len(), UnitLabel::Sm { x, y }, program));
-            }
-        }
-        for (side, count) in [
-            (Side::North, geo.cols),
-            (Side::South, geo.cols),
-            (Side::East, geo.rows),
-            (Side::West, geo.rows),
-        ] {
-            for index in 0..count {
-                let label = match machine.boundary {
-                    Boundary::Iu => UnitLabel::Iu { side, index },
-                    Boundary::Dma => UnitLabel::Dma { side, index },
-                };
-                units.push(Unit::new(units.len(), label, program));
-            }
-        }
+        let mut units: Vec<Unit> = geo
+            .labels(machine.boundary)
+            .into_iter()
+            .enumerate()
+            .map(|(u, label)| Unit::new(u, label, program))
+            .collect();
         let mut ports = vec![[None, None, None, None]; units.len()];
         let links = build_links(geo, &mut ports, machine.cb_bytes() / 4);
         for (unit, ports) in units.iter_mut().zip(ports) {
             unit.ports = ports;
         }
-        let sides: Vec<Side> = match machine.boundary {
-            Boundary::Iu if image.module.iu_entry.is_some() => Side::ALL.to_vec(),
-            Boundary::Iu => Vec::new(),
-            Boundary::Dma => image
-                .dma
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| d.is_some())
-                .map(|(s, _)| Side::ALL[s])
-                .collect(),
-        };
+        let sides = image.boundary_sides(machine.boundary);
         let [nx, ny] = geo.passes();
         let mut left_in_pass = vec![0u64; (nx * ny) as usize];
         for (unit, items) in units.iter_mut().zip(plan(geo, &sides)) {

@@ -216,8 +216,8 @@ impl Unit {
         if let Some(t) = env.trace.as_deref_mut()
             && t.wants(self.label, code.warps[wi].index, now)
         {
-            let writes = trace_writes(&code.warps[wi], program, pc, exec);
-            t.line(now, self.label, code.warps[wi].index, pc, exec, &writes);
+            let writes = trace_writes(&code.warps[wi], program, pc, exec, &addrs);
+            t.line(now, code.trace_site(self.label, wi), pc, exec, &writes);
         }
         count(&mut self.counts, pc, exec);
         let counts = &mut self.counts;
