@@ -320,17 +320,20 @@ impl Caches {
         lines
     }
 
-    /// A warp's global load by `unit` at cycle `now` (instruction `key`): returns
-    /// the cycle the last of its lines arrives. Lines are looked up one per cycle,
-    /// as the load/store unit issues transactions.
+    /// A warp's global load (or, with `store`, store) by `unit` at cycle `now`
+    /// (instruction `key`): returns the cycle the last of its lines arrives (is
+    /// written). Lines are looked up one per cycle, as the load/store unit issues
+    /// transactions. A store writes through the L1 (dropping a line it holds,
+    /// without allocating) into the L2.
     #[allow(clippy::too_many_arguments)]
-    pub fn load(
+    pub fn access(
         &mut self,
         key: super::effects::Key,
         unit: usize,
         addrs: &[u32; 32],
         mask: u32,
         caching: Caching,
+        store: bool,
         now: u64,
         dram: &mut Dram,
     ) -> u64 {
@@ -338,7 +341,12 @@ impl Caches {
         let mut done = now;
         for (i, &line) in lines.iter().enumerate() {
             let at = now + i as u64;
-            done = done.max(self.load_line(unit, line, caching, at, dram));
+            let ready = if store {
+                self.store_line(unit, line, caching, at, dram)
+            } else {
+                self.load_line(unit, line, caching, at, dram)
+            };
+            done = done.max(ready);
         }
         done
     }
@@ -439,32 +447,23 @@ impl Caches {
         dram.request(now, self.line_bytes)
     }
 
-    /// A warp's global store by `unit` at cycle `now`: writes through the L1
-    /// (dropping lines it holds, no allocation) into the L2.
-    #[allow(clippy::too_many_arguments)]
-    pub fn store(
+    fn store_line(
         &mut self,
-        key: super::effects::Key,
         unit: usize,
-        addrs: &[u32; 32],
-        mask: u32,
+        line: u64,
         caching: Caching,
         now: u64,
         dram: &mut Dram,
-    ) {
-        let lines = self.fresh_lines(key, addrs, mask);
-        for (i, &line) in lines.iter().enumerate() {
-            let at = now + i as u64;
-            if let Some(l1) = self.l1.get_mut(unit) {
-                l1.invalidate(line);
-                l1.counts.bypasses += 1;
-            }
-            let insert = match caching {
-                Caching::Streaming => Insert::EvictFirst,
-                _ => Insert::Normal,
-            };
-            self.l2_line(unit, line, caching, insert, true, false, at, dram);
+    ) -> u64 {
+        if let Some(l1) = self.l1.get_mut(unit) {
+            l1.invalidate(line);
+            l1.counts.bypasses += 1;
         }
+        let insert = match caching {
+            Caching::Streaming => Insert::EvictFirst,
+            _ => Insert::Normal,
+        };
+        self.l2_line(unit, line, caching, insert, true, false, now, dram)
     }
 
     /// A warp's atomics at cycle `now`, one per lane in lane order, performed at

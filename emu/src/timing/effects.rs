@@ -357,7 +357,7 @@ pub fn apply(
             // instruction's transactions, the last of which the queue (first in,
             // first out) finished most recently.
             let ready = match caches {
-                Some(c) => c.load(key, target.unit, &addrs, mask, caching, now, dram),
+                Some(c) => c.access(key, target.unit, &addrs, mask, caching, false, now, dram),
                 None => {
                     let earlier = if before > 0 { dram.drained_at() } else { now };
                     queue_at(dram, now + before, segments).max(earlier)
@@ -391,7 +391,9 @@ pub fn apply(
                 memory.write(word, value);
             }
             match caches {
-                Some(c) => c.store(key, unit, &addrs, mask, caching, now, dram),
+                Some(c) => {
+                    c.access(key, unit, &addrs, mask, caching, true, now, dram);
+                }
                 None => {
                     queue_at(dram, now + before, segments);
                 }
