@@ -322,7 +322,7 @@ code_enum! {
 }
 
 code_enum! {
-    /// `ld`/`st` `.volatile`: accepted and recorded (no caches reorder anything yet).
+    /// `ld`/`st` `.volatile`: on machines with data caches the access skips the L1.
     Volatile { Volatile = "volatile" }
 }
 
@@ -332,7 +332,7 @@ code_enum! {
 }
 
 code_enum! {
-    /// `ld.global.nc`: read through the non-coherent (texture) path; recorded.
+    /// `ld.global.nc`: read through the non-coherent (texture) path; cached like `.ca`.
     Nc { Nc = "nc" }
 }
 
@@ -362,8 +362,8 @@ impl Vector {
 }
 
 code_enum! {
-    /// Cache operator of `ld`/`st`: accepted and recorded (they matter once a machine
-    /// has caches).
+    /// Cache operator of `ld`/`st`: chooses the cache levels on machines with data
+    /// caches (`.ca`/`.wb` both, `.cg` the L2, `.cs`/`.lu` streaming, `.cv`/`.wt` none).
     CacheOp { Ca = "ca", Cg = "cg", Cs = "cs", Lu = "lu", Cv = "cv", Wb = "wb", Wt = "wt" }
 }
 

@@ -157,6 +157,39 @@ pub struct OpInfo {
     pub dst_regs: u8,
     /// The instruction writes predicate [`Op::pred`].
     pub writes_pred: bool,
+    /// How a global access uses the data caches (GPU machines).
+    pub caching: Caching,
+}
+
+/// How a global access uses the caches, from its PTX cache operator (PTX ISA,
+/// "Cache Operators"; Fermi caches global loads in L1 by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Caching {
+    /// `.ca` (the default load), `ld.global.nc`, `.wb` (the default store): L1 and
+    /// L2.
+    #[default]
+    All,
+    /// `.cg` and `.volatile`: L2 only.
+    Global,
+    /// `.cs` and `.lu`: L1 and L2, the line inserted to be evicted first.
+    Streaming,
+    /// `.cv` and `st.wt`: no cache, DRAM each time.
+    Bypass,
+}
+
+/// How the cache operators and qualifiers of a global `ld`/`st` use the caches.
+fn caching_of(instr: &Instr) -> Caching {
+    use spu_isa::CacheOp;
+    // Other SMs' stores must be seen: the shared L2 is the point where they meet.
+    if instr.mods.volatile.is_some() {
+        return Caching::Global;
+    }
+    match instr.mods.cache {
+        Some(CacheOp::Cg) => Caching::Global,
+        Some(CacheOp::Cs | CacheOp::Lu) => Caching::Streaming,
+        Some(CacheOp::Cv | CacheOp::Wt) => Caching::Bypass,
+        Some(CacheOp::Ca | CacheOp::Wb) | None => Caching::All,
+    }
 }
 
 /// Most general registers one instruction touches (`fma.f64`: four pairs).
@@ -411,7 +444,7 @@ pub fn decode_program(
     let zero = layout.first_constant() as Reg;
     let mut ops = Vec::with_capacity(raws.len());
     let mut info = Vec::with_capacity(raws.len());
-    for r in &raws {
+    for (r, &word) in raws.iter().zip(code) {
         ops.push(Op {
             kind: r.kind,
             guard: r.guard,
@@ -424,6 +457,10 @@ pub fn decode_program(
         let mut i = info_of(r);
         if let Kind::Ext(k) = r.kind {
             ext_info(&ext[k as usize], &mut i);
+        }
+        // Decoding succeeded above.
+        if let Ok(instr) = Instr::decode(word) {
+            i.caching = caching_of(&instr);
         }
         info.push(i);
     }
@@ -552,6 +589,7 @@ fn info_of(r: &Raw) -> OpInfo {
         dst_general: r.dst,
         dst_regs: u8::from(r.dst.is_some()),
         writes_pred: matches!(r.kind, Kind::Setp(..)),
+        caching: Caching::All,
     }
 }
 

@@ -8,7 +8,7 @@ use crate::load::Image;
 use crate::machine::Machine;
 use crate::machine::UnitLabel;
 use crate::observe::counters::{Component, ComponentCounts, StallReason};
-use crate::observe::outcome::RunResult;
+use crate::observe::outcome::{CacheTotals, RunResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -32,6 +32,9 @@ pub struct Stats {
     pub ipc: f64,
     pub offchip: Offchip,
     pub cb: Cb,
+    /// Data caches (machines with `cache.l1_kib` or `cache.l2_kib` > 0, timing mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches: Option<CacheTotals>,
     pub passes: Passes,
     pub blocksyncs: Blocksyncs,
     pub launch: LaunchStats,
@@ -262,6 +265,7 @@ impl Stats {
                 write_toggles: result.cb.write_toggles,
                 switches: result.cb.switches,
             },
+            caches: result.caches,
             passes: Passes {
                 x: result.passes[0],
                 y: result.passes[1],

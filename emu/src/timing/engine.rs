@@ -379,7 +379,7 @@ impl Engine {
                     env.port.write(word, v);
                     v
                 } else {
-                    let v = env.port.read_word(word);
+                    let v = env.port.read_word(word, crate::exec::cb::ENGINE);
                     logged.push((addr, v));
                     v
                 };

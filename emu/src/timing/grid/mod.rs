@@ -23,6 +23,7 @@ use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
 use crate::observe::samples::{UnitSampler, combine};
 use crate::observe::trace::Tracer;
 use crate::timing::banks::WaveCache;
+use crate::timing::cache::Caches;
 use crate::timing::cb::{End, Link, build_links};
 use crate::timing::dram::Dram;
 use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
@@ -81,6 +82,8 @@ pub struct Grid<'a> {
     left_in_pass: Vec<u64>,
     pass_now: u32,
     dram: Dram,
+    /// The data caches (GPU machines), fed where deferred accesses are applied.
+    caches: Option<Caches>,
     /// Timing mode: global accesses and DRAM transfers waiting for the end of the
     /// window (or of the step, with `apply_every_step`).
     effects: Vec<Deferred>,
@@ -151,6 +154,7 @@ impl<'a> Grid<'a> {
             memory: Arc::new(std::mem::take(&mut image.memory)),
             threads: 1,
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
+            caches: Caches::new(machine, n),
             dma: image.dma,
             blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
             image,
@@ -629,9 +633,10 @@ impl<'a> Grid<'a> {
         for d in list {
             let outcome = effects::apply(
                 d.effect,
-                d.key.0,
+                d.key,
                 Arc::make_mut(&mut self.memory),
                 &mut self.dram,
+                self.caches.as_mut(),
                 bytes,
             );
             self.deliver(outcome);

@@ -8,7 +8,7 @@ use super::code::Code;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Fault;
-use crate::exec::lanes::distinct;
+use crate::exec::lanes::{distinct, transactions};
 use crate::exec::step::{self, Access, Flow, Local};
 use crate::exec::warp::{Warp, WarpState};
 use crate::timing::env::Env;
@@ -261,7 +261,7 @@ fn account(
         Access::None => {}
         Access::Global { store, words } => {
             let bytes = env.timing.transaction_bytes();
-            let segments = distinct(addrs, exec, bytes.trailing_zeros());
+            let segments = transactions(addrs, exec, words, bytes.trailing_zeros());
             let words = u64::from(exec.count_ones()) * u64::from(words);
             if store {
                 traffic.store_words += words;
