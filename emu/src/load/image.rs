@@ -3,8 +3,9 @@
 //! the launch and buffer-size expressions, checks them against the machine, lays out
 //! and initialises global memory, applies `--load` files and decodes the code.
 
+use crate::exec::decode::{DecodeError, decode_program};
 use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::{DecodeError, Program, SymbolAddresses, decode_program};
+use crate::exec::ops::{Program, SymbolAddresses};
 use crate::load::npy::{self, NpyError};
 use crate::machine::param::shorten;
 use crate::machine::{Boundary, Machine, PassMode};
