@@ -196,10 +196,12 @@ pub struct UnitTotals {
     /// Warp instructions and thread instructions issued.
     pub issued: u64,
     pub thread_instrs: u64,
-    /// Cycles with work assigned.
+    /// Cycles with work assigned, less the waits for spill streams.
     pub busy_cycles: u64,
     /// Of those, cycles running code (warps), as opposed to engine work.
     pub code_cycles: u64,
+    /// Cycles a restoring virtual IU waited for its spill stream (not busy).
+    pub spill_wait_cycles: u64,
     /// Work items completed.
     pub items_done: u64,
     /// Stall cycles by reason, summed over schedulers.

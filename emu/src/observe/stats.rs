@@ -122,6 +122,10 @@ pub struct UnitStats {
     pub work_items: u64,
     pub busy_cycles: u64,
     pub code_cycles: u64,
+    /// Cycles a restoring virtual IU waited for its spill stream (not in
+    /// `busy_cycles`); left out when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spill_wait_cycles: u64,
     pub issued: u64,
     pub thread_instructions: u64,
     pub stall_cycles: Counts,
@@ -195,6 +199,7 @@ impl Stats {
                     work_items: u.items_done,
                     busy_cycles: u.busy_cycles,
                     code_cycles: u.code_cycles,
+                    spill_wait_cycles: u.spill_wait_cycles,
                     issued: u.issued,
                     thread_instructions: u.thread_instrs,
                     stall_cycles: stalls(&u.stalls),
@@ -316,4 +321,8 @@ impl Stats {
         text.push('\n');
         text
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

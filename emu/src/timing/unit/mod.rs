@@ -76,10 +76,12 @@ pub struct Unit {
     pub traffic: Traffic,
     /// Cycle by which the unit's last DRAM transaction completes.
     pub drained_at: u64,
-    /// Cycles with work assigned.
+    /// Cycles with work assigned, less the waits for spill streams.
     pub busy_cycles: u64,
     /// Of those, cycles running code (warps), as opposed to engine work.
     pub code_cycles: u64,
+    /// Cycles a restoring virtual IU waited for its spill stream (not busy).
+    pub spill_wait_cycles: u64,
     /// Work items completed.
     pub items_done: u64,
     /// Global stores and atomics of functional mode waiting for the end of the
@@ -109,6 +111,7 @@ impl Unit {
             drained_at: 0,
             busy_cycles: 0,
             code_cycles: 0,
+            spill_wait_cycles: 0,
             items_done: 0,
             stores: StoreLog::default(),
             activity: None,
@@ -147,11 +150,13 @@ impl Unit {
         self.wake = now;
     }
 
-    /// Busy cycles up to cycle `t` (work already finished plus the current item).
+    /// Busy cycles up to cycle `t` (work already finished plus the current item),
+    /// without waits for spill streams.
     pub fn busy_until(&self, t: u64) -> u64 {
         self.busy_cycles
             + if self.busy {
-                t.saturating_sub(self.started)
+                let waited = self.engine().map_or(0, |e| e.spill_wait(t));
+                t.saturating_sub(self.started).saturating_sub(waited)
             } else {
                 0
             }
@@ -161,7 +166,9 @@ impl Unit {
     pub fn finish(&mut self, now: u64) {
         self.busy = false;
         self.wake = NEVER;
-        self.busy_cycles += now - self.started;
+        let waited = self.engine().map_or(0, |e| e.spill_wait(now));
+        self.spill_wait_cycles += waited;
+        self.busy_cycles += (now - self.started).saturating_sub(waited);
         if matches!(&self.work, Work::Code(c) if !c.warps.is_empty()) {
             self.code_cycles += now - self.started;
         }
@@ -229,6 +236,7 @@ impl Unit {
             thread_instrs: self.counts.total_threads(program),
             busy_cycles: self.busy_cycles,
             code_cycles: self.code_cycles,
+            spill_wait_cycles: self.spill_wait_cycles,
             items_done: self.items_done,
             stalls: self.counts.total_stalls(),
         }
