@@ -641,6 +641,14 @@ impl<'a> Grid<'a> {
             );
             self.deliver(outcome);
         }
+        // The units' energy counters (and power traces) see their cache accesses.
+        if let Some(caches) = &self.caches {
+            for (i, unit) in self.units.iter_mut().enumerate() {
+                let [l1, l2] = caches.accesses_by(i);
+                unit.cache_counters.set(Component::Dcp, l1);
+                unit.cache_counters.set(Component::L2cp, l2);
+            }
+        }
         // Restorers waiting for a spilled tile learn when it is ready.
         for u in 0..self.units.len() {
             let unit = &self.units[u];

@@ -197,15 +197,10 @@ impl Grid<'_> {
         let mut pcs = vec![PcCounters::default(); program.len()];
         let mut traffic = Traffic::default();
         let mut units = Vec::with_capacity(self.units.len());
-        for (i, u) in self.units.iter().enumerate() {
+        for u in &self.units {
             u.counts.add_to(program, &mut pcs);
             traffic.merge(&u.traffic);
             let mut counters = u.components(program);
-            if let Some(c) = self.caches.as_ref().filter(|_| !self.functional) {
-                let [l1, l2] = c.accesses_by(i);
-                counters.add(Component::Dcp, l1);
-                counters.add(Component::L2cp, l2);
-            }
             counters.add(Component::IdleCorep, cycles - u.busy_cycles);
             counters.add(Component::ConstDynamicp, u.busy_cycles);
             units.push(u.totals(counters, program));

@@ -72,6 +72,9 @@ pub struct Unit {
     pub counts: UnitCounts,
     /// Component events of engine work (code work is in `counts`).
     pub engine_counters: ComponentCounts,
+    /// Data-cache accesses the unit's loads and stores made (`DCP`, `L2CP`), set
+    /// by the grid as it applies them.
+    pub cache_counters: ComponentCounts,
     /// Off-chip traffic the unit caused.
     pub traffic: Traffic,
     /// Cycle by which the unit's last DRAM transaction completes.
@@ -107,6 +110,7 @@ impl Unit {
             queue: Default::default(),
             counts: UnitCounts::new(program),
             engine_counters: ComponentCounts::default(),
+            cache_counters: ComponentCounts::default(),
             traffic: Traffic::default(),
             drained_at: 0,
             busy_cycles: 0,
@@ -212,6 +216,7 @@ impl Unit {
     pub fn components(&self, program: &crate::exec::ops::Program) -> ComponentCounts {
         let mut c = self.counts.components(program);
         c.merge(&self.engine_counters);
+        c.merge(&self.cache_counters);
         c
     }
 
