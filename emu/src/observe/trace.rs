@@ -1,7 +1,9 @@
 //! The instruction trace (`--trace`): one line per issued warp instruction with
-//! cycle, unit, warp, PC, source line, instruction, active mask and the values it
-//! wrote, filtered by unit, warp and cycle range and capped so small kernels stay
-//! readable.
+//! cycle, pass, unit, block, warp, PC, source line, instruction, active mask and
+//! the values it wrote (for a store, each lane's address and value), filtered by
+//! unit, warp and cycle range and capped so small kernels stay readable. Filters
+//! that cannot match anything on the machine and launch are refused before the
+//! run.
 
 use crate::load::plan::{Geometry, Role, plan};
 use crate::load::{Image, LaunchDims};
