@@ -147,6 +147,11 @@ fn bad_input_matrix() {
     let mut long = spu_emu::load::npy::encode(spu_isa::Ty::F32, &[8], &words).unwrap();
     long.extend_from_slice(b"extra");
     std::fs::write(p("long.npy"), &long).unwrap();
+    std::fs::write(
+        p("long_line.toml"),
+        format!("[sm]\nschedulers = {}\n", "k".repeat(2 << 20)),
+    )
+    .unwrap();
     std::fs::copy(root().join("samples/vecadd.spu"), p("body.inc")).unwrap();
     std::fs::write(p("inc.spu"), "#include \"body.inc\"\n").unwrap();
     short.truncate(20);
@@ -300,6 +305,14 @@ fn bad_input_matrix() {
         ("npy_truncated", load(&p("short.npy"))),
         ("npy_header_truncated", load(&p("short_header.npy"))),
         ("npy_trailing_bytes", load(&p("long.npy"))),
+        (
+            "machine_file_syntax_on_a_long_line",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("long_line.toml"),
+            ],
+        ),
         (
             "output_is_an_included_file",
             vec![p("inc.spu"), "--stats".into(), p("body.inc")],

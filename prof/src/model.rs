@@ -175,7 +175,7 @@ fn merged(
         .parse()
         .map_err(|e: toml::de::Error| ModelError::Syntax {
             file: file.to_string(),
-            why: e.to_string().trim_end().replace('\n', "\n  "),
+            why: spu_io::quote::shorten_lines(e.to_string().trim_end()).replace('\n', "\n  "),
         })?;
     let base = table
         .get("model")

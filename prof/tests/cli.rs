@@ -671,6 +671,17 @@ fn bad_input_matrix() {
             ],
         ),
         (
+            "model_syntax_on_a_long_line",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "longline.toml",
+                    &format!("[model]\nname = {}\n", "k".repeat(2 << 20)),
+                ),
+            ],
+        ),
+        (
             "model_unknown_key",
             vec![
                 "samples/vecadd.spu".into(),

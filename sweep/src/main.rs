@@ -239,7 +239,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             if format == "json" {
                 spu_io::outln!("{}", serde_json::to_string_pretty(&p)?);
             } else {
-                print!("{}", p.render());
+                spu_io::exit::print_or_exit(&p.render());
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -297,7 +297,8 @@ impl Machine {
             text.parse()
                 .map_err(|e: toml::de::Error| MachineError::Syntax {
                     file: file.to_string(),
-                    why: e.to_string().trim_end().replace('\n', "\n  "),
+                    why: spu_io::quote::shorten_lines(e.to_string().trim_end())
+                        .replace('\n', "\n  "),
                 })?;
         let mut machine = Machine::default();
         let mut leaves = Vec::new();
