@@ -242,7 +242,7 @@ fn initialisers_must_fit_their_buffer() {
         ),
         (
             ".global .s64 A[4] = const(1e19);",
-            "`1e19` does not fit in .s64",
+            "`10000000000000000000` does not fit in .s64",
             "1e19",
         ),
     ] {
