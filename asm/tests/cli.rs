@@ -323,17 +323,6 @@ fn a_file_full_of_errors_prints_the_first_fifty_and_a_count() {
     );
 }
 
-/// Exit code and standard error of a run, temporary paths shown as `[TMP]`.
-fn outcome(args: &[&str], tmp: &Path) -> String {
-    let out = spu_asm(args);
-    format!(
-        "exit: {}\n--- stderr ---\n{}",
-        out.status.code().map_or("signal".into(), |c| c.to_string()),
-        String::from_utf8_lossy(&out.stderr)
-    )
-    .replace(&tmp.display().to_string(), "[TMP]")
-}
-
 /// The bad-input matrix: one case per kind of bad input, each with its exact
 /// message and exit code (snapshots `cli__matrix_*.snap`). Bless changes with
 /// `INSTA_UPDATE=always`.
@@ -478,7 +467,8 @@ fn bad_input_matrix() {
     }
     for (name, args) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let text = outcome(&args, tmp).replace(&outside.path().display().to_string(), "[OUTSIDE]");
+        let text = spu_io::testing::outcome(&spu_asm(&args), tmp)
+            .replace(&outside.path().display().to_string(), "[OUTSIDE]");
         assert!(
             !text.contains("panicked") && !text.contains("SECRET"),
             "{name}:\n{text}"

@@ -1,4 +1,5 @@
-//! Helpers for the tools' tests of pipes (not used by the tools themselves).
+//! Helpers for the tools' tests of pipes and of bad-input matrices (not used by the
+//! tools themselves).
 
 use std::path::Path;
 
@@ -35,4 +36,15 @@ pub fn closed_pipe() -> Option<std::fs::File> {
     let writer = std::fs::File::options().write(true).open(&path).ok()?;
     drop(reader);
     Some(writer)
+}
+
+/// A finished tool run as a bad-input matrix snapshots it: the exit code and
+/// standard error, with the test's temporary folder `tmp` shown as `[TMP]`.
+pub fn outcome(out: &std::process::Output, tmp: &Path) -> String {
+    format!(
+        "exit: {}\n--- stderr ---\n{}",
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stderr)
+    )
+    .replace(&tmp.display().to_string(), "[TMP]")
 }

@@ -582,17 +582,6 @@ fn a_model_whose_energies_overflow_names_the_key() {
     );
 }
 
-/// Exit code and standard error of a run, temporary paths shown as `[TMP]`.
-fn outcome(args: &[&str], tmp: &Path) -> String {
-    let out = prof(args);
-    format!(
-        "exit: {}\n--- stderr ---\n{}",
-        out.status.code().map_or("signal".into(), |c| c.to_string()),
-        text(&out.stderr)
-    )
-    .replace(&tmp.display().to_string(), "[TMP]")
-}
-
 /// The bad-input matrix: one case per kind of bad input, each with its exact
 /// message and exit code (snapshots `cli__matrix_*.snap`). Bless changes with
 /// `INSTA_UPDATE=always`.
@@ -787,7 +776,7 @@ fn bad_input_matrix() {
     ];
     for (name, args) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let text = outcome(&args, tmp);
+        let text = spu_io::testing::outcome(&prof(&args), tmp);
         assert!(
             !text.contains("panicked") && !text.contains("root:"),
             "{name}:\n{text}"
