@@ -53,24 +53,24 @@ pub struct Ran {
 }
 
 impl Ran {
-    fn words(image: &Image, name: &str) -> Vec<u32> {
-        let i = image
+    /// Index of buffer `name` in the image.
+    fn region(image: &Image, name: &str) -> usize {
+        image
             .memory
             .regions()
             .iter()
             .position(|r| r.name == name)
-            .unwrap_or_else(|| panic!("no buffer `{name}`"));
+            .unwrap_or_else(|| panic!("no buffer `{name}`"))
+    }
+
+    fn words(image: &Image, name: &str) -> Vec<u32> {
+        let i = Self::region(image, name);
         image.memory.buffer(i).to_vec()
     }
 
     /// A buffer's elements (of its declared type, any width) as bit patterns.
     fn elements(image: &Image, name: &str) -> Vec<u64> {
-        let i = image
-            .memory
-            .regions()
-            .iter()
-            .position(|r| r.name == name)
-            .unwrap_or_else(|| panic!("no buffer `{name}`"));
+        let i = Self::region(image, name);
         let r = &image.memory.regions()[i];
         let words = image.memory.buffer(i);
         (0..r.len as usize)
