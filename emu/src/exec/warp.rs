@@ -156,6 +156,12 @@ impl Warp {
         }
     }
 
+    /// Ends the warp as if it had exited (an empty block slot).
+    pub fn retire(&mut self) {
+        self.stack.clear();
+        self.state = WarpState::Done;
+    }
+
     /// PC of the next instruction, if the warp has threads left.
     #[inline]
     pub fn pc(&self) -> Option<u32> {

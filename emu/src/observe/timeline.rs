@@ -111,6 +111,11 @@ pub fn svg(
         }
     }
     pass_start.sort();
+    // A GPU (SMs only) has no passes and runs only blocks.
+    let gpu = labels.iter().all(|l| matches!(l, UnitLabel::Sm { .. }));
+    if gpu {
+        pass_start.clear();
+    }
     let bottom = TOP + rows.len() as f64 * row_h;
     for (p, t) in &pass_start {
         let px = x(*t);
@@ -236,6 +241,7 @@ pub fn svg(
         Activity::Wait(Some(Side::South)),
         Activity::Wait(None),
     ];
+    let entries = if gpu { &entries[..1] } else { &entries[..] };
     let _ = writeln!(s, r#"<g class="legend">"#);
     for (i, a) in entries.iter().enumerate() {
         let (lx, ly) = (
@@ -256,9 +262,14 @@ pub fn svg(
             escape(name)
         );
     }
+    let note = if gpu {
+        "blank: idle; a bar spans an SM's resident blocks, from the start of its first block to the end of its last"
+    } else {
+        "blank: idle (no work in this pass); black ticks: a unit starts its work for a new pass; dashed lines: first start of each pass; SM rows by anti-diagonal x+y"
+    };
     let _ = writeln!(
         s,
-        r#"<text x="{LEFT}" y="{:.1}" font-size="10">blank: idle (no work in this pass); black ticks: a unit starts its work for a new pass; dashed lines: first start of each pass; SM rows by anti-diagonal x+y</text>"#,
+        r#"<text x="{LEFT}" y="{:.1}" font-size="10">{note}</text>"#,
         bottom + 100.0
     );
     let _ = writeln!(s, "</g>");

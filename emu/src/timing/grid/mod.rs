@@ -113,6 +113,46 @@ pub struct Grid<'a> {
     tracer: Option<Tracer>,
     sampling: Option<u64>,
     activity: bool,
+    /// A GPU's blocks: handed to SMs as resident blocks finish.
+    gpu: Option<Dispatch>,
+}
+
+/// How a GPU hands out blocks: every block of the launch waits in one queue in
+/// launch order (x fastest), and SMs with a free slot take them round-robin, one
+/// block per SM per round, starting after the SM served last (GPGPU-Sim issues
+/// blocks to its SIMT clusters the same way). A GPU has one pass and no boundary
+/// units.
+#[derive(Debug)]
+pub(super) struct Dispatch {
+    queue: std::collections::VecDeque<WorkItem>,
+    /// The SM after which the next round starts.
+    last: usize,
+    pub(super) occupancy: crate::machine::occupancy::Occupancy,
+    /// Most blocks ever resident on one SM at once, per SM.
+    pub(super) peak: Vec<u32>,
+    /// Per SM: warps of its resident blocks, and since when.
+    resident: Vec<(u64, u64)>,
+    /// Sum over SMs and cycles of resident warps (for the achieved occupancy).
+    pub(super) warp_cycles: u64,
+    pub(super) warps_per_block: u32,
+    /// `sm.max_warps`.
+    pub(super) max_warps: u32,
+}
+
+impl Dispatch {
+    /// SM `u` holds `blocks` blocks of `warps` warps each from cycle `now`.
+    pub(super) fn resident(&mut self, u: usize, blocks: usize, warps: u64, now: u64) {
+        self.settle(u, now);
+        self.resident[u].0 = blocks as u64 * warps;
+        self.peak[u] = self.peak[u].max(blocks as u32);
+    }
+
+    /// Adds SM `u`'s resident warps up to cycle `now`.
+    pub(super) fn settle(&mut self, u: usize, now: u64) {
+        let (w, since) = self.resident[u];
+        self.warp_cycles += w * now.saturating_sub(since);
+        self.resident[u].1 = now;
+    }
 }
 
 impl<'a> Grid<'a> {
@@ -124,18 +164,24 @@ impl<'a> Grid<'a> {
             grid: image.launch.grid,
         };
         let program = &image.program;
+        let gpu = machine.is_gpu();
         let mut units = Vec::with_capacity(geo.unit_count());
         for y in 0..geo.rows {
             for x in 0..geo.cols {
                 units.push(Unit::new(units.len(), UnitLabel::Sm { x, y }, program));
             }
         }
-        for (side, count) in [
-            (Side::North, geo.cols),
-            (Side::South, geo.cols),
-            (Side::East, geo.rows),
-            (Side::West, geo.rows),
-        ] {
+        let boundary_units = if gpu {
+            Vec::new()
+        } else {
+            vec![
+                (Side::North, geo.cols),
+                (Side::South, geo.cols),
+                (Side::East, geo.rows),
+                (Side::West, geo.rows),
+            ]
+        };
+        for (side, count) in boundary_units {
             for index in 0..count {
                 let label = match machine.boundary {
                     Boundary::Iu => UnitLabel::Iu { side, index },
@@ -145,7 +191,11 @@ impl<'a> Grid<'a> {
             }
         }
         let mut ports = vec![[None, None, None, None]; units.len()];
-        let links = build_links(geo, &mut ports, machine.cb_bytes() / 4);
+        let links = if gpu {
+            Vec::new()
+        } else {
+            build_links(geo, &mut ports, machine.cb_bytes() / 4)
+        };
         for (unit, ports) in units.iter_mut().zip(ports) {
             unit.ports = ports;
         }
@@ -160,14 +210,44 @@ impl<'a> Grid<'a> {
                 .map(|(s, _)| Side::ALL[s])
                 .collect(),
         };
-        let [nx, ny] = geo.passes();
-        let mut left_in_pass = vec![0u64; (nx * ny) as usize];
-        for (unit, items) in units.iter_mut().zip(plan(geo, &sides)) {
-            for item in &items {
-                left_in_pass[item.pass as usize] += 1;
+        let blocks_total = u64::from(geo.grid[0]) * u64::from(geo.grid[1]);
+        let (left_in_pass, gpu) = if gpu {
+            let [gx, gy] = geo.grid;
+            let queue = (0..gy)
+                .flat_map(|by| {
+                    (0..gx).map(move |bx| WorkItem {
+                        pass: 0,
+                        role: Role::Block { bx, by },
+                    })
+                })
+                .collect();
+            let demand = crate::machine::occupancy::BlockDemand {
+                threads: image.launch.block_threads(),
+                registers: u32::from(program.layout.general),
+                shared_bytes: image.shared_bytes,
+            };
+            let dispatch = Dispatch {
+                queue,
+                last: units.len() - 1,
+                occupancy: crate::machine::occupancy::occupancy(machine, demand),
+                peak: vec![0; units.len()],
+                resident: vec![(0, 0); units.len()],
+                warp_cycles: 0,
+                warps_per_block: demand.threads.div_ceil(32),
+                max_warps: machine.sm_max_warps,
+            };
+            (vec![blocks_total], Some(dispatch))
+        } else {
+            let [nx, ny] = geo.passes();
+            let mut left_in_pass = vec![0u64; (nx * ny) as usize];
+            for (unit, items) in units.iter_mut().zip(plan(geo, &sides)) {
+                for item in &items {
+                    left_in_pass[item.pass as usize] += 1;
+                }
+                unit.queue = items.into();
             }
-            unit.queue = items.into();
-        }
+            (left_in_pass, None)
+        };
         let n = units.len();
         let global_sync = image.program.uses_global_sync();
         let window = timing.dram_window();
@@ -176,7 +256,7 @@ impl<'a> Grid<'a> {
             threads: 1,
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
             dma: image.dma,
-            blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
+            blocks_total,
             image,
             timing,
             geo,
@@ -209,6 +289,7 @@ impl<'a> Grid<'a> {
             tracer: None,
             sampling: None,
             activity: false,
+            gpu,
         }
     }
 
@@ -430,24 +511,59 @@ impl<'a> Grid<'a> {
     fn finish_item(&mut self, u: usize, now: u64) {
         let unit = &mut self.units[u];
         unit.observe(now, &self.image.program);
+        // Blocks still held by the slots of a multi-block SM end here too.
+        let mut items = Vec::new();
         if let Work::Code(code) = &mut unit.work {
             code.settle(now + 1, &mut unit.counts);
+            if code.slots.len() > 1 {
+                items.extend(code.slots.iter_mut().filter_map(Option::take));
+                unit.current = None;
+            }
         }
         unit.finish(now + 1);
+        unit.items_done += (items.len() as u64).saturating_sub(1);
+        if let Some(d) = &mut self.gpu {
+            d.resident(u, 0, 0, now + 1);
+        }
         self.last_finish = self.last_finish.max(now + 1);
         if let Some(log) = &mut unit.activity {
             log.finish(now + 1);
         }
         self.arrived_global[u] = false;
-        if let Some(item) = unit.current.take() {
-            if let Role::Spill { key, .. } = item.role {
-                self.spills.entry(key).or_default().closed = true;
-            }
-            self.completed[u] = Some(item.pass);
-            self.left_in_pass[item.pass as usize] -= 1;
-            if matches!(item.role, Role::Block { .. }) {
-                self.blocks_done += 1;
-            }
+        items.extend(unit.current.take());
+        for item in items {
+            self.retire(u, item);
+        }
+    }
+
+    /// The bookkeeping of a finished work item of unit `u`.
+    fn retire(&mut self, u: usize, item: WorkItem) {
+        if let Role::Spill { key, .. } = item.role {
+            self.spills.entry(key).or_default().closed = true;
+        }
+        self.completed[u] = Some(item.pass);
+        self.left_in_pass[item.pass as usize] -= 1;
+        if matches!(item.role, Role::Block { .. }) {
+            self.blocks_done += 1;
+        }
+    }
+
+    /// Some of the blocks resident on GPU SM `u` finished at cycle `now`; the
+    /// others run on, and the free slots take new blocks from cycle `now + 1`.
+    fn finish_blocks(&mut self, u: usize, now: u64) {
+        let unit = &mut self.units[u];
+        let Work::Code(code) = &mut unit.work else {
+            return;
+        };
+        let done = code.take_finished();
+        let (left, warps) = (code.resident(), code.block_warps() as u64);
+        if let Some(d) = &mut self.gpu {
+            d.resident(u, left, warps, now + 1);
+        }
+        unit.items_done += done.len() as u64;
+        self.last_finish = self.last_finish.max(now + 1);
+        for (_, item) in done {
+            self.retire(u, item);
         }
     }
 
@@ -542,6 +658,10 @@ impl<'a> Grid<'a> {
                 ..
             } => {
                 self.finish_item(u, now);
+                Ok(true)
+            }
+            Happened::Code(StepEvent::BlocksDone) => {
+                self.finish_blocks(u, now);
                 Ok(true)
             }
             Happened::Code(StepEvent::BlockSync { side: None, pc }) => {
@@ -691,10 +811,12 @@ impl<'a> Grid<'a> {
                 let program = &self.image.program;
                 let unit = &mut self.units[target.unit];
                 unit.traffic.toggles += toggles;
-                if unit.generation != target.generation {
-                    return;
-                }
-                if let Work::Code(code) = &mut unit.work {
+                // A result for a block that has finished since is dropped (its
+                // slot's generation has moved on).
+                if let Work::Code(code) = &mut unit.work
+                    && code.slot_generation.get(code.slot_of(target.warp))
+                        == Some(&target.generation)
+                {
                     let wake = code.resolve(
                         target.warp,
                         dst,

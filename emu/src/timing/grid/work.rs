@@ -34,14 +34,14 @@ impl Grid<'_> {
         let work = match item.role {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
-                self.code(u, ctx, launch.block_threads(), now)
+                self.code(u, ctx, launch.block_threads(), now, self.slots_per_sm())
             }
             Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
                 ctx.iu = Some((side, iuid));
                 ctx.ntid = [launch.iu_threads, 1, 1];
                 ctx.entry = self.image.module.iu_entry.unwrap_or(0);
                 ctx.shared_bytes = 0;
-                self.code(u, ctx, launch.iu_threads, now)
+                self.code(u, ctx, launch.iu_threads, now, 1)
             }
             Role::Boundary { side, iuid } => {
                 // plan() gives DMA boundary roles only to sides with a descriptor.
@@ -75,6 +75,13 @@ impl Grid<'_> {
         let unit = &mut self.units[u];
         unit.begin(work, now);
         unit.current = Some(item);
+        if let Work::Code(code) = &mut unit.work {
+            code.slots[0] = Some(item);
+            code.slot_generation[0] = unit.generation;
+            if let Some(d) = &mut self.gpu {
+                d.resident(u, 1, code.block_warps() as u64, now);
+            }
+        }
         if let Some(log) = &mut unit.activity {
             let a = match item.role {
                 Role::Block { .. } => Activity::Compute,
@@ -89,7 +96,95 @@ impl Grid<'_> {
         self.schedule(u);
     }
 
-    fn code(&self, u: usize, ctx: WorkCtx, threads: u32, now: u64) -> Work {
+    /// Block slots of a GPU SM (see [`crate::machine::occupancy`]); one on an SPU,
+    /// and in functional mode, which has no occupancy to model.
+    fn slots_per_sm(&self) -> usize {
+        match &self.gpu {
+            Some(d) if !self.functional => d.occupancy.blocks as usize,
+            _ => 1,
+        }
+    }
+
+    /// GPU SM `u`, running blocks, takes `item` into a free slot at cycle `now`.
+    fn load(&mut self, u: usize, item: WorkItem, now: u64) {
+        let Role::Block { bx, by } = item.role else {
+            unreachable!("a GPU has only blocks")
+        };
+        let launch = self.image.launch;
+        let ctx = WorkCtx {
+            ctaid: [bx, by],
+            nctaid: launch.grid,
+            ntid: launch.block,
+            iu: None,
+            entry: 0,
+            shared_bytes: self.image.shared_bytes,
+            sm_grid: [self.geo.cols, self.geo.rows],
+        };
+        let unit = &mut self.units[u];
+        unit.observe(now, &self.image.program);
+        unit.generation += 1;
+        let generation = unit.generation;
+        let label = unit.label;
+        let Work::Code(code) = &mut unit.work else {
+            unreachable!("slots are loaded only into running code")
+        };
+        let slot = code.free_slot().expect("checked by the caller");
+        code.load(
+            slot,
+            ctx,
+            launch.block_threads(),
+            label,
+            &self.image.program,
+            now,
+            generation,
+        );
+        code.slots[slot] = Some(item);
+        unit.current = Some(item);
+        unit.wake = unit.wake.min(now);
+        let (blocks, warps) = (code.resident(), code.block_warps() as u64);
+        if let Some(d) = &mut self.gpu {
+            d.resident(u, blocks, warps, now);
+        }
+        self.schedule(u);
+    }
+
+    /// GPU: hands queued blocks to SMs with room, round-robin, one block per SM
+    /// per round, until the queue is empty or every SM is full.
+    fn dispatch_blocks(&mut self, now: u64) {
+        let n = self.units.len();
+        loop {
+            let mut placed = false;
+            let Some(base) = self.gpu.as_ref().map(|d| d.last) else {
+                return;
+            };
+            for k in 1..=n {
+                let Some(d) = &self.gpu else { return };
+                let u = (base + k) % n;
+                let Some(&item) = d.queue.front() else {
+                    return;
+                };
+                let unit = &self.units[u];
+                let room = !unit.busy || unit.code().is_some_and(|c| c.free_slot().is_some());
+                if !room {
+                    continue;
+                }
+                let d = self.gpu.as_mut().expect("checked");
+                d.queue.pop_front();
+                d.last = u;
+                if self.units[u].busy {
+                    self.load(u, item, now);
+                } else {
+                    self.start(u, item, now);
+                }
+                placed = true;
+            }
+            if !placed {
+                return;
+            }
+        }
+    }
+
+    fn code(&self, u: usize, ctx: WorkCtx, threads: u32, now: u64, slots: usize) -> Work {
         let label = self.units[u].label;
         let schedulers = if matches!(label, UnitLabel::Iu { .. } | UnitLabel::Dma { .. }) {
             self.timing.iu_schedulers
@@ -104,6 +199,7 @@ impl Grid<'_> {
             &self.timing,
             schedulers,
             now,
+            slots,
         )))
     }
 
@@ -120,6 +216,9 @@ impl Grid<'_> {
 
     /// Idle units take their next item if its pass may start.
     pub(super) fn start_ready_work(&mut self, now: u64) {
+        if self.gpu.is_some() {
+            return self.dispatch_blocks(now);
+        }
         for u in 0..self.units.len() {
             if self.units[u].busy {
                 continue;
