@@ -1,11 +1,13 @@
-//! The SPU in time: the units and the CB links between them, which unit runs which
+//! The SPU (or GPU) in time: the units and the CB links between them, which unit runs which
 //! work item (see [`crate::load::plan`]) and when, the event loop (a queue of unit
 //! wake-ups, so cycles in which nothing can happen are skipped and idle units are
 //! never looked at), the rendezvous of directional and global blocksyncs, deadlock
 //! detection and the cycle limit. `run` holds the loops and the run's result,
 //! `stepping` one step of one unit, `parallel` the window-by-window simulation on
-//! one or more threads, `work` starting work items, `stops` what went wrong.
+//! one or more threads, `work` starting work items, `dispatch` a GPU's blocks and
+//! occupancy, `stops` what went wrong.
 
+mod dispatch;
 mod parallel;
 mod run;
 mod stepping;
@@ -29,6 +31,7 @@ use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
 use crate::timing::engine::{EngineEnv, EngineEvent, SpillStore, Task};
 use crate::timing::unit::{StepEvent, Timing, Unit, Work};
 use crate::timing::window;
+use dispatch::Dispatch;
 use spu_isa::Side;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -117,44 +120,6 @@ pub struct Grid<'a> {
     gpu: Option<Dispatch>,
 }
 
-/// How a GPU hands out blocks: every block of the launch waits in one queue in
-/// launch order (x fastest), and SMs with a free slot take them round-robin, one
-/// block per SM per round, starting after the SM served last (GPGPU-Sim issues
-/// blocks to its SIMT clusters the same way). A GPU has one pass and no boundary
-/// units.
-#[derive(Debug)]
-pub(super) struct Dispatch {
-    queue: std::collections::VecDeque<WorkItem>,
-    /// The SM after which the next round starts.
-    last: usize,
-    pub(super) occupancy: crate::machine::occupancy::Occupancy,
-    /// Most blocks ever resident on one SM at once, per SM.
-    pub(super) peak: Vec<u32>,
-    /// Per SM: warps of its resident blocks, and since when.
-    resident: Vec<(u64, u64)>,
-    /// Sum over SMs and cycles of resident warps (for the achieved occupancy).
-    pub(super) warp_cycles: u64,
-    pub(super) warps_per_block: u32,
-    /// `sm.max_warps`.
-    pub(super) max_warps: u32,
-}
-
-impl Dispatch {
-    /// SM `u` holds `blocks` blocks of `warps` warps each from cycle `now`.
-    pub(super) fn resident(&mut self, u: usize, blocks: usize, warps: u64, now: u64) {
-        self.settle(u, now);
-        self.resident[u].0 = blocks as u64 * warps;
-        self.peak[u] = self.peak[u].max(blocks as u32);
-    }
-
-    /// Adds SM `u`'s resident warps up to cycle `now`.
-    pub(super) fn settle(&mut self, u: usize, now: u64) {
-        let (w, since) = self.resident[u];
-        self.warp_cycles += w * now.saturating_sub(since);
-        self.resident[u].1 = now;
-    }
-}
-
 impl<'a> Grid<'a> {
     pub fn new(image: &'a mut Image, machine: &Machine) -> Grid<'a> {
         let timing = Timing::new(machine);
@@ -212,30 +177,7 @@ impl<'a> Grid<'a> {
         };
         let blocks_total = u64::from(geo.grid[0]) * u64::from(geo.grid[1]);
         let (left_in_pass, gpu) = if gpu {
-            let [gx, gy] = geo.grid;
-            let queue = (0..gy)
-                .flat_map(|by| {
-                    (0..gx).map(move |bx| WorkItem {
-                        pass: 0,
-                        role: Role::Block { bx, by },
-                    })
-                })
-                .collect();
-            let demand = crate::machine::occupancy::BlockDemand {
-                threads: image.launch.block_threads(),
-                registers: u32::from(program.layout.general),
-                shared_bytes: image.shared_bytes,
-            };
-            let dispatch = Dispatch {
-                queue,
-                last: units.len() - 1,
-                occupancy: crate::machine::occupancy::occupancy(machine, demand),
-                peak: vec![0; units.len()],
-                resident: vec![(0, 0); units.len()],
-                warp_cycles: 0,
-                warps_per_block: demand.threads.div_ceil(32),
-                max_warps: machine.sm_max_warps,
-            };
+            let dispatch = Dispatch::new(machine, image, units.len());
             (vec![blocks_total], Some(dispatch))
         } else {
             let [nx, ny] = geo.passes();
@@ -537,7 +479,7 @@ impl<'a> Grid<'a> {
     }
 
     /// The bookkeeping of a finished work item of unit `u`.
-    fn retire(&mut self, u: usize, item: WorkItem) {
+    pub(super) fn retire(&mut self, u: usize, item: WorkItem) {
         if let Role::Spill { key, .. } = item.role {
             self.spills.entry(key).or_default().closed = true;
         }
@@ -545,25 +487,6 @@ impl<'a> Grid<'a> {
         self.left_in_pass[item.pass as usize] -= 1;
         if matches!(item.role, Role::Block { .. }) {
             self.blocks_done += 1;
-        }
-    }
-
-    /// Some of the blocks resident on GPU SM `u` finished at cycle `now`; the
-    /// others run on, and the free slots take new blocks from cycle `now + 1`.
-    fn finish_blocks(&mut self, u: usize, now: u64) {
-        let unit = &mut self.units[u];
-        let Work::Code(code) = &mut unit.work else {
-            return;
-        };
-        let done = code.take_finished();
-        let (left, warps) = (code.resident(), code.block_warps() as u64);
-        if let Some(d) = &mut self.gpu {
-            d.resident(u, left, warps, now + 1);
-        }
-        unit.items_done += done.len() as u64;
-        self.last_finish = self.last_finish.max(now + 1);
-        for (_, item) in done {
-            self.retire(u, item);
         }
     }
 

@@ -18,23 +18,30 @@ fn inward_port(side: Side) -> Side {
 }
 
 impl Grid<'_> {
-    /// Unit `u` starts `item` at cycle `now`.
-    pub(super) fn start(&mut self, u: usize, item: WorkItem, now: u64) {
+    /// What block `(bx, by)` of the launch sees in its special registers.
+    pub(super) fn block_ctx(&self, bx: u32, by: u32) -> WorkCtx {
         let launch = self.image.launch;
-        let mut ctx = WorkCtx {
-            ctaid: [0; 2],
+        WorkCtx {
+            ctaid: [bx, by],
             nctaid: launch.grid,
             ntid: launch.block,
             iu: None,
             entry: 0,
             shared_bytes: self.image.shared_bytes,
             sm_grid: [self.geo.cols, self.geo.rows],
-        };
+        }
+    }
+
+    /// Unit `u` starts `item` at cycle `now`.
+    pub(super) fn start(&mut self, u: usize, item: WorkItem, now: u64) {
+        let launch = self.image.launch;
+        let mut ctx = self.block_ctx(0, 0);
         self.units[u].observe(now, &self.image.program);
         let work = match item.role {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
-                self.code(u, ctx, launch.block_threads(), now, self.slots_per_sm())
+                let slots = self.slots_per_sm();
+                self.code(u, ctx, launch.block_threads(), now, slots)
             }
             Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
                 ctx.iu = Some((side, iuid));
@@ -94,94 +101,6 @@ impl Grid<'_> {
             log.start(now, a, item.pass);
         }
         self.schedule(u);
-    }
-
-    /// Block slots of a GPU SM (see [`crate::machine::occupancy`]); one on an SPU,
-    /// and in functional mode, which has no occupancy to model.
-    fn slots_per_sm(&self) -> usize {
-        match &self.gpu {
-            Some(d) if !self.functional => d.occupancy.blocks as usize,
-            _ => 1,
-        }
-    }
-
-    /// GPU SM `u`, running blocks, takes `item` into a free slot at cycle `now`.
-    fn load(&mut self, u: usize, item: WorkItem, now: u64) {
-        let Role::Block { bx, by } = item.role else {
-            unreachable!("a GPU has only blocks")
-        };
-        let launch = self.image.launch;
-        let ctx = WorkCtx {
-            ctaid: [bx, by],
-            nctaid: launch.grid,
-            ntid: launch.block,
-            iu: None,
-            entry: 0,
-            shared_bytes: self.image.shared_bytes,
-            sm_grid: [self.geo.cols, self.geo.rows],
-        };
-        let unit = &mut self.units[u];
-        unit.observe(now, &self.image.program);
-        unit.generation += 1;
-        let generation = unit.generation;
-        let label = unit.label;
-        let Work::Code(code) = &mut unit.work else {
-            unreachable!("slots are loaded only into running code")
-        };
-        let slot = code.free_slot().expect("checked by the caller");
-        code.load(
-            slot,
-            ctx,
-            launch.block_threads(),
-            label,
-            &self.image.program,
-            now,
-            generation,
-        );
-        code.slots[slot] = Some(item);
-        unit.current = Some(item);
-        unit.wake = unit.wake.min(now);
-        let (blocks, warps) = (code.resident(), code.block_warps() as u64);
-        if let Some(d) = &mut self.gpu {
-            d.resident(u, blocks, warps, now);
-        }
-        self.schedule(u);
-    }
-
-    /// GPU: hands queued blocks to SMs with room, round-robin, one block per SM
-    /// per round, until the queue is empty or every SM is full.
-    fn dispatch_blocks(&mut self, now: u64) {
-        let n = self.units.len();
-        loop {
-            let mut placed = false;
-            let Some(base) = self.gpu.as_ref().map(|d| d.last) else {
-                return;
-            };
-            for k in 1..=n {
-                let Some(d) = &self.gpu else { return };
-                let u = (base + k) % n;
-                let Some(&item) = d.queue.front() else {
-                    return;
-                };
-                let unit = &self.units[u];
-                let room = !unit.busy || unit.code().is_some_and(|c| c.free_slot().is_some());
-                if !room {
-                    continue;
-                }
-                let d = self.gpu.as_mut().expect("checked");
-                d.queue.pop_front();
-                d.last = u;
-                if self.units[u].busy {
-                    self.load(u, item, now);
-                } else {
-                    self.start(u, item, now);
-                }
-                placed = true;
-            }
-            if !placed {
-                return;
-            }
-        }
     }
 
     fn code(&self, u: usize, ctx: WorkCtx, threads: u32, now: u64, slots: usize) -> Work {

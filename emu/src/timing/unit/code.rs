@@ -162,6 +162,7 @@ pub struct Code {
 impl Code {
     /// A block (SM) or an IU program instance of `threads` threads starting at
     /// cycle `now` on a unit with `schedulers` warp schedulers.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: WorkCtx,
         threads: u32,
