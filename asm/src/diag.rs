@@ -141,8 +141,11 @@ impl Diagnostics {
         }
     }
 
-    /// Renders every diagnostic as text (no colour), the way `spu-asm` prints them.
-    /// `path` and `src` name the main file; included files come from [`Self::files`].
+    /// Renders the diagnostics as text (no colour), the way `spu-asm` prints them:
+    /// the first [`MAX_SHOWN`] in source order, then a count of the rest (a file of
+    /// garbage gives a screenful, not one message per line, and rendering stays
+    /// bounded). `path` and `src` name the main file; included files come from
+    /// [`Self::files`].
     pub fn render(&self, path: &str, src: &str) -> String {
         let mut files = SimpleFiles::new();
         let mut lens = Vec::new();
@@ -160,7 +163,7 @@ impl Diagnostics {
             ..term::Config::default()
         };
         let mut out = String::new();
-        for d in &self.items {
+        for d in self.items.iter().take(MAX_SHOWN) {
             let id = (d.file.unwrap_or(0) as usize).min(lens.len() - 1);
             let (name, text) = match self.files.get(id) {
                 Some(f) => (f.name.as_str(), f.text.as_str()),
@@ -192,9 +195,29 @@ impl Diagnostics {
                 Err(_) => out.push_str(&format!("{path}: {}\n", d.message)),
             }
         }
+        if let Some(rest) = self.items.get(MAX_SHOWN..).filter(|r| !r.is_empty()) {
+            let errors = rest
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count();
+            let warnings = rest.len() - errors;
+            let plural =
+                |n: usize, what: &str| format!("{n} more {what}{}", if n == 1 { "" } else { "s" });
+            let what = match (errors, warnings) {
+                (0, w) => plural(w, "warning"),
+                (e, 0) => plural(e, "error"),
+                (e, w) => format!("{} and {}", plural(e, "error"), plural(w, "warning")),
+            };
+            out.push_str(&format!(
+                "... and {what} not shown (only the first {MAX_SHOWN} are printed); fix the ones above and assemble again\n\n"
+            ));
+        }
         out
     }
 }
+
+/// Most diagnostics [`Diagnostics::render`] prints.
+pub const MAX_SHOWN: usize = 50;
 
 /// Longest source line a diagnostic quotes; longer ones (a whole kernel on one line,
 /// a generated expression) are located but not printed.

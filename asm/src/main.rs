@@ -41,7 +41,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse()
+        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
     spu_io::interrupt::install();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,

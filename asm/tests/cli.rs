@@ -296,3 +296,193 @@ fn the_output_may_not_be_an_included_file() {
     );
     assert_eq!(std::fs::read_to_string(&header).unwrap(), "#define N 3\n");
 }
+
+#[test]
+fn a_file_full_of_errors_prints_the_first_fifty_and_a_count() {
+    // 20 000 bad lines: each line's position used to be found by counting the lines
+    // before it (quadratic), and every error was printed.
+    let body: String = (0..20_000)
+        .map(|i| format!("    bra nowhere{i};\n"))
+        .collect();
+    let (_dir, path) = temp(
+        "bad.spu",
+        format!(".entry k {{\n{body}    exit;\n}}\n").as_bytes(),
+    );
+    let out = spu_asm(&[&path, "--check"]);
+    assert_clean_failure(&out, "20000 errors found, nothing written");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("error: undefined label").count(), 50);
+    assert!(stderr.contains("error: undefined label `nowhere49`"));
+    assert!(!stderr.contains("`nowhere50`"));
+    assert!(
+        stderr.contains(
+            "... and 19950 more errors not shown (only the first 50 are printed); fix the ones above and assemble again"
+        ),
+        "{}",
+        &stderr[stderr.len().saturating_sub(400)..]
+    );
+}
+
+/// Exit code and standard error of a run, temporary paths shown as `[TMP]`.
+fn outcome(args: &[&str], tmp: &Path) -> String {
+    let out = spu_asm(args);
+    format!(
+        "exit: {}\n--- stderr ---\n{}",
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stderr)
+    )
+    .replace(&tmp.display().to_string(), "[TMP]")
+}
+
+/// The bad-input matrix: one case per kind of bad input, each with its exact
+/// message and exit code (snapshots `cli__matrix_*.snap`). Bless changes with
+/// `INSTA_UPDATE=always`.
+#[test]
+fn bad_input_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let p = |name: &str| tmp.join(name).display().to_string();
+    let file = |name: &str, body: &str| {
+        std::fs::write(tmp.join(name), body).unwrap();
+        p(name)
+    };
+    let kernel = |decls: &str, body: &str| {
+        format!("{decls}\n.entry k {{\n    .reg .u32 %r<4>;\n{body}\n    exit;\n}}\n")
+    };
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.h"), "#define SECRET 1\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.h"), tmp.join("link.h")).unwrap();
+    std::fs::write(tmp.join("inc.h"), "#define N 3\n").unwrap();
+    let fifo = spu_io::testing::make_fifo(&tmp.join("pipe.h"));
+    std::fs::write(tmp.join("random.bin"), [0x7f, b'E', b'L', b'F', 1, 2, 3]).unwrap();
+    let params: String = (0..=65536)
+        .map(|i| format!(".param .u32 p{i} = {i};\n"))
+        .collect();
+    let max = spu_isa::format::MAX_EXPR_NODES as usize;
+    let over = vec!["N"; max.div_ceil(2) + 1].join("+");
+    let bad_lines: String = (0..60).map(|i| format!("    bra nowhere{i};\n")).collect();
+    let mut cases: Vec<(&str, Vec<String>)> = vec![
+        ("missing_file", vec![p("none.spu")]),
+        ("empty_file", vec![file("empty.spu", "")]),
+        ("directory", vec![p("")]),
+        ("endless_device", vec!["/dev/zero".into()]),
+        (
+            "nul_bytes",
+            vec![file("nul.spu", "\u{0}\u{1}"), "--check".into()],
+        ),
+        (
+            "binary_to_disassemble_is_not_one",
+            vec!["-d".into(), p("random.bin")],
+        ),
+        (
+            "source_where_a_binary_belongs",
+            vec!["-d".into(), file("k.spu", &kernel("", ""))],
+        ),
+        (
+            "expression_beyond_the_readers_limit",
+            vec![file(
+                "expr.spu",
+                &kernel(&format!(".param .u32 N = 1;\n.global .u32 A[{over}];"), ""),
+            )],
+        ),
+        (
+            "parameter_65537",
+            vec![file(
+                "params.spu",
+                &kernel(&format!("{params}.global .u32 A[p65536];"), ""),
+            )],
+        ),
+        (
+            "initialiser_beyond_u32",
+            vec![file(
+                "u32.spu",
+                &kernel(".global .u32 A[4] = const(4294967296);", ""),
+            )],
+        ),
+        (
+            "initialiser_beyond_u8",
+            vec![file(
+                "u8.spu",
+                &kernel(".global .u8 A[4] = const(256);", ""),
+            )],
+        ),
+        (
+            "fraction_for_an_integer_buffer",
+            vec![file(
+                "frac.spu",
+                &kernel(".global .u32 A[4] = const(1.5);", ""),
+            )],
+        ),
+        (
+            "negative_unsigned_parameter",
+            vec![file("neg.spu", &kernel(".param .u32 N = -1;", ""))],
+        ),
+        (
+            "negating_the_most_negative_integer",
+            vec![file(
+                "min.spu",
+                &kernel("", "    mov.u32 %r0, -(-9223372036854775807 - 1);"),
+            )],
+        ),
+        (
+            "include_outside_the_folder",
+            vec![file("out.spu", "#include \"link.h\"\n.entry k { exit; }\n")],
+        ),
+        (
+            "output_is_the_input",
+            vec![p("k.spu"), "-o".into(), p("k.spu")],
+        ),
+        (
+            "output_is_an_included_file",
+            vec![
+                file("inc.spu", "#include \"inc.h\"\n.entry k { exit; }\n"),
+                "-o".into(),
+                p("inc.h"),
+            ],
+        ),
+        (
+            "output_is_a_directory",
+            vec![p("k.spu"), "-o".into(), p("")],
+        ),
+        (
+            "carriage_returns_only",
+            vec![file("cr.spu", ".entry k {\r    exit;\r}\r")],
+        ),
+        (
+            "unterminated_comment",
+            vec![file(
+                "comment.spu",
+                ".entry k {\n    exit;\n}\n/* never closed\n",
+            )],
+        ),
+        (
+            "byte_order_mark_is_accepted",
+            vec![
+                file("bom.spu", &format!("\u{feff}{}", kernel("", ""))),
+                "--check".into(),
+            ],
+        ),
+        (
+            "many_errors_are_capped",
+            vec![file("many.spu", &kernel("", &bad_lines)), "--check".into()],
+        ),
+    ];
+    if fifo {
+        cases.push((
+            "include_of_a_pipe",
+            vec![file(
+                "fifo.spu",
+                "#include \"pipe.h\"\n.entry k { exit; }\n",
+            )],
+        ));
+    }
+    for (name, args) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let text = outcome(&args, tmp).replace(&outside.path().display().to_string(), "[OUTSIDE]");
+        assert!(
+            !text.contains("panicked") && !text.contains("SECRET"),
+            "{name}:\n{text}"
+        );
+        insta::assert_snapshot!(format!("matrix_{name}"), text);
+    }
+}

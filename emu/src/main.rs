@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use spu_emu::cli::outputs::{self, Outputs};
+use spu_emu::cli::outputs::{self, Outputs, included};
 use spu_emu::cli::session;
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
 use spu_emu::machine;
@@ -62,7 +62,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse()
+        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
     spu_io::interrupt::install();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -113,6 +114,7 @@ fn run(cli: &Cli) -> Result<()> {
         control,
         trace_out.as_ref().map(|t| (filter, t.writer())),
         !cli.quiet && cli.trace.is_none(),
+        &|files| outputs::check_paths(Some(path), &cli.run, &included(files), &own_outputs),
         &mut |w| spu_io::report!("{w}"),
     );
     let s = match result {

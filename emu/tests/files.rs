@@ -207,6 +207,40 @@ fn outputs_may_not_overwrite_inputs_or_each_other() {
 }
 
 #[test]
+fn outputs_may_not_overwrite_included_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k.spu");
+    let inc = dir.path().join("body.inc");
+    let src = std::fs::read_to_string(root().join("samples/vecadd.spu")).unwrap();
+    // The whole kernel moves to the included file; the kernel only includes it.
+    std::fs::write(&inc, &src).unwrap();
+    std::fs::write(&k, "#include \"body.inc\"\n").unwrap();
+    let (ks, incs) = (k.to_str().unwrap(), inc.to_str().unwrap());
+    for args in [
+        vec![ks, "--stats", incs],
+        vec![ks, "--trace", incs],
+        vec![ks, "--dump", &format!("C={incs}")],
+    ] {
+        let out = emu(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        let what = args[1..].join(" ");
+        let needle = format!(
+            "error: `{what}` would overwrite the input `{incs}`, which the kernel includes; write it to another file"
+        );
+        assert!(
+            err.contains(&needle),
+            "{args:?}: expected `{needle}` in {err}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&inc).unwrap(), src);
+    assert_eq!(
+        leftovers(dir.path(), &["k.spu", "body.inc"]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
 fn stats_on_standard_output_are_pure_json() {
     let out = emu(&["samples/vecadd.spu", "--stats", "-"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -286,6 +320,55 @@ fn endless_and_huge_inputs_stop_at_the_limit() {
             "{args:?} took too long"
         );
     }
+}
+
+#[test]
+fn bytes_after_the_npy_data_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let words: Vec<u32> = (0..8).collect();
+    let mut bytes = spu_emu::load::npy::encode(spu_isa::Ty::F32, &[8], &words).unwrap();
+    bytes.extend_from_slice(b"extra");
+    let long = dir.path().join("long.npy");
+    std::fs::write(&long, &bytes).unwrap();
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "-D",
+        "N=8",
+        "--load",
+        &format!("A={}", long.display()),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "error: `{}` has bytes after its data: its header declares 8 elements, so expected 32 bytes of data, found 37; save the array alone (`np.save`)",
+            long.display()
+        )),
+        "{err}"
+    );
+    // Through a pipe, where the size is not known in advance.
+    let Some(pipe) = fifo(dir.path(), "p.npy") else {
+        eprintln!("skipped: no FIFOs here");
+        return;
+    };
+    let child = emu_cmd(&[
+        "samples/vecadd.spu",
+        "-D",
+        "N=8",
+        "--load",
+        &format!("A={}", pipe.display()),
+    ])
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::fs::write(&pipe, &bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("so expected 32 bytes of data, found more;"),
+        "{err}"
+    );
 }
 
 /// A binary of a faulting kernel whose line table names `recorded`.
@@ -522,4 +605,77 @@ fn sigkill_while_writing_leaves_no_temporaries() {
             );
         }
     }
+}
+
+/// Buffers of 8-, 16- and 64-bit types go through `--load` and `--dump` as `.npy`
+/// files of their own dtype; a file of another dtype, and a parameter that is not
+/// 32-bit, are refused with what to do.
+#[test]
+fn narrow_and_wide_buffers_load_and_dump_with_their_dtypes() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k.spu");
+    // Each thread copies element i of every input to the output of its type.
+    std::fs::write(
+        &k,
+        ".global .u8 A[5] = ramp(250, 1);\n.global .s16 B[5] = ramp(-3, 1);\n\
+         .global .f64 C[5] = const(0.1);\n.global .u64 D[5] = zeros;\n\
+         .launch grid(1) block(5);\n\
+         .entry k {\n    .reg .u32 %r<4>;\n    .reg .u64 %rd<2>;\n\
+         mov.u32 %r1, %tid.x;\n    shl.b32 %r2, %r1, 3;\n    mov.u32 %r3, C;\n\
+         add.u32 %r3, %r3, %r2;\n    ld.global.u64 %rd1, [%r3];\n    mov.u32 %r3, D;\n\
+         add.u32 %r3, %r3, %r2;\n    st.global.u64 [%r3], %rd1;\n\
+         exit;\n}\n",
+    )
+    .unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let out = emu(&[
+        k.to_str().unwrap(),
+        "-q",
+        "--dump",
+        &format!("A={}", p("a.npy")),
+        "--dump",
+        &format!("B={}", p("b.npy")),
+        "--dump",
+        &format!("D={}", p("d.npy")),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let npy = |n: &str| std::fs::read(p(n)).unwrap();
+    let (a, b, d) = (npy("a.npy"), npy("b.npy"), npy("d.npy"));
+    assert!(text(&a).contains("'|u1'") && a.ends_with(&[250, 251, 252, 253, 254]));
+    let b_body: Vec<u8> = [-3i16, -2, -1, 0, 1]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert!(text(&b).contains("'<i2'") && b.ends_with(&b_body));
+    let d_body: Vec<u8> = [0.1f64; 5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert!(text(&d).contains("'<u8'") && d.ends_with(&d_body));
+    // The .u8 dump loads back into A, but not into the .s16 B.
+    let ok = emu(&[
+        k.to_str().unwrap(),
+        "-q",
+        "--load",
+        &format!("A={}", p("a.npy")),
+    ]);
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    let bad = emu(&[
+        k.to_str().unwrap(),
+        "-q",
+        "--load",
+        &format!("B={}", p("a.npy")),
+    ]);
+    let err = text(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("dtype `|u1`") && err.contains("astype('<i2')"),
+        "{err}"
+    );
+    // Parameters stay 32-bit.
+    std::fs::write(&k, ".param .u64 N = 1;\n.entry k { exit; }\n").unwrap();
+    let bad = emu(&[k.to_str().unwrap(), "-q"]);
+    let err = text(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("parameter `N` is .u64: kernel parameters are 32-bit"),
+        "{err}"
+    );
 }

@@ -76,6 +76,27 @@ pub fn print_or_exit(text: &str) {
     }
 }
 
+/// Ends a tool whose command line the argument parser answered or refused (`--help`,
+/// `--version`, a usage error). `printed` is how writing that text went and `code`
+/// the parser's exit code. Help or a version that cannot be written to standard
+/// output (`--help > /dev/full`) is an error (exit 1), a closed pipe ends quietly
+/// with [`CLOSED_PIPE`]; a usage error keeps its code whatever happened to
+/// standard error.
+pub fn after_usage(printed: std::io::Result<()>, to_stdout: bool, code: i32) -> ! {
+    use std::io::Write as _;
+    if to_stdout {
+        match printed.and_then(|()| std::io::stdout().flush()) {
+            Ok(()) => {}
+            Err(e) if is_closed_pipe(&e) => std::process::exit(i32::from(CLOSED_PIPE)),
+            Err(e) => {
+                crate::reportln!("error: cannot write to standard output: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    std::process::exit(code)
+}
+
 /// `println!` through [`print_or_exit`]: never panics on a closed or full stdout.
 #[macro_export]
 macro_rules! outln {

@@ -98,15 +98,45 @@ pub fn open_input(path: &Path) -> Result<(File, std::fs::Metadata), InputError> 
     Ok((file, meta))
 }
 
+/// Opens `path` only if it is a regular file, deciding on the opened file itself
+/// (`fstat`), so nothing can be swapped in between the check and the read: the last
+/// component is not followed if it is a link, and opening never blocks (a FIFO put
+/// in its place is refused, not waited on). `None` for anything else.
+pub fn open_regular(path: &Path) -> Option<(File, std::fs::Metadata)> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOFOLLOW).bits() as i32)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    meta.is_file().then_some((file, meta))
+}
+
+/// Reads a file [`open_regular`] accepts, of at most `limit` bytes; `None` if it is
+/// not a regular file, `Some(Err)` if it cannot be read or is too large.
+pub fn read_regular(path: &Path, limit: u64) -> Option<Result<Vec<u8>, InputError>> {
+    let (file, meta) = open_regular(path)?;
+    let p = || path.display().to_string();
+    if meta.len() > limit {
+        return Some(Err(InputError::TooLarge { path: p(), limit }));
+    }
+    let mut bytes = Vec::new();
+    if let Err(error) = file.take(limit.saturating_add(1)).read_to_end(&mut bytes) {
+        return Some(Err(InputError::Io { path: p(), error }));
+    }
+    if bytes.len() as u64 > limit {
+        return Some(Err(InputError::TooLarge { path: p(), limit }));
+    }
+    Some(Ok(bytes))
+}
+
 /// Source text to quote in a message, if `path` is a plain file (not a link, device
 /// or pipe) of at most [`MAX_INPUT_BYTES`] holding UTF-8 text. Reading never blocks
 /// and never follows a link a hostile file may have planted.
 pub fn read_quotable(path: &Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_INPUT_BYTES {
-        return None;
-    }
-    let bytes = read_limited(path, MAX_INPUT_BYTES).ok()?;
+    let bytes = read_regular(path, MAX_INPUT_BYTES)?.ok()?;
     String::from_utf8(bytes).ok()
 }
 
@@ -127,6 +157,28 @@ mod tests {
             "`/dev/zero` is larger than 1000 bytes, the limit for inputs"
         );
         assert!(read_quotable(zero).is_none(), "devices are never quoted");
+    }
+
+    #[test]
+    fn only_regular_files_are_opened_as_regular_and_nothing_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.h");
+        std::fs::write(&file, "#define A 1\n").unwrap();
+        assert_eq!(read_regular(&file, 100).unwrap().unwrap(), b"#define A 1\n");
+        assert!(matches!(
+            read_regular(&file, 4),
+            Some(Err(InputError::TooLarge { .. }))
+        ));
+        let link = dir.path().join("link.h");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(read_regular(&link, 100).is_none(), "a link is not followed");
+        assert!(read_regular(dir.path(), 100).is_none(), "a directory");
+        // A FIFO with no writer: opening it for a blocking read would wait forever.
+        let fifo = dir.path().join("p.h");
+        if crate::testing::make_fifo(&fifo) {
+            assert!(read_regular(&fifo, 100).is_none());
+        }
+        assert!(read_regular(&dir.path().join("none.h"), 100).is_none());
     }
 
     #[test]

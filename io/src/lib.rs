@@ -12,6 +12,7 @@
 //! - [`exit`]: exit codes for interrupted runs and closed pipes; [`report!`] and
 //!   [`reportln!`] write to standard error without ever panicking.
 //! - [`paths`]: refusing an output that would overwrite an input or another output.
+//! - [`quote`]: quoting user text in messages without echoing megabytes.
 //! - [`testing`]: pipes and FIFOs for the tools' tests.
 
 pub mod exit;
@@ -19,10 +20,12 @@ pub mod input;
 pub mod interrupt;
 pub mod output;
 pub mod paths;
+pub mod quote;
 mod temp;
 pub mod testing;
 
 pub use input::{
-    InputError, MAX_INPUT_BYTES, open_input, read_input, read_limited, read_quotable, read_text,
+    InputError, MAX_INPUT_BYTES, open_input, open_regular, read_input, read_limited, read_quotable,
+    read_regular, read_text,
 };
 pub use output::{OutputError, OutputFile, write_file};

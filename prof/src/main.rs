@@ -7,6 +7,7 @@ use spu_emu::cli::outputs::{self, Outputs};
 use spu_emu::cli::session;
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
 use spu_emu::observe::stats::Stats;
+use spu_io::paths::PathError;
 use spu_prof::energy::{Breakdown, price};
 use spu_prof::heatmap::Metric;
 use spu_prof::model::{BUILT_IN, Model};
@@ -89,7 +90,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse()
+        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
     spu_io::interrupt::install();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -140,9 +142,10 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
     })
 }
 
-/// Refuses outputs that name an input or each other, before any work.
-fn check_paths(cli: &Cli) -> Result<()> {
-    let mut inputs: Vec<(String, PathBuf)> = Vec::new();
+/// Refuses outputs that name an input or each other, before any work; `read` adds
+/// files found to be inputs on the way (a model's `extends` chain, included files).
+fn check_paths(cli: &Cli, read: &[(String, PathBuf)]) -> Result<(), PathError> {
+    let mut inputs: Vec<(String, PathBuf)> = read.to_vec();
     if let Some(p) = &cli.from_stats {
         inputs.push((format!("`--from-stats {}`", p.display()), p.clone()));
     }
@@ -169,8 +172,7 @@ fn check_paths(cli: &Cli) -> Result<()> {
     if let Some(p) = &cli.power_trace {
         outputs.push((format!("`--power-trace {}`", p.display()), p.clone()));
     }
-    outputs::check_paths(cli.kernel.as_deref(), &cli.run, &inputs, &outputs)?;
-    Ok(())
+    outputs::check_paths(cli.kernel.as_deref(), &cli.run, &inputs, &outputs)
 }
 
 fn run(cli: &Cli) -> Result<()> {
@@ -183,8 +185,20 @@ fn run(cli: &Cli) -> Result<()> {
         spu_io::output::print(&text)?;
         return Ok(());
     }
-    check_paths(cli)?;
+    check_paths(cli, &[])?;
     let model = Model::load(&cli.model)?;
+    let extended: Vec<(String, PathBuf)> = model
+        .files
+        .iter()
+        .skip(1)
+        .map(|f| {
+            (
+                format!("`{}`, which the model extends", f.display()),
+                f.clone(),
+            )
+        })
+        .collect();
+    check_paths(cli, &extended)?;
     let mut files = Outputs::default();
     let report_to = cli.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     if let Some(paths) = &cli.compare {
@@ -217,9 +231,14 @@ fn run(cli: &Cli) -> Result<()> {
             if cli.power_trace.is_some() && control.sample_interval.is_none() {
                 control.sample_interval = Some(DEFAULT_SAMPLE_INTERVAL);
             }
-            let s = session::run(kernel, &cli.run, control, !cli.quiet, &mut |w| {
-                spu_io::report!("{w}")
-            })?;
+            let s = session::run(
+                kernel,
+                &cli.run,
+                control,
+                !cli.quiet,
+                &|files| check_paths(cli, &outputs::included(files)),
+                &mut |w| spu_io::report!("{w}"),
+            )?;
             sources.extend(s.kernel.sources.clone());
             let stats = Stats::new(&s.result, &s.image, &s.machine);
             if let Some(out) = &cli.run.stats {

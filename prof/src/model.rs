@@ -4,6 +4,7 @@
 //! the file, the key and the problem.
 
 use spu_emu::observe::counters::Component;
+use spu_io::quote::shorten;
 use spu_isa::EnergyClass;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -107,21 +108,30 @@ pub struct Model {
     /// Where it came from, for messages.
     pub file: String,
     pub kind: Kind,
+    /// The files read from disk: the model file and those its `extends` chain
+    /// names (none for a built-in model), so outputs can be refused on them.
+    pub files: Vec<PathBuf>,
 }
 
 impl Model {
     /// A model from TOML text; `file` names it in messages. `extends` may only name
     /// built-in models here.
     pub fn from_text(text: &str, file: &str) -> Result<Model, ModelError> {
-        let table = merged(file, text, None, 0)?;
+        let table = merged(file, text, None, 0, &mut Vec::new())?;
         parse(file, &table)
     }
 
     /// A built-in model by name, or a model file by path.
     pub fn load(name_or_path: &str) -> Result<Model, ModelError> {
         let (file, text, dir) = source(name_or_path)?;
-        let table = merged(&file, &text, dir.as_deref(), 0)?;
-        parse(&file, &table)
+        let mut files = Vec::new();
+        if dir.is_some() {
+            files.push(PathBuf::from(name_or_path));
+        }
+        let table = merged(&file, &text, dir.as_deref(), 0, &mut files)?;
+        let mut model = parse(&file, &table)?;
+        model.files = files;
+        Ok(model)
     }
 }
 
@@ -133,7 +143,7 @@ fn source(name_or_path: &str) -> Result<(String, String, Option<PathBuf>), Model
     let path = Path::new(name_or_path);
     if !name_or_path.ends_with(".toml") && !path.exists() {
         return Err(ModelError::Unknown {
-            name: name_or_path.to_string(),
+            name: shorten(name_or_path),
             list: BUILT_IN
                 .iter()
                 .map(|b| format!("`{}`", b.name))
@@ -152,18 +162,20 @@ fn source(name_or_path: &str) -> Result<(String, String, Option<PathBuf>), Model
     ))
 }
 
-/// The file's table over its `extends` base, recursively.
+/// The file's table over its `extends` base, recursively; files read from disk are
+/// added to `files`.
 fn merged(
     file: &str,
     text: &str,
     dir: Option<&Path>,
     depth: u32,
+    files: &mut Vec<PathBuf>,
 ) -> Result<toml::Table, ModelError> {
     let table: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| ModelError::Syntax {
             file: file.to_string(),
-            why: e.to_string().trim_end().replace('\n', "\n  "),
+            why: spu_io::quote::shorten_lines(e.to_string().trim_end()).replace('\n', "\n  "),
         })?;
     let base = table
         .get("model")
@@ -194,7 +206,8 @@ fn merged(
             file: file.to_string(),
             key: "model.extends".into(),
             why: format!(
-                "`{base}` is neither a built-in model nor a .toml file; extend one of {}",
+                "`{}` is neither a built-in model nor a .toml file; extend one of {}",
+                shorten(&base),
                 BUILT_IN
                     .iter()
                     .map(|b| format!("`{}`", b.name))
@@ -210,7 +223,16 @@ fn merged(
         _ => base.clone(),
     };
     let (base_file, base_text, base_dir) = source(&target)?;
-    let mut out = merged(&base_file, &base_text, base_dir.as_deref(), depth + 1)?;
+    if base_dir.is_some() {
+        files.push(PathBuf::from(&target));
+    }
+    let mut out = merged(
+        &base_file,
+        &base_text,
+        base_dir.as_deref(),
+        depth + 1,
+        files,
+    )?;
     for (section, value) in table {
         match (out.get_mut(&section), value) {
             (Some(toml::Value::Table(dst)), toml::Value::Table(src)) => {
@@ -232,7 +254,7 @@ fn merged(
 fn key_err(file: &str, key: &str, why: impl Into<String>) -> ModelError {
     ModelError::Key {
         file: file.to_string(),
-        key: key.to_string(),
+        key: shorten(key),
         why: why.into(),
     }
 }
@@ -253,7 +275,13 @@ fn energy(file: &str, key: &str, v: &toml::Value) -> Result<f64, ModelError> {
     let x = match v {
         toml::Value::Float(f) => *f,
         toml::Value::Integer(i) => *i as f64,
-        _ => return Err(key_err(file, key, format!("`{v}` is not a number"))),
+        _ => {
+            return Err(key_err(
+                file,
+                key,
+                format!("`{}` is not a number", shorten(&v.to_string())),
+            ));
+        }
     };
     if !x.is_finite() {
         return Err(key_err(
@@ -295,7 +323,11 @@ fn numbers<'a>(
             return Err(key_err(
                 file,
                 &format!("{sect}.{k}"),
-                format!("unknown name `{k}`; expected one of {}", list.join(", ")),
+                format!(
+                    "unknown name `{}`; expected one of {}",
+                    shorten(k),
+                    list.join(", ")
+                ),
             ));
         }
         out.insert(k.clone(), energy(file, &format!("{sect}.{k}"), v)?);
@@ -462,6 +494,7 @@ fn parse(file: &str, t: &toml::Table) -> Result<Model, ModelError> {
         sources,
         file: file.to_string(),
         kind,
+        files: Vec::new(),
     })
 }
 

@@ -329,6 +329,93 @@ fn inputs_that_never_end_stop_at_the_limit() {
 }
 
 #[test]
+fn outputs_may_not_overwrite_extended_models_or_included_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.toml");
+    let base_text = include_str!("../models/default.toml");
+    std::fs::write(&base, base_text).unwrap();
+    let model = dir.path().join("m.toml");
+    std::fs::write(&model, "[model]\nname = \"m\"\nextends = \"base.toml\"\n").unwrap();
+    let inc = dir.path().join("body.inc");
+    let src = std::fs::read_to_string(root().join("samples/vecadd.spu")).unwrap();
+    std::fs::write(&inc, &src).unwrap();
+    let k = dir.path().join("k.spu");
+    std::fs::write(&k, "#include \"body.inc\"\n").unwrap();
+    let (m, b, ks, i) = (
+        model.to_str().unwrap(),
+        base.to_str().unwrap(),
+        k.to_str().unwrap(),
+        inc.to_str().unwrap(),
+    );
+    for (args, needle) in [
+        (
+            vec!["samples/vecadd.spu", "-q", "--model", m, "-o", b],
+            format!(
+                "error: `-o {b}` would overwrite the input `{b}`, which the model extends; write it to another file"
+            ),
+        ),
+        (
+            vec![ks, "-q", "--stats", i],
+            format!(
+                "error: `--stats {i}` would overwrite the input `{i}`, which the kernel includes; write it to another file"
+            ),
+        ),
+        (
+            vec![ks, "-q", "-o", i],
+            format!(
+                "error: `-o {i}` would overwrite the input `{i}`, which the kernel includes; write it to another file"
+            ),
+        ),
+    ] {
+        let out = prof(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim_end(), needle, "{args:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&base).unwrap(), base_text);
+    assert_eq!(std::fs::read_to_string(&inc).unwrap(), src);
+}
+
+#[test]
+fn huge_model_keys_and_names_are_not_echoed_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "k".repeat(2_000_000);
+    let key = dir.path().join("key.toml");
+    std::fs::write(&key, format!("[model]\nname = \"x\"\n{long} = 1\n")).unwrap();
+    let value = dir.path().join("value.toml");
+    std::fs::write(
+        &value,
+        format!("[model]\nname = \"x\"\nextends = \"default\"\n[leakage_w]\nsm = \"{long}\"\n"),
+    )
+    .unwrap();
+    // An argument is at most 128 KiB.
+    let name = "m".repeat(100_000);
+    let short = format!("{}... (100000 bytes)", "m".repeat(48));
+    for (model, needle) in [
+        (
+            key.to_str().unwrap().to_string(),
+            format!("key `model.{}... (2000006 bytes)`", "k".repeat(42)),
+        ),
+        (
+            value.to_str().unwrap().to_string(),
+            "key `leakage_w.sm`: `\"".to_string(),
+        ),
+        (name, format!("unknown model `{short}`")),
+    ] {
+        let out = prof(&["samples/vecadd.spu", "-q", "--model", &model]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            err.len() < 600,
+            "{} bytes: {}",
+            err.len(),
+            &err[..600.min(err.len())]
+        );
+        assert!(err.contains(&needle), "expected `{needle}` in {err}");
+    }
+}
+
+#[test]
 fn outputs_are_safe_and_distinct() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.json");
@@ -493,4 +580,218 @@ fn a_model_whose_energies_overflow_names_the_key() {
             "`inf` is not a finite number; give an energy or power >= 0",
         ],
     );
+}
+
+/// Exit code and standard error of a run, temporary paths shown as `[TMP]`.
+fn outcome(args: &[&str], tmp: &Path) -> String {
+    let out = prof(args);
+    format!(
+        "exit: {}\n--- stderr ---\n{}",
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        text(&out.stderr)
+    )
+    .replace(&tmp.display().to_string(), "[TMP]")
+}
+
+/// The bad-input matrix: one case per kind of bad input, each with its exact
+/// message and exit code (snapshots `cli__matrix_*.snap`). Bless changes with
+/// `INSTA_UPDATE=always`.
+#[test]
+fn bad_input_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let p = |name: &str| tmp.join(name).display().to_string();
+    let file = |name: &str, body: &str| {
+        std::fs::write(tmp.join(name), body).unwrap();
+        p(name)
+    };
+    let base = include_str!("../models/default.toml");
+    let timed = edited_stats(tmp, "t.json", false, |_| {});
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("nothing_to_price", vec![]),
+        ("missing_kernel", vec![p("none.spu")]),
+        ("stats_missing", vec!["--from-stats".into(), p("none.json")]),
+        (
+            "stats_not_json",
+            vec!["--from-stats".into(), file("bad.json", "{ not json")],
+        ),
+        (
+            "stats_endless_device",
+            vec!["--from-stats".into(), "/dev/zero".into()],
+        ),
+        (
+            "stats_zero_interval",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "zero.json", false, |v| {
+                    v["samples"]["interval_cycles"] = 0.into();
+                }),
+            ],
+        ),
+        (
+            "stats_wrong_version",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "old.json", false, |v| v["stats_version"] = 1.into()),
+            ],
+        ),
+        (
+            "stats_of_a_functional_run",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "f.json", true, |_| {}),
+            ],
+        ),
+        (
+            "kernel_run_functional",
+            vec!["samples/vecadd.spu".into(), "--functional".into()],
+        ),
+        (
+            "model_unknown",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                "gpuwattch".into(),
+            ],
+        ),
+        (
+            "model_endless_device",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                "/dev/zero".into(),
+            ],
+        ),
+        (
+            "model_syntax",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file("syntax.toml", "[model\nname = 1"),
+            ],
+        ),
+        (
+            "model_syntax_on_a_long_line",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "longline.toml",
+                    &format!("[model]\nname = {}\n", "k".repeat(2 << 20)),
+                ),
+            ],
+        ),
+        (
+            "model_unknown_key",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "key.toml",
+                    &base.replace("uncore = 0.0", "uncore = 0.0\nfpga = 1.0"),
+                ),
+            ],
+        ),
+        (
+            "model_key_of_two_megabytes",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "long.toml",
+                    &format!("[model]\nname = \"x\"\n{} = 1\n", "k".repeat(2 << 20)),
+                ),
+            ],
+        ),
+        (
+            "model_negative_energy",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "neg.toml",
+                    &base.replace("DRAMP = 8000.0", "DRAMP = -8000.0"),
+                ),
+            ],
+        ),
+        (
+            "model_overflowing_energy",
+            vec![
+                "--from-stats".into(),
+                timed.clone(),
+                "--model".into(),
+                file(
+                    "huge.toml",
+                    "[model]\nname = \"huge\"\nextends = \"default\"\n[event_pj]\nFPUP = 1e308\n",
+                ),
+            ],
+        ),
+        (
+            "model_extends_a_system_file",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "etc.toml",
+                    "[model]\nname = \"m\"\nextends = \"/etc/passwd\"\n",
+                ),
+            ],
+        ),
+        (
+            "output_is_the_stats_input",
+            vec![
+                "--from-stats".into(),
+                timed.clone(),
+                "-o".into(),
+                timed.clone(),
+            ],
+        ),
+        (
+            "output_is_an_extended_model",
+            vec![
+                "--from-stats".into(),
+                timed.clone(),
+                "--model".into(),
+                file(
+                    "ext.toml",
+                    "[model]\nname = \"m\"\nextends = \"base.toml\"\n",
+                ),
+                "-o".into(),
+                file("base.toml", base),
+            ],
+        ),
+        (
+            "two_outputs_on_one_file",
+            vec![
+                "samples/vecadd.spu".into(),
+                "-q".into(),
+                "--stats".into(),
+                p("a.json"),
+                "-o".into(),
+                p("a.json"),
+            ],
+        ),
+        (
+            "two_outputs_on_standard_output",
+            vec![
+                "samples/vecadd.spu".into(),
+                "-q".into(),
+                "--stats".into(),
+                "-".into(),
+            ],
+        ),
+        (
+            "compare_with_a_missing_file",
+            vec!["--compare".into(), timed.clone(), p("none.json")],
+        ),
+    ];
+    for (name, args) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let text = outcome(&args, tmp);
+        assert!(
+            !text.contains("panicked") && !text.contains("root:"),
+            "{name}:\n{text}"
+        );
+        insta::assert_snapshot!(format!("matrix_{name}"), text);
+    }
 }

@@ -80,7 +80,8 @@ impl SpecError {
                 d = d.with_notes(vec![format!("help: {h}")]);
             }
             match term::emit_into_string(&config, &file, &d) {
-                Ok(s) => out.push_str(&s),
+                // A long line of the spec is quoted by its start.
+                Ok(s) => out.push_str(&spu_io::quote::shorten_lines(&s)),
                 Err(_) => out.push_str(&format!("error: {}: {}\n", self.file, p.message)),
             }
         }

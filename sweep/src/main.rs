@@ -173,7 +173,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse()
+        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
     if let Command::ExecRun { memory_mib, cpu_s } = cli.command {
         return exec_run(memory_mib, cpu_s);
     }
@@ -238,7 +239,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             if format == "json" {
                 spu_io::outln!("{}", serde_json::to_string_pretty(&p)?);
             } else {
-                print!("{}", p.render());
+                spu_io::exit::print_or_exit(&p.render());
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -483,3 +483,18 @@ fn a_closed_standard_output_ends_quietly() {
     assert_eq!(o.status.code(), Some(141), "{}", text(&o.stderr));
     assert!(!text(&o.stderr).contains("panicked"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn a_spec_error_on_a_long_line_quotes_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("long.toml");
+    std::fs::write(&spec, format!("x = {}\n", "k".repeat(2_000_000))).unwrap();
+    let out = sweep(&["plan", spec.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", &err[..err.len().min(400)]);
+    assert!(err.len() < 1000, "{} bytes of error", err.len());
+    assert!(
+        err.contains(&format!("1 | x = {}... (2000008 bytes)", "k".repeat(92))),
+        "{err}"
+    );
+}

@@ -6,34 +6,9 @@
 //! `UPDATE_TUTORIAL=1 cargo test -p spu-tests --test tutorial` rewrites the outputs
 //! and pictures from a fresh run.
 
-use spu_tests::repo_path;
-use std::path::{Path, PathBuf};
+use spu_tests::{binary, repo_path};
+use std::path::Path;
 use std::process::Command;
-
-/// The tool binaries of this build (`cargo test --workspace` builds them; a
-/// narrower run builds them into a side directory first).
-fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target profile dir");
-    let path = dir.join(name);
-    if path.exists() {
-        return path;
-    }
-    let side = repo_path("target/tutorial-tools");
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build", "-q", "--bins", "-p", "spu-asm", "-p", "spu-emu", "-p", "spu-prof",
-        ])
-        .env("CARGO_TARGET_DIR", &side)
-        .current_dir(repo_path(""))
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building the tools failed");
-    side.join("debug").join(name)
-}
 
 struct Step {
     command: String,

@@ -33,16 +33,16 @@ pub fn confined_reader(path: &str) -> impl FnMut(&Path) -> Result<String, String
                 folder.display()
             ));
         }
-        let meta =
-            std::fs::metadata(&real).map_err(|e| format!("cannot open `{}`: {e}", p.display()))?;
-        if !meta.is_file() {
-            return Err(format!(
-                "`{}` is not a regular file (a folder, pipe or device); copy its text into a \
-                 file beside the kernel",
-                p.display()
-            ));
-        }
-        let bytes = spu_io::read_input(&real).map_err(|e| e.to_string())?;
+        // Checked on the opened file: nothing can be swapped in after the check.
+        let bytes = spu_io::read_regular(&real, spu_io::MAX_INPUT_BYTES)
+            .ok_or_else(|| {
+                format!(
+                    "`{}` is not a regular file (a folder, pipe or device); copy its text into a \
+                     file beside the kernel",
+                    p.display()
+                )
+            })?
+            .map_err(|e| e.to_string())?;
         String::from_utf8(bytes).map_err(|_| format!("`{}` is not UTF-8 text", p.display()))
     }
 }

@@ -38,6 +38,9 @@ pub struct SourceMap {
     pub files: Vec<SourceFile>,
     pub(super) segments: Vec<Segment>,
     pub macros: Vec<MacroSite>,
+    /// Offsets where each file's lines start, computed on first use, so looking up
+    /// the line of every instruction stays linear in the source size.
+    line_starts: std::cell::RefCell<Vec<Option<std::rc::Rc<[usize]>>>>,
 }
 
 /// A resolved position: file index and byte range in that file, plus the macro it
@@ -89,16 +92,25 @@ impl SourceMap {
 
     /// 1-based line and column of an offset in file `file`.
     pub fn line_col(&self, file: usize, offset: usize) -> (u32, u32) {
-        let text = self.files.get(file).map_or("", |f| f.text.as_str());
-        let offset = offset.min(text.len());
-        let before = &text.as_bytes()[..offset];
-        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let col = offset
-            - before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |p| p + 1)
-            + 1;
+        let Some(f) = self.files.get(file) else {
+            return (1, 1);
+        };
+        let offset = offset.min(f.text.len());
+        let starts = {
+            let mut cache = self.line_starts.borrow_mut();
+            if cache.len() < self.files.len() {
+                cache.resize(self.files.len(), None);
+            }
+            cache[file]
+                .get_or_insert_with(|| {
+                    std::iter::once(0)
+                        .chain(f.text.match_indices('\n').map(|(i, _)| i + 1))
+                        .collect()
+                })
+                .clone()
+        };
+        let line = starts.partition_point(|&s| s <= offset);
+        let col = offset - starts[line - 1] + 1;
         (line as u32, col as u32)
     }
 }

@@ -36,8 +36,9 @@ pub struct RunArgs {
     /// Write run statistics as JSON (`-` for standard output).
     #[arg(long, value_name = "FILE.json")]
     pub stats: Option<PathBuf>,
-    /// Stop with an error after this many cycles (with --functional: scheduling
-    /// rounds, in each of which a warp runs to its next barrier).
+    /// Stop with an error after this many cycles, including the drain of the last
+    /// stores to DRAM (with --functional: scheduling rounds, in each of which every
+    /// warp runs to its next barrier or for at most 10 000 warp instructions).
     #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
     pub max_cycles: u64,
     /// Stop with an error after this many warp instructions (both modes; the

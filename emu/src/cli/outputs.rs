@@ -61,6 +61,19 @@ fn file_of(arg: &str) -> Option<PathBuf> {
         .filter(|f| !f.as_os_str().is_empty())
 }
 
+/// Files a kernel `#include`s, as inputs for [`check_paths`].
+pub fn included(files: &[PathBuf]) -> Vec<(String, PathBuf)> {
+    files
+        .iter()
+        .map(|f| {
+            (
+                format!("`{}`, which the kernel includes", f.display()),
+                f.clone(),
+            )
+        })
+        .collect()
+}
+
 /// Checks that no output of a run names one of its inputs or another output.
 /// `inputs` and `outputs` add the tool's own files to the run options' ones; each is
 /// (how the command line named it, the path).

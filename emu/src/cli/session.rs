@@ -10,8 +10,9 @@ use crate::machine::{Machine, MachineError};
 use crate::observe::outcome::{Progress, RunResult};
 use crate::observe::report;
 use indicatif::{ProgressBar, ProgressStyle};
+use spu_io::paths::PathError;
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A finished run and everything needed to report on it.
 #[derive(Debug)]
@@ -35,6 +36,12 @@ pub enum SessionError {
     Assembly { path: String, rendered: String },
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// An output names a file the kernel includes.
+    #[error(transparent)]
+    Paths(#[from] spu_io::paths::PathError),
+    /// A trace filter that would match nothing.
+    #[error(transparent)]
+    TraceFilter(#[from] crate::observe::trace::FilterError),
     /// The run stopped; `rendered` explains where and why.
     #[error("the run of `{path}` stopped; no statistics or dumps were written")]
     Stopped {
@@ -68,15 +75,26 @@ impl SessionError {
     }
 }
 
-/// Runs `kernel` with the run options. `warnings` receives assembler warnings.
+/// Runs `kernel` with the run options. `included` may refuse the files the kernel
+/// includes (outputs must not name them) before anything runs; `warnings` receives
+/// assembler warnings.
 pub fn run(
     kernel_path: &Path,
     args: &RunArgs,
     control: RunControl,
     show_progress: bool,
+    included: &dyn Fn(&[PathBuf]) -> Result<(), PathError>,
     warnings: &mut dyn FnMut(&str),
 ) -> Result<Session, SessionError> {
-    run_traced(kernel_path, args, control, None, show_progress, warnings)
+    run_traced(
+        kernel_path,
+        args,
+        control,
+        None,
+        show_progress,
+        included,
+        warnings,
+    )
 }
 
 /// [`run`] with an instruction trace written to `trace`.
@@ -86,10 +104,12 @@ pub fn run_traced(
     control: RunControl,
     trace: Option<(crate::observe::trace::TraceFilter, Box<dyn std::io::Write>)>,
     show_progress: bool,
+    included: &dyn Fn(&[PathBuf]) -> Result<(), PathError>,
     warnings: &mut dyn FnMut(&str),
 ) -> Result<Session, SessionError> {
     let machine = args.machine()?;
     let kernel = read(kernel_path)?;
+    included(&kernel.included)?;
     warnings(&kernel.warnings);
     let image = load(kernel.module.clone(), &machine, &args.load_options())?;
     let bar = (show_progress && std::io::stdout().is_terminal()).then(|| {
@@ -111,8 +131,12 @@ pub fn run_traced(
     if control.interrupt.is_none() {
         control.interrupt = spu_io::interrupt::install();
     }
-    let tracer =
-        trace.map(|(filter, out)| crate::observe::trace::Tracer::new(&kernel.module, filter, out));
+    if let Some((filter, _)) = &trace {
+        filter.check(&machine, &image)?;
+    }
+    let tracer = trace.map(|(filter, out)| {
+        crate::observe::trace::Tracer::new(&kernel.module, &image.launch, filter, out)
+    });
     let session = simulate_loaded(
         kernel_path,
         kernel,

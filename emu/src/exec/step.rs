@@ -320,13 +320,13 @@ fn dispatch<G: Global, const ADVANCE: bool>(
 
 #[inline(always)]
 fn reg(warp: &Warp, x: Reg) -> &Lanes {
-    &warp.regs[usize::from(x)]
+    warp.reg(usize::from(x))
 }
 
 /// The byte address `[base + offset]` in every lane.
 #[inline]
 fn address(warp: &Warp, base: Reg, offset: i32, out: &mut Lanes) {
-    let base = &warp.regs[usize::from(base)];
+    let base = warp.reg(usize::from(base));
     for (o, &b) in out.iter_mut().zip(base) {
         *o = b.wrapping_add(offset as u32);
     }
@@ -419,7 +419,7 @@ pub(crate) fn memory<G: Global>(
         Space::Global => {
             check_global(global.layout(), addrs, mask, store)?;
             if store {
-                global.store(addrs, &warp.regs[usize::from(data)], mask);
+                global.store(addrs, warp.reg(usize::from(data)), mask);
             } else {
                 global.load(warp, dst, addrs, mask);
             }
@@ -433,7 +433,7 @@ pub(crate) fn memory<G: Global>(
             // spares a bounds check per lane.
             let wrap = shared.len().wrapping_sub(1);
             if store {
-                let v = &warp.regs[usize::from(data)];
+                let v = warp.reg(usize::from(data));
                 for l in lanes_of(mask) {
                     shared[(addrs[l] / 4) as usize & wrap] = v[l];
                 }
@@ -470,14 +470,15 @@ pub(crate) fn memory<G: Global>(
                 .ok_or((FaultKind::NoCbPort { side }, lane0))?;
             check_bounded(space, addrs, mask, port.words() * 4, store)?;
             if store {
-                port.write_lanes(addrs, &warp.regs[usize::from(data)], mask);
+                port.write_lanes(addrs, warp.reg(usize::from(data)), mask);
             } else {
                 let mut v = [0; 32];
-                port.read_lanes(addrs, mask, &mut v).map_err(|lane| {
-                    let addr = addrs[lane as usize];
-                    let held = port.held();
-                    (FaultKind::UnwrittenCb { side, addr, held }, lane)
-                })?;
+                port.read_lanes(addrs, mask, &mut v, warp.index)
+                    .map_err(|lane| {
+                        let addr = addrs[lane as usize];
+                        let held = port.held();
+                        (FaultKind::UnwrittenCb { side, addr, held }, lane)
+                    })?;
                 lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
             }
             Ok(Access::Cb)

@@ -105,9 +105,12 @@ pub struct Warp {
     pub index: u32,
     /// Lanes holding a thread (the last warp of a block may be partial).
     pub valid: u32,
-    /// The register file: general registers, constants, special registers
-    /// ([`RegLayout`]).
+    /// The warp's own register slots: general registers, then special registers
+    /// ([`RegLayout`]). Read operands through [`Warp::reg`], which also sees the
+    /// constants.
     pub regs: Vec<Lanes>,
+    /// The kernel's constant slots (after the warp's own), shared by every warp.
+    constants: std::sync::Arc<[Lanes]>,
     /// Predicate registers as lane masks.
     pub preds: [u32; 16],
     stack: Vec<Frame>,
@@ -129,13 +132,7 @@ impl Warp {
         } else {
             (1u32 << threads) - 1
         };
-        let mut regs = vec![[0; 32]; layout.slots()];
-        for (slot, &c) in regs[layout.first_constant()..]
-            .iter_mut()
-            .zip(&layout.constants)
-        {
-            *slot = [c; 32];
-        }
+        let mut regs = vec![[0; 32]; layout.first_constant()];
         for (slot, &sp) in regs[layout.first_special()..]
             .iter_mut()
             .zip(&layout.specials)
@@ -146,6 +143,7 @@ impl Warp {
             index,
             valid,
             regs,
+            constants: layout.constant_slots().clone(),
             preds: [0; 16],
             stack: vec![Frame {
                 pc: ctx.entry,
@@ -160,6 +158,16 @@ impl Warp {
     pub fn retire(&mut self) {
         self.stack.clear();
         self.state = WarpState::Done;
+    }
+
+    /// The value of register slot `slot` in every lane: one of the warp's own
+    /// slots, or a shared constant.
+    #[inline(always)]
+    pub fn reg(&self, slot: usize) -> &Lanes {
+        match self.regs.get(slot) {
+            Some(r) => r,
+            None => &self.constants[slot - self.regs.len()],
+        }
     }
 
     /// PC of the next instruction, if the warp has threads left.
@@ -261,12 +269,31 @@ mod tests {
     use super::*;
 
     fn warp(threads: u32) -> Warp {
-        let layout = RegLayout {
-            general: 1,
-            constants: Vec::new(),
-            specials: Vec::new(),
-        };
-        let ctx = WorkCtx {
+        let layout = RegLayout::new(1, Vec::new(), Vec::new());
+        Warp::new(
+            0,
+            threads,
+            &layout,
+            &ctx(threads),
+            UnitLabel::Sm { x: 0, y: 0 },
+        )
+    }
+
+    #[test]
+    fn constants_are_shared_by_every_warp_not_copied() {
+        let layout = RegLayout::new(2, vec![Special::TidX], vec![0, 7, 9]);
+        let new = |i| Warp::new(i, 32, &layout, &ctx(64), UnitLabel::Sm { x: 0, y: 0 });
+        let (a, b) = (new(0), new(1));
+        // A warp owns its general and special registers only.
+        assert_eq!(a.regs.len(), 3);
+        assert_eq!(a.reg(layout.first_constant() + 1), &[7; 32]);
+        assert_eq!(b.reg(layout.first_constant() + 2), &[9; 32]);
+        assert_eq!(b.reg(layout.first_special())[1], 33);
+        assert!(std::sync::Arc::ptr_eq(&a.constants, &b.constants));
+    }
+
+    fn ctx(threads: u32) -> WorkCtx {
+        WorkCtx {
             ctaid: [0; 2],
             nctaid: [1; 2],
             ntid: [threads, 1, 1],
@@ -274,8 +301,7 @@ mod tests {
             entry: 0,
             shared_bytes: 0,
             sm_grid: [1; 2],
-        };
-        Warp::new(0, threads, &layout, &ctx, UnitLabel::Sm { x: 0, y: 0 })
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use spu_isa::format::Module;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why a kernel cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +36,8 @@ pub struct Kernel {
     pub sources: HashMap<String, String>,
     /// Warnings from assembling on the fly.
     pub warnings: String,
+    /// The files the assembler read besides the kernel (`#include`d ones).
+    pub included: Vec<PathBuf>,
 }
 
 impl Kernel {
@@ -78,6 +80,7 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
             module,
             sources,
             warnings: String::new(),
+            included: Vec::new(),
         });
     }
     let text = String::from_utf8(bytes).map_err(|_| KernelError::NotText { path: p.clone() })?;
@@ -92,12 +95,19 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
                 .iter()
                 .map(|f| (f.name.clone(), f.text.clone()))
                 .collect();
+            let included = warnings
+                .files
+                .iter()
+                .filter(|f| f.name != p)
+                .map(|f| PathBuf::from(&f.name))
+                .collect();
             let rendered = warnings.render(&p, &text);
             sources.insert(p, text);
             Ok(Kernel {
                 module,
                 warnings: rendered,
                 sources,
+                included,
             })
         }
         Err(diags) => Err(KernelError::Assembly {

@@ -25,6 +25,7 @@ use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
 use crate::observe::samples::{UnitSampler, combine};
 use crate::observe::trace::Tracer;
 use crate::timing::banks::WaveCache;
+use crate::timing::cache::Caches;
 use crate::timing::cb::{End, Link, build_links};
 use crate::timing::dram::Dram;
 use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
@@ -84,6 +85,8 @@ pub struct Grid<'a> {
     left_in_pass: Vec<u64>,
     pass_now: u32,
     dram: Dram,
+    /// The data caches (GPU machines), fed where deferred accesses are applied.
+    caches: Option<Caches>,
     /// Timing mode: global accesses and DRAM transfers waiting for the end of the
     /// window (or of the step, with `apply_every_step`).
     effects: Vec<Deferred>,
@@ -130,31 +133,16 @@ impl<'a> Grid<'a> {
         };
         let program = &image.program;
         let gpu = machine.is_gpu();
-        let mut units = Vec::with_capacity(geo.unit_count());
-        for y in 0..geo.rows {
-            for x in 0..geo.cols {
-                units.push(Unit::new(units.len(), UnitLabel::Sm { x, y }, program));
-            }
+        let mut labels = geo.labels(machine.boundary);
+        if gpu {
+            // A GPU has SMs only: no boundary units.
+            labels.truncate((geo.cols * geo.rows) as usize);
         }
-        let boundary_units = if gpu {
-            Vec::new()
-        } else {
-            vec![
-                (Side::North, geo.cols),
-                (Side::South, geo.cols),
-                (Side::East, geo.rows),
-                (Side::West, geo.rows),
-            ]
-        };
-        for (side, count) in boundary_units {
-            for index in 0..count {
-                let label = match machine.boundary {
-                    Boundary::Iu => UnitLabel::Iu { side, index },
-                    Boundary::Dma => UnitLabel::Dma { side, index },
-                };
-                units.push(Unit::new(units.len(), label, program));
-            }
-        }
+        let mut units: Vec<Unit> = labels
+            .into_iter()
+            .enumerate()
+            .map(|(u, label)| Unit::new(u, label, program))
+            .collect();
         let mut ports = vec![[None, None, None, None]; units.len()];
         let links = if gpu {
             Vec::new()
@@ -164,17 +152,7 @@ impl<'a> Grid<'a> {
         for (unit, ports) in units.iter_mut().zip(ports) {
             unit.ports = ports;
         }
-        let sides: Vec<Side> = match machine.boundary {
-            Boundary::Iu if image.module.iu_entry.is_some() => Side::ALL.to_vec(),
-            Boundary::Iu => Vec::new(),
-            Boundary::Dma => image
-                .dma
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| d.is_some())
-                .map(|(s, _)| Side::ALL[s])
-                .collect(),
-        };
+        let sides = image.boundary_sides(machine.boundary);
         let blocks_total = u64::from(geo.grid[0]) * u64::from(geo.grid[1]);
         let (left_in_pass, gpu) = if gpu {
             let dispatch = Dispatch::new(machine, image, units.len());
@@ -197,6 +175,7 @@ impl<'a> Grid<'a> {
             memory: Arc::new(std::mem::take(&mut image.memory)),
             threads: 1,
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
+            caches: Caches::new(machine, n),
             dma: image.dma,
             blocks_total,
             image,
@@ -696,12 +675,21 @@ impl<'a> Grid<'a> {
         for d in list {
             let outcome = effects::apply(
                 d.effect,
-                d.key.0,
+                d.key,
                 Arc::make_mut(&mut self.memory),
                 &mut self.dram,
+                self.caches.as_mut(),
                 bytes,
             );
             self.deliver(outcome);
+        }
+        // The units' energy counters (and power traces) see their cache accesses.
+        if let Some(caches) = &self.caches {
+            for (i, unit) in self.units.iter_mut().enumerate() {
+                let [l1, l2] = caches.accesses_by(i);
+                unit.cache_counters.set(Component::Dcp, l1);
+                unit.cache_counters.set(Component::L2cp, l2);
+            }
         }
         // Restorers waiting for a spilled tile learn when it is ready.
         for u in 0..self.units.len() {

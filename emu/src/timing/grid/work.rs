@@ -41,14 +41,14 @@ impl Grid<'_> {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
                 let slots = self.slots_per_sm();
-                self.code(u, ctx, launch.block_threads(), now, slots)
+                self.code(u, ctx, launch.block_threads(), item.pass, now, slots)
             }
             Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
                 ctx.iu = Some((side, iuid));
                 ctx.ntid = [launch.iu_threads, 1, 1];
                 ctx.entry = self.image.module.iu_entry.unwrap_or(0);
                 ctx.shared_bytes = 0;
-                self.code(u, ctx, launch.iu_threads, now, 1)
+                self.code(u, ctx, launch.iu_threads, item.pass, now, 1)
             }
             Role::Boundary { side, iuid } => {
                 // plan() gives DMA boundary roles only to sides with a descriptor.
@@ -103,14 +103,22 @@ impl Grid<'_> {
         self.schedule(u);
     }
 
-    fn code(&self, u: usize, ctx: WorkCtx, threads: u32, now: u64, slots: usize) -> Work {
+    fn code(
+        &self,
+        u: usize,
+        ctx: WorkCtx,
+        threads: u32,
+        pass: u32,
+        now: u64,
+        slots: usize,
+    ) -> Work {
         let label = self.units[u].label;
         let schedulers = if matches!(label, UnitLabel::Iu { .. } | UnitLabel::Dma { .. }) {
             self.timing.iu_schedulers
         } else {
             self.timing.sm_schedulers
         };
-        Work::Code(Box::new(Code::new(
+        let mut code = Code::new(
             ctx,
             threads,
             label,
@@ -119,7 +127,9 @@ impl Grid<'_> {
             schedulers,
             now,
             slots,
-        )))
+        );
+        code.pass = pass;
+        Work::Code(Box::new(code))
     }
 
     fn engine(&self, u: usize, task: Task, side: Side) -> Work {

@@ -137,6 +137,8 @@ pub struct Code {
     pub(super) boards: Vec<Scoreboard>,
     pub(super) shared: Vec<u32>,
     pub ctx: WorkCtx,
+    /// The pass this work belongs to (for the trace).
+    pub pass: u32,
     pub(super) schedulers: Vec<Scheduler>,
     /// Free-at cycle of each pipeline of each kind.
     pipes: [Vec<u64>; 3],
@@ -206,6 +208,7 @@ impl Code {
             boards,
             shared: vec![0; shared_words * slots],
             ctx,
+            pass: 0,
             schedulers,
             pipes: timing.pipes.map(|n| vec![0; n]),
             pipe_free: [0; 4],
@@ -302,6 +305,32 @@ impl Code {
             }
         }
         done
+    }
+
+    /// The launch block warp `wi` belongs to: its slot's block on a unit that
+    /// holds several, the unit's block otherwise.
+    fn block_of(&self, wi: usize) -> [u32; 2] {
+        match self.slots.get(self.slot_of(wi)) {
+            Some(Some(crate::load::plan::WorkItem {
+                role: crate::load::plan::Role::Block { bx, by },
+                ..
+            })) if self.slots.len() > 1 => [*bx, *by],
+            _ => self.ctx.ctaid,
+        }
+    }
+
+    /// Where warp `wi` runs, for a trace line.
+    pub(super) fn trace_site(
+        &self,
+        unit: crate::machine::UnitLabel,
+        wi: usize,
+    ) -> crate::observe::trace::Site {
+        crate::observe::trace::Site {
+            unit,
+            pass: self.pass,
+            block: self.ctx.iu.is_none().then(|| self.block_of(wi)),
+            warp: self.warps[wi].index,
+        }
     }
 
     /// Recomputes what warp `wi`'s next instruction waits for: called after every
