@@ -564,6 +564,51 @@ fn the_gpu_preset_runs_plain_kernels_and_refuses_spu_ones() {
 }
 
 #[test]
+fn a_gpu_run_reports_occupancy_and_no_passes_cbs_or_boundary_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let out = emu(&[
+        "samples/matmul.spu",
+        "--machine",
+        "gtx480",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        summary.contains("occupancy  6 blocks per SM (8 warps each; limited by threads per SM, `sm.max_resident_threads`)"),
+        "{summary}"
+    );
+    assert!(summary.contains("up to 8 blocks per SM"), "{summary}");
+    for absent in ["passes ", "cb ", "link rendezvous"] {
+        assert!(!summary.contains(absent), "`{absent}` in {summary}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(json["occupancy"]["blocks_per_sm"], 6);
+    assert_eq!(json["occupancy"]["limit"], "sm.max_resident_threads");
+    let units = json["units"].as_array().unwrap();
+    assert_eq!(units.len(), 15, "a GPU has its SMs and no boundary units");
+    // One block per SM: the thesis's gpu-sim-1CTA/SM.
+    let out = emu(&["samples/matmul.spu", "--machine", "gtx480-1cta"]);
+    let summary = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        summary.contains(
+            "occupancy  1 block per SM (8 warps each; limited by blocks per SM, `sm.max_blocks`)"
+        ),
+        "{summary}"
+    );
+    // An SPU summary keeps its passes and has no occupancy line.
+    let out = emu(&["samples/matmul.spu"]);
+    let summary = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        summary.contains("passes ") && !summary.contains("occupancy"),
+        "{summary}"
+    );
+}
+
+#[test]
 fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
     // A huge value is too large, not "not positive".
     let err = fails(

@@ -15,9 +15,9 @@ pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
 pub const IDLE_LINE: &str = "(idle units)";
 pub const CHIP_LINE: &str = "(chip constant)";
 
-/// The units the chip has. The statistics of a GPU also list the boundary
-/// positions of its grid, which the emulator keeps but never uses and which are no
-/// part of a GPU; they are left out.
+/// The units the chip has. A GPU has SMs only; statistics written by earlier
+/// versions of the emulator also list unused boundary positions for a GPU, and
+/// those are left out.
 pub fn present(stats: &Stats, gpu: bool) -> impl Iterator<Item = &UnitStats> {
     stats.units.iter().filter(move |u| !gpu || u.kind == "sm")
 }

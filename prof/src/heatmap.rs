@@ -203,11 +203,15 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
         sx + 24.0,
         top + 172.0
     );
+    let strips = if machine.is_gpu() {
+        "no boundary units (a GPU)".to_string()
+    } else {
+        format!("thin strips: boundary units ({})", machine.boundary)
+    };
     let _ = writeln!(
         s,
-        r#"<text x="20" y="{:.1}" font-size="10">tiles: SMs (x right, y down); thin strips: boundary units ({}); hover a tile for its name and value</text>"#,
+        r#"<text x="20" y="{:.1}" font-size="10">tiles: SMs (x right, y down); {strips}; hover a tile for its name and value</text>"#,
         height - 14.0,
-        machine.boundary
     );
     s.push_str("</svg>\n");
     Some(s)

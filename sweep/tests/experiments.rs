@@ -18,7 +18,7 @@ fn every_experiment_plans() {
         ("table-6.3.toml", 4, None),
         ("section-6.2.2.toml", 4, Some(8)),
         ("table-6.4-figure-7.1.toml", 9, Some(24)),
-        ("spu-vs-gpu.toml", 12, Some(15)),
+        ("spu-vs-gpu.toml", 16, Some(20)),
     ] {
         let spec = Spec::read(&experiment(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         let p = plan(&spec, &[]).unwrap_or_else(|e| panic!("{file}: {e}"));

@@ -337,16 +337,45 @@ fn gpu_words(ran: &Ran, m: &Machine) -> (u64, u64) {
 
 #[test]
 fn the_gpu_kernel_matches_the_reference_and_moves_eq_3_3_words() {
-    for (sms, n, k) in [(15, 64, 32), (1, 64, 64), (4, 96, 32), (15, 128, 64)] {
-        let mut m = spu_emu::machine::preset("gtx480").unwrap();
+    // Several blocks per SM (gtx480: two by shared memory), one (gtx480-1cta), and
+    // limits set by keys: three blocks by `sm.max_blocks` where shared memory
+    // allows five, one by `sm.max_warps`. A block has 2 warps and 17 168 bytes of
+    // shared memory: 49 152 / 17 168 = 2 blocks fit in 48 KiB, 5 in 96 KiB.
+    let cases = [
+        ("gtx480", 15, 64, 32, "", 2),
+        ("gtx480", 1, 64, 64, "", 2),
+        ("gtx480", 4, 96, 32, "", 2),
+        ("gtx480", 15, 128, 64, "", 2),
+        ("gtx480-1cta", 15, 128, 64, "", 1),
+        ("gtx480-1cta", 4, 96, 32, "", 1),
+        ("gtx480", 2, 128, 32, "sm.shared_kib=96,sm.max_blocks=3", 3),
+        ("gtx480", 3, 96, 64, "sm.max_warps=3", 1),
+    ];
+    for (preset, sms, n, k, sets, resident) in cases {
+        let mut m = spu_emu::machine::preset(preset).unwrap();
         m.set(&format!("grid.cols={sms}")).unwrap();
+        for set in sets.split(',').filter(|s| !s.is_empty()) {
+            m.set(set).unwrap();
+        }
         let ran = check(GPU, n, k, &m);
+        let occupancy = ran
+            .result
+            .occupancy
+            .expect("a GPU run reports its occupancy");
+        assert_eq!(occupancy.blocks_per_sm, resident, "{preset} {sets}");
+        // Every SM fills up when there are enough blocks.
+        let blocks = (n / 32) * (n / 32);
+        assert_eq!(
+            occupancy.peak_blocks_per_sm as usize,
+            (resident as usize).min(blocks.div_ceil(sms)),
+            "{preset} {sets} N={n} on {sms} SMs"
+        );
         let (data, sync) = gpu_words(&ran, &m);
         // Thesis Eq. 3.3 with K planes: 4 N^2 K / b + 2 N^2 data words (b = 32).
         assert_eq!(
             data,
             (4 * n * n * k / 32 + 2 * n * n) as u64,
-            "N={n} K={k} on {sms} SMs"
+            "N={n} K={k} on {sms} SMs of {preset} {sets}"
         );
         assert_eq!(offchip(&ran), data + sync, "every other word is a flag");
         // One ticket (two words) and K/32 flag raises per block, and at least one poll per

@@ -132,6 +132,24 @@ fn stencils_are_identical_on_one_two_and_four_threads_on_every_kind_of_boundary(
 }
 
 #[test]
+fn gpu_runs_with_several_blocks_per_sm_are_identical_on_one_two_and_four_threads() {
+    // Blocks finish and new ones take their slots at different cycles on
+    // different SMs: the round-robin hand-out must not depend on the threads.
+    for preset in ["gtx480", "gtx480-1cta"] {
+        let m = spu_emu::machine::preset(preset).unwrap();
+        for (rel, defines) in [
+            ("samples/stencil2d/stencil_gpu.spu", &["N=128", "K=64"][..]),
+            ("samples/matmul.spu", &[][..]),
+            ("samples/reduction.spu", &[][..]),
+        ] {
+            for out in same_for_all_threads(&repo_path(rel), &m, defines, u64::MAX) {
+                out.unwrap_or_else(|e| panic!("{rel} on {preset}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
 fn gpu_runs_with_caches_are_identical_on_one_two_and_four_threads() {
     // The caches are shared state (the L2) changed where global accesses are
     // applied, in (cycle, unit, sequence) order.
@@ -227,5 +245,17 @@ fn the_event_loop_and_the_window_by_window_simulation_agree() {
                 );
             }
         }
+    }
+    let gpu = spu_emu::machine::preset("gtx480").unwrap();
+    for (rel, defines) in [
+        ("samples/stencil2d/stencil_gpu.spu", &["N=96", "K=32"][..]),
+        ("samples/matmul.spu", &[][..]),
+    ] {
+        let events = stats_traced(rel, defines, &gpu, false, true);
+        let windows = stats_traced(rel, defines, &gpu, false, false);
+        assert!(
+            events == windows,
+            "{rel} on gtx480: a traced run's stats differ"
+        );
     }
 }

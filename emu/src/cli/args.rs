@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunArgs {
     /// Machine description: a preset name (spu-4x4, spu-8x8, spu-4x4-cb16k,
-    /// spu-4x4-dma) or a TOML machine file.
+    /// spu-4x4-dma, gtx480, gtx480-1cta) or a TOML machine file.
     #[arg(long, value_name = "FILE|PRESET")]
     pub machine: Option<String>,
     /// SM grid: P columns (west to east) by Q rows (north to south).

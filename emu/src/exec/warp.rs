@@ -154,6 +154,12 @@ impl Warp {
         }
     }
 
+    /// Ends the warp as if it had exited (an empty block slot).
+    pub fn retire(&mut self) {
+        self.stack.clear();
+        self.state = WarpState::Done;
+    }
+
     /// The value of register slot `slot` in every lane: one of the warp's own
     /// slots, or a shared constant.
     #[inline(always)]

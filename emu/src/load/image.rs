@@ -516,7 +516,18 @@ fn check_state_size(
     let sms = cols * rows;
     let busy_sms = sms.min(u64::from(grid[0]) * u64::from(grid[1]));
     let boundary = 2 * (cols + rows);
-    let per_sm = threads.div_ceil(32) * warp + u64::from(shared_bytes) + UNIT_OVERHEAD;
+    // A GPU SM holds several resident blocks.
+    let resident = if machine.is_gpu() {
+        let demand = crate::machine::occupancy::BlockDemand {
+            threads: u32::try_from(threads).unwrap_or(u32::MAX),
+            registers: u32::from(program.layout.general),
+            shared_bytes,
+        };
+        u64::from(crate::machine::occupancy::occupancy(machine, demand).blocks)
+    } else {
+        1
+    };
+    let per_sm = resident * (threads.div_ceil(32) * warp + u64::from(shared_bytes)) + UNIT_OVERHEAD;
     let per_boundary = u64::from(iu_threads).div_ceil(32) * warp + UNIT_OVERHEAD;
     let links = cols * (rows + 1) + rows * (cols + 1);
     let cbs = 2 * links * u64::from(machine.cb_size_kib) * 1024;

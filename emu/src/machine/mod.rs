@@ -8,6 +8,7 @@
 //!
 //! Layer 1 of the emulator: depends on nothing else in the crate.
 
+pub mod occupancy;
 pub mod param;
 mod presets;
 mod reference;
@@ -154,6 +155,12 @@ machine_params! {
         "warp scheduling policy of SMs and IUs: loose round-robin or greedy-then-oldest";
     sm_max_threads: u32 = 1024, "sm.max_threads", "threads", Range::Int(1, 4096),
         "most threads in one block (Fermi: 1024)";
+    sm_max_blocks: u32 = 8, "sm.max_blocks", "blocks", Range::Int(1, 64),
+        "most blocks resident on one SM at once, on a GPU (`machine.kind = \"gpu\"`) (GPGPU-Sim GTX 480: `-gpgpu_shader_cta 8`); 1 gives one block per SM. An SPU runs one block per SM in passes";
+    sm_max_resident_threads: u32 = 1536, "sm.max_resident_threads", "threads", Range::Int(32, 65_536),
+        "most threads resident on one SM at once, counting each block's threads padded to whole warps (GPGPU-Sim GTX 480: `-gpgpu_shader_core_pipeline 1536:32`)";
+    sm_max_warps: u32 = 48, "sm.max_warps", "warps", Range::Int(1, 2048),
+        "most warps resident on one SM at once (Fermi: 48)";
     sm_registers: u32 = 32768, "sm.registers", "32-bit registers", Range::Int(32, 1 << 20),
         "register file of one SM; a block needs threads x declared registers (Fermi: 32768)";
     sm_shared_kib: u32 = 48, "sm.shared_kib", "KiB", Range::Int(0, 1024),
@@ -246,6 +253,15 @@ machine_params! {
         "cache line of the L1 and the L2: a miss fetches, and an eviction of a dirty line writes, one line from or to DRAM (GTX 480: 128)";
     global_mib: u32 = 1536, "memory.global_mib", "MiB", Range::Int(1, 4000),
         "global memory capacity for buffers (GTX 480: 1536 MiB)";
+}
+
+/// `1 block`, `8 blocks`.
+pub fn plural(n: u32, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 fn unknown_key(key: &str) -> MachineError {
@@ -400,8 +416,9 @@ impl Machine {
     pub fn summary(&self) -> String {
         if self.is_gpu() {
             return format!(
-                "GPU, {} SMs, {} KiB L1 per SM, {} KiB L2, {} MHz",
+                "GPU, {} SMs, up to {} per SM, {} KiB L1 per SM, {} KiB L2, {} MHz",
                 self.sms(),
+                plural(self.sm_max_blocks, "block"),
                 self.l1_kib,
                 self.l2_kib,
                 self.freq_mhz

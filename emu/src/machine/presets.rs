@@ -35,8 +35,13 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "gtx480",
-        description: "the thesis's GPU baseline: a GTX 480 as GPGPU-Sim configures it (15 SMs, 2 GTO schedulers, 16 KiB L1, 768 KiB L2, 700 MHz, Table 6.1); no CBs or boundary units",
+        description: "the thesis's GPU baseline: a GTX 480 as GPGPU-Sim configures it (15 SMs, up to 8 resident blocks per SM, 2 GTO schedulers, 16 KiB L1, 768 KiB L2, 700 MHz, Table 6.1); no CBs or boundary units",
         toml: include_str!("../../machines/gtx480.toml"),
+    },
+    Preset {
+        name: "gtx480-1cta",
+        description: "the GTX 480 with one resident block per SM (`sm.max_blocks = 1`): the thesis's gpu-sim-1CTA/SM (Figure 6.2)",
+        toml: include_str!("../../machines/gtx480-1cta.toml"),
     },
 ];
 
@@ -72,6 +77,21 @@ mod tests {
         assert!(gpu.is_gpu() && !Machine::default().is_gpu());
         assert_eq!((gpu.sms(), gpu.l1_kib, gpu.l2_kib), (15, 16, 768));
         assert_eq!(gpu.scheduler_policy, crate::machine::SchedulerPolicy::Gto);
+        assert_eq!(
+            (
+                gpu.sm_max_blocks,
+                gpu.sm_max_resident_threads,
+                gpu.sm_max_warps
+            ),
+            (8, 1536, 48)
+        );
+        let mut one = preset("gtx480-1cta").unwrap();
+        assert_eq!(one.sm_max_blocks, 1);
+        one.sm_max_blocks = 8;
+        assert_eq!(
+            one, gpu,
+            "gtx480-1cta differs from gtx480 only in sm.max_blocks"
+        );
         for p in PRESETS.iter().filter(|p| p.name.starts_with("spu")) {
             let m = preset(p.name).unwrap();
             assert_eq!((m.l1_kib, m.l2_kib), (0, 0), "{}: caches off", p.name);

@@ -208,6 +208,21 @@ pub struct UnitTotals {
     pub stalls: [u64; StallReason::ALL.len()],
 }
 
+/// How full a GPU's SMs were (`None` on an SPU, which runs one block per SM).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OccupancyResult {
+    /// Blocks that fit on one SM at once, and the resource that set the number.
+    pub blocks_per_sm: u32,
+    pub limit: crate::machine::occupancy::Limit,
+    /// Warps of one block.
+    pub warps_per_block: u32,
+    /// Most blocks resident on one SM at any time during the run.
+    pub peak_blocks_per_sm: u32,
+    /// Resident warps averaged over SMs and cycles, as a fraction of
+    /// `sm.max_warps`.
+    pub achieved: f64,
+}
+
 /// Everything a finished run measured.
 #[derive(Debug, Clone)]
 pub struct RunResult {
@@ -218,6 +233,7 @@ pub struct RunResult {
     pub cb: CbTotals,
     pub pcs: Vec<PcCounters>,
     pub passes: [u32; 2],
+    pub occupancy: Option<OccupancyResult>,
     /// Global blocksyncs and link rendezvous completed.
     pub global_syncs: u64,
     pub link_syncs: u64,

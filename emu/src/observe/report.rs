@@ -54,11 +54,25 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
             String::new()
         }
     );
-    let _ = writeln!(
-        s,
-        "passes     {}x{} ({})",
-        result.passes[0], result.passes[1], machine.pass_mode
-    );
+    if !machine.is_gpu() {
+        let _ = writeln!(
+            s,
+            "passes     {}x{} ({})",
+            result.passes[0], result.passes[1], machine.pass_mode
+        );
+    }
+    if let Some(o) = &result.occupancy {
+        let _ = writeln!(
+            s,
+            "occupancy  {} per SM ({} each; limited by {}, `{}`), {:.1}% of {} warps achieved",
+            crate::machine::plural(o.blocks_per_sm, "block"),
+            crate::machine::plural(o.warps_per_block, "warp"),
+            o.limit,
+            o.limit.key(),
+            o.achieved * 100.0,
+            machine.sm_max_warps
+        );
+    }
     if result.functional {
         let _ = writeln!(s, "cycles     not modelled (--functional)");
         let _ = writeln!(
@@ -105,14 +119,16 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
             machine.dram_bytes_per_cycle()
         );
     }
-    let _ = writeln!(
-        s,
-        "cb         {} words read, {} written; {} link rendezvous, {} global blocksyncs",
-        grouped(result.cb.reads),
-        grouped(result.cb.writes),
-        grouped(result.link_syncs),
-        grouped(result.global_syncs)
-    );
+    if !machine.is_gpu() {
+        let _ = writeln!(
+            s,
+            "cb         {} words read, {} written; {} link rendezvous, {} global blocksyncs",
+            grouped(result.cb.reads),
+            grouped(result.cb.writes),
+            grouped(result.link_syncs),
+            grouped(result.global_syncs)
+        );
+    }
     s
 }
 

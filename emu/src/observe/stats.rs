@@ -36,6 +36,9 @@ pub struct Stats {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caches: Option<CacheTotals>,
     pub passes: Passes,
+    /// GPU runs: resident blocks per SM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occupancy: Option<Occupancy>,
     pub blocksyncs: Blocksyncs,
     pub launch: LaunchStats,
     /// The resolved machine, every key.
@@ -81,6 +84,22 @@ pub struct Cb {
     pub read_toggles: u64,
     pub write_toggles: u64,
     pub switches: u64,
+}
+
+/// Occupancy of a GPU run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Occupancy {
+    /// Blocks that fit on one SM at once.
+    pub blocks_per_sm: u32,
+    /// The machine key of the resource that limits `blocks_per_sm`.
+    pub limit: String,
+    pub warps_per_block: u32,
+    /// Most blocks resident on one SM at any time.
+    pub peak_blocks_per_sm: u32,
+    /// Resident warps averaged over SMs and cycles, as a fraction of
+    /// `sm.max_warps`.
+    pub achieved: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -276,6 +295,13 @@ impl Stats {
                 y: result.passes[1],
                 mode: machine.pass_mode.name().to_string(),
             },
+            occupancy: result.occupancy.map(|o| Occupancy {
+                blocks_per_sm: o.blocks_per_sm,
+                limit: o.limit.key().to_string(),
+                warps_per_block: o.warps_per_block,
+                peak_blocks_per_sm: o.peak_blocks_per_sm,
+                achieved: o.achieved,
+            }),
             blocksyncs: Blocksyncs {
                 global: result.global_syncs,
                 link: result.link_syncs,

@@ -136,6 +136,11 @@ pub fn svg(
         }
     }
     pass_start.sort_by_key(|&(p, t)| (t, p));
+    // A GPU (SMs only) has no passes and runs only blocks.
+    let gpu = labels.iter().all(|l| matches!(l, UnitLabel::Sm { .. }));
+    if gpu {
+        pass_start.clear();
+    }
     let end = cycles.max(1) as f64;
     let x = |t: u64| LEFT + (WIDTH - LEFT - RIGHT) * t as f64 / end;
     let pass_names: Vec<String> = pass_start
@@ -316,6 +321,7 @@ pub fn svg(
         Activity::Wait(Some(Side::South)),
         Activity::Wait(None),
     ];
+    let entries = if gpu { &entries[..1] } else { &entries[..] };
     let _ = writeln!(s, r#"<g class="legend">"#);
     for (i, a) in entries.iter().enumerate() {
         let (lx, ly) = (
@@ -336,9 +342,14 @@ pub fn svg(
             escape(name)
         );
     }
+    let note = if gpu {
+        "blank: idle; a bar spans an SM's resident blocks, from the start of its first block to the end of its last"
+    } else {
+        "blank: idle (no work in this pass); black ticks: a unit starts its work for a new pass; dashed lines: first start of each pass; SM rows by anti-diagonal x+y"
+    };
     let _ = writeln!(
         s,
-        r#"<text x="{LEFT}" y="{:.1}" font-size="10">blank: idle (no work in this pass); black ticks: a unit starts its work for a new pass; dashed lines: first start of each pass; SM rows by anti-diagonal x+y</text>"#,
+        r#"<text x="{LEFT}" y="{:.1}" font-size="10">{note}</text>"#,
         bottom + 122.0
     );
     let _ = writeln!(s, "</g>");

@@ -88,35 +88,52 @@ impl TraceFilter {
             rows: machine.grid_rows,
             grid: image.launch.grid,
         };
-        let labels = geo.labels(machine.boundary);
+        let gpu = machine.is_gpu();
+        let mut labels = geo.labels(machine.boundary);
+        let sms = (geo.cols * geo.rows) as usize;
+        if gpu {
+            labels.truncate(sms);
+        }
         let block_warps = image.launch.block_threads().div_ceil(32);
         let iu_warps = image.launch.iu_threads.div_ceil(32);
-        let iu_code = machine.boundary == Boundary::Iu;
+        let iu_code = !gpu && machine.boundary == Boundary::Iu;
         // Warps of the code each unit runs (0: it runs none).
         let mut warps = vec![0u32; labels.len()];
-        let sides = image.boundary_sides(machine.boundary);
-        for (u, items) in plan(geo, &sides).iter().enumerate() {
-            for item in items {
-                let n = match item.role {
-                    Role::Block { .. } => block_warps,
-                    Role::Boundary { .. } if iu_code => iu_warps,
-                    _ => 0,
-                };
-                warps[u] = warps[u].max(n);
+        if gpu {
+            // A GPU's first round of dispatch hands block k to SM k (row-major),
+            // and later blocks go to SMs already running: SM k runs blocks
+            // exactly when the launch has more than k blocks.
+            let blocks = u64::from(geo.grid[0]) * u64::from(geo.grid[1]);
+            for (u, w) in warps.iter_mut().enumerate() {
+                if (u as u64) < blocks {
+                    *w = block_warps;
+                }
+            }
+        } else {
+            let sides = image.boundary_sides(machine.boundary);
+            for (u, items) in plan(geo, &sides).iter().enumerate() {
+                for item in items {
+                    let n = match item.role {
+                        Role::Block { .. } => block_warps,
+                        Role::Boundary { .. } if iu_code => iu_warps,
+                        _ => 0,
+                    };
+                    warps[u] = warps[u].max(n);
+                }
             }
         }
         let mut chosen: Vec<usize> = (0..labels.len()).collect();
         if let Some(text) = &self.unit {
             let label =
                 parse_unit(text).ok_or_else(|| FilterError::Syntax { text: text.clone() })?;
-            let at = labels
-                .iter()
-                .position(|&l| l == label)
-                .filter(|&u| !machine.is_gpu() || u < (geo.cols * geo.rows) as usize)
-                .ok_or_else(|| FilterError::NoSuchUnit {
-                    text: text.clone(),
-                    units: unit_list(machine),
-                })?;
+            let at =
+                labels
+                    .iter()
+                    .position(|&l| l == label)
+                    .ok_or_else(|| FilterError::NoSuchUnit {
+                        text: text.clone(),
+                        units: unit_list(machine),
+                    })?;
             if warps[at] == 0 {
                 let why = match label {
                     UnitLabel::Dma { .. } => {

@@ -1,11 +1,13 @@
-//! The SPU in time: the units and the CB links between them, which unit runs which
+//! The SPU (or GPU) in time: the units and the CB links between them, which unit runs which
 //! work item (see [`crate::load::plan`]) and when, the event loop (a queue of unit
 //! wake-ups, so cycles in which nothing can happen are skipped and idle units are
 //! never looked at), the rendezvous of directional and global blocksyncs, deadlock
 //! detection and the cycle limit. `run` holds the loops and the run's result,
 //! `stepping` one step of one unit, `parallel` the window-by-window simulation on
-//! one or more threads, `work` starting work items, `stops` what went wrong.
+//! one or more threads, `work` starting work items, `dispatch` a GPU's blocks and
+//! occupancy, `stops` what went wrong.
 
+mod dispatch;
 mod parallel;
 mod run;
 mod stepping;
@@ -30,6 +32,7 @@ use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
 use crate::timing::engine::{EngineEnv, EngineEvent, SpillStore, Task};
 use crate::timing::unit::{StepEvent, Timing, Unit, Work};
 use crate::timing::window;
+use dispatch::Dispatch;
 use spu_isa::Side;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -116,6 +119,8 @@ pub struct Grid<'a> {
     tracer: Option<Tracer>,
     sampling: Option<u64>,
     activity: bool,
+    /// A GPU's blocks: handed to SMs as resident blocks finish.
+    gpu: Option<Dispatch>,
 }
 
 impl<'a> Grid<'a> {
@@ -127,26 +132,42 @@ impl<'a> Grid<'a> {
             grid: image.launch.grid,
         };
         let program = &image.program;
-        let mut units: Vec<Unit> = geo
-            .labels(machine.boundary)
+        let gpu = machine.is_gpu();
+        let mut labels = geo.labels(machine.boundary);
+        if gpu {
+            // A GPU has SMs only: no boundary units.
+            labels.truncate((geo.cols * geo.rows) as usize);
+        }
+        let mut units: Vec<Unit> = labels
             .into_iter()
             .enumerate()
             .map(|(u, label)| Unit::new(u, label, program))
             .collect();
         let mut ports = vec![[None, None, None, None]; units.len()];
-        let links = build_links(geo, &mut ports, machine.cb_bytes() / 4);
+        let links = if gpu {
+            Vec::new()
+        } else {
+            build_links(geo, &mut ports, machine.cb_bytes() / 4)
+        };
         for (unit, ports) in units.iter_mut().zip(ports) {
             unit.ports = ports;
         }
         let sides = image.boundary_sides(machine.boundary);
-        let [nx, ny] = geo.passes();
-        let mut left_in_pass = vec![0u64; (nx * ny) as usize];
-        for (unit, items) in units.iter_mut().zip(plan(geo, &sides)) {
-            for item in &items {
-                left_in_pass[item.pass as usize] += 1;
+        let blocks_total = u64::from(geo.grid[0]) * u64::from(geo.grid[1]);
+        let (left_in_pass, gpu) = if gpu {
+            let dispatch = Dispatch::new(machine, image, units.len());
+            (vec![blocks_total], Some(dispatch))
+        } else {
+            let [nx, ny] = geo.passes();
+            let mut left_in_pass = vec![0u64; (nx * ny) as usize];
+            for (unit, items) in units.iter_mut().zip(plan(geo, &sides)) {
+                for item in &items {
+                    left_in_pass[item.pass as usize] += 1;
+                }
+                unit.queue = items.into();
             }
-            unit.queue = items.into();
-        }
+            (left_in_pass, None)
+        };
         let n = units.len();
         let global_sync = image.program.uses_global_sync();
         let window = timing.dram_window();
@@ -156,7 +177,7 @@ impl<'a> Grid<'a> {
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
             caches: Caches::new(machine, n),
             dma: image.dma,
-            blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
+            blocks_total,
             image,
             timing,
             geo,
@@ -189,6 +210,7 @@ impl<'a> Grid<'a> {
             tracer: None,
             sampling: None,
             activity: false,
+            gpu,
         }
     }
 
@@ -410,24 +432,40 @@ impl<'a> Grid<'a> {
     fn finish_item(&mut self, u: usize, now: u64) {
         let unit = &mut self.units[u];
         unit.observe(now, &self.image.program);
+        // Blocks still held by the slots of a multi-block SM end here too.
+        let mut items = Vec::new();
         if let Work::Code(code) = &mut unit.work {
             code.settle(now + 1, &mut unit.counts);
+            if code.slots.len() > 1 {
+                items.extend(code.slots.iter_mut().filter_map(Option::take));
+                unit.current = None;
+            }
         }
         unit.finish(now + 1);
+        unit.items_done += (items.len() as u64).saturating_sub(1);
+        if let Some(d) = &mut self.gpu {
+            d.resident(u, 0, 0, now + 1);
+        }
         self.last_finish = self.last_finish.max(now + 1);
         if let Some(log) = &mut unit.activity {
             log.finish(now + 1);
         }
         self.arrived_global[u] = false;
-        if let Some(item) = unit.current.take() {
-            if let Role::Spill { key, .. } = item.role {
-                self.spills.entry(key).or_default().closed = true;
-            }
-            self.completed[u] = Some(item.pass);
-            self.left_in_pass[item.pass as usize] -= 1;
-            if matches!(item.role, Role::Block { .. }) {
-                self.blocks_done += 1;
-            }
+        items.extend(unit.current.take());
+        for item in items {
+            self.retire(u, item);
+        }
+    }
+
+    /// The bookkeeping of a finished work item of unit `u`.
+    pub(super) fn retire(&mut self, u: usize, item: WorkItem) {
+        if let Role::Spill { key, .. } = item.role {
+            self.spills.entry(key).or_default().closed = true;
+        }
+        self.completed[u] = Some(item.pass);
+        self.left_in_pass[item.pass as usize] -= 1;
+        if matches!(item.role, Role::Block { .. }) {
+            self.blocks_done += 1;
         }
     }
 
@@ -522,6 +560,10 @@ impl<'a> Grid<'a> {
                 ..
             } => {
                 self.finish_item(u, now);
+                Ok(true)
+            }
+            Happened::Code(StepEvent::BlocksDone) => {
+                self.finish_blocks(u, now);
                 Ok(true)
             }
             Happened::Code(StepEvent::BlockSync { side: None, pc }) => {
@@ -680,10 +722,12 @@ impl<'a> Grid<'a> {
                 let program = &self.image.program;
                 let unit = &mut self.units[target.unit];
                 unit.traffic.toggles += toggles;
-                if unit.generation != target.generation {
-                    return;
-                }
-                if let Work::Code(code) = &mut unit.work {
+                // A result for a block that has finished since is dropped (its
+                // slot's generation has moved on).
+                if let Work::Code(code) = &mut unit.work
+                    && code.slot_generation.get(code.slot_of(target.warp))
+                        == Some(&target.generation)
+                {
                     let wake = code.resolve(
                         target.warp,
                         dst,

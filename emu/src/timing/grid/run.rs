@@ -212,13 +212,33 @@ impl Grid<'_> {
                 .map(|u| u.activity.take().map(|a| a.segments).unwrap_or_default())
                 .collect(),
         });
+        let sms = self.units.len() as u64;
+        let functional = self.functional;
+        let occupancy = self.gpu.as_mut().filter(|_| !functional).map(|d| {
+            for u in 0..d.peak.len() {
+                d.settle(u, cycles);
+            }
+            crate::observe::outcome::OccupancyResult {
+                blocks_per_sm: d.occupancy.blocks,
+                limit: d.occupancy.limit,
+                warps_per_block: d.warps_per_block,
+                peak_blocks_per_sm: d.peak.iter().copied().max().unwrap_or(0),
+                achieved: d.warp_cycles as f64
+                    / (sms * u64::from(d.max_warps) * cycles.max(1)) as f64,
+            }
+        });
         Ok(RunResult {
             cycles,
+            occupancy,
             units,
             traffic,
             cb,
             pcs,
-            passes: self.geo.passes(),
+            passes: if self.gpu.is_some() {
+                [1, 1]
+            } else {
+                self.geo.passes()
+            },
             global_syncs: self.global_syncs,
             link_syncs: self.link_syncs,
             dram_busy_cycles: if self.functional {

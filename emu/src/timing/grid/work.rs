@@ -18,30 +18,37 @@ fn inward_port(side: Side) -> Side {
 }
 
 impl Grid<'_> {
-    /// Unit `u` starts `item` at cycle `now`.
-    pub(super) fn start(&mut self, u: usize, item: WorkItem, now: u64) {
+    /// What block `(bx, by)` of the launch sees in its special registers.
+    pub(super) fn block_ctx(&self, bx: u32, by: u32) -> WorkCtx {
         let launch = self.image.launch;
-        let mut ctx = WorkCtx {
-            ctaid: [0; 2],
+        WorkCtx {
+            ctaid: [bx, by],
             nctaid: launch.grid,
             ntid: launch.block,
             iu: None,
             entry: 0,
             shared_bytes: self.image.shared_bytes,
             sm_grid: [self.geo.cols, self.geo.rows],
-        };
+        }
+    }
+
+    /// Unit `u` starts `item` at cycle `now`.
+    pub(super) fn start(&mut self, u: usize, item: WorkItem, now: u64) {
+        let launch = self.image.launch;
+        let mut ctx = self.block_ctx(0, 0);
         self.units[u].observe(now, &self.image.program);
         let work = match item.role {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
-                self.code(u, ctx, launch.block_threads(), item.pass, now)
+                let slots = self.slots_per_sm();
+                self.code(u, ctx, launch.block_threads(), item.pass, now, slots)
             }
             Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
                 ctx.iu = Some((side, iuid));
                 ctx.ntid = [launch.iu_threads, 1, 1];
                 ctx.entry = self.image.module.iu_entry.unwrap_or(0);
                 ctx.shared_bytes = 0;
-                self.code(u, ctx, launch.iu_threads, item.pass, now)
+                self.code(u, ctx, launch.iu_threads, item.pass, now, 1)
             }
             Role::Boundary { side, iuid } => {
                 // plan() gives DMA boundary roles only to sides with a descriptor.
@@ -75,6 +82,13 @@ impl Grid<'_> {
         let unit = &mut self.units[u];
         unit.begin(work, now);
         unit.current = Some(item);
+        if let Work::Code(code) = &mut unit.work {
+            code.slots[0] = Some(item);
+            code.slot_generation[0] = unit.generation;
+            if let Some(d) = &mut self.gpu {
+                d.resident(u, 1, code.block_warps() as u64, now);
+            }
+        }
         if let Some(log) = &mut unit.activity {
             let a = match item.role {
                 Role::Block { .. } => Activity::Compute,
@@ -89,7 +103,15 @@ impl Grid<'_> {
         self.schedule(u);
     }
 
-    fn code(&self, u: usize, ctx: WorkCtx, threads: u32, pass: u32, now: u64) -> Work {
+    fn code(
+        &self,
+        u: usize,
+        ctx: WorkCtx,
+        threads: u32,
+        pass: u32,
+        now: u64,
+        slots: usize,
+    ) -> Work {
         let label = self.units[u].label;
         let schedulers = if matches!(label, UnitLabel::Iu { .. } | UnitLabel::Dma { .. }) {
             self.timing.iu_schedulers
@@ -104,6 +126,7 @@ impl Grid<'_> {
             &self.timing,
             schedulers,
             now,
+            slots,
         );
         code.pass = pass;
         Work::Code(Box::new(code))
@@ -122,6 +145,9 @@ impl Grid<'_> {
 
     /// Idle units take their next item if its pass may start.
     pub(super) fn start_ready_work(&mut self, now: u64) {
+        if self.gpu.is_some() {
+            return self.dispatch_blocks(now);
+        }
         for u in 0..self.units.len() {
             if self.units[u].busy {
                 continue;

@@ -150,11 +150,21 @@ pub struct Code {
     /// Stall cycles (warp, instruction, cycles) whose reason waits for a deferred
     /// load of the warp.
     deferred: Vec<(usize, u32, u64)>,
+    /// Block slots: a GPU SM holds several resident blocks of one kernel (see
+    /// [`crate::machine::occupancy`]), every other unit one. Slot `s` owns warps
+    /// `s * block_warps ..` and words `s * shared_words ..` of `shared`.
+    block_warps: usize,
+    shared_words: usize,
+    /// Per slot: the block it holds and the generation its deferred results carry
+    /// (`None`: empty or finished).
+    pub slots: Vec<Option<crate::load::plan::WorkItem>>,
+    pub slot_generation: Vec<u64>,
 }
 
 impl Code {
     /// A block (SM) or an IU program instance of `threads` threads starting at
     /// cycle `now` on a unit with `schedulers` warp schedulers.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: WorkCtx,
         threads: u32,
@@ -163,11 +173,22 @@ impl Code {
         timing: &Timing,
         schedulers: usize,
         now: u64,
+        slots: usize,
     ) -> Code {
         let regs = usize::from(program.layout.general);
-        let warps: Vec<Warp> = (0..threads.div_ceil(32))
-            .map(|w| Warp::new(w, (threads - w * 32).min(32), &program.layout, &ctx, label))
+        let block_warps = threads.div_ceil(32) as usize;
+        let warps: Vec<Warp> = (0..slots)
+            .flat_map(|s| (0..block_warps as u32).map(move |w| (s, w)))
+            .map(|(s, w)| {
+                let mut warp =
+                    Warp::new(w, (threads - w * 32).min(32), &program.layout, &ctx, label);
+                if s > 0 {
+                    warp.retire();
+                }
+                warp
+            })
             .collect();
+        let shared_words = (ctx.shared_bytes / 4).next_power_of_two() as usize;
         let boards = (0..warps.len())
             .map(|_| Scoreboard::new(regs, now))
             .collect();
@@ -185,7 +206,7 @@ impl Code {
         let mut code = Code {
             warps,
             boards,
-            shared: vec![0; (ctx.shared_bytes / 4).next_power_of_two() as usize],
+            shared: vec![0; shared_words * slots],
             ctx,
             pass: 0,
             schedulers,
@@ -193,11 +214,109 @@ impl Code {
             pipe_free: [0; 4],
             budget: Vec::new(),
             deferred: Vec::new(),
+            block_warps,
+            shared_words,
+            slots: vec![None; slots],
+            slot_generation: vec![0; slots],
         };
         for w in 0..code.warps.len() {
             code.refresh(w, program);
         }
         code
+    }
+
+    /// Warps of one block slot.
+    pub fn block_warps(&self) -> usize {
+        self.block_warps
+    }
+
+    /// The block slot of warp `wi`.
+    pub fn slot_of(&self, wi: usize) -> usize {
+        wi / self.block_warps.max(1)
+    }
+
+    /// The warps of slot `slot`.
+    pub(super) fn slot_warps(&self, slot: usize) -> std::ops::Range<usize> {
+        let first = slot * self.block_warps;
+        first..(first + self.block_warps).min(self.warps.len())
+    }
+
+    /// Warp `wi` and its block's shared memory, borrowed together.
+    pub(super) fn warp_and_shared(&mut self, wi: usize) -> (&mut Warp, &mut [u32]) {
+        let s = self.slot_of(wi) * self.shared_words;
+        (
+            &mut self.warps[wi],
+            &mut self.shared[s..s + self.shared_words],
+        )
+    }
+
+    /// True when a slot's block has finished and waits for [`Code::take_finished`].
+    pub fn any_finished(&self) -> bool {
+        (0..self.slots.len()).any(|slot| {
+            self.slots[slot].is_some() && self.slot_warps(slot).all(|w| self.warps[w].is_done())
+        })
+    }
+
+    /// A free slot (`None`: every slot holds a running block).
+    pub fn free_slot(&self) -> Option<usize> {
+        self.slots.iter().position(Option::is_none)
+    }
+
+    /// Slots whose block still runs.
+    pub fn resident(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    /// Loads block `ctx` (`threads` threads) into the empty slot `slot` at cycle
+    /// `now`; its deferred results carry `generation`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn load(
+        &mut self,
+        slot: usize,
+        ctx: WorkCtx,
+        threads: u32,
+        label: crate::machine::UnitLabel,
+        program: &Program,
+        now: u64,
+        generation: u64,
+    ) {
+        let regs = usize::from(program.layout.general);
+        for wi in self.slot_warps(slot) {
+            let w = (wi - slot * self.block_warps) as u32;
+            self.warps[wi] = Warp::new(w, (threads - w * 32).min(32), &program.layout, &ctx, label);
+            self.boards[wi] = Scoreboard::new(regs, now);
+            self.refresh(wi, program);
+        }
+        let range = self.slot_warps(slot);
+        self.deferred.retain(|d| !range.contains(&d.0));
+        let s = slot * self.shared_words;
+        self.shared[s..s + self.shared_words].fill(0);
+        self.slot_generation[slot] = generation;
+    }
+
+    /// Slots whose block has just finished (every warp exited): emptied and
+    /// returned with their items.
+    pub fn take_finished(&mut self) -> Vec<(usize, crate::load::plan::WorkItem)> {
+        let mut done = Vec::new();
+        for slot in 0..self.slots.len() {
+            if self.slots[slot].is_some() && self.slot_warps(slot).all(|w| self.warps[w].is_done())
+            {
+                done.push((slot, self.slots[slot].take().expect("checked")));
+            }
+        }
+        done
+    }
+
+    /// The launch block warp `wi` belongs to: its slot's block on a unit that
+    /// holds several, the unit's block otherwise.
+    fn block_of(&self, wi: usize) -> [u32; 2] {
+        match self.slots.get(self.slot_of(wi)) {
+            Some(Some(crate::load::plan::WorkItem {
+                role: crate::load::plan::Role::Block { bx, by },
+                ..
+            })) if self.slots.len() > 1 => [*bx, *by],
+            _ => self.ctx.ctaid,
+        }
     }
 
     /// Where warp `wi` runs, for a trace line.
@@ -209,7 +328,7 @@ impl Code {
         crate::observe::trace::Site {
             unit,
             pass: self.pass,
-            block: self.ctx.iu.is_none().then_some(self.ctx.ctaid),
+            block: self.ctx.iu.is_none().then(|| self.block_of(wi)),
             warp: self.warps[wi].index,
         }
     }

@@ -156,11 +156,11 @@ impl Unit {
             match flow {
                 Flow::Next | Flow::Branch => StepEvent::None,
                 Flow::Exit => {
-                    check_barrier(code, now, env);
+                    check_barrier(code, wi, now, env);
                     check_blocksync(code, program)
                 }
                 Flow::BarSync => {
-                    check_barrier(code, now, env);
+                    check_barrier(code, wi, now, env);
                     StepEvent::None
                 }
                 Flow::BlockSync(_) => check_blocksync(code, program),
@@ -235,11 +235,11 @@ impl Unit {
         Ok(match executed.flow {
             Flow::Next | Flow::Branch => StepEvent::None,
             Flow::Exit => {
-                check_barrier(code, now, env);
+                check_barrier(code, wi, now, env);
                 check_blocksync(code, program)
             }
             Flow::BarSync => {
-                check_barrier(code, now, env);
+                check_barrier(code, wi, now, env);
                 StepEvent::None
             }
             Flow::BlockSync(_) => check_blocksync(code, program),

@@ -62,7 +62,7 @@ impl Unit {
                         self.label,
                         Who {
                             unit: self.id,
-                            generation: self.generation,
+                            generation: code.slot_generation[code.slot_of(w)],
                         },
                         &mut self.seq,
                     )?;
@@ -83,6 +83,9 @@ impl Unit {
             return Ok(StepEvent::Finished);
         }
         self.wake = code.plan(now + 1);
+        if event == StepEvent::None && code.slots.len() > 1 && code.any_finished() {
+            event = StepEvent::BlocksDone;
+        }
         Ok(event)
     }
 }
@@ -161,10 +164,12 @@ pub(super) fn issue(
     }
     let mut addrs = [0u32; 32];
     let is_iu = code.ctx.iu.is_some();
+    let shared_bytes = code.ctx.shared_bytes;
     let executed: Executed = {
+        let (warps, shared) = code.warp_and_shared(wi);
         let mut local = Local {
-            shared: &mut code.shared,
-            shared_bytes: code.ctx.shared_bytes,
+            shared,
+            shared_bytes,
             params: env.params,
             ports,
             is_iu,
@@ -183,15 +188,7 @@ pub(super) fn issue(
             transaction_bytes: env.timing.transaction_bytes(),
             caching: program.info[pc as usize].caching,
         };
-        let executed = step::execute(
-            program,
-            pc,
-            &mut code.warps[wi],
-            &mut local,
-            &mut global,
-            now,
-            &mut addrs,
-        )?;
+        let executed = step::execute(program, pc, warps, &mut local, &mut global, now, &mut addrs)?;
         traffic.toggles += global.toggles;
         executed
     };
@@ -223,12 +220,12 @@ pub(super) fn issue(
         }
         Flow::Exit => {
             code.set_next_issue(wi, now + latency, program);
-            check_barrier(code, now, env);
+            check_barrier(code, wi, now, env);
             check_blocksync(code, program)
         }
         Flow::BarSync => {
             code.set_next_issue(wi, now + 1, program);
-            check_barrier(code, now, env);
+            check_barrier(code, wi, now, env);
             StepEvent::None
         }
         Flow::BlockSync(_) => {
@@ -261,10 +258,12 @@ pub(super) fn issue(
     })
 }
 
-/// Releases the warps at `bar.sync` once every live warp has arrived.
-pub(super) fn check_barrier(code: &mut Code, now: u64, env: &Env) {
+/// Releases the warps of warp `wi`'s block at `bar.sync` once every live warp of
+/// the block has arrived.
+pub(super) fn check_barrier(code: &mut Code, wi: usize, now: u64, env: &Env) {
+    let block = code.slot_warps(code.slot_of(wi));
     let mut any = false;
-    for w in code.warps.iter().filter(|w| !w.is_done()) {
+    for w in code.warps[block.clone()].iter().filter(|w| !w.is_done()) {
         if !matches!(w.state, WarpState::AtBarrier(_)) {
             return;
         }
@@ -272,7 +271,7 @@ pub(super) fn check_barrier(code: &mut Code, now: u64, env: &Env) {
     }
     if any {
         let at = now + env.timing.latency(TimingClass::Barrier);
-        for wi in 0..code.warps.len() {
+        for wi in block {
             if matches!(code.warps[wi].state, WarpState::AtBarrier(_)) {
                 code.warps[wi].state = WarpState::Running;
                 code.set_next_issue(wi, at, env.program);

@@ -37,6 +37,9 @@ pub enum StepEvent {
     },
     /// Every warp has exited.
     Finished,
+    /// Every warp of one or more of several resident blocks has exited
+    /// ([`Code::take_finished`]); other blocks still run.
+    BlocksDone,
 }
 
 /// What a unit is doing.

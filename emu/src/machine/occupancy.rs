@@ -1,0 +1,158 @@
+//! How many blocks of a kernel fit on one SM at once under Fermi's limits: blocks,
+//! threads, warps, registers and shared memory per SM, counted as GPGPU-Sim counts
+//! them for the GTX 480 (`shader_core_config::max_cta` in `src/gpgpu-sim/shader.cc`
+//! of gpgpu-sim/gpgpu-sim_distribution): a block's threads are padded to whole
+//! warps, registers per thread are rounded up to a multiple of 4, and shared memory
+//! is counted without an allocation granularity.
+
+use super::Machine;
+use std::fmt;
+
+/// The resource that caps the blocks resident on one SM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// `sm.max_blocks`.
+    Blocks,
+    /// `sm.max_resident_threads`.
+    Threads,
+    /// `sm.max_warps`.
+    Warps,
+    /// `sm.registers`.
+    Registers,
+    /// `sm.shared_kib`.
+    SharedMemory,
+}
+
+impl Limit {
+    /// The machine key of the limit.
+    pub fn key(self) -> &'static str {
+        match self {
+            Limit::Blocks => "sm.max_blocks",
+            Limit::Threads => "sm.max_resident_threads",
+            Limit::Warps => "sm.max_warps",
+            Limit::Registers => "sm.registers",
+            Limit::SharedMemory => "sm.shared_kib",
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limit::Blocks => "blocks per SM",
+            Limit::Threads => "threads per SM",
+            Limit::Warps => "warps per SM",
+            Limit::Registers => "registers per SM",
+            Limit::SharedMemory => "shared memory per SM",
+        })
+    }
+}
+
+/// Resident blocks per SM and the limit that set the number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occupancy {
+    pub blocks: u32,
+    pub limit: Limit,
+}
+
+/// What one block of a kernel asks of an SM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockDemand {
+    pub threads: u32,
+    /// General registers per thread.
+    pub registers: u32,
+    pub shared_bytes: u32,
+}
+
+/// Blocks of `demand` that fit on one SM of `m` at once; at least 1 (a block that
+/// does not fit at all is refused at load time). Ties go to the first limit in
+/// the order blocks, threads, warps, registers, shared memory.
+pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
+    let warps = demand.threads.div_ceil(32).max(1);
+    let padded = warps * 32;
+    let regs = (demand.registers + 3) & !3;
+    let limits = [
+        (Limit::Blocks, m.sm_max_blocks),
+        (Limit::Threads, m.sm_max_resident_threads / padded),
+        (Limit::Warps, m.sm_max_warps / warps),
+        (
+            Limit::Registers,
+            m.sm_registers
+                .checked_div(padded * regs)
+                .unwrap_or(u32::MAX),
+        ),
+        (
+            Limit::SharedMemory,
+            (m.sm_shared_kib * 1024)
+                .checked_div(demand.shared_bytes)
+                .unwrap_or(u32::MAX),
+        ),
+    ];
+    let (limit, blocks) = limits
+        .into_iter()
+        .fold((Limit::Blocks, u32::MAX), |best, (l, n)| {
+            if n < best.1 { (l, n) } else { best }
+        });
+    Occupancy {
+        blocks: blocks.max(1),
+        limit,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gtx480() -> Machine {
+        super::super::preset("gtx480").unwrap()
+    }
+
+    fn demand(threads: u32, registers: u32, shared_bytes: u32) -> BlockDemand {
+        BlockDemand {
+            threads,
+            registers,
+            shared_bytes,
+        }
+    }
+
+    fn occ(threads: u32, registers: u32, shared_bytes: u32) -> (u32, Limit) {
+        let o = occupancy(&gtx480(), demand(threads, registers, shared_bytes));
+        (o.blocks, o.limit)
+    }
+
+    #[test]
+    fn each_fermi_limit_caps_the_resident_blocks() {
+        // 64 threads, 8 registers, no shared memory: 8 blocks (the block limit;
+        // threads would allow 1536 / 64 = 24, registers 32768 / 512 = 64).
+        assert_eq!(occ(64, 8, 0), (8, Limit::Blocks));
+        // 512 threads: 1536 / 512 = 3 by threads; warps 48 / 16 = 3 tie, threads first.
+        assert_eq!(occ(512, 8, 0), (3, Limit::Threads));
+        // 200 threads pad to 224 (7 warps): threads 1536 / 224 = 6, warps 48 / 7 = 6.
+        assert_eq!(occ(200, 8, 0), (6, Limit::Threads));
+        // 256 threads x 21 registers (rounded to 24): 32768 / 6144 = 5.
+        assert_eq!(occ(256, 21, 0), (5, Limit::Registers));
+        // 128 threads x 63 registers (64): 32768 / 8192 = 4.
+        assert_eq!(occ(128, 63, 0), (4, Limit::Registers));
+        // The stencil: 64 threads, 2 x 33 x 33 words of planes = 8712 bytes:
+        // 49152 / 8712 = 5 by shared memory.
+        assert_eq!(occ(64, 24, 8712), (5, Limit::SharedMemory));
+        // 48 KiB of shared memory leaves room for exactly one.
+        assert_eq!(occ(64, 8, 49152), (1, Limit::SharedMemory));
+    }
+
+    #[test]
+    fn the_warp_limit_binds_when_it_is_tighter_than_threads() {
+        let mut m = gtx480();
+        m.set("sm.max_warps=20").unwrap();
+        // 256 threads = 8 warps: 20 / 8 = 2, threads 1536 / 256 = 6.
+        let o = occupancy(&m, demand(256, 8, 0));
+        assert_eq!((o.blocks, o.limit), (2, Limit::Warps));
+        assert_eq!(o.limit.key(), "sm.max_warps");
+    }
+
+    #[test]
+    fn a_block_always_fits_once() {
+        let o = occupancy(&gtx480(), demand(1024, 32, 0));
+        assert_eq!((o.blocks, o.limit), (1, Limit::Threads));
+    }
+}
