@@ -89,3 +89,22 @@ fn includes_that_include_each_other_are_stopped() {
     let text = diags.render("a.spu", src);
     assert!(text.contains("includes itself"), "{text}");
 }
+
+#[test]
+fn a_directive_continued_over_lines_is_read_from_its_hash() {
+    // The `#` was located with the length of the joined lines, so a continued
+    // directive was read from the wrong place (a wrong macro, or a panic when that
+    // place fell inside a multi-byte character).
+    let mut read = |_: &Path| -> Result<String, String> { Err("no includes".into()) };
+    for indent in ["", "  ", "\t"] {
+        let src = format!(
+            "{indent}#define TWICE(x) \\\n    add.u32 x, x, x; \\\n    add.u32 x, x, x;\n// ééé\n.entry k {{\n    .reg .u32 %r<2>;\n    mov.u32 %r0, 3;\n    TWICE(%r0)\n    exit;\n}}\n"
+        );
+        let (module, _) = spu_asm::assemble_with("c.spu", &src, &mut read)
+            .unwrap_or_else(|d| panic!("{}", d.render("c.spu", &src)));
+        for pc in [1, 2] {
+            let text = spu_asm::disasm::instr_text(&module, pc).unwrap();
+            assert_eq!(text, "add.u32 %r0, %r0, %r0;", "indent {indent:?}");
+        }
+    }
+}

@@ -153,6 +153,9 @@ impl Pre<'_> {
             // A logical line: physical lines joined by a trailing backslash.
             let mut end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
             let trimmed = text[pos..end].trim_start();
+            // Where the `#` is, from the first physical line (continuations below
+            // make `end` move on).
+            let hash = end - trimmed.len();
             let is_directive = !in_comment && trimmed.starts_with('#');
             if is_directive {
                 while end < text.len() && text[pos..end].trim_end_matches('\r').ends_with('\\') {
@@ -164,7 +167,6 @@ impl Pre<'_> {
             let line = &text[pos..end];
             let active = conds.last().is_none_or(|c| c.active);
             if is_directive {
-                let hash = pos + (line.len() - trimmed.len());
                 self.directive(file, hash, &text[hash..end], &mut conds);
             } else if active {
                 in_comment = self.line(file, pos, line, in_comment);
