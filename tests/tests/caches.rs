@@ -1,10 +1,12 @@
 //! The data caches of GPU machines against hand-computed counts: streaming (every
 //! line misses once), reuse within a line, conflict misses (more lines in one set
 //! than it has ways), write-through stores and write-back of dirty lines, MSHR
-//! merging of two warps missing on one line, cache operators, and no caches on
-//! the SPU.
+//! merging of two warps missing on one line, cache operators, the DRAM-side
+//! energy counters following the traffic after the caches, and no caches on the
+//! SPU.
 
 use spu_emu::Machine;
+use spu_emu::observe::counters::Component;
 use spu_emu::observe::outcome::{CacheLevel, CacheTotals};
 use spu_tests::{Ran, run_with};
 
@@ -180,6 +182,48 @@ fn cache_operators_choose_the_levels() {
         let (_, c) = run(&m, 32, &body);
         assert_eq!(hmm(&c.l1), (hits, 10 - hits, 0), "{ld}");
     }
+}
+
+/// (`NOCP`, `MCP`, `DRAMP`) of the run, and (`NOCP`, `DRAMP`) of each instruction
+/// that has any, in address order.
+fn dram_side(ran: &Ran) -> ([u64; 3], Vec<(u64, u64)>) {
+    let run = [Component::Nocp, Component::Mcp, Component::Dramp]
+        .map(|k| ran.result.units.iter().map(|u| u.counters.get(k)).sum());
+    let pcs = ran
+        .result
+        .pcs
+        .iter()
+        .map(|p| {
+            let c = &p.components;
+            (c.get(Component::Nocp), c.get(Component::Dramp))
+        })
+        .filter(|&n| n != (0, 0))
+        .collect();
+    (run, pcs)
+}
+
+#[test]
+fn dram_energy_counts_the_traffic_after_the_caches() {
+    // Two warps load one line: the first misses in the L1 and sends it to the L2,
+    // which reads it from DRAM; the second merges into the L1's miss and sends
+    // nothing. Each warp then stores its own line: two lines sent, allocated in
+    // the L2 without a DRAM read, still there (dirty) when the run ends.
+    let body = "    and.b32 %r1, %r1, 127;\n    mov.u32 %r2, src;\n    add.u32 %r2, %r2, %r1;\n\
+                    ld.global.u32 %r4, [%r2];\n    add.u32 %r4, %r4, 1;\n\
+                    st.global.u32 [%r3], %r4;\n";
+    let (ran, c) = run(&gpu(&[]), 64, body);
+    assert_eq!((c.dram_read_lines, c.dram_write_lines), (1, 0));
+    assert_eq!(dram_side(&ran), ([3, 1, 1], vec![(1, 1), (2, 0)]));
+    // Uncached (.cv) loads of one line, twice: two lines sent, two DRAM reads.
+    let (ran, _) = run(&gpu(&[]), 32, &chained("ld.global.cv.u32", &[0, 0]));
+    assert_eq!(dram_side(&ran), ([2, 2, 2], vec![(1, 1), (1, 1)]));
+    // Three stored lines in one set of a 2-way L2: the third evicts the first,
+    // and its write-back counts for the third store.
+    let m = gpu(&["cache.l2_kib=1", "cache.l2_banks=1", "cache.l2_ways=2"]);
+    let body = "    st.global.u32 [%r3], %r0;\n    st.global.u32 [%r3+512], %r0;\n\
+                    st.global.u32 [%r3+1024], %r0;\n";
+    let (ran, _) = run(&m, 32, body);
+    assert_eq!(dram_side(&ran), ([3, 1, 1], vec![(1, 0), (1, 0), (1, 1)]));
 }
 
 #[test]

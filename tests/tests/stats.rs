@@ -78,6 +78,35 @@ fn per_instruction_and_per_interval_counts_add_up() {
 }
 
 #[test]
+fn gpu_power_traces_and_instructions_add_up_to_the_cache_traffic() {
+    // On a machine with caches the DRAM-side components count the lines after
+    // the caches: every one caused by an instruction, sampled as it happens.
+    let m = spu_emu::machine::preset("gtx480").unwrap();
+    let s = stats_of("samples/stencil2d/stencil_gpu.spu", &m, &[], Some(500));
+    let samples = s.samples.as_ref().unwrap();
+    for c in Component::ALL {
+        let name = c.name();
+        let total = s.counters[name];
+        let sampled: u64 = samples.components[name].iter().sum();
+        assert_eq!(sampled, total, "samples of {name}");
+    }
+    let caches = s.caches.as_ref().unwrap();
+    let lines = caches.dram_read_lines + caches.dram_write_lines;
+    assert!(lines > 0);
+    assert_eq!(s.counters["DRAMP"], lines);
+    assert_eq!(s.counters["MCP"], lines);
+    assert_eq!(s.counters["NOCP"], s.counters["L2CP"] + caches.l2.bypasses);
+    for name in ["NOCP", "MCP", "DRAMP"] {
+        let by_pc: u64 = s
+            .pcs
+            .iter()
+            .map(|p| p.components.get(name).copied().unwrap_or(0))
+            .sum();
+        assert_eq!(by_pc, s.counters[name], "{name} by instruction");
+    }
+}
+
+#[test]
 fn every_sample_gives_byte_identical_stats_twice() {
     for (rel, defines) in [
         ("samples/vecadd.spu", &["N=1000"][..]),

@@ -227,11 +227,20 @@ pub struct UnitCounts {
     pub block_threads: Vec<u64>,
     /// Threads whose guard held, for guarded instructions run in blocks.
     pub guard_threads: Vec<u64>,
+    /// Set on machines whose global accesses go through data caches (timing
+    /// mode): the global accesses' `NOCP`, `MCP` and `DRAMP` events are then the
+    /// traffic past the L1 in `cached_lines`, not their transactions.
+    pub cached: bool,
+    /// Per instruction: lines sent from the unit to the L2 (or DRAM), and DRAM
+    /// lines read and written, that its accesses caused.
+    pub cached_lines: Vec<[u64; 2]>,
 }
+
+/// The components a global access's transaction counts.
+const DRAM: &[Component] = &[Component::Mcp, Component::Nocp, Component::Dramp];
 
 /// The components one event of instruction `pc`'s memory access counts.
 pub fn memory_components(program: &Program, pc: usize) -> &'static [Component] {
-    const DRAM: &[Component] = &[Component::Mcp, Component::Nocp, Component::Dramp];
     let kind = match program.ops[pc].kind {
         // The general instructions' loads and stores count as the basic ones do.
         Kind::Ext(i) => match program.ext[i as usize].what {
@@ -265,6 +274,8 @@ impl UnitCounts {
             block_runs: vec![0; blocks],
             block_threads: vec![0; blocks],
             guard_threads: vec![0; instructions],
+            cached: false,
+            cached_lines: vec![[0; 2]; instructions],
         }
     }
 
@@ -342,8 +353,18 @@ impl UnitCounts {
             TimingClass::Shuffle => c.add(Component::Shrdp, issued),
             _ => {}
         }
-        for &k in memory_components(program, pc) {
-            c.add(k, self.mem_events[pc]);
+        match memory_components(program, pc) {
+            ks if self.cached && ks == DRAM => {
+                let [sent, dram] = self.cached_lines[pc];
+                c.add(Component::Nocp, sent);
+                c.add(Component::Mcp, dram);
+                c.add(Component::Dramp, dram);
+            }
+            ks => {
+                for &k in ks {
+                    c.add(k, self.mem_events[pc]);
+                }
+            }
         }
         c
     }

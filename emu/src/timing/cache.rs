@@ -214,6 +214,12 @@ pub struct Caches {
     pub dram_writes: u64,
     /// L2 line accesses made by each unit (for the energy counters).
     l2_by_unit: Vec<u64>,
+    /// Lines sent from a unit towards the L2 (or, past it, the DRAM): what
+    /// crosses the interconnect.
+    sent: u64,
+    /// Traffic each access caused past the L1, not yet taken by the units'
+    /// counters: (unit, instruction, [lines sent, DRAM lines read and written]).
+    traffic: Vec<(usize, u32, [u64; 2])>,
 }
 
 fn shape(kib: u32, ways: u32, line: u32, banks: u32, latency: u32, mshrs: u32) -> Shape {
@@ -259,6 +265,8 @@ impl Caches {
             dram_reads: 0,
             dram_writes: 0,
             l2_by_unit: vec![0; units],
+            sent: 0,
+            traffic: Vec::new(),
         })
     }
 
@@ -278,6 +286,29 @@ impl Caches {
             k.hits + k.misses + k.mshr_merges + k.bypasses
         });
         [l1, self.l2_by_unit.get(unit).copied().unwrap_or(0)]
+    }
+
+    /// Takes the traffic past the L1 that accesses caused since the last call, as
+    /// (unit, instruction, [lines sent to the L2 or DRAM, DRAM lines read and
+    /// written]): the `NOCP` and the `MCP` and `DRAMP` energy counters. A dirty
+    /// line an access evicts from the L2 counts for that access.
+    pub fn take_traffic(&mut self) -> Vec<(usize, u32, [u64; 2])> {
+        std::mem::take(&mut self.traffic)
+    }
+
+    /// Runs `f` (one instruction's access by `unit`) and notes the traffic past
+    /// the L1 it caused.
+    fn noting<T>(&mut self, unit: usize, pc: u32, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = [self.sent, self.dram_reads + self.dram_writes];
+        let out = f(self);
+        let caused = [
+            self.sent - before[0],
+            self.dram_reads + self.dram_writes - before[1],
+        ];
+        if caused != [0, 0] {
+            self.traffic.push((unit, pc, caused));
+        }
+        out
     }
 
     /// Summed counts.
@@ -330,6 +361,7 @@ impl Caches {
         &mut self,
         key: super::effects::Key,
         unit: usize,
+        pc: u32,
         addrs: &[u32; 32],
         mask: u32,
         caching: Caching,
@@ -338,17 +370,19 @@ impl Caches {
         dram: &mut Dram,
     ) -> u64 {
         let lines = self.fresh_lines(key, addrs, mask);
-        let mut done = now;
-        for (i, &line) in lines.iter().enumerate() {
-            let at = now + i as u64;
-            let ready = if store {
-                self.store_line(unit, line, caching, at, dram)
-            } else {
-                self.load_line(unit, line, caching, at, dram)
-            };
-            done = done.max(ready);
-        }
-        done
+        self.noting(unit, pc, |c| {
+            let mut done = now;
+            for (i, &line) in lines.iter().enumerate() {
+                let at = now + i as u64;
+                let ready = if store {
+                    c.store_line(unit, line, caching, at, dram)
+                } else {
+                    c.load_line(unit, line, caching, at, dram)
+                };
+                done = done.max(ready);
+            }
+            done
+        })
     }
 
     fn load_line(
@@ -403,6 +437,7 @@ impl Caches {
         dram: &mut Dram,
     ) -> u64 {
         let bytes = self.line_bytes;
+        self.sent += 1;
         if self.l2.is_empty() || caching == Caching::Bypass {
             if let Some(bank) = self.l2.first_mut() {
                 bank.counts.bypasses += 1;
@@ -469,6 +504,18 @@ impl Caches {
     /// A warp's atomics at cycle `now`, one per lane in lane order, performed at
     /// the L2: returns the cycle the last old value is back.
     pub fn atomic(
+        &mut self,
+        unit: usize,
+        pc: u32,
+        addrs: &[u32; 32],
+        mask: u32,
+        now: u64,
+        dram: &mut Dram,
+    ) -> u64 {
+        self.noting(unit, pc, |c| c.atomics(unit, addrs, mask, now, dram))
+    }
+
+    fn atomics(
         &mut self,
         unit: usize,
         addrs: &[u32; 32],

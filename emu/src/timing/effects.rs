@@ -59,6 +59,8 @@ pub enum Effect {
         before: u64,
         narrow: Option<Ty>,
         caching: Caching,
+        /// The instruction (for the energy counters of the traffic it causes).
+        pc: u32,
     },
     /// A warp's global store, `segments` and `before` as for loads; with
     /// `narrow`, `addrs` are byte addresses and each lane's field is merged into
@@ -72,6 +74,8 @@ pub enum Effect {
         before: u64,
         narrow: Option<Ty>,
         caching: Caching,
+        /// The instruction (for the energy counters of the traffic it causes).
+        pc: u32,
     },
     /// A warp's global atomics, one transaction per lane in lane order; the old
     /// words go to register `dst`.
@@ -82,6 +86,7 @@ pub enum Effect {
         mask: u32,
         addrs: Box<Lanes>,
         operands: Box<[Lanes; 2]>,
+        pc: u32,
     },
     /// A DMA loader's tile: global memory into the engine's CB port; the engine
     /// may act again when the last transaction lands.
@@ -137,6 +142,8 @@ pub struct Recorder<'a> {
     pub transaction_bytes: u32,
     /// How the instruction uses the data caches.
     pub caching: Caching,
+    /// The instruction's address.
+    pub pc: u32,
 }
 
 impl Recorder<'_> {
@@ -196,6 +203,7 @@ impl Global for Recorder<'_> {
                 before,
                 narrow: None,
                 caching: self.caching,
+                pc: self.pc,
             },
         });
     }
@@ -213,6 +221,7 @@ impl Global for Recorder<'_> {
                 before,
                 narrow: Some(ty),
                 caching: self.caching,
+                pc: self.pc,
             },
         });
     }
@@ -231,6 +240,7 @@ impl Global for Recorder<'_> {
                 before,
                 narrow: Some(ty),
                 caching: self.caching,
+                pc: self.pc,
             },
         });
     }
@@ -249,6 +259,7 @@ impl Global for Recorder<'_> {
                 before,
                 narrow: None,
                 caching: self.caching,
+                pc: self.pc,
             },
         });
     }
@@ -276,6 +287,7 @@ impl Global for Recorder<'_> {
                 mask,
                 addrs: Box::new(*addrs),
                 operands: Box::new([*a, *b]),
+                pc: self.pc,
             },
         });
     }
@@ -342,6 +354,7 @@ pub fn apply(
             before,
             narrow,
             caching,
+            pc,
         } => {
             let mut values = Box::new([0u32; 32]);
             for l in lanes_of(mask) {
@@ -357,7 +370,17 @@ pub fn apply(
             // instruction's transactions, the last of which the queue (first in,
             // first out) finished most recently.
             let ready = match caches {
-                Some(c) => c.access(key, target.unit, &addrs, mask, caching, false, now, dram),
+                Some(c) => c.access(
+                    key,
+                    target.unit,
+                    pc,
+                    &addrs,
+                    mask,
+                    caching,
+                    false,
+                    now,
+                    dram,
+                ),
                 None => {
                     let earlier = if before > 0 { dram.drained_at() } else { now };
                     queue_at(dram, now + before, segments).max(earlier)
@@ -381,6 +404,7 @@ pub fn apply(
             before,
             narrow,
             caching,
+            pc,
         } => {
             for l in lanes_of(mask) {
                 let word = addrs[l] & !3;
@@ -392,7 +416,7 @@ pub fn apply(
             }
             match caches {
                 Some(c) => {
-                    c.access(key, unit, &addrs, mask, caching, true, now, dram);
+                    c.access(key, unit, pc, &addrs, mask, caching, true, now, dram);
                 }
                 None => {
                     queue_at(dram, now + before, segments);
@@ -407,6 +431,7 @@ pub fn apply(
             mask,
             addrs,
             operands,
+            pc,
         } => {
             let [a, b] = *operands;
             let mut old = Box::new([0u32; 32]);
@@ -421,7 +446,7 @@ pub fn apply(
             }
             let toggles = lane_toggles(&old, mask);
             let ready = match caches {
-                Some(c) => c.atomic(target.unit, &addrs, mask, now, dram),
+                Some(c) => c.atomic(target.unit, pc, &addrs, mask, now, dram),
                 None => queue(dram, u64::from(mask.count_ones())),
             };
             Outcome::Register {

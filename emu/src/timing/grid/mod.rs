@@ -684,7 +684,12 @@ impl<'a> Grid<'a> {
             self.deliver(outcome);
         }
         // The units' energy counters (and power traces) see their cache accesses.
-        if let Some(caches) = &self.caches {
+        if let Some(caches) = &mut self.caches {
+            for (unit, pc, [sent, dram]) in caches.take_traffic() {
+                let lines = &mut self.units[unit].counts.cached_lines[pc as usize];
+                lines[0] += sent;
+                lines[1] += dram;
+            }
             for (i, unit) in self.units.iter_mut().enumerate() {
                 let [l1, l2] = caches.accesses_by(i);
                 unit.cache_counters.set(Component::Dcp, l1);

@@ -12,6 +12,12 @@ impl Grid<'_> {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RunResult, Box<Stop>> {
         self.max_cycles = max_cycles;
+        // With data caches, the units' DRAM-side energy counters follow the
+        // traffic past their L1s.
+        let cached = self.caches.is_some() && !self.functional;
+        for u in &mut self.units {
+            u.counts.cached = cached;
+        }
         match parallel::usable_threads(&self) {
             Some(threads) => self.run_threads(threads, max_cycles, progress)?,
             None => self.run_events(max_cycles, progress)?,

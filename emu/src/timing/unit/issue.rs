@@ -187,6 +187,7 @@ pub(super) fn issue(
             toggles: 0,
             transaction_bytes: env.timing.transaction_bytes(),
             caching: program.info[pc as usize].caching,
+            pc,
         };
         let executed = step::execute(program, pc, warps, &mut local, &mut global, now, &mut addrs)?;
         traffic.toggles += global.toggles;
