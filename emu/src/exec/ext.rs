@@ -206,9 +206,11 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         sat: m.sat.is_some(),
     };
     let mnemonic = spec.mnemonic;
-    // Directed roundings are executed for these (fma/mad in .f32 only).
-    let directed = matches!(mnemonic, "add" | "sub" | "mul" | "div" | "rcp" | "sqrt")
-        || (ty == Ty::F32 && matches!(mnemonic, "fma" | "mad"));
+    // Directed roundings are executed for these.
+    let directed = matches!(
+        mnemonic,
+        "add" | "sub" | "mul" | "div" | "rcp" | "sqrt" | "fma" | "mad"
+    );
     let arithmetic = ty.is_float() && rnd.is_some() && mnemonic != "cvt";
     if arithmetic && (rnd.is_some_and(|r| r.integral()) || !directed) {
         return refuse(&format!(
@@ -246,17 +248,7 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         "lg2" => What::Alu(form(Alu::Lg2)),
         "sin" => What::Alu(form(Alu::Sin)),
         "cos" => What::Alu(form(Alu::Cos)),
-        "cvt" => {
-            let src = m.src_ty.unwrap_or(ty);
-            // Every rounding is executed except a directed one from a 64-bit
-            // integer to a float (not exact in f64).
-            match rnd {
-                Some(r) if !r.integral() && ty.is_float() && src.is_int() && src.bits() == 64 => {
-                    return refuse(&format!("the directed rounding `.{}`", r.name()));
-                }
-                _ => What::Alu(form(Alu::Cvt)),
-            }
-        }
+        "cvt" => What::Alu(form(Alu::Cvt)),
         "mov" | "cvta" => What::Alu(form(Alu::Copy)),
         "popc" => What::Alu(form(Alu::Popc)),
         "clz" => What::Alu(form(Alu::Clz)),
@@ -264,8 +256,7 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         "bfind" => What::Alu(form(Alu::Bfind)),
         "bfe" => What::Alu(form(Alu::Bfe)),
         "bfi" => What::Alu(form(Alu::Bfi)),
-        "prmt" if m.prmt.is_some() => return refuse("a `prmt` mode"),
-        "prmt" => What::Alu(form(Alu::Prmt)),
+        "prmt" => What::Alu(form(Alu::Prmt(m.prmt))),
         "shf" => What::Alu(form(Alu::Shf {
             left: m.dir == Some(ShfDir::L),
             clamp: m.shf_mode == Some(ShfMode::Clamp),
