@@ -284,9 +284,6 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
             if ty.bits() < 32 && count > 1 {
                 return refuse("a vector of 8- or 16-bit elements");
             }
-            if ty.bits() < 32 && store && space.cb_side().is_some() {
-                return refuse("an 8- or 16-bit store to a Communication Buffer");
-            }
             What::Mem {
                 space,
                 store,
@@ -625,7 +622,24 @@ fn narrow<G: Global>(
             }
             Ok(Access::Shared)
         }
-        // The decoder refuses narrow stores elsewhere.
-        _ => Ok(Access::None),
+        _ => {
+            // A Communication Buffer: the field merges into the producer's word,
+            // which then counts as written (the CB checker tracks whole words).
+            let Some(side) = space.cb_side() else {
+                // Parameter space is read-only: the table has no such store.
+                return Ok(Access::None);
+            };
+            let lane0 = exec.trailing_zeros();
+            let port = local.ports[side.code() as usize]
+                .as_mut()
+                .ok_or((FaultKind::NoCbPort { side }, lane0))?;
+            check_bounded(space, &words, exec, port.words() * 4, true)?;
+            for l in lanes_of(exec) {
+                let w = words[l] / 4;
+                let old = port.buffer[w as usize];
+                port.write(w, merge(old, l));
+            }
+            Ok(Access::Cb)
+        }
     }
 }
