@@ -206,9 +206,11 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         sat: m.sat.is_some(),
     };
     let mnemonic = spec.mnemonic;
-    // Directed roundings are executed for these (fma/mad in .f32 only).
-    let directed = matches!(mnemonic, "add" | "sub" | "mul" | "div" | "rcp" | "sqrt")
-        || (ty == Ty::F32 && matches!(mnemonic, "fma" | "mad"));
+    // Directed roundings are executed for these.
+    let directed = matches!(
+        mnemonic,
+        "add" | "sub" | "mul" | "div" | "rcp" | "sqrt" | "fma" | "mad"
+    );
     let arithmetic = ty.is_float() && rnd.is_some() && mnemonic != "cvt";
     if arithmetic && (rnd.is_some_and(|r| r.integral()) || !directed) {
         return refuse(&format!(
@@ -246,17 +248,7 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         "lg2" => What::Alu(form(Alu::Lg2)),
         "sin" => What::Alu(form(Alu::Sin)),
         "cos" => What::Alu(form(Alu::Cos)),
-        "cvt" => {
-            let src = m.src_ty.unwrap_or(ty);
-            // Every rounding is executed except a directed one from a 64-bit
-            // integer to a float (not exact in f64).
-            match rnd {
-                Some(r) if !r.integral() && ty.is_float() && src.is_int() && src.bits() == 64 => {
-                    return refuse(&format!("the directed rounding `.{}`", r.name()));
-                }
-                _ => What::Alu(form(Alu::Cvt)),
-            }
-        }
+        "cvt" => What::Alu(form(Alu::Cvt)),
         "mov" | "cvta" => What::Alu(form(Alu::Copy)),
         "popc" => What::Alu(form(Alu::Popc)),
         "clz" => What::Alu(form(Alu::Clz)),
@@ -264,8 +256,7 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         "bfind" => What::Alu(form(Alu::Bfind)),
         "bfe" => What::Alu(form(Alu::Bfe)),
         "bfi" => What::Alu(form(Alu::Bfi)),
-        "prmt" if m.prmt.is_some() => return refuse("a `prmt` mode"),
-        "prmt" => What::Alu(form(Alu::Prmt)),
+        "prmt" => What::Alu(form(Alu::Prmt(m.prmt))),
         "shf" => What::Alu(form(Alu::Shf {
             left: m.dir == Some(ShfDir::L),
             clamp: m.shf_mode == Some(ShfMode::Clamp),
@@ -292,9 +283,6 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
             let count = m.vec.map_or(1, |v| v.count());
             if ty.bits() < 32 && count > 1 {
                 return refuse("a vector of 8- or 16-bit elements");
-            }
-            if ty.bits() < 32 && store && space.cb_side().is_some() {
-                return refuse("an 8- or 16-bit store to a Communication Buffer");
             }
             What::Mem {
                 space,
@@ -634,7 +622,24 @@ fn narrow<G: Global>(
             }
             Ok(Access::Shared)
         }
-        // The decoder refuses narrow stores elsewhere.
-        _ => Ok(Access::None),
+        _ => {
+            // A Communication Buffer: the field merges into the producer's word,
+            // which then counts as written (the CB checker tracks whole words).
+            let Some(side) = space.cb_side() else {
+                // Parameter space is read-only: the table has no such store.
+                return Ok(Access::None);
+            };
+            let lane0 = exec.trailing_zeros();
+            let port = local.ports[side.code() as usize]
+                .as_mut()
+                .ok_or((FaultKind::NoCbPort { side }, lane0))?;
+            check_bounded(space, &words, exec, port.words() * 4, true)?;
+            for l in lanes_of(exec) {
+                let w = words[l] / 4;
+                let old = port.buffer[w as usize];
+                port.write(w, merge(old, l));
+            }
+            Ok(Access::Cb)
+        }
     }
 }

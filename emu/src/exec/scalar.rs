@@ -7,7 +7,7 @@
 //! Semantics follow the notes of `isa-spec/ISA.md`.
 
 use crate::exec::lanes::{compare, min_max_number};
-use spu_isa::{Cmp, Rnd, Ty};
+use spu_isa::{Cmp, PrmtMode, Rnd, Ty};
 
 /// What a lane computes (decoded once per instruction).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,8 @@ pub enum Alu {
     Bfind,
     Bfe,
     Bfi,
-    Prmt,
+    /// Byte permute: the generic selector form, or one of the PTX modes.
+    Prmt(Option<PrmtMode>),
     /// Funnel shift: left, clamp (else wrap).
     Shf {
         left: bool,
@@ -278,7 +279,16 @@ pub fn alu(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64 {
 /// Float arithmetic with a directed rounding ([`crate::exec::rounding`]); `None`
 /// for operations it does not cover.
 fn directed(f: &Form, mode: Rnd, a: u64, b: u64, c: u64) -> Option<u64> {
-    use crate::exec::rounding::{Op, f32_op, f64_op};
+    use crate::exec::rounding::{Op, f32_op, f64_op, fma_f64};
+    if f.ty == Ty::F64 && matches!(f.alu, Alu::Fma | Alu::MadLo) {
+        let r = fma_f64(
+            mode,
+            f64::from_bits(a),
+            f64::from_bits(b),
+            f64::from_bits(c),
+        );
+        return Some(finish(r, f.sat));
+    }
     let op = match f.alu {
         Alu::Add => Op::Add,
         Alu::Sub => Op::Sub,
@@ -399,15 +409,22 @@ fn int_op(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64 {
             }
             out(d)
         }
-        Alu::Prmt => {
+        Alu::Prmt(mode) => {
             let both = (mask(32, b) << 32) | mask(32, a);
             let mut d = 0u64;
             for i in 0..4 {
-                let sel = (c >> (4 * i)) & 0xf;
-                let mut byte = (both >> (8 * (sel & 7))) & 0xff;
-                if sel & 8 != 0 {
-                    byte = if byte & 0x80 != 0 { 0xff } else { 0 };
-                }
+                let byte = match mode {
+                    None => {
+                        let sel = (c >> (4 * i)) & 0xf;
+                        let byte = (both >> (8 * (sel & 7))) & 0xff;
+                        if sel & 8 != 0 {
+                            if byte & 0x80 != 0 { 0xff } else { 0 }
+                        } else {
+                            byte
+                        }
+                    }
+                    Some(m) => (both >> (8 * prmt_mode_byte(m, c & 3, i))) & 0xff,
+                };
                 d |= byte << (8 * i);
             }
             d
@@ -436,6 +453,25 @@ fn int_op(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64 {
             mask(32, d)
         }
         _ => 0,
+    }
+}
+
+/// Which byte of `{b, a}` (0-7) a `prmt` mode puts in byte `i` of the result, for
+/// the selector `sel` (the low two bits of `c`), as the PTX ISA's `prmt` table gives.
+fn prmt_mode_byte(mode: PrmtMode, sel: u64, i: u64) -> u64 {
+    match mode {
+        // Forward 4 extract: bytes sel+3 .. sel.
+        PrmtMode::F4e => sel + i,
+        // Backward 4 extract: byte sel, then sel-1, sel-2, sel-3 (mod 8).
+        PrmtMode::B4e => (sel + 8 - i) & 7,
+        // Replicate byte sel.
+        PrmtMode::Rc8 => sel,
+        // Edge clamp left: bytes below sel repeat byte sel.
+        PrmtMode::Ecl => i.max(sel),
+        // Edge clamp right: bytes above sel repeat byte sel.
+        PrmtMode::Ecr => i.min(sel),
+        // Replicate the 16-bit half sel & 1.
+        PrmtMode::Rc16 => 2 * (sel & 1) + (i & 1),
     }
 }
 
@@ -501,28 +537,33 @@ fn convert(f: &Form, a: u64) -> u64 {
         } else {
             as_f64(a)
         };
+        let directed = f.rnd.filter(|r| matches!(r, Rnd::Rz | Rnd::Rm | Rnd::Rp));
+        // An integer source rounds once, from the integer itself.
+        let int = (!src.is_float()).then(|| {
+            if src.is_signed() {
+                i128::from(a as i64)
+            } else {
+                i128::from(a)
+            }
+        });
         return if dst == Ty::F64 {
-            // Integers above 2^53 round once, from the integer itself.
-            let v = match src {
-                t if t.is_float() => x,
-                t if t.is_signed() => a as i64 as f64,
-                _ => a as f64,
+            let v = match (int, directed) {
+                (None, _) => x,
+                (Some(n), Some(mode)) => crate::exec::rounding::int_to_f64(n, mode),
+                (Some(n), None) => n as f64,
             };
             finish(v, f.sat)
         } else {
-            let v = match src {
-                Ty::F32 | Ty::F64 => x as f32,
-                t if t.is_signed() => a as i64 as f32,
-                _ => a as f32,
-            };
-            // Directed roundings: every source but a 64-bit integer is exact in f64
-            // (the decoder refuses those).
-            let v = match f.rnd.filter(|r| matches!(r, Rnd::Rz | Rnd::Rm | Rnd::Rp)) {
-                Some(mode) => {
+            let v = match (int, directed) {
+                (Some(n), Some(mode)) => crate::exec::rounding::int_to_f32(n, mode),
+                (Some(n), None) => n as f32,
+                (None, Some(mode)) => {
+                    // A float source is exact in f64.
                     use crate::exec::rounding::{adjust32, side};
+                    let v = x as f32;
                     adjust32(v, side(x, 0.0, f64::from(v), x.is_finite()), mode)
                 }
-                None => v,
+                (None, None) => x as f32,
             };
             finish(flush(v, ftz), f.sat)
         };
@@ -615,7 +656,7 @@ mod tests {
         );
         assert_eq!(
             alu(
-                &form(Alu::Prmt, Ty::B32),
+                &form(Alu::Prmt(None), Ty::B32),
                 0x4433_2211,
                 0x8877_6655,
                 0x0000_7654,
