@@ -242,7 +242,7 @@ fn initialisers_must_fit_their_buffer() {
         ),
         (
             ".global .s64 A[4] = const(1e19);",
-            "`1e19` does not fit in .s64",
+            "`10000000000000000000` does not fit in .s64",
             "1e19",
         ),
     ] {
@@ -354,4 +354,71 @@ fn a_macro_bomb_stops_at_the_expansion_budget() {
         .unwrap_err()
         .render("b.spu", &src);
     assert!(text.contains("MiB of text"), "{text}");
+}
+
+#[test]
+fn initialisers_are_range_checked_for_every_element_type() {
+    // (declaration, the first error's message, the text it points at)
+    let cases = [
+        (
+            ".global .u8 x[4] = const(256);",
+            "`256` does not fit in .u8",
+            "256",
+        ),
+        (
+            ".global .b8 x[4] = const(-1);",
+            "`-1` does not fit in .b8",
+            "-1",
+        ),
+        (
+            ".global .s8 x[4] = ramp(-129, 1);",
+            "`-129` does not fit in .s8",
+            "-129",
+        ),
+        (
+            ".global .u16 x[4] = random(1, 0, 65536);",
+            "`65536` does not fit in .u16",
+            "65536",
+        ),
+        (
+            ".global .s16 x[4] = const(32768);",
+            "`32768` does not fit in .s16",
+            "32768",
+        ),
+        (
+            ".global .u64 x[4] = const(-1);",
+            "`-1` does not fit in .u64",
+            "-1",
+        ),
+        (
+            ".global .s64 x[4] = const(1.5);",
+            "`1.5` is not an integer",
+            "1.5",
+        ),
+        (
+            ".global .f64 x[4] = const(1e309);",
+            "`inf` does not fit in .f64",
+            "1e309",
+        ),
+        (
+            ".global .f32 x[4] = const(1e39);",
+            "`1e39` does not fit in .f32",
+            "1e39",
+        ),
+    ];
+    for (decl, message, text) in cases {
+        let (m, t) = first_error(&kernel(decl, ""));
+        assert_eq!((m.as_str(), t.as_str()), (message, text), "{decl}");
+    }
+    for decl in [
+        ".global .u8 x[4] = const(255);",
+        ".global .s8 x[4] = ramp(-128, 1);",
+        ".global .u16 x[4] = random(1, 0, 65535);",
+        ".global .s16 x[4] = const(-32768);",
+        ".global .u64 x[4] = const(4294967296);",
+        ".global .s64 x[4] = ramp(-9007199254740992, 1);",
+        ".global .f64 x[4] = const(1e300);",
+    ] {
+        assert!(asm(&kernel(decl, "")).is_ok(), "{decl}");
+    }
 }

@@ -396,8 +396,13 @@ fn traces_follow_their_filters() {
     for l in &lines {
         let cols: Vec<&str> = l.split_whitespace().collect();
         let cycle: u64 = cols[0].parse().unwrap();
+        // cycle, pass, unit, block, warp, pc, line, ...
         assert!(
-            (10..=80).contains(&cycle) && cols[1] == "sm:0,0" && cols[2] == "1",
+            (10..=80).contains(&cycle)
+                && cols[1] == "0"
+                && cols[2] == "sm:0,0"
+                && cols[3] == "0,0"
+                && cols[4] == "1",
             "{l}"
         );
         assert!(l.contains("divergent.spu:"), "source line shown: {l}");
@@ -441,6 +446,72 @@ fn traces_follow_their_filters() {
         ],
         "needs the form FIRST..LAST",
     );
+}
+
+#[test]
+fn traces_show_blocks_passes_and_stored_values() {
+    // pass_token: the west IU of row 0 loads seed[0] = 100, SM (0, 0) adds one and
+    // SM (1, 0) adds one more, storing 102 = 0x66 at word 0 of its east and south
+    // CBs.
+    let out = emu(&[
+        "samples/pass_token.spu",
+        "-q",
+        "--trace",
+        "-",
+        "--trace-unit",
+        "sm:1,0",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trace = text(&out.stdout);
+    for side in ["east", "south"] {
+        assert!(
+            trace.contains(&format!("cb.{side} store [0]@0x0=0x66")),
+            "{trace}"
+        );
+    }
+    // 2x2 blocks on a 1x1 grid: four passes, block (x, y) in pass 2y + x, and the
+    // IU code's lines have no block.
+    let out = emu(&[
+        "samples/pass_token.spu",
+        "-q",
+        "-D",
+        "P=2",
+        "-D",
+        "Q=2",
+        "--grid",
+        "1x1",
+        "--trace",
+        "-",
+        "--trace-limit",
+        "100000",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trace = text(&out.stdout);
+    let mut seen = std::collections::BTreeSet::new();
+    let header = trace.lines().next().unwrap();
+    let starts: Vec<usize> = ["line", "instruction"]
+        .iter()
+        .map(|name| header.find(name).unwrap())
+        .collect();
+    for l in trace.lines().skip(1) {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        let (pass, unit, block) = (cols[1], cols[2], cols[3]);
+        if unit.starts_with("sm:") {
+            let (x, y) = block.split_once(',').unwrap();
+            let (x, y): (u32, u32) = (x.parse().unwrap(), y.parse().unwrap());
+            assert_eq!(pass, (2 * y + x).to_string(), "{l}");
+            seen.insert((x, y));
+        } else {
+            assert_eq!(block, "-", "{l}");
+        }
+        // Columns line up: the source line and the instruction start where the
+        // header's titles do.
+        for &at in &starts {
+            assert_eq!(&l[at - 2..at], "  ", "{l}");
+            assert_ne!(&l[at..=at], " ", "{l}");
+        }
+    }
+    assert_eq!(seen.len(), 4, "every block traced");
 }
 
 #[test]

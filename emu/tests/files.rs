@@ -606,3 +606,76 @@ fn sigkill_while_writing_leaves_no_temporaries() {
         }
     }
 }
+
+/// Buffers of 8-, 16- and 64-bit types go through `--load` and `--dump` as `.npy`
+/// files of their own dtype; a file of another dtype, and a parameter that is not
+/// 32-bit, are refused with what to do.
+#[test]
+fn narrow_and_wide_buffers_load_and_dump_with_their_dtypes() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k.spu");
+    // Each thread copies element i of every input to the output of its type.
+    std::fs::write(
+        &k,
+        ".global .u8 A[5] = ramp(250, 1);\n.global .s16 B[5] = ramp(-3, 1);\n\
+         .global .f64 C[5] = const(0.1);\n.global .u64 D[5] = zeros;\n\
+         .launch grid(1) block(5);\n\
+         .entry k {\n    .reg .u32 %r<4>;\n    .reg .u64 %rd<2>;\n\
+         mov.u32 %r1, %tid.x;\n    shl.b32 %r2, %r1, 3;\n    mov.u32 %r3, C;\n\
+         add.u32 %r3, %r3, %r2;\n    ld.global.u64 %rd1, [%r3];\n    mov.u32 %r3, D;\n\
+         add.u32 %r3, %r3, %r2;\n    st.global.u64 [%r3], %rd1;\n\
+         exit;\n}\n",
+    )
+    .unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let out = emu(&[
+        k.to_str().unwrap(),
+        "-q",
+        "--dump",
+        &format!("A={}", p("a.npy")),
+        "--dump",
+        &format!("B={}", p("b.npy")),
+        "--dump",
+        &format!("D={}", p("d.npy")),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let npy = |n: &str| std::fs::read(p(n)).unwrap();
+    let (a, b, d) = (npy("a.npy"), npy("b.npy"), npy("d.npy"));
+    assert!(text(&a).contains("'|u1'") && a.ends_with(&[250, 251, 252, 253, 254]));
+    let b_body: Vec<u8> = [-3i16, -2, -1, 0, 1]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert!(text(&b).contains("'<i2'") && b.ends_with(&b_body));
+    let d_body: Vec<u8> = [0.1f64; 5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert!(text(&d).contains("'<u8'") && d.ends_with(&d_body));
+    // The .u8 dump loads back into A, but not into the .s16 B.
+    let ok = emu(&[
+        k.to_str().unwrap(),
+        "-q",
+        "--load",
+        &format!("A={}", p("a.npy")),
+    ]);
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    let bad = emu(&[
+        k.to_str().unwrap(),
+        "-q",
+        "--load",
+        &format!("B={}", p("a.npy")),
+    ]);
+    let err = text(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("dtype `|u1`") && err.contains("astype('<i2')"),
+        "{err}"
+    );
+    // Parameters stay 32-bit.
+    std::fs::write(&k, ".param .u64 N = 1;\n.entry k { exit; }\n").unwrap();
+    let bad = emu(&[k.to_str().unwrap(), "-q"]);
+    let err = text(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("parameter `N` is .u64: kernel parameters are 32-bit"),
+        "{err}"
+    );
+}

@@ -30,6 +30,79 @@ fn assembled(src: &str) -> Vec<u8> {
     spu_asm::assemble(src, &text).unwrap().0
 }
 
+/// Trace filters that could only give an empty trace are refused before the run,
+/// with a list of what exists.
+#[test]
+fn trace_filters_that_match_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = |more: &[&str]| {
+        let mut args = vec!["samples/pass_token.spu", "-q", "--trace", "-"];
+        args.extend_from_slice(more);
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("trace_unit_not_a_name", trace(&["--trace-unit", "foo"])),
+        (
+            "trace_unit_outside_the_grid",
+            trace(&["--trace-unit", "sm:9,9"]),
+        ),
+        (
+            "trace_iu_outside_the_grid",
+            trace(&["--trace-unit", "iu:north:7"]),
+        ),
+        ("trace_warp_past_the_block", trace(&["--trace-warp", "3"])),
+        (
+            "trace_dma_on_an_iu_machine",
+            trace(&["--trace-unit", "dma:north:0"]),
+        ),
+        (
+            "trace_dma_engine",
+            [
+                "samples/stencil2d/stencil_pc.spu",
+                "-q",
+                "--trace",
+                "-",
+                "--set",
+                "boundary.kind=dma",
+                "--trace-unit",
+                "dma:north:0",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ),
+        (
+            "trace_idle_sm",
+            trace(&["--trace-unit", "sm:3,3", "-D", "P=2", "-D", "Q=2"]),
+        ),
+        (
+            "trace_warp_past_the_unit",
+            trace(&["--trace-unit", "iu:west:0", "--trace-warp", "1"]),
+        ),
+    ];
+    for (name, args) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let text = outcome(&args, dir.path());
+        assert!(text.starts_with("exit: 1\n"), "{name}:\n{text}");
+        assert!(
+            text.contains("--- stdout ---\n--- stderr ---"),
+            "{name}: nothing traced:\n{text}"
+        );
+        insta::assert_snapshot!(name, text);
+    }
+    // The same filters that match something run.
+    for more in [
+        &["--trace-unit", "sm:3,3"][..],
+        &["--trace-unit", " iu:north:3 "][..],
+        &["--trace-warp", "0"][..],
+    ] {
+        let owned = trace(more);
+        let args: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let text = outcome(&args, dir.path());
+        assert!(text.starts_with("exit: 0\n"), "{more:?}:\n{text}");
+        assert!(text.lines().count() > 5, "{more:?}: traced:\n{text}");
+    }
+}
+
 #[test]
 fn bad_input_matrix() {
     let dir = tempfile::tempdir().unwrap();

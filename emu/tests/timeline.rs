@@ -80,10 +80,59 @@ fn timelines_show_the_pass_structure() {
             .filter(|n| n.attribute("class") == Some("item-start"))
             .count();
         assert!(ticks >= 16, "{mode}: a tick per work item");
+        // Every unit's drawn time adds up to its busy cycles plus its waits for
+        // spill streams, which are drawn as such and not counted busy.
+        for (u, segs) in log.units.iter().enumerate() {
+            let drawn: u64 = segs.iter().map(|s| s.end - s.start).sum();
+            let waited: u64 = segs
+                .iter()
+                .filter(|s| s.activity == Activity::SpillWait)
+                .map(|s| s.end - s.start)
+                .sum();
+            let t = &r.units[u];
+            assert_eq!(waited, t.spill_wait_cycles, "{mode}: unit {u}");
+            assert_eq!(
+                drawn,
+                t.busy_cycles + t.spill_wait_cycles,
+                "{mode}: unit {u}"
+            );
+        }
+        // Time axis: round ticks (a 1-2-5 step) whose labels stay in the picture.
+        let ticks: Vec<(f64, u64)> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("tick"))
+            .filter_map(|g| g.descendants().find(|n| n.has_tag_name("text")))
+            .map(|t| {
+                let x: f64 = t.attribute("x").unwrap().parse().unwrap();
+                let v: u64 = t.text().unwrap().replace(' ', "").parse().unwrap();
+                (x, v)
+            })
+            .collect();
+        assert!(ticks.len() >= 4, "{mode}: {ticks:?}");
+        let step = ticks[1].1;
+        let power = 10u64.pow(step.ilog10());
+        assert!(
+            step % power == 0 && [1, 2, 5].contains(&(step / power)),
+            "{mode}: step {step}"
+        );
+        for (k, (x, v)) in ticks.iter().enumerate() {
+            assert_eq!(*v, k as u64 * step, "{mode}");
+            let half = v.to_string().len() as f64 * 3.5;
+            assert!(
+                *x + half <= 1100.0,
+                "{mode}: label {v} at {x} leaves the picture"
+            );
+        }
         let _ = m;
     }
     let (seq, _) = run("sequential");
     let (ovl, _) = run("overlapped");
+    let waits =
+        |r: &spu_emu::RunResult| -> u64 { r.units.iter().map(|u| u.spill_wait_cycles).sum() };
+    assert!(
+        waits(&ovl) > 0,
+        "overlapped passes start restoring virtual IUs before their spills exist"
+    );
     assert!(
         sm0_idle_gaps(&seq) > 0,
         "sequential passes leave SM (0,0) idle between passes"

@@ -99,6 +99,38 @@ impl Ty {
         }
     }
 
+    /// The values a buffer or parameter of this type holds, as the closed range of
+    /// `f64`s an initialiser (`const`, `ramp`, `random`) may give: integers within
+    /// the type's range (bit types as unsigned), finite floats within f32's or f64's
+    /// range. 64-bit integer bounds are the nearest `f64`s inside the range. The
+    /// assembler and the loader both check initialisers against it, and
+    /// [`Ty::bits_of`] converts a value in range.
+    pub fn value_range(self) -> (f64, f64) {
+        match self {
+            Ty::F32 => (-f64::from(f32::MAX), f64::from(f32::MAX)),
+            Ty::F64 => (-f64::MAX, f64::MAX),
+            // 2^64 - 2048 and 2^63 - 1024: the largest f64s below 2^64 and 2^63.
+            Ty::U64 | Ty::B64 => (0.0, 18_446_744_073_709_549_568.0),
+            Ty::S64 => (-9_223_372_036_854_775_808.0, 9_223_372_036_854_774_784.0),
+            t if t.is_signed() => {
+                let half = (1u64 << (t.bits() - 1)) as f64;
+                (-half, half - 1.0)
+            }
+            t => (0.0, ((1u64 << t.bits()) - 1) as f64),
+        }
+    }
+
+    /// The bit pattern (in the low [`Ty::bits`] bits) of `v`, a value within
+    /// [`Ty::value_range`]: floats rounded to nearest, integers two's complement.
+    pub fn bits_of(self, v: f64) -> u64 {
+        match self {
+            Ty::F32 => u64::from((v as f32).to_bits()),
+            Ty::F64 => v.to_bits(),
+            Ty::U64 | Ty::B64 => v as u64,
+            t => (v as i64 as u64) & (u64::MAX >> (64 - t.bits())),
+        }
+    }
+
     /// True for integer and bit types.
     pub const fn is_int(self) -> bool {
         !self.is_float()
@@ -290,7 +322,7 @@ code_enum! {
 }
 
 code_enum! {
-    /// `ld`/`st` `.volatile`: accepted and recorded (no caches reorder anything yet).
+    /// `ld`/`st` `.volatile`: on machines with data caches the access skips the L1.
     Volatile { Volatile = "volatile" }
 }
 
@@ -300,7 +332,7 @@ code_enum! {
 }
 
 code_enum! {
-    /// `ld.global.nc`: read through the non-coherent (texture) path; recorded.
+    /// `ld.global.nc`: read through the non-coherent (texture) path; cached like `.ca`.
     Nc { Nc = "nc" }
 }
 
@@ -330,8 +362,8 @@ impl Vector {
 }
 
 code_enum! {
-    /// Cache operator of `ld`/`st`: accepted and recorded (they matter once a machine
-    /// has caches).
+    /// Cache operator of `ld`/`st`: chooses the cache levels on machines with data
+    /// caches (`.ca`/`.wb` both, `.cg` the L2, `.cs`/`.lu` streaming, `.cv`/`.wt` none).
     CacheOp { Ca = "ca", Cg = "cg", Cs = "cs", Lu = "lu", Cv = "cv", Wb = "wb", Wt = "wt" }
 }
 

@@ -160,12 +160,21 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
             ),
             fmt(*v, metric)
         );
-        if show_text && u.y.is_some() {
+        if show_text {
+            // Boundary strips are narrow: smaller text, turned along east and
+            // west strips.
+            let (cx, cy) = (x + w / 2.0, y + h / 2.0);
+            let (size, turn) = if u.y.is_some() {
+                (11.0, String::new())
+            } else if w < h {
+                (10.0, format!(r#" transform="rotate(-90 {cx:.1} {cy:.1})""#))
+            } else {
+                (10.0, String::new())
+            };
             let _ = writeln!(
                 s,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                x + w / 2.0,
-                y + h / 2.0 + 4.0,
+                r#"<text class="value" x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="{size}"{turn}>{}</text>"#,
+                cy + size / 3.0,
                 fmt(*v, metric)
             );
         }
@@ -196,7 +205,7 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
     );
     let _ = writeln!(
         s,
-        r#"<text x="20" y="{:.1}" font-size="10">tiles: SMs (x right, y down); thin strips: boundary units ({}); hover a tile for its value</text>"#,
+        r#"<text x="20" y="{:.1}" font-size="10">tiles: SMs (x right, y down); thin strips: boundary units ({}); hover a tile for its name and value</text>"#,
         height - 14.0,
         machine.boundary
     );

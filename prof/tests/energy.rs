@@ -301,6 +301,15 @@ fn heat_maps_draw_every_unit_for_every_metric() {
         let fills: std::collections::BTreeSet<_> =
             tiles.iter().filter_map(|n| n.attribute("fill")).collect();
         assert!(fills.len() > 1, "{metric:?}: tiles differ in colour");
+        let values = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("value"))
+            .count();
+        assert_eq!(
+            values,
+            tiles.len(),
+            "{metric:?}: every tile's value is printed, boundary units' too"
+        );
     }
     assert!(svg(&stats, &Model::load("cyclops64").unwrap(), Metric::Energy).is_none());
 }

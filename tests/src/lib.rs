@@ -63,6 +63,44 @@ impl Ran {
         image.memory.buffer(i).to_vec()
     }
 
+    /// A buffer's elements (of its declared type, any width) as bit patterns.
+    fn elements(image: &Image, name: &str) -> Vec<u64> {
+        let i = image
+            .memory
+            .regions()
+            .iter()
+            .position(|r| r.name == name)
+            .unwrap_or_else(|| panic!("no buffer `{name}`"));
+        let r = &image.memory.regions()[i];
+        let words = image.memory.buffer(i);
+        (0..r.len as usize)
+            .map(|e| spu_emu::load::init::element(words, r.ty, e))
+            .collect()
+    }
+
+    /// A buffer's elements after the run, as bit patterns (low bits).
+    pub fn out_bits(&self, name: &str) -> Vec<u64> {
+        Self::elements(&self.after, name)
+    }
+
+    /// A buffer's initial elements, as bit patterns (low bits).
+    pub fn in_bits(&self, name: &str) -> Vec<u64> {
+        Self::elements(&self.before, name)
+    }
+
+    /// A `.f64` buffer's values after the run.
+    pub fn out_f64(&self, name: &str) -> Vec<f64> {
+        self.out_bits(name)
+            .into_iter()
+            .map(f64::from_bits)
+            .collect()
+    }
+
+    /// A `.f64` buffer's initial values.
+    pub fn in_f64(&self, name: &str) -> Vec<f64> {
+        self.in_bits(name).into_iter().map(f64::from_bits).collect()
+    }
+
     /// A buffer's words after the run.
     pub fn out_u32(&self, name: &str) -> Vec<u32> {
         Self::words(&self.after, name)
@@ -90,12 +128,18 @@ impl Ran {
 /// Assembles (or reads) a kernel and runs it; panics with the rendered error on
 /// any failure.
 pub fn run_with(path: &Path, machine: &Machine, defines: &[&str]) -> Ran {
+    run_loaded(path, machine, defines, &[])
+}
+
+/// [`run_with`] with `--load BUF=file.npy` arguments.
+pub fn run_loaded(path: &Path, machine: &Machine, defines: &[&str], loads: &[String]) -> Ran {
     let kernel = spu_emu::read_kernel(path).unwrap_or_else(|e| match e {
         spu_emu::load::kernel::KernelError::Assembly { rendered, .. } => panic!("{rendered}"),
         other => panic!("{other}"),
     });
     let options = spu_emu::LoadOptions {
         defines: defines.iter().map(|d| d.to_string()).collect(),
+        loads: loads.to_vec(),
         ..Default::default()
     };
     let before = spu_emu::load(kernel.module.clone(), machine, &options)

@@ -3,7 +3,7 @@
 //! here, independently of the emulator, on several machines.
 
 use spu_emu::Machine;
-use spu_tests::{assert_close, repo_path, run_with};
+use spu_tests::{assert_close, repo_path, run_loaded, run_with};
 
 fn machines() -> Vec<(&'static str, Machine)> {
     let mut out = vec![("spu-4x4", Machine::default())];
@@ -98,6 +98,45 @@ fn hotspot_ptx_matches_the_stencil_in_f32_and_f64() {
 }
 
 #[test]
+fn hotspot_f64_ptx_on_f64_buffers_matches_the_stencil_in_f64() {
+    // The same step on `.f64` data loaded and stored 8 bytes per element; the
+    // reference repeats the kernel's operation order in f64 (fma where it fuses),
+    // so the results are equal bit for bit.
+    let (rows, cols) = (40, 56);
+    let (cap, rx, ry, rz, amb) = (0.5f32, 0.125f32, 0.0625f32, 0.01f32, 80.0f32);
+    let f = f64::from;
+    for (name, m) in machines() {
+        let ran = run_with(&repo_path("samples/ptx/hotspot_f64.spu"), &m, &[]);
+        let (t, p) = (ran.in_f64("T"), ran.in_f64("P"));
+        assert_eq!(t.len(), rows * cols);
+        // Real doubles, not widened floats: random(3, 60.0, 100.0) draws f64s.
+        assert!(t.iter().any(|v| f64::from(*v as f32) != *v));
+        let got = ran.out_f64("OUT");
+        for r in 0..rows {
+            for c in 0..cols {
+                let i = r * cols + c;
+                let tc = t[i];
+                let n = if r > 0 { t[i - cols] } else { tc };
+                let s = if r + 1 < rows { t[i + cols] } else { tc };
+                let w = if c > 0 { t[i - 1] } else { tc };
+                let e = if c + 1 < cols { t[i + 1] } else { tc };
+                let two_t = tc + tc;
+                let acc = (s + n - two_t).mul_add(f(ry), p[i]);
+                let acc = (e + w - two_t).mul_add(f(rx), acc);
+                let acc = (f(amb) - tc).mul_add(f(rz), acc);
+                let want = acc.mul_add(f(cap), tc);
+                assert_eq!(
+                    got[i].to_bits(),
+                    want.to_bits(),
+                    "{name}: OUT[{r}][{c}] is {}, want {want}",
+                    got[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn matmul_ptx_matches_a_triple_loop() {
     let n = 64;
     for (name, m) in machines() {
@@ -142,5 +181,129 @@ fn rowscan_ptx_running_sums_through_cbs_match_on_every_grid() {
             None => first = Some(words),
             Some(f) => assert_eq!(f, &words, "{grid}: results differ from the 4x4 grid's"),
         }
+    }
+}
+
+/// The `shade` kernel's outputs for one pixel, computed here: (level, flags).
+fn shade_pixel(px: u32, d: f32, near: f32, far: f32) -> (u8, u8) {
+    let (r, g, b) = (px & 255, (px >> 8) & 255, (px >> 16) & 255);
+    // Quarters and halves of integers up to 255: every step is exact in f32.
+    let luma = r as f32 * 0.25 + g as f32 * 0.5 + b as f32 * 0.25;
+    let dither = (px.rotate_left(7) & 3) as f32;
+    let level = (luma * 0.75 + dither * 0.25).ceil().min(255.0) as u8;
+    // PTX's unordered compares: true when either operand is NaN, else the ordered
+    // comparison (near and far are numbers, so only d can make them unordered).
+    let nan = d.is_nan();
+    let in_range = nan || (d >= near && d <= far);
+    let shown = in_range && !nan;
+    let bits = [
+        nan,
+        !nan && !luma.is_nan(),
+        nan || d == near,
+        nan || d != far,
+        nan || d < near,
+        nan || d > far,
+        in_range,
+        px >> 31 == 1,
+    ];
+    let flags = bits
+        .iter()
+        .enumerate()
+        .fold(0u8, |f, (k, &b)| f | (u8::from(b) << k));
+    (if shown { level } else { 0 }, flags)
+}
+
+#[test]
+fn shade_ptx_u8_outputs_and_unordered_compares_on_nan_depths_match() {
+    // Depths straddling NEAR = 1 and FAR = 3 exactly, NaNs of both signs and with
+    // payloads, infinities; the rest from a fixed pattern. Loaded from a `<f4` file.
+    let n = 1000;
+    let special = [
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7fc0_1234),
+        f32::from_bits(0xff80_0001),
+        1.0,
+        3.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.999_999_94,
+        3.000_000_2,
+        -0.0,
+    ];
+    let depth: Vec<u32> = (0..n)
+        .map(|i| match special.get(i % 37) {
+            Some(v) => *v,
+            None => ((i * 7919) % 4001) as f32 / 1000.0,
+        })
+        .map(|v: f32| v.to_bits())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("depth.npy");
+    spu_emu::load::npy::write(&path, spu_isa::Ty::F32, &[n as u64], &depth).unwrap();
+    let loads = [format!("DEPTH={}", path.display())];
+    for (name, m) in machines() {
+        let ran = run_loaded(&repo_path("samples/ptx/shade.spu"), &m, &[], &loads);
+        let rgba = ran.in_u32("RGBA");
+        let d = ran.in_f32("DEPTH");
+        assert_eq!(d.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), depth);
+        let (level, flags) = (ran.out_bits("LEVEL"), ran.out_bits("FLAGS"));
+        assert_eq!((level.len(), flags.len()), (n, n));
+        for i in 0..n {
+            let want = shade_pixel(rgba[i], d[i], 1.0, 3.0);
+            let got = (level[i] as u8, flags[i] as u8);
+            assert_eq!(
+                got, want,
+                "{name}: pixel {i} (rgba {:#010x}, depth {:?})",
+                rgba[i], d[i]
+            );
+        }
+        // The data reach every case: shown and hidden pixels, every flag bit set
+        // and clear somewhere.
+        assert!(level.iter().any(|&l| l > 0) && level.contains(&0));
+        for k in 0..8 {
+            assert!(flags.iter().any(|f| f >> k & 1 == 1), "bit {k} never set");
+            assert!(flags.iter().any(|f| f >> k & 1 == 0), "bit {k} never clear");
+        }
+    }
+}
+
+#[test]
+fn window_ptx_dynamic_shared_sums_match_in_64_bits() {
+    // 1000 is not a multiple of the 128-thread blocks: the halos past both ends of
+    // X are zeros, and the last block has threads without an element.
+    let (n, r) = (1000usize, 32i64);
+    for (name, m) in machines() {
+        let ran = run_with(&repo_path("samples/ptx/window.spu"), &m, &[]);
+        let x: Vec<i64> = ran
+            .in_bits("X")
+            .iter()
+            .map(|&v| i64::from(v as u16 as i16))
+            .collect();
+        let scale: Vec<i64> = ran
+            .in_bits("SCALE")
+            .iter()
+            .map(|&v| i64::from(v as u32 as i32))
+            .collect();
+        let bias: Vec<i64> = ran
+            .in_bits("BIAS")
+            .iter()
+            .map(|&v| i64::from(v as u32 as i32))
+            .collect();
+        assert_eq!(scale, [3, 20]);
+        assert!(x.iter().any(|&v| v < 0) && x.iter().any(|&v| v > 16384));
+        let out = ran.out_bits("OUT");
+        for i in 0..n {
+            let sum: i64 = (i as i64 - r..=i as i64 + r)
+                .filter(|&j| (0..n as i64).contains(&j))
+                .map(|j| x[j as usize])
+                .sum();
+            let want = ((sum * scale[0]) << scale[1]) + bias[i];
+            assert_eq!(out[i] as i64, want, "{name}: OUT[{i}]");
+        }
+        assert!(
+            out.iter().any(|&v| (v as i64).abs() > 1 << 32),
+            "64-bit results"
+        );
     }
 }

@@ -132,6 +132,22 @@ fn stencils_are_identical_on_one_two_and_four_threads_on_every_kind_of_boundary(
 }
 
 #[test]
+fn gpu_runs_with_caches_are_identical_on_one_two_and_four_threads() {
+    // The caches are shared state (the L2) changed where global accesses are
+    // applied, in (cycle, unit, sequence) order.
+    let m = spu_emu::machine::preset("gtx480").unwrap();
+    for (rel, defines) in [
+        ("samples/vecadd.spu", &[][..]),
+        ("samples/reduction.spu", &[]),
+        ("samples/stencil2d/stencil_gpu.spu", &["N=64", "K=32"]),
+    ] {
+        for out in same_for_all_threads(&repo_path(rel), &m, defines, u64::MAX) {
+            out.unwrap_or_else(|e| panic!("{rel}: {e}"));
+        }
+    }
+}
+
+#[test]
 fn runs_that_stop_stop_the_same_way_on_any_number_of_threads() {
     let pc = repo_path("samples/stencil2d/stencil_pc.spu");
     let outs = same_for_all_threads(&pc, &Machine::default(), &["N=128", "K=64"], 100_000);
@@ -174,7 +190,12 @@ fn stats_traced(
             limit: 10,
             ..TraceFilter::default()
         };
-        Tracer::new(&kernel.module, filter, Box::new(std::io::sink()))
+        Tracer::new(
+            &kernel.module,
+            &image.launch,
+            filter,
+            Box::new(std::io::sink()),
+        )
     });
     let control = RunControl {
         functional,

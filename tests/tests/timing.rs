@@ -144,3 +144,57 @@ fn every_scheduler_cycle_is_an_issue_or_a_charged_stall() {
         }
     }
 }
+
+/// One warp copying 16 or 8 bytes per thread with one vector or 64-bit load and
+/// store.
+fn wide_kernel(copy: &str, bytes: u32) -> String {
+    let shift = bytes.trailing_zeros();
+    format!(
+        ".global .u32 src[128] = ramp(0, 1);\n.global .u32 out[128] = zeros;\n\
+         .launch grid(1, 1) block(32) iu(32);\n\
+         .entry wide {{\n    .reg .u32 %r<12>;\n    .reg .u64 %rd<2>;\n\
+         mov.u32 %r0, %tid.x;\n    shl.b32 %r1, %r0, {shift};\n\
+         mov.u32 %r2, src;\n    add.u32 %r2, %r2, %r1;\n\
+         mov.u32 %r3, out;\n    add.u32 %r3, %r3, %r1;\n    {copy}\n    exit;\n}}\n"
+    )
+}
+
+#[test]
+fn vector_and_64_bit_accesses_queue_each_transaction_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = one_sm();
+    // 22.4 GB/s at 700 MHz is 32 bytes, one 32-byte transaction, per cycle.
+    m.set("memory.bandwidth_gbs=22.4").unwrap();
+    m.set("memory.transaction_bytes=32").unwrap();
+    for (copy, bytes) in [
+        (
+            "ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%r2];\n    st.global.v4.u32 [%r3], {%r4, %r5, %r6, %r7};",
+            16,
+        ),
+        (
+            "ld.global.u64 %rd1, [%r2];\n    st.global.u64 [%r3], %rd1;",
+            8,
+        ),
+    ] {
+        let path = write_kernel(&dir, "wide", &wide_kernel(copy, bytes));
+        let ran = run_with(&path, &m, &[]);
+        let t = &ran.result.traffic;
+        // 32 lanes x `bytes` contiguous bytes in 32-byte transactions, each way.
+        let n = u64::from(bytes);
+        assert_eq!(
+            (t.load_transactions, t.store_transactions),
+            (n, n),
+            "{copy}"
+        );
+        assert_eq!((t.load_words, t.store_words), (8 * n, 8 * n), "{copy}");
+        // The channel moves each transaction once, one cycle each (not once per
+        // 32-bit word of the access): 2n cycles.
+        assert_eq!(ran.result.dram_busy_cycles, (2 * n) as f64, "{copy}");
+        let copied = ran.out_u32("out");
+        assert_eq!(
+            copied[..(8 * n) as usize],
+            ran.in_u32("src")[..(8 * n) as usize],
+            "{copy}"
+        );
+    }
+}

@@ -418,8 +418,9 @@ impl Assembler {
 /// Most registers one `.reg` declaration may name.
 pub(super) const MAX_DECLARED: usize = 1 << 16;
 
-/// Checks an initialiser's values against the buffer's type: integers for integer
-/// buffers, each within the type's range; finite values within f32's range otherwise.
+/// Checks an initialiser's values against the buffer's type ([`Ty::value_range`]):
+/// integers for integer buffers, each within the type's range; finite values within
+/// the float type's range otherwise.
 /// (A ramp's last value depends on the buffer's size and is checked at load time.)
 pub(super) fn check_init_values(e: &SExpr<'_>, init: Init, ty: Ty) -> Result<Init, Diagnostic> {
     let Expr::Call(_, args) = &e.node else {
@@ -455,46 +456,38 @@ pub(super) fn check_init_value(
     arg: &SExpr<'_>,
 ) -> Result<(), Diagnostic> {
     let text = format_number(v);
-    match ty {
-        Ty::F32 => {
-            if !v.is_finite() || v.abs() > f64::from(f32::MAX) {
-                return Err(Diagnostic::error(
-                    format!("`{text}` does not fit in .f32"),
-                    arg.span.clone(),
-                )
-                .label(format!("expected a magnitude of at most {:e}", f32::MAX)));
-            }
+    if ty.is_float() {
+        let (_, hi) = ty.value_range();
+        // f32's bound shown as the f32 it is (3.4028235e38).
+        let shown = match ty {
+            Ty::F32 => format!("{:e}", f32::MAX),
+            _ => format!("{hi:e}"),
+        };
+        if !v.is_finite() || v.abs() > hi {
+            return Err(Diagnostic::error(
+                format!("`{text}` does not fit in .{ty}"),
+                arg.span.clone(),
+            )
+            .label(format!("expected a magnitude of at most {shown}")));
         }
-        Ty::F64 => {
-            if !v.is_finite() {
-                return Err(Diagnostic::error(
-                    format!("`{text}` does not fit in .f64"),
-                    arg.span.clone(),
-                )
-                .label("expected a finite number"));
-            }
-        }
-        _ => {
-            if v.fract() != 0.0 || !v.is_finite() {
-                return Err(Diagnostic::error(
-                    format!("`{text}` is not an integer"),
-                    arg.span.clone(),
-                )
+        return Ok(());
+    }
+    if v.fract() != 0.0 || !v.is_finite() {
+        return Err(
+            Diagnostic::error(format!("`{text}` is not an integer"), arg.span.clone())
                 .label(format!("a .{ty} buffer holds integers"))
-                .help("write an integer, or declare the buffer .f32"));
-            }
-            let (lo, hi) = int_range(ty, is_step);
-            // Exact: every bound is an integer of at most 64 bits, and `v` an
-            // integer-valued f64 (`as` saturates, so a huge one lands outside too).
-            let x = v as i128;
-            if x < lo || x > hi {
-                return Err(Diagnostic::error(
-                    format!("`{text}` does not fit in .{ty}"),
-                    arg.span.clone(),
-                )
-                .label(format!("expected {lo}..={hi}")));
-            }
-        }
+                .help("write an integer, or declare the buffer .f32 or .f64"),
+        );
+    }
+    let (lo, hi) = int_range(ty, is_step);
+    // Exact: every bound is an integer of at most 64 bits, and `v` an
+    // integer-valued f64 (`as` saturates, so a huge one lands outside too).
+    let x = v as i128;
+    if x < lo || x > hi {
+        return Err(
+            Diagnostic::error(format!("`{text}` does not fit in .{ty}"), arg.span.clone())
+                .label(format!("expected {lo}..={hi}")),
+        );
     }
     Ok(())
 }
@@ -516,8 +509,9 @@ fn int_range(ty: Ty, is_step: bool) -> (i128, i128) {
 
 /// A number as written in source: integers without a fractional part.
 pub(super) fn format_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e18 {
-        format!("{}", v as i64)
+    // Integers up to 64-bit types' bounds in full (2^64 - 2048 = 18446744073709549568).
+    if v.fract() == 0.0 && v.abs() < 1.9e19 {
+        format!("{}", v as i128)
     } else if v.abs() >= 1e18 {
         format!("{v:e}")
     } else {

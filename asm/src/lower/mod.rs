@@ -319,10 +319,12 @@ impl Assembler {
     }
 
     fn statement(&mut self, s: &Spanned<Stmt<'_>>, diags: &mut Diagnostics) {
+        // nvcc declares `extern __shared__` arrays (`.extern .shared`) at module
+        // scope, before the entries that use them.
         let needs_entry = matches!(
             s.node,
             Stmt::Reg { .. }
-                | Stmt::Shared { .. }
+                | Stmt::Shared { dynamic: false, .. }
                 | Stmt::Label { .. }
                 | Stmt::Instr { .. }
                 | Stmt::IuSection

@@ -39,6 +39,9 @@ pub enum SessionError {
     /// An output names a file the kernel includes.
     #[error(transparent)]
     Paths(#[from] spu_io::paths::PathError),
+    /// A trace filter that would match nothing.
+    #[error(transparent)]
+    TraceFilter(#[from] crate::observe::trace::FilterError),
     /// The run stopped; `rendered` explains where and why.
     #[error("the run of `{path}` stopped; no statistics or dumps were written")]
     Stopped {
@@ -128,8 +131,12 @@ pub fn run_traced(
     if control.interrupt.is_none() {
         control.interrupt = spu_io::interrupt::install();
     }
-    let tracer =
-        trace.map(|(filter, out)| crate::observe::trace::Tracer::new(&kernel.module, filter, out));
+    if let Some((filter, _)) = &trace {
+        filter.check(&machine, &image)?;
+    }
+    let tracer = trace.map(|(filter, out)| {
+        crate::observe::trace::Tracer::new(&kernel.module, &image.launch, filter, out)
+    });
     let session = simulate_loaded(
         kernel_path,
         kernel,

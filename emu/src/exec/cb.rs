@@ -2,13 +2,18 @@
 //! buffer of the pair it currently uses. The producer end holds the buffer being
 //! written, the consumer end the one being read; a switch of the link (timing
 //! model) swaps the two. Each end counts its accesses, words and bit toggles for the
-//! energy model.
+//! energy model. Read toggles are counted per reader (each warp, and the unit's
+//! engine), between consecutive words that reader takes from the port in its own
+//! program order: the same count in every execution mode and for any thread count.
 //!
 //! Each buffer carries one bit per word saying whether the producer has written the
 //! word since the buffer last became the producer's (the CB checker): a read of a
 //! word without its bit is a read of stale data, which a missing sync causes.
 
 use crate::exec::lanes::{Lanes, lanes_of};
+
+/// The reader index of the unit's DMA engine or virtual IU in [`Port::read_word`].
+pub const ENGINE: usize = 0;
 
 /// One end of a link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,9 +33,11 @@ pub struct Port {
     /// Words read and written through this end.
     pub reads: u64,
     pub writes: u64,
-    /// Bits that changed between consecutive words read through this end.
+    /// Bits that changed between consecutive words one reader read through this
+    /// end (see [`Port::read_word`]).
     pub read_toggles: u64,
-    last_read: u32,
+    /// The last word each reader read: [`ENGINE`] and warp `w` at `w + 1`.
+    last_read: Vec<u32>,
     /// Bits that flipped in buffer cells on writes.
     pub write_toggles: u64,
 }
@@ -47,7 +54,7 @@ impl Port {
             writes: 0,
             read_toggles: 0,
             write_toggles: 0,
-            last_read: 0,
+            last_read: Vec::new(),
         }
     }
 
@@ -71,8 +78,15 @@ impl Port {
     /// Reads the words of byte addresses `addrs` in the lanes of `mask` into `out`
     /// (the caller checked the addresses). With the checker on, a lane reading a
     /// word nobody wrote since the last switch stops the read: `Err(lane)`.
+    /// `warp` is the reader's index in its block.
     #[inline]
-    pub fn read_lanes(&mut self, addrs: &Lanes, mask: u32, out: &mut Lanes) -> Result<(), u32> {
+    pub fn read_lanes(
+        &mut self,
+        addrs: &Lanes,
+        mask: u32,
+        out: &mut Lanes,
+        warp: u32,
+    ) -> Result<(), u32> {
         if self.checked {
             for l in lanes_of(mask) {
                 if !self.holds(addrs[l] / 4) {
@@ -80,8 +94,9 @@ impl Port {
                 }
             }
         }
+        let reader = warp as usize + 1;
         for l in lanes_of(mask) {
-            out[l] = self.read_word(addrs[l] / 4);
+            out[l] = self.read_word(addrs[l] / 4, reader);
         }
         Ok(())
     }
@@ -97,7 +112,7 @@ impl Port {
     /// Reads `n` consecutive words from word 0 (a spill), with the bits saying
     /// which of them hold written data.
     pub fn read_words(&mut self, n: u32) -> (Vec<u32>, Vec<u64>) {
-        let words = (0..n).map(|w| self.read_word(w)).collect();
+        let words = (0..n).map(|w| self.read_word(w, ENGINE)).collect();
         let mut valid = self.valid[..n.div_ceil(64) as usize].to_vec();
         if let Some(last) = valid.last_mut()
             && n % 64 != 0
@@ -121,12 +136,22 @@ impl Port {
         }
     }
 
-    /// Reads one word (the caller checked the index).
-    pub fn read_word(&mut self, word: u32) -> u32 {
+    /// Reads one word for `reader` ([`ENGINE`], or warp `w` of the block as
+    /// `w + 1`; the caller checked the index). Its toggles are the bits that
+    /// changed since the word the same reader read last: the data path from the
+    /// buffer to one warp's registers (or the engine) carries that reader's words
+    /// in its program order, which every execution mode knows, whereas the
+    /// interleaving of warps at the port is a timing detail.
+    #[inline]
+    pub fn read_word(&mut self, word: u32, reader: usize) -> u32 {
         let v = self.buffer[word as usize];
+        if reader >= self.last_read.len() {
+            self.last_read.resize(reader + 1, 0);
+        }
+        let last = &mut self.last_read[reader];
         self.reads += 1;
-        self.read_toggles += u64::from((v ^ self.last_read).count_ones());
-        self.last_read = v;
+        self.read_toggles += u64::from((v ^ *last).count_ones());
+        *last = v;
         v
     }
 
@@ -166,19 +191,48 @@ mod tests {
         let mut out = [0; 32];
         let addrs: Lanes = std::array::from_fn(|l| 4 * l as u32);
         assert_eq!(
-            c.read_lanes(&addrs, 0b111, &mut out),
+            c.read_lanes(&addrs, 0b111, &mut out, 0),
             Err(1),
             "word 1 unwritten"
         );
         assert_eq!(c.reads, 0, "a refused read reads nothing");
         c.checked = false;
-        c.read_lanes(&addrs, 0b111, &mut out).unwrap();
+        c.read_lanes(&addrs, 0b111, &mut out, 0).unwrap();
         assert_eq!((out[0], out[2], c.written), (7, 9, 3));
         p.write(0, 1);
         assert_eq!(c.buffer[0], 7, "the producer writes the other buffer");
         assert_eq!(p.write_toggles, 3 + 2 + 1);
         assert_eq!(c.reads, 3);
         assert_eq!(c.read_toggles, 3 + 3 + 2, "0 -> 7 -> 0 -> 9");
+    }
+
+    #[test]
+    fn read_toggles_follow_each_reader_not_the_interleaving() {
+        let mut c = Port::new(0, 4);
+        c.checked = false;
+        c.buffer.copy_from_slice(&[0b1, 0b10, 0b100, 0b1000]);
+        let mut out = [0; 32];
+        let at = |w: u32| -> Lanes { std::array::from_fn(|_| 4 * w) };
+        // Warp 0 reads words 0 then 2, warp 1 reads 1 then 3; the order the two
+        // interleave in does not change the count.
+        let mut counts = Vec::new();
+        for order in [
+            [(0, 0), (0, 2), (1, 1), (1, 3)],
+            [(0, 0), (1, 1), (0, 2), (1, 3)],
+        ] {
+            let mut p = c.clone();
+            for (warp, word) in order {
+                p.read_lanes(&at(word), 1, &mut out, warp).unwrap();
+            }
+            counts.push(p.read_toggles);
+        }
+        // Warp 0: 0 -> 0b1 -> 0b100 (1 + 2); warp 1: 0 -> 0b10 -> 0b1000 (1 + 2).
+        assert_eq!(counts, [6, 6]);
+        // The engine is a reader of its own.
+        let mut p = c.clone();
+        p.read_lanes(&at(3), 1, &mut out, 0).unwrap();
+        p.read_word(3, ENGINE);
+        assert_eq!(p.read_toggles, 1 + 1);
     }
 
     #[test]

@@ -306,6 +306,23 @@ pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
     })
 }
 
+/// Transactions of `2^shift` bytes that an access of `words` 32-bit words per lane
+/// (aligned to its size, a power of two) at the first-word addresses `addrs`
+/// touches in the lanes of `mask`: each distinct aligned segment counts once, as
+/// for a 32-bit access.
+pub fn transactions(addrs: &Lanes, mask: u32, words: u8, shift: u32) -> u64 {
+    if u32::from(words) * 4 <= 1 << shift {
+        // Each lane's value lies in the segment of its first word.
+        return distinct(addrs, mask, shift);
+    }
+    let mut segments: Vec<u32> = (0..u32::from(words))
+        .flat_map(|j| lanes_of(mask).map(move |l| addrs[l].wrapping_add(4 * j) >> shift))
+        .collect();
+    segments.sort_unstable();
+    segments.dedup();
+    segments.len() as u64
+}
+
 /// Number of distinct `addr >> shift` values among the lanes of `mask`.
 pub fn distinct(addrs: &Lanes, mask: u32, shift: u32) -> u64 {
     if mask == 0 {
@@ -451,6 +468,17 @@ mod tests {
     fn coalescing_counts_aligned_segments() {
         let unit_stride: Lanes = std::array::from_fn(|l| 0x1000 + 4 * l as u32);
         assert_eq!(distinct(&unit_stride, u32::MAX, 5), 4);
+        // A .v4 access of 16-byte elements: 512 bytes, four 128-byte segments, or
+        // sixteen 32-byte ones, and 128 4-byte ones.
+        let vec4: Lanes = std::array::from_fn(|l| 16 * l as u32);
+        assert_eq!(transactions(&vec4, u32::MAX, 4, 7), 4);
+        assert_eq!(transactions(&vec4, u32::MAX, 4, 5), 16);
+        assert_eq!(transactions(&vec4, u32::MAX, 4, 2), 128);
+        assert_eq!(
+            transactions(&vec4, 0b11, 2, 2),
+            4,
+            "two lanes of 64-bit values"
+        );
         let strided: Lanes = std::array::from_fn(|l| 0x1000 + 128 * l as u32);
         assert_eq!(distinct(&strided, u32::MAX, 5), 32);
         assert_eq!(distinct(&strided, 0b101, 5), 2);

@@ -19,14 +19,24 @@ pub struct Region {
     pub dims: Vec<u64>,
     /// Byte address of element 0.
     pub base: u32,
-    /// Number of 32-bit elements.
+    /// Number of elements (of `ty`, packed: `len * ty.bytes()` bytes).
     pub len: u32,
 }
 
 impl Region {
     /// One past the last byte.
     pub fn end(&self) -> u32 {
-        self.base + self.len * 4
+        self.base + self.bytes()
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> u32 {
+        self.len * self.ty.bytes()
+    }
+
+    /// Number of 32-bit words the elements occupy (the last one padded with zeros).
+    pub fn words(&self) -> usize {
+        self.bytes().div_ceil(4) as usize
     }
 }
 
@@ -96,9 +106,10 @@ impl GlobalMemory {
         let mut placed = Vec::new();
         let mut sizes = Vec::new();
         for (name, ty, dims, len) in buffers {
-            sizes.push((name.clone(), (len * 4).div_ceil(1 << 20)));
+            let bytes = len * u64::from(ty.bytes());
+            sizes.push((name.clone(), bytes.div_ceil(1 << 20)));
             let base = next;
-            next = (base + len * 4 + 2 * u64::from(PAGE) - 1) / u64::from(PAGE) * u64::from(PAGE)
+            next = (base + bytes + 2 * u64::from(PAGE) - 1) / u64::from(PAGE) * u64::from(PAGE)
                 + u64::from(PAGE);
             placed.push((name, ty, dims, base, len));
         }
@@ -162,18 +173,19 @@ impl GlobalMemory {
         self.words[(addr / 4) as usize] = value;
     }
 
-    /// The elements of a buffer.
+    /// The words holding a buffer's elements (packed little-endian; see
+    /// [`crate::load::init::element`]).
     pub fn buffer(&self, index: usize) -> &[u32] {
         let r = &self.regions[index];
         let start = (r.base / 4) as usize;
-        &self.words[start..start + r.len as usize]
+        &self.words[start..start + r.words()]
     }
 
-    /// The elements of a buffer, writable.
+    /// The words holding a buffer's elements, writable.
     pub fn buffer_mut(&mut self, index: usize) -> &mut [u32] {
         let r = &self.regions[index];
         let start = (r.base / 4) as usize;
-        &mut self.words[start..start + r.len as usize]
+        &mut self.words[start..start + r.words()]
     }
 
     /// The region nearest to an unmapped address, for error messages.

@@ -1,8 +1,10 @@
 //! The execution core: what an instruction does to a warp, independent of time.
 //!
-//! - [`ops`]: the kernel's code decoded once into micro-ops whose operands are all
-//!   register-file slots (constants and special registers included), cut into
-//!   basic blocks;
+//! - [`ops`]: the micro-ops the kernel's code is decoded into once, whose operands
+//!   are all register-file slots (constants and special registers included), and
+//!   the program of them cut into basic blocks;
+//! - [`decode`]: instruction words to micro-ops, with the refusal of forms this
+//!   emulator does not execute;
 //! - [`lanes`]: instruction semantics on 32-lane values, the one copy every
 //!   execution mode calls;
 //! - [`ext`], [`scalar`] and [`rounding`]: the general path for the forms the micro-ops do not
@@ -18,6 +20,7 @@
 //! Layer 2: may use [`crate::machine`] only.
 
 pub mod cb;
+pub mod decode;
 pub mod ext;
 pub mod fault;
 pub mod lanes;

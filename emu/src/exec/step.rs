@@ -473,11 +473,12 @@ pub(crate) fn memory<G: Global>(
                 port.write_lanes(addrs, warp.reg(usize::from(data)), mask);
             } else {
                 let mut v = [0; 32];
-                port.read_lanes(addrs, mask, &mut v).map_err(|lane| {
-                    let addr = addrs[lane as usize];
-                    let held = port.held();
-                    (FaultKind::UnwrittenCb { side, addr, held }, lane)
-                })?;
+                port.read_lanes(addrs, mask, &mut v, warp.index)
+                    .map_err(|lane| {
+                        let addr = addrs[lane as usize];
+                        let held = port.held();
+                        (FaultKind::UnwrittenCb { side, addr, held }, lane)
+                    })?;
                 lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
             }
             Ok(Access::Cb)

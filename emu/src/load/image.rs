@@ -3,8 +3,9 @@
 //! the launch and buffer-size expressions, checks them against the machine, lays out
 //! and initialises global memory, applies `--load` files and decodes the code.
 
+use crate::exec::decode::{DecodeError, decode_program};
 use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::{DecodeError, Program, SymbolAddresses, decode_program};
+use crate::exec::ops::{Program, SymbolAddresses};
 use crate::load::npy::{self, NpyError};
 use crate::machine::param::shorten;
 use crate::machine::{Boundary, Machine, PassMode};
@@ -154,6 +155,24 @@ pub struct Image {
     pub dumps: Vec<(usize, PathBuf)>,
     /// DMA descriptors by side code, evaluated.
     pub dma: [Option<DmaPlan>; 4],
+}
+
+impl Image {
+    /// The sides with kernel boundary work on `boundary` units: all four with IU
+    /// code, the declared ones with DMA descriptors.
+    pub fn boundary_sides(&self, boundary: Boundary) -> Vec<spu_isa::Side> {
+        match boundary {
+            Boundary::Iu if self.module.iu_entry.is_some() => spu_isa::Side::ALL.to_vec(),
+            Boundary::Iu => Vec::new(),
+            Boundary::Dma => self
+                .dma
+                .iter()
+                .zip(spu_isa::Side::ALL)
+                .filter(|(d, _)| d.is_some())
+                .map(|(_, s)| *s)
+                .collect(),
+        }
+    }
 }
 
 /// Loads a module onto a machine.
@@ -327,7 +346,8 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     }
     let mut memory = GlobalMemory::layout(layout, u64::from(machine.global_mib) << 20)?;
     for (i, b) in module.buffers.iter().enumerate() {
-        crate::load::init::fill(memory.buffer_mut(i), b.ty, b.init);
+        let elements = memory.regions()[i].len as usize;
+        crate::load::init::fill(memory.buffer_mut(i), b.ty, elements, b.init);
     }
     for arg in &options.loads {
         let (index, path) = buffer_arg(&module, "--load", arg)?;
@@ -445,24 +465,31 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     })
 }
 
-/// Parameters and buffers of the emulator's memory model hold 32-bit words (their
-/// initialisers, `-D` values and `.npy` files are 32-bit); other element types are
-/// refused here with the declaration's name. Shared arrays may have any type: they
-/// are byte-addressed and laid out by element size.
+/// Kernel parameters hold 32-bit values (their defaults and `-D` values are 32-bit
+/// patterns; a 64-bit entry parameter bound to one is zero- or sign-extended); other
+/// parameter types are refused here with the declaration's name. Buffers and shared
+/// arrays may have any element type: they are byte-addressed and packed by element
+/// size. DMA moves 32-bit words, so a buffer a `.dma` descriptor names must have a
+/// 32-bit element type.
 fn check_word_types(module: &Module) -> Result<(), LoadError> {
-    let word = |t: Ty| matches!(t, Ty::U32 | Ty::S32 | Ty::F32 | Ty::B32);
-    let bad = module
-        .params
-        .iter()
-        .map(|p| ("parameter", &p.name, p.ty))
-        .chain(module.buffers.iter().map(|b| ("buffer", &b.name, b.ty)))
-        .find(|(_, _, t)| !word(*t));
-    match bad {
-        Some((what, name, ty)) => Err(LoadError::Machine(format!(
-            "{what} `{name}` is .{ty}: the emulator's memory holds 32-bit elements only (.u32, .s32, .b32, .f32); declare it with one of those types"
-        ))),
-        None => Ok(()),
+    let word = |t: Ty| t.bits() == 32;
+    if let Some(p) = module.params.iter().find(|p| !word(p.ty)) {
+        return Err(LoadError::Machine(format!(
+            "parameter `{}` is .{}: kernel parameters are 32-bit (.u32, .s32, .b32, .f32); declare it with one of those types (a 64-bit entry parameter may be bound to a 32-bit one)",
+            p.name, p.ty
+        )));
     }
+    for d in &module.dma {
+        if let Some(b) = module.buffers.get(usize::from(d.buffer))
+            && !word(b.ty)
+        {
+            return Err(LoadError::Machine(format!(
+                "`.dma {}` moves buffer `{}`, which is .{}: DMA engines move 32-bit words; declare the buffer .u32, .s32, .b32 or .f32",
+                d.side, b.name, b.ty
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Estimates, before anything is allocated for the run, the memory of every unit's

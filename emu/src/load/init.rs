@@ -28,9 +28,10 @@ impl SplitMix64 {
 }
 
 /// Checks that every value an initialiser gives a buffer of `elements` elements is a
-/// value of the type: an integer in range for `.u32`/`.s32`, a finite f32 otherwise.
-/// (The assembler checks the literals; this also covers a ramp's last value, which
-/// depends on the size, and hand-made binaries.)
+/// value of the type ([`Ty::value_range`]): an integer in range for integer types, a
+/// finite float within the float type's range otherwise. (The assembler checks the
+/// literals; this also covers a ramp's last value, which depends on the size, and
+/// hand-made binaries.)
 pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
     let last = elements.saturating_sub(1) as f64;
     let values: Vec<(&str, f64)> = match init {
@@ -45,15 +46,10 @@ pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
         }
         Init::Random { lo, hi, .. } => vec![("random's lo", lo), ("random's hi", hi)],
     };
-    let (lo, hi) = match ty {
-        Ty::S32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
-        Ty::F32 => (-f64::from(f32::MAX), f64::from(f32::MAX)),
-        // Other element types are refused before buffers are filled.
-        _ => (0.0, f64::from(u32::MAX)),
-    };
+    let (lo, hi) = ty.value_range();
     let show = |v: f64| match ty {
-        Ty::F32 => format!("{v:e}"),
-        _ if v.fract() == 0.0 && v.abs() < 1e18 => format!("{}", v as i64),
+        Ty::F32 | Ty::F64 => format!("{v:e}"),
+        _ if v.fract() == 0.0 && v.abs() < 1.9e19 => format!("{}", v as i128),
         _ => format!("{v}"),
     };
     for (what, v) in values {
@@ -65,39 +61,69 @@ pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
                 show(hi)
             ));
         }
-        if ty != Ty::F32 && v.fract() != 0.0 {
+        if !ty.is_float() && v.fract() != 0.0 {
             return Err(format!("{what} is {v}, but a .{ty} buffer holds integers"));
         }
     }
     Ok(())
 }
 
-/// The bit pattern of `v` as an element of type `ty`.
-fn to_bits(v: f64, ty: Ty) -> u32 {
-    match ty {
-        Ty::F32 => (v as f32).to_bits(),
-        _ => v as i64 as u32,
+/// Element `i` of type `ty` in a buffer's words (little-endian, packed).
+pub fn element(words: &[u32], ty: Ty, i: usize) -> u64 {
+    match ty.bytes() {
+        8 => u64::from(words[2 * i]) | u64::from(words[2 * i + 1]) << 32,
+        4 => u64::from(words[i]),
+        n => {
+            let byte = i * n as usize;
+            let mask = (1u64 << ty.bits()) - 1;
+            (u64::from(words[byte / 4]) >> (8 * (byte % 4))) & mask
+        }
     }
 }
 
-/// Fills a buffer from its initialiser.
-pub fn fill(words: &mut [u32], ty: Ty, init: Init) {
+/// Sets element `i` of type `ty` in a buffer's words to the low bits of `bits`.
+pub fn set_element(words: &mut [u32], ty: Ty, i: usize, bits: u64) {
+    match ty.bytes() {
+        8 => {
+            words[2 * i] = bits as u32;
+            words[2 * i + 1] = (bits >> 32) as u32;
+        }
+        4 => words[i] = bits as u32,
+        n => {
+            let byte = i * n as usize;
+            let shift = 8 * (byte % 4);
+            let mask = ((1u32 << ty.bits()) - 1) << shift;
+            let w = &mut words[byte / 4];
+            *w = (*w & !mask) | ((bits as u32) << shift & mask);
+        }
+    }
+}
+
+/// Fills the `elements` elements of a buffer from its initialiser.
+pub fn fill(words: &mut [u32], ty: Ty, elements: usize, init: Init) {
     match init {
         Init::Zeros => words.fill(0),
-        Init::Const(v) => words.fill(to_bits(v, ty)),
+        Init::Const(v) => {
+            let bits = ty.bits_of(v);
+            for i in 0..elements {
+                set_element(words, ty, i, bits);
+            }
+        }
         Init::Ramp { start, step } => {
-            for (i, w) in words.iter_mut().enumerate() {
-                *w = to_bits(start + i as f64 * step, ty);
+            for i in 0..elements {
+                set_element(words, ty, i, ty.bits_of(start + i as f64 * step));
             }
         }
         Init::Random { seed, lo, hi } => {
             let mut rng = SplitMix64::new(seed);
-            for w in words.iter_mut() {
+            for i in 0..elements {
                 let u = rng.next_unit();
-                *w = match ty {
-                    Ty::F32 => ((lo + u * (hi - lo)) as f32).to_bits(),
-                    _ => to_bits(lo + (u * (hi - lo + 1.0)).floor(), ty),
+                let bits = match ty {
+                    // Rounded to f32 from the f64 draw (as always for .f32).
+                    Ty::F32 | Ty::F64 => ty.bits_of(lo + u * (hi - lo)),
+                    _ => ty.bits_of((lo + (u * (hi - lo + 1.0)).floor()).min(hi)),
                 };
+                set_element(words, ty, i, bits);
             }
         }
     }
@@ -113,17 +139,19 @@ mod tests {
         fill(
             &mut w,
             Ty::U32,
+            4,
             Init::Ramp {
                 start: 6.0,
                 step: 1.0,
             },
         );
         assert_eq!(w, [6, 7, 8, 9]);
-        fill(&mut w, Ty::F32, Init::Const(-2.0));
+        fill(&mut w, Ty::F32, 4, Init::Const(-2.0));
         assert_eq!(w, [(-2.0f32).to_bits(); 4]);
         fill(
             &mut w,
             Ty::S32,
+            4,
             Init::Random {
                 seed: 3,
                 lo: -2.0,
@@ -135,6 +163,7 @@ mod tests {
         fill(
             &mut again,
             Ty::S32,
+            4,
             Init::Random {
                 seed: 3,
                 lo: -2.0,

@@ -1,6 +1,7 @@
 //! Buffers in NumPy `.npy` files: little-endian, C order, dtype matching the
-//! declaration (`f32` -> `<f4`, `u32` -> `<u4`, `s32` -> `<i4`), shape equal to the
-//! declared dimensions. An input's header is read and checked against the buffer
+//! declaration (`.u8 .b8` -> `|u1`, `.s8` -> `|i1`, `.u16 .b16` -> `<u2`, `.s16` ->
+//! `<i2`, `.u32 .b32` -> `<u4`, `.s32` -> `<i4`, `.f32` -> `<f4`, `.u64 .b64` ->
+//! `<u8`, `.s64` -> `<i8`, `.f64` -> `<f8`), shape equal to the declared dimensions. An input's header is read and checked against the buffer
 //! before its body, and no more than the buffer's size is ever read; outputs are
 //! streamed to a temporary file that is renamed into place.
 
@@ -74,14 +75,21 @@ const MAX_HEADER: usize = 1 << 16;
 /// The `.npy` dtype of an element type.
 pub fn dtype(ty: Ty) -> &'static str {
     match ty {
-        Ty::F32 => "<f4",
+        Ty::U8 | Ty::B8 => "|u1",
+        Ty::S8 => "|i1",
+        Ty::U16 | Ty::B16 => "<u2",
+        Ty::S16 => "<i2",
+        Ty::U32 | Ty::B32 => "<u4",
         Ty::S32 => "<i4",
-        // The loader only admits 32-bit element types (see `load::check_word_types`).
-        _ => "<u4",
+        Ty::F32 => "<f4",
+        Ty::U64 | Ty::B64 => "<u8",
+        Ty::S64 => "<i8",
+        Ty::F64 => "<f8",
     }
 }
 
-/// Reads an array for buffer `buffer` of type `ty` and shape `dims`, as bit patterns.
+/// Reads an array for buffer `buffer` of type `ty` and shape `dims`, as the words
+/// the buffer's elements occupy (packed little-endian, the last word zero-padded).
 pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>, NpyError> {
     let p = path.display().to_string();
     let format = |why: String| NpyError::Format {
@@ -136,7 +144,7 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
         )));
     }
     let elements: u64 = dims.iter().product();
-    let body = elements * 4;
+    let body = elements * u64::from(ty.bytes());
     let total = (prefix.len() + header_len) as u64 + body;
     // Nothing past the header and the declared buffer is read but one byte, which
     // must not be there.
@@ -200,20 +208,27 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
             }
         }
     };
-    let words = match ty {
-        Ty::F32 => file
-            .into_vec::<f32>()
-            .map_err(format)?
-            .into_iter()
-            .map(f32::to_bits)
-            .collect(),
-        Ty::S32 => file
-            .into_vec::<i32>()
-            .map_err(format)?
-            .into_iter()
-            .map(|v| v as u32)
-            .collect(),
-        _ => file.into_vec::<u32>().map_err(format)?,
+    // Element bit patterns, read with the element type npyz checked above.
+    macro_rules! bits {
+        ($t:ty, $to:expr) => {
+            file.into_vec::<$t>()
+                .map_err(format)?
+                .into_iter()
+                .map($to)
+                .collect::<Vec<u64>>()
+        };
+    }
+    let values = match ty {
+        Ty::U8 | Ty::B8 => bits!(u8, u64::from),
+        Ty::S8 => bits!(i8, |v| u64::from(v as u8)),
+        Ty::U16 | Ty::B16 => bits!(u16, u64::from),
+        Ty::S16 => bits!(i16, |v| u64::from(v as u16)),
+        Ty::U32 | Ty::B32 => bits!(u32, u64::from),
+        Ty::S32 => bits!(i32, |v| u64::from(v as u32)),
+        Ty::F32 => bits!(f32, |v| u64::from(v.to_bits())),
+        Ty::U64 | Ty::B64 => bits!(u64, |v| v),
+        Ty::S64 => bits!(i64, |v| v as u64),
+        Ty::F64 => bits!(f64, f64::to_bits),
     };
     let mut extra = [0u8; 1];
     if std::io::Read::read(&mut reader, &mut extra).map_err(|error| NpyError::Read {
@@ -222,6 +237,10 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
     })? > 0
     {
         return Err(trailing("more".into()));
+    }
+    let mut words = vec![0u32; body.div_ceil(4) as usize];
+    for (i, v) in values.into_iter().enumerate() {
+        crate::load::init::set_element(&mut words, ty, i, v);
     }
     Ok(words)
 }
@@ -251,46 +270,31 @@ pub fn encode_to(
     dims: &[u64],
     words: &[u32],
 ) -> std::io::Result<()> {
+    let elements = dims.iter().product::<u64>() as usize;
+    macro_rules! put {
+        ($t:ty, $from:expr) => {{
+            let mut w = npyz::WriteOptions::<$t>::new()
+                .default_dtype()
+                .shape(dims)
+                .writer(&mut out)
+                .begin_nd()?;
+            let from = $from;
+            let elems = (0..elements).map(|i| from(crate::load::init::element(words, ty, i)));
+            w.extend(elems)?;
+            w.finish()?;
+        }};
+    }
     match ty {
-        Ty::F32 => {
-            let mut w = npyz::WriteOptions::<f32>::new()
-                .default_dtype()
-                .shape(dims)
-                .writer(&mut out)
-                .begin_nd()?;
-            w.extend(words.iter().map(|&b| f32::from_bits(b)))?;
-            w.finish()?;
-        }
-        // The loader only admits 32-bit element types (see `load::check_word_types`).
-        Ty::U32
-        | Ty::B32
-        | Ty::U64
-        | Ty::S64
-        | Ty::F64
-        | Ty::U16
-        | Ty::S16
-        | Ty::U8
-        | Ty::S8
-        | Ty::B8
-        | Ty::B16
-        | Ty::B64 => {
-            let mut w = npyz::WriteOptions::<u32>::new()
-                .default_dtype()
-                .shape(dims)
-                .writer(&mut out)
-                .begin_nd()?;
-            w.extend(words.iter().copied())?;
-            w.finish()?;
-        }
-        Ty::S32 => {
-            let mut w = npyz::WriteOptions::<i32>::new()
-                .default_dtype()
-                .shape(dims)
-                .writer(&mut out)
-                .begin_nd()?;
-            w.extend(words.iter().map(|&b| b as i32))?;
-            w.finish()?;
-        }
+        Ty::U8 | Ty::B8 => put!(u8, |b: u64| b as u8),
+        Ty::S8 => put!(i8, |b: u64| b as u8 as i8),
+        Ty::U16 | Ty::B16 => put!(u16, |b: u64| b as u16),
+        Ty::S16 => put!(i16, |b: u64| b as u16 as i16),
+        Ty::U32 | Ty::B32 => put!(u32, |b: u64| b as u32),
+        Ty::S32 => put!(i32, |b: u64| b as u32 as i32),
+        Ty::F32 => put!(f32, |b: u64| f32::from_bits(b as u32)),
+        Ty::U64 | Ty::B64 => put!(u64, |b: u64| b),
+        Ty::S64 => put!(i64, |b: u64| b as i64),
+        Ty::F64 => put!(f64, f64::from_bits),
     }
     Ok(())
 }
@@ -325,5 +329,33 @@ mod tests {
             read(&path, "A", Ty::F32, &[2, 3]),
             Err(NpyError::Format { .. })
         ));
+    }
+
+    #[test]
+    fn every_element_type_round_trips_with_its_dtype() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        for ty in Ty::ALL.iter().copied() {
+            // Five elements: the narrow types end inside a word.
+            let mut words = vec![0u32; (5 * ty.bytes()).div_ceil(4) as usize];
+            for i in 0..5 {
+                let v = 0x8123_4567_89ab_cdefu64.rotate_left(8 * i as u32);
+                let mask = u64::MAX >> (64 - ty.bits());
+                crate::load::init::set_element(&mut words, ty, i, v & mask);
+            }
+            write(&path, ty, &[5], &words).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let header = String::from_utf8_lossy(&bytes[..bytes.len() - 5 * ty.bytes() as usize]);
+            assert!(
+                header.contains(&format!("'{}'", dtype(ty))),
+                "{ty}: {header}"
+            );
+            assert_eq!(read(&path, "A", ty, &[5]).unwrap(), words, "{ty}");
+        }
+        write(&path, Ty::U8, &[5], &[0, 0]).unwrap();
+        let e = read(&path, "A", Ty::S8, &[5]).unwrap_err().to_string();
+        assert!(e.contains("`|u1`") && e.contains("`|i1`"), "{e}");
+        let e = read(&path, "A", Ty::U16, &[5]).unwrap_err().to_string();
+        assert!(e.contains("astype('<u2')"), "{e}");
     }
 }

@@ -13,6 +13,7 @@
 //! Units are numbered SMs first (row-major), then north, south, east and west
 //! boundary units.
 
+use crate::machine::{Boundary, UnitLabel};
 use spu_isa::Side;
 
 /// Identifies a spill stream: the producer pass and the position along its edge.
@@ -112,6 +113,30 @@ impl Geometry {
             Side::East => base + 2 * p + index,
             Side::West => base + 2 * p + q + index,
         }) as usize
+    }
+
+    /// Every unit's label, in unit order.
+    pub fn labels(&self, boundary: Boundary) -> Vec<UnitLabel> {
+        let mut labels = Vec::with_capacity(self.unit_count());
+        for y in 0..self.rows {
+            for x in 0..self.cols {
+                labels.push(UnitLabel::Sm { x, y });
+            }
+        }
+        for (side, count) in [
+            (Side::North, self.cols),
+            (Side::South, self.cols),
+            (Side::East, self.rows),
+            (Side::West, self.rows),
+        ] {
+            for index in 0..count {
+                labels.push(match boundary {
+                    Boundary::Iu => UnitLabel::Iu { side, index },
+                    Boundary::Dma => UnitLabel::Dma { side, index },
+                });
+            }
+        }
+        labels
     }
 
     pub fn unit_count(&self) -> usize {

@@ -225,9 +225,25 @@ machine_params! {
     transaction_bytes: u32 = 32, "memory.transaction_bytes", "bytes", Range::Int(4, 256),
         "coalescing segment: a warp's global access costs one transaction per distinct aligned segment (uncached Fermi accesses: 32 bytes)";
     l1_kib: u32 = 0, "cache.l1_kib", "KiB", Range::Int(0, 1024),
-        "L1 data cache of each SM, 0 for none (SPU: none, thesis Table 6.1; GTX 480: 16 KiB). Sets the cache's leakage in `spu-prof`; global accesses are timed as uncached whatever the size";
+        "L1 data cache of each SM, 0 for none (SPU: none, thesis Table 6.1; GTX 480: 16 KiB); also sets the cache's leakage in `spu-prof`. Sets = size / (ways x line), at least one";
+    l1_ways: u32 = 4, "cache.l1_ways", "ways", Range::Int(1, 64),
+        "L1 associativity (GTX 480: 4)";
+    l1_latency: u32 = 35, "cache.l1_latency_cycles", "cycles", CLASS_LATENCY_RANGE,
+        "cycles from a global load's issue to its data on an L1 hit (GPGPU-Sim GTX 480: 35)";
+    l1_mshrs: u32 = 64, "cache.l1_mshrs", "entries", Range::Int(1, 4096),
+        "outstanding L1 misses per SM; a further miss waits for the earliest to complete (GTX 480: 64)";
     l2_kib: u32 = 0, "cache.l2_kib", "KiB", Range::Int(0, 65_536),
-        "shared L2 cache, 0 for none (SPU: none; GTX 480: 768 KiB). Sets the leakage of the L2 and of the network that reaches it in `spu-prof`; global accesses are timed as uncached whatever the size";
+        "shared L2 cache, 0 for none (SPU: none; GTX 480: 768 KiB); also sets the leakage of the L2 and of the network that reaches it in `spu-prof`. Split into `cache.l2_banks` banks by line address";
+    l2_banks: u32 = 12, "cache.l2_banks", "banks", Range::Int(1, 256),
+        "L2 banks, chosen by line address modulo the count (GTX 480: 6 memory partitions x 2 sub-partitions = 12)";
+    l2_ways: u32 = 8, "cache.l2_ways", "ways", Range::Int(1, 64),
+        "L2 associativity (GTX 480: 8)";
+    l2_latency: u32 = 120, "cache.l2_latency_cycles", "cycles", CLASS_LATENCY_RANGE,
+        "cycles from a global access's issue to its data on an L2 hit (GPGPU-Sim GTX 480's L2/ROP latency: 120)";
+    l2_mshrs: u32 = 256, "cache.l2_mshrs", "entries", Range::Int(1, 65_536),
+        "outstanding L2 misses per bank; a further miss waits for the earliest to complete (GTX 480: 256)";
+    line_bytes: u32 = 128, "cache.line_bytes", "bytes", Range::PowerOfTwo(32, 512),
+        "cache line of the L1 and the L2: a miss fetches, and an eviction of a dirty line writes, one line from or to DRAM (GTX 480: 128)";
     global_mib: u32 = 1536, "memory.global_mib", "MiB", Range::Int(1, 4000),
         "global memory capacity for buffers (GTX 480: 1536 MiB)";
 }

@@ -45,6 +45,8 @@ pub enum Range {
     Float(f64, f64),
     /// One of these words.
     Choice(&'static [&'static str]),
+    /// A power of two in `lo..=hi`.
+    PowerOfTwo(i64, i64),
 }
 
 impl fmt::Display for Range {
@@ -52,6 +54,7 @@ impl fmt::Display for Range {
         match self {
             Range::Int(lo, hi) => write!(f, "an integer in {lo}..={hi}"),
             Range::Float(lo, hi) => write!(f, "a number in {lo}..={hi}"),
+            Range::PowerOfTwo(lo, hi) => write!(f, "a power of two in {lo}..={hi}"),
             Range::Choice(names) => {
                 let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
                 write!(f, "one of {}", quoted.join(", "))
@@ -93,6 +96,11 @@ impl ParamType for u32 {
     fn from_raw(raw: &RawValue, range: Range) -> Result<Self, String> {
         match (raw, range) {
             (RawValue::Int(i), Range::Int(lo, hi)) if (lo..=hi).contains(i) => Ok(*i as u32),
+            (RawValue::Int(i), Range::PowerOfTwo(lo, hi))
+                if (lo..=hi).contains(i) && (*i as u64).is_power_of_two() =>
+            {
+                Ok(*i as u32)
+            }
             _ => Err(out_of_range(raw, range)),
         }
     }
@@ -190,6 +198,10 @@ mod tests {
         let err = u32::from_raw(&RawValue::Int(0), Range::Int(1, 8)).unwrap_err();
         assert!(err.contains("1..=8"), "{err}");
         assert!(u32::from_raw(&RawValue::Float(1.5), Range::Int(1, 8)).is_err());
+        let pow = Range::PowerOfTwo(32, 512);
+        assert_eq!(u32::from_raw(&RawValue::Int(64), pow), Ok(64));
+        let err = u32::from_raw(&RawValue::Int(96), pow).unwrap_err();
+        assert!(err.contains("a power of two in 32..=512"), "{err}");
         assert_eq!(
             u32::from_raw(&RawValue::Float(4.0), Range::Int(1, 8)),
             Err("the number 4.0 is not an integer: expected an integer in 1..=8 (write it without a decimal point)".into())

@@ -1,6 +1,6 @@
 //! What every unit was doing over time, for timelines: computing, running IU code,
-//! moving tiles (load, store, spill, restore), waiting at a blocksync (and on
-//! which side), or idle. Recorded only when asked for (`--timeline`).
+//! moving tiles (load, store, spill, restore), waiting for a spill stream, waiting
+//! at a blocksync (and on which side), or idle. Recorded only when asked for (`--timeline`).
 
 use spu_isa::Side;
 
@@ -19,6 +19,9 @@ pub enum Activity {
     /// A virtual IU spilling or restoring tiles between passes.
     Spill,
     Restore,
+    /// A restoring virtual IU waiting for the next tile of its spill stream (not
+    /// spilled yet, or on its way back from DRAM): not busy.
+    SpillWait,
     /// Waiting at a blocksync: towards a side, or global (`None`).
     Wait(Option<Side>),
 }
@@ -34,6 +37,7 @@ impl Activity {
             Activity::Store => "DMA store",
             Activity::Spill => "spill (virtual IU)",
             Activity::Restore => "restore (virtual IU)",
+            Activity::SpillWait => "waiting for spill (virtual IU)",
             Activity::Wait(Some(Side::North | Side::West)) => "waiting for input (north/west sync)",
             Activity::Wait(Some(_)) => "waiting to hand over (south/east sync)",
             Activity::Wait(None) => "waiting at global blocksync",
@@ -99,7 +103,14 @@ impl UnitActivity {
         self.set(at, Activity::Wait(side), pass);
     }
 
-    /// The unit is released from a blocksync at `at`.
+    /// The unit pauses its work at `at` to wait for something other than a
+    /// blocksync (a restoring virtual IU waiting for its spill stream).
+    pub fn pause(&mut self, at: u64, activity: Activity) {
+        let pass = self.working.1;
+        self.set(at, activity, pass);
+    }
+
+    /// The unit is released from a blocksync, or ends a pause, at `at`.
     pub fn resume(&mut self, at: u64) {
         let (a, p) = self.working;
         self.set(at, a, p);

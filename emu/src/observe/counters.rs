@@ -33,7 +33,7 @@ macro_rules! components {
 components! {
     Ibp = "IBP": "warp instructions read from the instruction buffer",
     Icp = "ICP": "instruction cache fetches (one per warp instruction; no misses are modelled)",
-    Dcp = "DCP": "L1 data cache accesses (always 0: the SPU has no data caches, thesis Table 6.1)",
+    Dcp = "DCP": "L1 data cache line accesses (0 on the SPU, which has no data caches, thesis Table 6.1)",
     Tcp = "TCP": "texture cache accesses (always 0 on the SPU)",
     Ccp = "CCP": "constant cache accesses (kernel parameter reads, one per distinct address of a warp access)",
     Shrdp = "SHRDP": "shared-memory accesses (one per bank-conflict wave of a warp access)",
@@ -42,7 +42,7 @@ components! {
     Sfup = "SFUP": "special-function-unit thread operations",
     Fpup = "FPUP": "floating-point thread operations",
     Schedp = "SCHEDP": "warp-scheduler issue events",
-    L2cp = "L2CP": "L2 cache accesses (always 0 on the SPU)",
+    L2cp = "L2CP": "L2 cache line accesses (0 on the SPU)",
     Mcp = "MCP": "memory-controller transactions",
     Nocp = "NOCP": "on-chip network transfers between units and the memory controller (one per transaction)",
     Dramp = "DRAMP": "DRAM transactions (reads and writes)",

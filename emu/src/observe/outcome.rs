@@ -157,6 +157,37 @@ pub struct CbTotals {
     pub switches: u64,
 }
 
+/// Activity of one data-cache level, summed over its caches (the L1s of all SMs,
+/// or the L2 banks). Every count is of line accesses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheLevel {
+    /// Accesses that found their line's data.
+    pub hits: u64,
+    /// Accesses that allocated their line and went to the next level.
+    pub misses: u64,
+    /// Accesses that found their line's miss outstanding and waited for it.
+    pub mshr_merges: u64,
+    /// Misses that found every MSHR busy and waited for the earliest to complete.
+    pub mshr_stalls: u64,
+    /// Dirty lines written back to DRAM on eviction.
+    pub writebacks: u64,
+    /// Accesses that passed the level by (cache operators; stores through the L1).
+    pub bypasses: u64,
+}
+
+/// Data-cache activity of a run on a machine with caches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheTotals {
+    pub l1: CacheLevel,
+    pub l2: CacheLevel,
+    /// Lines read from and written to DRAM after the caches.
+    pub dram_read_lines: u64,
+    pub dram_write_lines: u64,
+    pub line_bytes: u32,
+}
+
 /// What one unit did over a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitTotals {
@@ -165,10 +196,12 @@ pub struct UnitTotals {
     /// Warp instructions and thread instructions issued.
     pub issued: u64,
     pub thread_instrs: u64,
-    /// Cycles with work assigned.
+    /// Cycles with work assigned, less the waits for spill streams.
     pub busy_cycles: u64,
     /// Of those, cycles running code (warps), as opposed to engine work.
     pub code_cycles: u64,
+    /// Cycles a restoring virtual IU waited for its spill stream (not busy).
+    pub spill_wait_cycles: u64,
     /// Work items completed.
     pub items_done: u64,
     /// Stall cycles by reason, summed over schedulers.
@@ -189,6 +222,8 @@ pub struct RunResult {
     pub global_syncs: u64,
     pub link_syncs: u64,
     pub dram_busy_cycles: f64,
+    /// Data-cache activity, on machines with caches (timing mode).
+    pub caches: Option<CacheTotals>,
     /// Activity per interval, when sampling was asked for.
     pub samples: Option<crate::observe::samples::Samples>,
     /// Run without timing: `cycles` counts scheduling rounds, not time.

@@ -8,7 +8,7 @@ use crate::load::Image;
 use crate::machine::Machine;
 use crate::machine::UnitLabel;
 use crate::observe::counters::{Component, ComponentCounts, StallReason};
-use crate::observe::outcome::RunResult;
+use crate::observe::outcome::{CacheTotals, RunResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -32,6 +32,9 @@ pub struct Stats {
     pub ipc: f64,
     pub offchip: Offchip,
     pub cb: Cb,
+    /// Data caches (machines with `cache.l1_kib` or `cache.l2_kib` > 0, timing mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches: Option<CacheTotals>,
     pub passes: Passes,
     pub blocksyncs: Blocksyncs,
     pub launch: LaunchStats,
@@ -119,6 +122,10 @@ pub struct UnitStats {
     pub work_items: u64,
     pub busy_cycles: u64,
     pub code_cycles: u64,
+    /// Cycles a restoring virtual IU waited for its spill stream (not in
+    /// `busy_cycles`); left out when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spill_wait_cycles: u64,
     pub issued: u64,
     pub thread_instructions: u64,
     pub stall_cycles: Counts,
@@ -192,6 +199,7 @@ impl Stats {
                     work_items: u.items_done,
                     busy_cycles: u.busy_cycles,
                     code_cycles: u.code_cycles,
+                    spill_wait_cycles: u.spill_wait_cycles,
                     issued: u.issued,
                     thread_instructions: u.thread_instrs,
                     stall_cycles: stalls(&u.stalls),
@@ -262,6 +270,7 @@ impl Stats {
                 write_toggles: result.cb.write_toggles,
                 switches: result.cb.switches,
             },
+            caches: result.caches,
             passes: Passes {
                 x: result.passes[0],
                 y: result.passes[1],
@@ -312,4 +321,8 @@ impl Stats {
         text.push('\n');
         text
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -1,8 +1,9 @@
 //! The activity timeline as SVG, in the spirit of thesis Figures 4.1b-4.3: one row
 //! per unit, SMs ordered by anti-diagonal `x + y` (the wavefront) with a label per
 //! diagonal, then the boundary units; filled where a unit works, pale where it
-//! waits at a blocksync (coloured by side), blank where it is idle; dashed lines
-//! where each pass starts; a legend.
+//! waits at a blocksync (coloured by side) or for a spill stream, blank where it
+//! is idle; dashed lines where each pass starts; a time axis with round ticks; a
+//! legend. Stretches too short to see are widened to [`MIN_WIDTH`].
 
 use crate::machine::UnitLabel;
 use crate::observe::activity::{Activity, ActivityLog};
@@ -13,6 +14,54 @@ const WIDTH: f64 = 1100.0;
 const LEFT: f64 = 110.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 46.0;
+/// Narrowest drawn activity, in pixels: a 40-cycle spill in a run of millions
+/// of cycles is still visible.
+pub const MIN_WIDTH: f64 = 1.5;
+/// Pass labels are stacked in at most this many lines above the rows.
+const PASS_LANES: usize = 3;
+/// Approximate width of one character of 10-pixel sans-serif text.
+const CHAR_W: f64 = 5.6;
+
+/// A round tick step (1, 2 or 5 times a power of ten) that divides `span` into
+/// at most `most` intervals.
+pub fn tick_step(span: u64, most: u64) -> u64 {
+    let most = most.max(1);
+    let mut power = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            let step = power.saturating_mul(m);
+            if span.div_ceil(step) <= most || step == u64::MAX {
+                return step;
+            }
+        }
+        power = power.saturating_mul(10);
+    }
+}
+
+/// The drawn extent `(x, width)` of a stretch from `x0` to `x1`: at least
+/// [`MIN_WIDTH`] wide, centred on the stretch and kept within `[lo, hi]`.
+pub fn drawn_extent(x0: f64, x1: f64, lo: f64, hi: f64) -> (f64, f64) {
+    let w = (x1 - x0).max(0.0);
+    if w >= MIN_WIDTH {
+        return (x0, w);
+    }
+    let x = (x0 + x1) / 2.0 - MIN_WIDTH / 2.0;
+    (x.clamp(lo, (hi - MIN_WIDTH).max(lo)), MIN_WIDTH)
+}
+
+/// Stacks labels starting at `xs` (sorted) of widths `ws` into lanes so none
+/// overlap: the lane of each label, or `None` when all lanes are taken there.
+pub fn stack_labels(xs: &[f64], ws: &[f64], lanes: usize) -> Vec<Option<usize>> {
+    let mut free_from = vec![f64::NEG_INFINITY; lanes];
+    xs.iter()
+        .zip(ws)
+        .map(|(&x, &w)| {
+            let lane = free_from.iter().position(|&f| f <= x)?;
+            free_from[lane] = x + w + 4.0;
+            Some(lane)
+        })
+        .collect()
+}
 
 fn colour(a: Activity) -> &'static str {
     match a {
@@ -23,6 +72,7 @@ fn colour(a: Activity) -> &'static str {
         Activity::Store => "#9467bd",
         Activity::Spill => "#d62728",
         Activity::Restore => "#ff7f0e",
+        Activity::SpillWait => "#fbf3c4",
         Activity::Wait(Some(Side::North | Side::West)) => "#f6d5b8",
         Activity::Wait(Some(_)) => "#cfe3f3",
         Activity::Wait(None) => "#e0e0e0",
@@ -75,11 +125,36 @@ pub fn svg(
         .filter(|&u| !log.units[u].is_empty())
         .collect();
     let hidden = labels.len() - rows.len();
-    let row_h = (720.0 / rows.len().max(1) as f64).clamp(3.0, 14.0);
-    let gap = if row_h >= 8.0 { 2.0 } else { 0.5 };
-    let height = TOP + rows.len() as f64 * row_h + 150.0;
+    // Pass starts: the earliest start of any unit's work in that pass.
+    let mut pass_start: Vec<(u32, u64)> = Vec::new();
+    for segs in &log.units {
+        for seg in segs {
+            match pass_start.iter_mut().find(|(p, _)| *p == seg.pass) {
+                Some((_, t)) => *t = (*t).min(seg.start),
+                None => pass_start.push((seg.pass, seg.start)),
+            }
+        }
+    }
+    pass_start.sort_by_key(|&(p, t)| (t, p));
     let end = cycles.max(1) as f64;
     let x = |t: u64| LEFT + (WIDTH - LEFT - RIGHT) * t as f64 / end;
+    let pass_names: Vec<String> = pass_start
+        .iter()
+        .map(|(p, _)| format!("pass ({},{})", p % passes_x.max(1), p / passes_x.max(1)))
+        .collect();
+    let name_w: Vec<f64> = pass_names.iter().map(|n| n.len() as f64 * CHAR_W).collect();
+    // A label starts just right of its line, or ends at the right edge.
+    let name_x: Vec<f64> = pass_start
+        .iter()
+        .zip(&name_w)
+        .map(|((_, t), w)| (x(*t) + 2.0).min(WIDTH - 2.0 - w))
+        .collect();
+    let lanes = stack_labels(&name_x, &name_w, PASS_LANES);
+    let lanes_used = lanes.iter().flatten().max().map_or(1, |l| l + 1);
+    let top = TOP + 11.0 * (lanes_used - 1) as f64;
+    let row_h = (720.0 / rows.len().max(1) as f64).clamp(3.0, 14.0);
+    let gap = if row_h >= 8.0 { 2.0 } else { 0.5 };
+    let height = top + rows.len() as f64 * row_h + 150.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -100,33 +175,33 @@ pub fn svg(
             r#"<text x="{LEFT}" y="32" font-size="10">{hidden} units without work are not shown</text>"#
         );
     }
-    // Pass starts: the earliest start of any unit's work in that pass.
-    let mut pass_start: Vec<(u32, u64)> = Vec::new();
-    for segs in &log.units {
-        for seg in segs {
-            match pass_start.iter_mut().find(|(p, _)| *p == seg.pass) {
-                Some((_, t)) => *t = (*t).min(seg.start),
-                None => pass_start.push((seg.pass, seg.start)),
-            }
-        }
-    }
-    pass_start.sort();
-    let bottom = TOP + rows.len() as f64 * row_h;
-    for (p, t) in &pass_start {
+    let bottom = top + rows.len() as f64 * row_h;
+    for (i, (_, t)) in pass_start.iter().enumerate() {
         let px = x(*t);
+        // Labels that find no free lane are left out; the dashed line stays.
+        let text = lanes[i].map_or_else(String::new, |lane| {
+            format!(
+                r#"<text x="{:.1}" y="{:.1}" font-size="10">{}</text>"#,
+                name_x[i],
+                top - 4.0 - 11.0 * lane as f64,
+                pass_names[i]
+            )
+        });
         let _ = writeln!(
             s,
-            r##"<g class="pass-mark"><line x1="{px:.1}" x2="{px:.1}" y1="{}" y2="{bottom:.1}" stroke="#444" stroke-dasharray="4 3"/><text x="{:.1}" y="{}" font-size="10">pass ({},{})</text></g>"##,
-            TOP - 12.0,
-            px + 2.0,
-            TOP - 4.0,
-            p % passes_x.max(1),
-            p / passes_x.max(1)
+            r##"<g class="pass-mark"><line x1="{px:.1}" x2="{px:.1}" y1="{:.1}" y2="{bottom:.1}" stroke="#444" stroke-dasharray="4 3"/>{text}</g>"##,
+            // From just above the rows: a longer line would cross the labels of
+            // passes that started just before.
+            if lanes_used == 1 {
+                top - 12.0
+            } else {
+                top - 2.0
+            },
         );
     }
     let mut last_diag = None;
     for (i, &u) in rows.iter().enumerate() {
-        let y = TOP + i as f64 * row_h;
+        let y = top + i as f64 * row_h;
         let diag = match labels[u] {
             UnitLabel::Sm { x, y } => Some(x + y),
             _ => None,
@@ -186,10 +261,9 @@ pub fn svg(
                     x0 = x(seg.start)
                 );
             }
-            let (x0, x1) = (x(seg.start), x(seg.end));
-            let w = (x1 - x0).max(0.3);
+            let (x0, w) = drawn_extent(x(seg.start), x(seg.end), LEFT, WIDTH - RIGHT);
             let fill = colour(seg.activity);
-            let stroke = if matches!(seg.activity, Activity::Wait(_)) {
+            let stroke = if matches!(seg.activity, Activity::Wait(_) | Activity::SpillWait) {
                 r##" stroke="#888" stroke-width="0.3""##
             } else {
                 ""
@@ -209,14 +283,19 @@ pub fn svg(
         r#"<line x1="{LEFT}" x2="{}" y1="{bottom:.1}" y2="{bottom:.1}" stroke="black"/>"#,
         WIDTH - RIGHT
     );
-    for k in 0..=10 {
-        let t = cycles * k / 10;
+    let step = tick_step(cycles, 10);
+    for k in 0..=cycles / step {
+        let t = k * step;
+        let text = crate::observe::report::grouped(t);
+        let half = text.len() as f64 * CHAR_W / 2.0;
+        // Keep the label inside the picture (the last one may sit at the edge).
+        let tx = x(t).min(WIDTH - 2.0 - half);
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"#,
+            r##"<g class="tick"><line x1="{0:.1}" x2="{0:.1}" y1="{bottom:.1}" y2="{1:.1}" stroke="black"/><text x="{tx:.1}" y="{2:.1}" text-anchor="middle" font-size="10">{text}</text></g>"##,
             x(t),
+            bottom + 3.0,
             bottom + 14.0,
-            crate::observe::report::grouped(t)
         );
     }
     let _ = writeln!(
@@ -232,6 +311,7 @@ pub fn svg(
         Activity::Store,
         Activity::Spill,
         Activity::Restore,
+        Activity::SpillWait,
         Activity::Wait(Some(Side::North)),
         Activity::Wait(Some(Side::South)),
         Activity::Wait(None),
@@ -259,9 +339,63 @@ pub fn svg(
     let _ = writeln!(
         s,
         r#"<text x="{LEFT}" y="{:.1}" font-size="10">blank: idle (no work in this pass); black ticks: a unit starts its work for a new pass; dashed lines: first start of each pass; SM rows by anti-diagonal x+y</text>"#,
-        bottom + 100.0
+        bottom + 122.0
     );
     let _ = writeln!(s, "</g>");
     s.push_str("</svg>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_at_most_as_many_as_asked() {
+        // (span, most, step): 1-2-5 steps, the smallest that fits.
+        for (span, most, step) in [
+            (2_449_140, 10, 500_000),
+            (2_000_000, 10, 200_000),
+            (653_699, 10, 100_000),
+            (1_000, 10, 100),
+            (1_001, 10, 200),
+            (7, 10, 1),
+            (0, 10, 1),
+            (45, 10, 5),
+            (u64::MAX, 10, 2_000_000_000_000_000_000),
+        ] {
+            assert_eq!(tick_step(span, most), step, "span {span}");
+            assert!(span.div_ceil(step) <= most);
+        }
+    }
+
+    #[test]
+    fn short_stretches_get_a_minimum_width_inside_the_plot() {
+        // A 0.3 px spill is widened around its centre.
+        let (x, w) = drawn_extent(500.0, 500.3, 110.0, 1080.0);
+        assert_eq!(w, MIN_WIDTH);
+        assert!((x + w / 2.0 - 500.15).abs() < 1e-9);
+        // Wide stretches are drawn as they are.
+        assert_eq!(drawn_extent(200.0, 260.0, 110.0, 1080.0), (200.0, 60.0));
+        // At the right edge the widened stretch stays inside.
+        let (x, w) = drawn_extent(1079.9, 1080.0, 110.0, 1080.0);
+        assert!(x + w <= 1080.0 + 1e-9 && w == MIN_WIDTH);
+        // A zero-length stretch at the left edge too.
+        assert_eq!(drawn_extent(110.0, 110.0, 110.0, 1080.0).0, 110.0);
+    }
+
+    #[test]
+    fn close_pass_labels_are_stacked_or_left_out() {
+        let w = [60.0; 5];
+        // Far apart: one lane.
+        assert_eq!(
+            stack_labels(&[100.0, 300.0, 500.0], &w[..3], 3),
+            vec![Some(0), Some(0), Some(0)]
+        );
+        // Close together: stacked, then dropped when the lanes are taken.
+        assert_eq!(
+            stack_labels(&[100.0, 110.0, 120.0, 130.0, 300.0], &w, 3),
+            vec![Some(0), Some(1), Some(2), None, Some(0)]
+        );
+    }
 }

@@ -1,9 +1,13 @@
 //! The instruction trace (`--trace`): one line per issued warp instruction with
-//! cycle, unit, warp, PC, source line, instruction, active mask and the values it
-//! wrote, filtered by unit, warp and cycle range and capped so small kernels stay
-//! readable.
+//! cycle, pass, unit, block, warp, PC, source line, instruction, active mask and
+//! the values it wrote (for a store, each lane's address and value), filtered by
+//! unit, warp and cycle range and capped so small kernels stay readable. Filters
+//! that cannot match anything on the machine and launch are refused before the
+//! run.
 
-use crate::machine::UnitLabel;
+use crate::load::plan::{Geometry, Role, plan};
+use crate::load::{Image, LaunchDims};
+use crate::machine::{Boundary, Machine, UnitLabel};
 use spu_io::{OutputError, OutputFile};
 use spu_isa::format::Module;
 use std::fmt;
@@ -58,6 +62,131 @@ pub fn parse_cycles(text: &str) -> Result<(u64, u64), CyclesSyntax> {
     Ok((a, b))
 }
 
+/// Why a trace filter would give an empty trace on this machine and launch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterError {
+    #[error(
+        "`--trace-unit {text}` is not a unit name: write `sm:X,Y`, `iu:SIDE:I` or `dma:SIDE:I` (SIDE is north, south, east or west), e.g. `--trace-unit sm:0,0`"
+    )]
+    Syntax { text: String },
+    #[error("`--trace-unit {text}` is not a unit of this machine: {units}")]
+    NoSuchUnit { text: String, units: String },
+    #[error("`--trace-unit {text}` runs no instructions in this launch: {why}")]
+    NoCode { text: String, why: String },
+    #[error(
+        "`--trace-warp {warp}` matches no warp: {warps}; warps are numbered from 0 within each block or IU program"
+    )]
+    NoSuchWarp { warp: u32, warps: String },
+}
+
+impl TraceFilter {
+    /// Checks that the unit and warp filters can match an instruction of `image`
+    /// on `machine`, so a typo gives an error rather than an empty trace.
+    pub fn check(&self, machine: &Machine, image: &Image) -> Result<(), FilterError> {
+        let geo = Geometry {
+            cols: machine.grid_cols,
+            rows: machine.grid_rows,
+            grid: image.launch.grid,
+        };
+        let labels = geo.labels(machine.boundary);
+        let block_warps = image.launch.block_threads().div_ceil(32);
+        let iu_warps = image.launch.iu_threads.div_ceil(32);
+        let iu_code = machine.boundary == Boundary::Iu;
+        // Warps of the code each unit runs (0: it runs none).
+        let mut warps = vec![0u32; labels.len()];
+        let sides = image.boundary_sides(machine.boundary);
+        for (u, items) in plan(geo, &sides).iter().enumerate() {
+            for item in items {
+                let n = match item.role {
+                    Role::Block { .. } => block_warps,
+                    Role::Boundary { .. } if iu_code => iu_warps,
+                    _ => 0,
+                };
+                warps[u] = warps[u].max(n);
+            }
+        }
+        let mut chosen: Vec<usize> = (0..labels.len()).collect();
+        if let Some(text) = &self.unit {
+            let label =
+                parse_unit(text).ok_or_else(|| FilterError::Syntax { text: text.clone() })?;
+            let at = labels
+                .iter()
+                .position(|&l| l == label)
+                .filter(|&u| !machine.is_gpu() || u < (geo.cols * geo.rows) as usize)
+                .ok_or_else(|| FilterError::NoSuchUnit {
+                    text: text.clone(),
+                    units: unit_list(machine),
+                })?;
+            if warps[at] == 0 {
+                let why = match label {
+                    UnitLabel::Dma { .. } => {
+                        "DMA engines move tiles without running code; trace an SM instead"
+                            .to_string()
+                    }
+                    UnitLabel::Iu { .. } if image.module.iu_entry.is_none() => {
+                        "the kernel has no IU code".to_string()
+                    }
+                    UnitLabel::Iu { .. } => {
+                        "this IU only spills or restores tiles between passes, which runs no code"
+                            .to_string()
+                    }
+                    UnitLabel::Sm { .. } => format!(
+                        "the launch's {}x{} blocks leave this SM idle",
+                        geo.grid[0], geo.grid[1]
+                    ),
+                };
+                return Err(FilterError::NoCode {
+                    text: text.clone(),
+                    why,
+                });
+            }
+            chosen = vec![at];
+        }
+        if let Some(warp) = self.warp {
+            let most = chosen.iter().map(|&u| warps[u]).max().unwrap_or(0);
+            if warp >= most {
+                let plural = |n: u32| if n == 1 { "warp" } else { "warps" };
+                let mut have = vec![format!(
+                    "a block of {} threads has {block_warps} {}",
+                    image.launch.block_threads(),
+                    plural(block_warps)
+                )];
+                if iu_code && iu_warps > 0 {
+                    have.push(format!(
+                        "an IU program of {} threads has {iu_warps} {}",
+                        image.launch.iu_threads,
+                        plural(iu_warps)
+                    ));
+                }
+                return Err(FilterError::NoSuchWarp {
+                    warp,
+                    warps: have.join(", "),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The machine's units, for error messages: `the grid is 4x4: SMs sm:0,0 ..
+/// sm:3,3; IUs iu:north:0..3, ...`.
+fn unit_list(machine: &Machine) -> String {
+    let (p, q) = (machine.grid_cols, machine.grid_rows);
+    let mut text = format!("the grid is {p}x{q}: SMs sm:0,0 .. sm:{},{}", p - 1, q - 1);
+    if !machine.is_gpu() {
+        let (kind, name) = match machine.boundary {
+            Boundary::Iu => ("iu", "IUs"),
+            Boundary::Dma => ("dma", "DMA engines"),
+        };
+        let sides: Vec<String> = [("north", p), ("south", p), ("east", q), ("west", q)]
+            .iter()
+            .map(|(side, n)| format!("{kind}:{side}:0..{}", n - 1))
+            .collect();
+        text += &format!("; {name} {}", sides.join(", "));
+    }
+    text
+}
+
 fn unit_key(l: UnitLabel) -> String {
     match l {
         UnitLabel::Sm { x, y } => format!("sm:{x},{y}"),
@@ -66,13 +195,62 @@ fn unit_key(l: UnitLabel) -> String {
     }
 }
 
+/// Parses `sm:X,Y`, `iu:SIDE:I` or `dma:SIDE:I`.
+pub fn parse_unit(text: &str) -> Option<UnitLabel> {
+    let (kind, rest) = text.trim().split_once(':')?;
+    let num = |t: &str| t.trim().parse::<u32>().ok();
+    match kind.trim() {
+        "sm" => {
+            let (x, y) = rest.split_once(',')?;
+            Some(UnitLabel::Sm {
+                x: num(x)?,
+                y: num(y)?,
+            })
+        }
+        k @ ("iu" | "dma") => {
+            let (side, index) = rest.split_once(':')?;
+            let side = spu_isa::Side::from_name(side.trim())?;
+            let index = num(index)?;
+            Some(if k == "iu" {
+                UnitLabel::Iu { side, index }
+            } else {
+                UnitLabel::Dma { side, index }
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Where a traced instruction ran: the unit, the pass, the block (`None` for IU
+/// code) and the warp within its block or IU program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    pub unit: UnitLabel,
+    pub pass: u32,
+    pub block: Option<[u32; 2]>,
+    pub warp: u32,
+}
+
 /// Writes trace lines.
 pub struct Tracer {
     filter: TraceFilter,
+    /// The parsed `filter.unit` (an unparsable name matches nothing; the command
+    /// line rejects it first, see [`TraceFilter::check`]).
+    unit: Option<Option<UnitLabel>>,
     text: Vec<String>,
     loc: Vec<String>,
+    widths: Widths,
     out: Box<dyn Write>,
     written: u64,
+}
+
+/// Column widths, from the longest value each column can hold in this run.
+#[derive(Debug, Clone, Copy)]
+struct Widths {
+    pass: usize,
+    block: usize,
+    loc: usize,
+    text: usize,
 }
 
 impl fmt::Debug for Tracer {
@@ -84,12 +262,21 @@ impl fmt::Debug for Tracer {
     }
 }
 
+/// Width of the unit column: `iu:north:255` (DMA engines run no instructions).
+const UNIT_WIDTH: usize = 12;
+
 impl Tracer {
-    pub fn new(module: &Module, filter: TraceFilter, mut out: Box<dyn Write>) -> Tracer {
-        let text = (0..module.code.len())
+    /// A tracer of `module` run with launch `launch`, writing to `out`.
+    pub fn new(
+        module: &Module,
+        launch: &LaunchDims,
+        filter: TraceFilter,
+        mut out: Box<dyn Write>,
+    ) -> Tracer {
+        let text: Vec<String> = (0..module.code.len())
             .map(|pc| spu_asm::disasm::instr_text(module, pc).unwrap_or_default())
             .collect();
-        let loc = module
+        let loc: Vec<String> = module
             .lines
             .locs
             .iter()
@@ -105,15 +292,43 @@ impl Tracer {
                 format!("{short}:{}", l.line)
             })
             .collect();
+        let longest = |v: &[String], least: usize| {
+            v.iter().map(|t| t.chars().count()).fold(least, usize::max)
+        };
+        let [gx, gy] = launch.grid;
+        let passes = u64::from(gx) * u64::from(gy);
+        let widths = Widths {
+            pass: passes.saturating_sub(1).to_string().len().max(4),
+            block: format!("{},{}", gx.saturating_sub(1), gy.saturating_sub(1))
+                .len()
+                .max(5),
+            loc: longest(&loc, 4),
+            text: longest(&text, 11),
+        };
+        let w = widths;
         let _ = writeln!(
             out,
-            "{:>9}  {:<12} {:>4} {:>5}  {:<18} {:<36} {:>8}  writes",
-            "cycle", "unit", "warp", "pc", "line", "instruction", "mask"
+            "{:>9}  {:>pw$}  {:<UNIT_WIDTH$}  {:>bw$}  {:>4}  {:>5}  {:<lw$}  {:<tw$}  {:>8}  writes",
+            "cycle",
+            "pass",
+            "unit",
+            "block",
+            "warp",
+            "pc",
+            "line",
+            "instruction",
+            "mask",
+            pw = w.pass,
+            bw = w.block,
+            lw = w.loc,
+            tw = w.text,
         );
         Tracer {
+            unit: filter.unit.as_deref().map(parse_unit),
             filter,
             text,
             loc,
+            widths,
             out,
             written: 0,
         }
@@ -127,23 +342,11 @@ impl Tracer {
                 .filter
                 .cycles
                 .is_none_or(|(a, b)| (a..=b).contains(&cycle))
-            && self
-                .filter
-                .unit
-                .as_ref()
-                .is_none_or(|u| *u == unit_key(unit))
+            && self.unit.is_none_or(|u| u == Some(unit))
     }
 
     /// Writes one line; `writes` describes the values written.
-    pub fn line(
-        &mut self,
-        cycle: u64,
-        unit: UnitLabel,
-        warp: u32,
-        pc: u32,
-        mask: u32,
-        writes: &str,
-    ) {
+    pub fn line(&mut self, cycle: u64, site: Site, pc: u32, mask: u32, writes: &str) {
         if self.written == self.filter.limit {
             let _ = writeln!(
                 self.out,
@@ -155,13 +358,23 @@ impl Tracer {
         }
         self.written += 1;
         let i = pc as usize;
-        let _ = writeln!(
-            self.out,
-            "{cycle:>9}  {:<12} {warp:>4} {pc:>5}  {:<18} {:<36} {mask:08x}  {writes}",
-            unit_key(unit),
+        let w = self.widths;
+        let block = site
+            .block
+            .map_or_else(|| "-".to_string(), |[x, y]| format!("{x},{y}"));
+        let line = format!(
+            "{cycle:>9}  {:>pw$}  {:<UNIT_WIDTH$}  {block:>bw$}  {:>4}  {pc:>5}  {:<lw$}  {:<tw$}  {mask:08x}  {writes}",
+            site.pass,
+            unit_key(site.unit),
+            site.warp,
             self.loc.get(i).map_or("", String::as_str),
             self.text.get(i).map_or("", String::as_str),
+            pw = w.pass,
+            bw = w.block,
+            lw = w.loc,
+            tw = w.text,
         );
+        let _ = writeln!(self.out, "{}", line.trim_end());
     }
 
     pub fn flush(&mut self) {
@@ -251,17 +464,30 @@ impl Write for TraceWriter {
     }
 }
 
+/// Up to four active lanes, each as `one(lane)`, then `...` if more are active.
+fn first_lanes(mask: u32, one: impl Fn(usize) -> String) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    for l in (0..32).filter(|l| mask >> l & 1 != 0) {
+        if shown.len() == 4 {
+            shown.push("...".into());
+            break;
+        }
+        shown.push(one(l));
+    }
+    shown.join(" ")
+}
+
 /// Formats written lanes: up to four active lanes' values.
 pub fn lanes_text(name: &str, values: &[u32; 32], mask: u32) -> String {
-    let mut shown: Vec<String> = Vec::new();
-    for (l, v) in values.iter().enumerate() {
-        if mask >> l & 1 != 0 {
-            if shown.len() == 4 {
-                shown.push("...".into());
-                break;
-            }
-            shown.push(format!("[{l}]={v:#x}"));
-        }
-    }
-    format!("{name} {}", shown.join(" "))
+    format!(
+        "{name} {}",
+        first_lanes(mask, |l| format!("[{l}]={:#x}", values[l]))
+    )
+}
+
+/// Formats a store: up to four active lanes' byte addresses in `space` and the
+/// values stored there, as `[lane]@address=value`.
+pub fn store_text(space: &str, addrs: &[u32; 32], values: &[u32; 32], mask: u32) -> String {
+    let lanes = first_lanes(mask, |l| format!("[{l}]@{:#x}={:#x}", addrs[l], values[l]));
+    format!("{space} store {lanes}")
 }

@@ -6,7 +6,7 @@
 //! transactions are queued, and loaded registers become ready, when the window of
 //! cycles they belong to is applied.
 
-use crate::exec::lanes::{Lanes, distinct};
+use crate::exec::lanes::{Lanes, distinct, transactions};
 use crate::exec::step::Access;
 use crate::observe::counters::{Traffic, UnitCounts};
 use crate::timing::effects::PENDING;
@@ -45,7 +45,7 @@ pub fn cost(
         },
         Access::Global { store, words } => {
             let bytes = timing.transaction_bytes();
-            let segments = distinct(addrs, exec, bytes.trailing_zeros());
+            let segments = transactions(addrs, exec, words, bytes.trailing_zeros());
             // The DRAM answers when the deferred access is applied.
             let ready = if store { now } else { PENDING };
             let words = u64::from(exec.count_ones()) * u64::from(words);

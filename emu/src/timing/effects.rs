@@ -16,11 +16,13 @@
 use crate::exec::ext::{field, merge_field};
 use crate::exec::lanes::{Lanes, lane_toggles, lanes_of, toggles, write_masked};
 use crate::exec::memory::GlobalMemory;
+use crate::exec::ops::Caching;
 use crate::exec::ops::{Kind, Reg};
 use crate::exec::step::Global;
 use crate::exec::warp::Warp;
 use crate::load::DmaPlan;
 use crate::load::plan::SpillKey;
+use crate::timing::cache::Caches;
 use crate::timing::dram::Dram;
 use spu_isa::Ty;
 
@@ -43,24 +45,33 @@ pub struct Deferred {
 /// What to do.
 #[derive(Debug, Clone)]
 pub enum Effect {
-    /// A warp's global load into register `dst`, `segments` transactions; with
-    /// `narrow`, `addrs` are byte addresses of 8- or 16-bit fields of that type.
+    /// A warp's global load into register `dst`, queueing `segments` transactions
+    /// after the `before` that earlier words of the same instruction queued (a
+    /// 64-bit or vector access records one effect per 32-bit word, but its
+    /// transactions once); with `narrow`, `addrs` are byte addresses of 8- or
+    /// 16-bit fields of that type.
     Load {
         target: Target,
         dst: Reg,
         mask: u32,
         addrs: Box<Lanes>,
         segments: u64,
+        before: u64,
         narrow: Option<Ty>,
+        caching: Caching,
     },
-    /// A warp's global store; with `narrow`, `addrs` are byte addresses and each
-    /// lane's field is merged into its word in lane order.
+    /// A warp's global store, `segments` and `before` as for loads; with
+    /// `narrow`, `addrs` are byte addresses and each lane's field is merged into
+    /// its word in lane order.
     Store {
+        unit: usize,
         mask: u32,
         addrs: Box<Lanes>,
         data: Box<Lanes>,
         segments: u64,
+        before: u64,
         narrow: Option<Ty>,
+        caching: Caching,
     },
     /// A warp's global atomics, one transaction per lane in lane order; the old
     /// words go to register `dst`.
@@ -124,6 +135,47 @@ pub struct Recorder<'a> {
     /// Toggles of the words stored (known now).
     pub toggles: u64,
     pub transaction_bytes: u32,
+    /// How the instruction uses the data caches.
+    pub caching: Caching,
+}
+
+impl Recorder<'_> {
+    /// The transactions a word access at byte addresses `addrs` (lanes of `mask`)
+    /// adds to its instruction, and how many earlier words of the instruction
+    /// queued. A 64-bit or vector access reaches global memory one 32-bit word at a
+    /// time, all under one key; its transactions are the distinct aligned segments
+    /// of all its words, each queued once, as for a 32-bit access.
+    fn transactions(&self, addrs: &Lanes, mask: u32) -> (u64, u64) {
+        // Transactions are at least 4 bytes: byte and word addresses of one word
+        // fall in the same segment.
+        let shift = self.transaction_bytes.trailing_zeros();
+        let earlier = self
+            .sink
+            .iter()
+            .rev()
+            .take_while(|d| d.key == self.key)
+            .filter_map(|d| match &d.effect {
+                Effect::Load { addrs, mask, .. } | Effect::Store { addrs, mask, .. } => {
+                    Some((addrs, *mask))
+                }
+                _ => None,
+            });
+        let mut queued: Vec<u32> = earlier
+            .flat_map(|(a, m)| lanes_of(m).map(move |l| a[l] >> shift))
+            .collect();
+        if queued.is_empty() {
+            return (crate::exec::lanes::distinct(addrs, mask, shift), 0);
+        }
+        queued.sort_unstable();
+        queued.dedup();
+        let mut new: Vec<u32> = lanes_of(mask)
+            .map(|l| addrs[l] >> shift)
+            .filter(|s| queued.binary_search(s).is_err())
+            .collect();
+        new.sort_unstable();
+        new.dedup();
+        (new.len() as u64, queued.len() as u64)
+    }
 }
 
 impl Global for Recorder<'_> {
@@ -132,8 +184,7 @@ impl Global for Recorder<'_> {
     }
 
     fn load(&mut self, _warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32) {
-        let segments =
-            crate::exec::lanes::distinct(addrs, mask, self.transaction_bytes.trailing_zeros());
+        let (segments, before) = self.transactions(addrs, mask);
         self.sink.push(Deferred {
             key: self.key,
             effect: Effect::Load {
@@ -142,15 +193,15 @@ impl Global for Recorder<'_> {
                 mask,
                 addrs: Box::new(*addrs),
                 segments,
+                before,
                 narrow: None,
+                caching: self.caching,
             },
         });
     }
 
     fn load_narrow(&mut self, _warp: &mut Warp, dst: Reg, ty: Ty, bytes: &Lanes, mask: u32) {
-        let words = bytes.map(|a| a & !3);
-        let segments =
-            crate::exec::lanes::distinct(&words, mask, self.transaction_bytes.trailing_zeros());
+        let (segments, before) = self.transactions(bytes, mask);
         self.sink.push(Deferred {
             key: self.key,
             effect: Effect::Load {
@@ -159,40 +210,45 @@ impl Global for Recorder<'_> {
                 mask,
                 addrs: Box::new(*bytes),
                 segments,
+                before,
                 narrow: Some(ty),
+                caching: self.caching,
             },
         });
     }
 
     fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32) {
-        let words = bytes.map(|a| a & !3);
-        let segments =
-            crate::exec::lanes::distinct(&words, mask, self.transaction_bytes.trailing_zeros());
+        let (segments, before) = self.transactions(bytes, mask);
         // Each lane's word is stored on its own: no toggles between lanes.
         self.sink.push(Deferred {
             key: self.key,
             effect: Effect::Store {
+                unit: self.target.unit,
                 mask,
                 addrs: Box::new(*bytes),
                 data: Box::new(*data),
                 segments,
+                before,
                 narrow: Some(ty),
+                caching: self.caching,
             },
         });
     }
 
     fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
-        let segments =
-            crate::exec::lanes::distinct(addrs, mask, self.transaction_bytes.trailing_zeros());
+        let (segments, before) = self.transactions(addrs, mask);
         self.toggles += lane_toggles(data, mask);
         self.sink.push(Deferred {
             key: self.key,
             effect: Effect::Store {
+                unit: self.target.unit,
                 mask,
                 addrs: Box::new(*addrs),
                 data: Box::new(*data),
                 segments,
+                before,
                 narrow: None,
+                caching: self.caching,
             },
         });
     }
@@ -257,13 +313,17 @@ pub enum Outcome {
 
 /// Applies one effect recorded at cycle `now`: global memory changes and DRAM
 /// transactions are queued in the order effects are applied.
+/// With `caches`, loads, stores and atomics go through them (line by line) and
+/// only their misses and write-backs reach the DRAM queue.
 pub fn apply(
     effect: Effect,
-    now: u64,
+    key: Key,
     memory: &mut GlobalMemory,
     dram: &mut Dram,
+    caches: Option<&mut Caches>,
     transaction_bytes: u32,
 ) -> Outcome {
+    let now = key.0;
     let queue_at = |dram: &mut Dram, at: u64, count: u64| {
         let mut done = at;
         for i in 0..count {
@@ -279,7 +339,9 @@ pub fn apply(
             mask,
             addrs,
             segments,
+            before,
             narrow,
+            caching,
         } => {
             let mut values = Box::new([0u32; 32]);
             for l in lanes_of(mask) {
@@ -291,7 +353,16 @@ pub fn apply(
                     values[l] = field(ty, values[l], addrs[l]);
                 }
             }
-            let ready = queue(dram, segments);
+            // A later word of a 64-bit or vector load arrives with the
+            // instruction's transactions, the last of which the queue (first in,
+            // first out) finished most recently.
+            let ready = match caches {
+                Some(c) => c.access(key, target.unit, &addrs, mask, caching, false, now, dram),
+                None => {
+                    let earlier = if before > 0 { dram.drained_at() } else { now };
+                    queue_at(dram, now + before, segments).max(earlier)
+                }
+            };
             Outcome::Register {
                 target,
                 dst,
@@ -302,11 +373,14 @@ pub fn apply(
             }
         }
         Effect::Store {
+            unit,
             mask,
             addrs,
             data,
             segments,
+            before,
             narrow,
+            caching,
         } => {
             for l in lanes_of(mask) {
                 let word = addrs[l] & !3;
@@ -316,7 +390,14 @@ pub fn apply(
                 };
                 memory.write(word, value);
             }
-            queue(dram, segments);
+            match caches {
+                Some(c) => {
+                    c.access(key, unit, &addrs, mask, caching, true, now, dram);
+                }
+                None => {
+                    queue_at(dram, now + before, segments);
+                }
+            }
             Outcome::None
         }
         Effect::Atomic {
@@ -339,7 +420,10 @@ pub fn apply(
                 old[l] = prev;
             }
             let toggles = lane_toggles(&old, mask);
-            let ready = queue(dram, u64::from(mask.count_ones()));
+            let ready = match caches {
+                Some(c) => c.atomic(target.unit, &addrs, mask, now, dram),
+                None => queue(dram, u64::from(mask.count_ones())),
+            };
             Outcome::Register {
                 target,
                 dst,

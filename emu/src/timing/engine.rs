@@ -85,6 +85,10 @@ pub struct Engine {
     /// Side code of the unit's port on that link.
     pub port: usize,
     phase: Phase,
+    /// A restoring virtual IU waiting for its spill stream: since when.
+    spill_wait_since: Option<u64>,
+    /// Cycles of earlier, finished waits for the spill stream.
+    spill_waited: u64,
 }
 
 /// What a step asks the grid to do.
@@ -143,6 +147,29 @@ impl Engine {
             link,
             port,
             phase: Phase::Ready,
+            spill_wait_since: None,
+            spill_waited: 0,
+        }
+    }
+
+    /// Since when a restoring virtual IU has been waiting for the next tile of its
+    /// spill stream (to be spilled, or to arrive from DRAM), if it is.
+    pub fn waiting_for_spill(&self) -> Option<u64> {
+        self.spill_wait_since
+    }
+
+    /// Cycles spent waiting for the spill stream up to cycle `t` (not busy: the
+    /// engine does nothing meanwhile).
+    pub fn spill_wait(&self, t: u64) -> u64 {
+        self.spill_waited
+            + self
+                .spill_wait_since
+                .map_or(0, |since| t.saturating_sub(since))
+    }
+
+    fn end_spill_wait(&mut self, now: u64) {
+        if let Some(since) = self.spill_wait_since.take() {
+            self.spill_waited += now.saturating_sub(since);
         }
     }
 
@@ -197,17 +224,28 @@ impl Engine {
             }
             Task::Restore { key, next } => {
                 let stream = env.spills.get(key);
-                match stream.and_then(|s| s.tiles.get(*next)) {
-                    Some(tile) if tile.ready_at > now => Ok((EngineEvent::None, tile.ready_at)),
-                    Some(tile) => {
-                        let (words, valid) = (tile.words.clone(), tile.valid.clone());
+                let (tile, closed) = match stream.and_then(|s| s.tiles.get(*next)) {
+                    Some(tile) if tile.ready_at > now => (Err(tile.ready_at), false),
+                    Some(tile) => (Ok((tile.words.clone(), tile.valid.clone())), false),
+                    None => (Err(NEVER), stream.is_some_and(|s| s.closed)),
+                };
+                match tile {
+                    // Not spilled yet, or still on its way from DRAM; the grid wakes
+                    // us when a tile is spilled.
+                    Err(ready_at) if !closed => {
+                        self.spill_wait_since.get_or_insert(now);
+                        Ok((EngineEvent::None, ready_at))
+                    }
+                    Err(_) => {
+                        self.end_spill_wait(now);
+                        Ok((EngineEvent::Finished, NEVER))
+                    }
+                    Ok((words, valid)) => {
+                        self.end_spill_wait(now);
                         let done = self.restore(&words, &valid, now, env);
                         self.phase = Phase::ArriveNext;
                         Ok((EngineEvent::None, done))
                     }
-                    None if stream.is_some_and(|s| s.closed) => Ok((EngineEvent::Finished, NEVER)),
-                    // More tiles will come: the grid wakes us when they do.
-                    None => Ok((EngineEvent::None, NEVER)),
                 }
             }
             Task::Dma {
@@ -379,7 +417,7 @@ impl Engine {
                     env.port.write(word, v);
                     v
                 } else {
-                    let v = env.port.read_word(word);
+                    let v = env.port.read_word(word, crate::exec::cb::ENGINE);
                     logged.push((addr, v));
                     v
                 };

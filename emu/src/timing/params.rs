@@ -38,6 +38,8 @@ pub struct Timing {
     banks: u32,
     transaction_bytes: u32,
     dram_latency: u64,
+    /// The shortest cache hit latency, if the machine has data caches.
+    cache_latency: Option<u64>,
 }
 
 impl Timing {
@@ -70,13 +72,16 @@ impl Timing {
             banks: m.shared_banks,
             transaction_bytes: m.transaction_bytes,
             dram_latency: u64::from(m.dram_latency),
+            cache_latency: crate::timing::cache::Caches::min_latency(m),
         }
     }
 
-    /// Cycles within which no DRAM transaction can complete: the DRAM latency plus
-    /// the one cycle of transfer every transaction takes.
+    /// Cycles within which no global access can complete: the DRAM latency plus
+    /// the one cycle of transfer every transaction takes, or the shortest cache hit
+    /// latency if that is shorter.
     pub fn dram_window(&self) -> u64 {
-        self.dram_latency + 1
+        let dram = self.dram_latency + 1;
+        self.cache_latency.map_or(dram, |c| c.min(dram))
     }
 
     pub fn latency(&self, c: TimingClass) -> u64 {

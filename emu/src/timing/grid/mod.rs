@@ -23,6 +23,7 @@ use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
 use crate::observe::samples::{UnitSampler, combine};
 use crate::observe::trace::Tracer;
 use crate::timing::banks::WaveCache;
+use crate::timing::cache::Caches;
 use crate::timing::cb::{End, Link, build_links};
 use crate::timing::dram::Dram;
 use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
@@ -81,6 +82,8 @@ pub struct Grid<'a> {
     left_in_pass: Vec<u64>,
     pass_now: u32,
     dram: Dram,
+    /// The data caches (GPU machines), fed where deferred accesses are applied.
+    caches: Option<Caches>,
     /// Timing mode: global accesses and DRAM transfers waiting for the end of the
     /// window (or of the step, with `apply_every_step`).
     effects: Vec<Deferred>,
@@ -124,42 +127,18 @@ impl<'a> Grid<'a> {
             grid: image.launch.grid,
         };
         let program = &image.program;
-        let mut units = Vec::with_capacity(geo.unit_count());
-        for y in 0..geo.rows {
-            for x in 0..geo.cols {
-                units.push(Unit::new(units.len(), UnitLabel::Sm { x, y }, program));
-            }
-        }
-        for (side, count) in [
-            (Side::North, geo.cols),
-            (Side::South, geo.cols),
-            (Side::East, geo.rows),
-            (Side::West, geo.rows),
-        ] {
-            for index in 0..count {
-                let label = match machine.boundary {
-                    Boundary::Iu => UnitLabel::Iu { side, index },
-                    Boundary::Dma => UnitLabel::Dma { side, index },
-                };
-                units.push(Unit::new(units.len(), label, program));
-            }
-        }
+        let mut units: Vec<Unit> = geo
+            .labels(machine.boundary)
+            .into_iter()
+            .enumerate()
+            .map(|(u, label)| Unit::new(u, label, program))
+            .collect();
         let mut ports = vec![[None, None, None, None]; units.len()];
         let links = build_links(geo, &mut ports, machine.cb_bytes() / 4);
         for (unit, ports) in units.iter_mut().zip(ports) {
             unit.ports = ports;
         }
-        let sides: Vec<Side> = match machine.boundary {
-            Boundary::Iu if image.module.iu_entry.is_some() => Side::ALL.to_vec(),
-            Boundary::Iu => Vec::new(),
-            Boundary::Dma => image
-                .dma
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| d.is_some())
-                .map(|(s, _)| Side::ALL[s])
-                .collect(),
-        };
+        let sides = image.boundary_sides(machine.boundary);
         let [nx, ny] = geo.passes();
         let mut left_in_pass = vec![0u64; (nx * ny) as usize];
         for (unit, items) in units.iter_mut().zip(plan(geo, &sides)) {
@@ -175,6 +154,7 @@ impl<'a> Grid<'a> {
             memory: Arc::new(std::mem::take(&mut image.memory)),
             threads: 1,
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
+            caches: Caches::new(machine, n),
             dma: image.dma,
             blocks_total: u64::from(geo.grid[0]) * u64::from(geo.grid[1]),
             image,
@@ -653,12 +633,21 @@ impl<'a> Grid<'a> {
         for d in list {
             let outcome = effects::apply(
                 d.effect,
-                d.key.0,
+                d.key,
                 Arc::make_mut(&mut self.memory),
                 &mut self.dram,
+                self.caches.as_mut(),
                 bytes,
             );
             self.deliver(outcome);
+        }
+        // The units' energy counters (and power traces) see their cache accesses.
+        if let Some(caches) = &self.caches {
+            for (i, unit) in self.units.iter_mut().enumerate() {
+                let [l1, l2] = caches.accesses_by(i);
+                unit.cache_counters.set(Component::Dcp, l1);
+                unit.cache_counters.set(Component::L2cp, l2);
+            }
         }
         // Restorers waiting for a spilled tile learn when it is ready.
         for u in 0..self.units.len() {

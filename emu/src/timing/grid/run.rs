@@ -226,6 +226,12 @@ impl Grid<'_> {
             } else {
                 self.dram.busy_cycles()
             },
+            // Functional mode applies global accesses without the caches.
+            caches: self
+                .caches
+                .as_ref()
+                .filter(|_| !self.functional)
+                .map(|c| c.totals()),
             samples,
             functional: self.functional,
             activity,

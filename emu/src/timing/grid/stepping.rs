@@ -6,6 +6,7 @@
 use crate::exec::fault::Fault;
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Program;
+use crate::observe::activity::Activity;
 use crate::observe::trace::Tracer;
 use crate::timing::banks::WaveCache;
 use crate::timing::effects::Deferred;
@@ -82,6 +83,7 @@ pub fn step(
             traffic,
             engine_counters,
             drained_at,
+            activity,
             ..
         } = unit
         else {
@@ -106,7 +108,16 @@ pub fn step(
             transaction_bytes: shared.timing.transaction_bytes(),
             spill_full: shared.spill_full,
         };
-        return match engine.step(now, &mut env) {
+        let waiting = engine.waiting_for_spill();
+        let stepped = engine.step(now, &mut env);
+        if let Some(log) = activity {
+            match (waiting, engine.waiting_for_spill()) {
+                (None, Some(since)) => log.pause(since, Activity::SpillWait),
+                (Some(_), None) => log.resume(now),
+                _ => {}
+            }
+        }
+        return match stepped {
             Ok((event, wake)) => {
                 unit.wake = wake;
                 Happened::Engine { event, link }

@@ -34,14 +34,14 @@ impl Grid<'_> {
         let work = match item.role {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
-                self.code(u, ctx, launch.block_threads(), now)
+                self.code(u, ctx, launch.block_threads(), item.pass, now)
             }
             Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
                 ctx.iu = Some((side, iuid));
                 ctx.ntid = [launch.iu_threads, 1, 1];
                 ctx.entry = self.image.module.iu_entry.unwrap_or(0);
                 ctx.shared_bytes = 0;
-                self.code(u, ctx, launch.iu_threads, now)
+                self.code(u, ctx, launch.iu_threads, item.pass, now)
             }
             Role::Boundary { side, iuid } => {
                 // plan() gives DMA boundary roles only to sides with a descriptor.
@@ -89,14 +89,14 @@ impl Grid<'_> {
         self.schedule(u);
     }
 
-    fn code(&self, u: usize, ctx: WorkCtx, threads: u32, now: u64) -> Work {
+    fn code(&self, u: usize, ctx: WorkCtx, threads: u32, pass: u32, now: u64) -> Work {
         let label = self.units[u].label;
         let schedulers = if matches!(label, UnitLabel::Iu { .. } | UnitLabel::Dma { .. }) {
             self.timing.iu_schedulers
         } else {
             self.timing.sm_schedulers
         };
-        Work::Code(Box::new(Code::new(
+        let mut code = Code::new(
             ctx,
             threads,
             label,
@@ -104,7 +104,9 @@ impl Grid<'_> {
             &self.timing,
             schedulers,
             now,
-        )))
+        );
+        code.pass = pass;
+        Work::Code(Box::new(code))
     }
 
     fn engine(&self, u: usize, task: Task, side: Side) -> Work {

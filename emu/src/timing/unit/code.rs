@@ -137,6 +137,8 @@ pub struct Code {
     pub(super) boards: Vec<Scoreboard>,
     pub(super) shared: Vec<u32>,
     pub ctx: WorkCtx,
+    /// The pass this work belongs to (for the trace).
+    pub pass: u32,
     pub(super) schedulers: Vec<Scheduler>,
     /// Free-at cycle of each pipeline of each kind.
     pipes: [Vec<u64>; 3],
@@ -185,6 +187,7 @@ impl Code {
             boards,
             shared: vec![0; (ctx.shared_bytes / 4).next_power_of_two() as usize],
             ctx,
+            pass: 0,
             schedulers,
             pipes: timing.pipes.map(|n| vec![0; n]),
             pipe_free: [0; 4],
@@ -195,6 +198,20 @@ impl Code {
             code.refresh(w, program);
         }
         code
+    }
+
+    /// Where warp `wi` runs, for a trace line.
+    pub(super) fn trace_site(
+        &self,
+        unit: crate::machine::UnitLabel,
+        wi: usize,
+    ) -> crate::observe::trace::Site {
+        crate::observe::trace::Site {
+            unit,
+            pass: self.pass,
+            block: self.ctx.iu.is_none().then_some(self.ctx.ctaid),
+            warp: self.warps[wi].index,
+        }
     }
 
     /// Recomputes what warp `wi`'s next instruction waits for: called after every

@@ -8,7 +8,7 @@ use super::code::Code;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Fault;
-use crate::exec::lanes::distinct;
+use crate::exec::lanes::{distinct, transactions};
 use crate::exec::step::{self, Access, Flow, Local};
 use crate::exec::warp::{Warp, WarpState};
 use crate::timing::env::Env;
@@ -216,8 +216,8 @@ impl Unit {
         if let Some(t) = env.trace.as_deref_mut()
             && t.wants(self.label, code.warps[wi].index, now)
         {
-            let writes = trace_writes(&code.warps[wi], program, pc, exec);
-            t.line(now, self.label, code.warps[wi].index, pc, exec, &writes);
+            let writes = trace_writes(&code.warps[wi], program, pc, exec, &addrs);
+            t.line(now, code.trace_site(self.label, wi), pc, exec, &writes);
         }
         count(&mut self.counts, pc, exec);
         let counts = &mut self.counts;
@@ -261,7 +261,7 @@ fn account(
         Access::None => {}
         Access::Global { store, words } => {
             let bytes = env.timing.transaction_bytes();
-            let segments = distinct(addrs, exec, bytes.trailing_zeros());
+            let segments = transactions(addrs, exec, words, bytes.trailing_zeros());
             let words = u64::from(exec.count_ones()) * u64::from(words);
             if store {
                 traffic.store_words += words;

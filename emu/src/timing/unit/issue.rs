@@ -107,15 +107,27 @@ pub(super) fn past_the_end(w: &Warp, program: &Program) -> Fault {
     }
 }
 
-/// What the trace shows an instruction wrote.
-pub(super) fn trace_writes(w: &Warp, program: &Program, pc: u32, exec: u32) -> String {
+/// What the trace shows an instruction wrote; `addrs` holds the byte address of
+/// each active lane of a memory access.
+pub(super) fn trace_writes(
+    w: &Warp,
+    program: &Program,
+    pc: u32,
+    exec: u32,
+    addrs: &[u32; 32],
+) -> String {
     let op = &program.ops[pc as usize];
     match (program.info[pc as usize].dst_general, op.kind) {
         (Some(d), _) => {
             crate::observe::trace::lanes_text(&format!("r{d}"), &w.regs[usize::from(d)], exec)
         }
         (_, Kind::Setp(..)) => format!("p{} = {:08x}", op.pred, w.preds[usize::from(op.pred)]),
-        (_, Kind::St(space)) => format!("{space} store"),
+        (_, Kind::St(space)) => match w.regs.get(usize::from(op.src[0])) {
+            Some(values) => {
+                crate::observe::trace::store_text(&space.to_string(), addrs, values, exec)
+            }
+            None => format!("{space} store"),
+        },
         (_, Kind::Bra { .. }) => format!("taken by {exec:08x}"),
         _ => String::new(),
     }
@@ -169,6 +181,7 @@ pub(super) fn issue(
             },
             toggles: 0,
             transaction_bytes: env.timing.transaction_bytes(),
+            caching: program.info[pc as usize].caching,
         };
         let executed = step::execute(
             program,
@@ -185,8 +198,8 @@ pub(super) fn issue(
     if let Some(t) = env.trace.as_deref_mut()
         && t.wants(label, code.warps[wi].index, now)
     {
-        let writes = trace_writes(&code.warps[wi], program, pc, executed.exec);
-        t.line(now, label, code.warps[wi].index, pc, executed.exec, &writes);
+        let writes = trace_writes(&code.warps[wi], program, pc, executed.exec, &addrs);
+        t.line(now, code.trace_site(label, wi), pc, executed.exec, &writes);
     }
     let (op, info) = (&program.ops[pc as usize], &program.info[pc as usize]);
     let exec = executed.exec;

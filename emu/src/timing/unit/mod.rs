@@ -72,14 +72,19 @@ pub struct Unit {
     pub counts: UnitCounts,
     /// Component events of engine work (code work is in `counts`).
     pub engine_counters: ComponentCounts,
+    /// Data-cache accesses the unit's loads and stores made (`DCP`, `L2CP`), set
+    /// by the grid as it applies them.
+    pub cache_counters: ComponentCounts,
     /// Off-chip traffic the unit caused.
     pub traffic: Traffic,
     /// Cycle by which the unit's last DRAM transaction completes.
     pub drained_at: u64,
-    /// Cycles with work assigned.
+    /// Cycles with work assigned, less the waits for spill streams.
     pub busy_cycles: u64,
     /// Of those, cycles running code (warps), as opposed to engine work.
     pub code_cycles: u64,
+    /// Cycles a restoring virtual IU waited for its spill stream (not busy).
+    pub spill_wait_cycles: u64,
     /// Work items completed.
     pub items_done: u64,
     /// Global stores and atomics of functional mode waiting for the end of the
@@ -105,10 +110,12 @@ impl Unit {
             queue: Default::default(),
             counts: UnitCounts::new(program),
             engine_counters: ComponentCounts::default(),
+            cache_counters: ComponentCounts::default(),
             traffic: Traffic::default(),
             drained_at: 0,
             busy_cycles: 0,
             code_cycles: 0,
+            spill_wait_cycles: 0,
             items_done: 0,
             stores: StoreLog::default(),
             activity: None,
@@ -147,11 +154,13 @@ impl Unit {
         self.wake = now;
     }
 
-    /// Busy cycles up to cycle `t` (work already finished plus the current item).
+    /// Busy cycles up to cycle `t` (work already finished plus the current item),
+    /// without waits for spill streams.
     pub fn busy_until(&self, t: u64) -> u64 {
         self.busy_cycles
             + if self.busy {
-                t.saturating_sub(self.started)
+                let waited = self.engine().map_or(0, |e| e.spill_wait(t));
+                t.saturating_sub(self.started).saturating_sub(waited)
             } else {
                 0
             }
@@ -161,7 +170,9 @@ impl Unit {
     pub fn finish(&mut self, now: u64) {
         self.busy = false;
         self.wake = NEVER;
-        self.busy_cycles += now - self.started;
+        let waited = self.engine().map_or(0, |e| e.spill_wait(now));
+        self.spill_wait_cycles += waited;
+        self.busy_cycles += (now - self.started).saturating_sub(waited);
         if matches!(&self.work, Work::Code(c) if !c.warps.is_empty()) {
             self.code_cycles += now - self.started;
         }
@@ -205,6 +216,7 @@ impl Unit {
     pub fn components(&self, program: &crate::exec::ops::Program) -> ComponentCounts {
         let mut c = self.counts.components(program);
         c.merge(&self.engine_counters);
+        c.merge(&self.cache_counters);
         c
     }
 
@@ -229,6 +241,7 @@ impl Unit {
             thread_instrs: self.counts.total_threads(program),
             busy_cycles: self.busy_cycles,
             code_cycles: self.code_cycles,
+            spill_wait_cycles: self.spill_wait_cycles,
             items_done: self.items_done,
             stalls: self.counts.total_stalls(),
         }
