@@ -639,3 +639,24 @@ fn the_readme_describes_the_run_limits_in_the_words_of_the_help() {
         );
     }
 }
+
+#[test]
+fn max_instructions_stops_a_functional_run_that_stores_in_every_window() {
+    // Windows closed with stores pending were not counted, so a storing kernel
+    // never reached the check and ran to the end (here 593 798 warp instructions;
+    // the limit is checked every 16 windows, so the run stops at 512 blocks).
+    fails(
+        &[
+            "samples/vecadd.spu",
+            "-D",
+            "N=1000000",
+            "--grid",
+            "2x2",
+            "--functional",
+            "--max-instructions",
+            "1000",
+            "-q",
+        ],
+        "--max-instructions 1 000 warp instructions",
+    );
+}

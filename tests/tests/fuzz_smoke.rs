@@ -118,6 +118,11 @@ fn fuzz_regressions() {
         0x01, 0x7b, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x78, 0x78, 0x78, 0x20,
         0x01, 0x7b,
     ]);
+    // vecadd with `grid(cdiv(N, 256), 27649)` (one XOR in the launch record):
+    // functional mode never checked the instruction budget for a kernel that stores
+    // in every window and ran all 27 649 blocks (2.4 million warp instructions,
+    // 11 s of CPU under the sanitizer, a timeout of the emu target).
+    fuzz::run_mutated(&[0x00, 0x01, 0x78, 0x6c, 0x20, 0x03]);
     // The writer accepted a label past the end of the code, which the reader refuses
     // (reader target, module round trip).
     let bin = spu_asm::assemble("s.spu", SOURCES[1]).unwrap().0;

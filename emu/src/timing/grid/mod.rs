@@ -41,6 +41,10 @@ use stepping::{Happened, Shared};
 
 const NEVER: u64 = u64::MAX;
 
+/// `--max-instructions` is checked every this many windows (adding up the counts
+/// costs a pass over every unit's per-instruction counters).
+const LIMIT_CHECK_WINDOWS: u64 = 16;
+
 /// What every step reads besides its unit ([`Shared`]), borrowed field by field so
 /// the units can be borrowed mutably beside it.
 macro_rules! shared {
@@ -114,8 +118,11 @@ pub struct Grid<'a> {
     max_instructions: u64,
     /// `--max-cycles`, including the drain of the last stores.
     max_cycles: u64,
-    /// Window boundaries passed so far.
+    /// Windows passed so far: closed with deferred accesses pending, or crossed
+    /// with none.
     windows_passed: u64,
+    /// `windows_passed` at which the instruction limit is next checked.
+    next_limit_check: u64,
     tracer: Option<Tracer>,
     sampling: Option<u64>,
     activity: bool,
@@ -207,6 +214,7 @@ impl<'a> Grid<'a> {
             max_instructions: u64::MAX,
             max_cycles: u64::MAX,
             windows_passed: 0,
+            next_limit_check: LIMIT_CHECK_WINDOWS,
             tracer: None,
             sampling: None,
             activity: false,
@@ -614,6 +622,7 @@ impl<'a> Grid<'a> {
     /// The window ending at `self.window_end` closes: deferred accesses take
     /// effect in (cycle, unit, program) order.
     fn close_window(&mut self) {
+        self.windows_passed += 1;
         if !self.functional {
             self.window_end += self.window;
             self.apply_effects();

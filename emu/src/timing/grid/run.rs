@@ -108,10 +108,15 @@ impl Grid<'_> {
             while self.window_end <= now {
                 self.window_end += self.window;
             }
-            // Both loops pass the same window boundaries at the same cycles, so
-            // the limit stops them at the same point.
             self.windows_passed += 1;
-            if self.windows_passed % 16 == 0 && self.max_instructions < u64::MAX {
+        }
+        // Windows pass here or in `close_window` (when deferred accesses were
+        // pending, as in nearly every window of a storing kernel); both loops pass
+        // the same windows at the same cycles, so the limit stops them at the same
+        // point.
+        if self.windows_passed >= self.next_limit_check {
+            self.next_limit_check = self.windows_passed + LIMIT_CHECK_WINDOWS;
+            if self.max_instructions < u64::MAX {
                 let program = &self.image.program;
                 let issued: u64 = self
                     .units
