@@ -173,6 +173,32 @@ impl GlobalMemory {
         self.words[(addr / 4) as usize] = value;
     }
 
+    /// Applies a warp's atomic (`atom` or `atom.cas`, `kind`) to the checked
+    /// addresses of the lanes in `mask`, one lane after another in lane order, and
+    /// returns each lane's old word: the one place both execution modes apply
+    /// global atomics.
+    pub fn atomic_lanes(
+        &mut self,
+        kind: crate::exec::ops::Kind,
+        addrs: &crate::exec::lanes::Lanes,
+        a: &crate::exec::lanes::Lanes,
+        b: &crate::exec::lanes::Lanes,
+        mask: u32,
+    ) -> crate::exec::lanes::Lanes {
+        use crate::exec::lanes;
+        let mut old = [0u32; 32];
+        for l in lanes::lanes_of(mask) {
+            let prev = self.read(addrs[l]);
+            let new = match kind {
+                crate::exec::ops::Kind::Atom(op, ty) => lanes::atomic(op, ty, prev, a[l]),
+                _ => lanes::cas(prev, a[l], b[l]),
+            };
+            self.write(addrs[l], new);
+            old[l] = prev;
+        }
+        old
+    }
+
     /// The words holding a buffer's elements (packed little-endian; see
     /// [`crate::load::init::element`]).
     pub fn buffer(&self, index: usize) -> &[u32] {

@@ -434,16 +434,7 @@ pub fn apply(
             pc,
         } => {
             let [a, b] = *operands;
-            let mut old = Box::new([0u32; 32]);
-            for l in lanes_of(mask) {
-                let prev = memory.read(addrs[l]);
-                let new = match kind {
-                    Kind::Atom(op, ty) => crate::exec::lanes::atomic(op, ty, prev, a[l]),
-                    _ => crate::exec::lanes::cas(prev, a[l], b[l]),
-                };
-                memory.write(addrs[l], new);
-                old[l] = prev;
-            }
+            let old = Box::new(memory.atomic_lanes(kind, &addrs, &a, &b, mask));
             let toggles = lane_toggles(&old, mask);
             let ready = match caches {
                 Some(c) => c.atomic(target.unit, pc, &addrs, mask, now, dram),

@@ -218,16 +218,7 @@ pub fn apply(
             b,
             mask,
         } => {
-            let mut old = [0; 32];
-            for l in lanes_of(mask) {
-                let prev = memory.read(addrs[l]);
-                let new = match kind {
-                    Kind::Atom(op, ty) => crate::exec::lanes::atomic(op, ty, prev, a[l]),
-                    _ => crate::exec::lanes::cas(prev, a[l], b[l]),
-                };
-                memory.write(addrs[l], new);
-                old[l] = prev;
-            }
+            let old = memory.atomic_lanes(kind, &addrs, &a, &b, mask);
             *toggles += lane_toggles(&old, mask);
             if let Some(w) = warps.and_then(|ws| ws.get_mut(warp)) {
                 write_masked(&mut w.regs[usize::from(dst)], &old, mask);
