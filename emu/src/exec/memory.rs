@@ -173,27 +173,31 @@ impl GlobalMemory {
         self.words[(addr / 4) as usize] = value;
     }
 
-    /// Applies a warp's atomic (`atom` or `atom.cas`, `kind`) to the checked
-    /// addresses of the lanes in `mask`, one lane after another in lane order, and
-    /// returns each lane's old word: the one place both execution modes apply
-    /// global atomics.
+    /// Applies a warp's atomic to the checked (and aligned) addresses of the lanes
+    /// in `mask`, one lane after another in lane order, and returns each lane's old
+    /// value: the one place both execution modes apply global atomics. `a` and `b`
+    /// are the operands read as the atomic's type (a 64-bit value spans the word
+    /// at the address and the next one, low word first).
     pub fn atomic_lanes(
         &mut self,
-        kind: crate::exec::ops::Kind,
+        atom: crate::exec::scalar::Atomic,
         addrs: &crate::exec::lanes::Lanes,
-        a: &crate::exec::lanes::Lanes,
-        b: &crate::exec::lanes::Lanes,
+        a: &crate::exec::lanes::Wide,
+        b: &crate::exec::lanes::Wide,
         mask: u32,
-    ) -> crate::exec::lanes::Lanes {
-        use crate::exec::lanes;
-        let mut old = [0u32; 32];
+    ) -> crate::exec::lanes::Wide {
+        use crate::exec::{lanes, scalar};
+        let wide = atom.words() == 2;
+        let mut old = [0u64; 32];
         for l in lanes::lanes_of(mask) {
-            let prev = self.read(addrs[l]);
-            let new = match kind {
-                crate::exec::ops::Kind::Atom(op, ty) => lanes::atomic(op, ty, prev, a[l]),
-                _ => lanes::cas(prev, a[l], b[l]),
-            };
-            self.write(addrs[l], new);
+            let at = addrs[l];
+            let hi = if wide { self.read(at + 4) } else { 0 };
+            let prev = scalar::read(atom.ty, u64::from(self.read(at)) | u64::from(hi) << 32);
+            let new = scalar::atomic(atom, prev, a[l], b[l]);
+            self.write(at, new as u32);
+            if wide {
+                self.write(at + 4, (new >> 32) as u32);
+            }
             old[l] = prev;
         }
         old

@@ -251,7 +251,7 @@ pub fn memory_components(program: &Program, pc: usize) -> &'static [Component] {
         kind => kind,
     };
     match kind {
-        Kind::Ld(Space::Global) | Kind::St(Space::Global) | Kind::Atom(..) | Kind::Cas => DRAM,
+        Kind::Ld(Space::Global) | Kind::St(Space::Global) | Kind::Atomic(_) => DRAM,
         Kind::Ld(Space::Shared) | Kind::St(Space::Shared) => &[Component::Shrdp],
         Kind::Ld(Space::Param) | Kind::St(Space::Param) => &[Component::Ccp],
         Kind::Ld(_) | Kind::St(_) => &[Component::Cbp],

@@ -515,7 +515,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     grouped(*cycle)
                 ),
             );
-            if let FaultKind::Unmapped { addr, .. } = fault.kind
+            if let FaultKind::Unmapped { addr, .. } | FaultKind::PastEnd { addr, .. } = fault.kind
                 && let Some(r) = image.memory.nearest(addr)
             {
                 note(

@@ -63,16 +63,10 @@ pub fn cost(
                 busy: segments.max(1),
             }
         }
-        Access::Atomic => {
-            let count = u64::from(exec.count_ones());
+        Access::Atomic { words } => {
+            let count = count_atomics(exec, words, pc, counts, traffic);
             // Without a lane there is no transaction to wait for.
             let ready = if count == 0 { now } else { PENDING };
-            traffic.load_words += count;
-            traffic.store_words += count;
-            traffic.load_transactions += count;
-            traffic.store_transactions += count;
-            counts.transactions[pc] += count;
-            counts.mem_events[pc] += count;
             Cost {
                 ready,
                 busy: count.max(1),
@@ -100,4 +94,23 @@ pub fn cost(
             }
         }
     }
+}
+
+/// Counts the atomics of the lanes of `exec` (one transaction each way per lane,
+/// each moving `words` words) for instruction `pc`; returns the lanes.
+pub fn count_atomics(
+    exec: u32,
+    words: u8,
+    pc: usize,
+    counts: &mut UnitCounts,
+    traffic: &mut Traffic,
+) -> u64 {
+    let count = u64::from(exec.count_ones());
+    traffic.load_words += count * u64::from(words);
+    traffic.store_words += count * u64::from(words);
+    traffic.load_transactions += count;
+    traffic.store_transactions += count;
+    counts.transactions[pc] += count;
+    counts.mem_events[pc] += count;
+    count
 }

@@ -39,7 +39,7 @@ const B32_ONLY: u32 = mask(&[B32]);
 const B32_64: u32 = mask(&[B32, B64]);
 const INT_32_64: u32 = mask(&[U32, S32, U64, S64]);
 const ADDR_TY: u32 = mask(&[U32, U64]);
-const ATOM_TY: u32 = mask(&[U32, S32, B32, U64, S64, B64, F32]);
+const ATOM_TY: u32 = mask(&[U32, S32, B32, U64, S64, B64, F32, F64]);
 
 const fn ty(allowed: u32) -> Field {
     Field::Mod {
@@ -478,7 +478,7 @@ pub const TABLE: &[InstrSpec] = &[
         &[req(ModKind::AtomOp), ty(ATOM_TY), D, ADDR, B],
         ExecRule::Fixed(ex(T::Atomic, E::AtomicGlobal, IU)),
         &[Rule::AtomOpType],
-        "atomically: d = old value at addr; value = old op b (`exch` stores b; `inc`: old >= b ? 0 : old + 1; `dec`: old == 0 or old > b ? b : old - 1)",
+        "atomically: d = old value at addr; value = old op b (`add.f32` rounds to nearest even and flushes subnormals to zero; `exch` stores b; `inc`: old >= b ? 0 : old + 1; `dec`: old == 0 or old > b ? b : old - 1); 64-bit values are 8-byte aligned",
         "atom.global.add.u32 %r1, [%r2], %r3;",
     ),
     row(
