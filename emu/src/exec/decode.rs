@@ -199,7 +199,7 @@ impl Raw {
     /// [`ExtOp`]: crate::exec::ext::ExtOp
     fn ext(index: usize, op: &crate::exec::ext::ExtOp, class: ExecClass, guard: Guard) -> Raw {
         let kind = match op.what {
-            crate::exec::ext::What::Atom(_) => Kind::Atomic(index as u32),
+            crate::exec::ext::What::Atom { .. } => Kind::Atomic(index as u32),
             _ => Kind::Ext(index as u32),
         };
         Raw {

@@ -8,6 +8,7 @@
 
 use crate::exec::fault::FaultKind;
 use crate::exec::lanes::{self, Lanes, lanes_of};
+use crate::exec::memory::{SharedWords, atomic_lanes};
 use crate::exec::ops::{Reg, SymbolAddresses};
 use crate::exec::scalar::{self, Alu, Atomic, Form};
 use crate::exec::step::{Access, Global, LaneFault, Local, check_bounded, check_global, memory};
@@ -55,8 +56,12 @@ pub enum What {
     Vote(VoteMode),
     Ballot,
     Shfl(ShflMode),
-    /// A global atomic.
-    Atom(Atomic),
+    /// An atomic (`atom`, or `red` when the op writes no register) in global or
+    /// shared memory.
+    Atom {
+        atom: Atomic,
+        space: Space,
+    },
     /// A load (or store) of `count` elements of `ty`.
     Mem {
         space: Space,
@@ -279,11 +284,25 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         "vote.sync" => What::Vote(m.vote.ok_or("vote without a mode")?),
         "vote.sync.ballot" => What::Ballot,
         "shfl.sync" => What::Shfl(m.shfl.ok_or("shfl without a mode")?),
-        "atom.global" => What::Atom(Atomic {
-            op: Some(m.atom.ok_or("atom without an operation")?),
-            ty,
-        }),
-        "atom.global.cas" => What::Atom(Atomic { op: None, ty }),
+        "atom.global" | "atom.shared" | "red.global" => What::Atom {
+            atom: Atomic {
+                op: Some(m.atom.ok_or("atom without an operation")?),
+                ty,
+            },
+            space: if mnemonic == "atom.shared" {
+                Space::Shared
+            } else {
+                Space::Global
+            },
+        },
+        "atom.global.cas" | "atom.shared.cas" => What::Atom {
+            atom: Atomic { op: None, ty },
+            space: if mnemonic == "atom.shared.cas" {
+                Space::Shared
+            } else {
+                Space::Global
+            },
+        },
         "ld" | "ldu" | "st" => {
             let space = m.space.unwrap_or(Space::Global);
             let store = mnemonic == "st";
@@ -426,7 +445,7 @@ pub fn execute<G: Global>(
             write(warp, op.d, &[u64::from(x); 32], exec);
         }
         What::Shfl(mode) => shuffle(op, mode, warp, exec),
-        What::Atom(_) => return atomic(op, warp, global, exec, addrs),
+        What::Atom { .. } => return atomic(op, warp, local, global, exec, addrs),
         What::Mem {
             space,
             store,
@@ -525,21 +544,23 @@ fn addresses(
     Ok(())
 }
 
-/// A global atomic for the lanes of `exec` (none is a valid, empty access that
-/// still waits for memory like any other).
+/// An atomic for the lanes of `exec`. In shared memory it takes effect now; in
+/// global memory the mode's [`Global`] applies it (an atomic of no lane is still
+/// an access that waits for memory like any other).
 pub fn atomic<G: Global>(
     op: &ExtOp,
     warp: &mut Warp,
+    local: &mut Local,
     global: &mut G,
     exec: u32,
     addrs: &mut Lanes,
 ) -> Result<Access, LaneFault> {
-    let What::Atom(atom) = op.what else {
+    let What::Atom { atom, space } = op.what else {
         return Ok(Access::None);
     };
     let words = atom.words();
-    addresses(op, Space::Global, 4 * u32::from(words), warp, exec, addrs)?;
-    check_global(global.layout(), addrs, exec, 4 * u32::from(words), true)?;
+    let size = 4 * u32::from(words);
+    addresses(op, space, size, warp, exec, addrs)?;
     let [a, b, ..] = op.src;
     let mut va = [0u64; 32];
     let mut vb = [0u64; 32];
@@ -547,7 +568,23 @@ pub fn atomic<G: Global>(
         va[l] = value(warp, a, atom.ty, l);
         vb[l] = value(warp, b, atom.ty, l);
     }
-    let dst = op.dst().map_or(0, |(r, _)| r);
+    let dst = op.dst().map(|(r, _)| r);
+    if space == Space::Shared {
+        if exec == 0 {
+            return Ok(Access::None);
+        }
+        // The last word of an 8-byte value must be inside the space too.
+        let last = addrs.map(|x| x.wrapping_add(size - 4));
+        check_bounded(space, addrs, exec, local.shared_bytes, true)?;
+        check_bounded(space, &last, exec, local.shared_bytes, true)?;
+        let mut shared = SharedWords(&mut *local.shared);
+        let old = atomic_lanes(&mut shared, atom, addrs, &va, &vb, exec);
+        if dst.is_some() {
+            write(warp, op.d, &old, exec);
+        }
+        return Ok(Access::SharedAtomic);
+    }
+    check_global(global.layout(), addrs, exec, size, true)?;
     global.atomic(warp, atom, dst, addrs, &va, &vb, exec);
     Ok(Access::Atomic { words })
 }

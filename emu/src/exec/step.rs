@@ -52,13 +52,13 @@ pub trait Global {
     /// Atomics `atom` in the lanes of `mask`, in lane order, at checked and aligned
     /// addresses: `a` is the operand (the compare value of CAS), `b` the CAS swap
     /// value, both read as the atomic's type; the old values go to register `dst`
-    /// (and the next one for 64-bit types).
+    /// (and the next one for 64-bit types), if any (`red` has none).
     #[allow(clippy::too_many_arguments)]
     fn atomic(
         &mut self,
         warp: &mut Warp,
         atom: Atomic,
-        dst: Reg,
+        dst: Option<Reg>,
         addrs: &Lanes,
         a: &Wide,
         b: &Wide,
@@ -100,6 +100,8 @@ pub enum Access {
     Atomic {
         words: u8,
     },
+    /// Shared-memory atomics: lanes on one word take effect one after another.
+    SharedAtomic,
 }
 
 /// The outcome of one instruction.
@@ -247,8 +249,9 @@ fn dispatch<G: Global, const ADVANCE: bool>(
             });
         }
         Kind::Atomic(i) => {
-            let access = crate::exec::ext::atomic(&prog.ext[i as usize], warp, global, exec, addrs)
-                .map_err(|(k, l)| fault(k, l))?;
+            let access =
+                crate::exec::ext::atomic(&prog.ext[i as usize], warp, local, global, exec, addrs)
+                    .map_err(|(k, l)| fault(k, l))?;
             warp.advance();
             return Ok(Executed {
                 exec,

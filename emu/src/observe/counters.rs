@@ -248,6 +248,11 @@ pub fn memory_components(program: &Program, pc: usize) -> &'static [Component] {
             crate::exec::ext::What::Mem { space, .. } => Kind::Ld(space),
             _ => Kind::Nop,
         },
+        // A shared-memory atomic is a shared access.
+        Kind::Atomic(i) => match program.ext[i as usize].what {
+            crate::exec::ext::What::Atom { space, .. } if space != Space::Global => Kind::St(space),
+            _ => Kind::Atomic(i),
+        },
         kind => kind,
     };
     match kind {

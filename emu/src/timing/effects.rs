@@ -81,11 +81,11 @@ pub enum Effect {
         pc: u32,
     },
     /// A warp's global atomics, one transaction per lane in lane order; the old
-    /// values go to register `dst` (and the next one for 64-bit types).
+    /// values go to register `dst` (and the next one for 64-bit types), if any.
     Atomic {
         target: Target,
         atom: Atomic,
-        dst: Reg,
+        dst: Option<Reg>,
         mask: u32,
         addrs: Box<Lanes>,
         operands: Box<[Wide; 2]>,
@@ -271,7 +271,7 @@ impl Global for Recorder<'_> {
         &mut self,
         _warp: &mut Warp,
         atom: Atomic,
-        dst: Reg,
+        dst: Option<Reg>,
         addrs: &Lanes,
         a: &Wide,
         b: &Wide,
@@ -446,6 +446,9 @@ pub fn apply(
             let ready = match caches {
                 Some(c) => c.atomic(target.unit, pc, &addrs, mask, now, dram),
                 None => queue(dram, u64::from(mask.count_ones())),
+            };
+            let Some(dst) = dst else {
+                return Outcome::None;
             };
             Outcome::Register {
                 target,

@@ -42,7 +42,7 @@ pub enum Logged {
 pub struct LoggedAtomic {
     pub warp: usize,
     pub atom: Atomic,
-    pub dst: Reg,
+    pub dst: Option<Reg>,
     pub addrs: Lanes,
     pub a: Wide,
     pub b: Wide,
@@ -162,13 +162,16 @@ impl Global for Windowed<'_> {
         &mut self,
         warp: &mut Warp,
         atom: Atomic,
-        dst: Reg,
+        dst: Option<Reg>,
         addrs: &Lanes,
         a: &Wide,
         b: &Wide,
         mask: u32,
     ) {
-        warp.state = WarpState::AtMemory;
+        // A warp waits for the old values it asked for (`red` asks for none).
+        if dst.is_some() {
+            warp.state = WarpState::AtMemory;
+        }
         self.log.entries.push((
             self.now,
             Logged::Atomic(Box::new(LoggedAtomic {
@@ -227,7 +230,9 @@ pub fn apply(
             } = *at;
             let old = memory.atomic_lanes(atom, &addrs, &a, &b, mask);
             *toggles += wide_toggles(&old, mask, atom.words());
-            if let Some(w) = warps.and_then(|ws| ws.get_mut(warp)) {
+            if let Some(dst) = dst
+                && let Some(w) = warps.and_then(|ws| ws.get_mut(warp))
+            {
                 let d = usize::from(dst);
                 for k in 0..usize::from(atom.words()) {
                     let word: Lanes = std::array::from_fn(|l| (old[l] >> (32 * k)) as u32);
