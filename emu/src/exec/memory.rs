@@ -176,18 +176,6 @@ impl GlobalMemory {
         self.words[(addr / 4) as usize] = value;
     }
 
-    /// Applies a warp's atomic to checked addresses: see [`atomic_lanes`].
-    pub fn atomic_lanes(
-        &mut self,
-        atom: Atomic,
-        addrs: &Lanes,
-        a: &Wide,
-        b: &Wide,
-        mask: u32,
-    ) -> Wide {
-        atomic_lanes(self, atom, addrs, a, b, mask)
-    }
-
     /// The words holding a buffer's elements (packed little-endian; see
     /// [`crate::load::init::element`]).
     pub fn buffer(&self, index: usize) -> &[u32] {

@@ -440,7 +440,7 @@ pub fn apply(
             pc,
         } => {
             let [a, b] = &*operands;
-            let old = memory.atomic_lanes(atom, &addrs, a, b, mask);
+            let old = crate::exec::memory::atomic_lanes(memory, atom, &addrs, a, b, mask);
             let toggles = wide_toggles(&old, mask, atom.words());
             let word = |k: u32| -> Box<Lanes> { Box::new(old.map(|v| (v >> (32 * k)) as u32)) };
             let ready = match caches {

@@ -228,7 +228,7 @@ pub fn apply(
                 b,
                 mask,
             } = *at;
-            let old = memory.atomic_lanes(atom, &addrs, &a, &b, mask);
+            let old = crate::exec::memory::atomic_lanes(memory, atom, &addrs, &a, &b, mask);
             *toggles += wide_toggles(&old, mask, atom.words());
             if let Some(dst) = dst
                 && let Some(w) = warps.and_then(|ws| ws.get_mut(warp))
