@@ -40,16 +40,8 @@ fn every_conformance_source_produces_its_signature() {
             .to_string_lossy()
             .into_owned();
         let ran = run(&rel, &[]);
-        let file = path.file_name().unwrap().to_string_lossy().into_owned();
         for (buf, i, want) in expected {
             let got = ran.out_u32(&buf)[i];
-            if KNOWN_WRONG.contains(&(file.as_str(), buf.as_str(), i)) {
-                assert_ne!(
-                    got, want,
-                    "{file}: {buf}[{i}] is right now: remove it from KNOWN_WRONG"
-                );
-                continue;
-            }
             assert_eq!(
                 got,
                 want,
@@ -61,33 +53,6 @@ fn every_conformance_source_produces_its_signature() {
     }
     assert!(checked >= 60, "only {checked} signature words checked");
 }
-
-/// Expected words the emulator does not produce yet, each from a known emulator
-/// defect: `(file, buffer, word)`. The expectation in the source stays the correct
-/// one; the test fails as soon as such a word comes out right, so the entry goes
-/// with the fix.
-const KNOWN_WRONG: &[(&str, &str, usize)] = &[
-    // `mad.f32` runs as an integer multiply-add of the bit patterns (0x3f800800 *
-    // 0x3f800800 + 0xbf800000 = 0xbfc00000) instead of a fused multiply-add.
-    ("types.float.spu", "out", 16),
-];
-
-/// Words where functional mode differs from timing mode, each from a known emulator
-/// defect: `(file, buffer, word)`; the test fails when the set changes, so a fix
-/// removes its entries.
-const KNOWN_FUNCTIONAL_DIFFERENCES: &[(&str, &str, usize)] = &[
-    // Functional mode lets a thread's `ld.global` read a word before its own earlier
-    // `red.global` to that word has taken effect (it reads the old value; the final
-    // memory is right). Words 8 and 10..15 are loaded right after a `red.global`
-    // (word 13, the high word of an `add.f64` whose addend only changes the low
-    // word, happens to match).
-    ("types.atomics.spu", "out", 8),
-    ("types.atomics.spu", "out", 10),
-    ("types.atomics.spu", "out", 11),
-    ("types.atomics.spu", "out", 12),
-    ("types.atomics.spu", "out", 14),
-    ("types.atomics.spu", "out", 15),
-];
 
 /// `(buffer, word)` of every word where two runs' buffers differ.
 fn differences(a: &[(String, Vec<u32>)], b: &[(String, Vec<u32>)]) -> Vec<(String, usize)> {
@@ -136,21 +101,11 @@ fn every_conformance_source_gives_the_same_buffers_functionally_and_on_gtx480() 
         )
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(functional.result.functional);
-        let file = path.file_name().unwrap().to_string_lossy().into_owned();
-        let known: Vec<(&str, usize)> = KNOWN_FUNCTIONAL_DIFFERENCES
-            .iter()
-            .filter(|(f, _, _)| *f == file)
-            .map(|&(_, b, i)| (b, i))
-            .collect();
         let differ = differences(&all_buffers(&functional.image), &want);
-        assert_eq!(
-            differ
-                .iter()
-                .map(|(b, i)| (b.as_str(), *i))
-                .collect::<Vec<_>>(),
-            known,
-            "{file}: words where functional mode differs from timing mode (left), \
-             known differences (right)"
+        assert!(
+            differ.is_empty(),
+            "{}: words where functional mode differs from timing mode: {differ:?}",
+            path.display()
         );
         // Sources of the SPU's own features (CBs, IUs, blocksync) are refused by a
         // GPU machine at load, with a message saying so.
