@@ -151,8 +151,9 @@ const NOTES: &str = "
 - **Floats** follow IEEE 754 binary32/binary64. The rounding mode `.rn` (nearest even, the
   default), `.rz`, `.rm`, `.rp` applies to `add sub mul fma mad div rcp sqrt cvt`. `.ftz`
   flushes subnormal `.f32` inputs and results to zero of the same sign. `.sat` clamps a float
-  result to [0, 1] (NaN gives 0). Results that are NaN are the canonical NaN `0x7fffffff`
-  (`.f32`) or `0x7fffffffffffffff` (`.f64`).
+  result to [0, 1] (NaN gives 0). Results of arithmetic (conversions between floats included)
+  that are NaN are the canonical NaN `0x7fffffff` (`.f32`) or `0x7fffffffffffffff` (`.f64`);
+  `abs` and `neg` change only the sign bit, so a NaN keeps its payload.
 - **Comparisons** (`setp`): ordered comparisons (`eq ne lt le gt ge`) are false when either
   operand is NaN, `ne` included; the unordered ones (`equ neu ltu leu gtu geu`) are true then.
   `num` is true when neither operand is NaN, `nan` when either is. `lo ls hi hs` are `lt le gt

@@ -454,6 +454,8 @@ fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
         }),
         // The float form is the fused multiply-add (PTX `mad.rn.f32`, sm_20 on).
         "mad" if ty == Ty::F32 => Kind::Fma,
+        // The general path keeps the high word.
+        "mad" if m.half == Some(spu_isa::Half::Hi) => return Err("mad.hi".into()),
         "mad" => Kind::MadLo,
         "fma" => Kind::Fma,
         "div" => Kind::Bin(by_ty(B::DivU, B::DivS, B::DivF)),

@@ -69,23 +69,34 @@ fn max_f32(x: f32, y: f32) -> f32 {
 
 const CANONICAL_NAN_F32: u32 = 0x7fff_ffff;
 
+/// The pattern of an arithmetic result: a NaN is the canonical NaN (ISA notes,
+/// as the general path's [`crate::exec::scalar`] gives it).
+#[inline(always)]
+fn bits(r: f32) -> u32 {
+    if r.is_nan() {
+        CANONICAL_NAN_F32
+    } else {
+        r.to_bits()
+    }
+}
+
 /// `d = a op b` on every lane.
 pub fn binary(op: BinOp, a: &Lanes, b: &Lanes) -> Lanes {
     use BinOp as B;
     match op {
         B::AddI => map2(a, b, u32::wrapping_add),
-        B::AddF => map2(a, b, |x, y| (f(x) + f(y)).to_bits()),
+        B::AddF => map2(a, b, |x, y| bits(f(x) + f(y))),
         B::SubI => map2(a, b, u32::wrapping_sub),
-        B::SubF => map2(a, b, |x, y| (f(x) - f(y)).to_bits()),
+        B::SubF => map2(a, b, |x, y| bits(f(x) - f(y))),
         B::MulLo => map2(a, b, u32::wrapping_mul),
         B::MulHiU => map2(a, b, |x, y| ((u64::from(x) * u64::from(y)) >> 32) as u32),
         B::MulHiS => map2(a, b, |x, y| {
             ((i64::from(x as i32) * i64::from(y as i32)) >> 32) as u32
         }),
-        B::MulF => map2(a, b, |x, y| (f(x) * f(y)).to_bits()),
+        B::MulF => map2(a, b, |x, y| bits(f(x) * f(y))),
         B::DivU => map2(a, b, |x, y| x.checked_div(y).unwrap_or(u32::MAX)),
         B::DivS => map2(a, b, |x, y| div_s(x as i32, y as i32) as u32),
-        B::DivF => map2(a, b, |x, y| (f(x) / f(y)).to_bits()),
+        B::DivF => map2(a, b, |x, y| bits(f(x) / f(y))),
         B::RemU => map2(a, b, |x, y| x.checked_rem(y).unwrap_or(x)),
         B::RemS => map2(a, b, |x, y| {
             if y == 0 {
@@ -116,7 +127,9 @@ fn convert(dst: Ty, src: Ty, x: u32) -> u32 {
         (Ty::S32, Ty::F32) => f(x) as i32 as u32,
         (Ty::F32, Ty::U32) => (x as f32).to_bits(),
         (Ty::F32, Ty::S32) => (x as i32 as f32).to_bits(),
-        // Integer to integer and f32 to f32 keep the bit pattern.
+        // f32 to f32 is arithmetic (a NaN becomes the canonical one).
+        (Ty::F32, Ty::F32) => bits(f(x)),
+        // Integer to integer keeps the bit pattern.
         _ => x,
     }
 }
@@ -129,8 +142,8 @@ pub fn unary(op: UnOp, a: &Lanes) -> Lanes {
         UnOp::NegS => map1(a, |x| (x as i32).wrapping_neg() as u32),
         UnOp::NegF => map1(a, |x| x ^ 0x8000_0000),
         UnOp::Not => map1(a, |x| !x),
-        UnOp::Rcp => map1(a, |x| (1.0 / f(x)).to_bits()),
-        UnOp::Sqrt => map1(a, |x| f(x).sqrt().to_bits()),
+        UnOp::Rcp => map1(a, |x| bits(1.0 / f(x))),
+        UnOp::Sqrt => map1(a, |x| bits(f(x).sqrt())),
         UnOp::Cvt(dst, src) => map1(a, |x| convert(dst, src, x)),
     }
 }
@@ -142,7 +155,7 @@ pub fn mad_lo(a: &Lanes, b: &Lanes, c: &Lanes) -> Lanes {
 
 /// `d = a * b + c` with one rounding.
 pub fn fma(a: &Lanes, b: &Lanes, c: &Lanes) -> Lanes {
-    std::array::from_fn(|l| f(a[l]).mul_add(f(b[l]), f(c[l])).to_bits())
+    std::array::from_fn(|l| bits(f(a[l]).mul_add(f(b[l]), f(c[l]))))
 }
 
 /// The lanes where `hit` holds, as a mask.

@@ -21,6 +21,8 @@
 
 pub mod cb;
 pub mod decode;
+#[cfg(test)]
+mod differential;
 pub mod ext;
 pub mod fault;
 pub mod lanes;

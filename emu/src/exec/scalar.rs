@@ -265,9 +265,21 @@ fn float_op<F: Float>(f: &Form, a: u64, b: u64, c: u64) -> Option<u64> {
             Some(v) => v,
             None => return Some(F::nan()),
         },
-        // Sign operations keep NaN payloads like the word-wide path.
-        Alu::Abs => return Some(F::of_bits(a).bits() & !sign_bit(f.ty)),
-        Alu::Neg => return Some(F::of_bits(a).bits() ^ sign_bit(f.ty)),
+        // Sign operations change the sign bit only (IEEE 754 abs and negate: a NaN
+        // keeps its payload), after `.ftz` flushed a subnormal to a zero of its sign.
+        Alu::Abs | Alu::Neg => {
+            let v = if ftz && a & 0x7f80_0000 == 0 {
+                a & 0x8000_0000
+            } else {
+                a
+            };
+            let sign = sign_bit(f.ty);
+            return Some(if f.alu == Alu::Abs {
+                v & !sign
+            } else {
+                v ^ sign
+            });
+        }
         Alu::Rcp => F::of(1.0).div(x),
         Alu::Sqrt => x.sqrt(),
         Alu::Rsqrt => approx(|v| 1.0 / v.sqrt()),
