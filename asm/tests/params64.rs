@@ -243,3 +243,16 @@ fn bind_passes_64_bit_parameters_and_constants_whole() {
         assert!(err.contains(want), "{bind}: {err}");
     }
 }
+
+#[test]
+fn a_32_bit_parameter_with_a_wider_default_is_no_binary() {
+    let mut m = asm(&kernel(".param .u32 K = 1;\n.param .u64 N = 1;", "")).unwrap();
+    m.params[1].default = Some(1 << 40);
+    spu_isa::format::write_module(&m).expect("a 64-bit default may use 64 bits");
+    m.params[0].default = Some(1 << 40);
+    let err = spu_isa::format::write_module(&m).unwrap_err().to_string();
+    assert!(
+        err.contains("parameter `K` is .u32 but its default 0x10000000000 is wider than 32 bits"),
+        "{err}"
+    );
+}

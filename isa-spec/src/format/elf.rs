@@ -493,11 +493,6 @@ fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
         let ty = ty(&mut r)?;
         let has_default = r.bool()?;
         let default = r.u64()?;
-        if ty.bits() != 64 && default >> 32 != 0 {
-            return Err(r.corrupt(format!(
-                "parameter `{name}` is .{ty} but its default {default:#x} is wider than 32 bits"
-            )));
-        }
         params.push(ParamDecl {
             name,
             ty,
