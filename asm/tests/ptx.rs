@@ -223,10 +223,15 @@ fn bind_arguments_are_checked() {
             "`.bind` names `fil`, but no kernel has that name",
         ),
         (".bind fill(OUT, X);", "`X` is not a constant"),
+        // A 64-bit value does not narrow into a 32-bit parameter.
+        (
+            ".bind fill(OUT, W);",
+            "parameter `W` is .u64, but `fill_param_1` is a .u32",
+        ),
     ];
     for (bind, want) in cases {
         let src = format!(
-            "#include \"two.ptx\"\n.param .u32 N = 100;\n.param .f32 S = 1.0;\n.global .u32 OUT[N] = zeros;\n{bind}\n"
+            "#include \"two.ptx\"\n.param .u32 N = 100;\n.param .f32 S = 1.0;\n.param .u64 W = 1;\n.global .u32 OUT[N] = zeros;\n{bind}\n"
         );
         let err = assemble_entry(&src, None).unwrap_err();
         assert!(err.contains(want), "{bind}: {err}");
