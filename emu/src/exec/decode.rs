@@ -452,6 +452,8 @@ fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
             (_, Some(spu_isa::Half::Hi)) => B::MulHiU,
             _ => B::MulLo,
         }),
+        // The float form is the fused multiply-add (PTX `mad.rn.f32`, sm_20 on).
+        "mad" if ty == Ty::F32 => Kind::Fma,
         "mad" => Kind::MadLo,
         "fma" => Kind::Fma,
         "div" => Kind::Bin(by_ty(B::DivU, B::DivS, B::DivF)),

@@ -168,10 +168,9 @@ impl Global for Windowed<'_> {
         b: &Wide,
         mask: u32,
     ) {
-        // A warp waits for the old values it asked for (`red` asks for none).
-        if dst.is_some() {
-            warp.state = WarpState::AtMemory;
-        }
+        // The warp waits for the end of the window, also after a `red` (which
+        // returns nothing): its later loads must see its own atomic.
+        warp.state = WarpState::AtMemory;
         self.log.entries.push((
             self.now,
             Logged::Atomic(Box::new(LoggedAtomic {
@@ -230,13 +229,13 @@ pub fn apply(
             } = *at;
             let old = crate::exec::memory::atomic_lanes(memory, atom, &addrs, &a, &b, mask);
             *toggles += wide_toggles(&old, mask, atom.words());
-            if let Some(dst) = dst
-                && let Some(w) = warps.and_then(|ws| ws.get_mut(warp))
-            {
-                let d = usize::from(dst);
-                for k in 0..usize::from(atom.words()) {
-                    let word: Lanes = std::array::from_fn(|l| (old[l] >> (32 * k)) as u32);
-                    write_masked(&mut w.regs[d + k], &word, mask);
+            if let Some(w) = warps.and_then(|ws| ws.get_mut(warp)) {
+                if let Some(dst) = dst {
+                    let d = usize::from(dst);
+                    for k in 0..usize::from(atom.words()) {
+                        let word: Lanes = std::array::from_fn(|l| (old[l] >> (32 * k)) as u32);
+                        write_masked(&mut w.regs[d + k], &word, mask);
+                    }
                 }
                 if w.state == WarpState::AtMemory {
                     w.state = WarpState::Running;
