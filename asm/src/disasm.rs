@@ -36,15 +36,18 @@ impl Names for ModuleNames<'_> {
         }
         .unwrap_or_else(|| "?".into())
     }
+    /// `N` for the parameter at byte `offset`, `A+4` for the high word of a 64-bit
+    /// one (see [`Module::param_layout`]).
     fn param_at(&self, offset: i16) -> Option<String> {
-        (offset >= 0 && offset % 4 == 0)
-            .then(|| {
-                self.0
-                    .params
-                    .get(offset as usize / 4)
-                    .map(|p| p.name.clone())
-            })
-            .flatten()
+        let at = u32::try_from(offset).ok()?;
+        let (offsets, _) = self.0.param_layout();
+        let i = offsets.partition_point(|o| *o <= at).checked_sub(1)?;
+        let p = &self.0.params[i];
+        match at - offsets[i] {
+            0 => Some(p.name.clone()),
+            4 if p.ty.bits() == 64 => Some(format!("{}+4", p.name)),
+            _ => None,
+        }
     }
 }
 
@@ -89,7 +92,7 @@ pub fn disassemble(m: &Module, options: Options) -> String {
                     ".param .{} {} = {};",
                     p.ty,
                     p.name,
-                    format_value(u64::from(bits), p.ty)
+                    format_value(bits, p.ty)
                 );
             }
             None => {

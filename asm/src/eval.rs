@@ -12,7 +12,10 @@ use spu_isa::format::{BinOp, Expr as StoredExpr, Node};
 pub struct ParamInfo {
     pub name: String,
     pub ty: Ty,
-    pub default: Option<u32>,
+    /// The default's bit pattern (see [`param_default`]).
+    pub default: Option<u64>,
+    /// Byte offset in parameter space (see [`spu_isa::format::param_layout`]).
+    pub offset: u32,
 }
 
 /// Parses a decimal or hex integer literal.
@@ -85,14 +88,15 @@ pub fn lower(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<StoredExpr, Diagnost
                     let Some(i) = params.iter().position(|p| p.name == *n) else {
                         return Err(undefined_param(n, x, params));
                     };
-                    if params[i].ty == Ty::F32 {
+                    let ty = params[i].ty;
+                    if ty.is_float() {
                         return Err(Diagnostic::error(
                             format!(
-                                "parameter `{n}` is .f32 and cannot be used in an integer expression"
+                                "parameter `{n}` is .{ty} and cannot be used in an integer expression"
                             ),
                             x.span.clone(),
                         )
-                        .label("declared .f32"));
+                        .label(format!("declared .{ty}")));
                     }
                     // The declaration limit keeps every index in range.
                     Node::Param(u16::try_from(i).map_err(|_| too_many_params(x))?)
@@ -166,13 +170,10 @@ pub fn eval_with_defaults(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<Option<
         let v = match &x.node {
             Expr::Int(t) => Some(parse_int(t).ok_or_else(|| int_range(x))?),
             Expr::Float(_) => None,
-            Expr::Name(n) => params.iter().find(|p| p.name == *n).and_then(|p| {
-                let bits = p.default?;
-                Some(match p.ty {
-                    Ty::S32 => i64::from(bits as i32),
-                    _ => i64::from(bits),
-                })
-            }),
+            Expr::Name(n) => params
+                .iter()
+                .find(|p| p.name == *n)
+                .and_then(|p| spu_isa::format::param_int(p.ty, p.default?)),
             Expr::Neg(_) => match values.pop().flatten() {
                 Some(v) => Some(v.checked_neg().ok_or_else(|| overflow(x))?),
                 None => None,
@@ -306,24 +307,79 @@ pub fn const_f64(e: &SExpr<'_>) -> Result<f64, Diagnostic> {
     Ok(sign * v)
 }
 
-/// A parameter's default: a value of its type, the same values `-D` accepts.
-pub fn param_default(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u32, Diagnostic> {
-    let (lo, hi) = match ty {
-        Ty::F32 => return Ok(const_f32(e, params)?.to_bits()),
-        Ty::S32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
-        _ => (0, i64::from(u32::MAX)),
+/// A parameter's default: a value of its type, the same values `-D` accepts
+/// (see [`spu_isa::format::parse_param_value`]), as its bit pattern (a 32-bit
+/// type's in the low 32 bits). Integers must lie in the type's range; floats are
+/// rounded to the nearest value of the type, and `0f`/`0d` literals keep their
+/// bits exactly.
+pub fn param_default(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u64, Diagnostic> {
+    let Some((lo, hi)) = spu_isa::format::param_int_range(ty) else {
+        return match ty {
+            Ty::F32 => Ok(u64::from(const_f32(e, params)?.to_bits())),
+            _ => Ok(const_f64_exact(e, params)?.to_bits()),
+        };
     };
-    let v = const_int(e, params)?;
+    let v = match wide_literal(e) {
+        Some(v) => v?,
+        None => i128::from(const_int(e, params)?),
+    };
     if v < lo || v > hi {
         let d = Diagnostic::error(format!("`{v}` is not a valid .{ty} value"), e.span.clone())
             .label(format!("expected {lo}..={hi}"));
-        return Err(if ty == Ty::U32 && v < 0 {
-            d.help("declare the parameter .s32 to give it a negative value")
+        return Err(if !ty.is_signed() && v < 0 {
+            d.help(format!(
+                "declare the parameter .{} to give it a negative value",
+                Ty::int(ty.bits(), true)
+            ))
         } else {
             d
         });
     }
-    Ok(v as u32)
+    Ok((v as u128 & ((1u128 << ty.bits()) - 1)) as u64)
+}
+
+/// An integer literal, possibly negated, read as i128 so that the values of
+/// 64-bit types above `i64::MAX` and `-2^63` are written as they are; `None` for
+/// any other expression.
+fn wide_literal(e: &SExpr<'_>) -> Option<Result<i128, Diagnostic>> {
+    match &e.node {
+        Expr::Int(text) => Some(parse_u64(text).map(i128::from).ok_or_else(|| int_range(e))),
+        Expr::Neg(a) => wide_literal(a).map(|v| v.map(|v| -v)),
+        _ => None,
+    }
+}
+
+/// An f64 default: a float literal rounded to nearest (finite unless written as a
+/// `0d`/`0f` bit pattern), possibly negated, or an exactly representable integer.
+fn const_f64_exact(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f64, Diagnostic> {
+    match &e.node {
+        Expr::Float(t) => match parse_f64(t) {
+            Some(v)
+                if v.is_finite() || ["0f", "0F", "0d", "0D"].iter().any(|p| t.starts_with(p)) =>
+            {
+                Ok(v)
+            }
+            Some(_) => Err(Diagnostic::error(
+                format!("`{t}` does not fit in .f64"),
+                e.span.clone(),
+            )
+            .label(format!("expected a magnitude of at most {:e}", f64::MAX))),
+            None => Err(Diagnostic::error("malformed float literal", e.span.clone())),
+        },
+        Expr::Neg(a) => Ok(-const_f64_exact(a, params)?),
+        _ => {
+            let v = const_int(e, params)?;
+            let f = v as f64;
+            if f as i128 == i128::from(v) {
+                Ok(f)
+            } else {
+                Err(Diagnostic::error(
+                    format!("`{v}` is not exactly representable as f64"),
+                    e.span.clone(),
+                ))
+            }
+        }
+    }
 }
 
 /// The bit pattern of a constant of a type: floats are rounded to the type, integers

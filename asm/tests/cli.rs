@@ -407,6 +407,31 @@ fn bad_input_matrix() {
             vec![file("neg.spu", &kernel(".param .u32 N = -1;", ""))],
         ),
         (
+            "negative_u64_parameter",
+            vec![file("neg64.spu", &kernel(".param .u64 N = -1;", ""))],
+        ),
+        (
+            "f64_parameter_beyond_f64",
+            vec![file("big.spu", &kernel(".param .f64 A = 1e400;", ""))],
+        ),
+        (
+            "u64_read_of_a_u32_parameter",
+            vec![file(
+                "wide.spu",
+                &kernel(
+                    ".param .u32 K = 1;",
+                    "    .reg .u64 %rd0;\n    ld.param.u64 %rd0, [K];",
+                ),
+            )],
+        ),
+        (
+            "word_read_inside_a_word_of_a_u64_parameter",
+            vec![file(
+                "mid.spu",
+                &kernel(".param .u64 N = 1;", "    ld.param.u32 %r0, [N+2];"),
+            )],
+        ),
+        (
             "negating_the_most_negative_integer",
             vec![file(
                 "min.spu",

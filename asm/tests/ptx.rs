@@ -135,12 +135,26 @@ fn several_entries_need_a_choice() {
 }
 
 #[test]
-fn an_unbound_pointer_parameter_asks_for_a_launch_file() {
-    let err = assemble_entry(TWO, Some("fill")).unwrap_err();
+fn unbound_parameters_of_any_width_are_kernel_parameters() {
+    let m = assemble_entry(TWO, Some("fill")).unwrap();
+    let params: Vec<(&str, spu_isa::Ty)> =
+        m.params.iter().map(|p| (p.name.as_str(), p.ty)).collect();
+    assert_eq!(
+        params,
+        [
+            ("fill_param_0", spu_isa::Ty::U64),
+            ("fill_param_1", spu_isa::Ty::U32)
+        ]
+    );
+    assert_eq!(m.param_layout(), (vec![0, 8], 12));
+    let text = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options { no_locations: true });
     assert!(
-        err.contains("`fill_param_0` is a 64-bit parameter no `.bind` gives a value")
-            && err.contains(".bind kernel(A, B, N);"),
-        "{err}"
+        text.contains("ld.param.u64 %rd") && text.contains("[fill_param_0]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ld.param.u32 %r") && text.contains("[fill_param_1]"),
+        "{text}"
     );
 }
 
@@ -209,10 +223,15 @@ fn bind_arguments_are_checked() {
             "`.bind` names `fil`, but no kernel has that name",
         ),
         (".bind fill(OUT, X);", "`X` is not a constant"),
+        // A 64-bit value does not narrow into a 32-bit parameter.
+        (
+            ".bind fill(OUT, W);",
+            "parameter `W` is .u64, but `fill_param_1` is a .u32",
+        ),
     ];
     for (bind, want) in cases {
         let src = format!(
-            "#include \"two.ptx\"\n.param .u32 N = 100;\n.param .f32 S = 1.0;\n.global .u32 OUT[N] = zeros;\n{bind}\n"
+            "#include \"two.ptx\"\n.param .u32 N = 100;\n.param .f32 S = 1.0;\n.param .u64 W = 1;\n.global .u32 OUT[N] = zeros;\n{bind}\n"
         );
         let err = assemble_entry(&src, None).unwrap_err();
         assert!(err.contains(want), "{bind}: {err}");

@@ -169,7 +169,7 @@ fn bad_command_lines_and_files_are_reported() {
         (&["samples/vecadd.spu", "-D", "M=4"], "no parameter `M`"),
         (
             &["samples/vecadd.spu", "-D", "N=-4"],
-            "not a valid .u32 value",
+            "is out of range for .u32 (0 .. 4294967295)",
         ),
         (&["samples/vecadd.spu", "-D", "N"], "NAME=VALUE"),
         (

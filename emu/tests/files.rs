@@ -669,13 +669,16 @@ fn narrow_and_wide_buffers_load_and_dump_with_their_dtypes() {
         err.contains("dtype `|u1`") && err.contains("astype('<i2')"),
         "{err}"
     );
-    // Parameters stay 32-bit.
-    std::fs::write(&k, ".param .u64 N = 1;\n.entry k { exit; }\n").unwrap();
+    // Parameters are 32- or 64-bit; narrower ones are refused.
+    std::fs::write(&k, ".param .u16 N = 1;\n.entry k { exit; }\n").unwrap();
     let bad = emu(&[k.to_str().unwrap(), "-q"]);
     let err = text(&bad.stderr);
     assert!(!bad.status.success());
     assert!(
-        err.contains("parameter `N` is .u64: kernel parameters are 32-bit"),
+        err.contains("parameter `N` is .u16: kernel parameters are 32- or 64-bit"),
         "{err}"
     );
+    std::fs::write(&k, ".param .u64 N = 1;\n.entry k { exit; }\n").unwrap();
+    let ok = emu(&[k.to_str().unwrap(), "-q", "-D", "N=18446744073709551615"]);
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
 }

@@ -119,6 +119,10 @@ fn bad_input_matrix() {
     let mut opcode = vecadd.clone();
     opcode[0x40 + 3 * 8] = 0xee;
     std::fs::write(p("opcode.bin"), &opcode).unwrap();
+    // A binary of the previous format version (e_flags holds the version).
+    let mut v4 = vecadd.clone();
+    v4[0x30..0x34].copy_from_slice(&4u32.to_le_bytes());
+    std::fs::write(p("v4.bin"), &v4).unwrap();
     std::fs::write(p("range.toml"), "[sm]\nschedulers = 99\n").unwrap();
     let words: Vec<u32> = (0..8).collect();
     spu_emu::load::npy::write(Path::new(&p("u32.npy")), spu_isa::Ty::U32, &[8], &words).unwrap();
@@ -182,6 +186,51 @@ fn bad_input_matrix() {
         ("corrupted_elf", vec![p("corrupted.bin")]),
         ("foreign_elf", vec![p("host.elf")]),
         ("unknown_opcode", vec![p("opcode.bin")]),
+        ("older_format_version", vec![p("v4.bin")]),
+        (
+            "param_u64_out_of_range",
+            vec![
+                "samples/ptx/daxpy.spu".into(),
+                "-D".into(),
+                "N=18446744073709551616".into(),
+            ],
+        ),
+        (
+            "param_s64_out_of_range",
+            vec![
+                "tests/conformance/ld.param.64.spu".into(),
+                "-D".into(),
+                "S=-9223372036854775809".into(),
+            ],
+        ),
+        (
+            "param_f64_malformed",
+            vec![
+                "samples/ptx/daxpy.spu".into(),
+                "-D".into(),
+                "A=1.5.2".into(),
+            ],
+        ),
+        (
+            "param_f64_out_of_range",
+            vec![
+                "samples/ptx/daxpy.spu".into(),
+                "-D".into(),
+                "A=1e400".into(),
+            ],
+        ),
+        (
+            "param_u64_too_large_for_a_size",
+            vec![
+                "samples/ptx/daxpy.spu".into(),
+                "-D".into(),
+                "N=18446744073709551615".into(),
+            ],
+        ),
+        (
+            "ptx_pointer_parameter_without_a_value",
+            vec!["samples/ptx/daxpy.ptx".into()],
+        ),
         ("oob_global", vec!["emu/tests/faults/oob_load.spu".into()]),
         ("oob_shared", vec!["emu/tests/faults/shared_oob.spu".into()]),
         ("oob_cb", vec!["emu/tests/matrix/cb_oob.spu".into()]),

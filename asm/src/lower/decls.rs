@@ -11,6 +11,7 @@ use crate::eval::{
 use crate::lexer::Span;
 use crate::regalloc::Class;
 use crate::suggest::closest;
+use spu_isa::format::param_size;
 use spu_isa::format::{
     BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, MAX_EXPR_NODES, ParamDecl, RegDecl, RegTy,
 };
@@ -27,7 +28,7 @@ impl Assembler {
         let Some(t) = ty_of(ty.node) else {
             diags.push(
                 Diagnostic::error("parameters cannot be predicates", ty.span.clone())
-                    .label("use .u32, .s32 or .f32"),
+                    .label("use .u32, .s32, .f32, .u64, .s64 or .f64"),
             );
             return;
         };
@@ -49,10 +50,14 @@ impl Assembler {
             }
             None => None,
         };
+        let offset = self.scope.params.last().map_or(0, |p| {
+            (p.offset + param_size(p.ty)).next_multiple_of(param_size(t))
+        });
         self.scope.params.push(ParamInfo {
             name: name.node.to_string(),
             ty: t,
             default,
+            offset,
         });
         self.module.params.push(ParamDecl {
             name: name.node.to_string(),

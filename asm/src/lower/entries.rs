@@ -1,14 +1,14 @@
 //! Which kernel of a file is assembled, and what its PTX parameters stand for:
 //! `--entry NAME` or `.bind NAME(...)` chooses among several `.entry` blocks (one
 //! entry needs no choice); `.bind` gives each parameter, in signature order, a
-//! buffer (a pointer parameter), a kernel parameter or a constant. Unbound 32-bit
-//! parameters stay kernel parameters; unbound 64-bit ones are refused where read.
+//! buffer (a pointer parameter), a kernel parameter or a constant. Without `.bind`,
+//! every parameter (32- or 64-bit) is a kernel parameter, set with `-D`.
 //! Also sizes the `.extern .shared` array from `.launch shared(BYTES)`.
 
 use super::{Assembler, ty_of};
 use crate::ast::{EntryParam, Expr, Spanned, Stmt};
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::eval::const_bits64;
+use crate::eval::{const_bits64, param_default};
 use crate::operands::{Bound, EntryArg};
 use crate::suggest::closest;
 use spu_isa::format::{BinOp, Expr as StoredExpr};
@@ -161,24 +161,12 @@ impl Assembler {
             let Some(t) = ty_of(p.ty.node) else {
                 diags.push(
                     Diagnostic::error("parameters cannot be predicates", p.ty.span.clone())
-                        .label("use .u32, .s32, .f32 or .u64"),
+                        .label("use .u32, .s32, .f32, .u64, .s64 or .f64"),
                 );
                 continue;
             };
             let Some(arg) = args.map(|a| &a[i]) else {
-                if t.bits() == 64 {
-                    if self.declare_global(&p.name, diags) {
-                        self.scope.entry_args.insert(
-                            p.name.node.to_string(),
-                            EntryArg {
-                                ty: t,
-                                bound: Bound::Unbound,
-                            },
-                        );
-                    }
-                } else {
-                    self.param(&p.ty, &p.name, None, diags);
-                }
+                self.param(&p.ty, &p.name, None, diags);
                 continue;
             };
             let bound = match &arg.node {
@@ -201,11 +189,13 @@ impl Assembler {
                         .iter()
                         .find(|q| q.name == *n)
                         .map(|q| q.ty);
+                    // The same kind and width, or a 32-bit integer widened to a
+                    // 64-bit one (sign-extended from an .s32).
                     match q {
                         Some(q)
                             if q.is_float() == t.is_float()
-                                && (t.bits() == 32 || !t.is_float())
-                                && t.bits() >= 32 =>
+                                && t.bits() >= 32
+                                && (q.bits() == t.bits() || !t.is_float() && q.bits() < t.bits()) =>
                         {
                             Ok(Bound::Param(n.to_string()))
                         }
@@ -220,10 +210,17 @@ impl Assembler {
                         .label("types do not match")
                         .with_secondary(p.name.span.clone(), "declared here")
                         .help(
-                            "pass a parameter of the same kind (integer or float) or a constant",
+                            "pass a parameter of the same kind (integer or float) and width (a 32-bit integer may widen to a 64-bit one), or a constant",
                         )),
                     }
                 }
+                // A float constant is rounded like a default (finite unless written
+                // as a bit pattern); an integer may be written signed or unsigned.
+                _ if t.is_float() => param_default(arg, t, &self.scope.params)
+                    .map(Bound::Const)
+                    .map_err(|d| {
+                        d.help("an argument is a buffer name, a parameter name or a constant")
+                    }),
                 _ => const_bits64(arg, t, &self.scope.params)
                     .map(Bound::Const)
                     .map_err(|d| {

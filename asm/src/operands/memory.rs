@@ -14,6 +14,71 @@ use crate::vcode::{RegRef, Slot, VInstr};
 use spu_isa::format::RegTy;
 use spu_isa::{Guard, Instr, Mods, Opcode, Operand, SYMBOL_OFFSET_RANGE, Space, Ty};
 
+/// The byte address of `[P]`, `[P+k]`, `[P-k]` or `[k+P]` in parameter space, for a
+/// parameter `P` and a constant `k`; `None` for an expression naming no parameter.
+/// The access (its width from the type and vector modifiers) must lie within `P`:
+/// a 64-bit parameter is read whole by a 64-bit access at `[P]`, or a word at a
+/// time by 32-bit accesses at `[P]` (low word) and `[P+4]` (high word).
+fn param_address(
+    e: &Spanned<Expr<'_>>,
+    scope: &super::Scope,
+    mods: &Mods,
+    mnemonic: &str,
+) -> Result<Option<i64>, Diagnostic> {
+    let find = |n: &str| scope.params.iter().find(|p| p.name == n);
+    let (p, k) = match &e.node {
+        Expr::Name(n) => match find(n) {
+            Some(p) => (p, 0),
+            None => return Ok(None),
+        },
+        Expr::Binary(op @ ('+' | '-'), a, b) => match (&a.node, &b.node) {
+            (Expr::Name(n), _) if find(n).is_some() => {
+                let k = const_int(b, &scope.params)?;
+                (find(n).expect("found"), if *op == '-' { -k } else { k })
+            }
+            (_, Expr::Name(n)) if *op == '+' && find(n).is_some() => {
+                (find(n).expect("found"), const_int(a, &scope.params)?)
+            }
+            _ => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    let size = i64::from(spu_isa::format::param_size(p.ty));
+    let width = i64::from(mods.ty.map_or(4, |t| t.bits().max(8) / 8))
+        * i64::from(mods.vec.map_or(1, |v| v.count()));
+    if k < 0 || k.saturating_add(width) > size || k % width != 0 {
+        let reads = match (size, p.ty.bits()) {
+            (8, _) => format!(
+                "read it with `ld.param.{} %rdX, [{}]`, or a word at a time with `ld.param.u32` at `[{}]` (low) and `[{}+4]` (high)",
+                p.ty, p.name, p.name, p.name
+            ),
+            _ => format!("read it with `ld.param.{} %rX, [{}]`", p.ty, p.name),
+        };
+        return Err(Diagnostic::error(
+            format!(
+                "`{mnemonic}.param` reads {width} bytes at byte {k} of parameter `{}`, which is .{} ({size} bytes)",
+                p.name, p.ty
+            ),
+            e.span.clone(),
+        )
+        .label("outside the parameter or not aligned to the access")
+        .help(reads));
+    }
+    let at = i64::from(p.offset) + k;
+    if at + width > 32768 {
+        return Err(Diagnostic::error(
+            format!(
+                "parameter `{}` is at byte {} of the parameter space",
+                p.name, p.offset
+            ),
+            e.span.clone(),
+        )
+        .label("`[name]` reaches the first 32768 bytes of parameters (16-bit offsets)")
+        .help("declare the parameters the code reads first"));
+    }
+    Ok(Some(at))
+}
+
 impl Lowering<'_> {
     /// `{%a, %b, ...}`: in the declared layout, consecutive registers starting at a
     /// register aligned to the group are used as they are; otherwise the values go
@@ -211,29 +276,24 @@ impl Lowering<'_> {
             }
             None => (false, false),
         };
-        let off = match offset {
-            None => 0,
-            Some(e) => match (&e.node, base) {
-                (Expr::Name(n), None) => match scope.params.iter().position(|p| p.name == *n) {
-                    Some(i) if mods.space == Some(Space::Param) && i * 4 > 32767 => {
-                        return Err(Diagnostic::error(
-                            format!(
-                                "parameter `{n}` is at byte {} of the parameter space",
-                                i * 4
-                            ),
-                            e.span.clone(),
-                        )
-                        .label("`[name]` reaches the first 8192 parameters (16-bit offsets)")
-                        .help("declare the parameters the code reads first"));
-                    }
-                    Some(i) if mods.space == Some(Space::Param) => i as i64 * 4,
-                    Some(_) => {
+        let param_at = match offset {
+            Some(e) if base.is_none() && mods.space == Some(Space::Param) => {
+                param_address(e, scope, mods, mnemonic)?
+            }
+            _ => None,
+        };
+        let off = match (offset, param_at) {
+            (_, Some(at)) => at,
+            (None, None) => 0,
+            (Some(e), None) => match (&e.node, base) {
+                (Expr::Name(n), None) => match scope.params.iter().find(|p| p.name == *n) {
+                    Some(p) => {
                         return Err(Diagnostic::error(
                             format!("`[{n}]` names a parameter"),
                             e.span.clone(),
                         )
                         .label("parameters live in the .param space")
-                        .help(format!("read it with `ld.param.u32 %rX, [{n}];`")));
+                        .help(format!("read it with `ld.param.{} %rX, [{n}];`", p.ty)));
                     }
                     None if scope.buffers.contains_key(*n) || scope.shared.contains_key(*n) => {
                         return Err(Diagnostic::error(

@@ -338,18 +338,6 @@ impl Lowering<'_> {
                     .map(|v| out.extend(v))
             };
             match &arg.bound {
-                Bound::Unbound => {
-                    return Err(vec![
-                        Diagnostic::error(
-                            format!("`{pname}` is a 64-bit parameter no `.bind` gives a value"),
-                            src.span.clone(),
-                        )
-                        .label("nvcc passes pointers as .u64 parameters")
-                        .help(
-                            "launch the kernel from a `.spu` file that includes this one, declares the buffers and binds the arguments in signature order: `.bind kernel(A, B, N);` (see asm/LANGUAGE.md, \"Launching a PTX kernel\")",
-                        ),
-                    ]);
-                }
                 Bound::Buffer(b) => {
                     let addr = value(Expr::Name(b), &off.span);
                     if wide {
@@ -374,7 +362,7 @@ impl Lowering<'_> {
                         },
                         &src.span,
                     );
-                    if wide {
+                    if wide && qty.bits() == 32 {
                         emit(self, &format!("ld.param.{qty}"), &[&reg(&lo, dspan), &from])?;
                         if qty.is_signed() {
                             let sign = value(Expr::Int("31"), &off.span);

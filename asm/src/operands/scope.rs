@@ -33,7 +33,7 @@ pub struct Scope {
     pub shared: HashMap<String, u16>,
     pub params: Vec<ParamInfo>,
     /// A PTX entry's parameters that are not kernel parameters: bound by `.bind`
-    /// to a buffer, a parameter or a constant, or 64-bit and unbound.
+    /// to a buffer, a parameter or a constant.
     pub entry_args: HashMap<String, EntryArg>,
 }
 
@@ -53,8 +53,6 @@ pub enum Bound {
     Param(String),
     /// This constant, as the parameter type's bits.
     Const(u64),
-    /// A 64-bit parameter no `.bind` gives a value.
-    Unbound,
 }
 
 impl Scope {

@@ -24,7 +24,9 @@ pub struct RunArgs {
     /// Override one machine parameter (repeatable; `--list-params` shows all keys).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Set a kernel parameter over its declared default (repeatable).
+    /// Set a kernel parameter over its declared default (repeatable): an integer in
+    /// the range of the parameter's type (32- or 64-bit, decimal or 0x hex), or for
+    /// .f32/.f64 a number (rounded to nearest), inf, nan or a 0f/0d bit pattern.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     pub defines: Vec<String>,
     /// Load a buffer from a .npy file before the run (repeatable).

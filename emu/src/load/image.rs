@@ -10,7 +10,7 @@ use crate::load::npy::{self, NpyError};
 use crate::machine::param::shorten;
 use crate::machine::{Boundary, Machine, PassMode};
 use spu_isa::Ty;
-use spu_isa::format::{Expr, Module};
+use spu_isa::format::{Expr, Module, ParamDecl};
 use std::path::PathBuf;
 
 /// Most blocks a launch may have.
@@ -51,15 +51,15 @@ pub enum LoadError {
     DefineSyntax(String),
     #[error("the kernel has no parameter `{name}`; {list}")]
     UnknownParam { name: String, list: String },
-    #[error("parameter `{name}` is .{ty} and `{value}` is not a valid .{ty} value{hint}")]
+    #[error("`-D {name}={value}`: parameter `{name}` is .{ty} and `{value}` {why}")]
     BadParamValue {
         name: String,
         ty: Ty,
         value: String,
-        hint: &'static str,
+        why: String,
     },
-    #[error("parameter `{name}` has no default value; give one with `-D {name}=VALUE`")]
-    MissingParam { name: String },
+    #[error("parameter `{name}` has no default value; give one with `-D {name}=VALUE`{hint}")]
+    MissingParam { name: String, hint: &'static str },
     #[error("{what} `{text}` cannot be evaluated: {why}")]
     BadExpr {
         what: String,
@@ -144,7 +144,9 @@ pub struct Image {
     pub module: Module,
     /// The decoded code.
     pub program: Program,
-    /// Parameter values as 32-bit patterns, in declaration order.
+    /// Parameter space as 32-bit words: each parameter's value at its byte offset
+    /// ([`Module::param_layout`]), a 64-bit value low word first; the words of
+    /// alignment gaps are zero.
     pub params: Vec<u32>,
     pub launch: LaunchDims,
     pub memory: GlobalMemory,
@@ -178,25 +180,31 @@ impl Image {
 /// Loads a module onto a machine.
 pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<Image, LoadError> {
     check_word_types(&module)?;
-    let params = resolve_params(&module, &options.defines)?;
+    let values = resolve_params(&module, &options.defines)?;
     let value_of = |i: u16| -> Option<i64> {
         let p = module.params.get(usize::from(i))?;
-        let v = params[usize::from(i)];
-        match p.ty {
-            Ty::F32 | Ty::F64 => None,
-            t if t.is_signed() => Some(i64::from(v as i32)),
-            _ => Some(i64::from(v)),
-        }
+        spu_isa::format::param_int(p.ty, values[usize::from(i)])
     };
     let eval = |e: &Expr, what: &str| -> Result<i64, LoadError> {
         e.eval(&value_of).map_err(|err| LoadError::BadExpr {
             what: what.to_string(),
             text: e.display(&|i| module.param_name(i)).to_string(),
             why: match err {
-                spu_isa::format::EvalError::MissingParam(i) => format!(
-                    "parameter `{}` is .f32; sizes need integer parameters",
-                    module.param_name(i)
-                ),
+                spu_isa::format::EvalError::MissingParam(i) => {
+                    let p = module.params.get(usize::from(i));
+                    match p.map(|p| (p.ty, values[usize::from(i)])) {
+                        Some((ty, v)) if !ty.is_float() => format!(
+                            "parameter `{}` is {v}, above the largest value size and launch expressions take ({})",
+                            module.param_name(i),
+                            i64::MAX
+                        ),
+                        ty => format!(
+                            "parameter `{}` is .{}; sizes need integer parameters",
+                            module.param_name(i),
+                            ty.map_or(Ty::F32, |t| t.0)
+                        ),
+                    }
+                }
                 other => other.to_string(),
             },
         })
@@ -448,6 +456,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             iu_delay: u64::from(iu_delay),
         });
     }
+    let params = param_words(&module.params, &values);
     Ok(Image {
         module,
         program,
@@ -473,9 +482,9 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
 /// 32-bit element type.
 fn check_word_types(module: &Module) -> Result<(), LoadError> {
     let word = |t: Ty| t.bits() == 32;
-    if let Some(p) = module.params.iter().find(|p| !word(p.ty)) {
+    if let Some(p) = module.params.iter().find(|p| p.ty.bits() < 32) {
         return Err(LoadError::Machine(format!(
-            "parameter `{}` is .{}: kernel parameters are 32-bit (.u32, .s32, .b32, .f32); declare it with one of those types (a 64-bit entry parameter may be bound to a 32-bit one)",
+            "parameter `{}` is .{}: kernel parameters are 32- or 64-bit (.u32, .s32, .b32, .f32, .u64, .s64, .b64, .f64); declare it with one of those types",
             p.name, p.ty
         )));
     }
@@ -647,8 +656,24 @@ fn quoted<'a>(names: impl Iterator<Item = &'a str>) -> String {
     }
 }
 
-fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u32>, LoadError> {
-    let mut values: Vec<Option<u32>> = module.params.iter().map(|p| p.default).collect();
+/// Parameter space as words (see [`Image::params`]).
+fn param_words(params: &[ParamDecl], values: &[u64]) -> Vec<u32> {
+    let (offsets, size) = spu_isa::format::param_layout(params.iter().map(|p| p.ty));
+    let mut words = vec![0u32; size as usize / 4];
+    for ((p, at), v) in params.iter().zip(offsets).zip(values) {
+        let w = at as usize / 4;
+        words[w] = *v as u32;
+        if p.ty.bits() == 64 {
+            words[w + 1] = (*v >> 32) as u32;
+        }
+    }
+    words
+}
+
+/// Each parameter's value as a bit pattern, in declaration order: its default,
+/// or the last `-D NAME=VALUE` naming it.
+fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u64>, LoadError> {
+    let mut values: Vec<Option<u64>> = module.params.iter().map(|p| p.default).collect();
     for d in defines {
         let (name, text) = d
             .split_once('=')
@@ -672,15 +697,13 @@ fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u32>, LoadE
             })?;
         let ty = module.params[i].ty;
         values[i] = Some(
-            parse_value(text.trim(), ty).ok_or_else(|| LoadError::BadParamValue {
-                name: name.to_string(),
-                ty,
-                value: shorten(text.trim()),
-                hint: match ty {
-                    Ty::F32 | Ty::F64 => " (a number such as 1.5 or 2e-3)",
-                    t if t.is_signed() => " (-2147483648..=2147483647)",
-                    _ => " (0..=4294967295, decimal or 0x hex)",
-                },
+            spu_isa::format::parse_param_value(text.trim(), ty).map_err(|why| {
+                LoadError::BadParamValue {
+                    name: name.to_string(),
+                    ty,
+                    value: shorten(text.trim()),
+                    why,
+                }
             })?,
         );
     }
@@ -691,29 +714,14 @@ fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u32>, LoadE
         .map(|(p, v)| {
             v.ok_or_else(|| LoadError::MissingParam {
                 name: p.name.clone(),
+                hint: if p.ty == Ty::U64 || p.ty == Ty::B64 {
+                    " (if it is a pointer, bind a buffer to it instead: launch the kernel from a `.spu` file with `.bind kernel(A, B, N);`, see \"Launching a PTX kernel\" in asm/LANGUAGE.md)"
+                } else {
+                    ""
+                },
             })
         })
         .collect()
-}
-
-fn parse_value(text: &str, ty: Ty) -> Option<u32> {
-    let t = text.replace('_', "");
-    let int = || -> Option<i64> {
-        match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            Some(hex) => i64::from_str_radix(hex, 16).ok(),
-            None => t.parse().ok(),
-        }
-    };
-    match ty {
-        Ty::U32 => int().and_then(|v| u32::try_from(v).ok()),
-        Ty::S32 => int().and_then(|v| i32::try_from(v).ok()).map(|v| v as u32),
-        Ty::F32 => t
-            .parse::<f32>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .map(f32::to_bits),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -721,12 +729,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parameter_values_parse_by_type() {
-        assert_eq!(parse_value("256", Ty::U32), Some(256));
-        assert_eq!(parse_value("0x10", Ty::U32), Some(16));
-        assert_eq!(parse_value("-1", Ty::U32), None);
-        assert_eq!(parse_value("-1", Ty::S32), Some(u32::MAX));
-        assert_eq!(parse_value("1.5", Ty::F32), Some(1.5f32.to_bits()));
-        assert_eq!(parse_value("abc", Ty::F32), None);
+    fn parameter_space_puts_64_bit_values_low_word_first_and_aligned() {
+        let p = |name: &str, ty| ParamDecl {
+            name: name.into(),
+            ty,
+            default: None,
+        };
+        let params = [p("N", Ty::U32), p("A", Ty::F64), p("K", Ty::S32)];
+        let words = param_words(&params, &[7, 0x4002_0000_0000_0001, 0xffff_fffe]);
+        assert_eq!(words, vec![7, 0, 1, 0x4002_0000, 0xffff_fffe]);
     }
 }

@@ -14,7 +14,7 @@ use crate::names::{Side, Ty};
 /// The private `e_machine` value of SPU binaries ("SP" in ASCII).
 pub const SPU_MACHINE: u16 = 0x5350;
 /// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Type code of a predicate register declaration (value types use their `Ty` code).
 const PRED_CODE: u8 = 0xff;
 
@@ -268,7 +268,7 @@ fn kernel_bytes(m: &Module) -> Vec<u8> {
         b.str(&p.name);
         b.u8(ty_code(p.ty));
         b.u8(u8::from(p.default.is_some()));
-        b.u32(p.default.unwrap_or(0));
+        b.u64(p.default.unwrap_or(0));
     }
     b.len(m.shared.len());
     for s in &m.shared {
@@ -486,13 +486,13 @@ fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
             count: has_count.then_some(count),
         });
     }
-    let n = r.count(10)?;
+    let n = r.count(14)?;
     let mut params = Vec::with_capacity(n);
     for _ in 0..n {
         let name = r.str()?;
         let ty = ty(&mut r)?;
         let has_default = r.bool()?;
-        let default = r.u32()?;
+        let default = r.u64()?;
         params.push(ParamDecl {
             name,
             ty,

@@ -7,6 +7,7 @@ mod elf;
 mod expr;
 mod model;
 mod output;
+mod param;
 mod validate;
 
 pub use bytes::{MAX_EXPR_NODES, MAX_STRING};
@@ -17,6 +18,7 @@ pub use model::{
     ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
 pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
+pub use param::{param_int, param_int_range, param_layout, param_size, parse_param_value};
 pub use validate::MAX_SHARED_ALIGN;
 
 /// Most instructions a binary within [`MAX_INPUT_BYTES`] can hold: each takes 8 bytes

@@ -34,13 +34,14 @@ impl RegDecl {
     }
 }
 
-/// `.param .u32 N = 256;`
+/// `.param .u32 N = 256;`, `.param .f64 A = 2.5;`
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamDecl {
     pub name: String,
     pub ty: Ty,
-    /// Default value as a 32-bit pattern.
-    pub default: Option<u32>,
+    /// Default value as a bit pattern of the parameter's width (a 32-bit
+    /// parameter's high 32 bits are zero).
+    pub default: Option<u64>,
 }
 
 /// How a buffer is filled before the run.
@@ -256,6 +257,12 @@ impl Module {
             .filter(|d| d.ty == RegTy::Pred)
             .map(RegDecl::len)
             .sum()
+    }
+
+    /// Byte offsets of the parameters and the size of parameter space (see
+    /// [`param_layout`](super::param_layout)).
+    pub fn param_layout(&self) -> (Vec<u32>, u32) {
+        super::param::param_layout(self.params.iter().map(|p| p.ty))
     }
 
     /// The name of parameter `index`.

@@ -19,6 +19,18 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
             crate::MAX_PREDS
         )));
     }
+    if let Some(p) = m
+        .params
+        .iter()
+        .find(|p| p.ty.bits() < 64 && p.default.is_some_and(|d| d >> 32 != 0))
+    {
+        return Err(FormatError::Invalid(format!(
+            "parameter `{}` is .{} but its default {:#x} is wider than 32 bits",
+            p.name,
+            p.ty,
+            p.default.unwrap_or_default()
+        )));
+    }
     if m.lines.locs.len() != m.code.len() {
         return Err(FormatError::Invalid(format!(
             "line table has {} entries for {} instructions",
