@@ -121,9 +121,19 @@ pub(super) fn trace_writes(
 ) -> String {
     let op = &program.ops[pc as usize];
     match (program.info[pc as usize].dst_general, op.kind) {
-        (Some(d), _) => {
-            crate::observe::trace::lanes_text(&format!("r{d}"), &w.regs[usize::from(d)], exec)
-        }
+        // Every register written: both of a 64-bit pair, all of a vector.
+        (Some(d), _) => (0..program.info[pc as usize].dst_regs.max(1))
+            .filter_map(|k| {
+                let r = usize::from(d) + usize::from(k);
+                let values = w.regs.get(r)?;
+                Some(crate::observe::trace::lanes_text(
+                    &format!("r{r}"),
+                    values,
+                    exec,
+                ))
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
         (_, Kind::Setp(..)) => format!("p{} = {:08x}", op.pred, w.preds[usize::from(op.pred)]),
         (_, Kind::St(space)) => match w.regs.get(usize::from(op.src[0])) {
             Some(values) => {
