@@ -19,6 +19,7 @@ use std::collections::HashMap;
 mod build;
 mod decls;
 mod entries;
+mod lineinfo;
 
 /// Choices the source does not make itself.
 #[derive(Debug, Clone, Default)]
@@ -189,6 +190,11 @@ struct Assembler {
     instrs: Vec<(VInstr, Span)>,
     launch_seen: Option<Span>,
     pending_loc: Option<SourceLoc>,
+    /// nvcc's `.file N "k.cu"` in a `.ptx` file: N -> index in the line table.
+    cuda_files: HashMap<u32, u16>,
+    /// nvcc's `.loc` in a `.ptx` file: the CUDA source line of the instructions that
+    /// follow, up to the next `.loc` or the end of the entry.
+    cuda_loc: Option<SourceLoc>,
 }
 
 impl Assembler {
@@ -214,6 +220,8 @@ impl Assembler {
             instrs: Vec::new(),
             launch_seen: None,
             pending_loc: None,
+            cuda_files: HashMap::new(),
+            cuda_loc: None,
         }
     }
 
@@ -226,6 +234,16 @@ impl Assembler {
             line,
             col,
         }
+    }
+
+    /// Whether the text at a preprocessed offset comes from a `.ptx` file.
+    fn from_ptx(&self, offset: usize) -> bool {
+        let o = self.map.origin(&(offset..offset));
+        self.map.files.get(o.file).is_some_and(|f| {
+            std::path::Path::new(&f.name)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("ptx"))
+        })
     }
 
     /// Whether the registers must be coloured: the declarations do not fit, or the
@@ -348,6 +366,12 @@ impl Assembler {
                         pc,
                     });
                 }
+            }
+            Stmt::File { index, path } if self.from_ptx(s.span.start) => {
+                self.cuda_file(index, path, diags);
+            }
+            Stmt::Loc { file, line, col } if self.from_ptx(s.span.start) => {
+                self.cuda_loc(file, line, col, diags);
             }
             Stmt::File { index, path } => match parse_int(index.node) {
                 Some(i) if i >= 0 && (i as usize) <= self.module.lines.files.len() && i < 65536 => {
@@ -488,7 +512,10 @@ impl Assembler {
                 }
             },
             Stmt::BlockClose => match &mut self.entry {
-                Some(e) if !e.closed => e.closed = true,
+                Some(e) if !e.closed => {
+                    e.closed = true;
+                    self.cuda_loc = None;
+                }
                 _ => diags.push(
                     Diagnostic::error("unmatched `}`", s.span.clone())
                         .label("no block is open here"),
@@ -509,7 +536,11 @@ impl Assembler {
                 let pos = guard
                     .as_ref()
                     .map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
-                let loc = self.pending_loc.take().unwrap_or_else(|| self.loc(pos));
+                let loc = self
+                    .pending_loc
+                    .take()
+                    .or(self.cuda_loc)
+                    .unwrap_or_else(|| self.loc(pos));
                 let mut lowering = Lowering {
                     scope: &self.scope,
                     vregs: &mut self.vregs,

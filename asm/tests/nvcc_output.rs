@@ -1,0 +1,116 @@
+//! What nvcc writes around the instructions: line information (`-lineinfo`, `-G`),
+//! launch bounds, module-scope variables and the like, each assembled from a small
+//! kernel written for this test in nvcc's style.
+
+use spu_isa::format::Module;
+
+/// A one-entry PTX kernel with `pre` at module scope, `attrs` after the signature
+/// and `body` before `ret`.
+fn kernel(pre: &str, attrs: &str, body: &str) -> String {
+    format!(
+        "\
+.version 8.0
+.target sm_80
+.address_size 64
+{pre}
+.visible .entry probe(
+\t.param .u64 probe_param_0,
+\t.param .u32 probe_param_1
+){attrs}
+{{
+\t.reg .pred \t%p<4>;
+\t.reg .b16 \t%rs<4>;
+\t.reg .b32 \t%r<16>;
+\t.reg .b64 \t%rd<8>;
+
+\tld.param.u64 \t%rd1, [probe_param_0];
+\tld.param.u32 \t%r9, [probe_param_1];
+\tcvta.to.global.u64 \t%rd2, %rd1;
+\tmov.u32 \t%r1, %tid.x;
+\tmul.wide.u32 \t%rd3, %r1, 4;
+\tadd.s64 \t%rd4, %rd2, %rd3;
+{body}
+\tst.global.u32 \t[%rd4], %r2;
+\tret;
+}}
+"
+    )
+}
+
+fn assemble(name: &str, src: &str) -> Result<Module, String> {
+    spu_asm::assemble_with(name, src, &mut |p| Err(format!("no file {}", p.display())))
+        .map(|(m, _)| m)
+        .map_err(|d| d.render(name, src))
+}
+
+/// The launch file of [`kernel`]: 32 threads, `OUT` for the pointer, 5 for `n`.
+const LAUNCH: &str = "#include \"k.ptx\"\n.global .u32 OUT[64] = zeros;\n.launch grid(1) block(32);\n.bind probe(OUT, 5);\n";
+
+/// Assembles `ptx` as `k.ptx`, included by `launch` (`k.spu`).
+fn launch(launch: &str, ptx: &str) -> Result<Module, String> {
+    let mut read = |p: &std::path::Path| {
+        if p.file_name().is_some_and(|n| n == "k.ptx") {
+            Ok(ptx.to_string())
+        } else {
+            Err(format!("no file {}", p.display()))
+        }
+    };
+    spu_asm::assemble_with("k.spu", launch, &mut read)
+        .map(|(m, _)| m)
+        .map_err(|d| format!("{d:?}"))
+}
+
+#[test]
+fn lineinfo_points_the_line_table_at_the_cuda_source() {
+    for file in [
+        ".file\t1 \"/home/user/kern.cu\"",
+        ".file\t1 \"/home/user/kern.cu\";",
+        ".file\t1 \"/home/user/kern.cu\", 1700000000, 2345",
+    ] {
+        let body = "\t.loc\t1 12 3\n\tmov.u32 \t%r2, %r1;\n\t.loc 1 14 5, function_name $L__info_string0, inlined_at 1 30 7\n\tadd.u32 \t%r2, %r2, 1;";
+        let src = kernel(file, "", body);
+        let m = launch(LAUNCH, &src).unwrap_or_else(|e| panic!("{file}:\n{e}"));
+        let cu = m
+            .lines
+            .files
+            .iter()
+            .position(|f| f == "/home/user/kern.cu")
+            .expect("the CUDA file is in the line table");
+        let ptx = m.lines.files.iter().position(|f| f == "k.ptx").unwrap();
+        assert_ne!(cu, ptx);
+        let locs = &m.lines.locs;
+        // Before the first `.loc`: the PTX lines.
+        assert_eq!(usize::from(locs[0].file), ptx);
+        assert!((15..=20).contains(&locs[0].line), "{:?}", locs[0]);
+        // `.loc` holds for every instruction up to the next one, `ret` included.
+        let first = locs.iter().position(|l| usize::from(l.file) == cu).unwrap();
+        assert!(locs[first..].iter().all(|l| usize::from(l.file) == cu));
+        assert_eq!((locs[first].line, locs[first].col), (12, 3));
+        let last = locs.last().unwrap();
+        assert_eq!((last.line, last.col), (14, 5));
+    }
+}
+
+#[test]
+fn debug_sections_and_the_debug_target_are_ignored() {
+    let pre = ".file\t1 \"/home/user/kern.cu\"\n\
+.section\t.debug_str\n\t{\n$L__info_string0:\n.b8 95,90,0\n\t}\n\
+.section\t.debug_loc\t{\t}";
+    let src = kernel(pre, "", "\t.loc\t1 12 3\n\tmov.u32 \t%r2, %r1;")
+        .replace(".target sm_80", ".target sm_52, debug")
+        + "\t.section\t.debug_info\n\t{\n.b32 67\n.b8 2\n.b64 $L__func_begin0\n\t}\n";
+    let m = launch(LAUNCH, &src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.name, "probe");
+    assert!(m.labels.iter().all(|l| l.name != "$L__info_string0"));
+}
+
+#[test]
+fn line_directives_of_a_spu_file_keep_their_meaning() {
+    // The disassembler's `.file`/`.loc`: indices into the line table, `.loc` for the
+    // next instruction only.
+    let src = ".file 0 \"orig.spu\";\n.entry k {\n.loc 0 40 2;\nnop;\nnop;\nexit;\n}\n";
+    let m = assemble("k.spu", src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.lines.files[0], "orig.spu");
+    assert_eq!(m.lines.locs[0].line, 40);
+    assert_eq!(m.lines.locs[1].line, 5);
+}
