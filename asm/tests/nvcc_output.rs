@@ -114,3 +114,59 @@ fn line_directives_of_a_spu_file_keep_their_meaning() {
     assert_eq!(m.lines.locs[0].line, 40);
     assert_eq!(m.lines.locs[1].line, 5);
 }
+
+#[test]
+fn launch_bounds_are_accepted_and_a_fitting_launch_assembles() {
+    for attrs in [
+        "\n.maxntid 256, 1, 1",
+        "\n.maxntid 32\n.minnctapersm 4",
+        "\n.reqntid 32, 1, 1\n.maxnreg 40",
+        " .reqntid 32",
+    ] {
+        let src = kernel("", attrs, "\tmov.u32 \t%r2, %r1;");
+        launch(LAUNCH, &src).unwrap_or_else(|e| panic!("{attrs}:\n{e}"));
+        // Checking the PTX alone needs no launch.
+        assemble(
+            "k.ptx",
+            &src.replace(".u64 probe_param_0", ".u32 probe_param_0"),
+        )
+        .map(|_| ())
+        .or_else(|e| if e.contains("64-bit") { Ok(()) } else { Err(e) })
+        .unwrap_or_else(|e| panic!("{attrs}:\n{e}"));
+    }
+}
+
+#[test]
+fn a_launch_breaking_the_bounds_is_refused() {
+    for (attrs, block, message) in [
+        (
+            "\n.maxntid 256, 1, 1",
+            "block(512)",
+            "the launch's block has 512 threads; the kernel allows at most 256",
+        ),
+        ("\n.maxntid 16, 2", "block(8, 8)", "at most 32"),
+        (
+            "\n.reqntid 32, 2",
+            "block(64)",
+            "the launch's block (64, 1, 1) differs from the kernel's required block (32, 2, 1)",
+        ),
+    ] {
+        let src = kernel("", attrs, "\tmov.u32 \t%r2, %r1;");
+        let err = launch(&LAUNCH.replace("block(32)", block), &src).unwrap_err();
+        assert!(err.contains(message), "{attrs} {block}:\n{err}");
+    }
+    // A parameter's default counts; a value known only at launch is not checked.
+    let src = kernel("", "\n.maxntid 64", "\tmov.u32 \t%r2, %r1;");
+    let with_param = |p: &str| {
+        LAUNCH.replace(
+            ".launch grid(1) block(32)",
+            &format!("{p}\n.launch grid(1) block(T)"),
+        )
+    };
+    assert!(
+        launch(&with_param(".param .u32 T = 128;"), &src)
+            .unwrap_err()
+            .contains("at most 64")
+    );
+    launch(&with_param(".param .u32 T = 64;"), &src).unwrap();
+}

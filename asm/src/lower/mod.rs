@@ -16,6 +16,7 @@ use spu_isa::format::{
 use spu_isa::{MAX_SYMBOLS, Ty};
 use std::collections::HashMap;
 
+mod bounds;
 mod build;
 mod decls;
 mod entries;
@@ -195,6 +196,10 @@ struct Assembler {
     /// nvcc's `.loc` in a `.ptx` file: the CUDA source line of the instructions that
     /// follow, up to the next `.loc` or the end of the entry.
     cuda_loc: Option<SourceLoc>,
+    /// `.maxntid`/`.reqntid` of the assembled entry.
+    thread_bounds: Vec<bounds::ThreadBound>,
+    /// `.launch block(...)`: each extent if known at assembly time, and where.
+    launch_block: Option<([Option<u64>; 3], Span)>,
 }
 
 impl Assembler {
@@ -222,6 +227,8 @@ impl Assembler {
             pending_loc: None,
             cuda_files: HashMap::new(),
             cuda_loc: None,
+            thread_bounds: Vec::new(),
+            launch_block: None,
         }
     }
 
@@ -495,7 +502,7 @@ impl Assembler {
                     );
                 }
             }
-            Stmt::EntryOpen { name, .. } => match &self.entry {
+            Stmt::EntryOpen { name, hints, .. } => match &self.entry {
                 Some(e) => diags.push(
                     Diagnostic::error("only one `.entry` per file", name.span.clone())
                         .label("second kernel")
@@ -503,6 +510,7 @@ impl Assembler {
                         .help("put each kernel in its own file"),
                 ),
                 None => {
+                    self.entry_hints(hints, diags);
                     self.module.name = name.node.to_string();
                     self.entry = Some(Entry {
                         name: name.node.to_string(),
