@@ -14,7 +14,7 @@ use crate::names::{Side, Ty};
 /// The private `e_machine` value of SPU binaries ("SP" in ASCII).
 pub const SPU_MACHINE: u16 = 0x5350;
 /// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Type code of a predicate register declaration (value types use their `Ty` code).
 const PRED_CODE: u8 = 0xff;
 
