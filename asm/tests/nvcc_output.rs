@@ -170,3 +170,30 @@ fn a_launch_breaking_the_bounds_is_refused() {
     );
     launch(&with_param(".param .u32 T = 64;"), &src).unwrap();
 }
+
+#[test]
+fn a_64_bit_value_moves_to_and_from_two_halves() {
+    // Run by tests/conformance/mov.halves.spu; here: each becomes two moves, and
+    // the forms not supported are refused by name.
+    let body = "\tmov.b64 \t{%r2, %r3}, %rd4;\n\tmov.b64 \t%rd5, {%r3, %r2};";
+    let m = launch(LAUNCH, &kernel("", "", body)).unwrap_or_else(|e| panic!("{e}"));
+    let movs = (0..m.code.len())
+        .filter_map(|pc| spu_asm::disasm::instr_text(&m, pc))
+        .filter(|t| t.starts_with("mov.b32"))
+        .count();
+    assert!(movs >= 4, "{movs} mov.b32");
+    for (body, message) in [
+        (
+            "\tmov.b32 \t%r2, {%rs1, %rs2};",
+            "`mov.b32` with 2 halves is not supported",
+        ),
+        (
+            "\tmov.b64 \t{%r2, %r3}, 5;",
+            "needs a register on the other side",
+        ),
+        ("\tmov.b64 \t{%r2, %r3, %r4}, %rd1;", "with 3 halves"),
+    ] {
+        let err = launch(LAUNCH, &kernel("", "", body)).unwrap_err();
+        assert!(err.contains(message), "{body}:\n{err}");
+    }
+}
