@@ -197,3 +197,20 @@ fn a_64_bit_value_moves_to_and_from_two_halves() {
         assert!(err.contains(message), "{body}:\n{err}");
     }
 }
+
+#[test]
+fn registers_of_a_ptx_file_are_always_allocated() {
+    // The declarations (16 + 8 pairs + 4 halves = 36 registers) fit the register
+    // file, but a PTX file's registers are virtual: the kernel keeps what it uses.
+    let src = kernel("", "", "\tmov.u32 \t%r2, %r1;");
+    let m = launch(LAUNCH, &src).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        m.general_reg_count() <= 8,
+        "{} registers",
+        m.general_reg_count()
+    );
+    // A `.spu` file's fitting declarations stay where they are.
+    let spu = ".global .u32 OUT[32] = zeros;\n.entry k {\n.reg .u32 %r<40>;\nmov.u32 %r39, OUT;\nst.global.u32 [%r39], %r39;\nexit;\n}\n";
+    let m = assemble("k.spu", spu).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.general_reg_count(), 40);
+}

@@ -100,8 +100,9 @@ pub fn assemble_with_options(
     }
     let (text, map, pre_diags) = crate::preprocess::preprocess(path, src, read);
     let parsed = parse_file(&text, &mut diags);
-    // First keep the declarations' own register layout; when it does not fit, or the
-    // code needs temporaries, colour every register instead.
+    // First keep the declarations' own register layout; when it does not fit, the
+    // code needs temporaries or the registers are a PTX file's virtual ones, colour
+    // every register instead.
     let mut first = diags.clone();
     let mut asm = Assembler::new(map.clone(), false, options);
     asm.run(&parsed.stmts, &mut first);
@@ -178,6 +179,9 @@ struct Assembler {
     vregs: VRegs,
     /// The declarations fit the register file as laid out.
     decls_fit: bool,
+    /// Registers are declared in a `.ptx` file: virtual by definition, so always
+    /// allocated (nvcc numbers them with gaps, `%r<158>` for 18 in use).
+    ptx_regs: bool,
     /// Label name -> index of the next machine instruction.
     label_at: HashMap<String, u32>,
     scope: Scope,
@@ -214,6 +218,7 @@ impl Assembler {
             colour,
             vregs: VRegs::default(),
             decls_fit: true,
+            ptx_regs: false,
             label_at: HashMap::new(),
             scope: Scope::default(),
             globals: HashMap::new(),
@@ -253,10 +258,13 @@ impl Assembler {
         })
     }
 
-    /// Whether the registers must be coloured: the declarations do not fit, or the
-    /// code needs temporaries.
+    /// Whether the registers must be coloured: the declarations do not fit, a `.ptx`
+    /// file declares them, or the code needs temporaries.
     fn needs_colouring(&self) -> bool {
-        !self.decls_fit || self.vregs.has_temps(false) || self.vregs.has_temps(true)
+        !self.decls_fit
+            || self.ptx_regs
+            || self.vregs.has_temps(false)
+            || self.vregs.has_temps(true)
     }
 
     fn in_entry(&self) -> bool {
@@ -484,7 +492,10 @@ impl Assembler {
                     });
                 }
             }
-            Stmt::Reg { ty, items } => self.regs(ty, items, diags),
+            Stmt::Reg { ty, items } => {
+                self.ptx_regs |= self.from_ptx(s.span.start);
+                self.regs(ty, items, diags);
+            }
             Stmt::Launch { parts } => self.launch(parts, &s.span, diags),
             Stmt::Dma {
                 side,
