@@ -261,9 +261,29 @@ fn parse_stmt<'s>(
         Ok(stmt) => Some(Spanned { node: stmt, span }),
         Err(e) => {
             diags.push(syntax_error(e, &span, newline_at));
-            None
+            entry_recovery(tokens, span)
         }
     }
+}
+
+/// An entry header that does not parse (a parameter form the language lacks) still
+/// opens its block, so its body is not reported line by line as outside a kernel.
+fn entry_recovery<'s>(tokens: &[(Tok<'s>, Span)], span: Span) -> Option<Spanned<Stmt<'s>>> {
+    let at = tokens.iter().position(|(t, _)| *t == Tok::Entry)?;
+    let (Tok::Name(name), name_span) = tokens.get(at + 1)?.clone() else {
+        return None;
+    };
+    (tokens.last()?.0 == Tok::LBrace).then(|| Spanned {
+        node: Stmt::EntryOpen {
+            name: crate::ast::Spanned {
+                node: name,
+                span: name_span,
+            },
+            params: Vec::new(),
+            hints: Vec::new(),
+        },
+        span,
+    })
 }
 
 fn syntax_error(

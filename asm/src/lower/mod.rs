@@ -116,9 +116,14 @@ pub fn assemble_with_options(
         diags = first;
         asm.finish(&mut diags)
     };
-    diags.remap(&map);
-    diags.items.extend(pre_diags.items);
+    // Reading order of the preprocessed text: an included file's errors come at its
+    // `#include`, before the errors they cause further down (a `.bind` of a kernel
+    // whose signature did not parse). Preprocessor errors come first.
     diags.sort();
+    diags.remap(&map);
+    let mut pre = pre_diags;
+    pre.sort();
+    diags.items.splice(0..0, pre.items);
     match module {
         Some(m) if !diags.has_errors() => Ok((m, diags)),
         _ => Err(diags),
@@ -249,7 +254,7 @@ impl Assembler {
     }
 
     /// Whether the text at a preprocessed offset comes from a `.ptx` file.
-    fn from_ptx(&self, offset: usize) -> bool {
+    fn in_ptx_file(&self, offset: usize) -> bool {
         let o = self.map.origin(&(offset..offset));
         self.map.files.get(o.file).is_some_and(|f| {
             std::path::Path::new(&f.name)
@@ -382,10 +387,10 @@ impl Assembler {
                     });
                 }
             }
-            Stmt::File { index, path } if self.from_ptx(s.span.start) => {
+            Stmt::File { index, path } if self.in_ptx_file(s.span.start) => {
                 self.cuda_file(index, path, diags);
             }
-            Stmt::Loc { file, line, col } if self.from_ptx(s.span.start) => {
+            Stmt::Loc { file, line, col } if self.in_ptx_file(s.span.start) => {
                 self.cuda_loc(file, line, col, diags);
             }
             Stmt::File { index, path } => match parse_int(index.node) {
@@ -493,7 +498,7 @@ impl Assembler {
                 }
             }
             Stmt::Reg { ty, items } => {
-                self.ptx_regs |= self.from_ptx(s.span.start);
+                self.ptx_regs |= self.in_ptx_file(s.span.start);
                 self.regs(ty, items, diags);
             }
             Stmt::Launch { parts } => self.launch(parts, &s.span, diags),
