@@ -228,6 +228,14 @@ fn bad_command_lines_and_files_are_reported() {
             "exceeded --max-cycles",
         ),
         (&["emu/tests/faults/oob_load.spu"], "outside every buffer"),
+        (
+            &["emu/tests/faults/narrow_past_end.spu"],
+            "global load of a 1-byte value at address 0x00010005, which runs past the end of a buffer",
+        ),
+        (
+            &["emu/tests/faults/narrow_past_end.spu", "--functional"],
+            "nearest buffer: `b` at 0x00010000..0x00010005 (5 elements)",
+        ),
         (&["emu/tests/faults/misaligned.spu"], "not a multiple of 4"),
         (
             &["emu/tests/faults/shared_oob.spu"],

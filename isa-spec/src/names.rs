@@ -252,7 +252,8 @@ impl Space {
 }
 
 code_enum! {
-    /// Read-modify-write operation of `atom.global` (compare-and-swap has its own row).
+    /// Read-modify-write operation of `atom` and `red` (compare-and-swap has its own
+    /// rows).
     AtomOp {
         Add = "add", Min = "min", Max = "max", Exch = "exch",
         And = "and", Or = "or", Xor = "xor", Inc = "inc", Dec = "dec",

@@ -4,14 +4,12 @@
 pub mod fuzz;
 
 use spu_emu::{Image, Machine, RunResult};
+use spu_isa::format::{
+    BufferDecl, Expr, Init, Label, Launch, LineTable, Module, ParamDecl, RegDecl, RegTy,
+    SharedDecl, SourceLoc,
+};
+use spu_isa::{Guard, Instr, Opcode, Operand, SymbolRef, Ty};
 use std::path::{Path, PathBuf};
-
-/// Forms of executed ISA rows that the emulator still refuses at load, with a
-/// word of the message naming them (checked by
-/// `conformance::forms_not_executed_are_refused_at_load_with_their_name`): 64-bit
-/// atomics.
-pub const NOT_EXECUTED_FORMS: &[(&str, &str)] =
-    &[("atom.global.add.u64 %rd1, [%r1], %rd2;", "atom")];
 
 /// A path relative to the repository root.
 pub fn repo_path(rel: &str) -> PathBuf {
@@ -203,4 +201,90 @@ pub fn binary(name: &str) -> PathBuf {
         .expect("cargo runs");
     assert!(status.success(), "building the tools failed");
     side.join("debug").join(name)
+}
+
+/// A module holding `instrs` (then `exit`), with every register, predicate, symbol
+/// and label they may name declared.
+pub fn module_of(mut instrs: Vec<Instr>) -> (Module, Vec<Instr>) {
+    let exit = Opcode::from_mnemonic("exit").expect("exit row");
+    let n = instrs.len() as u32 + 1;
+    for i in &mut instrs {
+        i.reconv = None;
+        for op in i.operands_mut() {
+            match op {
+                Operand::Target(t) => *t %= n,
+                Operand::Symbol { sym, .. } => {
+                    *sym = match *sym {
+                        SymbolRef::Buffer(k) => SymbolRef::Buffer(k % 2),
+                        SymbolRef::Shared(k) => SymbolRef::Shared(k % 2),
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    instrs.push(Instr::new(exit, Guard::Always, Default::default(), &[]).unwrap());
+    let labels = (0..n)
+        .map(|pc| Label {
+            name: format!("L{pc}"),
+            pc,
+        })
+        .collect();
+    let one = || vec![Expr::constant(4)];
+    let m = Module {
+        name: "roundtrip".into(),
+        code: instrs
+            .iter()
+            .map(|i| i.encode().expect("encodes"))
+            .collect(),
+        iu_entry: None,
+        regs: vec![
+            RegDecl {
+                name: "rd".into(),
+                ty: RegTy::Val(Ty::B64),
+                count: Some(64),
+            },
+            RegDecl {
+                name: "p".into(),
+                ty: RegTy::Pred,
+                count: Some(16),
+            },
+        ],
+        params: vec![ParamDecl {
+            name: "P0".into(),
+            ty: Ty::U32,
+            default: Some(1),
+        }],
+        shared: (0..2)
+            .map(|k| SharedDecl {
+                name: format!("sh{k}"),
+                ty: Ty::U32,
+                align: 16 * k,
+                dims: one(),
+            })
+            .collect(),
+        buffers: (0..2)
+            .map(|k| BufferDecl {
+                name: format!("buf{k}"),
+                ty: Ty::U32,
+                dims: one(),
+                init: Init::Zeros,
+            })
+            .collect(),
+        launch: Launch::default(),
+        dma: Vec::new(),
+        lines: LineTable {
+            files: vec!["roundtrip.spu".into()],
+            locs: vec![
+                SourceLoc {
+                    file: 0,
+                    line: 1,
+                    col: 1
+                };
+                instrs.len()
+            ],
+        },
+        labels,
+    };
+    (m, instrs)
 }

@@ -158,6 +158,9 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("ptx/reduce.spu", &[]),
         ("ptx/rowscan.spu", &[]),
         ("ptx/vecadd.spu", &[]),
+        ("ptx/histogram.spu", &[]),
+        ("ptx/histogram_atom.spu", &[]),
+        ("ptx/histogram_smem.spu", &[]),
     ];
     let listed: Vec<std::path::PathBuf> = cases
         .iter()

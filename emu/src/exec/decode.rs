@@ -166,7 +166,7 @@ pub fn decode_program(
             pred: r.pdst.or(r.pred_src).unwrap_or(0),
         });
         let mut i = info_of(r);
-        if let Kind::Ext(k) = r.kind {
+        if let Kind::Ext(k) | Kind::Atomic(k) = r.kind {
             ext_info(&ext[k as usize], &mut i);
         }
         // Decoding succeeded above.
@@ -198,8 +198,12 @@ impl Raw {
     ///
     /// [`ExtOp`]: crate::exec::ext::ExtOp
     fn ext(index: usize, op: &crate::exec::ext::ExtOp, class: ExecClass, guard: Guard) -> Raw {
+        let kind = match op.what {
+            crate::exec::ext::What::Atom { .. } => Kind::Atomic(index as u32),
+            _ => Kind::Ext(index as u32),
+        };
         Raw {
-            kind: Kind::Ext(index as u32),
+            kind,
             guard,
             dst: op.dst().map(|(r, _)| r as u8),
             pdst: op.pred_written(),
@@ -448,6 +452,8 @@ fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
             (_, Some(spu_isa::Half::Hi)) => B::MulHiU,
             _ => B::MulLo,
         }),
+        // The float form is the fused multiply-add (PTX `mad.rn.f32`, sm_20 on).
+        "mad" if ty == Ty::F32 => Kind::Fma,
         "mad" => Kind::MadLo,
         "fma" => Kind::Fma,
         "div" => Kind::Bin(by_ty(B::DivU, B::DivS, B::DivF)),
@@ -478,10 +484,8 @@ fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
         "mov" => Kind::Mov,
         "ld" => Kind::Ld(m.space.ok_or("ld without a state space")?),
         "st" => Kind::St(m.space.ok_or("st without a state space")?),
-        "atom.global" => Kind::Atom(m.atom.ok_or("atom without an operation")?, ty),
         "ret" => Kind::Exit,
         "membar" | "fence" => Kind::Nop,
-        "atom.global.cas" => Kind::Cas,
         "bra" => match instr.operands().first() {
             Some(Operand::Target(t)) => Kind::Bra {
                 target: *t,

@@ -8,8 +8,9 @@
 
 use crate::exec::fault::FaultKind;
 use crate::exec::lanes::{self, Lanes, lanes_of};
+use crate::exec::memory::{SharedWords, atomic_lanes};
 use crate::exec::ops::{Reg, SymbolAddresses};
-use crate::exec::scalar::{self, Alu, Form};
+use crate::exec::scalar::{self, Alu, Atomic, Form};
 use crate::exec::step::{Access, Global, LaneFault, Local, check_bounded, check_global, memory};
 use crate::exec::warp::Warp;
 use spu_isa::table::{OperandKind, Role};
@@ -55,6 +56,12 @@ pub enum What {
     Vote(VoteMode),
     Ballot,
     Shfl(ShflMode),
+    /// An atomic (`atom`, or `red` when the op writes no register) in global or
+    /// shared memory.
+    Atom {
+        atom: Atomic,
+        space: Space,
+    },
     /// A load (or store) of `count` elements of `ty`.
     Mem {
         space: Space,
@@ -279,13 +286,29 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         "vote.sync" => What::Vote(m.vote.ok_or("vote without a mode")?),
         "vote.sync.ballot" => What::Ballot,
         "shfl.sync" => What::Shfl(m.shfl.ok_or("shfl without a mode")?),
+        "atom.global" | "atom.shared" | "red.global" => What::Atom {
+            atom: Atomic {
+                op: Some(m.atom.ok_or("atom without an operation")?),
+                ty,
+            },
+            space: if mnemonic == "atom.shared" {
+                Space::Shared
+            } else {
+                Space::Global
+            },
+        },
+        "atom.global.cas" | "atom.shared.cas" => What::Atom {
+            atom: Atomic { op: None, ty },
+            space: if mnemonic == "atom.shared.cas" {
+                Space::Shared
+            } else {
+                Space::Global
+            },
+        },
         "ld" | "ldu" | "st" => {
             let space = m.space.unwrap_or(Space::Global);
             let store = mnemonic == "st";
             let count = m.vec.map_or(1, |v| v.count());
-            if ty.bits() < 32 && count > 1 {
-                return refuse("a vector of 8- or 16-bit elements");
-            }
             What::Mem {
                 space,
                 store,
@@ -424,6 +447,7 @@ pub fn execute<G: Global>(
             write(warp, op.d, &[u64::from(x); 32], exec);
         }
         What::Shfl(mode) => shuffle(op, mode, warp, exec),
+        What::Atom { .. } => return atomic(op, warp, local, global, exec, addrs),
         What::Mem {
             space,
             store,
@@ -478,20 +502,17 @@ fn shuffle(op: &ExtOp, mode: ShflMode, warp: &mut Warp, exec: u32) {
     }
 }
 
-/// A load or store of `count` elements of `ty` for the lanes of `exec`.
-#[allow(clippy::too_many_arguments)]
-fn access<G: Global>(
+/// The byte address `[base + offset]` of each lane of `exec` in `addrs`, checked
+/// for an access of `size` bytes: a 64-bit base must have a zero high word, and
+/// the address must be a multiple of `size`.
+fn addresses(
     op: &ExtOp,
     space: Space,
-    store: bool,
-    ty: Ty,
-    count: u8,
-    warp: &mut Warp,
-    local: &mut Local,
-    global: &mut G,
+    size: u32,
+    warp: &Warp,
     exec: u32,
     addrs: &mut Lanes,
-) -> Result<Access, LaneFault> {
+) -> Result<(), LaneFault> {
     let at = op.addr.unwrap_or(Address {
         base: None,
         wide: false,
@@ -511,8 +532,6 @@ fn access<G: Global>(
         }
         addrs[l] = lo.wrapping_add(at.offset as u32);
     }
-    let elem = (ty.bits() / 8).max(1);
-    let size = elem * u32::from(count);
     for l in lanes_of(exec) {
         if addrs[l] % size != 0 {
             let addr = addrs[l];
@@ -524,15 +543,105 @@ fn access<G: Global>(
             return Err((kind, l as u32));
         }
     }
+    Ok(())
+}
+
+/// An atomic for the lanes of `exec`. In shared memory it takes effect now; in
+/// global memory the mode's [`Global`] applies it (an atomic of no lane is still
+/// an access that waits for memory like any other).
+pub fn atomic<G: Global>(
+    op: &ExtOp,
+    warp: &mut Warp,
+    local: &mut Local,
+    global: &mut G,
+    exec: u32,
+    addrs: &mut Lanes,
+) -> Result<Access, LaneFault> {
+    let What::Atom { atom, space } = op.what else {
+        return Ok(Access::None);
+    };
+    let words = atom.words();
+    let size = 4 * u32::from(words);
+    addresses(op, space, size, warp, exec, addrs)?;
+    let [a, b, ..] = op.src;
+    let mut va = [0u64; 32];
+    let mut vb = [0u64; 32];
+    for l in lanes_of(exec) {
+        va[l] = value(warp, a, atom.ty, l);
+        vb[l] = value(warp, b, atom.ty, l);
+    }
+    let dst = op.dst().map(|(r, _)| r);
+    if space == Space::Shared {
+        if exec == 0 {
+            return Ok(Access::None);
+        }
+        // The last word of an 8-byte value must be inside the space too.
+        let last = addrs.map(|x| x.wrapping_add(size - 4));
+        check_bounded(space, addrs, exec, local.shared_bytes, true)?;
+        check_bounded(space, &last, exec, local.shared_bytes, true)?;
+        let mut shared = SharedWords(&mut *local.shared);
+        let old = atomic_lanes(&mut shared, atom, addrs, &va, &vb, exec);
+        if dst.is_some() {
+            write(warp, op.d, &old, exec);
+        }
+        return Ok(Access::SharedAtomic);
+    }
+    check_global(global.layout(), addrs, exec, size, true)?;
+    global.atomic(warp, atom, dst, addrs, &va, &vb, exec);
+    Ok(Access::Atomic { words })
+}
+
+/// A load or store of `count` elements of `ty` for the lanes of `exec`.
+#[allow(clippy::too_many_arguments)]
+fn access<G: Global>(
+    op: &ExtOp,
+    space: Space,
+    store: bool,
+    ty: Ty,
+    count: u8,
+    warp: &mut Warp,
+    local: &mut Local,
+    global: &mut G,
+    exec: u32,
+    addrs: &mut Lanes,
+) -> Result<Access, LaneFault> {
+    let elem = (ty.bits() / 8).max(1);
+    let size = elem * u32::from(count);
+    addresses(op, space, size, warp, exec, addrs)?;
     let (data, dst) = match (op.src[0], op.d) {
         (Val::Reg(s, _), _) if store => (s, 0),
         (_, Val::Reg(d, _)) => (0, d),
         _ => (0, 0),
     };
     if elem < 4 {
-        return narrow(
-            space, store, ty, data, dst, warp, local, global, exec, addrs,
-        );
+        // Each element on its own, into or from consecutive registers; a global
+        // access's transactions are those of all its elements, queued once.
+        let first = *addrs;
+        let mut result = Access::None;
+        for j in 0..count {
+            *addrs = first.map(|a| a.wrapping_add(elem * u32::from(j)));
+            let k = Reg::from(j);
+            result = narrow(
+                space,
+                store,
+                ty,
+                data + k,
+                dst + k,
+                warp,
+                local,
+                global,
+                exec,
+                addrs,
+            )?;
+        }
+        *addrs = first;
+        return Ok(match result {
+            Access::Global { store, .. } => Access::Global {
+                store,
+                words: size.div_ceil(4) as u8,
+            },
+            other => other,
+        });
     }
     let first = *addrs;
     let mut result = Access::None;
@@ -596,7 +705,7 @@ fn narrow<G: Global>(
     if space == Space::Global {
         // Global memory may be deferred: the extraction and the merge happen where
         // the word is read, lane by lane, so lanes writing bytes of one word all land.
-        check_global(global.layout(), &words, exec, store)?;
+        check_global(global.layout(), &bytes, exec, ty.bits() / 8, store)?;
         if store {
             global.store_narrow(ty, &bytes, &warp.regs[usize::from(data)], exec);
         } else {

@@ -10,6 +10,9 @@ use std::fmt;
 pub enum FaultKind {
     /// A global address outside every buffer.
     Unmapped { addr: u32, store: bool },
+    /// An access of `size` bytes that starts inside a buffer and runs past its end
+    /// (a buffer of 8- or 16-bit elements whose size is not a multiple of 4).
+    PastEnd { addr: u32, size: u32, store: bool },
     /// An address past the end of a bounded space (shared, param, CB).
     OutOfRange {
         space: Space,
@@ -72,6 +75,11 @@ impl fmt::Display for FaultKind {
                 f,
                 "global {} address {addr:#010x}, which is outside every buffer",
                 verb(*store)
+            ),
+            FaultKind::PastEnd { addr, size, store } => write!(
+                f,
+                "global {} a {size}-byte value at address {addr:#010x}, which runs past the end of a buffer",
+                if *store { "store of" } else { "load of" }
             ),
             FaultKind::OutOfRange {
                 space,
@@ -148,7 +156,9 @@ impl FaultKind {
     /// How to fix it, in one line.
     pub fn help(&self) -> &'static str {
         match self {
-            FaultKind::Unmapped { .. } | FaultKind::OutOfRange { .. } => {
+            FaultKind::Unmapped { .. }
+            | FaultKind::PastEnd { .. }
+            | FaultKind::OutOfRange { .. } => {
                 "check the index computation and the bounds test before the access"
             }
             FaultKind::Misaligned { .. } => {

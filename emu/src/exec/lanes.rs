@@ -6,10 +6,13 @@
 //! lanes of the execution mask ([`write_masked`]).
 
 use crate::exec::ops::{BinOp, UnOp};
-use spu_isa::{AtomOp, Cmp, Ty};
+use spu_isa::{Cmp, Ty};
 
 /// One value per lane.
 pub type Lanes = [u32; 32];
+
+/// One 64-bit value per lane (an integer read as its type, a float's pattern).
+pub type Wide = [u64; 32];
 
 #[inline(always)]
 fn f(x: u32) -> f32 {
@@ -198,43 +201,6 @@ pub fn select(p: u32, a: &Lanes, b: &Lanes) -> Lanes {
     std::array::from_fn(|l| if p & (1 << l) != 0 { a[l] } else { b[l] })
 }
 
-/// The word an atomic leaves in memory, given the word before (`prev`) and the
-/// operand `a`.
-#[inline]
-pub fn atomic(op: AtomOp, ty: Ty, prev: u32, a: u32) -> u32 {
-    match (op, ty) {
-        (AtomOp::Add, _) => prev.wrapping_add(a),
-        (AtomOp::Min, Ty::S32) => (prev as i32).min(a as i32) as u32,
-        (AtomOp::Max, Ty::S32) => (prev as i32).max(a as i32) as u32,
-        (AtomOp::Min, _) => prev.min(a),
-        (AtomOp::Max, _) => prev.max(a),
-        (AtomOp::Exch, _) => a,
-        (AtomOp::And, _) => prev & a,
-        (AtomOp::Or, _) => prev | a,
-        (AtomOp::Xor, _) => prev ^ a,
-        (AtomOp::Inc, _) => {
-            if prev >= a {
-                0
-            } else {
-                prev + 1
-            }
-        }
-        (AtomOp::Dec, _) => {
-            if prev == 0 || prev > a {
-                a
-            } else {
-                prev - 1
-            }
-        }
-    }
-}
-
-/// Compare-and-swap: the word left in memory.
-#[inline]
-pub fn cas(prev: u32, compare: u32, swap: u32) -> u32 {
-    if prev == compare { swap } else { prev }
-}
-
 /// Bit `l` of a lane mask, for each lane (a table so that testing a mask lane by
 /// lane compiles to vector compares).
 pub const LANE_BIT: [u32; 32] = {
@@ -369,6 +335,16 @@ pub fn toggles(words: impl Iterator<Item = u32>) -> u64 {
 /// Bits that change between consecutive lanes of `mask`, in lane order.
 pub fn lane_toggles(values: &Lanes, mask: u32) -> u64 {
     toggles(lanes_of(mask).map(|l| values[l]))
+}
+
+/// [`lane_toggles`] of values `words` (1 or 2) words wide: each word position
+/// on its own wires, the low words, then the high ones.
+pub fn wide_toggles(values: &Wide, mask: u32, words: u8) -> u64 {
+    let low = toggles(lanes_of(mask).map(|l| values[l] as u32));
+    if words < 2 {
+        return low;
+    }
+    low + toggles(lanes_of(mask).map(|l| (values[l] >> 32) as u32))
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
 //! Global memory: every buffer of the kernel laid out in one flat, word-addressed
 //! image with unmapped guard gaps, so an access outside every buffer (including the
-//! null page and the space between buffers) is caught and reported.
+//! null page and the space between buffers) is caught and reported. Also how
+//! atomics apply to memory, global or shared.
 
+use crate::exec::lanes::{self, Lanes, Wide};
+use crate::exec::scalar::{self, Atomic};
 use spu_isa::Ty;
 
 /// Byte address of the first buffer; addresses below it are never mapped.
@@ -173,32 +176,6 @@ impl GlobalMemory {
         self.words[(addr / 4) as usize] = value;
     }
 
-    /// Applies a warp's atomic (`atom` or `atom.cas`, `kind`) to the checked
-    /// addresses of the lanes in `mask`, one lane after another in lane order, and
-    /// returns each lane's old word: the one place both execution modes apply
-    /// global atomics.
-    pub fn atomic_lanes(
-        &mut self,
-        kind: crate::exec::ops::Kind,
-        addrs: &crate::exec::lanes::Lanes,
-        a: &crate::exec::lanes::Lanes,
-        b: &crate::exec::lanes::Lanes,
-        mask: u32,
-    ) -> crate::exec::lanes::Lanes {
-        use crate::exec::lanes;
-        let mut old = [0u32; 32];
-        for l in lanes::lanes_of(mask) {
-            let prev = self.read(addrs[l]);
-            let new = match kind {
-                crate::exec::ops::Kind::Atom(op, ty) => lanes::atomic(op, ty, prev, a[l]),
-                _ => lanes::cas(prev, a[l], b[l]),
-            };
-            self.write(addrs[l], new);
-            old[l] = prev;
-        }
-        old
-    }
-
     /// The words holding a buffer's elements (packed little-endian; see
     /// [`crate::load::init::element`]).
     pub fn buffer(&self, index: usize) -> &[u32] {
@@ -224,6 +201,70 @@ impl GlobalMemory {
             }
         })
     }
+}
+
+/// Memory that atomics apply to, a 32-bit word at a time, at checked addresses.
+pub trait Words {
+    fn read_word(&self, addr: u32) -> u32;
+    fn write_word(&mut self, addr: u32, value: u32);
+}
+
+impl Words for GlobalMemory {
+    fn read_word(&self, addr: u32) -> u32 {
+        self.read(addr)
+    }
+
+    fn write_word(&mut self, addr: u32, value: u32) {
+        self.write(addr, value);
+    }
+}
+
+/// A block's shared memory (a power-of-two number of words, so masking an index
+/// that was checked changes nothing).
+#[derive(Debug)]
+pub struct SharedWords<'a>(pub &'a mut [u32]);
+
+impl Words for SharedWords<'_> {
+    fn read_word(&self, addr: u32) -> u32 {
+        self.0[(addr / 4) as usize & (self.0.len() - 1)]
+    }
+
+    fn write_word(&mut self, addr: u32, value: u32) {
+        let i = (addr / 4) as usize & (self.0.len() - 1);
+        self.0[i] = value;
+    }
+}
+
+/// Applies a warp's atomic `atom` to the checked and aligned addresses of the
+/// lanes in `mask`, one lane after another in lane order, and returns each lane's
+/// old value: the one place every execution mode applies atomics, in global and in
+/// shared memory. `a` and `b` are the operands read as the atomic's type (a 64-bit
+/// value spans the word at the address and the next one, low word first).
+pub fn atomic_lanes<M: Words>(
+    memory: &mut M,
+    atom: Atomic,
+    addrs: &Lanes,
+    a: &Wide,
+    b: &Wide,
+    mask: u32,
+) -> Wide {
+    let wide = atom.words() == 2;
+    let mut old = [0u64; 32];
+    for l in lanes::lanes_of(mask) {
+        let at = addrs[l];
+        let hi = if wide { memory.read_word(at + 4) } else { 0 };
+        let prev = scalar::read(
+            atom.ty,
+            u64::from(memory.read_word(at)) | u64::from(hi) << 32,
+        );
+        let new = scalar::atomic(atom, prev, a[l], b[l]);
+        memory.write_word(at, new as u32);
+        if wide {
+            memory.write_word(at + 4, (new >> 32) as u32);
+        }
+        old[l] = prev;
+    }
+    old
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! ([`Program::block_of`]) at branch targets, reconvergence points and after every
 //! instruction that ends straight-line execution.
 
-use spu_isa::{AtomOp, Cmp, ExecClass, Guard, Side, Space, Special, Ty};
+use spu_isa::{Cmp, ExecClass, Guard, Side, Space, Special, Ty};
 
 /// Index of a slot in a warp's register file: a general register, a constant or a
 /// special register (see [`RegLayout`]).
@@ -82,10 +82,9 @@ pub enum Kind {
     Ld(Space),
     /// Stores `a` to the address.
     St(Space),
-    /// Combines the word at the address with `a`.
-    Atom(AtomOp, Ty),
-    /// Compare-and-swap: compare with `a`, store `b`.
-    Cas,
+    /// A global atomic (`atom`, `atom.cas`): index into [`Program::ext`], whose
+    /// entry has every operand.
+    Atomic(u32),
     /// Branch to `target`; divergent paths meet again at `reconv` (or [`NO_PC`]).
     Bra {
         target: u32,
@@ -105,12 +104,7 @@ impl Kind {
     pub fn ends_block(self) -> bool {
         matches!(
             self,
-            Kind::Bra { .. }
-                | Kind::Exit
-                | Kind::BarSync
-                | Kind::BlockSync(_)
-                | Kind::Atom(..)
-                | Kind::Cas
+            Kind::Bra { .. } | Kind::Exit | Kind::BarSync | Kind::BlockSync(_) | Kind::Atomic(_)
         )
     }
 }

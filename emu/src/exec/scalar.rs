@@ -7,7 +7,7 @@
 //! Semantics follow the notes of `isa-spec/ISA.md`.
 
 use crate::exec::lanes::{compare, min_max_number};
-use spu_isa::{Cmp, PrmtMode, Rnd, Ty};
+use spu_isa::{AtomOp, Cmp, PrmtMode, Rnd, Ty};
 
 /// What a lane computes (decoded once per instruction).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +72,54 @@ pub struct Form {
     pub rnd: Option<Rnd>,
     pub ftz: bool,
     pub sat: bool,
+}
+
+/// An atomic's operation: `atom.{op}.{ty}`, or compare-and-swap (`op` `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Atomic {
+    pub op: Option<AtomOp>,
+    pub ty: Ty,
+}
+
+impl Atomic {
+    /// 32-bit words each lane's value occupies (1 or 2).
+    pub fn words(self) -> u8 {
+        if self.ty.bits() == 64 { 2 } else { 1 }
+    }
+}
+
+/// The value an atomic leaves in memory, given the value there before (`prev`),
+/// the operand `a` and, for compare-and-swap, the swap value `b` (all read as the
+/// atomic's type). Arithmetic follows the instructions of the same names: `add.f32`
+/// rounds to nearest even and flushes subnormal inputs and results to zero
+/// (PTX ISA, `atom`), `add.f64` does not flush.
+pub fn atomic(atom: Atomic, prev: u64, a: u64, b: u64) -> u64 {
+    let ty = atom.ty;
+    let Some(op) = atom.op else {
+        return if prev == a { b } else { prev };
+    };
+    let form = |alu: Alu| Form {
+        alu,
+        ty,
+        src_ty: ty,
+        rnd: None,
+        ftz: ty == Ty::F32,
+        sat: false,
+    };
+    match op {
+        AtomOp::Add => alu(&form(Alu::Add), prev, a, 0, 0),
+        AtomOp::Min => alu(&form(Alu::Min), prev, a, 0, 0),
+        AtomOp::Max => alu(&form(Alu::Max), prev, a, 0, 0),
+        AtomOp::And => alu(&form(Alu::And), prev, a, 0, 0),
+        AtomOp::Or => alu(&form(Alu::Or), prev, a, 0, 0),
+        AtomOp::Xor => alu(&form(Alu::Xor), prev, a, 0, 0),
+        AtomOp::Exch => a,
+        // `inc`/`dec` are .u32 only (the table's rule).
+        AtomOp::Inc if prev >= a => 0,
+        AtomOp::Inc => prev + 1,
+        AtomOp::Dec if prev == 0 || prev > a => a,
+        AtomOp::Dec => prev - 1,
+    }
 }
 
 /// A value of `ty` read from a register word pattern: the low bits of its width,

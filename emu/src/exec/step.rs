@@ -11,9 +11,10 @@
 
 use crate::exec::cb::Port;
 use crate::exec::fault::{Fault, FaultKind};
-use crate::exec::lanes::{self, Lanes, lanes_of};
+use crate::exec::lanes::{self, Lanes, Wide, lanes_of};
 use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::{Kind, NO_REG, Program, Reg};
+use crate::exec::ops::{Kind, Program, Reg};
+use crate::exec::scalar::Atomic;
 use crate::exec::warp::{Warp, WarpState};
 use spu_isa::{Guard, Side, Space, TimingClass, Ty};
 
@@ -48,18 +49,19 @@ pub trait Global {
     /// Stores the low 8 or 16 bits of `data` at each lane's byte address, lane by
     /// lane (so lanes writing bytes of one word all land).
     fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32);
-    /// Atomics in the lanes of `mask`, in lane order: `kind` is `Atom` or `Cas`, `a`
-    /// the operand (the compare value of CAS), `b` the CAS swap value; the old words
-    /// go to register `dst`.
+    /// Atomics `atom` in the lanes of `mask`, in lane order, at checked and aligned
+    /// addresses: `a` is the operand (the compare value of CAS), `b` the CAS swap
+    /// value, both read as the atomic's type; the old values go to register `dst`
+    /// (and the next one for 64-bit types), if any (`red` has none).
     #[allow(clippy::too_many_arguments)]
     fn atomic(
         &mut self,
         warp: &mut Warp,
-        kind: Kind,
-        dst: Reg,
+        atom: Atomic,
+        dst: Option<Reg>,
         addrs: &Lanes,
-        a: &Lanes,
-        b: &Lanes,
+        a: &Wide,
+        b: &Wide,
         mask: u32,
     );
 }
@@ -93,8 +95,13 @@ pub enum Access {
         /// addresses give the transactions.
         words: u8,
     },
-    /// Global atomics (one transaction per executing lane).
-    Atomic,
+    /// Global atomics (one transaction per executing lane), each lane's value
+    /// `words` (1 or 2) words wide.
+    Atomic {
+        words: u8,
+    },
+    /// Shared-memory atomics: lanes on one word take effect one after another.
+    SharedAtomic,
 }
 
 /// The outcome of one instruction.
@@ -241,17 +248,15 @@ fn dispatch<G: Global, const ADVANCE: bool>(
                 access,
             });
         }
-        Kind::Atom(..) | Kind::Cas => {
-            address(warp, op.base, op.offset, addrs);
-            check_global(global.layout(), addrs, exec, true).map_err(|(k, l)| fault(k, l))?;
-            let va = *reg(warp, a);
-            let vb = if b == NO_REG { [0; 32] } else { *reg(warp, b) };
-            global.atomic(warp, op.kind, op.dst, addrs, &va, &vb, exec);
+        Kind::Atomic(i) => {
+            let access =
+                crate::exec::ext::atomic(&prog.ext[i as usize], warp, local, global, exec, addrs)
+                    .map_err(|(k, l)| fault(k, l))?;
             warp.advance();
             return Ok(Executed {
                 exec,
                 flow: Flow::Next,
-                access: Access::Atomic,
+                access,
             });
         }
         Kind::Bra { target, reconv } => {
@@ -364,38 +369,48 @@ pub(crate) fn check_bounded(
     Ok(())
 }
 
-/// Alignment and mapping of a global access.
+/// Alignment and mapping of a global access of `size` bytes (1, 2, 4 or 8) per
+/// lane: each lane's address is a multiple of `size` (of 4 for 8-byte accesses,
+/// which the caller checks whole), and all its bytes lie inside one buffer (a
+/// buffer whose size is not a multiple of 4 ends inside its last word).
 pub fn check_global(
     memory: &GlobalMemory,
     addrs: &Lanes,
     mask: u32,
+    size: u32,
     store: bool,
 ) -> Result<(), LaneFault> {
     if mask == 0 {
         return Ok(());
     }
+    let align = size.min(4);
     // Fast path: every lane in the region of the first one.
     let first = addrs[mask.trailing_zeros() as usize];
     if let Some(r) = memory.region_of(first & !3) {
         let r = &memory.regions()[r];
-        let (or, outside) = lanes::or_outside(addrs, mask, r.base, r.end());
-        if or % 4 == 0 && !outside {
+        let last_start = (r.end() + 1).saturating_sub(size);
+        let (or, outside) = lanes::or_outside(addrs, mask, r.base, last_start);
+        if or % align == 0 && !outside {
             return Ok(());
         }
     }
     for l in lanes_of(mask) {
         let addr = addrs[l];
-        if addr % 4 != 0 {
-            return Err((
-                FaultKind::Misaligned {
-                    space: Space::Global,
-                    addr,
-                },
-                l as u32,
-            ));
+        if addr % align != 0 {
+            let space = Space::Global;
+            let kind = if align == 4 {
+                FaultKind::Misaligned { space, addr }
+            } else {
+                FaultKind::MisalignedBy { space, addr, size }
+            };
+            return Err((kind, l as u32));
         }
-        if memory.region_of(addr).is_none() {
-            return Err((FaultKind::Unmapped { addr, store }, l as u32));
+        match memory.region_of(addr & !3) {
+            None => return Err((FaultKind::Unmapped { addr, store }, l as u32)),
+            Some(r) if addr as u64 + u64::from(size) > u64::from(memory.regions()[r].end()) => {
+                return Err((FaultKind::PastEnd { addr, size, store }, l as u32));
+            }
+            Some(_) => {}
         }
     }
     Ok(())
@@ -417,7 +432,7 @@ pub(crate) fn memory<G: Global>(
 ) -> Result<Access, LaneFault> {
     match space {
         Space::Global => {
-            check_global(global.layout(), addrs, mask, store)?;
+            check_global(global.layout(), addrs, mask, 4, store)?;
             if store {
                 global.store(addrs, warp.reg(usize::from(data)), mask);
             } else {

@@ -248,10 +248,15 @@ pub fn memory_components(program: &Program, pc: usize) -> &'static [Component] {
             crate::exec::ext::What::Mem { space, .. } => Kind::Ld(space),
             _ => Kind::Nop,
         },
+        // A shared-memory atomic is a shared access.
+        Kind::Atomic(i) => match program.ext[i as usize].what {
+            crate::exec::ext::What::Atom { space, .. } if space != Space::Global => Kind::St(space),
+            _ => Kind::Atomic(i),
+        },
         kind => kind,
     };
     match kind {
-        Kind::Ld(Space::Global) | Kind::St(Space::Global) | Kind::Atom(..) | Kind::Cas => DRAM,
+        Kind::Ld(Space::Global) | Kind::St(Space::Global) | Kind::Atomic(_) => DRAM,
         Kind::Ld(Space::Shared) | Kind::St(Space::Shared) => &[Component::Shrdp],
         Kind::Ld(Space::Param) | Kind::St(Space::Param) => &[Component::Ccp],
         Kind::Ld(_) | Kind::St(_) => &[Component::Cbp],

@@ -515,7 +515,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     grouped(*cycle)
                 ),
             );
-            if let FaultKind::Unmapped { addr, .. } = fault.kind
+            if let FaultKind::Unmapped { addr, .. } | FaultKind::PastEnd { addr, .. } = fault.kind
                 && let Some(r) = image.memory.nearest(addr)
             {
                 note(
@@ -590,6 +590,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 2,
                 "help: raise --max-instructions, or look for a loop that never ends",
             );
+            note(&mut s, 2, SPIN_LOCK_NOTE);
         }
         Stop::CycleLimit {
             limit,
@@ -606,10 +607,14 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 2,
                 "help: raise --max-cycles, or look for a loop that never ends",
             );
+            note(&mut s, 2, SPIN_LOCK_NOTE);
         }
     }
     s
 }
+
+/// Why a lock between threads of one warp never ends here.
+const SPIN_LOCK_NOTE: &str = "note: a spin lock that threads of one warp take in turn never ends here: the threads of a warp that branch apart run one side at a time until they meet again (as on GPUs before Volta), so the spinning side can starve the lock holder; take such locks with one thread per warp";
 
 #[cfg(test)]
 mod tests {

@@ -63,24 +63,18 @@ pub fn cost(
                 busy: segments.max(1),
             }
         }
-        Access::Atomic => {
-            let count = u64::from(exec.count_ones());
+        Access::Atomic { words } => {
+            let count = count_atomics(exec, words, pc, counts, traffic);
             // Without a lane there is no transaction to wait for.
             let ready = if count == 0 { now } else { PENDING };
-            traffic.load_words += count;
-            traffic.store_words += count;
-            traffic.load_transactions += count;
-            traffic.store_transactions += count;
-            counts.transactions[pc] += count;
-            counts.mem_events[pc] += count;
             Cost {
                 ready,
                 busy: count.max(1),
             }
         }
-        Access::Shared | Access::Param | Access::Cb => {
+        Access::Shared | Access::SharedAtomic | Access::Param | Access::Cb => {
             let class = match access {
-                Access::Shared => TimingClass::Shared,
+                Access::Shared | Access::SharedAtomic => TimingClass::Shared,
                 Access::Param => TimingClass::Param,
                 _ => TimingClass::Cb,
             };
@@ -91,6 +85,12 @@ pub fn cost(
                 _ => env.waves.waves(pc as u32, addrs, exec, timing.banks()),
             }
             .max(1);
+            // Atomics on one word take effect one after another.
+            let waves = if access == Access::SharedAtomic && !env.functional {
+                waves.max(same_word(addrs, exec))
+            } else {
+                waves
+            };
             counts.conflict_waves[pc] += waves - 1;
             counts.mem_events[pc] += waves;
             let interval = timing.interval(class);
@@ -99,5 +99,55 @@ pub fn cost(
                 busy: waves * interval,
             }
         }
+    }
+}
+
+/// Counts the atomics of the lanes of `exec` (one transaction each way per lane,
+/// each moving `words` words) for instruction `pc`; returns the lanes.
+pub fn count_atomics(
+    exec: u32,
+    words: u8,
+    pc: usize,
+    counts: &mut UnitCounts,
+    traffic: &mut Traffic,
+) -> u64 {
+    let count = u64::from(exec.count_ones());
+    traffic.load_words += count * u64::from(words);
+    traffic.store_words += count * u64::from(words);
+    traffic.load_transactions += count;
+    traffic.store_transactions += count;
+    counts.transactions[pc] += count;
+    counts.mem_events[pc] += count;
+    count
+}
+
+/// The most lanes of `exec` whose addresses fall in one 32-bit word.
+fn same_word(addrs: &Lanes, exec: u32) -> u64 {
+    let mut words: Vec<u32> = crate::exec::lanes::lanes_of(exec)
+        .map(|l| addrs[l] / 4)
+        .collect();
+    words.sort_unstable();
+    words
+        .chunk_by(|a, b| a == b)
+        .map(|run| run.len() as u64)
+        .max()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_word;
+
+    #[test]
+    fn shared_atomics_serialise_per_word() {
+        let mut addrs = [0u32; 32];
+        assert_eq!(same_word(&addrs, u32::MAX), 32);
+        for (l, a) in addrs.iter_mut().enumerate() {
+            *a = 4 * (l as u32 % 8) + (l as u32 & 1);
+        }
+        // Eight words, four lanes on each (two bytes of a word count once each).
+        assert_eq!(same_word(&addrs, u32::MAX), 4);
+        assert_eq!(same_word(&addrs, 0b1), 1);
+        assert_eq!(same_word(&addrs, 0), 0);
     }
 }

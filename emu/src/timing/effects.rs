@@ -14,10 +14,13 @@
 //! instead, on one thread.)
 
 use crate::exec::ext::{field, merge_field};
-use crate::exec::lanes::{Lanes, lane_toggles, lanes_of, toggles, write_masked};
+use crate::exec::lanes::{
+    Lanes, Wide, lane_toggles, lanes_of, toggles, wide_toggles, write_masked,
+};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Caching;
-use crate::exec::ops::{Kind, Reg};
+use crate::exec::ops::Reg;
+use crate::exec::scalar::Atomic;
 use crate::exec::step::Global;
 use crate::exec::warp::Warp;
 use crate::load::DmaPlan;
@@ -78,14 +81,14 @@ pub enum Effect {
         pc: u32,
     },
     /// A warp's global atomics, one transaction per lane in lane order; the old
-    /// words go to register `dst`.
+    /// values go to register `dst` (and the next one for 64-bit types), if any.
     Atomic {
         target: Target,
-        kind: Kind,
-        dst: Reg,
+        atom: Atomic,
+        dst: Option<Reg>,
         mask: u32,
         addrs: Box<Lanes>,
-        operands: Box<[Lanes; 2]>,
+        operands: Box<[Wide; 2]>,
         pc: u32,
     },
     /// A DMA loader's tile: global memory into the engine's CB port; the engine
@@ -267,11 +270,11 @@ impl Global for Recorder<'_> {
     fn atomic(
         &mut self,
         _warp: &mut Warp,
-        kind: Kind,
-        dst: Reg,
+        atom: Atomic,
+        dst: Option<Reg>,
         addrs: &Lanes,
-        a: &Lanes,
-        b: &Lanes,
+        a: &Wide,
+        b: &Wide,
         mask: u32,
     ) {
         if mask == 0 {
@@ -282,7 +285,7 @@ impl Global for Recorder<'_> {
             key: self.key,
             effect: Effect::Atomic {
                 target: self.target,
-                kind,
+                atom,
                 dst,
                 mask,
                 addrs: Box::new(*addrs),
@@ -297,13 +300,15 @@ impl Global for Recorder<'_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     None,
-    /// Register `dst` of the target warp gets `values` in the lanes of `mask`,
-    /// ready at `ready`; `toggles` are the bit toggles of the words moved.
+    /// Register `dst` of the target warp gets `values` in the lanes of `mask`
+    /// (and register `dst + 1` gets `high`, for a 64-bit atomic), ready at
+    /// `ready`; `toggles` are the bit toggles of the words moved.
     Register {
         target: Target,
         dst: Reg,
         mask: u32,
         values: Box<Lanes>,
+        high: Option<Box<Lanes>>,
         ready: u64,
         toggles: u64,
     },
@@ -391,6 +396,7 @@ pub fn apply(
                 dst,
                 mask,
                 values,
+                high: None,
                 ready,
                 toggles,
             }
@@ -426,25 +432,30 @@ pub fn apply(
         }
         Effect::Atomic {
             target,
-            kind,
+            atom,
             dst,
             mask,
             addrs,
             operands,
             pc,
         } => {
-            let [a, b] = *operands;
-            let old = Box::new(memory.atomic_lanes(kind, &addrs, &a, &b, mask));
-            let toggles = lane_toggles(&old, mask);
+            let [a, b] = &*operands;
+            let old = crate::exec::memory::atomic_lanes(memory, atom, &addrs, a, b, mask);
+            let toggles = wide_toggles(&old, mask, atom.words());
+            let word = |k: u32| -> Box<Lanes> { Box::new(old.map(|v| (v >> (32 * k)) as u32)) };
             let ready = match caches {
                 Some(c) => c.atomic(target.unit, pc, &addrs, mask, now, dram),
                 None => queue(dram, u64::from(mask.count_ones())),
+            };
+            let Some(dst) = dst else {
+                return Outcome::None;
             };
             Outcome::Register {
                 target,
                 dst,
                 mask,
-                values: old,
+                values: word(0),
+                high: (atom.words() == 2).then(|| word(1)),
                 ready,
                 toggles,
             }

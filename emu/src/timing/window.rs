@@ -6,9 +6,10 @@
 //! threads.
 
 use crate::exec::ext::{field, merge_field};
-use crate::exec::lanes::{Lanes, lane_toggles, lanes_of, write_masked};
+use crate::exec::lanes::{Lanes, Wide, lane_toggles, lanes_of, wide_toggles, write_masked};
 use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::{Kind, Reg};
+use crate::exec::ops::Reg;
+use crate::exec::scalar::Atomic;
 use crate::exec::step::Global;
 use crate::exec::warp::{Warp, WarpState};
 use spu_isa::Ty;
@@ -23,15 +24,8 @@ pub enum Logged {
         data: Lanes,
         mask: u32,
     },
-    Atomic {
-        warp: usize,
-        kind: Kind,
-        dst: Reg,
-        addrs: Lanes,
-        a: Lanes,
-        b: Lanes,
-        mask: u32,
-    },
+    /// A warp's atomics (boxed: rarer and larger than stores).
+    Atomic(Box<LoggedAtomic>),
     /// Words an engine writes, in order.
     Words(Vec<(u32, u32)>),
     /// An 8- or 16-bit store: each lane's field merged into its word in lane order.
@@ -41,6 +35,18 @@ pub enum Logged {
         data: Lanes,
         mask: u32,
     },
+}
+
+/// A warp's global atomics waiting for the end of the window.
+#[derive(Debug, Clone)]
+pub struct LoggedAtomic {
+    pub warp: usize,
+    pub atom: Atomic,
+    pub dst: Option<Reg>,
+    pub addrs: Lanes,
+    pub a: Wide,
+    pub b: Wide,
+    pub mask: u32,
 }
 
 /// A unit's global stores and atomics of the current window, with the unit's own
@@ -155,25 +161,27 @@ impl Global for Windowed<'_> {
     fn atomic(
         &mut self,
         warp: &mut Warp,
-        kind: Kind,
-        dst: Reg,
+        atom: Atomic,
+        dst: Option<Reg>,
         addrs: &Lanes,
-        a: &Lanes,
-        b: &Lanes,
+        a: &Wide,
+        b: &Wide,
         mask: u32,
     ) {
+        // The warp waits for the end of the window, also after a `red` (which
+        // returns nothing): its later loads must see its own atomic.
         warp.state = WarpState::AtMemory;
         self.log.entries.push((
             self.now,
-            Logged::Atomic {
+            Logged::Atomic(Box::new(LoggedAtomic {
                 warp: self.warp,
-                kind,
+                atom,
                 dst,
                 addrs: *addrs,
                 a: *a,
                 b: *b,
                 mask,
-            },
+            })),
         ));
     }
 }
@@ -209,19 +217,26 @@ pub fn apply(
                 memory.write(word, merge_field(ty, memory.read(word), bytes[l], data[l]));
             }
         }
-        Logged::Atomic {
-            warp,
-            kind,
-            dst,
-            addrs,
-            a,
-            b,
-            mask,
-        } => {
-            let old = memory.atomic_lanes(kind, &addrs, &a, &b, mask);
-            *toggles += lane_toggles(&old, mask);
+        Logged::Atomic(at) => {
+            let LoggedAtomic {
+                warp,
+                atom,
+                dst,
+                addrs,
+                a,
+                b,
+                mask,
+            } = *at;
+            let old = crate::exec::memory::atomic_lanes(memory, atom, &addrs, &a, &b, mask);
+            *toggles += wide_toggles(&old, mask, atom.words());
             if let Some(w) = warps.and_then(|ws| ws.get_mut(warp)) {
-                write_masked(&mut w.regs[usize::from(dst)], &old, mask);
+                if let Some(dst) = dst {
+                    let d = usize::from(dst);
+                    for k in 0..usize::from(atom.words()) {
+                        let word: Lanes = std::array::from_fn(|l| (old[l] >> (32 * k)) as u32);
+                        write_masked(&mut w.regs[d + k], &word, mask);
+                    }
+                }
                 if w.state == WarpState::AtMemory {
                     w.state = WarpState::Running;
                 }

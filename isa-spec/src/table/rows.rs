@@ -2,7 +2,7 @@
 
 use super::{ExecRule, Field, InstrSpec, ModKind, OperandKind, OperandTy, Role, Rule};
 use crate::class::{EnergyClass as E, ExecClass, TimingClass as T, Units, ex};
-use crate::names::{Prec, Space, Ty};
+use crate::names::{AtomOp, Prec, Space, Ty};
 
 const fn mask(codes: &[Ty]) -> u32 {
     let mut m = 0u32;
@@ -39,7 +39,9 @@ const B32_ONLY: u32 = mask(&[B32]);
 const B32_64: u32 = mask(&[B32, B64]);
 const INT_32_64: u32 = mask(&[U32, S32, U64, S64]);
 const ADDR_TY: u32 = mask(&[U32, U64]);
-const ATOM_TY: u32 = mask(&[U32, S32, B32, U64, S64, B64, F32]);
+const ATOM_TY: u32 = mask(&[U32, S32, B32, U64, S64, B64, F32, F64]);
+/// `red` takes every atomic operation but `exch`.
+const RED_OPS: u32 = all(AtomOp::ALL.len()) & !(1 << AtomOp::Exch as u32);
 
 const fn ty(allowed: u32) -> Field {
     Field::Mod {
@@ -478,7 +480,7 @@ pub const TABLE: &[InstrSpec] = &[
         &[req(ModKind::AtomOp), ty(ATOM_TY), D, ADDR, B],
         ExecRule::Fixed(ex(T::Atomic, E::AtomicGlobal, IU)),
         &[Rule::AtomOpType],
-        "atomically: d = old value at addr; value = old op b (`exch` stores b; `inc`: old >= b ? 0 : old + 1; `dec`: old == 0 or old > b ? b : old - 1)",
+        "atomically: d = old value at addr; value = old op b (`add.f32` rounds to nearest even and flushes subnormals to zero; `exch` stores b; `inc`: old >= b ? 0 : old + 1; `dec`: old == 0 or old > b ? b : old - 1); 64-bit values are 8-byte aligned",
         "atom.global.add.u32 %r1, [%r2], %r3;",
     ),
     row(
@@ -489,6 +491,38 @@ pub const TABLE: &[InstrSpec] = &[
         NO_RULES,
         "atomically: d = old value at addr; if old == b the value becomes c",
         "atom.global.cas.b32 %r1, [%r2], %r3, %r4;",
+    ),
+    row(
+        "atom.shared",
+        0x3f,
+        &[req(ModKind::AtomOp), ty(ATOM_TY), D, ADDR, B],
+        ExecRule::Fixed(ex(T::Shared, E::StoreShared, SM)),
+        &[Rule::AtomOpType],
+        "atomically in the block's shared memory, as `atom.global`: lanes take effect in lane order, lanes on one word one after another",
+        "atom.shared.add.u32 %r1, [%r2], %r3;",
+    ),
+    row(
+        "atom.shared.cas",
+        0x40,
+        &[ty(mask(&[U32, S32, B32, U64, S64, B64])), D, ADDR, B, C],
+        ExecRule::Fixed(ex(T::Shared, E::StoreShared, SM)),
+        NO_RULES,
+        "atomically in the block's shared memory, as `atom.global.cas`",
+        "atom.shared.cas.b32 %r1, [%r2], %r3, %r4;",
+    ),
+    row(
+        "red.global",
+        0x41,
+        &[
+            modifier(ModKind::AtomOp, RED_OPS, false),
+            ty(ATOM_TY),
+            ADDR,
+            B,
+        ],
+        ExecRule::Fixed(ex(T::Atomic, E::AtomicGlobal, IU)),
+        &[Rule::AtomOpType],
+        "atomically: value at addr = old op b, as `atom.global` but returning nothing (what compilers emit for an atomic whose result is unused); no `exch`",
+        "red.global.add.u32 [%r2], %r3;",
     ),
     row(
         "ldu",

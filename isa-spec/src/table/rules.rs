@@ -26,7 +26,7 @@ pub enum Rule {
     /// `setp`: unordered comparisons, `num` and `nan` only on floats; `lo ls hi hs`
     /// only on unsigned and bit types.
     CmpMatchesType,
-    /// `atom`: `add` on u32/s32/u64/f32; `min`/`max` on u32/s32/u64/s64; `exch`, `and`,
+    /// `atom`: `add` on u32/s32/u64/f32/f64; `min`/`max` on u32/s32/u64/s64; `exch`, `and`,
     /// `or`, `xor` on b32/b64 (and u32/s32 for `exch`); `inc`/`dec` on u32.
     AtomOpType,
     /// A shared-memory `cvta`/`ld`/`st` cannot use `.nc`, cache operators belong to
@@ -122,7 +122,7 @@ impl Rule {
                     return Ok(());
                 };
                 let ok = match op {
-                    AtomOp::Add => matches!(t, Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32),
+                    AtomOp::Add => matches!(t, Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32 | Ty::F64),
                     AtomOp::Min | AtomOp::Max => matches!(t, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
                     AtomOp::Exch => matches!(t, Ty::B32 | Ty::B64 | Ty::U32 | Ty::S32),
                     AtomOp::And | AtomOp::Or | AtomOp::Xor => matches!(t, Ty::B32 | Ty::B64),

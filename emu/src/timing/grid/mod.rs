@@ -730,6 +730,7 @@ impl<'a> Grid<'a> {
                 dst,
                 mask,
                 values,
+                high,
                 ready,
                 toggles,
             } => {
@@ -747,6 +748,7 @@ impl<'a> Grid<'a> {
                         dst,
                         mask,
                         &values,
+                        high.as_deref(),
                         ready,
                         program,
                         &mut unit.counts,

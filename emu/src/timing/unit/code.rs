@@ -360,7 +360,8 @@ impl Code {
     }
 
     /// A deferred load or atomic of warp `wi` resolved: register `dst` gets
-    /// `values` in the lanes of `mask`, ready at `ready`. Charges the stalls that
+    /// `values` in the lanes of `mask` (and `dst + 1` gets `high`, if given), ready
+    /// at `ready`. Charges the stalls that
     /// waited for it and returns the cycle the warp may issue next as far as it
     /// knows (`NEVER`: not running).
     #[allow(clippy::too_many_arguments)]
@@ -370,6 +371,7 @@ impl Code {
         dst: crate::exec::ops::Reg,
         mask: u32,
         values: &crate::exec::lanes::Lanes,
+        high: Option<&crate::exec::lanes::Lanes>,
         ready: u64,
         program: &Program,
         counts: &mut UnitCounts,
@@ -377,10 +379,13 @@ impl Code {
         let Some(warp) = self.warps.get_mut(wi) else {
             return NEVER;
         };
-        crate::exec::lanes::write_masked(&mut warp.regs[usize::from(dst)], values, mask);
         let d = usize::from(dst);
-        if self.boards[wi].reg_ready[d] == PENDING {
-            self.boards[wi].reg_ready[d] = ready;
+        let words = std::iter::once(values).chain(high);
+        for (r, v) in (d..).zip(words) {
+            crate::exec::lanes::write_masked(&mut warp.regs[r], v, mask);
+            if self.boards[wi].reg_ready[r] == PENDING {
+                self.boards[wi].reg_ready[r] = ready;
+            }
         }
         let was_waiting = self.boards[wi].ready >= PENDING;
         self.refresh(wi, program);

@@ -273,16 +273,10 @@ fn account(
             counts.transactions[at] += segments;
             counts.mem_events[at] += segments;
         }
-        Access::Atomic => {
-            let n = u64::from(exec.count_ones());
-            traffic.load_words += n;
-            traffic.store_words += n;
-            traffic.load_transactions += n;
-            traffic.store_transactions += n;
-            counts.transactions[at] += n;
-            counts.mem_events[at] += n;
+        Access::Atomic { words } => {
+            crate::timing::access::count_atomics(exec, words, at, counts, traffic);
         }
         Access::Param => counts.mem_events[at] += distinct(addrs, exec, 2).max(1),
-        Access::Shared | Access::Cb => counts.mem_events[at] += 1,
+        Access::Shared | Access::SharedAtomic | Access::Cb => counts.mem_events[at] += 1,
     }
 }
