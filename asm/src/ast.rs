@@ -135,6 +135,14 @@ pub struct EntryParam<'s> {
     pub name: Spanned<&'s str>,
 }
 
+/// A performance directive after an entry's signature (`.maxntid 256, 1, 1`).
+#[derive(Debug)]
+pub struct EntryHint<'s> {
+    /// `maxntid`, `reqntid`, `minnctapersm` or `maxnreg`.
+    pub name: Spanned<&'s str>,
+    pub values: Vec<Spanned<&'s str>>,
+}
+
 #[derive(Debug)]
 pub enum Stmt<'s> {
     /// A PTX header directive (`.version`, `.target`, `.address_size`), ended by the
@@ -193,6 +201,9 @@ pub enum Stmt<'s> {
         name: Spanned<&'s str>,
         /// PTX entry parameters (`.param .u32 n`), each a kernel parameter.
         params: Vec<EntryParam<'s>>,
+        /// `.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg` (CUDA's
+        /// `__launch_bounds__`).
+        hints: Vec<EntryHint<'s>>,
     },
     BlockClose,
     IuSection,

@@ -67,6 +67,10 @@ pub enum Tok<'s> {
     Type(spu_isa::Ty),
     #[token(".pred")]
     Pred,
+    /// A performance directive after an entry's signature (CUDA's
+    /// `__launch_bounds__`): `.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg`.
+    #[regex(r"\.(maxntid|reqntid|minnctapersm|maxnreg)", |lex| &lex.slice()[1..])]
+    EntryHint(&'s str),
     /// Any other `.word`: an unknown directive.
     #[regex(r"\.[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
     Directive(&'s str),
@@ -133,6 +137,7 @@ impl std::fmt::Display for Tok<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Tok::Name(s) | Tok::Int(s) | Tok::Float(s) | Tok::Directive(s) => write!(f, "`{s}`"),
+            Tok::EntryHint(s) => write!(f, "`.{s}`"),
             Tok::Register(s) => write!(f, "`%{s}`"),
             Tok::Type(t) => write!(f, "`.{t}`"),
             Tok::Str(s) => write!(f, "\"{s}\""),

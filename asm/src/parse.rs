@@ -32,7 +32,33 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
     // Brace depth inside a skipped `.func` (its body is skipped whole).
     let mut func_depth: Option<u32> = None;
     let mut instructions = 0usize;
+    // Inside a `.section` (nvcc's DWARF data with `-G` or `-lineinfo`): where the
+    // directive and its name are, and the brace depth of its block, skipped whole.
+    let mut section: Option<(Span, u32)> = None;
     for (tok, span) in lex(src) {
+        if let Some((at, depth)) = &mut section {
+            let mut consumed = true;
+            match (tok, *depth) {
+                (Tok::LBrace, _) => *depth += 1,
+                (Tok::RBrace, 1) => section = None,
+                (Tok::RBrace, 2..) => *depth -= 1,
+                (_, 1..) | (Tok::Newline, 0) => {}
+                (Tok::Directive(_), 0) => *at = at.start..span.end,
+                _ => {
+                    diags.push(
+                        Diagnostic::error("`.section` without a `{ ... }` block", at.clone())
+                            .label("expected `{` after the section's name")
+                            .help("nvcc writes `.section .debug_info { ... }`; the block's contents are ignored"),
+                    );
+                    section = None;
+                    // This token starts the next statement.
+                    consumed = false;
+                }
+            }
+            if consumed {
+                continue;
+            }
+        }
         if let Tok::Name(text) | Tok::Register(text) | Tok::Str(text) | Tok::Directive(text) = tok
             && text.len() > MAX_STRING as usize
         {
@@ -51,7 +77,10 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
             Tok::Newline => {
                 // PTX header directives end at the line end, without `;`.
                 if current.first().is_some_and(|(t, _)| {
-                    matches!(t, Tok::Version | Tok::Target | Tok::AddressSize)
+                    matches!(
+                        t,
+                        Tok::Version | Tok::Target | Tok::AddressSize | Tok::File | Tok::Loc
+                    )
                 }) {
                     let stmt = std::mem::take(&mut current);
                     if let Some(s) = parse_stmt(&parser, &stmt, None, diags) {
@@ -91,6 +120,10 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
                         .label("no `/*` is open here")
                         .help("remove it, or start the comment with `/*`"),
                 );
+                continue;
+            }
+            Tok::Directive(".section") if current.is_empty() && !skipping => {
+                section = Some((span, 0));
                 continue;
             }
             Tok::Directive(name) => {
@@ -152,6 +185,13 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
                 stmts.push(s);
             }
         }
+    }
+    if let Some((at, _)) = section {
+        diags.push(
+            Diagnostic::error("`.section` is never closed", at)
+                .label("its `{ ... }` block does not end before the end of the file")
+                .help("close the block with `}`"),
+        );
     }
     if !current.is_empty() {
         let span = current[0].1.start..current.last().map_or(0, |t| t.1.end);
@@ -221,9 +261,29 @@ fn parse_stmt<'s>(
         Ok(stmt) => Some(Spanned { node: stmt, span }),
         Err(e) => {
             diags.push(syntax_error(e, &span, newline_at));
-            None
+            entry_recovery(tokens, span)
         }
     }
+}
+
+/// An entry header that does not parse (a parameter form the language lacks) still
+/// opens its block, so its body is not reported line by line as outside a kernel.
+fn entry_recovery<'s>(tokens: &[(Tok<'s>, Span)], span: Span) -> Option<Spanned<Stmt<'s>>> {
+    let at = tokens.iter().position(|(t, _)| *t == Tok::Entry)?;
+    let (Tok::Name(name), name_span) = tokens.get(at + 1)?.clone() else {
+        return None;
+    };
+    (tokens.last()?.0 == Tok::LBrace).then(|| Spanned {
+        node: Stmt::EntryOpen {
+            name: crate::ast::Spanned {
+                node: name,
+                span: name_span,
+            },
+            params: Vec::new(),
+            hints: Vec::new(),
+        },
+        span,
+    })
 }
 
 fn syntax_error(

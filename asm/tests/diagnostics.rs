@@ -27,6 +27,18 @@ fn diagnostics_render_with_spans_and_help() {
 }
 
 #[test]
+fn ptx_diagnostics_render_with_spans_and_help() {
+    insta::glob!("diagnostics/*.ptx", |path| {
+        let out = render(path);
+        assert!(
+            out.contains("--> "),
+            "every diagnostic points into the file:\n{out}"
+        );
+        insta::assert_snapshot!(out);
+    });
+}
+
+#[test]
 fn three_independent_errors_are_all_reported() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/diagnostics/25_three_independent_errors.spu");

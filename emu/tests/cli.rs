@@ -629,6 +629,11 @@ fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
         &["samples/vecadd.spu", "-D", "N=300000000"],
         "buffers need 3434 MiB of global memory but the machine has 1536 MiB (`A` 1145 MiB, `B` 1145 MiB, `C` 1145 MiB); raise the limit with `--set memory.global_mib=3434`",
     );
+    // The register file: which limit, and the three ways to fit.
+    fails(
+        &["samples/vecadd.spu", "--set", "sm.registers=1024"],
+        "is 3072, but the SM register file holds at most 1024 (sm.registers); launch fewer threads per block, keep fewer values live per thread, or raise the limit with `--set sm.registers=N`",
+    );
 }
 
 #[test]

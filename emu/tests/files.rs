@@ -420,6 +420,43 @@ fn a_binary_cannot_make_the_emulator_quote_files_the_user_did_not_name() {
 }
 
 #[test]
+fn nvcc_line_information_quotes_the_cuda_source_beside_the_launch_file_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let ptx = |file: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.file 1 \"{file}\"\n\
+.visible .entry k(.param .u64 k_param_0)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+ld.param.u64 %rd1, [k_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n\
+.loc 1 7 5\nadd.s64 %rd3, %rd2, 1000000;\nst.global.u32 [%rd3], %r1;\nret;\n}}\n"
+        )
+    };
+    let launch = dir.path().join("k.spu");
+    std::fs::write(
+        &launch,
+        "#include \"k.ptx\"\n.global .u32 OUT[32] = zeros;\n.launch grid(1) block(32);\n.bind k(OUT);\n",
+    )
+    .unwrap();
+    let mut cu = String::new();
+    for i in 1..=9 {
+        cu += &format!("// line {i} of the CUDA source\n");
+    }
+    std::fs::write(dir.path().join("kern.cu"), cu).unwrap();
+    for (recorded, quoted) in [
+        ("/home/user/kern.cu", true),
+        ("/etc/passwd", false),
+        ("../../../etc/passwd", false),
+    ] {
+        std::fs::write(dir.path().join("k.ptx"), ptx(recorded)).unwrap();
+        let out = emu(&[launch.to_str().unwrap(), "-q"]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("--> {recorded}:7:5")), "{err}");
+        assert_eq!(err.contains("line 7 of the CUDA source"), quoted, "{err}");
+        assert!(!err.contains("root:"), "{err}");
+    }
+}
+
+#[test]
 fn a_closed_standard_output_ends_quietly() {
     for args in [
         vec!["samples/vecadd.spu"],

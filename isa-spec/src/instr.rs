@@ -8,8 +8,8 @@
 
 use crate::names::{
     AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PredTy, PrmtMode, Rnd, Sat,
-    Scope, ShfDir, ShfMode, ShflMode, Side, Space, Special, To, Ty, Uni, Vector, Volatile,
-    VoteMode,
+    Scope, ShfDir, ShfMode, ShflMode, ShiftAmt, Side, Space, Special, To, Ty, Uni, Vector,
+    Volatile, VoteMode,
 };
 use crate::table::{
     Field, HEADER_BITS, ModKind, Opcode, OperandKind, OperandTy, REG_BITS, TARGET_BITS,
@@ -170,6 +170,7 @@ mods! {
     ShfMode => shf_mode: ShfMode,
     PrmtMode => prmt: PrmtMode,
     PredTy => pred_ty: PredTy,
+    ShiftAmt => shiftamt: ShiftAmt,
 }
 
 /// One instruction.

@@ -318,6 +318,12 @@ code_enum! {
 }
 
 code_enum! {
+    /// `bfind.shiftamt`: the shift that brings the found bit to the top
+    /// (`31 - position` for 32-bit types, `63 - position` for 64-bit ones).
+    ShiftAmt { ShiftAmt = "shiftamt" }
+}
+
+code_enum! {
     /// Saturate: integers clamp to the type's range, floats to [0, 1] (NaN gives 0).
     Sat { Sat = "sat" }
 }

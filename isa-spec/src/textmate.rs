@@ -69,6 +69,7 @@ pub fn grammar() -> String {
             "minnctapersm",
             "maxnreg",
             "pragma",
+            "section",
         ]
         .iter()
         .map(|s| s.to_string())

@@ -20,6 +20,7 @@ impl Assembler {
 
     pub(super) fn build(&mut self, diags: &mut Diagnostics) -> Option<Module> {
         self.size_dynamic_shared(diags);
+        self.check_launch_bounds(diags);
         match &self.entry {
             None if self.no_entry_chosen => return None,
             None => {

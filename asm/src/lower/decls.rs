@@ -316,6 +316,9 @@ impl Assembler {
                     None => return,
                 }
             }
+            if name.node == "block" {
+                self.note_launch_block(args);
+            }
             if name.node == "shared" {
                 self.launch_shared = vals.pop().map(|v| (v, name.span.clone()));
                 continue;

@@ -16,9 +16,11 @@ use spu_isa::format::{
 use spu_isa::{MAX_SYMBOLS, Ty};
 use std::collections::HashMap;
 
+mod bounds;
 mod build;
 mod decls;
 mod entries;
+mod lineinfo;
 
 /// Choices the source does not make itself.
 #[derive(Debug, Clone, Default)]
@@ -98,8 +100,9 @@ pub fn assemble_with_options(
     }
     let (text, map, pre_diags) = crate::preprocess::preprocess(path, src, read);
     let parsed = parse_file(&text, &mut diags);
-    // First keep the declarations' own register layout; when it does not fit, or the
-    // code needs temporaries, colour every register instead.
+    // First keep the declarations' own register layout; when it does not fit, the
+    // code needs temporaries or the registers are a PTX file's virtual ones, colour
+    // every register instead.
     let mut first = diags.clone();
     let mut asm = Assembler::new(map.clone(), false, options);
     asm.run(&parsed.stmts, &mut first);
@@ -113,9 +116,14 @@ pub fn assemble_with_options(
         diags = first;
         asm.finish(&mut diags)
     };
-    diags.remap(&map);
-    diags.items.extend(pre_diags.items);
+    // Reading order of the preprocessed text: an included file's errors come at its
+    // `#include`, before the errors they cause further down (a `.bind` of a kernel
+    // whose signature did not parse). Preprocessor errors come first.
     diags.sort();
+    diags.remap(&map);
+    let mut pre = pre_diags;
+    pre.sort();
+    diags.items.splice(0..0, pre.items);
     match module {
         Some(m) if !diags.has_errors() => Ok((m, diags)),
         _ => Err(diags),
@@ -176,6 +184,9 @@ struct Assembler {
     vregs: VRegs,
     /// The declarations fit the register file as laid out.
     decls_fit: bool,
+    /// Registers are declared in a `.ptx` file: virtual by definition, so always
+    /// allocated (nvcc numbers them with gaps, `%r<158>` for 18 in use).
+    ptx_regs: bool,
     /// Label name -> index of the next machine instruction.
     label_at: HashMap<String, u32>,
     scope: Scope,
@@ -189,6 +200,15 @@ struct Assembler {
     instrs: Vec<(VInstr, Span)>,
     launch_seen: Option<Span>,
     pending_loc: Option<SourceLoc>,
+    /// nvcc's `.file N "k.cu"` in a `.ptx` file: N -> index in the line table.
+    cuda_files: HashMap<u32, u16>,
+    /// nvcc's `.loc` in a `.ptx` file: the CUDA source line of the instructions that
+    /// follow, up to the next `.loc` or the end of the entry.
+    cuda_loc: Option<SourceLoc>,
+    /// `.maxntid`/`.reqntid` of the assembled entry.
+    thread_bounds: Vec<bounds::ThreadBound>,
+    /// `.launch block(...)`: each extent if known at assembly time, and where.
+    launch_block: Option<([Option<u64>; 3], Span)>,
 }
 
 impl Assembler {
@@ -203,6 +223,7 @@ impl Assembler {
             colour,
             vregs: VRegs::default(),
             decls_fit: true,
+            ptx_regs: false,
             label_at: HashMap::new(),
             scope: Scope::default(),
             globals: HashMap::new(),
@@ -214,6 +235,10 @@ impl Assembler {
             instrs: Vec::new(),
             launch_seen: None,
             pending_loc: None,
+            cuda_files: HashMap::new(),
+            cuda_loc: None,
+            thread_bounds: Vec::new(),
+            launch_block: None,
         }
     }
 
@@ -228,10 +253,23 @@ impl Assembler {
         }
     }
 
-    /// Whether the registers must be coloured: the declarations do not fit, or the
-    /// code needs temporaries.
+    /// Whether the text at a preprocessed offset comes from a `.ptx` file.
+    fn in_ptx_file(&self, offset: usize) -> bool {
+        let o = self.map.origin(&(offset..offset));
+        self.map.files.get(o.file).is_some_and(|f| {
+            std::path::Path::new(&f.name)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("ptx"))
+        })
+    }
+
+    /// Whether the registers must be coloured: the declarations do not fit, a `.ptx`
+    /// file declares them, or the code needs temporaries.
     fn needs_colouring(&self) -> bool {
-        !self.decls_fit || self.vregs.has_temps(false) || self.vregs.has_temps(true)
+        !self.decls_fit
+            || self.ptx_regs
+            || self.vregs.has_temps(false)
+            || self.vregs.has_temps(true)
     }
 
     fn in_entry(&self) -> bool {
@@ -349,6 +387,12 @@ impl Assembler {
                     });
                 }
             }
+            Stmt::File { index, path } if self.in_ptx_file(s.span.start) => {
+                self.cuda_file(index, path, diags);
+            }
+            Stmt::Loc { file, line, col } if self.in_ptx_file(s.span.start) => {
+                self.cuda_loc(file, line, col, diags);
+            }
             Stmt::File { index, path } => match parse_int(index.node) {
                 Some(i) if i >= 0 && (i as usize) <= self.module.lines.files.len() && i < 65536 => {
                     let i = i as usize;
@@ -453,7 +497,10 @@ impl Assembler {
                     });
                 }
             }
-            Stmt::Reg { ty, items } => self.regs(ty, items, diags),
+            Stmt::Reg { ty, items } => {
+                self.ptx_regs |= self.in_ptx_file(s.span.start);
+                self.regs(ty, items, diags);
+            }
             Stmt::Launch { parts } => self.launch(parts, &s.span, diags),
             Stmt::Dma {
                 side,
@@ -471,7 +518,7 @@ impl Assembler {
                     );
                 }
             }
-            Stmt::EntryOpen { name, .. } => match &self.entry {
+            Stmt::EntryOpen { name, hints, .. } => match &self.entry {
                 Some(e) => diags.push(
                     Diagnostic::error("only one `.entry` per file", name.span.clone())
                         .label("second kernel")
@@ -479,6 +526,7 @@ impl Assembler {
                         .help("put each kernel in its own file"),
                 ),
                 None => {
+                    self.entry_hints(hints, diags);
                     self.module.name = name.node.to_string();
                     self.entry = Some(Entry {
                         name: name.node.to_string(),
@@ -488,7 +536,10 @@ impl Assembler {
                 }
             },
             Stmt::BlockClose => match &mut self.entry {
-                Some(e) if !e.closed => e.closed = true,
+                Some(e) if !e.closed => {
+                    e.closed = true;
+                    self.cuda_loc = None;
+                }
                 _ => diags.push(
                     Diagnostic::error("unmatched `}`", s.span.clone())
                         .label("no block is open here"),
@@ -509,7 +560,11 @@ impl Assembler {
                 let pos = guard
                     .as_ref()
                     .map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
-                let loc = self.pending_loc.take().unwrap_or_else(|| self.loc(pos));
+                let loc = self
+                    .pending_loc
+                    .take()
+                    .or(self.cuda_loc)
+                    .unwrap_or_else(|| self.loc(pos));
                 let mut lowering = Lowering {
                     scope: &self.scope,
                     vregs: &mut self.vregs,

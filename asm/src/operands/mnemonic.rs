@@ -71,6 +71,17 @@ pub(super) fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods)
                 i += n;
             }
             _ if optional => {}
+            _ if parts
+                .get(i)
+                .is_some_and(|p| closest(p, allowed_names(kind, allowed)).is_none()) =>
+            {
+                return Err(misplaced_modifier(
+                    op,
+                    parts[i],
+                    (kind, allowed),
+                    offsets[i].clone(),
+                ));
+            }
             _ => {
                 let choices = allowed_names(kind, allowed)
                     .iter()
@@ -100,6 +111,14 @@ pub(super) fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods)
             .modifiers()
             .flat_map(|(k, a, _)| allowed_names(k, a))
             .collect();
+        if all.contains(extra) {
+            return Err(Diagnostic::error(
+                format!("modifier `.{extra}` of `{}` is out of order", spec.mnemonic),
+                offsets[i].clone(),
+            )
+            .label("it goes earlier")
+            .help(format!("modifiers go in the order of {}", syntax_of(op))));
+        }
         let d = Diagnostic::error(
             format!("unknown modifier `.{extra}` for `{}`", spec.mnemonic),
             offsets[i].clone(),
@@ -138,6 +157,50 @@ pub(super) fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods)
         .help(format!("for example: `{}`", spec.example)));
     }
     Ok((op, mods))
+}
+
+/// A part where a required modifier of `kind` goes that is neither one of its
+/// values nor close to one: another modifier out of order, or not a modifier of
+/// this instruction at all.
+fn misplaced_modifier(
+    op: Opcode,
+    part: &str,
+    (kind, allowed): (ModKind, u32),
+    span: Span,
+) -> Diagnostic {
+    let spec = op.spec();
+    let own = spec
+        .modifiers()
+        .any(|(k, a, _)| k != kind && allowed_names(k, a).contains(&part));
+    let expected = format!("expected a {} here", kind.describe());
+    if own {
+        Diagnostic::error(
+            format!("modifier `.{part}` of `{}` is out of order", spec.mnemonic),
+            span,
+        )
+        .label(expected)
+        .help(format!(
+            "modifiers go in the order of {}, e.g. `{}`",
+            syntax_of(op),
+            spec.example.split_whitespace().next().unwrap_or("")
+        ))
+    } else {
+        Diagnostic::error(
+            format!("unknown modifier `.{part}` for `{}`", spec.mnemonic),
+            span,
+        )
+        .label(format!("not a modifier of this instruction; {expected}"))
+        .help(format!(
+            "the syntax is {}; the {} is one of {}",
+            syntax_of(op),
+            kind.describe(),
+            allowed_names(kind, allowed)
+                .iter()
+                .map(|n| format!(".{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
 }
 
 pub(super) fn syntax_of(op: Opcode) -> String {

@@ -19,6 +19,7 @@ use spu_isa::{
 mod immediates;
 mod memory;
 mod mnemonic;
+mod pack;
 mod ptx;
 mod scope;
 

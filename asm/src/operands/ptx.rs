@@ -5,6 +5,7 @@
 //! - the pre-CUDA-9 `shfl.mode.b32` and `vote.mode` without `.sync` (full mask);
 //! - `setp` that combines its result with a predicate (`setp.lt.and.s32 p, a, b, c`)
 //!   or writes a result and its complement (`setp.lt.s32 p|q, a, b`);
+//! - `mov` between a 64-bit register and two 32-bit halves (`pack.rs`);
 //! - `ld.param` of a PTX entry parameter that `.bind` gave a buffer, a kernel
 //!   parameter or a constant.
 
@@ -72,6 +73,7 @@ impl Lowering<'_> {
                 let m = at(text.as_str(), &mnemonic.span);
                 Some(self.machine_instr(guard, &m, &ops, span))
             }
+            ["mov", ty] => self.mov_halves(guard, mnemonic, ty, operands, span),
             ["setp", ..] => self.setp_combined(guard, mnemonic, &parts, operands, span),
             ["ld", "param", ..] => self.entry_arg_load(guard, mnemonic, &parts, operands, span),
             ["call", ..] => Some(Err(vec![

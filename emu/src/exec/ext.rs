@@ -260,7 +260,9 @@ pub fn decode(instr: &Instr, symbols: SymbolAddresses) -> Result<ExtOp, String> 
         "popc" => What::Alu(form(Alu::Popc)),
         "clz" => What::Alu(form(Alu::Clz)),
         "brev" => What::Alu(form(Alu::Brev)),
-        "bfind" => What::Alu(form(Alu::Bfind)),
+        "bfind" => What::Alu(form(Alu::Bfind {
+            shiftamt: m.shiftamt.is_some(),
+        })),
         "bfe" => What::Alu(form(Alu::Bfe)),
         "bfi" => What::Alu(form(Alu::Bfi)),
         "prmt" => What::Alu(form(Alu::Prmt(m.prmt))),

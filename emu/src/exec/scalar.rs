@@ -46,7 +46,10 @@ pub enum Alu {
     Popc,
     Clz,
     Brev,
-    Bfind,
+    /// `shiftamt`: the left shift that brings the found bit to the top.
+    Bfind {
+        shiftamt: bool,
+    },
     Bfe,
     Bfi,
     /// Byte permute: the generic selector form, or one of the PTX modes.
@@ -449,13 +452,14 @@ fn int_op(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64 {
         Alu::Popc => u64::from(mask(w, a).count_ones()),
         Alu::Clz => u64::from(mask(w, a).leading_zeros() - (64 - w)),
         Alu::Brev => out(mask(w, a).reverse_bits() >> (64 - w)),
-        Alu::Bfind => {
+        Alu::Bfind { shiftamt } => {
             let v = if signed && sa < 0 { !a } else { a };
             let v = mask(w, v);
-            if v == 0 {
-                0xffff_ffff
-            } else {
-                u64::from(63 - v.leading_zeros())
+            let at = 63 - v.leading_zeros();
+            match (v, shiftamt) {
+                (0, _) => 0xffff_ffff,
+                (_, false) => u64::from(at),
+                (_, true) => u64::from(w - 1 - at),
             }
         }
         Alu::Bfe => bfe(ty, a, b, c),
@@ -702,7 +706,7 @@ mod tests {
         assert_eq!(alu(&form(Alu::Brev, Ty::B32), 1, 0, 0, 0), 0x8000_0000);
         assert_eq!(
             alu(
-                &form(Alu::Bfind, Ty::S32),
+                &form(Alu::Bfind { shiftamt: false }, Ty::S32),
                 read(Ty::S32, 0xffff_ff00),
                 0,
                 0,
@@ -710,6 +714,11 @@ mod tests {
             ),
             7
         );
+        // `.shiftamt` (CUDA's `__clz`-style use): 31 - 16 and 63 - 32.
+        let shiftamt = |ty| form(Alu::Bfind { shiftamt: true }, ty);
+        assert_eq!(alu(&shiftamt(Ty::U32), 0x1_0000, 0, 0, 0), 15);
+        assert_eq!(alu(&shiftamt(Ty::U64), 1 << 32, 0, 0, 0), 31);
+        assert_eq!(alu(&shiftamt(Ty::U32), 0, 0, 0, 0), 0xffff_ffff);
         assert_eq!(
             alu(&form(Alu::Bfe, Ty::S32), 0x0000_0f00, 8, 4, 0),
             read(Ty::S32, 0xffff_ffff)

@@ -386,7 +386,10 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         regs as i64 * warps_threads(threads),
         0,
         i64::from(machine.sm_registers),
-        "the SM register file holds sm.registers",
+        &format!(
+            "the SM register file holds at most {} (sm.registers); launch fewer threads per block, keep fewer values live per thread, or raise the limit with `--set sm.registers=N`",
+            machine.sm_registers
+        ),
     )?;
     if has_iu_code {
         within(
@@ -394,7 +397,10 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             regs as i64 * warps_threads(i64::from(iu_threads)),
             0,
             i64::from(machine.iu_registers),
-            "the IU register file holds iu.registers",
+            &format!(
+                "the IU register file holds at most {} (iu.registers); launch fewer IU threads (`.launch iu(N)`), keep fewer values live per thread, or raise the limit with `--set iu.registers=N`",
+                machine.iu_registers
+            ),
         )?;
     }
 

@@ -103,6 +103,14 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
                 .collect();
             let rendered = warnings.render(&p, &text);
             sources.insert(p, text);
+            // The CUDA files nvcc's `.file` names (`-lineinfo`), as for a binary.
+            for f in &module.lines.files {
+                if !sources.contains_key(f)
+                    && let Some(t) = source_beside(path, f)
+                {
+                    sources.insert(f.clone(), t);
+                }
+            }
             Ok(Kernel {
                 module,
                 warnings: rendered,

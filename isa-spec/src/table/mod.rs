@@ -81,6 +81,8 @@ pub enum ModKind {
     PrmtMode,
     /// The `.pred` type of `vote.sync`.
     PredTy,
+    /// `.shiftamt` of `bfind`.
+    ShiftAmt,
 }
 
 impl ModKind {
@@ -112,6 +114,7 @@ impl ModKind {
         ModKind::ShfMode,
         ModKind::PrmtMode,
         ModKind::PredTy,
+        ModKind::ShiftAmt,
     ];
 
     /// All spellings of the enumeration, indexed by value code.
@@ -142,6 +145,7 @@ impl ModKind {
             ModKind::ShfMode => ShfMode::NAMES,
             ModKind::PrmtMode => PrmtMode::NAMES,
             ModKind::PredTy => crate::names::PredTy::NAMES,
+            ModKind::ShiftAmt => crate::names::ShiftAmt::NAMES,
         }
     }
 
@@ -180,6 +184,7 @@ impl ModKind {
             ModKind::ShfMode => "shift mode",
             ModKind::PrmtMode => "permute mode",
             ModKind::PredTy => "predicate type",
+            ModKind::ShiftAmt => "shift amount",
         }
     }
 
@@ -212,6 +217,7 @@ impl ModKind {
             ModKind::ShfMode => "mode",
             ModKind::PrmtMode => "mode",
             ModKind::PredTy => "pred",
+            ModKind::ShiftAmt => "shiftamt",
         }
     }
 }

@@ -847,10 +847,15 @@ pub const TABLE: &[InstrSpec] = &[
     row(
         "bfind",
         0x39,
-        &[ty(INT_32_64), reg("d", OT::U32, Def), A],
+        &[
+            opt(ModKind::ShiftAmt),
+            ty(INT_32_64),
+            reg("d", OT::U32, Def),
+            A,
+        ],
         LOGIC,
         NO_RULES,
-        "d = position of the most significant non-sign bit of a, or 0xffffffff if there is none",
+        "d = position of the most significant non-sign bit of a (with `.shiftamt`: the left shift that brings it to the top, 31 or 63 minus the position), or 0xffffffff if there is none",
         "bfind.u32 %r1, %r2;",
     ),
     row(
