@@ -231,7 +231,10 @@ pub fn const_int(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<i64, Diagnostic>
             d.label("a parameter can change at launch (-D)")
                 .help(format!("read it with `ld.param.u32 %rX, [{}];`", name.0))
         } else {
-            d.label("not a number")
+            d.label("not a number").help(format!(
+                "if `{0}` is a buffer or shared array, take its address with `mov` (`mov.u32 %rX, {0};` or `mov.u32 %rX, {0}+4;`) or use it in an address (`[{0}+4]`)",
+                name.0
+            ))
         });
     }
     if matches!(e.node, Expr::Float(_)) {

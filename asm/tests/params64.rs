@@ -187,7 +187,7 @@ fn unbound_64_bit_entry_parameters_are_kernel_parameters() {
     );
     let text = listing(&m);
     assert!(
-        text.contains("ld.param.f64 %fd") && text.contains("[axpy_param_1]"),
+        text.contains("ld.param.f64 %") && text.contains("[axpy_param_1]"),
         "{text}"
     );
 }
@@ -202,11 +202,11 @@ fn bind_passes_64_bit_parameters_and_constants_whole() {
     .unwrap();
     let text = listing(&m);
     assert!(
-        text.contains("ld.param.u64 %rd") && text.contains("[N]"),
+        text.contains("ld.param.u64 %") && text.contains("[N]"),
         "{text}"
     );
     assert!(
-        text.contains("ld.param.f64 %fd") && text.contains("[A]"),
+        text.contains("ld.param.f64 %") && text.contains("[A]"),
         "{text}"
     );
     // An f64 constant keeps all its bits: 0.1 is 0x3FB999999999999A.
@@ -219,7 +219,7 @@ fn bind_passes_64_bit_parameters_and_constants_whole() {
     for mov in [
         ".hi, 1069128089;", // 0x3FB99999
         ".lo, 2576980378;", // 0x9999999A
-        "%rd1.hi, 4294967295;",
+        ".hi, 4294967295;",
     ] {
         assert!(text.contains(mov), "{mov} in\n{text}");
     }

@@ -56,7 +56,8 @@ pub enum TimingClass {
     BlockSync,
     /// Double precision add, multiply, fused multiply-add, compare, convert. The
     /// GTX 480 has no DP units: GPGPU-Sim runs DP instructions on the SFU pipeline
-    /// (latency 8, initiation interval 8: one eighth of the f32 rate).
+    /// (latency 8, initiation interval 8; one SFU pipeline against two f32 pipelines gives
+    /// 1/16 of the f32 issue rate, where the GTX 480 itself has 1/8).
     Dp,
     /// Double precision divide, reciprocal and square root (GPGPU-Sim GTX 480:
     /// latency 330, initiation interval 130).

@@ -218,7 +218,7 @@ machine_params! {
     sfu_interval: u32 = 8, "interval_cycles.sfu", "cycles", INTERVAL_RANGE,
         "cycles an SFU instruction occupies an SFU pipeline (4 SFUs per SM: 32 lanes / 4)";
     dp_interval: u32 = 8, "interval_cycles.dp", "cycles", INTERVAL_RANGE,
-        "cycles an f64 instruction occupies an SFU pipeline (GPGPU-Sim GTX 480: 8, one eighth of the f32 rate)";
+        "cycles an f64 instruction occupies an SFU pipeline (GPGPU-Sim GTX 480: 8; with one SFU pipeline against two f32 pipelines of interval 1, f64 issues at 1/16 of the f32 rate, where the GTX 480 itself has 1/8)";
     dp_div_interval: u32 = 130, "interval_cycles.dp_div", "cycles", INTERVAL_RANGE,
         "cycles an f64 divide, reciprocal or square root occupies an SFU pipeline (GPGPU-Sim GTX 480: 130)";
     shuffle_interval: u32 = 4, "interval_cycles.shuffle", "cycles", INTERVAL_RANGE,
