@@ -161,6 +161,7 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("ptx/histogram.spu", &[]),
         ("ptx/histogram_atom.spu", &[]),
         ("ptx/histogram_smem.spu", &[]),
+        ("ptx/modifiers.spu", &[]),
     ];
     let listed: Vec<std::path::PathBuf> = cases
         .iter()
