@@ -349,20 +349,25 @@ enum Dir {
     Up,
 }
 
+/// The next f32 above (`up`) or below `r` (finite `r`; `f32::next_up` is newer
+/// than the workspace's minimum Rust).
+fn step_f32(r: f32, up: bool) -> f32 {
+    if r == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let bits = r.to_bits();
+    f32::from_bits(if (r > 0.0) == up { bits + 1 } else { bits - 1 })
+}
+
 /// The f32 nearest to the exact value `v` in direction `dir` (finite values).
 fn round_f32(v: f64, dir: Dir) -> f32 {
     let r = v as f32;
     let rv = f64::from(r);
     match dir {
-        Dir::Down if rv > v => r.next_down(),
-        Dir::Up if rv < v => r.next_up(),
-        Dir::Zero if rv.abs() > v.abs() => {
-            if v > 0.0 {
-                r.next_down()
-            } else {
-                r.next_up()
-            }
-        }
+        Dir::Down if rv > v => step_f32(r, false),
+        Dir::Up if rv < v => step_f32(r, true),
+        Dir::Zero if rv.abs() > v.abs() => step_f32(r, v < 0.0),
         _ => r,
     }
 }
