@@ -331,3 +331,147 @@ fn histogram_ptx_atomics_count_every_byte_exactly() {
         }
     }
 }
+
+/// `a + b` in f64, checked to be exact (the two-sum error is zero), so that a
+/// directed rounding of it to f32 is the rounding of the true value.
+fn exact_sum(a: f64, b: f64) -> f64 {
+    let s = a + b;
+    let bb = s - a;
+    let err = (a - (s - bb)) + (b - bb);
+    assert_eq!(err, 0.0, "{a} + {b} is not exact in f64; pick other data");
+    s
+}
+
+#[derive(Clone, Copy)]
+enum Dir {
+    Zero,
+    Down,
+    Up,
+}
+
+/// The next f32 above (`up`) or below `r` (finite `r`; `f32::next_up` is newer
+/// than the workspace's minimum Rust).
+fn step_f32(r: f32, up: bool) -> f32 {
+    if r == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let bits = r.to_bits();
+    f32::from_bits(if (r > 0.0) == up { bits + 1 } else { bits - 1 })
+}
+
+/// The f32 nearest to the exact value `v` in direction `dir` (finite values).
+fn round_f32(v: f64, dir: Dir) -> f32 {
+    let r = v as f32;
+    let rv = f64::from(r);
+    match dir {
+        Dir::Down if rv > v => step_f32(r, false),
+        Dir::Up if rv < v => step_f32(r, true),
+        Dir::Zero if rv.abs() > v.abs() => step_f32(r, v < 0.0),
+        _ => r,
+    }
+}
+
+#[test]
+fn modifiers_ptx_roundings_saturations_and_predicates_match_rust_arithmetic() {
+    const THIRD: f32 = f32::from_bits(0x3EAA_AAAB);
+    const TENTH: f32 = f32::from_bits(0x3DCC_CCCD);
+    // `.approx` forms and `div.full` (2 ulp in PTX) are checked to 1e-6 relative;
+    // everything else must be equal bit for bit.
+    const APPROX: f64 = 1e-6;
+    let f = f64::from;
+    let sat = |v: f32| if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) };
+    for (name, m) in machines() {
+        // 70 is not a multiple of the 32-thread blocks: the last block's idle
+        // threads leave zeros in shared memory and still reach the barrier.
+        let ran = run_with(&repo_path("samples/ptx/modifiers.spu"), &m, &[]);
+        let x = ran.in_f32("X");
+        let n = x.len();
+        assert_eq!(n, 70);
+        let out = ran.out_f32("OUT");
+        let ints = ran.out_u32("INTS");
+        assert_eq!((out.len(), ints.len()), (16 * n, 8 * n));
+        let mut directed = [0usize; 5];
+        for (i, &v) in x.iter().enumerate() {
+            let at = format!("element {i} (x = {v}) on {name}");
+            let first = x[i / 32 * 32];
+            let last = x.get(i / 32 * 32 + 31).copied().unwrap_or(0.0);
+            let f5 = v.mul_add(2.0, 1.0);
+            let f6 = round_f32(f(v) * f(THIRD), Dir::Zero);
+            let exact: [f32; 9] = [
+                first + last,
+                f5,
+                f6,
+                round_f32(exact_sum(f(v) * f(THIRD), 1.0), Dir::Up),
+                round_f32(exact_sum(f(f5), f(f6)), Dir::Down),
+                round_f32(f(v) * f(f5), Dir::Down),
+                round_f32(exact_sum(f(v), f(TENTH)), Dir::Zero),
+                sat(v),
+                sat(f5),
+            ];
+            // Where the directed rounding differs from round-to-nearest, so that a
+            // machine ignoring the modifier fails.
+            let nearest = [v * THIRD, v.mul_add(THIRD, 1.0), f5 + f6, v * f5, v + TENTH];
+            for (k, rn) in nearest.iter().enumerate() {
+                directed[k] += usize::from(exact[2 + k] != *rn);
+            }
+            let got = &out[16 * i..16 * i + 16];
+            for (k, want) in exact.iter().enumerate() {
+                assert_eq!(got[k].to_bits(), want.to_bits(), "OUT slot {k}, {at}");
+            }
+            assert_eq!(
+                (got[14].to_bits(), got[15].to_bits()),
+                (first.to_bits(), last.to_bits()),
+                "shared [symbol+offset] loads, {at}"
+            );
+            let approx = [
+                f(v) / 3.0,
+                f(sat(v)).exp2(),
+                1.0 / f(f5),
+                f(v.abs()).sqrt(),
+                f(f5) / f(v.abs()) * 0.5,
+            ];
+            for (k, want) in approx.iter().enumerate() {
+                let g = f(got[9 + k]);
+                assert!(
+                    (g - want).abs() <= APPROX * want.abs(),
+                    "OUT slot {}: {g} vs {want}, {at}",
+                    9 + k
+                );
+            }
+            // Conversions, immediates and predicate logic.
+            let rz = v.trunc() as i32;
+            let m = rz.wrapping_mul(1_000_003).wrapping_add(77);
+            let a = m.wrapping_add(123_456_789);
+            let (p2, p3) = (v > 0.0, v < 10.0);
+            let p4 = p2 && p3;
+            let p6 = v.is_nan();
+            let p8 = p2 ^ p3;
+            let flags = u32::from(p4)
+                | u32::from(!p4 || p6) << 1
+                | u32::from(p8) << 2
+                | u32::from(v > 8.0 || p8) << 3
+                | u32::from(v < 5.0 && p2) << 4;
+            let mask = (0..16).fold(0u32, |acc, j| acc | u32::from(v > (j - 8) as f32) << j);
+            let want = [
+                rz as u32,
+                v.floor() as i32 as u32,
+                v.round_ties_even() as i32 as u32,
+                v.ceil() as i32 as u32,
+                m as u32,
+                (a as u32) ^ 0xDEAD_BEEF,
+                flags,
+                mask,
+            ];
+            assert_eq!(&ints[8 * i..8 * i + 8], &want, "INTS, {at}");
+        }
+        // The data reach both sides of every compare and both halves of the mask.
+        assert!(x.iter().any(|v| *v > 8.0) && x.iter().any(|v| *v < -8.0));
+        assert!(
+            directed.iter().all(|c| *c > n / 4),
+            "too few elements where the directed roundings matter: {directed:?}"
+        );
+        // Rounding to nearest and truncation disagree on some elements.
+        assert!(x.iter().any(|v| v.round_ties_even() != v.trunc()));
+    }
+}
