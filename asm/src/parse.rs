@@ -122,6 +122,13 @@ fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: us
                 );
                 continue;
             }
+            // `.pragma "nounroll";` (and nvcc's other hints): accepted and ignored,
+            // like the loop hints they are.
+            Tok::Directive(".pragma") if current.is_empty() && !skipping => {
+                skipping = true;
+                func_depth = None;
+                continue;
+            }
             Tok::Directive(".section") if current.is_empty() && !skipping => {
                 section = Some((span, 0));
                 continue;

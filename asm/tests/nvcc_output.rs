@@ -228,3 +228,17 @@ fn a_syntax_error_in_the_included_ptx_comes_before_the_errors_it_causes() {
     // What remains is the signature's: its parameters and the `.bind` arguments.
     assert!(messages.len() <= 4, "{messages:?}");
 }
+
+#[test]
+fn pragmas_are_accepted_and_ignored() {
+    // nvcc writes `.pragma "nounroll";` before a loop whose unrolling `#pragma
+    // unroll 1` forbade; other hints have the same form.
+    let plain = launch(LAUNCH, &kernel("", "", "\tmov.u32 \t%r2, %r1;")).unwrap();
+    let src = kernel(
+        ".pragma \"nounroll\";",
+        "",
+        "\t.pragma \"nounroll\";\n\tmov.u32 \t%r2, %r1;\n\t.pragma \"used_bytes_mask 15\";",
+    );
+    let m = launch(LAUNCH, &src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.code, plain.code);
+}
