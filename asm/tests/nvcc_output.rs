@@ -242,3 +242,32 @@ fn pragmas_are_accepted_and_ignored() {
     let m = launch(LAUNCH, &src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(m.code, plain.code);
 }
+
+#[test]
+fn module_scope_variables_are_one_element_buffers() {
+    // nvcc's `__device__ unsigned int counter;` and `__device__ double scale = 2.5;`
+    let src = kernel(
+        ".visible .global .align 4 .u32 counter;\n.global .align 8 .f64 scale = 2.5;",
+        "",
+        "\tred.global.add.u32 \t[counter], 1;\n\tld.global.f64 \t%fd1, [scale];",
+    )
+    .replace(".reg .pred", ".reg .f64 \t%fd<2>;\n\t.reg .pred");
+    let m = launch(LAUNCH, &src).unwrap_or_else(|e| panic!("{e}"));
+    let b: Vec<(&str, spu_isa::Ty, spu_isa::format::Init)> = m
+        .buffers
+        .iter()
+        .map(|b| (b.name.as_str(), b.ty, b.init))
+        .collect();
+    assert_eq!(
+        b[..2],
+        [
+            ("counter", spu_isa::Ty::U32, spu_isa::format::Init::Zeros),
+            ("scale", spu_isa::Ty::F64, spu_isa::format::Init::Const(2.5)),
+        ]
+    );
+    assert_eq!(m.buffers[0].dims, [spu_isa::format::Expr::constant(1)]);
+    // An initial value the type cannot hold is refused.
+    let bad = kernel(".global .u8 small = 300;", "", "");
+    let e = launch(LAUNCH, &bad).unwrap_err();
+    assert!(e.contains("300"), "{e}");
+}

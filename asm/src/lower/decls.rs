@@ -145,11 +145,27 @@ impl Assembler {
         if !self.declare_global(name, diags) {
             return;
         }
-        let Some(dims) = self.dims(dims, diags) else {
+        let Some(mut dims) = self.dims(dims, diags) else {
             return;
         };
+        if dims.is_empty() {
+            // A variable: one element.
+            dims.push(spu_isa::format::Expr::constant(1));
+        }
         let init = match init {
             None => Init::Zeros,
+            // A PTX variable's initial value: `= 5`, `= 1.5`.
+            Some(e) if matches!(e.node, Expr::Int(_) | Expr::Float(_) | Expr::Neg(_)) => {
+                match const_f64(e)
+                    .and_then(|v| check_init_value(v, t, false, e).map(|_| Init::Const(v)))
+                {
+                    Ok(i) => i,
+                    Err(d) => {
+                        diags.push(d);
+                        return;
+                    }
+                }
+            }
             Some(e) => match initialiser(e).and_then(|i| check_init_values(e, i, t)) {
                 Ok(i) => i,
                 Err(d) => {
