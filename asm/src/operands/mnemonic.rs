@@ -20,6 +20,19 @@ pub(super) fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods)
             .label("not in the instruction set");
         let base = parts[0];
         let rest: String = parts[1..].iter().map(|p| format!(".{p}")).collect();
+        // `atom.add.u32`: the rows of `atom` and `red` name their state space.
+        let spaced: Vec<String> = TABLE
+            .iter()
+            .map(|r| r.mnemonic)
+            .filter(|m| m.split('.').count() == 2 && m.split('.').next() == Some(base))
+            .map(|m| format!("`{m}{rest}`"))
+            .collect();
+        if !spaced.is_empty() {
+            return Err(d.help(format!(
+                "`{base}` needs a state space: {} (generic addresses, PTX without a state space, are not supported)",
+                spaced.join(" or ")
+            )));
+        }
         return Err(
             match closest(
                 base,
@@ -173,6 +186,19 @@ fn misplaced_modifier(
         .modifiers()
         .any(|(k, a, _)| k != kind && allowed_names(k, a).contains(&part));
     let expected = format!("expected a {} here", kind.describe());
+    if own && kind == ModKind::Space && spu_isa::Ty::from_name(part).is_some() {
+        // PTX's generic addressing (`ld.u32`, no state space) is what nvcc writes
+        // for pointers it cannot place.
+        let mnemonic = spec.mnemonic;
+        return Diagnostic::error(
+            format!("`{mnemonic}` needs a state space here"),
+            span,
+        )
+        .label(expected)
+        .help(format!(
+            "write `{mnemonic}.global.{part}` for buffers or `{mnemonic}.shared.{part}` for shared arrays: generic addresses (PTX without a state space) are not supported"
+        ));
+    }
     if own {
         Diagnostic::error(
             format!("modifier `.{part}` of `{}` is out of order", spec.mnemonic),
