@@ -355,13 +355,7 @@ fn pred_mask(warp: &Warp, v: Val) -> u32 {
 /// Writes `values` (one per lane) to the destination register(s) in `exec`.
 fn write(warp: &mut Warp, d: Val, values: &[u64; 32], exec: u32) {
     if let Val::Reg(r, n) = d {
-        let r = usize::from(r);
-        let lo: Lanes = std::array::from_fn(|l| values[l] as u32);
-        lanes::write_masked(&mut warp.regs[r], &lo, exec);
-        if n >= 2 {
-            let hi: Lanes = std::array::from_fn(|l| (values[l] >> 32) as u32);
-            lanes::write_masked(&mut warp.regs[r + 1], &hi, exec);
-        }
+        lanes::write_wide(&mut warp.regs, usize::from(r), values, n.min(2), exec);
     }
 }
 

@@ -350,14 +350,30 @@ pub fn lane_toggles(values: &Lanes, mask: u32) -> u64 {
     toggles(lanes_of(mask).map(|l| values[l]))
 }
 
+/// Word `k` (0: low, 1: high) of each lane's 64-bit value.
+#[inline]
+pub fn word(values: &Wide, k: u32) -> Lanes {
+    values.map(|v| (v >> (32 * k)) as u32)
+}
+
+/// Writes each lane's value, `words` (1 or 2) words wide, into the lanes of `mask`
+/// of register `first` and, for 2, the next one.
+pub fn write_wide(regs: &mut [Lanes], first: usize, values: &Wide, words: u8, mask: u32) {
+    for k in 0..words {
+        write_masked(
+            &mut regs[first + usize::from(k)],
+            &word(values, u32::from(k)),
+            mask,
+        );
+    }
+}
+
 /// [`lane_toggles`] of values `words` (1 or 2) words wide: each word position
 /// on its own wires, the low words, then the high ones.
 pub fn wide_toggles(values: &Wide, mask: u32, words: u8) -> u64 {
-    let low = toggles(lanes_of(mask).map(|l| values[l] as u32));
-    if words < 2 {
-        return low;
-    }
-    low + toggles(lanes_of(mask).map(|l| (values[l] >> 32) as u32))
+    (0..u32::from(words))
+        .map(|k| lane_toggles(&word(values, k), mask))
+        .sum()
 }
 
 #[cfg(test)]

@@ -442,7 +442,7 @@ pub fn apply(
             let [a, b] = &*operands;
             let old = crate::exec::memory::atomic_lanes(memory, atom, &addrs, a, b, mask);
             let toggles = wide_toggles(&old, mask, atom.words());
-            let word = |k: u32| -> Box<Lanes> { Box::new(old.map(|v| (v >> (32 * k)) as u32)) };
+            let word = |k: u32| Box::new(crate::exec::lanes::word(&old, k));
             let ready = match caches {
                 Some(c) => c.atomic(target.unit, pc, &addrs, mask, now, dram),
                 None => queue(dram, u64::from(mask.count_ones())),

@@ -6,7 +6,9 @@
 //! threads.
 
 use crate::exec::ext::{field, merge_field};
-use crate::exec::lanes::{Lanes, Wide, lane_toggles, lanes_of, wide_toggles, write_masked};
+use crate::exec::lanes::{
+    Lanes, Wide, lane_toggles, lanes_of, wide_toggles, write_masked, write_wide,
+};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Reg;
 use crate::exec::scalar::Atomic;
@@ -231,11 +233,7 @@ pub fn apply(
             *toggles += wide_toggles(&old, mask, atom.words());
             if let Some(w) = warps.and_then(|ws| ws.get_mut(warp)) {
                 if let Some(dst) = dst {
-                    let d = usize::from(dst);
-                    for k in 0..usize::from(atom.words()) {
-                        let word: Lanes = std::array::from_fn(|l| (old[l] >> (32 * k)) as u32);
-                        write_masked(&mut w.regs[d + k], &word, mask);
-                    }
+                    write_wide(&mut w.regs, usize::from(dst), &old, atom.words(), mask);
                 }
                 if w.state == WarpState::AtMemory {
                     w.state = WarpState::Running;
