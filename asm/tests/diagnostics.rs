@@ -1,5 +1,7 @@
 //! Every diagnostic kind, rendered as the user sees it, from one fixture each.
 
+mod support;
+
 use std::path::Path;
 
 fn render(path: &Path) -> String {
@@ -16,7 +18,7 @@ fn render(path: &Path) -> String {
 
 #[test]
 fn diagnostics_render_with_spans_and_help() {
-    insta::glob!("diagnostics/*.spu", |path| {
+    support::each_fixture("diagnostics", "spu", |path| {
         let out = render(path);
         assert!(
             out.contains("--> "),
@@ -28,7 +30,7 @@ fn diagnostics_render_with_spans_and_help() {
 
 #[test]
 fn ptx_diagnostics_render_with_spans_and_help() {
-    insta::glob!("diagnostics/*.ptx", |path| {
+    support::each_fixture("diagnostics", "ptx", |path| {
         let out = render(path);
         assert!(
             out.contains("--> "),

@@ -2,6 +2,8 @@
 //! the right file and line (snapshots), and preprocessed kernels assemble with a line
 //! table into their included files.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
@@ -23,7 +25,7 @@ fn assemble(
 
 #[test]
 fn diagnostics_point_into_includes_and_macro_invocations() {
-    insta::glob!("preprocessor/*.spu", |path| {
+    support::each_fixture("preprocessor", "spu", |path| {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap();
         let (src, result) = assemble(name);
         let diags = result.expect_err("every fixture has an error");

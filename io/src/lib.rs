@@ -11,6 +11,7 @@
 //!   poll is ended within a second with exit code 130, temporaries removed.
 //! - [`exit`]: exit codes for interrupted runs and closed pipes; [`report!`] and
 //!   [`reportln!`] write to standard error without ever panicking.
+//! - [`process`]: limits on the calling process and the signals children die of.
 //! - [`paths`]: refusing an output that would overwrite an input or another output.
 //! - [`quote`]: quoting user text in messages without echoing megabytes.
 //! - [`testing`]: pipes and FIFOs for the tools' tests.
@@ -20,6 +21,7 @@ pub mod input;
 pub mod interrupt;
 pub mod output;
 pub mod paths;
+pub mod process;
 pub mod quote;
 mod temp;
 pub mod testing;

@@ -385,7 +385,7 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
         spu_io::outln!("{}", serde_json::to_string(&out).unwrap_or_default());
         ExitCode::from(RUN_FAILED as u8)
     };
-    if let Err(e) = exec::limit_self(memory_mib, cpu_s) {
+    if let Err(e) = spu_io::process::limit_self(memory_mib, cpu_s) {
         return fail(e);
     }
     let mut input = Vec::new();

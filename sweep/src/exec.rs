@@ -39,18 +39,6 @@ impl RunFailure {
     }
 }
 
-/// Limits the calling process: address space to `memory_mib` and CPU time to
-/// `cpu_s` (the kernel then ends it with SIGXCPU).
-pub fn limit_self(memory_mib: u64, cpu_s: u64) -> Result<(), String> {
-    use nix::sys::resource::{Resource, setrlimit};
-    let bytes = memory_mib.saturating_mul(1 << 20);
-    setrlimit(Resource::RLIMIT_AS, bytes, bytes)
-        .map_err(|e| format!("cannot limit memory to {memory_mib} MiB: {e}"))?;
-    setrlimit(Resource::RLIMIT_CPU, cpu_s, cpu_s.saturating_add(5))
-        .map_err(|e| format!("cannot limit CPU time to {cpu_s} s: {e}"))?;
-    Ok(())
-}
-
 /// Runs one request in this process.
 pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     let run = &req.run;

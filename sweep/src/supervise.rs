@@ -129,7 +129,7 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
     let err = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
     let err = String::from_utf8_lossy(&err);
     let tail = tail(&err);
-    if stop.load(Ordering::Relaxed) && status.signal() == Some(nix_signal::SIGINT) {
+    if stop.load(Ordering::Relaxed) && status.signal() == Some(spu_io::process::SIGINT) {
         return Outcome::Interrupted;
     }
     if timed_out {
@@ -160,7 +160,7 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
     }
     let memory = err.contains("memory allocation of") || err.contains("Cannot allocate memory");
     let message = match (status.signal(), status.code()) {
-        (Some(nix_signal::SIGXCPU), _) => format!(
+        (Some(spu_io::process::SIGXCPU), _) => format!(
             "exceeded its CPU-time bound ({} s of CPU time)",
             bounds.timeout_s
         ),
@@ -174,13 +174,6 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
         (None, None) => "ended without a status".into(),
     };
     failed(message, tail)
-}
-
-/// Signal numbers as `ExitStatus::signal` reports them.
-mod nix_signal {
-    use nix::sys::signal::Signal;
-    pub const SIGINT: i32 = Signal::SIGINT as i32;
-    pub const SIGXCPU: i32 = Signal::SIGXCPU as i32;
 }
 
 fn tail(s: &str) -> String {
