@@ -138,7 +138,7 @@ impl Unit {
                 account(executed.access, &addrs, exec, at, env, counts, traffic);
             }
             pc += 1;
-            if program.ops[at].kind.ends_block() {
+            if program.ops[at].run.ends_block() {
                 break executed.flow;
             }
             if pc == end {

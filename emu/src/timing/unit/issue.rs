@@ -7,7 +7,7 @@ use super::code::{Code, IDLE, Producer, issue_order};
 use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
 use crate::exec::fault::{Fault, FaultKind};
-use crate::exec::ops::{Kind, NO_REG, Program};
+use crate::exec::ops::{NO_REG, Program, Run};
 use crate::exec::step::{self, Access, Executed, Flow, Local};
 use crate::exec::warp::{Warp, WarpState};
 use crate::machine::UnitLabel;
@@ -120,7 +120,7 @@ pub(super) fn trace_writes(
     addrs: &[u32; 32],
 ) -> String {
     let op = &program.ops[pc as usize];
-    match (program.info[pc as usize].dst_general, op.kind) {
+    match (program.info[pc as usize].dst_general, op.run) {
         // Every register written: both of a 64-bit pair, all of a vector.
         (Some(d), _) => (0..program.info[pc as usize].dst_regs.max(1))
             .filter_map(|k| {
@@ -134,14 +134,17 @@ pub(super) fn trace_writes(
             })
             .collect::<Vec<_>>()
             .join(" "),
-        (_, Kind::Setp(..)) => format!("p{} = {:08x}", op.pred, w.preds[usize::from(op.pred)]),
-        (_, Kind::St(space)) => match w.regs.get(usize::from(op.src[0])) {
+        (_, _) if op.pd.is_some() => {
+            let p = op.pd.unwrap_or(0);
+            format!("p{p} = {:08x}", w.preds[usize::from(p & 15)])
+        }
+        (_, Run::Store(m)) => match w.regs.get(usize::from(op.src[0])) {
             Some(values) => {
-                crate::observe::trace::store_text(&space.to_string(), addrs, values, exec)
+                crate::observe::trace::store_text(&m.space.to_string(), addrs, values, exec)
             }
-            None => format!("{space} store"),
+            None => format!("{} store", m.space),
         },
-        (_, Kind::Bra { .. }) => format!("taken by {exec:08x}"),
+        (_, Run::Bra { .. }) => format!("taken by {exec:08x}"),
         _ => String::new(),
     }
 }
@@ -245,19 +248,20 @@ pub(super) fn issue(
         }
         Flow::Next => {
             let board = &mut code.boards[wi];
-            let writes = op.dst != NO_REG
-                && !(matches!(op.kind, Kind::Ld(_)) && executed.access == Access::None);
+            // A plain 32-bit load with no lane executing writes nothing.
+            let word_load = matches!(op.run, Run::Load(m) if m.is_word() && !op.addr.wide);
+            let writes = op.d != NO_REG && !(word_load && executed.access == Access::None);
             if writes {
-                let d = usize::from(op.dst);
+                let d = usize::from(op.d);
                 for r in d..d + usize::from(info.dst_regs.max(1)) {
                     board.reg_ready[r] = result_at;
                     board.reg_producer[r] = producer;
                 }
             }
-            if info.writes_pred {
-                board.pred_ready[usize::from(op.pred & 15)] = result_at;
+            if let Some(p) = op.pd {
+                board.pred_ready[usize::from(p & 15)] = result_at;
             }
-            let next = if op.kind == Kind::Nop {
+            let next = if matches!(op.run, Run::Nop) {
                 now + latency
             } else {
                 now + 1
@@ -301,8 +305,8 @@ pub(super) fn check_blocksync(code: &Code, program: &Program) -> StepEvent {
             _ => return StepEvent::None,
         }
     }
-    match arrived.map(|pc| (pc, program.ops[pc as usize].kind)) {
-        Some((pc, Kind::BlockSync(side))) => StepEvent::BlockSync { side, pc },
+    match arrived.map(|pc| (pc, program.ops[pc as usize].run)) {
+        Some((pc, Run::BlockSync(side))) => StepEvent::BlockSync { side, pc },
         _ => StepEvent::None,
     }
 }

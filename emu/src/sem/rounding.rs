@@ -1,4 +1,4 @@
-//! Directed rounding (`.rz .rm .rp`) of float arithmetic: the round-to-nearest
+//! Directed rounding (`.rz .rm .rp`) of float arithmetic, behind [`crate::sem::ieee`]: the round-to-nearest
 //! result moves by one unit in the last place when the exact result lies on the
 //! side the mode forbids. Which side it lies on comes from an error-free
 //! transformation: TwoSum for sums, an `fma` residual for products, quotients and
