@@ -152,23 +152,23 @@ fn word<G: Global>(
             let shared = &mut *local.shared;
             // The buffer's length is a power of two at least the space's size, and
             // every address was checked: masking the index changes nothing but
-            // spares a bounds check per lane.
+            // spares a bounds check per lane (and lets a load read every lane).
             let wrap = shared.len().wrapping_sub(1);
             if store {
                 let v = warp.reg(usize::from(data));
-                for l in lanes_of(mask) {
-                    shared[(addrs[l] / 4) as usize & wrap] = v[l];
-                }
-            } else {
-                let mut loaded = [0; 32];
                 if mask == u32::MAX {
-                    for (v, &a) in loaded.iter_mut().zip(addrs) {
-                        *v = shared[(a / 4) as usize & wrap];
+                    for (&a, &x) in addrs.iter().zip(v) {
+                        shared[(a / 4) as usize & wrap] = x;
                     }
                 } else {
                     for l in lanes_of(mask) {
-                        loaded[l] = shared[(addrs[l] / 4) as usize & wrap];
+                        shared[(addrs[l] / 4) as usize & wrap] = v[l];
                     }
+                }
+            } else if !shared.is_empty() {
+                let mut loaded = [0; 32];
+                for (v, &a) in loaded.iter_mut().zip(addrs) {
+                    *v = shared[(a / 4) as usize & wrap];
                 }
                 lanes::write_masked(&mut warp.regs[usize::from(dst)], &loaded, mask);
             }

@@ -9,7 +9,7 @@
 //! [`crate::exec::access`]; control flow moves the warp's SIMT stack.
 
 use crate::exec::cb::Port;
-use crate::exec::fault::{Fault, FaultKind};
+use crate::exec::fault::{Fault, FaultKind, Faulted};
 use crate::exec::lanes::{Lanes, Wide};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Program, Reg, Run};
@@ -134,7 +134,7 @@ pub fn execute<G: Global>(
     global: &mut G,
     now: u64,
     addrs: &mut Lanes,
-) -> Result<Executed, Fault> {
+) -> Faulted<Executed> {
     let active = warp.active();
     dispatch::<G, true>(prog, pc, warp, active, local, global, now, addrs)
 }
@@ -154,7 +154,7 @@ pub fn execute_in_block<G: Global>(
     global: &mut G,
     now: u64,
     addrs: &mut Lanes,
-) -> Result<Executed, Fault> {
+) -> Faulted<Executed> {
     if prog.ops[pc as usize].run.ends_block() {
         warp.set_pc(pc);
     }
@@ -174,15 +174,17 @@ fn dispatch<G: Global, const ADVANCE: bool>(
     global: &mut G,
     now: u64,
     addrs: &mut Lanes,
-) -> Result<Executed, Fault> {
+) -> Faulted<Executed> {
     let at = pc as usize;
     let (op, info) = (&prog.ops[at], &prog.info[at]);
     let warp_index = warp.index;
-    let fault = |kind, lane: u32| Fault {
-        kind,
-        pc,
-        warp: warp_index,
-        lane,
+    let fault = |kind, lane: u32| {
+        Box::new(Fault {
+            kind,
+            pc,
+            warp: warp_index,
+            lane,
+        })
     };
     if local.is_iu && !info.class.units.iu() {
         let what = match info.class.timing {

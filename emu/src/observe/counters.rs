@@ -207,6 +207,9 @@ impl PcCounters {
 /// ([`UnitCounts::components`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UnitCounts {
+    /// Warp instructions run in all (the sum over instructions of
+    /// [`UnitCounts::of`], kept as they run for `--max-instructions`).
+    pub warp_instructions: u64,
     /// Warp instructions issued, per instruction.
     pub issued: Vec<u64>,
     /// Thread instructions executed, per instruction.
@@ -267,6 +270,7 @@ impl UnitCounts {
             guard_threads: vec![0; instructions],
             cached: false,
             cached_lines: vec![[0; 2]; instructions],
+            warp_instructions: 0,
         }
     }
 

@@ -3,10 +3,11 @@
 //! (latency, pipeline occupancy, scoreboard) and counted, with an optional trace
 //! line.
 
-use super::code::{Code, IDLE, Producer, issue_order};
+use super::code::{Code, Producer, issue_order};
+use super::stall::Stall;
 use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
-use crate::exec::fault::{Fault, FaultKind};
+use crate::exec::fault::{Fault, FaultKind, Faulted};
 use crate::exec::ops::{NO_REG, Program, Run};
 use crate::exec::step::{self, Access, Executed, Flow, Local};
 use crate::exec::warp::{Warp, WarpState};
@@ -20,13 +21,14 @@ use spu_isa::TimingClass;
 impl Unit {
     /// Timing mode: issues what can issue at cycle `now` and schedules the next
     /// step.
-    pub fn step(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+    pub fn step(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let policy = env.timing.policy;
         let super::Work::Code(code) = &mut self.work else {
             return Ok(StepEvent::None);
         };
         let stride = code.schedulers.len();
         let mut event = StepEvent::None;
+        let mut exited = false;
         for s in 0..stride {
             let sched = &code.schedulers[s];
             let (stall, since) = (sched.stall, sched.since);
@@ -34,18 +36,28 @@ impl Unit {
             code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
             let mut chosen = None;
             let mut blocked = None;
-            for k in 0..count {
-                let pos = issue_order(policy, last, count, k);
-                let w = first + pos * stride;
-                if code.warps[w].is_done() {
-                    continue;
+            if code.single {
+                if !code.warps[s].is_done() {
+                    if code.ready_at(s, now) <= now {
+                        chosen = Some((0, s));
+                    } else {
+                        blocked = Some(s);
+                    }
                 }
-                if code.ready_at(w, now) <= now {
-                    chosen = Some((pos, w));
-                    break;
-                }
-                if blocked.is_none() {
-                    blocked = Some(w);
+            } else {
+                for k in 0..count {
+                    let pos = issue_order(policy, last, count, k);
+                    let w = first + pos * stride;
+                    if code.warps[w].is_done() {
+                        continue;
+                    }
+                    if code.ready_at(w, now) <= now {
+                        chosen = Some((pos, w));
+                        break;
+                    }
+                    if blocked.is_none() {
+                        blocked = Some(w);
+                    }
                 }
             }
             match chosen {
@@ -66,20 +78,22 @@ impl Unit {
                         },
                         &mut self.seq,
                     )?;
+                    exited |= code.warps[w].is_done();
                     if e != StepEvent::None {
                         event = e;
                     }
                 }
                 None => {
-                    let stall = blocked.map_or(IDLE, |w| code.stall_of(w, now));
-                    code.charge(s, Some(stall), 1, &mut self.counts);
+                    let stall = blocked.map_or(Stall::IDLE, |w| code.stall_of(w, now));
+                    code.charge(s, stall, 1, &mut self.counts);
                 }
             }
             let sched = &mut code.schedulers[s];
-            sched.stall = None;
+            sched.stall = Stall::NONE;
             sched.since = now + 1;
         }
-        if code.warps.iter().all(Warp::is_done) {
+        // Only a warp's own exit ends it.
+        if exited && code.warps.iter().all(Warp::is_done) {
             return Ok(StepEvent::Finished);
         }
         self.wake = code.plan(now + 1);
@@ -152,6 +166,7 @@ pub(super) fn trace_writes(
 /// Counts an issued instruction and what its memory access cost.
 pub(super) fn count(counts: &mut UnitCounts, pc: u32, exec: u32) {
     let pc = pc as usize;
+    counts.warp_instructions += 1;
     counts.issued[pc] += 1;
     counts.threads[pc] += u64::from(exec.count_ones());
 }
@@ -169,11 +184,11 @@ pub(super) fn issue(
     label: UnitLabel,
     who: Who,
     seq: &mut u64,
-) -> Result<StepEvent, Fault> {
+) -> Faulted<StepEvent> {
     let program = env.program;
     let pc = code.warps[wi].pc().unwrap_or(0);
     if pc as usize >= program.len() {
-        return Err(past_the_end(&code.warps[wi], program));
+        return Err(Box::new(past_the_end(&code.warps[wi], program)));
     }
     let mut addrs = [0u32; 32];
     let is_iu = code.ctx.iu.is_some();
