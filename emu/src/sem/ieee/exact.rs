@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 
 /// A significand at least this long (the precision plus a rounding and a sticky
 /// bit) keeps a sticky bit in its last place below the rounding position.
-fn long<F: Float>() -> i32 {
+fn working_bits<F: Float>() -> i32 {
     F::PRECISION + 2
 }
 
@@ -60,9 +60,9 @@ pub(super) fn sum(x: Exact, y: Exact) -> Option<Exact> {
 
 /// `x / y` with a sticky bit; significands of at most the precision.
 pub(super) fn quotient<F: Float>(x: Exact, y: Exact) -> Exact {
-    // The numerator gets long() bits more than the divisor, so the quotient has at
-    // least long() bits.
-    let shift = y.bits() + long::<F>() - x.bits();
+    // A numerator of working_bits() more bits than the divisor gives a quotient of
+    // at least working_bits() bits.
+    let shift = y.bits() + working_bits::<F>() - x.bits();
     let numerator = x.sig << shift;
     let (q, rest) = (numerator / y.sig, numerator % y.sig);
     Exact {
@@ -75,9 +75,9 @@ pub(super) fn quotient<F: Float>(x: Exact, y: Exact) -> Exact {
 /// `sqrt(x)` with a sticky bit; `x` positive, its significand of at most the
 /// precision.
 pub(super) fn root<F: Float>(x: Exact) -> Exact {
-    // A radicand of 2 * long() bits or more has a root of long() bits or more; its
-    // exponent must be even to halve.
-    let mut shift = 2 * long::<F>() - x.bits();
+    // A radicand of 2 * working_bits() bits or more has a root of at least
+    // working_bits() bits; its exponent must be even to halve.
+    let mut shift = 2 * working_bits::<F>() - x.bits();
     if (x.exp - shift) % 2 != 0 {
         shift += 1;
     }

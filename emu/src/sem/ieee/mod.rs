@@ -2,10 +2,11 @@
 //! PTX (`.rn .rz .rm .rp`): sums, products, quotients, fused multiply-adds,
 //! square roots, reciprocals, conversions and rounding to integers.
 //!
-//! [`Round::Nearest`] uses the host's operation, which is correctly rounded. The
-//! directed modes form the exact result in integer arithmetic ([`exact`]) and
-//! round it once ([`float::round`]), subnormal results included: never by moving
-//! the nearest result, which goes wrong at overflow, underflow and exact zeros.
+//! [`Round::Nearest`] uses the host's operation, which is correctly rounded and
+//! fast. The directed modes form the exact result in integer arithmetic (`exact`:
+//! sums and products exactly, quotients and roots with a sticky bit) and round it
+//! once (`float::round`), subnormal results included, rather than moving the
+//! nearest result, which goes wrong at overflow, underflow and exact zeros.
 //! Special operands follow IEEE 754: a NaN operand gives a quiet NaN (any: the
 //! caller canonicalises it), `x / ±0` an exactly signed infinity (7.3), an exact
 //! zero sum `+0` except toward minus infinity, where it is `-0` (6.3), and an
@@ -13,6 +14,8 @@
 //! Flushing subnormals (`.ftz`) and saturating to `[0, 1]` (`.sat`) are the
 //! caller's.
 
+#[cfg(test)]
+mod cases;
 mod convert;
 mod exact;
 mod float;

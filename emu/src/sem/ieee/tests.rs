@@ -1,9 +1,8 @@
-//! The module against the slow reference ([`super::reference`]) on random and
-//! edge-case operands for every operation, mode and format; the results an
-//! outside differential tester found wrong in the nearest-corrected rounding;
-//! and round-to-nearest against the host's operations.
+//! The module against the slow reference (`reference`) on random and edge-case
+//! operands for every operation, mode and format, and round-to-nearest against
+//! the host's operations.
 
-use super::float::Sealed;
+use super::float::{Sealed, is_nan};
 use super::reference::{self as model, BINARY32, BINARY64, Format, Four};
 use super::*;
 
@@ -230,12 +229,13 @@ fn check_four<F: Host>(
 }
 
 type Binary<F> = fn(F, F, Round) -> F;
+type BinaryModel = fn(Format, u64, u64) -> Four;
 
 fn binary<F: Host>(cases: usize, seed: u64) -> Failures {
     let f = F::FORMAT;
     let mut rng = Rng(seed);
     let mut failures = Failures::default();
-    let ops: [(&str, Binary<F>, fn(Format, u64, u64) -> Four); 4] = [
+    let ops: [(&str, Binary<F>, BinaryModel); 4] = [
         ("add", add, model::add),
         ("sub", sub, model::sub),
         ("mul", mul, model::mul),
@@ -428,7 +428,7 @@ fn to_integers(cases: usize, seed: u64) -> Failures {
 }
 
 /// Cases per test in the default run; the ignored long run takes many more.
-const CASES: usize = 6_000;
+const CASES: usize = 12_000;
 const LONG: usize = 40;
 
 #[test]
@@ -471,4 +471,71 @@ fn long_run_matches_the_reference() {
     integers::<f32>(2 * n, 18).assert_none("from integers to f32");
     integers::<f64>(2 * n, 19).assert_none("from integers to f64");
     to_integers(4 * n, 20).assert_none("to integers");
+}
+
+/// Both NaN, or the same pattern.
+fn same<F: Host>(got: F, host: F) -> bool {
+    got.raw() == host.raw() || (is_nan(got) && is_nan(host))
+}
+
+fn nearest_matches_host<F: Host + std::ops::Neg<Output = F>>(cases: usize, seed: u64) -> Failures {
+    let f = F::FORMAT;
+    let mut rng = Rng(seed);
+    let mut failures = Failures::default();
+    let n = Round::Nearest;
+    for _ in 0..cases {
+        let (a, b) = addends(&mut rng, f);
+        let (c, d) = factors(&mut rng, f);
+        let (x, y, z, w) = (
+            F::from_raw(a),
+            F::from_raw(b),
+            F::from_raw(c),
+            F::from_raw(d),
+        );
+        let ops = [
+            ("add", add(x, y, n), x.hw_add(y)),
+            ("sub", sub(x, y, n), x.hw_sub(y)),
+            ("mul", mul(z, w, n), z.hw_mul(w)),
+            ("div", div(z, w, n), z.hw_div(w)),
+            ("fma", fma(z, w, x, n), z.hw_mul_add(w, x)),
+            ("sqrt", sqrt(x, n), x.hw_sqrt()),
+            ("rcp", rcp(z, n), F::ONE.hw_div(z)),
+        ];
+        for (name, got, host) in ops {
+            failures.record(same(got, host), || {
+                format!("{name} {a:#x} {b:#x} {c:#x} {d:#x}: got {got:?}, host {host:?}")
+            });
+        }
+        let n64 = rng.next() as i64;
+        failures.record(
+            from_int::<F>(i128::from(n64), n).raw() == F::from_i128(i128::from(n64)).raw(),
+            || format!("from_int {n64}"),
+        );
+    }
+    failures
+}
+
+#[test]
+fn nearest_is_the_hosts_operation() {
+    nearest_matches_host::<f32>(4 * CASES, 21).assert_none("f32");
+    nearest_matches_host::<f64>(4 * CASES, 22).assert_none("f64");
+    let mut rng = Rng(23);
+    let mut failures = Failures::default();
+    for _ in 0..4 * CASES {
+        let a = f64::from_raw(operand(BINARY64, rng.range(-160, 140), &mut rng));
+        let n = rng.next() as i64;
+        failures.record(
+            same(convert::<f64, f32>(a, Round::Nearest), a as f32),
+            || format!("convert {a:e}"),
+        );
+        failures.record(
+            from_int::<f32>(i128::from(n), Round::Nearest) == n as f32,
+            || format!("from_int {n}"),
+        );
+        failures.record(
+            from_int::<f64>(i128::from(n as u64), Round::Nearest) == (n as u64) as f64,
+            || format!("from_int {}", n as u64),
+        );
+    }
+    failures.assert_none("conversions");
 }
