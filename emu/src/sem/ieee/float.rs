@@ -53,9 +53,11 @@ macro_rules! sealed {
             const FRACTION_BITS: u32 = $fraction;
             const EXPONENT_BITS: u32 = $exponent;
             const ONE: Self = 1.0;
+            #[inline(always)]
             fn raw(self) -> u64 {
                 u64::from(self.to_bits())
             }
+            #[inline(always)]
             fn from_raw(raw: u64) -> Self {
                 // Callers pass encodings of this format only.
                 <$t>::from_bits(raw as _)
@@ -76,21 +78,27 @@ macro_rules! sealed {
                     n as $t
                 }
             }
+            #[inline(always)]
             fn hw_add(self, b: Self) -> Self {
                 self + b
             }
+            #[inline(always)]
             fn hw_sub(self, b: Self) -> Self {
                 self - b
             }
+            #[inline(always)]
             fn hw_mul(self, b: Self) -> Self {
                 self * b
             }
+            #[inline(always)]
             fn hw_div(self, b: Self) -> Self {
                 self / b
             }
+            #[inline(always)]
             fn hw_mul_add(self, b: Self, c: Self) -> Self {
                 self.mul_add(b, c)
             }
+            #[inline(always)]
             fn hw_sqrt(self) -> Self {
                 self.sqrt()
             }

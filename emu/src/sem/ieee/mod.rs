@@ -60,21 +60,66 @@ impl Round {
     }
 }
 
+// Each operation is a wrapper the execution core inlines into its lane loops:
+// the host's instruction to nearest, a call for the directed modes.
+
 /// `a + b`.
+#[inline(always)]
 pub fn add<F: Float>(a: F, b: F, r: Round) -> F {
-    if r == Round::Nearest {
-        a.hw_add(b)
-    } else {
-        directed_sum(a, b, r)
+    match r {
+        Round::Nearest => a.hw_add(b),
+        _ => directed_sum(a, b, r),
     }
 }
 
 /// `a - b`.
+#[inline(always)]
 pub fn sub<F: Float>(a: F, b: F, r: Round) -> F {
-    if r == Round::Nearest {
-        a.hw_sub(b)
-    } else {
-        directed_sum(a, negate(b), r)
+    match r {
+        Round::Nearest => a.hw_sub(b),
+        _ => directed_sum(a, negate(b), r),
+    }
+}
+
+/// `a * b`.
+#[inline(always)]
+pub fn mul<F: Float>(a: F, b: F, r: Round) -> F {
+    match r {
+        Round::Nearest => a.hw_mul(b),
+        _ => directed_mul(a, b, r),
+    }
+}
+
+/// `a / b`.
+#[inline(always)]
+pub fn div<F: Float>(a: F, b: F, r: Round) -> F {
+    match r {
+        Round::Nearest => a.hw_div(b),
+        _ => directed_div(a, b, r),
+    }
+}
+
+/// `1 / a`, rounded once.
+#[inline(always)]
+pub fn rcp<F: Float>(a: F, r: Round) -> F {
+    div(F::ONE, a, r)
+}
+
+/// `a * b + c`, rounded once.
+#[inline(always)]
+pub fn fma<F: Float>(a: F, b: F, c: F, r: Round) -> F {
+    match r {
+        Round::Nearest => a.hw_mul_add(b, c),
+        _ => directed_fma(a, b, c, r),
+    }
+}
+
+/// `sqrt(a)`: NaN below zero, `-0` for `-0`.
+#[inline(always)]
+pub fn sqrt<F: Float>(a: F, r: Round) -> F {
+    match r {
+        Round::Nearest => a.hw_sqrt(),
+        _ => directed_sqrt(a, r),
     }
 }
 
@@ -83,6 +128,7 @@ fn exact_zero_sum<F: Float>(r: Round) -> F {
     signed_zero(r == Round::Down)
 }
 
+#[inline(never)]
 fn directed_sum<F: Float>(a: F, b: F, r: Round) -> F {
     match (finite_nonzero(a), finite_nonzero(b)) {
         (true, true) => match exact::sum(Exact::of(a), Exact::of(b)) {
@@ -104,18 +150,18 @@ fn directed_sum<F: Float>(a: F, b: F, r: Round) -> F {
     }
 }
 
-/// `a * b`.
-pub fn mul<F: Float>(a: F, b: F, r: Round) -> F {
-    if r == Round::Nearest || !finite_nonzero(a) || !finite_nonzero(b) {
+#[inline(never)]
+fn directed_mul<F: Float>(a: F, b: F, r: Round) -> F {
+    if !finite_nonzero(a) || !finite_nonzero(b) {
         // Zeros, infinities and NaNs give exact results.
         return a.hw_mul(b);
     }
     round(exact::product(Exact::of(a), Exact::of(b)), r)
 }
 
-/// `a / b`.
-pub fn div<F: Float>(a: F, b: F, r: Round) -> F {
-    if r == Round::Nearest || !finite_nonzero(a) || !finite_nonzero(b) {
+#[inline(never)]
+fn directed_div<F: Float>(a: F, b: F, r: Round) -> F {
+    if !finite_nonzero(a) || !finite_nonzero(b) {
         // Exact: a signed infinity for x / 0 (IEEE 754 7.3), zero for x / inf and
         // 0 / x, NaN for 0 / 0 and inf / inf.
         return a.hw_div(b);
@@ -123,14 +169,9 @@ pub fn div<F: Float>(a: F, b: F, r: Round) -> F {
     round(exact::quotient::<F>(Exact::of(a), Exact::of(b)), r)
 }
 
-/// `1 / a`, rounded once.
-pub fn rcp<F: Float>(a: F, r: Round) -> F {
-    div(F::ONE, a, r)
-}
-
-/// `a * b + c`, rounded once.
-pub fn fma<F: Float>(a: F, b: F, c: F, r: Round) -> F {
-    if r == Round::Nearest || !(is_finite(a) && is_finite(b) && is_finite(c)) {
+#[inline(never)]
+fn directed_fma<F: Float>(a: F, b: F, c: F, r: Round) -> F {
+    if !(is_finite(a) && is_finite(b) && is_finite(c)) {
         // NaNs and infinities give exact results.
         return a.hw_mul_add(b, c);
     }
@@ -151,9 +192,9 @@ pub fn fma<F: Float>(a: F, b: F, c: F, r: Round) -> F {
     }
 }
 
-/// `sqrt(a)`: NaN below zero, `-0` for `-0`.
-pub fn sqrt<F: Float>(a: F, r: Round) -> F {
-    if r == Round::Nearest || !finite_nonzero(a) || is_neg(a) {
+#[inline(never)]
+fn directed_sqrt<F: Float>(a: F, r: Round) -> F {
+    if !finite_nonzero(a) || is_neg(a) {
         return a.hw_sqrt();
     }
     round(exact::root::<F>(Exact::of(a)), r)
