@@ -52,7 +52,7 @@ pub fn cvt(f: &Form, a: u64) -> u64 {
         } else {
             let v = match int {
                 Some(n) => ieee::from_int::<f32>(n, mode),
-                None => ieee::narrow(x, mode),
+                None => ieee::convert::<f64, f32>(x, mode),
             };
             finish(v, f)
         };

@@ -11,7 +11,7 @@
 //! - [`arith`]: integer and float arithmetic (`add` ... `mad.wide`);
 //! - [`float`]: the float side of arithmetic: flushing, saturation, canonical NaN,
 //!   the SFU approximations;
-//! - [`ieee`] (with [`rounding`]): IEEE arithmetic in each rounding mode;
+//! - [`ieee`]: exact IEEE 754 arithmetic in each rounding mode;
 //! - [`bits`]: logic, shifts and bit-field operations;
 //! - [`convert`]: `cvt` and `mov`;
 //! - [`compare`]: `setp`, `selp` and predicate logic;
@@ -27,7 +27,6 @@ pub mod convert;
 pub mod float;
 pub mod ieee;
 pub mod memory;
-pub mod rounding;
 pub mod warp;
 
 use spu_isa::{Mods, Rnd, Ty};
