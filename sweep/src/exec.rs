@@ -1,7 +1,9 @@
 //! One run, executed inside the child process (`spu-sweep exec-run`): bounds its own
 //! memory and CPU time with rlimits, rebuilds the machine from the plan's resolved
 //! parameters, runs the kernel through `spu_emu::cli::session::run_file`, prices it with
-//! `spu_prof::energy::price` and returns the metrics.
+//! `spu_prof::energy::price` and returns the metrics. A functional run models no
+//! cycles, so it is not priced: its metrics are the emulator's, without time and
+//! energy.
 
 use crate::metrics::{self, Metrics};
 use crate::plan::Run;
@@ -75,9 +77,13 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
         })?;
     let stats =
         spu_emu::observe::stats::Stats::new(&session.result, &session.image, &session.machine);
-    let energy = spu_prof::energy::price(&stats, &model).map_err(RunFailure::new)?;
+    let energy = if run.functional {
+        None
+    } else {
+        Some(spu_prof::energy::price(&stats, &model).map_err(RunFailure::new)?)
+    };
     Ok(Reply {
-        metrics: metrics::collect(&stats, &energy),
+        metrics: metrics::collect(&stats, energy.as_ref()),
         warnings: session.kernel.warnings,
     })
 }
