@@ -25,7 +25,7 @@ use spu_sweep::spec::{MAX_MEMORY_MIB, MAX_TIMEOUT_S, MIN_MEMORY_MIB};
 use spu_sweep::store::Store;
 use spu_sweep::supervise::Bounds;
 use spu_sweep::{Error, slurm, status};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -96,7 +96,8 @@ struct PlotArgs {
     /// `line` or `bars` [default: lines for a numeric x, bars otherwise].
     #[arg(long, value_parser = ["line", "bars"])]
     kind: Option<String>,
-    /// The SVG file.
+    /// The SVG file [default: DIR/plots/METRIC.svg]; never a file of the sweep (its
+    /// plan, records, reports, spec or kernels).
     #[arg(short, long, value_name = "FILE.svg", requires = "x")]
     output: Option<PathBuf>,
 }
@@ -248,9 +249,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             if slurm {
                 // Checked before the results folder is made.
                 slurm::check_options(&opts)?;
-                if let Some(out) = &spec.out {
-                    slurm::check_folder(out)?;
-                }
+                // The results folder, or the current one the default goes into.
+                slurm::check_folder(spec.out.as_deref().unwrap_or(Path::new(".")))?;
             }
             let (spec_file, plan, store) = prepare(&spec)?;
             let bounds = Bounds {
