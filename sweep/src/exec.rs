@@ -41,6 +41,13 @@ impl RunFailure {
     }
 }
 
+fn changed(path: &std::path::Path) -> RunFailure {
+    RunFailure::new(format!(
+        "`{}` changed since the sweep was planned; run `spu-sweep run` on the spec again",
+        path.display()
+    ))
+}
+
 /// Runs one request in this process.
 pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     let run = &req.run;
@@ -48,13 +55,21 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     for (k, v) in &run.machine {
         machine.set(&format!("{k}={v}")).map_err(RunFailure::new)?;
     }
+    // The files were checked when planning; one replaced since (by a link to a
+    // file elsewhere, say) is refused, not read.
+    let model_path = std::path::Path::new(&run.model);
+    if model_path.is_absolute() && spu_io::open_regular(model_path).is_none() {
+        return Err(changed(model_path));
+    }
     let model = spu_prof::model::Model::load(&run.model).map_err(RunFailure::new)?;
-    let bytes = spu_isa::format::read_input(&run.kernel).map_err(RunFailure::new)?;
+    if crate::plan::model_hash(&model) != run.model_sha256 {
+        return Err(changed(model_path));
+    }
+    let bytes = spu_io::read_regular(&run.kernel, spu_io::MAX_INPUT_BYTES)
+        .ok_or_else(|| changed(&run.kernel))?
+        .map_err(RunFailure::new)?;
     if crate::plan::sha256_hex(&bytes) != run.kernel_sha256 {
-        return Err(RunFailure::new(format!(
-            "`{}` changed since the sweep was planned; run `spu-sweep run` on the spec again",
-            run.kernel.display()
-        )));
+        return Err(changed(&run.kernel));
     }
     let options = spu_emu::LoadOptions {
         defines: run

@@ -230,3 +230,49 @@ fn functional_runs_are_recorded_without_energy() {
     assert_eq!(rows[2][words], "768", "{csv}");
     assert_ne!(rows[2][total], "", "{csv}");
 }
+
+#[test]
+fn files_replaced_after_planning_are_not_read() {
+    // A model and a kernel, planned; then, before the (Slurm) task runs, each is
+    // replaced by a link to a private file elsewhere.
+    let (d, spec, out) =
+        setup("name = \"late\"\nmodel = \"e.toml\"\n[base]\nkernel = \"vecadd.spu\"\nD.N = 64\n");
+    std::fs::write(
+        d.path().join("e.toml"),
+        "[model]\nname = \"e\"\nextends = \"default\"\n",
+    )
+    .unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "--slurm", "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let private = tempfile::tempdir().unwrap();
+    let secret_model = private.path().join("s.toml");
+    std::fs::write(&secret_model, "hunter2 hunter2\n").unwrap();
+    let secret_kernel = private.path().join("s.spu");
+    std::fs::write(&secret_kernel, "hunter2 hunter2;\n").unwrap();
+    for (file, secret) in [("e.toml", &secret_model), ("vecadd.spu", &secret_kernel)] {
+        let path = d.path().join(file);
+        let saved = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(secret, &path).unwrap();
+        let o = sweep(&["exec-task", &out, "--batch", "0", "--task", "0"]);
+        let log = text(&o.stdout);
+        assert!(o.status.success(), "{log}{}", text(&o.stderr));
+        assert!(
+            log.contains("changed since the sweep was planned"),
+            "{file}: {log}"
+        );
+        for f in files(Path::new(&out)) {
+            let t = std::fs::read_to_string(&f).unwrap_or_default();
+            assert!(
+                !t.contains("hunter2"),
+                "{file}: {} quotes the private file",
+                f.display()
+            );
+        }
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, saved).unwrap();
+        for f in files(&Path::new(&out).join("runs")) {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+}

@@ -47,6 +47,7 @@ impl Bench {
             &fake,
             "#!/bin/bash\n\
              printf '%s\\n' \"$@\" >> \"$FAKE_DIR/sbatch.args\"\n\
+             printf '%s' \"$SLURM_UMASK\" > \"$FAKE_DIR/umask\"\n\
              script=\"$(realpath \"${@: -1}\")\"\n\
              bash -n \"$script\" || exit 9\n\
              (cd \"$FAKE_DIR/cwd\" && SLURM_ARRAY_TASK_ID=0 bash -x \"$script\" \
@@ -304,6 +305,25 @@ fn a_dry_run_writes_the_script_and_submits_nothing() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     let o = bench.run(&["--slurm", "--dry-run", "--wait"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
+#[test]
+fn the_task_logs_of_a_private_sweep_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let open = Bench::new("spec.toml");
+    let private = Bench::new("spec.toml");
+    std::fs::set_permissions(
+        private.path("vecadd.spu"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    for (bench, umask) in [(&open, ""), (&private, "0077")] {
+        let o = bench.run(&["--slurm", "--out", "o"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        // Slurm creates the task logs with the umask it is given.
+        let given = std::fs::read_to_string(bench.path("umask")).unwrap();
+        assert_eq!(given, umask);
+    }
 }
 
 #[test]

@@ -159,6 +159,7 @@ pub fn identity(run: &Run) -> String {
 pub fn model_hash(model: &spu_prof::model::Model) -> String {
     let mut m = model.clone();
     m.file.clear();
+    m.files.clear();
     sha256_hex(format!("{m:?}").as_bytes())
 }
 
