@@ -210,6 +210,14 @@ pub fn rsqrt(f: &Form, a: u64) -> u64 {
     by_width!(f, |F| finish(ieee::rsqrt::<F>(operand(a, f)), f))
 }
 
+/// `copysign`: b with the sign bit of a (PTX's operand order), every other bit of
+/// b kept, a NaN's payload too.
+#[inline(always)]
+pub fn copysign(f: &Form, a: u64, b: u64) -> u64 {
+    let sign = 1u64 << (f.ty.bits() - 1);
+    (b & !sign) | (a & sign)
+}
+
 /// `ex2`: 2^a.
 pub fn ex2(f: &Form, a: u64) -> u64 {
     approx(f, a, f64::exp2)

@@ -1048,6 +1048,17 @@ macro_rules! for_each_instr {
             doc: "d = the bitwise function of a, b, c whose truth table is lut (a = 0xf0, b = 0xcc, c = 0xaa)",
             example: "lop3.b32 %r1, %r2, %r3, %r4, 0xe8;",
         },
+        Copysign {
+            mnemonic: "copysign",
+            opcode: 0x42,
+            fields: &[ty(FLOATS), D, A, B],
+            exec: LOGIC,
+            rules: NO_RULES,
+            flow: Next,
+            sem: alu2(arith::copysign),
+            doc: "d = b with the sign of a (PTX's order: the sign comes from the first source); every other bit of b is kept, a NaN's payload too",
+            example: "copysign.f32 %f1, %f2, %f3;",
+        },
         }
     };
 }
