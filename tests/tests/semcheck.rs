@@ -5,7 +5,7 @@
 //! --ignored` runs the large corpus (`SEMCHECK_KERNELS` sets its size).
 
 use spu_tests::semcheck::reference::float::{self, F32, F64, Mode as Round};
-use spu_tests::semcheck::{Mode, corpus, run};
+use spu_tests::semcheck::{Mode, Piece, corpus, expected, input_words, kernel, run};
 
 fn check(seed: u64, kernels: usize, len: usize, threads: usize) {
     let (bad, words) = corpus(seed, kernels, len, threads);
@@ -15,7 +15,10 @@ fn check(seed: u64, kernels: usize, len: usize, threads: usize) {
         bad.len(),
         bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
     );
-    assert!(words >= kernels * 3 * threads * len, "only {words} words compared");
+    assert!(
+        words >= kernels * 3 * threads * len,
+        "only {words} words compared"
+    );
 }
 
 #[test]
@@ -67,7 +70,10 @@ fn divergent_branch_to_a_general_instruction_keeps_the_fall_through_path() {
         let out = run(DIVERGENT_ADD_S64, &[], mode).unwrap_or_else(|e| panic!("{e}"));
         for (lane, &v) in out.iter().enumerate() {
             let want = if lane % 2 == 0 { 7 } else { 0xdead };
-            assert_eq!(v, want, "{mode:?}: lane {lane} stored {v:#x}, want {want:#x}");
+            assert_eq!(
+                v, want,
+                "{mode:?}: lane {lane} stored {v:#x}, want {want:#x}"
+            );
         }
     }
 }
@@ -106,5 +112,117 @@ fn reference_gives_the_ieee_results_of_the_reported_cases() {
         "5e-324 / 2.5e296 rounds up to the smallest subnormal"
     );
     // Nearest still rounds to nearest even.
-    assert_eq!(float::add(F32, F32.one(), 0x3380_0000, Round::Nearest), F32.one());
+    assert_eq!(
+        float::add(F32, F32.one(), 0x3380_0000, Round::Nearest),
+        F32.one()
+    );
+}
+
+#[test]
+fn the_comparison_reports_changed_results() {
+    // Inputs other than the reference's: most stored words must differ.
+    let k = kernel(7, 40, 64);
+    let mut inputs = input_words(&k);
+    for w in &mut inputs {
+        *w ^= 0x0100_0001;
+    }
+    let got = run(&k.text, &inputs, Mode::Functional).unwrap_or_else(|e| panic!("{e}"));
+    let want = expected(&k);
+    let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+    assert!(
+        differ > want.len() / 8,
+        "only {differ} of {} words differ",
+        want.len()
+    );
+}
+
+#[test]
+fn the_corpus_draws_every_value_computing_row_and_rounding_mode() {
+    let mut texts = Vec::new();
+    for seed in 0..300 {
+        for piece in kernel(seed, 80, 64).pieces {
+            match piece {
+                Piece::Inst(i) => texts.push(i.text),
+                Piece::Skip { body, .. } => texts.extend(body.into_iter().map(|i| i.text)),
+            }
+        }
+    }
+    // Every row that computes a value from registers, but the SFU functions
+    // (`ex2 lg2 sin cos`) and moves.
+    let want = [
+        "add.",
+        "sub.",
+        "mul.lo.",
+        "mul.hi.",
+        "mad.lo.",
+        "mad.hi.",
+        "mul.wide.",
+        "mad.wide.",
+        "fma.",
+        "div.",
+        "rem.",
+        "min.",
+        "max.",
+        "abs.",
+        "neg.",
+        "and.",
+        "or.",
+        "xor.",
+        "not.",
+        "shl.",
+        "shr.",
+        "rcp.",
+        "sqrt.",
+        "rsqrt.",
+        "cvt.",
+        "setp.",
+        "selp.",
+        "popc.",
+        "clz.",
+        "brev.",
+        "bfind.",
+        "bfe.",
+        "bfi.",
+        "prmt.",
+        "shf.",
+        "lop3.",
+        "copysign.",
+    ];
+    for w in want {
+        assert!(texts.iter().any(|t| t.starts_with(w)), "no `{w}` drawn");
+    }
+    for ty in ["f32", "f64"] {
+        for rnd in ["rn", "rz", "rm", "rp"] {
+            for op in ["add", "mul", "fma", "div", "sqrt", "rcp"] {
+                let form = format!("{op}.{rnd}");
+                assert!(
+                    texts
+                        .iter()
+                        .any(|t| t.starts_with(&form) && t.contains(&format!(".{ty} "))),
+                    "no `{form}...{ty}` drawn"
+                );
+            }
+        }
+    }
+    let missing: Vec<&str> = [
+        "cvt.rni.s64.f64",
+        "cvt.rm.f32.",
+        "cvt.sat.u8.",
+        "cvt.rzi.ftz.",
+        ".f32.s64",
+        ".s8.f64",
+        "rcp.approx.ftz.f64",
+        "div.full",
+        "mad.hi.sat.s32",
+        "add.sat.s32",
+        "setp.ltu.f64",
+        "setp.hs.u64",
+        "setp.ne.b16",
+        ".ftz.sat.f32",
+        ".u16 %h",
+    ]
+    .into_iter()
+    .filter(|form| !texts.iter().any(|t| t.contains(form)))
+    .collect();
+    assert!(missing.is_empty(), "not drawn: {missing:?}");
 }

@@ -137,10 +137,7 @@ pub fn decode(f: Format, bits: u64) -> Value {
     let (sig, exp) = if field == 0 {
         (fraction, f.min_lsb())
     } else {
-        (
-            fraction | 1 << f.fraction_bits,
-            f.min_lsb() + field - 1,
-        )
+        (fraction | 1 << f.fraction_bits, f.min_lsb() + field - 1)
     };
     Value::Finite(Exact {
         neg,
@@ -217,11 +214,7 @@ pub fn round(f: Format, x: &Unrounded, mode: Mode) -> u64 {
         return sign;
     }
     let normal = q >> f.fraction_bits != 0;
-    let field = if normal {
-        lsb - f.min_lsb() + 1
-    } else {
-        0
-    };
+    let field = if normal { lsb - f.min_lsb() + 1 } else { 0 };
     if field >= (1 << f.exponent_bits) - 1 {
         let infinite = match mode {
             Mode::Nearest => true,
@@ -304,7 +297,12 @@ fn add_values(f: Format, x: &Value, y: &Value, mode: Mode) -> u64 {
         Value::Finite(e) => Some(e.clone()),
         _ => None,
     };
-    let neg = |v: &Value| matches!(v, Value::Zero(true) | Value::Finite(Exact { neg: true, .. }));
+    let neg = |v: &Value| {
+        matches!(
+            v,
+            Value::Zero(true) | Value::Finite(Exact { neg: true, .. })
+        )
+    };
     let (ex, ey) = (as_exact(x), as_exact(y));
     match sum(ex.as_ref(), ey.as_ref()) {
         Some(s) => round(f, &s.into(), mode),

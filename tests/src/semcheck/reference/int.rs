@@ -6,7 +6,11 @@ use spu_isa::{Half, PrmtMode, ShfDir, ShfMode, Ty};
 
 /// The low `bits` of `v` as an unsigned number.
 pub fn low(bits: u32, v: u64) -> u64 {
-    if bits >= 64 { v } else { v & ((1u64 << bits) - 1) }
+    if bits >= 64 {
+        v
+    } else {
+        v & ((1u64 << bits) - 1)
+    }
 }
 
 /// The value a pattern of `ty` holds.
@@ -99,7 +103,11 @@ pub fn mad_wide(ty: Ty, a: u64, b: u64, c: u64) -> u64 {
 pub fn div(ty: Ty, a: u64, b: u64) -> u64 {
     let (x, y) = (value(ty, a), value(ty, b));
     if y == 0 {
-        return if ty.is_signed() && x < 0 { 1 } else { wrap(ty, -1) };
+        return if ty.is_signed() && x < 0 {
+            1
+        } else {
+            wrap(ty, -1)
+        };
     }
     wrap(ty, x / y)
 }

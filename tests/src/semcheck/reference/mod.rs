@@ -13,45 +13,149 @@ use spu_isa::{Cmp, Half, PrmtMode, Rnd, ShfDir, ShfMode, Ty};
 /// One generated operation and its modifiers.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Op {
-    Add { ty: Ty, sat: bool },
-    Sub { ty: Ty, sat: bool },
-    Mul { ty: Ty, half: Half },
-    Mad { ty: Ty, half: Half, sat: bool },
-    MulWide { ty: Ty },
-    MadWide { ty: Ty },
-    Div { ty: Ty },
-    Rem { ty: Ty },
-    MinMax { ty: Ty, max: bool },
-    Abs { ty: Ty },
-    Neg { ty: Ty },
-    Shift { ty: Ty, left: bool },
-    Logic { ty: Ty, op: Logic },
-    Not { ty: Ty },
-    Popc { ty: Ty },
-    Clz { ty: Ty },
-    Brev { ty: Ty },
-    Bfind { ty: Ty, shiftamt: bool },
-    Bfe { ty: Ty },
-    Bfi { ty: Ty },
-    Prmt { mode: Option<PrmtMode> },
-    Shf { dir: ShfDir, mode: ShfMode },
-    Lop3 { lut: u8 },
+    Add {
+        ty: Ty,
+        sat: bool,
+    },
+    Sub {
+        ty: Ty,
+        sat: bool,
+    },
+    Mul {
+        ty: Ty,
+        half: Half,
+    },
+    Mad {
+        ty: Ty,
+        half: Half,
+        sat: bool,
+    },
+    MulWide {
+        ty: Ty,
+    },
+    MadWide {
+        ty: Ty,
+    },
+    Div {
+        ty: Ty,
+    },
+    Rem {
+        ty: Ty,
+    },
+    MinMax {
+        ty: Ty,
+        max: bool,
+    },
+    Abs {
+        ty: Ty,
+    },
+    Neg {
+        ty: Ty,
+    },
+    Shift {
+        ty: Ty,
+        left: bool,
+    },
+    Logic {
+        ty: Ty,
+        op: Logic,
+    },
+    Not {
+        ty: Ty,
+    },
+    Popc {
+        ty: Ty,
+    },
+    Clz {
+        ty: Ty,
+    },
+    Brev {
+        ty: Ty,
+    },
+    Bfind {
+        ty: Ty,
+        shiftamt: bool,
+    },
+    Bfe {
+        ty: Ty,
+    },
+    Bfi {
+        ty: Ty,
+    },
+    Prmt {
+        mode: Option<PrmtMode>,
+    },
+    Shf {
+        dir: ShfDir,
+        mode: ShfMode,
+    },
+    Lop3 {
+        lut: u8,
+    },
     /// `add sub mul` on floats.
-    FArith { ty: Ty, op: Arith, rnd: Option<Rnd>, ftz: bool, sat: bool },
-    Fma { ty: Ty, rnd: Rnd, ftz: bool, sat: bool },
+    FArith {
+        ty: Ty,
+        op: Arith,
+        rnd: Option<Rnd>,
+        ftz: bool,
+        sat: bool,
+    },
+    Fma {
+        ty: Ty,
+        rnd: Rnd,
+        ftz: bool,
+        sat: bool,
+    },
     /// `div`; `approx`: `.approx` or `.full` (both correctly rounded, to nearest).
-    FDiv { ty: Ty, rnd: Option<Rnd>, ftz: bool },
+    FDiv {
+        ty: Ty,
+        rnd: Option<Rnd>,
+        ftz: bool,
+    },
     /// `rcp`; `rnd` `None` is `.approx`.
-    Rcp { ty: Ty, rnd: Option<Rnd>, ftz: bool },
+    Rcp {
+        ty: Ty,
+        rnd: Option<Rnd>,
+        ftz: bool,
+    },
     /// `sqrt`; `rnd` `None` is `.approx`.
-    Sqrt { ty: Ty, rnd: Option<Rnd>, ftz: bool },
-    Rsqrt { ty: Ty, ftz: bool },
-    FMinMax { ty: Ty, max: bool, ftz: bool },
-    FSign { ty: Ty, neg: bool, ftz: bool },
-    Copysign { ty: Ty },
-    Setp { ty: Ty, cmp: Cmp, ftz: bool },
-    Selp { ty: Ty },
-    Cvt { dst: Ty, src: Ty, rnd: Option<Rnd>, ftz: bool, sat: bool },
+    Sqrt {
+        ty: Ty,
+        rnd: Option<Rnd>,
+        ftz: bool,
+    },
+    Rsqrt {
+        ty: Ty,
+        ftz: bool,
+    },
+    FMinMax {
+        ty: Ty,
+        max: bool,
+        ftz: bool,
+    },
+    FSign {
+        ty: Ty,
+        neg: bool,
+        ftz: bool,
+    },
+    Copysign {
+        ty: Ty,
+    },
+    Setp {
+        ty: Ty,
+        cmp: Cmp,
+        ftz: bool,
+    },
+    Selp {
+        ty: Ty,
+    },
+    Cvt {
+        dst: Ty,
+        src: Ty,
+        rnd: Option<Rnd>,
+        ftz: bool,
+        sat: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,7 +269,12 @@ pub fn eval(op: Op, v: &[u64], p: bool) -> u64 {
         }
         Op::Fma { ty, rnd, ftz, sat } => {
             let [a, b, c] = [0, 1, 2].map(|i| fin(ty, v[i], ftz));
-            fout(ty, float::fma(format(ty), a, b, c, mode(Some(rnd))), ftz, sat)
+            fout(
+                ty,
+                float::fma(format(ty), a, b, c, mode(Some(rnd))),
+                ftz,
+                sat,
+            )
         }
         Op::FDiv { ty, rnd, ftz } => {
             let (a, b) = (fin(ty, v[0], ftz), fin(ty, v[1], ftz));
@@ -176,15 +285,32 @@ pub fn eval(op: Op, v: &[u64], p: bool) -> u64 {
             if ty == Ty::F64 && rnd.is_none() {
                 return rcp_approx_ftz_f64(v[0]);
             }
-            fout(ty, float::div(f, f.one(), fin(ty, v[0], ftz), mode(rnd)), ftz, false)
+            fout(
+                ty,
+                float::div(f, f.one(), fin(ty, v[0], ftz), mode(rnd)),
+                ftz,
+                false,
+            )
         }
-        Op::Sqrt { ty, rnd, ftz } => {
-            fout(ty, float::sqrt(format(ty), fin(ty, v[0], ftz), mode(rnd)), ftz, false)
-        }
+        Op::Sqrt { ty, rnd, ftz } => fout(
+            ty,
+            float::sqrt(format(ty), fin(ty, v[0], ftz), mode(rnd)),
+            ftz,
+            false,
+        ),
         Op::Rsqrt { ty, ftz } => {
             // `rsqrt.approx.ftz.f64` flushes its operand too.
-            let a = if ftz { format(ty).flush(int::low(ty.bits(), v[0])) } else { v[0] };
-            fout(ty, float::rsqrt(format(ty), int::low(ty.bits(), a)), ftz, false)
+            let a = if ftz {
+                format(ty).flush(int::low(ty.bits(), v[0]))
+            } else {
+                v[0]
+            };
+            fout(
+                ty,
+                float::rsqrt(format(ty), int::low(ty.bits(), a)),
+                ftz,
+                false,
+            )
         }
         Op::FMinMax { ty, max, ftz } => {
             let (a, b) = (fin(ty, v[0], ftz), fin(ty, v[1], ftz));
