@@ -251,7 +251,7 @@ pub(crate) fn instruction(rng: &mut Rng) -> (Op, String, Reg, Vec<Src>, Option<R
                     (Op::Shf { dir, mode }, name, Ty::B32, srcs, None)
                 }
                 _ => {
-                    let lut = rng.next() as u8;
+                    let lut = rng.bits() as u8;
                     let srcs = vec![
                         b32(rng),
                         b32(rng),

@@ -13,7 +13,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn bits(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -21,13 +21,13 @@ impl Rng {
         z ^ (z >> 31)
     }
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.bits() % n as u64) as usize
     }
     pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[self.below(items.len())]
     }
     pub fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
+        self.bits() % 100 < percent
     }
 }
 
@@ -108,7 +108,7 @@ pub(crate) fn input(rng: &mut Rng, class: Class) -> u64 {
             let ty = if class == Class::F { Ty::F32 } else { Ty::F64 };
             match rng.below(4) {
                 0 => rng.pick(&float_specials(ty)),
-                1 => rng.next() & mask,
+                1 => rng.bits() & mask,
                 _ => {
                     // A value of moderate size: an exponent near 1, random fraction
                     // and sign, sometimes cut to few significant bits (ties).
@@ -118,11 +118,11 @@ pub(crate) fn input(rng: &mut Rng, class: Class) -> u64 {
                         (11, 52, 1023)
                     };
                     let e = (bias + rng.below(40) as u64).wrapping_sub(20) & ((1 << exp_bits) - 1);
-                    let mut frac = rng.next() & ((1 << frac_bits) - 1);
+                    let mut frac = rng.bits() & ((1 << frac_bits) - 1);
                     if rng.chance(50) {
                         frac &= !((1 << (frac_bits - rng.below(frac_bits as usize) as u32)) - 1);
                     }
-                    let sign = (rng.next() & 1) << (exp_bits + frac_bits);
+                    let sign = (rng.bits() & 1) << (exp_bits + frac_bits);
                     sign | e << frac_bits | frac
                 }
             }
@@ -141,7 +141,7 @@ pub(crate) fn input(rng: &mut Rng, class: Class) -> u64 {
                 0x7f,
             ]),
             1 => rng.below(70) as u64,
-            _ => rng.next() & mask,
+            _ => rng.bits() & mask,
         },
     }
 }
