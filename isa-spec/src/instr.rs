@@ -244,7 +244,7 @@ pub fn operand_type(ty: OperandTy, mods: &Mods) -> Option<Ty> {
         OperandTy::Main | OperandTy::MainVec => mods.ty,
         OperandTy::Wide => mods.ty.and_then(Ty::widened),
         OperandTy::Src => mods.src_ty,
-        OperandTy::U32 => Some(Ty::U32),
+        OperandTy::U32 | OperandTy::U32Low(_) => Some(Ty::U32),
         OperandTy::B32 => Some(Ty::B32),
         OperandTy::Pred | OperandTy::None => None,
     }

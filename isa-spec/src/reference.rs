@@ -118,14 +118,18 @@ fn operand_text(spec: &InstrSpec) -> String {
     spec.operands()
         .map(|(name, kind, ty, role)| {
             let ty = match ty {
-                OperandTy::Main => "type",
-                OperandTy::MainVec => "type, times the vector width",
-                OperandTy::Wide => "twice the type",
-                OperandTy::Src => "source type",
-                OperandTy::U32 => "u32",
-                OperandTy::B32 => "b32",
-                OperandTy::Pred => "pred",
-                OperandTy::None => "-",
+                OperandTy::Main => "type".to_string(),
+                OperandTy::MainVec => "type, times the vector width".to_string(),
+                OperandTy::Wide => "twice the type".to_string(),
+                OperandTy::Src => "source type".to_string(),
+                OperandTy::U32 if kind == OperandKind::RegOrSmall => {
+                    "u32, all 32 bits of a register".to_string()
+                }
+                OperandTy::U32 => "u32".to_string(),
+                OperandTy::U32Low(bits) => format!("u32, low {bits} bits"),
+                OperandTy::B32 => "b32".to_string(),
+                OperandTy::Pred => "pred".to_string(),
+                OperandTy::None => "-".to_string(),
             };
             let role = if role == Role::Def { "written" } else { "read" };
             format!("`{name}`: {} ({ty}, {role})", kind.describe())
@@ -142,7 +146,9 @@ const NOTES: &str = "
   types; for signed types it gives -1 when the dividend is non-negative and 1 when it is
   negative; the most negative value divided by -1 gives itself. `rem` by zero gives the
   dividend. Shifts by the width or more give 0 (or -1 for `shr` of a negative signed value).
-  `.sat` on `.s32` `add`, `sub` and `mad.hi` clamps to the `.s32` range instead of wrapping.
+  `.sat` on `.s32` `add`, `sub` and `mad.hi` clamps to the `.s32` range instead of wrapping;
+  `mad.lo` and the other integer types take no `.sat` (PTX ISA 9.7.1.4: it applies only to
+  `.s32` in `.hi` mode).
 - **Types.** Unsigned, signed and bit types of one width are interchangeable in registers;
   `.f32`/`.f64` registers meet float or bit types of their width (PTX's rules). A register of
   a 64-bit type is a pair; `%rd2.lo` and `%rd2.hi` name its 32-bit halves. Loads into wider
@@ -150,27 +156,42 @@ const NOTES: &str = "
   low bits.
 - **Floats** follow IEEE 754 binary32/binary64. The rounding mode `.rn` (nearest even, the
   default), `.rz`, `.rm`, `.rp` applies to `add sub mul fma mad div rcp sqrt cvt`. `.ftz`
-  flushes subnormal `.f32` inputs and results to zero of the same sign. `.sat` clamps a float
+  flushes subnormal `.f32` inputs and results (after rounding) to zero of the same sign.
+  `.f64` forms keep subnormals and take no `.ftz`, except PTX's two `.approx.ftz.f64` forms.
+  `rcp.approx.ftz.f64` (PTX ISA 9.7.3.14) reads the upper 32 bits of `a` only (its low word is
+  ignored), flushes a subnormal operand and a subnormal result to zero of its sign, and gives the
+  correctly rounded reciprocal with its low 32 bits cleared (20 fraction bits); a NaN gives
+  `0x7fffffff00000000`. `rsqrt.approx.ftz.f64` reads a subnormal operand as zero of its sign (so
+  gives an infinity) and is otherwise `rsqrt.approx.f64`. `.sat` clamps a float
   result to [0, 1] (NaN gives 0). Results of arithmetic (conversions between floats included)
   that are NaN are the canonical NaN `0x7fffffff` (`.f32`) or `0x7fffffffffffffff` (`.f64`);
   `abs` and `neg` change only the sign bit, so a NaN keeps its payload.
 - **Comparisons** (`setp`): ordered comparisons (`eq ne lt le gt ge`) are false when either
   operand is NaN, `ne` included; the unordered ones (`equ neu ltu leu gtu geu`) are true then.
   `num` is true when neither operand is NaN, `nan` when either is. `lo ls hi hs` are `lt le gt
-  ge` on unsigned values. Older SPU sources: `setp.ne.f32` used to be true on NaN; it now
-  follows PTX, and `setp.neu.f32` gives the old result.
+  ge` on unsigned types. Bit types (`.b16 .b32 .b64`) compare with `eq` and `ne` only (PTX ISA
+  9.7.6.2, Integer Notes): an ordered comparison names `.u` or `.s`. Older SPU sources:
+  `setp.ne.f32` used to be true on NaN; it now follows PTX, and `setp.neu.f32` gives the old
+  result.
 - **`min`/`max` on floats** follow IEEE 754-2019 minimumNumber/maximumNumber: a NaN operand
   gives the other operand (NaN only when both are), and -0 is less than +0 in either order, so
   `min(+0, -0)` is -0 and `max(+0, -0)` is +0.
 - **Conversions** (`cvt`): float to integer rounds as `.rni .rzi .rmi .rpi` say (default
-  `.rzi`, truncation), saturates to the destination range and gives 0 for NaN; integer or
+  `.rzi`, truncation) and saturates to the destination range; NaN gives 0 when the source is
+  `.f32` and the destination narrower than 64 bits, otherwise `1 << (N - 1)` for an N-bit
+  destination (the most negative value of a signed one: PTX ISA 9.7.9.21, Integer Notes); integer or
   wider float to float rounds as `.rn .rz .rm .rp` say (default `.rn`); float to the same
   float type with an integral rounding rounds to an integral value. Integer to integer
   truncates to a narrower width, or zero- or sign-extends to a wider one by the source type;
   `.sat` clamps to the destination range instead.
-- **Approximations** (`.approx`, `ex2 lg2 sin cos rsqrt`): the emulator returns the correctly
-  rounded value computed in double precision, which is within the error bounds PTX documents
-  for the SFU.
+- **Approximations.** `div.approx.f32`, `div.full.f32`, `rcp.approx.f32`, `sqrt.approx.f32`
+  and `rsqrt` (`.f32` and `.f64`) give the correctly rounded result (to nearest), within every
+  error bound PTX documents for them; unlike PTX's `div.approx.f32`, a divisor of magnitude in
+  (2^126, 2^128) does not give zero. `ex2 lg2 sin cos` (`.f32` only) give the host's
+  double-precision function of the operand rounded once to `.f32`, within PTX's bounds (`ex2`
+  2 ulp, `lg2` 2^-22, `sin`/`cos` 2^-20.5 absolute in [-100 pi, 100 pi]). The `.f64`
+  approximations are `rcp.approx.ftz.f64` and `rsqrt.approx{.ftz}.f64` only: `div` and `sqrt`
+  have no `.approx.f64` (PTX ISA 9.7.3.8, 9.7.3.15), and `.full` is `div.full.f32` only.
 - **Memory** addresses are byte addresses; every access must be aligned to its size (a
   `.v4.f32` access to 16 bytes). A 64-bit base register must hold an address below 4 GiB.
 - **Warp operations**: `shfl.sync`, `vote.sync` and `activemask` see the lanes that execute
@@ -184,7 +205,7 @@ pub fn markdown() -> String {
     let _ = writeln!(
         s,
         "# SPU instruction set reference\n\n\
-         Generated from `isa-spec/src/table.rs` by `spu_isa::reference::markdown()`; do not edit.\n\
+         Generated from `isa-spec/src/table/rows.rs` by `spu_isa::reference::markdown()`; do not edit.\n\
          Regenerate with `UPDATE_ISA_MD=1 cargo test -p spu-isa --test reference`.\n\n\
          Every instruction is one 64-bit little-endian word: opcode in bits 0..8, guard in bits\n\
          8..14 (bit 8 enable, bit 9 negate, bits 10..14 predicate), then the fields below packed\n\

@@ -2,6 +2,7 @@
 //! running a kernel on a machine, and reading its buffers back.
 
 pub mod fuzz;
+pub mod semcheck;
 
 use spu_emu::{Image, Machine, RunResult};
 use spu_isa::format::{

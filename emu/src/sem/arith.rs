@@ -3,7 +3,9 @@
 //! products; floats round once in the instruction's rounding mode, flush with
 //! `.ftz`, clamp with `.sat`, and give the canonical NaN.
 
-use crate::sem::float::{Real, approx, by_width, finish, min_max, operand, sign_op};
+use crate::sem::float::{
+    Real, approx, approx_ftz_f64, by_width, finish, flush, min_max, operand, sign_op,
+};
 use crate::sem::ieee::{self, Round};
 use crate::sem::{Form, extend};
 use spu_isa::{Half, Ty};
@@ -184,9 +186,12 @@ pub fn neg(f: &Form, a: u64) -> u64 {
     extend(f.ty, (a as i64).wrapping_neg() as u64)
 }
 
-/// `rcp`: 1 / a, rounded once.
+/// `rcp`: 1 / a, rounded once; `rcp.approx.ftz.f64` is PTX's 20-bit approximation.
 #[inline(always)]
 pub fn rcp(f: &Form, a: u64) -> u64 {
+    if f.ftz && f.ty == Ty::F64 {
+        return approx_ftz_f64(a, |x| ieee::rcp(x, Round::Nearest));
+    }
     by_width!(f, |F| float1::<F>(f, a, ieee::rcp))
 }
 
@@ -196,9 +201,21 @@ pub fn sqrt(f: &Form, a: u64) -> u64 {
     by_width!(f, |F| float1::<F>(f, a, ieee::sqrt))
 }
 
-/// `rsqrt`: 1 / sqrt(a).
+/// `rsqrt`: 1 / sqrt(a), correctly rounded (to nearest); `rsqrt.approx.ftz.f64`
+/// reads a subnormal operand as the zero of its sign (no result is subnormal).
 pub fn rsqrt(f: &Form, a: u64) -> u64 {
-    approx(f, a, |v| 1.0 / v.sqrt())
+    if f.ftz && f.ty == Ty::F64 {
+        return finish(ieee::rsqrt(flush(f64::from_bits(a), true)), f);
+    }
+    by_width!(f, |F| finish(ieee::rsqrt::<F>(operand(a, f)), f))
+}
+
+/// `copysign`: b with the sign bit of a (PTX's operand order), every other bit of
+/// b kept, a NaN's payload too.
+#[inline(always)]
+pub fn copysign(f: &Form, a: u64, b: u64) -> u64 {
+    let sign = 1u64 << (f.ty.bits() - 1);
+    (b & !sign) | (a & sign)
 }
 
 /// `ex2`: 2^a.

@@ -1,8 +1,9 @@
 //! `cvt` between every pair of types, and `mov`. Float to float rounds once in the
 //! instruction's mode (an integral mode rounds to an integer first); integers to
 //! floats round once from the exact integer; floats to integers round as the mode
-//! says (toward zero by default) and saturate; integers to integers keep the low
-//! bits, or clamp with `.sat`.
+//! says (toward zero by default) and saturate, a NaN giving PTX's value (0, or
+//! the sign bit of the destination from an `.f64` or into a 64-bit integer);
+//! integers to integers keep the low bits, or clamp with `.sat`.
 
 use crate::sem::float::{Real, finish, flush};
 use crate::sem::ieee::{self, Round};
@@ -65,12 +66,10 @@ pub fn cvt(f: &Form, a: u64) -> u64 {
     };
     match int {
         None => {
-            let x = as_f64(a).round_int(Round::of(Some(f.rnd.unwrap_or(Rnd::Rzi))));
-            if x.is_nan() {
-                return 0;
-            }
-            // Saturating: `as i128` clamps infinities, and every 64-bit range fits.
-            extend(dst, (x as i128).clamp(lo, hi) as u64)
+            // Saturating, with PTX's value for NaN (ISA 9.7.9.21, Integer Notes).
+            let mode = Round::of(Some(f.rnd.unwrap_or(Rnd::Rzi)));
+            let v = ieee::to_int(as_f64(a), mode, w, dst.is_signed()).value(src == Ty::F64);
+            extend(dst, v as u64)
         }
         Some(v) if f.sat => extend(dst, v.clamp(lo, hi) as u64),
         Some(v) => extend(dst, v as u64),
@@ -102,5 +101,23 @@ mod tests {
         assert_eq!(c(-2.75), -2);
         assert_eq!(c(3e10), i32::MAX);
         assert_eq!(c(f32::NAN), 0);
+    }
+
+    #[test]
+    fn nan_to_integer_gives_ptx_values() {
+        // PTX ISA 9.7.9.21: 0 from a non-.f64 source into fewer than 64 bits, else
+        // 1 << (width - 1).
+        let nan32 = u64::from(f32::NAN.to_bits());
+        let nan64 = f64::NAN.to_bits();
+        let c = |dst, src, a| cvt(&form(dst, src, None), a);
+        assert_eq!(c(Ty::S32, Ty::F32, nan32), 0);
+        assert_eq!(c(Ty::U16, Ty::F32, nan32), 0);
+        assert_eq!(c(Ty::S64, Ty::F32, nan32), i64::MIN as u64);
+        assert_eq!(c(Ty::U64, Ty::F32, nan32), 1 << 63);
+        assert_eq!(c(Ty::S32, Ty::F64, nan64) as u32, 0x8000_0000);
+        assert_eq!(c(Ty::U32, Ty::F64, nan64), 0x8000_0000);
+        assert_eq!(c(Ty::U8, Ty::F64, nan64), 0x80);
+        assert_eq!(c(Ty::S8, Ty::F64, nan64) as u32, 0xffff_ff80);
+        assert_eq!(c(Ty::U64, Ty::F64, nan64), 1 << 63);
     }
 }

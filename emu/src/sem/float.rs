@@ -1,7 +1,8 @@
 //! The float side of arithmetic, shared by `.f32` and `.f64`: operands from bit
 //! patterns, `.ftz` flushing (`.f32` only), `.sat` clamping, canonical NaN results
-//! (ISA notes), IEEE minimumNumber/maximumNumber, and the SFU approximations
-//! (`rsqrt ex2 lg2 sin cos`, evaluated in f64 and rounded once).
+//! (ISA notes), IEEE minimumNumber/maximumNumber, the SFU approximations
+//! (`ex2 lg2 sin cos`, evaluated in f64 and rounded once) and PTX's 20-bit
+//! `rcp.approx.ftz.f64`.
 
 use crate::sem::Form;
 use crate::sem::ieee::{self, Round};
@@ -177,6 +178,23 @@ pub fn sign_op(f: &Form, a: u64, negate: bool) -> u64 {
     };
     let sign = if f.ty == Ty::F64 { 1 << 63 } else { 1 << 31 };
     if negate { v ^ sign } else { v & !sign }
+}
+
+/// The NaN of PTX's `rcp.approx.ftz.f64`: the canonical NaN's upper word.
+pub const NAN64_UPPER: u64 = 0x7fff_ffff_0000_0000;
+
+/// PTX's `rcp.approx.ftz.f64` (PTX ISA 9.7.3.14): `op` (correctly rounded) of the
+/// upper word of `a` (its low 32 bits ignored), subnormal operand and result
+/// flushed to zeros of their sign, and the result's low 32 bits cleared (so 20
+/// fraction bits remain); a NaN gives [`NAN64_UPPER`].
+pub fn approx_ftz_f64(a: u64, op: fn(f64) -> f64) -> u64 {
+    const LOW: u64 = 0xffff_ffff;
+    let r = flush(op(flush(f64::from_bits(a & !LOW), true)), true);
+    if r.is_nan() {
+        NAN64_UPPER
+    } else {
+        r.to_bits() & !LOW
+    }
 }
 
 /// An SFU approximation: `g` evaluated in f64 and rounded once to the type.

@@ -317,8 +317,12 @@ pub enum OperandTy {
     Wide,
     /// The instruction's `SrcType` modifier.
     Src,
-    /// Always `.u32` (shift amounts, bit counts, lane indices).
+    /// Always `.u32`, every bit of it read (shift amounts, bit counts).
     U32,
+    /// Always `.u32`, of which the operation reads only the low N bits (bit
+    /// positions and lengths of `bfe`/`bfi`: 8, as PTX restricts them to 0..255;
+    /// the lane of `shfl.sync`: 5).
+    U32Low(u8),
     /// Always `.b32`.
     B32,
     /// A predicate.
