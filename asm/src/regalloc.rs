@@ -7,11 +7,27 @@
 //! write of part of a register (a `.lo`/`.hi` half), keeps the old value in the
 //! lanes it skips, so it counts as a use as well as a definition.
 //!
+//! Liveness is solved per basic block over sparse sets (the values live into each
+//! block), and recomputed instruction by instruction inside a block when it is
+//! needed, so its memory follows the values actually live, not the instructions
+//! times the registers declared. The work is bounded ([`MAX_LIVE_ENTRIES`],
+//! [`MAX_PAIRS`]): a kernel past the bounds is refused ([`Failure::TooLarge`]).
+//!
 //! Values of different sizes live in separate regions of the register file so that
 //! every register keeps one width (which is what lets the disassembler name them):
 //! 4-register groups (vectors) first, starting at register 0, then 64-bit pairs,
 //! then single registers. Each region is coloured greedily in order of first
 //! definition.
+
+use crate::cfg::Succ;
+
+/// Most entries of the per-block liveness sets (values live into a block, summed
+/// over the blocks): 128 MiB.
+pub const MAX_LIVE_ENTRIES: usize = 1 << 25;
+/// Most pairs of values live at the same time that allocation examines (the work of
+/// building the interference graph), and most it keeps (256 MiB).
+pub const MAX_PAIRS: usize = 1 << 28;
+const MAX_KEPT_PAIRS: usize = 1 << 26;
 
 /// What a virtual register needs from the register file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -85,121 +101,507 @@ pub struct Pressure {
     pub by_class: [u32; 3],
 }
 
-/// A set of virtual registers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Set(Vec<u64>);
+/// The instructions as the allocator sees them, flat: per instruction its uses,
+/// full definitions and partial definitions (see [`Inst`]) and its successors.
+#[derive(Debug, Clone, Default)]
+pub struct Code {
+    regs: Vec<u32>,
+    /// Per instruction: where its uses, definitions and partial definitions end in
+    /// `regs`.
+    ends: Vec<[u32; 3]>,
+    succ: Vec<Succ>,
+}
 
-impl Set {
-    fn new(n: usize) -> Set {
-        Set(vec![0; n.div_ceil(64)])
+impl Code {
+    /// Appends an instruction; `succ` lists its successors (at most two), the code's
+    /// length standing for "the thread has exited".
+    pub fn push(&mut self, uses: &[u32], defs: &[u32], partial_defs: &[u32], succ: &[usize]) {
+        self.regs.extend_from_slice(uses);
+        let u = self.regs.len() as u32;
+        self.regs.extend_from_slice(defs);
+        let d = self.regs.len() as u32;
+        self.regs.extend_from_slice(partial_defs);
+        self.ends.push([u, d, self.regs.len() as u32]);
+        self.succ.push(Succ::of(succ));
     }
-    fn insert(&mut self, v: u32) {
-        self.0[v as usize / 64] |= 1 << (v % 64);
-    }
-    fn remove(&mut self, v: u32) {
-        self.0[v as usize / 64] &= !(1 << (v % 64));
-    }
-    /// Adds `other`; true if anything changed.
-    fn union(&mut self, other: &Set) -> bool {
-        let mut changed = false;
-        for (a, b) in self.0.iter_mut().zip(&other.0) {
-            let n = *a | b;
-            changed |= n != *a;
-            *a = n;
+
+    /// The instructions of `code` with successors `succ`.
+    pub fn from_insts(code: &[Inst], succ: &[Vec<usize>]) -> Code {
+        let mut c = Code::default();
+        for (i, s) in code.iter().zip(succ) {
+            c.push(&i.uses, &i.defs, &i.partial_defs, s);
         }
-        changed
+        c
     }
-    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut b = bits;
-            std::iter::from_fn(move || {
-                (b != 0).then(|| {
-                    let i = b.trailing_zeros();
-                    b &= b - 1;
-                    w as u32 * 64 + i
-                })
-            })
-        })
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn start(&self, i: usize) -> usize {
+        i.checked_sub(1).map_or(0, |p| self.ends[p][2] as usize)
+    }
+
+    fn uses(&self, i: usize) -> &[u32] {
+        &self.regs[self.start(i)..self.ends[i][0] as usize]
+    }
+
+    fn defs(&self, i: usize) -> &[u32] {
+        &self.regs[self.ends[i][0] as usize..self.ends[i][1] as usize]
+    }
+
+    fn partial_defs(&self, i: usize) -> &[u32] {
+        &self.regs[self.ends[i][1] as usize..self.ends[i][2] as usize]
+    }
+
+    /// Everything the instruction writes, fully or partly.
+    fn writes(&self, i: usize) -> &[u32] {
+        &self.regs[self.ends[i][0] as usize..self.ends[i][2] as usize]
     }
 }
 
-/// Live-out sets of every instruction. `succ[i]` lists the successors of
-/// instruction `i`; `code.len()` stands for "the thread has exited".
-fn live_out(classes: &[Class], code: &[Inst], succ: &[Vec<usize>]) -> Vec<Set> {
-    let n = classes.len();
-    let mut live_in: Vec<Set> = vec![Set::new(n); code.len()];
-    let mut out: Vec<Set> = vec![Set::new(n); code.len()];
-    // Iterate to the fixed point, visiting instructions backwards.
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for i in (0..code.len()).rev() {
-            let mut o = Set::new(n);
-            for &s in &succ[i] {
-                if let Some(li) = live_in.get(s) {
-                    o.union(li);
-                }
-            }
-            let mut li = o.clone();
-            for &d in &code[i].defs {
-                li.remove(d);
-            }
-            for &u in code[i].uses.iter().chain(&code[i].partial_defs) {
-                li.insert(u);
-            }
-            changed |= live_in[i].union(&li);
-            out[i] = o;
+/// Why allocation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// More values are live at once than the register file holds.
+    Pressure(Pressure),
+    /// The kernel is past the bounds on the allocator's work: `what` names the
+    /// bound, `at` the instruction where it ran out.
+    TooLarge { at: usize, what: &'static str },
+}
+
+/// A set of virtual registers with constant-time insert and remove, and iteration
+/// over its members (Briggs and Torczon's sparse set).
+struct SparseSet {
+    /// Position + 1 of each value in `members`, 0 when absent.
+    at: Vec<u32>,
+    members: Vec<u32>,
+}
+
+impl SparseSet {
+    fn new(n: usize) -> SparseSet {
+        SparseSet {
+            at: vec![0; n],
+            members: Vec::new(),
         }
     }
-    out
+
+    fn contains(&self, v: u32) -> bool {
+        self.at[v as usize] != 0
+    }
+
+    fn insert(&mut self, v: u32) -> bool {
+        if self.contains(v) {
+            return false;
+        }
+        self.members.push(v);
+        self.at[v as usize] = self.members.len() as u32;
+        true
+    }
+
+    fn remove(&mut self, v: u32) -> bool {
+        let p = self.at[v as usize];
+        if p == 0 {
+            return false;
+        }
+        self.at[v as usize] = 0;
+        let last = self.members.pop().expect("a member");
+        if last != v {
+            self.members[p as usize - 1] = last;
+            self.at[last as usize] = p;
+        }
+        true
+    }
+
+    fn clear(&mut self) {
+        for &v in &self.members {
+            self.at[v as usize] = 0;
+        }
+        self.members.clear();
+    }
+}
+
+/// The values live at one point, split by register file, with the registers (or
+/// predicates) they take per region (quads, pairs, singles, predicates).
+struct Live<'a> {
+    classes: &'a [Class],
+    general: SparseSet,
+    preds: SparseSet,
+    size: [u32; 4],
+}
+
+impl Live<'_> {
+    fn set(&mut self, v: u32) -> &mut SparseSet {
+        if self.classes[v as usize] == Class::Pred {
+            &mut self.preds
+        } else {
+            &mut self.general
+        }
+    }
+
+    fn insert(&mut self, v: u32) {
+        if self.set(v).insert(v) {
+            self.size[region(self.classes[v as usize])] += 1;
+        }
+    }
+
+    fn remove(&mut self, v: u32) {
+        if self.set(v).remove(v) {
+            self.size[region(self.classes[v as usize])] -= 1;
+        }
+    }
+
+    fn load(&mut self, values: &[u32]) {
+        self.general.clear();
+        self.preds.clear();
+        self.size = [0; 4];
+        for &v in values {
+            self.insert(v);
+        }
+    }
+
+    fn contains(&self, v: u32) -> bool {
+        if self.classes[v as usize] == Class::Pred {
+            self.preds.contains(v)
+        } else {
+            self.general.contains(v)
+        }
+    }
+
+    /// Steps backwards over instruction `i`: from the values live after it to those
+    /// live before it.
+    fn step_back(&mut self, code: &Code, i: usize) {
+        for &d in code.defs(i) {
+            self.remove(d);
+        }
+        for &u in code.uses(i).iter().chain(code.partial_defs(i)) {
+            self.insert(u);
+        }
+    }
+}
+
+/// Basic blocks: maximal runs of instructions entered only at their first and left
+/// only at their last, with successor and predecessor lists and liveness sets.
+struct Blocks {
+    /// First instruction of each block, then the code's length.
+    start: Vec<u32>,
+    /// Successor blocks of each block (the exit is none).
+    succ: Vec<[u32; 2]>,
+    pred_start: Vec<u32>,
+    preds: Vec<u32>,
+}
+
+const NO_BLOCK: u32 = u32::MAX;
+
+impl Blocks {
+    fn new(code: &Code) -> Blocks {
+        let n = code.len();
+        let mut leader = vec![false; n + 1];
+        leader[0] = true;
+        for (i, s) in code.succ.iter().enumerate() {
+            let falls_through = s.iter().eq(std::iter::once(i + 1));
+            if !falls_through {
+                leader[i + 1] = true;
+                for t in s.iter().filter(|&t| t <= n) {
+                    leader[t] = true;
+                }
+            }
+        }
+        let start: Vec<u32> = (0..=n)
+            .filter(|&i| leader[i] || i == n)
+            .map(|i| i as u32)
+            .collect();
+        drop(leader);
+        let count = start.len() - 1;
+        let block_of = |pc: usize| -> u32 {
+            if pc >= n {
+                return NO_BLOCK;
+            }
+            (start.partition_point(|&s| s as usize <= pc) - 1) as u32
+        };
+        let mut succ = vec![[NO_BLOCK; 2]; count];
+        for (b, slot) in succ.iter_mut().enumerate() {
+            let last = start[b + 1] as usize - 1;
+            for (k, t) in code.succ[last].iter().enumerate() {
+                slot[k] = block_of(t);
+            }
+        }
+        let mut pred_start = vec![0u32; count + 1];
+        for s in &succ {
+            for &t in s.iter().filter(|&&t| t != NO_BLOCK) {
+                pred_start[t as usize + 1] += 1;
+            }
+        }
+        for b in 0..count {
+            pred_start[b + 1] += pred_start[b];
+        }
+        let mut fill = pred_start.clone();
+        let mut preds = vec![0u32; pred_start[count] as usize];
+        for (b, s) in succ.iter().enumerate() {
+            for &t in s.iter().filter(|&&t| t != NO_BLOCK) {
+                preds[fill[t as usize] as usize] = b as u32;
+                fill[t as usize] += 1;
+            }
+        }
+        Blocks {
+            start,
+            succ,
+            pred_start,
+            preds,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.succ.len()
+    }
+
+    fn range(&self, b: usize) -> std::ops::Range<usize> {
+        self.start[b] as usize..self.start[b + 1] as usize
+    }
+
+    fn preds(&self, b: usize) -> &[u32] {
+        &self.preds[self.pred_start[b] as usize..self.pred_start[b + 1] as usize]
+    }
+
+    fn successors(&self, b: usize) -> impl Iterator<Item = usize> + '_ {
+        self.succ[b]
+            .iter()
+            .filter(|&&t| t != NO_BLOCK)
+            .map(|&t| t as usize)
+    }
+}
+
+/// Sorted union of sorted lists.
+fn union_into(out: &mut Vec<u32>, a: &[u32], b: &[u32]) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
+/// Liveness per block: the values live into each block (sorted), solved to the
+/// fixed point over sparse sets.
+fn live_in(classes: &[Class], code: &Code, blocks: &Blocks) -> Result<Vec<Vec<u32>>, Failure> {
+    let n = classes.len();
+    let count = blocks.count();
+    // What each block does to the values live after it: live before = (after - kill)
+    // + gen, gen being the values read before any write in the block.
+    let mut gen_list: Vec<Vec<u32>> = Vec::with_capacity(count);
+    let mut kill_list: Vec<Vec<u32>> = Vec::with_capacity(count);
+    let mut live = Live {
+        classes,
+        general: SparseSet::new(n),
+        preds: SparseSet::new(n),
+        size: [0; 4],
+    };
+    let mut kill = SparseSet::new(n);
+    for b in 0..count {
+        live.load(&[]);
+        kill.clear();
+        for i in blocks.range(b).rev() {
+            live.step_back(code, i);
+            for &d in code.defs(i) {
+                kill.insert(d);
+            }
+        }
+        let mut g: Vec<u32> = live.general.members.clone();
+        g.extend_from_slice(&live.preds.members);
+        g.sort_unstable();
+        let mut k = kill.members.clone();
+        k.sort_unstable();
+        gen_list.push(g);
+        kill_list.push(k);
+    }
+    let mut sets: Vec<Vec<u32>> = vec![Vec::new(); count];
+    let mut total = 0usize;
+    let mut queued = vec![true; count];
+    let mut work: Vec<u32> = (0..count as u32).collect();
+    let (mut out, mut tmp, mut next) = (Vec::new(), Vec::new(), Vec::new());
+    while let Some(b) = work.pop() {
+        let b = b as usize;
+        queued[b] = false;
+        out.clear();
+        for s in blocks.successors(b) {
+            union_into(&mut tmp, &out, &sets[s]);
+            std::mem::swap(&mut out, &mut tmp);
+        }
+        // (out - kill) + gen, all sorted.
+        let kill = &kill_list[b];
+        tmp.clear();
+        let mut k = 0;
+        for &v in &out {
+            while k < kill.len() && kill[k] < v {
+                k += 1;
+            }
+            if k == kill.len() || kill[k] != v {
+                tmp.push(v);
+            }
+        }
+        union_into(&mut next, &tmp, &gen_list[b]);
+        // Sets only grow, so a longer set is a changed one.
+        if next.len() > sets[b].len() {
+            total += next.len() - sets[b].len();
+            if total > MAX_LIVE_ENTRIES {
+                return Err(Failure::TooLarge {
+                    at: blocks.start[b] as usize,
+                    what: "values live into blocks",
+                });
+            }
+            std::mem::swap(&mut sets[b], &mut next);
+            for &p in blocks.preds(b) {
+                if !queued[p as usize] {
+                    queued[p as usize] = true;
+                    work.push(p);
+                }
+            }
+        }
+    }
+    Ok(sets)
+}
+
+/// The values live after the last instruction of block `b`.
+fn live_out(blocks: &Blocks, sets: &[Vec<u32>], b: usize, out: &mut Vec<u32>, tmp: &mut Vec<u32>) {
+    out.clear();
+    for s in blocks.successors(b) {
+        union_into(tmp, out, &sets[s]);
+        std::mem::swap(out, tmp);
+    }
+}
+
+/// The interference graph as adjacency lists, deduplicated as they grow.
+struct Graph<'a> {
+    classes: &'a [Class],
+    adj: Vec<Vec<u32>>,
+    /// Length of each list after its last deduplication.
+    clean: Vec<u32>,
+    examined: usize,
+    kept: usize,
+}
+
+impl Graph<'_> {
+    fn add(&mut self, a: u32, b: u32) -> bool {
+        self.examined += 1;
+        if a == b || !same_file(self.classes[a as usize], self.classes[b as usize]) {
+            return true;
+        }
+        self.push(a, b);
+        self.push(b, a);
+        self.examined <= MAX_PAIRS && self.kept <= MAX_KEPT_PAIRS
+    }
+
+    fn push(&mut self, a: u32, b: u32) {
+        let list = &mut self.adj[a as usize];
+        list.push(b);
+        self.kept += 1;
+        let clean = self.clean[a as usize] as usize;
+        if list.len() >= 2 * clean + 32 {
+            let before = list.len();
+            list.sort_unstable();
+            list.dedup();
+            self.kept -= before - list.len();
+            self.clean[a as usize] = list.len() as u32;
+        }
+    }
 }
 
 /// Allocates physical registers; on failure the report names an instruction index,
 /// which the caller turns into a source position.
 pub fn allocate(
     classes: &[Class],
-    code: &[Inst],
-    succ: &[Vec<usize>],
+    code: &Code,
     registers: u32,
     predicates: u32,
-) -> Result<Assignment, Pressure> {
+) -> Result<Assignment, Failure> {
     let n = classes.len();
-    let out = live_out(classes, code, succ);
+    let blocks = Blocks::new(code);
+    let sets = live_in(classes, code, &blocks)?;
     // Interference: a value written interferes with everything live after the write
     // (its own later value excepted); values live on entry interfere with each other.
-    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let add = |a: u32, b: u32, adj: &mut Vec<Vec<u32>>| {
-        if a != b && same_file(classes[a as usize], classes[b as usize]) {
-            adj[a as usize].push(b);
-            adj[b as usize].push(a);
-        }
+    let mut graph = Graph {
+        classes,
+        adj: vec![Vec::new(); n],
+        clean: vec![0; n],
+        examined: 0,
+        kept: 0,
     };
-    for (i, inst) in code.iter().enumerate() {
-        for &d in inst.defs.iter().chain(&inst.partial_defs) {
-            for l in out[i].iter() {
-                add(d, l, &mut adj);
+    let too_large = |at: usize| Failure::TooLarge {
+        at,
+        what: "pairs of values live at the same time",
+    };
+    let mut live = Live {
+        classes,
+        general: SparseSet::new(n),
+        preds: SparseSet::new(n),
+        size: [0; 4],
+    };
+    let (mut out, mut tmp) = (Vec::new(), Vec::new());
+    for b in 0..blocks.count() {
+        live_out(&blocks, &sets, b, &mut out, &mut tmp);
+        live.load(&out);
+        for i in blocks.range(b).rev() {
+            for &d in code.writes(i) {
+                let same = if classes[d as usize] == Class::Pred {
+                    &live.preds.members
+                } else {
+                    &live.general.members
+                };
+                for k in 0..same.len() {
+                    let l = same[k];
+                    if !graph.add(d, l) {
+                        return Err(too_large(i));
+                    }
+                }
+                for &e in code.writes(i) {
+                    if !graph.add(d, e) {
+                        return Err(too_large(i));
+                    }
+                }
             }
-            for &e in inst.defs.iter().chain(&inst.partial_defs) {
-                add(d, e, &mut adj);
-            }
+            live.step_back(code, i);
         }
     }
-    if let Some(first) = code.first() {
+    if let Some(entry) = sets.first() {
         // Values read before any write are live on entry together.
-        let mut entry = out[0].clone();
-        for &d in &first.defs {
-            entry.remove(d);
-        }
-        for &u in first.uses.iter().chain(&first.partial_defs) {
-            entry.insert(u);
-        }
-        let on_entry: Vec<u32> = entry.iter().collect();
-        for (k, &a) in on_entry.iter().enumerate() {
-            for &b in &on_entry[k + 1..] {
-                add(a, b, &mut adj);
+        let (general, preds): (Vec<u32>, Vec<u32>) = entry
+            .iter()
+            .partition(|&&v| classes[v as usize] != Class::Pred);
+        for on_entry in [general, preds] {
+            let pairs = on_entry.len() * on_entry.len().saturating_sub(1) / 2;
+            if pairs > MAX_PAIRS {
+                return Err(too_large(0));
+            }
+            for (k, &a) in on_entry.iter().enumerate() {
+                for &b in &on_entry[k + 1..] {
+                    if !graph.add(a, b) {
+                        return Err(too_large(0));
+                    }
+                }
             }
         }
     }
+    let mut adj = graph.adj;
+    drop(graph.clean);
     for a in &mut adj {
         a.sort_unstable();
         a.dedup();
@@ -207,37 +609,46 @@ pub fn allocate(
     // Greedy colouring per class, in order of first appearance.
     let mut order: Vec<u32> = Vec::with_capacity(n);
     let mut seen = vec![false; n];
-    for inst in code {
-        for &v in inst.defs.iter().chain(&inst.partial_defs).chain(&inst.uses) {
+    for i in 0..code.len() {
+        for &v in code.writes(i).iter().chain(code.uses(i)) {
             if !seen[v as usize] {
                 seen[v as usize] = true;
                 order.push(v);
             }
         }
     }
+    drop(seen);
     let mut colour = vec![u32::MAX; n];
     let mut counts = [0u32; 4];
+    // `taken[c] == v + 1`: colour c is used by a neighbour of v.
+    let mut taken: Vec<u32> = Vec::new();
     for &v in &order {
         let class = classes[v as usize];
-        let taken: Vec<u32> = adj[v as usize]
-            .iter()
-            .filter(|&&w| classes[w as usize] == class)
-            .map(|&w| colour[w as usize])
-            .filter(|&c| c != u32::MAX)
-            .collect();
-        let c = (0..).find(|c| !taken.contains(c)).unwrap_or(0);
+        let neighbours = &adj[v as usize];
+        if taken.len() < neighbours.len() + 1 {
+            taken.resize(neighbours.len() + 1, 0);
+        }
+        for &w in neighbours {
+            let c = colour[w as usize];
+            if classes[w as usize] == class && (c as usize) < taken.len() {
+                taken[c as usize] = v + 1;
+            }
+        }
+        let c = (0..).find(|&c| taken[c] != v + 1).unwrap_or(0) as u32;
         colour[v as usize] = c;
         let k = region(class);
         counts[k] = counts[k].max(c + 1);
     }
+    drop(adj);
     let [quads, pairs, singles, preds] = counts;
     let general = 4 * quads + 2 * pairs + singles;
     if general > registers || preds > predicates {
         let predicates_short = preds > predicates;
-        return Err(pressure(
+        return Err(Failure::Pressure(pressure(
             classes,
             code,
-            &out,
+            &blocks,
+            &sets,
             predicates_short,
             if predicates_short { preds } else { general },
             if predicates_short {
@@ -245,7 +656,7 @@ pub fn allocate(
             } else {
                 registers
             },
-        ));
+        )));
     }
     let phys = (0..n)
         .map(|v| {
@@ -283,44 +694,64 @@ fn region(c: Class) -> usize {
     }
 }
 
-/// The instruction with the most live values of the short file.
+/// The instruction with the most live values of the short file (the first of
+/// them when several tie).
 fn pressure(
     classes: &[Class],
-    code: &[Inst],
-    out: &[Set],
+    code: &Code,
+    blocks: &Blocks,
+    sets: &[Vec<u32>],
     predicates: bool,
     needed: u32,
     available: u32,
 ) -> Pressure {
     let mut best = Pressure {
-        at: 0,
+        at: usize::MAX,
         predicates,
         live: 0,
         needed,
         available,
         by_class: [0; 3],
     };
-    for (i, inst) in code.iter().enumerate() {
-        let mut live = out[i].clone();
-        for &u in inst.uses.iter().chain(&inst.defs).chain(&inst.partial_defs) {
-            live.insert(u);
-        }
-        let mut by_class = [0u32; 3];
-        let mut total = 0;
-        for v in live.iter() {
-            let c = classes[v as usize];
-            if (c == Class::Pred) != predicates {
-                continue;
+    let n = classes.len();
+    let mut live = Live {
+        classes,
+        general: SparseSet::new(n),
+        preds: SparseSet::new(n),
+        size: [0; 4],
+    };
+    let mut extra = SparseSet::new(n);
+    let (mut out, mut tmp) = (Vec::new(), Vec::new());
+    for b in 0..blocks.count() {
+        live_out(blocks, sets, b, &mut out, &mut tmp);
+        live.load(&out);
+        for i in blocks.range(b).rev() {
+            // Live across instruction i: after it, plus what it reads and writes.
+            let mut size = live.size;
+            extra.clear();
+            for &v in code.uses(i).iter().chain(code.writes(i)) {
+                if !live.contains(v) && extra.insert(v) {
+                    size[region(classes[v as usize])] += 1;
+                }
             }
-            total += c.size();
-            let k = if predicates { 0 } else { region(c) };
-            by_class[k] += 1;
+            let (total, by_class) = if predicates {
+                (size[3], [size[3], 0, 0])
+            } else {
+                (
+                    4 * size[0] + 2 * size[1] + size[2],
+                    [size[0], size[1], size[2]],
+                )
+            };
+            if total > best.live || (total == best.live && i < best.at) {
+                best.at = i;
+                best.live = total;
+                best.by_class = by_class;
+            }
+            live.step_back(code, i);
         }
-        if total > best.live {
-            best.at = i;
-            best.live = total;
-            best.by_class = by_class;
-        }
+    }
+    if best.live == 0 {
+        best.at = 0;
     }
     best
 }
@@ -335,6 +766,25 @@ mod tests {
             defs: defs.to_vec(),
             partial_defs: Vec::new(),
         }
+    }
+
+    fn allocate(
+        classes: &[Class],
+        code: &[Inst],
+        succ: &[Vec<usize>],
+        registers: u32,
+        predicates: u32,
+    ) -> Result<Assignment, Pressure> {
+        super::allocate(
+            classes,
+            &Code::from_insts(code, succ),
+            registers,
+            predicates,
+        )
+        .map_err(|f| match f {
+            Failure::Pressure(p) => p,
+            Failure::TooLarge { .. } => panic!("{f:?}"),
+        })
     }
 
     /// Straight-line successors with an exit after the last instruction.

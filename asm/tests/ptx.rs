@@ -222,7 +222,10 @@ fn bind_arguments_are_checked() {
             ".bind fil(OUT, N);",
             "`.bind` names `fil`, but no kernel has that name",
         ),
-        (".bind fill(OUT, X);", "`X` is not a constant"),
+        (
+            ".bind fill(OUT, X);",
+            "`X` is not a buffer or parameter of the launch",
+        ),
         // A 64-bit value does not narrow into a 32-bit parameter.
         (
             ".bind fill(OUT, W);",
