@@ -363,19 +363,14 @@ impl Assembler<'_> {
                 self.note_launch_block(args);
             }
             if name.node == "shared" {
-                // Known now (no `-D` can change a constant): a negative size is refused
-                // here, as the loader would refuse it.
-                if let Some(a) = args.first()
-                    && let Ok(Some(v)) = eval_with_defaults(a, &self.scope.params)
-                    && v < 0
-                {
-                    diags.push(
-                        Diagnostic::error(format!("the dynamic shared size is {v} bytes"), a.span.clone())
-                            .label("must not be negative")
-                            .help("give the size in bytes of the `.extern .shared` array, e.g. `shared(4096)`"),
-                    );
-                }
                 self.launch_shared = vals.pop().map(|v| (v, name.span.clone()));
+                // Checked against the array in `size_dynamic_shared`.
+                self.launch_shared_known = args.first().and_then(|a| {
+                    Some((
+                        eval_with_defaults(a, &self.scope.params).ok()??,
+                        a.span.clone(),
+                    ))
+                });
                 continue;
             }
             let target: &mut [spu_isa::format::Expr] = match name.node {

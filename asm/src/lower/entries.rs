@@ -248,7 +248,11 @@ impl Assembler<'_> {
                 _ => param_default(arg, t, &self.scope.params)
                     .map(Bound::Const)
                     .map_err(|d| {
-                        d.help("an argument is a buffer name, a parameter name or a constant")
+                        d.with_secondary(p.name.span.clone(), "the kernel's parameter")
+                            .help(format!(
+                                "`{}` is .{t}: pass a value of that type, a parameter, or a buffer for a pointer",
+                                p.name.node
+                            ))
                     }),
             };
             match bound {
@@ -291,6 +295,18 @@ impl Assembler<'_> {
             );
             return;
         };
+        // Known with the defaults: an empty or negative size is refused, as an empty
+        // or negative grid is (the array would fault on its first access).
+        if let Some((v, at)) = self.launch_shared_known.clone()
+            && v < 1
+        {
+            diags.push(
+                Diagnostic::error(format!("the dynamic shared size is {v} bytes"), at)
+                    .label("must be positive")
+                    .with_secondary(span, "the array it sizes")
+                    .help("give the size in bytes of the `.extern .shared` array, e.g. `shared(4096)`"),
+            );
+        }
         let elems = StoredExpr::binary(
             BinOp::CeilDiv,
             bytes,

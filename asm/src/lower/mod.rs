@@ -223,6 +223,8 @@ struct Assembler<'m> {
     dynamic_shared: Option<(usize, u32, Span)>,
     /// `.launch shared(BYTES)`: the dynamic shared size.
     launch_shared: Option<(spu_isa::format::Expr, Span)>,
+    /// Its value with the parameters' defaults, if known, and where it is written.
+    launch_shared_known: Option<(i64, Span)>,
     /// Registers are coloured by the allocator rather than placed by declaration.
     colour: bool,
     vregs: VRegs,
@@ -273,6 +275,7 @@ impl<'m> Assembler<'m> {
             no_entry_chosen: false,
             dynamic_shared: None,
             launch_shared: None,
+            launch_shared_known: None,
             colour: false,
             vregs: VRegs::default(),
             decls_fit: true,
