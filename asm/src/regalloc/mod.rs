@@ -20,6 +20,9 @@
 //! definition.
 
 use crate::cfg::Succ;
+use liveness::{Blocks, Live, SparseSet, live_in, live_out};
+
+mod liveness;
 
 /// Most entries of the per-block liveness sets (values live into a block, summed
 /// over the blocks): 128 MiB.
@@ -27,7 +30,21 @@ pub const MAX_LIVE_ENTRIES: usize = 1 << 25;
 /// Most pairs of values live at the same time that allocation examines (the work of
 /// building the interference graph), and most it keeps (256 MiB).
 pub const MAX_PAIRS: usize = 1 << 28;
-const MAX_KEPT_PAIRS: usize = 1 << 26;
+
+/// The bounds on the allocator's work (see [`MAX_LIVE_ENTRIES`], [`MAX_PAIRS`]).
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    live_entries: usize,
+    pairs: usize,
+    /// Interference pairs kept, both directions counted (256 MiB).
+    kept_pairs: usize,
+}
+
+const BOUNDS: Bounds = Bounds {
+    live_entries: MAX_LIVE_ENTRIES,
+    pairs: MAX_PAIRS,
+    kept_pairs: 1 << 26,
+};
 
 /// What a virtual register needs from the register file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -174,324 +191,10 @@ pub enum Failure {
     TooLarge { at: usize, what: &'static str },
 }
 
-/// A set of virtual registers with constant-time insert and remove, and iteration
-/// over its members (Briggs and Torczon's sparse set).
-struct SparseSet {
-    /// Position + 1 of each value in `members`, 0 when absent.
-    at: Vec<u32>,
-    members: Vec<u32>,
-}
-
-impl SparseSet {
-    fn new(n: usize) -> SparseSet {
-        SparseSet {
-            at: vec![0; n],
-            members: Vec::new(),
-        }
-    }
-
-    fn contains(&self, v: u32) -> bool {
-        self.at[v as usize] != 0
-    }
-
-    fn insert(&mut self, v: u32) -> bool {
-        if self.contains(v) {
-            return false;
-        }
-        self.members.push(v);
-        self.at[v as usize] = self.members.len() as u32;
-        true
-    }
-
-    fn remove(&mut self, v: u32) -> bool {
-        let p = self.at[v as usize];
-        if p == 0 {
-            return false;
-        }
-        self.at[v as usize] = 0;
-        let last = self.members.pop().expect("a member");
-        if last != v {
-            self.members[p as usize - 1] = last;
-            self.at[last as usize] = p;
-        }
-        true
-    }
-
-    fn clear(&mut self) {
-        for &v in &self.members {
-            self.at[v as usize] = 0;
-        }
-        self.members.clear();
-    }
-}
-
-/// The values live at one point, split by register file, with the registers (or
-/// predicates) they take per region (quads, pairs, singles, predicates).
-struct Live<'a> {
-    classes: &'a [Class],
-    general: SparseSet,
-    preds: SparseSet,
-    size: [u32; 4],
-}
-
-impl Live<'_> {
-    fn set(&mut self, v: u32) -> &mut SparseSet {
-        if self.classes[v as usize] == Class::Pred {
-            &mut self.preds
-        } else {
-            &mut self.general
-        }
-    }
-
-    fn insert(&mut self, v: u32) {
-        if self.set(v).insert(v) {
-            self.size[region(self.classes[v as usize])] += 1;
-        }
-    }
-
-    fn remove(&mut self, v: u32) {
-        if self.set(v).remove(v) {
-            self.size[region(self.classes[v as usize])] -= 1;
-        }
-    }
-
-    fn load(&mut self, values: &[u32]) {
-        self.general.clear();
-        self.preds.clear();
-        self.size = [0; 4];
-        for &v in values {
-            self.insert(v);
-        }
-    }
-
-    fn contains(&self, v: u32) -> bool {
-        if self.classes[v as usize] == Class::Pred {
-            self.preds.contains(v)
-        } else {
-            self.general.contains(v)
-        }
-    }
-
-    /// Steps backwards over instruction `i`: from the values live after it to those
-    /// live before it.
-    fn step_back(&mut self, code: &Code, i: usize) {
-        for &d in code.defs(i) {
-            self.remove(d);
-        }
-        for &u in code.uses(i).iter().chain(code.partial_defs(i)) {
-            self.insert(u);
-        }
-    }
-}
-
-/// Basic blocks: maximal runs of instructions entered only at their first and left
-/// only at their last, with successor and predecessor lists and liveness sets.
-struct Blocks {
-    /// First instruction of each block, then the code's length.
-    start: Vec<u32>,
-    /// Successor blocks of each block (the exit is none).
-    succ: Vec<[u32; 2]>,
-    pred_start: Vec<u32>,
-    preds: Vec<u32>,
-}
-
-const NO_BLOCK: u32 = u32::MAX;
-
-impl Blocks {
-    fn new(code: &Code) -> Blocks {
-        let n = code.len();
-        let mut leader = vec![false; n + 1];
-        leader[0] = true;
-        for (i, s) in code.succ.iter().enumerate() {
-            let falls_through = s.iter().eq(std::iter::once(i + 1));
-            if !falls_through {
-                leader[i + 1] = true;
-                for t in s.iter().filter(|&t| t <= n) {
-                    leader[t] = true;
-                }
-            }
-        }
-        let start: Vec<u32> = (0..=n)
-            .filter(|&i| leader[i] || i == n)
-            .map(|i| i as u32)
-            .collect();
-        drop(leader);
-        let count = start.len() - 1;
-        let block_of = |pc: usize| -> u32 {
-            if pc >= n {
-                return NO_BLOCK;
-            }
-            (start.partition_point(|&s| s as usize <= pc) - 1) as u32
-        };
-        let mut succ = vec![[NO_BLOCK; 2]; count];
-        for (b, slot) in succ.iter_mut().enumerate() {
-            let last = start[b + 1] as usize - 1;
-            for (k, t) in code.succ[last].iter().enumerate() {
-                slot[k] = block_of(t);
-            }
-        }
-        let mut pred_start = vec![0u32; count + 1];
-        for s in &succ {
-            for &t in s.iter().filter(|&&t| t != NO_BLOCK) {
-                pred_start[t as usize + 1] += 1;
-            }
-        }
-        for b in 0..count {
-            pred_start[b + 1] += pred_start[b];
-        }
-        let mut fill = pred_start.clone();
-        let mut preds = vec![0u32; pred_start[count] as usize];
-        for (b, s) in succ.iter().enumerate() {
-            for &t in s.iter().filter(|&&t| t != NO_BLOCK) {
-                preds[fill[t as usize] as usize] = b as u32;
-                fill[t as usize] += 1;
-            }
-        }
-        Blocks {
-            start,
-            succ,
-            pred_start,
-            preds,
-        }
-    }
-
-    fn count(&self) -> usize {
-        self.succ.len()
-    }
-
-    fn range(&self, b: usize) -> std::ops::Range<usize> {
-        self.start[b] as usize..self.start[b + 1] as usize
-    }
-
-    fn preds(&self, b: usize) -> &[u32] {
-        &self.preds[self.pred_start[b] as usize..self.pred_start[b + 1] as usize]
-    }
-
-    fn successors(&self, b: usize) -> impl Iterator<Item = usize> + '_ {
-        self.succ[b]
-            .iter()
-            .filter(|&&t| t != NO_BLOCK)
-            .map(|&t| t as usize)
-    }
-}
-
-/// Sorted union of sorted lists.
-fn union_into(out: &mut Vec<u32>, a: &[u32], b: &[u32]) {
-    out.clear();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => {
-                out.push(a[i]);
-                i += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                out.push(b[j]);
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                out.push(a[i]);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-}
-
-/// Liveness per block: the values live into each block (sorted), solved to the
-/// fixed point over sparse sets.
-fn live_in(classes: &[Class], code: &Code, blocks: &Blocks) -> Result<Vec<Vec<u32>>, Failure> {
-    let n = classes.len();
-    let count = blocks.count();
-    // What each block does to the values live after it: live before = (after - kill)
-    // + gen, gen being the values read before any write in the block.
-    let mut gen_list: Vec<Vec<u32>> = Vec::with_capacity(count);
-    let mut kill_list: Vec<Vec<u32>> = Vec::with_capacity(count);
-    let mut live = Live {
-        classes,
-        general: SparseSet::new(n),
-        preds: SparseSet::new(n),
-        size: [0; 4],
-    };
-    let mut kill = SparseSet::new(n);
-    for b in 0..count {
-        live.load(&[]);
-        kill.clear();
-        for i in blocks.range(b).rev() {
-            live.step_back(code, i);
-            for &d in code.defs(i) {
-                kill.insert(d);
-            }
-        }
-        let mut g: Vec<u32> = live.general.members.clone();
-        g.extend_from_slice(&live.preds.members);
-        g.sort_unstable();
-        let mut k = kill.members.clone();
-        k.sort_unstable();
-        gen_list.push(g);
-        kill_list.push(k);
-    }
-    let mut sets: Vec<Vec<u32>> = vec![Vec::new(); count];
-    let mut total = 0usize;
-    let mut queued = vec![true; count];
-    let mut work: Vec<u32> = (0..count as u32).collect();
-    let (mut out, mut tmp, mut next) = (Vec::new(), Vec::new(), Vec::new());
-    while let Some(b) = work.pop() {
-        let b = b as usize;
-        queued[b] = false;
-        out.clear();
-        for s in blocks.successors(b) {
-            union_into(&mut tmp, &out, &sets[s]);
-            std::mem::swap(&mut out, &mut tmp);
-        }
-        // (out - kill) + gen, all sorted.
-        let kill = &kill_list[b];
-        tmp.clear();
-        let mut k = 0;
-        for &v in &out {
-            while k < kill.len() && kill[k] < v {
-                k += 1;
-            }
-            if k == kill.len() || kill[k] != v {
-                tmp.push(v);
-            }
-        }
-        union_into(&mut next, &tmp, &gen_list[b]);
-        // Sets only grow, so a longer set is a changed one.
-        if next.len() > sets[b].len() {
-            total += next.len() - sets[b].len();
-            if total > MAX_LIVE_ENTRIES {
-                return Err(Failure::TooLarge {
-                    at: blocks.start[b] as usize,
-                    what: "values live into blocks",
-                });
-            }
-            std::mem::swap(&mut sets[b], &mut next);
-            for &p in blocks.preds(b) {
-                if !queued[p as usize] {
-                    queued[p as usize] = true;
-                    work.push(p);
-                }
-            }
-        }
-    }
-    Ok(sets)
-}
-
-/// The values live after the last instruction of block `b`.
-fn live_out(blocks: &Blocks, sets: &[Vec<u32>], b: usize, out: &mut Vec<u32>, tmp: &mut Vec<u32>) {
-    out.clear();
-    for s in blocks.successors(b) {
-        union_into(tmp, out, &sets[s]);
-        std::mem::swap(out, tmp);
-    }
-}
-
 /// The interference graph as adjacency lists, deduplicated as they grow.
 struct Graph<'a> {
     classes: &'a [Class],
+    bounds: Bounds,
     adj: Vec<Vec<u32>>,
     /// Length of each list after its last deduplication.
     clean: Vec<u32>,
@@ -507,7 +210,7 @@ impl Graph<'_> {
         }
         self.push(a, b);
         self.push(b, a);
-        self.examined <= MAX_PAIRS && self.kept <= MAX_KEPT_PAIRS
+        self.examined <= self.bounds.pairs && self.kept <= self.bounds.kept_pairs
     }
 
     fn push(&mut self, a: u32, b: u32) {
@@ -533,13 +236,25 @@ pub fn allocate(
     registers: u32,
     predicates: u32,
 ) -> Result<Assignment, Failure> {
+    allocate_within(classes, code, registers, predicates, BOUNDS)
+}
+
+/// [`allocate`] within `bounds`.
+fn allocate_within(
+    classes: &[Class],
+    code: &Code,
+    registers: u32,
+    predicates: u32,
+    bounds: Bounds,
+) -> Result<Assignment, Failure> {
     let n = classes.len();
     let blocks = Blocks::new(code);
-    let sets = live_in(classes, code, &blocks)?;
+    let sets = live_in(classes, code, &blocks, bounds.live_entries)?;
     // Interference: a value written interferes with everything live after the write
     // (its own later value excepted); values live on entry interfere with each other.
     let mut graph = Graph {
         classes,
+        bounds,
         adj: vec![Vec::new(); n],
         clean: vec![0; n],
         examined: 0,
@@ -556,10 +271,23 @@ pub fn allocate(
         size: [0; 4],
     };
     let (mut out, mut tmp) = (Vec::new(), Vec::new());
+    let reachable = blocks.reachable();
     for b in 0..blocks.count() {
         live_out(&blocks, &sets, b, &mut out, &mut tmp);
         live.load(&out);
         for i in blocks.range(b).rev() {
+            // Values live together where the code can run interfere with each other,
+            // so more of them than the file holds is a failure already: said so now,
+            // before the work of all their pairs.
+            let [q, p, single, preds] = live.size;
+            let general = 4 * q + 2 * p + single;
+            if reachable[b] && (general > registers || preds > predicates) {
+                let short = preds > predicates;
+                let available = if short { predicates } else { registers };
+                let mut report = pressure(classes, code, &blocks, &sets, short, 0, available);
+                report.needed = report.live;
+                return Err(Failure::Pressure(report));
+            }
             for &d in code.writes(i) {
                 let same = if classes[d as usize] == Class::Pred {
                     &live.preds.members
@@ -588,7 +316,7 @@ pub fn allocate(
             .partition(|&&v| classes[v as usize] != Class::Pred);
         for on_entry in [general, preds] {
             let pairs = on_entry.len() * on_entry.len().saturating_sub(1) / 2;
-            if pairs > MAX_PAIRS {
+            if pairs > bounds.pairs {
                 return Err(too_large(0));
             }
             for (k, &a) in on_entry.iter().enumerate() {
@@ -790,6 +518,77 @@ mod tests {
     /// Straight-line successors with an exit after the last instruction.
     fn straight(n: usize) -> Vec<Vec<usize>> {
         (0..n).map(|i| vec![i + 1]).collect()
+    }
+
+    #[test]
+    fn many_declared_registers_and_instructions_cost_what_is_live() {
+        // 65 536 registers, 2^19 instructions each using one of them: a bitset per
+        // instruction would take 4 GiB; one live value per point takes nothing.
+        let n = 1 << 16;
+        let classes = vec![Class::Single; n];
+        let mut code = Code::default();
+        let count = 1usize << 19;
+        for i in 0..count {
+            let (prev, v) = (((i + n - 1) % n) as u32, (i % n) as u32);
+            let uses: &[u32] = if i == 0 { &[] } else { &[prev] };
+            code.push(uses, &[v], &[], &[i + 1]);
+        }
+        let a = super::allocate(&classes, &code, 128, 16).unwrap();
+        assert_eq!(a.singles, 1);
+        // All of them live at once: a pressure failure, found before the work of
+        // their two billion pairs.
+        let mut code = Code::default();
+        let all: Vec<u32> = (0..n as u32).collect();
+        for i in 0..n {
+            code.push(&[i as u32], &[i as u32], &[], &[i + 1]);
+        }
+        code.push(&all, &[], &[], &[n + 1]);
+        let Err(Failure::Pressure(p)) = super::allocate(&classes, &code, 128, 16) else {
+            panic!("a pressure failure");
+        };
+        assert_eq!((p.live, p.needed, p.available), (n as u32, n as u32, 128));
+    }
+
+    #[test]
+    fn work_past_the_bounds_is_refused_where_it_ran_out() {
+        // 40 values live across a chain of 50 branches.
+        let v = 40u32;
+        let classes = vec![Class::Single; v as usize];
+        let mut code = Code::default();
+        for d in 0..v {
+            code.push(&[], &[d], &[], &[d as usize + 1]);
+        }
+        let start = v as usize;
+        for b in 0..50 {
+            let pc = start + b;
+            code.push(&[], &[], &[], &[pc + 1, start + 60]);
+        }
+        let uses: Vec<u32> = (0..v).collect();
+        for pc in start + 50..=start + 60 {
+            code.push(&uses, &[], &[], &[pc + 1]);
+        }
+        let small = |live_entries, pairs| Bounds {
+            live_entries,
+            pairs,
+            kept_pairs: usize::MAX,
+        };
+        assert!(allocate_within(&classes, &code, 128, 16, BOUNDS).is_ok());
+        let e = allocate_within(&classes, &code, 128, 16, small(1000, usize::MAX)).unwrap_err();
+        assert!(
+            matches!(e, Failure::TooLarge { what: "values live into blocks", at } if at >= start),
+            "{e:?}"
+        );
+        let e = allocate_within(&classes, &code, 128, 16, small(usize::MAX, 500)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Failure::TooLarge {
+                    what: "pairs of values live at the same time",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
     }
 
     #[test]
