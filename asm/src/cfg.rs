@@ -3,7 +3,8 @@
 //! IU entry points. Everything is a flat array of 32-bit indices, so a kernel of
 //! millions of instructions costs a few bytes per instruction.
 
-use spu_isa::{Guard, Instr, Opcode, Operand};
+use spu_isa::table::Flow;
+use spu_isa::{Guard, Instr, Operand};
 
 /// The successors of one instruction: at most two (a guarded branch or exit);
 /// `len` (the code's length) stands for "the thread has exited".
@@ -36,45 +37,26 @@ pub fn decode(word: u64) -> Instr {
     Instr::decode(word).expect("the assembler's own words decode")
 }
 
-/// The opcodes that end a straight run of code.
-#[derive(Debug, Clone, Copy)]
-pub struct Kinds {
-    bra: Option<Opcode>,
-    exits: [Option<Opcode>; 2],
-}
-
-impl Kinds {
-    pub fn from_table() -> Kinds {
-        Kinds {
-            bra: Opcode::from_mnemonic("bra"),
-            exits: [Opcode::from_mnemonic("exit"), Opcode::from_mnemonic("ret")],
-        }
-    }
-}
-
-/// The successors of `instr` at `pc` in code of `len` instructions.
-pub fn successor(kinds: &Kinds, pc: usize, instr: &Instr, len: usize) -> Succ {
+/// The successors of `instr` at `pc` in code of `len` instructions (its row's flow).
+pub fn successor(pc: usize, instr: &Instr, len: usize) -> Succ {
     let exit = len;
     let next = pc + 1; // == exit past the last instruction
     let guarded = instr.guard != Guard::Always;
-    if Some(instr.opcode) == kinds.bra {
-        let target = match instr.operands().first() {
-            Some(Operand::Target(t)) => *t as usize,
-            _ => next,
-        };
-        if guarded {
-            Succ::of(&[target, next])
-        } else {
-            Succ::of(&[target])
+    match instr.opcode.spec().flow {
+        Flow::Branch => {
+            let target = match instr.operands().first() {
+                Some(Operand::Target(t)) => *t as usize,
+                _ => next,
+            };
+            if guarded {
+                Succ::of(&[target, next])
+            } else {
+                Succ::of(&[target])
+            }
         }
-    } else if kinds.exits.contains(&Some(instr.opcode)) {
-        if guarded {
-            Succ::of(&[exit, next])
-        } else {
-            Succ::of(&[exit])
-        }
-    } else {
-        Succ::of(&[next])
+        Flow::Exit if guarded => Succ::of(&[exit, next]),
+        Flow::Exit => Succ::of(&[exit]),
+        _ => Succ::of(&[next]),
     }
 }
 

@@ -41,29 +41,6 @@ pub fn check(
     out
 }
 
-fn is(instr: &Instr, mnemonic: &str) -> bool {
-    Some(instr.opcode) == opcode(mnemonic)
-}
-
-/// The opcode of a row the checks look for, found in the table once.
-fn opcode(mnemonic: &str) -> Option<Opcode> {
-    use std::sync::OnceLock;
-    const NAMES: [&str; 6] = [
-        "bar.blocksync",
-        "st",
-        "atom.global",
-        "atom.global.cas",
-        "bra",
-        "bar.sync",
-    ];
-    static FOUND: OnceLock<[Option<Opcode>; 6]> = OnceLock::new();
-    let found = FOUND.get_or_init(|| NAMES.map(Opcode::from_mnemonic));
-    match NAMES.iter().position(|n| *n == mnemonic) {
-        Some(i) => found[i],
-        None => Opcode::from_mnemonic(mnemonic),
-    }
-}
-
 /// CB accesses on a side that the code reachable from the same entry never syncs,
 /// with a directional or a global `bar.blocksync`.
 fn unsynced_cb_sides(code: &[u64], succ: &[Succ], entries: &[usize]) -> Vec<Finding> {
@@ -82,7 +59,7 @@ fn unsynced_cb_sides(code: &[u64], succ: &[Succ], entries: &[usize]) -> Vec<Find
         let mut synced = [false; 4];
         let mut global = false;
         for (_, instr) in live() {
-            if is(&instr, "bar.blocksync") {
+            if instr.opcode == Opcode::BarBlocksync {
                 match instr.mods.side {
                     Some(side) => synced[side.code() as usize] = true,
                     None => global = true,
@@ -102,7 +79,7 @@ fn unsynced_cb_sides(code: &[u64], succ: &[Succ], entries: &[usize]) -> Vec<Find
                 continue;
             }
             warned[i] = true;
-            let store = is(&instr, "st");
+            let store = instr.opcode == Opcode::St;
             let (verb, other) = if store {
                 ("writes", "its consumer never receives it")
             } else {
@@ -218,7 +195,8 @@ impl Varying {
             before: vec![Set::default(); code.len()],
             under: vec![None; code.len()],
         };
-        let atomic = |i: &Instr| is(i, "atom.global") || is(i, "atom.global.cas");
+        let atomic =
+            |i: &Instr| i.opcode == Opcode::AtomGlobal || i.opcode == Opcode::AtomGlobalCas;
         let mut work: Vec<usize> = (0..code.len()).rev().collect();
         let mut queued = vec![true; code.len()];
         // Branches whose condition varies, not yet marked, in code order.
@@ -229,7 +207,7 @@ impl Varying {
             while let Some(pc) = work.pop() {
                 queued[pc] = false;
                 let instr = decode(code[pc]);
-                if !marked[pc] && is(&instr, "bra") && v.guard_varies(pc, &instr) {
+                if !marked[pc] && instr.opcode == Opcode::Bra && v.guard_varies(pc, &instr) {
                     pending.insert(pc);
                 }
                 let (uses, defs) = operands(&instr);
@@ -286,11 +264,7 @@ impl Varying {
 /// `bar.sync` and `bar.blocksync` that only some threads may reach.
 fn divergent_barriers(code: &[u64], succ: &[Succ], ipdom: &[Option<usize>]) -> Vec<Finding> {
     // Without barriers there is nothing to find (the opcode is a word's low byte).
-    let barriers: Vec<u8> = ["bar.sync", "bar.blocksync"]
-        .iter()
-        .filter_map(|m| opcode(m))
-        .map(|o| o.spec().opcode)
-        .collect();
+    let barriers = [Opcode::BarSync, Opcode::BarBlocksync].map(|o| o.spec().opcode);
     if !code.iter().any(|w| barriers.contains(&(*w as u8))) {
         return Vec::new();
     }
@@ -298,9 +272,9 @@ fn divergent_barriers(code: &[u64], succ: &[Succ], ipdom: &[Option<usize>]) -> V
     let mut out = Vec::new();
     for (pc, word) in code.iter().enumerate() {
         let instr = &decode(*word);
-        let what = if is(instr, "bar.sync") {
+        let what = if instr.opcode == Opcode::BarSync {
             "bar.sync".to_string()
-        } else if is(instr, "bar.blocksync") {
+        } else if instr.opcode == Opcode::BarBlocksync {
             match instr.mods.side {
                 Some(side) => format!("bar.blocksync.{side}"),
                 None => "bar.blocksync".to_string(),

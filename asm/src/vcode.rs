@@ -259,14 +259,13 @@ impl VCode {
         words: &[u64],
         colour: bool,
     ) -> (Vec<crate::cfg::Succ>, Option<crate::regalloc::Code>) {
-        let kinds = crate::cfg::Kinds::from_table();
         let mut succ = Vec::with_capacity(words.len());
         let mut code = colour.then(crate::regalloc::Code::default);
         let mut lists: [Vec<u32>; 3] = Default::default();
         let mut next: Vec<usize> = Vec::with_capacity(2);
         for (pc, word) in words.iter().enumerate() {
             let instr = crate::cfg::decode(*word);
-            let s = crate::cfg::successor(&kinds, pc, &instr, words.len());
+            let s = crate::cfg::successor(pc, &instr, words.len());
             if let Some(code) = &mut code {
                 uses_and_defs(&instr, self.refs(pc), &mut lists);
                 next.clear();
@@ -286,11 +285,12 @@ impl VCode {
         phys: &dyn Fn(u32) -> u8,
         ipdom: &[Option<usize>],
     ) -> Result<(), (usize, EncodingError)> {
-        let bra = spu_isa::Opcode::from_mnemonic("bra");
         for (pc, word) in words.iter_mut().enumerate() {
             let mut instr = crate::cfg::decode(*word);
             patch(&mut instr, self.refs(pc), phys);
-            if Some(instr.opcode) == bra && instr.guard != Guard::Always {
+            if instr.opcode.spec().flow == spu_isa::table::Flow::Branch
+                && instr.guard != Guard::Always
+            {
                 instr.reconv = Some(ipdom[pc].map_or(spu_isa::NO_RECONV, |p| p as u32));
             }
             *word = instr.encode().map_err(|e| (pc, e))?;

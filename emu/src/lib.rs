@@ -7,8 +7,9 @@
 //! and each folder's `mod.rs` says what it owns:
 //!
 //! 1. [`machine`]: the machine description (parameters, presets, unit names);
-//! 2. [`exec`]: the execution core: decoded micro-ops, lane semantics, warps and
-//!    their SIMT stack, global memory, faults;
+//! 2. [`sem`]: what each instruction means, one scalar function per operation;
+//!    [`exec`]: the execution core that applies it: decoded ops, warps and their
+//!    SIMT stack, memory accesses, global memory, faults;
 //! 3. [`load`](mod@load): loading a kernel: reading it, parameters, buffers, DMA
 //!    descriptors, and which unit does what in which pass;
 //! 4. [`observe`]: what a run lets you observe (counters, samples, traces,
@@ -24,6 +25,7 @@ pub mod exec;
 pub mod load;
 pub mod machine;
 pub mod observe;
+pub mod sem;
 pub mod timing;
 
 pub use load::kernel::{Kernel, read_kernel};

@@ -9,7 +9,8 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::lexer::Span;
 use crate::regalloc::Failure;
 use spu_isa::format::{Module, RegDecl, RegTy};
-use spu_isa::{Guard, MAX_PREDS, MAX_REGS, Opcode, Ty};
+use spu_isa::table::Flow;
+use spu_isa::{Guard, MAX_PREDS, MAX_REGS, Ty};
 
 impl Assembler<'_> {
     pub(super) fn build(&mut self, diags: &mut Diagnostics) -> Option<Module> {
@@ -119,12 +120,7 @@ impl Assembler<'_> {
         };
         let instr = &decode(code[last]);
         let ends = instr.guard == Guard::Always
-            && [
-                Opcode::from_mnemonic("exit"),
-                Opcode::from_mnemonic("ret"),
-                Opcode::from_mnemonic("bra"),
-            ]
-            .contains(&Some(instr.opcode));
+            && matches!(instr.opcode.spec().flow, Flow::Exit | Flow::Branch);
         if ends {
             return;
         }

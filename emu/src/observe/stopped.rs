@@ -234,8 +234,8 @@ fn render_warps(s: &mut String, w: &Waiting, kernel: &Kernel, image: &Image) {
         }
     }
     for (pc, state, ws) in groups {
-        let side = match image.program.ops.get(pc as usize).map(|o| o.kind) {
-            Some(crate::exec::ops::Kind::BlockSync(side)) => side,
+        let side = match image.program.ops.get(pc as usize).map(|o| o.run) {
+            Some(crate::exec::ops::Run::BlockSync(side)) => side,
             _ => None,
         };
         let plural = ws.len() > 1;

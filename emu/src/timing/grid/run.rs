@@ -117,12 +117,7 @@ impl Grid<'_> {
         if self.windows_passed >= self.next_limit_check {
             self.next_limit_check = self.windows_passed + LIMIT_CHECK_WINDOWS;
             if self.max_instructions < u64::MAX {
-                let program = &self.image.program;
-                let issued: u64 = self
-                    .units
-                    .iter()
-                    .map(|u| u.counts.total_issued(program))
-                    .sum();
+                let issued: u64 = self.units.iter().map(|u| u.counts.warp_instructions).sum();
                 if issued > self.max_instructions {
                     return Err(Box::new(Stop::InstructionLimit {
                         limit: self.max_instructions,
