@@ -6,11 +6,15 @@
 //!
 //! [`generate`] writes structured `.spu` sources, [`ptx`] sets of files (PTX
 //! kernels, launch files, headers of macros), [`mutate`] makes structure-aware
-//! edits of binaries, modules and statistics files.
+//! edits of binaries, modules and statistics files; [`sweep`] holds the entry
+//! points for sweep specs and Slurm job scripts, [`models`] those for energy model
+//! files and `--compare` reports.
 
 pub mod generate;
+pub mod models;
 pub mod mutate;
 pub mod ptx;
+pub mod sweep;
 
 use arbitrary::Unstructured;
 use spu_emu::{Machine, RunControl};
