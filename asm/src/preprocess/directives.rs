@@ -294,7 +294,7 @@ impl Pre<'_> {
                     .label(why)
                     .help(
                         "paths are relative to the including file; an included file must be \
-                         a regular file in the kernel's folder or below it",
+                         a regular UTF-8 text file in the kernel's folder or below it",
                     ),
             ),
         }
