@@ -54,9 +54,12 @@ pub enum Shape<'s> {
     Other,
 }
 
+/// A token and the bytes it covers.
+pub type Token<'s> = (Tok<'s>, Span);
+
 /// What a statement's tokens say it is; agrees with the parse ([`Stmt::Label`],
 /// [`Stmt::EntryOpen`] and [`Stmt::BlockClose`] come from exactly these shapes).
-pub fn shape<'s>(tokens: &[(Tok<'s>, Span)]) -> Shape<'s> {
+pub fn shape<'s>(tokens: &[Token<'s>]) -> Shape<'s> {
     match tokens {
         [(Tok::Name(n), span), (Tok::Colon, _)] => {
             return Shape::Label(Spanned {
@@ -83,7 +86,7 @@ pub fn shape<'s>(tokens: &[(Tok<'s>, Span)]) -> Shape<'s> {
 }
 
 /// The kernel name of an entry header: `.entry NAME ... {`.
-fn entry_name<'s>(tokens: &[(Tok<'s>, Span)]) -> Option<Spanned<&'s str>> {
+fn entry_name<'s>(tokens: &[Token<'s>]) -> Option<Spanned<&'s str>> {
     let at = tokens.iter().position(|(t, _)| *t == Tok::Entry)?;
     let (Tok::Name(name), span) = tokens.get(at + 1)?.clone() else {
         return None;
@@ -104,9 +107,9 @@ pub struct Splitter<'s> {
     /// them once).
     report: bool,
     diags: Diagnostics,
-    current: Vec<(Tok<'s>, Span)>,
+    current: Vec<Token<'s>>,
     /// The last statement handed out (its tokens; see [`Splitter::next_statement`]).
-    done: Vec<(Tok<'s>, Span)>,
+    done: Vec<Token<'s>>,
     newline_inside: Option<usize>,
     skipping: bool,
     /// Brace depth inside a skipped `.func` (its body is skipped whole).
@@ -151,7 +154,7 @@ impl<'s> Splitter<'s> {
     }
 
     /// The tokens of the next statement and where a line ended inside it.
-    pub fn next_statement(&mut self) -> Option<(&[(Tok<'s>, Span)], Option<usize>)> {
+    pub fn next_statement(&mut self) -> Option<(&[Token<'s>], Option<usize>)> {
         let newline_at = self.advance()?;
         Some((&self.done, newline_at))
     }
@@ -474,7 +477,7 @@ fn unknown_directive(name: &str, span: Span) -> Diagnostic {
 
 fn parse_stmt<'s>(
     parser: &StmtParser,
-    tokens: &[(Tok<'s>, Span)],
+    tokens: &[Token<'s>],
     newline_at: Option<usize>,
     diags: &mut Diagnostics,
 ) -> Option<Spanned<Stmt<'s>>> {
@@ -493,7 +496,7 @@ fn parse_stmt<'s>(
 
 /// An entry header that does not parse (a parameter form the language lacks) still
 /// opens its block, so its body is not reported line by line as outside a kernel.
-fn entry_recovery<'s>(tokens: &[(Tok<'s>, Span)], span: Span) -> Option<Spanned<Stmt<'s>>> {
+fn entry_recovery<'s>(tokens: &[Token<'s>], span: Span) -> Option<Spanned<Stmt<'s>>> {
     let at = tokens.iter().position(|(t, _)| *t == Tok::Entry)?;
     let (Tok::Name(name), name_span) = tokens.get(at + 1)?.clone() else {
         return None;

@@ -272,7 +272,7 @@ fn allocate_within(
     };
     let (mut out, mut tmp) = (Vec::new(), Vec::new());
     let reachable = blocks.reachable();
-    for b in 0..blocks.count() {
+    for (b, &reachable) in reachable.iter().enumerate() {
         live_out(&blocks, &sets, b, &mut out, &mut tmp);
         live.load(&out);
         for i in blocks.range(b).rev() {
@@ -281,7 +281,7 @@ fn allocate_within(
             // before the work of all their pairs.
             let [q, p, single, preds] = live.size;
             let general = 4 * q + 2 * p + single;
-            if reachable[b] && (general > registers || preds > predicates) {
+            if reachable && (general > registers || preds > predicates) {
                 let short = preds > predicates;
                 let available = if short { predicates } else { registers };
                 let mut report = pressure(classes, code, &blocks, &sets, short, 0, available);
@@ -294,8 +294,7 @@ fn allocate_within(
                 } else {
                     &live.general.members
                 };
-                for k in 0..same.len() {
-                    let l = same[k];
+                for &l in same {
                     if !graph.add(d, l) {
                         return Err(too_large(i));
                     }
