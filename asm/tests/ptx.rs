@@ -356,6 +356,8 @@ fn a_failed_bind_is_reported_once_not_at_every_read_of_a_parameter() {
             "`OUTT` is not a buffer or parameter of the launch",
         ),
         (".bind fill(OUT, -1);", "`-1` is not a valid .u32 value"),
+        // A constant for a 64-bit parameter is a value of its type too.
+        (".bind fill(-1, N);", "`-1` is not a valid .u64 value"),
         (
             ".bind fill(OUT, 4294967296);",
             "`4294967296` is not a valid .u32 value",

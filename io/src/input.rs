@@ -66,14 +66,27 @@ fn convert_command(path: &str, encoding: &str) -> String {
 }
 
 /// The Unicode encoding other than UTF-8 that `bytes` are in, if they look like one:
-/// a UTF-16 or UTF-32 byte order mark, or text whose every other byte is zero (the
-/// ASCII characters of UTF-16 without a byte order mark).
+/// a UTF-16 or UTF-32 byte order mark followed by text (mostly ASCII, as every
+/// format the tools read is), or text whose every other byte is zero (the ASCII
+/// characters of UTF-16 without a byte order mark).
 pub fn other_encoding(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
-        return Some("UTF-32");
-    }
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return Some("UTF-16");
+    // UTF-32 first: its little-endian mark begins with UTF-16's.
+    for (mark, width, big, name) in [
+        (&[0xFF, 0xFE, 0, 0][..], 4, false, "UTF-32"),
+        (&[0, 0, 0xFE, 0xFF][..], 4, true, "UTF-32"),
+        (&[0xFF, 0xFE][..], 2, false, "UTF-16"),
+        (&[0xFE, 0xFF][..], 2, true, "UTF-16"),
+    ] {
+        if let Some(rest) = bytes.strip_prefix(mark) {
+            let head = &rest[..rest.len().min(512)];
+            let units = head.chunks_exact(width).map(|c| match (width, big) {
+                (2, false) => u32::from(u16::from_le_bytes([c[0], c[1]])),
+                (2, true) => u32::from(u16::from_be_bytes([c[0], c[1]])),
+                (_, false) => u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+                (_, true) => u32::from_be_bytes([c[0], c[1], c[2], c[3]]),
+            });
+            return looks_like_text(units, width == 2).then_some(name);
+        }
     }
     let head = &bytes[..bytes.len().min(256) & !1];
     if head.len() < 4 {
@@ -92,6 +105,29 @@ pub fn other_encoding(bytes: &[u8]) -> Option<&'static str> {
         (even, 0) if even * 4 >= half * 3 => Some("UTF-16 (big-endian, no byte order mark)"),
         _ => None,
     }
+}
+
+/// Whether the code units (UTF-16's or UTF-32's) after a byte order mark decode to
+/// text: characters, no controls but whitespace, at least half of them ASCII. A
+/// surrogate cut off at the end of the sample is fine.
+fn looks_like_text(units: impl Iterator<Item = u32>, utf16: bool) -> bool {
+    let chars: Vec<Option<char>> = if utf16 {
+        let mut units: Vec<u16> = units.map(|u| u as u16).collect();
+        if units.last().is_some_and(|u| (0xD800..0xDC00).contains(u)) {
+            units.pop();
+        }
+        char::decode_utf16(units).map(Result::ok).collect()
+    } else {
+        units.map(char::from_u32).collect()
+    };
+    let text = |c: &Option<char>| {
+        c.is_some_and(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\x0c'))
+    };
+    let ascii = chars
+        .iter()
+        .filter(|c| c.is_some_and(|c| c.is_ascii()))
+        .count();
+    chars.iter().all(text) && ascii * 2 >= chars.len()
 }
 
 /// Text from the bytes of the file at `path`: UTF-8, or an error that names the
@@ -291,6 +327,20 @@ mod tests {
         let err =
             text_from(Path::new("m.toml"), vec![0xFF, 0xFE, 0, 0, b'a', 0, 0, 0]).unwrap_err();
         assert!(err.to_string().contains("UTF-32 text"), "{err}");
+        // A byte order mark before bytes that are not text is no UTF-16 file.
+        for garbage in [
+            &[0xFF, 0xFE, 0x00, 0x13][..],
+            &[0xFE, 0xFF, 0x00, 0x01, 0xD8, 0x00],
+            &[0xFF, 0xFE, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF],
+        ] {
+            let err = text_from(Path::new("g.bin"), garbage.to_vec()).unwrap_err();
+            assert!(err.to_string().contains("is not UTF-8 text"), "{err}");
+        }
+        // A surrogate pair cut at the end of the sample still reads as UTF-16.
+        let mut long: Vec<u8> = vec![0xFF, 0xFE];
+        long.extend("a".repeat(255).encode_utf16().flat_map(u16::to_le_bytes));
+        long.extend("\u{1F600}".encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(other_encoding(&long), Some("UTF-16"));
         // Latin-1 is not mistaken for UTF-16, and UTF-8 passes.
         let err = text_from(Path::new("a.spu"), b"caf\xe9".to_vec()).unwrap_err();
         assert_eq!(
