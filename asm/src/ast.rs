@@ -170,6 +170,8 @@ pub enum Stmt<'s> {
         name: Spanned<&'s str>,
         dims: Vec<SExpr<'s>>,
         init: Option<SExpr<'s>>,
+        /// `.align N`, as written (buffers start 256-byte aligned: up to 256 holds).
+        align: Option<Spanned<&'s str>>,
     },
     Shared {
         ty: Spanned<TyTok>,

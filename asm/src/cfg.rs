@@ -1,92 +1,137 @@
 //! Control flow of a kernel: successor lists, immediate post-dominators (the SIMT
 //! reconvergence point of each divergent branch) and reachability from the SM and
-//! IU entry points.
+//! IU entry points. Everything is a flat array of 32-bit indices, so a kernel of
+//! millions of instructions costs a few bytes per instruction.
 
 use spu_isa::table::Flow;
 use spu_isa::{Guard, Instr, Operand};
 
-/// Successors of every instruction; `len` stands for "the thread has exited".
-pub fn successors(code: &[Instr]) -> Vec<Vec<usize>> {
-    let exit = code.len();
-    code.iter()
-        .enumerate()
-        .map(|(pc, instr)| {
-            let next = pc + 1; // == exit past the last instruction
-            let guarded = instr.guard != Guard::Always;
-            let flow = instr.opcode.spec().flow;
-            if flow == Flow::Branch {
-                let target = match instr.operands().first() {
-                    Some(Operand::Target(t)) => *t as usize,
-                    _ => next,
-                };
-                if guarded {
-                    vec![target, next]
-                } else {
-                    vec![target]
-                }
-            } else if flow == Flow::Exit {
-                if guarded {
-                    vec![exit, next]
-                } else {
-                    vec![exit]
-                }
+/// The successors of one instruction: at most two (a guarded branch or exit);
+/// `len` (the code's length) stands for "the thread has exited".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Succ([u32; 2]);
+
+const NONE: u32 = u32::MAX;
+
+impl Succ {
+    /// Successors from a list of at most two.
+    pub fn of(list: &[usize]) -> Succ {
+        let mut s = [NONE; 2];
+        for (slot, &v) in s.iter_mut().zip(list) {
+            *slot = v as u32;
+        }
+        Succ(s)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().filter(|&&v| v != NONE).map(|&v| v as usize)
+    }
+
+    pub fn contains(&self, pc: usize) -> bool {
+        self.iter().any(|s| s == pc)
+    }
+}
+
+/// The instruction in a word the assembler encoded itself.
+pub fn decode(word: u64) -> Instr {
+    Instr::decode(word).expect("the assembler's own words decode")
+}
+
+/// The successors of `instr` at `pc` in code of `len` instructions (its row's flow).
+pub fn successor(pc: usize, instr: &Instr, len: usize) -> Succ {
+    let exit = len;
+    let next = pc + 1; // == exit past the last instruction
+    let guarded = instr.guard != Guard::Always;
+    match instr.opcode.spec().flow {
+        Flow::Branch => {
+            let target = match instr.operands().first() {
+                Some(Operand::Target(t)) => *t as usize,
+                _ => next,
+            };
+            if guarded {
+                Succ::of(&[target, next])
             } else {
-                vec![next]
+                Succ::of(&[target])
             }
-        })
-        .collect()
+        }
+        Flow::Exit if guarded => Succ::of(&[exit, next]),
+        Flow::Exit => Succ::of(&[exit]),
+        _ => Succ::of(&[next]),
+    }
+}
+
+/// Predecessors of every node `0..=n` (`n` is the exit) as one flat list: those of
+/// node `v` are `list[start[v]..start[v + 1]]`.
+pub fn predecessors(succ: &[Succ]) -> (Vec<u32>, Vec<u32>) {
+    let n = succ.len();
+    let mut start = vec![0u32; n + 2];
+    for ss in succ {
+        for s in ss.iter() {
+            start[s + 1] += 1;
+        }
+    }
+    for v in 0..=n {
+        start[v + 1] += start[v];
+    }
+    let mut fill = start.clone();
+    let mut list = vec![0u32; start[n + 1] as usize];
+    for (pc, ss) in succ.iter().enumerate() {
+        for s in ss.iter() {
+            list[fill[s] as usize] = pc as u32;
+            fill[s] += 1;
+        }
+    }
+    (start, list)
 }
 
 /// Immediate post-dominator of every instruction (`None` when it is the exit or the
 /// instruction cannot reach the exit). Cooper-Harvey-Kennedy on the reverse graph.
-pub fn immediate_post_dominators(succ: &[Vec<usize>]) -> Vec<Option<usize>> {
+pub fn immediate_post_dominators(succ: &[Succ]) -> Vec<Option<usize>> {
     let n = succ.len();
     let exit = n;
     // Reverse-graph DFS postorder starting from the exit node.
-    let mut preds_rev: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
-    for (pc, ss) in succ.iter().enumerate() {
-        for &s in ss {
-            preds_rev[s].push(pc);
-        }
-    }
-    let mut order = Vec::with_capacity(n + 1);
+    let (start, preds) = predecessors(succ);
+    let preds_of = |v: usize| &preds[start[v] as usize..start[v + 1] as usize];
+    let mut order: Vec<u32> = Vec::with_capacity(n + 1);
     let mut seen = vec![false; n + 1];
-    let mut stack = vec![(exit, 0usize)];
+    let mut stack = vec![(exit as u32, 0u32)];
     seen[exit] = true;
     while let Some((node, i)) = stack.pop() {
-        if i < preds_rev[node].len() {
+        let ps = preds_of(node as usize);
+        if (i as usize) < ps.len() {
             stack.push((node, i + 1));
-            let next = preds_rev[node][i];
-            if !seen[next] {
-                seen[next] = true;
+            let next = ps[i as usize];
+            if !seen[next as usize] {
+                seen[next as usize] = true;
                 stack.push((next, 0));
             }
         } else {
             order.push(node);
         }
     }
-    let mut rank = vec![usize::MAX; n + 1];
+    drop(seen);
+    let mut rank = vec![u32::MAX; n + 1];
     for (i, node) in order.iter().enumerate() {
-        rank[*node] = i;
+        rank[*node as usize] = i as u32;
     }
-    let mut ipdom: Vec<Option<usize>> = vec![None; n + 1];
-    ipdom[exit] = Some(exit);
+    let mut ipdom: Vec<u32> = vec![NONE; n + 1];
+    ipdom[exit] = exit as u32;
     let mut changed = true;
     while changed {
         changed = false;
-        for &node in order.iter().rev().filter(|x| **x != exit) {
-            let mut new: Option<usize> = None;
-            for &s in &succ[node] {
-                if ipdom[s].is_none() {
+        for &node in order.iter().rev().filter(|x| **x as usize != exit) {
+            let mut new = NONE;
+            for s in succ[node as usize].iter() {
+                if ipdom[s] == NONE {
                     continue;
                 }
-                new = Some(match new {
-                    None => s,
-                    Some(cur) => intersect(cur, s, &ipdom, &rank),
-                });
+                new = match new {
+                    NONE => s as u32,
+                    cur => intersect(cur, s as u32, &ipdom, &rank),
+                };
             }
-            if new.is_some() && ipdom[node] != new {
-                ipdom[node] = new;
+            if new != NONE && ipdom[node as usize] != new {
+                ipdom[node as usize] = new;
                 changed = true;
             }
         }
@@ -94,25 +139,29 @@ pub fn immediate_post_dominators(succ: &[Vec<usize>]) -> Vec<Option<usize>> {
     ipdom.truncate(n);
     ipdom
         .into_iter()
-        .map(|d| d.filter(|d| *d != exit))
+        .map(|d| (d != NONE && d as usize != exit).then_some(d as usize))
         .collect()
 }
 
-fn intersect(mut a: usize, mut b: usize, ipdom: &[Option<usize>], rank: &[usize]) -> usize {
-    let exit = ipdom.len() - 1;
+fn intersect(mut a: u32, mut b: u32, ipdom: &[u32], rank: &[u32]) -> u32 {
+    let exit = (ipdom.len() - 1) as u32;
+    let up = |x: u32| match ipdom[x as usize] {
+        NONE => exit,
+        d => d,
+    };
     while a != b {
-        while rank[a] < rank[b] {
-            a = ipdom[a].unwrap_or(exit);
+        while rank[a as usize] < rank[b as usize] {
+            a = up(a);
         }
-        while rank[b] < rank[a] {
-            b = ipdom[b].unwrap_or(exit);
+        while rank[b as usize] < rank[a as usize] {
+            b = up(b);
         }
     }
     a
 }
 
 /// Instructions reachable from `entry`.
-pub fn reachable(succ: &[Vec<usize>], entry: usize) -> Vec<bool> {
+pub fn reachable(succ: &[Succ], entry: usize) -> Vec<bool> {
     let mut seen = vec![false; succ.len()];
     let mut stack = vec![entry];
     while let Some(pc) = stack.pop() {
@@ -120,7 +169,7 @@ pub fn reachable(succ: &[Vec<usize>], entry: usize) -> Vec<bool> {
             continue;
         }
         seen[pc] = true;
-        stack.extend(&succ[pc]);
+        stack.extend(succ[pc].iter());
     }
     seen
 }
@@ -129,10 +178,14 @@ pub fn reachable(succ: &[Vec<usize>], entry: usize) -> Vec<bool> {
 mod tests {
     use super::*;
 
+    fn succs(lists: &[&[usize]]) -> Vec<Succ> {
+        lists.iter().map(|l| Succ::of(l)).collect()
+    }
+
     #[test]
     fn if_then_else_reconverges_at_the_join() {
         // 0: @p bra 3; 1: a; 2: bra 4; 3: b; 4: join; 5: exit
-        let succ = vec![vec![3, 1], vec![2], vec![4], vec![4], vec![5], vec![6]];
+        let succ = succs(&[&[3, 1], &[2], &[4], &[4], &[5], &[6]]);
         let ipdom = immediate_post_dominators(&succ);
         assert_eq!(ipdom[0], Some(4));
         assert_eq!(ipdom[1], Some(2));
@@ -142,15 +195,26 @@ mod tests {
     #[test]
     fn loop_back_edge_reconverges_after_the_loop() {
         // 0: body; 1: @p bra 0; 2: exit
-        let succ = vec![vec![1], vec![0, 2], vec![3]];
+        let succ = succs(&[&[1], &[0, 2], &[3]]);
         assert_eq!(immediate_post_dominators(&succ)[1], Some(2));
     }
 
     #[test]
     fn guarded_exit_reconverges_at_exit() {
         // 0: @p exit; 1: x; 2: exit
-        let succ = vec![vec![3, 1], vec![2], vec![3]];
+        let succ = succs(&[&[3, 1], &[2], &[3]]);
         let ipdom = immediate_post_dominators(&succ);
         assert_eq!(ipdom[0], None);
+    }
+
+    #[test]
+    fn predecessors_are_grouped_by_node() {
+        let succ = succs(&[&[2, 1], &[2], &[3]]);
+        let (start, list) = predecessors(&succ);
+        let of = |v: usize| list[start[v] as usize..start[v + 1] as usize].to_vec();
+        assert_eq!(
+            (of(0), of(1), of(2), of(3)),
+            (vec![], vec![0], vec![0, 1], vec![2])
+        );
     }
 }

@@ -83,26 +83,47 @@ pub struct Diagnostics {
     /// The files the diagnostics point into (the main file first, then includes);
     /// empty when only the main file is involved.
     pub files: Vec<SourceFile>,
+    /// Errors and warnings past [`MAX_KEPT`], counted but not kept (a file of
+    /// garbage costs a count, not memory per bad byte).
+    pub dropped: [usize; 2],
 }
+
+/// Most diagnostics one [`Diagnostics`] keeps; the rest are only counted.
+pub const MAX_KEPT: usize = 10_000;
 
 impl Diagnostics {
     pub fn push(&mut self, d: Diagnostic) {
-        self.items.push(d);
+        if self.items.len() < MAX_KEPT {
+            self.items.push(d);
+        } else {
+            self.dropped[usize::from(d.severity == Severity::Warning)] += 1;
+        }
+    }
+
+    /// Adds all of `other` (kept ones first, up to the limit, then its counts).
+    pub fn append(&mut self, other: Diagnostics) {
+        for d in other.items {
+            self.push(d);
+        }
+        self.dropped[0] += other.dropped[0];
+        self.dropped[1] += other.dropped[1];
     }
 
     pub fn has_errors(&self) -> bool {
-        self.items.iter().any(|d| d.severity == Severity::Error)
+        self.dropped[0] > 0 || self.items.iter().any(|d| d.severity == Severity::Error)
     }
 
     pub fn error_count(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count()
+        self.dropped[0]
+            + self
+                .items
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.items.is_empty() && self.dropped == [0, 0]
     }
 
     /// Sorts by position so output follows the files.
@@ -114,7 +135,7 @@ impl Diagnostics {
     /// Maps spans of the preprocessed text back to their files; a diagnostic inside
     /// a macro expansion points at the invocation and notes where the macro was
     /// defined.
-    pub fn remap(&mut self, map: &SourceMap) {
+    pub fn remap(&mut self, map: &mut SourceMap) {
         for d in &mut self.items {
             if d.file.is_none() {
                 let o = map.origin(&d.span);
@@ -137,7 +158,7 @@ impl Diagnostics {
             }
         }
         if map.files.len() > 1 {
-            self.files = map.files.clone();
+            self.files = std::mem::take(&mut map.files);
         }
     }
 
@@ -195,12 +216,14 @@ impl Diagnostics {
                 Err(_) => out.push_str(&format!("{path}: {}\n", d.message)),
             }
         }
-        if let Some(rest) = self.items.get(MAX_SHOWN..).filter(|r| !r.is_empty()) {
-            let errors = rest
+        let rest = self.items.get(MAX_SHOWN..).unwrap_or_default();
+        if !rest.is_empty() || self.dropped != [0, 0] {
+            let shown_errors = rest
                 .iter()
                 .filter(|d| d.severity == Severity::Error)
                 .count();
-            let warnings = rest.len() - errors;
+            let errors = shown_errors + self.dropped[0];
+            let warnings = rest.len() - shown_errors + self.dropped[1];
             let plural =
                 |n: usize, what: &str| format!("{n} more {what}{}", if n == 1 { "" } else { "s" });
             let what = match (errors, warnings) {

@@ -105,6 +105,12 @@ pub fn disassemble(m: &Module, options: Options) -> String {
         let init = match b.init {
             Init::Zeros => "zeros".to_string(),
             Init::Const(v) => format!("const({})", num(v)),
+            // The integer the bits are, signed or not as the type is.
+            Init::ConstBits(bits) if b.ty.is_signed() => {
+                let shift = 64 - b.ty.bits();
+                format!("const({})", ((bits << shift) as i64) >> shift)
+            }
+            Init::ConstBits(bits) => format!("const({bits})"),
             Init::Ramp { start, step } => format!("ramp({}, {})", num(start), num(step)),
             Init::Random { seed, lo, hi } => format!("random({seed}, {}, {})", num(lo), num(hi)),
         };

@@ -290,24 +290,77 @@ pub fn const_f32(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f32, Diagnostic>
     }
 }
 
-/// A number for an initialiser or a float default (f64, literals only, possibly
-/// negated any number of times).
-pub fn const_f64(e: &SExpr<'_>) -> Result<f64, Diagnostic> {
-    let mut sign = 1.0;
+/// `- - x`: the expression under any number of negations, and how many (walked,
+/// not recursed: a file may hold millions of signs).
+fn peel_negations<'a, 's>(e: &'a SExpr<'s>) -> (&'a SExpr<'s>, usize) {
     let mut x = e;
+    let mut n = 0;
     while let Expr::Neg(a) = &x.node {
-        sign = -sign;
         x = a;
+        n += 1;
     }
-    let v = match &x.node {
-        Expr::Float(t) => {
-            parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", x.span.clone()))
+    (x, n)
+}
+
+/// A literal of an initialiser: an integer exactly as written (any 64-bit value,
+/// signed or unsigned), or a float.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    /// `negative` and the magnitude as written.
+    Int {
+        negative: bool,
+        magnitude: u64,
+    },
+    Float(f64),
+}
+
+impl Num {
+    /// The value as a double (`-0` is -0.0, as a double negated).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Num::Int {
+                negative,
+                magnitude,
+            } => {
+                let v = magnitude as f64;
+                if negative { -v } else { v }
+            }
+            Num::Float(v) => v,
         }
-        Expr::Int(t) => parse_int(t).map(|v| v as f64).ok_or_else(|| int_range(x)),
+    }
+
+    /// The exact integer, for integer literals.
+    pub fn as_int(self) -> Option<i128> {
+        match self {
+            Num::Int {
+                negative,
+                magnitude,
+            } => {
+                let v = i128::from(magnitude);
+                Some(if negative { -v } else { v })
+            }
+            Num::Float(_) => None,
+        }
+    }
+}
+
+/// A number for an initialiser: a literal, possibly negated any number of times.
+pub fn init_literal(e: &SExpr<'_>) -> Result<Num, Diagnostic> {
+    let (x, negations) = peel_negations(e);
+    let negative = negations % 2 == 1;
+    match &x.node {
+        Expr::Float(t) => parse_f64(t)
+            .map(|v| Num::Float(if negative { -v } else { v }))
+            .ok_or_else(|| Diagnostic::error("malformed float literal", x.span.clone())),
+        Expr::Int(t) => parse_u64(t)
+            .map(|magnitude| Num::Int {
+                negative,
+                magnitude,
+            })
+            .ok_or_else(|| int_range(x)),
         _ => Err(Diagnostic::error("expected a number", e.span.clone())
             .label("initialiser arguments are literals")),
-    }?;
-    Ok(sign * v)
+    }
 }
 
 /// A parameter's default: a value of its type, the same values `-D` accepts
@@ -345,11 +398,18 @@ pub fn param_default(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u64,
 /// 64-bit types above `i64::MAX` and `-2^63` are written as they are; `None` for
 /// any other expression.
 fn wide_literal(e: &SExpr<'_>) -> Option<Result<i128, Diagnostic>> {
-    match &e.node {
-        Expr::Int(text) => Some(parse_u64(text).map(i128::from).ok_or_else(|| int_range(e))),
-        Expr::Neg(a) => wide_literal(a).map(|v| v.map(|v| -v)),
-        _ => None,
-    }
+    let (x, negations) = peel_negations(e);
+    let Expr::Int(text) = &x.node else {
+        return None;
+    };
+    Some(
+        parse_u64(text)
+            .map(|v| {
+                let v = i128::from(v);
+                if negations % 2 == 1 { -v } else { v }
+            })
+            .ok_or_else(|| int_range(x)),
+    )
 }
 
 /// An f64 default: a float literal rounded to nearest (finite unless written as a
@@ -369,7 +429,11 @@ fn const_f64_exact(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f64, Diagnosti
             .label(format!("expected a magnitude of at most {:e}", f64::MAX))),
             None => Err(Diagnostic::error("malformed float literal", e.span.clone())),
         },
-        Expr::Neg(a) => Ok(-const_f64_exact(a, params)?),
+        Expr::Neg(_) => {
+            let (x, negations) = peel_negations(e);
+            let v = const_f64_exact(x, params)?;
+            Ok(if negations % 2 == 1 { -v } else { v })
+        }
         _ => {
             let v = const_int(e, params)?;
             let f = v as f64;
@@ -392,15 +456,10 @@ pub fn const_bits64(e: &SExpr<'_>, ty: Ty, params: &[ParamInfo]) -> Result<u64, 
         Ty::F32 => Ok(u64::from(const_f32(e, params)?.to_bits())),
         Ty::F64 => Ok(const_float64(e, params)?.to_bits()),
         t => {
-            let v: i128 = match &e.node {
-                // Literals above i64::MAX (64-bit masks) are read directly.
-                Expr::Int(text) => match parse_int(text) {
-                    Some(v) => i128::from(v),
-                    None => parse_u64(text)
-                        .map(i128::from)
-                        .ok_or_else(|| int_range(e))?,
-                },
-                _ => i128::from(const_int(e, params)?),
+            // Literals beyond i64 (64-bit masks, -2^63) are read as they are written.
+            let v: i128 = match wide_literal(e) {
+                Some(v) => v?,
+                None => i128::from(const_int(e, params)?),
             };
             let bits = t.bits();
             let (lo, hi) = (-(1i128 << (bits - 1)), (1i128 << bits) - 1);
@@ -429,7 +488,11 @@ pub fn const_float64(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f64, Diagnos
         Expr::Float(t) => {
             parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone()))
         }
-        Expr::Neg(a) => Ok(-const_float64(a, params)?),
+        Expr::Neg(_) => {
+            let (x, negations) = peel_negations(e);
+            let v = const_float64(x, params)?;
+            Ok(if negations % 2 == 1 { -v } else { v })
+        }
         _ => Ok(const_int(e, params)? as f64),
     }
 }

@@ -201,11 +201,47 @@ const BOM: &str = "\u{feff}";
 
 /// Lexes the source lazily; unknown characters become [`Tok::Error`]. A byte order
 /// mark at the start is skipped (spans still count its bytes).
-pub fn lex(src: &str) -> impl Iterator<Item = (Tok<'_>, Span)> {
-    let skip = if src.starts_with(BOM) { BOM.len() } else { 0 };
-    Tok::lexer(&src[skip..])
-        .spanned()
-        .map(move |(t, span)| (t.unwrap_or(Tok::Error), span.start + skip..span.end + skip))
+pub fn lex(src: &str) -> Lexer<'_> {
+    lex_from(src, 0)
+}
+
+/// Lexes `src` from byte `start` (the start of a token), with spans in `src`.
+pub fn lex_from(src: &str, start: usize) -> Lexer<'_> {
+    let skip = if start == 0 && src.starts_with(BOM) {
+        BOM.len()
+    } else {
+        start
+    };
+    Lexer {
+        inner: Tok::lexer(&src[skip..]).spanned(),
+        skip,
+    }
+}
+
+/// The tokens of a source with their spans (see [`lex`]).
+pub struct Lexer<'s> {
+    inner: logos::SpannedIter<'s, Tok<'s>>,
+    skip: usize,
+}
+
+impl std::fmt::Debug for Lexer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lexer")
+            .field("at", &(self.inner.span().end + self.skip))
+            .finish()
+    }
+}
+
+impl<'s> Iterator for Lexer<'s> {
+    type Item = (Tok<'s>, Span);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (t, span) = self.inner.next()?;
+        Some((
+            t.unwrap_or(Tok::Error),
+            span.start + self.skip..span.end + self.skip,
+        ))
+    }
 }
 
 /// The offset of the first carriage return that does not start a CR LF pair.

@@ -30,7 +30,8 @@ lalrpop_util::lalrpop_mod!(
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use lower::{
-    Options, assemble_module, assemble_module_with, assemble_with, assemble_with_options,
+    MAX_ENTRIES, MAX_LABELS, MAX_REGISTERS, Options, assemble_module, assemble_module_with,
+    assemble_with, assemble_with_options,
 };
 
 /// Assembles source text into `.bin` bytes. `path` names the file in diagnostics

@@ -9,11 +9,12 @@
 //! Thread-dependence is a may-analysis: a value varies between threads when it is
 //! computed from `%tid`, `%laneid`, `%warpid` or `%clock`, from an atomic's old
 //! value, from a load at a varying address, or inside a branch on a varying
-//! condition (before the branch reconverges).
+//! condition (before the branch reconverges). It is solved with one work list, so
+//! its time grows with the code, not with the code times its branches.
 
-use crate::cfg;
+use crate::cfg::{self, Succ, decode};
 use spu_isa::table::{OperandKind, Role};
-use spu_isa::{Guard, Instr, Opcode, Operand, Special};
+use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, Opcode, Operand, Special};
 
 /// What the checks found: (instruction, message, label, help, related instruction).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,24 +27,35 @@ pub struct Finding {
     pub related: Option<(usize, String)>,
 }
 
-/// Runs both checks on `code` with entry points `entries` (SM entry, IU entry).
-pub fn check(code: &[Instr], succ: &[Vec<usize>], entries: &[usize]) -> Vec<Finding> {
+/// Runs both checks on `code` (encoded) with entry points `entries` (SM entry, IU
+/// entry); `ipdom` are the immediate post-dominators.
+pub fn check(
+    code: &[u64],
+    succ: &[Succ],
+    ipdom: &[Option<usize>],
+    entries: &[usize],
+) -> Vec<Finding> {
     let mut out = unsynced_cb_sides(code, succ, entries);
-    out.extend(divergent_barriers(code, succ));
+    out.extend(divergent_barriers(code, succ, ipdom));
     out.sort_by_key(|f| f.pc);
     out
 }
 
 /// CB accesses on a side that the code reachable from the same entry never syncs,
 /// with a directional or a global `bar.blocksync`.
-fn unsynced_cb_sides(code: &[Instr], succ: &[Vec<usize>], entries: &[usize]) -> Vec<Finding> {
+fn unsynced_cb_sides(code: &[u64], succ: &[Succ], entries: &[usize]) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     for &entry in entries {
         if entry >= code.len() {
             continue;
         }
         let reached = cfg::reachable(succ, entry);
-        let live = || code.iter().enumerate().filter(|(pc, _)| reached[*pc]);
+        let live = || {
+            code.iter()
+                .enumerate()
+                .filter(|(pc, _)| reached[*pc])
+                .map(|(pc, w)| (pc, decode(*w)))
+        };
         let mut synced = [false; 4];
         let mut global = false;
         for (_, instr) in live() {
@@ -111,15 +123,17 @@ fn operands(instr: &Instr) -> (Vec<Operand>, Vec<Operand>) {
     (uses, defs)
 }
 
-/// A set of registers and predicates: bits 0..256 registers, 256..512 predicates.
+/// A set of registers and predicates: bits 0..128 registers, 128..144 predicates.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
-struct Set([u64; 8]);
+struct Set([u64; 3]);
+
+const _: () = assert!(MAX_REGS == 128 && MAX_PREDS <= 64);
 
 impl Set {
     fn slot(op: Operand) -> Option<usize> {
         match op {
-            Operand::Reg(r) => Some(usize::from(r)),
-            Operand::Pred(p) => Some(256 + usize::from(p)),
+            Operand::Reg(r) if u32::from(r) < MAX_REGS => Some(usize::from(r)),
+            Operand::Pred(p) if u32::from(p) < MAX_PREDS => Some(128 + usize::from(p)),
             _ => None,
         }
     }
@@ -172,23 +186,33 @@ impl Varying {
         matches!(instr.guard, Guard::If(p) | Guard::IfNot(p) if self.before[pc].has(Operand::Pred(p)))
     }
 
-    fn analyse(code: &[Instr], succ: &[Vec<usize>]) -> Varying {
-        let ipdom = cfg::immediate_post_dominators(succ);
+    /// Forward data flow and divergent regions to their joint fixed point, in
+    /// rounds: the data flow settles, then the branches that became varying mark
+    /// their regions (in code order, so the first branch to reach an instruction
+    /// owns it), and the marked instructions flow on in the next round.
+    fn analyse(code: &[u64], succ: &[Succ], ipdom: &[Option<usize>]) -> Varying {
         let mut v = Varying {
             before: vec![Set::default(); code.len()],
             under: vec![None; code.len()],
         };
         let atomic =
             |i: &Instr| i.opcode == Opcode::AtomGlobal || i.opcode == Opcode::AtomGlobalCas;
+        let mut work: Vec<usize> = (0..code.len()).rev().collect();
+        let mut queued = vec![true; code.len()];
+        // Branches whose condition varies, not yet marked, in code order.
+        let mut pending = std::collections::BTreeSet::new();
+        let mut marked = vec![false; code.len()];
         loop {
-            let mut changed = false;
-            // Forward data flow to a fixed point; sets only grow.
-            let mut work: Vec<usize> = (0..code.len()).rev().collect();
+            // Sets only grow; an instruction is visited again when its input grew.
             while let Some(pc) = work.pop() {
-                let instr = &code[pc];
-                let (uses, defs) = operands(instr);
+                queued[pc] = false;
+                let instr = decode(code[pc]);
+                if !marked[pc] && instr.opcode == Opcode::Bra && v.guard_varies(pc, &instr) {
+                    pending.insert(pc);
+                }
+                let (uses, defs) = operands(&instr);
                 let mut after = v.before[pc];
-                let varying = atomic(instr)
+                let varying = atomic(&instr)
                     || v.under[pc].is_some()
                     || uses.iter().any(|&u| v.before[pc].has(u));
                 // A guarded write may leave the old value: it cannot make a value uniform.
@@ -198,7 +222,7 @@ impl Varying {
                         after.put(d, varying);
                     }
                 }
-                for &q in &succ[pc] {
+                for q in succ[pc].iter() {
                     if q >= code.len() {
                         continue;
                     }
@@ -206,38 +230,48 @@ impl Varying {
                     merged.union(&after);
                     if merged != v.before[q] {
                         v.before[q] = merged;
-                        work.push(q);
+                        if !queued[q] {
+                            queued[q] = true;
+                            work.push(q);
+                        }
                     }
                 }
             }
-            for (pc, instr) in code.iter().enumerate() {
-                if instr.opcode != Opcode::Bra || !v.guard_varies(pc, instr) {
-                    continue;
-                }
+            if pending.is_empty() {
+                return v;
+            }
+            for pc in std::mem::take(&mut pending) {
+                marked[pc] = true;
                 // Everything reachable from the branch before it reconverges.
                 let stop = ipdom[pc];
-                let mut stack: Vec<usize> = succ[pc].clone();
+                let mut stack: Vec<usize> = succ[pc].iter().collect();
                 while let Some(q) = stack.pop() {
                     if q >= code.len() || Some(q) == stop || v.under[q].is_some() {
                         continue;
                     }
                     v.under[q] = Some(pc);
-                    changed = true;
-                    stack.extend(succ[q].iter().copied());
+                    if !queued[q] {
+                        queued[q] = true;
+                        work.push(q);
+                    }
+                    stack.extend(succ[q].iter());
                 }
-            }
-            if !changed {
-                return v;
             }
         }
     }
 }
 
 /// `bar.sync` and `bar.blocksync` that only some threads may reach.
-fn divergent_barriers(code: &[Instr], succ: &[Vec<usize>]) -> Vec<Finding> {
-    let v = Varying::analyse(code, succ);
+fn divergent_barriers(code: &[u64], succ: &[Succ], ipdom: &[Option<usize>]) -> Vec<Finding> {
+    // Without barriers there is nothing to find (the opcode is a word's low byte).
+    let barriers = [Opcode::BarSync, Opcode::BarBlocksync].map(|o| o.spec().opcode);
+    if !code.iter().any(|w| barriers.contains(&(*w as u8))) {
+        return Vec::new();
+    }
+    let v = Varying::analyse(code, succ, ipdom);
     let mut out = Vec::new();
-    for (pc, instr) in code.iter().enumerate() {
+    for (pc, word) in code.iter().enumerate() {
+        let instr = &decode(*word);
         let what = if instr.opcode == Opcode::BarSync {
             "bar.sync".to_string()
         } else if instr.opcode == Opcode::BarBlocksync {

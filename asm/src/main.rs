@@ -93,12 +93,9 @@ fn run(cli: &Cli) -> Result<()> {
             cli.input.display()
         );
     }
-    let src = String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "`{}` is not UTF-8 text (invalid byte at offset {}); is it a source file?",
-            cli.input.display(),
-            e.utf8_error().valid_up_to()
-        )
+    let src = spu_io::input::text_from(&cli.input, bytes).map_err(|e| match e {
+        spu_io::InputError::NotText { .. } => anyhow::anyhow!("{e}; is it a source file?"),
+        e => e.into(),
     })?;
     if src.contains('\0') {
         bail!(

@@ -1,220 +1,441 @@
 //! Splits the token stream into statements and parses each with the lalrpop grammar,
-//! so one syntax error never hides the next.
+//! so one syntax error never hides the next. Statements are produced one at a time
+//! ([`Splitter`] for their tokens, [`Statements`] for their syntax trees), so a file
+//! is never held as a tree in memory: the assembler reads the statements it keeps
+//! and lowers the rest as they come.
 
 use crate::ast::{Spanned, Stmt};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::grammar::StmtParser;
-use crate::lexer::{Span, Tok, lex};
+use crate::lexer::{Lexer, Span, Tok, lex_from};
 use lalrpop_util::ParseError;
-use spu_isa::format::{MAX_INPUT_BYTES, MAX_INSTRUCTIONS, MAX_STRING};
+use spu_isa::format::{MAX_INPUT_BYTES, MAX_STRING};
 
-/// The statements of a file.
+/// Most tokens one statement may have (an expression of about half a million terms).
+pub const MAX_STATEMENT_TOKENS: usize = 1 << 20;
+
+/// The statements of a file, as trees (for tests and small tools; the assembler
+/// streams them with [`Statements`]).
 #[derive(Debug)]
 pub struct Parsed<'s> {
     pub stmts: Vec<Spanned<Stmt<'s>>>,
-    /// Parsing stopped before the end of the file (an unterminated comment, a kernel
-    /// too long for a binary), so checks of the file's end do not apply.
+    /// Parsing stopped before the end of the file (an unterminated comment), so
+    /// checks of the file's end do not apply.
     pub stopped_early: bool,
 }
 
-/// Parses a whole file into statements, collecting syntax errors.
+/// Parses a whole file into statements, collecting all syntax errors.
 pub fn parse_file<'s>(src: &'s str, diags: &mut Diagnostics) -> Parsed<'s> {
-    parse_limited(src, diags, MAX_INSTRUCTIONS)
+    let mut statements = Statements::new(src, 0, true, true);
+    let stmts = statements.by_ref().collect();
+    let stopped_early = statements.split.stopped_early;
+    diags.append(statements.take_diagnostics());
+    Parsed {
+        stmts,
+        stopped_early,
+    }
 }
 
-/// [`parse_file`], stopping after `max_instructions` instructions.
-fn parse_limited<'s>(src: &'s str, diags: &mut Diagnostics, max_instructions: usize) -> Parsed<'s> {
-    let parser = StmtParser::new();
-    let mut stmts = Vec::new();
-    let mut current: Vec<(Tok<'s>, Span)> = Vec::new();
-    let mut newline_inside = None;
-    let mut skipping = false;
-    // Brace depth inside a skipped `.func` (its body is skipped whole).
-    let mut func_depth: Option<u32> = None;
-    let mut instructions = 0usize;
-    // Inside a `.section` (nvcc's DWARF data with `-G` or `-lineinfo`): where the
-    // directive and its name are, and the brace depth of its block, skipped whole.
-    let mut section: Option<(Span, u32)> = None;
-    for (tok, span) in lex(src) {
-        if let Some((at, depth)) = &mut section {
-            let mut consumed = true;
-            match (tok, *depth) {
-                (Tok::LBrace, _) => *depth += 1,
-                (Tok::RBrace, 1) => section = None,
-                (Tok::RBrace, 2..) => *depth -= 1,
-                (_, 1..) | (Tok::Newline, 0) => {}
-                (Tok::Directive(_), 0) => *at = at.start..span.end,
-                _ => {
-                    diags.push(
-                        Diagnostic::error("`.section` without a `{ ... }` block", at.clone())
-                            .label("expected `{` after the section's name")
-                            .help("nvcc writes `.section .debug_info { ... }`; the block's contents are ignored"),
-                    );
-                    section = None;
-                    // This token starts the next statement.
-                    consumed = false;
+/// The kind of a statement as its tokens show it, before parsing: what the
+/// assembler must know of the whole file before it lowers the code.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape<'s> {
+    /// `NAME:`
+    Label(Spanned<&'s str>),
+    /// `[.visible] .entry NAME ... {` (also when its signature does not parse).
+    EntryOpen(Spanned<&'s str>),
+    /// `}` closing a block.
+    BlockClose,
+    Param,
+    Global,
+    Bind,
+    /// `[@%p] mnemonic operands;`
+    Instr,
+    Other,
+}
+
+/// A token and the bytes it covers.
+pub type Token<'s> = (Tok<'s>, Span);
+
+/// What a statement's tokens say it is; agrees with the parse ([`Stmt::Label`],
+/// [`Stmt::EntryOpen`] and [`Stmt::BlockClose`] come from exactly these shapes).
+pub fn shape<'s>(tokens: &[Token<'s>]) -> Shape<'s> {
+    match tokens {
+        [(Tok::Name(n), span), (Tok::Colon, _)] => {
+            return Shape::Label(Spanned {
+                node: n,
+                span: span.clone(),
+            });
+        }
+        [(Tok::RBrace, _)] => return Shape::BlockClose,
+        [(Tok::Param, _), ..] => return Shape::Param,
+        [(Tok::Bind, _), ..] => return Shape::Bind,
+        [(Tok::At | Tok::Name(_), _), ..] => return Shape::Instr,
+        _ => {}
+    }
+    if let Some(name) = entry_name(tokens) {
+        return Shape::EntryOpen(name);
+    }
+    let after_linkage = tokens
+        .iter()
+        .find(|(t, _)| !matches!(t, Tok::Visible | Tok::Weak | Tok::Extern));
+    if matches!(after_linkage, Some((Tok::Global, _))) {
+        return Shape::Global;
+    }
+    Shape::Other
+}
+
+/// The kernel name of an entry header: `.entry NAME ... {`.
+fn entry_name<'s>(tokens: &[Token<'s>]) -> Option<Spanned<&'s str>> {
+    let at = tokens.iter().position(|(t, _)| *t == Tok::Entry)?;
+    let (Tok::Name(name), span) = tokens.get(at + 1)?.clone() else {
+        return None;
+    };
+    (tokens.last()?.0 == Tok::LBrace).then_some(Spanned { node: name, span })
+}
+
+/// Cuts the token stream into statements, reporting what is wrong between them
+/// (characters the language does not use, unknown directives, comments, names too
+/// long for a binary, statements too long or not terminated). `.section` blocks,
+/// `.pragma`s and unknown directives with their arguments (a `.func` with its body)
+/// are skipped here.
+#[derive(Debug)]
+pub struct Splitter<'s> {
+    src: &'s str,
+    tokens: Lexer<'s>,
+    /// Report this layer's problems (the assembler reads a file twice and reports
+    /// them once).
+    report: bool,
+    diags: Diagnostics,
+    current: Vec<Token<'s>>,
+    /// The last statement handed out (its tokens; see [`Splitter::next_statement`]).
+    done: Vec<Token<'s>>,
+    newline_inside: Option<usize>,
+    skipping: bool,
+    /// Brace depth inside a skipped `.func` (its body is skipped whole).
+    func_depth: Option<u32>,
+    /// Inside a `.section` (nvcc's DWARF data with `-G` or `-lineinfo`): where the
+    /// directive and its name are, and the brace depth of its block, skipped whole.
+    section: Option<(Span, u32)>,
+    /// An unterminated comment ended the file early, so checks of the file's end do
+    /// not apply.
+    pub stopped_early: bool,
+    finished: bool,
+}
+
+impl<'s> Splitter<'s> {
+    /// Statements of `src` from byte `start` (the start of a statement).
+    pub fn new(src: &'s str, start: usize, report: bool) -> Self {
+        Splitter {
+            src,
+            tokens: lex_from(src, start),
+            report,
+            diags: Diagnostics::default(),
+            current: Vec::new(),
+            done: Vec::new(),
+            newline_inside: None,
+            skipping: false,
+            func_depth: None,
+            section: None,
+            stopped_early: false,
+            finished: false,
+        }
+    }
+
+    /// What was reported so far.
+    pub fn take_diagnostics(&mut self) -> Diagnostics {
+        std::mem::take(&mut self.diags)
+    }
+
+    fn report(&mut self, d: Diagnostic) {
+        if self.report {
+            self.diags.push(d);
+        }
+    }
+
+    /// The tokens of the next statement and where a line ended inside it.
+    pub fn next_statement(&mut self) -> Option<(&[Token<'s>], Option<usize>)> {
+        let newline_at = self.advance()?;
+        Some((&self.done, newline_at))
+    }
+
+    /// Moves the next statement's tokens into `done`.
+    fn advance(&mut self) -> Option<Option<usize>> {
+        if self.finished {
+            return None;
+        }
+        while let Some((tok, span)) = self.tokens.next() {
+            if let Some((at, depth)) = &mut self.section {
+                let mut consumed = true;
+                match (tok, *depth) {
+                    (Tok::LBrace, _) => *depth += 1,
+                    (Tok::RBrace, 1) => self.section = None,
+                    (Tok::RBrace, 2..) => *depth -= 1,
+                    (_, 1..) | (Tok::Newline, 0) => {}
+                    (Tok::Directive(_), 0) => *at = at.start..span.end,
+                    _ => {
+                        let at = at.clone();
+                        self.report(
+                            Diagnostic::error("`.section` without a `{ ... }` block", at)
+                                .label("expected `{` after the section's name")
+                                .help("nvcc writes `.section .debug_info { ... }`; the block's contents are ignored"),
+                        );
+                        self.section = None;
+                        // This token starts the next statement.
+                        consumed = false;
+                    }
+                }
+                if consumed {
+                    continue;
                 }
             }
-            if consumed {
-                continue;
-            }
-        }
-        if let Tok::Name(text) | Tok::Register(text) | Tok::Str(text) | Tok::Directive(text) = tok
-            && text.len() > MAX_STRING as usize
-        {
-            diags.push(
-                Diagnostic::error(
-                    format!("this name is {} bytes long", text.len()),
-                    span.start..span.start,
-                )
-                .label(format!(
-                    "names and strings are limited to {MAX_STRING} bytes"
-                ))
-                .help("use a shorter name"),
-            );
-        }
-        match tok {
-            Tok::Newline => {
-                // PTX header directives end at the line end, without `;`.
-                if current.first().is_some_and(|(t, _)| {
-                    matches!(
-                        t,
-                        Tok::Version | Tok::Target | Tok::AddressSize | Tok::File | Tok::Loc
+            if let Tok::Name(text) | Tok::Register(text) | Tok::Str(text) | Tok::Directive(text) =
+                tok
+                && text.len() > MAX_STRING as usize
+            {
+                self.report(
+                    Diagnostic::error(
+                        format!("this name is {} bytes long", text.len()),
+                        span.start..span.start,
                     )
-                }) {
-                    let stmt = std::mem::take(&mut current);
-                    if let Some(s) = parse_stmt(&parser, &stmt, None, diags) {
-                        stmts.push(s);
+                    .label(format!(
+                        "names and strings are limited to {MAX_STRING} bytes"
+                    ))
+                    .help("use a shorter name"),
+                );
+            }
+            match tok {
+                Tok::Newline => {
+                    // PTX header directives end at the line end, without `;`.
+                    if self.current.first().is_some_and(|(t, _)| {
+                        matches!(
+                            t,
+                            Tok::Version | Tok::Target | Tok::AddressSize | Tok::File | Tok::Loc
+                        )
+                    }) {
+                        self.done.clear();
+                        std::mem::swap(&mut self.done, &mut self.current);
+                        return Some(None);
+                    }
+                    if !self.current.is_empty() && self.newline_inside.is_none() {
+                        self.newline_inside = Some(span.start);
                     }
                     continue;
                 }
-                if !current.is_empty() && newline_inside.is_none() {
-                    newline_inside = Some(span.start);
+                Tok::Error => {
+                    let text = &self.src[span.clone()];
+                    self.report(
+                        Diagnostic::error(format!("unexpected character `{text}`"), span.clone())
+                            .label("not part of the language"),
+                    );
+                    continue;
                 }
-                continue;
-            }
-            Tok::Error => {
-                diags.push(
-                    Diagnostic::error(
-                        format!("unexpected character `{}`", &src[span.clone()]),
-                        span.clone(),
-                    )
-                    .label("not part of the language"),
-                );
-                continue;
-            }
-            Tok::UnterminatedComment => {
-                diags.push(
-                    Diagnostic::error("unterminated block comment", span.clone())
-                        .label("this comment is never closed, so the rest of the file is ignored")
-                        .help("close it with `*/`"),
-                );
-                return Parsed {
-                    stmts,
-                    stopped_early: true,
-                };
-            }
-            Tok::StrayCommentEnd => {
-                diags.push(
-                    Diagnostic::error("`*/` closes no comment", span.clone())
-                        .label("no `/*` is open here")
-                        .help("remove it, or start the comment with `/*`"),
-                );
-                continue;
-            }
-            // `.pragma "nounroll";` (and nvcc's other hints): accepted and ignored,
-            // like the loop hints they are.
-            Tok::Directive(".pragma") if current.is_empty() && !skipping => {
-                skipping = true;
-                func_depth = None;
-                continue;
-            }
-            Tok::Directive(".section") if current.is_empty() && !skipping => {
-                section = Some((span, 0));
-                continue;
-            }
-            Tok::Directive(name) => {
-                diags.push(unknown_directive(name, span.clone()));
-                // Whatever came before is cut short; the directive's own arguments are
-                // skipped, and a device function's whole body with them.
-                current.clear();
-                newline_inside = None;
-                skipping = true;
-                func_depth = (name == ".func").then_some(0);
-                continue;
-            }
-            Tok::LBrace if skipping && func_depth.is_some() => {
-                func_depth = func_depth.map(|d| d + 1);
-                continue;
-            }
-            Tok::RBrace if skipping && func_depth.is_some() => {
-                func_depth = func_depth.map(|d| d.saturating_sub(1));
-                if func_depth == Some(0) {
-                    skipping = false;
-                    func_depth = None;
+                Tok::UnterminatedComment => {
+                    self.report(
+                        Diagnostic::error("unterminated block comment", span.clone())
+                            .label(
+                                "this comment is never closed, so the rest of the file is ignored",
+                            )
+                            .help("close it with `*/`"),
+                    );
+                    self.stopped_early = true;
+                    self.finished = true;
+                    return None;
                 }
-                continue;
-            }
-            Tok::Semi if skipping && func_depth.is_none_or(|d| d == 0) => {
-                skipping = false;
-                func_depth = None;
-                continue;
-            }
-            _ if skipping => continue,
-            _ => {}
-        }
-        // `{`/`}` delimit blocks only where a block can open or close; inside an
-        // instruction they enclose a vector operand.
-        let ends = match tok {
-            Tok::Semi | Tok::Iu => true,
-            Tok::LBrace => current.first().is_none_or(|(t, _)| {
-                matches!(t, Tok::Entry | Tok::Visible | Tok::Weak | Tok::Extern)
-            }),
-            Tok::RBrace => current.is_empty(),
-            Tok::Colon => current.len() == 1,
-            _ => false,
-        };
-        current.push((tok, span));
-        if ends {
-            let stmt = std::mem::take(&mut current);
-            if let Some(s) = parse_stmt(&parser, &stmt, newline_inside.take(), diags) {
-                if matches!(s.node, Stmt::Instr { .. }) {
-                    instructions += 1;
-                    if instructions > max_instructions {
-                        diags.push(too_many_instructions(s.span, max_instructions));
-                        // Checking millions of statements would only delay this error.
-                        return Parsed {
-                            stmts: Vec::new(),
-                            stopped_early: true,
-                        };
+                Tok::StrayCommentEnd => {
+                    self.report(
+                        Diagnostic::error("`*/` closes no comment", span.clone())
+                            .label("no `/*` is open here")
+                            .help("remove it, or start the comment with `/*`"),
+                    );
+                    continue;
+                }
+                // `.pragma "nounroll";` (and nvcc's other hints): accepted and ignored,
+                // like the loop hints they are.
+                Tok::Directive(".pragma") if self.current.is_empty() && !self.skipping => {
+                    self.skipping = true;
+                    self.func_depth = None;
+                    continue;
+                }
+                Tok::Directive(".section") if self.current.is_empty() && !self.skipping => {
+                    self.section = Some((span, 0));
+                    continue;
+                }
+                Tok::Directive(name) => {
+                    self.report(unknown_directive(name, span.clone()));
+                    // Whatever came before is cut short; the directive's own arguments
+                    // are skipped, and a device function's whole body with them.
+                    self.current.clear();
+                    self.newline_inside = None;
+                    self.skipping = true;
+                    self.func_depth = (name == ".func").then_some(0);
+                    continue;
+                }
+                Tok::LBrace if self.skipping && self.func_depth.is_some() => {
+                    self.func_depth = self.func_depth.map(|d| d + 1);
+                    continue;
+                }
+                Tok::RBrace if self.skipping && self.func_depth.is_some() => {
+                    self.func_depth = self.func_depth.map(|d| d.saturating_sub(1));
+                    if self.func_depth == Some(0) {
+                        self.skipping = false;
+                        self.func_depth = None;
                     }
+                    continue;
                 }
-                stmts.push(s);
+                Tok::Semi if self.skipping && self.func_depth.is_none_or(|d| d == 0) => {
+                    self.skipping = false;
+                    self.func_depth = None;
+                    continue;
+                }
+                _ if self.skipping => continue,
+                _ => {}
+            }
+            // `{`/`}` delimit blocks only where a block can open or close; inside an
+            // instruction they enclose a vector operand.
+            let ends = match tok {
+                Tok::Semi | Tok::Iu => true,
+                Tok::LBrace => self.current.first().is_none_or(|(t, _)| {
+                    matches!(t, Tok::Entry | Tok::Visible | Tok::Weak | Tok::Extern)
+                }),
+                Tok::RBrace => self.current.is_empty(),
+                Tok::Colon => self.current.len() == 1,
+                _ => false,
+            };
+            self.current.push((tok, span));
+            if ends {
+                self.done.clear();
+                std::mem::swap(&mut self.done, &mut self.current);
+                return Some(self.newline_inside.take());
+            }
+            if self.current.len() >= MAX_STATEMENT_TOKENS {
+                let at = self.current[0].1.clone();
+                self.report(
+                    Diagnostic::error(
+                        format!("this statement has more than {MAX_STATEMENT_TOKENS} tokens"),
+                        at.start..at.end,
+                    )
+                    .label("the statement starts here")
+                    .help("split it, or write a long expression as fewer terms; the rest of it up to `;` is skipped"),
+                );
+                self.current.clear();
+                self.newline_inside = None;
+                self.skipping = true;
+                self.func_depth = None;
             }
         }
-    }
-    if let Some((at, _)) = section {
-        diags.push(
-            Diagnostic::error("`.section` is never closed", at)
-                .label("its `{ ... }` block does not end before the end of the file")
-                .help("close the block with `}`"),
-        );
-    }
-    if !current.is_empty() {
-        let span = current[0].1.start..current.last().map_or(0, |t| t.1.end);
-        diags.push(
-            Diagnostic::error("statement is not terminated", span)
-                .label("expected `;` after this")
-                .help("end every instruction and directive with `;`"),
-        );
-    }
-    Parsed {
-        stmts,
-        stopped_early: false,
+        self.finished = true;
+        if let Some((at, _)) = self.section.take() {
+            self.report(
+                Diagnostic::error("`.section` is never closed", at)
+                    .label("its `{ ... }` block does not end before the end of the file")
+                    .help("close the block with `}`"),
+            );
+        }
+        if !self.current.is_empty() {
+            let span = self.current[0].1.start..self.current.last().map_or(0, |t| t.1.end);
+            self.report(
+                Diagnostic::error("statement is not terminated", span)
+                    .label("expected `;` after this")
+                    .help("end every instruction and directive with `;`"),
+            );
+            self.current.clear();
+        }
+        None
     }
 }
 
-fn too_many_instructions(span: Span, max: usize) -> Diagnostic {
+/// Parsed statements one at a time (lone `;`s left out).
+pub struct Statements<'s> {
+    pub split: Splitter<'s>,
+    parser: StmtParser,
+    /// Report syntax errors.
+    syntax: bool,
+    diags: Diagnostics,
+}
+
+impl std::fmt::Debug for Statements<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Statements")
+            .field("split", &self.split)
+            .field("syntax", &self.syntax)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> Statements<'s> {
+    /// Statements of `src` from byte `start`; `report_split` and `syntax` choose which
+    /// problems are reported (see [`Splitter`]).
+    pub fn new(src: &'s str, start: usize, report_split: bool, syntax: bool) -> Self {
+        Statements {
+            split: Splitter::new(src, start, report_split),
+            parser: StmtParser::new(),
+            syntax,
+            diags: Diagnostics::default(),
+        }
+    }
+
+    /// Parses the statements that start before byte `end`, for their syntax errors.
+    pub fn parse_until(&mut self, end: usize) {
+        while let Some((tokens, newline_at)) = self.split.next_statement() {
+            if tokens[0].1.start >= end {
+                break;
+            }
+            if self.syntax {
+                let _ = parse_stmt(&self.parser, tokens, newline_at, &mut self.diags);
+            }
+        }
+    }
+
+    /// What was reported so far (by both layers).
+    pub fn take_diagnostics(&mut self) -> Diagnostics {
+        let mut d = self.split.take_diagnostics();
+        d.append(std::mem::take(&mut self.diags));
+        d
+    }
+}
+
+impl<'s> Iterator for Statements<'s> {
+    type Item = Spanned<Stmt<'s>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (tokens, newline_at) = self.split.next_statement()?;
+            if let [(Tok::Semi, _)] = tokens {
+                continue;
+            }
+            let mut quiet = Diagnostics::default();
+            let diags = if self.syntax {
+                &mut self.diags
+            } else {
+                &mut quiet
+            };
+            match parse_stmt(&self.parser, tokens, newline_at, diags) {
+                Some(Spanned {
+                    node: Stmt::Empty, ..
+                })
+                | None => {}
+                Some(s) => return Some(s),
+            }
+        }
+    }
+}
+
+/// The statement that starts at byte `start` of `src` (recorded by an earlier
+/// pass), parsed without reporting anything.
+pub fn statement_at(src: &str, start: usize) -> Option<Spanned<Stmt<'_>>> {
+    let mut split = Splitter::new(src, start, false);
+    let (tokens, _) = split.next_statement()?;
+    parse_stmt(
+        &StmtParser::new(),
+        tokens,
+        None,
+        &mut Diagnostics::default(),
+    )
+}
+
+/// A kernel with more statements than a binary holds instructions.
+pub(crate) fn too_many_instructions(span: Span, max: usize) -> Diagnostic {
     Diagnostic::error(format!("the kernel has more than {max} instructions"), span)
         .label("this instruction is past the limit")
         .help(format!(
@@ -256,7 +477,7 @@ fn unknown_directive(name: &str, span: Span) -> Diagnostic {
 
 fn parse_stmt<'s>(
     parser: &StmtParser,
-    tokens: &[(Tok<'s>, Span)],
+    tokens: &[Token<'s>],
     newline_at: Option<usize>,
     diags: &mut Diagnostics,
 ) -> Option<Spanned<Stmt<'s>>> {
@@ -275,7 +496,7 @@ fn parse_stmt<'s>(
 
 /// An entry header that does not parse (a parameter form the language lacks) still
 /// opens its block, so its body is not reported line by line as outside a kernel.
-fn entry_recovery<'s>(tokens: &[(Tok<'s>, Span)], span: Span) -> Option<Spanned<Stmt<'s>>> {
+fn entry_recovery<'s>(tokens: &[Token<'s>], span: Span) -> Option<Spanned<Stmt<'s>>> {
     let at = tokens.iter().position(|(t, _)| *t == Tok::Entry)?;
     let (Tok::Name(name), name_span) = tokens.get(at + 1)?.clone() else {
         return None;
@@ -355,18 +576,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parsing_stops_at_the_instruction_limit() {
-        let src = format!(".entry k {{\n{}}}\n", "nop;\n".repeat(12));
-        let mut diags = Diagnostics::default();
-        let parsed = parse_limited(&src, &mut diags, 10);
-        assert!(parsed.stopped_early);
-        assert!(parsed.stmts.is_empty(), "nothing is checked further");
-        assert_eq!(diags.items.len(), 1);
-        assert_eq!(
-            diags.items[0].message,
-            "the kernel has more than 10 instructions"
+    fn statements_come_one_at_a_time_without_empty_ones() {
+        let src = ".entry k {\n;;\nnop;\n}\n";
+        let kinds: Vec<String> = Statements::new(src, 0, true, true)
+            .map(|s| format!("{:?}", s.node).chars().take(8).collect())
+            .collect();
+        assert_eq!(kinds, ["EntryOpe", "Instr { ", "BlockClo"]);
+        let at = src.find("nop").unwrap();
+        assert!(matches!(
+            statement_at(src, at).map(|s| s.node),
+            Some(Stmt::Instr { .. })
+        ));
+    }
+
+    #[test]
+    fn a_statement_past_the_token_limit_is_one_error() {
+        let src = format!(
+            ".param .u32 N = {};\n.entry k {{\n    exit;\n}}\n",
+            vec!["1"; MAX_STATEMENT_TOKENS].join("+")
         );
-        assert_eq!(&src[diags.items[0].span.clone()], "nop;");
-        assert!(diags.items[0].span.start > src.find("nop;").unwrap() + 9 * 5);
+        let mut diags = Diagnostics::default();
+        let parsed = parse_file(&src, &mut diags);
+        assert_eq!(diags.error_count(), 1, "{diags:?}");
+        assert!(diags.items[0].message.contains("tokens"));
+        assert_eq!(parsed.stmts.len(), 3, "the statements after it still parse");
     }
 }

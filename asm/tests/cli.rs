@@ -350,6 +350,18 @@ fn bad_input_matrix() {
     let max = spu_isa::format::MAX_EXPR_NODES as usize;
     let over = vec!["N"; max.div_ceil(2) + 1].join("+");
     let bad_lines: String = (0..60).map(|i| format!("    bra nowhere{i};\n")).collect();
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(kernel("", "").encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::fs::write(tmp.join("utf16.spu"), &utf16).unwrap();
+    std::fs::write(tmp.join("utf16.h"), &utf16[..40]).unwrap();
+    std::fs::write(tmp.join("nine.ptx"), NINE_PARAMETERS).unwrap();
+    let nine_args = |args: &str| {
+        format!(
+            "#include \"nine.ptx\"\n.param .u32 N = 64;\n.global .f32 A[N];\n.global .f32 B[N];\n.launch grid(1) block(64);\n.bind nine({args});\n"
+        )
+    };
     let mut cases: Vec<(&str, Vec<String>)> = vec![
         ("missing_file", vec![p("none.spu")]),
         ("empty_file", vec![file("empty.spu", "")]),
@@ -481,6 +493,87 @@ fn bad_input_matrix() {
             vec![file("many.spu", &kernel("", &bad_lines)), "--check".into()],
         ),
     ];
+    cases.extend([
+        // UTF-16 as PowerShell's `>` writes it: named, with the conversion.
+        ("utf16_source", vec![p("utf16.spu"), "--check".into()]),
+        (
+            "utf16_include",
+            vec![
+                file("inc16.spu", "#include \"utf16.h\"\n.entry k { exit; }\n"),
+                "--check".into(),
+            ],
+        ),
+        (
+            "dynamic_shared_size_negative",
+            vec![file(
+                "shneg.spu",
+                ".extern .shared .align 4 .b8 dyn[];\n.launch grid(1) block(32) shared(-1);\n.entry k {\n    .reg .u32 %r<2>;\n    mov.u32 %r0, dyn;\n    st.shared.u32 [%r0], %r1;\n    exit;\n}\n",
+            )],
+        ),
+        // One error for the cause, none for the kernel's reads of its parameters.
+        (
+            "bind_gives_too_few_arguments",
+            vec![file("few.spu", &nine_args("A, B, N, N, N, N, N, N"))],
+        ),
+        (
+            "bind_names_no_buffer",
+            vec![file("nobuf.spu", &nine_args("A, C, N, N, N, N, N, N, N"))],
+        ),
+        (
+            "bind_negative_constant_for_u32",
+            vec![file("negarg.spu", &nine_args("A, B, -1, N, N, N, N, N, N"))],
+        ),
+        (
+            "bind_buffer_to_a_u32_scalar",
+            vec![file("bufarg.spu", &nine_args("A, B, A, N, N, N, N, N, N"))],
+        ),
+        (
+            "bad_module_variable",
+            vec![file(
+                "badvar.spu",
+                &NINE_PARAMETERS.replace(".visible .entry", ".global .u32 counter = 1.5;\n.visible .entry").replace("ld.param.u64 %rd1, [nine_param_0];", "ld.global.u32 %r1, [counter];"),
+            )],
+        ),
+        (
+            "buffer_alignment_above_256",
+            vec![file(
+                "align.spu",
+                &kernel(".global .align 1024 .u32 A[4];\n.visible .global .align 512 .u64 v;", ""),
+            )],
+        ),
+        (
+            "registers_declared_past_the_limit",
+            vec![file(
+                "regs.spu",
+                &format!(
+                    ".entry k {{\n{}    exit;\n}}\n",
+                    (0..5)
+                        .map(|i| format!("    .reg .b32 %r{i}x<65536>;\n"))
+                        .collect::<String>()
+                ),
+            )],
+        ),
+        (
+            "statement_past_the_token_limit",
+            vec![file(
+                "minus.spu",
+                &format!(
+                    "#define M0 {}\n{}.param .s32 N = M10 1;\n.entry k {{ exit; }}\n",
+                    "-".repeat(1024),
+                    (1..=10)
+                        .map(|i| format!("#define M{i} M{} M{}\n", i - 1, i - 1))
+                        .collect::<String>()
+                ),
+            )],
+        ),
+        // 300 x 300 inclusions of one small file.
+        ("inclusions_past_the_limit", {
+            std::fs::write(tmp.join("leaf.h"), "// leaf\n").unwrap();
+            std::fs::write(tmp.join("many.h"), "#include \"leaf.h\"\n".repeat(300)).unwrap();
+            std::fs::write(tmp.join("mid.h"), "#include \"many.h\"\n".repeat(300)).unwrap();
+            vec![file("incl.spu", "#include \"mid.h\"\n.entry k { exit; }\n")]
+        }),
+    ]);
     if fifo {
         cases.push((
             "include_of_a_pipe",
@@ -499,5 +592,148 @@ fn bad_input_matrix() {
             "{name}:\n{text}"
         );
         insta::assert_snapshot!(format!("matrix_{name}"), text);
+    }
+}
+
+/// A PTX kernel of nine parameters, as nvcc writes one: two pointers and seven
+/// scalars, each read once.
+const NINE_PARAMETERS: &str = "\
+.version 7.8
+.target sm_52
+.address_size 64
+
+.visible .entry nine(
+\t.param .u64 nine_param_0,
+\t.param .u64 nine_param_1,
+\t.param .u32 nine_param_2,
+\t.param .u32 nine_param_3,
+\t.param .u32 nine_param_4,
+\t.param .u32 nine_param_5,
+\t.param .u32 nine_param_6,
+\t.param .u32 nine_param_7,
+\t.param .u32 nine_param_8
+)
+{
+\t.reg .b32 %r<12>;
+\t.reg .b64 %rd<4>;
+
+\tld.param.u64 %rd1, [nine_param_0];
+\tld.param.u64 %rd2, [nine_param_1];
+\tld.param.u32 %r1, [nine_param_2];
+\tld.param.u32 %r2, [nine_param_3];
+\tld.param.u32 %r3, [nine_param_4];
+\tld.param.u32 %r4, [nine_param_5];
+\tld.param.u32 %r5, [nine_param_6];
+\tld.param.u32 %r6, [nine_param_7];
+\tld.param.u32 %r7, [nine_param_8];
+\tret;
+}
+";
+
+/// `spu-asm` with its address space and CPU time limited, as a hostile input's
+/// victim would run it.
+fn spu_asm_limited(args: &[&str], memory_mib: u64, cpu_s: u64) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {} && ulimit -t {cpu_s} && exec \"$0\" \"$@\"",
+            memory_mib * 1024
+        ))
+        .arg(env!("CARGO_BIN_EXE_spu-asm"))
+        .args(args)
+        .output()
+        .expect("sh runs")
+}
+
+/// Inputs of a few kilobytes to a few tens of megabytes that made the assembler
+/// allocate gigabytes or run for minutes: each finishes within 1 GiB of address
+/// space and 30 s of CPU, assembled or refused with a message naming the limit.
+#[test]
+fn hostile_inputs_stay_within_memory_and_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let write = |name: &str, text: &[u8]| {
+        std::fs::write(tmp.join(name), text).unwrap();
+        tmp.join(name).display().to_string()
+    };
+    let header = ".version 7.8\n.target sm_52\n.address_size 64\n";
+    // 2^19 adds on 65 536 declared registers, from doubling macros.
+    let mut adds = format!("{header}#define A0 add.s32 %r1, %r1, 1;\n");
+    for i in 1..20 {
+        adds.push_str(&format!("#define A{i} A{} A{}\n", i - 1, i - 1));
+    }
+    adds.push_str(".visible .entry k()\n{\n.reg .b32 %r<65536>;\nA19\nret;\n}\n");
+    // 300 declarations of 65 536 registers each.
+    let decls: String = (0..300)
+        .map(|i| format!(".reg .b32 %r{i:03}x<65536>;\n"))
+        .collect();
+    // 2^20 minus signs from macros in a parameter's default.
+    let mut minus = format!("#define M0 {}\n", "-".repeat(1024));
+    for i in 1..=10 {
+        minus.push_str(&format!("#define M{i} M{} M{}\n", i - 1, i - 1));
+    }
+    minus.push_str(".param .s32 N = M10 1;\n.entry k { exit; }\n");
+    // Eight levels of files that each include the next eight times.
+    for level in 1..8 {
+        write(
+            &format!("f{level}.h"),
+            format!("#include \"f{}.h\"\n", level + 1)
+                .repeat(8)
+                .as_bytes(),
+        );
+    }
+    write("f8.h", b"// leaf\n");
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("adds.ptx", adds, ""),
+        (
+            "decls.ptx",
+            format!("{header}.visible .entry k()\n{{\n{decls}ret;\n}}\n"),
+            "the kernel declares more than 262144 registers",
+        ),
+        (
+            "decls.spu",
+            format!(".entry k {{\n{decls}exit;\n}}\n"),
+            "the kernel declares more than 262144 registers",
+        ),
+        (
+            "minus.spu",
+            minus,
+            "this statement has more than 1048576 tokens",
+        ),
+        (
+            "semicolons.spu",
+            format!(".entry k {{\n    exit;\n}}\n{}", ";".repeat(20 << 20)),
+            "",
+        ),
+        (
+            "sum.spu",
+            format!(
+                ".param .u32 N = 1{};\n.entry k {{\n    exit;\n}}\n",
+                "+1".repeat(5 << 20)
+            ),
+            "this statement has more than 1048576 tokens",
+        ),
+        (
+            "includes.spu",
+            "#include \"f1.h\"\n.entry k { exit; }\n".to_string(),
+            "too many `#include`s",
+        ),
+    ];
+    for (name, text, refusal) in cases {
+        let path = write(name, text.as_bytes());
+        let out = spu_asm_limited(&[&path, "--check"], 1024, 30);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if refusal.is_empty() {
+            assert!(out.status.success(), "{name} must assemble: {stderr}");
+        } else {
+            assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+            assert!(stderr.contains(refusal), "{name}: {stderr}");
+            assert!(
+                stderr
+                    .trim_end()
+                    .ends_with("1 error found, nothing written"),
+                "{name}: one error, no cascade: {stderr}"
+            );
+        }
     }
 }

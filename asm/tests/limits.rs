@@ -422,3 +422,143 @@ fn initialisers_are_range_checked_for_every_element_type() {
         assert!(asm(&kernel(decl, "")).is_ok(), "{decl}");
     }
 }
+
+#[test]
+fn more_labels_or_kernels_than_a_file_may_have_are_one_error() {
+    let labels: String = (0..=spu_asm::MAX_LABELS)
+        .map(|i| format!("L{i}:\n"))
+        .collect();
+    let src = format!(".entry k {{\n{labels}    exit;\n}}\n");
+    let diags = asm(&src).unwrap_err();
+    assert_eq!(diags.error_count(), 1, "{}", diags.render("t.spu", &src));
+    assert_eq!(diags.items[0].message, "too many labels");
+    let entries: String = (0..=spu_asm::MAX_ENTRIES)
+        .map(|i| format!(".entry k{i} {{ exit; }}\n"))
+        .collect();
+    let diags = asm(&entries).unwrap_err();
+    assert_eq!(diags.error_count(), 1);
+    assert_eq!(diags.items[0].message, "too many kernels");
+}
+
+#[test]
+fn a_failed_register_declaration_is_not_repeated_at_every_use() {
+    let src = kernel(
+        "",
+        "    .reg .b32 %q<99999999>;\n    mov.u32 %q1, 1;\n    add.u32 %q2, %q1, %q1;",
+    );
+    let diags = asm(&src).unwrap_err();
+    assert_eq!(diags.error_count(), 1, "{}", diags.render("t.spu", &src));
+    assert_eq!(
+        diags.items[0].message,
+        "register count `99999999` is too large"
+    );
+}
+
+#[test]
+fn sixty_four_bit_integers_stay_exact() {
+    use spu_isa::format::Init;
+    let init = |decl: &str| {
+        let bin = asm(&kernel(decl, "")).unwrap_or_else(|d| panic!("{decl}: {d:?}"));
+        spu_isa::format::read_module(&bin).unwrap().buffers[0].init
+    };
+    // 2^53 + 1 is no double: kept as its bits, not rounded to 2^53.
+    assert_eq!(
+        init(".global .u64 big = 9007199254740993;"),
+        Init::ConstBits(9_007_199_254_740_993)
+    );
+    assert_eq!(
+        init(".global .u64 A[2] = const(9007199254740993);"),
+        Init::ConstBits(9_007_199_254_740_993)
+    );
+    for max in ["18446744073709551615", "0xFFFFFFFFFFFFFFFF"] {
+        assert_eq!(
+            init(&format!(".global .u64 m = {max};")),
+            Init::ConstBits(u64::MAX),
+            "{max}"
+        );
+        assert_eq!(
+            init(&format!(".global .b64 m[4] = const({max});")),
+            Init::ConstBits(u64::MAX),
+            "{max}"
+        );
+    }
+    // -2^63 is a double; values that are doubles stay as they were.
+    assert_eq!(
+        init(".global .s64 lo = -9223372036854775808;"),
+        Init::Const(-9_223_372_036_854_775_808.0)
+    );
+    assert_eq!(
+        init(".global .s64 x = -9223372036854775807;"),
+        Init::ConstBits(0x8000_0000_0000_0001)
+    );
+    assert_eq!(init(".global .u64 A[2] = const(7);"), Init::Const(7.0));
+    // Ramps and random values are doubles: one a double cannot hold is refused.
+    let (msg, at) = first_error(&kernel(
+        ".global .u64 A[4] = ramp(9007199254740993, 1);",
+        "",
+    ));
+    assert_eq!(
+        (msg.as_str(), at.as_str()),
+        (
+            "`9007199254740993` cannot be a `ramp` or `random` value exactly",
+            "9007199254740993"
+        )
+    );
+    let (msg, _) = first_error(&kernel(".global .u64 m = 18446744073709551616;", ""));
+    assert_eq!(msg, "integer literal is out of range");
+    // `mov` of the most negative 64-bit integer.
+    let bin = asm(&kernel(
+        "",
+        "    .reg .s64 %rd<2>;\n    mov.s64 %rd1, -9223372036854775808;\n    mov.u64 %rd0, 0xFFFFFFFFFFFFFFFF;",
+    ))
+    .unwrap();
+    let m = spu_isa::format::read_module(&bin).unwrap();
+    let listing = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options { no_locations: true });
+    assert!(listing.contains(", 2147483648;"), "{listing}");
+}
+
+#[test]
+fn buffers_take_alignments_up_to_256() {
+    asm(&kernel(
+        ".global .align 256 .u32 A[4];\n.visible .global .align 8 .u64 v;",
+        "",
+    ))
+    .expect("up to 256 holds");
+    for (decl, at) in [
+        (".global .align 1024 .u32 A[4];", "1024"),
+        (".visible .global .align 512 .u64 v;", "512"),
+        (".global .align 12 .u32 A[4];", "12"),
+    ] {
+        let (msg, got) = first_error(&kernel(decl, "    ld.global.u32 %r0, [A];"));
+        assert_eq!(
+            (msg, got.as_str()),
+            (
+                format!("alignment `{at}` is not supported for a buffer"),
+                at
+            ),
+            "{decl}"
+        );
+        assert_eq!(
+            asm(&kernel(decl, "")).unwrap_err().error_count(),
+            1,
+            "{decl}"
+        );
+    }
+}
+
+#[test]
+fn a_negative_dynamic_shared_size_is_refused() {
+    let src = ".extern .shared .align 4 .b8 dyn[];\n.launch grid(1) block(32) shared(-1);\n.entry k {\n    .reg .u32 %r<2>;\n    mov.u32 %r0, dyn;\n    st.shared.u32 [%r0], %r1;\n    exit;\n}\n";
+    let diags = asm(src).unwrap_err();
+    assert_eq!(diags.error_count(), 1, "{}", diags.render("t.spu", src));
+    assert_eq!(
+        diags.items[0].message,
+        "the dynamic shared size is -1 bytes"
+    );
+    // An empty one too (the generated-PTX fuzzer found it: its disassembly, a
+    // zero-length `.shared` array, did not reassemble).
+    let src = src.replace("shared(-1)", "shared(-0)");
+    let diags = asm(&src).unwrap_err();
+    assert_eq!(diags.items[0].message, "the dynamic shared size is 0 bytes");
+    asm(&src.replace("shared(-0)", "shared(1)")).expect("one byte is a size");
+}

@@ -222,7 +222,10 @@ fn bind_arguments_are_checked() {
             ".bind fil(OUT, N);",
             "`.bind` names `fil`, but no kernel has that name",
         ),
-        (".bind fill(OUT, X);", "`X` is not a constant"),
+        (
+            ".bind fill(OUT, X);",
+            "`X` is not a buffer or parameter of the launch",
+        ),
         // A 64-bit value does not narrow into a 32-bit parameter.
         (
             ".bind fill(OUT, W);",
@@ -334,4 +337,67 @@ fn shared_alignment_is_kept_and_checked() {
         .unwrap_err()
         .render("k.spu", &bad);
     assert!(err.contains("alignment `48` is not supported"), "{err}");
+}
+
+#[test]
+fn a_failed_bind_is_reported_once_not_at_every_read_of_a_parameter() {
+    let launch = |bind: &str| {
+        format!(
+            "#include \"two.ptx\"\n.param .u32 N = 100;\n.global .u32 OUT[N] = zeros;\n.global .f32 F[N] = const(1.5);\n.launch grid(1) block(128);\n{bind}\n"
+        )
+    };
+    for (bind, want) in [
+        (
+            ".bind fill(OUT);",
+            "`fill` takes 2 arguments, `.bind` gives 1",
+        ),
+        (
+            ".bind fill(OUTT, N);",
+            "`OUTT` is not a buffer or parameter of the launch",
+        ),
+        (".bind fill(OUT, -1);", "`-1` is not a valid .u32 value"),
+        // A constant for a 64-bit parameter is a value of its type too.
+        (".bind fill(-1, N);", "`-1` is not a valid .u64 value"),
+        (
+            ".bind fill(OUT, 4294967296);",
+            "`4294967296` is not a valid .u32 value",
+        ),
+        (
+            ".bind fill(OUT, OUT);",
+            "`OUT` is a buffer, but `fill_param_1` is a .u32",
+        ),
+    ] {
+        let src = launch(bind);
+        let mut read = |p: &std::path::Path| match p.file_name().and_then(|f| f.to_str()) {
+            Some("two.ptx") => Ok(TWO.to_string()),
+            _ => Err(String::new()),
+        };
+        let diags = spu_asm::assemble_with("k.spu", &src, &mut read).unwrap_err();
+        let text = diags.render("k.spu", &src);
+        assert_eq!(diags.error_count(), 1, "{bind}: {text}");
+        assert!(diags.items[0].message.contains(want), "{bind}: {text}");
+        assert!(!text.contains("undefined parameter"), "{bind}: {text}");
+    }
+    // A constant of the parameter's type is fine, and so is a 64-bit one at its top.
+    assemble_entry(&launch(".bind fill(OUT, 4294967295);"), None).unwrap();
+}
+
+#[test]
+fn a_buffer_binds_to_a_pointer_of_the_files_address_size() {
+    let ptx32 = TWO
+        .replace(".address_size 64", ".address_size 32")
+        .replace(
+            ".param .u64 .ptr .global .align 4 fill_param_0",
+            ".param .u32 fill_param_0",
+        )
+        .replace("ld.param.u64 \t%rd1", "ld.param.u32 \t%r3")
+        .replace(
+            "cvta.to.global.u64 \t%rd2, %rd1;",
+            "cvt.u64.u32 \t%rd2, %r3;",
+        );
+    let src = "#include \"two.ptx\"\n.global .u32 OUT[64] = zeros;\n.launch grid(1) block(64);\n.bind fill(OUT, 64);\n";
+    let mut read = |_: &std::path::Path| Ok(ptx32.clone());
+    let (m, _) = spu_asm::assemble_with("k.spu", src, &mut read)
+        .unwrap_or_else(|d| panic!("{}", d.render("k.spu", src)));
+    assert_eq!(m.name, "fill");
 }

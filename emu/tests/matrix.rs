@@ -167,6 +167,17 @@ fn bad_input_matrix() {
         spu_asm::assemble("/etc/passwd", &oob).unwrap().0,
     )
     .unwrap();
+    std::fs::write(
+        p("dyn.spu"),
+        ".param .s32 S = 16;\n.extern .shared .align 4 .b8 dyn[];\n.launch grid(1) block(32) shared(S);\n.entry k {\n    .reg .u32 %r<2>;\n    mov.u32 %r0, dyn;\n    st.shared.u32 [%r0], %r1;\n    exit;\n}\n",
+    )
+    .unwrap();
+    let vecadd_text = std::fs::read_to_string(root().join("samples/vecadd.spu")).unwrap();
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(vecadd_text.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::fs::write(p("utf16.spu"), utf16).unwrap();
     let load = |file: &str| -> Vec<String> {
         vec![
             "samples/vecadd.spu".into(),
@@ -481,6 +492,13 @@ fn bad_input_matrix() {
             ],
         ),
         ("absurd_grid", vec!["emu/tests/matrix/huge_grid.spu".into()]),
+        // Like a negative launch dimension, not a run on an empty shared space.
+        (
+            "dynamic_shared_size_negative",
+            vec![p("dyn.spu"), "-D".into(), "S=-1".into()],
+        ),
+        // UTF-16 as PowerShell's `>` writes it: named, with the conversion.
+        ("utf16_source", vec![p("utf16.spu")]),
         (
             "absurd_machine",
             vec![

@@ -20,6 +20,129 @@ pub enum InputError {
     TooLarge { path: String, limit: u64 },
     #[error("`{path}` is not UTF-8 text (invalid byte at offset {offset})")]
     NotText { path: String, offset: usize },
+    /// Text in another Unicode encoding (UTF-16 as Windows PowerShell's `>` writes
+    /// it, or UTF-32): named, with the command that converts it.
+    #[error(
+        "`{path}` is {encoding} text, not UTF-8; convert it with `{}`",
+        convert_command(path, encoding)
+    )]
+    OtherEncoding {
+        path: String,
+        encoding: &'static str,
+    },
+}
+
+/// The `iconv` command that converts the file to UTF-8 beside itself (generic
+/// names when the file's own would need quoting).
+fn convert_command(path: &str, encoding: &str) -> String {
+    let name = Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| {
+            n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-+".contains(&b))
+                && !n.starts_with(['-', '.'])
+        });
+    let (from, to) = match name {
+        Some(n) => {
+            let p = Path::new(n);
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or(n);
+            let to = match p.extension().and_then(|e| e.to_str()) {
+                Some(ext) => format!("{stem}-utf8.{ext}"),
+                None => format!("{stem}-utf8"),
+            };
+            (n.to_string(), to)
+        }
+        None => ("FILE".to_string(), "FILE-utf8".to_string()),
+    };
+    // With a byte order mark iconv finds the byte order itself.
+    let from_encoding = match encoding {
+        "UTF-16 (little-endian, no byte order mark)" => "UTF-16LE",
+        "UTF-16 (big-endian, no byte order mark)" => "UTF-16BE",
+        e if e.starts_with("UTF-32") => "UTF-32",
+        _ => "UTF-16",
+    };
+    format!("iconv -f {from_encoding} -t UTF-8 {from} > {to}")
+}
+
+/// The Unicode encoding other than UTF-8 that `bytes` are in, if they look like one:
+/// a UTF-16 or UTF-32 byte order mark followed by text (mostly ASCII, as every
+/// format the tools read is), or text whose every other byte is zero (the ASCII
+/// characters of UTF-16 without a byte order mark).
+pub fn other_encoding(bytes: &[u8]) -> Option<&'static str> {
+    // UTF-32 first: its little-endian mark begins with UTF-16's.
+    for (mark, width, big, name) in [
+        (&[0xFF, 0xFE, 0, 0][..], 4, false, "UTF-32"),
+        (&[0, 0, 0xFE, 0xFF][..], 4, true, "UTF-32"),
+        (&[0xFF, 0xFE][..], 2, false, "UTF-16"),
+        (&[0xFE, 0xFF][..], 2, true, "UTF-16"),
+    ] {
+        if let Some(rest) = bytes.strip_prefix(mark) {
+            let head = &rest[..rest.len().min(512)];
+            let units = head.chunks_exact(width).map(|c| match (width, big) {
+                (2, false) => u32::from(u16::from_le_bytes([c[0], c[1]])),
+                (2, true) => u32::from(u16::from_be_bytes([c[0], c[1]])),
+                (_, false) => u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+                (_, true) => u32::from_be_bytes([c[0], c[1], c[2], c[3]]),
+            });
+            return looks_like_text(units, width == 2).then_some(name);
+        }
+    }
+    let head = &bytes[..bytes.len().min(256) & !1];
+    if head.len() < 4 {
+        return None;
+    }
+    let zeros_at = |parity: usize| {
+        head.iter()
+            .enumerate()
+            .filter(|(i, b)| **b == 0 && i % 2 == parity)
+            .count()
+    };
+    let half = head.len() / 2;
+    // Nearly every high byte zero: ASCII in UTF-16.
+    match (zeros_at(0), zeros_at(1)) {
+        (0, odd) if odd * 4 >= half * 3 => Some("UTF-16 (little-endian, no byte order mark)"),
+        (even, 0) if even * 4 >= half * 3 => Some("UTF-16 (big-endian, no byte order mark)"),
+        _ => None,
+    }
+}
+
+/// Whether the code units (UTF-16's or UTF-32's) after a byte order mark decode to
+/// text: characters, no controls but whitespace, at least half of them ASCII. A
+/// surrogate cut off at the end of the sample is fine.
+fn looks_like_text(units: impl Iterator<Item = u32>, utf16: bool) -> bool {
+    let chars: Vec<Option<char>> = if utf16 {
+        let mut units: Vec<u16> = units.map(|u| u as u16).collect();
+        if units.last().is_some_and(|u| (0xD800..0xDC00).contains(u)) {
+            units.pop();
+        }
+        char::decode_utf16(units).map(Result::ok).collect()
+    } else {
+        units.map(char::from_u32).collect()
+    };
+    let text = |c: &Option<char>| {
+        c.is_some_and(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\x0c'))
+    };
+    let ascii = chars
+        .iter()
+        .filter(|c| c.is_some_and(|c| c.is_ascii()))
+        .count();
+    chars.iter().all(text) && ascii * 2 >= chars.len()
+}
+
+/// Text from the bytes of the file at `path`: UTF-8, or an error that names the
+/// encoding the text is in and how to convert it.
+pub fn text_from(path: &Path, bytes: Vec<u8>) -> Result<String, InputError> {
+    if let Some(encoding) = other_encoding(&bytes) {
+        return Err(InputError::OtherEncoding {
+            path: path.display().to_string(),
+            encoding,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| InputError::NotText {
+        path: path.display().to_string(),
+        offset: e.utf8_error().valid_up_to(),
+    })
 }
 
 impl InputError {
@@ -37,6 +160,10 @@ impl InputError {
             InputError::NotText { offset, .. } => {
                 format!("it is not UTF-8 text (invalid byte at offset {offset})")
             }
+            InputError::OtherEncoding { path, encoding } => format!(
+                "it is {encoding} text, not UTF-8; convert it with `{}`",
+                convert_command(path, encoding)
+            ),
         }
     }
 }
@@ -78,11 +205,7 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
 /// Reads a whole text input (machine files, models, statistics) of at most
 /// [`MAX_INPUT_BYTES`].
 pub fn read_text(path: &Path) -> Result<String, InputError> {
-    let bytes = read_input(path)?;
-    String::from_utf8(bytes).map_err(|e| InputError::NotText {
-        path: path.display().to_string(),
-        offset: e.utf8_error().valid_up_to(),
-    })
+    text_from(path, read_input(path)?)
 }
 
 /// Opens an input to read it piece by piece (`.npy` arrays, whose size the caller
@@ -179,6 +302,55 @@ mod tests {
             assert!(read_regular(&fifo, 100).is_none());
         }
         assert!(read_regular(&dir.path().join("none.h"), 100).is_none());
+    }
+
+    #[test]
+    fn utf16_and_utf32_are_named_with_the_conversion() {
+        let utf16le_bom: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(".entry k {}".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let err = text_from(Path::new("dir/k.spu"), utf16le_bom).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`dir/k.spu` is UTF-16 text, not UTF-8; convert it with `iconv -f UTF-16 -t UTF-8 k.spu > k-utf8.spu`"
+        );
+        let utf16be: Vec<u8> = "exit;\n"
+            .encode_utf16()
+            .flat_map(u16::to_be_bytes)
+            .collect();
+        let err = text_from(Path::new("my kernel.ptx"), utf16be).unwrap_err();
+        assert_eq!(
+            err.reason(),
+            "it is UTF-16 (big-endian, no byte order mark) text, not UTF-8; convert it with `iconv -f UTF-16BE -t UTF-8 FILE > FILE-utf8`"
+        );
+        let err =
+            text_from(Path::new("m.toml"), vec![0xFF, 0xFE, 0, 0, b'a', 0, 0, 0]).unwrap_err();
+        assert!(err.to_string().contains("UTF-32 text"), "{err}");
+        // A byte order mark before bytes that are not text is no UTF-16 file.
+        for garbage in [
+            &[0xFF, 0xFE, 0x00, 0x13][..],
+            &[0xFE, 0xFF, 0x00, 0x01, 0xD8, 0x00],
+            &[0xFF, 0xFE, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF],
+        ] {
+            let err = text_from(Path::new("g.bin"), garbage.to_vec()).unwrap_err();
+            assert!(err.to_string().contains("is not UTF-8 text"), "{err}");
+        }
+        // A surrogate pair cut at the end of the sample still reads as UTF-16.
+        let mut long: Vec<u8> = vec![0xFF, 0xFE];
+        long.extend("a".repeat(255).encode_utf16().flat_map(u16::to_le_bytes));
+        long.extend("\u{1F600}".encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(other_encoding(&long), Some("UTF-16"));
+        // Latin-1 is not mistaken for UTF-16, and UTF-8 passes.
+        let err = text_from(Path::new("a.spu"), b"caf\xe9".to_vec()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`a.spu` is not UTF-8 text (invalid byte at offset 3)"
+        );
+        assert_eq!(
+            text_from(Path::new("a.spu"), "é\0x".into()).unwrap(),
+            "é\0x"
+        );
     }
 
     #[test]

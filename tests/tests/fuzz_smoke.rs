@@ -69,6 +69,11 @@ proptest! {
     }
 
     #[test]
+    fn generated_ptx_with_macros_and_includes_survives_assembly(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        fuzz::assemble_generated_files(&data);
+    }
+
+    #[test]
     fn binaries_edited_section_by_section_survive_reading(data in proptest::collection::vec(any::<u8>(), 0..64)) {
         fuzz::read_mutated_sections(&data);
     }

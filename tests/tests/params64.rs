@@ -76,3 +76,60 @@ fn daxpy_ptx_takes_size_t_and_double_from_dash_d() {
     check_daxpy(&["N=1000", "A=0.1"], 1000, 0.1);
     check_daxpy(&["N=0x101", "A=-1.25e-3"], 257, -1.25e-3);
 }
+
+/// Loads `src` (assembled) with the default machine.
+fn loaded(src: &str) -> spu_emu::Image {
+    let (bin, _) =
+        spu_asm::assemble("k.spu", src).unwrap_or_else(|d| panic!("{}", d.render("k.spu", src)));
+    let module = spu_isa::format::read_module(&bin).unwrap();
+    spu_emu::load(module, &Machine::default(), &Default::default()).unwrap()
+}
+
+/// A buffer's initial elements as bit patterns.
+fn elements(image: &spu_emu::Image, name: &str) -> Vec<u64> {
+    let i = image
+        .memory
+        .regions()
+        .iter()
+        .position(|r| r.name == name)
+        .unwrap();
+    let r = &image.memory.regions()[i];
+    (0..r.len as usize)
+        .map(|e| spu_emu::load::init::element(image.memory.buffer(i), r.ty, e))
+        .collect()
+}
+
+#[test]
+fn sixty_four_bit_initialisers_reach_memory_exactly() {
+    let image = loaded(
+        ".global .u64 big = 9007199254740993;\n\
+         .visible .global .b64 mask = 0xFFFFFFFFFFFFFFFF;\n\
+         .global .s64 low = -9223372036854775808;\n\
+         .global .s64 S[2] = const(-9223372036854775807);\n\
+         .global .u64 U[2] = const(18446744073709551615);\n\
+         .global .u64 R[3] = ramp(1152921504606846976, 1);\n\
+         .global .s64 D[3] = ramp(-1152921504606846976, -1);\n\
+         .entry k {\n    exit;\n}\n",
+    );
+    assert_eq!(elements(&image, "big"), [9_007_199_254_740_993]);
+    assert_eq!(elements(&image, "mask"), [u64::MAX]);
+    assert_eq!(elements(&image, "low"), [i64::MIN as u64]);
+    assert_eq!(elements(&image, "S"), [(i64::MIN + 1) as u64; 2]);
+    assert_eq!(elements(&image, "U"), [u64::MAX; 2]);
+    // 2^60 + i: doubles would round every one of them to 2^60.
+    let r: Vec<u64> = (0..3).map(|i| (1u64 << 60) + i).collect();
+    assert_eq!(elements(&image, "R"), r);
+    let d: Vec<u64> = (0..3).map(|i| (-(1i64 << 60) - i) as u64).collect();
+    assert_eq!(elements(&image, "D"), d);
+}
+
+#[test]
+fn buffers_honour_their_alignment() {
+    let image = loaded(
+        ".global .u8 a[3];\n.global .align 256 .u8 b[5];\n.visible .global .align 128 .u64 v;\n\
+         .entry k {\n    exit;\n}\n",
+    );
+    for r in image.memory.regions() {
+        assert_eq!(r.base % 256, 0, "{} at {:#x}", r.name, r.base);
+    }
+}

@@ -21,7 +21,7 @@ pub(super) struct ThreadBound {
     span: Span,
 }
 
-impl Assembler {
+impl Assembler<'_> {
     /// Checks the performance directives of the assembled entry and keeps its
     /// thread bounds for [`Self::check_launch_bounds`].
     pub(super) fn entry_hints(&mut self, hints: &[EntryHint<'_>], diags: &mut Diagnostics) {

@@ -1,24 +1,18 @@
-//! From checked statements to a module: branch targets, register allocation (or
-//! the declared layout), reconvergence points, the checks of what Interface Units
-//! may reach and of the code's end, and encoding.
+//! From lowered code to a module: branch targets, register allocation (or the
+//! declared layout), reconvergence points, the checks of what Interface Units may
+//! reach and of the code's end, and the final words. The code stays encoded
+//! throughout; instructions are decoded where they are looked at.
 
 use super::{Assembler, empty_module};
-use crate::cfg;
+use crate::cfg::{self, Succ, decode};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::lexer::Span;
+use crate::regalloc::Failure;
 use spu_isa::format::{Module, RegDecl, RegTy};
 use spu_isa::table::Flow;
-use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Operand, Ty};
+use spu_isa::{Guard, MAX_PREDS, MAX_REGS, Ty};
 
-impl Assembler {
-    pub(super) fn finish(
-        mut self,
-        diags: &mut Diagnostics,
-    ) -> (Option<Module>, crate::preprocess::SourceMap) {
-        let module = self.build(diags);
-        (module, self.map)
-    }
-
+impl Assembler<'_> {
     pub(super) fn build(&mut self, diags: &mut Diagnostics) -> Option<Module> {
         self.size_dynamic_shared(diags);
         self.check_launch_bounds(diags);
@@ -41,7 +35,7 @@ impl Assembler {
             ),
             _ => {}
         }
-        if self.instrs.is_empty() && !diags.has_errors() {
+        if self.code.is_empty() && !diags.has_errors() {
             diags.push(
                 Diagnostic::error(
                     "the kernel has no instructions",
@@ -51,73 +45,68 @@ impl Assembler {
             );
             return None;
         }
-        if diags.has_errors() || self.instrs.is_empty() {
+        if diags.has_errors() || self.code.is_empty() {
             return None;
         }
         // Branch targets, then registers.
-        for (v, span) in &mut self.instrs {
-            if let Some(name) = &v.target {
-                let pc = self.label_at.get(name).copied().unwrap_or(0);
-                if let Some(Operand::Target(t)) = v.instr.operands_mut().first_mut() {
-                    *t = pc;
-                } else {
-                    diags.push(Diagnostic::error("branch target lost", span.clone()));
+        let labels = &self.labels;
+        let mut words = self.code.words(&|id| labels[id as usize].pc.unwrap_or(0));
+        let (succ, code) = self.code.analyse(&words, self.colour);
+        let phys: Vec<u8> = match code {
+            Some(code) => {
+                let result =
+                    crate::regalloc::allocate(&self.vregs.classes, &code, MAX_REGS, MAX_PREDS);
+                drop(code);
+                match result {
+                    Ok(a) => {
+                        self.module.regs = canonical_regs(&a);
+                        a.phys
+                    }
+                    Err(Failure::Pressure(p)) => {
+                        diags.push(pressure_diagnostic(&p, self.code.span(p.at)));
+                        return None;
+                    }
+                    Err(Failure::TooLarge { at, what }) => {
+                        diags.push(too_large_diagnostic(what, self.code.span(at)));
+                        return None;
+                    }
                 }
             }
-        }
-        let placed: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
-        let succ = cfg::successors(&placed);
-        let phys: Vec<u8> = if self.colour {
-            let insts: Vec<_> = self.instrs.iter().map(|(v, _)| v.uses_and_defs()).collect();
-            match crate::regalloc::allocate(&self.vregs.classes, &insts, &succ, MAX_REGS, MAX_PREDS)
-            {
-                Ok(a) => {
-                    self.module.regs = canonical_regs(&a);
-                    a.phys
-                }
-                Err(p) => {
-                    diags.push(pressure_diagnostic(&p, self.instrs[p.at].1.clone()));
-                    return None;
-                }
-            }
-        } else {
-            self.vregs
+            None => self
+                .vregs
                 .declared_at
                 .iter()
                 .map(|a| a.unwrap_or(0))
-                .collect()
+                .collect(),
         };
-        for (v, _) in &mut self.instrs {
-            v.patch(&|r| phys[r as usize]);
-        }
-        let mut code: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
         let ipdom = cfg::immediate_post_dominators(&succ);
-        for (pc, instr) in code.iter_mut().enumerate() {
-            if instr.opcode.spec().flow == Flow::Branch && instr.guard != Guard::Always {
-                instr.reconv = Some(ipdom[pc].map_or(NO_RECONV, |p| p as u32));
-            }
+        if let Err((pc, e)) = self.code.place(&mut words, &|r| phys[r as usize], &ipdom) {
+            diags.push(Diagnostic::error(e.to_string(), self.code.span(pc)));
+            return None;
         }
-        self.check_units(&code, &succ, diags);
-        self.check_end(&code, &succ, diags);
-        self.check_syncs(&code, &succ, diags);
+        drop(phys);
+        self.check_units(&words, &succ, diags);
+        self.check_end(&words, &succ, diags);
+        self.check_syncs(&words, &succ, &ipdom, diags);
         self.module.iu_entry = self.iu_entry.as_ref().map(|(pc, _)| *pc);
-        for (pc, instr) in code.iter().enumerate() {
-            match instr.encode() {
-                Ok(w) => self.module.code.push(w),
-                Err(e) => diags.push(Diagnostic::error(e.to_string(), self.instrs[pc].1.clone())),
-            }
-        }
+        self.module.code = words;
         (!diags.has_errors()).then(|| std::mem::replace(&mut self.module, empty_module(Vec::new())))
     }
 
     /// Synchronisation warnings: CB sides never synced, barriers under divergence.
-    fn check_syncs(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+    fn check_syncs(
+        &self,
+        code: &[u64],
+        succ: &[Succ],
+        ipdom: &[Option<usize>],
+        diags: &mut Diagnostics,
+    ) {
         let mut entries = vec![0];
         entries.extend(self.iu_entry.as_ref().map(|(pc, _)| *pc as usize));
-        for f in crate::lint::check(code, succ, &entries) {
-            let mut d = Diagnostic::warning(f.message, self.instrs[f.pc].1.clone()).label(f.label);
+        for f in crate::lint::check(code, succ, ipdom, &entries) {
+            let mut d = Diagnostic::warning(f.message, self.code.span(f.pc)).label(f.label);
             if let Some((pc, label)) = f.related {
-                d = d.with_secondary(self.instrs[pc].1.clone(), label);
+                d = d.with_secondary(self.code.span(pc), label);
             }
             diags.push(d.help(f.help));
         }
@@ -125,11 +114,11 @@ impl Assembler {
 
     /// Warns when execution can fall through the last instruction: the emulator would
     /// stop such a thread with a fault.
-    pub(super) fn check_end(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+    pub(super) fn check_end(&self, code: &[u64], succ: &[Succ], diags: &mut Diagnostics) {
         let Some(last) = code.len().checked_sub(1) else {
             return;
         };
-        let instr = &code[last];
+        let instr = &decode(code[last]);
         let ends = instr.guard == Guard::Always
             && matches!(instr.opcode.spec().flow, Flow::Exit | Flow::Branch);
         if ends {
@@ -146,7 +135,7 @@ impl Assembler {
             diags.push(
                 Diagnostic::warning(
                     "execution can run past the last instruction",
-                    self.instrs[last].1.clone(),
+                    self.code.span(last),
                 )
                 .label("nothing follows this instruction")
                 .help("end every path with `exit;`"),
@@ -156,7 +145,7 @@ impl Assembler {
 
     /// FP/SFU/shared-memory instructions IUs may reach (thesis Table 5.2): an error
     /// where only IUs reach them, a warning where both SMs and IUs may.
-    pub(super) fn check_units(&self, code: &[Instr], succ: &[Vec<usize>], diags: &mut Diagnostics) {
+    pub(super) fn check_units(&self, code: &[u64], succ: &[Succ], diags: &mut Diagnostics) {
         let Some((iu_pc, iu_span)) = &self.iu_entry else {
             return;
         };
@@ -170,23 +159,27 @@ impl Assembler {
         }
         let from_sm = cfg::reachable(succ, 0);
         let from_iu = cfg::reachable(succ, iu_pc);
-        if iu_pc > 0 && succ[iu_pc - 1].contains(&iu_pc) && from_sm[iu_pc - 1] {
+        if iu_pc > 0 && succ[iu_pc - 1].contains(iu_pc) && from_sm[iu_pc - 1] {
             diags.push(
                 Diagnostic::warning(
                     "SM code runs on into the `.iu` section",
-                    self.instrs[iu_pc - 1].1.clone(),
+                    self.code.span(iu_pc - 1),
                 )
                 .label("execution continues into IU code")
                 .with_secondary(iu_span.clone(), "IU section starts here")
                 .help("end the SM code with `exit;` or an unconditional `bra`"),
             );
         }
-        for (pc, instr) in code.iter().enumerate() {
-            if !from_iu[pc] || instr.exec_class().units.iu() {
+        for (pc, word) in code.iter().enumerate() {
+            if !from_iu[pc] {
+                continue;
+            }
+            let instr = &decode(*word);
+            if instr.exec_class().units.iu() {
                 continue;
             }
             let what = spu_isa::disasm::full_mnemonic(instr);
-            let span = self.instrs[pc].1.clone();
+            let span = self.code.span(pc);
             let d = if from_sm[pc] {
                 Diagnostic::warning(
                     format!("Interface Units may reach `{what}`, which they cannot execute"),
@@ -256,4 +249,18 @@ pub(super) fn pressure_diagnostic(p: &crate::regalloc::Pressure, span: Span) -> 
         p.needed
     ))
     .help("keep fewer values live across this point: recompute cheap values where they are used, or split the kernel")
+}
+
+/// Register allocation would take more work or memory than it is allowed.
+pub(super) fn too_large_diagnostic(what: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "this kernel is too large to allocate registers for",
+        span,
+    )
+    .label(format!(
+        "too many {what} (at most {} values live into blocks and {} pairs of values live at the same time)",
+        crate::regalloc::MAX_LIVE_ENTRIES,
+        crate::regalloc::MAX_PAIRS
+    ))
+    .help("keep fewer values live across branches, or split the kernel")
 }

@@ -3,11 +3,9 @@
 //! expressions they use.
 
 use super::{Assembler, ty_of};
-use crate::ast::{Expr, SExpr, Spanned, TyTok};
+use crate::ast::{SExpr, Spanned, TyTok};
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::eval::{
-    MAX_PARAMS, ParamInfo, const_f64, eval_with_defaults, lower, param_default, parse_int,
-};
+use crate::eval::{MAX_PARAMS, ParamInfo, eval_with_defaults, lower, param_default, parse_int};
 use crate::lexer::Span;
 use crate::regalloc::Class;
 use crate::suggest::closest;
@@ -15,9 +13,9 @@ use spu_isa::format::param_size;
 use spu_isa::format::{
     BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, MAX_EXPR_NODES, ParamDecl, RegDecl, RegTy,
 };
-use spu_isa::{MAX_PREDS, MAX_REGS, MAX_SYMBOLS, Side, Special, Ty};
+use spu_isa::{MAX_PREDS, MAX_REGS, MAX_SYMBOLS, Side, Special};
 
-impl Assembler {
+impl Assembler<'_> {
     pub(super) fn param(
         &mut self,
         ty: &Spanned<TyTok>,
@@ -126,6 +124,7 @@ impl Assembler {
         name: &Spanned<&str>,
         dims: &[SExpr<'_>],
         init: Option<&SExpr<'_>>,
+        align: Option<&Spanned<&str>>,
         diags: &mut Diagnostics,
     ) {
         let Some(t) = ty_of(ty.node) else {
@@ -133,18 +132,40 @@ impl Assembler {
                 "buffers cannot hold predicates",
                 ty.span.clone(),
             ));
+            self.scope.poisoned.insert(name.node.to_string());
             return;
         };
+        if let Some(a) = align {
+            let v = parse_int(a.node).and_then(|v| u32::try_from(v).ok());
+            if !v.is_some_and(|v| v.is_power_of_two() && v <= BUFFER_ALIGN) {
+                diags.push(
+                    Diagnostic::error(
+                        format!("alignment `{}` is not supported for a buffer", a.node),
+                        a.span.clone(),
+                    )
+                    .label(format!(
+                        "expected a power of two up to {BUFFER_ALIGN}: every buffer starts at a multiple of {BUFFER_ALIGN} bytes"
+                    ))
+                    .help(format!("write `.align {BUFFER_ALIGN}` or less")),
+                );
+                self.scope.poisoned.insert(name.node.to_string());
+                return;
+            }
+        }
         if self.module.buffers.len() >= usize::from(MAX_SYMBOLS) {
             diags.push(
                 Diagnostic::error("too many buffers", name.span.clone())
                     .label(format!("a kernel has at most {MAX_SYMBOLS}")),
             );
+            self.scope.poisoned.insert(name.node.to_string());
             return;
         }
         if !self.declare_global(name, diags) {
             return;
         }
+        // From here on a failure leaves the name declared but without a buffer: the
+        // code's uses of it are not checked (they would only repeat the error).
+        self.scope.poisoned.insert(name.node.to_string());
         let Some(mut dims) = self.dims(dims, diags) else {
             return;
         };
@@ -152,28 +173,14 @@ impl Assembler {
             // A variable: one element.
             dims.push(spu_isa::format::Expr::constant(1));
         }
-        let init = match init {
-            None => Init::Zeros,
-            // A PTX variable's initial value: `= 5`, `= 1.5`.
-            Some(e) if matches!(e.node, Expr::Int(_) | Expr::Float(_) | Expr::Neg(_)) => {
-                match const_f64(e)
-                    .and_then(|v| check_init_value(v, t, false, e).map(|_| Init::Const(v)))
-                {
-                    Ok(i) => i,
-                    Err(d) => {
-                        diags.push(d);
-                        return;
-                    }
-                }
+        let init = match init.map_or(Ok(Init::Zeros), |e| super::init::initialiser(e, t)) {
+            Ok(i) => i,
+            Err(d) => {
+                diags.push(d);
+                return;
             }
-            Some(e) => match initialiser(e).and_then(|i| check_init_values(e, i, t)) {
-                Ok(i) => i,
-                Err(d) => {
-                    diags.push(d);
-                    return;
-                }
-            },
         };
+        self.scope.poisoned.remove(name.node);
         self.scope
             .buffers
             .insert(name.node.to_string(), self.module.buffers.len() as u16);
@@ -189,6 +196,7 @@ impl Assembler {
         &mut self,
         ty: &Spanned<TyTok>,
         items: &[crate::ast::RegItem<'_>],
+        span: &Span,
         diags: &mut Diagnostics,
     ) {
         let rty = ty_of(ty.node).map_or(RegTy::Pred, RegTy::Val);
@@ -204,6 +212,7 @@ impl Assembler {
                             )
                             .label(format!("at most {MAX_DECLARED}")),
                         );
+                        self.scope.poisoned_regs.insert(item.name.node.to_string());
                         continue;
                     }
                 },
@@ -221,6 +230,24 @@ impl Assembler {
                 );
                 continue;
             }
+            let n = count.map_or(1, |n| n as usize);
+            if self.declared_regs + n > MAX_REGISTERS {
+                diags.push(
+                    Diagnostic::error(
+                        format!("the kernel declares more than {MAX_REGISTERS} registers"),
+                        item.name.span.start..span.end,
+                    )
+                    .label(format!(
+                        "{} declared before this, {n} here",
+                        self.declared_regs
+                    ))
+                    .help("a kernel declares at most this many registers and predicates in all; declare only the ones the code uses"),
+                );
+                // Every later use of a register would be another error.
+                self.halted = true;
+                return;
+            }
+            self.declared_regs += n;
             let names: Vec<String> = match count {
                 Some(n) => (0..n).map(|k| format!("{base}{k}")).collect(),
                 None => vec![base.to_string()],
@@ -337,6 +364,13 @@ impl Assembler {
             }
             if name.node == "shared" {
                 self.launch_shared = vals.pop().map(|v| (v, name.span.clone()));
+                // Checked against the array in `size_dynamic_shared`.
+                self.launch_shared_known = args.first().and_then(|a| {
+                    Some((
+                        eval_with_defaults(a, &self.scope.params).ok()??,
+                        a.span.clone(),
+                    ))
+                });
                 continue;
             }
             let target: &mut [spu_isa::format::Expr] = match name.node {
@@ -441,162 +475,8 @@ impl Assembler {
 
 /// Most registers one `.reg` declaration may name.
 pub(super) const MAX_DECLARED: usize = 1 << 16;
-
-/// Checks an initialiser's values against the buffer's type ([`Ty::value_range`]):
-/// integers for integer buffers, each within the type's range; finite values within
-/// the float type's range otherwise.
-/// (A ramp's last value depends on the buffer's size and is checked at load time.)
-pub(super) fn check_init_values(e: &SExpr<'_>, init: Init, ty: Ty) -> Result<Init, Diagnostic> {
-    let Expr::Call(_, args) = &e.node else {
-        return Ok(init);
-    };
-    // (value, argument index, is a ramp's step)
-    let checks: Vec<(f64, usize, bool)> = match init {
-        Init::Zeros => vec![],
-        Init::Const(v) => vec![(v, 0, false)],
-        Init::Ramp { start, step } => vec![(start, 0, false), (step, 1, true)],
-        Init::Random { lo, hi, .. } if args.len() == 3 => vec![(lo, 1, false), (hi, 2, false)],
-        Init::Random { .. } => vec![],
-    };
-    for (v, i, is_step) in checks {
-        check_init_value(v, ty, is_step, &args[i])?;
-    }
-    if let Init::Random { lo, hi, .. } = init
-        && lo > hi
-    {
-        return Err(Diagnostic::error(
-            format!("`random` has lo {lo} above hi {hi}"),
-            e.span.clone(),
-        )
-        .label("expected random(seed, lo, hi) with lo <= hi"));
-    }
-    Ok(init)
-}
-
-pub(super) fn check_init_value(
-    v: f64,
-    ty: Ty,
-    is_step: bool,
-    arg: &SExpr<'_>,
-) -> Result<(), Diagnostic> {
-    let text = format_number(v);
-    if ty.is_float() {
-        let (_, hi) = ty.value_range();
-        // f32's bound shown as the f32 it is (3.4028235e38).
-        let shown = match ty {
-            Ty::F32 => format!("{:e}", f32::MAX),
-            _ => format!("{hi:e}"),
-        };
-        if !v.is_finite() || v.abs() > hi {
-            return Err(Diagnostic::error(
-                format!("`{text}` does not fit in .{ty}"),
-                arg.span.clone(),
-            )
-            .label(format!("expected a magnitude of at most {shown}")));
-        }
-        return Ok(());
-    }
-    if v.fract() != 0.0 || !v.is_finite() {
-        return Err(
-            Diagnostic::error(format!("`{text}` is not an integer"), arg.span.clone())
-                .label(format!("a .{ty} buffer holds integers"))
-                .help("write an integer, or declare the buffer .f32 or .f64"),
-        );
-    }
-    let (lo, hi) = int_range(ty, is_step);
-    // Exact: every bound is an integer of at most 64 bits, and `v` an
-    // integer-valued f64 (`as` saturates, so a huge one lands outside too).
-    let x = v as i128;
-    if x < lo || x > hi {
-        return Err(
-            Diagnostic::error(format!("`{text}` does not fit in .{ty}"), arg.span.clone())
-                .label(format!("expected {lo}..={hi}")),
-        );
-    }
-    Ok(())
-}
-
-/// The values an integer buffer of type `ty` holds: `0..=2^N-1` unsigned or untyped
-/// bits, `-2^(N-1)..=2^(N-1)-1` signed. A ramp's step may also go down by as much
-/// as the unsigned range (its values are checked at load time).
-fn int_range(ty: Ty, is_step: bool) -> (i128, i128) {
-    let bits = ty.bits();
-    let umax = (1i128 << bits) - 1;
-    if is_step {
-        (-umax, umax)
-    } else if ty.is_signed() {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, umax)
-    }
-}
-
-/// A number as written in source: integers without a fractional part.
-pub(super) fn format_number(v: f64) -> String {
-    // Integers up to 64-bit types' bounds in full (2^64 - 2048 = 18446744073709549568).
-    if v.fract() == 0.0 && v.abs() < 1.9e19 {
-        format!("{}", v as i128)
-    } else if v.abs() >= 1e18 {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
-    }
-}
-
-/// Largest seed: initialiser arguments are read as f64, exact up to 2^53.
-const MAX_SEED: f64 = 9_007_199_254_740_992.0;
-
-pub(super) fn initialiser(e: &SExpr<'_>) -> Result<Init, Diagnostic> {
-    let (name, args): (&str, &[SExpr<'_>]) = match &e.node {
-        Expr::Name(n) => (n, &[]),
-        Expr::Call(f, args) => (f.node, args),
-        _ => {
-            return Err(Diagnostic::error("expected an initialiser", e.span.clone())
-                .label("not zeros, const(v), ramp(start, step) or random(seed, lo, hi)"));
-        }
-    };
-    let nums = args.iter().map(const_f64).collect::<Result<Vec<_>, _>>()?;
-    let wrong = |expected: &str| {
-        Diagnostic::error(format!("`{name}` takes {expected}"), e.span.clone())
-            .label(format!("found {} arguments", nums.len()))
-    };
-    Ok(match (name, nums.as_slice()) {
-        ("zeros", []) => Init::Zeros,
-        ("zeros", _) => return Err(wrong("no arguments")),
-        ("const", [v]) => Init::Const(*v),
-        ("const", _) => return Err(wrong("one value")),
-        ("ramp", [start, step]) => Init::Ramp {
-            start: *start,
-            step: *step,
-        },
-        ("ramp", _) => return Err(wrong("a start and a step")),
-        ("random", [seed]) | ("random", [seed, _, _])
-            if *seed < 0.0 || seed.fract() != 0.0 || *seed > MAX_SEED =>
-        {
-            return Err(Diagnostic::error(
-                "the seed must be a non-negative integer",
-                args[0].span.clone(),
-            )
-            .label(format!("expected 0..={MAX_SEED}")));
-        }
-        ("random", [seed]) => Init::Random {
-            seed: *seed as u64,
-            lo: 0.0,
-            hi: 1.0,
-        },
-        ("random", [seed, lo, hi]) => Init::Random {
-            seed: *seed as u64,
-            lo: *lo,
-            hi: *hi,
-        },
-        ("random", _) => return Err(wrong("a seed, optionally followed by lo and hi")),
-        (other, _) => {
-            let d = Diagnostic::error(format!("unknown initialiser `{other}`"), e.span.clone())
-                .label("expected zeros, const, ramp or random");
-            return Err(match closest(other, ["zeros", "const", "ramp", "random"]) {
-                Some(s) => d.help(format!("did you mean `{s}`?")),
-                None => d,
-            });
-        }
-    })
-}
+/// Most registers and predicates one kernel may declare in all.
+pub const MAX_REGISTERS: usize = 1 << 18;
+/// The alignment every buffer has: the loader places buffers at multiples of 256
+/// bytes, so `.align` up to it holds and more cannot be honoured.
+pub(super) const BUFFER_ALIGN: u32 = 256;

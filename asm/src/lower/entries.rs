@@ -5,62 +5,63 @@
 //! every parameter (32- or 64-bit) is a kernel parameter, set with `-D`.
 //! Also sizes the `.extern .shared` array from `.launch shared(BYTES)`.
 
+use super::outline::{DeclKind, Outline};
 use super::{Assembler, ty_of};
 use crate::ast::{EntryParam, Expr, Spanned, Stmt};
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::eval::{const_bits64, param_default};
+use crate::eval::param_default;
 use crate::operands::{Bound, EntryArg};
+use crate::parse::statement_at;
 use crate::suggest::closest;
 use spu_isa::format::{BinOp, Expr as StoredExpr};
+use std::collections::HashMap;
 
-impl Assembler {
-    /// For each statement, whether it belongs to the assembled kernel (or to no
-    /// kernel at all).
+impl Assembler<'_> {
+    /// The kernel of the file to assemble: `--entry`, the kernel `.bind` names, or
+    /// the file's only kernel; `None` (reported) when none can be chosen.
     pub(super) fn select_entry(
         &mut self,
-        stmts: &[Spanned<Stmt<'_>>],
+        text: &str,
+        outline: &Outline<'_>,
         diags: &mut Diagnostics,
-    ) -> Vec<bool> {
-        let mut entries: Vec<(&str, crate::lexer::Span)> = Vec::new();
-        let mut owner: Vec<Option<usize>> = Vec::with_capacity(stmts.len());
-        let mut open: Option<usize> = None;
-        for s in stmts {
-            match &s.node {
-                Stmt::EntryOpen { name, .. } => {
-                    if let Some((_, prev)) = entries.iter().find(|(n, _)| *n == name.node) {
-                        diags.push(
-                            Diagnostic::error(
-                                format!("kernel `{}` is defined twice", name.node),
-                                name.span.clone(),
-                            )
-                            .with_secondary(prev.clone(), "first defined here"),
-                        );
-                    }
-                    entries.push((name.node, name.span.clone()));
-                    open = Some(entries.len() - 1);
-                    owner.push(open);
+    ) -> Option<u32> {
+        let entries = &outline.entries;
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            match first.get(e.node) {
+                Some(&prev) => diags.push(
+                    Diagnostic::error(
+                        format!("kernel `{}` is defined twice", e.node),
+                        e.span.clone(),
+                    )
+                    .with_secondary(entries[prev].span.clone(), "first defined here"),
+                ),
+                None => {
+                    first.insert(e.node, i);
                 }
-                Stmt::BlockClose => {
-                    owner.push(open);
-                    open = None;
-                }
-                _ => owner.push(open),
             }
         }
-        let names = || entries.iter().map(|(n, _)| *n);
+        let names = || entries.iter().map(|e| e.node);
         let list = || {
-            names()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            const LISTED: usize = 16;
+            let mut l: Vec<String> = names().take(LISTED).map(|n| format!("`{n}`")).collect();
+            if entries.len() > LISTED {
+                l.push(format!("and {} more", entries.len() - LISTED));
+            }
+            l.join(", ")
         };
-        let bind = stmts.iter().find_map(|s| match &s.node {
-            Stmt::Bind { entry, .. } => Some(entry),
-            _ => None,
-        });
-        let find = |want: &str| names().position(|n| n == want);
+        // The first `.bind` of the file names the kernel.
+        let bind = outline
+            .decls
+            .iter()
+            .filter(|d| d.kind == DeclKind::Bind)
+            .find_map(|d| match statement_at(text, d.start as usize)?.node {
+                Stmt::Bind { entry, .. } => Some(entry),
+                _ => None,
+            });
+        let find = |want: &str| first.get(want).copied();
         let chosen = if let Some(want) = self.options.entry.clone() {
-            if let Some(b) = bind.filter(|b| b.node != want) {
+            if let Some(b) = bind.as_ref().filter(|b| b.node != want) {
                 diags.push(
                     Diagnostic::error(
                         format!(
@@ -83,7 +84,7 @@ impl Assembler {
                 self.no_entry_chosen = true;
             }
             found
-        } else if let Some(b) = bind {
+        } else if let Some(b) = &bind {
             let found = find(b.node);
             if found.is_none() {
                 let d = Diagnostic::error(
@@ -105,13 +106,13 @@ impl Assembler {
             diags.push(
                 Diagnostic::error(
                     format!("this file has {} kernels: {}", entries.len(), list()),
-                    entries[1].1.clone(),
+                    entries[1].span.clone(),
                 )
                 .label("a second kernel")
-                .with_secondary(entries[0].1.clone(), "the first kernel")
+                .with_secondary(entries[0].span.clone(), "the first kernel")
                 .help(format!(
                     "choose one with `--entry {}`, or launch it from a `.spu` file with `.bind {}(...)`",
-                    entries[0].0, entries[0].0
+                    entries[0].node, entries[0].node
                 )),
             );
             self.no_entry_chosen = true;
@@ -119,10 +120,7 @@ impl Assembler {
         } else {
             (!entries.is_empty()).then_some(0)
         };
-        owner
-            .into_iter()
-            .map(|o| o.is_none() || (o == chosen && chosen.is_some()))
-            .collect()
+        chosen.map(|c| c as u32)
     }
 
     /// Makes the chosen entry's parameters kernel parameters, or binds them to the
@@ -151,6 +149,10 @@ impl Assembler {
                         .label(format!("parameters: {}", names.join(", ")))
                         .help("give one argument per parameter, in signature order: a buffer for a pointer, a parameter or a constant for a scalar"),
                     );
+                    // The kernel's reads of its parameters would only repeat this.
+                    for p in params {
+                        self.scope.poisoned.insert(p.name.node.to_string());
+                    }
                     return;
                 }
                 Some(args)
@@ -163,6 +165,7 @@ impl Assembler {
                     Diagnostic::error("parameters cannot be predicates", p.ty.span.clone())
                         .label("use .u32, .s32, .f32, .u64, .s64 or .f64"),
                 );
+                self.scope.poisoned.insert(p.name.node.to_string());
                 continue;
             };
             let Some(arg) = args.map(|a| &a[i]) else {
@@ -171,13 +174,18 @@ impl Assembler {
             };
             let bound = match &arg.node {
                 Expr::Name(n) if self.scope.buffers.contains_key(*n) => {
-                    if t.is_float() || t.bits() < 32 {
+                    // A pointer is an integer of the PTX file's address size.
+                    if t.is_float() || t.bits() != self.pointer_bits {
+                        let bits = self.pointer_bits;
                         Err(Diagnostic::error(
                             format!("`{n}` is a buffer, but `{}` is a .{t}", p.name.node),
                             arg.span.clone(),
                         )
-                        .label("a buffer binds to a pointer (.u64) parameter")
-                        .with_secondary(p.name.span.clone(), "declared here"))
+                        .label(format!(
+                            "a buffer binds to a pointer parameter (.u{bits}, as `.address_size {bits}` makes pointers)"
+                        ))
+                        .with_secondary(p.name.span.clone(), "declared here")
+                        .help("pass a parameter or a constant for a scalar"))
                     } else {
                         Ok(Bound::Buffer(n.to_string()))
                     }
@@ -214,17 +222,37 @@ impl Assembler {
                         )),
                     }
                 }
-                // A float constant is rounded like a default (finite unless written
-                // as a bit pattern); an integer may be written signed or unsigned.
-                _ if t.is_float() => param_default(arg, t, &self.scope.params)
+                Expr::Name(n) => {
+                    let d = Diagnostic::error(
+                        format!("`{n}` is not a buffer or parameter of the launch"),
+                        arg.span.clone(),
+                    )
+                    .label("no `.global` buffer or `.param` has this name")
+                    .with_secondary(p.name.span.clone(), "the kernel's parameter");
+                    let known = self
+                        .scope
+                        .buffers
+                        .keys()
+                        .map(String::as_str)
+                        .chain(self.scope.params.iter().map(|q| q.name.as_str()));
+                    Err(match closest(n, known) {
+                        Some(c) => d.help(format!("did you mean `{c}`?")),
+                        None => d.help(format!(
+                            "declare it in the launch file: a buffer (`.global .u32 {n}[N];`) for a pointer, a `.param` or a constant for a scalar"
+                        )),
+                    })
+                }
+                // A constant is a value of the parameter's type, as a default or `-D`
+                // would be: floats rounded (finite unless written as a bit pattern),
+                // integers within the type's range.
+                _ => param_default(arg, t, &self.scope.params)
                     .map(Bound::Const)
                     .map_err(|d| {
-                        d.help("an argument is a buffer name, a parameter name or a constant")
-                    }),
-                _ => const_bits64(arg, t, &self.scope.params)
-                    .map(Bound::Const)
-                    .map_err(|d| {
-                        d.help("an argument is a buffer name, a parameter name or a constant")
+                        d.with_secondary(p.name.span.clone(), "the kernel's parameter")
+                            .help(format!(
+                                "`{}` is .{t}: pass a value of that type, a parameter, or a buffer for a pointer",
+                                p.name.node
+                            ))
                     }),
             };
             match bound {
@@ -235,7 +263,11 @@ impl Assembler {
                             .insert(p.name.node.to_string(), EntryArg { ty: t, bound });
                     }
                 }
-                Err(d) => diags.push(d),
+                Err(d) => {
+                    diags.push(d);
+                    // The kernel's reads of this parameter would only repeat it.
+                    self.scope.poisoned.insert(p.name.node.to_string());
+                }
             }
         }
     }
@@ -263,6 +295,18 @@ impl Assembler {
             );
             return;
         };
+        // Known with the defaults: an empty or negative size is refused, as an empty
+        // or negative grid is (the array would fault on its first access).
+        if let Some((v, at)) = self.launch_shared_known.clone()
+            && v < 1
+        {
+            diags.push(
+                Diagnostic::error(format!("the dynamic shared size is {v} bytes"), at)
+                    .label("must be positive")
+                    .with_secondary(span, "the array it sizes")
+                    .help("give the size in bytes of the `.extern .shared` array, e.g. `shared(4096)`"),
+            );
+        }
         let elems = StoredExpr::binary(
             BinOp::CeilDiv,
             bytes,

@@ -10,7 +10,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::parse_int;
 use spu_isa::format::SourceLoc;
 
-impl Assembler {
+impl Assembler<'_> {
     /// `.file N "path"` of a PTX file: index N of nvcc's numbering, mapped to an
     /// entry of the line table (one per distinct path).
     pub(super) fn cuda_file(&mut self, index: &Spanned<&str>, path: &str, diags: &mut Diagnostics) {

@@ -1,26 +1,33 @@
-//! The assembler proper: walks the parsed statements, checks declarations and
-//! instructions, computes reconvergence points and IU reachability, and builds the
-//! [`Module`]. Every problem becomes a diagnostic; assembly fails if any is an error.
+//! The assembler proper: reads the declarations of a file, then lowers its code
+//! statement by statement as it is parsed (so a file is never held as a syntax
+//! tree), checks declarations and instructions, computes reconvergence points and
+//! IU reachability, and builds the [`Module`]. Every problem becomes a diagnostic;
+//! assembly fails if any is an error.
 
 use crate::ast::{Spanned, Stmt, TyTok};
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::eval::parse_int;
 use crate::lexer::Span;
 use crate::lexer::bare_carriage_return;
-use crate::operands::{Lowering, Scope};
-use crate::parse::parse_file;
-use crate::vcode::{VInstr, VRegs};
-use spu_isa::format::{
-    Label, Launch, LineTable, MAX_SHARED_ALIGN, MAX_STRING, Module, SharedDecl, SourceLoc,
-};
-use spu_isa::{MAX_SYMBOLS, Ty};
+use crate::operands::Scope;
+use crate::parse::{Statements, statement_at};
+use crate::preprocess::SourceMap;
+use crate::vcode::{VCode, VRegs};
+use outline::{DeclKind, NO_OWNER, Outline};
+use spu_isa::Ty;
+use spu_isa::format::{Launch, LineTable, MAX_STRING, Module, SourceLoc};
 use std::collections::HashMap;
 
 mod bounds;
 mod build;
 mod decls;
 mod entries;
+mod init;
 mod lineinfo;
+mod outline;
+mod statements;
+
+pub use decls::MAX_REGISTERS;
+pub use outline::{MAX_ENTRIES, MAX_LABELS};
 
 /// Choices the source does not make itself.
 #[derive(Debug, Clone, Default)]
@@ -98,36 +105,58 @@ pub fn assemble_with_options(
         ));
         return Err(diags);
     }
-    let (text, map, pre_diags) = crate::preprocess::preprocess(path, src, read);
-    let parsed = parse_file(&text, &mut diags);
-    // First keep the declarations' own register layout; when it does not fit, the
-    // code needs temporaries or the registers are a PTX file's virtual ones, colour
-    // every register instead.
-    let mut first = diags.clone();
-    let mut asm = Assembler::new(map.clone(), false, options);
-    asm.run(&parsed.stmts, &mut first);
-    let (module, map) = if parsed.stopped_early {
-        (None, map)
-    } else if asm.needs_colouring() {
-        let mut asm = Assembler::new(map, true, options);
-        asm.run(&parsed.stmts, &mut diags);
-        asm.finish(&mut diags)
-    } else {
-        diags = first;
-        asm.finish(&mut diags)
-    };
+    let (text, mut map, pre_diags) = crate::preprocess::preprocess(path, src, read);
+    let module = assemble_text(&text, &map, options, &mut diags);
     // Reading order of the preprocessed text: an included file's errors come at its
     // `#include`, before the errors they cause further down (a `.bind` of a kernel
     // whose signature did not parse). Preprocessor errors come first.
     diags.sort();
-    diags.remap(&map);
-    let mut pre = pre_diags;
-    pre.sort();
-    diags.items.splice(0..0, pre.items);
+    diags.remap(&mut map);
+    let mut all = pre_diags;
+    all.sort();
+    let files = std::mem::take(&mut diags.files);
+    all.append(diags);
+    all.files = files;
     match module {
-        Some(m) if !diags.has_errors() => Ok((m, diags)),
-        _ => Err(diags),
+        Some(m) if !all.has_errors() => Ok((m, all)),
+        _ => Err(all),
     }
+}
+
+/// Assembles preprocessed text: the outline first, then the declarations, then the
+/// code as it is parsed.
+fn assemble_text(
+    text: &str,
+    map: &SourceMap,
+    options: &Options,
+    diags: &mut Diagnostics,
+) -> Option<Module> {
+    let outline = outline::scan(text, diags);
+    if let Some(end) = outline.stopped_at {
+        // Nothing is assembled, but the syntax errors before the stop are reported.
+        let mut statements = Statements::new(text, 0, false, true);
+        statements.parse_until(end);
+        diags.append(statements.take_diagnostics());
+        return None;
+    }
+    let mut asm = Assembler::new(map, options);
+    asm.declarations(text, &outline, diags);
+    // First keep the declarations' own register layout; when it does not fit, the
+    // code needs temporaries or the registers are a PTX file's virtual ones, colour
+    // every register instead. Lowering differs only where a vector operand used
+    // declared registers as they are; then the code is lowered again for colouring.
+    let declared = asm.clone();
+    let mut code_diags = Diagnostics::default();
+    asm.code(text, &mut code_diags);
+    if asm.vregs.declared_groups && asm.needs_colouring() {
+        asm = declared;
+        asm.colour = true;
+        code_diags = Diagnostics::default();
+        asm.code(text, &mut code_diags);
+    }
+    diags.append(code_diags);
+    asm.colour |= asm.needs_colouring();
+    asm.build(diags)
 }
 
 /// A module with nothing in it yet (the default launch is one warp per block).
@@ -164,21 +193,35 @@ fn ty_of(t: TyTok) -> Option<Ty> {
     }
 }
 
+#[derive(Debug, Clone)]
 struct Entry {
     name: String,
     open: Span,
     closed: bool,
 }
 
-struct Assembler {
-    map: crate::preprocess::SourceMap,
+/// A label of the assembled kernel.
+#[derive(Debug, Clone)]
+struct LabelInfo {
+    span: Span,
+    /// The instruction it stands before, once the code reaches it.
+    pc: Option<u32>,
+}
+
+#[derive(Clone)]
+struct Assembler<'m> {
+    map: &'m SourceMap,
     options: Options,
+    /// The kernel being assembled (index into the outline's entries), if any.
+    chosen: Option<u32>,
     /// No kernel could be chosen (already reported).
     no_entry_chosen: bool,
     /// The `.extern .shared` array sized at launch: index and element bytes.
     dynamic_shared: Option<(usize, u32, Span)>,
     /// `.launch shared(BYTES)`: the dynamic shared size.
     launch_shared: Option<(spu_isa::format::Expr, Span)>,
+    /// Its value with the parameters' defaults, if known, and where it is written.
+    launch_shared_known: Option<(i64, Span)>,
     /// Registers are coloured by the allocator rather than placed by declaration.
     colour: bool,
     vregs: VRegs,
@@ -187,17 +230,21 @@ struct Assembler {
     /// Registers are declared in a `.ptx` file: virtual by definition, so always
     /// allocated (nvcc numbers them with gaps, `%r<158>` for 18 in use).
     ptx_regs: bool,
-    /// Label name -> index of the next machine instruction.
-    label_at: HashMap<String, u32>,
+    /// Registers declared so far (see [`MAX_REGISTERS`]).
+    declared_regs: usize,
+    /// A limit of the kernel's size was reached (and reported): the rest of the code
+    /// is not checked, as every error there would follow from it.
+    halted: bool,
     scope: Scope,
     /// Names shared by parameters, buffers and shared arrays -> where declared.
     globals: HashMap<String, Span>,
-    label_spans: HashMap<String, Span>,
+    /// Labels of the kernel by id (see [`Scope::labels`]).
+    labels: Vec<LabelInfo>,
     reg_counts: (u32, u32),
     entry: Option<Entry>,
     iu_entry: Option<(u32, Span)>,
     module: Module,
-    instrs: Vec<(VInstr, Span)>,
+    code: VCode,
     launch_seen: Option<Span>,
     pending_loc: Option<SourceLoc>,
     /// nvcc's `.file N "k.cu"` in a `.ptx` file: N -> index in the line table.
@@ -209,36 +256,45 @@ struct Assembler {
     thread_bounds: Vec<bounds::ThreadBound>,
     /// `.launch block(...)`: each extent if known at assembly time, and where.
     launch_block: Option<([Option<u64>; 3], Span)>,
+    /// The first `.bind` of the kernel, which the others repeat (an error each).
+    first_bind: Option<Span>,
+    /// The width of a pointer parameter (see [`Outline::pointer_bits`]).
+    pointer_bits: u32,
 }
 
-impl Assembler {
-    fn new(map: crate::preprocess::SourceMap, colour: bool, options: &Options) -> Self {
+impl<'m> Assembler<'m> {
+    fn new(map: &'m SourceMap, options: &Options) -> Self {
         let files = map.files.iter().map(|f| f.name.clone()).collect();
         Assembler {
             map,
             options: options.clone(),
+            chosen: None,
             no_entry_chosen: false,
             dynamic_shared: None,
             launch_shared: None,
-            colour,
+            launch_shared_known: None,
+            colour: false,
             vregs: VRegs::default(),
             decls_fit: true,
             ptx_regs: false,
-            label_at: HashMap::new(),
+            declared_regs: 0,
+            halted: false,
             scope: Scope::default(),
             globals: HashMap::new(),
-            label_spans: HashMap::new(),
+            labels: Vec::new(),
             reg_counts: (0, 0),
             entry: None,
             iu_entry: None,
             module: empty_module(files),
-            instrs: Vec::new(),
+            code: VCode::default(),
             launch_seen: None,
             pending_loc: None,
             cuda_files: HashMap::new(),
             cuda_loc: None,
             thread_bounds: Vec::new(),
             launch_block: None,
+            first_bind: None,
+            pointer_bits: 64,
         }
     }
 
@@ -294,292 +350,85 @@ impl Assembler {
         true
     }
 
-    /// Pass 1 collects parameters, labels and buffers so uses may precede them, and
-    /// binds the chosen entry's parameters; pass 2 checks instructions and
-    /// expressions. Statements of the other entries of the file are skipped.
-    fn run(&mut self, stmts: &[Spanned<Stmt<'_>>], diags: &mut Diagnostics) {
-        let active = self.select_entry(stmts, diags);
-        let live = || {
-            stmts
+    /// Whether a statement of kernel `owner` belongs to the assembled kernel (or to
+    /// no kernel at all).
+    fn active(&self, owner: u32) -> bool {
+        owner == NO_OWNER || Some(owner) == self.chosen
+    }
+
+    /// Reads the declarations so that the code may use them before they appear:
+    /// chooses the kernel, then collects parameters, labels and the `.bind`, then
+    /// buffers, and binds the chosen entry's parameters. Statements of the other
+    /// entries of the file are skipped.
+    fn declarations(&mut self, text: &str, outline: &Outline<'_>, diags: &mut Diagnostics) {
+        self.chosen = self.select_entry(text, outline, diags);
+        self.pointer_bits = outline.pointer_bits;
+        let chosen = self.chosen;
+        let decls = || {
+            outline
+                .decls
                 .iter()
-                .zip(&active)
-                .filter(|(_, on)| **on)
-                .map(|(s, _)| s)
+                .filter(move |d| d.owner == NO_OWNER || Some(d.owner) == chosen)
+                .filter_map(|d| Some((d.kind, statement_at(text, d.start as usize)?)))
         };
-        let mut entry_params: &[crate::ast::EntryParam<'_>] = &[];
-        let mut bind: Option<&Spanned<Stmt<'_>>> = None;
-        for s in live() {
-            match &s.node {
-                Stmt::Param { ty, name, default } => self.param(ty, name, default.as_ref(), diags),
-                Stmt::EntryOpen { params, .. } => entry_params = params,
-                Stmt::Bind { .. } => match bind {
-                    Some(prev) => diags.push(
-                        Diagnostic::error("`.bind` is given twice", s.span.clone())
-                            .with_secondary(prev.span.clone(), "first here")
-                            .help("a launch binds one kernel's arguments once"),
-                    ),
-                    None => bind = Some(s),
-                },
-                Stmt::Label { name } => {
-                    if let Some(prev) = self.label_spans.get(name.node) {
-                        diags.push(
-                            Diagnostic::error(
-                                format!("label `{}` is defined twice", name.node),
-                                name.span.clone(),
-                            )
-                            .label("second definition")
-                            .with_secondary(prev.clone(), "first defined here"),
-                        );
-                    } else {
-                        self.label_spans
-                            .insert(name.node.to_string(), name.span.clone());
-                        self.scope.labels.insert(name.node.to_string());
-                    }
+        let mut bind = None;
+        for (kind, s) in decls() {
+            match (&s.node, kind) {
+                (Stmt::Param { ty, name, default }, DeclKind::Param) => {
+                    self.param(ty, name, default.as_ref(), diags)
+                }
+                (Stmt::Bind { .. }, DeclKind::Bind) if bind.is_none() => {
+                    self.first_bind = Some(s.span.clone());
+                    bind = Some(s);
                 }
                 _ => {}
             }
         }
-        for s in live() {
-            if let Stmt::Global {
-                ty,
-                name,
-                dims,
-                init,
-            } = &s.node
-            {
-                self.global(ty, name, dims, init.as_ref(), diags);
+        let entry = self
+            .chosen
+            .and_then(|k| statement_at(text, outline.entry_starts[k as usize] as usize));
+        let entry_params = match entry.as_ref().map(|e| &e.node) {
+            Some(Stmt::EntryOpen { params, .. }) => params.as_slice(),
+            _ => &[],
+        };
+        for (owner, name) in &outline.labels {
+            if !self.active(*owner) {
+                continue;
             }
-        }
-        self.bind_entry_params(entry_params, bind, diags);
-        for s in live() {
-            self.statement(s, diags);
-        }
-    }
-
-    fn statement(&mut self, s: &Spanned<Stmt<'_>>, diags: &mut Diagnostics) {
-        // nvcc declares `extern __shared__` arrays (`.extern .shared`) at module
-        // scope, before the entries that use them.
-        let needs_entry = matches!(
-            s.node,
-            Stmt::Reg { .. }
-                | Stmt::Shared { dynamic: false, .. }
-                | Stmt::Label { .. }
-                | Stmt::Instr { .. }
-                | Stmt::IuSection
-        );
-        if needs_entry && !self.in_entry() {
-            diags.push(
-                Diagnostic::error("this belongs inside an `.entry` block", s.span.clone())
-                    .label("outside any kernel")
-                    .help("put registers, shared arrays and code inside `.entry name { ... }`"),
-            );
-            return;
-        }
-        match &s.node {
-            Stmt::Param { .. } | Stmt::Global { .. } | Stmt::Bind { .. } | Stmt::Empty => {}
-            Stmt::Label { name } => {
-                let pc = self.instrs.len() as u32;
-                if !self.label_at.contains_key(name.node) {
-                    self.label_at.insert(name.node.to_string(), pc);
-                    self.module.labels.push(Label {
-                        name: name.node.to_string(),
-                        pc,
-                    });
-                }
-            }
-            Stmt::File { index, path } if self.in_ptx_file(s.span.start) => {
-                self.cuda_file(index, path, diags);
-            }
-            Stmt::Loc { file, line, col } if self.in_ptx_file(s.span.start) => {
-                self.cuda_loc(file, line, col, diags);
-            }
-            Stmt::File { index, path } => match parse_int(index.node) {
-                Some(i) if i >= 0 && (i as usize) <= self.module.lines.files.len() && i < 65536 => {
-                    let i = i as usize;
-                    if i == self.module.lines.files.len() {
-                        self.module.lines.files.push(path.to_string());
-                    } else {
-                        self.module.lines.files[i] = path.to_string();
-                    }
-                }
-                _ => diags.push(
+            if let Some(&id) = self.scope.labels.get(name.node) {
+                diags.push(
                     Diagnostic::error(
-                        format!("file index `{}` is out of order", index.node),
-                        index.span.clone(),
+                        format!("label `{}` is defined twice", name.node),
+                        name.span.clone(),
                     )
-                    .label(format!("expected 0..={}", self.module.lines.files.len())),
-                ),
-            },
-            Stmt::Loc { file, line, col } => {
-                let num = |t: &Spanned<&str>| parse_int(t.node).and_then(|v| u32::try_from(v).ok());
-                match (num(file), num(line), num(col)) {
-                    (Some(f), Some(l), Some(c)) if (f as usize) < self.module.lines.files.len() => {
-                        self.pending_loc = Some(SourceLoc {
-                            file: f as u16,
-                            line: l,
-                            col: c,
-                        });
-                    }
-                    _ => diags.push(Diagnostic::error("malformed `.loc`", s.span.clone()).label(
-                        "expected `.loc FILE LINE COLUMN;` with a file declared by `.file`",
-                    )),
-                }
-            }
-            Stmt::Shared {
-                ty,
-                name,
-                dims,
-                align,
-                dynamic,
-            } => {
-                let Some(t) = ty_of(ty.node) else {
-                    diags.push(Diagnostic::error(
-                        "shared arrays cannot hold predicates",
-                        ty.span.clone(),
-                    ));
-                    return;
-                };
-                if self.module.shared.len() >= usize::from(MAX_SYMBOLS) {
-                    diags.push(
-                        Diagnostic::error("too many shared arrays", name.span.clone())
-                            .label(format!("a kernel has at most {MAX_SYMBOLS}")),
-                    );
-                    return;
-                }
-                if !self.declare_global(name, diags) {
-                    return;
-                }
-                let align = match align {
-                    None => 0,
-                    Some(a) => match parse_int(a.node).and_then(|v| u32::try_from(v).ok()) {
-                        Some(v) if v.is_power_of_two() && v <= MAX_SHARED_ALIGN => v,
-                        _ => {
-                            diags.push(
-                                Diagnostic::error(
-                                    format!("alignment `{}` is not supported", a.node),
-                                    a.span.clone(),
-                                )
-                                .label(format!("expected a power of two up to {MAX_SHARED_ALIGN}")),
-                            );
-                            return;
-                        }
-                    },
-                };
-                if *dynamic {
-                    if let Some((_, _, prev)) = &self.dynamic_shared {
-                        diags.push(
-                            Diagnostic::error(
-                                "a second `.extern .shared` array",
-                                name.span.clone(),
-                            )
-                            .with_secondary(prev.clone(), "the first one")
-                            .help("declare one dynamic shared array and address its parts with offsets"),
-                        );
-                        return;
-                    }
-                    self.dynamic_shared =
-                        Some((self.module.shared.len(), t.bits() / 8, name.span.clone()));
-                }
-                let dims = if *dynamic {
-                    Some(vec![spu_isa::format::Expr::constant(1)])
-                } else {
-                    self.dims(dims, diags)
-                };
-                if let Some(dims) = dims {
-                    self.scope
-                        .shared
-                        .insert(name.node.to_string(), self.module.shared.len() as u16);
-                    self.module.shared.push(SharedDecl {
-                        name: name.node.to_string(),
-                        ty: t,
-                        align,
-                        dims,
-                    });
-                }
-            }
-            Stmt::Reg { ty, items } => {
-                self.ptx_regs |= self.in_ptx_file(s.span.start);
-                self.regs(ty, items, diags);
-            }
-            Stmt::Launch { parts } => self.launch(parts, &s.span, diags),
-            Stmt::Dma {
-                side,
-                buffer,
-                fields,
-            } => self.dma(side, buffer, fields, diags),
-            Stmt::Header { directive, value } => {
-                if *directive == "address_size" && !matches!(value.node, "32" | "64") {
-                    diags.push(
-                        Diagnostic::error(
-                            format!("`.address_size {}` is not supported", value.node),
-                            value.span.clone(),
-                        )
-                        .label("expected 32 or 64"),
-                    );
-                }
-            }
-            Stmt::EntryOpen { name, hints, .. } => match &self.entry {
-                Some(e) => diags.push(
-                    Diagnostic::error("only one `.entry` per file", name.span.clone())
-                        .label("second kernel")
-                        .with_secondary(e.open.clone(), "first kernel here")
-                        .help("put each kernel in its own file"),
-                ),
-                None => {
-                    self.entry_hints(hints, diags);
-                    self.module.name = name.node.to_string();
-                    self.entry = Some(Entry {
-                        name: name.node.to_string(),
-                        open: s.span.clone(),
-                        closed: false,
-                    });
-                }
-            },
-            Stmt::BlockClose => match &mut self.entry {
-                Some(e) if !e.closed => {
-                    e.closed = true;
-                    self.cuda_loc = None;
-                }
-                _ => diags.push(
-                    Diagnostic::error("unmatched `}`", s.span.clone())
-                        .label("no block is open here"),
-                ),
-            },
-            Stmt::IuSection => match &self.iu_entry {
-                Some((_, prev)) => diags.push(
-                    Diagnostic::error("a kernel has one `.iu` section", s.span.clone())
-                        .with_secondary(prev.clone(), "the IU section starts here"),
-                ),
-                None => self.iu_entry = Some((self.instrs.len() as u32, s.span.clone())),
-            },
-            Stmt::Instr {
-                guard,
-                mnemonic,
-                operands,
-            } => {
-                let pos = guard
-                    .as_ref()
-                    .map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
-                let loc = self
-                    .pending_loc
-                    .take()
-                    .or(self.cuda_loc)
-                    .unwrap_or_else(|| self.loc(pos));
-                let mut lowering = Lowering {
-                    scope: &self.scope,
-                    vregs: &mut self.vregs,
-                    colour: self.colour,
-                };
-                match lowering.instr(guard.as_ref(), mnemonic, operands, &s.span) {
-                    Ok(list) => {
-                        for v in list {
-                            self.instrs.push((v, s.span.clone()));
-                            self.module.lines.locs.push(loc);
-                        }
-                    }
-                    Err(ds) => ds.into_iter().for_each(|d| diags.push(d)),
-                }
+                    .label("second definition")
+                    .with_secondary(self.labels[id as usize].span.clone(), "first defined here"),
+                );
+            } else {
+                self.scope
+                    .labels
+                    .insert(name.node.to_string(), self.labels.len() as u32);
+                self.labels.push(LabelInfo {
+                    span: name.span.clone(),
+                    pc: None,
+                });
             }
         }
+        for (kind, s) in decls() {
+            if let (
+                Stmt::Global {
+                    ty,
+                    name,
+                    dims,
+                    init,
+                    align,
+                },
+                DeclKind::Global,
+            ) = (&s.node, kind)
+            {
+                self.global(ty, name, dims, init.as_ref(), align.as_ref(), diags);
+            }
+        }
+        self.bind_entry_params(entry_params, bind.as_ref(), diags);
     }
 }

@@ -124,6 +124,7 @@ impl Lowering<'_> {
                     && at(u) == first.map(|f| f + i as u32 * u32::from(elem))
             });
         if direct {
+            self.vregs.declared_groups = true;
             st.refs.push(RegRef {
                 slot: Slot::Operand(k),
                 vreg: uses[0].vreg,

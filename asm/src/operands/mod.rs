@@ -44,7 +44,7 @@ struct Stmt {
     refs: Vec<RegRef>,
     pre: Vec<VInstr>,
     post: Vec<VInstr>,
-    target: Option<String>,
+    target: Option<u32>,
 }
 
 impl Lowering<'_> {
@@ -555,14 +555,14 @@ impl Lowering<'_> {
                     ..
                 }),
             ) => {
-                if self.scope.labels.contains(*n) {
-                    st.target = Some(n.to_string());
+                if let Some(&id) = self.scope.labels.get(*n) {
+                    st.target = Some(id);
                     Ok(Operand::Target(0))
                 } else {
                     let d = Diagnostic::error(format!("undefined label `{n}`"), span.clone())
                         .label("no label has this name");
                     Err(
-                        match closest(n, self.scope.labels.iter().map(String::as_str)) {
+                        match closest(n, self.scope.labels.keys().map(String::as_str)) {
                             Some(s) => d.help(format!("did you mean `{s}`?")),
                             None => d.help(format!("define it with `{n}:` before an instruction")),
                         },

@@ -5,7 +5,7 @@
 use crate::eval::ParamInfo;
 use spu_isa::Ty;
 use spu_isa::format::RegTy;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A declared register: its virtual register and its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,18 +23,23 @@ pub(super) struct RegUse {
 }
 
 /// Names an instruction may refer to.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Scope {
     /// Register name (without `%`) -> first register and type.
     pub regs: HashMap<String, RegInfo>,
-    /// Label names (positions are resolved after lowering).
-    pub labels: std::collections::HashSet<String>,
+    /// Label names and their ids (positions are resolved after lowering).
+    pub labels: HashMap<String, u32>,
     pub buffers: HashMap<String, u16>,
     pub shared: HashMap<String, u16>,
     pub params: Vec<ParamInfo>,
     /// A PTX entry's parameters that are not kernel parameters: bound by `.bind`
     /// to a buffer, a parameter or a constant.
     pub entry_args: HashMap<String, EntryArg>,
+    /// Names whose declaration failed (reported there): an instruction that uses
+    /// one is not checked, as its errors would only repeat that one.
+    pub poisoned: HashSet<String>,
+    /// The same for register declarations: the base names (`r` of `%r<N>`).
+    pub poisoned_regs: HashSet<String>,
 }
 
 /// A PTX entry parameter read through its binding (see [`Scope::entry_args`]).

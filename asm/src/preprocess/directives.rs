@@ -176,6 +176,21 @@ impl Pre<'_> {
         } else {
             (None, after.trim())
         };
+        self.defines += 1;
+        if self.defines > MAX_DEFINES {
+            if self.defines == MAX_DEFINES + 1 {
+                self.error(
+                    file,
+                    span,
+                    Diagnostic::error("too many `#define`s", 0..0)
+                        .label(format!(
+                            "more than {MAX_DEFINES} macro definitions (redefinitions count)"
+                        ))
+                        .help("define fewer macros; this one and later ones are ignored"),
+                );
+            }
+            return;
+        }
         let body = strip_comments(body);
         self.map.macros.push(MacroSite {
             name: name.to_string(),
@@ -201,6 +216,9 @@ impl Pre<'_> {
             );
             return;
         };
+        if self.includes_exhausted {
+            return;
+        }
         if self.stack.len() > MAX_INCLUDE_DEPTH {
             self.error(
                 file,
@@ -223,13 +241,48 @@ impl Pre<'_> {
             );
             return;
         }
-        match (self.read)(&path) {
-            Ok(text) => {
+        self.inclusions += 1;
+        if self.inclusions > MAX_INCLUSIONS {
+            self.includes_exhausted = true;
+            self.error(
+                file,
+                span,
+                Diagnostic::error("too many `#include`s", 0..0)
+                    .label(format!(
+                        "more than {MAX_INCLUSIONS} inclusions (every `#include` of every file counts)"
+                    ))
+                    .help("look for headers that include others several times; include each file once"),
+            );
+            return;
+        }
+        let id = match self.file_ids.get(&path) {
+            Some(&id) => Ok(id),
+            None => (self.read)(&path).map(|text| {
                 self.map.files.push(SourceFile {
                     name: path.display().to_string(),
                     text,
                 });
-                let id = self.map.files.len() - 1;
+                self.file_ids.insert(path.clone(), self.map.files.len() - 1);
+                self.map.files.len() - 1
+            }),
+        };
+        match id {
+            Ok(id) => {
+                self.included_bytes += self.map.files[id].text.len();
+                if self.included_bytes > MAX_INCLUDED_BYTES {
+                    self.includes_exhausted = true;
+                    self.error(
+                        file,
+                        span,
+                        Diagnostic::error("the included text is too large", 0..0)
+                            .label(format!(
+                                "the inclusions add up to more than {} MiB (every inclusion of a file counts)",
+                                MAX_INCLUDED_BYTES >> 20
+                            ))
+                            .help("include each file once"),
+                    );
+                    return;
+                }
                 self.stack.push(path);
                 self.file(id);
                 self.stack.pop();
@@ -241,7 +294,7 @@ impl Pre<'_> {
                     .label(why)
                     .help(
                         "paths are relative to the including file; an included file must be \
-                         a regular file in the kernel's folder or below it",
+                         a regular UTF-8 text file in the kernel's folder or below it",
                     ),
             ),
         }
@@ -286,6 +339,20 @@ impl Pre<'_> {
             }
         }
         let expanded = self.rescan(file, 0, at, at, &resolved, &mut Vec::new(), 0);
+        if expanded.len() > MAX_CONDITION_BYTES {
+            self.error(
+                file,
+                at..at + text.len(),
+                Diagnostic::error("the `#if` condition is too long", 0..0)
+                    .label(format!(
+                        "{} bytes after macro expansion; at most {} MiB",
+                        expanded.len(),
+                        MAX_CONDITION_BYTES >> 20
+                    ))
+                    .help("write a shorter condition"),
+            );
+            return false;
+        }
         match eval_condition(&expanded) {
             Ok(v) => v != 0,
             Err(why) => {

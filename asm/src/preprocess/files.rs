@@ -43,6 +43,6 @@ pub fn confined_reader(path: &str) -> impl FnMut(&Path) -> Result<String, String
                 )
             })?
             .map_err(|e| e.to_string())?;
-        String::from_utf8(bytes).map_err(|_| format!("`{}` is not UTF-8 text", p.display()))
+        spu_io::input::text_from(p, bytes).map_err(|e| e.to_string())
     }
 }

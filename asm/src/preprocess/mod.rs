@@ -5,8 +5,10 @@
 //! it came from; text a macro produced maps to the macro's invocation, so
 //! diagnostics and the line table point into the right file and line.
 //!
-//! Limits keep hostile inputs bounded: include depth, macro expansion depth and the
-//! size of the output.
+//! Limits keep hostile inputs bounded in time and memory: include depth, the number
+//! of inclusions and the text they add, macro expansion depth, the number of macro
+//! definitions and invocations, the text expansions produce, and the size of the
+//! output.
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::lexer::Span;
@@ -35,6 +37,15 @@ const MAX_EXPANSIONS: usize = 1 << 20;
 /// Most replacement text produced in one file, counting every nesting level (the
 /// work of expanding, which a macro that uses another one twice doubles per level).
 const MAX_EXPANDED_BYTES: usize = 512 << 20;
+/// Most `#include`s processed in one assembly, every inclusion of every file counted.
+pub const MAX_INCLUSIONS: usize = 1 << 16;
+/// Most text the inclusions add, every inclusion counted: the same 64 MiB as one
+/// input file.
+const MAX_INCLUDED_BYTES: usize = spu_io::MAX_INPUT_BYTES as usize;
+/// Most `#define`s in one assembly (redefinitions count).
+pub const MAX_DEFINES: usize = 1 << 16;
+/// Longest `#if` condition after macro expansion.
+const MAX_CONDITION_BYTES: usize = 1 << 20;
 
 /// A `#define`.
 #[derive(Debug, Clone)]
@@ -71,6 +82,15 @@ struct Pre<'a> {
     expanded: usize,
     /// An expansion budget ran out (reported once); preprocessing stops.
     exhausted: bool,
+    /// Inclusions so far, and the bytes of text they added.
+    inclusions: usize,
+    included_bytes: usize,
+    /// An inclusion limit was reached (reported once); later `#include`s are ignored.
+    includes_exhausted: bool,
+    /// Files read so far, by path: a file included again is not read again.
+    file_ids: HashMap<PathBuf, usize>,
+    /// `#define`s so far; past the limit (reported once) they are ignored.
+    defines: usize,
 }
 
 /// Preprocesses `src` (named `path`); `read` loads included files. Errors are
@@ -90,6 +110,11 @@ pub fn preprocess(
         expansions: 0,
         expanded: 0,
         exhausted: false,
+        inclusions: 0,
+        included_bytes: 0,
+        includes_exhausted: false,
+        file_ids: HashMap::new(),
+        defines: 0,
     };
     pre.map.files.push(SourceFile {
         name: path.to_string(),
@@ -121,6 +146,18 @@ impl Pre<'_> {
         }
         let start = self.out.len();
         self.out.push_str(text);
+        // Text that continues the previous copy extends its segment: a file without
+        // macros is one segment, however many lines it has.
+        if let Some(last) = self.map.segments.last_mut()
+            && last.expansion.is_none()
+            && last.file == file
+            && last.out.end == start
+            && last.src.end == src_start
+        {
+            last.out.end = self.out.len();
+            last.src.end = src_start + text.len();
+            return;
+        }
         self.map.segments.push(Segment {
             out: start..self.out.len(),
             file,

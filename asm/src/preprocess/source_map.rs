@@ -38,9 +38,56 @@ pub struct SourceMap {
     pub files: Vec<SourceFile>,
     pub(super) segments: Vec<Segment>,
     pub macros: Vec<MacroSite>,
-    /// Offsets where each file's lines start, computed on first use, so looking up
-    /// the line of every instruction stays linear in the source size.
-    line_starts: std::cell::RefCell<Vec<Option<std::rc::Rc<[usize]>>>>,
+    /// Each file's line index, built on first use, so looking up the line of every
+    /// instruction stays linear in the source size.
+    line_index: std::cell::RefCell<Vec<Option<std::rc::Rc<LineIndex>>>>,
+}
+
+/// Lines of a file sampled every [`LineIndex::STEP`] bytes: the line number and the
+/// start of the line at each sample. A lookup counts the line ends between the
+/// sample and the offset, so the index takes 8 bytes per 256 bytes of text however
+/// short the lines are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LineIndex {
+    /// (0-based line, start of that line) at offsets 0, STEP, 2*STEP, ...
+    samples: Vec<(u32, u32)>,
+}
+
+impl LineIndex {
+    const STEP: usize = 256;
+
+    fn new(text: &str) -> LineIndex {
+        let bytes = text.as_bytes();
+        let mut samples = Vec::with_capacity(bytes.len() / Self::STEP + 1);
+        let (mut line, mut start) = (0u32, 0u32);
+        for (k, chunk) in bytes.chunks(Self::STEP).enumerate() {
+            samples.push((line, start));
+            let base = k * Self::STEP;
+            for (i, b) in chunk.iter().enumerate() {
+                if *b == b'\n' {
+                    line = line.saturating_add(1);
+                    start = (base + i + 1) as u32;
+                }
+            }
+        }
+        samples.push((line, start));
+        LineIndex { samples }
+    }
+
+    /// 0-based line and the offset where it starts.
+    fn find(&self, text: &str, offset: usize) -> (u32, usize) {
+        let k = (offset / Self::STEP).min(self.samples.len() - 1);
+        let (mut line, start) = self.samples[k];
+        let mut start = start as usize;
+        let from = (k * Self::STEP).min(offset);
+        for (i, b) in text.as_bytes()[from..offset].iter().enumerate() {
+            if *b == b'\n' {
+                line += 1;
+                start = from + i + 1;
+            }
+        }
+        (line, start)
+    }
 }
 
 /// A resolved position: file index and byte range in that file, plus the macro it
@@ -96,21 +143,16 @@ impl SourceMap {
             return (1, 1);
         };
         let offset = offset.min(f.text.len());
-        let starts = {
-            let mut cache = self.line_starts.borrow_mut();
+        let index = {
+            let mut cache = self.line_index.borrow_mut();
             if cache.len() < self.files.len() {
                 cache.resize(self.files.len(), None);
             }
             cache[file]
-                .get_or_insert_with(|| {
-                    std::iter::once(0)
-                        .chain(f.text.match_indices('\n').map(|(i, _)| i + 1))
-                        .collect()
-                })
+                .get_or_insert_with(|| std::rc::Rc::new(LineIndex::new(&f.text)))
                 .clone()
         };
-        let line = starts.partition_point(|&s| s <= offset);
-        let col = offset - starts[line - 1] + 1;
-        (line as u32, col as u32)
+        let (line, start) = index.find(&f.text, offset);
+        (line + 1, (offset - start + 1) as u32)
     }
 }

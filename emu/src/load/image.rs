@@ -308,7 +308,16 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         let mut n: i64 = 1;
         for e in &s.dims {
             let what = format!("a dimension of shared array `{}`", s.name);
-            n = n.saturating_mul(eval(e, &what)?.max(0));
+            let v = eval(e, &what)?;
+            // Like a launch dimension: a negative size is an error, not an empty array.
+            if v < 0 {
+                return Err(LoadError::Limit {
+                    what,
+                    value: v,
+                    limit: "it must not be negative".into(),
+                });
+            }
+            n = n.saturating_mul(v);
         }
         shared_total = shared_total.saturating_add(n.saturating_mul(elem));
     }

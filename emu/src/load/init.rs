@@ -33,9 +33,27 @@ impl SplitMix64 {
 /// literals; this also covers a ramp's last value, which depends on the size, and
 /// hand-made binaries.)
 pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
+    if let Some((start, step)) = integer_ramp(init, ty) {
+        let last = i128::from(elements.saturating_sub(1));
+        return check_exact(
+            [
+                ("the ramp's first value", start),
+                ("the ramp's last value", start + last * step),
+            ],
+            ty,
+        );
+    }
     let last = elements.saturating_sub(1) as f64;
     let values: Vec<(&str, f64)> = match init {
         Init::Zeros => vec![],
+        Init::ConstBits(bits) => {
+            return match ty.is_int() && (ty.bits() == 64 || bits >> ty.bits() == 0) {
+                true => Ok(()),
+                false => Err(format!(
+                    "the const bit pattern {bits:#x} is not a .{ty} value (bit patterns are for integer buffers, within the element's width)"
+                )),
+            };
+        }
         Init::Const(v) => vec![("const", v)],
         Init::Ramp { start, step } => vec![
             ("the ramp's first value", start),
@@ -63,6 +81,27 @@ pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
         }
         if !ty.is_float() && v.fract() != 0.0 {
             return Err(format!("{what} is {v}, but a .{ty} buffer holds integers"));
+        }
+    }
+    Ok(())
+}
+
+/// A ramp over an integer buffer as integers `(start, step)`: its elements are
+/// computed in integers, exact for every 64-bit value (doubles are exact only up
+/// to 2^53); `None` for any other initialiser.
+fn integer_ramp(init: Init, ty: Ty) -> Option<(i128, i128)> {
+    let Init::Ramp { start, step } = init else {
+        return None;
+    };
+    let integral = |v: f64| v.is_finite() && v.fract() == 0.0 && v.abs() < 1e30;
+    (ty.is_int() && integral(start) && integral(step)).then_some((start as i128, step as i128))
+}
+
+fn check_exact(values: [(&str, i128); 2], ty: Ty) -> Result<(), String> {
+    let (lo, hi) = spu_isa::format::param_int_range(ty).unwrap_or((0, 0));
+    for (what, v) in values {
+        if v < lo || v > hi {
+            return Err(format!("{what} is {v}, outside .{ty} ({lo}..={hi})"));
         }
     }
     Ok(())
@@ -109,11 +148,23 @@ pub fn fill(words: &mut [u32], ty: Ty, elements: usize, init: Init) {
                 set_element(words, ty, i, bits);
             }
         }
-        Init::Ramp { start, step } => {
+        Init::ConstBits(bits) => {
             for i in 0..elements {
-                set_element(words, ty, i, ty.bits_of(start + i as f64 * step));
+                set_element(words, ty, i, bits);
             }
         }
+        Init::Ramp { start, step } => match integer_ramp(init, ty) {
+            Some((start, step)) => {
+                for i in 0..elements {
+                    set_element(words, ty, i, (start + i as i128 * step) as u64);
+                }
+            }
+            None => {
+                for i in 0..elements {
+                    set_element(words, ty, i, ty.bits_of(start + i as f64 * step));
+                }
+            }
+        },
         Init::Random { seed, lo, hi } => {
             let mut rng = SplitMix64::new(seed);
             for i in 0..elements {

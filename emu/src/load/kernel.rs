@@ -83,7 +83,11 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
             included: Vec::new(),
         });
     }
-    let text = String::from_utf8(bytes).map_err(|_| KernelError::NotText { path: p.clone() })?;
+    // Text in another encoding (UTF-16 from PowerShell) is named with its conversion.
+    let text = spu_io::input::text_from(path, bytes).map_err(|e| match e {
+        spu_isa::format::InputError::NotText { .. } => KernelError::NotText { path: p.clone() },
+        e => KernelError::Input(e),
+    })?;
     if text.contains('\0') {
         return Err(KernelError::NotText { path: p });
     }

@@ -298,6 +298,10 @@ fn buffer_bytes(m: &Module) -> Vec<u8> {
                 b.u8(1);
                 b.f64(v);
             }
+            Init::ConstBits(bits) => {
+                b.u8(4);
+                b.u64(bits);
+            }
             Init::Ramp { start, step } => {
                 b.u8(2);
                 b.f64(start);
@@ -553,6 +557,7 @@ fn read_buffers(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
                 lo: r.f64()?,
                 hi: r.f64()?,
             },
+            4 => Init::ConstBits(r.u64()?),
             t => return Err(r.corrupt(format!("unknown initialiser {t}"))),
         };
         m.buffers.push(BufferDecl {

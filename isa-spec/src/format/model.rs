@@ -50,6 +50,9 @@ pub enum Init {
     Zeros,
     /// Every element is this value.
     Const(f64),
+    /// Every element holds this bit pattern (within the element's width): an
+    /// integer that a double cannot hold exactly (a 64-bit one above 2^53).
+    ConstBits(u64),
     /// Element `i` (row-major) is `start + i * step`.
     Ramp {
         start: f64,

@@ -137,7 +137,7 @@ fn initialiser(u: &mut Unstructured) -> Result<String> {
 }
 
 /// An integer expression over `params` of nesting depth at most `depth`.
-fn expr(u: &mut Unstructured, params: &[&str], depth: u32) -> Result<String> {
+pub(super) fn expr(u: &mut Unstructured, params: &[&str], depth: u32) -> Result<String> {
     if depth == 0 || u.ratio(1, 2)? {
         return Ok(match u.int_in_range(0..=5)? {
             0 if !params.is_empty() => (*u.choose(params)?).to_string(),
@@ -174,7 +174,7 @@ fn long_expr(u: &mut Unstructured, params: &[&str]) -> Result<String> {
 
 /// An instruction from the ISA table's example of a random row, with its registers,
 /// immediates and branch target replaced.
-fn instruction(u: &mut Unstructured, labels: u32, params: &[&str]) -> Result<String> {
+pub(super) fn instruction(u: &mut Unstructured, labels: u32, params: &[&str]) -> Result<String> {
     let example = u.choose(TABLE)?.example;
     let mut out = String::new();
     let mut rest = example;

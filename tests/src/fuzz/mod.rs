@@ -4,14 +4,16 @@
 //! `expect`s and `assert`s below are the invariants being fuzzed: a panic there is
 //! a found bug.
 //!
-//! [`generate`] writes structured sources, [`mutate`] makes structure-aware edits of
-//! binaries, modules and statistics files; [`sweep`] holds the entry points for
-//! sweep specs and Slurm job scripts, [`models`] those for energy model files and
-//! `--compare` reports.
+//! [`generate`] writes structured `.spu` sources, [`ptx`] sets of files (PTX
+//! kernels, launch files, headers of macros), [`mutate`] makes structure-aware
+//! edits of binaries, modules and statistics files; [`sweep`] holds the entry
+//! points for sweep specs and Slurm job scripts, [`models`] those for energy model
+//! files and `--compare` reports.
 
 pub mod generate;
 pub mod models;
 pub mod mutate;
+pub mod ptx;
 pub mod sweep;
 
 use arbitrary::Unstructured;
@@ -28,11 +30,47 @@ pub fn assemble_text(data: &[u8]) {
 /// Assembles and checks the round trip; the binary if the source assembles.
 fn assemble_checked(text: &str) -> Option<Vec<u8>> {
     let (bin, _) = spu_asm::assemble("fuzz.spu", text).ok()?;
-    let module = spu_isa::format::read_module(&bin).expect("own output reads back");
-    let listing = spu_asm::disasm::disassemble(&module, spu_asm::disasm::Options::default());
-    let (again, _) = spu_asm::assemble("fuzz.spu", &listing).expect("disassembly reassembles");
-    assert_eq!(again, bin, "round trip changed the binary");
+    round_trip(&bin);
     Some(bin)
+}
+
+/// The assembler's output reads back and disassembles to text that reassembles to
+/// the same bytes.
+fn round_trip(bin: &[u8]) {
+    let module = spu_isa::format::read_module(bin).expect("own output reads back");
+    let listing = spu_asm::disasm::disassemble(&module, spu_asm::disasm::Options::default());
+    let (again, _) = spu_asm::assemble("fuzz.spu", &listing).unwrap_or_else(|d| {
+        panic!(
+            "disassembly reassembles:\n{}\n{listing}",
+            d.render("fuzz.spu", &listing)
+        )
+    });
+    assert_eq!(again, bin, "round trip changed the binary");
+}
+
+/// The assembler on a set of files written by [`ptx::files`] (a PTX kernel, the
+/// launch file that includes and binds it, headers of macros), read from memory;
+/// what assembles must round-trip as [`assemble_text`]'s output does.
+pub fn assemble_generated_files(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(set) = ptx::files(&mut u) else {
+        return;
+    };
+    let Some(main) = set.text(&set.main) else {
+        return;
+    };
+    let mut read = |p: &std::path::Path| {
+        p.to_str()
+            .and_then(|n| set.text(n))
+            .map(str::to_string)
+            .ok_or_else(|| format!("no file `{}`", p.display()))
+    };
+    let Ok((module, _)) = spu_asm::assemble_with(&set.main, main, &mut read) else {
+        return;
+    };
+    if let Ok(bin) = spu_isa::format::write_module(&module) {
+        round_trip(&bin);
+    }
 }
 
 /// The assembler on a source written by [`generate::source`] from `data`.
