@@ -184,7 +184,10 @@ fn with_trace(
             return write_error.into();
         }
         if let Some(p) = cli.trace.as_ref().filter(|p| !spu_io::output::is_stdout(p)) {
-            spu_io::reportln!("note: the trace up to the stop is in `{}`", p.display());
+            spu_io::reportln!(
+                "note: the trace up to the stop is in `{}`",
+                spu_io::quote::path(p)
+            );
         }
     }
     // Otherwise (the kernel did not load, or Ctrl-C) the trace is dropped unwritten.

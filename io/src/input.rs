@@ -59,7 +59,7 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
 /// user names is accepted, including pipes and devices: only `limit + 1` bytes are
 /// ever read.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
-    let p = || path.display().to_string();
+    let p = || crate::quote::path(path);
     let io = |error| InputError::Io { path: p(), error };
     let (file, meta) = open_input(path)?;
     if meta.is_file() && meta.len() > limit {
@@ -80,7 +80,7 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     let bytes = read_input(path)?;
     String::from_utf8(bytes).map_err(|e| InputError::NotText {
-        path: path.display().to_string(),
+        path: crate::quote::path(path),
         offset: e.utf8_error().valid_up_to(),
     })
 }
@@ -88,7 +88,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
 /// Opens an input to read it piece by piece (`.npy` arrays, whose size the caller
 /// bounds), refusing directories.
 pub fn open_input(path: &Path) -> Result<(File, std::fs::Metadata), InputError> {
-    let p = || path.display().to_string();
+    let p = || crate::quote::path(path);
     let io = |error| InputError::Io { path: p(), error };
     let file = File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
@@ -118,7 +118,7 @@ pub fn open_regular(path: &Path) -> Option<(File, std::fs::Metadata)> {
 /// not a regular file, `Some(Err)` if it cannot be read or is too large.
 pub fn read_regular(path: &Path, limit: u64) -> Option<Result<Vec<u8>, InputError>> {
     let (file, meta) = open_regular(path)?;
-    let p = || path.display().to_string();
+    let p = || crate::quote::path(path);
     if meta.len() > limit {
         return Some(Err(InputError::TooLarge { path: p(), limit }));
     }

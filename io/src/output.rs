@@ -160,7 +160,7 @@ fn through_special_dirs(path: &Path) -> bool {
 /// Checks, before any work, that `path` can be an output: not a directory, a block
 /// device or a dangling link, and in a directory that exists. Creates nothing.
 pub fn check_target(path: &Path) -> Result<(), OutputError> {
-    let p = || path.display().to_string();
+    let p = || crate::quote::path(path);
     if stream_of(path).is_some() {
         return Ok(());
     }
@@ -183,7 +183,7 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
                     path: p(),
                     error: io::Error::new(
                         io::ErrorKind::NotFound,
-                        format!("directory `{}` does not exist", dir.display()),
+                        format!("directory `{}` does not exist", crate::quote::path(dir)),
                     ),
                 })
             }
@@ -195,7 +195,7 @@ impl OutputFile {
     /// Opens an output. Nothing visible changes until [`commit`](Self::commit),
     /// except for devices, pipes and standard output, which are written directly.
     pub fn create(path: &Path) -> Result<OutputFile, OutputError> {
-        let p = || path.display().to_string();
+        let p = || crate::quote::path(path);
         let io_err = |error| OutputError::Io { path: p(), error };
         let direct = |sink| OutputFile {
             path: path.to_path_buf(),
@@ -268,7 +268,7 @@ impl OutputFile {
     /// Flushes and puts the output in place. Fails without touching the target if a
     /// write failed, the disk is full, or Ctrl-C was pressed.
     pub fn commit(mut self) -> Result<(), OutputError> {
-        let p = self.path.display().to_string();
+        let p = crate::quote::path(&self.path);
         let writer = std::mem::replace(
             &mut self.writer,
             io::BufWriter::new(Sink::Stderr(io::stderr())),
@@ -305,7 +305,7 @@ impl OutputFile {
         file.sync_all().map_err(|e| self.error(e))?;
         if interrupt::requested() {
             return Err(OutputError::Interrupted {
-                path: self.path.display().to_string(),
+                path: crate::quote::path(&self.path),
             });
         }
         temp.persist(target).map_err(|e| self.error(e))?;
@@ -320,7 +320,7 @@ impl OutputFile {
     /// An error from writing to this output, as an [`OutputError`] (a write stopped
     /// by Ctrl-C becomes [`OutputError::Interrupted`]).
     pub fn error(&self, e: io::Error) -> OutputError {
-        let path = self.path.display().to_string();
+        let path = crate::quote::path(&self.path);
         if e.get_ref().is_some_and(|inner| inner.is::<Cancelled>()) || interrupt::requested() {
             OutputError::Interrupted { path }
         } else {

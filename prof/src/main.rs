@@ -101,7 +101,8 @@ fn main() -> ExitCode {
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
     let text = spu_io::read_text(path)?;
-    serde_json::from_str(&text).with_context(|| format!("`{}` is not JSON", path.display()))
+    serde_json::from_str(&text)
+        .with_context(|| format!("`{}` is not JSON", spu_io::quote::path(path)))
 }
 
 fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
@@ -113,17 +114,17 @@ fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
         Some(v) if v == u64::from(supported) => {}
         Some(v) => bail!(
             "`{}` has stats_version {v}, but this spu-prof reads version {supported}; rerun `spu-emu --stats` with the spu-emu of this release",
-            path.display()
+            spu_io::quote::path(path)
         ),
         None => bail!(
             "`{}` has no numeric `stats_version`, so it is not `spu-emu --stats` output; rerun `spu-emu --stats`",
-            path.display()
+            spu_io::quote::path(path)
         ),
     }
     serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is not a statistics file from this version of spu-emu; rerun `spu-emu --stats`",
-            path.display()
+            spu_io::quote::path(path)
         )
     })
 }
@@ -137,7 +138,7 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
     serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is neither `spu-emu --stats` output nor a `spu-prof --format json` report",
-            path.display()
+            spu_io::quote::path(path)
         )
     })
 }
@@ -257,7 +258,7 @@ fn run(cli: &Cli) -> Result<()> {
         let map = spu_prof::heatmap::svg(&stats, &model, cli.heatmap_metric).with_context(|| {
             format!(
                 "the `{}` model prices instructions, not units; use --heatmap-metric offchip, cb or busy, or a components model",
-                model.name
+                spu_io::quote::escape(&model.name)
             )
         })?;
         files.add(path, map.as_bytes())?;

@@ -152,11 +152,11 @@ fn source(name_or_path: &str) -> Result<(String, String, Option<PathBuf>), Model
         });
     }
     let text = spu_io::read_text(path).map_err(|e| ModelError::Io {
-        file: name_or_path.to_string(),
+        file: shorten(name_or_path),
         why: e.reason(),
     })?;
     Ok((
-        format!("`{name_or_path}`"),
+        format!("`{}`", spu_io::quote::escape(name_or_path)),
         text,
         path.parent().map(Path::to_path_buf),
     ))
@@ -483,7 +483,8 @@ fn parse(file: &str, t: &toml::Table) -> Result<Model, ModelError> {
                 file,
                 "model.kind",
                 format!(
-                    "`{other}` is not a model kind; expected `components` or `instruction-classes`"
+                    "`{}` is not a model kind; expected `components` or `instruction-classes`",
+                    shorten(other)
                 ),
             ));
         }

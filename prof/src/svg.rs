@@ -2,6 +2,7 @@
 //! sampling interval, with the leakage level, labelled axes and a legend.
 
 use crate::energy::Breakdown;
+use spu_io::quote::xml as escape;
 use std::fmt::Write;
 
 const W: f64 = 800.0;
@@ -10,12 +11,6 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
 
 /// A round step for about `n` ticks over `span`.
 fn tick_step(span: f64, n: f64) -> f64 {

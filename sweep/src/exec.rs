@@ -51,7 +51,7 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     if crate::plan::sha256_hex(&bytes) != run.kernel_sha256 {
         return Err(RunFailure::new(format!(
             "`{}` changed since the sweep was planned; run `spu-sweep run` on the spec again",
-            run.kernel.display()
+            spu_io::quote::path(&run.kernel)
         )));
     }
     let options = spu_emu::LoadOptions {

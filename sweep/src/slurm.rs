@@ -161,7 +161,7 @@ pub fn submit(
     let b = batch.batch;
     let name = &plan.name;
     std::fs::create_dir_all(store.dir.join("slurm/logs")).map_err(|error| StoreError::Write {
-        path: store.dir.join("slurm/logs").display().to_string(),
+        path: spu_io::quote::path(&store.dir.join("slurm/logs")),
         error,
     })?;
     store.write(&format!("slurm/batch-{b}.plan.json"), &to_json(plan))?;
@@ -221,11 +221,7 @@ pub fn task(
         .into_iter()
         .find(|x| x.batch == batch)
         .ok_or_else(|| StoreError::Read {
-            path: store
-                .dir
-                .join(format!("slurm/batch-{batch}.json"))
-                .display()
-                .to_string(),
+            path: spu_io::quote::path(&store.dir.join(format!("slurm/batch-{batch}.json"))),
             why: "no such batch".into(),
         })?;
     let plan: Plan = store.read_json(&format!("slurm/batch-{batch}.plan.json"))?;

@@ -72,13 +72,14 @@ impl RunArgs {
         let mut m = match self.machine.as_deref() {
             None => Machine::default(),
             Some(name) if is_file_like(name) => {
+                let file = format!("`{}`", spu_io::quote::escape(name));
                 let text = spu_io::input::read_text(Path::new(name)).map_err(|e| {
                     MachineError::Syntax {
-                        file: format!("`{name}`"),
+                        file: file.clone(),
                         why: format!("cannot be read: {}", e.reason()),
                     }
                 })?;
-                Machine::from_toml(&text, &format!("`{name}`"))?
+                Machine::from_toml(&text, &file)?
             }
             Some(name) => machine::preset(name)?,
         };
