@@ -51,8 +51,13 @@ pub struct RunArgs {
     /// (GPUWattch sampled every 500).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample_interval: Option<u64>,
-    /// Skip timing: the same results and off-chip counts, many times faster; cycles,
-    /// stalls and time-dependent counters are not modelled.
+    /// Skip timing: many times faster, with the same off-chip counts and the same
+    /// results except where the order in which warps interleave matters: sums of
+    /// float atomic adds (they round in another order), the old values atomics
+    /// return, what `atom.exch` and `atom.cas` races leave, and data races (a
+    /// shared- or global-memory word one warp writes and another reads without a
+    /// barrier between them). Cycles, stalls and time-dependent counters are not
+    /// modelled.
     #[arg(long)]
     pub functional: bool,
     /// Simulate on N threads (default: the number of cores). Results, stats and
