@@ -152,7 +152,7 @@ fn source(name_or_path: &str) -> Result<(String, String, Option<PathBuf>), Model
         });
     }
     let text = spu_io::read_text(path).map_err(|e| ModelError::Io {
-        file: shorten(name_or_path),
+        file: spu_io::quote::escape(name_or_path).into_owned(),
         why: e.reason(),
     })?;
     Ok((
