@@ -2,19 +2,19 @@
 //! reconvergence point of each divergent branch) and reachability from the SM and
 //! IU entry points.
 
-use spu_isa::{Guard, Instr, Opcode, Operand};
+use spu_isa::table::Flow;
+use spu_isa::{Guard, Instr, Operand};
 
 /// Successors of every instruction; `len` stands for "the thread has exited".
 pub fn successors(code: &[Instr]) -> Vec<Vec<usize>> {
     let exit = code.len();
-    let bra = Opcode::from_mnemonic("bra");
-    let exits = [Opcode::from_mnemonic("exit"), Opcode::from_mnemonic("ret")];
     code.iter()
         .enumerate()
         .map(|(pc, instr)| {
             let next = pc + 1; // == exit past the last instruction
             let guarded = instr.guard != Guard::Always;
-            if Some(instr.opcode) == bra {
+            let flow = instr.opcode.spec().flow;
+            if flow == Flow::Branch {
                 let target = match instr.operands().first() {
                     Some(Operand::Target(t)) => *t as usize,
                     _ => next,
@@ -24,7 +24,7 @@ pub fn successors(code: &[Instr]) -> Vec<Vec<usize>> {
                 } else {
                     vec![target]
                 }
-            } else if exits.contains(&Some(instr.opcode)) {
+            } else if flow == Flow::Exit {
                 if guarded {
                     vec![exit, next]
                 } else {

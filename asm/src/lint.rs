@@ -34,10 +34,6 @@ pub fn check(code: &[Instr], succ: &[Vec<usize>], entries: &[usize]) -> Vec<Find
     out
 }
 
-fn is(instr: &Instr, mnemonic: &str) -> bool {
-    Some(instr.opcode) == Opcode::from_mnemonic(mnemonic)
-}
-
 /// CB accesses on a side that the code reachable from the same entry never syncs,
 /// with a directional or a global `bar.blocksync`.
 fn unsynced_cb_sides(code: &[Instr], succ: &[Vec<usize>], entries: &[usize]) -> Vec<Finding> {
@@ -51,7 +47,7 @@ fn unsynced_cb_sides(code: &[Instr], succ: &[Vec<usize>], entries: &[usize]) -> 
         let mut synced = [false; 4];
         let mut global = false;
         for (_, instr) in live() {
-            if is(instr, "bar.blocksync") {
+            if instr.opcode == Opcode::BarBlocksync {
                 match instr.mods.side {
                     Some(side) => synced[side.code() as usize] = true,
                     None => global = true,
@@ -71,7 +67,7 @@ fn unsynced_cb_sides(code: &[Instr], succ: &[Vec<usize>], entries: &[usize]) -> 
                 continue;
             }
             warned[i] = true;
-            let store = is(instr, "st");
+            let store = instr.opcode == Opcode::St;
             let (verb, other) = if store {
                 ("writes", "its consumer never receives it")
             } else {
@@ -182,7 +178,8 @@ impl Varying {
             before: vec![Set::default(); code.len()],
             under: vec![None; code.len()],
         };
-        let atomic = |i: &Instr| is(i, "atom.global") || is(i, "atom.global.cas");
+        let atomic =
+            |i: &Instr| i.opcode == Opcode::AtomGlobal || i.opcode == Opcode::AtomGlobalCas;
         loop {
             let mut changed = false;
             // Forward data flow to a fixed point; sets only grow.
@@ -214,7 +211,7 @@ impl Varying {
                 }
             }
             for (pc, instr) in code.iter().enumerate() {
-                if !is(instr, "bra") || !v.guard_varies(pc, instr) {
+                if instr.opcode != Opcode::Bra || !v.guard_varies(pc, instr) {
                     continue;
                 }
                 // Everything reachable from the branch before it reconverges.
@@ -241,9 +238,9 @@ fn divergent_barriers(code: &[Instr], succ: &[Vec<usize>]) -> Vec<Finding> {
     let v = Varying::analyse(code, succ);
     let mut out = Vec::new();
     for (pc, instr) in code.iter().enumerate() {
-        let what = if is(instr, "bar.sync") {
+        let what = if instr.opcode == Opcode::BarSync {
             "bar.sync".to_string()
-        } else if is(instr, "bar.blocksync") {
+        } else if instr.opcode == Opcode::BarBlocksync {
             match instr.mods.side {
                 Some(side) => format!("bar.blocksync.{side}"),
                 None => "bar.blocksync".to_string(),

@@ -7,8 +7,9 @@
 //! and each folder's `mod.rs` says what it owns:
 //!
 //! 1. [`machine`]: the machine description (parameters, presets, unit names);
-//! 2. [`exec`]: the execution core: decoded micro-ops, lane semantics, warps and
-//!    their SIMT stack, global memory, faults;
+//! 2. [`sem`]: what each instruction means, one scalar function per operation;
+//!    [`exec`]: the execution core that applies it: decoded ops, warps and their
+//!    SIMT stack, memory accesses, global memory, faults;
 //! 3. [`load`](mod@load): loading a kernel: reading it, parameters, buffers, DMA
 //!    descriptors, and which unit does what in which pass;
 //! 4. [`observe`]: what a run lets you observe (counters, samples, traces,
@@ -24,6 +25,7 @@ pub mod exec;
 pub mod load;
 pub mod machine;
 pub mod observe;
+pub mod sem;
 pub mod timing;
 
 pub use load::kernel::{Kernel, read_kernel};
@@ -32,16 +34,26 @@ pub use machine::Machine;
 pub use observe::outcome::{Progress, RunResult, Stop};
 pub use timing::grid::Grid;
 
+/// Warp instructions a run may issue without a global store or atomic, a
+/// finished work item or a blocksync before it is taken to spin forever: about
+/// a second of `--functional` at full speed.
+pub const DEFAULT_SPIN_LIMIT: u64 = 1 << 26;
+
 /// How long to run and what to record beyond the totals.
 #[derive(Debug, Clone, Copy)]
 pub struct RunControl {
-    /// Stop with [`Stop::CycleLimit`] beyond this cycle (in functional mode, this
-    /// many scheduling rounds).
+    /// Stop with [`Stop::CycleLimit`] beyond this cycle (in functional mode, once
+    /// the busiest unit's warp instructions divided by its schedulers pass it: the
+    /// fewest cycles timing mode could take for them).
     pub max_cycles: u64,
     /// Stop with [`Stop::InstructionLimit`] after this many warp instructions (the
     /// bound that matters in functional mode, where a warp runs to its next barrier
     /// in one round).
     pub max_instructions: u64,
+    /// Stop with [`Stop::Spinning`] when this many warp instructions pass without
+    /// a global store or atomic, a finished work item or a blocksync anywhere (0:
+    /// never).
+    pub spin_limit: u64,
     /// Record activity every this many cycles (power traces).
     pub sample_interval: Option<u64>,
     /// Skip timing: identical results and off-chip counts, much faster.
@@ -62,6 +74,7 @@ impl Default for RunControl {
         RunControl {
             max_cycles: u64::MAX,
             max_instructions: u64::MAX,
+            spin_limit: DEFAULT_SPIN_LIMIT,
             sample_interval: None,
             functional: false,
             interrupt: None,
@@ -86,6 +99,7 @@ pub fn simulate_traced(
         .with_sampling(control.sample_interval)
         .with_interrupt(control.interrupt)
         .with_instruction_limit(control.max_instructions)
+        .with_spin_limit(control.spin_limit)
         .with_activity(control.activity)
         .with_trace(tracer)
         .with_threads(control.threads)

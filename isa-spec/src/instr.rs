@@ -118,6 +118,9 @@ macro_rules! mods {
         }
 
         impl Mods {
+            /// No modifier at all.
+            pub const NONE: Mods = Mods { $($field: None,)+ };
+
             /// The code of a modifier kind, if present.
             pub fn get(&self, kind: ModKind) -> Option<u8> {
                 match kind {

@@ -17,16 +17,19 @@ macro_rules! code_enum {
             pub const NAMES: &'static [&'static str] = &[$($text),+];
 
             /// The numeric code used in the encoding.
+            #[inline]
             pub const fn code(self) -> u8 {
                 self as u8
             }
 
             /// The value with this code, if any.
+            #[inline]
             pub fn from_code(code: u8) -> Option<Self> {
                 Self::ALL.get(usize::from(code)).copied()
             }
 
             /// The source spelling (without the leading dot or percent sign).
+            #[inline]
             pub const fn name(self) -> &'static str {
                 Self::NAMES[self as usize]
             }
@@ -70,6 +73,7 @@ pub enum TyClass {
 
 impl Ty {
     /// Width in bits.
+    #[inline]
     pub const fn bits(self) -> u32 {
         match self {
             Ty::U8 | Ty::S8 | Ty::B8 => 8,
@@ -80,16 +84,19 @@ impl Ty {
     }
 
     /// Width in bytes.
+    #[inline]
     pub const fn bytes(self) -> u32 {
         self.bits() / 8
     }
 
     /// 32-bit registers a value of this type occupies (1, or an aligned pair).
+    #[inline]
     pub const fn regs(self) -> u8 {
         if self.bits() == 64 { 2 } else { 1 }
     }
 
     /// Unsigned, signed, bits or float.
+    #[inline]
     pub const fn class(self) -> TyClass {
         match self {
             Ty::U8 | Ty::U16 | Ty::U32 | Ty::U64 => TyClass::Unsigned,
@@ -132,21 +139,25 @@ impl Ty {
     }
 
     /// True for integer and bit types.
+    #[inline]
     pub const fn is_int(self) -> bool {
         !self.is_float()
     }
 
     /// True for `.f32` and `.f64`.
+    #[inline]
     pub const fn is_float(self) -> bool {
         matches!(self, Ty::F32 | Ty::F64)
     }
 
     /// True for the signed integer types.
+    #[inline]
     pub const fn is_signed(self) -> bool {
         matches!(self.class(), TyClass::Signed)
     }
 
     /// The integer type of a width and signedness.
+    #[inline]
     pub const fn int(bits: u32, signed: bool) -> Ty {
         match (bits, signed) {
             (8, false) => Ty::U8,
@@ -161,6 +172,7 @@ impl Ty {
     }
 
     /// The bit type of a width (8, 16, 32 or 64).
+    #[inline]
     pub const fn b(bits: u32) -> Ty {
         match bits {
             8 => Ty::B8,
@@ -171,6 +183,7 @@ impl Ty {
     }
 
     /// The same kind of type at twice the width (`mul.wide`), if there is one.
+    #[inline]
     pub const fn widened(self) -> Option<Ty> {
         Some(match self {
             Ty::U16 => Ty::U32,
@@ -212,6 +225,7 @@ code_enum! {
 
 impl Cmp {
     /// True for comparisons that only apply to floats (unordered ones, num, nan).
+    #[inline]
     pub const fn float_only(self) -> bool {
         matches!(
             self,
@@ -220,6 +234,7 @@ impl Cmp {
     }
 
     /// True for the unsigned-only spellings `lo ls hi hs`.
+    #[inline]
     pub const fn unsigned_only(self) -> bool {
         matches!(self, Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs)
     }
@@ -240,6 +255,7 @@ code_enum! {
 
 impl Space {
     /// The CB side of a CB space.
+    #[inline]
     pub const fn cb_side(self) -> Option<Side> {
         match self {
             Space::CbNorth => Some(Side::North),
@@ -273,6 +289,7 @@ code_enum! {
 
 impl Side {
     /// True for the sides a unit reads from (its producers are there).
+    #[inline]
     pub const fn is_input(self) -> bool {
         matches!(self, Side::North | Side::West)
     }
@@ -290,11 +307,13 @@ code_enum! {
 
 impl Rnd {
     /// True for the integer rounding spellings (`rni rzi rmi rpi`).
+    #[inline]
     pub const fn integral(self) -> bool {
         matches!(self, Rnd::Rni | Rnd::Rzi | Rnd::Rmi | Rnd::Rpi)
     }
 
     /// The rounding direction with the integral distinction dropped.
+    #[inline]
     pub const fn direction(self) -> Rnd {
         match self {
             Rnd::Rni => Rnd::Rn,
@@ -360,6 +379,7 @@ code_enum! {
 
 impl Vector {
     /// Number of elements.
+    #[inline]
     pub const fn count(self) -> u8 {
         match self {
             Vector::V2 => 2,
@@ -433,6 +453,7 @@ code_enum! {
 
 impl Special {
     /// One-line meaning, for the reference page and the language guide.
+    #[inline]
     pub const fn doc(self) -> &'static str {
         match self {
             Special::TidX | Special::TidY | Special::TidZ => "thread index within the block",

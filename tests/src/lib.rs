@@ -206,7 +206,7 @@ pub fn binary(name: &str) -> PathBuf {
 /// A module holding `instrs` (then `exit`), with every register, predicate, symbol
 /// and label they may name declared.
 pub fn module_of(mut instrs: Vec<Instr>) -> (Module, Vec<Instr>) {
-    let exit = Opcode::from_mnemonic("exit").expect("exit row");
+    let exit = Opcode::Exit;
     let n = instrs.len() as u32 + 1;
     for i in &mut instrs {
         i.reconv = None;

@@ -7,7 +7,8 @@ use crate::cfg;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::lexer::Span;
 use spu_isa::format::{Module, RegDecl, RegTy};
-use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Opcode, Operand, Ty};
+use spu_isa::table::Flow;
+use spu_isa::{Guard, Instr, MAX_PREDS, MAX_REGS, NO_RECONV, Operand, Ty};
 
 impl Assembler {
     pub(super) fn finish(
@@ -91,9 +92,8 @@ impl Assembler {
         }
         let mut code: Vec<Instr> = self.instrs.iter().map(|(v, _)| v.instr).collect();
         let ipdom = cfg::immediate_post_dominators(&succ);
-        let bra = Opcode::from_mnemonic("bra");
         for (pc, instr) in code.iter_mut().enumerate() {
-            if Some(instr.opcode) == bra && instr.guard != Guard::Always {
+            if instr.opcode.spec().flow == Flow::Branch && instr.guard != Guard::Always {
                 instr.reconv = Some(ipdom[pc].map_or(NO_RECONV, |p| p as u32));
             }
         }
@@ -131,12 +131,7 @@ impl Assembler {
         };
         let instr = &code[last];
         let ends = instr.guard == Guard::Always
-            && [
-                Opcode::from_mnemonic("exit"),
-                Opcode::from_mnemonic("ret"),
-                Opcode::from_mnemonic("bra"),
-            ]
-            .contains(&Some(instr.opcode));
+            && matches!(instr.opcode.spec().flow, Flow::Exit | Flow::Branch);
         if ends {
             return;
         }

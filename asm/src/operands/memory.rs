@@ -146,7 +146,7 @@ impl Lowering<'_> {
             .operands()
             .nth(k)
             .is_some_and(|o| o.3 == spu_isa::table::Role::Def);
-        let mov = Opcode::from_mnemonic("mov").expect("mov row");
+        let mov = Opcode::Mov;
         let ty = if elem == 2 { Ty::B64 } else { Ty::B32 };
         for (i, u) in uses.iter().enumerate() {
             let element = RegRef {
@@ -224,7 +224,7 @@ impl Lowering<'_> {
                 )));
             }
             let t = self.vregs.add(Class::Single, None);
-            let mov = Opcode::from_mnemonic("mov").expect("mov row");
+            let mov = Opcode::Mov;
             let instr = Instr::new(
                 mov,
                 Guard::Always,

@@ -280,7 +280,7 @@ impl Lowering<'_> {
             Class::Single
         };
         let t = self.vregs.add(class, None);
-        let mov = Opcode::from_mnemonic("mov").expect("mov row");
+        let mov = Opcode::Mov;
         let mut push = |ty: Ty, raw: u32, offset: u8, part: bool| {
             let mods = Mods {
                 ty: Some(ty),

@@ -120,12 +120,11 @@ impl Lowering<'_> {
     /// A predicate instruction over virtual registers, under `guard`.
     fn pred_op(
         &mut self,
-        mnemonic: &str,
+        op: Opcode,
         dst: u32,
         srcs: &[u32],
         guard: (Guard, Option<RegRef>),
     ) -> Result<VInstr, Vec<Diagnostic>> {
-        let op = Opcode::from_mnemonic(mnemonic).expect("predicate rows exist");
         let vals: Vec<Operand> = std::iter::repeat_n(Operand::Pred(0), srcs.len() + 1).collect();
         let mut instr = Instr::new(op, Guard::Always, Mods::default(), &vals)
             .map_err(|e| vec![Diagnostic::error(e.to_string(), 0..0)])?;
@@ -249,7 +248,7 @@ impl Lowering<'_> {
             let Some((mut c, negated)) = c else {
                 // p = a cmp b; q = !p.
                 if let Some(q) = q_vreg {
-                    let v = self.pred_op("not.pred", q, &[p_vreg], g)?;
+                    let v = self.pred_op(Opcode::NotPred, q, &[p_vreg], g)?;
                     out.push(v);
                 }
                 return Ok(out);
@@ -263,22 +262,24 @@ impl Lowering<'_> {
             }
             if negated {
                 let nc = self.vregs.add(Class::Pred, None);
-                out.push(self.pred_op("not.pred", nc, &[c], g)?);
+                out.push(self.pred_op(Opcode::NotPred, nc, &[c], g)?);
                 c = nc;
             }
-            let bop_row = format!("{}.pred", parts[bop.unwrap_or(0)]);
+            // `setp.CMP.BOP`: the predicate row of the boolean operation.
+            let bop_row = Opcode::from_mnemonic(&format!("{}.pred", parts[bop.unwrap_or(0)]))
+                .unwrap_or(Opcode::AndPred);
             let q_value = match q_vreg {
                 Some(_) => {
                     let u = self.vregs.add(Class::Pred, None);
-                    out.push(self.pred_op("not.pred", u, &[t], g)?);
-                    out.push(self.pred_op(&bop_row, u, &[u, c], g)?);
+                    out.push(self.pred_op(Opcode::NotPred, u, &[t], g)?);
+                    out.push(self.pred_op(bop_row, u, &[u, c], g)?);
                     Some(u)
                 }
                 None => None,
             };
-            out.push(self.pred_op(&bop_row, p_vreg, &[t, c], g)?);
+            out.push(self.pred_op(bop_row, p_vreg, &[t, c], g)?);
             if let (Some(q), Some(u)) = (q_vreg, q_value) {
-                out.push(self.pred_op("mov.pred", q, &[u], g)?);
+                out.push(self.pred_op(Opcode::MovPred, q, &[u], g)?);
             }
             Ok(out)
         })())

@@ -1,23 +1,27 @@
-//! Decoding a kernel's code into the micro-ops of [`crate::exec::ops`]: each
-//! instruction word becomes a [`Kind`] with its operands resolved to register-file
-//! slots (immediates and symbol addresses become constants), the forms the
-//! word-wide path does not cover go to the general path ([`crate::exec::ext`]),
-//! forms this emulator does not execute are refused with the instruction named, and
-//! the code is cut into basic blocks.
+//! Decoding a kernel's code into the [`Op`]s of [`crate::exec::ops`]: each
+//! instruction word becomes a [`Run`] (for register operations, the lane function
+//! of its row's `sem` function, stamped here from the ISA table by
+//! [`spu_isa::for_each_instr!`], so a row without semantics does not compile), its
+//! operands resolved to register-file slots (immediates and symbol addresses
+//! become constants, 64-bit ones two slots), its timing facts in [`OpInfo`]; the
+//! code is then cut into basic blocks.
 
+use crate::exec::apply;
 use crate::exec::ops::{
-    BinOp, Caching, Kind, MAX_DEPS, NO_PC, NO_REG, Op, OpInfo, Program, Reg, RegLayout,
-    SymbolAddresses, UnOp,
+    Address, Caching, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, RegLayout,
+    Run, SymbolAddresses,
 };
+use crate::sem::Form;
+use crate::sem::memory::Atomic;
+use spu_isa::table::{OperandKind, Role};
 use spu_isa::{
-    ExecClass, Guard, Instr, Operand, Special, SymbolRef, Ty,
-    table::{OperandKind, OperandTy},
+    ExecClass, Guard, Instr, Opcode, Operand, Space, Special, SymbolRef, Ty, operand_type,
 };
 use std::collections::HashMap;
 
-/// Why the code cannot be prepared: a form this emulator does not execute, a kernel
-/// that needs more register-file slots than exist, or (only damaged binaries get
-/// here: the reader validates encodings) a malformed operand.
+/// Why the code cannot be prepared: a kernel that needs more register-file slots
+/// than exist, or (only damaged binaries get here: the reader validates encodings)
+/// a malformed instruction.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     #[error(
@@ -30,26 +34,350 @@ pub enum DecodeError {
     TooManySlots(String),
 }
 
+/// A marker type for each row with a `sem` function, implementing the shape trait of its `sem` column by
+/// calling the named function of [`crate::sem`].
+macro_rules! marker {
+    ($v:ident alu1($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Alu1 for $v {
+            #[inline(always)]
+            fn eval(f: &Form, a: u64) -> u64 { crate::sem::$($f)::+(f, a) }
+        }
+    };
+    ($v:ident alu2($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Alu2 for $v {
+            #[inline(always)]
+            fn eval(f: &Form, a: u64, b: u64) -> u64 { crate::sem::$($f)::+(f, a, b) }
+        }
+    };
+    ($v:ident alu3($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Alu3 for $v {
+            #[inline(always)]
+            fn eval(f: &Form, a: u64, b: u64, c: u64) -> u64 { crate::sem::$($f)::+(f, a, b, c) }
+        }
+    };
+    ($v:ident alu4($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Alu4 for $v {
+            #[inline(always)]
+            fn eval(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64 {
+                crate::sem::$($f)::+(f, a, b, c, e)
+            }
+        }
+    };
+    ($v:ident setp($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Setp for $v {
+            #[inline(always)]
+            fn eval(f: &Form, a: u64, b: u64) -> bool { crate::sem::$($f)::+(f, a, b) }
+        }
+    };
+    ($v:ident selp($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Selp for $v {
+            #[inline(always)]
+            fn eval(f: &Form, a: u64, b: u64, p: bool) -> u64 { crate::sem::$($f)::+(f, a, b, p) }
+        }
+    };
+    ($v:ident pred($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Pred for $v {
+            #[inline(always)]
+            fn eval(a: bool, b: bool) -> bool { crate::sem::$($f)::+(a, b) }
+        }
+    };
+    ($v:ident shfl($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Shfl for $v {
+            fn eval(mode: spu_isa::ShflMode, lane: u32, b: u32, c: u32) -> (usize, bool) {
+                crate::sem::$($f)::+(mode, lane, b, c)
+            }
+        }
+    };
+    ($v:ident vote($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Vote for $v {
+            fn eval(mode: spu_isa::VoteMode, p: u32, exec: u32) -> bool {
+                crate::sem::$($f)::+(mode, p, exec)
+            }
+        }
+    };
+    ($v:ident ballot($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Ballot for $v {
+            fn eval(p: u32, exec: u32) -> u32 { crate::sem::$($f)::+(p, exec) }
+        }
+    };
+    ($v:ident activemask($($f:ident)::+)) => {
+        #[derive(Debug)]
+        pub struct $v;
+        impl crate::exec::apply::Activemask for $v {
+            fn eval(exec: u32) -> u32 { crate::sem::$($f)::+(exec) }
+        }
+    };
+    ($v:ident $other:ident $(($($arg:tt)*))?) => {};
+}
+
+/// What a row's `sem` column makes of a decoded instruction.
+macro_rules! run {
+    ($v:ident, $d:ident, alu1 $args:tt) => {
+        Run::Lanes(apply::alu1::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, alu2 $args:tt) => {
+        Run::Lanes(apply::alu2::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, alu3 $args:tt) => {
+        Run::Lanes(apply::alu3::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, alu4 $args:tt) => {
+        Run::Lanes(apply::alu4::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, setp $args:tt) => {
+        Run::Lanes(apply::setp::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, selp $args:tt) => {
+        Run::Lanes(apply::selp::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, pred $args:tt) => {
+        Run::Lanes(apply::pred::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, shfl $args:tt) => {
+        Run::Lanes(apply::shfl::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, vote $args:tt) => {
+        Run::Lanes(apply::vote::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, ballot $args:tt) => {
+        Run::Lanes(apply::ballot::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, activemask $args:tt) => {
+        Run::Lanes(apply::activemask::<rows::$v>(&$d.op))
+    };
+    ($v:ident, $d:ident, load) => {
+        Run::Load($d.mem()?)
+    };
+    ($v:ident, $d:ident, store) => {
+        Run::Store($d.mem()?)
+    };
+    ($v:ident, $d:ident, atomic) => {
+        $d.atomic()?
+    };
+    ($v:ident, $d:ident, branch) => {
+        $d.branch()?
+    };
+    ($v:ident, $d:ident, exit) => {
+        Run::Exit
+    };
+    ($v:ident, $d:ident, nop) => {
+        Run::Nop
+    };
+    ($v:ident, $d:ident, barrier) => {
+        Run::BarSync
+    };
+    ($v:ident, $d:ident, blocksync) => {
+        Run::BlockSync($d.instr.mods.side)
+    };
+}
+
+macro_rules! stamp_decoder {
+    ($(
+        $variant:ident {
+            mnemonic: $mnemonic:literal,
+            opcode: $opcode:literal,
+            fields: $fields:expr,
+            exec: $exec:expr,
+            rules: $rules:expr,
+            flow: $flow:ident,
+            sem: $sem:ident $(($($sem_arg:tt)*))?,
+            doc: $doc:literal,
+            example: $example:literal,
+        },
+    )*) => {
+        /// The marker type of each row ([`crate::exec::apply`]'s traits).
+        #[allow(non_camel_case_types)]
+        mod rows {
+            use crate::sem::Form;
+            $(marker!($variant $sem $(($($sem_arg)*))?);)*
+        }
+
+        /// What the instruction being decoded does, from its row's `sem` column.
+        fn run_of(d: &Draft) -> Result<Run, String> {
+            Ok(match d.instr.opcode {
+                $(Opcode::$variant => run!($variant, d, $sem $(($($sem_arg)*))?),)*
+            })
+        }
+    };
+}
+
+spu_isa::for_each_instr!(stamp_decoder);
+
 /// A source operand before register-file layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Src {
-    Reg(u8),
-    Imm(u32),
+    None,
+    /// A register and how many consecutive ones it starts.
+    Reg(u8, u8),
+    /// An immediate or symbol address, extended to its operand's type; `wide`
+    /// when the operand is 64 bits (two constant slots).
+    Imm(u64, bool),
     Special(Special),
 }
 
 /// An instruction decoded, before its operands get slots.
-#[derive(Debug, Clone, Copy)]
-struct Raw {
-    kind: Kind,
-    guard: Guard,
-    dst: Option<u8>,
-    pdst: Option<u8>,
-    srcs: [Option<Src>; 3],
-    pred_src: Option<u8>,
-    base: Option<u8>,
-    offset: i32,
+struct Draft {
+    instr: Instr,
+    /// The op with every slot still unresolved ([`NO_REG`]).
+    op: Op,
+    srcs: [Src; 4],
+    /// `[base + offset]`: the base register and whether it is a pair.
+    base: Option<(u8, bool)>,
+    /// The general register written and how many from it.
+    dst: Option<(u8, u8)>,
     class: ExecClass,
+}
+
+impl Draft {
+    fn new(instr: Instr, symbols: SymbolAddresses) -> Result<Draft, String> {
+        let spec = instr.opcode.spec();
+        let m = instr.mods;
+        let mut d = Draft {
+            instr,
+            op: Op {
+                run: Run::Nop,
+                guard: instr.guard,
+                form: Form::of(&m),
+                d: NO_REG,
+                d_regs: 0,
+                src: [NO_REG; 4],
+                src_ty: [Ty::U32; 4],
+                pd: None,
+                pa: PredSrc::default(),
+                pb: PredSrc::default(),
+                addr: Address {
+                    base: NO_REG,
+                    wide: false,
+                    offset: 0,
+                },
+            },
+            srcs: [Src::None; 4],
+            base: None,
+            dst: None,
+            class: instr.exec_class(),
+        };
+        let (mut values, mut preds) = (0, 0);
+        for (i, ((name, kind, oty, role), operand)) in
+            spec.operands().zip(instr.operands()).enumerate()
+        {
+            let ty = operand_type(oty, &m).unwrap_or(Ty::U32);
+            let wide = ty.bits() == 64;
+            let src = match *operand {
+                Operand::Reg(r) if role == Role::Def => {
+                    d.dst = Some((r, instr.operand_regs(i)));
+                    continue;
+                }
+                Operand::Pred(p) | Operand::PredNot(p) if role == Role::Def => {
+                    d.op.pd = Some(p);
+                    continue;
+                }
+                Operand::Pred(p) | Operand::PredNot(p) => {
+                    let src = PredSrc {
+                        index: p,
+                        negated: matches!(operand, Operand::PredNot(_)),
+                    };
+                    match preds {
+                        0 => d.op.pa = src,
+                        _ => d.op.pb = src,
+                    }
+                    preds += 1;
+                    continue;
+                }
+                Operand::Absent | Operand::Target(_) => continue,
+                Operand::Mem { base, wide, offset } => {
+                    d.base = base.map(|b| (b, wide));
+                    d.op.addr.wide = wide;
+                    d.op.addr.offset = i32::from(offset);
+                    continue;
+                }
+                // The member mask is recorded, not checked.
+                _ if name == "membermask" => continue,
+                _ if kind == OperandKind::OptPred => continue,
+                Operand::Reg(r) => Src::Reg(r, instr.operand_regs(i)),
+                Operand::Imm16(raw) => Src::Imm(Operand::widen_imm16(raw, ty), wide),
+                Operand::Imm(v) => Src::Imm(u64::from(v), wide),
+                Operand::Imm32(v) => Src::Imm(Operand::widen_imm32(v, ty), wide),
+                Operand::Special(s) => Src::Special(s),
+                Operand::Symbol { sym, offset } => {
+                    let base = match sym {
+                        SymbolRef::Buffer(i) => symbols.buffers.get(usize::from(i)),
+                        SymbolRef::Shared(i) => symbols.shared.get(usize::from(i)),
+                    };
+                    let base = *base.ok_or(format!("symbol {sym:?} is not declared"))?;
+                    Src::Imm(u64::from(base.wrapping_add(offset as u32)), wide)
+                }
+            };
+            if values >= 4 {
+                return Err(format!("`{}` has too many value operands", spec.mnemonic));
+            }
+            d.srcs[values] = src;
+            d.op.src_ty[values] = ty;
+            values += 1;
+        }
+        d.op.d_regs = d.dst.map_or(0, |(_, n)| n);
+        Ok(d)
+    }
+
+    /// The load or store of this `ld`, `ldu` or `st`.
+    fn mem(&self) -> Result<Mem, String> {
+        let m = self.instr.mods;
+        Ok(Mem {
+            space: m.space.unwrap_or(Space::Global),
+            ty: m.ty.ok_or("a load or store without a type")?,
+            count: m.vec.map_or(1, |v| v.count()),
+        })
+    }
+
+    /// The atomic of this `atom` or `red`.
+    fn atomic(&self) -> Result<Run, String> {
+        let m = self.instr.mods;
+        let space = match self.instr.opcode {
+            Opcode::AtomShared | Opcode::AtomSharedCas => Space::Shared,
+            _ => Space::Global,
+        };
+        let op = match self.instr.opcode {
+            Opcode::AtomGlobalCas | Opcode::AtomSharedCas => None,
+            _ => Some(m.atom.ok_or("an atomic without an operation")?),
+        };
+        Ok(Run::Atomic {
+            atom: Atomic {
+                op,
+                ty: m.ty.unwrap_or(Ty::U32),
+            },
+            space,
+        })
+    }
+
+    /// The branch of this `bra`.
+    fn branch(&self) -> Result<Run, String> {
+        match self.instr.operands().first() {
+            Some(Operand::Target(t)) => Ok(Run::Bra {
+                target: *t,
+                reconv: self.instr.reconv.unwrap_or(NO_PC),
+            }),
+            _ => Err("a branch without a target".into()),
+        }
+    }
 }
 
 /// Decodes every instruction word; `declared_regs` is the kernel's declared general
@@ -59,187 +387,180 @@ pub fn decode_program(
     symbols: SymbolAddresses,
     declared_regs: usize,
 ) -> Result<Program, DecodeError> {
-    let decoded = code
-        .iter()
-        .enumerate()
-        .map(|(pc, &word)| {
-            let instr = Instr::decode(word).map_err(|e| DecodeError::Damaged {
-                pc,
-                what: e.to_string(),
-            })?;
-            let ty = instr.mods.ty.and_then(word_ty).unwrap_or(Ty::U32);
-            if unsupported(&instr).is_some() || kind_of(&instr, ty).is_err() {
-                let op = crate::exec::ext::decode(&instr, symbols)
-                    .map_err(|what| DecodeError::NotExecuted { pc, what })?;
-                return Ok(Decoded::Ext(op, instr.exec_class(), instr.guard));
-            }
-            decode_instr(&instr, symbols)
-                .map(Decoded::Word)
-                .map_err(|what| DecodeError::Damaged { pc, what })
-        })
-        .collect::<Result<Vec<Decoded>, _>>()?;
-    let mut ext = Vec::new();
-    let raws: Vec<Raw> = decoded
-        .into_iter()
-        .map(|d| match d {
-            Decoded::Word(raw) => raw,
-            Decoded::Ext(op, class, guard) => {
-                ext.push(op);
-                Raw::ext(ext.len() - 1, &op, class, guard)
-            }
-        })
-        .collect();
-    let ext_used = ext
-        .iter()
-        .flat_map(|o| o.regs())
-        .map(|r| usize::from(r) + 1)
-        .max()
-        .unwrap_or(0);
-    let used = raws
-        .iter()
-        .flat_map(|r| {
-            r.srcs
-                .iter()
-                .filter_map(|s| match s {
-                    Some(Src::Reg(r)) => Some(*r),
+    let mut drafts = Vec::with_capacity(code.len());
+    for (pc, &word) in code.iter().enumerate() {
+        let damaged = |what: String| DecodeError::Damaged { pc, what };
+        let instr = Instr::decode(word).map_err(|e| damaged(e.to_string()))?;
+        drafts.push(Draft::new(instr, symbols).map_err(damaged)?);
+    }
+    let layout = Layout::of(&drafts, declared_regs)?;
+    let mut ops = Vec::with_capacity(drafts.len());
+    let mut info = Vec::with_capacity(drafts.len());
+    for (pc, d) in drafts.iter_mut().enumerate() {
+        for (k, s) in d.srcs.iter().enumerate() {
+            d.op.src[k] = layout.slot(*s);
+        }
+        d.op.d = d.dst.map_or(NO_REG, |(r, _)| Reg::from(r));
+        d.op.addr.base = d.base.map_or(layout.zero, |(b, _)| Reg::from(b));
+        d.op.run = run_of(d).map_err(|what| DecodeError::Damaged { pc, what })?;
+        info.push(info_of(d));
+        ops.push(d.op);
+    }
+    let (block_of, block_starts) = basic_blocks(&ops);
+    Ok(Program {
+        ops,
+        info,
+        layout: layout.regs,
+        block_of,
+        block_starts,
+    })
+}
+
+/// The register file's layout and where each operand lands in it.
+struct Layout {
+    regs: RegLayout,
+    /// Slot of each distinct 32-bit constant, and of the first of each 64-bit pair.
+    singles: HashMap<u32, usize>,
+    pairs: HashMap<u64, usize>,
+    /// The slot of a zero constant (`[offset]` addresses read it as their base).
+    zero: Reg,
+}
+
+impl Layout {
+    fn of(drafts: &[Draft], declared_regs: usize) -> Result<Layout, DecodeError> {
+        let used = drafts
+            .iter()
+            .flat_map(|d| {
+                let srcs = d.srcs.iter().filter_map(|s| match *s {
+                    Src::Reg(r, n) => Some((r, n)),
                     _ => None,
-                })
-                .chain(r.dst)
-                .chain(r.base)
-        })
-        .map(|r| usize::from(r) + 1)
-        .max()
-        .unwrap_or(0);
-    let general = used.max(ext_used).max(declared_regs);
-    // Every `[offset]` address reads a zero base. Constants are numbered in order of
-    // first use (a map keeps this linear in the code size).
-    let mut constants: Vec<u32> = vec![0];
-    let mut constant_index: HashMap<u32, usize> = HashMap::from([(0, 0)]);
-    let mut specials: Vec<Special> = Vec::new();
-    for r in &raws {
-        for s in r.srcs.iter().flatten() {
-            match *s {
-                Src::Imm(v) => {
-                    constant_index.entry(v).or_insert_with(|| {
-                        constants.push(v);
+                });
+                let base = d.base.map(|(b, wide)| (b, if wide { 2 } else { 1 }));
+                srcs.chain(base).chain(d.dst)
+            })
+            .map(|(r, n)| usize::from(r) + usize::from(n))
+            .max()
+            .unwrap_or(0);
+        let general = used.max(declared_regs);
+        // Constants are numbered in order of first use (maps keep this linear).
+        let mut constants: Vec<u32> = vec![0];
+        let mut singles = HashMap::from([(0u32, 0usize)]);
+        let mut pairs = HashMap::new();
+        let mut specials: Vec<Special> = Vec::new();
+        for s in drafts.iter().flat_map(|d| d.srcs) {
+            match s {
+                Src::Imm(v, false) => {
+                    singles.entry(v as u32).or_insert_with(|| {
+                        constants.push(v as u32);
                         constants.len() - 1
+                    });
+                }
+                Src::Imm(v, true) => {
+                    pairs.entry(v).or_insert_with(|| {
+                        constants.extend([v as u32, (v >> 32) as u32]);
+                        constants.len() - 2
                     });
                 }
                 Src::Special(sp) if !specials.contains(&sp) => specials.push(sp),
                 _ => {}
             }
         }
+        let regs = RegLayout::new(general as u16, specials, constants);
+        if regs.slots() >= usize::from(NO_REG) {
+            return Err(DecodeError::TooManySlots(format!(
+                "the code needs {} register slots (registers, constants, special registers); at most {} fit",
+                regs.slots(),
+                NO_REG - 1
+            )));
+        }
+        let zero = regs.first_constant() as Reg;
+        Ok(Layout {
+            regs,
+            singles,
+            pairs,
+            zero,
+        })
     }
-    let layout = RegLayout::new(general as u16, specials, constants);
-    let slot = |s: Option<Src>| -> Reg {
+
+    /// The slot of an operand (absent ones read the zero constant).
+    fn slot(&self, s: Src) -> Reg {
+        let constant = |i: usize| (self.regs.first_constant() + i) as Reg;
         match s {
-            None => NO_REG,
-            Some(Src::Reg(r)) => Reg::from(r),
-            Some(Src::Imm(v)) => {
-                let i = constant_index.get(&v).copied().unwrap_or(0);
-                (layout.first_constant() + i) as Reg
+            Src::None => self.zero,
+            Src::Reg(r, _) => Reg::from(r),
+            Src::Imm(v, false) => constant(self.singles.get(&(v as u32)).copied().unwrap_or(0)),
+            Src::Imm(v, true) => constant(self.pairs.get(&v).copied().unwrap_or(0)),
+            Src::Special(sp) => {
+                let i = self
+                    .regs
+                    .specials
+                    .iter()
+                    .position(|&c| c == sp)
+                    .unwrap_or(0);
+                (self.regs.first_special() + i) as Reg
             }
-            Some(Src::Special(sp)) => {
-                let i = layout.specials.iter().position(|&c| c == sp).unwrap_or(0);
-                (layout.first_special() + i) as Reg
-            }
-        }
-    };
-    if layout.slots() >= usize::from(NO_REG) {
-        return Err(DecodeError::TooManySlots(format!(
-            "the code needs {} register slots (registers, constants, special registers); at most {} fit",
-            layout.slots(),
-            NO_REG - 1
-        )));
-    }
-    let zero = layout.first_constant() as Reg;
-    let mut ops = Vec::with_capacity(raws.len());
-    let mut info = Vec::with_capacity(raws.len());
-    for (r, &word) in raws.iter().zip(code) {
-        ops.push(Op {
-            kind: r.kind,
-            guard: r.guard,
-            dst: r.dst.map_or(NO_REG, Reg::from),
-            src: r.srcs.map(slot),
-            base: r.base.map_or(zero, Reg::from),
-            offset: r.offset,
-            pred: r.pdst.or(r.pred_src).unwrap_or(0),
-        });
-        let mut i = info_of(r);
-        if let Kind::Ext(k) | Kind::Atomic(k) = r.kind {
-            ext_info(&ext[k as usize], &mut i);
-        }
-        // Decoding succeeded above.
-        if let Ok(instr) = Instr::decode(word) {
-            i.caching = caching_of(&instr);
-        }
-        info.push(i);
-    }
-    let (block_of, block_starts) = basic_blocks(&ops);
-    Ok(Program {
-        ops,
-        info,
-        layout,
-        block_of,
-        block_starts,
-        ext,
-    })
-}
-
-/// An instruction decoded for the word-wide path or for the general one.
-enum Decoded {
-    Word(Raw),
-    Ext(crate::exec::ext::ExtOp, ExecClass, Guard),
-}
-
-impl Raw {
-    /// The micro-op of general-path instruction `index`: its destination and
-    /// predicate for the scoreboard; everything else is in the [`ExtOp`].
-    ///
-    /// [`ExtOp`]: crate::exec::ext::ExtOp
-    fn ext(index: usize, op: &crate::exec::ext::ExtOp, class: ExecClass, guard: Guard) -> Raw {
-        let kind = match op.what {
-            crate::exec::ext::What::Atom { .. } => Kind::Atomic(index as u32),
-            _ => Kind::Ext(index as u32),
-        };
-        Raw {
-            kind,
-            guard,
-            dst: op.dst().map(|(r, _)| r as u8),
-            pdst: op.pred_written(),
-            srcs: [None; 3],
-            pred_src: None,
-            base: None,
-            offset: 0,
-            class,
         }
     }
 }
 
-/// The scoreboard lists of a general-path instruction: every register it reads or
-/// writes (pairs and groups whole) and the predicates.
-fn ext_info(op: &crate::exec::ext::ExtOp, info: &mut OpInfo) {
-    use crate::exec::ext::Val;
-    let regs: Vec<Reg> = op.regs().collect();
+/// The timing facts of a decoded instruction: the general registers it reads
+/// (operands, then the address base) and writes, pairs and groups whole; the
+/// predicates (guard, the one written, then those read).
+fn info_of(d: &Draft) -> OpInfo {
+    let span = |(r, n): (u8, u8)| (0..n).map(move |k| Reg::from(r) + Reg::from(k));
+    let srcs = d.srcs.iter().filter_map(|s| match *s {
+        Src::Reg(r, n) => Some((r, n)),
+        _ => None,
+    });
+    let base = d.base.map(|(b, wide)| (b, if wide { 2 } else { 1 }));
+    let regs: Vec<Reg> = srcs.chain(base).chain(d.dst).flat_map(span).collect();
     let n = regs.len().min(MAX_DEPS);
-    info.deps = [0; MAX_DEPS];
-    info.deps[..n].copy_from_slice(&regs[..n]);
-    info.n_deps = n as u8;
-    info.rf_accesses = n as u8;
-    info.dst_regs = op.dst().map_or(0, |(_, k)| k);
-    info.writes_pred = op.pred_written().is_some();
-    let mut preds: Vec<u8> = info.pdeps().to_vec();
-    for v in op.src {
-        if let Val::Pred(p, _) = v
-            && preds.len() < 3
-            && !preds.contains(&p)
-        {
+    let mut deps = [0; MAX_DEPS];
+    deps[..n].copy_from_slice(&regs[..n]);
+    let guard = match d.op.guard {
+        Guard::Always => None,
+        Guard::If(p) | Guard::IfNot(p) => Some(p),
+    };
+    let mut preds: Vec<u8> = guard.into_iter().chain(d.op.pd).collect();
+    let read = match d.op.run {
+        Run::Lanes(_) => [d.op.pa.index, d.op.pb.index]
+            .into_iter()
+            .take(predicate_sources(&d.instr))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for p in read {
+        if preds.len() < 3 && !preds.contains(&p) {
             preds.push(p);
         }
     }
-    info.pdeps = [0; 3];
-    info.pdeps[..preds.len()].copy_from_slice(&preds);
-    info.n_pdeps = preds.len() as u8;
+    let mut pdeps = [0; 3];
+    pdeps[..preds.len()].copy_from_slice(&preds);
+    OpInfo {
+        class: d.class,
+        deps,
+        n_deps: n as u8,
+        pdeps,
+        n_pdeps: preds.len() as u8,
+        rf_accesses: n as u8,
+        reads_clock: d.srcs.contains(&Src::Special(Special::Clock)),
+        dst_general: d.dst.map(|(r, _)| r),
+        dst_regs: d.dst.map_or(0, |(_, n)| n),
+        writes_pred: d.op.pd.is_some(),
+        caching: caching_of(&d.instr),
+    }
+}
+
+/// How many predicate operands the instruction reads.
+fn predicate_sources(instr: &Instr) -> usize {
+    instr
+        .opcode
+        .spec()
+        .operands()
+        .filter(|(_, kind, _, role)| {
+            *role == Role::Use && matches!(kind, OperandKind::Pred | OperandKind::PredNeg)
+        })
+        .count()
 }
 
 /// Cuts the code at branch targets, reconvergence points and after every
@@ -250,10 +571,10 @@ fn basic_blocks(ops: &[Op]) -> (Vec<u32>, Vec<u32>) {
     leader[0] = true;
     leader[n] = true;
     for (pc, op) in ops.iter().enumerate() {
-        if op.kind.ends_block() {
+        if op.run.ends_block() {
             leader[pc + 1] = true;
         }
-        if let Kind::Bra { target, reconv } = op.kind {
+        if let Run::Bra { target, reconv } = op.run {
             for t in [target, reconv] {
                 if let Some(l) = leader.get_mut(t as usize) {
                     *l = true;
@@ -285,322 +606,5 @@ fn caching_of(instr: &Instr) -> Caching {
         Some(CacheOp::Cs | CacheOp::Lu) => Caching::Streaming,
         Some(CacheOp::Cv | CacheOp::Wt) => Caching::Bypass,
         Some(CacheOp::Ca | CacheOp::Wb) | None => Caching::All,
-    }
-}
-
-fn info_of(r: &Raw) -> OpInfo {
-    let regs: Vec<Reg> = r
-        .srcs
-        .iter()
-        .filter_map(|s| match s {
-            Some(Src::Reg(x)) => Some(Reg::from(*x)),
-            _ => None,
-        })
-        .chain(r.base.map(Reg::from))
-        .chain(r.dst.map(Reg::from))
-        .collect();
-    let guard = match r.guard {
-        Guard::Always => None,
-        Guard::If(p) | Guard::IfNot(p) => Some(p),
-    };
-    let preds: Vec<u8> = guard.into_iter().chain(r.pred_src).chain(r.pdst).collect();
-    let mut deps = [0; MAX_DEPS];
-    deps[..regs.len()].copy_from_slice(&regs);
-    let mut pdeps = [0; 3];
-    pdeps[..preds.len()].copy_from_slice(&preds);
-    OpInfo {
-        class: r.class,
-        deps,
-        n_deps: regs.len() as u8,
-        pdeps,
-        n_pdeps: preds.len() as u8,
-        rf_accesses: regs.len() as u8,
-        reads_clock: r.srcs.contains(&Some(Src::Special(Special::Clock))),
-        dst_general: r.dst,
-        dst_regs: u8::from(r.dst.is_some()),
-        writes_pred: matches!(r.kind, Kind::Setp(..)),
-        caching: Caching::All,
-    }
-}
-
-/// The execution type of a 32-bit type: bit types behave as unsigned.
-fn word_ty(t: Ty) -> Option<Ty> {
-    match t {
-        Ty::U32 | Ty::B32 => Some(Ty::U32),
-        Ty::S32 => Some(Ty::S32),
-        Ty::F32 => Some(Ty::F32),
-        _ => None,
-    }
-}
-
-/// Why this emulator cannot execute a form, if it cannot: it executes 32-bit forms
-/// with IEEE default rounding.
-fn unsupported(instr: &Instr) -> Option<String> {
-    let m = &instr.mods;
-    let what = spu_isa::disasm::full_mnemonic(instr);
-    let bad_ty = [m.ty, m.src_ty]
-        .into_iter()
-        .flatten()
-        .find(|t| word_ty(*t).is_none());
-    if let Some(t) = bad_ty {
-        return Some(format!(
-            "`{what}`: .{t} operands are not executed by this emulator (it executes 32-bit types)"
-        ));
-    }
-    let modifier = [
-        m.rnd.filter(|r| *r != spu_isa::Rnd::Rn).map(|r| r.name()),
-        m.ftz.map(|f| f.name()),
-        m.sat.map(|f| f.name()),
-        m.prec.map(|f| f.name()),
-        m.vec.map(|f| f.name()),
-    ]
-    .into_iter()
-    .flatten()
-    .next();
-    if let Some(name) = modifier {
-        return Some(format!(
-            "`{what}`: `.{name}` is not executed by this emulator"
-        ));
-    }
-    instr
-        .operands()
-        .iter()
-        .any(|o| matches!(o, Operand::Mem { wide: true, .. }))
-        .then(|| {
-            format!("`{what}` with a 64-bit address register is not executed by this emulator")
-        })
-}
-
-fn decode_instr(instr: &Instr, symbols: SymbolAddresses) -> Result<Raw, String> {
-    let spec = instr.opcode.spec();
-    let mods = instr.mods;
-    let ty = mods.ty.and_then(word_ty).unwrap_or(Ty::U32);
-    let mut raw = Raw {
-        kind: Kind::Nop,
-        guard: instr.guard,
-        dst: None,
-        pdst: None,
-        srcs: [None; 3],
-        pred_src: None,
-        base: None,
-        offset: 0,
-        class: instr.exec_class(),
-    };
-    let mut values = Vec::new();
-    for ((name, kind, oty, _role), operand) in spec.operands().zip(instr.operands()) {
-        let operand_ty = match oty {
-            OperandTy::Main => ty,
-            OperandTy::Src => mods.src_ty.and_then(word_ty).unwrap_or(Ty::U32),
-            _ => Ty::U32,
-        };
-        match (name, kind, *operand) {
-            ("d", _, Operand::Reg(r)) => raw.dst = Some(r),
-            ("p", _, Operand::Pred(p)) if spec.mnemonic == "setp" => raw.pdst = Some(p),
-            ("p", _, Operand::Pred(p)) => raw.pred_src = Some(p),
-            (_, OperandKind::Mem, Operand::Mem { base, offset, .. }) => {
-                raw.base = base;
-                raw.offset = i32::from(offset);
-            }
-            (_, OperandKind::Target, Operand::Target(_)) => {}
-            (_, _, Operand::Reg(r)) => values.push(Src::Reg(r)),
-            (_, _, Operand::Imm16(raw)) => {
-                values.push(Src::Imm(Operand::widen_imm16(raw, operand_ty) as u32))
-            }
-            (_, _, Operand::Imm32(v)) => values.push(Src::Imm(v)),
-            (_, _, Operand::Special(s)) => values.push(Src::Special(s)),
-            (_, _, Operand::Symbol { sym, offset }) => {
-                let base = match sym {
-                    SymbolRef::Buffer(i) => *symbols
-                        .buffers
-                        .get(usize::from(i))
-                        .ok_or(format!("buffer #{i} is not declared"))?,
-                    SymbolRef::Shared(i) => *symbols
-                        .shared
-                        .get(usize::from(i))
-                        .ok_or(format!("shared array #{i} is not declared"))?,
-                };
-                values.push(Src::Imm(base.wrapping_add(offset as u32)));
-            }
-            (name, _, other) => return Err(format!("operand `{name}` is malformed ({other:?})")),
-        }
-    }
-    if values.len() > 3 {
-        return Err(format!("{} value operands (at most 3)", values.len()));
-    }
-    for (slot, v) in raw.srcs.iter_mut().zip(values) {
-        *slot = Some(v);
-    }
-    raw.kind = kind_of(instr, ty)?;
-    Ok(raw)
-}
-
-fn kind_of(instr: &Instr, ty: Ty) -> Result<Kind, String> {
-    use BinOp as B;
-    let m = instr.mods;
-    let by_ty = |u: B, s: B, f: B| match ty {
-        Ty::S32 => s,
-        Ty::F32 => f,
-        _ => u,
-    };
-    let mnemonic = instr.opcode.spec().mnemonic;
-    Ok(match mnemonic {
-        "add" => Kind::Bin(by_ty(B::AddI, B::AddI, B::AddF)),
-        "sub" => Kind::Bin(by_ty(B::SubI, B::SubI, B::SubF)),
-        "mul" => Kind::Bin(match (ty, m.half) {
-            (Ty::F32, _) => B::MulF,
-            (_, Some(spu_isa::Half::Hi)) if ty == Ty::S32 => B::MulHiS,
-            (_, Some(spu_isa::Half::Hi)) => B::MulHiU,
-            _ => B::MulLo,
-        }),
-        // The float form is the fused multiply-add (PTX `mad.rn.f32`, sm_20 on).
-        "mad" if ty == Ty::F32 => Kind::Fma,
-        // The general path keeps the high word.
-        "mad" if m.half == Some(spu_isa::Half::Hi) => return Err("mad.hi".into()),
-        "mad" => Kind::MadLo,
-        "fma" => Kind::Fma,
-        "div" => Kind::Bin(by_ty(B::DivU, B::DivS, B::DivF)),
-        "rem" => Kind::Bin(by_ty(B::RemU, B::RemS, B::RemS)),
-        "min" => Kind::Bin(by_ty(B::MinU, B::MinS, B::MinF)),
-        "max" => Kind::Bin(by_ty(B::MaxU, B::MaxS, B::MaxF)),
-        "abs" => Kind::Un(if ty == Ty::F32 {
-            UnOp::AbsF
-        } else {
-            UnOp::AbsS
-        }),
-        "neg" => Kind::Un(if ty == Ty::F32 {
-            UnOp::NegF
-        } else {
-            UnOp::NegS
-        }),
-        "and" => Kind::Bin(B::And),
-        "or" => Kind::Bin(B::Or),
-        "xor" => Kind::Bin(B::Xor),
-        "not" => Kind::Un(UnOp::Not),
-        "shl" => Kind::Bin(B::Shl),
-        "shr" => Kind::Bin(if ty == Ty::S32 { B::ShrS } else { B::ShrU }),
-        "rcp" => Kind::Un(UnOp::Rcp),
-        "sqrt" => Kind::Un(UnOp::Sqrt),
-        "cvt" => Kind::Un(UnOp::Cvt(ty, m.src_ty.and_then(word_ty).unwrap_or(ty))),
-        "setp" => Kind::Setp(m.cmp.ok_or("setp without a comparison")?, ty),
-        "selp" => Kind::Selp,
-        "mov" => Kind::Mov,
-        "ld" => Kind::Ld(m.space.ok_or("ld without a state space")?),
-        "st" => Kind::St(m.space.ok_or("st without a state space")?),
-        "ret" => Kind::Exit,
-        "membar" | "fence" => Kind::Nop,
-        "bra" => match instr.operands().first() {
-            Some(Operand::Target(t)) => Kind::Bra {
-                target: *t,
-                reconv: instr.reconv.unwrap_or(NO_PC),
-            },
-            _ => return Err("bra without a target".into()),
-        },
-        "exit" => Kind::Exit,
-        "nop" => Kind::Nop,
-        "bar.sync" => Kind::BarSync,
-        "bar.blocksync" => Kind::BlockSync(m.side),
-        other => return Err(format!("`{other}` is not executed by this emulator")),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use spu_isa::{Mods, Opcode};
-
-    #[test]
-    fn every_table_row_has_semantics_or_a_clear_refusal() {
-        for op in Opcode::all() {
-            let spec = op.spec();
-            let mut mods = Mods::default();
-            for (kind, allowed, optional) in spec.modifiers() {
-                if optional {
-                    continue;
-                }
-                // The first 32-bit type the row allows, else its first value.
-                let word = [Ty::U32, Ty::S32, Ty::F32, Ty::B32]
-                    .into_iter()
-                    .map(|t| t.code())
-                    .find(|c| {
-                        matches!(kind, spu_isa::table::ModKind::Type) && allowed & (1 << c) != 0
-                    });
-                mods.set(kind, word.unwrap_or(allowed.trailing_zeros() as u8));
-            }
-            if spec.mnemonic == "mul" || spec.mnemonic == "mad" {
-                mods.half = Some(spu_isa::Half::Lo);
-            }
-            if spec.mnemonic == "cvt" {
-                mods.src_ty = Some(Ty::S32);
-            }
-            let fake = Instr::new(
-                op,
-                Guard::Always,
-                mods,
-                &spec
-                    .operands()
-                    .map(|(_, kind, _, _)| match kind {
-                        OperandKind::Pred | OperandKind::PredNeg => Operand::Pred(0),
-                        OperandKind::OptPred => Operand::Absent,
-                        OperandKind::Imm8 => Operand::Imm(0),
-                        OperandKind::Mem => Operand::Mem {
-                            base: None,
-                            wide: false,
-                            offset: 0,
-                        },
-                        OperandKind::Target => Operand::Target(0),
-                        _ => Operand::Reg(0),
-                    })
-                    .collect::<Vec<_>>(),
-            )
-            .unwrap();
-            let ty = mods.ty.and_then(word_ty).unwrap_or(Ty::U32);
-            let word_path = unsupported(&fake).map_or_else(|| kind_of(&fake, ty), Err);
-            let symbols = SymbolAddresses {
-                buffers: &[],
-                shared: &[],
-            };
-            let general = crate::exec::ext::decode(&fake, symbols);
-            assert!(
-                word_path.is_ok() || general.is_ok(),
-                "{}: {word_path:?} / {general:?}",
-                spec.mnemonic
-            );
-        }
-    }
-
-    #[test]
-    fn wide_forms_and_directed_roundings_take_the_general_path() {
-        let add = Opcode::from_mnemonic("add").unwrap();
-        let ops = [Operand::Reg(0), Operand::Reg(2), Operand::Reg(4)];
-        let symbols = SymbolAddresses {
-            buffers: &[],
-            shared: &[],
-        };
-        let wide = Instr::new(
-            add,
-            Guard::Always,
-            Mods {
-                ty: Some(Ty::F64),
-                ..Mods::default()
-            },
-            &ops,
-        )
-        .unwrap();
-        assert!(unsupported(&wide).unwrap().contains("add.f64"));
-        assert!(crate::exec::ext::decode(&wide, symbols).is_ok());
-        let fma = Opcode::from_mnemonic("fma").unwrap();
-        let rz = Instr::new(
-            fma,
-            Guard::Always,
-            Mods {
-                ty: Some(Ty::F64),
-                rnd: Some(spu_isa::Rnd::Rz),
-                ..Mods::default()
-            },
-            &[ops[0], ops[1], ops[2], Operand::Reg(6)],
-        )
-        .unwrap();
-        assert!(unsupported(&rz).unwrap().contains(".rz"));
-        assert!(crate::exec::ext::decode(&rz, symbols).is_ok());
     }
 }

@@ -57,6 +57,10 @@ pub enum FaultKind {
     },
 }
 
+/// A result of the execution core's hot paths: the fault is boxed so that the
+/// common, successful result stays small.
+pub type Faulted<T> = Result<T, Box<Fault>>;
+
 /// A fault at one thread of one warp.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {

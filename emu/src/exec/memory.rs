@@ -4,7 +4,7 @@
 //! atomics apply to memory, global or shared.
 
 use crate::exec::lanes::{self, Lanes, Wide};
-use crate::exec::scalar::{self, Atomic};
+use crate::sem::memory::{self as sem_memory, Atomic};
 use spu_isa::Ty;
 
 /// Byte address of the first buffer; addresses below it are never mapped.
@@ -253,11 +253,11 @@ pub fn atomic_lanes<M: Words>(
     for l in lanes::lanes_of(mask) {
         let at = addrs[l];
         let hi = if wide { memory.read_word(at + 4) } else { 0 };
-        let prev = scalar::read(
+        let prev = crate::sem::read(
             atom.ty,
             u64::from(memory.read_word(at)) | u64::from(hi) << 32,
         );
-        let new = scalar::atomic(atom, prev, a[l], b[l]);
+        let new = sem_memory::atomic(atom, prev, a[l], b[l]);
         memory.write_word(at, new as u32);
         if wide {
             memory.write_word(at + 4, (new >> 32) as u32);

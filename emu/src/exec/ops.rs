@@ -1,15 +1,20 @@
-//! The micro-ops ([`Op`]) the kernel's code is decoded into once (by
-//! [`crate::exec::decode`]) and both execution modes run: every operand is resolved to an index into the warp's register file, whose
-//! slots past the general registers hold the special registers and then the
-//! kernel's immediates and symbol addresses (constants, one read-only copy shared
-//! by every warp of the kernel), so an instruction never asks what kind of operand
-//! it has. Per-instruction facts the timing model and the
-//! counters need (execution class, scoreboard lists, register-file accesses) sit
-//! beside the ops in [`OpInfo`], and the code is cut into basic blocks
+//! The decoded program both execution modes run: each instruction becomes an
+//! [`Op`] once, at load, with every operand resolved to a slot of the warp's
+//! register file (general registers, then the special registers the code reads,
+//! then the kernel's immediates and symbol addresses: constants, one read-only
+//! copy shared by every warp; a 64-bit value takes two consecutive slots), its
+//! meaning as a [`Run`] (for register operations a lane function stamped from the
+//! ISA table's `sem` column, see [`crate::exec::decode`]), and beside it in
+//! [`OpInfo`] what the timing model and the counters need (execution class,
+//! scoreboard lists, register-file accesses). The code is cut into basic blocks
 //! ([`Program::block_of`]) at branch targets, reconvergence points and after every
 //! instruction that ends straight-line execution.
 
-use spu_isa::{Cmp, ExecClass, Guard, Side, Space, Special, Ty};
+use crate::exec::lanes::Lanes;
+use crate::exec::warp::Warp;
+use crate::sem::Form;
+use crate::sem::memory::Atomic;
+use spu_isa::{ExecClass, Guard, Side, Space, Special, Ty};
 
 /// Index of a slot in a warp's register file: a general register, a constant or a
 /// special register (see [`RegLayout`]).
@@ -21,70 +26,40 @@ pub const NO_REG: Reg = Reg::MAX;
 /// "No reconvergence point" of a branch.
 pub const NO_PC: u32 = u32::MAX;
 
-/// Two-operand arithmetic, typed.
+/// Applies a register operation to the lanes of the mask: what an [`Op`] of
+/// [`Run::Lanes`] does.
+pub type LaneFn = fn(&mut Warp, &Op, u32);
+
+/// A load or store: its state space, element type and elements per lane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinOp {
-    AddI,
-    AddF,
-    SubI,
-    SubF,
-    MulLo,
-    MulHiU,
-    MulHiS,
-    MulF,
-    DivU,
-    DivS,
-    DivF,
-    RemU,
-    RemS,
-    MinU,
-    MinS,
-    MinF,
-    MaxU,
-    MaxS,
-    MaxF,
-    And,
-    Or,
-    Xor,
-    Shl,
-    ShrU,
-    ShrS,
+pub struct Mem {
+    pub space: Space,
+    pub ty: Ty,
+    /// Elements per lane (`.v2`, `.v4`).
+    pub count: u8,
 }
 
-/// One-operand arithmetic, typed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnOp {
-    AbsS,
-    AbsF,
-    NegS,
-    NegF,
-    Not,
-    Rcp,
-    Sqrt,
-    /// `cvt`: destination type, source type.
-    Cvt(Ty, Ty),
+impl Mem {
+    /// A plain 32-bit access of one element, which the fast path takes.
+    pub fn is_word(&self) -> bool {
+        self.ty.bits() == 32 && self.count == 1
+    }
 }
 
 /// What an instruction does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Bin(BinOp),
-    Un(UnOp),
-    /// `mad.lo`: d = a * b + c.
-    MadLo,
-    /// `fma.f32`.
-    Fma,
-    /// Writes predicate `pred` where `a cmp b` holds.
-    Setp(Cmp, Ty),
-    /// d = pred ? a : b.
-    Selp,
-    Mov,
-    Ld(Space),
-    /// Stores `a` to the address.
-    St(Space),
-    /// A global atomic (`atom`, `atom.cas`): index into [`Program::ext`], whose
-    /// entry has every operand.
-    Atomic(u32),
+#[derive(Debug, Clone, Copy)]
+pub enum Run {
+    /// A register operation (arithmetic, conversions, comparisons, predicate
+    /// logic, warp operations), applied lane by lane.
+    Lanes(LaneFn),
+    Load(Mem),
+    /// Stores operand `a`.
+    Store(Mem),
+    /// `atom` (the old value to `d`, if any) or `red`, in global or shared memory.
+    Atomic {
+        atom: Atomic,
+        space: Space,
+    },
     /// Branch to `target`; divergent paths meet again at `reconv` (or [`NO_PC`]).
     Bra {
         target: u32,
@@ -94,35 +69,76 @@ pub enum Kind {
     Nop,
     BarSync,
     BlockSync(Option<Side>),
-    /// A general-path instruction: index into [`Program::ext`].
-    Ext(u32),
 }
 
-impl Kind {
+impl Run {
     /// True for instructions after which a warp's straight-line run ends: control
     /// flow, barriers, and atomics (whose result may come from other units).
-    pub fn ends_block(self) -> bool {
+    pub fn ends_block(&self) -> bool {
         matches!(
             self,
-            Kind::Bra { .. } | Kind::Exit | Kind::BarSync | Kind::BlockSync(_) | Kind::Atomic(_)
+            Run::Bra { .. } | Run::Exit | Run::BarSync | Run::BlockSync(_) | Run::Atomic { .. }
         )
     }
 }
 
-/// A decoded instruction ready to execute.
+/// A predicate operand: its index and whether it is negated (`!%p`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PredSrc {
+    pub index: u8,
+    pub negated: bool,
+}
+
+impl PredSrc {
+    /// The lanes where the operand holds.
+    #[inline(always)]
+    pub fn mask(self, preds: &[u32; 16]) -> u32 {
+        let m = preds[usize::from(self.index & 15)];
+        if self.negated { !m } else { m }
+    }
+}
+
+/// `[base + offset]`: `base` is a register slot (a zero constant for `[offset]`);
+/// `wide` when it is a 64-bit register pair, whose high word must be zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Op {
-    pub kind: Kind,
-    pub guard: Guard,
-    /// Register written, or [`NO_REG`].
-    pub dst: Reg,
-    /// Value operands in order (`a`, `b`, `c`); [`NO_REG`] where absent.
-    pub src: [Reg; 3],
-    /// Base register of `[base + offset]` (a zero constant for `[offset]`).
+pub struct Address {
     pub base: Reg,
+    pub wide: bool,
     pub offset: i32,
-    /// Predicate written by `setp` or read by `selp`.
-    pub pred: u8,
+}
+
+/// A decoded instruction ready to execute.
+#[derive(Debug, Clone, Copy)]
+pub struct Op {
+    pub run: Run,
+    pub guard: Guard,
+    /// Types and modifiers, as the operation reads them.
+    pub form: Form,
+    /// First register written, or [`NO_REG`].
+    pub d: Reg,
+    /// Registers written from `d` (2 for a 64-bit value, 2 or 4 for a vector load).
+    pub d_regs: u8,
+    /// Value operands in order (`a`, `b`, `c`, `e`; a store's data is `a`), as
+    /// register slots ([`NO_REG`] where absent; a 64-bit value starts a pair).
+    pub src: [Reg; 4],
+    /// The type each value operand is read as.
+    pub src_ty: [Ty; 4],
+    /// Predicate written (`setp`, predicate logic, `vote`, the `p` of `shfl d|p`),
+    /// if any.
+    pub pd: Option<u8>,
+    /// Predicate operands read (`selp`'s choice; the operands of predicate logic
+    /// and `vote`).
+    pub pa: PredSrc,
+    pub pb: PredSrc,
+    pub addr: Address,
+}
+
+impl Op {
+    /// Value operand `k` in every lane (a register or a constant).
+    #[inline(always)]
+    pub fn lanes<'w>(&self, warp: &'w Warp, k: usize) -> &'w Lanes {
+        warp.reg(usize::from(self.src[k]))
+    }
 }
 
 /// What the timing model and the counters need to know about an instruction.
@@ -132,7 +148,7 @@ pub struct OpInfo {
     /// General registers the scoreboard checks (sources and destination).
     pub deps: [Reg; MAX_DEPS],
     pub n_deps: u8,
-    /// Predicates the scoreboard checks (guard, `selp` source, `setp` destination).
+    /// Predicates the scoreboard checks (guard, predicates read and written).
     pub pdeps: [u8; 3],
     pub n_pdeps: u8,
     /// Register-file operand accesses per thread (general registers read plus
@@ -142,10 +158,10 @@ pub struct OpInfo {
     pub reads_clock: bool,
     /// The general register written, if any (for traces).
     pub dst_general: Option<u8>,
-    /// Consecutive general registers written from [`Op::dst`] (2 for a 64-bit
+    /// Consecutive general registers written from [`Op::d`] (2 for a 64-bit
     /// value, 4 for a `.v4` load).
     pub dst_regs: u8,
-    /// The instruction writes predicate [`Op::pred`].
+    /// The instruction writes predicate [`Op::pd`].
     pub writes_pred: bool,
     /// How a global access uses the data caches (GPU machines).
     pub caching: Caching,
@@ -193,7 +209,7 @@ pub struct RegLayout {
     pub constants: Vec<u32>,
     pub specials: Vec<Special>,
     /// The constant slots' values in every lane, built once per kernel.
-    shared: std::sync::Arc<[crate::exec::lanes::Lanes]>,
+    shared: std::sync::Arc<[Lanes]>,
 }
 
 impl RegLayout {
@@ -224,7 +240,7 @@ impl RegLayout {
 
     /// The constant slots, shared by every warp (a block start copies nothing
     /// however many distinct immediates the code has).
-    pub fn constant_slots(&self) -> &std::sync::Arc<[crate::exec::lanes::Lanes]> {
+    pub fn constant_slots(&self) -> &std::sync::Arc<[Lanes]> {
         &self.shared
     }
 }
@@ -239,8 +255,6 @@ pub struct Program {
     pub block_of: Vec<u32>,
     /// First instruction of each basic block, plus the end of the code.
     pub block_starts: Vec<u32>,
-    /// The general-path instructions ([`Kind::Ext`]).
-    pub ext: Vec<crate::exec::ext::ExtOp>,
 }
 
 impl Program {
@@ -257,16 +271,29 @@ impl Program {
     /// True when the kernel touches a Communication Buffer or synchronises blocks
     /// with `bar.blocksync`: it needs the SPU's CBs.
     pub fn uses_cbs(&self) -> bool {
-        self.ops.iter().any(|o| match o.kind {
-            Kind::Ld(s) | Kind::St(s) => s.cb_side().is_some(),
-            Kind::BlockSync(_) => true,
+        self.ops.iter().any(|o| match o.run {
+            Run::Load(m) | Run::Store(m) => m.space.cb_side().is_some(),
+            Run::BlockSync(_) => true,
             _ => false,
         })
     }
 
     /// True when the kernel uses the global `bar.blocksync`.
     pub fn uses_global_sync(&self) -> bool {
-        self.ops.iter().any(|o| o.kind == Kind::BlockSync(None))
+        self.ops
+            .iter()
+            .any(|o| matches!(o.run, Run::BlockSync(None)))
+    }
+
+    /// The state space instruction `pc` loads from or stores to, and whether it
+    /// stores (atomics store): what its memory events count as.
+    pub fn access_of(&self, pc: usize) -> Option<(Space, bool)> {
+        match self.ops.get(pc)?.run {
+            Run::Load(m) => Some((m.space, false)),
+            Run::Store(m) => Some((m.space, true)),
+            Run::Atomic { space, .. } => Some((space, true)),
+            _ => None,
+        }
     }
 }
 

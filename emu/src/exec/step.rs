@@ -5,18 +5,17 @@
 //! [`Global`] (which may apply them at once or later, in a global order). What an
 //! access costs is left to the caller, which gets the lane addresses.
 //!
-//! Address checks take a fast path (alignment and bounds of the whole access from
-//! the OR, minimum and maximum of its addresses) and fall back to the lane-by-lane
-//! check only to name the first faulting lane.
+//! A register operation runs its lane function; loads, stores and atomics are in
+//! [`crate::exec::access`]; control flow moves the warp's SIMT stack.
 
 use crate::exec::cb::Port;
-use crate::exec::fault::{Fault, FaultKind};
-use crate::exec::lanes::{self, Lanes, Wide, lanes_of};
+use crate::exec::fault::{Fault, FaultKind, Faulted};
+use crate::exec::lanes::{Lanes, Wide};
 use crate::exec::memory::GlobalMemory;
-use crate::exec::ops::{Kind, Program, Reg};
-use crate::exec::scalar::Atomic;
+use crate::exec::ops::{Program, Reg, Run};
 use crate::exec::warp::{Warp, WarpState};
-use spu_isa::{Guard, Side, Space, TimingClass, Ty};
+use crate::sem::memory::Atomic;
+use spu_isa::{Guard, Side, TimingClass, Ty};
 
 /// A fault and the lane that caused it.
 pub type LaneFault = (FaultKind, u32);
@@ -135,7 +134,7 @@ pub fn execute<G: Global>(
     global: &mut G,
     now: u64,
     addrs: &mut Lanes,
-) -> Result<Executed, Fault> {
+) -> Faulted<Executed> {
     let active = warp.active();
     dispatch::<G, true>(prog, pc, warp, active, local, global, now, addrs)
 }
@@ -155,8 +154,8 @@ pub fn execute_in_block<G: Global>(
     global: &mut G,
     now: u64,
     addrs: &mut Lanes,
-) -> Result<Executed, Fault> {
-    if prog.ops[pc as usize].kind.ends_block() {
+) -> Faulted<Executed> {
+    if prog.ops[pc as usize].run.ends_block() {
         warp.set_pc(pc);
     }
     dispatch::<G, false>(prog, pc, warp, active, local, global, now, addrs)
@@ -175,15 +174,17 @@ fn dispatch<G: Global, const ADVANCE: bool>(
     global: &mut G,
     now: u64,
     addrs: &mut Lanes,
-) -> Result<Executed, Fault> {
+) -> Faulted<Executed> {
     let at = pc as usize;
     let (op, info) = (&prog.ops[at], &prog.info[at]);
     let warp_index = warp.index;
-    let fault = |kind, lane: u32| Fault {
-        kind,
-        pc,
-        warp: warp_index,
-        lane,
+    let fault = |kind, lane: u32| {
+        Box::new(Fault {
+            kind,
+            pc,
+            warp: warp_index,
+            lane,
+        })
     };
     if local.is_iu && !info.class.units.iu() {
         let what = match info.class.timing {
@@ -204,54 +205,25 @@ fn dispatch<G: Global, const ADVANCE: bool>(
         warp.regs[slot] = [now as u32; 32];
     }
     let exec = guarded(op.guard, &warp.preds, active);
-    let [a, b, c] = op.src;
     let mut access = Access::None;
-    let value: Lanes = match op.kind {
-        Kind::Bin(f) => lanes::binary(f, reg(warp, a), reg(warp, b)),
-        Kind::Un(f) => lanes::unary(f, reg(warp, a)),
-        Kind::MadLo => lanes::mad_lo(reg(warp, a), reg(warp, b), reg(warp, c)),
-        Kind::Fma => lanes::fma(reg(warp, a), reg(warp, b), reg(warp, c)),
-        Kind::Mov => *reg(warp, a),
-        Kind::Selp => lanes::select(
-            warp.preds[usize::from(op.pred & 15)],
-            reg(warp, a),
-            reg(warp, b),
-        ),
-        Kind::Setp(cmp, ty) => {
-            let hits = lanes::setp(cmp, ty, reg(warp, a), reg(warp, b));
-            let p = &mut warp.preds[usize::from(op.pred & 15)];
-            *p = (*p & !exec) | (hits & exec);
-            if ADVANCE {
-                warp.advance();
-            }
-            return Ok(Executed {
-                exec,
-                flow: Flow::Next,
-                access,
-            });
+    let flow = match op.run {
+        Run::Lanes(f) => {
+            f(warp, op, exec);
+            Flow::Next
         }
-        Kind::Ld(space) | Kind::St(space) => {
-            let store = matches!(op.kind, Kind::St(_));
+        Run::Load(m) | Run::Store(m) => {
             if exec != 0 {
-                address(warp, op.base, op.offset, addrs);
-                access = memory(
-                    space, store, op.src[0], op.dst, warp, local, global, exec, addrs,
-                )
-                .map_err(|(k, l)| fault(k, l))?;
+                let store = matches!(op.run, Run::Store(_));
+                access =
+                    crate::exec::access::memory(op, m, store, warp, local, global, exec, addrs)
+                        .map_err(|(k, l)| fault(k, l))?;
             }
-            if ADVANCE {
-                warp.advance();
-            }
-            return Ok(Executed {
-                exec,
-                flow: Flow::Next,
-                access,
-            });
+            Flow::Next
         }
-        Kind::Atomic(i) => {
-            let access =
-                crate::exec::ext::atomic(&prog.ext[i as usize], warp, local, global, exec, addrs)
-                    .map_err(|(k, l)| fault(k, l))?;
+        Run::Atomic { atom, space } => {
+            access = crate::exec::access::atomic(op, atom, space, warp, local, global, exec, addrs)
+                .map_err(|(k, l)| fault(k, l))?;
+            // An atomic ends its basic block: the warp moves on from here.
             warp.advance();
             return Ok(Executed {
                 exec,
@@ -259,7 +231,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
                 access,
             });
         }
-        Kind::Bra { target, reconv } => {
+        Run::Bra { target, reconv } => {
             warp.branch(exec, target, reconv);
             return Ok(Executed {
                 exec,
@@ -267,7 +239,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
                 access,
             });
         }
-        Kind::Exit => {
+        Run::Exit => {
             warp.exit(exec);
             return Ok(Executed {
                 exec,
@@ -275,228 +247,25 @@ fn dispatch<G: Global, const ADVANCE: bool>(
                 access,
             });
         }
-        Kind::Ext(i) => {
-            let access =
-                crate::exec::ext::execute(&prog.ext[i as usize], warp, local, global, exec, addrs)
-                    .map_err(|(k, l)| fault(k, l))?;
-            warp.advance();
-            return Ok(Executed {
-                exec,
-                flow: Flow::Next,
-                access,
-            });
-        }
-        Kind::Nop => {
-            if ADVANCE {
-                warp.advance();
-            }
-            return Ok(Executed {
-                exec,
-                flow: Flow::Next,
-                access,
-            });
-        }
-        Kind::BarSync | Kind::BlockSync(_) => {
+        Run::Nop => Flow::Next,
+        Run::BarSync | Run::BlockSync(_) => {
             warp.advance();
             if exec != 0 && !warp.is_done() {
-                warp.state = if op.kind == Kind::BarSync {
+                warp.state = if matches!(op.run, Run::BarSync) {
                     WarpState::AtBarrier(pc)
                 } else {
                     WarpState::AtBlockSync(pc)
                 };
             }
-            let flow = match op.kind {
-                Kind::BlockSync(side) => Flow::BlockSync(side),
+            let flow = match op.run {
+                Run::BlockSync(side) => Flow::BlockSync(side),
                 _ => Flow::BarSync,
             };
             return Ok(Executed { exec, flow, access });
         }
     };
-    lanes::write_masked(&mut warp.regs[usize::from(op.dst)], &value, exec);
     if ADVANCE {
         warp.advance();
     }
-    Ok(Executed {
-        exec,
-        flow: Flow::Next,
-        access,
-    })
-}
-
-#[inline(always)]
-fn reg(warp: &Warp, x: Reg) -> &Lanes {
-    warp.reg(usize::from(x))
-}
-
-/// The byte address `[base + offset]` in every lane.
-#[inline]
-fn address(warp: &Warp, base: Reg, offset: i32, out: &mut Lanes) {
-    let base = warp.reg(usize::from(base));
-    for (o, &b) in out.iter_mut().zip(base) {
-        *o = b.wrapping_add(offset as u32);
-    }
-}
-
-/// Alignment and bounds of an access to a space of `size` bytes.
-pub(crate) fn check_bounded(
-    space: Space,
-    addrs: &Lanes,
-    mask: u32,
-    size: u32,
-    store: bool,
-) -> Result<(), LaneFault> {
-    let (or, outside) = lanes::or_outside(addrs, mask, 0, size);
-    if or % 4 == 0 && !outside {
-        return Ok(());
-    }
-    for l in lanes_of(mask) {
-        let addr = addrs[l];
-        if addr % 4 != 0 {
-            return Err((FaultKind::Misaligned { space, addr }, l as u32));
-        }
-        if addr >= size {
-            return Err((
-                FaultKind::OutOfRange {
-                    space,
-                    addr,
-                    size,
-                    store,
-                },
-                l as u32,
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Alignment and mapping of a global access of `size` bytes (1, 2, 4 or 8) per
-/// lane: each lane's address is a multiple of `size` (of 4 for 8-byte accesses,
-/// which the caller checks whole), and all its bytes lie inside one buffer (a
-/// buffer whose size is not a multiple of 4 ends inside its last word).
-pub fn check_global(
-    memory: &GlobalMemory,
-    addrs: &Lanes,
-    mask: u32,
-    size: u32,
-    store: bool,
-) -> Result<(), LaneFault> {
-    if mask == 0 {
-        return Ok(());
-    }
-    let align = size.min(4);
-    // Fast path: every lane in the region of the first one.
-    let first = addrs[mask.trailing_zeros() as usize];
-    if let Some(r) = memory.region_of(first & !3) {
-        let r = &memory.regions()[r];
-        let last_start = (r.end() + 1).saturating_sub(size);
-        let (or, outside) = lanes::or_outside(addrs, mask, r.base, last_start);
-        if or % align == 0 && !outside {
-            return Ok(());
-        }
-    }
-    for l in lanes_of(mask) {
-        let addr = addrs[l];
-        if addr % align != 0 {
-            let space = Space::Global;
-            let kind = if align == 4 {
-                FaultKind::Misaligned { space, addr }
-            } else {
-                FaultKind::MisalignedBy { space, addr, size }
-            };
-            return Err((kind, l as u32));
-        }
-        match memory.region_of(addr & !3) {
-            None => return Err((FaultKind::Unmapped { addr, store }, l as u32)),
-            Some(r) if addr as u64 + u64::from(size) > u64::from(memory.regions()[r].end()) => {
-                return Err((FaultKind::PastEnd { addr, size, store }, l as u32));
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// A load or store of the lanes of `mask` (non-empty) to `space`.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-pub(crate) fn memory<G: Global>(
-    space: Space,
-    store: bool,
-    data: Reg,
-    dst: Reg,
-    warp: &mut Warp,
-    local: &mut Local,
-    global: &mut G,
-    mask: u32,
-    addrs: &Lanes,
-) -> Result<Access, LaneFault> {
-    match space {
-        Space::Global => {
-            check_global(global.layout(), addrs, mask, 4, store)?;
-            if store {
-                global.store(addrs, warp.reg(usize::from(data)), mask);
-            } else {
-                global.load(warp, dst, addrs, mask);
-            }
-            Ok(Access::Global { store, words: 1 })
-        }
-        Space::Shared => {
-            check_bounded(space, addrs, mask, local.shared_bytes, store)?;
-            let shared = &mut *local.shared;
-            // The buffer's length is a power of two at least the space's size, and
-            // every address was checked: masking the index changes nothing but
-            // spares a bounds check per lane.
-            let wrap = shared.len().wrapping_sub(1);
-            if store {
-                let v = warp.reg(usize::from(data));
-                for l in lanes_of(mask) {
-                    shared[(addrs[l] / 4) as usize & wrap] = v[l];
-                }
-            } else {
-                let mut loaded = [0; 32];
-                if mask == u32::MAX {
-                    for (v, &a) in loaded.iter_mut().zip(addrs) {
-                        *v = shared[(a / 4) as usize & wrap];
-                    }
-                } else {
-                    for l in lanes_of(mask) {
-                        loaded[l] = shared[(addrs[l] / 4) as usize & wrap];
-                    }
-                }
-                lanes::write_masked(&mut warp.regs[usize::from(dst)], &loaded, mask);
-            }
-            Ok(Access::Shared)
-        }
-        Space::Param => {
-            let params = local.params;
-            check_bounded(space, addrs, mask, params.len() as u32 * 4, store)?;
-            let mut v = [0; 32];
-            for l in lanes_of(mask) {
-                v[l] = params[(addrs[l] / 4) as usize];
-            }
-            lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
-            Ok(Access::Param)
-        }
-        _ => {
-            let lane0 = mask.trailing_zeros();
-            let side = space.cb_side().unwrap_or(Side::North);
-            let port = local.ports[side.code() as usize]
-                .as_mut()
-                .ok_or((FaultKind::NoCbPort { side }, lane0))?;
-            check_bounded(space, addrs, mask, port.words() * 4, store)?;
-            if store {
-                port.write_lanes(addrs, warp.reg(usize::from(data)), mask);
-            } else {
-                let mut v = [0; 32];
-                port.read_lanes(addrs, mask, &mut v, warp.index)
-                    .map_err(|lane| {
-                        let addr = addrs[lane as usize];
-                        let held = port.held();
-                        (FaultKind::UnwrittenCb { side, addr, held }, lane)
-                    })?;
-                lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
-            }
-            Ok(Access::Cb)
-        }
-    }
+    Ok(Executed { exec, flow, access })
 }

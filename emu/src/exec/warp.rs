@@ -113,7 +113,11 @@ pub struct Warp {
     constants: std::sync::Arc<[Lanes]>,
     /// Predicate registers as lane masks.
     pub preds: [u32; 16],
-    stack: Vec<Frame>,
+    /// The top of the SIMT stack (what runs), valid while `live`; the entries
+    /// below it wait in `below`.
+    top: Frame,
+    live: bool,
+    below: Vec<Frame>,
     pub state: WarpState,
 }
 
@@ -145,18 +149,21 @@ impl Warp {
             regs,
             constants: layout.constant_slots().clone(),
             preds: [0; 16],
-            stack: vec![Frame {
+            top: Frame {
                 pc: ctx.entry,
                 reconv: NO_RECONV,
                 mask: valid,
-            }],
+            },
+            live: true,
+            below: Vec::new(),
             state: WarpState::Running,
         }
     }
 
     /// Ends the warp as if it had exited (an empty block slot).
     pub fn retire(&mut self) {
-        self.stack.clear();
+        self.below.clear();
+        self.live = false;
         self.state = WarpState::Done;
     }
 
@@ -171,41 +178,63 @@ impl Warp {
     }
 
     /// PC of the next instruction, if the warp has threads left.
-    #[inline]
+    #[inline(always)]
     pub fn pc(&self) -> Option<u32> {
-        self.stack.last().map(|f| f.pc)
+        self.live.then_some(self.top.pc)
     }
 
     /// Lanes executing the next instruction.
-    #[inline]
+    #[inline(always)]
     pub fn active(&self) -> u32 {
-        self.stack.last().map_or(0, |f| f.mask)
+        if self.live { self.top.mask } else { 0 }
     }
 
     /// Sets the PC of the running entry (the warp ran a basic block up to `pc`
     /// without moving it).
     #[inline]
     pub fn set_pc(&mut self, pc: u32) {
-        if let Some(top) = self.stack.last_mut() {
-            top.pc = pc;
+        if self.live {
+            self.top.pc = pc;
         }
     }
 
     /// Moves past a non-branch instruction.
+    #[inline(always)]
     pub fn advance(&mut self) {
-        if let Some(top) = self.stack.last_mut() {
-            top.pc += 1;
+        if self.live {
+            self.top.pc += 1;
+            if self.top.pc != self.top.reconv && self.top.mask != 0 {
+                return;
+            }
         }
         self.reconverge();
+    }
+
+    /// Pops the top entry; the next one below (if any) runs.
+    fn pop(&mut self) {
+        match self.below.pop() {
+            Some(f) => self.top = f,
+            None => self.live = false,
+        }
+    }
+
+    /// Pushes `frame` on the stack (it runs next).
+    fn push(&mut self, frame: Frame) {
+        if self.live {
+            self.below.push(self.top);
+        }
+        self.top = frame;
+        self.live = true;
     }
 
     /// Executes a branch: `taken` lanes go to `target`, the other active lanes fall
     /// through; divergent paths meet again at `reconv`.
     /// ([`NO_PC`](crate::exec::ops::NO_PC) when the paths only end at exits).
     pub fn branch(&mut self, taken: u32, target: u32, reconv: u32) {
-        let Some(top) = self.stack.last_mut() else {
+        if !self.live {
             return;
-        };
+        }
+        let top = &mut self.top;
         let not_taken = top.mask & !taken;
         let fall = top.pc + 1;
         if not_taken == 0 {
@@ -219,15 +248,15 @@ impl Warp {
                 reconv
             } else {
                 // No common post-dominator: the paths only end at exits.
-                self.stack.pop();
+                self.pop();
                 outer_reconv
             };
-            self.stack.push(Frame {
+            self.push(Frame {
                 pc: fall,
                 reconv,
                 mask: not_taken,
             });
-            self.stack.push(Frame {
+            self.push(Frame {
                 pc: target,
                 reconv,
                 mask: taken,
@@ -238,7 +267,8 @@ impl Warp {
 
     /// Ends the threads in `lanes`; the rest continue after the instruction.
     pub fn exit(&mut self, lanes: u32) {
-        for frame in &mut self.stack {
+        self.top.mask &= !lanes;
+        for frame in &mut self.below {
             frame.mask &= !lanes;
         }
         self.advance();
@@ -246,14 +276,10 @@ impl Warp {
 
     /// Pops entries that reached their reconvergence point or have no threads left.
     fn reconverge(&mut self) {
-        while let Some(top) = self.stack.last() {
-            if top.mask == 0 || top.pc == top.reconv {
-                self.stack.pop();
-            } else {
-                break;
-            }
+        while self.live && (self.top.mask == 0 || self.top.pc == self.top.reconv) {
+            self.pop();
         }
-        if self.stack.is_empty() {
+        if !self.live {
             self.state = WarpState::Done;
         }
     }

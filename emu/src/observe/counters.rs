@@ -3,7 +3,7 @@
 //! per unit, and issue and stall counts per instruction address, so the profiler can
 //! attribute energy to components, units and source lines without re-running.
 
-use crate::exec::ops::{Kind, Program};
+use crate::exec::ops::Program;
 use serde::Serialize;
 use spu_isa::{Space, TimingClass};
 
@@ -207,6 +207,9 @@ impl PcCounters {
 /// ([`UnitCounts::components`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UnitCounts {
+    /// Warp instructions run in all (the sum over instructions of
+    /// [`UnitCounts::of`], kept as they run for `--max-instructions`).
+    pub warp_instructions: u64,
     /// Warp instructions issued, per instruction.
     pub issued: Vec<u64>,
     /// Thread instructions executed, per instruction.
@@ -241,26 +244,12 @@ const DRAM: &[Component] = &[Component::Mcp, Component::Nocp, Component::Dramp];
 
 /// The components one event of instruction `pc`'s memory access counts.
 pub fn memory_components(program: &Program, pc: usize) -> &'static [Component] {
-    let kind = match program.ops[pc].kind {
-        // The general instructions' loads and stores count as the basic ones do.
-        Kind::Ext(i) => match program.ext[i as usize].what {
-            crate::exec::ext::What::Mem { space, store, .. } if store => Kind::St(space),
-            crate::exec::ext::What::Mem { space, .. } => Kind::Ld(space),
-            _ => Kind::Nop,
-        },
-        // A shared-memory atomic is a shared access.
-        Kind::Atomic(i) => match program.ext[i as usize].what {
-            crate::exec::ext::What::Atom { space, .. } if space != Space::Global => Kind::St(space),
-            _ => Kind::Atomic(i),
-        },
-        kind => kind,
-    };
-    match kind {
-        Kind::Ld(Space::Global) | Kind::St(Space::Global) | Kind::Atomic(_) => DRAM,
-        Kind::Ld(Space::Shared) | Kind::St(Space::Shared) => &[Component::Shrdp],
-        Kind::Ld(Space::Param) | Kind::St(Space::Param) => &[Component::Ccp],
-        Kind::Ld(_) | Kind::St(_) => &[Component::Cbp],
-        _ => &[],
+    match program.access_of(pc) {
+        Some((Space::Global, _)) => DRAM,
+        Some((Space::Shared, _)) => &[Component::Shrdp],
+        Some((Space::Param, _)) => &[Component::Ccp],
+        Some(_) => &[Component::Cbp],
+        None => &[],
     }
 }
 
@@ -281,6 +270,7 @@ impl UnitCounts {
             guard_threads: vec![0; instructions],
             cached: false,
             cached_lines: vec![[0; 2]; instructions],
+            warp_instructions: 0,
         }
     }
 

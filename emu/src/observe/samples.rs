@@ -41,6 +41,12 @@ impl UnitSampler {
     /// Called before the unit changes at cycle `now`: nothing changed since the
     /// last call. `counts` gives the unit's counts so far, `busy_until` its busy
     /// cycles up to a cycle.
+    /// True when a sample is due at cycle `now`.
+    #[inline]
+    pub fn due(&self, now: u64) -> bool {
+        now >= self.next
+    }
+
     pub fn observe(
         &mut self,
         now: u64,

@@ -236,8 +236,8 @@ fn render_warps(s: &mut String, w: &Waiting, kernel: &Kernel, image: &Image) {
         }
     }
     for (pc, state, ws) in groups {
-        let side = match image.program.ops.get(pc as usize).map(|o| o.kind) {
-            Some(crate::exec::ops::Kind::BlockSync(side)) => side,
+        let side = match image.program.ops.get(pc as usize).map(|o| o.run) {
+            Some(crate::exec::ops::Run::BlockSync(side)) => side,
             _ => None,
         };
         let plural = ws.len() > 1;
@@ -591,6 +591,25 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 &mut s,
                 2,
                 "help: raise --max-instructions, or look for a loop that never ends",
+            );
+            note(&mut s, 2, SPIN_LOCK_NOTE);
+        }
+        Stop::Spinning {
+            limit,
+            cycle,
+            blocks_done,
+            blocks_total,
+        } => {
+            let _ = writeln!(
+                s,
+                "error: {} warp instructions passed without a global store or atomic, a finished block or a blocksync anywhere (cycle {}, {blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
+                grouped(*limit),
+                grouped(*cycle)
+            );
+            note(
+                &mut s,
+                2,
+                "help: if the kernel really computes that long without storing or synchronising, raise --spin-limit (0 turns the check off)",
             );
             note(&mut s, 2, SPIN_LOCK_NOTE);
         }

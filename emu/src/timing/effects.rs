@@ -13,18 +13,18 @@
 //! another latency could exceed the DRAM latency, the grid applies accesses at once
 //! instead, on one thread.)
 
-use crate::exec::ext::{field, merge_field};
 use crate::exec::lanes::{
     Lanes, Wide, lane_toggles, lanes_of, toggles, wide_toggles, write_masked,
 };
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Caching;
 use crate::exec::ops::Reg;
-use crate::exec::scalar::Atomic;
 use crate::exec::step::Global;
 use crate::exec::warp::Warp;
 use crate::load::DmaPlan;
 use crate::load::plan::SpillKey;
+use crate::sem::memory::Atomic;
+use crate::sem::memory::{field, merge_field};
 use crate::timing::cache::Caches;
 use crate::timing::dram::Dram;
 use spu_isa::Ty;

@@ -5,15 +5,15 @@
 //! for the old value. The result does not depend on how units are spread over
 //! threads.
 
-use crate::exec::ext::{field, merge_field};
 use crate::exec::lanes::{
     Lanes, Wide, lane_toggles, lanes_of, wide_toggles, write_masked, write_wide,
 };
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Reg;
-use crate::exec::scalar::Atomic;
 use crate::exec::step::Global;
 use crate::exec::warp::{Warp, WarpState};
+use crate::sem::memory::Atomic;
+use crate::sem::memory::{field, merge_field};
 use spu_isa::Ty;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -12,7 +12,7 @@ use crate::names::{
 mod rows;
 mod rules;
 
-pub use rows::TABLE;
+pub use rows::{Opcode, TABLE};
 pub use rules::Rule;
 
 /// Bits of the fixed header of every instruction word: opcode (8) and guard (6).
@@ -404,6 +404,30 @@ pub enum ExecRule {
     },
 }
 
+/// How an instruction moves control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flow {
+    /// To the next instruction.
+    Next,
+    /// To its target operand, or (guarded) to the target or the next instruction.
+    Branch,
+    /// Ends the thread (guarded: the threads whose guard holds).
+    Exit,
+    /// Waits for the other warps of the block (`bar.sync`), then goes on.
+    Barrier,
+    /// Waits for the other warps of the block and for other units (`bar.blocksync`),
+    /// then goes on.
+    BlockSync,
+}
+
+impl Flow {
+    /// True when a straight-line run of instructions ends here: the next
+    /// instruction is not simply the one that follows, or not right away.
+    pub fn ends_block(self) -> bool {
+        self != Flow::Next
+    }
+}
+
 /// One instruction of the ISA.
 #[derive(Debug, Clone, Copy)]
 pub struct InstrSpec {
@@ -417,6 +441,9 @@ pub struct InstrSpec {
     pub exec: ExecRule,
     /// Extra modifier constraints.
     pub rules: &'static [Rule],
+    /// How the instruction moves control: the assembler's control-flow graph and
+    /// the emulator's basic blocks follow it.
+    pub flow: Flow,
     /// One-line semantics.
     pub doc: &'static str,
     /// An example in source syntax.
@@ -490,27 +517,23 @@ const fn const_str_eq(a: &str, b: &str) -> bool {
 
 const _: () = validate(TABLE);
 
-/// Index of a row in [`TABLE`]; what the decoder produces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Opcode(u8);
-
 impl Opcode {
     /// The row of the table.
     pub fn spec(self) -> &'static InstrSpec {
-        &TABLE[usize::from(self.0)]
+        &TABLE[self as usize]
     }
 
     /// Position of the row in the table.
     pub fn index(self) -> usize {
-        usize::from(self.0)
+        self as usize
     }
 
     /// The row with this position.
     pub fn from_index(index: usize) -> Option<Opcode> {
-        (index < TABLE.len()).then_some(Opcode(index as u8))
+        Opcode::ALL.get(index).copied()
     }
 
-    /// The row with this mnemonic.
+    /// The row with this mnemonic (the assembler's lookup of what it parsed).
     pub fn from_mnemonic(mnemonic: &str) -> Option<Opcode> {
         TABLE
             .iter()
@@ -528,7 +551,7 @@ impl Opcode {
 
     /// Every row.
     pub fn all() -> impl Iterator<Item = Opcode> {
-        (0..TABLE.len()).map(|i| Opcode(i as u8))
+        Opcode::ALL.iter().copied()
     }
 }
 

@@ -142,7 +142,7 @@ pub fn step(
     };
     match stepped {
         Ok(event) => Happened::Code(event),
-        Err(fault) => Happened::Fault(fault),
+        Err(fault) => Happened::Fault(*fault),
     }
 }
 
@@ -157,6 +157,35 @@ pub fn advance(
     sink: &mut Vec<Deferred>,
     last: &mut u64,
 ) -> Option<(u64, Happened)> {
+    if let Work::Code(_) = unit.work {
+        // Code runs through its wake cycles here, with one environment.
+        let mut env = Env {
+            program: shared.program,
+            timing: shared.timing,
+            memory: shared.memory,
+            params: shared.params,
+            waves,
+            functional: shared.functional,
+            sink,
+            trace: None,
+        };
+        while unit.busy && unit.wake < horizon {
+            let now = unit.wake;
+            *last = (*last).max(now);
+            unit.observe(now, shared.program);
+            let stepped = if shared.functional {
+                unit.step_functional(now, &mut env)
+            } else {
+                unit.step(now, &mut env)
+            };
+            match stepped {
+                Ok(StepEvent::None) => {}
+                Ok(event) => return Some((now, Happened::Code(event))),
+                Err(fault) => return Some((now, Happened::Fault(*fault))),
+            }
+        }
+        return None;
+    }
     while unit.busy && unit.wake < horizon {
         let now = unit.wake;
         *last = (*last).max(now);

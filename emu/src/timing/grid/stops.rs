@@ -4,7 +4,7 @@
 //! them.
 
 use super::*;
-use crate::exec::ops::Kind;
+use crate::exec::ops::Run;
 use crate::exec::warp::WarpState;
 use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, SyncsBy, Waiting};
 use crate::timing::engine::DmaFault;
@@ -128,8 +128,8 @@ impl Grid<'_> {
         }) else {
             return Blocked::OwnWarps;
         };
-        match self.image.program.ops[pc as usize].kind {
-            Kind::BlockSync(Some(side)) => match &self.units[u].ports[side.code() as usize] {
+        match self.image.program.ops[pc as usize].run {
+            Run::BlockSync(Some(side)) => match &self.units[u].ports[side.code() as usize] {
                 Some(port) => Blocked::Link {
                     link: port.link,
                     partner: other(&self.links[port.link]),

@@ -4,8 +4,9 @@
 //!
 //! Stalls are charged per interval, not per cycle: a scheduler that does not issue
 //! keeps one (reason, instruction) until its next step, and consecutive intervals
-//! with the same one are added up before they reach the counters.
+//! with the same one are added up ([`super::stall`]) before they reach the counters.
 
+use super::stall::{Run, Stall, add_stall};
 use crate::exec::ops::{OpInfo, Program};
 use crate::exec::warp::{Warp, WarpState, WorkCtx};
 use crate::machine::SchedulerPolicy;
@@ -89,45 +90,19 @@ fn stall_reason(producer: Option<Producer>) -> StallReason {
 /// [`Scoreboard::pipe`] of an instruction that needs no pipeline.
 const NO_PIPE: u8 = 3;
 
-/// A stall: reason and instruction (`u32::MAX` for an idle scheduler). A warp
-/// waiting for a deferred load ([`PENDING`]) cannot tell yet whether the load or
-/// another operand arrives last: its stalls wait in [`Code::deferred`] until the load
-/// is resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Stall {
-    reason: StallReason,
-    pc: u32,
-    /// The warp whose pending register decides the reason, or [`DECIDED`].
-    pending: u16,
-}
-
-const DECIDED: u16 = u16::MAX;
-
-impl Stall {
-    const fn new(reason: StallReason, pc: u32) -> Stall {
-        Stall {
-            reason,
-            pc,
-            pending: DECIDED,
-        }
-    }
-}
-
-/// The stall of a scheduler whose warps have all exited (no instruction to charge).
-pub(super) const IDLE: Stall = Stall::new(StallReason::Idle, u32::MAX);
-
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Scheduler {
     /// Warps `first, first + stride, ...` belong to this scheduler, oldest first.
     pub(super) first: usize,
     pub(super) count: usize,
     /// Position of the warp issued last (`usize::MAX`: none yet).
     pub(super) last: usize,
-    /// Stall charged from `since` until the next step (`None`: a warp can issue).
-    pub(super) stall: Option<Stall>,
+    /// Stall charged from `since` until the next step ([`Stall::NONE`]: a warp
+    /// can issue).
+    pub(super) stall: Stall,
     pub(super) since: u64,
     /// Cycles of one stall not yet added to the counters.
-    run: Option<(Stall, u64)>,
+    run: Run,
 }
 
 /// Code running on a unit.
@@ -140,6 +115,9 @@ pub struct Code {
     /// The pass this work belongs to (for the trace).
     pub pass: u32,
     pub(super) schedulers: Vec<Scheduler>,
+    /// Every scheduler has one warp (warp `s` on scheduler `s`), the common case
+    /// of the SPU's SMs and IUs, which plan and issue take without loops.
+    pub(super) single: bool,
     /// Free-at cycle of each pipeline of each kind.
     pipes: [Vec<u64>; 3],
     /// Earliest free-at cycle of each kind (with a fourth, never busy, for
@@ -198,12 +176,14 @@ impl Code {
                 first: s,
                 count: warps.len().saturating_sub(s).div_ceil(n),
                 last: usize::MAX,
-                stall: None,
+                stall: Stall::NONE,
                 since: now,
-                run: None,
+                run: Run::EMPTY,
             })
             .collect();
+        let single = warps.len() == n;
         let mut code = Code {
+            single,
             warps,
             boards,
             shared: vec![0; shared_words * slots],
@@ -231,8 +211,13 @@ impl Code {
     }
 
     /// The block slot of warp `wi`.
+    #[inline]
     pub fn slot_of(&self, wi: usize) -> usize {
-        wi / self.block_warps.max(1)
+        if self.slots.len() == 1 {
+            0
+        } else {
+            wi / self.block_warps.max(1)
+        }
     }
 
     /// The warps of slot `slot`.
@@ -335,6 +320,7 @@ impl Code {
 
     /// Recomputes what warp `wi`'s next instruction waits for: called after every
     /// issue and release of the warp (nothing else changes its scoreboard or PC).
+    #[inline]
     pub(super) fn refresh(&mut self, wi: usize, program: &Program) {
         let board = &mut self.boards[wi];
         let Some(pc) = self.warps[wi].pc() else {
@@ -346,7 +332,7 @@ impl Code {
                 board.ready = ready;
                 board.why = Stall::new(stall_reason(producer), pc);
                 if ready >= PENDING {
-                    board.why.pending = wi as u16;
+                    board.why = board.why.pending_on(wi);
                 }
                 board.pipe = pipe_of(info.class.timing).map_or(NO_PIPE, |p| p as u8);
             }
@@ -393,7 +379,7 @@ impl Code {
         if b.ready < PENDING && self.deferred.iter().any(|d| d.0 == wi) {
             let why = b.why;
             for &(_, pc, n) in self.deferred.iter().filter(|d| d.0 == wi) {
-                add_stall(counts, Stall::new(why.reason, pc), n);
+                add_stall(counts, Stall::new(why.reason(), pc), n);
             }
             self.deferred.retain(|d| d.0 != wi);
         }
@@ -448,6 +434,7 @@ impl Code {
     }
 
     /// Why warp `wi` (not done) cannot issue at `t`.
+    #[inline]
     pub(super) fn stall_of(&self, wi: usize, t: u64) -> Stall {
         let b = &self.boards[wi];
         match self.warps[wi].state {
@@ -456,22 +443,42 @@ impl Code {
             // Functional mode only.
             WarpState::AtMemory => b.why,
             _ if b.ready > t => b.why,
-            _ => Stall::new(StallReason::PipeBusy, b.why.pc),
+            _ => Stall::new(StallReason::PipeBusy, b.why.pc()),
         }
     }
 
     /// Sets the stall each scheduler is charged from cycle `t`; returns the next
     /// cycle a warp may issue.
+    #[inline]
     pub(super) fn plan(&mut self, t: u64) -> u64 {
         let stride = self.schedulers.len();
         let mut wake = NEVER;
+        if self.single {
+            // One warp per scheduler (warp s on scheduler s).
+            for s in 0..stride {
+                let stall = if self.warps[s].state == WarpState::Done {
+                    Stall::IDLE
+                } else {
+                    let at = self.ready_at(s, t);
+                    wake = wake.min(at);
+                    if at <= t {
+                        Stall::NONE
+                    } else {
+                        self.stall_of(s, t)
+                    }
+                };
+                let sched = &mut self.schedulers[s];
+                sched.stall = stall;
+                sched.since = t;
+            }
+            return wake;
+        }
         for s in 0..stride {
             let (first, count) = (self.schedulers[s].first, self.schedulers[s].count);
             let mut blocked = None;
             let mut issuable = false;
-            for k in 0..count {
-                let w = first + k * stride;
-                if self.warps[w].is_done() {
+            for w in (first..).step_by(stride).take(count) {
+                if self.warps[w].state == WarpState::Done {
                     continue;
                 }
                 let at = self.ready_at(w, t);
@@ -483,9 +490,9 @@ impl Code {
                 }
             }
             let stall = match (issuable, blocked) {
-                (true, _) => None,
-                (false, Some(w)) => Some(self.stall_of(w, t)),
-                (false, None) => Some(IDLE),
+                (true, _) => Stall::NONE,
+                (false, Some(w)) => self.stall_of(w, t),
+                (false, None) => Stall::IDLE,
             };
             let sched = &mut self.schedulers[s];
             sched.stall = stall;
@@ -494,40 +501,34 @@ impl Code {
         wake
     }
 
-    /// Adds `cycles` of a scheduler's planned stall to its running total.
-    pub(super) fn charge(
-        &mut self,
-        s: usize,
-        stall: Option<Stall>,
-        cycles: u64,
-        counts: &mut UnitCounts,
-    ) {
-        let Some(mut stall) = stall else { return };
-        if cycles == 0 {
+    /// Adds `cycles` of stall `stall` to scheduler `s`'s running total.
+    #[inline(always)]
+    pub(super) fn charge(&mut self, s: usize, stall: Stall, cycles: u64, counts: &mut UnitCounts) {
+        if stall == Stall::NONE || cycles == 0 {
             return;
         }
-        if stall.pending != DECIDED {
-            let w = usize::from(stall.pending);
-            let b = &self.boards[w];
-            if b.ready >= PENDING {
-                match self.deferred.last_mut() {
-                    Some((dw, pc, n)) if *dw == w && *pc == stall.pc => *n += cycles,
-                    _ => self.deferred.push((w, stall.pc, cycles)),
-                }
-                return;
-            }
-            // Resolved since: the reason is known now (the warp has not moved).
-            stall = b.why;
+        if stall.pending().is_none() {
+            self.schedulers[s].run.add(stall, cycles, counts);
+        } else {
+            self.charge_pending(s, stall, cycles, counts);
         }
-        let sched = &mut self.schedulers[s];
-        match &mut sched.run {
-            Some((current, n)) if *current == stall => *n += cycles,
-            run => {
-                if let Some((old, n)) = run.replace((stall, cycles)) {
-                    add_stall(counts, old, n);
-                }
+    }
+
+    /// [`Code::charge`] of a stall whose reason waits for a warp's deferred load.
+    #[inline(never)]
+    fn charge_pending(&mut self, s: usize, stall: Stall, cycles: u64, counts: &mut UnitCounts) {
+        let w = stall.pending().unwrap_or(0);
+        let b = &self.boards[w];
+        if b.ready >= PENDING {
+            match self.deferred.last_mut() {
+                Some((dw, pc, n)) if *dw == w && *pc == stall.pc() => *n += cycles,
+                _ => self.deferred.push((w, stall.pc(), cycles)),
             }
+            return;
         }
+        // Resolved since: the reason is known now (the warp has not moved).
+        let why = b.why;
+        self.schedulers[s].run.add(why, cycles, counts);
     }
 
     /// Charges every scheduler's stall up to `now` (end of a work item or run).
@@ -536,19 +537,10 @@ impl Code {
             let (stall, since) = (self.schedulers[s].stall, self.schedulers[s].since);
             self.charge(s, stall, now.saturating_sub(since), counts);
             let sched = &mut self.schedulers[s];
-            sched.stall = None;
+            sched.stall = Stall::NONE;
             sched.since = now;
-            if let Some((old, n)) = sched.run.take() {
-                add_stall(counts, old, n);
-            }
+            sched.run.flush(counts);
         }
-    }
-}
-
-fn add_stall(counts: &mut UnitCounts, stall: Stall, n: u64) {
-    match counts.stalls.get_mut(stall.pc as usize) {
-        Some(at) => at[stall.reason as usize] += n,
-        None => counts.idle += n,
     }
 }
 

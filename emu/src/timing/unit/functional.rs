@@ -7,7 +7,7 @@
 use super::code::Code;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
-use crate::exec::fault::Fault;
+use crate::exec::fault::Faulted;
 use crate::exec::lanes::{distinct, transactions};
 use crate::exec::step::{self, Access, Flow, Local};
 use crate::exec::warp::{Warp, WarpState};
@@ -22,7 +22,7 @@ pub const SLICE: u32 = 10_000;
 impl Unit {
     /// Functional mode: runs every warp until it exits, waits at a barrier, a
     /// blocksync or an atomic, or has used its slice.
-    pub fn step_functional(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+    pub fn step_functional(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let traced = env.trace.is_some();
         let mut budget = match &mut self.work {
             Work::Code(code) => std::mem::take(&mut code.budget),
@@ -43,7 +43,7 @@ impl Unit {
         now: u64,
         traced: bool,
         env: &mut Env,
-    ) -> Result<StepEvent, Fault> {
+    ) -> Faulted<StepEvent> {
         loop {
             let mut progressed = false;
             for (wi, left) in budget.iter_mut().enumerate() {
@@ -78,7 +78,7 @@ impl Unit {
 
     /// Runs warp `wi` through one basic block (or the rest of the one it is in),
     /// counting the block once; returns the instructions run.
-    fn run_block(&mut self, wi: usize, now: u64, env: &mut Env) -> Result<(u32, StepEvent), Fault> {
+    fn run_block(&mut self, wi: usize, now: u64, env: &mut Env) -> Faulted<(u32, StepEvent)> {
         let program = env.program;
         let Work::Code(code) = &mut self.work else {
             return Ok((0, StepEvent::None));
@@ -86,7 +86,7 @@ impl Unit {
         let code: &mut Code = code;
         let first = code.warps[wi].pc().unwrap_or(0);
         if first as usize >= program.len() {
-            return Err(past_the_end(&code.warps[wi], program));
+            return Err(Box::new(past_the_end(&code.warps[wi], program)));
         }
         let active = code.warps[wi].active();
         let block = program.block_of[first as usize] as usize;
@@ -94,6 +94,7 @@ impl Unit {
         let whole = program.block_starts[block] == first;
         let counts = &mut self.counts;
         if whole {
+            counts.warp_instructions += u64::from(end - first);
             counts.block_runs[block] += 1;
             counts.block_threads[block] += u64::from(active.count_ones());
         }
@@ -138,7 +139,7 @@ impl Unit {
                 account(executed.access, &addrs, exec, at, env, counts, traffic);
             }
             pc += 1;
-            if program.ops[at].kind.ends_block() {
+            if program.ops[at].run.ends_block() {
                 break executed.flow;
             }
             if pc == end {
@@ -173,7 +174,7 @@ impl Unit {
     }
 
     /// Executes one instruction of warp `wi` at cycle `now`.
-    fn run_one(&mut self, wi: usize, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+    fn run_one(&mut self, wi: usize, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let program = env.program;
         let Work::Code(code) = &mut self.work else {
             return Ok(StepEvent::None);
@@ -181,7 +182,7 @@ impl Unit {
         let code: &mut Code = code;
         let pc = code.warps[wi].pc().unwrap_or(0);
         if pc as usize >= program.len() {
-            return Err(past_the_end(&code.warps[wi], program));
+            return Err(Box::new(past_the_end(&code.warps[wi], program)));
         }
         let mut addrs = [0u32; 32];
         let is_iu = code.ctx.iu.is_some();

@@ -3,11 +3,12 @@
 //! (latency, pipeline occupancy, scoreboard) and counted, with an optional trace
 //! line.
 
-use super::code::{Code, IDLE, Producer, issue_order};
+use super::code::{Code, Producer, issue_order};
+use super::stall::Stall;
 use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
-use crate::exec::fault::{Fault, FaultKind};
-use crate::exec::ops::{Kind, NO_REG, Program};
+use crate::exec::fault::{Fault, FaultKind, Faulted};
+use crate::exec::ops::{NO_REG, Program, Run};
 use crate::exec::step::{self, Access, Executed, Flow, Local};
 use crate::exec::warp::{Warp, WarpState};
 use crate::machine::UnitLabel;
@@ -20,13 +21,14 @@ use spu_isa::TimingClass;
 impl Unit {
     /// Timing mode: issues what can issue at cycle `now` and schedules the next
     /// step.
-    pub fn step(&mut self, now: u64, env: &mut Env) -> Result<StepEvent, Fault> {
+    pub fn step(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let policy = env.timing.policy;
         let super::Work::Code(code) = &mut self.work else {
             return Ok(StepEvent::None);
         };
         let stride = code.schedulers.len();
         let mut event = StepEvent::None;
+        let mut exited = false;
         for s in 0..stride {
             let sched = &code.schedulers[s];
             let (stall, since) = (sched.stall, sched.since);
@@ -34,18 +36,28 @@ impl Unit {
             code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
             let mut chosen = None;
             let mut blocked = None;
-            for k in 0..count {
-                let pos = issue_order(policy, last, count, k);
-                let w = first + pos * stride;
-                if code.warps[w].is_done() {
-                    continue;
+            if code.single {
+                if !code.warps[s].is_done() {
+                    if code.ready_at(s, now) <= now {
+                        chosen = Some((0, s));
+                    } else {
+                        blocked = Some(s);
+                    }
                 }
-                if code.ready_at(w, now) <= now {
-                    chosen = Some((pos, w));
-                    break;
-                }
-                if blocked.is_none() {
-                    blocked = Some(w);
+            } else {
+                for k in 0..count {
+                    let pos = issue_order(policy, last, count, k);
+                    let w = first + pos * stride;
+                    if code.warps[w].is_done() {
+                        continue;
+                    }
+                    if code.ready_at(w, now) <= now {
+                        chosen = Some((pos, w));
+                        break;
+                    }
+                    if blocked.is_none() {
+                        blocked = Some(w);
+                    }
                 }
             }
             match chosen {
@@ -66,20 +78,22 @@ impl Unit {
                         },
                         &mut self.seq,
                     )?;
+                    exited |= code.warps[w].is_done();
                     if e != StepEvent::None {
                         event = e;
                     }
                 }
                 None => {
-                    let stall = blocked.map_or(IDLE, |w| code.stall_of(w, now));
-                    code.charge(s, Some(stall), 1, &mut self.counts);
+                    let stall = blocked.map_or(Stall::IDLE, |w| code.stall_of(w, now));
+                    code.charge(s, stall, 1, &mut self.counts);
                 }
             }
             let sched = &mut code.schedulers[s];
-            sched.stall = None;
+            sched.stall = Stall::NONE;
             sched.since = now + 1;
         }
-        if code.warps.iter().all(Warp::is_done) {
+        // Only a warp's own exit ends it.
+        if exited && code.warps.iter().all(Warp::is_done) {
             return Ok(StepEvent::Finished);
         }
         self.wake = code.plan(now + 1);
@@ -120,7 +134,7 @@ pub(super) fn trace_writes(
     addrs: &[u32; 32],
 ) -> String {
     let op = &program.ops[pc as usize];
-    match (program.info[pc as usize].dst_general, op.kind) {
+    match (program.info[pc as usize].dst_general, op.run) {
         // Every register written: both of a 64-bit pair, all of a vector.
         (Some(d), _) => (0..program.info[pc as usize].dst_regs.max(1))
             .filter_map(|k| {
@@ -134,14 +148,17 @@ pub(super) fn trace_writes(
             })
             .collect::<Vec<_>>()
             .join(" "),
-        (_, Kind::Setp(..)) => format!("p{} = {:08x}", op.pred, w.preds[usize::from(op.pred)]),
-        (_, Kind::St(space)) => match w.regs.get(usize::from(op.src[0])) {
+        (_, _) if op.pd.is_some() => {
+            let p = op.pd.unwrap_or(0);
+            format!("p{p} = {:08x}", w.preds[usize::from(p & 15)])
+        }
+        (_, Run::Store(m)) => match w.regs.get(usize::from(op.src[0])) {
             Some(values) => {
-                crate::observe::trace::store_text(&space.to_string(), addrs, values, exec)
+                crate::observe::trace::store_text(&m.space.to_string(), addrs, values, exec)
             }
-            None => format!("{space} store"),
+            None => format!("{} store", m.space),
         },
-        (_, Kind::Bra { .. }) => format!("taken by {exec:08x}"),
+        (_, Run::Bra { .. }) => format!("taken by {exec:08x}"),
         _ => String::new(),
     }
 }
@@ -149,6 +166,7 @@ pub(super) fn trace_writes(
 /// Counts an issued instruction and what its memory access cost.
 pub(super) fn count(counts: &mut UnitCounts, pc: u32, exec: u32) {
     let pc = pc as usize;
+    counts.warp_instructions += 1;
     counts.issued[pc] += 1;
     counts.threads[pc] += u64::from(exec.count_ones());
 }
@@ -166,11 +184,11 @@ pub(super) fn issue(
     label: UnitLabel,
     who: Who,
     seq: &mut u64,
-) -> Result<StepEvent, Fault> {
+) -> Faulted<StepEvent> {
     let program = env.program;
     let pc = code.warps[wi].pc().unwrap_or(0);
     if pc as usize >= program.len() {
-        return Err(past_the_end(&code.warps[wi], program));
+        return Err(Box::new(past_the_end(&code.warps[wi], program)));
     }
     let mut addrs = [0u32; 32];
     let is_iu = code.ctx.iu.is_some();
@@ -245,19 +263,20 @@ pub(super) fn issue(
         }
         Flow::Next => {
             let board = &mut code.boards[wi];
-            let writes = op.dst != NO_REG
-                && !(matches!(op.kind, Kind::Ld(_)) && executed.access == Access::None);
+            // A plain 32-bit load with no lane executing writes nothing.
+            let word_load = matches!(op.run, Run::Load(m) if m.is_word() && !op.addr.wide);
+            let writes = op.d != NO_REG && !(word_load && executed.access == Access::None);
             if writes {
-                let d = usize::from(op.dst);
+                let d = usize::from(op.d);
                 for r in d..d + usize::from(info.dst_regs.max(1)) {
                     board.reg_ready[r] = result_at;
                     board.reg_producer[r] = producer;
                 }
             }
-            if info.writes_pred {
-                board.pred_ready[usize::from(op.pred & 15)] = result_at;
+            if let Some(p) = op.pd {
+                board.pred_ready[usize::from(p & 15)] = result_at;
             }
-            let next = if op.kind == Kind::Nop {
+            let next = if matches!(op.run, Run::Nop) {
                 now + latency
             } else {
                 now + 1
@@ -301,8 +320,8 @@ pub(super) fn check_blocksync(code: &Code, program: &Program) -> StepEvent {
             _ => return StepEvent::None,
         }
     }
-    match arrived.map(|pc| (pc, program.ops[pc as usize].kind)) {
-        Some((pc, Kind::BlockSync(side))) => StepEvent::BlockSync { side, pc },
+    match arrived.map(|pc| (pc, program.ops[pc as usize].run)) {
+        Some((pc, Run::BlockSync(side))) => StepEvent::BlockSync { side, pc },
         _ => StepEvent::None,
     }
 }

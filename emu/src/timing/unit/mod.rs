@@ -7,6 +7,7 @@
 mod code;
 mod functional;
 mod issue;
+mod stall;
 
 use crate::exec::cb::Port;
 use crate::exec::warp::WarpState;
@@ -224,7 +225,11 @@ impl Unit {
     }
 
     /// Takes the samples due before the unit changes at cycle `now`.
+    #[inline]
     pub fn observe(&mut self, now: u64, program: &crate::exec::ops::Program) {
+        if self.sampler.as_ref().is_none_or(|s| !s.due(now)) {
+            return;
+        }
         if let Some(mut s) = self.sampler.take() {
             s.observe(now, || self.components(program), |t| self.busy_until(t));
             self.sampler = Some(s);
