@@ -21,6 +21,7 @@ use std::process::ExitCode;
         spu-emu samples/stencil2d/stencil_pc.spu -D N=256 -D K=256 --stats run.json\n  \
         spu-emu samples/ptx/daxpy.spu -D N=100000 -D A=0.1 # 64-bit size_t and double\n  \
         spu-emu kernel.bin --max-cycles 1000000\n  \
+        spu-emu kernel.spu --functional --spin-limit 1000000 # give up on a stuck loop sooner\n  \
         spu-emu kernel.spu --timeline t.svg             # unit activity over time\n  \
         spu-emu kernel.spu --trace - --trace-unit sm:0,0 --trace-cycles 0..200\n  \
         spu-emu --list-params                           # every machine key, unit and default\n\n\
