@@ -4,8 +4,9 @@
 use crate::lexer::Span;
 use crate::preprocess::{SourceFile, SourceMap};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::files::{self, Files, SimpleFiles};
 use codespan_reporting::term;
+use spu_io::quote::{EscapedLines, escape};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
@@ -168,17 +169,27 @@ impl Diagnostics {
     /// bounded). `path` and `src` name the main file; included files come from
     /// [`Self::files`].
     pub fn render(&self, path: &str, src: &str) -> String {
-        let mut files = SimpleFiles::new();
-        let mut lens = Vec::new();
-        if self.files.is_empty() {
-            files.add(path.to_string(), src.to_string());
-            lens.push(src.len());
+        // File names, source lines and messages quote the user's text: escaped, so
+        // control characters show as `\u{1b}` and spans still point at them.
+        let sources: Vec<(&str, &str)> = if self.files.is_empty() {
+            vec![(path, src)]
         } else {
-            for f in &self.files {
-                files.add(f.name.clone(), f.text.clone());
-                lens.push(f.text.len());
-            }
+            self.files
+                .iter()
+                .map(|f| (f.name.as_str(), f.text.as_str()))
+                .collect()
+        };
+        let escaped: Vec<EscapedLines> = sources.iter().map(|s| EscapedLines::new(s.1)).collect();
+        let lens: Vec<usize> = sources.iter().map(|s| s.1.len()).collect();
+        let mut files = SimpleFiles::new();
+        for ((name, _), text) in sources.iter().zip(&escaped) {
+            files.add(escape(name), text.text.as_ref());
         }
+        let files = EscapedFiles {
+            files,
+            escaped: &escaped,
+            originals: sources.iter().map(|s| s.1).collect(),
+        };
         let config = term::Config {
             chars: term::Chars::ascii(),
             ..term::Config::default()
@@ -196,24 +207,30 @@ impl Diagnostics {
             }
             let clamp = |id: usize, s: &Span| {
                 let len = lens[id];
-                s.start.min(len)..s.end.min(len).max(s.start.min(len))
+                let (start, end) = (s.start.min(len), s.end.min(len).max(s.start.min(len)));
+                escaped[id].offset(start)..escaped[id].offset(end)
             };
-            let mut labels = vec![Label::primary(id, clamp(id, &d.span)).with_message(&d.label)];
+            let mut labels =
+                vec![Label::primary(id, clamp(id, &d.span)).with_message(escape(&d.label))];
             labels.extend(d.secondary.iter().map(|s| {
                 let sid = s.file.map_or(id, |f| f as usize).min(lens.len() - 1);
-                Label::secondary(sid, clamp(sid, &s.span)).with_message(&s.label)
+                Label::secondary(sid, clamp(sid, &s.span)).with_message(escape(&s.label))
             }));
-            let notes: Vec<String> = d.help.iter().map(|h| format!("help: {h}")).collect();
+            let notes: Vec<String> = d
+                .help
+                .iter()
+                .map(|h| format!("help: {}", escape(h)))
+                .collect();
             let cs = match d.severity {
                 Severity::Error => CsDiagnostic::error(),
                 Severity::Warning => CsDiagnostic::warning(),
             }
-            .with_message(&d.message)
+            .with_message(escape(&d.message))
             .with_labels(labels)
             .with_notes(notes);
             match term::emit_into_string(&config, &files, &cs) {
                 Ok(s) => out.push_str(&s),
-                Err(_) => out.push_str(&format!("{path}: {}\n", d.message)),
+                Err(_) => out.push_str(&format!("{}: {}\n", escape(path), escape(&d.message))),
             }
         }
         let rest = self.items.get(MAX_SHOWN..).unwrap_or_default();
@@ -239,6 +256,48 @@ impl Diagnostics {
     }
 }
 
+/// The files a diagnostic quotes, escaped, with columns counted in the original
+/// text (`--> k.spu:2:9` points where an editor finds the character).
+struct EscapedFiles<'a> {
+    files: SimpleFiles<std::borrow::Cow<'a, str>, &'a str>,
+    escaped: &'a [EscapedLines<'a>],
+    originals: Vec<&'a str>,
+}
+
+impl<'a> Files<'a> for EscapedFiles<'a> {
+    type FileId = usize;
+    type Name = std::borrow::Cow<'a, str>;
+    type Source = &'a str;
+
+    fn name(&'a self, id: usize) -> Result<Self::Name, files::Error> {
+        self.files.name(id)
+    }
+
+    fn source(&'a self, id: usize) -> Result<&'a str, files::Error> {
+        self.files.source(id)
+    }
+
+    fn line_index(&'a self, id: usize, byte_index: usize) -> Result<usize, files::Error> {
+        self.files.line_index(id, byte_index)
+    }
+
+    fn line_range(&'a self, id: usize, line: usize) -> Result<Span, files::Error> {
+        self.files.line_range(id, line)
+    }
+
+    fn column_number(
+        &'a self,
+        id: usize,
+        _: usize,
+        byte_index: usize,
+    ) -> Result<usize, files::Error> {
+        let src = self.originals.get(id).ok_or(files::Error::FileMissing)?;
+        let at = self.escaped[id].original(byte_index).min(src.len());
+        let start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+        Ok(src[start..at].chars().count() + 1)
+    }
+}
+
 /// Most diagnostics [`Diagnostics::render`] prints.
 pub const MAX_SHOWN: usize = 50;
 
@@ -261,16 +320,20 @@ fn render_long_line(path: &str, src: &str, d: &Diagnostic) -> Option<String> {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
-    let mut out = format!("{kind}: {}\n  --> {path}:{line}:{column}\n", d.message);
+    let mut out = format!(
+        "{kind}: {}\n  --> {}:{line}:{column}\n",
+        escape(&d.message),
+        escape(path)
+    );
     if !d.label.is_empty() {
-        out.push_str(&format!("  = {}\n", d.label));
+        out.push_str(&format!("  = {}\n", escape(&d.label)));
     }
     out.push_str(&format!(
         "  = note: the line is {} bytes long and not shown\n",
         stop - start
     ));
     if let Some(h) = &d.help {
-        out.push_str(&format!("  = help: {h}\n"));
+        out.push_str(&format!("  = help: {}\n", escape(h)));
     }
     out.push('\n');
     Some(out)

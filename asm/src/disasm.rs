@@ -62,8 +62,9 @@ fn num(v: f64) -> String {
     format!("{v:?}")
 }
 
+/// A file name in a `.file` string: one line, without control characters.
 fn quote(s: &str) -> String {
-    s.replace('"', "'")
+    spu_io::quote::escape(&s.replace('"', "'")).into_owned()
 }
 
 /// Options of the listing.

@@ -73,8 +73,12 @@ fn write_output(cli: &Cli, path: &Path, bytes: &[u8], included: &[PathBuf]) -> R
 fn run(cli: &Cli) -> Result<()> {
     let bytes = spu_isa::format::read_input(&cli.input)?;
     if cli.disassemble {
-        let module = spu_isa::format::read_module(&bytes)
-            .with_context(|| format!("`{}` is not a valid SPU binary", cli.input.display()))?;
+        let module = spu_isa::format::read_module(&bytes).with_context(|| {
+            format!(
+                "`{}` is not a valid SPU binary",
+                spu_io::quote::path(&cli.input)
+            )
+        })?;
         let text = spu_asm::disasm::disassemble(
             &module,
             spu_asm::disasm::Options {
@@ -89,8 +93,8 @@ fn run(cli: &Cli) -> Result<()> {
     if bytes.starts_with(b"\x7fELF") {
         bail!(
             "`{}` is a binary, not source; to disassemble it run `spu-asm -d {}`",
-            cli.input.display(),
-            cli.input.display()
+            spu_io::quote::path(&cli.input),
+            spu_io::quote::path(&cli.input)
         );
     }
     let src = spu_io::input::text_from(&cli.input, bytes).map_err(|e| match e {
@@ -100,7 +104,7 @@ fn run(cli: &Cli) -> Result<()> {
     if src.contains('\0') {
         bail!(
             "`{}` contains NUL bytes; is it a source file?",
-            cli.input.display()
+            spu_io::quote::path(&cli.input)
         );
     }
     let path = cli.input.to_string_lossy();
@@ -128,7 +132,7 @@ fn run(cli: &Cli) -> Result<()> {
             spu_io::report!("{}", diags.render(&path, &src));
             bail!(
                 "`{}`: {} error{} found, nothing written",
-                path,
+                spu_io::quote::escape(&path),
                 diags.error_count(),
                 if diags.error_count() == 1 { "" } else { "s" }
             )

@@ -737,3 +737,76 @@ fn hostile_inputs_stay_within_memory_and_time() {
         }
     }
 }
+
+/// Text from the user reaches the terminal escaped: a file name, source lines with
+/// ESC, OSC, BEL, CR, a second byte order mark and other control characters (the
+/// lexer's `unexpected character` and the quoted line), an include's name, a
+/// `.file` name in a listing, and names in a forged binary.
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    use spu_io::testing::{HOSTILE, terminal_hazards};
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let p = |name: &str| tmp.join(name).display().to_string();
+    let one_line = HOSTILE.replace(['\n', '\r', '"'], "");
+    let kernel = ".entry k {\n    .reg .u32 %r<2>;\nLOOPX:\n    exit;\n}\n";
+    let hostile = p(&format!("k{HOSTILE}.spu"));
+    std::fs::write(
+        &hostile,
+        kernel.replace("exit;", &format!("exit; {one_line}")),
+    )
+    .unwrap();
+    let named = p(&format!("good{HOSTILE}.spu"));
+    std::fs::write(&named, kernel).unwrap();
+    std::fs::write(p("inc.spu"), format!("#include \"{one_line}.h\"\n{kernel}")).unwrap();
+    std::fs::write(p("file.spu"), format!(".file 1 \"{one_line}\";\n{kernel}")).unwrap();
+    std::fs::write(p("good.spu"), kernel).unwrap();
+    assert!(
+        spu_asm(&[&p("good.spu"), "-o", &p("good.bin")])
+            .status
+            .success()
+    );
+    assert!(
+        spu_asm(&[&p("file.spu"), "-o", &p("file.bin")])
+            .status
+            .success()
+    );
+    // A binary whose label is a colour sequence of the same length.
+    let bin = std::fs::read(p("good.bin")).unwrap();
+    let at = bin.windows(5).position(|w| w == b"LOOPX").unwrap();
+    let mut forged = bin.clone();
+    forged[at..at + 5].copy_from_slice(b"\x1b[31m");
+    std::fs::write(p("forged.bin"), forged).unwrap();
+    let cases: [(&str, Vec<String>); 6] = [
+        ("source_line", vec![hostile.clone(), "--check".into()]),
+        ("missing_file", vec![p(&format!("none{HOSTILE}.spu"))]),
+        (
+            "output_is_the_input",
+            vec![named.clone(), "-o".into(), named.clone()],
+        ),
+        ("include", vec![p("inc.spu"), "--check".into()]),
+        ("listing", vec!["-d".into(), p("file.bin")]),
+        ("forged_binary", vec!["-d".into(), p("forged.bin")]),
+    ];
+    for (name, args) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = spu_asm(&args);
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let hazards = terminal_hazards(bytes);
+            assert!(
+                hazards.is_empty(),
+                "{name}: {stream} carries {hazards:?}:\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        if name == "listing" {
+            assert!(out.status.success());
+            continue;
+        }
+        assert!(!out.status.success(), "{name}");
+        insta::assert_snapshot!(
+            format!("escaped_{name}"),
+            spu_io::testing::outcome(&out, tmp)
+        );
+    }
+}

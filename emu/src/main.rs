@@ -21,6 +21,7 @@ use std::process::ExitCode;
         spu-emu samples/stencil2d/stencil_pc.spu -D N=256 -D K=256 --stats run.json\n  \
         spu-emu samples/ptx/daxpy.spu -D N=100000 -D A=0.1 # 64-bit size_t and double\n  \
         spu-emu kernel.bin --max-cycles 1000000\n  \
+        spu-emu kernel.spu --functional --spin-limit 1000000 # give up on a stuck loop sooner\n  \
         spu-emu kernel.spu --timeline t.svg             # unit activity over time\n  \
         spu-emu kernel.spu --trace - --trace-unit sm:0,0 --trace-cycles 0..200\n  \
         spu-emu --list-params                           # every machine key, unit and default\n\n\
@@ -184,7 +185,10 @@ fn with_trace(
             return write_error.into();
         }
         if let Some(p) = cli.trace.as_ref().filter(|p| !spu_io::output::is_stdout(p)) {
-            spu_io::reportln!("note: the trace up to the stop is in `{}`", p.display());
+            spu_io::reportln!(
+                "note: the trace up to the stop is in `{}`",
+                spu_io::quote::path(p)
+            );
         }
     }
     // Otherwise (the kernel did not load, or Ctrl-C) the trace is dropped unwritten.

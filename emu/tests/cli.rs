@@ -641,7 +641,11 @@ fn the_readme_describes_the_run_limits_in_the_words_of_the_help() {
     let help = text(&emu(&["--help"]).stdout);
     let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     let readme = words(&std::fs::read_to_string(root().join("emu/README.md")).unwrap());
-    for option in ["--max-cycles <N>", "--max-instructions <N>"] {
+    for option in [
+        "--max-cycles <N>",
+        "--max-instructions <N>",
+        "--spin-limit <N>",
+    ] {
         // The option's paragraph, up to its default.
         let at = help.find(option).expect("option in --help") + option.len();
         let para = &help[at..];

@@ -30,6 +30,21 @@ fn assembled(src: &str) -> Vec<u8> {
     spu_asm::assemble(src, &text).unwrap().0
 }
 
+/// A version 3 `.npy` file of 8 `<f4` zeros under `header` (the dictionary),
+/// padded as NumPy pads it.
+fn npy(header: &str) -> Vec<u8> {
+    let mut header = header.to_string();
+    while (12 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x03\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[0; 32]);
+    bytes
+}
+
 /// Trace filters that could only give an empty trace are refused before the run,
 /// with a list of what exists.
 #[test]
@@ -178,6 +193,25 @@ fn bad_input_matrix() {
         .chain(vecadd_text.encode_utf16().flat_map(u16::to_le_bytes))
         .collect();
     std::fs::write(p("utf16.spu"), utf16).unwrap();
+    // Headers nesting values deeper than any .npy needs: a shape 8 000 tuples deep
+    // (it overflowed the stack) and an extra key 33 lists deep.
+    let deep = |open: &str, close: &str, n: usize| format!("{}{}", open.repeat(n), close.repeat(n));
+    std::fs::write(
+        p("nested_shape.npy"),
+        npy(&format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}",
+            deep("(", ",)", 8000).replacen(",)", "8,)", 1)
+        )),
+    )
+    .unwrap();
+    std::fs::write(
+        p("nested_key.npy"),
+        npy(&format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': (8,), 'x': {}, }}",
+            deep("[", "]", 33)
+        )),
+    )
+    .unwrap();
     let load = |file: &str| -> Vec<String> {
         vec![
             "samples/vecadd.spu".into(),
@@ -509,6 +543,28 @@ fn bad_input_matrix() {
                 "cb.size_kib=1024".into(),
             ],
         ),
+        ("npy_header_nested_8000_deep", load(&p("nested_shape.npy"))),
+        ("npy_header_nested_33_deep", load(&p("nested_key.npy"))),
+        (
+            "gpu_block_over_max_warps",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                "gtx480".into(),
+                "--set".into(),
+                "sm.max_warps=1".into(),
+            ],
+        ),
+        (
+            "gpu_block_over_max_resident_threads",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                "gtx480".into(),
+                "--set".into(),
+                "sm.max_resident_threads=32".into(),
+            ],
+        ),
     ];
     for (name, args) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -523,6 +579,75 @@ fn bad_input_matrix() {
         spu_emu::load::npy::read(Path::new(&p("div.npy")), "out", spu_isa::Ty::U32, &[4]).unwrap();
     // u32 7 / 0 = all ones; u32 7 % 0 = 7; s32 -7 / 0 = 1 (negative dividend).
     assert_eq!(out, vec![u32::MAX, 7, 1, 0]);
+}
+
+/// A header nesting an extra key 32 lists deep (the limit) is read in linear
+/// time: it took exponential time (16 s at 22 levels).
+#[test]
+fn npy_header_nested_to_the_limit_loads_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nested.npy");
+    std::fs::write(
+        &file,
+        npy(&format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': (8,), 'x': {}{}, }}",
+            "[".repeat(32),
+            "]".repeat(32)
+        )),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .args(["samples/vecadd.spu", "-q", "-D", "N=8", "--load"])
+        .arg(format!("A={}", file.display()))
+        .current_dir(root())
+        .output()
+        .expect("spu-emu runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+/// A GPU has no CBs: a grid whose CBs would pass the 1024 MiB limit on an SPU
+/// runs on one (it was refused for CB storage).
+#[test]
+fn a_gpu_grid_needs_no_cb_storage() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "samples/vecadd.spu",
+        "--machine",
+        "gtx480",
+        "--grid",
+        "16x16",
+        "--set",
+        "cb.size_kib=1024",
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("spu-emu runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same grid of an SPU is refused for its CBs.
+    let spu = outcome(
+        &args[..1]
+            .iter()
+            .chain(&args[3..])
+            .copied()
+            .collect::<Vec<_>>(),
+        dir.path(),
+    );
+    assert!(
+        spu.contains("the CB storage of a 16x16 grid in MiB is 1088"),
+        "{spu}"
+    );
 }
 
 #[test]

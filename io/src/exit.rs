@@ -44,22 +44,24 @@ pub fn is_closed_pipe(e: &std::io::Error) -> bool {
 
 /// `eprint!` that never panics: a closed or full standard error has nowhere left to
 /// report to, so a failed write is dropped and the tool still ends with its own exit
-/// code (`spu-asm bad.spu 2>&1 | head -1` exits 1, not with a panic).
+/// code (`spu-asm bad.spu 2>&1 | head -1` exits 1, not with a panic). The text goes
+/// through [`escape_lines`](crate::quote::escape_lines): whatever a message quotes,
+/// no control character reaches the terminal.
 #[macro_export]
 macro_rules! report {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = std::io::stderr().write_all($crate::quote::escape_lines(&text).as_bytes());
     }};
 }
 
 /// `eprintln!` that never panics; see [`report!`](crate::report).
 #[macro_export]
 macro_rules! reportln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::report!("{}\n", format_args!($($arg)*))
+    };
 }
 
 /// Writes `text` to standard output for a tool whose output is a side line of its

@@ -135,12 +135,12 @@ fn looks_like_text(units: impl Iterator<Item = u32>, utf16: bool) -> bool {
 pub fn text_from(path: &Path, bytes: Vec<u8>) -> Result<String, InputError> {
     if let Some(encoding) = other_encoding(&bytes) {
         return Err(InputError::OtherEncoding {
-            path: path.display().to_string(),
+            path: crate::quote::path(path),
             encoding,
         });
     }
     String::from_utf8(bytes).map_err(|e| InputError::NotText {
-        path: path.display().to_string(),
+        path: crate::quote::path(path),
         offset: e.utf8_error().valid_up_to(),
     })
 }
@@ -186,7 +186,7 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
 /// user names is accepted, including pipes and devices: only `limit + 1` bytes are
 /// ever read.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
-    let p = || path.display().to_string();
+    let p = || crate::quote::path(path);
     let io = |error| InputError::Io { path: p(), error };
     let (file, meta) = open_input(path)?;
     if meta.is_file() && meta.len() > limit {
@@ -211,7 +211,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
 /// Opens an input to read it piece by piece (`.npy` arrays, whose size the caller
 /// bounds), refusing directories.
 pub fn open_input(path: &Path) -> Result<(File, std::fs::Metadata), InputError> {
-    let p = || path.display().to_string();
+    let p = || crate::quote::path(path);
     let io = |error| InputError::Io { path: p(), error };
     let file = File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
@@ -241,7 +241,7 @@ pub fn open_regular(path: &Path) -> Option<(File, std::fs::Metadata)> {
 /// not a regular file, `Some(Err)` if it cannot be read or is too large.
 pub fn read_regular(path: &Path, limit: u64) -> Option<Result<Vec<u8>, InputError>> {
     let (file, meta) = open_regular(path)?;
-    let p = || path.display().to_string();
+    let p = || crate::quote::path(path);
     if meta.len() > limit {
         return Some(Err(InputError::TooLarge { path: p(), limit }));
     }

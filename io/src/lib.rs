@@ -10,10 +10,11 @@
 //! - [`interrupt`]: Ctrl-C sets a flag long-running work polls; work that does not
 //!   poll is ended within a second with exit code 130, temporaries removed.
 //! - [`exit`]: exit codes for interrupted runs and closed pipes; [`report!`] and
-//!   [`reportln!`] write to standard error without ever panicking.
+//!   [`reportln!`] write to standard error without ever panicking, escaped.
 //! - [`process`]: limits on the calling process and the signals children die of.
 //! - [`paths`]: refusing an output that would overwrite an input or another output.
-//! - [`quote`]: quoting user text in messages without echoing megabytes.
+//! - [`quote`]: quoting user text in messages and reports: escaped (no control or
+//!   invisible character reaches a terminal) and never megabytes of it.
 //! - [`testing`]: pipes and FIFOs for the tools' tests.
 
 pub mod exit;

@@ -162,7 +162,7 @@ fn through_special_dirs(path: &Path) -> bool {
 /// Checks, before any work, that `path` can be an output: not a directory, a block
 /// device or a dangling link, and in a directory that exists. Creates nothing.
 pub fn check_target(path: &Path) -> Result<(), OutputError> {
-    let p = || path.display().to_string();
+    let p = || crate::quote::path(path);
     if stream_of(path).is_some() {
         return Ok(());
     }
@@ -185,7 +185,7 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
                     path: p(),
                     error: io::Error::new(
                         io::ErrorKind::NotFound,
-                        format!("directory `{}` does not exist", dir.display()),
+                        format!("directory `{}` does not exist", crate::quote::path(dir)),
                     ),
                 })
             }
@@ -206,7 +206,7 @@ impl OutputFile {
     /// written, so an output quoting private inputs is never more readable than
     /// they are. Devices, pipes and standard output are not changed.
     pub fn create_restricted(path: &Path, mask: u32) -> Result<OutputFile, OutputError> {
-        let p = || path.display().to_string();
+        let p = || crate::quote::path(path);
         let io_err = |error| OutputError::Io { path: p(), error };
         let direct = |sink| OutputFile {
             path: path.to_path_buf(),
@@ -287,7 +287,7 @@ impl OutputFile {
     /// Flushes and puts the output in place. Fails without touching the target if a
     /// write failed, the disk is full, or Ctrl-C was pressed.
     pub fn commit(mut self) -> Result<(), OutputError> {
-        let p = self.path.display().to_string();
+        let p = crate::quote::path(&self.path);
         let writer = std::mem::replace(
             &mut self.writer,
             io::BufWriter::new(Sink::Stderr(io::stderr())),
@@ -324,7 +324,7 @@ impl OutputFile {
         file.sync_all().map_err(|e| self.error(e))?;
         if interrupt::requested() {
             return Err(OutputError::Interrupted {
-                path: self.path.display().to_string(),
+                path: crate::quote::path(&self.path),
             });
         }
         temp.persist(target).map_err(|e| self.error(e))?;
@@ -339,7 +339,7 @@ impl OutputFile {
     /// An error from writing to this output, as an [`OutputError`] (a write stopped
     /// by Ctrl-C becomes [`OutputError::Interrupted`]).
     pub fn error(&self, e: io::Error) -> OutputError {
-        let path = self.path.display().to_string();
+        let path = crate::quote::path(&self.path);
         if e.get_ref().is_some_and(|inner| inner.is::<Cancelled>()) || interrupt::requested() {
             OutputError::Interrupted { path }
         } else {

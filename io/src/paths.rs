@@ -53,7 +53,8 @@ pub enum PathError {
 
 /// Checks that no output names an input or another output, and that each output
 /// can be written ([`crate::output::check_target`]). Each path comes with the
-/// option that named it (e.g. "`--stats s.json`"), for the message.
+/// option that named it (e.g. "`--stats s.json`"), for the message, which shows it
+/// escaped ([`crate::quote::escape`]).
 pub fn check_distinct(
     inputs: &[(String, &Path)],
     outputs: &[(String, &Path)],
@@ -62,6 +63,7 @@ pub fn check_distinct(
         .iter()
         .filter_map(|(what, p)| Some((what, file_id(p)?)))
         .collect();
+    let escape = |label: &str| crate::quote::escape(label).into_owned();
     let mut seen: Vec<(&String, FileId)> = Vec::new();
     for (what, p) in outputs {
         crate::output::check_target(p)?;
@@ -73,20 +75,20 @@ pub fn check_distinct(
             .find(|(_, i)| *i == id && id != FileId::Stdout)
         {
             return Err(PathError::OverwritesInput {
-                output: what.clone(),
-                input: (*input).clone(),
+                output: escape(what),
+                input: escape(input),
             });
         }
         if let Some((first, _)) = seen.iter().find(|(_, s)| *s == id) {
             return Err(if id == FileId::Stdout {
                 PathError::BothStdout {
-                    first: (*first).clone(),
-                    second: what.clone(),
+                    first: escape(first),
+                    second: escape(what),
                 }
             } else {
                 PathError::SameOutput {
-                    first: (*first).clone(),
-                    second: what.clone(),
+                    first: escape(first),
+                    second: escape(what),
                 }
             });
         }

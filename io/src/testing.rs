@@ -48,3 +48,47 @@ pub fn outcome(out: &std::process::Output, tmp: &Path) -> String {
     )
     .replace(&tmp.display().to_string(), "[TMP]")
 }
+
+/// Text that would drive a terminal if a tool printed it raw: an OSC title
+/// sequence ended by BEL, a colour (CSI) sequence, a carriage return, a second
+/// byte order mark, a right-to-left override, DEL, a C1 CSI, a vertical tab, and
+/// line breaks that would forge an `error: fake` line of the tool's own output.
+pub const HOSTILE: &str =
+    "\u{1b}]0;pwned\u{7}\u{1b}[31mRED\r\u{feff}\u{202e}\u{7f}\u{9b}\u{b}\n\nerror: fake";
+
+/// What of `output` (a tool's standard output or error) a terminal would act on:
+/// every control or invisible character other than a line break, and every line
+/// forged by [`HOSTILE`]. Empty when the output is safe to show.
+pub fn terminal_hazards(output: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(output);
+    let mut found: Vec<String> = text
+        .chars()
+        .filter(|&c| c != '\n' && crate::quote::is_hidden(c))
+        .map(|c| format!("{:?}", c))
+        .collect();
+    found.extend(
+        text.lines()
+            .filter(|l| l.starts_with("error: fake"))
+            .map(|l| format!("forged line {l:?}")),
+    );
+    found
+}
+
+/// `text` as a double-quoted string that TOML and JSON both read back as `text`:
+/// every character outside printable ASCII written `\uXXXX` (characters of the
+/// Basic Multilingual Plane only, as [`HOSTILE`] has).
+pub fn quoted_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+        }
+    }
+    out.push('"');
+    out
+}

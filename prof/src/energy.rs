@@ -152,7 +152,7 @@ fn key_of(model: &Model, name: &str) -> String {
 /// that caused it (a model with values near 1e308 overflows when multiplied).
 fn check_finite(b: &Breakdown, model: &Model) -> Result<(), EnergyError> {
     let fail = |what: String, value: f64, key: String| EnergyError::NotFinite {
-        model: model.name.clone(),
+        model: spu_io::quote::shorten(&model.name),
         file: model.file.clone(),
         what,
         value,

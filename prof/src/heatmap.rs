@@ -5,6 +5,7 @@
 use crate::model::{Kind, Model};
 use spu_emu::observe::counters::Component;
 use spu_emu::observe::stats::{Stats, UnitStats};
+use spu_io::quote::xml;
 use std::fmt::Write;
 
 /// What the tiles show.
@@ -116,8 +117,8 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
     let _ = writeln!(
         s,
         r#"<text x="20" y="22" font-size="13">{} on {}</text><text class="metric" x="20" y="40" font-size="13">{}</text>"#,
-        stats.kernel,
-        machine.summary(),
+        xml(&stats.kernel),
+        xml(&machine.summary()),
         metric.title()
     );
     let show_text = cell >= 34.0;
@@ -144,7 +145,11 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
                 cell,
             ),
         };
-        let kind = if u.y.is_some() { "sm" } else { u.kind.as_str() };
+        let kind = if u.y.is_some() {
+            "sm".to_string()
+        } else {
+            xml(&u.kind)
+        };
         let _ = writeln!(
             s,
             r##"<rect class="tile {kind}" x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" stroke="#666" stroke-width="0.6"><title>{} {}: {}</title></rect>"##,
@@ -153,11 +158,11 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
             w - 2.0,
             h - 2.0,
             shade(v / max),
-            u.kind,
-            u.y.map_or_else(
+            xml(&u.kind),
+            xml(&u.y.map_or_else(
                 || format!("{} {}", u.side.as_deref().unwrap_or(""), u.x),
                 |yy| format!("({},{yy})", u.x)
-            ),
+            )),
             fmt(*v, metric)
         );
         if show_text {

@@ -103,7 +103,8 @@ fn main() -> ExitCode {
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
     let text = spu_io::read_text(path)?;
-    serde_json::from_str(&text).with_context(|| format!("`{}` is not JSON", path.display()))
+    serde_json::from_str(&text)
+        .with_context(|| format!("`{}` is not JSON", spu_io::quote::path(path)))
 }
 
 fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
@@ -115,23 +116,23 @@ fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
         Some(v) if v == u64::from(supported) => {}
         Some(v) => bail!(
             "`{}` has stats_version {v}, but this spu-prof reads version {supported}; rerun `spu-emu --stats` with the spu-emu of this release",
-            path.display()
+            spu_io::quote::path(path)
         ),
         None => bail!(
             "`{}` has no numeric `stats_version`, so it is not `spu-emu --stats` output; rerun `spu-emu --stats`",
-            path.display()
+            spu_io::quote::path(path)
         ),
     }
     let stats: Stats = serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is not a statistics file from this version of spu-emu; rerun `spu-emu --stats`",
-            path.display()
+            spu_io::quote::path(path)
         )
     })?;
     if let Err(why) = spu_prof::inputs::check_stats(&stats) {
         bail!(
             "`{}`: the statistics are damaged: {why}; rerun `spu-emu --stats`",
-            path.display()
+            spu_io::quote::path(path)
         );
     }
     Ok(stats)
@@ -146,13 +147,13 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
     let report: Breakdown = serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is neither `spu-emu --stats` output nor a `spu-prof --format json` report",
-            path.display()
+            spu_io::quote::path(path)
         )
     })?;
     if let Err(why) = spu_prof::inputs::check_report(&report) {
         bail!(
             "`{}`: the report is damaged: {why}; write it again with `spu-prof --format json`",
-            path.display()
+            spu_io::quote::path(path)
         );
     }
     Ok(report)
@@ -273,7 +274,7 @@ fn run(cli: &Cli) -> Result<()> {
         let map = spu_prof::heatmap::svg(&stats, &model, cli.heatmap_metric).with_context(|| {
             format!(
                 "the `{}` model prices instructions, not units; use --heatmap-metric offchip, cb or busy, or a components model",
-                model.name
+                spu_io::quote::escape(&model.name)
             )
         })?;
         files.add(path, map.as_bytes())?;

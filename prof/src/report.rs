@@ -1,11 +1,14 @@
 //! Reports of a [`Breakdown`]: the default table (components sorted by energy,
 //! leakage by unit type, static vs dynamic, power, time, energy-delay product),
 //! JSON and CSV with the documented keys, the kernel source annotated with energy
-//! per line, and two runs side by side.
+//! per line, and two runs side by side. Text from the user (kernel and file names,
+//! source lines, names in a statistics file or model) is escaped
+//! ([`spu_io::quote`]) in every format.
 
 use crate::energy::Breakdown;
 use crate::legend;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use spu_io::quote::escape;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -91,7 +94,7 @@ fn quote(key: &str, source: &dyn Fn(&str) -> Option<String>) -> String {
         return String::new();
     };
     // The statement, without a trailing comment.
-    let text = text.split("//").next().unwrap_or("").trim();
+    let text = escape(text.split("//").next().unwrap_or("").trim());
     if text.chars().count() > MAX {
         format!("{}...", text.chars().take(MAX - 3).collect::<String>())
     } else {
@@ -103,7 +106,13 @@ fn quote(key: &str, source: &dyn Fn(&str) -> Option<String>) -> String {
 /// hottest lines.
 pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{} on {} (model `{}`)", b.kernel, b.machine, b.model);
+    let _ = writeln!(
+        s,
+        "{} on {} (model `{}`)",
+        escape(&b.kernel),
+        escape(&b.machine),
+        escape(&b.model)
+    );
     let _ = writeln!(
         s,
         "time    {} ({} cycles at {} MHz)",
@@ -150,11 +159,11 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
             timed.push(name.as_str());
         }
         t.add_row(vec![
-            name.clone(),
+            escape(name).into_owned(),
             joules(j),
             percent(j, b.dynamic_j),
             basis.label().to_string(),
-            text,
+            escape(&text).into_owned(),
         ]);
     }
     let _ = writeln!(s, "{t}");
@@ -162,7 +171,7 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
         let _ = writeln!(
             s,
             "{} {} time-based: they grow with run time, not with\nthe work done (GPUWattch's idle-core power per idle unit-cycle, constant power per\nchip cycle). Every other term is events x energy per event.",
-            timed.join(" and "),
+            escape(&timed.join(" and ")),
             if timed.len() == 1 { "is" } else { "are" }
         );
     }
@@ -170,11 +179,7 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
     let mut t = table(&["leakage", "each", "total", "share"], 1);
     for u in &b.leakage_by_unit {
         t.add_row(vec![
-            if u.what.is_empty() {
-                u.unit.clone()
-            } else {
-                u.what.clone()
-            },
+            escape(if u.what.is_empty() { &u.unit } else { &u.what }).into_owned(),
             format!("{} W", fixed(u.each_w, 6)),
             format!("{} W", fixed(u.total_w, 3)),
             percent(u.total_w, b.leakage_w),
@@ -204,11 +209,16 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
             }
             None => quote(line, source),
         };
-        t.add_row(vec![line.clone(), joules(j), percent(j, b.dynamic_j), text]);
+        t.add_row(vec![
+            escape(line).into_owned(),
+            joules(j),
+            percent(j, b.dynamic_j),
+            text,
+        ]);
     }
     let _ = writeln!(s, "{t}");
     for (line, meaning) in pseudo {
-        let _ = writeln!(s, "{line}: {meaning}");
+        let _ = writeln!(s, "{}: {meaning}", escape(line));
     }
     s
 }
@@ -217,13 +227,13 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
 /// `cycles`, `components`, `lines`) and the rest of the breakdown.
 pub fn json_report(b: &Breakdown) -> String {
     // Plain structs with string keys: serialisation cannot fail.
-    let mut text = serde_json::to_string_pretty(b).expect("breakdown serialises");
-    text.push('\n');
-    text
+    let text = serde_json::to_string_pretty(b).expect("breakdown serialises");
+    format!("{}\n", spu_io::quote::json(&text))
 }
 
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
+    let s = escape(s);
+    if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
@@ -317,7 +327,8 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
     let _ = writeln!(
         s,
         "{}: dynamic energy by source line (model `{}`)",
-        b.kernel, b.model
+        escape(&b.kernel),
+        escape(&b.model)
     );
     let _ = writeln!(s, "total dynamic {}\n", joules(b.dynamic_j));
     let mut files: Vec<&str> = Vec::new();
@@ -329,14 +340,15 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
         }
     }
     for file in files {
+        let shown = escape(file);
         let Some(text) = source(file) else {
             let _ = writeln!(
                 s,
-                "({file}: source not quoted; name it with --source FILE, or keep it beside the kernel or statistics file; per-line totals below)\n"
+                "({shown}: source not quoted; name it with --source FILE, or keep it beside the kernel or statistics file; per-line totals below)\n"
             );
             continue;
         };
-        let _ = writeln!(s, "{file}");
+        let _ = writeln!(s, "{shown}");
         let _ = writeln!(
             s,
             "{:>12} {:>7} {:>12}  {:>5} | source",
@@ -354,7 +366,12 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
                 .filter(|n| *n > 0)
                 .map(spu_emu::observe::report::grouped)
                 .unwrap_or_default();
-            let _ = writeln!(s, "{e:>12} {share:>7} {n:>12}  {:>5} | {src}", i + 1);
+            let _ = writeln!(
+                s,
+                "{e:>12} {share:>7} {n:>12}  {:>5} | {}",
+                i + 1,
+                spu_io::quote::escape_lines(src)
+            );
         }
         let _ = writeln!(s);
     }
@@ -362,7 +379,13 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
     if !pseudo.is_empty() {
         let _ = writeln!(s, "not caused by an instruction:");
         for (k, j) in pseudo {
-            let _ = writeln!(s, "{:>12} {:>7}  {k}", joules(*j), percent(*j, b.dynamic_j));
+            let _ = writeln!(
+                s,
+                "{:>12} {:>7}  {}",
+                joules(*j),
+                percent(*j, b.dynamic_j),
+                escape(k)
+            );
             if let Some(meaning) = legend::pseudo_line(k) {
                 let _ = writeln!(s, "{:>22}{meaning}", "");
             }
@@ -380,7 +403,8 @@ pub fn compare_report(a: &Breakdown, a_name: &str, b: &Breakdown, b_name: &str) 
             "-".into()
         }
     };
-    let mut t = table(&["metric", a_name, b_name, "B / A"], 1);
+    let (a_name, b_name) = (escape(a_name), escape(b_name));
+    let mut t = table(&["metric", &a_name, &b_name, "B / A"], 1);
     let mut row = |name: &str, x: f64, y: f64, fmt: &dyn Fn(f64) -> String| {
         t.add_row(vec![name.to_string(), fmt(x), fmt(y), ratio(x, y)]);
     };
@@ -409,10 +433,15 @@ pub fn compare_report(a: &Breakdown, a_name: &str, b: &Breakdown, b_name: &str) 
     for name in names {
         let x = a.components.get(name).copied().unwrap_or(0.0);
         let y = b.components.get(name).copied().unwrap_or(0.0);
-        row(name, x, y, &joules);
+        row(&escape(name), x, y, &joules);
     }
     format!(
         "A: {} on {} (model `{}`)\nB: {} on {} (model `{}`)\n{t}\n",
-        a.kernel, a.machine, a.model, b.kernel, b.machine, b.model
+        escape(&a.kernel),
+        escape(&a.machine),
+        escape(&a.model),
+        escape(&b.kernel),
+        escape(&b.machine),
+        escape(&b.model)
     )
 }

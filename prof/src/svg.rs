@@ -4,6 +4,7 @@
 //! neither covers the other or the curves.
 
 use crate::energy::Breakdown;
+use spu_io::quote::xml as escape;
 use std::fmt::Write;
 
 const W: f64 = 800.0;
@@ -15,12 +16,6 @@ const TOP: f64 = 52.0;
 const BOTTOM: f64 = 76.0;
 /// Width of a character at the title's 14 px (sans-serif, a generous average).
 const TITLE_CHAR_W: f64 = 8.0;
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
 
 /// `text` cut to at most `max` characters, marked with an ellipsis when cut.
 fn fit(text: &str, max: usize) -> String {

@@ -65,7 +65,7 @@ pub fn report_plan(plan: &Plan, store: &Store, pending: usize, spec_file: &str) 
         plan.name,
         runs(total),
         total - pending,
-        store.dir.display()
+        spu_io::quote::path(&store.dir)
     );
 }
 
@@ -73,7 +73,9 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
     let spec = read_spec(args)?;
     let plan = plan::plan(&spec, &args.extras)?;
     if format == "json" {
-        std::io::stdout().write_all(&spu_sweep::store::to_json(&plan))?;
+        let json = spu_sweep::store::to_json(&plan);
+        let text = spu_io::quote::json(std::str::from_utf8(&json)?);
+        std::io::stdout().write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     let dir = args
@@ -84,8 +86,9 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
     let records = store.as_ref().map(|s| s.records(&plan)).unwrap_or_default();
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
+    let escape = |text: &String| spu_io::quote::escape(text).into_owned();
     let mut header = vec!["#".to_string(), "run".to_string(), "status".to_string()];
-    header.extend(plan.columns.iter().cloned());
+    header.extend(plan.columns.iter().map(escape));
     table.set_header(header);
     for (i, run) in plan.runs.iter().enumerate() {
         let status = records
@@ -93,7 +96,7 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
             .map_or("pending", |r| r.status.name())
             .to_string();
         let mut row = vec![(i + 1).to_string(), run.id.clone(), status];
-        row.extend(run.values.iter().cloned());
+        row.extend(run.values.iter().map(escape));
         table.add_row(row);
     }
     spu_io::outln!("{table}");
@@ -107,7 +110,7 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
         } else {
             String::new()
         },
-        dir.display()
+        spu_io::quote::path(&dir)
     );
     let extras = spec.extra_names();
     if !extras.is_empty() {
@@ -196,10 +199,7 @@ pub fn cmd_slurm(
     if opts.dry_run {
         spu_io::reportln!(
             "wrote {}: {} in {} array tasks, not submitted; submit it with the same command without --dry-run",
-            store
-                .dir
-                .join(format!("slurm/batch-{}.sh", batch.batch))
-                .display(),
+            spu_io::quote::path(&store.dir.join(format!("slurm/batch-{}.sh", batch.batch))),
             runs(pending.len()),
             batch.tasks.len()
         );
@@ -210,7 +210,7 @@ pub fn cmd_slurm(
             "submitted job {job}: {} in {} array tasks; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             runs(pending.len()),
             batch.tasks.len(),
-            dir = store.dir.display()
+            dir = spu_io::quote::path(&store.dir)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -246,7 +246,7 @@ pub fn cmd_slurm(
     if !finished {
         spu_io::reportln!(
             "stopped waiting; job {job} goes on: follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
-            dir = store.dir.display()
+            dir = spu_io::quote::path(&store.dir)
         );
         return Ok(ExitCode::from(130));
     }
@@ -268,7 +268,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     for m in &c.report.unknown_metrics {
         spu_io::reportln!(
             "warning: no finished run has the metric `{m}`; `spu-sweep metrics {}` lists them",
-            store.dir.display()
+            spu_io::quote::path(&store.dir)
         );
     }
     let records = store.records(plan);
@@ -278,8 +278,8 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         .count();
     spu_io::reportln!(
         "wrote {} and {}{}",
-        store.dir.join("results.csv").display(),
-        store.dir.join("results.jsonl").display(),
+        spu_io::quote::path(&store.dir.join("results.csv")),
+        spu_io::quote::path(&store.dir.join("results.jsonl")),
         if c.plots.is_empty() {
             String::new()
         } else {
@@ -287,7 +287,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
                 " and {}",
                 c.plots
                     .iter()
-                    .map(|p| p.display().to_string())
+                    .map(|p| spu_io::quote::path(p))
                     .collect::<Vec<_>>()
                     .join(", ")
             )
@@ -300,7 +300,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         spu_io::reportln!(
             "{} failed; `spu-sweep status {}` shows why",
             runs(failed),
-            store.dir.display()
+            spu_io::quote::path(&store.dir)
         );
         return Ok(ExitCode::from(3));
     }
@@ -331,7 +331,7 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
             return Err(e.into());
         }
         for p in &c.plots {
-            spu_io::outln!("{}", p.display());
+            spu_io::outln!("{}", spu_io::quote::path(p));
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -359,11 +359,11 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
     let svg = spu_sweep::plot::svg(&plan, &store.records(&plan), &spec)?;
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create `{}`", parent.display()))?;
+            .with_context(|| format!("cannot create `{}`", spu_io::quote::path(parent)))?;
     }
     spu_io::output::write_file_restricted(&output, svg.as_bytes(), store.mode())
-        .with_context(|| format!("cannot write `{}`", output.display()))?;
-    spu_io::outln!("{}", output.display());
+        .with_context(|| format!("cannot write `{}`", spu_io::quote::path(&output)))?;
+    spu_io::outln!("{}", spu_io::quote::path(&output));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -439,7 +439,7 @@ pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
     else {
         bail!(
             "no run of `{}` has finished yet; metrics are listed from a finished run",
-            dir.display()
+            spu_io::quote::path(dir)
         );
     };
     let mut table = comfy_table::Table::new();

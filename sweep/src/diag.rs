@@ -52,7 +52,7 @@ impl Problem {
 
 /// Every problem found in one spec file.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("`{file}` is not a valid sweep spec ({} problem{})", problems.len(), if problems.len() == 1 { "" } else { "s" })]
+#[error("`{}` is not a valid sweep spec ({} problem{})", spu_io::quote::escape(file), problems.len(), if problems.len() == 1 { "" } else { "s" })]
 pub struct SpecError {
     pub file: String,
     pub text: String,
@@ -62,7 +62,8 @@ pub struct SpecError {
 impl SpecError {
     /// The problems as `error: ...` blocks with the offending line quoted.
     pub fn rendered(&self) -> String {
-        let file = SimpleFile::new(&self.file, &self.text);
+        let escape = spu_io::quote::escape;
+        let file = SimpleFile::new(escape(&self.file), &self.text);
         let config = term::Config {
             chars: term::Chars::ascii(),
             ..term::Config::default()
@@ -70,19 +71,25 @@ impl SpecError {
         let len = self.text.len();
         let mut out = String::new();
         for p in &self.problems {
-            let mut d = Diagnostic::error().with_message(&p.message);
+            let mut d = Diagnostic::error().with_message(escape(&p.message));
             if let Some(s) = &p.span {
                 let start = s.start.min(len);
                 let end = s.end.min(len).max(start);
-                d = d.with_labels(vec![Label::primary((), start..end).with_message(&p.label)]);
+                d = d.with_labels(vec![
+                    Label::primary((), start..end).with_message(escape(&p.label)),
+                ]);
             }
             if let Some(h) = &p.help {
-                d = d.with_notes(vec![format!("help: {h}")]);
+                d = d.with_notes(vec![format!("help: {}", escape(h))]);
             }
             match term::emit_into_string(&config, &file, &d) {
                 // A long line of the spec is quoted by its start.
                 Ok(s) => out.push_str(&spu_io::quote::shorten_lines(&s)),
-                Err(_) => out.push_str(&format!("error: {}: {}\n", self.file, p.message)),
+                Err(_) => out.push_str(&format!(
+                    "error: {}: {}\n",
+                    escape(&self.file),
+                    escape(&p.message)
+                )),
             }
         }
         out

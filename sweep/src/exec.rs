@@ -44,7 +44,7 @@ impl RunFailure {
 fn changed(path: &std::path::Path) -> RunFailure {
     RunFailure::new(format!(
         "`{}` changed since the sweep was planned; run `spu-sweep run` on the spec again",
-        path.display()
+        spu_io::quote::path(path)
     ))
 }
 

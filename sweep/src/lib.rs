@@ -37,9 +37,13 @@ pub enum Error {
     Spec(#[from] diag::SpecError),
     #[error(transparent)]
     Input(#[from] spu_isa::format::InputError),
-    #[error("`{0}` is not UTF-8 text")]
+    #[error("`{}` is not UTF-8 text", spu_io::quote::escape(.0))]
     NotText(String),
-    #[error("no axis of `{file}` has extra values named `{name}`; {known}")]
+    #[error(
+        "no axis of `{}` has extra values named `{}`; {known}",
+        spu_io::quote::escape(file),
+        spu_io::quote::shorten(name)
+    )]
     UnknownExtra {
         name: String,
         file: String,

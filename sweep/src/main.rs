@@ -275,7 +275,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             let store = store.for_plan(&plan);
             let p = status::progress(&store, &plan);
             if format == "json" {
-                spu_io::outln!("{}", serde_json::to_string_pretty(&p)?);
+                let text = serde_json::to_string_pretty(&p)?;
+                spu_io::outln!("{}", spu_io::quote::json(&text));
             } else {
                 spu_io::exit::print_or_exit(&p.render());
             }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 /// Why a plot cannot be drawn.
 #[derive(Debug, thiserror::Error)]
-#[error("plot `{plot}`: {message}")]
+#[error("plot `{}`: {message}", spu_io::quote::escape(plot))]
 pub struct PlotError {
     pub plot: String,
     pub message: String,

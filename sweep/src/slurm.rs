@@ -348,7 +348,7 @@ pub fn submit(
     // Checked before anything is written.
     let text = script(&dir, exe, &plan.name, &batch, opts)?;
     std::fs::create_dir_all(store.dir.join("slurm/logs")).map_err(|error| StoreError::Write {
-        path: store.dir.join("slurm/logs").display().to_string(),
+        path: spu_io::quote::path(&store.dir.join("slurm/logs")),
         error,
     })?;
     store.write(&format!("slurm/batch-{b}.plan.json"), &to_json(plan))?;
@@ -412,11 +412,7 @@ pub fn task(
         .into_iter()
         .find(|x| x.batch == batch)
         .ok_or_else(|| StoreError::Read {
-            path: store
-                .dir
-                .join(format!("slurm/batch-{batch}.json"))
-                .display()
-                .to_string(),
+            path: spu_io::quote::path(&store.dir.join(format!("slurm/batch-{batch}.json"))),
             why: "no such batch".into(),
         })?;
     let plan: Plan = store.read_json(&format!("slurm/batch-{batch}.plan.json"))?;

@@ -116,9 +116,12 @@ fn states(s: &[(String, usize)]) -> String {
 impl Progress {
     /// The human-readable report.
     pub fn render(&self) -> String {
+        let escape = spu_io::quote::escape;
         let mut s = format!(
             "sweep `{}` in {}: {} runs\n",
-            self.name, self.dir, self.total
+            escape(&self.name),
+            escape(&self.dir),
+            self.total
         );
         s.push_str(&format!("  done       {}\n", self.done));
         s.push_str(&format!("  failed     {}\n", self.failed));
@@ -131,7 +134,12 @@ impl Progress {
             ));
         }
         for f in self.failures.iter().take(20) {
-            s.push_str(&format!("failed {} {}: {}\n", f.run, f.columns, f.error));
+            s.push_str(&format!(
+                "failed {} {}: {}\n",
+                escape(&f.run),
+                f.columns,
+                escape(&f.error)
+            ));
         }
         if self.failures.len() > 20 {
             s.push_str(&format!(
@@ -167,7 +175,8 @@ impl Progress {
         {
             s.push_str(&format!(
                 "no task is queued but {} runs are unfinished: see {}/slurm/logs, then submit again with `spu-sweep run SPEC --slurm`\n",
-                self.remaining, self.dir
+                self.remaining,
+                escape(&self.dir)
             ));
         }
         s

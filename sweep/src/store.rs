@@ -73,7 +73,7 @@ pub enum StoreError {
 
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |error| StoreError::Write {
-        path: path.display().to_string(),
+        path: spu_io::quote::path(path),
         error,
     }
 }
@@ -87,7 +87,7 @@ impl Store {
                 .next()
                 .is_none();
             if !empty && !dir.join("plan.json").is_file() {
-                return Err(StoreError::NotASweep(dir.display().to_string()));
+                return Err(StoreError::NotASweep(spu_io::quote::path(dir)));
             }
         }
         for sub in ["", "runs", "running"] {
@@ -114,7 +114,7 @@ impl Store {
     /// Opens an existing results directory.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         if !dir.join("plan.json").is_file() {
-            return Err(StoreError::Missing(dir.display().to_string()));
+            return Err(StoreError::Missing(spu_io::quote::path(dir)));
         }
         Ok(Store {
             dir: dir.to_path_buf(),
@@ -135,7 +135,7 @@ impl Store {
     pub fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, StoreError> {
         let path = self.dir.join(name);
         let err = |why: String| StoreError::Read {
-            path: path.display().to_string(),
+            path: spu_io::quote::path(&path),
             why,
         };
         let bytes = spu_isa::format::read_input(&path).map_err(|e| err(e.to_string()))?;

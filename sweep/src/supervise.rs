@@ -85,7 +85,7 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
         Ok(c) => c,
         Err(e) => {
             return failed(
-                format!("cannot start `{} exec-run`: {e}", exe.display()),
+                format!("cannot start `{} exec-run`: {e}", spu_io::quote::path(exe)),
                 String::new(),
             );
         }

@@ -56,8 +56,13 @@ pub struct RunArgs {
     /// (GPUWattch sampled every 500).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample_interval: Option<u64>,
-    /// Skip timing: the same results and off-chip counts, many times faster; cycles,
-    /// stalls and time-dependent counters are not modelled.
+    /// Skip timing: many times faster, with the same off-chip counts and the same
+    /// results except where the order in which warps interleave matters: sums of
+    /// float atomic adds (they round in another order), the old values atomics
+    /// return, what `atom.exch` and `atom.cas` races leave, and data races (a
+    /// shared- or global-memory word one warp writes and another reads without a
+    /// barrier between them). Cycles, stalls and time-dependent counters are not
+    /// modelled.
     #[arg(long)]
     pub functional: bool,
     /// Simulate on N threads (default: the number of cores). Results, stats and
@@ -77,13 +82,14 @@ impl RunArgs {
         let mut m = match self.machine.as_deref() {
             None => Machine::default(),
             Some(name) if is_file_like(name) => {
+                let file = format!("`{}`", spu_io::quote::escape(name));
                 let text = spu_io::input::read_text(Path::new(name)).map_err(|e| {
                     MachineError::Syntax {
-                        file: format!("`{name}`"),
+                        file: file.clone(),
                         why: format!("cannot be read: {}", e.reason()),
                     }
                 })?;
-                Machine::from_toml(&text, &format!("`{name}`"))?
+                Machine::from_toml(&text, &file)?
             }
             Some(name) => machine::preset(name)?,
         };

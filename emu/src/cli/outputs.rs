@@ -36,7 +36,7 @@ impl Outputs {
         words: &[u32],
     ) -> Result<(), NpyError> {
         let write = |error| NpyError::Write {
-            path: path.display().to_string(),
+            path: spu_io::quote::path(path),
             error,
         };
         let mut out = OutputFile::create(path).map_err(|e| write(e.into_io()))?;

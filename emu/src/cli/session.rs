@@ -177,7 +177,7 @@ pub fn run_file(
 fn read(kernel_path: &Path) -> Result<Kernel, SessionError> {
     read_kernel(kernel_path).map_err(|e| match e {
         KernelError::Assembly { rendered, .. } => SessionError::Assembly {
-            path: kernel_path.display().to_string(),
+            path: spu_io::quote::path(kernel_path),
             rendered,
         },
         other => SessionError::Kernel(other),
@@ -204,7 +204,7 @@ fn simulate_loaded(
         Err(stop) => Err(SessionError::Stopped {
             rendered: crate::observe::stopped::render_stop(&stop, &kernel, &image),
             interrupted: matches!(*stop, crate::Stop::Interrupted { .. }),
-            path: kernel_path.display().to_string(),
+            path: spu_io::quote::path(kernel_path),
         }),
     }
 }

@@ -271,8 +271,13 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         MAX_BLOCKS,
         "a launch has at most 4 194 304 blocks",
     )?;
-    let links = i64::from(machine.grid_cols) * (i64::from(machine.grid_rows) + 1)
-        + i64::from(machine.grid_rows) * (i64::from(machine.grid_cols) + 1);
+    // A GPU has no CBs (nor boundary units).
+    let links = if machine.is_gpu() {
+        0
+    } else {
+        i64::from(machine.grid_cols) * (i64::from(machine.grid_rows) + 1)
+            + i64::from(machine.grid_rows) * (i64::from(machine.grid_cols) + 1)
+    };
     within(
         format!(
             "the CB storage of a {}x{} grid in MiB",
@@ -400,6 +405,17 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             machine.sm_registers
         ),
     )?;
+    // A GPU SM must hold a whole block at once (GPGPU-Sim's occupancy limits).
+    if machine.is_gpu() {
+        let demand = crate::machine::occupancy::BlockDemand {
+            threads: threads as u32,
+            registers: u32::from(program.layout.general),
+            shared_bytes,
+        };
+        if let Some(unfit) = crate::machine::occupancy::never_resident(machine, demand) {
+            return Err(LoadError::Machine(unfit.to_string()));
+        }
+    }
     if has_iu_code {
         within(
             format!("the register demand of an IU ({regs} registers x {iu_threads} threads)"),
@@ -539,9 +555,11 @@ fn check_state_size(
     let (cols, rows) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
     let sms = cols * rows;
     let busy_sms = sms.min(u64::from(grid[0]) * u64::from(grid[1]));
-    let boundary = 2 * (cols + rows);
+    // A GPU has SMs only: no boundary units and no CBs.
+    let gpu = machine.is_gpu();
+    let boundary = if gpu { 0 } else { 2 * (cols + rows) };
     // A GPU SM holds several resident blocks.
-    let resident = if machine.is_gpu() {
+    let resident = if gpu {
         let demand = crate::machine::occupancy::BlockDemand {
             threads: u32::try_from(threads).unwrap_or(u32::MAX),
             registers: u32::from(program.layout.general),
@@ -553,7 +571,11 @@ fn check_state_size(
     };
     let per_sm = resident * (threads.div_ceil(32) * warp + u64::from(shared_bytes)) + UNIT_OVERHEAD;
     let per_boundary = u64::from(iu_threads).div_ceil(32) * warp + UNIT_OVERHEAD;
-    let links = cols * (rows + 1) + rows * (cols + 1);
+    let links = if gpu {
+        0
+    } else {
+        cols * (rows + 1) + rows * (cols + 1)
+    };
     let cbs = 2 * links * u64::from(machine.cb_size_kib) * 1024;
     let instructions = program.len() as u64;
     let per_code = instructions * PER_INSTRUCTION;

@@ -68,8 +68,10 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
     let p = path.display().to_string();
     let bytes = spu_isa::format::read_input(path)?;
     if bytes.starts_with(b"\x7fELF") {
-        let module = spu_isa::format::read_module(&bytes)
-            .map_err(|error| KernelError::Binary { path: p, error })?;
+        let module = spu_isa::format::read_module(&bytes).map_err(|error| KernelError::Binary {
+            path: spu_io::quote::path(path),
+            error,
+        })?;
         let sources = module
             .lines
             .files
@@ -83,13 +85,16 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
             included: Vec::new(),
         });
     }
+    let not_text = || KernelError::NotText {
+        path: spu_io::quote::path(path),
+    };
     // Text in another encoding (UTF-16 from PowerShell) is named with its conversion.
     let text = spu_io::input::text_from(path, bytes).map_err(|e| match e {
-        spu_isa::format::InputError::NotText { .. } => KernelError::NotText { path: p.clone() },
+        spu_isa::format::InputError::NotText { .. } => not_text(),
         e => KernelError::Input(e),
     })?;
     if text.contains('\0') {
-        return Err(KernelError::NotText { path: p });
+        return Err(not_text());
     }
     match spu_asm::assemble_module(&p, &text) {
         Ok((module, warnings)) => {
@@ -125,7 +130,7 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
         Err(diags) => Err(KernelError::Assembly {
             errors: diags.error_count(),
             rendered: diags.render(&p, &text),
-            path: p,
+            path: spu_io::quote::path(path),
         }),
     }
 }

@@ -1,5 +1,6 @@
 //! Loading a kernel onto a machine: reading `.bin`/`.spu` files ([`kernel`]),
-//! resolving parameters, laying out and initialising buffers ([`init`], [`npy`]),
+//! resolving parameters, laying out and initialising buffers ([`init`], [`npy`],
+//! [`npy_header`]),
 //! decoding the code and evaluating DMA descriptors into an [`Image`]
 //! ([`image`]), and planning which unit does what in which pass ([`plan`]).
 //!
@@ -9,6 +10,7 @@ pub mod image;
 pub mod init;
 pub mod kernel;
 pub mod npy;
+pub mod npy_header;
 pub mod plan;
 
 pub use image::{DmaPlan, Image, LaunchDims, LoadError, LoadOptions, load};

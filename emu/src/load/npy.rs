@@ -1,10 +1,12 @@
 //! Buffers in NumPy `.npy` files: little-endian, C order, dtype matching the
 //! declaration (`.u8 .b8` -> `|u1`, `.s8` -> `|i1`, `.u16 .b16` -> `<u2`, `.s16` ->
 //! `<i2`, `.u32 .b32` -> `<u4`, `.s32` -> `<i4`, `.f32` -> `<f4`, `.u64 .b64` ->
-//! `<u8`, `.s64` -> `<i8`, `.f64` -> `<f8`), shape equal to the declared dimensions. An input's header is read and checked against the buffer
-//! before its body, and no more than the buffer's size is ever read; outputs are
-//! streamed to a temporary file that is renamed into place.
+//! `<u8`, `.s64` -> `<i8`, `.f64` -> `<f8`), shape equal to the declared dimensions.
+//! An input's header is parsed ([`super::npy_header`]) and checked against the
+//! buffer before its body, and no more than the buffer's size is ever read; outputs
+//! are streamed to a temporary file that is renamed into place.
 
+use super::npy_header::{self, Descr};
 use npyz::WriterBuilder;
 use spu_isa::Ty;
 use std::path::Path;
@@ -91,7 +93,7 @@ pub fn dtype(ty: Ty) -> &'static str {
 /// Reads an array for buffer `buffer` of type `ty` and shape `dims`, as the words
 /// the buffer's elements occupy (packed little-endian, the last word zero-padded).
 pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>, NpyError> {
-    let p = path.display().to_string();
+    let p = spu_io::quote::path(path);
     let format = |why: String| NpyError::Format {
         path: p.clone(),
         why,
@@ -126,7 +128,7 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
             "its header is {header_len} bytes (at most {MAX_HEADER})"
         )));
     }
-    prefix.extend_from_slice(&len);
+    let prefix_len = prefix.len() + len.len();
     // The header itself, read here so a cut-short file says what is missing.
     let mut header = Vec::with_capacity(header_len);
     std::io::Read::read_to_end(
@@ -137,47 +139,50 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
     if header.len() < header_len {
         return Err(format(format!(
             "its header is truncated: it declares {header_len} header bytes after the \
-             {}-byte prefix but the file ends after {} of them; save the array again \
+             {prefix_len}-byte prefix but the file ends after {} of them; save the array again \
              (`np.save`)",
-            prefix.len(),
             header.len()
         )));
     }
-    let elements: u64 = dims.iter().product();
-    let body = elements * u64::from(ty.bytes());
-    let total = (prefix.len() + header_len) as u64 + body;
-    // Nothing past the header and the declared buffer is read but one byte, which
-    // must not be there.
-    let header_bytes = (prefix.len() + header_len) as u64;
-    let bounded = std::io::Read::take(
-        std::io::Read::chain(std::io::Cursor::new([prefix, header].concat()), &mut reader),
-        total,
-    );
-    let file = npyz::NpyFile::new(bounded).map_err(|e| format(e.to_string()))?;
-    let found = match file.dtype() {
-        npyz::DType::Plain(t) => t.to_string(),
-        other => other.descr(),
+    let header = std::str::from_utf8(&header)
+        .map_err(|e| {
+            format(format!(
+                "its header is not text (byte {} of the header)",
+                e.valid_up_to()
+            ))
+        })
+        .and_then(|text| npy_header::parse(text).map_err(format))?;
+    let found = match &header.descr {
+        // As NumPy spells a type string (`<u1` is `|u1`).
+        Descr::Type(t) => t
+            .parse::<npyz::TypeStr>()
+            .map_or_else(|_| t.clone(), |t| t.to_string()),
+        Descr::Other(text) => text.clone(),
     };
     if found != dtype(ty) {
         return Err(NpyError::Dtype {
             path: p,
             buffer: buffer.to_string(),
             ty,
-            found,
+            found: spu_io::quote::shorten(&found),
             expected: dtype(ty),
         });
     }
-    if file.shape() != dims {
+    if header.shape != dims {
         return Err(NpyError::Shape {
             path: p,
             buffer: buffer.to_string(),
-            found: file.shape().to_vec(),
+            found: header.shape,
             expected: dims.to_vec(),
         });
     }
-    if file.order() == npyz::Order::Fortran && dims.len() > 1 {
+    if header.fortran_order && dims.len() > 1 {
         return Err(NpyError::Order { path: p });
     }
+    let elements: u64 = dims.iter().product();
+    let body = elements * u64::from(ty.bytes());
+    let header_bytes = (prefix_len + header_len) as u64;
+    let total = header_bytes + body;
     if meta.is_file() && meta.len() < total {
         return Err(NpyError::Truncated {
             path: p,
@@ -194,42 +199,38 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
     if meta.is_file() && meta.len() > total {
         return Err(trailing(format!("{}", meta.len() - header_bytes)));
     }
-    let format = |e: std::io::Error| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            NpyError::Truncated {
-                path: p.clone(),
-                elements,
-                bytes: body,
+    // The elements, little-endian as the dtype check above ensured, read in chunks
+    // straight into the buffer's words.
+    let mut words = vec![0u32; body.div_ceil(4) as usize];
+    let size = ty.bytes() as usize;
+    let mut chunk = vec![0u8; size * 16384];
+    let mut next = 0usize;
+    let mut left = body as usize;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        std::io::Read::read_exact(&mut reader, &mut chunk[..n]).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                NpyError::Truncated {
+                    path: p.clone(),
+                    elements,
+                    bytes: body,
+                }
+            } else {
+                NpyError::Read {
+                    path: p.clone(),
+                    error: e,
+                }
             }
-        } else {
-            NpyError::Format {
-                path: p.clone(),
-                why: e.to_string(),
-            }
+        })?;
+        for element in chunk[..n].chunks_exact(size) {
+            let mut bits = [0u8; 8];
+            bits[..size].copy_from_slice(element);
+            crate::load::init::set_element(&mut words, ty, next, u64::from_le_bytes(bits));
+            next += 1;
         }
-    };
-    // Element bit patterns, read with the element type npyz checked above.
-    macro_rules! bits {
-        ($t:ty, $to:expr) => {
-            file.into_vec::<$t>()
-                .map_err(format)?
-                .into_iter()
-                .map($to)
-                .collect::<Vec<u64>>()
-        };
+        left -= n;
     }
-    let values = match ty {
-        Ty::U8 | Ty::B8 => bits!(u8, u64::from),
-        Ty::S8 => bits!(i8, |v| u64::from(v as u8)),
-        Ty::U16 | Ty::B16 => bits!(u16, u64::from),
-        Ty::S16 => bits!(i16, |v| u64::from(v as u16)),
-        Ty::U32 | Ty::B32 => bits!(u32, u64::from),
-        Ty::S32 => bits!(i32, |v| u64::from(v as u32)),
-        Ty::F32 => bits!(f32, |v| u64::from(v.to_bits())),
-        Ty::U64 | Ty::B64 => bits!(u64, |v| v),
-        Ty::S64 => bits!(i64, |v| v as u64),
-        Ty::F64 => bits!(f64, f64::to_bits),
-    };
+    // Nothing past the declared data is read but one byte, which must not be there.
     let mut extra = [0u8; 1];
     if std::io::Read::read(&mut reader, &mut extra).map_err(|error| NpyError::Read {
         path: p.clone(),
@@ -237,10 +238,6 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
     })? > 0
     {
         return Err(trailing("more".into()));
-    }
-    let mut words = vec![0u32; body.div_ceil(4) as usize];
-    for (i, v) in values.into_iter().enumerate() {
-        crate::load::init::set_element(&mut words, ty, i, v);
     }
     Ok(words)
 }
@@ -301,7 +298,7 @@ pub fn encode_to(
 
 /// Writes a buffer to `path` atomically.
 pub fn write(path: &Path, ty: Ty, dims: &[u64], words: &[u32]) -> Result<(), NpyError> {
-    let p = path.display().to_string();
+    let p = spu_io::quote::path(path);
     let bytes = encode(ty, dims, words).map_err(|error| NpyError::Write {
         path: p.clone(),
         error,

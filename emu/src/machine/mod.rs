@@ -287,7 +287,7 @@ fn unknown_key(key: &str) -> MachineError {
                 .map(|p| p.key)
         });
     MachineError::UnknownKey {
-        key: key.to_string(),
+        key: param::shorten(key),
         hint: best.map_or_else(String::new, |k| format!(" (did you mean `{k}`?)")),
     }
 }
@@ -459,7 +459,7 @@ fn flatten(
         toml::Value::String(s) => RawValue::Text(s.clone()),
         other => {
             return Err(MachineError::BadValue {
-                key: prefix.to_string(),
+                key: param::shorten(prefix),
                 why: format!(
                     "a {} is not valid in {file}: machine values are numbers or words",
                     other.type_str()

@@ -3,7 +3,8 @@
 //! them for the GTX 480 (`shader_core_config::max_cta` in `src/gpgpu-sim/shader.cc`
 //! of gpgpu-sim/gpgpu-sim_distribution): a block's threads are padded to whole
 //! warps, registers per thread are rounded up to a multiple of 4, and shared memory
-//! is counted without an allocation granularity.
+//! is counted without an allocation granularity. A block that does not fit once
+//! ([`never_resident`]) is refused at load time, as GPGPU-Sim refuses it.
 
 use super::Machine;
 use std::fmt;
@@ -64,22 +65,29 @@ pub struct BlockDemand {
     pub shared_bytes: u32,
 }
 
-/// Blocks of `demand` that fit on one SM of `m` at once; at least 1 (a block that
-/// does not fit at all is refused at load time). Ties go to the first limit in
-/// the order blocks, threads, warps, registers, shared memory.
-pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
+/// What one block of `demand` holds of each counted resource while resident:
+/// warps, threads padded to whole warps, registers (per thread rounded up to a
+/// multiple of 4).
+fn held(demand: BlockDemand) -> (u32, u32, u32) {
     let warps = demand.threads.div_ceil(32).max(1);
     let padded = warps * 32;
     let regs = (demand.registers + 3) & !3;
+    (warps, padded, padded.saturating_mul(regs))
+}
+
+/// Blocks of `demand` that fit on one SM of `m` at once; at least 1 (a block that
+/// does not fit at all is refused at load time, see [`never_resident`]). Ties go
+/// to the first limit in the order blocks, threads, warps, registers, shared
+/// memory.
+pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
+    let (warps, padded, registers) = held(demand);
     let limits = [
         (Limit::Blocks, m.sm_max_blocks),
         (Limit::Threads, m.sm_max_resident_threads / padded),
         (Limit::Warps, m.sm_max_warps / warps),
         (
             Limit::Registers,
-            m.sm_registers
-                .checked_div(padded * regs)
-                .unwrap_or(u32::MAX),
+            m.sm_registers.checked_div(registers).unwrap_or(u32::MAX),
         ),
         (
             Limit::SharedMemory,
@@ -96,6 +104,64 @@ pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
     Occupancy {
         blocks: blocks.max(1),
         limit,
+    }
+}
+
+/// A limit one block alone exceeds: what the block holds of it and what one SM has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unfit {
+    pub limit: Limit,
+    pub needs: u32,
+    pub has: u32,
+    pub demand: BlockDemand,
+}
+
+/// The first of threads (padded to whole warps), warps and registers (rounded as
+/// [`occupancy`] counts them) of which one block of `demand` holds more than an
+/// SM of `m` has, or `None` if one block fits. Shared memory and `sm.max_threads`
+/// are checked where the launch is read.
+pub fn never_resident(m: &Machine, demand: BlockDemand) -> Option<Unfit> {
+    let (warps, padded, registers) = held(demand);
+    [
+        (Limit::Threads, padded, m.sm_max_resident_threads),
+        (Limit::Warps, warps, m.sm_max_warps),
+        (Limit::Registers, registers, m.sm_registers),
+    ]
+    .into_iter()
+    .find(|(_, needs, has)| needs > has)
+    .map(|(limit, needs, has)| Unfit {
+        limit,
+        needs,
+        has,
+        demand,
+    })
+}
+
+impl fmt::Display for Unfit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (threads, needs, has) = (self.demand.threads, self.needs, self.has);
+        match self.limit {
+            Limit::Registers => write!(
+                f,
+                "a block of {threads} threads x {} registers holds {needs} registers (each thread's rounded up to a multiple of 4)",
+                self.demand.registers
+            )?,
+            Limit::Warps => write!(f, "a block of {threads} threads is {needs} warps")?,
+            _ => write!(
+                f,
+                "a block of {threads} threads holds {needs} thread slots (whole warps of 32)"
+            )?,
+        }
+        let key = self.limit.key();
+        write!(
+            f,
+            ", but an SM of this GPU holds at most {has} at once (`{key}`), so the block can never be resident; launch fewer threads per block{}, or raise the limit with `--set {key}={needs}`",
+            if self.limit == Limit::Registers {
+                ", use fewer registers per thread"
+            } else {
+                ""
+            }
+        )
     }
 }
 
@@ -154,5 +220,38 @@ mod tests {
     fn a_block_always_fits_once() {
         let o = occupancy(&gtx480(), demand(1024, 32, 0));
         assert_eq!((o.blocks, o.limit), (1, Limit::Threads));
+        assert_eq!(never_resident(&gtx480(), demand(1024, 32, 0)), None);
+    }
+
+    #[test]
+    fn a_block_larger_than_an_sm_holds_is_named_with_its_limit() {
+        let set = |kv: &str| {
+            let mut m = gtx480();
+            m.set(kv).unwrap();
+            m
+        };
+        // 256 threads = 8 warps.
+        let unfit = never_resident(&set("sm.max_warps=1"), demand(256, 8, 0)).unwrap();
+        assert_eq!((unfit.limit, unfit.needs, unfit.has), (Limit::Warps, 8, 1));
+        assert!(
+            unfit.to_string().contains("`--set sm.max_warps=8`"),
+            "{unfit}"
+        );
+        // 200 threads take 224 thread slots.
+        let unfit = never_resident(&set("sm.max_resident_threads=200"), demand(200, 8, 0));
+        assert_eq!(
+            unfit.map(|u| (u.limit, u.needs)),
+            Some((Limit::Threads, 224))
+        );
+        // 5 registers count as 8: 256 x 8 = 2048.
+        let unfit = never_resident(&set("sm.registers=2000"), demand(256, 5, 0));
+        assert_eq!(
+            unfit.map(|u| (u.limit, u.needs)),
+            Some((Limit::Registers, 2048))
+        );
+        assert_eq!(
+            never_resident(&set("sm.max_warps=8"), demand(256, 8, 0)),
+            None
+        );
     }
 }

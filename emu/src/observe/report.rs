@@ -38,7 +38,11 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
     let threads: u64 = result.units.iter().map(|u| u.thread_instrs).sum();
     let t = &result.traffic;
     let mut s = String::new();
-    let _ = writeln!(s, "kernel     {}", image.module.name);
+    let _ = writeln!(
+        s,
+        "kernel     {}",
+        spu_io::quote::escape(&image.module.name)
+    );
     let _ = writeln!(s, "machine    {}", machine.summary());
     let _ = writeln!(
         s,

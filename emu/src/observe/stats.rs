@@ -340,12 +340,12 @@ impl Stats {
         Ok(m)
     }
 
-    /// Pretty JSON with a trailing newline.
+    /// Pretty JSON with a trailing newline; file names and source text in it hold
+    /// no raw control or invisible character ([`spu_io::quote::json`]).
     pub fn to_json_text(&self) -> String {
         // Plain structs with string keys and finite-or-null numbers: cannot fail.
-        let mut text = serde_json::to_string_pretty(self).expect("stats serialise");
-        text.push('\n');
-        text
+        let text = serde_json::to_string_pretty(self).expect("stats serialise");
+        format!("{}\n", spu_io::quote::json(&text))
     }
 }
 

@@ -59,8 +59,10 @@ fn xy([x, y]: [u32; 2]) -> String {
     format!("({x}, {y})")
 }
 
-/// `file:line:col` and the source line of instruction `pc`, if known.
+/// `file:line:col` and the source line of instruction `pc`, if known, escaped for
+/// the terminal.
 fn location(kernel: &Kernel, pc: u32) -> (String, Option<(u32, String)>) {
+    use spu_io::quote::{escape, escape_lines};
     let m = &kernel.module;
     match m.lines.locs.get(pc as usize) {
         Some(loc) => {
@@ -72,8 +74,8 @@ fn location(kernel: &Kernel, pc: u32) -> (String, Option<(u32, String)>) {
                 .unwrap_or_else(|| "?".into());
             let text = kernel
                 .source_line(&file, loc.line)
-                .map(|t| (loc.line, t.to_string()));
-            (format!("{file}:{}:{}", loc.line, loc.col), text)
+                .map(|t| (loc.line, escape_lines(t).into_owned()));
+            (format!("{}:{}:{}", escape(&file), loc.line, loc.col), text)
         }
         None => (format!("instruction {pc}"), None),
     }
@@ -93,7 +95,7 @@ fn line_of(kernel: &Kernel, pc: u32) -> String {
 fn instr_line(kernel: &Kernel, pc: u32) -> String {
     spu_asm::disasm::instr_text(&kernel.module, pc as usize).map_or_else(
         || format!("instruction {pc}"),
-        |t| format!("instruction {pc}: `{t}`"),
+        |t| format!("instruction {pc}: `{}`", spu_io::quote::escape(&t)),
     )
 }
 

@@ -7,6 +7,7 @@
 
 use crate::machine::UnitLabel;
 use crate::observe::activity::{Activity, ActivityLog};
+use spu_io::quote::xml as escape;
 use spu_isa::Side;
 use std::fmt::Write;
 
@@ -121,12 +122,6 @@ fn label(l: UnitLabel) -> String {
         UnitLabel::Iu { side, index } => format!("{side} IU {index}"),
         UnitLabel::Dma { side, index } => format!("{side} DMA {index}"),
     }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// Row order: SMs by anti-diagonal, then boundary units (loaders, then storers).

@@ -40,7 +40,7 @@ pub enum CyclesSyntax {
 
 /// Parses `A..B` (either end may be left out).
 pub fn parse_cycles(text: &str) -> Result<(u64, u64), CyclesSyntax> {
-    let err = || CyclesSyntax::Form(text.to_string());
+    let err = || CyclesSyntax::Form(spu_io::quote::shorten(text));
     let (a, b) = text.split_once("..").ok_or_else(err)?;
     let a = if a.is_empty() {
         0
@@ -54,7 +54,7 @@ pub fn parse_cycles(text: &str) -> Result<(u64, u64), CyclesSyntax> {
     };
     if a > b {
         return Err(CyclesSyntax::Reversed {
-            text: text.to_string(),
+            text: spu_io::quote::shorten(text),
             first: a,
             last: b,
         });
@@ -124,14 +124,15 @@ impl TraceFilter {
         }
         let mut chosen: Vec<usize> = (0..labels.len()).collect();
         if let Some(text) = &self.unit {
-            let label =
-                parse_unit(text).ok_or_else(|| FilterError::Syntax { text: text.clone() })?;
+            let label = parse_unit(text).ok_or_else(|| FilterError::Syntax {
+                text: spu_io::quote::shorten(text),
+            })?;
             let at =
                 labels
                     .iter()
                     .position(|&l| l == label)
                     .ok_or_else(|| FilterError::NoSuchUnit {
-                        text: text.clone(),
+                        text: spu_io::quote::shorten(text),
                         units: unit_list(machine),
                     })?;
             if warps[at] == 0 {
@@ -153,7 +154,7 @@ impl TraceFilter {
                     ),
                 };
                 return Err(FilterError::NoCode {
-                    text: text.clone(),
+                    text: spu_io::quote::shorten(text),
                     why,
                 });
             }
@@ -291,7 +292,10 @@ impl Tracer {
         mut out: Box<dyn Write>,
     ) -> Tracer {
         let text: Vec<String> = (0..module.code.len())
-            .map(|pc| spu_asm::disasm::instr_text(module, pc).unwrap_or_default())
+            .map(|pc| {
+                let text = spu_asm::disasm::instr_text(module, pc).unwrap_or_default();
+                spu_io::quote::escape(&text).into_owned()
+            })
             .collect();
         let loc: Vec<String> = module
             .lines
@@ -306,7 +310,7 @@ impl Tracer {
                 let short = std::path::Path::new(file)
                     .file_name()
                     .map_or(file.into(), |n| n.to_string_lossy());
-                format!("{short}:{}", l.line)
+                format!("{}:{}", spu_io::quote::escape(&short), l.line)
             })
             .collect();
         let longest = |v: &[String], least: usize| {

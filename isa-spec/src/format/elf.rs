@@ -416,6 +416,12 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
             .map_err(|e| FormatError::Elf(e.to_string()))?;
         let name = String::from_utf8(name.to_vec())
             .map_err(|_| FormatError::Elf("symbol name is not UTF-8".into()))?;
+        if name.chars().any(spu_io::quote::is_hidden) {
+            return Err(FormatError::Invalid(format!(
+                "symbol name `{}` has control or invisible characters",
+                spu_io::quote::shorten(&name)
+            )));
+        }
         let value = sym.st_value(endian);
         if sym.st_bind() == elf::STB_GLOBAL {
             entry = Some(name);
@@ -436,7 +442,7 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
         Some(name) => {
             return Err(FormatError::Invalid(format!(
                 "entry symbol `{name}` does not match kernel `{}`",
-                module.name
+                spu_io::quote::shorten(&module.name)
             )));
         }
         None => return Err(FormatError::Invalid("no entry symbol".into())),

@@ -1,5 +1,6 @@
 //! Cross-checks of a decoded module: every word decodes, every register, symbol and
-//! branch target it names exists, and the tables agree in length.
+//! branch target it names exists, the tables agree in length, and names are text a
+//! terminal shows as it is.
 
 use super::{FormatError, Module};
 use crate::instr::{Instr, Operand, SymbolRef};
@@ -10,6 +11,7 @@ pub const MAX_SHARED_ALIGN: u32 = 4096;
 /// Checks the invariants the loader and the disassembler rely on.
 pub fn check(m: &Module) -> Result<(), FormatError> {
     let invalid = |pc: usize, what: String| FormatError::BadInstruction { pc, what };
+    check_names(m)?;
     let regs = m.general_reg_count();
     let preds = m.pred_reg_count();
     if regs > crate::MAX_REGS || preds > crate::MAX_PREDS {
@@ -98,6 +100,26 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
                     format!("operand {op:?} names something not declared"),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Names are identifiers in the source, so a name with a control or invisible
+/// character (which tools would print) comes from a damaged or forged binary.
+fn check_names(m: &Module) -> Result<(), FormatError> {
+    let names = std::iter::once(("kernel", &m.name))
+        .chain(m.regs.iter().map(|r| ("register", &r.name)))
+        .chain(m.params.iter().map(|p| ("parameter", &p.name)))
+        .chain(m.buffers.iter().map(|b| ("buffer", &b.name)))
+        .chain(m.shared.iter().map(|s| ("shared array", &s.name)))
+        .chain(m.labels.iter().map(|l| ("label", &l.name)));
+    for (what, name) in names {
+        if name.chars().any(spu_io::quote::is_hidden) {
+            return Err(FormatError::Invalid(format!(
+                "{what} name `{}` has control or invisible characters",
+                spu_io::quote::shorten(name)
+            )));
         }
     }
     Ok(())

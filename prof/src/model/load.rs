@@ -70,8 +70,9 @@ pub(super) fn source(name_or_path: &str) -> Result<(String, String, Option<Folde
             list: built_in_list(),
         });
     }
+    // Named on the command line, so shown whole (escaped), as other inputs are.
     let io = |why: String| ModelError::Io {
-        file: shorten(name_or_path),
+        file: spu_io::quote::escape(name_or_path).into_owned(),
         why,
     };
     let path = Path::new(name_or_path);
@@ -87,7 +88,11 @@ pub(super) fn source(name_or_path: &str) -> Result<(String, String, Option<Folde
         real,
         shown: path.parent().map(Path::to_path_buf).unwrap_or_default(),
     };
-    Ok((format!("`{}`", shorten(name_or_path)), text, Some(folder)))
+    Ok((
+        format!("`{}`", spu_io::quote::escape(name_or_path)),
+        text,
+        Some(folder),
+    ))
 }
 
 /// Where `extends` may reach: the confining folder (canonical) and the files read
@@ -228,7 +233,7 @@ impl Chain<'_> {
                 "`{}` is outside `{}`, the folder of the model named on the command line; an \
                  extended model must sit in that folder or below it (copy it there)",
                 shorten(base),
-                root.display()
+                spu_io::quote::path(root)
             )));
         }
         // Checked on the opened file: nothing can be swapped in after the check.
@@ -247,6 +252,10 @@ impl Chain<'_> {
             real: real.parent().map(Path::to_path_buf).unwrap_or_default(),
             shown: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         };
-        Ok((format!("`{}`", path.display()), text, Some(folder)))
+        Ok((
+            format!("`{}`", spu_io::quote::path(&path)),
+            text,
+            Some(folder),
+        ))
     }
 }

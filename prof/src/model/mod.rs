@@ -380,7 +380,8 @@ fn parse(file: &Origins, t: &toml::Table) -> Result<Model, ModelError> {
                 file,
                 "model.kind",
                 format!(
-                    "`{other}` is not a model kind; expected `components` or `instruction-classes`"
+                    "`{}` is not a model kind; expected `components` or `instruction-classes`",
+                    shorten(other)
                 ),
             ));
         }

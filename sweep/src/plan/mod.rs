@@ -103,12 +103,13 @@ impl Plan {
         self.runs.iter().find(|r| r.id == id)
     }
 
-    /// `N=128 machine=spu-4x4` for messages.
+    /// `N=128 machine=spu-4x4` for messages (escaped: [`spu_io::quote::escape`]).
     pub fn describe(&self, run: &Run) -> String {
+        let escape = spu_io::quote::escape;
         self.columns
             .iter()
             .zip(&run.values)
-            .map(|(c, v)| format!("{c}={v}"))
+            .map(|(c, v)| format!("{}={}", escape(c), escape(v)))
             .collect::<Vec<_>>()
             .join(" ")
     }

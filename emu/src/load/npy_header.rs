@@ -1,0 +1,370 @@
+//! The header of a `.npy` file: a Python dict literal such as
+//! `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`, read in one pass
+//! that never goes back, with values nested at most [`MAX_DEPTH`] deep, so a hostile
+//! header costs time linear in its length and a bounded stack. Keys besides the
+//! three NumPy writes are read and ignored.
+
+/// Deepest nesting of tuples, lists and dicts accepted (NumPy's own headers nest
+/// two deep; a record dtype a few more).
+pub const MAX_DEPTH: usize = 32;
+
+/// What a header says about the array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub descr: Descr,
+    pub fortran_order: bool,
+    pub shape: Vec<u64>,
+}
+
+/// The `descr` of a header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Descr {
+    /// A type string: `<f4`, `|u1`.
+    Type(String),
+    /// Anything else (a record dtype's list of fields), as its text in the header.
+    Other(String),
+}
+
+/// A value of the literal: what the three keys need, the rest only skipped.
+#[derive(Debug)]
+enum Value {
+    Str(String),
+    Bool(bool),
+    /// An integer's digits, with its sign.
+    Int(String),
+    Seq(Vec<Value>),
+    /// Anything else (None, a float, a dict).
+    Other,
+}
+
+/// Parses the header text; the error says what is wrong and at which byte.
+pub fn parse(text: &str) -> Result<Header, String> {
+    let mut p = Parser {
+        text: text.as_bytes(),
+        at: 0,
+    };
+    p.blank();
+    p.expect(b'{', "the header to start with `{`")?;
+    let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+    loop {
+        p.blank();
+        if p.eat(b'}') {
+            break;
+        }
+        let key_at = p.at;
+        let key = match p.value(1)? {
+            Value::Str(k) => k,
+            _ => return Err(p.error_at(key_at, "a quoted key")),
+        };
+        p.blank();
+        p.expect(b':', "`:` after a key")?;
+        p.blank();
+        let start = p.at;
+        let value = p.value(1)?;
+        let source = &text[start..p.at];
+        match key.as_str() {
+            "descr" => {
+                descr = Some(match value {
+                    Value::Str(s) => Descr::Type(s),
+                    _ => Descr::Other(source.to_string()),
+                })
+            }
+            "fortran_order" => match value {
+                Value::Bool(b) => fortran_order = Some(b),
+                _ => return Err(p.error_at(start, "`True` or `False` for `fortran_order`")),
+            },
+            "shape" => shape = Some(dims(value).map_err(|why| format!("its shape {why}"))?),
+            _ => {}
+        }
+        p.blank();
+        if !p.eat(b',') {
+            p.blank();
+            p.expect(b'}', "`,` or `}` after a value")?;
+            break;
+        }
+    }
+    p.blank();
+    if p.at < text.len() {
+        return Err(p.error_at(p.at, "nothing after the closing `}`"));
+    }
+    let missing = |key: &str| format!("its header has no `{key}`; save the array with `np.save`");
+    Ok(Header {
+        descr: descr.ok_or_else(|| missing("descr"))?,
+        fortran_order: fortran_order.ok_or_else(|| missing("fortran_order"))?,
+        shape: shape.ok_or_else(|| missing("shape"))?,
+    })
+}
+
+/// The dimensions of a shape value: a tuple (or list) of non-negative integers.
+fn dims(value: Value) -> Result<Vec<u64>, String> {
+    let Value::Seq(items) = value else {
+        return Err("is not a tuple of integers".into());
+    };
+    items
+        .into_iter()
+        .map(|v| match v {
+            Value::Int(digits) => digits
+                .parse::<u64>()
+                .map_err(|_| format!("has dimension {digits}, which is not a size")),
+            _ => Err("is not a tuple of integers".into()),
+        })
+        .collect()
+}
+
+struct Parser<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl Parser<'_> {
+    fn error_at(&self, at: usize, expected: &str) -> String {
+        let found = match self.text.get(at) {
+            None => "the end of the header".to_string(),
+            Some(&b) if b.is_ascii_graphic() => format!("`{}`", char::from(b)),
+            Some(&b) => format!("byte {b:#04x}"),
+        };
+        format!(
+            "its header is not a Python dict literal: expected {expected} at byte {at} of the header, found {found}"
+        )
+    }
+
+    fn blank(&mut self) {
+        while self
+            .text
+            .get(self.at)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.text.get(self.at) == Some(&byte);
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+
+    fn expect(&mut self, byte: u8, expected: &str) -> Result<(), String> {
+        if self.eat(byte) {
+            Ok(())
+        } else {
+            Err(self.error_at(self.at, expected))
+        }
+    }
+
+    /// One value at nesting `depth` (the header's dict is 0).
+    fn value(&mut self, depth: usize) -> Result<Value, String> {
+        let Some(&first) = self.text.get(self.at) else {
+            return Err(self.error_at(self.at, "a value"));
+        };
+        if matches!(first, b'(' | b'[' | b'{') && depth > MAX_DEPTH {
+            return Err(format!(
+                "its header nests values more than {MAX_DEPTH} deep (at byte {} of the header); NumPy never writes such a header",
+                self.at
+            ));
+        }
+        match first {
+            b'\'' | b'"' => self.string(first),
+            b'(' => self.sequence(b')', depth),
+            b'[' => self.sequence(b']', depth),
+            b'{' => self.dict(depth),
+            b'-' | b'+' | b'0'..=b'9' | b'.' => Ok(self.number()),
+            b if b.is_ascii_alphabetic() => {
+                let start = self.at;
+                while self
+                    .text
+                    .get(self.at)
+                    .is_some_and(u8::is_ascii_alphanumeric)
+                {
+                    self.at += 1;
+                }
+                match &self.text[start..self.at] {
+                    b"True" => Ok(Value::Bool(true)),
+                    b"False" => Ok(Value::Bool(false)),
+                    b"None" => Ok(Value::Other),
+                    _ => Err(self.error_at(start, "a value")),
+                }
+            }
+            _ => Err(self.error_at(self.at, "a value")),
+        }
+    }
+
+    fn string(&mut self, quote: u8) -> Result<Value, String> {
+        let start = self.at;
+        self.at += 1;
+        let mut out = Vec::new();
+        loop {
+            match self.text.get(self.at) {
+                None => return Err(self.error_at(start, "a string closed on the same line")),
+                Some(b'\\') => {
+                    // An escaped character is taken as it is (`\'` is a quote).
+                    let Some(&next) = self.text.get(self.at + 1) else {
+                        return Err(self.error_at(start, "a string closed on the same line"));
+                    };
+                    out.push(next);
+                    self.at += 2;
+                }
+                Some(&b) if b == quote => {
+                    self.at += 1;
+                    return Ok(Value::Str(String::from_utf8_lossy(&out).into_owned()));
+                }
+                Some(b'\n') => return Err(self.error_at(start, "a string closed on the same line")),
+                Some(&b) => {
+                    out.push(b);
+                    self.at += 1;
+                }
+            }
+        }
+    }
+
+    fn number(&mut self) -> Value {
+        let start = self.at;
+        if matches!(self.text.get(self.at), Some(b'-' | b'+')) {
+            self.at += 1;
+        }
+        let mut integer = true;
+        while let Some(&b) = self.text.get(self.at) {
+            match b {
+                b'0'..=b'9' | b'_' => {}
+                b'.' | b'e' | b'E' | b'j' | b'J' => integer = false,
+                b'-' | b'+' if matches!(self.text[self.at - 1], b'e' | b'E') => {}
+                _ => break,
+            }
+            self.at += 1;
+        }
+        // Python 2 wrote long integers with an `L`.
+        let digits = String::from_utf8_lossy(&self.text[start..self.at]).replace('_', "");
+        if integer && self.eat(b'L') {
+            return Value::Int(digits);
+        }
+        if integer && digits.bytes().any(|b| b.is_ascii_digit()) {
+            Value::Int(digits.trim_start_matches('+').to_string())
+        } else {
+            Value::Other
+        }
+    }
+
+    /// A tuple or list: values separated by commas, a trailing comma allowed.
+    fn sequence(&mut self, close: u8, depth: usize) -> Result<Value, String> {
+        self.at += 1;
+        let mut items = Vec::new();
+        loop {
+            self.blank();
+            if self.eat(close) {
+                return Ok(Value::Seq(items));
+            }
+            items.push(self.value(depth + 1)?);
+            self.blank();
+            if !self.eat(b',') {
+                self.blank();
+                self.expect(close, &format!("`,` or `{}`", char::from(close)))?;
+                return Ok(Value::Seq(items));
+            }
+        }
+    }
+
+    /// A dict inside a value: skipped, keys and values read as values.
+    fn dict(&mut self, depth: usize) -> Result<Value, String> {
+        self.at += 1;
+        loop {
+            self.blank();
+            if self.eat(b'}') {
+                return Ok(Value::Other);
+            }
+            self.value(depth + 1)?;
+            self.blank();
+            self.expect(b':', "`:` after a key")?;
+            self.blank();
+            self.value(depth + 1)?;
+            self.blank();
+            if !self.eat(b',') {
+                self.blank();
+                self.expect(b'}', "`,` or `}` after a value")?;
+                return Ok(Value::Other);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numpy_headers_parse() {
+        let h = parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }          \n")
+            .unwrap();
+        assert_eq!(
+            h,
+            Header {
+                descr: Descr::Type("<f4".into()),
+                fortran_order: false,
+                shape: vec![2, 3],
+            }
+        );
+        let h = parse("{\"shape\": (5,), \"fortran_order\": True, \"descr\": \"|u1\"}").unwrap();
+        assert_eq!((h.shape, h.fortran_order), (vec![5], true));
+        assert_eq!(
+            parse("{'descr':'<u4','fortran_order':False,'shape':()}")
+                .unwrap()
+                .shape,
+            Vec::<u64>::new()
+        );
+        // Python 2's long integers, a record dtype and keys NumPy does not write.
+        let h = parse(
+            "{'descr': [('a', '<f4'), ('b', '<i4', (2,))], 'fortran_order': False, 'shape': (3L,), 'x': {'k': [1.5, None, -2e3]}, }",
+        )
+        .unwrap();
+        assert_eq!(h.shape, vec![3]);
+        assert_eq!(
+            h.descr,
+            Descr::Other("[('a', '<f4'), ('b', '<i4', (2,))]".into())
+        );
+    }
+
+    #[test]
+    fn malformed_headers_say_what_and_where() {
+        let e = parse("{'descr': '<f4', 'fortran_order': False}").unwrap_err();
+        assert!(e.contains("no `shape`"), "{e}");
+        let e = parse("{'descr': '<f4' 'shape': (1,)}").unwrap_err();
+        assert!(e.contains("`,` or `}` after a value at byte 16"), "{e}");
+        let e = parse("{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}").unwrap_err();
+        assert!(e.contains("`True` or `False`"), "{e}");
+        let e = parse("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}").unwrap_err();
+        assert!(e.contains("dimension -1"), "{e}");
+        let e = parse("{'descr': '<f4', 'fortran_order': False, 'shape': (1.5,)}").unwrap_err();
+        assert!(e.contains("not a tuple of integers"), "{e}");
+        let e = parse("{'descr': '<f4 }").unwrap_err();
+        assert!(e.contains("closed on the same line"), "{e}");
+        assert!(parse("{} x").unwrap_err().contains("nothing after"));
+        assert!(parse("").unwrap_err().contains("the end of the header"));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_at_the_limit() {
+        let nested = |n: usize, open: &str, close: &str| {
+            format!(
+                "{{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': {}{}}}",
+                open.repeat(n),
+                close.repeat(n)
+            )
+        };
+        assert!(parse(&nested(MAX_DEPTH, "[", "]")).is_ok());
+        let e = parse(&nested(MAX_DEPTH + 1, "[", "]")).unwrap_err();
+        assert!(e.contains("more than 32 deep"), "{e}");
+        // Far deeper than any stack would hold, and quick to refuse.
+        let started = std::time::Instant::now();
+        for (open, close) in [("(", ")"), ("[", "]"), ("{'k': ", "}")] {
+            assert!(parse(&nested(100_000, open, close)).is_err());
+        }
+        let shape = format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': {}1{}}}",
+            "(".repeat(8000),
+            ",)".repeat(8000)
+        );
+        assert!(parse(&shape).unwrap_err().contains("more than 32 deep"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+}

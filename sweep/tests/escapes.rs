@@ -1,0 +1,101 @@
+//! Text from the user reaches the terminal escaped, through every surface of
+//! `spu-sweep`: spec errors quoting names and keys, the plan table, progress lines,
+//! status (with a failed run's error) and its JSON, and folder names. ESC, OSC,
+//! BEL, CR, a second byte order mark and other control characters
+//! ([`spu_io::testing::HOSTILE`]) never come out raw and never forge a line.
+
+use spu_io::testing::{HOSTILE, quoted_string, terminal_hazards};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sweep(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn clean(name: &str, out: &Output) -> String {
+    for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let hazards = terminal_hazards(bytes);
+        assert!(
+            hazards.is_empty(),
+            "{name}: {stream} carries {hazards:?}:\n{}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The start of [`HOSTILE`] escaped (messages shorten long names after it).
+const ESCAPED: &str = "\\u{1b}]0;pwned\\u{7}\\u{1b}[31mRED\\r\\u{feff}";
+
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let vecadd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu");
+    std::fs::copy(vecadd, tmp.join("vecadd.spu")).unwrap();
+    let h = quoted_string(HOSTILE);
+    let spec = |name: &str, body: &str| {
+        std::fs::write(tmp.join(name), body).unwrap();
+        name.to_string()
+    };
+    let bad_name = spec(
+        "name.toml",
+        &format!("name = {h}\nmetrics = [\"cycles\"]\n[base]\nkernel = \"vecadd.spu\"\n"),
+    );
+    let bad_key = spec(
+        "key.toml",
+        &format!(
+            "name = \"k\"\nmetrics = [\"cycles\"]\n[base]\nkernel = \"vecadd.spu\"\n{h} = 1\n"
+        ),
+    );
+    let runs = spec(
+        "runs.toml",
+        &format!(
+            "name = \"runs\"\nmetrics = [\"cycles\"]\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nlabel.x = [{h}, \"plain\"]\nmax_cycles = [10, 100000]\n"
+        ),
+    );
+    for (name, args, ok) in [
+        ("spec_name", vec!["plan", bad_name.as_str()], false),
+        ("spec_key", vec!["plan", &bad_key], false),
+        ("plan", vec!["plan", &runs], true),
+        ("plan_json", vec!["plan", &runs, "--format", "json"], true),
+        ("run", vec!["run", &runs, "--jobs", "1"], false),
+        ("status", vec!["status", "runs.sweep"], true),
+        (
+            "status_json",
+            vec!["status", "runs.sweep", "--format", "json"],
+            true,
+        ),
+        (
+            "status_of_no_folder",
+            vec!["status", &format!("none{HOSTILE}")],
+            false,
+        ),
+    ] {
+        let out = sweep(tmp, &args);
+        let text = clean(name, &out);
+        assert_eq!(out.status.success(), ok, "{name}:\n{text}");
+        match name {
+            "plan" | "spec_key" | "status_of_no_folder" | "run" => {
+                assert!(
+                    text.contains(ESCAPED),
+                    "{name} names the text escaped:\n{text}"
+                )
+            }
+            "plan_json" => {
+                let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                assert!(plan.to_string().contains("\\u001b]0;pwned"), "{plan}");
+            }
+            "status" => assert!(text.contains("failed "), "a failed run is listed:\n{text}"),
+            _ => {}
+        }
+    }
+}
