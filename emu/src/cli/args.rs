@@ -21,7 +21,8 @@ pub struct RunArgs {
     /// Pass execution model (thesis 4.3).
     #[arg(long, value_parser = ["overlapped", "sequential"])]
     pub passes: Option<String>,
-    /// Override one machine parameter (repeatable; `--list-params` shows all keys).
+    /// Override one machine parameter (repeatable; `spu-emu --list-params` shows all
+    /// keys).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Set a kernel parameter over its declared default (repeatable): an integer in
@@ -56,8 +57,16 @@ pub struct RunArgs {
     /// (GPUWattch sampled every 500).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample_interval: Option<u64>,
-    /// Skip timing: the same results and off-chip counts, many times faster; cycles,
-    /// stalls and time-dependent counters are not modelled.
+    /// Skip timing: many times faster; cycles, stalls and time-dependent counters
+    /// are not modelled. Results and off-chip counts are those of timing mode
+    /// unless the kernel reads %clock or its threads communicate without a
+    /// barrier: warps of a block race on shared memory (the race checker reports
+    /// it), a thread reads a global word that a warp of its block stored with no
+    /// `bar.sync` between them or that another unit stored in the same pass, a
+    /// thread uses the old value of a global atomic, or several units' float
+    /// atomics hit one word (they may round in another order). This mode applies
+    /// other units' global stores at the end of windows of latency_cycles.blocksync
+    /// rounds.
     #[arg(long)]
     pub functional: bool,
     /// Simulate on N threads (default: the number of cores). Results, stats and
@@ -68,6 +77,11 @@ pub struct RunArgs {
     /// link last switched (the CB checker, on by default, costs about 1%).
     #[arg(long)]
     pub no_cb_check: bool,
+    /// Do not check shared memory for races: accesses of different warps of a
+    /// block to one word, one of them a store, with no `bar.sync` between them
+    /// (the race checker, on by default; it reports them after the run).
+    #[arg(long)]
+    pub no_race_check: bool,
 }
 
 impl RunArgs {
@@ -114,6 +128,7 @@ impl RunArgs {
             activity: false,
             threads: self.threads.map_or_else(default_threads, |n| n as usize),
             cb_check: !self.no_cb_check,
+            race_check: !self.no_race_check,
         }
     }
 
@@ -140,7 +155,7 @@ pub fn is_file_like(name: &str) -> bool {
 /// The help text's examples for tools that take RUN OPTIONS.
 pub const RUN_EXAMPLES: &str = "\
         --grid 8x8 --passes sequential          # another grid and pass model\n  \
-        --machine spu-4x4-cb16k                 # a preset (see --list-params)\n  \
+        --machine spu-4x4-cb16k                 # a preset (see spu-emu --list-params)\n  \
         --machine my.toml --set sm.scheduler_policy=gto\n  \
         -D N=1024 --load A=a.npy --dump C=c.npy # parameters and buffers\n  \
         --stats run.json                        # machine-readable statistics";

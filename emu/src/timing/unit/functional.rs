@@ -4,7 +4,7 @@
 //! (or Ctrl-C) waiting. Global memory is seen through windows
 //! ([`crate::timing::window`]).
 
-use super::code::Code;
+use super::code::{Code, RacePlace, race_access};
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Faulted;
@@ -100,6 +100,14 @@ impl Unit {
         }
         let mut addrs = [0u32; 32];
         let is_iu = code.ctx.iu.is_some();
+        // Functional mode runs one block per unit: its shared memory is all of it.
+        let place = RacePlace {
+            unit: self.label,
+            block: code.trace_site(self.label, wi).block,
+            base: 0,
+            words: code.shared.len(),
+        };
+        let mut races = code.races.as_deref_mut();
         let mut local = Local {
             shared: &mut code.shared,
             shared_bytes: code.ctx.shared_bytes,
@@ -137,6 +145,11 @@ impl Unit {
             }
             if executed.access != Access::None {
                 account(executed.access, &addrs, exec, at, env, counts, traffic);
+                if executed.access == Access::Shared
+                    && let Some(r) = races.as_deref_mut()
+                {
+                    race_access(r, place, warp, pc, program, &addrs, exec);
+                }
             }
             pc += 1;
             if program.ops[at].run.ends_block() {
@@ -214,10 +227,13 @@ impl Unit {
             executed
         };
         let exec = executed.exec;
+        if executed.access == Access::Shared && code.races.is_some() {
+            code.check_race(self.label, wi, pc, program, &addrs, exec);
+        }
         if let Some(t) = env.trace.as_deref_mut()
             && t.wants(self.label, code.warps[wi].index, now)
         {
-            let writes = trace_writes(&code.warps[wi], program, pc, exec, &addrs);
+            let writes = trace_writes(&code.warps[wi], program, pc, exec, &addrs, false);
             t.line(now, code.trace_site(self.label, wi), pc, exec, &writes);
         }
         count(&mut self.counts, pc, exec);
