@@ -68,8 +68,8 @@ pub struct RunControl {
     /// switched (the CB checker; on by default).
     pub cb_check: bool,
     /// Report shared-memory accesses of different warps of a block to one word, one
-    /// of them a store, with no barrier between them (the race checker; on by
-    /// default).
+    /// of them a store, with no barrier between them (the race checker; off by
+    /// default, as it slows shared-memory kernels by a quarter or more).
     pub race_check: bool,
 }
 
@@ -85,7 +85,7 @@ impl Default for RunControl {
             activity: false,
             threads: 1,
             cb_check: true,
-            race_check: true,
+            race_check: false,
         }
     }
 }

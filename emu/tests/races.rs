@@ -1,7 +1,7 @@
-//! The shared-memory race checker from the outside: kernels whose warps race on
-//! shared memory (a missing `bar.sync`) are reported in both modes with both source
-//! lines, the warps and the address; correct kernels and the samples are not; and
-//! `--no-race-check` turns it off.
+//! The shared-memory race checker (`--race-check`) from the outside: kernels whose
+//! warps race on shared memory (a missing `bar.sync`) are reported in both modes
+//! with both source lines, the warps and the address; correct kernels and the
+//! samples are not; and without the option nothing is checked.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -37,7 +37,7 @@ const RACE: &str = "warning: shared-memory race";
 fn a_smoothing_kernel_without_its_barrier_is_reported_in_both_modes() {
     let file = "emu/tests/races/smooth_nobar.spu";
     for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec![file, "--quiet"];
+        let mut args = vec![file, "--quiet", "--race-check"];
         args.extend_from_slice(mode);
         let err = warnings(&args);
         assert!(err.contains(RACE), "{mode:?}: no race reported:\n{err}");
@@ -57,7 +57,11 @@ fn a_smoothing_kernel_without_its_barrier_is_reported_in_both_modes() {
 #[test]
 fn a_reduction_missing_a_barrier_is_reported_in_both_modes() {
     for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec!["emu/tests/races/reduce_nobar.spu", "--quiet"];
+        let mut args = vec![
+            "emu/tests/races/reduce_nobar.spu",
+            "--quiet",
+            "--race-check",
+        ];
         args.extend_from_slice(mode);
         let err = warnings(&args);
         assert!(err.contains(RACE), "{mode:?}: no race reported:\n{err}");
@@ -70,7 +74,11 @@ fn a_reduction_missing_a_barrier_is_reported_in_both_modes() {
 #[test]
 fn an_exchange_missing_its_second_barrier_is_a_write_after_read() {
     for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec!["emu/tests/races/exchange_nobar.spu", "--quiet"];
+        let mut args = vec![
+            "emu/tests/races/exchange_nobar.spu",
+            "--quiet",
+            "--race-check",
+        ];
         args.extend_from_slice(mode);
         let err = warnings(&args);
         assert!(err.contains(RACE), "{mode:?}: no race reported:\n{err}");
@@ -93,7 +101,7 @@ fn correct_exchanges_through_shared_memory_are_not_reported() {
         "samples/ptx/rowscan.spu",
     ] {
         for mode in [&[][..], &["--functional"][..]] {
-            let mut args = vec![file, "--quiet"];
+            let mut args = vec![file, "--quiet", "--race-check"];
             args.extend_from_slice(mode);
             let err = warnings(&args);
             assert!(!err.contains("race"), "{file} {mode:?}:\n{err}");
@@ -104,29 +112,22 @@ fn correct_exchanges_through_shared_memory_are_not_reported() {
         "samples/stencil2d/stencil_gpu.spu",
         "--machine",
         "gtx480",
-        "-D",
-        "N=64",
-        "-D",
-        "K=16",
         "--quiet",
+        "--race-check",
     ]);
     assert!(!err.contains("race"), "{err}");
 }
 
 #[test]
-fn no_race_check_turns_the_checker_off() {
-    let err = warnings(&[
-        "emu/tests/races/smooth_nobar.spu",
-        "--quiet",
-        "--no-race-check",
-    ]);
+fn without_race_check_nothing_is_checked() {
+    let err = warnings(&["emu/tests/races/smooth_nobar.spu", "--quiet"]);
     assert!(!err.contains("race"), "{err}");
 }
 
 #[test]
 fn the_help_says_when_modes_can_differ() {
     let help = text(&emu(&["--help"]).stdout);
-    for needle in ["--no-race-check", "%clock", "race on shared memory"] {
+    for needle in ["--race-check", "%clock", "race on shared memory"] {
         assert!(help.contains(needle), "`{needle}` not in --help:\n{help}");
     }
 }

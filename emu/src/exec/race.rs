@@ -51,20 +51,55 @@ pub struct Race {
 /// Distinct pairs of instructions a unit keeps (later pairs are only counted).
 const MOST_PAIRS: usize = 16;
 
-/// One recorded access of a word: `tag` is the warp's epoch plus one (0: none).
-#[derive(Debug, Clone, Copy, Default)]
-struct Rec {
-    tag: u32,
-    warp: u32,
-    pc: u32,
-}
-
+/// The accesses of one word since its last barrier: keys of the last write and
+/// of the reads of two different warps, each `(epoch + 1) << 32 | warp` (0: none),
+/// and their instructions. Two keys with the same high half are of one epoch.
 #[derive(Debug, Clone, Copy, Default)]
 struct Cell {
-    write: Rec,
+    write: u64,
     /// Two reads by different warps, so that a writer differs from one of them if
     /// any other warp read the word.
-    reads: [Rec; 2],
+    reads: [u64; 2],
+    write_pc: u32,
+    read_pcs: [u32; 2],
+}
+
+/// True when `key` is another warp's access in the epoch of `me`.
+#[inline(always)]
+fn other_in_epoch(key: u64, me: u64) -> bool {
+    key != me && (key ^ me) >> 32 == 0
+}
+
+impl Cell {
+    /// Checks and records an access with key `me` at `pc`; returns the earlier
+    /// access it conflicts with, if any.
+    #[inline(always)]
+    fn access(&mut self, me: u64, pc: u32, store: bool) -> Option<(RaceKind, u64, u32)> {
+        let mut conflict = None;
+        if store {
+            if other_in_epoch(self.write, me) {
+                conflict = Some((RaceKind::WriteAfterWrite, self.write, self.write_pc));
+            } else if other_in_epoch(self.reads[0], me) {
+                conflict = Some((RaceKind::WriteAfterRead, self.reads[0], self.read_pcs[0]));
+            } else if other_in_epoch(self.reads[1], me) {
+                conflict = Some((RaceKind::WriteAfterRead, self.reads[1], self.read_pcs[1]));
+            }
+            self.write = me;
+            self.write_pc = pc;
+        } else {
+            if other_in_epoch(self.write, me) {
+                conflict = Some((RaceKind::ReadAfterWrite, self.write, self.write_pc));
+            }
+            // The first read of this warp in the epoch is kept; a read of another
+            // epoch makes room.
+            if self.reads[0] != me && self.reads[1] != me {
+                let k = usize::from((self.reads[0] ^ me) >> 32 == 0);
+                self.reads[k] = me;
+                self.read_pcs[k] = pc;
+            }
+        }
+        conflict
+    }
 }
 
 /// Races found, one per pair of instructions.
@@ -149,66 +184,39 @@ impl RaceCheck {
         if self.cells.len() != words {
             self.cells = vec![Cell::default(); words];
         }
-        let tag = who.epoch.wrapping_add(1).max(1);
-        let me = Rec {
-            tag,
-            warp: who.warp,
-            pc: who.pc,
-        };
+        let me = (u64::from(who.epoch.wrapping_add(1).max(1)) << 32) | u64::from(who.warp);
         let span = bytes.div_ceil(4).max(1);
         let mut first_conflict = None;
-        for l in lanes_of(exec) {
-            let first = addrs[l] / 4;
-            for k in 0..span {
-                let word = first + k;
-                let Some(cell) = self.cells.get_mut(base + word as usize) else {
-                    continue;
-                };
-                let w = cell.write;
-                let conflict = if store {
-                    if w.tag == tag && w.warp != who.warp {
-                        Some((RaceKind::WriteAfterWrite, w))
-                    } else {
-                        cell.reads
-                            .iter()
-                            .find(|r| r.tag == tag && r.warp != who.warp)
-                            .map(|&r| (RaceKind::WriteAfterRead, r))
-                    }
-                } else if w.tag == tag && w.warp != who.warp {
-                    Some((RaceKind::ReadAfterWrite, w))
-                } else {
-                    None
-                };
-                if store {
-                    cell.write = me;
-                } else {
-                    let [a, b] = &mut cell.reads;
-                    if a.tag != tag || a.warp == who.warp {
-                        *a = me;
-                    } else {
-                        *b = me;
-                    }
-                }
-                if first_conflict.is_none()
-                    && let Some((kind, r)) = conflict
-                {
-                    first_conflict = Some((kind, r, word * 4));
+        let mut check = |cells: &mut [Cell], word: u32| {
+            if let Some(cell) = cells.get_mut(base + word as usize)
+                && let Some((kind, key, pc)) = cell.access(me, who.pc, store)
+                && first_conflict.is_none()
+            {
+                first_conflict = Some((kind, key as u32, pc, word * 4));
+            }
+        };
+        if span == 1 {
+            for l in lanes_of(exec) {
+                check(&mut self.cells, addrs[l] / 4);
+            }
+        } else {
+            for l in lanes_of(exec) {
+                for k in 0..span {
+                    check(&mut self.cells, addrs[l] / 4 + k);
                 }
             }
         }
         // One race per warp instruction: its first conflicting lane.
-        if let Some((kind, r, addr)) = first_conflict {
-            self.note(kind, r, who, addr);
+        if let Some((kind, warp, pc, addr)) = first_conflict {
+            self.note(kind, By { warp, pc }, who, addr);
         }
     }
 
-    fn note(&mut self, kind: RaceKind, earlier: Rec, who: Accessor, addr: u32) {
+    #[cold]
+    fn note(&mut self, kind: RaceKind, earlier: By, who: Accessor, addr: u32) {
         self.races.add(Race {
             kind,
-            earlier: By {
-                warp: earlier.warp,
-                pc: earlier.pc,
-            },
+            earlier,
             later: By {
                 warp: who.warp,
                 pc: who.pc,

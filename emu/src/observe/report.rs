@@ -167,8 +167,13 @@ pub fn idle_sms(grid: [u32; 2], machine: &Machine) -> Option<String> {
         Some((n, a)) if n > used => {
             let _ = write!(
                 text,
-                "; hint: launched as {a}x{} blocks (if the kernel's indexing allows), the same {blocks} would use {n}",
-                blocks / a
+                "; hint: launched as {a}x{} blocks (if the kernel's indexing allows), the same {blocks} would use {}",
+                blocks / a,
+                if n == total {
+                    "every SM".to_string()
+                } else {
+                    format!("{n}")
+                }
             );
         }
         _ => {

@@ -184,7 +184,7 @@ impl<'a> Grid<'a> {
         Grid {
             memory: Arc::new(std::mem::take(&mut image.memory)),
             threads: 1,
-            race_check: true,
+            race_check: false,
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
             caches: Caches::new(machine, n),
             dma: image.dma,
