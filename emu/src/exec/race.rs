@@ -11,6 +11,8 @@
 //! design); 8- and 16-bit accesses count for their whole word.
 
 use crate::exec::lanes::{Lanes, lanes_of};
+use crate::exec::ops::{Program, Run};
+use crate::exec::warp::Warp;
 use crate::machine::UnitLabel;
 
 /// What kind of conflict two accesses form.
@@ -158,7 +160,44 @@ pub struct Accessor {
     pub block: Option<[u32; 2]>,
 }
 
+/// Where a warp's shared-memory accesses go: its unit and block, and its block's
+/// words (from `base`) among the unit's `words`.
+#[derive(Debug, Clone, Copy)]
+pub struct Place {
+    pub unit: UnitLabel,
+    pub block: Option<[u32; 2]>,
+    pub base: usize,
+    pub words: usize,
+}
+
 impl RaceCheck {
+    /// Checks and records warp `w`'s access at instruction `pc` of `program` (a
+    /// shared load or store of the lanes `exec` at the byte addresses `addrs`).
+    pub fn check(
+        &mut self,
+        place: Place,
+        w: &Warp,
+        pc: u32,
+        program: &Program,
+        addrs: &Lanes,
+        exec: u32,
+    ) {
+        let (store, m) = match program.ops[pc as usize].run {
+            Run::Load(m) => (false, m),
+            Run::Store(m) => (true, m),
+            _ => return,
+        };
+        let who = Accessor {
+            warp: w.index,
+            epoch: w.syncs,
+            pc,
+            unit: place.unit,
+            block: place.block,
+        };
+        let bytes = (m.ty.bits() / 8).max(1) * u32::from(m.count);
+        self.access(place.words, place.base, who, addrs, exec, bytes, store);
+    }
+
     /// Forgets the accesses to words `first .. first + count` (a new block in that
     /// slot).
     pub fn clear(&mut self, first: usize, count: usize) {
@@ -291,10 +330,11 @@ mod tests {
         c.access(16, 0, who(0, 2, 1), &at(8), 1, 4, true);
         // Other words, and a wide access's second word.
         c.access(16, 0, who(1, 2, 1), &at(0), 1, 4, true);
+        c.access(16, 0, who(0, 2, 1), &at(4), 1, 4, true);
         assert!(c.races.found.is_empty());
         c.access(16, 0, who(1, 2, 3), &at(0), 1, 8, false);
         assert_eq!(c.races.found.len(), 1);
-        assert_eq!(c.races.found[0].addr, 8);
+        assert_eq!(c.races.found[0].addr, 4);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use super::stall::{Run, Stall, add_stall};
 use crate::exec::ops::{OpInfo, Program};
-use crate::exec::race::{Accessor, RaceCheck};
+use crate::exec::race::{Place, RaceCheck};
 use crate::exec::warp::{Warp, WarpState, WorkCtx};
 use crate::machine::SchedulerPolicy;
 use crate::observe::counters::{StallReason, UnitCounts};
@@ -327,13 +327,13 @@ impl Code {
         let base = self.slot_of(wi) * self.shared_words;
         let words = self.shared.len();
         if let Some(r) = &mut self.races {
-            let place = RacePlace {
+            let place = Place {
                 unit,
                 block,
                 base,
                 words,
             };
-            race_access(r, place, &self.warps[wi], pc, program, addrs, exec);
+            r.check(place, &self.warps[wi], pc, program, addrs, exec);
         }
     }
 
@@ -616,40 +616,4 @@ mod tests {
             .collect();
         assert_eq!(gto, vec![1, 0, 2]);
     }
-}
-
-/// Where a warp's shared-memory accesses go, for the race checker: its unit and
-/// block, and its block's words (from `base`) among the unit's `words`.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct RacePlace {
-    pub unit: crate::machine::UnitLabel,
-    pub block: Option<[u32; 2]>,
-    pub base: usize,
-    pub words: usize,
-}
-
-/// Checks and records warp `w`'s shared-memory load or store at `pc`.
-pub(super) fn race_access(
-    races: &mut RaceCheck,
-    place: RacePlace,
-    w: &Warp,
-    pc: u32,
-    program: &Program,
-    addrs: &crate::exec::lanes::Lanes,
-    exec: u32,
-) {
-    let (store, m) = match program.ops[pc as usize].run {
-        crate::exec::ops::Run::Load(m) => (false, m),
-        crate::exec::ops::Run::Store(m) => (true, m),
-        _ => return,
-    };
-    let who = Accessor {
-        warp: w.index,
-        epoch: w.syncs,
-        pc,
-        unit: place.unit,
-        block: place.block,
-    };
-    let bytes = (m.ty.bits() / 8).max(1) * u32::from(m.count);
-    races.access(place.words, place.base, who, addrs, exec, bytes, store);
 }

@@ -4,7 +4,8 @@
 //! (or Ctrl-C) waiting. Global memory is seen through windows
 //! ([`crate::timing::window`]).
 
-use super::code::{Code, RacePlace, race_access};
+use super::code::Code;
+use crate::exec::race::Place;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Faulted;
@@ -102,7 +103,7 @@ impl Unit {
         let mut addrs = [0u32; 32];
         let is_iu = code.ctx.iu.is_some();
         // Functional mode runs one block per unit: its shared memory is all of it.
-        let place = RacePlace {
+        let place = Place {
             unit: self.label,
             block: code.trace_site(self.label, wi).block,
             base: 0,
@@ -149,7 +150,7 @@ impl Unit {
                 if executed.access == Access::Shared
                     && let Some(r) = races.as_deref_mut()
                 {
-                    race_access(r, place, warp, pc, program, &addrs, exec);
+                    r.check(place, warp, pc, program, &addrs, exec);
                 }
             }
             pc += 1;
