@@ -239,8 +239,11 @@ struct Planner<'s> {
     file_mode: u32,
     /// A machine error at a place in the spec -> its problem, the runs it hit and
     /// the first of them: reported once, however many runs share it.
-    machine_errors: HashMap<(String, Option<std::ops::Range<usize>>), (usize, usize, String)>,
+    machine_errors: HashMap<MachineErrorAt, (usize, usize, String)>,
 }
+
+/// A machine error's text and where in the spec its value is.
+type MachineErrorAt = (String, Option<std::ops::Range<usize>>);
 
 impl Planner<'_> {
     fn plan(&mut self, extras: &[String]) -> Plan {

@@ -5,11 +5,11 @@
 //! ([`crate::timing::window`]).
 
 use super::code::Code;
-use crate::exec::race::Place;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Faulted;
 use crate::exec::lanes::{distinct, transactions};
+use crate::exec::race::Place;
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Flow};
 use crate::exec::warp::{Warp, WarpState};
