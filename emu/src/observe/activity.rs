@@ -116,8 +116,54 @@ impl UnitActivity {
         self.set(at, a, p);
     }
 
-    /// The unit finishes its work at `at`.
+    /// The unit finishes its work at `at`. A wait for a spill stream that ends
+    /// here ended because the stream closed without another tile (the kernel
+    /// never sent one that way): the unit was idle, not waiting, and is drawn so.
     pub fn finish(&mut self, at: u64) {
+        if let Some((_, Activity::SpillWait, _)) = self.open {
+            self.open = None;
+        }
         self.set(at, Activity::Idle, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spill_wait_that_ends_the_work_is_idle_time() {
+        let mut u = UnitActivity::default();
+        u.start(10, Activity::Restore, 1);
+        u.pause(20, Activity::SpillWait);
+        u.resume(30);
+        u.pause(40, Activity::SpillWait);
+        u.finish(100);
+        let drawn: Vec<(u64, u64, Activity)> = u
+            .segments
+            .iter()
+            .map(|s| (s.start, s.end, s.activity))
+            .collect();
+        // The wait a tile ended is kept; the one the closed stream ended is not.
+        assert_eq!(
+            drawn,
+            [
+                (10, 20, Activity::Restore),
+                (20, 30, Activity::SpillWait),
+                (30, 40, Activity::Restore),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_blocksync_wait_before_finishing_is_kept() {
+        let mut u = UnitActivity::default();
+        u.start(0, Activity::Compute, 0);
+        u.wait(5, Some(Side::East));
+        u.finish(9);
+        assert_eq!(
+            u.segments.last().unwrap().activity,
+            Activity::Wait(Some(Side::East))
+        );
     }
 }

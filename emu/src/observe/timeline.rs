@@ -49,6 +49,42 @@ pub fn drawn_extent(x0: f64, x1: f64, lo: f64, hi: f64) -> (f64, f64) {
     (x.clamp(lo, (hi - MIN_WIDTH).max(lo)), MIN_WIDTH)
 }
 
+/// Pass labels for pass lines at `xs` (in time order) named `names`: a line
+/// closer to a group's first line than that group's label is wide joins the group,
+/// so passes starting together share one label (`passes (0,0) (1,0) (2,0)`, or the
+/// first and last with a count when there are many) instead of covering each
+/// other. Returns each group's first index and its label.
+pub fn group_pass_labels(xs: &[f64], names: &[String]) -> Vec<(usize, String)> {
+    let mut groups: Vec<(usize, Vec<&str>)> = Vec::new();
+    for (i, (&x, name)) in xs.iter().zip(names).enumerate() {
+        match groups.last_mut() {
+            Some((first, members))
+                if x < xs[*first] + (label_of(members).len() as f64 + 1.0) * CHAR_W =>
+            {
+                members.push(name)
+            }
+            _ => groups.push((i, vec![name])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(first, members)| (first, label_of(&members)))
+        .collect()
+}
+
+fn label_of(members: &[&str]) -> String {
+    match members {
+        [one] => format!("pass {one}"),
+        [_, _, _, _, _, ..] => format!(
+            "passes {} .. {} ({})",
+            members[0],
+            members[members.len() - 1],
+            members.len()
+        ),
+        _ => format!("passes {}", members.join(" ")),
+    }
+}
+
 /// Stacks labels starting at `xs` (sorted) of widths `ws` into lanes so none
 /// overlap: the lane of each label, or `None` when all lanes are taken there.
 pub fn stack_labels(xs: &[f64], ws: &[f64], lanes: usize) -> Vec<Option<usize>> {
@@ -145,14 +181,19 @@ pub fn svg(
     let x = |t: u64| LEFT + (WIDTH - LEFT - RIGHT) * t as f64 / end;
     let pass_names: Vec<String> = pass_start
         .iter()
-        .map(|(p, _)| format!("pass ({},{})", p % passes_x.max(1), p / passes_x.max(1)))
+        .map(|(p, _)| format!("({},{})", p % passes_x.max(1), p / passes_x.max(1)))
         .collect();
-    let name_w: Vec<f64> = pass_names.iter().map(|n| n.len() as f64 * CHAR_W).collect();
-    // A label starts just right of its line, or ends at the right edge.
-    let name_x: Vec<f64> = pass_start
+    let starts_x: Vec<f64> = pass_start.iter().map(|(_, t)| x(*t)).collect();
+    let groups = group_pass_labels(&starts_x, &pass_names);
+    let name_w: Vec<f64> = groups
+        .iter()
+        .map(|(_, n)| n.len() as f64 * CHAR_W)
+        .collect();
+    // A label starts just right of its first line, or ends at the right edge.
+    let name_x: Vec<f64> = groups
         .iter()
         .zip(&name_w)
-        .map(|((_, t), w)| (x(*t) + 2.0).min(WIDTH - 2.0 - w))
+        .map(|((first, _), w)| (starts_x[*first] + 2.0).min(WIDTH - 2.0 - w))
         .collect();
     let lanes = stack_labels(&name_x, &name_w, PASS_LANES);
     let lanes_used = lanes.iter().flatten().max().map_or(1, |l| l + 1);
@@ -183,18 +224,23 @@ pub fn svg(
     let bottom = top + rows.len() as f64 * row_h;
     for (i, (_, t)) in pass_start.iter().enumerate() {
         let px = x(*t);
-        // Labels that find no free lane are left out; the dashed line stays.
-        let text = lanes[i].map_or_else(String::new, |lane| {
-            format!(
-                r#"<text x="{:.1}" y="{:.1}" font-size="10">{}</text>"#,
-                name_x[i],
-                top - 4.0 - 11.0 * lane as f64,
-                pass_names[i]
-            )
-        });
+        // A group's label is drawn with its first line; labels that find no free
+        // lane are left out (counted below), the line and its hover text stay.
+        let text = groups
+            .iter()
+            .position(|(first, _)| *first == i)
+            .and_then(|g| Some((g, lanes[g]?)))
+            .map_or_else(String::new, |(g, lane)| {
+                format!(
+                    r#"<text x="{:.1}" y="{:.1}" font-size="10">{}</text>"#,
+                    name_x[g],
+                    top - 4.0 - 11.0 * lane as f64,
+                    groups[g].1
+                )
+            });
         let _ = writeln!(
             s,
-            r##"<g class="pass-mark"><line x1="{px:.1}" x2="{px:.1}" y1="{:.1}" y2="{bottom:.1}" stroke="#444" stroke-dasharray="4 3"/>{text}</g>"##,
+            r##"<g class="pass-mark"><line x1="{px:.1}" x2="{px:.1}" y1="{:.1}" y2="{bottom:.1}" stroke="#444" stroke-dasharray="4 3"><title>pass {} starts at cycle {t}</title></line>{text}</g>"##,
             // From just above the rows: a longer line would cross the labels of
             // passes that started just before.
             if lanes_used == 1 {
@@ -202,6 +248,15 @@ pub fn svg(
             } else {
                 top - 2.0
             },
+            pass_names[i],
+        );
+    }
+    let unlabelled = lanes.iter().filter(|l| l.is_none()).count();
+    if unlabelled > 0 {
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="32" font-size="10" text-anchor="end">{unlabelled} pass labels do not fit: hover a dashed line for its pass</text>"#,
+            WIDTH - RIGHT
         );
     }
     let mut last_diag = None;
@@ -360,6 +415,28 @@ pub fn svg(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passes_starting_together_share_one_label_and_none_is_lost() {
+        let names: Vec<String> = ["(0,0)", "(1,0)", "(2,0)", "(3,0)", "(0,1)", "(1,1)"]
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        // Three passes at the left edge, then two far apart, then one next to
+        // the fifth.
+        let groups = group_pass_labels(&[110.0, 110.5, 112.0, 400.0, 700.0, 705.0], &names);
+        assert_eq!(
+            groups,
+            [
+                (0, "passes (0,0) (1,0) (2,0)".to_string()),
+                (3, "pass (3,0)".to_string()),
+                (4, "passes (0,1) (1,1)".to_string()),
+            ]
+        );
+        // Many at once: the first, the last and how many.
+        let many = group_pass_labels(&[0.0; 6], &names);
+        assert_eq!(many, [(0, "passes (0,0) .. (1,1) (6)".to_string())]);
+    }
 
     #[test]
     fn ticks_are_round_and_at_most_as_many_as_asked() {
