@@ -67,6 +67,10 @@ pub struct RunControl {
     /// Stop at a CB read of a word its producer has not written since the link last
     /// switched (the CB checker; on by default).
     pub cb_check: bool,
+    /// Report shared-memory accesses of different warps of a block to one word, one
+    /// of them a store, with no barrier between them (the race checker; off by
+    /// default, as it slows shared-memory kernels by a quarter or more).
+    pub race_check: bool,
 }
 
 impl Default for RunControl {
@@ -81,6 +85,7 @@ impl Default for RunControl {
             activity: false,
             threads: 1,
             cb_check: true,
+            race_check: false,
         }
     }
 }
@@ -96,6 +101,7 @@ pub fn simulate_traced(
     Grid::new(image, machine)
         .functional(control.functional)
         .cb_check(control.cb_check)
+        .race_check(control.race_check)
         .with_sampling(control.sample_interval)
         .with_interrupt(control.interrupt)
         .with_instruction_limit(control.max_instructions)

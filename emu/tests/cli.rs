@@ -457,6 +457,60 @@ fn traces_follow_their_filters() {
 }
 
 #[test]
+fn timing_traces_show_loaded_values_when_they_arrive() {
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--trace",
+        "-",
+        "--trace-unit",
+        "sm:0,0",
+        "--trace-warp",
+        "0",
+        "--trace-limit",
+        "60",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trace = text(&out.stdout);
+    // The load of A's first four elements is pending at issue, and its values
+    // (A[1] = 0.5) appear at the write-back, later, in cycle order.
+    let issue = trace
+        .lines()
+        .position(|l| l.contains("ld.global.f32 %f0") && l.ends_with("pending"))
+        .unwrap_or_else(|| panic!("no pending load in\n{trace}"));
+    let arrival = trace
+        .lines()
+        .position(|l| l.contains("ld.global.f32 %f0") && l.contains("loaded r"))
+        .unwrap_or_else(|| panic!("no arrival in\n{trace}"));
+    assert!(issue < arrival, "{trace}");
+    assert!(trace.contains("[1]=0x3f000000"), "{trace}");
+    let cycles: Vec<u64> = trace
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert!(cycles.windows(2).all(|w| w[0] <= w[1]), "{trace}");
+    insta::assert_snapshot!("vecadd_trace_loads", trace);
+    // Functional mode loads at once: no pending values.
+    let out = emu(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--functional",
+        "--trace",
+        "-",
+        "--trace-unit",
+        "sm:0,0",
+        "--trace-warp",
+        "0",
+    ]);
+    let trace = text(&out.stdout);
+    assert!(
+        !trace.contains("pending") && trace.contains("[1]=0x3f000000"),
+        "{trace}"
+    );
+}
+
+#[test]
 fn traces_show_blocks_passes_and_stored_values() {
     // pass_token: the west IU of row 0 loads seed[0] = 100, SM (0, 0) adds one and
     // SM (1, 0) adds one more, storing 102 = 0x66 at word 0 of its east and south
@@ -676,4 +730,41 @@ fn max_instructions_stops_a_functional_run_that_stores_in_every_window() {
         ],
         "--max-instructions 1 000 warp instructions",
     );
+}
+
+#[test]
+fn the_summary_says_when_a_launch_leaves_sms_idle() {
+    let summary = |args: &[&str]| {
+        let out = emu(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    // 8x1 blocks on the 4x4 SPU: one row of SMs.
+    let s = summary(&["samples/vecadd.spu", "-D", "N=2048"]);
+    assert!(
+        s.contains(
+            "sms        the launch uses 4 of 16 SMs: its 8x1 blocks cover 4 of 4 SM columns and 1 of 4 rows; hint: launched as 4x2 blocks (if the kernel's indexing allows), the same 8 would use 8"
+        ),
+        "{s}"
+    );
+    // 7 blocks cannot be reshaped to use more.
+    let s = summary(&["samples/vecadd.spu", "-D", "N=1792", "--grid", "8x2"]);
+    assert!(
+        s.contains("the launch uses 7 of 16 SMs") && s.contains("`--grid 7x1`"),
+        "{s}"
+    );
+    // A GPU with more SMs than blocks.
+    let s = summary(&["samples/vecadd.spu", "-D", "N=2048", "--machine", "gtx480"]);
+    assert!(
+        s.contains("the launch uses 8 of 15 SMs: it has 8 blocks"),
+        "{s}"
+    );
+    // Every SM busy: no line.
+    for args in [
+        &["samples/stencil2d/stencil_pc.spu"][..],
+        &["samples/vecadd.spu", "--grid", "4x1"][..],
+    ] {
+        let s = summary(args);
+        assert!(!s.contains("sms   "), "{args:?}: {s}");
+    }
 }

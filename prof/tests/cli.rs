@@ -894,3 +894,39 @@ fn bad_input_matrix() {
         insta::assert_snapshot!(format!("matrix_{name}"), text);
     }
 }
+
+/// Every `--option` the help names is one of spu-prof's (an option of another
+/// tool is named with that tool, `spu-emu --list-params`).
+#[test]
+fn the_help_names_only_its_own_options() {
+    let help = ok(&["--help"]);
+    let own: Vec<&str> = help
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('-'))
+        .flat_map(|l| l.split([' ', ',', '=', '<', '[']))
+        .filter(|w| w.starts_with("--"))
+        .collect();
+    assert!(own.contains(&"--machine"), "no options found in\n{help}");
+    let words: Vec<&str> = help.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let name: String = w
+            .trim_start_matches(['(', '`', '['])
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if !name.starts_with("--") || name.len() < 3 {
+            continue;
+        }
+        let tool = i
+            .checked_sub(1)
+            .map(|j| words[j].trim_start_matches(['(', '`']));
+        if tool.is_some_and(|t| t.starts_with("spu-") && t != "spu-prof") {
+            continue;
+        }
+        assert!(
+            own.contains(&name.as_str()),
+            "the help names `{name}`, which spu-prof does not take:\n{help}"
+        );
+    }
+}

@@ -83,8 +83,20 @@ impl SpecError {
                 d = d.with_notes(vec![format!("help: {}", escape(h))]);
             }
             match term::emit_into_string(&config, &file, &d) {
-                // A long line of the spec is quoted by its start.
-                Ok(s) => out.push_str(&spu_io::quote::shorten_lines(&s)),
+                // A long line of the spec is quoted by its start; the notes (ours,
+                // bounded) stay whole.
+                Ok(s) => {
+                    for (i, line) in s.split('\n').enumerate() {
+                        if i > 0 {
+                            out.push('\n');
+                        }
+                        if line.trim_start().starts_with("= ") {
+                            out.push_str(line);
+                        } else {
+                            out.push_str(&spu_io::quote::shorten_lines(line));
+                        }
+                    }
+                }
                 Err(_) => out.push_str(&format!(
                     "error: {}: {}\n",
                     escape(&self.file),

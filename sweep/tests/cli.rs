@@ -395,6 +395,12 @@ fn bad_specs_and_folders_get_clear_errors() {
     let err = text(&o.stderr);
     assert!(err.contains("unknown key `machne`"), "{err}");
     assert!(err.contains("spec.toml:3:1"), "{err}");
+    // The hint names the likely key first and lists the keys whole.
+    assert!(err.contains("did you mean `machine`?"), "{err}");
+    assert!(
+        err.contains("`max_cycles`") && !err.contains("bytes)"),
+        "{err}"
+    );
     assert!(
         !Path::new(&out).exists(),
         "nothing is written for a bad spec"
@@ -484,4 +490,36 @@ fn a_spec_error_on_a_long_line_quotes_its_start() {
         err.contains(&format!("1 | x = {}... (2000008 bytes)", "k".repeat(92))),
         "{err}"
     );
+}
+
+/// A machine value that is wrong in every run it is part of is one error, which
+/// says how many runs it hit.
+#[test]
+fn a_bad_grid_is_reported_once_for_all_its_runs() {
+    let spec = "[base]\nkernel = \"vecadd.spu\"\n\n[[axis]]\ngrid = [\"3\", \"4x4\"]\n\n[[axis]]\nD.N = [256, 512, 1024]\n";
+    let (_d, spec, _out) = setup(spec);
+    let o = sweep(&["plan", &spec]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert_eq!(err.matches("`--grid 3` needs the form").count(), 1, "{err}");
+    assert!(err.contains("(in 3 runs, the first grid=3 N=256)"), "{err}");
+    assert!(err.contains("(1 problem)"), "{err}");
+}
+
+/// The files the help's examples name exist.
+#[test]
+fn the_help_examples_name_files_that_exist() {
+    let help = text(&sweep(&["--help"]).stdout);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let named: Vec<&str> = help
+        .split_whitespace()
+        .filter(|w| w.ends_with(".toml") && w.contains('/'))
+        .collect();
+    assert!(!named.is_empty(), "no example files in\n{help}");
+    for f in named {
+        assert!(
+            root.join(f).is_file(),
+            "the help names `{f}`, which does not exist"
+        );
+    }
 }

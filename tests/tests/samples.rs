@@ -135,9 +135,10 @@ fn pass_token_crosses_every_row_on_any_grid() {
     }
 }
 
-/// Every sample is a correct kernel, so the CB checker (on by default) never
-/// fires: on one pass and across passes, with IUs and DMA engines, in timing and
-/// functional mode. A new sample must be added to the list.
+/// Every sample is a correct kernel, so neither the CB checker (on by default)
+/// nor the shared-memory race checker fires: on one pass and across
+/// passes, with IUs and DMA engines, in timing and functional mode. A new sample
+/// must be added to the list.
 #[test]
 fn every_sample_runs_clean_under_the_cb_checker() {
     let cases: &[(&str, &[&str])] = &[
@@ -197,14 +198,22 @@ fn every_sample_runs_clean_under_the_cb_checker() {
                     let mut image = spu_emu::load(kernel.module.clone(), &m, &options).unwrap();
                     let control = spu_emu::RunControl {
                         functional,
+                        race_check: true,
                         ..Default::default()
                     };
                     assert!(control.cb_check, "the checker is on by default");
-                    if let Err(stop) = spu_emu::simulate(&mut image, &m, control, &mut |_| {}) {
-                        panic!(
+                    match spu_emu::simulate(&mut image, &m, control, &mut |_| {}) {
+                        Err(stop) => panic!(
                             "{file} on {grid} {boundary} {mode} functional={functional}:\n{}",
                             spu_emu::observe::stopped::render_stop(&stop, &kernel, &image)
-                        );
+                        ),
+                        // No sample races on shared memory.
+                        Ok(result) => assert_eq!(
+                            result.races.total(),
+                            0,
+                            "{file} on {grid} {boundary} {mode} functional={functional}:\n{}",
+                            spu_emu::observe::races::render_races(&result.races, &kernel)
+                        ),
                     }
                 }
             }

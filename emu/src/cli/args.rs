@@ -21,7 +21,8 @@ pub struct RunArgs {
     /// Pass execution model (thesis 4.3).
     #[arg(long, value_parser = ["overlapped", "sequential"])]
     pub passes: Option<String>,
-    /// Override one machine parameter (repeatable; `--list-params` shows all keys).
+    /// Override one machine parameter (repeatable; `spu-emu --list-params` shows all
+    /// keys).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Set a kernel parameter over its declared default (repeatable): an integer in
@@ -61,8 +62,13 @@ pub struct RunArgs {
     /// float atomic adds (they round in another order), the old values atomics
     /// return, what `atom.exch` and `atom.cas` races leave, and data races (a
     /// shared- or global-memory word one warp writes and another reads without a
-    /// barrier between them). Cycles, stalls and time-dependent counters are not
-    /// modelled.
+    /// barrier between them): warps of a block race on shared memory
+    /// (`--race-check` reports it), or a thread reads a global word that a warp of
+    /// its block stored with no `bar.sync` between them or that another unit stored
+    /// in the same pass. A kernel that reads %clock sees other values too. Cycles,
+    /// stalls and time-dependent counters are not modelled. This mode applies other
+    /// units' global stores at the end of windows of latency_cycles.blocksync
+    /// rounds.
     #[arg(long)]
     pub functional: bool,
     /// Simulate on N threads (default: the number of cores). Results, stats and
@@ -73,6 +79,12 @@ pub struct RunArgs {
     /// link last switched (the CB checker, on by default, costs about 1%).
     #[arg(long)]
     pub no_cb_check: bool,
+    /// Check shared memory for races and report them after the run: accesses of
+    /// different warps of a block to one word, one of them a store, with no
+    /// `bar.sync` between them (the race checker; it costs about 25% of run time,
+    /// 60% with --functional, on a kernel that works in shared memory).
+    #[arg(long)]
+    pub race_check: bool,
 }
 
 impl RunArgs {
@@ -120,6 +132,7 @@ impl RunArgs {
             activity: false,
             threads: self.threads.map_or_else(default_threads, |n| n as usize),
             cb_check: !self.no_cb_check,
+            race_check: self.race_check,
         }
     }
 
@@ -146,7 +159,7 @@ pub fn is_file_like(name: &str) -> bool {
 /// The help text's examples for tools that take RUN OPTIONS.
 pub const RUN_EXAMPLES: &str = "\
         --grid 8x8 --passes sequential          # another grid and pass model\n  \
-        --machine spu-4x4-cb16k                 # a preset (see --list-params)\n  \
+        --machine spu-4x4-cb16k                 # a preset (see spu-emu --list-params)\n  \
         --machine my.toml --set sm.scheduler_policy=gto\n  \
         -D N=1024 --load A=a.npy --dump C=c.npy # parameters and buffers\n  \
         --stats run.json                        # machine-readable statistics";

@@ -77,7 +77,7 @@ impl SessionError {
 
 /// Runs `kernel` with the run options. `included` may refuse the files the kernel
 /// includes (outputs must not name them) before anything runs; `warnings` receives
-/// assembler warnings.
+/// assembler warnings and, after the run, the race checker's.
 pub fn run(
     kernel_path: &Path,
     args: &RunArgs,
@@ -148,6 +148,12 @@ pub fn run_traced(
     );
     if let Some(bar) = &bar {
         bar.finish_and_clear();
+    }
+    if let Ok(s) = &session {
+        let races = crate::observe::races::render_races(&s.result.races, &s.kernel);
+        if !races.is_empty() {
+            warnings(&races);
+        }
     }
     session
 }

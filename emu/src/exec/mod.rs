@@ -14,7 +14,8 @@
 //! - [`warp`]: a warp's registers, predicates and SIMT reconvergence stack;
 //! - [`cb`]: a unit's end of a Communication Buffer link;
 //! - [`memory`]: the global memory image with unmapped guard gaps;
-//! - [`fault`]: what a thread can do wrong, with the context to report it.
+//! - [`fault`]: what a thread can do wrong, with the context to report it;
+//! - [`race`]: the shared-memory race checker.
 //!
 //! Layer 2: may use [`crate::machine`] and [`crate::sem`] only.
 
@@ -26,6 +27,7 @@ pub mod fault;
 pub mod lanes;
 pub mod memory;
 pub mod ops;
+pub mod race;
 pub mod space;
 pub mod step;
 pub mod warp;

@@ -178,6 +178,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
         Run::BarSync | Run::BlockSync(_) => {
             warp.advance();
             if exec != 0 && !warp.is_done() {
+                warp.syncs = warp.syncs.wrapping_add(1);
                 warp.state = if matches!(op.run, Run::BarSync) {
                     WarpState::AtBarrier(pc)
                 } else {

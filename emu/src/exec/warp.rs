@@ -118,6 +118,10 @@ pub struct Warp {
     live: bool,
     below: Vec<Frame>,
     pub state: WarpState,
+    /// Barriers (`bar.sync`, blocksyncs) the warp has arrived at: two warps'
+    /// accesses with the same count have no barrier between them
+    /// ([`crate::exec::race`]).
+    pub syncs: u32,
 }
 
 impl Warp {
@@ -156,6 +160,7 @@ impl Warp {
             live: true,
             below: Vec::new(),
             state: WarpState::Running,
+            syncs: 0,
         }
     }
 

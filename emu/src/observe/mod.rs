@@ -2,7 +2,8 @@
 //! counters ([`counters`]), activity over time ([`samples`], [`activity`] and its
 //! SVG [`timeline`]), the instruction trace ([`trace`]), a run's results and stops
 //! ([`outcome`]), the `--stats` JSON ([`stats`]), the printed summary ([`report`])
-//! and why a run stopped ([`stopped`]).
+//! and why a run stopped ([`stopped`]); the shared-memory races a run found
+//! ([`races`]).
 //!
 //! Layer 4: may use [`crate::machine`], [`crate::exec`] and [`crate::load`]. The
 //! timing model records into these types; nothing here runs the simulation.
@@ -10,6 +11,7 @@
 pub mod activity;
 pub mod counters;
 pub mod outcome;
+pub mod races;
 pub mod report;
 pub mod samples;
 pub mod stats;

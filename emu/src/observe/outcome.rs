@@ -254,4 +254,6 @@ pub struct RunResult {
     pub functional: bool,
     /// What every unit did over time, when asked for.
     pub activity: Option<crate::observe::activity::ActivityLog>,
+    /// Shared-memory races between warps of a block (the race checker).
+    pub races: crate::exec::race::Races,
 }

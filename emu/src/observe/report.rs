@@ -65,6 +65,9 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
             result.passes[0], result.passes[1], machine.pass_mode
         );
     }
+    if let Some(idle) = idle_sms(l.grid, machine) {
+        let _ = writeln!(s, "sms        {idle}");
+    }
     if let Some(o) = &result.occupancy {
         let _ = writeln!(
             s,
@@ -134,6 +137,57 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
         );
     }
     s
+}
+
+/// When a launch of `grid` blocks leaves SMs of `machine` without a block: how many
+/// it uses, why, and how to use more.
+pub fn idle_sms(grid: [u32; 2], machine: &Machine) -> Option<String> {
+    let [gx, gy] = grid.map(u64::from);
+    let (p, q) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
+    let (total, blocks) = (p * q, gx * gy);
+    if machine.is_gpu() {
+        return (blocks < total).then(|| {
+            format!(
+                "the launch uses {blocks} of {total} SMs: it has {}; hint: split the work into at least {total} blocks to use them all",
+                crate::machine::plural(blocks as u32, "block")
+            )
+        });
+    }
+    // Block (bx, by) runs on SM (bx % P, by % Q).
+    let (cols, rows) = (gx.min(p), gy.min(q));
+    let used = cols * rows;
+    if used >= total {
+        return None;
+    }
+    let mut text = format!(
+        "the launch uses {used} of {total} SMs: its {gx}x{gy} blocks cover {cols} of {p} SM columns and {rows} of {q} rows"
+    );
+    // The same number of blocks in the shape that covers the most SMs.
+    let best = (1..=p.min(blocks))
+        .filter(|a| blocks % a == 0)
+        .map(|a| (a.min(p) * (blocks / a).min(q), a))
+        .max();
+    match best {
+        Some((n, a)) if n > used => {
+            let _ = write!(
+                text,
+                "; hint: launched as {a}x{} blocks (if the kernel's indexing allows), the same {blocks} would use {}",
+                blocks / a,
+                if n == total {
+                    "every SM".to_string()
+                } else {
+                    format!("{n}")
+                }
+            );
+        }
+        _ => {
+            let _ = write!(
+                text,
+                "; hint: `--grid {cols}x{rows}` models a machine of just the SMs it uses"
+            );
+        }
+    }
+    Some(text)
 }
 
 /// Labels for per-unit output.

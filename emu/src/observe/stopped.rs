@@ -82,7 +82,7 @@ fn location(kernel: &Kernel, pc: u32) -> (String, Option<(u32, String)>) {
 }
 
 /// `file:line` of instruction `pc`.
-fn line_of(kernel: &Kernel, pc: u32) -> String {
+pub(super) fn line_of(kernel: &Kernel, pc: u32) -> String {
     let (at, _) = location(kernel, pc);
     match at.rsplit_once(':') {
         Some((file_line, _col)) if kernel.module.lines.locs.get(pc as usize).is_some() => {
@@ -101,7 +101,7 @@ fn instr_line(kernel: &Kernel, pc: u32) -> String {
 
 /// Quotes the source line of `pc` under a `-->` arrow; returns the gutter width
 /// the notes below it align to.
-fn quote_source(s: &mut String, kernel: &Kernel, pc: u32) -> usize {
+pub(super) fn quote_source(s: &mut String, kernel: &Kernel, pc: u32) -> usize {
     let (at, text) = location(kernel, pc);
     let w = text.as_ref().map_or(2, |(line, _)| line.to_string().len());
     let _ = writeln!(s, "{:w$} --> {at}", "");
@@ -113,7 +113,7 @@ fn quote_source(s: &mut String, kernel: &Kernel, pc: u32) -> usize {
     w
 }
 
-fn note(s: &mut String, w: usize, text: &str) {
+pub(super) fn note(s: &mut String, w: usize, text: &str) {
     let _ = writeln!(s, "{:w$} = {text}", "");
 }
 

@@ -1,9 +1,10 @@
 //! The instruction trace (`--trace`): one line per issued warp instruction with
 //! cycle, pass, unit, block, warp, PC, source line, instruction, active mask and
 //! the values it wrote (for a store, each lane's address and value), filtered by
-//! unit, warp and cycle range and capped so small kernels stay readable. Filters
-//! that cannot match anything on the machine and launch are refused before the
-//! run.
+//! unit, warp and cycle range and capped so small kernels stay readable. A value
+//! that arrives later (a global load or atomic in timing mode) is shown pending at
+//! issue and on a line of its own at write-back, in cycle order. Filters that
+//! cannot match anything on the machine and launch are refused before the run.
 
 use crate::load::plan::{Geometry, Role, plan};
 use crate::load::{Image, LaunchDims};
@@ -260,6 +261,9 @@ pub struct Tracer {
     widths: Widths,
     out: Box<dyn Write>,
     written: u64,
+    /// Write-backs of values that arrive later, printed in cycle order among the
+    /// issue lines: (cycle, site, pc, mask, writes).
+    arrivals: Vec<(u64, Site, u32, u32, String)>,
 }
 
 /// Column widths, from the longest value each column can hold in this run.
@@ -352,6 +356,7 @@ impl Tracer {
             widths,
             out,
             written: 0,
+            arrivals: Vec::new(),
         }
     }
 
@@ -366,8 +371,45 @@ impl Tracer {
             && self.unit.is_none_or(|u| u == Some(unit))
     }
 
+    /// Notes that the value of instruction `pc` issued at `site` arrives at
+    /// `cycle` (registers and values in `writes`); its line is written among the
+    /// issue lines of that cycle. Words of one access arriving together share a line.
+    pub fn arrival(&mut self, cycle: u64, site: Site, pc: u32, mask: u32, writes: &str) {
+        if let Some(last) = self.arrivals.last_mut()
+            && (last.0, last.1, last.2) == (cycle, site, pc)
+        {
+            last.4.push(' ');
+            last.4.push_str(writes);
+            return;
+        }
+        self.arrivals
+            .push((cycle, site, pc, mask, format!("loaded {writes}")));
+    }
+
+    /// Writes the arrivals due by `cycle` (all of them with `u64::MAX`).
+    fn arrivals_until(&mut self, cycle: u64) {
+        if self.arrivals.iter().all(|a| a.0 > cycle) {
+            return;
+        }
+        // Stable: arrivals of one cycle keep the order they were noted in.
+        self.arrivals.sort_by_key(|a| a.0);
+        let due = self.arrivals.partition_point(|a| a.0 <= cycle);
+        let lines: Vec<_> = self.arrivals.drain(..due).collect();
+        for (c, site, pc, mask, writes) in lines {
+            self.write_line(c, site, pc, mask, &writes);
+        }
+    }
+
     /// Writes one line; `writes` describes the values written.
     pub fn line(&mut self, cycle: u64, site: Site, pc: u32, mask: u32, writes: &str) {
+        self.arrivals_until(cycle);
+        self.write_line(cycle, site, pc, mask, writes);
+    }
+
+    fn write_line(&mut self, cycle: u64, site: Site, pc: u32, mask: u32, writes: &str) {
+        if self.written > self.filter.limit {
+            return;
+        }
         if self.written == self.filter.limit {
             let _ = writeln!(
                 self.out,
@@ -398,7 +440,9 @@ impl Tracer {
         let _ = writeln!(self.out, "{}", line.trim_end());
     }
 
+    /// Writes the arrivals still due and flushes the output.
     pub fn flush(&mut self) {
+        self.arrivals_until(u64::MAX);
         let _ = self.out.flush();
     }
 }

@@ -302,9 +302,11 @@ pub enum Outcome {
     None,
     /// Register `dst` of the target warp gets `values` in the lanes of `mask`
     /// (and register `dst + 1` gets `high`, for a 64-bit atomic), ready at
-    /// `ready`; `toggles` are the bit toggles of the words moved.
+    /// `ready`; `toggles` are the bit toggles of the words moved; `pc` is the
+    /// instruction (for the trace).
     Register {
         target: Target,
+        pc: u32,
         dst: Reg,
         mask: u32,
         values: Box<Lanes>,
@@ -393,6 +395,7 @@ pub fn apply(
             };
             Outcome::Register {
                 target,
+                pc,
                 dst,
                 mask,
                 values,
@@ -452,6 +455,7 @@ pub fn apply(
             };
             Outcome::Register {
                 target,
+                pc,
                 dst,
                 mask,
                 values: word(0),

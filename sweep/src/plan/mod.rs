@@ -189,6 +189,7 @@ pub fn plan(spec: &Spec, extras: &[String]) -> Result<Plan, crate::Error> {
         models: HashMap::new(),
         inputs: spec.path.iter().cloned().collect(),
         file_mode: spec.mode,
+        machine_errors: HashMap::new(),
     };
     if let Some(why) = p.access.unusable() {
         p.problems.push(
@@ -237,7 +238,13 @@ struct Planner<'s> {
     inputs: BTreeSet<PathBuf>,
     /// Permission bits every file read so far grants.
     file_mode: u32,
+    /// A machine error at a place in the spec -> its problem, the runs it hit and
+    /// the first of them: reported once, however many runs share it.
+    machine_errors: HashMap<MachineErrorAt, (usize, usize, String)>,
 }
+
+/// A machine error's text and where in the spec its value is.
+type MachineErrorAt = (String, Option<std::ops::Range<usize>>);
 
 impl Planner<'_> {
     fn plan(&mut self, extras: &[String]) -> Plan {
@@ -444,10 +451,18 @@ impl Planner<'_> {
                     .rev()
                     .find(|(f, _)| matches!(f, Field::Grid | Field::Set(_)))
                     .map(|(_, v)| v.span.clone());
+                let run = shorten(&describe(point));
+                let key = (e.to_string(), span.clone());
+                if let Some((at, runs, first)) = self.machine_errors.get_mut(&key) {
+                    *runs += 1;
+                    self.problems[*at].message = format!("{e} (in {runs} runs, the first {first})");
+                    return None;
+                }
                 let mut p =
-                    Problem::whole(format!("{e} (in the run {})", shorten(&describe(point))))
-                        .label("this combination");
+                    Problem::whole(format!("{e} (in the run {run})")).label("this combination");
                 p.span = span;
+                self.machine_errors
+                    .insert(key, (self.problems.len(), 1, run));
                 self.problems.push(p);
                 return None;
             }

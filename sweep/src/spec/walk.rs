@@ -76,13 +76,20 @@ impl Walker {
             .map(|k| format!("`{k}`"))
             .collect::<Vec<_>>()
             .join(", ");
+        // A typo of a known key is named first.
+        let typo = known
+            .iter()
+            .map(|k| (edit_distance(key.get_ref(), k), *k))
+            .min()
+            .filter(|&(d, _)| d <= 2)
+            .map_or_else(String::new, |(_, k)| format!("did you mean `{k}`? "));
         self.problems.push(
             Problem::at(
                 key.span(),
                 format!("unknown key `{}` in {place}", shorten(key.get_ref())),
             )
             .label("not a spec key")
-            .help(format!("expected one of {list}")),
+            .help(format!("{typo}expected one of {list}")),
         );
     }
 
@@ -743,4 +750,23 @@ fn plain_field(key: &str) -> Option<Field> {
         "max_cycles" => Field::MaxCycles,
         _ => return None,
     })
+}
+
+/// Edits (insertions, deletions, substitutions) between two keys; a key longer
+/// than any known one is far from all of them without being compared.
+fn edit_distance(a: &str, b: &str) -> usize {
+    if a.len() > 64 {
+        return usize::MAX;
+    }
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }

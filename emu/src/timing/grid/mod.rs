@@ -69,6 +69,8 @@ pub struct Grid<'a> {
     memory: Arc<crate::exec::memory::GlobalMemory>,
     /// Threads that step units (1: the one-thread event loop).
     threads: usize,
+    /// Check shared-memory accesses for races between warps.
+    race_check: bool,
     timing: Timing,
     geo: Geometry,
     boundary: Boundary,
@@ -182,6 +184,7 @@ impl<'a> Grid<'a> {
         Grid {
             memory: Arc::new(std::mem::take(&mut image.memory)),
             threads: 1,
+            race_check: false,
             dram: Dram::new(machine.dram_latency, machine.dram_bytes_per_cycle()),
             caches: Caches::new(machine, n),
             dma: image.dma,
@@ -256,6 +259,13 @@ impl<'a> Grid<'a> {
         {
             port.checked = on;
         }
+        self
+    }
+
+    /// The shared-memory race checker: report accesses of different warps of a
+    /// block to one word, one of them a store, with no barrier between them.
+    pub fn race_check(mut self, on: bool) -> Self {
+        self.race_check = on;
         self
     }
 
@@ -737,6 +747,7 @@ impl<'a> Grid<'a> {
             Outcome::None => {}
             Outcome::Register {
                 target,
+                pc,
                 dst,
                 mask,
                 values,
@@ -753,6 +764,28 @@ impl<'a> Grid<'a> {
                     && code.slot_generation.get(code.slot_of(target.warp))
                         == Some(&target.generation)
                 {
+                    if let Some(t) = &mut self.tracer
+                        && t.wants(unit.label, code.warps[target.warp].index, ready)
+                    {
+                        let d = usize::from(dst);
+                        let mut text =
+                            crate::observe::trace::lanes_text(&format!("r{d}"), &values, mask);
+                        if let Some(h) = &high {
+                            text.push(' ');
+                            text.push_str(&crate::observe::trace::lanes_text(
+                                &format!("r{}", d + 1),
+                                h,
+                                mask,
+                            ));
+                        }
+                        t.arrival(
+                            ready,
+                            code.trace_site(unit.label, target.warp),
+                            pc,
+                            mask,
+                            &text,
+                        );
+                    }
                     let wake = code.resolve(
                         target.warp,
                         dst,

@@ -311,6 +311,13 @@ impl Grid<'_> {
             samples,
             functional: self.functional,
             activity,
+            races: self
+                .units
+                .iter_mut()
+                .fold(Default::default(), |mut all, u| {
+                    all.merge(std::mem::take(&mut u.races));
+                    all
+                }),
         })
     }
 

@@ -129,6 +129,9 @@ impl Grid<'_> {
             slots,
         );
         code.pass = pass;
+        if self.race_check {
+            code.races = Some(Box::default());
+        }
         Work::Code(Box::new(code))
     }
 

@@ -8,6 +8,7 @@
 
 use super::stall::{Run, Stall, add_stall};
 use crate::exec::ops::{OpInfo, Program};
+use crate::exec::race::{Place, RaceCheck};
 use crate::exec::warp::{Warp, WarpState, WorkCtx};
 use crate::machine::SchedulerPolicy;
 use crate::observe::counters::{StallReason, UnitCounts};
@@ -137,6 +138,8 @@ pub struct Code {
     /// (`None`: empty or finished).
     pub slots: Vec<Option<crate::load::plan::WorkItem>>,
     pub slot_generation: Vec<u64>,
+    /// The shared-memory race checker (`None`: off).
+    pub races: Option<Box<RaceCheck>>,
 }
 
 impl Code {
@@ -198,6 +201,7 @@ impl Code {
             shared_words,
             slots: vec![None; slots],
             slot_generation: vec![0; slots],
+            races: None,
         };
         for w in 0..code.warps.len() {
             code.refresh(w, program);
@@ -276,6 +280,9 @@ impl Code {
         self.deferred.retain(|d| !range.contains(&d.0));
         let s = slot * self.shared_words;
         self.shared[s..s + self.shared_words].fill(0);
+        if let Some(r) = &mut self.races {
+            r.clear(s, self.shared_words);
+        }
         self.slot_generation[slot] = generation;
     }
 
@@ -305,7 +312,32 @@ impl Code {
     }
 
     /// Where warp `wi` runs, for a trace line.
-    pub(super) fn trace_site(
+    /// Checks warp `wi`'s shared-memory access at instruction `pc` (lanes `exec`
+    /// at the byte addresses `addrs`) for races with other warps of its block.
+    pub(super) fn check_race(
+        &mut self,
+        unit: crate::machine::UnitLabel,
+        wi: usize,
+        pc: u32,
+        program: &Program,
+        addrs: &crate::exec::lanes::Lanes,
+        exec: u32,
+    ) {
+        let block = self.ctx.iu.is_none().then(|| self.block_of(wi));
+        let base = self.slot_of(wi) * self.shared_words;
+        let words = self.shared.len();
+        if let Some(r) = &mut self.races {
+            let place = Place {
+                unit,
+                block,
+                base,
+                words,
+            };
+            r.check(place, &self.warps[wi], pc, program, addrs, exec);
+        }
+    }
+
+    pub fn trace_site(
         &self,
         unit: crate::machine::UnitLabel,
         wi: usize,

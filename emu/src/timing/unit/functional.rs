@@ -9,6 +9,7 @@ use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_wr
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Faulted;
 use crate::exec::lanes::{distinct, transactions};
+use crate::exec::race::Place;
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Flow};
 use crate::exec::warp::{Warp, WarpState};
@@ -101,6 +102,14 @@ impl Unit {
         }
         let mut addrs = [0u32; 32];
         let is_iu = code.ctx.iu.is_some();
+        // Functional mode runs one block per unit: its shared memory is all of it.
+        let place = Place {
+            unit: self.label,
+            block: code.trace_site(self.label, wi).block,
+            base: 0,
+            words: code.shared.len(),
+        };
+        let mut races = code.races.as_deref_mut();
         let mut local = Local {
             shared: &mut code.shared,
             shared_bytes: code.ctx.shared_bytes,
@@ -138,6 +147,11 @@ impl Unit {
             }
             if executed.access != Access::None {
                 account(executed.access, &addrs, exec, at, env, counts, traffic);
+                if executed.access == Access::Shared
+                    && let Some(r) = races.as_deref_mut()
+                {
+                    r.check(place, warp, pc, program, &addrs, exec);
+                }
             }
             pc += 1;
             if program.ops[at].run.ends_block() {
@@ -215,10 +229,13 @@ impl Unit {
             executed
         };
         let exec = executed.exec;
+        if executed.access == Access::Shared && code.races.is_some() {
+            code.check_race(self.label, wi, pc, program, &addrs, exec);
+        }
         if let Some(t) = env.trace.as_deref_mut()
             && t.wants(self.label, code.warps[wi].index, now)
         {
-            let writes = trace_writes(&code.warps[wi], program, pc, exec, &addrs);
+            let writes = trace_writes(&code.warps[wi], program, pc, exec, &addrs, false);
             t.line(now, code.trace_site(self.label, wi), pc, exec, &writes);
         }
         count(&mut self.counts, pc, exec);

@@ -126,16 +126,25 @@ pub(super) fn past_the_end(w: &Warp, program: &Program) -> Fault {
 }
 
 /// What the trace shows an instruction wrote; `addrs` holds the byte address of
-/// each active lane of a memory access.
+/// each active lane of a memory access. With `pending`, the registers written get
+/// their values later (a global load or atomic in timing mode), on a line of their
+/// own.
 pub(super) fn trace_writes(
     w: &Warp,
     program: &Program,
     pc: u32,
     exec: u32,
     addrs: &[u32; 32],
+    pending: bool,
 ) -> String {
     let op = &program.ops[pc as usize];
     match (program.info[pc as usize].dst_general, op.run) {
+        (Some(d), _) if pending => {
+            let regs: Vec<String> = (0..program.info[pc as usize].dst_regs.max(1))
+                .map(|k| format!("r{}", usize::from(d) + usize::from(k)))
+                .collect();
+            format!("{} pending", regs.join(" "))
+        }
         // Every register written: both of a 64-bit pair, all of a vector.
         (Some(d), _) => (0..program.info[pc as usize].dst_regs.max(1))
             .filter_map(|k| {
@@ -222,10 +231,19 @@ pub(super) fn issue(
         traffic.toggles += global.toggles;
         executed
     };
+    if executed.access == Access::Shared && code.races.is_some() {
+        code.check_race(label, wi, pc, program, &addrs, executed.exec);
+    }
     if let Some(t) = env.trace.as_deref_mut()
         && t.wants(label, code.warps[wi].index, now)
     {
-        let writes = trace_writes(&code.warps[wi], program, pc, executed.exec, &addrs);
+        // Global loads and atomics write their registers when the value arrives.
+        let pending = executed.exec != 0
+            && matches!(
+                executed.access,
+                Access::Global { store: false, .. } | Access::Atomic { .. }
+            );
+        let writes = trace_writes(&code.warps[wi], program, pc, executed.exec, &addrs, pending);
         t.line(now, code.trace_site(label, wi), pc, executed.exec, &writes);
     }
     let (op, info) = (&program.ops[pc as usize], &program.info[pc as usize]);

@@ -96,6 +96,8 @@ pub struct Unit {
     pub stores: StoreLog,
     pub activity: Option<UnitActivity>,
     pub sampler: Option<UnitSampler>,
+    /// Shared-memory races the unit's finished work found.
+    pub races: crate::exec::race::Races,
 }
 
 impl Unit {
@@ -124,6 +126,7 @@ impl Unit {
             stores: StoreLog::default(),
             activity: None,
             sampler: None,
+            races: Default::default(),
         }
     }
 
@@ -181,6 +184,11 @@ impl Unit {
             self.code_cycles += now - self.started;
         }
         self.items_done += 1;
+        if let Work::Code(c) = &mut self.work
+            && let Some(r) = &mut c.races
+        {
+            self.races.merge(r.take());
+        }
         self.work = Work::Idle;
     }
 
