@@ -3,11 +3,13 @@
 //! energy, energy per component and per source line, and power over time
 //! ([`energy`]), and reports it as a table, JSON, CSV, an annotated listing, an SVG
 //! power trace, a grid heat map or a side-by-side comparison ([`report`], [`svg`],
-//! [`heatmap`]), every name explained ([`legend`]).
+//! [`heatmap`]), every name explained ([`legend`]), and adds energy to the page
+//! that replays a run ([`page`]).
 
 pub mod energy;
 pub mod heatmap;
 pub mod legend;
 pub mod model;
+pub mod page;
 pub mod report;
 pub mod svg;

@@ -103,6 +103,7 @@ impl RunArgs {
             max_cycles: self.max_cycles,
             max_instructions: self.max_instructions,
             sample_interval: self.sample_interval,
+            sample_limit: crate::observe::samples::MAX_SAMPLES,
             functional: self.functional,
             interrupt: None,
             activity: false,
