@@ -39,6 +39,7 @@ pub const NO_LINE: &str = "(no line information)";
 
 /// Leakage of one kind of unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct UnitLeakage {
     pub unit: String,
     /// How many and how big, as the table prints it ("80 CBs x 4 KiB").
@@ -51,6 +52,7 @@ pub struct UnitLeakage {
 
 /// Energy and work attributed to one source line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LineEnergy {
     pub joules: f64,
     pub warp_instructions: u64,
@@ -59,6 +61,7 @@ pub struct LineEnergy {
 
 /// Power in one sampling interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PowerSample {
     /// Interval start, seconds.
     pub t_s: f64,
@@ -67,6 +70,7 @@ pub struct PowerSample {
 
 /// Where the energy of a run went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Breakdown {
     pub model: String,
     pub kernel: String,

@@ -4,10 +4,12 @@
 //! ([`energy`]), and reports it as a table, JSON, CSV, an annotated listing, an SVG
 //! power trace, a grid heat map or a side-by-side comparison ([`report`], [`svg`],
 //! [`heatmap`]), every name explained ([`legend`]), and adds energy to the page
-//! that replays a run ([`page`]).
+//! that replays a run ([`page`]). Files read back (statistics, reports, pages) are
+//! checked as strictly as a run's own ([`inputs`]).
 
 pub mod energy;
 pub mod heatmap;
+pub mod inputs;
 pub mod legend;
 pub mod model;
 pub mod page;

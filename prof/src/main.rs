@@ -54,7 +54,8 @@ struct Cli {
     /// Price a statistics file written by `spu-emu --stats` instead of running.
     #[arg(long, value_name = "FILE.json", conflicts_with = "kernel")]
     from_stats: Option<PathBuf>,
-    /// Energy model: a built-in name (default, wires, cyclops64) or a TOML file.
+    /// Energy model: a built-in name (default, wires, cyclops64) or a `.toml` file
+    /// (what it `extends` must sit in its folder or below).
     #[arg(long, value_name = "NAME|FILE", default_value = "default")]
     model: String,
     /// Report format.
@@ -83,7 +84,7 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = Metric::Energy, requires = "heatmap")]
     heatmap_metric: Metric,
     /// Compare two runs: `spu-prof --format json` reports, `spu-emu --stats` files
-    /// or pages written by `spu-prof --html`.
+    /// (checked as strictly as a run's own) or pages written by `spu-prof --html`.
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["kernel", "from_stats"])]
     compare: Option<Vec<PathBuf>>,
     /// Write the report to a file instead of standard output.
@@ -128,12 +129,19 @@ fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
             path.display()
         ),
     }
-    serde_json::from_value(value).with_context(|| {
+    let stats: Stats = serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is not a statistics file from this version of spu-emu; rerun `spu-emu --stats`",
             path.display()
         )
-    })
+    })?;
+    if let Err(why) = spu_prof::inputs::check_stats(&stats) {
+        bail!(
+            "`{}`: the statistics are damaged: {why}; rerun `spu-emu --stats`",
+            path.display()
+        );
+    }
+    Ok(stats)
 }
 
 /// A page written by `--html`.
@@ -159,24 +167,38 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
     if is_html(&text) {
         let data = spu_emu::observe::html::read(&text)
             .map_err(|e| anyhow::anyhow!("`{}` {e}", path.display()))?;
-        return spu_prof::page::breakdown_of(&data).with_context(|| {
+        let report = spu_prof::page::breakdown_of(&data).with_context(|| {
             format!(
                 "`{}` is a page without energy (written by spu-emu, or comparing two runs); write it with `spu-prof KERNEL --html`",
                 path.display()
             )
-        });
+        })?;
+        if let Err(why) = spu_prof::inputs::check_report(&report) {
+            bail!(
+                "`{}`: the page's energy is damaged: {why}; write it again with `spu-prof KERNEL --html`",
+                path.display()
+            );
+        }
+        return Ok(report);
     }
     let value: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("`{}` is not JSON", path.display()))?;
     if value.get("stats_version").is_some() {
         return Ok(price(&parse_stats(path, value)?, model)?);
     }
-    serde_json::from_value(value).with_context(|| {
+    let report: Breakdown = serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is neither `spu-emu --stats` output nor a `spu-prof --format json` report",
             path.display()
         )
-    })
+    })?;
+    if let Err(why) = spu_prof::inputs::check_report(&report) {
+        bail!(
+            "`{}`: the report is damaged: {why}; write it again with `spu-prof --format json`",
+            path.display()
+        );
+    }
+    Ok(report)
 }
 
 /// Refuses outputs that name an input or each other, before any work; `read` adds
