@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use clap::Parser;
 use spu_emu::cli::outputs::{self, Outputs, included};
-use spu_emu::cli::{page, session};
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
+use spu_emu::cli::{page, session};
 use spu_emu::machine;
 use spu_emu::observe::trace::{self, TraceFilter, TraceOutput};
 use spu_emu::observe::{report, stats};

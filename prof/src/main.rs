@@ -4,8 +4,8 @@
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use spu_emu::cli::outputs::{self, Outputs};
-use spu_emu::cli::{page, session};
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
+use spu_emu::cli::{page, session};
 use spu_emu::observe::stats::Stats;
 use spu_io::paths::PathError;
 use spu_prof::energy::{Breakdown, price};
@@ -181,8 +181,8 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
         }
         return Ok(report);
     }
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("`{}` is not JSON", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("`{}` is not JSON", path.display()))?;
     if value.get("stats_version").is_some() {
         return Ok(price(&parse_stats(path, value)?, model)?);
     }
@@ -273,16 +273,17 @@ fn run(cli: &Cli) -> Result<()> {
             report::compare_report(&ba, &a.display().to_string(), &bb, &b.display().to_string());
         files.add(&report_to, text.as_bytes())?;
         if let Some(out) = &cli.html {
-            let run = |label: &str, path: &Path| -> Result<(String, spu_emu::observe::html::PageRun)> {
-                let mut data = read_page(path)?;
-                if data.runs.len() != 1 {
-                    bail!(
-                        "`{}` already compares two runs; compare pages of single runs",
-                        path.display()
-                    );
-                }
-                Ok((format!("{label}: {}", path.display()), data.runs.remove(0)))
-            };
+            let run =
+                |label: &str, path: &Path| -> Result<(String, spu_emu::observe::html::PageRun)> {
+                    let mut data = read_page(path)?;
+                    if data.runs.len() != 1 {
+                        bail!(
+                            "`{}` already compares two runs; compare pages of single runs",
+                            path.display()
+                        );
+                    }
+                    Ok((format!("{label}: {}", path.display()), data.runs.remove(0)))
+                };
             let page = spu_emu::observe::html::PageData::pair(run("A", a)?, run("B", b)?);
             files.add(out, spu_emu::observe::html::page(&page).as_bytes())?;
         }

@@ -22,7 +22,10 @@ pub fn find_chromium() -> Result<PathBuf, String> {
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!("SPU_CHROMIUM names `{}`, which is not a file", p.display()))
+            Err(format!(
+                "SPU_CHROMIUM names `{}`, which is not a file",
+                p.display()
+            ))
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -117,7 +120,10 @@ impl Browser {
             _profile: profile,
         };
         let target = b.browser_call("Target.createTarget", json!({"url": "about:blank"}))?;
-        let id = target["targetId"].as_str().ok_or("no target id")?.to_string();
+        let id = target["targetId"]
+            .as_str()
+            .ok_or("no target id")?
+            .to_string();
         let attached = b.browser_call(
             "Target.attachToTarget",
             json!({"targetId": id, "flatten": true}),
@@ -126,7 +132,12 @@ impl Browser {
             .as_str()
             .ok_or("no session id")?
             .to_string();
-        for domain in ["Page.enable", "Runtime.enable", "Log.enable", "Network.enable"] {
+        for domain in [
+            "Page.enable",
+            "Runtime.enable",
+            "Log.enable",
+            "Network.enable",
+        ] {
             b.call(domain, json!({}))?;
         }
         b.call(

@@ -171,7 +171,10 @@ mod tests {
         assert!(s.snapshots.len() < 16);
         s.finish(end, ComponentCounts::default, |t| t / 2);
         let samples = combine(&[s], end);
-        assert_eq!(samples.interval_cycles, 64, "1000 cycles in fewer than 16 intervals");
+        assert_eq!(
+            samples.interval_cycles, 64,
+            "1000 cycles in fewer than 16 intervals"
+        );
         assert_eq!(samples.intervals.len() as u64, end.div_ceil(64));
         let busy: u64 = samples
             .intervals

@@ -174,7 +174,10 @@ mod tests {
         // [0,10): compute 7 of 10; [10,30): waiting; [30,40): compute 4, idle 6.
         assert_eq!(
             out,
-            vec![seg(0, 10, Activity::Compute), seg(10, 30, Activity::Wait(None))]
+            vec![
+                seg(0, 10, Activity::Compute),
+                seg(10, 30, Activity::Wait(None))
+            ]
         );
         // Exact at a resolution of 1.
         assert_eq!(at_resolution(std::slice::from_ref(&segs), 1)[0], segs);
@@ -182,7 +185,10 @@ mod tests {
 
     #[test]
     fn long_stretches_keep_their_whole_frames() {
-        let segs = vec![seg(5, 1005, Activity::Compute), seg(1005, 1010, Activity::Restore)];
+        let segs = vec![
+            seg(5, 1005, Activity::Compute),
+            seg(1005, 1010, Activity::Restore),
+        ];
         let out = prevailing(&segs, 100);
         assert_eq!(out, vec![seg(0, 1000, Activity::Compute)]);
         assert_eq!(activity_at(&out, 999), Activity::Compute);
