@@ -303,6 +303,7 @@ fn the_page_replays_the_run_in_a_browser() {
 
     // Three moments, each drawn: far more than a blank page, and all different.
     let mut shots = Vec::new();
+    b.eval("window.scrollTo(0, 0)").unwrap();
     for (name, k) in [("early", 1u64), ("middle", 5), ("late", 9)] {
         slide(&mut b, cycles * k / 10);
         let png = b.screenshot().unwrap();
