@@ -165,8 +165,13 @@ fn is_html(text: &str) -> bool {
 fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
     let text = spu_io::read_text(path)?;
     if is_html(&text) {
-        let data = spu_emu::observe::html::read(&text)
-            .map_err(|e| anyhow::anyhow!("`{}` {e}", path.display()))?;
+        let data = spu_emu::observe::html::read(&text).map_err(|e| match e {
+            spu_emu::observe::html::PageError::NotAPage => anyhow::anyhow!(
+                "`{}` {e}; --compare reads pages written by `spu-prof KERNEL --html`, `spu-prof --format json` reports and `spu-emu --stats` files",
+                path.display()
+            ),
+            e => anyhow::anyhow!("`{}` {e}", path.display()),
+        })?;
         let report = spu_prof::page::breakdown_of(&data).with_context(|| {
             format!(
                 "`{}` is a page without energy (written by spu-emu, or comparing two runs); write it with `spu-prof KERNEL --html`",

@@ -1,12 +1,14 @@
 //! The page's resolution, chosen from the run's length: samples merged into at most
 //! [`MAX_FRAMES`] frames (the player's steps), and activity kept exact unless the
 //! units together have more than [`MAX_SEGMENTS`] stretches, in which case each
-//! unit shows, frame by frame, the activity that took most of the frame. So a page
-//! stays a few megabytes however long the run.
+//! unit shows, frame by frame, the activity that took most of the frame; likewise
+//! rendezvous beyond [`MAX_HANDOVERS`] are thinned. So a page stays a few megabytes
+//! however long the run.
 
 use crate::observe::activity::{Activity, Segment};
 use crate::observe::counters::ComponentCounts;
 use crate::observe::samples::Samples;
+use spu_isa::Side;
 
 /// Most frames a page steps through; the samples a page records are limited to
 /// this many per unit (the sampler then keeps between half and all of them).
@@ -14,6 +16,45 @@ pub const MAX_FRAMES: usize = 2048;
 
 /// Most activity stretches a page holds, all units together.
 pub const MAX_SEGMENTS: usize = 200_000;
+
+/// Most rendezvous a page lists, all units together.
+pub const MAX_HANDOVERS: usize = 100_000;
+
+/// Each unit's rendezvous (cycle, side), thinned to fit [`MAX_HANDOVERS`]: all of
+/// them when they fit (step 1), else the first on each side in each stretch of
+/// `step` cycles, `step` the frame length doubled until they fit. Returns the
+/// step and the rendezvous kept.
+pub fn thin_handovers(units: &[&[(u64, Side)]], frame_cycles: u64) -> (u64, Vec<Vec<(u64, Side)>>) {
+    let thin = |step: u64| -> Vec<Vec<(u64, Side)>> {
+        units
+            .iter()
+            .map(|hs| {
+                let mut last: [Option<u64>; 4] = [None; 4];
+                hs.iter()
+                    .filter(|(t, side)| {
+                        let slot = &mut last[usize::from(side.code())];
+                        let fresh = *slot != Some(t / step);
+                        *slot = Some(t / step);
+                        fresh
+                    })
+                    .copied()
+                    .collect()
+            })
+            .collect()
+    };
+    let total: usize = units.iter().map(|h| h.len()).sum();
+    if total <= MAX_HANDOVERS {
+        return (1, units.iter().map(|h| h.to_vec()).collect());
+    }
+    let mut step = frame_cycles.max(2);
+    loop {
+        let kept = thin(step);
+        if kept.iter().map(Vec::len).sum::<usize>() <= MAX_HANDOVERS || step >= u64::MAX / 4 {
+            return (step, kept);
+        }
+        step *= 2;
+    }
+}
 
 /// Merges intervals pairwise until there are at most [`MAX_FRAMES`].
 pub fn merge_samples(samples: &Samples) -> Samples {
@@ -216,6 +257,30 @@ mod tests {
         assert!(out[0].len() <= MAX_SEGMENTS);
         let small = vec![vec![seg(0, 5, Activity::Compute)]];
         assert_eq!(resolution(&small, 4), 1);
+    }
+
+    #[test]
+    fn rendezvous_are_thinned_to_fit() {
+        let few = [(5, Side::East), (6, Side::East), (6, Side::South)];
+        assert_eq!(thin_handovers(&[&few], 100), (1, vec![few.to_vec()]));
+        // One rendezvous per side every cycle, on two sides: 2.5 times too many.
+        let n = MAX_HANDOVERS as u64 * 5 / 4;
+        let many: Vec<(u64, Side)> = (0..n)
+            .flat_map(|t| [(t, Side::East), (t, Side::South)])
+            .collect();
+        let (step, kept) = thin_handovers(&[&many], 4);
+        assert!(step >= 4);
+        assert!(kept[0].len() <= MAX_HANDOVERS && kept[0].len() > MAX_HANDOVERS / 4);
+        // The first of each side in each step, in time order.
+        assert_eq!(
+            &kept[0][..4],
+            &[
+                (0, Side::East),
+                (0, Side::South),
+                (step, Side::East),
+                (step, Side::South)
+            ]
+        );
     }
 
     #[test]

@@ -404,7 +404,7 @@
     }
     run.frontText.textContent = run.gpu ? '' : (front >= 0 ? 'wavefront: SMs with x+y = ' + front + ' are the furthest computing (red outline)' : 'wavefront: no SM is computing now');
     // A link is lit while a tile handed over on it is recent (within a frame).
-    const recent = Math.max(run.frame_cycles, 1);
+    const recent = Math.max(run.frame_cycles, run.handover_resolution_cycles, 1);
     for (const l of run.links) {
       const hit = l.unit.hand.some((h) => h[1] === l.side && h[0] <= c && h[0] > c - recent);
       l.el.classList.toggle('active', hit);

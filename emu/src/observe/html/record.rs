@@ -177,6 +177,9 @@ pub struct PageRun {
     pub frame_cycles: u64,
     /// 1 when stretches are exact, else the frame length they were drawn at.
     pub resolution_cycles: u64,
+    /// 1 when every rendezvous is listed, else only the first on each side of a
+    /// unit in each stretch of this many cycles is.
+    pub handover_resolution_cycles: u64,
     pub states: Vec<StateView>,
     /// What one count of each counter is.
     pub component_events: BTreeMap<String, String>,
@@ -256,6 +259,13 @@ impl PageRun {
         let logs: &[Vec<Segment>] = result.activity.as_ref().map_or(&empty, |a| &a.units);
         let resolution = frames::resolution(logs, frame_cycles);
         let shown = frames::at_resolution(logs, resolution);
+        let all_handovers: Vec<&[(u64, Side)]> = result
+            .units
+            .iter()
+            .map(|u| u.detail.as_ref().map_or(&[][..], |d| &d.handovers[..]))
+            .collect();
+        let (handover_resolution, kept_handovers) =
+            frames::thin_handovers(&all_handovers, frame_cycles);
         let labels: Vec<UnitLabel> = result.units.iter().map(|u| u.label).collect();
         let index_of: BTreeMap<UnitLabel, usize> =
             labels.iter().enumerate().map(|(i, l)| (*l, i)).collect();
@@ -328,9 +338,8 @@ impl PageRun {
                     .flat_map(|s| [s.start, s.end, state_code(s.activity), u64::from(s.pass)])
                     .collect();
                 let detail = totals.detail.as_ref();
-                let handovers: Vec<u64> = detail
-                    .into_iter()
-                    .flat_map(|d| &d.handovers)
+                let handovers: Vec<u64> = kept_handovers[u]
+                    .iter()
                     .flat_map(|(t, side)| [*t, u64::from(side.code())])
                     .collect();
                 let ports = detail
@@ -412,6 +421,7 @@ impl PageRun {
             block: image.launch.block,
             frame_cycles,
             resolution_cycles: resolution,
+            handover_resolution_cycles: handover_resolution,
             states: STATES
                 .iter()
                 .map(|a| StateView {
