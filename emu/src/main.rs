@@ -105,8 +105,8 @@ fn run(cli: &Cli) -> Result<()> {
             "`--html` replays the run over time, which --functional does not model; drop --functional"
         );
     }
-    // Standard output carrying data (JSON, a trace) gets nothing else.
-    let stdout_carries_data = [&cli.run.stats, &cli.trace]
+    // Standard output carrying data (JSON, a trace, a page, an SVG) gets nothing else.
+    let stdout_carries_data = [&cli.run.stats, &cli.trace, &cli.html, &cli.timeline]
         .into_iter()
         .flatten()
         .any(|p| spu_io::output::is_stdout(p));

@@ -673,3 +673,23 @@ fn max_instructions_stops_a_functional_run_that_stores_in_every_window() {
         "--max-instructions 1 000 warp instructions",
     );
 }
+
+/// A page or timeline written to standard output is all that goes there: the
+/// summary moves to standard error.
+#[test]
+fn a_page_or_timeline_on_standard_output_gets_nothing_else() {
+    for (flag, end) in [("--html", "</html>\n"), ("--timeline", "</svg>\n")] {
+        let out = emu(&["samples/vecadd.spu", flag, "-"]);
+        assert!(out.status.success(), "{flag}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.ends_with(end),
+            "{flag}: stdout ends {:?}",
+            &stdout[stdout.len().saturating_sub(200)..]
+        );
+        assert!(
+            text(&out.stderr).contains("kernel     vecadd"),
+            "{flag}: the summary is on stderr"
+        );
+    }
+}
