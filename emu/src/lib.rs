@@ -56,6 +56,10 @@ pub struct RunControl {
     pub spin_limit: u64,
     /// Record activity every this many cycles (power traces).
     pub sample_interval: Option<u64>,
+    /// Keep at most this many samples per unit, doubling the interval as often as
+    /// needed (pages need few; `--stats` keeps up to
+    /// [`observe::samples::MAX_SAMPLES`]).
+    pub sample_limit: usize,
     /// Skip timing: identical results and off-chip counts, much faster.
     pub functional: bool,
     /// Set (e.g. by a SIGINT handler) to stop the run with [`Stop::Interrupted`].
@@ -80,6 +84,7 @@ impl Default for RunControl {
             max_instructions: u64::MAX,
             spin_limit: DEFAULT_SPIN_LIMIT,
             sample_interval: None,
+            sample_limit: observe::samples::MAX_SAMPLES,
             functional: false,
             interrupt: None,
             activity: false,
@@ -103,6 +108,7 @@ pub fn simulate_traced(
         .cb_check(control.cb_check)
         .race_check(control.race_check)
         .with_sampling(control.sample_interval)
+        .with_sample_limit(control.sample_limit)
         .with_interrupt(control.interrupt)
         .with_instruction_limit(control.max_instructions)
         .with_spin_limit(control.spin_limit)

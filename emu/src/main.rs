@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use clap::Parser;
 use spu_emu::cli::outputs::{self, Outputs, included};
-use spu_emu::cli::session;
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
+use spu_emu::cli::{page, session};
 use spu_emu::machine;
 use spu_emu::observe::trace::{self, TraceFilter, TraceOutput};
 use spu_emu::observe::{report, stats};
@@ -23,6 +23,7 @@ use std::process::ExitCode;
         spu-emu kernel.bin --max-cycles 1000000\n  \
         spu-emu kernel.spu --functional --spin-limit 1000000 # give up on a stuck loop sooner\n  \
         spu-emu kernel.spu --timeline t.svg             # unit activity over time\n  \
+        spu-emu kernel.spu --html run.html              # replay the run in a browser\n  \
         spu-emu kernel.spu --trace - --trace-unit sm:0,0 --trace-cycles 0..200\n  \
         spu-emu --list-params                           # every machine key, unit and default\n\n\
         Run options:\n  {RUN_EXAMPLES}\n\n\
@@ -39,6 +40,11 @@ struct Cli {
     /// tiles, idle) as an SVG timeline.
     #[arg(long, value_name = "FILE.svg")]
     timeline: Option<PathBuf>,
+    /// Write a page that replays the run in a browser (one self-contained HTML
+    /// file: the grid unit by unit over time, each unit's counters and links, the
+    /// kernel's lines).
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
     /// Write an instruction trace (cycle, unit, warp, PC, line, instruction, mask,
     /// written values) to FILE, or `-` for standard output.
     #[arg(long, value_name = "FILE|-")]
@@ -91,14 +97,23 @@ fn run(cli: &Cli) -> Result<()> {
     if let Some(t) = &cli.trace {
         own_outputs.push((format!("`--trace {}`", t.display()), t.clone()));
     }
+    if let Some(h) = &cli.html {
+        own_outputs.push((format!("`--html {}`", h.display()), h.clone()));
+    }
     outputs::check_paths(Some(path), &cli.run, &[], &own_outputs)?;
-    // Standard output carrying data (JSON, a trace) gets nothing else.
-    let stdout_carries_data = [&cli.run.stats, &cli.trace]
+    if cli.html.is_some() && cli.run.functional {
+        anyhow::bail!(
+            "`--html` replays the run over time, which --functional does not model; drop --functional"
+        );
+    }
+    // Standard output carrying data (JSON, a trace, a page, an SVG) gets nothing else.
+    let stdout_carries_data = [&cli.run.stats, &cli.trace, &cli.html, &cli.timeline]
         .into_iter()
         .flatten()
         .any(|p| spu_io::output::is_stdout(p));
     let mut control = cli.run.control();
     control.activity = cli.timeline.is_some();
+    let page_only_samples = cli.html.is_some() && page::record(&mut control);
     let filter = TraceFilter {
         unit: cli.trace_unit.clone(),
         warp: cli.trace_warp,
@@ -119,10 +134,12 @@ fn run(cli: &Cli) -> Result<()> {
         &|files| outputs::check_paths(Some(path), &cli.run, &included(files), &own_outputs),
         &mut |w| spu_io::report!("{w}"),
     );
-    let s = match result {
+    let mut s = match result {
         Ok(s) => s,
         Err(e) => return Err(with_trace(e, trace_out, cli)),
     };
+    // Samples taken only for the page stay out of the statistics.
+    let page_samples = page::samples(&mut s.result, page_only_samples);
     let mut files = Outputs::default();
     if let Some(out) = &cli.run.stats {
         let text = stats::Stats::new(&s.result, &s.image, &s.machine).to_json_text();
@@ -143,6 +160,11 @@ fn run(cli: &Cli) -> Result<()> {
             &title,
         );
         files.add(out, svg.as_bytes())?;
+    }
+    if let Some(out) = &cli.html {
+        let run = page::run(&s, page_samples.as_ref(), path);
+        let html = spu_emu::observe::html::page(&spu_emu::observe::html::PageData::single(run));
+        files.add(out, html.as_bytes())?;
     }
     for (index, file) in &s.image.dumps {
         let r = &s.image.memory.regions()[*index];

@@ -768,3 +768,23 @@ fn the_summary_says_when_a_launch_leaves_sms_idle() {
         assert!(!s.contains("sms   "), "{args:?}: {s}");
     }
 }
+
+/// A page or timeline written to standard output is all that goes there: the
+/// summary moves to standard error.
+#[test]
+fn a_page_or_timeline_on_standard_output_gets_nothing_else() {
+    for (flag, end) in [("--html", "</html>\n"), ("--timeline", "</svg>\n")] {
+        let out = emu(&["samples/vecadd.spu", flag, "-"]);
+        assert!(out.status.success(), "{flag}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.ends_with(end),
+            "{flag}: stdout ends {:?}",
+            &stdout[stdout.len().saturating_sub(200)..]
+        );
+        assert!(
+            text(&out.stderr).contains("kernel     vecadd"),
+            "{flag}: the summary is on stderr"
+        );
+    }
+}

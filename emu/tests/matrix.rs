@@ -435,6 +435,30 @@ fn bad_input_matrix() {
             ],
         ),
         (
+            "html_of_a_functional_run",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--functional".into(),
+                "--html".into(),
+                p("f.html"),
+            ],
+        ),
+        (
+            "html_on_the_stats_file",
+            vec![
+                "samples/vecadd.spu".into(),
+                "-q".into(),
+                "--stats".into(),
+                p("o.html"),
+                "--html".into(),
+                p("o.html"),
+            ],
+        ),
+        (
+            "html_overwrites_the_kernel",
+            vec![p("k.spu"), "-q".into(), "--html".into(), p("k.spu")],
+        ),
+        (
             "two_outputs_on_standard_output",
             vec![
                 p("k.spu"),

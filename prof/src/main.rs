@@ -4,8 +4,8 @@
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use spu_emu::cli::outputs::{self, Outputs};
-use spu_emu::cli::session;
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
+use spu_emu::cli::{page, session};
 use spu_emu::observe::stats::Stats;
 use spu_io::paths::PathError;
 use spu_prof::energy::{Breakdown, price};
@@ -36,6 +36,8 @@ enum Format {
         spu-prof kernel.spu --by-line                               # annotated source\n  \
         spu-prof kernel.spu --power-trace power.svg                 # power over time\n  \
         spu-prof kernel.spu --heatmap grid.svg --heatmap-metric busy  # the grid, coloured\n  \
+        spu-prof kernel.spu --html run.html                         # replay it in a browser\n  \
+        spu-prof --compare a.html b.html --html both.html           # two replays side by side\n  \
         spu-prof kernel.spu --format json -o a.json --boundary dma  # machine-readable\n  \
         spu-prof --from-stats run.json --model cyclops64            # price an earlier spu-emu run\n  \
         spu-prof --compare iu.json dma.json                         # two runs side by side\n  \
@@ -70,14 +72,19 @@ struct Cli {
     /// Write power over time as an SVG chart.
     #[arg(long, value_name = "FILE.svg")]
     power_trace: Option<PathBuf>,
+    /// Write a page that replays the run in a browser, with its energy (one
+    /// self-contained HTML file). With --compare, the two runs side by side: A
+    /// and B must then be pages written by --html.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
     /// Draw the grid as a heat map of a per-unit metric.
     #[arg(long, value_name = "FILE.svg")]
     heatmap: Option<PathBuf>,
     /// The heat map's metric.
     #[arg(long, value_enum, default_value_t = Metric::Energy, requires = "heatmap")]
     heatmap_metric: Metric,
-    /// Compare two runs: `spu-prof --format json` reports or `spu-emu --stats` files
-    /// (checked as strictly as a run's own).
+    /// Compare two runs: `spu-prof --format json` reports, `spu-emu --stats` files
+    /// (checked as strictly as a run's own) or pages written by `spu-prof --html`.
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["kernel", "from_stats"])]
     compare: Option<Vec<PathBuf>>,
     /// Write the report to a file instead of standard output.
@@ -138,9 +145,50 @@ fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
     Ok(stats)
 }
 
-/// A breakdown from a stats file or a saved JSON report.
+/// A page written by `--html`.
+fn read_page(path: &Path) -> Result<spu_emu::observe::html::PageData> {
+    let text = spu_io::read_text(path)?;
+    spu_emu::observe::html::read(&text).map_err(|e| match e {
+        spu_emu::observe::html::PageError::NotAPage => anyhow::anyhow!(
+            "`{}` {e}; `--compare A B --html` needs two pages written by `spu-prof KERNEL --html`, since statistics and reports hold no activity over time",
+            path.display()
+        ),
+        e => anyhow::anyhow!("`{}` {e}", path.display()),
+    })
+}
+
+/// True when `text` is HTML rather than JSON.
+fn is_html(text: &str) -> bool {
+    text.trim_start().starts_with('<')
+}
+
+/// A breakdown from a stats file, a saved JSON report or a page of a priced run.
 fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
-    let value = read_json(path)?;
+    let text = spu_io::read_text(path)?;
+    if is_html(&text) {
+        let data = spu_emu::observe::html::read(&text).map_err(|e| match e {
+            spu_emu::observe::html::PageError::NotAPage => anyhow::anyhow!(
+                "`{}` {e}; --compare reads pages written by `spu-prof KERNEL --html`, `spu-prof --format json` reports and `spu-emu --stats` files",
+                path.display()
+            ),
+            e => anyhow::anyhow!("`{}` {e}", path.display()),
+        })?;
+        let report = spu_prof::page::breakdown_of(&data).with_context(|| {
+            format!(
+                "`{}` is a page without energy (written by spu-emu, or comparing two runs); write it with `spu-prof KERNEL --html`",
+                path.display()
+            )
+        })?;
+        if let Err(why) = spu_prof::inputs::check_report(&report) {
+            bail!(
+                "`{}`: the page's energy is damaged: {why}; write it again with `spu-prof KERNEL --html`",
+                path.display()
+            );
+        }
+        return Ok(report);
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("`{}` is not JSON", path.display()))?;
     if value.get("stats_version").is_some() {
         return Ok(price(&parse_stats(path, value)?, model)?);
     }
@@ -189,6 +237,9 @@ fn check_paths(cli: &Cli, read: &[(String, PathBuf)]) -> Result<(), PathError> {
     if let Some(p) = &cli.power_trace {
         outputs.push((format!("`--power-trace {}`", p.display()), p.clone()));
     }
+    if let Some(p) = &cli.html {
+        outputs.push((format!("`--html {}`", p.display()), p.clone()));
+    }
     outputs::check_paths(cli.kernel.as_deref(), &cli.run, &inputs, &outputs)
 }
 
@@ -227,6 +278,21 @@ fn run(cli: &Cli) -> Result<()> {
         let text =
             report::compare_report(&ba, &a.display().to_string(), &bb, &b.display().to_string());
         files.add(&report_to, text.as_bytes())?;
+        if let Some(out) = &cli.html {
+            let run =
+                |label: &str, path: &Path| -> Result<(String, spu_emu::observe::html::PageRun)> {
+                    let mut data = read_page(path)?;
+                    if data.runs.len() != 1 {
+                        bail!(
+                            "`{}` already compares two runs; compare pages of single runs",
+                            path.display()
+                        );
+                    }
+                    Ok((format!("{label}: {}", path.display()), data.runs.remove(0)))
+                };
+            let page = spu_emu::observe::html::PageData::pair(run("A", a)?, run("B", b)?);
+            files.add(out, spu_emu::observe::html::page(&page).as_bytes())?;
+        }
         return Ok(files.commit()?);
     }
     // Source text for --by-line: files named with --source, the kernel's own text,
@@ -236,8 +302,16 @@ fn run(cli: &Cli) -> Result<()> {
     for p in &cli.sources {
         named.push((p.clone(), spu_io::read_text(p)?));
     }
+    let mut page = None;
     let (stats, beside) = match (&cli.from_stats, &cli.kernel) {
-        (Some(path), _) => (parse_stats(path, read_json(path)?)?, path),
+        (Some(path), _) => {
+            if cli.html.is_some() {
+                bail!(
+                    "`--html` replays a run over time, which a statistics file does not hold; give the kernel instead of --from-stats"
+                );
+            }
+            (parse_stats(path, read_json(path)?)?, path)
+        }
         (None, Some(kernel)) => {
             if cli.run.functional {
                 return Err(spu_prof::energy::EnergyError::Functional.into());
@@ -248,7 +322,8 @@ fn run(cli: &Cli) -> Result<()> {
             if cli.power_trace.is_some() && control.sample_interval.is_none() {
                 control.sample_interval = Some(DEFAULT_SAMPLE_INTERVAL);
             }
-            let s = session::run(
+            let page_only_samples = cli.html.is_some() && page::record(&mut control);
+            let mut s = session::run(
                 kernel,
                 &cli.run,
                 control,
@@ -257,6 +332,14 @@ fn run(cli: &Cli) -> Result<()> {
                 &mut |w| spu_io::report!("{w}"),
             )?;
             sources.extend(s.kernel.sources.clone());
+            // Samples taken only for the page stay out of the statistics.
+            let page_samples = page::samples(&mut s.result, page_only_samples);
+            if cli.html.is_some() {
+                let frames = page_samples
+                    .as_ref()
+                    .map(spu_emu::observe::html::frames::merge_samples);
+                page = Some((page::run(&s, frames.as_ref(), kernel), frames));
+            }
             let stats = Stats::new(&s.result, &s.image, &s.machine);
             if let Some(out) = &cli.run.stats {
                 files.add(out, stats.to_json_text().as_bytes())?;
@@ -270,6 +353,13 @@ fn run(cli: &Cli) -> Result<()> {
         (None, None) => bail!("give a kernel, --from-stats FILE or --compare A B"),
     };
     let breakdown = price(&stats, &model)?;
+    if let (Some(out), Some((mut run, frames))) = (&cli.html, page) {
+        let energy = spu_prof::page::energy(&stats, frames.as_ref(), &model)?;
+        // Plain structs with string keys and finite numbers: cannot fail.
+        run.energy = Some(serde_json::to_value(energy).expect("energy serialises"));
+        let html = spu_emu::observe::html::page(&spu_emu::observe::html::PageData::single(run));
+        files.add(out, html.as_bytes())?;
+    }
     if let Some(path) = &cli.heatmap {
         let map = spu_prof::heatmap::svg(&stats, &model, cli.heatmap_metric).with_context(|| {
             format!(

@@ -612,6 +612,30 @@ fn bad_input_matrix() {
         "-o",
         &report,
     ]);
+    // Pages: one priced, the same without energy (as spu-emu writes it), and a
+    // comparison of two.
+    let priced = p("priced.html");
+    ok(&[
+        "samples/vecadd.spu",
+        "-o",
+        &p("priced.txt"),
+        "--html",
+        &priced,
+    ]);
+    let mut data =
+        spu_emu::observe::html::read(&std::fs::read_to_string(&priced).unwrap()).unwrap();
+    data.runs[0].energy = None;
+    let page = file("emu.html", &spu_emu::observe::html::page(&data));
+    let pair = p("pair.html");
+    ok(&[
+        "--compare",
+        &priced,
+        &priced,
+        "-o",
+        &p("pair.txt"),
+        "--html",
+        &pair,
+    ]);
     let cases: Vec<(&str, Vec<String>)> = vec![
         ("nothing_to_price", vec![]),
         ("missing_kernel", vec![p("none.spu")]),
@@ -881,6 +905,94 @@ fn bad_input_matrix() {
                         .unwrap()
                         .push(1.into());
                 }),
+            ],
+        ),
+        (
+            "html_from_stats",
+            vec![
+                "--from-stats".into(),
+                timed.clone(),
+                "--html".into(),
+                p("s.html"),
+            ],
+        ),
+        (
+            "html_of_a_functional_run",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--functional".into(),
+                "--html".into(),
+                p("f.html"),
+            ],
+        ),
+        (
+            "html_on_the_report",
+            vec![
+                "samples/vecadd.spu".into(),
+                "-o".into(),
+                p("r.html"),
+                "--html".into(),
+                p("r.html"),
+            ],
+        ),
+        (
+            "compare_html_of_statistics",
+            vec![
+                "--compare".into(),
+                timed.clone(),
+                report.clone(),
+                "--html".into(),
+                p("c.html"),
+            ],
+        ),
+        (
+            "compare_a_page_with_no_data",
+            vec![
+                "--compare".into(),
+                file("plain.html", "<!DOCTYPE html>\n<p>hello</p>\n"),
+                report.clone(),
+            ],
+        ),
+        (
+            "compare_a_damaged_page",
+            vec![
+                "--compare".into(),
+                file(
+                    "damaged.html",
+                    "<html><script type=\"application/json\" id=\"spu-data\">{\"format\": \"spu-page\", \"version\": 1, \"runs\": [</script>",
+                ),
+                report.clone(),
+            ],
+        ),
+        (
+            "compare_a_page_of_another_version",
+            vec![
+                "--compare".into(),
+                file(
+                    "v99.html",
+                    "<html><script type=\"application/json\" id=\"spu-data\">{\"format\": \"spu-page\", \"version\": 99}</script>",
+                ),
+                report.clone(),
+            ],
+        ),
+        (
+            "compare_html_of_a_page_without_energy",
+            vec![
+                "--compare".into(),
+                page.clone(),
+                page.clone(),
+                "--html".into(),
+                p("ee.html"),
+            ],
+        ),
+        (
+            "compare_html_of_a_comparison",
+            vec![
+                "--compare".into(),
+                pair.clone(),
+                priced.clone(),
+                "--html".into(),
+                p("cc.html"),
             ],
         ),
     ];

@@ -1,6 +1,8 @@
 //! Helpers for the cross-crate tests in `tests/`: finding sources in the repository,
-//! running a kernel on a machine, and reading its buffers back.
+//! running a kernel on a machine, reading its buffers back, and a headless browser
+//! for the replay pages ([`browser`]).
 
+pub mod browser;
 pub mod fuzz;
 pub mod semcheck;
 

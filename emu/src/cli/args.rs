@@ -127,6 +127,7 @@ impl RunArgs {
             max_instructions: self.max_instructions,
             spin_limit: self.spin_limit,
             sample_interval: self.sample_interval,
+            sample_limit: crate::observe::samples::MAX_SAMPLES,
             functional: self.functional,
             interrupt: None,
             activity: false,

@@ -1,6 +1,8 @@
-//! What every unit was doing over time, for timelines: computing, running IU code,
-//! moving tiles (load, store, spill, restore), waiting for a spill stream, waiting
-//! at a blocksync (and on which side), or idle. Recorded only when asked for (`--timeline`).
+//! What every unit was doing over time, for timelines and pages: computing, running
+//! IU code, moving tiles (load, store, spill, restore), waiting for a spill stream,
+//! waiting at a blocksync (and on which side), or idle; and when each of its
+//! rendezvous completed (a tile handed over a link). Recorded only when asked for
+//! (`--timeline`, `--html`).
 
 use spu_isa::Side;
 
@@ -68,6 +70,9 @@ pub struct UnitActivity {
     open: Option<(u64, Activity, u32)>,
     /// The work activity the unit returns to after a sync.
     working: (Activity, u32),
+    /// Releases from a directional blocksync: the cycle the unit went on and the
+    /// side whose link switched (both ends of a link record the same cycle).
+    pub handovers: Vec<(u64, Side)>,
 }
 
 impl UnitActivity {
@@ -112,6 +117,9 @@ impl UnitActivity {
 
     /// The unit is released from a blocksync, or ends a pause, at `at`.
     pub fn resume(&mut self, at: u64) {
+        if let Some((_, Activity::Wait(Some(side)), _)) = self.open {
+            self.handovers.push((at, side));
+        }
         let (a, p) = self.working;
         self.set(at, a, p);
     }

@@ -214,6 +214,9 @@ pub struct UnitTotals {
     pub items_done: u64,
     /// Stall cycles by reason, summed over schedulers.
     pub stalls: [u64; StallReason::ALL.len()],
+    /// Port traffic, rendezvous and time per instruction, when activity was
+    /// recorded (for pages).
+    pub detail: Option<crate::observe::detail::UnitDetail>,
 }
 
 /// How full a GPU's SMs were (`None` on an SPU, which runs one block per SM).

@@ -16,6 +16,9 @@ pub const MAX_SAMPLES: usize = 1 << 20;
 pub struct UnitSampler {
     interval: u64,
     next: u64,
+    /// Most snapshots kept before the interval doubles ([`MAX_SAMPLES`] unless
+    /// set lower: a page needs only a few thousand).
+    limit: usize,
     /// Cumulative (counts, busy cycles) at each boundary.
     snapshots: Vec<(ComponentCounts, u64)>,
 }
@@ -34,8 +37,15 @@ impl UnitSampler {
         UnitSampler {
             interval: interval.max(1),
             next: interval.max(1),
+            limit: MAX_SAMPLES,
             snapshots: Vec::new(),
         }
+    }
+
+    /// Keeps at most `limit` snapshots (at least 2), doubling the interval as often
+    /// as needed.
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit.clamp(2, MAX_SAMPLES);
     }
 
     /// Called before the unit changes at cycle `now`: nothing changed since the
@@ -61,7 +71,7 @@ impl UnitSampler {
             let at = self.next;
             self.snapshots.push((counts.clone(), busy_until(at)));
             self.next += self.interval;
-            if self.snapshots.len() >= MAX_SAMPLES {
+            if self.snapshots.len() >= self.limit {
                 self.coarsen();
             }
         }
@@ -150,5 +160,27 @@ mod tests {
             .map(|c| c.get(Component::ConstDynamicp))
             .sum();
         assert_eq!(busy, end);
+    }
+
+    #[test]
+    fn a_lower_limit_coarsens_earlier_and_loses_nothing() {
+        let mut s = UnitSampler::new(1);
+        s.set_limit(16);
+        let end = 1000;
+        s.observe(end, ComponentCounts::default, |t| t / 2);
+        assert!(s.snapshots.len() < 16);
+        s.finish(end, ComponentCounts::default, |t| t / 2);
+        let samples = combine(&[s], end);
+        assert_eq!(
+            samples.interval_cycles, 64,
+            "1000 cycles in fewer than 16 intervals"
+        );
+        assert_eq!(samples.intervals.len() as u64, end.div_ceil(64));
+        let busy: u64 = samples
+            .intervals
+            .iter()
+            .map(|c| c.get(Component::ConstDynamicp))
+            .sum();
+        assert_eq!(busy, end / 2);
     }
 }

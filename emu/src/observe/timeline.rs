@@ -100,7 +100,8 @@ pub fn stack_labels(xs: &[f64], ws: &[f64], lanes: usize) -> Vec<Option<usize>> 
         .collect()
 }
 
-fn colour(a: Activity) -> &'static str {
+/// The colour of an activity (`none`: idle, not drawn).
+pub fn colour(a: Activity) -> &'static str {
     match a {
         Activity::Idle => "none",
         Activity::Compute => "#1f77b4",

@@ -313,6 +313,14 @@ impl<'a> Grid<'a> {
         self
     }
 
+    /// Keeps at most `limit` samples per unit (a page needs few).
+    pub fn with_sample_limit(mut self, limit: usize) -> Self {
+        for s in self.units.iter_mut().filter_map(|u| u.sampler.as_mut()) {
+            s.set_limit(limit);
+        }
+        self
+    }
+
     /// Queues unit `u`'s wake-up, if it has one.
     fn schedule(&mut self, u: usize) {
         let unit = &self.units[u];

@@ -260,6 +260,10 @@ impl Unit {
             spill_wait_cycles: self.spill_wait_cycles,
             items_done: self.items_done,
             stalls: self.counts.total_stalls(),
+            // What a page shows of the unit (`--html`): only with activity recorded.
+            detail: self.activity.as_ref().map(|a| {
+                crate::observe::detail::UnitDetail::new(a, &self.ports, &self.counts, program)
+            }),
         }
     }
 }

@@ -1,0 +1,119 @@
+//! The page that replays a run (`--html`): one self-contained HTML file whose
+//! script and style are inline (`page.js`, `page.css`, drawn with SVG and canvas by
+//! the browser, no network, no server) and whose data is a JSON block holding one
+//! run, or two for a comparison ([`record`], at the resolution [`frames`] chooses).
+//! Pages are read back for `spu-prof --compare A.html B.html --html`.
+
+pub mod frames;
+pub mod record;
+
+pub use record::PageRun;
+use serde::{Deserialize, Serialize};
+
+/// What the data block of a page says it is.
+pub const FORMAT: &str = "spu-page";
+/// Version of the data layout, bumped on incompatible changes.
+pub const VERSION: u32 = 1;
+
+const TEMPLATE: &str = include_str!("page.html");
+const STYLE: &str = include_str!("page.css");
+const SCRIPT: &str = include_str!("page.js");
+const DATA_OPEN: &str = r#"<script type="application/json" id="spu-data">"#;
+
+/// The data of a page: one run, or two side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageData {
+    pub format: String,
+    pub version: u32,
+    /// What each run is called on the page (`A: overlapped.html`), one per run.
+    pub labels: Vec<String>,
+    pub runs: Vec<PageRun>,
+}
+
+impl PageData {
+    /// A page of one run.
+    pub fn single(run: PageRun) -> PageData {
+        PageData {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            labels: vec![String::new()],
+            runs: vec![run],
+        }
+    }
+
+    /// A page of two runs on one time axis.
+    pub fn pair(a: (String, PageRun), b: (String, PageRun)) -> PageData {
+        PageData {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            labels: vec![a.0, b.0],
+            runs: vec![a.1, b.1],
+        }
+    }
+}
+
+/// Why a file is not a page this version can read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PageError {
+    #[error("is not a page written by `--html` (it has no `spu-page` data block)")]
+    NotAPage,
+    #[error(
+        "is a page of data version {found}, but this version reads version {VERSION}; write it again with `--html`"
+    )]
+    Version { found: u64 },
+    #[error("has a damaged data block ({0}); write it again with `--html`")]
+    Damaged(String),
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The page's HTML.
+pub fn page(data: &PageData) -> String {
+    // Plain structs with string keys and finite numbers: cannot fail.
+    let json = serde_json::to_string(data).expect("page data serialises");
+    // `<` only occurs inside JSON strings, where `\u003c` means the same; so the
+    // block can never close itself early.
+    let json = json.replace('<', "\\u003c");
+    let title = match data.runs.as_slice() {
+        [one] => one.title.clone(),
+        runs => runs
+            .iter()
+            .map(|r| r.title.as_str())
+            .collect::<Vec<_>>()
+            .join(" vs "),
+    };
+    TEMPLATE
+        .replace("{{TITLE}}", &escape_html(&title))
+        .replace("/*{{STYLE}}*/", STYLE)
+        .replace("/*{{SCRIPT}}*/", SCRIPT)
+        .replace("{{DATA}}", &json)
+}
+
+/// The data of a page written by [`page`].
+pub fn read(text: &str) -> Result<PageData, PageError> {
+    let start = text.find(DATA_OPEN).ok_or(PageError::NotAPage)? + DATA_OPEN.len();
+    let len = text[start..]
+        .find("</script>")
+        .ok_or_else(|| PageError::Damaged("the block is not closed".into()))?;
+    let value: serde_json::Value = serde_json::from_str(&text[start..start + len])
+        .map_err(|e| PageError::Damaged(e.to_string()))?;
+    if value.get("format").and_then(serde_json::Value::as_str) != Some(FORMAT) {
+        return Err(PageError::NotAPage);
+    }
+    match value.get("version").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(VERSION) => {}
+        Some(found) => return Err(PageError::Version { found }),
+        None => return Err(PageError::Damaged("no `version`".into())),
+    }
+    let data: PageData =
+        serde_json::from_value(value).map_err(|e| PageError::Damaged(e.to_string()))?;
+    if data.runs.is_empty() || data.runs.len() != data.labels.len() {
+        return Err(PageError::Damaged("no runs".into()));
+    }
+    Ok(data)
+}

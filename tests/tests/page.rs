@@ -1,0 +1,432 @@
+//! The replay page (`--html`): the same run gives the same bytes for any
+//! `--threads` and leaves `--stats` as it is; and, in a headless Chromium, the page
+//! opens from disk with no console errors and no network, shows each unit in the
+//! state the run's own activity log gives at the slider's cycle, opens a clicked
+//! unit's panel with the counters of `--stats`, and draws something at three
+//! moments (screenshots kept in the target folder to be looked at). The browser
+//! tests are skipped, with the reason printed, when no Chromium is found, unless
+//! `SPU_REQUIRE_CHROMIUM=1` (CI) makes that a failure.
+
+use serde_json::Value;
+use spu_emu::observe::activity::Activity;
+use spu_emu::observe::html::frames::activity_at;
+use spu_tests::browser::{self, Browser};
+use spu_tests::{binary, repo_path};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A stencil with 2x2 passes that runs in about a second.
+const STENCIL: &[&str] = &[
+    "samples/stencil2d/stencil_pc.spu",
+    "-D",
+    "N=256",
+    "-D",
+    "K=32",
+];
+
+fn tool(name: &str, args: &[&str]) -> String {
+    let out = Command::new(binary(name))
+        .args(args)
+        .current_dir(repo_path("."))
+        .output()
+        .expect("tool runs");
+    assert!(
+        out.status.success(),
+        "{name} {args:?}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn arg(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn with(base: &[&str], more: &[&str]) -> Vec<String> {
+    base.iter().chain(more).map(|s| s.to_string()).collect()
+}
+
+fn run_tool(name: &str, args: &[String]) -> String {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    tool(name, &args)
+}
+
+#[test]
+fn a_page_is_the_same_for_any_threads_and_leaves_the_statistics_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = |n: &str| arg(&dir.path().join(n));
+    // Without and with --html, with and without samples asked for.
+    run_tool(
+        "spu-emu",
+        &with(STENCIL, &["-q", "--stats", &f("plain.json")]),
+    );
+    run_tool(
+        "spu-emu",
+        &with(
+            STENCIL,
+            &[
+                "-q",
+                "--stats",
+                &f("page.json"),
+                "--html",
+                &f("t1.html"),
+                "--threads",
+                "1",
+            ],
+        ),
+    );
+    run_tool(
+        "spu-emu",
+        &with(STENCIL, &["-q", "--html", &f("t2.html"), "--threads", "2"]),
+    );
+    let read = |n: &str| std::fs::read(dir.path().join(n)).unwrap();
+    assert!(
+        read("plain.json") == read("page.json"),
+        "--html changed --stats"
+    );
+    assert!(
+        read("t1.html") == read("t2.html"),
+        "--threads changed the page"
+    );
+    let sampled = ["--sample-interval", "700"];
+    run_tool(
+        "spu-emu",
+        &with(
+            STENCIL,
+            &[&["-q", "--stats", &f("s1.json")][..], &sampled].concat(),
+        ),
+    );
+    run_tool(
+        "spu-emu",
+        &with(
+            STENCIL,
+            &[
+                &["-q", "--stats", &f("s2.json"), "--html", &f("s.html")][..],
+                &sampled,
+            ]
+            .concat(),
+        ),
+    );
+    assert!(
+        read("s1.json") == read("s2.json"),
+        "--html changed sampled --stats"
+    );
+    // The profiler's page carries energy and is as deterministic.
+    run_tool(
+        "spu-prof",
+        &with(STENCIL, &["-q", "--html", &f("p1.html"), "--threads", "1"]),
+    );
+    run_tool(
+        "spu-prof",
+        &with(STENCIL, &["-q", "--html", &f("p2.html"), "--threads", "2"]),
+    );
+    assert!(
+        read("p1.html") == read("p2.html"),
+        "--threads changed the profiler's page"
+    );
+    let data = spu_emu::observe::html::read(&String::from_utf8(read("p1.html")).unwrap()).unwrap();
+    assert!(data.runs[0].energy.is_some());
+    // The SVG namespace is a name, not a place the page goes to.
+    let text = String::from_utf8(read("p1.html"))
+        .unwrap()
+        .replace("http://www.w3.org/2000/svg", "");
+    assert!(
+        !text.contains("http://") && !text.contains("https://") && !text.contains(" src="),
+        "the page refers to nothing outside itself"
+    );
+}
+
+/// The run's own activity, unit by unit, as the emulator records it.
+fn activity_log() -> (Vec<Vec<spu_emu::observe::activity::Segment>>, u64) {
+    let path = repo_path(STENCIL[0]);
+    let kernel = spu_emu::read_kernel(&path).unwrap();
+    let machine = spu_emu::Machine::default();
+    let options = spu_emu::LoadOptions {
+        defines: vec!["N=256".into(), "K=32".into()],
+        ..Default::default()
+    };
+    let mut image = spu_emu::load(kernel.module, &machine, &options).unwrap();
+    let control = spu_emu::RunControl {
+        activity: true,
+        ..Default::default()
+    };
+    let result = spu_emu::simulate(&mut image, &machine, control, &mut |_| {}).unwrap();
+    (result.activity.unwrap().units, result.cycles)
+}
+
+/// A browser, or the reason the browser tests are skipped.
+fn browser() -> Option<Browser> {
+    match browser::find_chromium() {
+        Ok(exe) => Some(Browser::launch(&exe, 1400, 1000).unwrap_or_else(|e| panic!("{e}"))),
+        Err(why) if browser::required() => panic!("SPU_REQUIRE_CHROMIUM=1 but {why}"),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+fn shots_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("page-shots");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Moves the slider to `t` as a person dragging it would (an `input` event).
+fn slide(b: &mut Browser, t: u64) {
+    b.eval(&format!(
+        "(() => {{ const s = document.getElementById('slider'); s.value = '{t}'; s.dispatchEvent(new Event('input')); }})()"
+    ))
+    .unwrap();
+}
+
+fn no_errors(b: &Browser, what: &str) {
+    assert!(b.errors().is_empty(), "{what}: {:?}", b.errors());
+    assert!(
+        b.network_requests().is_empty(),
+        "{what}: {:?}",
+        b.network_requests()
+    );
+}
+
+#[test]
+fn the_page_replays_the_run_in_a_browser() {
+    let Some(mut b) = browser() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("run.html");
+    let stats = dir.path().join("run.json");
+    run_tool(
+        "spu-prof",
+        &with(
+            STENCIL,
+            &["-q", "--html", &arg(&page), "--stats", &arg(&stats)],
+        ),
+    );
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let blank = b.screenshot().unwrap();
+    b.open(&page).unwrap();
+    no_errors(&b, "opening the page");
+
+    // Unit states against the run's own log, at cycles through the run.
+    let (log, cycles) = activity_log();
+    assert_eq!(stats["cycles"].as_u64(), Some(cycles));
+    let resolution = b
+        .eval(
+            "JSON.parse(document.getElementById('spu-data').textContent).runs[0].resolution_cycles",
+        )
+        .unwrap();
+    assert_eq!(resolution, 1, "a short run is shown exactly");
+    let mut seen = std::collections::BTreeSet::new();
+    for k in 0..40u64 {
+        let c = cycles * k / 40 + k * 13;
+        slide(&mut b, c);
+        let shown = b
+            .eval("[...document.querySelectorAll('svg.machine rect.unit')].map((r) => [Number(r.dataset.unit), r.dataset.state])")
+            .unwrap();
+        let shown = shown.as_array().unwrap();
+        assert_eq!(shown.len(), log.len());
+        for s in shown {
+            let u = s[0].as_u64().unwrap() as usize;
+            let want = activity_at(&log[u], c);
+            assert_eq!(s[1].as_str(), Some(want.name()), "unit {u} at cycle {c}");
+            seen.insert(want.name());
+        }
+        let clock = b
+            .eval("document.getElementById('clock').textContent")
+            .unwrap();
+        let grouped = c.to_string();
+        assert!(
+            clock
+                .as_str()
+                .unwrap()
+                .replace('\u{202f}', "")
+                .contains(&format!("cycle {grouped} of")),
+            "{clock}"
+        );
+    }
+    for a in [Activity::Compute, Activity::IuCode, Activity::Idle] {
+        assert!(seen.contains(a.name()), "{} never seen: {seen:?}", a.name());
+    }
+    assert!(seen.iter().any(|s| s.starts_with("waiting")), "{seen:?}");
+
+    // Stepping moves by one frame.
+    slide(&mut b, 0);
+    b.click("#fwd").unwrap();
+    let t = b
+        .eval("Number(document.getElementById('slider').value)")
+        .unwrap();
+    let step = b
+        .eval("JSON.parse(document.getElementById('spu-data').textContent).runs[0].frame_cycles")
+        .unwrap();
+    assert_eq!(t, step);
+
+    // A clicked unit's panel: its counters as --stats gives them.
+    for u in [5usize, 0, 17] {
+        b.click(&format!("svg.machine rect.unit[data-unit=\"{u}\"]"))
+            .unwrap();
+        let want = &stats["units"][u];
+        let name = b
+            .eval("document.getElementById('panel').dataset.unit")
+            .unwrap();
+        let kind = want["kind"].as_str().unwrap();
+        assert!(
+            name.as_str().unwrap().to_lowercase().contains(kind),
+            "{name} for a unit of kind {kind}"
+        );
+        for key in ["work_items", "busy_cycles", "issued"] {
+            let cell = b
+                .eval(&format!(
+                    "(() => {{ const r = document.querySelector('#panel tr[data-key=\"{key}\"] td.num'); return r ? r.textContent.replace(/\\u202f/g, '') : null; }})()"
+                ))
+                .unwrap();
+            let n = want[key].as_u64().unwrap();
+            if n == 0 && cell.is_null() {
+                continue;
+            }
+            assert_eq!(
+                cell.as_str(),
+                Some(n.to_string().as_str()),
+                "unit {u} {key}"
+            );
+        }
+        let energy = b
+            .eval("document.querySelector('#panel tr[data-key=\"dynamic\"]') !== null")
+            .unwrap();
+        assert_eq!(energy, true, "unit {u} shows its energy");
+    }
+    // A clicked source line outlines the units that ran it.
+    b.click("#kernel tr.has-code").unwrap();
+    let ran = b
+        .eval("document.querySelectorAll('rect.unit.ran-line').length")
+        .unwrap();
+    assert!(ran.as_u64().unwrap() > 0, "no unit ran the first line");
+
+    // Three moments, each drawn: far more than a blank page, and all different.
+    let mut shots = Vec::new();
+    b.eval("window.scrollTo(0, 0)").unwrap();
+    for (name, k) in [("early", 1u64), ("middle", 5), ("late", 9)] {
+        slide(&mut b, cycles * k / 10);
+        let png = b.screenshot().unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "{name}: not a PNG");
+        assert!(
+            png.len() > 4 * blank.len(),
+            "{name}: {} bytes, a blank page {}",
+            png.len(),
+            blank.len()
+        );
+        std::fs::write(shots_dir().join(format!("stencil-{name}.png")), &png).unwrap();
+        shots.push(png);
+    }
+    assert!(shots[0] != shots[1] && shots[1] != shots[2]);
+    no_errors(&b, "after replaying");
+}
+
+#[test]
+fn gpu_and_comparison_pages_open_in_a_browser() {
+    let Some(mut b) = browser() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let f = |n: &str| dir.path().join(n);
+    let gpu = [
+        "samples/stencil2d/stencil_gpu.spu",
+        "--machine",
+        "gtx480",
+        "-D",
+        "N=128",
+        "-D",
+        "K=32",
+    ];
+    run_tool(
+        "spu-prof",
+        &with(&gpu, &["-q", "--html", &arg(&f("gpu.html"))]),
+    );
+    b.open(&f("gpu.html")).unwrap();
+    no_errors(&b, "the GPU page");
+    let parts = b
+        .eval("[document.querySelectorAll('svg.machine rect.unit').length, document.querySelectorAll('[data-part]').length]")
+        .unwrap();
+    assert_eq!(parts, serde_json::json!([15, 2]), "15 SMs, L2 and DRAM");
+    slide(&mut b, 1000);
+    let busy = b
+        .eval("[...document.querySelectorAll('svg.machine rect.unit')].filter((r) => r.dataset.state === 'computing').length")
+        .unwrap();
+    assert!(busy.as_u64().unwrap() > 0, "no SM computing at cycle 1000");
+
+    // Overlapped against sequential passes, side by side.
+    run_tool(
+        "spu-prof",
+        &with(STENCIL, &["-q", "--html", &arg(&f("a.html"))]),
+    );
+    run_tool(
+        "spu-prof",
+        &with(
+            STENCIL,
+            &["-q", "--passes", "sequential", "--html", &arg(&f("b.html"))],
+        ),
+    );
+    let report = tool(
+        "spu-prof",
+        &[
+            "--compare",
+            &arg(&f("a.html")),
+            &arg(&f("b.html")),
+            "--html",
+            &arg(&f("ab.html")),
+        ],
+    );
+    assert!(report.contains("total"), "{report}");
+    b.open(&f("ab.html")).unwrap();
+    no_errors(&b, "the comparison page");
+    let runs = b
+        .eval("[document.querySelectorAll('.run').length, document.querySelectorAll('#energy table').length]")
+        .unwrap();
+    assert_eq!(
+        runs,
+        serde_json::json!([2, 4]),
+        "two runs, each with two energy tables"
+    );
+    let sequential_longer = b
+        .eval("(() => { const d = JSON.parse(document.getElementById('spu-data').textContent); return d.runs[1].cycles > d.runs[0].cycles; })()")
+        .unwrap();
+    assert_eq!(sequential_longer, true);
+    slide(&mut b, 200_000);
+    let png = b.screenshot().unwrap();
+    std::fs::write(shots_dir().join("compare.png"), &png).unwrap();
+    no_errors(&b, "after sliding the comparison");
+}
+
+/// Size and opening time of the stencil at N = K = `n` (for BENCHMARKS.md):
+/// `cargo test --release -p spu-tests --test page -- --ignored --nocapture`.
+#[test]
+#[ignore = "a long run; measures the page for BENCHMARKS.md"]
+fn size_and_opening_time_of_the_big_stencil() {
+    let Some(mut b) = browser() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["256", "512"] {
+        let page = dir.path().join(format!("s{n}.html"));
+        let defines = [format!("N={n}"), format!("K={n}")];
+        tool(
+            "spu-prof",
+            &[
+                "samples/stencil2d/stencil_pc.spu",
+                "-D",
+                &defines[0],
+                "-D",
+                &defines[1],
+                "-q",
+                "--html",
+                &arg(&page),
+            ],
+        );
+        let size = std::fs::metadata(&page).unwrap().len();
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            b.open(&page).unwrap();
+            let t = b
+                .eval("performance.getEntriesByName('spu-ready')[0].startTime")
+                .unwrap();
+            times.push(t.as_f64().unwrap());
+        }
+        no_errors(&b, "the big page");
+        println!("N = K = {n}: {size} bytes, ready after {times:?} ms");
+    }
+}
