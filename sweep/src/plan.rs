@@ -5,7 +5,7 @@
 //! (missing kernel files, bad machine combinations) still point into the spec.
 
 use crate::diag::{Problem, SpecError};
-use crate::spec::{Field, PlotSpec, Spec, Value};
+use crate::spec::{Field, PlotSpec, Spec, TableRows, TableSpec, Value};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -65,6 +65,9 @@ pub struct Plan {
     pub columns: Vec<String>,
     pub runs: Vec<Run>,
     pub plots: Vec<PlotSpec>,
+    /// Summary tables (`[[table]]`), written to `tables/`.
+    #[serde(default)]
+    pub tables: Vec<TableSpec>,
 }
 
 impl Plan {
@@ -286,6 +289,7 @@ impl Planner<'_> {
             columns,
             runs,
             plots: spec.plots.iter().map(|(_, p)| p.clone()).collect(),
+            tables: spec.tables.iter().map(|(_, t)| t.clone()).collect(),
         }
     }
 
@@ -316,6 +320,29 @@ impl Planner<'_> {
                         )
                         .help(format!(
                             "series and `where` name axis columns: {}",
+                            quoted(&names)
+                        )),
+                    );
+                }
+            }
+        }
+        for (span, t) in &self.spec.tables {
+            let row = match &t.rows {
+                TableRows::Column { column, .. } => Some(column),
+                TableRows::Metrics(_) => None,
+            };
+            for col in std::iter::once(&t.columns)
+                .chain(row)
+                .chain(t.filters.iter().map(|(c, _)| c))
+            {
+                if !names.contains(col) {
+                    self.problems.push(
+                        Problem::at(
+                            span.clone(),
+                            format!("table `{}`: `{col}` is not a column", t.name),
+                        )
+                        .help(format!(
+                            "`columns`, `rows` and `where` name axis columns: {}",
                             quoted(&names)
                         )),
                     );

@@ -21,6 +21,7 @@ const TOP_KEYS: &[&str] = &[
     "axis",
     "exclude",
     "plot",
+    "table",
 ];
 const FIELD_KEYS: &[&str] = &[
     "kernel",
@@ -37,13 +38,13 @@ const FIELD_KEYS: &[&str] = &[
 ];
 const PLOT_KEYS: &[&str] = &["name", "x", "y", "series", "where", "title", "kind"];
 
-type Entry<'t, 'i> = (
+pub(super) type Entry<'t, 'i> = (
     &'t Spanned<std::borrow::Cow<'i, str>>,
     &'t Spanned<DeValue<'i>>,
 );
 
 /// A table's entries in the order they were written.
-fn entries<'t, 'i>(t: &'t DeTable<'i>) -> Vec<Entry<'t, 'i>> {
+pub(super) fn entries<'t, 'i>(t: &'t DeTable<'i>) -> Vec<Entry<'t, 'i>> {
     let mut v: Vec<_> = t.iter().collect();
     v.sort_by_key(|(k, _)| k.span().start);
     v
@@ -68,7 +69,12 @@ pub(super) struct Walker {
 }
 
 impl Walker {
-    fn unknown(&mut self, key: &Spanned<std::borrow::Cow<str>>, place: &str, known: &[&str]) {
+    pub(super) fn unknown(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<str>>,
+        place: &str,
+        known: &[&str],
+    ) {
         let list = known
             .iter()
             .map(|k| format!("`{k}`"))
@@ -84,7 +90,7 @@ impl Walker {
         );
     }
 
-    fn expected(&mut self, v: &Spanned<DeValue>, key: &str, what: &str) {
+    pub(super) fn expected(&mut self, v: &Spanned<DeValue>, key: &str, what: &str) {
         self.problems.push(
             Problem::at(
                 v.span(),
@@ -95,7 +101,7 @@ impl Walker {
     }
 
     /// A scalar as text (strings as written, numbers in decimal, booleans).
-    fn scalar(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
+    pub(super) fn scalar(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
         let text = match v.get_ref() {
             DeValue::String(s) => s.to_string(),
             DeValue::Integer(i) => match i128::from_str_radix(i.as_str(), i.radix()) {
@@ -118,7 +124,7 @@ impl Walker {
         })
     }
 
-    fn string(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
+    pub(super) fn string(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
         match v.get_ref() {
             DeValue::String(s) => Some(Value {
                 text: s.to_string(),
@@ -131,7 +137,7 @@ impl Walker {
         }
     }
 
-    fn positive(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<u64> {
+    pub(super) fn positive(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<u64> {
         let n = match v.get_ref() {
             DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
             _ => None,
@@ -145,7 +151,7 @@ impl Walker {
         }
     }
 
-    fn array<'t, 'i>(
+    pub(super) fn array<'t, 'i>(
         &mut self,
         v: &'t Spanned<DeValue<'i>>,
         key: &str,
@@ -159,7 +165,11 @@ impl Walker {
         }
     }
 
-    fn table<'t, 'i>(&mut self, v: &'t Spanned<DeValue<'i>>, key: &str) -> Option<&'t DeTable<'i>> {
+    pub(super) fn table<'t, 'i>(
+        &mut self,
+        v: &'t Spanned<DeValue<'i>>,
+        key: &str,
+    ) -> Option<&'t DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
             _ => {
@@ -194,6 +204,7 @@ impl Walker {
             axes: Vec::new(),
             excludes: Vec::new(),
             plots: Vec::new(),
+            tables: Vec::new(),
         };
         for (k, v) in entries(root) {
             let key = k.get_ref().as_ref();
@@ -256,6 +267,15 @@ impl Walker {
                         if let Some(t) = self.table(p, "plot") {
                             if let Some(plot) = self.plot(p.span(), t, &spec.name, i) {
                                 spec.plots.push((p.span(), plot));
+                            }
+                        }
+                    }
+                }
+                "table" => {
+                    for t in self.array(v, "table").unwrap_or_default() {
+                        if let Some(tab) = self.table(t, "table") {
+                            if let Some(table) = self.summary(t.span(), tab) {
+                                spec.tables.push((t.span(), table));
                             }
                         }
                     }
@@ -650,7 +670,7 @@ impl Walker {
 }
 
 /// A name usable as a file name: letters, digits, `-`, `_`, `.`, not starting with `.`.
-fn plain_name(s: &str) -> bool {
+pub(super) fn plain_name(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('.')
         && s.chars()
