@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 secs="${1:-600}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(asm reader emu config prof)
+[ ${#targets[@]} -eq 0 ] && targets=(asm reader emu config prof sweep slurm model compare)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t"

@@ -34,16 +34,26 @@ pub use machine::Machine;
 pub use observe::outcome::{Progress, RunResult, Stop};
 pub use timing::grid::Grid;
 
+/// Warp instructions a run may issue without a global store or atomic, a
+/// finished work item or a blocksync before it is taken to spin forever: about
+/// a second of `--functional` at full speed.
+pub const DEFAULT_SPIN_LIMIT: u64 = 1 << 26;
+
 /// How long to run and what to record beyond the totals.
 #[derive(Debug, Clone, Copy)]
 pub struct RunControl {
-    /// Stop with [`Stop::CycleLimit`] beyond this cycle (in functional mode, this
-    /// many scheduling rounds).
+    /// Stop with [`Stop::CycleLimit`] beyond this cycle (in functional mode, once
+    /// the busiest unit's warp instructions divided by its schedulers pass it: the
+    /// fewest cycles timing mode could take for them).
     pub max_cycles: u64,
     /// Stop with [`Stop::InstructionLimit`] after this many warp instructions (the
     /// bound that matters in functional mode, where a warp runs to its next barrier
     /// in one round).
     pub max_instructions: u64,
+    /// Stop with [`Stop::Spinning`] when this many warp instructions pass without
+    /// a global store or atomic, a finished work item or a blocksync anywhere (0:
+    /// never).
+    pub spin_limit: u64,
     /// Record activity every this many cycles (power traces).
     pub sample_interval: Option<u64>,
     /// Skip timing: identical results and off-chip counts, much faster.
@@ -64,6 +74,7 @@ impl Default for RunControl {
         RunControl {
             max_cycles: u64::MAX,
             max_instructions: u64::MAX,
+            spin_limit: DEFAULT_SPIN_LIMIT,
             sample_interval: None,
             functional: false,
             interrupt: None,
@@ -88,6 +99,7 @@ pub fn simulate_traced(
         .with_sampling(control.sample_interval)
         .with_interrupt(control.interrupt)
         .with_instruction_limit(control.max_instructions)
+        .with_spin_limit(control.spin_limit)
         .with_activity(control.activity)
         .with_trace(tracer)
         .with_threads(control.threads)

@@ -3,7 +3,7 @@
 use crate::output::OutputError;
 
 /// After Ctrl-C, as shells report SIGINT (128 + 2).
-pub const INTERRUPTED: u8 = 130;
+pub use crate::interrupt::INTERRUPTED;
 /// When the reader of a pipe went away, as a tool ended by SIGPIPE (128 + 13).
 pub const CLOSED_PIPE: u8 = 141;
 

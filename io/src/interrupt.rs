@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+/// The exit code after Ctrl-C, as shells report SIGINT (128 + 2).
+pub const INTERRUPTED: u8 = 130;
+
 /// How long cooperative work gets to stop on its own.
 const GRACE: Duration = Duration::from_millis(1000);
 
@@ -53,7 +56,7 @@ fn end_now() -> ! {
         let _ = std::fs::remove_file(p);
     }
     crate::reportln!("error: interrupted");
-    std::process::exit(i32::from(crate::exit::INTERRUPTED))
+    std::process::exit(i32::from(INTERRUPTED))
 }
 
 /// Records a temporary file to remove if the process is ended by Ctrl-C.

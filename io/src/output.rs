@@ -107,6 +107,8 @@ pub struct OutputFile {
     target: Option<(PathBuf, Option<Keep>)>,
     /// The temporary's path while it is registered for removal on Ctrl-C.
     registered: Option<PathBuf>,
+    /// Permission bits the output may have at most (see [`OutputFile::create_restricted`]).
+    mask: u32,
 }
 
 impl std::fmt::Debug for OutputFile {
@@ -195,6 +197,15 @@ impl OutputFile {
     /// Opens an output. Nothing visible changes until [`commit`](Self::commit),
     /// except for devices, pipes and standard output, which are written directly.
     pub fn create(path: &Path) -> Result<OutputFile, OutputError> {
+        OutputFile::create_restricted(path, 0o7777)
+    }
+
+    /// Opens an output whose permissions are at most `mask`: a new file gets the
+    /// usual mode (0666 less the umask) narrowed to `mask`, a replaced file keeps
+    /// its mode narrowed to `mask`. The temporary is narrowed before any byte is
+    /// written, so an output quoting private inputs is never more readable than
+    /// they are. Devices, pipes and standard output are not changed.
+    pub fn create_restricted(path: &Path, mask: u32) -> Result<OutputFile, OutputError> {
         let p = || path.display().to_string();
         let io_err = |error| OutputError::Io { path: p(), error };
         let direct = |sink| OutputFile {
@@ -202,6 +213,7 @@ impl OutputFile {
             writer: io::BufWriter::with_capacity(1 << 16, sink),
             target: None,
             registered: None,
+            mask,
         };
         match stream_of(path) {
             Some(1) => return Ok(direct(Sink::Stdout(io::stdout()))),
@@ -248,6 +260,12 @@ impl OutputFile {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let temp = Temp::create(&dir, &name).map_err(|e| io_err(without_temp_path(e)))?;
+        if mask & 0o7777 != 0o7777 {
+            let mode = temp.file().metadata().map_err(io_err)?.permissions().mode();
+            temp.file()
+                .set_permissions(std::fs::Permissions::from_mode(mode & mask & 0o7777))
+                .map_err(io_err)?;
+        }
         let registered = temp.path().map(Path::to_path_buf);
         if let Some(r) = &registered {
             interrupt::register(r);
@@ -257,6 +275,7 @@ impl OutputFile {
             writer: io::BufWriter::with_capacity(1 << 16, Sink::Temp(temp)),
             target: Some((target, keep)),
             registered,
+            mask,
         })
     }
 
@@ -297,7 +316,7 @@ impl OutputFile {
     ) -> Result<(), OutputError> {
         let file = temp.file();
         if let Some(k) = keep {
-            file.set_permissions(std::fs::Permissions::from_mode(k.mode & 0o7777))
+            file.set_permissions(std::fs::Permissions::from_mode(k.mode & self.mask & 0o7777))
                 .map_err(|e| self.error(e))?;
             // Only root may give a file away; others keep their own files anyway.
             let _ = std::os::unix::fs::fchown(file, Some(k.uid), Some(k.gid));
@@ -369,6 +388,14 @@ fn keep_of(m: &Metadata) -> Keep {
 /// atomically, a device or pipe is written in place.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     let mut out = OutputFile::create(path)?;
+    out.write_bytes(bytes)?;
+    out.commit()
+}
+
+/// Writes a whole output like [`write_file`], with permissions at most `mask`
+/// (see [`OutputFile::create_restricted`]).
+pub fn write_file_restricted(path: &Path, bytes: &[u8], mask: u32) -> Result<(), OutputError> {
+    let mut out = OutputFile::create_restricted(path, mask)?;
     out.write_bytes(bytes)?;
     out.commit()
 }

@@ -92,10 +92,11 @@ impl Temp {
                     Err(_) => {
                         // Linking is not allowed here: copy into a named temporary.
                         let mut copy = named(&dir, &prefix)?;
-                        let perms = file.metadata()?.permissions();
+                        // Narrowed before the bytes go in, as the original was.
+                        copy.as_file()
+                            .set_permissions(file.metadata()?.permissions())?;
                         io::Seek::rewind(&mut file)?;
                         io::copy(&mut file, copy.as_file_mut())?;
-                        copy.as_file().set_permissions(perms)?;
                         copy.as_file().sync_all()?;
                         copy.persist(target).map(drop).map_err(|e| e.error)
                     }

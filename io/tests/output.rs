@@ -129,6 +129,25 @@ fn a_new_file_gets_the_usual_mode_not_the_temporarys() {
 }
 
 #[test]
+fn a_restricted_output_is_never_more_readable_than_its_mask() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new.json");
+    spu_io::output::write_file_restricted(&new, b"{}", 0o600).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&new) & 0o077, 0, "{:o}", mode(&new));
+    // A replaced file keeps its mode, narrowed.
+    let old = dir.path().join("old.json");
+    std::fs::write(&old, b"old").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    spu_io::output::write_file_restricted(&old, b"new", 0o640).unwrap();
+    assert_eq!(mode(&old), 0o640);
+    assert_eq!(std::fs::read(&old).unwrap(), b"new");
+    // No mask to speak of: the usual behaviour.
+    spu_io::output::write_file_restricted(&old, b"again", 0o7777).unwrap();
+    assert_eq!(mode(&old), 0o640);
+}
+
+#[test]
 fn a_planted_link_at_the_old_temporary_name_is_not_followed() {
     // The old writer used `.NAME.tmp<PID>` and followed whatever was there.
     let dir = tempfile::tempdir().unwrap();

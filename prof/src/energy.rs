@@ -70,6 +70,7 @@ pub fn pj_per_event(
 
 /// Leakage of one kind of unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct UnitLeakage {
     pub unit: String,
     /// How many and how big, as the table prints it ("80 CBs x 4 KiB").
@@ -82,6 +83,7 @@ pub struct UnitLeakage {
 
 /// Energy and work attributed to one source line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LineEnergy {
     pub joules: f64,
     pub warp_instructions: u64,
@@ -90,6 +92,7 @@ pub struct LineEnergy {
 
 /// Power in one sampling interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PowerSample {
     /// Interval start, seconds.
     pub t_s: f64,
@@ -98,6 +101,7 @@ pub struct PowerSample {
 
 /// Where the energy of a run went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Breakdown {
     pub model: String,
     pub kernel: String,

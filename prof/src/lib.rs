@@ -3,10 +3,12 @@
 //! energy, energy per component and per source line, and power over time
 //! ([`energy`]), and reports it as a table, JSON, CSV, an annotated listing, an SVG
 //! power trace, a grid heat map or a side-by-side comparison ([`report`], [`svg`],
-//! [`heatmap`]), every name explained ([`legend`]).
+//! [`heatmap`]), every name explained ([`legend`]). Files read back (statistics,
+//! reports) are checked as strictly as a run's own ([`inputs`]).
 
 pub mod energy;
 pub mod heatmap;
+pub mod inputs;
 pub mod legend;
 pub mod model;
 pub mod report;

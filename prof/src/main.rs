@@ -52,7 +52,8 @@ struct Cli {
     /// Price a statistics file written by `spu-emu --stats` instead of running.
     #[arg(long, value_name = "FILE.json", conflicts_with = "kernel")]
     from_stats: Option<PathBuf>,
-    /// Energy model: a built-in name (default, wires, cyclops64) or a TOML file.
+    /// Energy model: a built-in name (default, wires, cyclops64) or a `.toml` file
+    /// (what it `extends` must sit in its folder or below).
     #[arg(long, value_name = "NAME|FILE", default_value = "default")]
     model: String,
     /// Report format.
@@ -75,7 +76,8 @@ struct Cli {
     /// The heat map's metric.
     #[arg(long, value_enum, default_value_t = Metric::Energy, requires = "heatmap")]
     heatmap_metric: Metric,
-    /// Compare two runs: `spu-prof --format json` reports or `spu-emu --stats` files.
+    /// Compare two runs: `spu-prof --format json` reports or `spu-emu --stats` files
+    /// (checked as strictly as a run's own).
     #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["kernel", "from_stats"])]
     compare: Option<Vec<PathBuf>>,
     /// Write the report to a file instead of standard output.
@@ -120,12 +122,19 @@ fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
             path.display()
         ),
     }
-    serde_json::from_value(value).with_context(|| {
+    let stats: Stats = serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is not a statistics file from this version of spu-emu; rerun `spu-emu --stats`",
             path.display()
         )
-    })
+    })?;
+    if let Err(why) = spu_prof::inputs::check_stats(&stats) {
+        bail!(
+            "`{}`: the statistics are damaged: {why}; rerun `spu-emu --stats`",
+            path.display()
+        );
+    }
+    Ok(stats)
 }
 
 /// A breakdown from a stats file or a saved JSON report.
@@ -134,12 +143,19 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
     if value.get("stats_version").is_some() {
         return Ok(price(&parse_stats(path, value)?, model)?);
     }
-    serde_json::from_value(value).with_context(|| {
+    let report: Breakdown = serde_json::from_value(value).with_context(|| {
         format!(
             "`{}` is neither `spu-emu --stats` output nor a `spu-prof --format json` report",
             path.display()
         )
-    })
+    })?;
+    if let Err(why) = spu_prof::inputs::check_report(&report) {
+        bail!(
+            "`{}`: the report is damaged: {why}; write it again with `spu-prof --format json`",
+            path.display()
+        );
+    }
+    Ok(report)
 }
 
 /// Refuses outputs that name an input or each other, before any work; `read` adds

@@ -9,10 +9,31 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// A number with `decimals` places, or in exponent form when fixed notation would
+/// print dozens of digits (a model may price a run at up to 1e308 J).
+pub fn fixed(v: f64, decimals: usize) -> String {
+    if v.abs() >= 1e9 {
+        format!("{v:.decimals$e}")
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+/// A number for a CSV cell: exact, in exponent form when very large.
+fn csv_number(v: f64) -> String {
+    if v.abs() >= 1e15 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// Joules with a readable unit (ASCII, for stable output).
 pub fn joules(j: f64) -> String {
     let a = j.abs();
-    if a >= 1.0 {
+    if a >= 1e9 {
+        format!("{j:.4e} J")
+    } else if a >= 1.0 {
         format!("{j:.4} J")
     } else if a >= 1e-3 {
         format!("{:.4} mJ", j * 1e3)
@@ -31,7 +52,7 @@ fn seconds(s: f64) -> String {
 
 fn percent(part: f64, whole: f64) -> String {
     if whole > 0.0 {
-        format!("{:.1}%", 100.0 * part / whole)
+        format!("{}%", fixed(100.0 * part / whole, 1))
     } else {
         "-".into()
     }
@@ -101,8 +122,10 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
     );
     let _ = writeln!(
         s,
-        "power   {:.2} W average: leakage {:.2} W, dynamic {:.2} W",
-        b.avg_power_w, b.leakage_w, b.dynamic_power_w
+        "power   {} W average: leakage {} W, dynamic {} W",
+        fixed(b.avg_power_w, 2),
+        fixed(b.leakage_w, 2),
+        fixed(b.dynamic_power_w, 2)
     );
     let _ = writeln!(s, "EDP     {:.4e} J*s\n", b.edp_js);
     let mut t = table(
@@ -152,8 +175,8 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
             } else {
                 u.what.clone()
             },
-            format!("{:.6} W", u.each_w),
-            format!("{:.3} W", u.total_w),
+            format!("{} W", fixed(u.each_w, 6)),
+            format!("{} W", fixed(u.total_w, 3)),
             percent(u.total_w, b.leakage_w),
         ]);
     }
@@ -226,39 +249,39 @@ pub fn csv_report(b: &Breakdown) -> String {
         "cycles",
         "core cycles",
     );
-    row("run", "time", b.time_s.to_string(), "s", "run time");
+    row("run", "time", csv_number(b.time_s), "s", "run time");
     row(
         "energy",
         "leakage",
-        b.leakage_w.to_string(),
+        csv_number(b.leakage_w),
         "W",
         "leakage power",
     );
     row(
         "energy",
         "static",
-        b.static_j.to_string(),
+        csv_number(b.static_j),
         "J",
         "leakage power x time",
     );
     row(
         "energy",
         "dynamic",
-        b.dynamic_j.to_string(),
+        csv_number(b.dynamic_j),
         "J",
         "sum of the components",
     );
     row(
         "energy",
         "total",
-        b.total_j.to_string(),
+        csv_number(b.total_j),
         "J",
         "static + dynamic",
     );
     row(
         "energy",
         "edp",
-        b.edp_js.to_string(),
+        csv_number(b.edp_js),
         "J*s",
         "energy-delay product",
     );
@@ -266,20 +289,20 @@ pub fn csv_report(b: &Breakdown) -> String {
         row(
             "component",
             name,
-            j.to_string(),
+            csv_number(*j),
             "J",
             &legend::component_line(name),
         );
     }
     for u in &b.leakage_by_unit {
-        let what = format!("{} at {} W each", u.what, u.each_w);
-        row("leakage", &u.unit, u.total_w.to_string(), "W", &what);
+        let what = format!("{} at {} W each", u.what, csv_number(u.each_w));
+        row("leakage", &u.unit, csv_number(u.total_w), "W", &what);
     }
     for (line, j) in &b.lines {
         row(
             "line",
             line,
-            j.to_string(),
+            csv_number(*j),
             "J",
             legend::pseudo_line(line).unwrap_or(""),
         );
@@ -352,7 +375,7 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
 pub fn compare_report(a: &Breakdown, a_name: &str, b: &Breakdown, b_name: &str) -> String {
     let ratio = |x: f64, y: f64| {
         if x != 0.0 {
-            format!("{:.3}", y / x)
+            fixed(y / x, 3)
         } else {
             "-".into()
         }
@@ -366,13 +389,13 @@ pub fn compare_report(a: &Breakdown, a_name: &str, b: &Breakdown, b_name: &str) 
     });
     row("time", a.time_s, b.time_s, &seconds);
     row("leakage power", a.leakage_w, b.leakage_w, &|v| {
-        format!("{v:.2} W")
+        format!("{} W", fixed(v, 2))
     });
     row(
         "dynamic power",
         a.dynamic_power_w,
         b.dynamic_power_w,
-        &|v| format!("{v:.2} W"),
+        &|v| format!("{} W", fixed(v, 2)),
     );
     row("static energy", a.static_j, b.static_j, &joules);
     row("dynamic energy", a.dynamic_j, b.dynamic_j, &joules);

@@ -334,6 +334,8 @@ fn inputs_that_never_end_stop_at_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.toml");
     std::fs::write(&model, "[model]\nname = \"m\"\nextends = \"/etc/passwd\"\n").unwrap();
+    let zero = dir.path().join("zero.toml");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
     for (args, needle) in [
         (
             vec!["--from-stats", "/dev/zero"],
@@ -344,8 +346,13 @@ fn inputs_that_never_end_stop_at_the_limit() {
             "`/dev/zero` is larger than 64 MiB, the limit for inputs",
         ),
         (
-            vec!["samples/vecadd.spu", "--model", "/dev/zero"],
+            vec!["samples/vecadd.spu", "--model", zero.to_str().unwrap()],
             "it is larger than 64 MiB, the limit for inputs",
+        ),
+        (
+            // Not a `.toml` file: never read at all.
+            vec!["samples/vecadd.spu", "--model", "/dev/zero"],
+            "unknown model `/dev/zero`",
         ),
         (
             vec!["samples/vecadd.spu", "--model", model.to_str().unwrap()],
@@ -624,6 +631,15 @@ fn bad_input_matrix() {
     };
     let base = include_str!("../models/default.toml");
     let timed = edited_stats(tmp, "t.json", false, |_| {});
+    let report = p("report.json");
+    ok(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--format",
+        "json",
+        "-o",
+        &report,
+    ]);
     let cases: Vec<(&str, Vec<String>)> = vec![
         ("nothing_to_price", vec![]),
         ("missing_kernel", vec![p("none.spu")]),
@@ -673,10 +689,17 @@ fn bad_input_matrix() {
         ),
         (
             "model_endless_device",
+            vec!["samples/vecadd.spu".into(), "--model".into(), {
+                std::os::unix::fs::symlink("/dev/zero", tmp.join("zero.toml")).unwrap();
+                p("zero.toml")
+            }],
+        ),
+        (
+            "model_not_a_toml_file",
             vec![
                 "samples/vecadd.spu".into(),
                 "--model".into(),
-                "/dev/zero".into(),
+                "/etc/shadow".into(),
             ],
         ),
         (
@@ -800,6 +823,93 @@ fn bad_input_matrix() {
         (
             "compare_with_a_missing_file",
             vec!["--compare".into(), timed.clone(), p("none.json")],
+        ),
+        (
+            "model_extends_outside_its_folder",
+            vec!["samples/vecadd.spu".into(), "--model".into(), {
+                std::fs::create_dir_all(tmp.join("secret")).unwrap();
+                file("secret/creds.toml", "token = hunter2\n[model\n");
+                std::fs::create_dir_all(tmp.join("models")).unwrap();
+                file(
+                    "models/up.toml",
+                    "[model]\nname = \"m\"\nextends = \"../secret/creds.toml\"\n",
+                )
+            }],
+        ),
+        (
+            "model_extends_an_absolute_path",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "models/abs.toml",
+                    &format!(
+                        "[model]\nname = \"m\"\nextends = \"{}\"\n",
+                        p("secret/creds.toml")
+                    ),
+                ),
+            ],
+        ),
+        (
+            "model_error_in_an_extended_file",
+            vec!["samples/vecadd.spu".into(), "--model".into(), {
+                file(
+                    "models/base.toml",
+                    &base.replace("CBP = 160.0", "CBP = 160.0\nFOOP = 1.0"),
+                );
+                file(
+                    "models/top.toml",
+                    "[model]\nname = \"top\"\nextends = \"base.toml\"\n",
+                )
+            }],
+        ),
+        (
+            "compare_report_with_negative_energy",
+            vec!["--compare".into(), report.clone(), {
+                let mut v: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+                v["total_j"] = (-1.0).into();
+                file("negative.json", &v.to_string())
+            }],
+        ),
+        (
+            "compare_report_with_a_huge_energy",
+            vec!["--compare".into(), report.clone(), {
+                let mut v: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+                v["total_j"] = 1e308.into();
+                file("huge.json", &v.to_string())
+            }],
+        ),
+        (
+            "stats_with_an_unknown_counter",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "counter.json", false, |v| {
+                    v["counters"]["NOPE"] = 1.into();
+                }),
+            ],
+        ),
+        (
+            "stats_with_an_unknown_unit_kind",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "kind.json", false, |v| {
+                    v["units"][0]["kind"] = "gpu".into();
+                }),
+            ],
+        ),
+        (
+            "stats_with_sample_series_of_different_lengths",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "series.json", false, |v| {
+                    v["samples"]["components"]["DRAMP"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(1.into());
+                }),
+            ],
         ),
     ];
     for (name, args) in cases {

@@ -24,15 +24,22 @@ fn runs(n: usize) -> String {
 /// Set by Ctrl-C.
 static STOP: AtomicBool = AtomicBool::new(false);
 
+/// Reads the spec, letting it name the paths the command line allows.
+fn read_spec(args: &SpecArgs) -> Result<Spec> {
+    let mut spec = Spec::read(&args.spec)?;
+    spec.allowed = args.allow.clone();
+    Ok(spec)
+}
+
 /// Reads and plans the spec and opens its results folder.
 pub fn prepare(args: &SpecArgs) -> Result<(String, Plan, Store)> {
-    let spec = Spec::read(&args.spec)?;
+    let spec = read_spec(args)?;
     let plan = plan::plan(&spec, &args.extras)?;
     let dir = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
-    let store = Store::create(&dir)?;
+    let store = Store::create(&dir)?.for_plan(&plan);
     store.write_plan(&plan, &spec.text)?;
     Ok((spec.file, plan, store))
 }
@@ -63,7 +70,7 @@ pub fn report_plan(plan: &Plan, store: &Store, pending: usize, spec_file: &str) 
 }
 
 pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
-    let spec = Spec::read(&args.spec)?;
+    let spec = read_spec(args)?;
     let plan = plan::plan(&spec, &args.extras)?;
     if format == "json" {
         std::io::stdout().write_all(&spu_sweep::store::to_json(&plan))?;
@@ -186,6 +193,18 @@ pub fn cmd_slurm(
         bounds.memory_mib,
     )?;
     let job = batch.job_id.clone().unwrap_or_default();
+    if opts.dry_run {
+        spu_io::reportln!(
+            "wrote {}: {} in {} array tasks, not submitted; submit it with the same command without --dry-run",
+            store
+                .dir
+                .join(format!("slurm/batch-{}.sh", batch.batch))
+                .display(),
+            runs(pending.len()),
+            batch.tasks.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if !opts.wait {
         spu_io::reportln!(
             "submitted job {job}: {} in {} array tasks; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
@@ -312,6 +331,7 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
     let dir = dir.as_path();
     let store = Store::open(dir)?;
     let plan = store.plan()?;
+    let store = store.for_plan(&plan);
     let (Some(x), Some(y)) = (x, y) else {
         if plan.plots.is_empty() {
             bail!("the spec defines no plots; give --x COLUMN --y METRIC -o FILE.svg");
@@ -334,6 +354,7 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         })
         .collect::<Result<Vec<_>>>()?;
     let output = output.unwrap_or_else(|| dir.join(format!("plots/{}.svg", y.replace('.', "_"))));
+    refuse_inputs(&store, &plan, &output)?;
     let spec = spu_sweep::spec::PlotSpec {
         name: output
             .file_stem()
@@ -350,15 +371,75 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create `{}`", parent.display()))?;
     }
-    spu_isa::format::write_atomically(&output, svg.as_bytes())
+    spu_io::output::write_file_restricted(&output, svg.as_bytes(), store.mode())
         .with_context(|| format!("cannot write `{}`", output.display()))?;
     spu_io::outln!("{}", output.display());
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refuses a plot output that would overwrite a file of the sweep: the results
+/// folder's own files (plan, spec copy, manifest, records, reports, Slurm batches)
+/// or a file the plan was made from.
+fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
+    let mut inputs: Vec<(String, PathBuf)> = plan
+        .inputs
+        .iter()
+        .map(|p| {
+            (
+                format!("`{}`, an input of the sweep", p.display()),
+                p.clone(),
+            )
+        })
+        .collect();
+    for run in &plan.runs {
+        inputs.push((
+            format!("`{}`, a kernel of the sweep", run.kernel.display()),
+            run.kernel.clone(),
+        ));
+        if Path::new(&run.model).is_absolute() {
+            inputs.push((
+                format!("`{}`, an energy model of the sweep", run.model),
+                PathBuf::from(&run.model),
+            ));
+        }
+    }
+    let mut found: Vec<PathBuf> = crate::OWN_FILES.iter().map(|f| store.dir.join(f)).collect();
+    for sub in ["runs", "running", "slurm"] {
+        files_under(&store.dir.join(sub), &mut found);
+    }
+    for f in found {
+        inputs.push((
+            format!("`{}`, a file of the sweep's results folder", f.display()),
+            f,
+        ));
+    }
+    let inputs: Vec<(String, &Path)> = inputs
+        .iter()
+        .map(|(w, p)| (w.clone(), p.as_path()))
+        .collect();
+    spu_io::paths::check_distinct(&inputs, &[(format!("`-o {}`", output.display()), output)])?;
+    Ok(())
+}
+
+/// Every file under `dir` (not following links).
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => files_under(&path, out),
+            Ok(t) if t.is_file() => out.push(path),
+            _ => {}
+        }
+    }
+}
+
 pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
     let store = Store::open(dir)?;
     let plan = store.plan()?;
+    let store = store.for_plan(&plan);
     let records = store.records(&plan);
     let Some(first) = plan
         .runs
@@ -428,6 +509,7 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
 pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
     let store = Store::open(dir)?;
     let (b, plan, ids) = slurm::task(&store, batch, task)?;
+    let store = store.for_plan(&plan);
     let ids: Vec<String> = ids
         .into_iter()
         .filter(|id| store.record(id).is_none_or(|r| r.status != Status::Done))

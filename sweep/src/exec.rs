@@ -1,7 +1,9 @@
 //! One run, executed inside the child process (`spu-sweep exec-run`): bounds its own
 //! memory and CPU time with rlimits, rebuilds the machine from the plan's resolved
 //! parameters, runs the kernel through `spu_emu::cli::session::run_file`, prices it with
-//! `spu_prof::energy::price` and returns the metrics.
+//! `spu_prof::energy::price` and returns the metrics. A functional run models no
+//! cycles, so it is not priced: its metrics are the emulator's, without time and
+//! energy.
 
 use crate::metrics::{self, Metrics};
 use crate::plan::Run;
@@ -39,6 +41,13 @@ impl RunFailure {
     }
 }
 
+fn changed(path: &std::path::Path) -> RunFailure {
+    RunFailure::new(format!(
+        "`{}` changed since the sweep was planned; run `spu-sweep run` on the spec again",
+        path.display()
+    ))
+}
+
 /// Runs one request in this process.
 pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     let run = &req.run;
@@ -46,13 +55,21 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     for (k, v) in &run.machine {
         machine.set(&format!("{k}={v}")).map_err(RunFailure::new)?;
     }
+    // The files were checked when planning; one replaced since (by a link to a
+    // file elsewhere, say) is refused, not read.
+    let model_path = std::path::Path::new(&run.model);
+    if model_path.is_absolute() && spu_io::open_regular(model_path).is_none() {
+        return Err(changed(model_path));
+    }
     let model = spu_prof::model::Model::load(&run.model).map_err(RunFailure::new)?;
-    let bytes = spu_isa::format::read_input(&run.kernel).map_err(RunFailure::new)?;
+    if crate::plan::model_hash(&model) != run.model_sha256 {
+        return Err(changed(model_path));
+    }
+    let bytes = spu_io::read_regular(&run.kernel, spu_io::MAX_INPUT_BYTES)
+        .ok_or_else(|| changed(&run.kernel))?
+        .map_err(RunFailure::new)?;
     if crate::plan::sha256_hex(&bytes) != run.kernel_sha256 {
-        return Err(RunFailure::new(format!(
-            "`{}` changed since the sweep was planned; run `spu-sweep run` on the spec again",
-            run.kernel.display()
-        )));
+        return Err(changed(&run.kernel));
     }
     let options = spu_emu::LoadOptions {
         defines: run
@@ -75,9 +92,13 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
         })?;
     let stats =
         spu_emu::observe::stats::Stats::new(&session.result, &session.image, &session.machine);
-    let energy = spu_prof::energy::price(&stats, &model).map_err(RunFailure::new)?;
+    let energy = if run.functional {
+        None
+    } else {
+        Some(spu_prof::energy::price(&stats, &model).map_err(RunFailure::new)?)
+    };
     Ok(Reply {
-        metrics: metrics::collect(&stats, &energy),
+        metrics: metrics::collect(&stats, energy.as_ref()),
         warnings: session.kernel.warnings,
     })
 }

@@ -5,7 +5,8 @@
 //!
 //! Module map, in the order a sweep flows through them:
 //! - the spec: [`spec`] (parsing, with spans) and [`diag`] (its error reports);
-//! - [`plan`]: the runs of a spec, resolved and identified;
+//! - [`plan`]: the runs of a spec, resolved and identified, reading only the
+//!   files [`files`] lets it;
 //! - [`store`]: the results folder (plan, manifest, one record per run);
 //! - running: [`exec`] (one run inside the child process), [`supervise`] (the
 //!   child process, its bounds and failures), [`local`] (the worker pool),
@@ -15,6 +16,7 @@
 
 pub mod diag;
 pub mod exec;
+pub mod files;
 pub mod local;
 pub mod metrics;
 pub mod plan;

@@ -4,29 +4,46 @@
 
 mod commands;
 
+/// The files of a results folder besides `runs/`, `running/`, `slurm/` and
+/// `plots/`: a plot may not be written over them.
+const OWN_FILES: &[&str] = &[
+    "plan.json",
+    "spec.toml",
+    "manifest.json",
+    "results.csv",
+    "results.jsonl",
+];
+
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use commands::{
     cmd_local, cmd_metrics, cmd_plan, cmd_plot, cmd_slurm, cmd_task, exec_run, finish, pending,
     prepare, report_plan,
 };
+use spu_sweep::plan::MAX_RUNS;
+use spu_sweep::spec::{MAX_MEMORY_MIB, MAX_TIMEOUT_S, MIN_MEMORY_MIB};
 use spu_sweep::store::Store;
 use spu_sweep::supervise::Bounds;
 use spu_sweep::{Error, slurm, status};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
 Examples:
-  spu-sweep plan experiments/table-6.3.toml                 # list the runs
-  spu-sweep run experiments/table-6.3.toml                  # run them here, into table-6.3.sweep/
-  spu-sweep run experiments/figure-7.1.toml --extra large   # include the large cases
+  spu-sweep plan experiments/table-6.3.toml --allow samples # list the runs
+  spu-sweep run experiments/table-6.3.toml --allow samples  # run them here, into table-6.3.sweep/
+  spu-sweep run experiments/section-6.2.2.toml --allow samples --extra large   # the large cases
   spu-sweep run SPEC --jobs 2 --timeout 600 --memory 2048   # 2 workers, per-run bounds
   spu-sweep run SPEC --slurm --partition short --runs-per-task 20 --max-parallel 50
+  spu-sweep run SPEC --slurm --dry-run                      # write the job script, submit nothing
   spu-sweep status table-6.3.sweep                          # done, failed, running, remaining
   spu-sweep collect table-6.3.sweep                         # results.csv, results.jsonl, plots
   spu-sweep plot table-6.3.sweep --x N --y offchip.words --series sync -o words.svg
   spu-sweep metrics table-6.3.sweep                         # every metric key with its unit
+
+A spec may name files (kernels, machine files, models) only in its own folder or
+below it, or under a path given with --allow. Results are no more readable than the
+files they were made from.
 
 Exit status: 0 when every run finished, 3 when some runs failed (they are recorded),
 130 after Ctrl-C (finished runs are kept; run again to resume), 1 on errors.
@@ -54,6 +71,10 @@ struct SpecArgs {
     /// Results folder [default: NAME.sweep, after the spec's name].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Let the spec name files under PATH, a folder or file outside the spec's
+    /// own folder (repeatable).
+    #[arg(long = "allow", value_name = "PATH")]
+    allow: Vec<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -75,7 +96,8 @@ struct PlotArgs {
     /// `line` or `bars` [default: lines for a numeric x, bars otherwise].
     #[arg(long, value_parser = ["line", "bars"])]
     kind: Option<String>,
-    /// The SVG file.
+    /// The SVG file [default: DIR/plots/METRIC.svg]; never a file of the sweep (its
+    /// plan, records, reports, spec or kernels).
     #[arg(short, long, value_name = "FILE.svg", requires = "x")]
     output: Option<PathBuf>,
 }
@@ -97,11 +119,13 @@ enum Command {
         /// Runs at once [default: the number of cores].
         #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         jobs: Option<u32>,
-        /// Wall-time bound per run in seconds [default: the spec's `timeout_s`, or 3600].
-        #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+        /// Wall-time bound per run in seconds, at most a year [default: the spec's
+        /// `timeout_s`, or 3600].
+        #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_S))]
         timeout: Option<u64>,
-        /// Memory bound per run in MiB [default: the spec's `memory_mib`, or 4096].
-        #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(16..))]
+        /// Memory bound per run in MiB, 16 to 2^30 [default: the spec's `memory_mib`,
+        /// or 4096].
+        #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(MIN_MEMORY_MIB..=MAX_MEMORY_MIB))]
         memory: Option<u64>,
         /// Run failed runs again (by default a failure is a result and is kept).
         #[arg(long)]
@@ -116,12 +140,13 @@ enum Command {
         #[arg(long, value_name = "K", requires = "slurm", value_parser = clap::value_parser!(u32).range(1..))]
         max_parallel: Option<u32>,
         /// Runs per array task: many short runs share one task.
-        #[arg(long, value_name = "M", default_value_t = 10, requires = "slurm", value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, value_name = "M", default_value_t = 10, requires = "slurm", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
         runs_per_task: u64,
         /// Time limit per task in minutes [default: runs per task x timeout + 5].
-        #[arg(long, value_name = "MINUTES", requires = "slurm")]
+        #[arg(long, value_name = "MINUTES", requires = "slurm", value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASK_MINUTES))]
         time: Option<u64>,
-        /// Another `#SBATCH` option, e.g. `--sbatch-arg=--account=abc` (repeatable).
+        /// Another `#SBATCH` option, one argument, e.g. `--sbatch-arg=--account=abc`
+        /// (repeatable; quoted in the script as sbatch reads it).
         #[arg(
             long = "sbatch-arg",
             value_name = "ARG",
@@ -130,8 +155,12 @@ enum Command {
         )]
         sbatch_args: Vec<String>,
         /// Wait until every task has ended, then write the reports.
-        #[arg(long, requires = "slurm")]
+        #[arg(long, requires = "slurm", conflicts_with = "dry_run")]
         wait: bool,
+        /// Write the job script (DIR/slurm/batch-B.sh) but submit nothing, to read it
+        /// first; the same command without --dry-run submits.
+        #[arg(long, requires = "slurm")]
+        dry_run: bool,
     },
     /// How far a sweep is: done, failed, running, remaining; Slurm job states.
     Status {
@@ -206,7 +235,23 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             time,
             sbatch_args,
             wait,
+            dry_run,
         } => {
+            let opts = slurm::SlurmOptions {
+                partition,
+                max_parallel,
+                runs_per_task: runs_per_task as usize,
+                time_min: time,
+                sbatch_args,
+                wait,
+                dry_run,
+            };
+            if slurm {
+                // Checked before the results folder is made.
+                slurm::check_options(&opts)?;
+                // The results folder, or the current one the default goes into.
+                slurm::check_folder(spec.out.as_deref().unwrap_or(Path::new(".")))?;
+            }
             let (spec_file, plan, store) = prepare(&spec)?;
             let bounds = Bounds {
                 timeout_s: timeout.unwrap_or(plan.timeout_s),
@@ -215,14 +260,6 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             let pending = pending(&store, &plan, retry_failed);
             report_plan(&plan, &store, pending.len(), &spec_file);
             if slurm {
-                let opts = slurm::SlurmOptions {
-                    partition,
-                    max_parallel,
-                    runs_per_task: runs_per_task as usize,
-                    time_min: time,
-                    sbatch_args,
-                    wait,
-                };
                 cmd_slurm(&store, &plan, &pending, &opts, bounds)
             } else {
                 let jobs = jobs.map_or_else(
@@ -235,6 +272,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Status { dir, format } => {
             let store = Store::open(&dir)?;
             let plan = store.plan()?;
+            let store = store.for_plan(&plan);
             let p = status::progress(&store, &plan);
             if format == "json" {
                 spu_io::outln!("{}", serde_json::to_string_pretty(&p)?);
@@ -246,6 +284,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Collect { dir } => {
             let store = Store::open(&dir)?;
             let plan = store.plan()?;
+            let store = store.for_plan(&plan);
             finish(&store, &plan)?;
             Ok(ExitCode::SUCCESS)
         }

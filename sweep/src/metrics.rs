@@ -41,10 +41,15 @@ const SKIPPED_ENERGY: &[&str] = &[
     "legend",
 ];
 
-/// The metrics of a finished run.
+/// Metrics a functional run has but which mean nothing without timing (its
+/// `cycles` count scheduling rounds).
+const TIMING_ONLY: &[&str] = &["cycles", "time_s", "ipc"];
+
+/// The metrics of a finished run; `energy` is `None` for a functional run, which
+/// gets no timing metrics either.
 pub fn collect(
     stats: &spu_emu::observe::stats::Stats,
-    energy: &spu_prof::energy::Breakdown,
+    energy: Option<&spu_prof::energy::Breakdown>,
 ) -> Metrics {
     let mut out = Metrics::new();
     // Plain structs of numbers, strings and maps: serialising cannot fail.
@@ -53,8 +58,17 @@ pub fn collect(
     for (k, v) in &stats.machine {
         out.insert(format!("machine.{k}"), v.clone());
     }
-    let energy_json = serde_json::to_value(energy).expect("breakdown serialises");
-    flatten("energy", &energy_json, SKIPPED_ENERGY, &mut out);
+    match energy {
+        Some(energy) => {
+            let energy_json = serde_json::to_value(energy).expect("breakdown serialises");
+            flatten("energy", &energy_json, SKIPPED_ENERGY, &mut out);
+        }
+        None => {
+            for k in TIMING_ONLY {
+                out.remove(*k);
+            }
+        }
+    }
     // Every word that crossed the chip boundary (thesis Table 6.3 counts these).
     out.insert(
         "offchip.words".into(),

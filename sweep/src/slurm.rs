@@ -5,12 +5,27 @@
 //! was made from, so re-planning the folder while a job runs cannot confuse it.
 //! Status comes from `squeue` (and `sacct` where accounting is enabled) plus the
 //! records themselves.
+//!
+//! The job script runs a command line, so every value in it is checked or quoted
+//! ([`script`]): no value may hold a control character (a newline would start a
+//! command of its own), `#SBATCH` values are quoted the way `sbatch` reads them,
+//! the command is quoted for the shell, and numbers are computed without
+//! overflow.
 
 use crate::plan::Plan;
 use crate::store::{Store, StoreError, to_json};
 use serde::{Deserialize, Serialize};
+use spu_io::quote::shorten;
 use std::path::Path;
 use std::process::Command;
+
+/// Longest task time limit: Slurm keeps minutes in 32 bits, and its two largest
+/// values mean "infinite" and "not set".
+pub const MAX_TASK_MINUTES: u64 = u32::MAX as u64 - 2;
+
+/// Memory `sbatch` is asked for on top of the per-run bound (the task's own
+/// process and the child's overhead), in MiB.
+const TASK_OVERHEAD_MIB: u64 = 256;
 
 /// How to submit.
 #[derive(Debug, Clone, Default)]
@@ -21,13 +36,16 @@ pub struct SlurmOptions {
     pub runs_per_task: usize,
     /// Time limit per task in minutes; by default from the per-run bound.
     pub time_min: Option<u64>,
-    /// More `sbatch` options, passed as given (e.g. `--account=abc`).
+    /// More `sbatch` options, each one argument (e.g. `--account=abc`).
     pub sbatch_args: Vec<String>,
     /// Wait until every task has ended.
     pub wait: bool,
+    /// Write the batch and its script but submit nothing.
+    pub dry_run: bool,
 }
 
-/// One submitted array job; stored in `slurm/batch-B.json`.
+/// One array job; stored in `slurm/batch-B.json` (without a job id until it is
+/// submitted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Batch {
     pub batch: usize,
@@ -58,6 +76,134 @@ pub enum SlurmError {
         task: usize,
         count: usize,
     },
+    #[error("{what} `{value}` cannot go into a Slurm job script: {why}")]
+    Unsafe {
+        what: String,
+        value: String,
+        why: String,
+    },
+    #[error(
+        "the task time limit would be {minutes} minutes ({runs} runs of {timeout_s} s), more than Slurm takes ({MAX_TASK_MINUTES}); give `--time MINUTES` or fewer `--runs-per-task`"
+    )]
+    TooLong {
+        minutes: u128,
+        runs: u64,
+        timeout_s: u64,
+    },
+    #[error("a batch of no runs has no job script")]
+    Empty,
+}
+
+fn unsafe_value(what: &str, value: &str, why: &str) -> SlurmError {
+    SlurmError::Unsafe {
+        what: what.to_string(),
+        value: shorten(&value.escape_debug().to_string()),
+        why: why.to_string(),
+    }
+}
+
+/// Refuses text with a control character: a newline (or a carriage return, a NUL)
+/// in a job script would end the line it is on and start a command.
+fn plain_text(what: &str, value: &str) -> Result<(), SlurmError> {
+    if value.chars().any(char::is_control) {
+        return Err(unsafe_value(
+            what,
+            value,
+            "it holds a control character (a newline, tab or the like); use a value without one",
+        ));
+    }
+    Ok(())
+}
+
+/// A path as text for a job script, refused if it is not UTF-8 or holds a control
+/// character.
+fn path_text(what: &str, path: &Path) -> Result<String, SlurmError> {
+    let text = path.to_str().ok_or_else(|| {
+        unsafe_value(
+            what,
+            &path.display().to_string(),
+            "it is not UTF-8; use a path that is",
+        )
+    })?;
+    plain_text(what, text)?;
+    Ok(text.to_string())
+}
+
+/// One argument of an `#SBATCH` line as `sbatch` reads it back: quoted when it
+/// holds a space, a quote, a backslash or `#` (which would start a comment).
+fn sbatch_word(text: &str) -> String {
+    if text.contains([' ', '"', '\'', '\\', '#']) {
+        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Quotes text for the shell: single quotes, inside which only `'` is special.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Checks the options given on the command line before anything is written.
+pub fn check_options(opts: &SlurmOptions) -> Result<(), SlurmError> {
+    if let Some(p) = &opts.partition {
+        plain_text("the partition", p)?;
+        if p.is_empty()
+            || !p
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ','))
+        {
+            return Err(unsafe_value(
+                "the partition",
+                p,
+                "a partition name is letters, digits, `-`, `_` and `.` (several: comma-separated)",
+            ));
+        }
+    }
+    for a in &opts.sbatch_args {
+        plain_text("the sbatch option", a)?;
+        if !a.starts_with('-') {
+            return Err(unsafe_value(
+                "the sbatch option",
+                a,
+                "give an option of `sbatch`, such as `--sbatch-arg=--account=abc`",
+            ));
+        }
+    }
+    if let Some(m) = opts.time_min
+        && !(1..=MAX_TASK_MINUTES).contains(&m)
+    {
+        return Err(unsafe_value(
+            "the time limit",
+            &m.to_string(),
+            &format!("give 1 to {MAX_TASK_MINUTES} minutes"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that the results folder (as it will be resolved) can be named in a job
+/// script, before anything is written.
+pub fn check_folder(dir: &Path) -> Result<(), SlurmError> {
+    let absolute = std::env::current_dir()
+        .map(|d| d.join(dir))
+        .unwrap_or_else(|_| dir.to_path_buf());
+    log_pattern(&absolute).map(drop)
+}
+
+/// The `--output` pattern of the task logs in `dir`: `%` doubled (Slurm would read
+/// `%j`, `%a` as the job and task), no backslash (it stops Slurm from filling in
+/// the task number).
+fn log_pattern(dir: &Path) -> Result<String, SlurmError> {
+    let dir = path_text("the results folder", dir)?;
+    if dir.contains('\\') {
+        return Err(unsafe_value(
+            "the results folder",
+            &dir,
+            "a backslash stops Slurm from naming each task's log; use a folder whose path has none",
+        ));
+    }
+    Ok(dir.replace('%', "%%"))
 }
 
 /// Deals `ids` round-robin into tasks of at most `per_task` runs, so every task
@@ -71,50 +217,83 @@ pub fn deal(ids: &[String], per_task: usize) -> Vec<Vec<String>> {
     out
 }
 
-/// The job script of a batch.
-pub fn script(store: &Store, exe: &Path, name: &str, batch: &Batch, opts: &SlurmOptions) -> String {
-    let dir = std::fs::canonicalize(&store.dir).unwrap_or_else(|_| store.dir.clone());
+/// The job script of a batch whose results go to `dir` (an absolute path) and
+/// whose tasks run `exe`. Every line is one the tool means to write: the values in
+/// it are checked and quoted, so no input can add a line or a command.
+pub fn script(
+    dir: &Path,
+    exe: &Path,
+    name: &str,
+    batch: &Batch,
+    opts: &SlurmOptions,
+) -> Result<String, SlurmError> {
+    check_options(opts)?;
+    plain_text("the sweep name", name)?;
+    let logs = log_pattern(dir)?;
+    let dir = path_text("the results folder", dir)?;
+    let exe = path_text("the spu-sweep executable", exe)?;
+    let last_task = batch.tasks.len().checked_sub(1).ok_or(SlurmError::Empty)?;
     let per_task = batch.tasks.iter().map(Vec::len).max().unwrap_or(1) as u64;
-    let minutes = opts
-        .time_min
-        .unwrap_or_else(|| (per_task * batch.timeout_s).div_ceil(60) + 5);
+    let minutes = match opts.time_min {
+        Some(m) => m,
+        None => {
+            // Whole minutes for every run of the largest task, plus 5 to start up.
+            let m = (u128::from(per_task) * u128::from(batch.timeout_s)).div_ceil(60) + 5;
+            u64::try_from(m)
+                .ok()
+                .filter(|m| *m <= MAX_TASK_MINUTES)
+                .ok_or(SlurmError::TooLong {
+                    minutes: m,
+                    runs: per_task,
+                    timeout_s: batch.timeout_s,
+                })?
+        }
+    };
+    let memory = batch
+        .memory_mib
+        .checked_add(TASK_OVERHEAD_MIB)
+        .ok_or_else(|| {
+            unsafe_value(
+                "the memory bound",
+                &batch.memory_mib.to_string(),
+                "it is too large; give fewer MiB",
+            )
+        })?;
     let mut s = String::from("#!/bin/bash\n");
     s.push_str(&format!(
-        "# spu-sweep: batch {} of sweep `{name}`, {} task(s)\n",
+        "# spu-sweep: batch {} of sweep `{}`, {} task(s)\n",
         batch.batch,
+        sanitize(name),
         batch.tasks.len()
     ));
     let array = match opts.max_parallel {
-        Some(k) => format!("0-{}%{k}", batch.tasks.len() - 1),
-        None => format!("0-{}", batch.tasks.len() - 1),
+        Some(k) => format!("0-{last_task}%{k}"),
+        None => format!("0-{last_task}"),
     };
     let directives = [
         format!("--job-name=spu-sweep-{}", sanitize(name)),
         format!("--array={array}"),
-        format!(
-            "--output={}/slurm/logs/batch-{}-%a.out",
-            dir.display(),
-            batch.batch
-        ),
+        format!("--output={logs}/slurm/logs/batch-{}-%a.out", batch.batch),
         "--ntasks=1".into(),
         "--cpus-per-task=1".into(),
-        format!("--mem={}M", batch.memory_mib + 256),
+        format!("--mem={memory}M"),
         format!("--time={minutes}"),
     ];
     let partition = opts.partition.iter().map(|p| format!("--partition={p}"));
-    for d in directives.into_iter().chain(partition) {
-        s.push_str(&format!("#SBATCH {d}\n"));
-    }
-    for a in &opts.sbatch_args {
-        s.push_str(&format!("#SBATCH {a}\n"));
+    for d in directives
+        .into_iter()
+        .chain(partition)
+        .chain(opts.sbatch_args.iter().cloned())
+    {
+        s.push_str(&format!("#SBATCH {}\n", sbatch_word(&d)));
     }
     s.push_str(&format!(
         "exec {} exec-task {} --batch {} --task \"$SLURM_ARRAY_TASK_ID\"\n",
-        shell_quote(&exe.display().to_string()),
-        shell_quote(&dir.display().to_string()),
+        shell_quote(&exe),
+        shell_quote(&dir),
         batch.batch
     ));
-    s
+    Ok(s)
 }
 
 fn sanitize(name: &str) -> String {
@@ -129,19 +308,25 @@ fn sanitize(name: &str) -> String {
         .collect()
 }
 
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// The number the next batch gets.
+/// The number the next batch gets: the first one not written yet, or written but
+/// never submitted (a `--dry-run`, or a submission `sbatch` refused).
 fn next_batch(store: &Store) -> usize {
     (0..)
-        .find(|b| !store.dir.join(format!("slurm/batch-{b}.json")).exists())
+        .find(|b| {
+            let path = store.dir.join(format!("slurm/batch-{b}.json"));
+            if !path.exists() {
+                return true;
+            }
+            spu_isa::format::read_input(&path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Batch>(&bytes).ok())
+                .is_some_and(|b| b.job_id.is_none())
+        })
         .unwrap_or(0)
 }
 
-/// Writes the batch, its plan and its script and submits it; returns the batch with
-/// its job id.
+/// Writes the batch, its plan and its script and submits it (unless
+/// `opts.dry_run`); returns the batch with its job id.
 pub fn submit(
     store: &Store,
     exe: &Path,
@@ -159,7 +344,9 @@ pub fn submit(
         memory_mib,
     };
     let b = batch.batch;
-    let name = &plan.name;
+    let dir = std::fs::canonicalize(&store.dir).unwrap_or_else(|_| store.dir.clone());
+    // Checked before anything is written.
+    let text = script(&dir, exe, &plan.name, &batch, opts)?;
     std::fs::create_dir_all(store.dir.join("slurm/logs")).map_err(|error| StoreError::Write {
         path: store.dir.join("slurm/logs").display().to_string(),
         error,
@@ -167,12 +354,16 @@ pub fn submit(
     store.write(&format!("slurm/batch-{b}.plan.json"), &to_json(plan))?;
     store.write(&format!("slurm/batch-{b}.json"), &to_json(&batch))?;
     let script_name = format!("slurm/batch-{b}.sh");
-    store.write(
-        &script_name,
-        script(store, exe, name, &batch, opts).as_bytes(),
-    )?;
+    store.write(&script_name, text.as_bytes())?;
+    if opts.dry_run {
+        return Ok(batch);
+    }
     let mut cmd = Command::new("sbatch");
     cmd.arg("--parsable").arg(store.dir.join(&script_name));
+    // Task logs quote errors of runs: keep them as private as the inputs.
+    if store.mode() & 0o044 != 0o044 {
+        cmd.env("SLURM_UMASK", "0077");
+    }
     let out = output(&mut cmd, "sbatch")?;
     let job = out
         .split([';', '\n'])

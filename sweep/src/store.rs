@@ -2,11 +2,12 @@
 //! the provenance manifest, one record per finished run (`runs/ID.json`, written
 //! atomically, so an interrupted sweep keeps every finished run), markers of runs in
 //! progress (`running/ID`), and the reports (`results.csv`, `results.jsonl`, `plots/`).
+//! Every file it writes is at most as readable as the sweep's inputs
+//! ([`Plan::file_mode`]): a record may quote a kernel's lines.
 
 use crate::metrics::Metrics;
 use crate::plan::{Plan, SOURCES, TOOL_VERSION, sha256_hex};
 use serde::{Deserialize, Serialize};
-use spu_isa::format::write_atomically;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -51,6 +52,8 @@ pub struct Record {
 #[derive(Debug, Clone)]
 pub struct Store {
     pub dir: PathBuf,
+    /// Permission bits its files may have at most (owner only until the plan says).
+    mode: u32,
 }
 
 /// Why a results directory cannot be used.
@@ -93,7 +96,19 @@ impl Store {
         }
         Ok(Store {
             dir: dir.to_path_buf(),
+            mode: 0o600,
         })
+    }
+
+    /// The store writing files as readable as the plan's inputs allow.
+    pub fn for_plan(mut self, plan: &Plan) -> Store {
+        self.mode = plan.file_mode;
+        self
+    }
+
+    /// Permission bits the store's files may have at most.
+    pub fn mode(&self) -> u32 {
+        self.mode
     }
 
     /// Opens an existing results directory.
@@ -103,6 +118,7 @@ impl Store {
         }
         Ok(Store {
             dir: dir.to_path_buf(),
+            mode: 0o600,
         })
     }
 
@@ -111,7 +127,8 @@ impl Store {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(write_err(parent))?;
         }
-        write_atomically(&path, bytes).map_err(write_err(&path))
+        spu_io::output::write_file_restricted(&path, bytes, self.mode)
+            .map_err(|e| write_err(&path)(e.into_io()))
     }
 
     /// Reads a JSON file of the folder.

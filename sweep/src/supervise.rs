@@ -70,7 +70,13 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
         .arg(bounds.memory_mib.to_string())
         .arg("--cpu-s")
         // A backstop behind the wall-time bound, allowing every core to be busy.
-        .arg((bounds.timeout_s.saturating_mul(threads) + 10).to_string())
+        .arg(
+            bounds
+                .timeout_s
+                .saturating_mul(threads)
+                .saturating_add(10)
+                .to_string(),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

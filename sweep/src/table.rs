@@ -32,7 +32,9 @@ pub fn report(plan: &Plan, records: &HashMap<String, Record>) -> Report {
         .filter(|r| !r.metrics.is_empty())
         .collect();
     let metrics = metrics::select(&plan.metrics, done.iter().flat_map(|r| r.metrics.keys()));
-    let unknown_metrics = if done.is_empty() {
+    // Only keys the spec names are worth a warning: the defaults include energy,
+    // which functional runs do not have.
+    let unknown_metrics = if done.is_empty() || plan.metrics.is_empty() {
         Vec::new()
     } else {
         metrics

@@ -30,9 +30,14 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Writes `spec.toml` into a fresh folder; returns (folder guard, spec path, results folder).
+/// Writes `spec.toml` into a fresh folder, with copies of the samples it names (a
+/// spec may only name files in its folder); returns (folder guard, spec path,
+/// results folder).
 fn setup(spec: &str) -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
+    for s in ["vecadd.spu", "divergent.spu"] {
+        std::fs::copy(sample(s), dir.path().join(s)).unwrap();
+    }
     let path = dir.path().join("spec.toml");
     std::fs::write(&path, spec).unwrap();
     let out = dir.path().join("out").display().to_string();
@@ -46,15 +51,14 @@ name = "small"
 metrics = ["offchip.words", "offchip.load_words", "cycles", "energy.leakage_w"]
 
 [base]
-kernel = "{}"
+kernel = "vecadd.spu"
 
 [[axis]]
 D.N = [{ns}]
 
 [[axis]]
 machine = ["spu-4x4", "spu-4x4-dma"]
-"#,
-        sample("vecadd.spu")
+"#
     )
 }
 
@@ -197,15 +201,12 @@ fn failed_runs_are_recorded_and_the_sweep_goes_on() {
     write_kernels(d.path());
     std::fs::write(
         &spec,
-        format!(
-            r#"
+        r#"
 metrics = ["offchip.words"]
 [[axis]]
-kernel = ["{}", "bad.spu", "spin.spu"]
+kernel = ["vecadd.spu", "bad.spu", "spin.spu"]
 max_cycles = [1000000000, 1000000000, 5000]
 "#,
-            sample("vecadd.spu")
-        ),
     )
     .unwrap();
     let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
@@ -241,10 +242,7 @@ fn time_and_memory_bounds_stop_runaway_runs() {
     write_kernels(d.path());
     std::fs::write(
         &spec,
-        format!(
-            "timeout_s = 1\n[[axis]]\nkernel = [\"spin.spu\", \"{}\"]\n",
-            sample("vecadd.spu")
-        ),
+        "timeout_s = 1\n[[axis]]\nkernel = [\"spin.spu\", \"vecadd.spu\"]\n",
     )
     .unwrap();
     let started = Instant::now();
@@ -260,14 +258,7 @@ fn time_and_memory_bounds_stop_runaway_runs() {
     );
     assert_eq!(rows[2][1], "done");
     // Vector add of 4M elements needs 48 MiB for its buffers alone.
-    std::fs::write(
-        &spec,
-        format!(
-            "[base]\nkernel = \"{}\"\nD.N = 4194304\n",
-            sample("vecadd.spu")
-        ),
-    )
-    .unwrap();
+    std::fs::write(&spec, "[base]\nkernel = \"vecadd.spu\"\nD.N = 4194304\n").unwrap();
     let mem_out = d.path().join("mem").display().to_string();
     let o = sweep(&[
         "run",
@@ -295,11 +286,7 @@ fn ctrl_c_keeps_finished_runs_and_the_sweep_resumes() {
     write_kernels(d.path());
     std::fs::write(
         &spec,
-        format!(
-            "timeout_s = 120\n[[axis]]\nkernel = [\"{}\", \"spin.spu\", \"{}\"]\n",
-            sample("vecadd.spu"),
-            sample("divergent.spu")
-        ),
+        "timeout_s = 120\n[[axis]]\nkernel = [\"vecadd.spu\", \"spin.spu\", \"divergent.spu\"]\n",
     )
     .unwrap();
     let child = Command::new(exe())

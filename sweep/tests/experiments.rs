@@ -12,6 +12,11 @@ fn experiment(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The samples the experiments run, outside the experiments' folder.
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples")
+}
+
 #[test]
 fn every_experiment_plans() {
     for (file, runs, large) in [
@@ -22,7 +27,8 @@ fn every_experiment_plans() {
         // four on two with 64x64 tiles.
         ("spu-vs-gpu.toml", 8 * 6 + 4 * 2, None),
     ] {
-        let spec = Spec::read(&experiment(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let mut spec = Spec::read(&experiment(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        spec.allowed = vec![samples()];
         let p = plan(&spec, &[]).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(p.runs.len(), runs, "{file}");
         assert!(!p.plots.is_empty(), "{file} has no plot");
@@ -37,6 +43,8 @@ fn run(file: &str, out: &Path) -> Vec<Vec<String>> {
     let o = Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
         .arg("run")
         .arg(experiment(file))
+        .arg("--allow")
+        .arg(samples())
         .arg("--out")
         .arg(out)
         .output()

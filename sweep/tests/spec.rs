@@ -347,13 +347,16 @@ fn the_readme_example_plans_as_documented() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let start = readme.find("```toml\n").unwrap() + "```toml\n".len();
     let text = &readme[start..start + readme[start..].find("```").unwrap()];
-    let spec = Spec::parse(
+    let mut spec = Spec::parse(
         "README.md",
         text,
         Path::new(env!("CARGO_MANIFEST_DIR")),
         "x",
     )
     .unwrap_or_else(|e| panic!("{}", e.rendered()));
+    // The example names a sample outside its folder, as the README says to allow.
+    assert!(readme.contains("--allow samples"));
+    spec.allowed = vec![samples()];
     assert!(readme.contains("5 runs; with\n`--extra huge` it makes 9 minus 2 = 7"));
     assert_eq!(plan(&spec, &[]).unwrap().runs.len(), 5);
     let huge = plan(&spec, &["huge".to_string()]).unwrap();
@@ -394,4 +397,238 @@ fn a_machine_file_and_the_same_preset_are_one_machine() {
     assert_eq!(p.runs[0].id, p.runs[1].id);
     assert_ne!(p.runs[0].id, p.runs[2].id);
     assert_eq!(p.unique_ids().len(), 2);
+}
+
+/// The problems of `text` as a spec in `dir` (a folder with files): `(line,
+/// message)`, and the rendered report.
+fn problems_in(dir: &Path, text: &str) -> (Vec<(usize, String)>, String) {
+    let spec = match Spec::parse("spec.toml", text, dir, "spec") {
+        Ok(s) => s,
+        Err(e) => return (lines(&e), e.rendered()),
+    };
+    match plan(&spec, &[]) {
+        Err(Error::Spec(e)) => (lines(&e), e.rendered()),
+        Err(other) => panic!("not a spec error: {other}"),
+        Ok(p) => panic!("spec planned into {} runs:\n{text}", p.runs.len()),
+    }
+}
+
+fn lines(e: &SpecError) -> Vec<(usize, String)> {
+    e.problems
+        .iter()
+        .map(|p| {
+            (
+                p.span.as_ref().map_or(0, |s| e.line_of(s.start)),
+                p.message.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_spec_reads_only_source_files_in_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec_dir = dir.path().join("study");
+    std::fs::create_dir(&spec_dir).unwrap();
+    std::fs::copy(samples().join("vecadd.spu"), spec_dir.join("vecadd.spu")).unwrap();
+    // A private file beside the spec's folder, whose lines the assembler would quote.
+    std::fs::write(dir.path().join("secret.txt"), "password hunter2\n").unwrap();
+    std::fs::write(dir.path().join("secret.spu"), "password hunter2\n").unwrap();
+    std::fs::write(spec_dir.join("notes.txt"), "password hunter2\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.spu"), spec_dir.join("link.spu")).unwrap();
+    let base = "[base]\nkernel = \"vecadd.spu\"\n";
+    for (text, line, needle) in [
+        (
+            "[base]\nkernel = \"../secret.txt\"\n".to_string(),
+            2,
+            "a kernel must be a .spu, .ptx or .bin file",
+        ),
+        (
+            "[base]\nkernel = \"../secret.spu\"\n".to_string(),
+            2,
+            "is outside the spec's folder",
+        ),
+        (
+            "[base]\nkernel = \"link.spu\"\n".to_string(),
+            2,
+            "is outside the spec's folder",
+        ),
+        (
+            "[base]\nkernel = \"notes.txt\"\n".to_string(),
+            2,
+            "a kernel must be a .spu, .ptx or .bin file",
+        ),
+        (
+            "[base]\nkernel = \"../../../../../etc/shadow\"\n".to_string(),
+            2,
+            "a kernel must be a",
+        ),
+        (
+            format!("{base}machine = \"/etc/passwd\"\n"),
+            3,
+            "a machine file must be a .toml file",
+        ),
+        (
+            format!("model = \"/etc/shadow\"\n{base}"),
+            1,
+            "an energy model file must be a .toml file",
+        ),
+        (
+            format!("{base}machine = \"../x/../../etc/m.toml\"\n"),
+            3,
+            "cannot read",
+        ),
+    ] {
+        let (ps, rendered) = problems_in(&spec_dir, &text);
+        assert!(
+            ps.iter().any(|(l, m)| *l == line && m.contains(needle)),
+            "expected `{needle}` at line {line}, got {ps:?}"
+        );
+        for secret in ["hunter2", "root:"] {
+            assert!(!rendered.contains(secret), "quoted a file:\n{rendered}");
+        }
+    }
+    // Allowed on the command line: the kernel outside may be named.
+    let mut spec = Spec::parse(
+        "spec.toml",
+        "[base]\nkernel = \"../secret.spu\"\n",
+        &spec_dir,
+        "s",
+    )
+    .unwrap();
+    spec.allowed = vec![dir.path().join("secret.spu")];
+    let p = plan(&spec, &[]).unwrap();
+    assert_eq!(p.runs.len(), 1);
+    // The plan lists every file it read, resolved.
+    let p = planned(base, &[]);
+    assert_eq!(
+        p.inputs,
+        [samples().join("vecadd.spu").canonicalize().unwrap()]
+    );
+}
+
+#[test]
+fn kernel_parameters_are_checked_when_planning() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(samples().join("vecadd.spu"), dir.path().join("vecadd.spu")).unwrap();
+    std::fs::write(
+        dir.path().join("needs.spu"),
+        ".param .u32 M;\n.launch grid(1, 1) block(32);\n.entry k {\n    exit;\n}\n",
+    )
+    .unwrap();
+    let base = "[base]\nkernel = \"vecadd.spu\"\n";
+    for (text, line, needle) in [
+        (
+            format!("{base}D = {{ NOPE = 1 }}\n"),
+            3,
+            "has no parameter `NOPE`",
+        ),
+        (
+            format!("{base}D.N = true\n"),
+            3,
+            "kernel parameter `N` is .u32 and `true`",
+        ),
+        (
+            format!("{base}D.N = 1.5\n"),
+            3,
+            "kernel parameter `N` is .u32 and `1.5`",
+        ),
+        (format!("{base}[[axis]]\nD.N = [64, -1]\n"), 4, "`-1`"),
+        (
+            "[base]\nkernel = \"needs.spu\"\n".to_string(),
+            2,
+            "needs a value for its parameter `M`",
+        ),
+    ] {
+        let (ps, _) = problems_in(dir.path(), &text);
+        assert!(
+            ps.iter().any(|(l, m)| *l == line && m.contains(needle)),
+            "expected `{needle}` at line {line}, got {ps:?}"
+        );
+    }
+    // One problem shared by many runs is reported once.
+    let (ps, _) = problems_in(
+        dir.path(),
+        &format!("{base}D.NOPE = 1\n[[axis]]\nD.N = [1, 2, 3]\n"),
+    );
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    // A kernel that does not assemble is not the spec's problem: its runs fail.
+    std::fs::write(dir.path().join("bad.spu"), "nonsense;\n").unwrap();
+    let s = Spec::parse(
+        "s.toml",
+        "[base]\nkernel = \"bad.spu\"\nD.N = 1\n",
+        dir.path(),
+        "s",
+    )
+    .unwrap();
+    assert_eq!(plan(&s, &[]).unwrap().runs.len(), 1);
+}
+
+#[test]
+fn long_names_are_refused_and_never_echoed_whole() {
+    let long = "n".repeat(5 << 20);
+    let base = "[base]\nkernel = \"vecadd.spu\"\n";
+    for (text, needle) in [
+        (format!("name = \"{long}\"\n{base}"), "the sweep name `nnn"),
+        (
+            format!("{base}[[axis]]\nlabel.{long} = [1]\n"),
+            "the column `nnn",
+        ),
+        (format!("{base}D.{long} = 1\n"), "the kernel parameter `nnn"),
+        (
+            format!("{base}[[plot]]\nname = \"{long}\"\nx = \"N\"\ny = \"cycles\"\n"),
+            "the plot name `nnn",
+        ),
+        (
+            format!("{base}boundary = \"{long}\"\n"),
+            "is not a valid `boundary`",
+        ),
+        (format!("{base}{long} = 1\n"), "unknown key `nnn"),
+    ] {
+        let err = match parse(&text) {
+            Err(e) => e,
+            Ok(spec) => match plan(&spec, &[]) {
+                Err(Error::Spec(e)) => e,
+                other => panic!("{needle}: {other:?}"),
+            },
+        };
+        let rendered = err.rendered();
+        assert!(
+            rendered.contains(needle),
+            "{needle}: {}",
+            &rendered[..rendered.len().min(600)]
+        );
+        assert!(rendered.len() < 2000, "{needle}: {} bytes", rendered.len());
+    }
+    // A file name that cannot name a sweep needs a `name`.
+    let e = Spec::parse("x.toml", base, &samples(), "inj\ntouch PWNED\n#").unwrap_err();
+    assert!(
+        e.problems[0].message.contains("cannot name a sweep"),
+        "{e:?}"
+    );
+    assert!(
+        Spec::parse(
+            "x.toml",
+            &format!("name = \"ok\"\n{base}"),
+            &samples(),
+            "inj\nx"
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn bounds_are_checked_not_wrapped() {
+    let base = "[base]\nkernel = \"vecadd.spu\"\n";
+    expect_problem(
+        &format!("timeout_s = 18446744073709551615\n{base}"),
+        1,
+        "from 1 to 31536000 seconds",
+    );
+    expect_problem(
+        &format!("memory_mib = 18446744073709551615\n{base}"),
+        1,
+        "from 16 to 1073741824 MiB",
+    );
+    expect_problem(&format!("memory_mib = 8\n{base}"), 1, "from 16");
 }

@@ -39,14 +39,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.json")]
     pub stats: Option<PathBuf>,
     /// Stop with an error after this many cycles, including the drain of the last
-    /// stores to DRAM (with --functional: scheduling rounds, in each of which every
-    /// warp runs to its next barrier or for at most 10 000 warp instructions).
+    /// stores to DRAM (with --functional, which does not model time: once the
+    /// busiest unit's warp instructions divided by its schedulers, the fewest cycles
+    /// timing mode could take for them, pass N).
     #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
     pub max_cycles: u64,
-    /// Stop with an error after this many warp instructions (both modes; the
-    /// bound on an endless loop with --functional).
+    /// Stop with an error after this many warp instructions (both modes).
     #[arg(long, value_name = "N", default_value_t = 100_000_000_000)]
     pub max_instructions: u64,
+    /// Stop with an error when this many warp instructions pass without any global
+    /// store or atomic, finished block or blocksync anywhere (a kernel spinning on a
+    /// flag nobody sets); 0 turns the check off.
+    #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT)]
+    pub spin_limit: u64,
     /// Record activity every N cycles in the stats (`samples`), for power traces
     /// (GPUWattch sampled every 500).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -102,6 +107,7 @@ impl RunArgs {
         crate::RunControl {
             max_cycles: self.max_cycles,
             max_instructions: self.max_instructions,
+            spin_limit: self.spin_limit,
             sample_interval: self.sample_interval,
             functional: self.functional,
             interrupt: None,

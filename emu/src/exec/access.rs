@@ -12,7 +12,7 @@ use crate::exec::fault::FaultKind;
 use crate::exec::lanes::{self, Lanes, Wide, lanes_of};
 use crate::exec::memory::{GlobalMemory, SharedWords, atomic_lanes};
 use crate::exec::ops::{Mem, Op, Reg};
-use crate::exec::step::{Access, Global, LaneFault, Local};
+use crate::exec::space::{Access, Global, LaneFault, Local};
 use crate::exec::warp::Warp;
 use crate::sem::memory::{Atomic, field, merge_field};
 use spu_isa::{Side, Space, Ty};

@@ -8,9 +8,10 @@
 
 use crate::exec::apply;
 use crate::exec::ops::{
-    Address, Caching, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, RegLayout,
-    Run, SymbolAddresses,
+    Address, Caching, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, Run,
+    SymbolAddresses,
 };
+use crate::exec::warp::RegLayout;
 use crate::sem::Form;
 use crate::sem::memory::Atomic;
 use spu_isa::table::{OperandKind, Role};

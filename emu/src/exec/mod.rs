@@ -8,6 +8,8 @@
 //! - [`lanes`]: values of 32 lanes, masks, coalescing and toggles;
 //! - [`step`]: executing one instruction of a warp (the one dispatch over the
 //!   op kinds);
+//! - [`space`]: the memory an instruction reaches (the unit's own, the mode's
+//!   global memory) and the kind of access it made;
 //! - [`access`]: loads, stores and atomics, with fast address checks;
 //! - [`warp`]: a warp's registers, predicates and SIMT reconvergence stack;
 //! - [`cb`]: a unit's end of a Communication Buffer link;
@@ -24,5 +26,6 @@ pub mod fault;
 pub mod lanes;
 pub mod memory;
 pub mod ops;
+pub mod space;
 pub mod step;
 pub mod warp;

@@ -11,13 +11,13 @@
 //! instruction that ends straight-line execution.
 
 use crate::exec::lanes::Lanes;
-use crate::exec::warp::Warp;
+use crate::exec::warp::{RegLayout, Warp};
 use crate::sem::Form;
 use crate::sem::memory::Atomic;
-use spu_isa::{ExecClass, Guard, Side, Space, Special, Ty};
+use spu_isa::{ExecClass, Guard, Side, Space, Ty};
 
 /// Index of a slot in a warp's register file: a general register, a constant or a
-/// special register (see [`RegLayout`]).
+/// special register (see [`crate::exec::warp::RegLayout`]).
 pub type Reg = u16;
 
 /// "No register" (an operand the instruction does not have).
@@ -197,51 +197,6 @@ impl OpInfo {
     #[inline]
     pub fn pdeps(&self) -> &[u8] {
         &self.pdeps[..usize::from(self.n_pdeps)]
-    }
-}
-
-/// How a warp's register file is laid out: general registers first, then one slot
-/// per special register the code reads (both per warp), then one per distinct
-/// constant (read-only, shared by every warp: [`RegLayout::constant_slots`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegLayout {
-    pub general: u16,
-    pub constants: Vec<u32>,
-    pub specials: Vec<Special>,
-    /// The constant slots' values in every lane, built once per kernel.
-    shared: std::sync::Arc<[Lanes]>,
-}
-
-impl RegLayout {
-    /// A layout of `general` registers, the given special registers and constants.
-    pub fn new(general: u16, specials: Vec<Special>, constants: Vec<u32>) -> RegLayout {
-        RegLayout {
-            general,
-            shared: constants.iter().map(|&c| [c; 32]).collect(),
-            constants,
-            specials,
-        }
-    }
-
-    /// Slots per warp.
-    pub fn slots(&self) -> usize {
-        usize::from(self.general) + self.constants.len() + self.specials.len()
-    }
-
-    /// First special-register slot.
-    pub fn first_special(&self) -> usize {
-        usize::from(self.general)
-    }
-
-    /// First constant slot: the slots a warp owns end here.
-    pub fn first_constant(&self) -> usize {
-        usize::from(self.general) + self.specials.len()
-    }
-
-    /// The constant slots, shared by every warp (a block start copies nothing
-    /// however many distinct immediates the code has).
-    pub fn constant_slots(&self) -> &std::sync::Arc<[Lanes]> {
-        &self.shared
     }
 }
 

@@ -8,7 +8,6 @@
 //! reaches its reconvergence point is popped, merging the paths.
 
 use crate::exec::lanes::Lanes;
-use crate::exec::ops::RegLayout;
 use crate::machine::UnitLabel;
 use spu_isa::{Side, Special};
 
@@ -372,5 +371,50 @@ mod tests {
         assert_eq!((w.pc(), w.active()), (Some(10), 0x1));
         w.exit(0x1);
         assert_eq!((w.pc(), w.active()), (Some(1), !0x1));
+    }
+}
+
+/// How a warp's register file is laid out: general registers first, then one slot
+/// per special register the code reads (both per warp), then one per distinct
+/// constant (read-only, shared by every warp: [`RegLayout::constant_slots`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegLayout {
+    pub general: u16,
+    pub constants: Vec<u32>,
+    pub specials: Vec<Special>,
+    /// The constant slots' values in every lane, built once per kernel.
+    shared: std::sync::Arc<[Lanes]>,
+}
+
+impl RegLayout {
+    /// A layout of `general` registers, the given special registers and constants.
+    pub fn new(general: u16, specials: Vec<Special>, constants: Vec<u32>) -> RegLayout {
+        RegLayout {
+            general,
+            shared: constants.iter().map(|&c| [c; 32]).collect(),
+            constants,
+            specials,
+        }
+    }
+
+    /// Slots per warp.
+    pub fn slots(&self) -> usize {
+        usize::from(self.general) + self.constants.len() + self.specials.len()
+    }
+
+    /// First special-register slot.
+    pub fn first_special(&self) -> usize {
+        usize::from(self.general)
+    }
+
+    /// First constant slot: the slots a warp owns end here.
+    pub fn first_constant(&self) -> usize {
+        usize::from(self.general) + self.specials.len()
+    }
+
+    /// The constant slots, shared by every warp (a block start copies nothing
+    /// however many distinct immediates the code has).
+    pub fn constant_slots(&self) -> &std::sync::Arc<[Lanes]> {
+        &self.shared
     }
 }

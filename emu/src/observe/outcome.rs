@@ -51,6 +51,14 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
+    /// `limit` warp instructions passed without a global store or atomic, a
+    /// finished work item or a blocksync (`--spin-limit`).
+    Spinning {
+        limit: u64,
+        cycle: u64,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
     /// Stopped on request (Ctrl-C).
     Interrupted {
         cycle: u64,

@@ -7,7 +7,7 @@
 //! cycles they belong to is applied.
 
 use crate::exec::lanes::{Lanes, distinct, transactions};
-use crate::exec::step::Access;
+use crate::exec::space::Access;
 use crate::observe::counters::{Traffic, UnitCounts};
 use crate::timing::effects::PENDING;
 use crate::timing::env::Env;

@@ -25,6 +25,10 @@ use crate::machine::L2WriteMiss;
 use crate::observe::outcome::{CacheLevel, CacheTotals};
 use crate::timing::dram::Dram;
 
+/// Where an effect sits in a one-at-a-time simulation: cycle, unit, and the unit's
+/// own count of recorded effects and events.
+pub type Key = (u64, u32, u64);
+
 /// The shape and timing of one cache (of one L2 bank).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
@@ -229,7 +233,7 @@ pub struct Caches {
     end_writebacks: u64,
     /// The instruction whose words are being applied (by its effect key) and the
     /// lines they touched: the words of a 64-bit or vector access share lines.
-    current: (super::effects::Key, Vec<u64>),
+    current: (Key, Vec<u64>),
     /// Lines read from and written to DRAM.
     pub dram_reads: u64,
     pub dram_writes: u64,
@@ -361,7 +365,7 @@ impl Caches {
 
     /// The lines of byte addresses `addrs` (lanes of `mask`) that instruction
     /// `key` has not touched yet, in address order.
-    fn fresh_lines(&mut self, key: super::effects::Key, addrs: &[u32; 32], mask: u32) -> Vec<u64> {
+    fn fresh_lines(&mut self, key: Key, addrs: &[u32; 32], mask: u32) -> Vec<u64> {
         if self.current.0 != key {
             self.current = (key, Vec::new());
         }
@@ -383,7 +387,7 @@ impl Caches {
     #[allow(clippy::too_many_arguments)]
     pub fn access(
         &mut self,
-        key: super::effects::Key,
+        key: Key,
         unit: usize,
         pc: u32,
         addrs: &[u32; 32],

@@ -19,7 +19,7 @@ use crate::exec::lanes::{
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Caching;
 use crate::exec::ops::Reg;
-use crate::exec::step::Global;
+use crate::exec::space::Global;
 use crate::exec::warp::Warp;
 use crate::load::DmaPlan;
 use crate::load::plan::SpillKey;
@@ -34,9 +34,9 @@ use spu_isa::Ty;
 /// so adding latencies cannot overflow).
 pub const PENDING: u64 = u64::MAX / 2;
 
-/// Where an effect sits in a one-at-a-time simulation: cycle, unit, and the unit's
-/// own count of recorded effects and events.
-pub type Key = (u64, u32, u64);
+/// Where an effect sits in a one-at-a-time simulation (the caches order their
+/// line fetches by it, so it lives with them).
+pub use crate::timing::cache::Key;
 
 /// One deferred access.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use crate::exec::lanes::{
 };
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Reg;
-use crate::exec::step::Global;
+use crate::exec::space::Global;
 use crate::exec::warp::{Warp, WarpState};
 use crate::sem::memory::Atomic;
 use crate::sem::memory::{field, merge_field};

@@ -187,8 +187,14 @@ pub enum TableFormat {
 pub struct Spec {
     /// The spec's path as given, for messages.
     pub file: String,
+    /// The spec file, resolved; `None` for text that came from no file.
+    pub path: Option<PathBuf>,
+    /// Permission bits of the spec file (results are no more readable than it).
+    pub mode: u32,
     /// Directory that relative paths in the spec start from.
     pub dir: PathBuf,
+    /// Paths outside `dir` the command line lets the spec name (`--allow`).
+    pub allowed: Vec<PathBuf>,
     pub text: String,
     pub name: String,
     pub description: String,
@@ -209,6 +215,14 @@ pub struct Spec {
 pub const DEFAULT_TIMEOUT_S: u64 = 3600;
 /// Per-run memory bound unless the spec or the command line says otherwise.
 pub const DEFAULT_MEMORY_MIB: u64 = 4096;
+/// Longest per-run wall time: a year (longer is a typo, and products with it
+/// would overflow).
+pub const MAX_TIMEOUT_S: u64 = 365 * 24 * 3600;
+/// Smallest and largest per-run memory bound (1 PiB).
+pub const MIN_MEMORY_MIB: u64 = 16;
+pub const MAX_MEMORY_MIB: u64 = 1 << 30;
+/// Longest name of a sweep, plot, column or extra (it names files and columns).
+pub const MAX_NAME_BYTES: usize = 100;
 
 impl Spec {
     /// Reads and parses a spec file.
@@ -225,7 +239,10 @@ impl Spec {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "sweep".into());
-        Ok(Spec::parse(&file, &text, &dir, &stem)?)
+        let mut spec = Spec::parse(&file, &text, &dir, &stem)?;
+        spec.path = path.canonicalize().ok();
+        spec.mode = crate::files::mode_of(path);
+        Ok(spec)
     }
 
     /// Parses spec text; `stem` names the sweep when the spec does not.

@@ -79,13 +79,13 @@ impl Walker {
             match key {
                 "name" => {
                     if let Some(s) = self.string(v, key) {
-                        if plain_name(&s.text) {
-                            name = Some(s.text);
-                        } else {
+                        if !plain_name(&s.text) {
                             self.problems.push(
                                 Problem::at(s.span, "a table name must be a plain file stem")
                                     .label("no slashes, not empty, not starting with `.`"),
                             );
+                        } else if self.check_name(s.span.clone(), &s.text, "the table name") {
+                            name = Some(s.text);
                         }
                     }
                 }
@@ -133,7 +133,7 @@ impl Walker {
                         _ => self.expected(v, key, "a finite, non-zero number"),
                     },
                     DeValue::Integer(_) => {
-                        if let Some(n) = self.positive(v, key) {
+                        if let Some(n) = self.bounded(v, key, (1, 1 << 53), "") {
                             scale = n as f64;
                         }
                     }

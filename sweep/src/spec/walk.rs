@@ -3,9 +3,11 @@
 //! allowed choices reject, zipped keys of different lengths.
 
 use super::{
-    Axis, Column, DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT_S, Exclude, Field, PlotSpec, Spec, Value,
+    Axis, Column, DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT_S, Exclude, Field, MAX_MEMORY_MIB,
+    MAX_NAME_BYTES, MAX_TIMEOUT_S, MIN_MEMORY_MIB, PlotSpec, Spec, Value,
 };
 use crate::diag::{Problem, Span};
+use spu_io::quote::shorten;
 use std::path::Path;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -69,12 +71,7 @@ pub(super) struct Walker {
 }
 
 impl Walker {
-    pub(super) fn unknown(
-        &mut self,
-        key: &Spanned<std::borrow::Cow<str>>,
-        place: &str,
-        known: &[&str],
-    ) {
+    pub(super) fn unknown(&mut self, key: &Spanned<std::borrow::Cow<str>>, place: &str, known: &[&str]) {
         let list = known
             .iter()
             .map(|k| format!("`{k}`"))
@@ -83,7 +80,7 @@ impl Walker {
         self.problems.push(
             Problem::at(
                 key.span(),
-                format!("unknown key `{}` in {place}", key.get_ref()),
+                format!("unknown key `{}` in {place}", shorten(key.get_ref())),
             )
             .label("not a spec key")
             .help(format!("expected one of {list}")),
@@ -137,18 +134,44 @@ impl Walker {
         }
     }
 
-    pub(super) fn positive(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<u64> {
+    /// An integer in `min..=max` (`unit` names what it counts, for the message).
+    pub(super) fn bounded(
+        &mut self,
+        v: &Spanned<DeValue>,
+        key: &str,
+        (min, max): (u64, u64),
+        unit: &str,
+    ) -> Option<u64> {
         let n = match v.get_ref() {
             DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
             _ => None,
         };
         match n {
-            Some(n) if n > 0 => Some(n),
+            Some(n) if (min..=max).contains(&n) => Some(n),
             _ => {
-                self.expected(v, key, "a positive integer");
+                self.expected(v, key, &format!("an integer from {min} to {max} {unit}"));
                 None
             }
         }
+    }
+
+    /// A name that becomes a file name or a column: plain and short.
+    pub(super) fn check_name(&mut self, span: Span, name: &str, what: &str) -> bool {
+        if name.len() > MAX_NAME_BYTES {
+            self.problems.push(
+                Problem::at(
+                    span,
+                    format!(
+                        "{what} `{}` is longer than {MAX_NAME_BYTES} bytes",
+                        shorten(name)
+                    ),
+                )
+                .label("too long")
+                .help("use a short name"),
+            );
+            return false;
+        }
+        true
     }
 
     pub(super) fn array<'t, 'i>(
@@ -165,11 +188,7 @@ impl Walker {
         }
     }
 
-    pub(super) fn table<'t, 'i>(
-        &mut self,
-        v: &'t Spanned<DeValue<'i>>,
-        key: &str,
-    ) -> Option<&'t DeTable<'i>> {
+    pub(super) fn table<'t, 'i>(&mut self, v: &'t Spanned<DeValue<'i>>, key: &str) -> Option<&'t DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
             _ => {
@@ -189,7 +208,10 @@ impl Walker {
     ) -> Spec {
         let mut spec = Spec {
             file: file.to_string(),
+            path: None,
+            mode: crate::files::OPEN_MODE,
             dir: dir.to_path_buf(),
+            allowed: Vec::new(),
             text: text.to_string(),
             name: stem.to_string(),
             description: String::new(),
@@ -206,19 +228,36 @@ impl Walker {
             plots: Vec::new(),
             tables: Vec::new(),
         };
+        let named = root.get("name").is_some();
+        if !named && (!plain_name(stem) || stem.len() > MAX_NAME_BYTES) {
+            self.problems.push(
+                Problem::whole(format!(
+                    "the sweep is named after its file, and `{}` cannot name a sweep",
+                    shorten(stem)
+                ))
+                .help(format!(
+                    "add `name = \"...\"` to the spec (letters, digits, `-`, `_` and `.`, at most {MAX_NAME_BYTES} bytes), or rename the file"
+                )),
+            );
+        }
         for (k, v) in entries(root) {
             let key = k.get_ref().as_ref();
             match key {
                 "name" => {
                     if let Some(s) = self.string(v, key) {
-                        if plain_name(&s.text) {
-                            spec.name = s.text;
-                        } else {
+                        if !plain_name(&s.text) {
                             self.problems.push(
-                                Problem::at(s.span, format!("`{}` cannot name a sweep", s.text))
-                                    .label("names the results folder")
-                                    .help("use letters, digits, `-`, `_` and `.`, not starting with `.`"),
+                                Problem::at(
+                                    s.span,
+                                    format!("`{}` cannot name a sweep", shorten(&s.text)),
+                                )
+                                .label("names the results folder")
+                                .help(
+                                    "use letters, digits, `-`, `_` and `.`, not starting with `.`",
+                                ),
                             );
+                        } else if self.check_name(s.span.clone(), &s.text, "the sweep name") {
+                            spec.name = s.text;
                         }
                     }
                 }
@@ -239,8 +278,16 @@ impl Walker {
                         }
                     }
                 }
-                "timeout_s" => spec.timeout_s = self.positive(v, key).unwrap_or(spec.timeout_s),
-                "memory_mib" => spec.memory_mib = self.positive(v, key).unwrap_or(spec.memory_mib),
+                "timeout_s" => {
+                    spec.timeout_s = self
+                        .bounded(v, key, (1, MAX_TIMEOUT_S), "seconds")
+                        .unwrap_or(spec.timeout_s)
+                }
+                "memory_mib" => {
+                    spec.memory_mib = self
+                        .bounded(v, key, (MIN_MEMORY_MIB, MAX_MEMORY_MIB), "MiB")
+                        .unwrap_or(spec.memory_mib)
+                }
                 "base" => {
                     if let Some(t) = self.table(v, key) {
                         spec.base = self.base(t);
@@ -297,6 +344,9 @@ impl Walker {
                         continue;
                     };
                     for (name, value) in entries(sub) {
+                        if !self.check_name(name.span(), name.get_ref(), "the kernel parameter") {
+                            continue;
+                        }
                         let field = Field::Define(name.get_ref().to_string());
                         if let Some(s) = self.scalar(value, &field.spec_key()) {
                             out.push((field, s));
@@ -325,7 +375,7 @@ impl Walker {
                                     out.push((field, value));
                                 }
                                 _ => self.problems.push(
-                                    Problem::at(s.span, format!("`{}` is not KEY=VALUE", s.text))
+                                    Problem::at(s.span, format!("`{}` is not KEY=VALUE", shorten(&s.text)))
                                         .label("expected KEY=VALUE")
                                         .help("write machine settings as \"sm.warp_size=32\" (`spu-emu --list-params` shows every key)"),
                                 ),
@@ -369,15 +419,18 @@ impl Walker {
             self.problems.push(
                 Problem::at(
                     v.span.clone(),
-                    format!("`{}` is not a valid `{}`", v.text, field.column()),
+                    format!("`{}` is not a valid `{}`", shorten(&v.text), field.column()),
                 )
                 .label(format!("expected {}", allowed.join(" or "))),
             );
         }
         if *field == Field::MaxCycles && v.text.parse::<u64>().map_or(true, |n| n == 0) {
             self.problems.push(
-                Problem::at(v.span.clone(), format!("`{}` is not a cycle count", v.text))
-                    .label("expected a positive integer"),
+                Problem::at(
+                    v.span.clone(),
+                    format!("`{}` is not a cycle count", shorten(&v.text)),
+                )
+                .label("expected a positive integer"),
             );
         }
     }
@@ -411,6 +464,9 @@ impl Walker {
                         continue;
                     };
                     for (name, values) in entries(sub) {
+                        if !self.check_name(name.span(), name.get_ref(), "the column") {
+                            continue;
+                        }
                         let n = name.get_ref().to_string();
                         let field = match key {
                             "D" => Field::Define(n),
@@ -487,6 +543,9 @@ impl Walker {
                 continue;
             };
             for (name, values) in entries(named) {
+                if !self.check_name(name.span(), name.get_ref(), "the extra") {
+                    continue;
+                }
                 let Some(vt) = self.table(values, "extra") else {
                     continue;
                 };
@@ -610,7 +669,7 @@ impl Walker {
                                 Problem::at(s.span, "a plot name must be a plain file stem")
                                     .label("no slashes, not empty, not starting with `.`"),
                             );
-                        } else {
+                        } else if self.check_name(s.span.clone(), &s.text, "the plot name") {
                             plot.name = s.text;
                         }
                     }
@@ -648,8 +707,11 @@ impl Walker {
                             plot.kind = Some(s.text);
                         } else {
                             self.problems.push(
-                                Problem::at(s.span, format!("unknown plot kind `{}`", s.text))
-                                    .label("expected \"line\" or \"bars\""),
+                                Problem::at(
+                                    s.span,
+                                    format!("unknown plot kind `{}`", shorten(&s.text)),
+                                )
+                                .label("expected \"line\" or \"bars\""),
                             );
                         }
                     }
@@ -659,9 +721,12 @@ impl Walker {
         }
         if !(has.0 && has.1) {
             self.problems.push(
-                Problem::at(span, format!("plot `{}` needs both `x` and `y`", plot.name))
-                    .label("incomplete plot")
-                    .help("e.g. `x = \"N\"` (a column) and `y = \"energy.total_j\"` (a metric)"),
+                Problem::at(
+                    span,
+                    format!("plot `{}` needs both `x` and `y`", shorten(&plot.name)),
+                )
+                .label("incomplete plot")
+                .help("e.g. `x = \"N\"` (a column) and `y = \"energy.total_j\"` (a metric)"),
             );
             return None;
         }

@@ -5,10 +5,14 @@
 //! a found bug.
 //!
 //! [`generate`] writes structured sources, [`mutate`] makes structure-aware edits of
-//! binaries, modules and statistics files.
+//! binaries, modules and statistics files; [`sweep`] holds the entry points for
+//! sweep specs and Slurm job scripts, [`models`] those for energy model files and
+//! `--compare` reports.
 
 pub mod generate;
+pub mod models;
 pub mod mutate;
+pub mod sweep;
 
 use arbitrary::Unstructured;
 use spu_emu::{Machine, RunControl};

@@ -41,10 +41,6 @@ use stepping::{Happened, Shared};
 
 const NEVER: u64 = u64::MAX;
 
-/// `--max-instructions` is checked every this many windows (adding up the counts
-/// costs a pass over every unit's per-instruction counters).
-const LIMIT_CHECK_WINDOWS: u64 = 16;
-
 /// What every step reads besides its unit ([`Shared`]), borrowed field by field so
 /// the units can be borrowed mutably beside it.
 macro_rules! shared {
@@ -118,11 +114,16 @@ pub struct Grid<'a> {
     max_instructions: u64,
     /// `--max-cycles`, including the drain of the last stores.
     max_cycles: u64,
+    /// `--spin-limit`, and the progress seen when the run last made any: its
+    /// signature (global words stored, work items finished, syncs) and the warp
+    /// instructions issued by then.
+    spin_limit: u64,
+    progress: (u64, u64),
     /// Windows passed so far: closed with deferred accesses pending, or crossed
     /// with none.
     windows_passed: u64,
-    /// `windows_passed` at which the instruction limit is next checked.
-    next_limit_check: u64,
+    /// `windows_passed` when the instruction and spin limits were last checked.
+    limits_checked: u64,
     tracer: Option<Tracer>,
     sampling: Option<u64>,
     activity: bool,
@@ -213,8 +214,10 @@ impl<'a> Grid<'a> {
             interrupt: None,
             max_instructions: u64::MAX,
             max_cycles: u64::MAX,
+            spin_limit: 0,
+            progress: (0, 0),
             windows_passed: 0,
-            next_limit_check: LIMIT_CHECK_WINDOWS,
+            limits_checked: 0,
             tracer: None,
             sampling: None,
             activity: false,
@@ -281,6 +284,13 @@ impl<'a> Grid<'a> {
     /// (`--max-instructions`; in functional mode the bound on an endless loop).
     pub fn with_instruction_limit(mut self, n: u64) -> Self {
         self.max_instructions = n;
+        self
+    }
+
+    /// Stops the run once `n` warp instructions pass without progress
+    /// (`--spin-limit`; 0: never).
+    pub fn with_spin_limit(mut self, n: u64) -> Self {
+        self.spin_limit = n;
         self
     }
 

@@ -114,20 +114,26 @@ impl Grid<'_> {
         // pending, as in nearly every window of a storing kernel); both loops pass
         // the same windows at the same cycles, so the limit stops them at the same
         // point.
-        if self.windows_passed >= self.next_limit_check {
-            self.next_limit_check = self.windows_passed + LIMIT_CHECK_WINDOWS;
-            if self.max_instructions < u64::MAX {
-                let issued: u64 = self.units.iter().map(|u| u.counts.warp_instructions).sum();
-                if issued > self.max_instructions {
-                    return Err(Box::new(Stop::InstructionLimit {
-                        limit: self.max_instructions,
-                        blocks_done: self.blocks_done,
-                        blocks_total: self.blocks_total,
-                    }));
-                }
+        if self.windows_passed > self.limits_checked {
+            self.limits_checked = self.windows_passed;
+            let issued: u64 = self.units.iter().map(|u| u.counts.warp_instructions).sum();
+            if issued > self.max_instructions {
+                return Err(Box::new(Stop::InstructionLimit {
+                    limit: self.max_instructions,
+                    blocks_done: self.blocks_done,
+                    blocks_total: self.blocks_total,
+                }));
             }
+            self.check_spinning(issued, now)?;
         }
-        if now > max_cycles {
+        // Functional mode does not model time: its bound is the fewest cycles the
+        // busiest unit's warp instructions could take.
+        let elapsed = if self.functional {
+            self.issue_bound()
+        } else {
+            now
+        };
+        if elapsed > max_cycles {
             return Err(Box::new(Stop::CycleLimit {
                 limit: max_cycles,
                 blocks_done: self.blocks_done,
@@ -135,6 +141,45 @@ impl Grid<'_> {
             }));
         }
         Ok(Some(now))
+    }
+
+    /// Stops the run when `--spin-limit` warp instructions (of `issued` so far)
+    /// passed since it last stored to global memory, finished a work item or
+    /// synchronised.
+    fn check_spinning(&mut self, issued: u64, now: u64) -> Result<(), Box<Stop>> {
+        let stored: u64 = self.units.iter().map(|u| u.traffic.store_words).sum();
+        let done: u64 = self.units.iter().map(|u| u.items_done).sum();
+        let signature = stored + done + self.link_syncs + self.global_syncs;
+        if signature != self.progress.0 {
+            self.progress = (signature, issued);
+        } else if self.spin_limit > 0 && issued - self.progress.1 > self.spin_limit {
+            return Err(Box::new(Stop::Spinning {
+                limit: self.spin_limit,
+                cycle: now,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The fewest cycles the busiest unit's warp instructions could take: each
+    /// scheduler issues at most one per cycle.
+    fn issue_bound(&self) -> u64 {
+        self.units
+            .iter()
+            .map(|u| {
+                let schedulers = if matches!(u.label, crate::machine::UnitLabel::Sm { .. }) {
+                    self.timing.sm_schedulers
+                } else {
+                    self.timing.iu_schedulers
+                };
+                u.counts
+                    .warp_instructions
+                    .div_ceil(schedulers.max(1) as u64)
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Reports progress, or stops the run if it was interrupted.
@@ -180,7 +225,12 @@ impl Grid<'_> {
             self.dram.drained_at()
         };
         let cycles = self.last_finish.max(drained);
-        if cycles > self.max_cycles {
+        let elapsed = if self.functional {
+            self.issue_bound()
+        } else {
+            cycles
+        };
+        if elapsed > self.max_cycles {
             // The last stores were still draining at the limit.
             return Err(Box::new(Stop::CycleLimit {
                 limit: self.max_cycles,

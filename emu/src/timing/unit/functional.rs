@@ -9,7 +9,8 @@ use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_wr
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Faulted;
 use crate::exec::lanes::{distinct, transactions};
-use crate::exec::step::{self, Access, Flow, Local};
+use crate::exec::space::{Access, Local};
+use crate::exec::step::{self, Flow};
 use crate::exec::warp::{Warp, WarpState};
 use crate::timing::env::Env;
 use crate::timing::window::Windowed;

@@ -1,13 +1,17 @@
 //! Energy models as data: TOML files (built in from `prof/models/`, or the user's)
 //! with energy per counted event, leakage per unit and optional wire terms, or
-//! per-instruction-class energies. Loading checks every key and number and names
-//! the file, the key and the problem.
+//! per-instruction-class energies. Parsing checks every key and number and names
+//! the file that set the key, the key and the problem; [`load`] reads the files
+//! and follows `extends`.
 
+mod load;
+
+use load::Origins;
 use spu_emu::observe::counters::Component;
 use spu_io::quote::shorten;
 use spu_isa::EnergyClass;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A built-in model: its name and file text.
 #[derive(Debug, Clone, Copy)]
@@ -20,15 +24,15 @@ pub struct BuiltIn {
 pub const BUILT_IN: &[BuiltIn] = &[
     BuiltIn {
         name: "default",
-        toml: include_str!("../models/default.toml"),
+        toml: include_str!("../../models/default.toml"),
     },
     BuiltIn {
         name: "wires",
-        toml: include_str!("../models/wires.toml"),
+        toml: include_str!("../../models/wires.toml"),
     },
     BuiltIn {
         name: "cyclops64",
-        toml: include_str!("../models/cyclops64.toml"),
+        toml: include_str!("../../models/cyclops64.toml"),
     },
 ];
 
@@ -121,150 +125,38 @@ impl Model {
     /// A model from TOML text; `file` names it in messages. `extends` may only name
     /// built-in models here.
     pub fn from_text(text: &str, file: &str) -> Result<Model, ModelError> {
-        let table = merged(file, text, None, 0, &mut Vec::new())?;
-        parse(file, &table)
+        let (table, origins) = load::merged(file, text, None)?;
+        parse(&origins, &table)
     }
 
-    /// A built-in model by name, or a model file by path.
+    /// A built-in model by name, or a model file (`.toml`) by path. A file's
+    /// `extends` chain may name built-in models and files in the model file's
+    /// folder or below it, nothing else.
     pub fn load(name_or_path: &str) -> Result<Model, ModelError> {
-        let (file, text, dir) = source(name_or_path)?;
+        let (file, text, root) = load::source(name_or_path)?;
         let mut files = Vec::new();
-        if dir.is_some() {
+        if root.is_some() {
             files.push(PathBuf::from(name_or_path));
         }
-        let table = merged(&file, &text, dir.as_deref(), 0, &mut files)?;
-        let mut model = parse(&file, &table)?;
+        let confine = root.as_ref().map(|r| (r, &mut files));
+        let (table, origins) = load::merged(&file, &text, confine)?;
+        let mut model = parse(&origins, &table)?;
         model.files = files;
         Ok(model)
     }
 }
 
-/// (display name, text, directory for relative `extends`).
-fn source(name_or_path: &str) -> Result<(String, String, Option<PathBuf>), ModelError> {
-    if let Some(b) = BUILT_IN.iter().find(|b| b.name == name_or_path) {
-        return Ok((format!("`{}` (built in)", b.name), b.toml.to_string(), None));
-    }
-    let path = Path::new(name_or_path);
-    if !name_or_path.ends_with(".toml") && !path.exists() {
-        return Err(ModelError::Unknown {
-            name: shorten(name_or_path),
-            list: BUILT_IN
-                .iter()
-                .map(|b| format!("`{}`", b.name))
-                .collect::<Vec<_>>()
-                .join(", "),
-        });
-    }
-    let text = spu_io::read_text(path).map_err(|e| ModelError::Io {
-        file: name_or_path.to_string(),
-        why: e.reason(),
-    })?;
-    Ok((
-        format!("`{name_or_path}`"),
-        text,
-        path.parent().map(Path::to_path_buf),
-    ))
-}
-
-/// The file's table over its `extends` base, recursively; files read from disk are
-/// added to `files`.
-fn merged(
-    file: &str,
-    text: &str,
-    dir: Option<&Path>,
-    depth: u32,
-    files: &mut Vec<PathBuf>,
-) -> Result<toml::Table, ModelError> {
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| ModelError::Syntax {
-            file: file.to_string(),
-            why: spu_io::quote::shorten_lines(e.to_string().trim_end()).replace('\n', "\n  "),
-        })?;
-    let base = table
-        .get("model")
-        .and_then(|m| m.get("extends"))
-        .map(|v| {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| ModelError::Key {
-                    file: file.to_string(),
-                    key: "model.extends".into(),
-                    why: "must be a model name or a file path".into(),
-                })
-        })
-        .transpose()?;
-    let Some(base) = base else {
-        return Ok(table);
-    };
-    if depth > 8 {
-        return Err(ModelError::Key {
-            file: file.to_string(),
-            key: "model.extends".into(),
-            why: "extends chain is too deep (a cycle?)".into(),
-        });
-    }
-    let built_in = BUILT_IN.iter().any(|b| b.name == base);
-    if !built_in && !base.ends_with(".toml") {
-        return Err(ModelError::Key {
-            file: file.to_string(),
-            key: "model.extends".into(),
-            why: format!(
-                "`{}` is neither a built-in model nor a .toml file; extend one of {}",
-                shorten(&base),
-                BUILT_IN
-                    .iter()
-                    .map(|b| format!("`{}`", b.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        });
-    }
-    let target = match dir {
-        Some(d) if !BUILT_IN.iter().any(|b| b.name == base) => {
-            d.join(&base).to_string_lossy().into_owned()
-        }
-        _ => base.clone(),
-    };
-    let (base_file, base_text, base_dir) = source(&target)?;
-    if base_dir.is_some() {
-        files.push(PathBuf::from(&target));
-    }
-    let mut out = merged(
-        &base_file,
-        &base_text,
-        base_dir.as_deref(),
-        depth + 1,
-        files,
-    )?;
-    for (section, value) in table {
-        match (out.get_mut(&section), value) {
-            (Some(toml::Value::Table(dst)), toml::Value::Table(src)) => {
-                for (k, v) in src {
-                    dst.insert(k, v);
-                }
-            }
-            (_, value) => {
-                out.insert(section, value);
-            }
-        }
-    }
-    if let Some(toml::Value::Table(m)) = out.get_mut("model") {
-        m.remove("extends");
-    }
-    Ok(out)
-}
-
-fn key_err(file: &str, key: &str, why: impl Into<String>) -> ModelError {
+/// An error at `key`, blamed on the file that set it.
+fn key_err(file: &Origins, key: &str, why: impl Into<String>) -> ModelError {
     ModelError::Key {
-        file: file.to_string(),
+        file: file.of(key).to_string(),
         key: shorten(key),
         why: why.into(),
     }
 }
 
 fn section<'a>(
-    file: &str,
+    file: &Origins,
     t: &'a toml::Table,
     name: &str,
 ) -> Result<Option<&'a toml::Table>, ModelError> {
@@ -275,7 +167,7 @@ fn section<'a>(
     }
 }
 
-fn energy(file: &str, key: &str, v: &toml::Value) -> Result<f64, ModelError> {
+fn energy(file: &Origins, key: &str, v: &toml::Value) -> Result<f64, ModelError> {
     let x = match v {
         toml::Value::Float(f) => *f,
         toml::Value::Integer(i) => *i as f64,
@@ -304,7 +196,7 @@ fn energy(file: &str, key: &str, v: &toml::Value) -> Result<f64, ModelError> {
     Ok(x)
 }
 
-fn text(file: &str, t: &toml::Table, key: &str) -> Result<Option<String>, ModelError> {
+fn text(file: &Origins, t: &toml::Table, key: &str) -> Result<Option<String>, ModelError> {
     match t.get(key) {
         None => Ok(None),
         Some(toml::Value::String(s)) => Ok(Some(s.clone())),
@@ -314,7 +206,7 @@ fn text(file: &str, t: &toml::Table, key: &str) -> Result<Option<String>, ModelE
 
 /// Parses a section of numbers whose keys must come from `names`; all are required.
 fn numbers<'a>(
-    file: &str,
+    file: &Origins,
     t: &toml::Table,
     sect: &str,
     names: impl Iterator<Item = &'a str> + Clone,
@@ -346,7 +238,12 @@ fn numbers<'a>(
     Ok(out)
 }
 
-fn only_keys(file: &str, t: &toml::Table, sect: &str, allowed: &[&str]) -> Result<(), ModelError> {
+fn only_keys(
+    file: &Origins,
+    t: &toml::Table,
+    sect: &str,
+    allowed: &[&str],
+) -> Result<(), ModelError> {
     if let Some(s) = section(file, t, sect)? {
         for k in s.keys() {
             if !allowed.contains(&k.as_str()) {
@@ -363,7 +260,7 @@ fn only_keys(file: &str, t: &toml::Table, sect: &str, allowed: &[&str]) -> Resul
 
 /// The optional `[event_bytes]` section: components priced per byte, each with the
 /// bytes its `event_pj` prices (a positive number).
-fn event_bytes(file: &str, t: &toml::Table) -> Result<BTreeMap<Component, f64>, ModelError> {
+fn event_bytes(file: &Origins, t: &toml::Table) -> Result<BTreeMap<Component, f64>, ModelError> {
     let Some(s) = section(file, t, "event_bytes")? else {
         return Ok(BTreeMap::new());
     };
@@ -401,7 +298,7 @@ fn event_bytes(file: &str, t: &toml::Table) -> Result<BTreeMap<Component, f64>, 
     Ok(out)
 }
 
-fn parse(file: &str, t: &toml::Table) -> Result<Model, ModelError> {
+fn parse(file: &Origins, t: &toml::Table) -> Result<Model, ModelError> {
     let m = section(file, t, "model")?
         .ok_or_else(|| key_err(file, "model", "the [model] section is missing"))?;
     only_keys(
@@ -410,7 +307,7 @@ fn parse(file: &str, t: &toml::Table) -> Result<Model, ModelError> {
         "model",
         &["name", "kind", "description", "sources", "extends"],
     )?;
-    let name = text(file, m, "name")?.unwrap_or_else(|| file.to_string());
+    let name = text(file, m, "name")?.unwrap_or_else(|| file.top.clone());
     let description = text(file, m, "description")?.unwrap_or_default();
     let sources = match m.get("sources") {
         None => Vec::new(),
@@ -539,7 +436,7 @@ fn parse(file: &str, t: &toml::Table) -> Result<Model, ModelError> {
         name,
         description,
         sources,
-        file: file.to_string(),
+        file: file.top.clone(),
         kind,
         files: Vec::new(),
     })

@@ -2,13 +2,20 @@
 //! slowest), minus exclusions, each resolved to a kernel file and its hash, a full
 //! machine, kernel parameters and options, and identified by a hash of all of
 //! them and the tool version ([`identity`]). Problems that only show up here
-//! (missing kernel files, bad machine combinations) still point into the spec.
+//! (missing or forbidden files, kernel parameters the kernel does not declare or
+//! cannot take, bad machine combinations) still point into the spec. The files a
+//! spec names are read in [`inputs`].
+
+mod inputs;
 
 use crate::diag::{Problem, SpecError};
+use crate::files::Access;
 use crate::spec::{Field, PlotSpec, Spec, TableRows, TableSpec, Value};
+use inputs::KernelFile;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap};
+use spu_io::quote::shorten;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
 /// The version of this tool, part of every run's identity.
@@ -68,6 +75,19 @@ pub struct Plan {
     /// Summary tables (`[[table]]`), written to `tables/`.
     #[serde(default)]
     pub tables: Vec<TableSpec>,
+    /// Every file the plan was made from (the spec, kernels and the files they
+    /// include, machine files, models and the models they extend), resolved:
+    /// outputs must never overwrite them.
+    #[serde(default)]
+    pub inputs: Vec<PathBuf>,
+    /// Permission bits the results may have at most: those every input file
+    /// grants (a plan written before they were kept: owner only).
+    #[serde(default = "owner_only")]
+    pub file_mode: u32,
+}
+
+fn owner_only() -> u32 {
+    0o600
 }
 
 impl Plan {
@@ -142,6 +162,7 @@ pub fn identity(run: &Run) -> String {
 pub fn model_hash(model: &spu_prof::model::Model) -> String {
     let mut m = model.clone();
     m.file.clear();
+    m.files.clear();
     sha256_hex(format!("{m:?}").as_bytes())
 }
 
@@ -151,7 +172,7 @@ pub fn plan(spec: &Spec, extras: &[String]) -> Result<Plan, crate::Error> {
     for e in extras {
         if !known.contains(e) {
             return Err(crate::Error::UnknownExtra {
-                name: e.clone(),
+                name: shorten(e),
                 file: spec.file.clone(),
                 known: if known.is_empty() {
                     "it defines none".into()
@@ -163,15 +184,29 @@ pub fn plan(spec: &Spec, extras: &[String]) -> Result<Plan, crate::Error> {
     }
     let mut p = Planner {
         spec,
+        access: Access::new(&spec.dir, &spec.allowed),
         problems: Vec::new(),
         kernels: HashMap::new(),
         machines: HashMap::new(),
         models: HashMap::new(),
+        inputs: spec.path.iter().cloned().collect(),
+        file_mode: spec.mode,
     };
-    let plan = p.plan(extras);
+    if let Some(why) = p.access.unusable() {
+        p.problems.push(
+            Problem::whole(format!("`--allow`: {why}")).help("give an existing folder or file"),
+        );
+    }
+    let mut plan = p.plan(extras);
     if p.problems.is_empty() {
+        plan.inputs = p.inputs.into_iter().collect();
+        plan.file_mode = p.file_mode;
         Ok(plan)
     } else {
+        // One problem of many runs is reported once.
+        let mut seen = std::collections::HashSet::new();
+        p.problems
+            .retain(|q| seen.insert((q.span.clone(), q.message.clone())));
         Err(SpecError {
             file: spec.file.clone(),
             text: spec.text.clone(),
@@ -184,20 +219,26 @@ pub fn plan(spec: &Spec, extras: &[String]) -> Result<Plan, crate::Error> {
 fn quoted(items: &[String]) -> String {
     items
         .iter()
-        .map(|s| format!("`{s}`"))
+        .map(|s| format!("`{}`", shorten(s)))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 struct Planner<'s> {
     spec: &'s Spec,
+    /// Where the spec may read files.
+    access: Access,
     problems: Vec<Problem>,
-    /// Kernel text as written -> (absolute path, hash); `None` after a reported problem.
-    kernels: HashMap<String, Option<(PathBuf, String)>>,
+    /// Kernel text as written -> the kernel; `None` after a reported problem.
+    kernels: HashMap<String, Option<KernelFile>>,
     /// Machine value as written -> what `RunArgs` should be given.
     machines: HashMap<String, Option<String>>,
     /// Model value as written -> (name or absolute path, hash).
     models: HashMap<String, Option<(String, String)>>,
+    /// Files read so far, resolved.
+    inputs: BTreeSet<PathBuf>,
+    /// Permission bits every file read so far grants.
+    file_mode: u32,
 }
 
 impl Planner<'_> {
@@ -290,6 +331,8 @@ impl Planner<'_> {
             runs,
             plots: spec.plots.iter().map(|(_, p)| p.clone()).collect(),
             tables: spec.tables.iter().map(|(_, t)| t.clone()).collect(),
+            inputs: Vec::new(),
+            file_mode: spec.mode,
         }
     }
 
@@ -301,7 +344,7 @@ impl Planner<'_> {
                 let name = c.field.column();
                 if names.contains(&name) || name == "run" || name == "status" || name == "error" {
                     self.problems.push(
-                        Problem::at(c.key_span.clone(), format!("column `{name}` is used twice"))
+                        Problem::at(c.key_span.clone(), format!("column `{}` is used twice", shorten(&name)))
                             .label("already a column")
                             .help("`run`, `status` and `error` are reserved; a column may vary in one axis only (put keys that vary together in one axis)"),
                     );
@@ -316,7 +359,11 @@ impl Planner<'_> {
                     self.problems.push(
                         Problem::at(
                             span.clone(),
-                            format!("plot `{}`: `{col}` is not a column", p.name),
+                            format!(
+                                "plot `{}`: `{}` is not a column",
+                                shorten(&p.name),
+                                shorten(col)
+                            ),
                         )
                         .help(format!(
                             "series and `where` name axis columns: {}",
@@ -359,7 +406,7 @@ impl Planner<'_> {
                     self.problems.push(
                         Problem::at(
                             span.clone(),
-                            format!("`{col}` is not a column of this sweep"),
+                            format!("`{}` is not a column of this sweep", shorten(col)),
                         )
                         .label("unknown column")
                         .help(format!("exclusions name axis columns: {}", quoted(columns))),
@@ -380,94 +427,17 @@ impl Planner<'_> {
         })
     }
 
-    /// A path relative to the spec if it looks like a file, else a name.
-    fn file_or_name(&self, text: &str, ext: &str) -> String {
-        let candidate = self.spec.dir.join(text);
-        if text.ends_with(ext) || text.contains('/') || candidate.is_file() {
-            std::fs::canonicalize(&candidate)
-                .unwrap_or(candidate)
-                .display()
-                .to_string()
-        } else {
-            text.to_string()
-        }
-    }
-
-    fn kernel(&mut self, v: &Value) -> Option<(PathBuf, String)> {
-        if let Some(k) = self.kernels.get(&v.text) {
-            return k.clone();
-        }
-        let path = self.spec.dir.join(&v.text);
-        let resolved = match spu_isa::format::read_input(&path) {
-            Ok(bytes) => Some((
-                std::fs::canonicalize(&path).unwrap_or(path),
-                sha256_hex(&bytes),
-            )),
-            Err(e) => {
-                self.problems.push(
-                    Problem::at(v.span.clone(), e.to_string())
-                        .label("kernel file")
-                        .help(format!(
-                            "kernel paths are relative to the spec's folder `{}`",
-                            self.spec.dir.display()
-                        )),
-                );
-                None
-            }
-        };
-        self.kernels.insert(v.text.clone(), resolved.clone());
-        resolved
-    }
-
-    /// Loads an energy model once; `None` after a reported problem.
-    fn model(&mut self, v: &Value) -> Option<(String, String)> {
-        if let Some(m) = self.models.get(&v.text) {
-            return m.clone();
-        }
-        let source = self.file_or_name(&v.text, ".toml");
-        let resolved = match spu_prof::model::Model::load(&source) {
-            Ok(m) => Some((source, model_hash(&m))),
-            Err(e) => {
-                self.problems.push(
-                    Problem::at(v.span.clone(), e.to_string())
-                        .label("cannot load this energy model"),
-                );
-                None
-            }
-        };
-        self.models.insert(v.text.clone(), resolved.clone());
-        resolved
-    }
-
-    fn machine_source(&mut self, v: &Value) -> Option<String> {
-        if let Some(m) = self.machines.get(&v.text) {
-            return m.clone();
-        }
-        let source = self.file_or_name(&v.text, ".toml");
-        let args = spu_emu::cli::RunArgs {
-            machine: Some(source.clone()),
-            ..Default::default()
-        };
-        let resolved = match args.machine() {
-            Ok(_) => Some(source),
-            Err(e) => {
-                self.problems.push(
-                    Problem::at(v.span.clone(), e.to_string()).label("machine preset or file"),
-                );
-                None
-            }
-        };
-        self.machines.insert(v.text.clone(), resolved.clone());
-        resolved
-    }
-
     /// Resolves one point of the product (axis values over `[base]`).
     fn resolve(&mut self, point: &[(Field, Value)]) -> Option<Run> {
         let mut settings: BTreeMap<Field, Value> = BTreeMap::new();
         for (f, v) in self.spec.base.iter().chain(point) {
             settings.insert(f.clone(), v.clone());
         }
-        let (kernel, kernel_sha256) = self.kernel(settings.get(&Field::Kernel)?)?;
+        let kernel_value = settings.get(&Field::Kernel)?.clone();
+        let kernel = self.kernel(&kernel_value)?;
+        if !self.check_defines(&kernel, &kernel_value, &settings) {
+            return None;
+        }
         let model_value = settings
             .get(&Field::Model)
             .unwrap_or(&self.spec.model)
@@ -500,8 +470,9 @@ impl Planner<'_> {
                     .rev()
                     .find(|(f, _)| matches!(f, Field::Grid | Field::Set(_)))
                     .map(|(_, v)| v.span.clone());
-                let mut p = Problem::whole(format!("{e} (in the run {})", describe(point)))
-                    .label("this combination");
+                let mut p =
+                    Problem::whole(format!("{e} (in the run {})", shorten(&describe(point))))
+                        .label("this combination");
                 p.span = span;
                 self.problems.push(p);
                 return None;
@@ -510,8 +481,8 @@ impl Planner<'_> {
         Some(Run {
             id: String::new(),
             values: point.iter().map(|(_, v)| v.text.clone()).collect(),
-            kernel,
-            kernel_sha256,
+            kernel: kernel.path,
+            kernel_sha256: kernel.sha256,
             machine: m
                 .entry_texts()
                 .into_iter()

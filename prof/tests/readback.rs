@@ -1,0 +1,327 @@
+//! What `spu-prof` reads besides the kernel, from a hostile or damaged source: a
+//! model's `extends` chain stays in the model's folder and each problem is blamed
+//! on the file that has it; `--compare` reports and `--from-stats` statistics are
+//! checked as strictly as a run's own, and huge numbers print in exponent form.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn prof(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-prof"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("spu-prof runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs `args`, expecting failure; returns standard error.
+fn fails(args: &[&str]) -> String {
+    let out = prof(args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn write(path: &Path, body: &str) -> String {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(path, body).unwrap();
+    path.display().to_string()
+}
+
+/// A model file whose first line is a secret, as a file of credentials would be.
+const SECRET: &str =
+    "aws_secret = hunter2-SECRET-LINE\n[model]\nname = \"secret\"\nextends = \"default\"\n";
+
+#[test]
+fn extends_stays_in_the_model_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(&d.join("secret/creds.toml"), SECRET);
+    let bad_secret = write(&d.join("secret/bad.toml"), "hunter2-SECRET-LINE =\n");
+    let model = |name: &str, extends: &str| {
+        write(
+            &d.join("models").join(name),
+            &format!("[model]\nname = \"m\"\nextends = \"{extends}\"\n"),
+        )
+    };
+    std::fs::create_dir_all(d.join("models")).unwrap();
+    std::os::unix::fs::symlink(d.join("secret/creds.toml"), d.join("models/link.toml")).unwrap();
+    let cases = [
+        (model("up.toml", "../secret/creds.toml"), "outside"),
+        (model("syntax.toml", "../secret/bad.toml"), "outside"),
+        (model("abs.toml", &bad_secret), "outside"),
+        (model("link_to.toml", "link.toml"), "outside"),
+        (
+            model("dev.toml", "/dev/zero"),
+            "neither a built-in model nor a .toml file",
+        ),
+    ];
+    for (m, needle) in cases {
+        let err = fails(&["samples/vecadd.spu", "-q", "--model", &m]);
+        assert!(err.contains(needle), "{m}: {err}");
+        assert!(err.contains("model.extends"), "{m}: {err}");
+        assert!(!err.contains("hunter2"), "{m} quoted the secret: {err}");
+    }
+    // Inside the folder, however deep, extending works.
+    write(
+        &d.join("models/base.toml"),
+        "[model]\nname = \"base\"\nextends = \"sub/deeper.toml\"\n",
+    );
+    write(
+        &d.join("models/sub/deeper.toml"),
+        "[model]\nname = \"deeper\"\nextends = \"../leaf.toml\"\n",
+    );
+    write(
+        &d.join("models/leaf.toml"),
+        include_str!("../models/default.toml"),
+    );
+    let ok = prof(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--model",
+        &model("top.toml", "base.toml"),
+    ]);
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+}
+
+#[test]
+fn a_problem_in_an_extended_file_is_blamed_on_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = write(
+        &d.join("base.toml"),
+        &include_str!("../models/default.toml").replace("CBP = 160.0", "CBP = 160.0\nFOOP = 1.0"),
+    );
+    let top = write(
+        &d.join("top.toml"),
+        "[model]\nname = \"top\"\nextends = \"base.toml\"\n[event_pj]\nDRAMP = 1.0\n",
+    );
+    let err = fails(&["samples/vecadd.spu", "-q", "--model", &top]);
+    assert!(
+        err.contains(&format!("model `{base}`, key `event_pj.FOOP`")),
+        "{err}"
+    );
+    // A problem the extending file has is still its own.
+    let top_bad = write(
+        &d.join("top_bad.toml"),
+        "[model]\nname = \"top\"\nextends = \"default\"\n[event_pj]\nDRAMP = -1.0\n",
+    );
+    let err = fails(&["samples/vecadd.spu", "-q", "--model", &top_bad]);
+    assert!(
+        err.contains(&format!("model `{top_bad}`, key `event_pj.DRAMP`")),
+        "{err}"
+    );
+}
+
+/// An edit of a JSON document.
+type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+
+/// A JSON report of vecadd, edited by `edit`.
+fn report(dir: &Path, name: &str, edit: impl Fn(&mut serde_json::Value)) -> String {
+    let out = prof(&["samples/vecadd.spu", "-q", "--format", "json"]);
+    assert!(out.status.success());
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    edit(&mut v);
+    write(&dir.join(name), &v.to_string())
+}
+
+#[test]
+fn compare_refuses_reports_no_run_could_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = report(d, "good.json", |_| {});
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "negative.json",
+            Box::new(|v| v["total_j"] = (-1.0).into()),
+            "`total_j` is -1",
+        ),
+        (
+            "huge.json",
+            Box::new(|v| v["total_j"] = 1e308.into()),
+            "`total_j` is 1e308",
+        ),
+        (
+            "component.json",
+            Box::new(|v| v["components"]["NOPE"] = 1.0.into()),
+            "unknown component `NOPE`",
+        ),
+        (
+            "clock.json",
+            Box::new(|v| v["freq_mhz"] = 0.0.into()),
+            "`freq_mhz` is 0",
+        ),
+        (
+            "extra.json",
+            Box::new(|v| v["surprise"] = 1.into()),
+            "neither `spu-emu --stats` output nor",
+        ),
+        (
+            "name.json",
+            Box::new(|v| v["kernel"] = "k".repeat(100_000).into()),
+            "longer than 4096 bytes",
+        ),
+    ];
+    for (name, edit, needle) in cases {
+        let bad = report(d, name, edit);
+        let err = fails(&["--compare", &good, &bad]);
+        assert!(err.contains(needle), "{name}: {err}");
+        assert!(err.len() < 1000, "{name}: {} bytes", err.len());
+    }
+    let out = prof(&["--compare", &good, &good]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("1.000"));
+}
+
+/// Statistics of vecadd with power samples, edited by `edit`.
+fn stats(dir: &Path, name: &str, edit: impl Fn(&mut serde_json::Value)) -> String {
+    let path = dir.join(name);
+    let out = prof(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--sample-interval",
+        "100",
+        "--stats",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    edit(&mut v);
+    write(&path, &v.to_string())
+}
+
+#[test]
+fn from_stats_refuses_statistics_no_run_could_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "counter.json",
+            Box::new(|v| v["counters"]["NOPE"] = 1.into()),
+            "unknown counter `NOPE`",
+        ),
+        (
+            "missing.json",
+            Box::new(|v| {
+                v["counters"].as_object_mut().unwrap().remove("DRAMP");
+            }),
+            "lack `DRAMP`",
+        ),
+        (
+            "kind.json",
+            Box::new(|v| v["units"][0]["kind"] = "gpu".into()),
+            "unknown unit kind `gpu`",
+        ),
+        (
+            "side.json",
+            Box::new(|v| v["units"][0]["side"] = "up".into()),
+            "a `sm` unit needs",
+        ),
+        (
+            "stall.json",
+            Box::new(|v| v["pcs"][0]["stall_cycles"]["coffee"] = 1.into()),
+            "unknown stall reason `coffee`",
+        ),
+        (
+            "class.json",
+            Box::new(|v| v["pcs"][0]["energy_class"] = "Magic".into()),
+            "unknown energy class `Magic`",
+        ),
+        (
+            "lengths.json",
+            Box::new(|v| {
+                v["samples"]["components"]["DRAMP"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(1.into())
+            }),
+            "the sample series have different lengths",
+        ),
+        (
+            "too_many.json",
+            Box::new(|v| {
+                for s in v["samples"]["components"]
+                    .as_object_mut()
+                    .unwrap()
+                    .values_mut()
+                {
+                    let a = s.as_array_mut().unwrap();
+                    a.extend(std::iter::repeat_n(serde_json::Value::from(0), 1000));
+                }
+            }),
+            "cover more than the run's",
+        ),
+        (
+            "time.json",
+            Box::new(|v| v["time_s"] = (-1.0).into()),
+            "`time_s` is -1",
+        ),
+    ];
+    for (name, edit, needle) in cases {
+        let bad = stats(d, name, edit);
+        let err = fails(&["--from-stats", &bad]);
+        assert!(
+            err.contains("the statistics are damaged") && err.contains(needle),
+            "{name}: {err}"
+        );
+    }
+    let fine = stats(d, "fine.json", |_| {});
+    let out = prof(&["--from-stats", &fine]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn huge_energies_print_in_exponent_form() {
+    use spu_prof::report::{fixed, joules};
+    assert_eq!(joules(1e308), "1.0000e308 J");
+    assert_eq!(joules(2.5), "2.5000 J");
+    assert_eq!(fixed(1e300, 2), "1.00e300");
+    assert_eq!(fixed(-3.25, 1), "-3.2");
+    // A model that prices a run at about 1e300 J: every report stays short.
+    let dir = tempfile::tempdir().unwrap();
+    let model = write(
+        &dir.path().join("huge.toml"),
+        "[model]\nname = \"huge\"\nextends = \"default\"\n[event_pj]\nFPUP = 1e290\n",
+    );
+    let json = dir.path().join("huge.json");
+    let out = prof(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--model",
+        &model,
+        "--format",
+        "json",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let j = json.to_str().unwrap();
+    for args in [
+        vec!["samples/vecadd.spu", "-q", "--model", &model],
+        vec![
+            "samples/vecadd.spu",
+            "-q",
+            "--model",
+            &model,
+            "--format",
+            "csv",
+        ],
+        vec!["--compare", j, j],
+    ] {
+        let out = prof(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let longest = text(&out.stdout).lines().map(str::len).max().unwrap_or(0);
+        assert!(longest < 300, "{args:?}: a line of {longest} bytes");
+    }
+}

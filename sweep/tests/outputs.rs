@@ -1,0 +1,278 @@
+//! What a sweep writes: its files are no more readable than its inputs, a spec
+//! cannot make it read (and quote) files outside its folder, `plot -o` never
+//! overwrites a file of the sweep, and functional runs are recorded with the
+//! emulator's metrics instead of failing.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+/// A folder with `spec.toml` (`body`) and vecadd; returns (guard, spec, results).
+fn setup(body: &str) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu"),
+        dir.path().join("vecadd.spu"),
+    )
+    .unwrap();
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, body).unwrap();
+    let out = dir.path().join("out");
+    (dir, spec.display().to_string(), out.display().to_string())
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn results_are_no_more_readable_than_their_inputs() {
+    // A kernel only its owner may read, which does not assemble: its record quotes it.
+    let (d, spec, out) =
+        setup("name = \"private\"\n[[axis]]\nkernel = [\"vecadd.spu\", \"mine.spu\"]\n");
+    let kernel = d.path().join("mine.spu");
+    std::fs::write(&kernel, ".entry k {\n    password_hunter2 %r1;\n}\n").unwrap();
+    std::fs::set_permissions(&kernel, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let written = files(Path::new(&out));
+    assert!(written.len() >= 6, "{written:?}");
+    for f in &written {
+        if f.starts_with(Path::new(&out).join("running")) {
+            continue;
+        }
+        assert_eq!(mode(f) & 0o077, 0, "{} is {:o}", f.display(), mode(f));
+    }
+    // The record does quote the kernel, which is why it is private.
+    let quoted = written
+        .iter()
+        .filter(|f| f.starts_with(Path::new(&out).join("runs")))
+        .any(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .contains("password_hunter2")
+        });
+    assert!(quoted, "the failed run's record holds its diagnostics");
+    // Plots drawn later keep the rule.
+    let svg = d.path().join("p.svg");
+    let o = sweep(&[
+        "plot",
+        &out,
+        "--x",
+        "kernel",
+        "--y",
+        "offchip.words",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(mode(&svg) & 0o077, 0, "{:o}", mode(&svg));
+
+    // Readable inputs keep the usual modes.
+    let (_d, spec, out) = setup("name = \"open\"\n[base]\nkernel = \"vecadd.spu\"\nD.N = 64\n");
+    std::fs::set_permissions(&spec, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(
+        Path::new(&spec).with_file_name("vecadd.spu"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let o = sweep(&["run", &spec, "--out", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let csv = Path::new(&out).join("results.csv");
+    let probe = Path::new(&out).join("probe");
+    std::fs::write(&probe, "").unwrap();
+    assert_eq!(mode(&csv), mode(&probe));
+}
+
+#[test]
+fn a_spec_cannot_make_a_sweep_quote_a_file_outside_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "root:hunter2:0:0\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let study = dir.path().join("study");
+    std::fs::create_dir(&study).unwrap();
+    let spec = study.join("spec.toml");
+    let out = study.join("out").display().to_string();
+    for body in [
+        "[base]\nkernel = \"../secret.txt\"\n",
+        "[base]\nkernel = \"../../../../../../../etc/shadow\"\n",
+        "[base]\nkernel = \"x.spu\"\nmachine = \"/etc/passwd\"\n",
+        "model = \"/etc/shadow\"\n[base]\nkernel = \"x.spu\"\n",
+        "model = \"../secret.toml\"\n[base]\nkernel = \"x.spu\"\n",
+    ] {
+        std::fs::write(study.join("x.spu"), "exit;\n").unwrap();
+        std::fs::write(dir.path().join("secret.toml"), "root:hunter2:0:0\n").unwrap();
+        std::fs::write(&spec, body).unwrap();
+        let o = sweep(&["run", spec.to_str().unwrap(), "--out", &out]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{body}: {err}");
+        assert!(
+            !err.contains("hunter2") && !err.contains("root:x"),
+            "{body}: {err}"
+        );
+        assert!(!Path::new(&out).exists(), "{body}: results were written");
+    }
+}
+
+#[test]
+fn plot_never_overwrites_a_file_of_the_sweep() {
+    let (d, spec, out) =
+        setup("name = \"p\"\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [64, 128]\n");
+    let o = sweep(&["run", &spec, "--out", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let record = std::fs::read_dir(Path::new(&out).join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let o = Path::new(&out);
+    let victims = [
+        o.join("plan.json"),
+        record,
+        o.join("results.csv"),
+        o.join("results.jsonl"),
+        o.join("spec.toml"),
+        o.join("manifest.json"),
+        PathBuf::from(&spec),
+        d.path().join("vecadd.spu"),
+        // Spelled another way, it is still the plan.
+        o.join("runs/../plan.json"),
+    ];
+    for v in victims {
+        let before = std::fs::read(&v).unwrap();
+        let r = sweep(&[
+            "plot",
+            &out,
+            "--x",
+            "N",
+            "--y",
+            "offchip.words",
+            "-o",
+            v.to_str().unwrap(),
+        ]);
+        let err = text(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{}: {err}", v.display());
+        assert!(
+            err.contains("would overwrite the input"),
+            "{}: {err}",
+            v.display()
+        );
+        assert_eq!(
+            std::fs::read(&v).unwrap(),
+            before,
+            "{} changed",
+            v.display()
+        );
+    }
+    // The sweep still works.
+    assert!(sweep(&["status", &out]).status.success());
+    let r = sweep(&["run", &spec, "--out", &out]);
+    assert!(
+        text(&r.stderr).contains("nothing to simulate"),
+        "{}",
+        text(&r.stderr)
+    );
+}
+
+#[test]
+fn functional_runs_are_recorded_without_energy() {
+    let (_d, spec, out) = setup(
+        "name = \"f\"\n[base]\nkernel = \"vecadd.spu\"\nD.N = 256\n[[axis]]\nfunctional = [true, false]\n",
+    );
+    let o = sweep(&["run", &spec, "--out", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("warning"), "{}", text(&o.stderr));
+    let csv = std::fs::read_to_string(Path::new(&out).join("results.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let col = |name: &str| {
+        rows[0]
+            .iter()
+            .position(|c| *c == name || c.starts_with(&format!("{name} [")))
+            .unwrap_or_else(|| panic!("no {name}: {csv}"))
+    };
+    let (status, words, total, cycles) = (
+        col("status"),
+        col("offchip.words"),
+        col("energy.total_j"),
+        col("cycles"),
+    );
+    // Functional mode moves the same words; it has no time, so no energy.
+    assert_eq!(rows[1][status], "done", "{csv}");
+    assert_eq!(rows[1][words], "768", "{csv}");
+    assert_eq!(rows[1][total], "", "{csv}");
+    assert_eq!(rows[1][cycles], "", "{csv}");
+    assert_eq!(rows[2][words], "768", "{csv}");
+    assert_ne!(rows[2][total], "", "{csv}");
+}
+
+#[test]
+fn files_replaced_after_planning_are_not_read() {
+    // A model and a kernel, planned; then, before the (Slurm) task runs, each is
+    // replaced by a link to a private file elsewhere.
+    let (d, spec, out) =
+        setup("name = \"late\"\nmodel = \"e.toml\"\n[base]\nkernel = \"vecadd.spu\"\nD.N = 64\n");
+    std::fs::write(
+        d.path().join("e.toml"),
+        "[model]\nname = \"e\"\nextends = \"default\"\n",
+    )
+    .unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "--slurm", "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let private = tempfile::tempdir().unwrap();
+    let secret_model = private.path().join("s.toml");
+    std::fs::write(&secret_model, "hunter2 hunter2\n").unwrap();
+    let secret_kernel = private.path().join("s.spu");
+    std::fs::write(&secret_kernel, "hunter2 hunter2;\n").unwrap();
+    for (file, secret) in [("e.toml", &secret_model), ("vecadd.spu", &secret_kernel)] {
+        let path = d.path().join(file);
+        let saved = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(secret, &path).unwrap();
+        let o = sweep(&["exec-task", &out, "--batch", "0", "--task", "0"]);
+        let log = text(&o.stdout);
+        assert!(o.status.success(), "{log}{}", text(&o.stderr));
+        assert!(
+            log.contains("changed since the sweep was planned"),
+            "{file}: {log}"
+        );
+        for f in files(Path::new(&out)) {
+            let t = std::fs::read_to_string(&f).unwrap_or_default();
+            assert!(
+                !t.contains("hunter2"),
+                "{file}: {} quotes the private file",
+                f.display()
+            );
+        }
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, saved).unwrap();
+        for f in files(&Path::new(&out).join("runs")) {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Slurm job scripts from hostile inputs: a spec file, results folder, partition or
+//! `sbatch` option holding a newline is refused before anything is written or
+//! submitted; odd but harmless values (spaces, quotes, `$(...)`, backticks, `#`,
+//! `%`) are quoted, so the script passes `bash -n`, `sbatch` reads each `#SBATCH`
+//! line back as the one option meant, and running it (as a recording fake `sbatch`
+//! does) runs nothing but `spu-sweep exec-task`. Numbers that would wrap are
+//! refused, and `--dry-run` writes the script without submitting it.
+
+use spu_sweep::slurm::{Batch, SlurmError, SlurmOptions, script};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_spu-sweep")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A folder with a spec (`spec.toml` unless named), vecadd beside it, and a fake
+/// `sbatch` on PATH that logs its arguments, runs the script as Slurm would
+/// (under `bash -x`, which traces every command), and prints a job id.
+struct Bench {
+    dir: tempfile::TempDir,
+    spec: PathBuf,
+}
+
+impl Bench {
+    fn new(spec_name: &str) -> Bench {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu"),
+            dir.path().join("vecadd.spu"),
+        )
+        .unwrap();
+        let spec = dir.path().join(spec_name);
+        std::fs::write(
+            &spec,
+            "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [64, 128]\n",
+        )
+        .unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let fake = bin.join("sbatch");
+        std::fs::write(
+            &fake,
+            "#!/bin/bash\n\
+             printf '%s\\n' \"$@\" >> \"$FAKE_DIR/sbatch.args\"\n\
+             printf '%s' \"$SLURM_UMASK\" > \"$FAKE_DIR/umask\"\n\
+             script=\"$(realpath \"${@: -1}\")\"\n\
+             bash -n \"$script\" || exit 9\n\
+             (cd \"$FAKE_DIR/cwd\" && SLURM_ARRAY_TASK_ID=0 bash -x \"$script\" \
+                > \"$FAKE_DIR/task.out\" 2> \"$FAKE_DIR/trace\")\n\
+             echo 4242\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir(dir.path().join("cwd")).unwrap();
+        Bench { dir, spec }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let path = format!(
+            "{}:{}",
+            self.path("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Command::new(exe())
+            .arg("run")
+            .arg(&self.spec)
+            .args(args)
+            .env("PATH", path)
+            .env("FAKE_DIR", self.dir.path())
+            .current_dir(self.dir.path())
+            .output()
+            .unwrap()
+    }
+
+    /// True when the fake `sbatch` was called.
+    fn submitted(&self) -> bool {
+        self.path("sbatch.args").exists()
+    }
+
+    /// Files named PWNED anywhere under the folder (an injected command's mark).
+    fn pwned(&self) -> Vec<PathBuf> {
+        fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.file_name().is_some_and(|n| n == "PWNED") {
+                    out.push(p.clone());
+                }
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    walk(&p, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self.dir.path(), &mut out);
+        out
+    }
+}
+
+/// The arguments `sbatch` reads from an `#SBATCH` line (Slurm's own rules: quotes
+/// group, a backslash escapes the next character, an unquoted `#` ends the line).
+fn sbatch_arguments(line: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_ascii_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return args;
+        }
+        let mut arg = String::new();
+        let mut quote: Option<char> = None;
+        while let Some(&c) = chars.peek() {
+            if quote.is_none() && c.is_ascii_whitespace() {
+                break;
+            }
+            chars.next();
+            match (quote, c) {
+                (_, '\\') => arg.extend(chars.next()),
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), c) => arg.push(c),
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '#') => {
+                    if !arg.is_empty() {
+                        args.push(arg);
+                    }
+                    return args;
+                }
+                (None, c) => arg.push(c),
+            }
+        }
+        args.push(arg);
+    }
+}
+
+#[test]
+fn the_sbatch_reader_of_this_test_follows_slurm() {
+    assert_eq!(sbatch_arguments(" --a=1 --b # c"), ["--a=1", "--b"]);
+    assert_eq!(sbatch_arguments("\"--c=a b\\\"c#d\""), ["--c=a b\"c#d"]);
+    assert_eq!(sbatch_arguments("--x='y z'"), ["--x=y z"]);
+}
+
+#[test]
+fn values_with_newlines_never_reach_a_script() {
+    let injected = "\ntouch PWNED\n#";
+    let cases: Vec<(String, Vec<String>, &str)> = vec![
+        (format!("inj{injected}.toml"), vec![], "cannot name a sweep"),
+        (
+            "spec.toml".into(),
+            vec!["--out".into(), format!("out{injected}")],
+            "the results folder",
+        ),
+        (
+            "spec.toml".into(),
+            vec!["--partition".into(), format!("short{injected}")],
+            "the partition",
+        ),
+        (
+            "spec.toml".into(),
+            vec![format!("--sbatch-arg=--account=abc{injected}")],
+            "the sbatch option",
+        ),
+        (
+            "spec.toml".into(),
+            vec!["--partition".into(), "short; touch PWNED".into()],
+            "a partition name is letters",
+        ),
+        (
+            "spec.toml".into(),
+            vec!["--sbatch-arg=touch PWNED".into()],
+            "give an option of `sbatch`",
+        ),
+    ];
+    for (spec, args, needle) in cases {
+        let bench = Bench::new(&spec);
+        let mut all = vec!["--slurm"];
+        all.extend(args.iter().map(String::as_str));
+        let o = bench.run(&all);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{spec:?} {args:?}: {err}");
+        assert!(err.contains(needle), "{spec:?} {args:?}: {err}");
+        assert!(!bench.submitted(), "{spec:?} {args:?}: submitted");
+        assert!(bench.pwned().is_empty(), "{spec:?} {args:?}: ran a command");
+        // Nothing was written for the refused options.
+        assert!(
+            std::fs::read_dir(bench.dir.path())
+                .unwrap()
+                .flatten()
+                .all(|e| !e.file_name().to_string_lossy().ends_with(".sweep")
+                    && !e.file_name().to_string_lossy().starts_with("out")),
+            "{spec:?} {args:?}: a results folder was made"
+        );
+    }
+}
+
+#[test]
+fn odd_values_are_quoted_and_only_the_task_runs() {
+    let bench = Bench::new("spec.toml");
+    let out = "we ird $(touch PWNED) `touch PWNED` \"q\" 'q' #%j";
+    let comment = "--comment=a b\"c#d $(touch PWNED)";
+    let o = bench.run(&[
+        "--slurm",
+        "--out",
+        out,
+        "--partition",
+        "short,long",
+        "--sbatch-arg",
+        comment,
+        "--sbatch-arg=--qos=normal",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("submitted job 4242"),
+        "{}",
+        text(&o.stderr)
+    );
+    let dir = bench.path(out).canonicalize().unwrap();
+    let script_path = dir.join("slurm/batch-0.sh");
+    let script = std::fs::read_to_string(&script_path).unwrap();
+    let check = Command::new("bash")
+        .arg("-n")
+        .arg(&script_path)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", text(&check.stderr));
+    // Every line is one the tool writes, and each `#SBATCH` line is one option.
+    let lines: Vec<&str> = script.lines().collect();
+    assert_eq!(lines[0], "#!/bin/bash");
+    assert!(lines[1].starts_with("# spu-sweep: batch 0 of sweep `spec`"));
+    let directives: Vec<Vec<String>> = lines[2..lines.len() - 1]
+        .iter()
+        .map(|l| {
+            let rest = l.strip_prefix("#SBATCH ").unwrap_or_else(|| panic!("{l}"));
+            sbatch_arguments(rest)
+        })
+        .collect();
+    let logs = format!(
+        "--output={}/slurm/logs/batch-0-%a.out",
+        dir.display().to_string().replace('%', "%%")
+    );
+    let expected = [
+        "--job-name=spu-sweep-spec",
+        "--array=0-0",
+        &logs,
+        "--ntasks=1",
+        "--cpus-per-task=1",
+        "--mem=4352M",
+        "--time=125",
+        "--partition=short,long",
+        comment,
+        "--qos=normal",
+    ];
+    let got: Vec<Vec<String>> = expected.iter().map(|e| vec![e.to_string()]).collect();
+    assert_eq!(directives, got, "{script}");
+    assert!(lines[lines.len() - 1].starts_with("exec '"), "{script}");
+    // The fake sbatch ran the script: exactly one command, the task.
+    let trace = std::fs::read_to_string(bench.path("trace")).unwrap();
+    let commands: Vec<&str> = trace.lines().filter(|l| l.starts_with('+')).collect();
+    assert_eq!(commands.len(), 1, "{trace}");
+    assert!(
+        commands[0].starts_with(&format!("+ exec {} exec-task ", exe())),
+        "{trace}"
+    );
+    assert!(bench.pwned().is_empty(), "an injected command ran");
+    // And the task did its runs into the odd folder.
+    let task = std::fs::read_to_string(bench.path("task.out")).unwrap();
+    assert!(task.contains("2 done, 0 failed"), "{task}\n{trace}");
+    assert_eq!(std::fs::read_dir(dir.join("runs")).unwrap().count(), 2);
+}
+
+#[test]
+fn a_dry_run_writes_the_script_and_submits_nothing() {
+    let bench = Bench::new("spec.toml");
+    let o = bench.run(&["--slurm", "--dry-run", "--out", "o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("not submitted"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!bench.submitted());
+    let script = bench.path("o/slurm/batch-0.sh");
+    assert!(script.is_file());
+    // The same command without --dry-run submits that batch, under the same number.
+    let o = bench.run(&["--slurm", "--out", "o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(bench.submitted());
+    assert!(!bench.path("o/slurm/batch-1.json").exists());
+    let batch: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bench.path("o/slurm/batch-0.json")).unwrap())
+            .unwrap();
+    assert_eq!(batch["job_id"], "4242");
+    // --dry-run needs --slurm and cannot wait.
+    let o = bench.run(&["--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let o = bench.run(&["--slurm", "--dry-run", "--wait"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
+#[test]
+fn the_task_logs_of_a_private_sweep_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let open = Bench::new("spec.toml");
+    let private = Bench::new("spec.toml");
+    std::fs::set_permissions(
+        private.path("vecadd.spu"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    for (bench, umask) in [(&open, ""), (&private, "0077")] {
+        let o = bench.run(&["--slurm", "--out", "o"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        // Slurm creates the task logs with the umask it is given.
+        let given = std::fs::read_to_string(bench.path("umask")).unwrap();
+        assert_eq!(given, umask);
+    }
+}
+
+#[test]
+fn numbers_that_would_wrap_are_refused() {
+    let bench = Bench::new("spec.toml");
+    for args in [
+        vec!["--slurm", "--memory", "18446744073709551615"],
+        vec!["--slurm", "--time", "18446744073709551615"],
+        vec!["--slurm", "--timeout", "18446744073709551615"],
+        vec!["--slurm", "--runs-per-task", "18446744073709551615"],
+        vec!["--memory", "18446744073709551615"],
+    ] {
+        let o = bench.run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("not in"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(!bench.submitted());
+    }
+    // The default time limit: runs per task x timeout, without overflow.
+    let batch = Batch {
+        batch: 0,
+        tasks: vec![vec!["r".to_string(); 100_000]],
+        job_id: None,
+        timeout_s: 365 * 24 * 3600,
+        memory_mib: 1 << 30,
+    };
+    let opts = SlurmOptions::default();
+    let e = script(Path::new("/d"), Path::new("/x"), "n", &batch, &opts).unwrap_err();
+    assert!(matches!(e, SlurmError::TooLong { .. }), "{e}");
+    assert!(e.to_string().contains("give `--time MINUTES`"), "{e}");
+    let opts = SlurmOptions {
+        time_min: Some(60),
+        ..SlurmOptions::default()
+    };
+    let s = script(Path::new("/d"), Path::new("/x"), "n", &batch, &opts).unwrap();
+    assert!(s.contains("#SBATCH --mem=1073742080M\n"), "{s}");
+    assert!(s.contains("#SBATCH --time=60\n"), "{s}");
+}
