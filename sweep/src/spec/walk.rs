@@ -71,7 +71,12 @@ pub(super) struct Walker {
 }
 
 impl Walker {
-    pub(super) fn unknown(&mut self, key: &Spanned<std::borrow::Cow<str>>, place: &str, known: &[&str]) {
+    pub(super) fn unknown(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<str>>,
+        place: &str,
+        known: &[&str],
+    ) {
         let list = known
             .iter()
             .map(|k| format!("`{k}`"))
@@ -188,7 +193,11 @@ impl Walker {
         }
     }
 
-    pub(super) fn table<'t, 'i>(&mut self, v: &'t Spanned<DeValue<'i>>, key: &str) -> Option<&'t DeTable<'i>> {
+    pub(super) fn table<'t, 'i>(
+        &mut self,
+        v: &'t Spanned<DeValue<'i>>,
+        key: &str,
+    ) -> Option<&'t DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
             _ => {
