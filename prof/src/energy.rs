@@ -413,15 +413,14 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                     .collect::<Vec<f64>>()
             });
             // The L2's write-back at the end of the kernel lands in the last interval.
-            let trace_pj = trace_pj.map(|mut pj| {
+            trace_pj.map(|mut pj| {
                 let lines = stats.caches.as_ref().map_or(0, |k| k.end_writeback_lines);
                 if let Some(last) = pj.last_mut() {
                     *last +=
                         lines as f64 * (event_pj[&Component::Dramp] + event_pj[&Component::Mcp]);
                 }
                 pj
-            });
-            trace_pj
+            })
         }
         Kind::InstructionClasses {
             class_pj,
