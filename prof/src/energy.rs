@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
 pub const IDLE_LINE: &str = "(idle units)";
 pub const CHIP_LINE: &str = "(chip constant)";
+pub const WRITEBACK_LINE: &str = "(L2 write-back at the end)";
 
 /// The units the chip has. A GPU has SMs only; statistics written by earlier
 /// versions of the emulator also list unused boundary positions for a GPU, and
@@ -25,10 +26,15 @@ pub fn present(stats: &Stats, gpu: bool) -> impl Iterator<Item = &UnitStats> {
 /// Events of a component in a run. `CONST_DYNAMICP` is GPUWattch's constant
 /// dynamic power: the chip draws it every cycle whatever runs, so its events are
 /// the run's cycles; `IDLE_COREP` counts the idle cycles of the units present;
+/// `DRAMP` and `MCP` add the dirty L2 lines written back when the kernel ended;
 /// every other component counts the emulator's events.
 pub fn events(stats: &Stats, c: Component, gpu: bool) -> u64 {
+    let counted = || stats.counters.get(c.name()).copied().unwrap_or(0);
     match c {
         Component::ConstDynamicp => stats.cycles,
+        Component::Dramp | Component::Mcp => {
+            counted().saturating_add(stats.caches.as_ref().map_or(0, |k| k.end_writeback_lines))
+        }
         Component::IdleCorep if gpu => present(stats, gpu)
             .map(|u| u.counters.get(c.name()).copied().unwrap_or(0))
             .fold(0u64, u64::saturating_add),
@@ -36,6 +42,31 @@ pub fn events(stats: &Stats, c: Component, gpu: bool) -> u64 {
     }
 }
 pub const NO_LINE: &str = "(no line information)";
+
+/// Energy per counted event of each component on `machine`: `event_pj`, except
+/// for the components the model prices per byte (`event_bytes`), whose events
+/// cost `event_pj` x the bytes one event moves / the bytes `event_pj` prices. An
+/// event moves a cache line on machines with data caches (their DRAM, memory
+/// controller and network events are lines past the caches), a coalesced
+/// transaction otherwise.
+pub fn pj_per_event(
+    machine: &spu_emu::Machine,
+    event_pj: &BTreeMap<Component, f64>,
+    event_bytes: &BTreeMap<Component, f64>,
+) -> BTreeMap<Component, f64> {
+    let moved = if machine.l1_kib > 0 || machine.l2_kib > 0 {
+        machine.line_bytes
+    } else {
+        machine.transaction_bytes
+    };
+    event_pj
+        .iter()
+        .map(|(c, pj)| {
+            let scale = event_bytes.get(c).map_or(1.0, |b| f64::from(moved) / b);
+            (*c, pj * scale)
+        })
+        .collect()
+}
 
 /// Leakage of one kind of unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -284,8 +315,12 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
     let leakage_by_unit = leakage_units(&machine, model)?;
     let trace_pj = match &model.kind {
         Kind::Components {
-            event_pj, wires, ..
+            event_pj,
+            event_bytes,
+            wires,
+            ..
         } => {
+            let event_pj = &pj_per_event(&machine, event_pj, event_bytes);
             // Component energy, and its split over lines.
             for c in Component::ALL {
                 let pj = event_pj[c];
@@ -307,6 +342,9 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                     let pseudo = match c {
                         Component::IdleCorep => IDLE_LINE,
                         Component::ConstDynamicp => CHIP_LINE,
+                        Component::Dramp | Component::Mcp if stats.caches.is_some() => {
+                            WRITEBACK_LINE
+                        }
                         _ => RUNTIME_LINE,
                     };
                     lines.add(pseudo, rest as f64 * pj * 1e-12);
@@ -372,9 +410,17 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                             })
                             .sum()
                     })
-                    .collect()
+                    .collect::<Vec<f64>>()
             });
-            trace_pj
+            // The L2's write-back at the end of the kernel lands in the last interval.
+            trace_pj.map(|mut pj| {
+                let lines = stats.caches.as_ref().map_or(0, |k| k.end_writeback_lines);
+                if let Some(last) = pj.last_mut() {
+                    *last +=
+                        lines as f64 * (event_pj[&Component::Dramp] + event_pj[&Component::Mcp]);
+                }
+                pj
+            })
         }
         Kind::InstructionClasses {
             class_pj,

@@ -43,10 +43,18 @@ fn value(u: &UnitStats, metric: Metric, stats: &Stats, model: &Model, units: usi
     };
     match metric {
         Metric::Energy => match &model.kind {
-            Kind::Components { event_pj, .. } => {
+            Kind::Components {
+                event_pj,
+                event_bytes,
+                ..
+            } => {
+                let pj = match stats.machine() {
+                    Ok(m) => crate::energy::pj_per_event(&m, event_pj, event_bytes),
+                    Err(_) => event_pj.clone(),
+                };
                 Component::ALL
                     .iter()
-                    .map(|c| count(*c) * event_pj[c])
+                    .map(|c| count(*c) * pj[c])
                     .sum::<f64>()
                     * 1e-6
             }

@@ -5,7 +5,7 @@
 //! no instruction caused). The table, JSON and CSV reports and `prof/README.md` all
 //! say the same thing; a test keeps the README in step with this list.
 
-use crate::energy::{CHIP_LINE, IDLE_LINE, NO_LINE, RUNTIME_LINE};
+use crate::energy::{CHIP_LINE, IDLE_LINE, NO_LINE, RUNTIME_LINE, WRITEBACK_LINE};
 
 /// How a component's energy grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,13 +59,21 @@ pub const COMPONENTS: &[(&str, Basis, &str)] = &[
     ("FPUP", Basis::PerEvent, "floating-point operations"),
     ("SCHEDP", Basis::PerEvent, "warp-scheduler issues"),
     ("L2CP", Basis::PerEvent, "L2 cache (none on the SPU)"),
-    ("MCP", Basis::PerEvent, "memory-controller transactions"),
+    (
+        "MCP",
+        Basis::PerEvent,
+        "memory-controller transactions, per byte moved",
+    ),
     (
         "NOCP",
         Basis::PerEvent,
-        "on-chip network transfers to memory",
+        "on-chip network transfers to memory, per byte moved",
     ),
-    ("DRAMP", Basis::PerEvent, "off-chip DRAM transactions"),
+    (
+        "DRAMP",
+        Basis::PerEvent,
+        "off-chip DRAM transactions, per byte moved",
+    ),
     (
         "PIPEP",
         Basis::PerEvent,
@@ -112,6 +120,10 @@ pub const PSEUDO_LINES: &[(&str, &str)] = &[
     (
         CHIP_LINE,
         "CONST_DYNAMICP not spread over instructions: idle units' share and engines' share",
+    ),
+    (
+        WRITEBACK_LINE,
+        "DRAMP and MCP of the dirty L2 lines written back when the kernel ended (GPU machines)",
     ),
     (NO_LINE, "instructions of a binary without line information"),
 ];

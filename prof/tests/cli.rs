@@ -169,7 +169,35 @@ fn bad_models_name_the_file_key_and_problem() {
         "key.toml",
         &base.replace("uncore = 0.0", "uncore = 0.0\nfpga = 1.0"),
     );
+    let bytes_unknown = write(
+        "bytes_unknown.toml",
+        &base.replace("DRAMP = 32\n", "DRAMP = 32\nFOOP = 32\n"),
+    );
+    let bytes_zero = write(
+        "bytes_zero.toml",
+        &base.replace("NOCP = 32\n", "NOCP = 0\n"),
+    );
+    let bytes_text = write(
+        "bytes_text.toml",
+        &base.replace("MCP = 32\n", "MCP = \"line\"\n"),
+    );
     let k = "samples/pass_token.spu";
+    fails(
+        &[k, "--model", &bytes_unknown],
+        &[
+            "bytes_unknown.toml",
+            "event_bytes.FOOP",
+            "unknown component",
+        ],
+    );
+    fails(
+        &[k, "--model", &bytes_zero],
+        &["bytes_zero.toml", "event_bytes.NOCP", "is 0"],
+    );
+    fails(
+        &[k, "--model", &bytes_text],
+        &["bytes_text.toml", "event_bytes.MCP"],
+    );
     fails(
         &[k, "--model", &unknown],
         &["unknown.toml", "event_pj.FOOP", "unknown name"],

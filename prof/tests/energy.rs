@@ -134,9 +134,10 @@ fn a_gpu_run_adds_up_and_charges_its_idle_and_constant_power() {
     let b = price(&stats, &model).unwrap();
     check_invariants(&b, "gtx480/vecadd");
     assert_eq!(b.leakage_w, leakage_w(&m, &model).unwrap());
-    // GPUWattch's GTX 480 terms: 11 W for the chip every cycle, 1.59 W per idle SM.
+    // GPUWattch's GTX 480 terms: 11 W less McPAT's own constant part (9.82366 W
+    // net) for the chip every cycle, 1.59 W per idle SM.
     let constant = b.components["CONST_DYNAMICP"];
-    assert!((constant - 11.0 * b.time_s).abs() < 1e-9 * constant.max(1e-12));
+    assert!((constant - 9.82366 * b.time_s).abs() < 1e-6 * constant.max(1e-12));
     // Only the 15 SMs: the boundary positions in the statistics are no part of a GPU.
     let sms: Vec<_> = stats.units.iter().filter(|u| u.kind == "sm").collect();
     assert_eq!(sms.len(), 15);
@@ -159,6 +160,65 @@ fn a_gpu_run_adds_up_and_charges_its_idle_and_constant_power() {
         .sum();
     let rel = (integral - b.dynamic_j).abs() / b.dynamic_j;
     assert!(rel < 1e-9, "trace {integral} J, dynamic {} J", b.dynamic_j);
+}
+
+/// DRAM, memory-controller and network energy follow the bytes moved: a 128-byte
+/// GPU line costs four 32-byte SPU transactions, and the dirty L2 lines written
+/// back when the kernel ends are priced on their own line.
+#[test]
+fn off_chip_energy_is_priced_per_byte_and_includes_the_final_write_back() {
+    let model = Model::load("default").unwrap();
+    let pj = |c: &str| match &model.kind {
+        spu_prof::model::Kind::Components { event_pj, .. } => event_pj
+            .iter()
+            .find(|(k, _)| k.name() == c)
+            .map(|(_, v)| *v)
+            .unwrap(),
+        _ => unreachable!("the default model prices components"),
+    };
+    let counted = |s: &Stats, c: &str| -> u64 {
+        s.units
+            .iter()
+            .map(|u| u.counters.get(c).copied().unwrap_or(0))
+            .sum()
+    };
+    // The SPU: one event per 32-byte transaction at the model's price.
+    let spu = stats_of("samples/vecadd.spu", &machine(&[]), &["N=4096"], None);
+    let b = price(&spu, &model).unwrap();
+    let want = counted(&spu, "DRAMP") as f64 * pj("DRAMP") * 1e-12;
+    assert!(
+        (b.components["DRAMP"] - want).abs() < 1e-9 * want,
+        "SPU DRAMP"
+    );
+    // The GPU under the lazy policy: stored lines stay dirty in the L2 until the
+    // end, then go back to DRAM, each line priced as 128 bytes.
+    let lazy = gpu(&["cache.l2_write_miss=allocate"]);
+    let s = stats_of("samples/vecadd.spu", &lazy, &["N=4096"], None);
+    let end = s.caches.as_ref().unwrap().end_writeback_lines;
+    assert_eq!(
+        end,
+        4096 * 4 / 128,
+        "every stored line, written back at the end"
+    );
+    let b = price(&s, &model).unwrap();
+    for c in ["DRAMP", "MCP"] {
+        let events = counted(&s, c) + end;
+        let want = events as f64 * pj(c) * 4.0 * 1e-12;
+        let got = b.components[c];
+        assert!(
+            (got - want).abs() < 1e-9 * want,
+            "{c}: {got} J, want {want} J"
+        );
+    }
+    let nocp = counted(&s, "NOCP") as f64 * pj("NOCP") * 4.0 * 1e-12;
+    assert!((b.components["NOCP"] - nocp).abs() < 1e-9 * nocp, "NOCP");
+    let line = b.lines["(L2 write-back at the end)"];
+    let want = end as f64 * (pj("DRAMP") + pj("MCP")) * 4.0 * 1e-12;
+    assert!(
+        (line - want).abs() < 1e-9 * want,
+        "write-back line {line} J"
+    );
+    check_invariants(&b, "gtx480 lazy/vecadd");
 }
 
 #[test]

@@ -265,6 +265,9 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     for e in &c.plot_errors {
         spu_io::reportln!("warning: {e}");
     }
+    for e in &c.table_errors {
+        spu_io::reportln!("warning: {e}");
+    }
     for m in &c.report.unknown_metrics {
         spu_io::reportln!(
             "warning: no finished run has the metric `{m}`; `spu-sweep metrics {}` lists them",
@@ -293,6 +296,13 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
             )
         }
     );
+    if !c.tables.is_empty() {
+        spu_io::reportln!(
+            "wrote {} summary tables into {}",
+            c.tables.len(),
+            store.dir.join("tables.md").display()
+        );
+    }
     if c.report.missing > 0 {
         spu_io::reportln!("{} without a result yet", runs(c.report.missing));
     }

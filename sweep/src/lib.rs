@@ -12,7 +12,7 @@
 //!   child process, its bounds and failures), [`local`] (the worker pool),
 //!   [`slurm`] (array jobs);
 //! - reports: [`metrics`] (keys, units, selection), [`table`] (CSV and JSON
-//!   lines), [`plot`] (SVG), [`status`].
+//!   lines), [`plot`] (SVG), [`summary`] (Markdown tables), [`status`].
 
 pub mod diag;
 pub mod exec;
@@ -25,6 +25,7 @@ pub mod slurm;
 pub mod spec;
 pub mod status;
 pub mod store;
+pub mod summary;
 pub mod supervise;
 pub mod table;
 
@@ -64,9 +65,14 @@ pub struct Collected {
     pub plots: Vec<PathBuf>,
     /// Plots of the spec that could not be drawn (the reports are still written).
     pub plot_errors: Vec<plot::PlotError>,
+    /// The summary tables written (`tables/NAME.md`, and all of them in
+    /// `tables.md`), and those that could not be.
+    pub tables: Vec<PathBuf>,
+    pub table_errors: Vec<summary::TableError>,
 }
 
-/// Writes `results.csv`, `results.jsonl` and the spec's plots from the records.
+/// Writes `results.csv`, `results.jsonl`, the spec's plots and its summary tables
+/// from the records.
 pub fn collect(store: &store::Store, plan: &plan::Plan) -> Result<Collected, Error> {
     let records = store.records(plan);
     let report = table::report(plan, &records);
@@ -86,9 +92,29 @@ pub fn collect(store: &store::Store, plan: &plan::Plan) -> Result<Collected, Err
             }
         }
     }
+    let mut tables = Vec::new();
+    let mut table_errors = Vec::new();
+    if records.values().any(|r| r.status == store::Status::Done) && !plan.tables.is_empty() {
+        let mut all = String::new();
+        for t in &plan.tables {
+            match summary::markdown(plan, &records, t) {
+                Ok(md) => {
+                    let name = format!("tables/{}.md", t.name);
+                    store.write(&name, md.as_bytes())?;
+                    tables.push(store.dir.join(name));
+                    all.push_str(&md);
+                    all.push('\n');
+                }
+                Err(e) => table_errors.push(e),
+            }
+        }
+        store.write("tables.md", all.as_bytes())?;
+    }
     Ok(Collected {
         report,
         plots,
         plot_errors,
+        tables,
+        table_errors,
     })
 }

@@ -523,3 +523,74 @@ fn the_help_examples_name_files_that_exist() {
         );
     }
 }
+
+#[test]
+fn summary_tables_show_cells_ratios_and_means() {
+    let spec = format!(
+        "{}\n{}",
+        vecadd_spec("256, 1024"),
+        r#"
+[[table]]
+name = "words"
+title = "Off-chip words"
+rows = "N"
+value = "offchip.words"
+columns = "machine"
+
+[[table]]
+name = "ratio"
+rows = "N"
+value = ["offchip.load_words", "offchip.words"]
+columns = "machine"
+relative_to = "spu-4x4"
+format = "percent"
+mean = ["256", "1024"]
+
+[[table]]
+name = "parts"
+columns = "machine"
+where = { N = "1024" }
+rows = [["loads", "offchip.load_words"], ["all", "offchip.words"]]
+scale = 0.5
+digits = 1
+
+[[table]]
+name = "broken"
+rows = "N"
+value = "nonesuch"
+columns = "machine"
+"#
+    );
+    let (_d, spec, out) = setup(&spec);
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("table `broken`: no finished run has the metric `nonesuch`"),
+        "{err}"
+    );
+    let read = |name: &str| std::fs::read_to_string(Path::new(&out).join(name)).unwrap();
+    // Words: 3 N on both machines, grouped by thousands.
+    assert_eq!(
+        read("tables/words.md"),
+        "**Off-chip words**\n\n| N | spu-4x4 | spu-4x4-dma |\n|---|---:|---:|\n\
+         | 256 | 768 | 768 |\n| 1024 | 3 072 | 3 072 |\n"
+    );
+    // The same traffic on both machines: +0.0% everywhere, and in the mean.
+    let ratio = read("tables/ratio.md");
+    assert!(
+        ratio.contains("| 1024 | +0.0% | +0.0% |\n| mean of 256, 1024 | +0.0% | +0.0% |"),
+        "{ratio}"
+    );
+    // Fixed rows of summed metrics, halved, one decimal: 2 N and 3 N at N = 1024.
+    assert!(
+        read("tables/parts.md")
+            .contains("| loads | 1 024.0 | 1 024.0 |\n| all | 1 536.0 | 1 536.0 |"),
+        "{}",
+        read("tables/parts.md")
+    );
+    // Every table written, in one file too; the broken one nowhere.
+    let all = read("tables.md");
+    assert!(all.contains("Off-chip words") && all.contains("| all |"));
+    assert!(!Path::new(&out).join("tables/broken.md").exists());
+}

@@ -79,6 +79,55 @@ fn bad_specs_name_the_key_and_line() {
         8,
         "unknown key `colour`",
     );
+    // Summary tables: unknown keys, missing parts, unknown columns, bad formats.
+    let axis = "[[axis]]\nD.N = [1]\n";
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\ncolour = 1\n"
+        ),
+        10,
+        "unknown key `colour`",
+    );
+    expect_problem(
+        &format!("{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\ncolumns = \"N\"\n"),
+        7,
+        "need a `value`",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"machine\"\n"
+        ),
+        5,
+        "`machine` is not a column",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\nrelative_to = \"1\"\nformat = \"pct\"\n"
+        ),
+        11,
+        "unknown table format `pct`",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\nformat = \"ratio\"\n"
+        ),
+        5,
+        "needs `relative_to`",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"../t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\n"
+        ),
+        6,
+        "plain file stem",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = [[\"only a label\"]]\ncolumns = \"N\"\n"
+        ),
+        7,
+        "needs a label and at least one metric",
+    );
     // Wrong types.
     expect_problem(
         &format!("timeout_s = \"soon\"\n{base}"),

@@ -2,8 +2,9 @@
 //! line misses once), reuse within a line, conflict misses (more lines in one set
 //! than it has ways), write-through stores and write-back of dirty lines, MSHR
 //! merging of two warps missing on one line, cache operators, the DRAM-side
-//! energy counters following the traffic after the caches, and no caches on the
-//! SPU.
+//! energy counters following the traffic after the caches, both L2 write-miss
+//! policies (GPGPU-Sim 3.x's fetch-on-write, 4.x's lazy allocation), the write-back
+//! of dirty L2 lines when the kernel ends, and no caches on the SPU.
 
 use spu_emu::Machine;
 use spu_emu::observe::counters::Component;
@@ -114,19 +115,54 @@ fn stores_write_through_the_l1_and_back_from_the_l2() {
     assert_eq!(hmm(&c.l1), (0, 2, 0));
     assert_eq!(c.l1.bypasses, 1, "the store passes the L1");
     assert_eq!(hmm(&c.l2), (2, 1, 0), "the store and the reload hit");
-    assert_eq!((c.dram_read_lines, c.dram_write_lines), (1, 0));
+    // The line the store dirtied goes back to DRAM when the kernel ends.
+    assert_eq!((c.dram_read_lines, c.dram_write_lines), (1, 1));
+    assert_eq!(c.end_writeback_lines, 1);
     assert_eq!(ran.out_u32("out")[..32], (0..32).collect::<Vec<u32>>());
     // A 1 KiB one-bank 2-way L2 (4 sets): three stored lines 512 bytes apart
-    // share a set, so the third evicts the first, dirty: one write-back. Stores
-    // allocate without reading.
-    let m = gpu(&["cache.l2_kib=1", "cache.l2_banks=1", "cache.l2_ways=2"]);
+    // share a set, so the third evicts the first, dirty: one write-back, and the
+    // two left dirty go back at the end. Stores allocate without reading (4.x's
+    // lazy fetch-on-read).
+    let small = ["cache.l2_kib=1", "cache.l2_banks=1", "cache.l2_ways=2"];
+    let m = gpu(&[&small[..], &["cache.l2_write_miss=allocate"]].concat());
     let body = "    st.global.u32 [%r3], %r0;\n    st.global.u32 [%r3+512], %r0;\n\
                     st.global.u32 [%r3+1024], %r0;\n";
     let (_, c) = run(&m, 32, body);
     assert_eq!(hmm(&c.l2), (0, 3, 0));
     assert_eq!(c.l2.writebacks, 1);
-    assert_eq!((c.dram_read_lines, c.dram_write_lines), (0, 1));
+    assert_eq!((c.dram_read_lines, c.dram_write_lines), (0, 1 + 2));
+    assert_eq!(c.end_writeback_lines, 2);
     assert_eq!(c.l1.bypasses, 3);
+    // GPGPU-Sim 3.x's write-allocate (the preset): each store that misses writes
+    // through to DRAM and fetches its line, which arrives clean, so the eviction
+    // writes nothing back and nothing is dirty at the end.
+    let (_, c) = run(&gpu(&small), 32, body);
+    assert_eq!(hmm(&c.l2), (0, 3, 0));
+    assert_eq!(c.l2.writebacks, 0);
+    assert_eq!((c.dram_read_lines, c.dram_write_lines), (3, 3));
+    assert_eq!(c.end_writeback_lines, 0);
+}
+
+#[test]
+fn dirty_l2_lines_are_written_back_when_the_kernel_ends() {
+    // 32 warps store a line each, then load it again: under the lazy policy every
+    // line is dirty at the end, and the run lasts until the last is written back.
+    let body = "    st.global.u32 [%r3], %r0;\n";
+    let lazy = gpu(&["cache.l2_write_miss=allocate"]);
+    let (ran, c) = run(&lazy, 1024, body);
+    assert_eq!(c.end_writeback_lines, 32);
+    assert_eq!(c.dram_write_lines, 32);
+    // Without the write-back (a huge L2 write-back would be the same), the run
+    // ends when the last store lands; the write-back adds at least its DRAM
+    // latency.
+    let (fetch, f) = run(&gpu(&[]), 1024, body);
+    assert_eq!(f.end_writeback_lines, 0, "3.x: written through, clean");
+    assert!(
+        ran.result.cycles >= u64::from(lazy.dram_latency),
+        "{} cycles",
+        ran.result.cycles
+    );
+    assert_eq!(fetch.out_u32("out"), ran.out_u32("out"));
 }
 
 #[test]
@@ -141,9 +177,9 @@ fn two_warps_missing_on_one_line_share_the_miss() {
     assert_eq!(
         c.l2.misses,
         1 + 2,
-        "one line fetched; two stored lines allocated"
+        "one line loaded; two stored lines written through and fetched"
     );
-    assert_eq!(c.dram_read_lines, 1);
+    assert_eq!(c.dram_read_lines, 1 + 2);
     assert_eq!(ran.out_u32("out")[..64], [1; 64]);
 }
 
@@ -207,19 +243,27 @@ fn dram_energy_counts_the_traffic_after_the_caches() {
     // Two warps load one line: the first misses in the L1 and sends it to the L2,
     // which reads it from DRAM; the second merges into the L1's miss and sends
     // nothing. Each warp then stores its own line: two lines sent, allocated in
-    // the L2 without a DRAM read, still there (dirty) when the run ends.
+    // the L2 without a DRAM read (the lazy policy), still there (dirty) when the
+    // run ends, then written back: no instruction's counters have those two.
     let body = "    and.b32 %r1, %r1, 127;\n    mov.u32 %r2, src;\n    add.u32 %r2, %r2, %r1;\n\
                     ld.global.u32 %r4, [%r2];\n    add.u32 %r4, %r4, 1;\n\
                     st.global.u32 [%r3], %r4;\n";
-    let (ran, c) = run(&gpu(&[]), 64, body);
-    assert_eq!((c.dram_read_lines, c.dram_write_lines), (1, 0));
+    let lazy = ["cache.l2_write_miss=allocate"];
+    let (ran, c) = run(&gpu(&lazy), 64, body);
+    assert_eq!((c.dram_read_lines, c.dram_write_lines), (1, 2));
+    assert_eq!(c.end_writeback_lines, 2);
     assert_eq!(dram_side(&ran), ([3, 1, 1], vec![(1, 1), (2, 0)]));
     // Uncached (.cv) loads of one line, twice: two lines sent, two DRAM reads.
-    let (ran, _) = run(&gpu(&[]), 32, &chained("ld.global.cv.u32", &[0, 0]));
+    let (ran, _) = run(&gpu(&lazy), 32, &chained("ld.global.cv.u32", &[0, 0]));
     assert_eq!(dram_side(&ran), ([2, 2, 2], vec![(1, 1), (1, 1)]));
     // Three stored lines in one set of a 2-way L2: the third evicts the first,
     // and its write-back counts for the third store.
-    let m = gpu(&["cache.l2_kib=1", "cache.l2_banks=1", "cache.l2_ways=2"]);
+    let m = gpu(&[
+        "cache.l2_kib=1",
+        "cache.l2_banks=1",
+        "cache.l2_ways=2",
+        "cache.l2_write_miss=allocate",
+    ]);
     let body = "    st.global.u32 [%r3], %r0;\n    st.global.u32 [%r3+512], %r0;\n\
                     st.global.u32 [%r3+1024], %r0;\n";
     let (ran, _) = run(&m, 32, body);

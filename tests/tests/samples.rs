@@ -150,6 +150,14 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("stencil2d/stencil_pc.spu", &["N=96", "K=64"]),
         ("stencil2d/stencil_global.spu", &["N=96", "K=64"]),
         ("stencil2d/stencil_gpu.spu", &["N=96", "K=64"]),
+        ("stencil2d/stencil_gpu_lean.spu", &["N=96", "K=64"]),
+        ("stencil2d/stencil_pc64.spu", &["N=128", "K=64"]),
+        ("stencil2d/stencil_gpu64.spu", &["N=128", "K=64"]),
+        ("micro/banks.spu", &[]),
+        ("micro/chase.spu", &[]),
+        ("micro/issue.spu", &[]),
+        ("micro/mshr.spu", &[]),
+        ("micro/occupancy.spu", &[]),
         ("ptx/hotspot.spu", &[]),
         ("ptx/hotspot64.spu", &[]),
         ("ptx/hotspot_f64.spu", &[]),
@@ -190,6 +198,10 @@ fn every_sample_runs_clean_under_the_cb_checker() {
                 m.set_grid(grid).unwrap();
                 m.set(&format!("boundary.kind={boundary}")).unwrap();
                 m.set(&format!("passes.mode={mode}")).unwrap();
+                if file.ends_with("pc64.spu") {
+                    // A 64x64 tile of f32 is 16 KiB: Appendix A's CBs.
+                    m.set("cb.size_kib=16").unwrap();
+                }
                 for functional in [false, true] {
                     let options = spu_emu::LoadOptions {
                         defines: defines.iter().map(|d| d.to_string()).collect(),

@@ -392,3 +392,57 @@ fn the_gpu_kernel_runs_on_an_spu_too() {
     // The GPU kernel needs no CBs, so an SPU runs it too.
     check(GPU, 64, 32, &machine("2x2", &[]));
 }
+
+const GPU_LEAN: &str = "samples/stencil2d/stencil_gpu_lean.spu";
+const PC64: &str = "samples/stencil2d/stencil_pc64.spu";
+const GPU64: &str = "samples/stencil2d/stencil_gpu64.spu";
+
+/// The small-footprint GPU kernel: the same results and data words as
+/// stencil_gpu.spu (its edge tiles come from global memory either way), with 8 720
+/// bytes of shared memory a block, so a GTX 480 holds 5 blocks per SM.
+#[test]
+fn the_lean_gpu_kernel_matches_the_reference_with_five_blocks_per_sm() {
+    for (preset, sms, n, k, resident) in [
+        ("gtx480", 15, 128, 64, 5),
+        ("gtx480", 2, 96, 32, 5),
+        ("gtx480-1cta", 4, 96, 64, 1),
+    ] {
+        let mut m = spu_emu::machine::preset(preset).unwrap();
+        m.set(&format!("grid.cols={sms}")).unwrap();
+        let ran = check(GPU_LEAN, n, k, &m);
+        let occupancy = ran.result.occupancy.unwrap();
+        assert_eq!(occupancy.blocks_per_sm, resident, "{preset}");
+        let (data, _) = gpu_words(&ran, &m);
+        assert_eq!(data, (4 * n * n * k / 32 + 2 * n * n) as u64, "Eq. 3.3");
+    }
+}
+
+/// 64x64 tiles (thesis Appendix A): the producer-consumer kernel on 16 KiB CBs
+/// with IUs and DMA engines, on one pass and several, and the GPU kernel with one
+/// block per SM.
+#[test]
+fn the_64x64_kernels_match_the_reference() {
+    for (grid, n, k) in [("2x2", 128, 64), ("2x2", 256, 64), ("4x4", 192, 128)] {
+        for boundary in ["iu", "dma"] {
+            let m = machine(
+                grid,
+                &["cb.size_kib=16", &format!("boundary.kind={boundary}")],
+            );
+            let ran = check(PC64, n, k, &m);
+            // The producer-consumer formula with b = 64.
+            let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
+            let g = n / 64;
+            let (nx, ny) = (g.div_ceil(p), g.div_ceil(q));
+            let want = (2 * k * 64 * g * (nx + ny) + 2 * n * n) as u64;
+            assert_eq!(offchip(&ran), want, "{grid} N={n} K={k} {boundary}");
+        }
+    }
+    let e = std::panic::catch_unwind(|| run_stencil(PC64, 128, 64, &Machine::default()));
+    assert!(e.is_err(), "a 64x64 tile does not fit a 4 KiB CB");
+    let mut m = spu_emu::machine::preset("gtx480").unwrap();
+    m.set("grid.cols=3").unwrap();
+    let ran = check(GPU64, 192, 128, &m);
+    assert_eq!(ran.result.occupancy.unwrap().blocks_per_sm, 1);
+    let (data, _) = gpu_words(&ran, &m);
+    assert_eq!(data, (4 * 192 * 192 * 128 / 64 + 2 * 192 * 192) as u64);
+}

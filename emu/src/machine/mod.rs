@@ -53,6 +53,18 @@ word_enum! {
 }
 
 word_enum! {
+    /// What a store that misses in the L2 does.
+    L2WriteMiss {
+        /// Writes through to DRAM and fetches the line into the L2 (GPGPU-Sim 3.x's
+        /// write-allocate policy `W`, the GTX 480 of the thesis).
+        Fetch = "fetch",
+        /// Allocates the line dirty without reading it (GPGPU-Sim 4.x's lazy
+        /// fetch-on-read policy `L`).
+        Allocate = "allocate",
+    }
+}
+
+word_enum! {
     /// Warp scheduling policy of each scheduler.
     SchedulerPolicy {
         /// Loose round-robin: start after the warp issued last.
@@ -224,9 +236,9 @@ machine_params! {
     shuffle_interval: u32 = 4, "interval_cycles.shuffle", "cycles", INTERVAL_RANGE,
         "cycles a warp shuffle occupies a core pipeline (GPGPU-Sim's SHFL initiation interval: 4)";
     mem_interval: u32 = 2, "interval_cycles.mem", "cycles", INTERVAL_RANGE,
-        "cycles per conflict-free shared, param or CB access on the load/store pipeline (16 lanes per cycle); global accesses take one cycle per transaction";
+        "cycles per conflict-free shared, param or CB warp access on the load/store pipeline; each further bank-conflict wave adds as many more; global accesses take one cycle per transaction. The SPU presets keep 2 (16 lanes per cycle, Fermi's load/store width at the hot clock); the GPU presets follow GPGPU-Sim 3.x's GTX 480 with 1 (`-gpgpu_shmem_warp_parts 1` with 32 banks: a whole warp per core cycle)";
     dram_latency: u32 = 400, "memory.dram_latency_cycles", "cycles", Range::Int(1, 100_000),
-        "global memory latency without queueing (no data caches on the SPU, thesis Table 6.1)";
+        "cycles from a global access to its data from DRAM, without queueing. The SPU presets keep 400 (no data caches, thesis Table 6.1); the GPU presets use 255, GPGPU-Sim 3.x's GTX 480 path: crossbar 3 (`vc_alloc_delay` + `sw_alloc_delay` + a link cycle) + ROP 120 (`-rop_latency`) + L2 access 4 + DRAM queue 100 (`-dram_latency`) + GDDR5 activate and read 18 (tRCD 12 + CL 12 at 924 MHz) + a 128-byte burst 3 + crossbar back 7 (5 flits of 32 bytes)";
     dram_bandwidth_gbs: f64 = 177.4, "memory.bandwidth_gbs", "GB/s", Range::Float(0.001, 100_000.0),
         "off-chip bandwidth shared by every unit (GTX 480 GDDR5: 177.4 GB/s)";
     transaction_bytes: u32 = 32, "memory.transaction_bytes", "bytes", Range::Int(4, 256),
@@ -235,20 +247,22 @@ machine_params! {
         "L1 data cache of each SM, 0 for none (SPU: none, thesis Table 6.1; GTX 480: 16 KiB); also sets the cache's leakage in `spu-prof`. Sets = size / (ways x line), at least one";
     l1_ways: u32 = 4, "cache.l1_ways", "ways", Range::Int(1, 64),
         "L1 associativity (GTX 480: 4)";
-    l1_latency: u32 = 35, "cache.l1_latency_cycles", "cycles", CLASS_LATENCY_RANGE,
-        "cycles from a global load's issue to its data on an L1 hit (GPGPU-Sim GTX 480: 35)";
-    l1_mshrs: u32 = 64, "cache.l1_mshrs", "entries", Range::Int(1, 4096),
-        "outstanding L1 misses per SM; a further miss waits for the earliest to complete (GTX 480: 64)";
+    l1_latency: u32 = 24, "cache.l1_latency_cycles", "cycles", CLASS_LATENCY_RANGE,
+        "cycles from a global load's issue to its data on an L1 hit (GPGPU-Sim 3.x has no such option: a hit returns through the load/store pipeline like a shared-memory access, so it takes `latency_cycles.shared`; 4.x's `SM2_GTX480`: `-gpgpu_l1_latency 35`)";
+    l1_mshrs: u32 = 32, "cache.l1_mshrs", "entries", Range::Int(1, 4096),
+        "outstanding L1 misses per SM; a further miss waits for the earliest to complete (GPGPU-Sim 3.x GTX 480: 32, `-gpgpu_cache:dl1 ...,A:32:8`; 4.x: 64); merges into an outstanding miss are not limited";
     l2_kib: u32 = 0, "cache.l2_kib", "KiB", Range::Int(0, 65_536),
         "shared L2 cache, 0 for none (SPU: none; GTX 480: 768 KiB); also sets the leakage of the L2 and of the network that reaches it in `spu-prof`. Split into `cache.l2_banks` banks by line address";
     l2_banks: u32 = 12, "cache.l2_banks", "banks", Range::Int(1, 256),
         "L2 banks, chosen by line address modulo the count (GTX 480: 6 memory partitions x 2 sub-partitions = 12)";
     l2_ways: u32 = 8, "cache.l2_ways", "ways", Range::Int(1, 64),
         "L2 associativity (GTX 480: 8)";
-    l2_latency: u32 = 120, "cache.l2_latency_cycles", "cycles", CLASS_LATENCY_RANGE,
-        "cycles from a global access's issue to its data on an L2 hit (GPGPU-Sim GTX 480's L2/ROP latency: 120)";
-    l2_mshrs: u32 = 256, "cache.l2_mshrs", "entries", Range::Int(1, 65_536),
-        "outstanding L2 misses per bank; a further miss waits for the earliest to complete (GTX 480: 256)";
+    l2_latency: u32 = 134, "cache.l2_latency_cycles", "cycles", CLASS_LATENCY_RANGE,
+        "cycles from a global access's issue to its data on an L2 hit, as GPGPU-Sim 3.x's GTX 480 composes it: crossbar 3 + ROP 120 (`-rop_latency`) + L2 access 4 (a 128-byte line through a 32-byte data port) + crossbar back 7";
+    l2_mshrs: u32 = 32, "cache.l2_mshrs", "entries", Range::Int(1, 65_536),
+        "outstanding L2 misses per bank; a further miss waits for the earliest to complete (GPGPU-Sim 3.x GTX 480: 32, `-gpgpu_cache:dl2 ...,A:32:4`; 4.x: 256); merges are not limited";
+    l2_write_miss: L2WriteMiss = L2WriteMiss::Fetch, "cache.l2_write_miss", "", Range::Choice(L2WriteMiss::NAMES),
+        "a store that misses in the L2: `fetch` writes through to DRAM and reads the line into the L2 (GPGPU-Sim 3.x's write-allocate `W`: `-gpgpu_cache:dl2 ...,L:B:m:W`); `allocate` allocates it dirty without reading (4.x's lazy fetch-on-read `L`)";
     line_bytes: u32 = 128, "cache.line_bytes", "bytes", Range::PowerOfTwo(32, 512),
         "cache line of the L1 and the L2: a miss fetches, and an eviction of a dirty line writes, one line from or to DRAM (GTX 480: 128)";
     global_mib: u32 = 1536, "memory.global_mib", "MiB", Range::Int(1, 4000),

@@ -35,13 +35,18 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "gtx480",
-        description: "the thesis's GPU baseline: a GTX 480 as GPGPU-Sim configures it (15 SMs, up to 8 resident blocks per SM, 2 GTO schedulers, 16 KiB L1, 768 KiB L2, 700 MHz, Table 6.1); no CBs or boundary units",
+        description: "the thesis's GPU baseline: a GTX 480 as GPGPU-Sim 3.x configures it (`configs/GTX480`, the version the thesis ran: 15 SMs, up to 8 resident blocks per SM, 2 GTO schedulers, 16 KiB L1 and 768 KiB L2 with 32 MSHRs each, a write-allocate L2 that fetches on write, 700 MHz, Table 6.1); no CBs or boundary units; the machine file cites every value's source line",
         toml: include_str!("../../machines/gtx480.toml"),
     },
     Preset {
         name: "gtx480-1cta",
         description: "the GTX 480 with one resident block per SM (`sm.max_blocks = 1`): the thesis's gpu-sim-1CTA/SM (Figure 6.2)",
         toml: include_str!("../../machines/gtx480-1cta.toml"),
+    },
+    Preset {
+        name: "gtx480-sm2",
+        description: "the GTX 480 as GPGPU-Sim 4.x configures it (`configs/tested-cfgs/SM2_GTX480`): `gtx480` with a 35-cycle L1, 26-cycle shared memory, 64 L1 and 256 L2 MSHRs and a lazy fetch-on-read L2",
+        toml: include_str!("../../machines/gtx480-sm2.toml"),
     },
 ];
 
@@ -96,6 +101,18 @@ mod tests {
             let m = preset(p.name).unwrap();
             assert_eq!((m.l1_kib, m.l2_kib), (0, 0), "{}: caches off", p.name);
         }
+        let sm2 = preset("gtx480-sm2").unwrap();
+        assert_eq!(
+            (sm2.l1_latency, sm2.lat_shared, sm2.l1_mshrs, sm2.l2_mshrs),
+            (35, 26, 64, 256)
+        );
+        assert_eq!(sm2.l2_write_miss, crate::machine::L2WriteMiss::Allocate);
+        assert_eq!(
+            (gpu.l1_latency, gpu.l1_mshrs, gpu.l2_mshrs, gpu.mem_interval),
+            (24, 32, 32, 1),
+            "GPGPU-Sim 3.x's configs/GTX480"
+        );
+        assert_eq!(gpu.l2_write_miss, crate::machine::L2WriteMiss::Fetch);
         let e = preset("spu-3x3").unwrap_err().to_string();
         assert!(e.contains("`spu-4x4`"), "{e}");
     }

@@ -193,6 +193,10 @@ pub struct CacheTotals {
     /// Lines read from and written to DRAM after the caches.
     pub dram_read_lines: u64,
     pub dram_write_lines: u64,
+    /// Dirty L2 lines written back when the kernel ended (included in
+    /// `dram_write_lines`; no instruction's access caused them).
+    #[serde(default)]
+    pub end_writeback_lines: u64,
     pub line_bytes: u32,
 }
 

@@ -11,13 +11,17 @@
 //! hits. A cache holds at most `mshrs` outstanding misses: a further miss waits
 //! until the earliest of them completes.
 //!
-//! Policies follow Fermi as GPGPU-Sim's GTX 480 configuration models it
-//! (`configs/tested-cfgs/SM2_GTX480/gpgpusim.config`, `-gpgpu_cache:dl1` and
-//! `-gpgpu_cache:dl2`): loads allocate in L1 and L2; a global store writes through
-//! the L1 without allocating (and drops a line it hits), and the L2 is write-back
-//! with write-allocate (a line written whole needs no fetch).
+//! Policies follow Fermi as GPGPU-Sim 3.x's GTX 480 configuration models it
+//! (`configs/GTX480/gpgpusim.config`, `-gpgpu_cache:dl1` and `-gpgpu_cache:dl2`):
+//! loads allocate in L1 and L2; a global store writes through the L1 without
+//! allocating (and drops a line it hits); the L2 is write-back, and a store that
+//! misses in it writes through to DRAM and fetches the line (`cache.l2_write_miss =
+//! "fetch"`, 3.x's write-allocate) or allocates it dirty without reading it
+//! (`"allocate"`, 4.x's lazy fetch-on-read). When the kernel ends, the dirty lines
+//! left in the L2 are written back ([`Caches::write_back_dirty`]).
 
 use crate::exec::ops::Caching;
+use crate::machine::L2WriteMiss;
 use crate::observe::outcome::{CacheLevel, CacheTotals};
 use crate::timing::dram::Dram;
 
@@ -134,6 +138,20 @@ impl Cache {
         }
     }
 
+    /// Marks every dirty line clean; returns how many there were.
+    pub fn clean_dirty(&mut self) -> u64 {
+        let mut n = 0;
+        for l in self
+            .lines
+            .iter_mut()
+            .filter(|l| l.tag != INVALID && l.dirty)
+        {
+            l.dirty = false;
+            n += 1;
+        }
+        n
+    }
+
     /// Drops `line` if present (a store writing through an L1); true if it was.
     pub fn invalidate(&mut self, line: u64) -> bool {
         match self.set(line).iter_mut().find(|l| l.tag == line) {
@@ -210,6 +228,9 @@ pub struct Caches {
     l2: Vec<Cache>,
     line_shift: u32,
     line_bytes: u32,
+    write_miss: L2WriteMiss,
+    /// Dirty L2 lines written back when the kernel ended (also in `dram_writes`).
+    end_writebacks: u64,
     /// The instruction whose words are being applied (by its effect key) and the
     /// lines they touched: the words of a 64-bit or vector access share lines.
     current: (Key, Vec<u64>),
@@ -265,6 +286,8 @@ impl Caches {
             },
             line_shift: line.trailing_zeros(),
             line_bytes: line,
+            write_miss: m.l2_write_miss,
+            end_writebacks: 0,
             current: ((u64::MAX, 0, 0), Vec::new()),
             dram_reads: 0,
             dram_writes: 0,
@@ -335,6 +358,7 @@ impl Caches {
             l2: sum(&self.l2),
             dram_read_lines: self.dram_reads,
             dram_write_lines: self.dram_writes,
+            end_writeback_lines: self.end_writebacks,
             line_bytes: self.line_bytes,
         }
     }
@@ -459,21 +483,41 @@ impl Caches {
             Probe::Miss => {}
         }
         let start = bank.mshr_free_at(now);
-        // Write-allocate: a store allocates its line dirty without reading it (a
-        // coalesced store writes it whole); a read fetches it.
-        let ready = if fetch {
+        // A read fetches the line. A store either writes through to DRAM and
+        // fetches the line, which arrives clean (3.x), or allocates it dirty
+        // without reading it (4.x).
+        let through = !fetch && self.write_miss == L2WriteMiss::Fetch;
+        if through {
+            self.dram_writes += 1;
+            dram.request(start, bytes);
+        }
+        let ready = if fetch || through {
             self.dram_reads += 1;
             dram.request(start, bytes).max(now + latency)
         } else {
             start + latency
         };
+        let dirty = write && !through;
         let bank = &mut self.l2[b];
-        if bank.allocate(local, start, ready, write, insert).is_some() {
+        if bank.allocate(local, start, ready, dirty, insert).is_some() {
             // The dirty victim goes back to DRAM.
             self.dram_writes += 1;
             dram.request(start, bytes);
         }
         ready
+    }
+
+    /// The end of the kernel at cycle `now`: every dirty line left in the L2 goes
+    /// back to DRAM, queued from `now` (so the run lasts until the last one is
+    /// written). Returns the lines written.
+    pub fn write_back_dirty(&mut self, now: u64, dram: &mut Dram) -> u64 {
+        let lines: u64 = self.l2.iter_mut().map(Cache::clean_dirty).sum();
+        for i in 0..lines {
+            dram.request(now + i, self.line_bytes);
+        }
+        self.dram_writes += lines;
+        self.end_writebacks += lines;
+        lines
     }
 
     /// A DRAM transfer of one line without the L2.
@@ -594,6 +638,21 @@ mod tests {
         assert_eq!(c.allocate(4, 0, 0, false, Insert::Normal), None, "2 goes");
         assert_eq!(c.allocate(6, 0, 0, false, Insert::Normal), Some(0));
         assert_eq!(c.counts.writebacks, 1);
+    }
+
+    #[test]
+    fn only_dirty_lines_are_cleaned() {
+        let mut c = small();
+        c.allocate(0, 0, 0, true, Insert::Normal);
+        c.allocate(1, 0, 0, false, Insert::Normal);
+        c.allocate(2, 0, 0, true, Insert::Normal);
+        assert_eq!(c.clean_dirty(), 2);
+        assert_eq!(c.clean_dirty(), 0, "clean now");
+        assert_eq!(
+            c.allocate(4, 0, 0, false, Insert::Normal),
+            None,
+            "no dirty victim"
+        );
     }
 
     #[test]

@@ -92,6 +92,10 @@ pub enum Kind {
     Components {
         leakage: Leakage,
         event_pj: BTreeMap<Component, f64>,
+        /// Components priced per byte moved: `event_pj` is the energy of this many
+        /// bytes, and an event costs it scaled by the bytes the machine's event
+        /// moves ([`crate::energy::pj_per_event`]).
+        event_bytes: BTreeMap<Component, f64>,
         wires: Option<Wires>,
     },
     /// Thread instructions per energy class x energy, plus a constant static power.
@@ -254,6 +258,46 @@ fn only_keys(
     Ok(())
 }
 
+/// The optional `[event_bytes]` section: components priced per byte, each with the
+/// bytes its `event_pj` prices (a positive number).
+fn event_bytes(file: &Origins, t: &toml::Table) -> Result<BTreeMap<Component, f64>, ModelError> {
+    let Some(s) = section(file, t, "event_bytes")? else {
+        return Ok(BTreeMap::new());
+    };
+    let mut out = BTreeMap::new();
+    for (k, v) in s {
+        let key = format!("event_bytes.{k}");
+        let c = Component::ALL
+            .iter()
+            .find(|c| c.name() == k)
+            .ok_or_else(|| {
+                key_err(
+                    file,
+                    &key,
+                    format!(
+                        "unknown component `{}`; expected one of {}",
+                        shorten(k),
+                        Component::ALL
+                            .iter()
+                            .map(|c| c.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })?;
+        let bytes = energy(file, &key, v)?;
+        if bytes == 0.0 {
+            return Err(key_err(
+                file,
+                &key,
+                "is 0; give the bytes the component's `event_pj` prices, e.g. 32",
+            ));
+        }
+        out.insert(*c, bytes);
+    }
+    Ok(out)
+}
+
 fn parse(file: &Origins, t: &toml::Table) -> Result<Model, ModelError> {
     let m = section(file, t, "model")?
         .ok_or_else(|| key_err(file, "model", "the [model] section is missing"))?;
@@ -281,11 +325,12 @@ fn parse(file: &Origins, t: &toml::Table) -> Result<Model, ModelError> {
     let kind = match kind_name.as_str() {
         "components" => {
             for k in t.keys() {
-                if !["model", "leakage_w", "event_pj", "wires"].contains(&k.as_str()) {
+                if !["model", "leakage_w", "event_pj", "event_bytes", "wires"].contains(&k.as_str())
+                {
                     return Err(key_err(
                         file,
                         k,
-                        "unknown section; a components model has [model], [leakage_w], [event_pj] and optionally [wires]",
+                        "unknown section; a components model has [model], [leakage_w], [event_pj] and optionally [event_bytes] and [wires]",
                     ));
                 }
             }
@@ -326,6 +371,7 @@ fn parse(file: &Origins, t: &toml::Table) -> Result<Model, ModelError> {
                 .iter()
                 .map(|c| (*c, by_name[c.name()]))
                 .collect();
+            let event_bytes = event_bytes(file, t)?;
             only_keys(
                 file,
                 t,
@@ -351,6 +397,7 @@ fn parse(file: &Origins, t: &toml::Table) -> Result<Model, ModelError> {
             Kind::Components {
                 leakage,
                 event_pj,
+                event_bytes,
                 wires,
             }
         }

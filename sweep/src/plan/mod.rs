@@ -10,7 +10,7 @@ mod inputs;
 
 use crate::diag::{Problem, SpecError};
 use crate::files::Access;
-use crate::spec::{Field, PlotSpec, Spec, Value};
+use crate::spec::{Field, PlotSpec, Spec, TableRows, TableSpec, Value};
 use inputs::KernelFile;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -72,6 +72,9 @@ pub struct Plan {
     pub columns: Vec<String>,
     pub runs: Vec<Run>,
     pub plots: Vec<PlotSpec>,
+    /// Summary tables (`[[table]]`), written to `tables/`.
+    #[serde(default)]
+    pub tables: Vec<TableSpec>,
     /// Every file the plan was made from (the spec, kernels and the files they
     /// include, machine files, models and the models they extend), resolved:
     /// outputs must never overwrite them.
@@ -335,6 +338,7 @@ impl Planner<'_> {
             columns,
             runs,
             plots: spec.plots.iter().map(|(_, p)| p.clone()).collect(),
+            tables: spec.tables.iter().map(|(_, t)| t.clone()).collect(),
             inputs: Vec::new(),
             file_mode: spec.mode,
         }
@@ -371,6 +375,29 @@ impl Planner<'_> {
                         )
                         .help(format!(
                             "series and `where` name axis columns: {}",
+                            quoted(&names)
+                        )),
+                    );
+                }
+            }
+        }
+        for (span, t) in &self.spec.tables {
+            let row = match &t.rows {
+                TableRows::Column { column, .. } => Some(column),
+                TableRows::Metrics(_) => None,
+            };
+            for col in std::iter::once(&t.columns)
+                .chain(row)
+                .chain(t.filters.iter().map(|(c, _)| c))
+            {
+                if !names.contains(col) {
+                    self.problems.push(
+                        Problem::at(
+                            span.clone(),
+                            format!("table `{}`: `{col}` is not a column", t.name),
+                        )
+                        .help(format!(
+                            "`columns`, `rows` and `where` name axis columns: {}",
                             quoted(&names)
                         )),
                     );

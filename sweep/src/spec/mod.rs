@@ -4,6 +4,7 @@
 //! metrics and plots. Parsing walks the TOML tree with spans so every problem points
 //! at its key or value ([`walk`]); all problems of a file are reported at once.
 
+mod summary;
 mod walk;
 
 use crate::diag::{Problem, Span, SpecError};
@@ -120,6 +121,67 @@ pub struct PlotSpec {
     pub kind: Option<String>,
 }
 
+/// A summary table written after the runs (`[[table]]`): one cell per row and
+/// column, optionally relative to one column, with a row of means.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TableSpec {
+    /// File stem of `tables/NAME.md`.
+    pub name: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The run column whose values head the columns (e.g. `machine`).
+    pub columns: String,
+    pub rows: TableRows,
+    /// Only runs whose column has this value.
+    #[serde(default, rename = "where")]
+    pub filters: Vec<(String, String)>,
+    /// A value of `columns`: each cell is then relative to that column's cell in
+    /// the same row (`format` says how).
+    #[serde(default)]
+    pub relative_to: Option<String>,
+    #[serde(default)]
+    pub format: TableFormat,
+    /// Cells are multiplied by this before formatting (e.g. 1000 for J -> mJ).
+    #[serde(default = "one")]
+    pub scale: f64,
+    /// Decimals; by default 0 for numbers, 2 for ratios, 1 for percentages.
+    #[serde(default)]
+    pub digits: Option<usize>,
+    /// Row labels whose cells are averaged into a last row (arithmetic mean).
+    #[serde(default)]
+    pub mean: Vec<String>,
+    /// Metrics summed into a divisor of every cell (e.g. `energy.total_j` for a
+    /// share); none by default.
+    #[serde(default)]
+    pub per: Vec<String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// What the rows of a summary table are.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum TableRows {
+    /// One row per value of a run column; a cell is the sum of the metrics.
+    Column { column: String, value: Vec<String> },
+    /// Fixed rows, each a label and the metrics summed into its cells.
+    Metrics(Vec<(String, Vec<String>)>),
+}
+
+/// How cells are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableFormat {
+    /// The value (relative: value / base).
+    #[default]
+    Number,
+    /// `1.14x`: value / base.
+    Ratio,
+    /// `+7.0%`: (value / base - 1) x 100.
+    Percent,
+}
+
 /// A parsed spec.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -146,6 +208,7 @@ pub struct Spec {
     pub axes: Vec<Axis>,
     pub excludes: Vec<Exclude>,
     pub plots: Vec<(Span, PlotSpec)>,
+    pub tables: Vec<(Span, TableSpec)>,
 }
 
 /// Per-run wall-time bound unless the spec or the command line says otherwise.

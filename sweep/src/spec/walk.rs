@@ -23,6 +23,7 @@ const TOP_KEYS: &[&str] = &[
     "axis",
     "exclude",
     "plot",
+    "table",
 ];
 const FIELD_KEYS: &[&str] = &[
     "kernel",
@@ -39,13 +40,13 @@ const FIELD_KEYS: &[&str] = &[
 ];
 const PLOT_KEYS: &[&str] = &["name", "x", "y", "series", "where", "title", "kind"];
 
-type Entry<'t, 'i> = (
+pub(super) type Entry<'t, 'i> = (
     &'t Spanned<std::borrow::Cow<'i, str>>,
     &'t Spanned<DeValue<'i>>,
 );
 
 /// A table's entries in the order they were written.
-fn entries<'t, 'i>(t: &'t DeTable<'i>) -> Vec<Entry<'t, 'i>> {
+pub(super) fn entries<'t, 'i>(t: &'t DeTable<'i>) -> Vec<Entry<'t, 'i>> {
     let mut v: Vec<_> = t.iter().collect();
     v.sort_by_key(|(k, _)| k.span().start);
     v
@@ -70,7 +71,12 @@ pub(super) struct Walker {
 }
 
 impl Walker {
-    fn unknown(&mut self, key: &Spanned<std::borrow::Cow<str>>, place: &str, known: &[&str]) {
+    pub(super) fn unknown(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<str>>,
+        place: &str,
+        known: &[&str],
+    ) {
         let list = known
             .iter()
             .map(|k| format!("`{k}`"))
@@ -93,7 +99,7 @@ impl Walker {
         );
     }
 
-    fn expected(&mut self, v: &Spanned<DeValue>, key: &str, what: &str) {
+    pub(super) fn expected(&mut self, v: &Spanned<DeValue>, key: &str, what: &str) {
         self.problems.push(
             Problem::at(
                 v.span(),
@@ -104,7 +110,7 @@ impl Walker {
     }
 
     /// A scalar as text (strings as written, numbers in decimal, booleans).
-    fn scalar(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
+    pub(super) fn scalar(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
         let text = match v.get_ref() {
             DeValue::String(s) => s.to_string(),
             DeValue::Integer(i) => match i128::from_str_radix(i.as_str(), i.radix()) {
@@ -127,7 +133,7 @@ impl Walker {
         })
     }
 
-    fn string(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
+    pub(super) fn string(&mut self, v: &Spanned<DeValue>, key: &str) -> Option<Value> {
         match v.get_ref() {
             DeValue::String(s) => Some(Value {
                 text: s.to_string(),
@@ -141,7 +147,7 @@ impl Walker {
     }
 
     /// An integer in `min..=max` (`unit` names what it counts, for the message).
-    fn bounded(
+    pub(super) fn bounded(
         &mut self,
         v: &Spanned<DeValue>,
         key: &str,
@@ -162,7 +168,7 @@ impl Walker {
     }
 
     /// A name that becomes a file name or a column: plain and short.
-    fn check_name(&mut self, span: Span, name: &str, what: &str) -> bool {
+    pub(super) fn check_name(&mut self, span: Span, name: &str, what: &str) -> bool {
         if name.len() > MAX_NAME_BYTES {
             self.problems.push(
                 Problem::at(
@@ -180,7 +186,7 @@ impl Walker {
         true
     }
 
-    fn array<'t, 'i>(
+    pub(super) fn array<'t, 'i>(
         &mut self,
         v: &'t Spanned<DeValue<'i>>,
         key: &str,
@@ -194,7 +200,11 @@ impl Walker {
         }
     }
 
-    fn table<'t, 'i>(&mut self, v: &'t Spanned<DeValue<'i>>, key: &str) -> Option<&'t DeTable<'i>> {
+    pub(super) fn table<'t, 'i>(
+        &mut self,
+        v: &'t Spanned<DeValue<'i>>,
+        key: &str,
+    ) -> Option<&'t DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
             _ => {
@@ -232,6 +242,7 @@ impl Walker {
             axes: Vec::new(),
             excludes: Vec::new(),
             plots: Vec::new(),
+            tables: Vec::new(),
         };
         let named = root.get("name").is_some();
         if !named && (!plain_name(stem) || stem.len() > MAX_NAME_BYTES) {
@@ -319,6 +330,15 @@ impl Walker {
                         if let Some(t) = self.table(p, "plot") {
                             if let Some(plot) = self.plot(p.span(), t, &spec.name, i) {
                                 spec.plots.push((p.span(), plot));
+                            }
+                        }
+                    }
+                }
+                "table" => {
+                    for t in self.array(v, "table").unwrap_or_default() {
+                        if let Some(tab) = self.table(t, "table") {
+                            if let Some(table) = self.summary(t.span(), tab) {
+                                spec.tables.push((t.span(), table));
                             }
                         }
                     }
@@ -731,7 +751,7 @@ impl Walker {
 }
 
 /// A name usable as a file name: letters, digits, `-`, `_`, `.`, not starting with `.`.
-fn plain_name(s: &str) -> bool {
+pub(super) fn plain_name(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('.')
         && s.chars()

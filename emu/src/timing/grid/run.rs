@@ -197,6 +197,17 @@ impl Grid<'_> {
         Ok(())
     }
 
+    /// The end of the kernel on a machine with an L2: its dirty lines go back to
+    /// DRAM after the last unit finishes, and the run lasts until they are written.
+    fn write_back_caches(&mut self) {
+        if self.functional {
+            return;
+        }
+        if let Some(caches) = self.caches.as_mut() {
+            caches.write_back_dirty(self.last_finish, &mut self.dram);
+        }
+    }
+
     /// The run's result once every unit is done.
     fn finish_run(mut self, progress: &mut dyn FnMut(Progress)) -> Result<RunResult, Box<Stop>> {
         if self.functional {
@@ -206,6 +217,7 @@ impl Grid<'_> {
         if let Some(t) = &mut self.tracer {
             t.flush();
         }
+        self.write_back_caches();
         // The run ends when the last unit finishes and the last store has landed.
         let drained = if self.functional {
             self.units.iter().map(|u| u.drained_at).max().unwrap_or(0)
