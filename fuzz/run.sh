@@ -15,5 +15,5 @@ for t in "${targets[@]}"; do
     mkdir -p "corpus/$t"
     cp -n seeds/"$t"/* "corpus/$t/" 2>/dev/null || true
     cargo +nightly fuzz run -O "$t" "corpus/$t" -- \
-        -max_total_time="$secs" -rss_limit_mb=4096 -timeout=20 -print_final_stats=1
+        -max_total_time="$secs" -rss_limit_mb="${RSS_MB:-2048}" -timeout=20 -print_final_stats=1
 done

@@ -11,7 +11,8 @@ use std::fmt::Write;
 /// What the tiles show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Metric {
-    /// Dynamic energy of the unit (components model).
+    /// Dynamic energy of the unit (components model): its events, idle-core power
+    /// for the cycles it waits, and an equal share of the chip's constant power.
     Energy,
     /// Off-chip (DRAM) transactions the unit caused.
     Offchip,
@@ -30,6 +31,15 @@ impl Metric {
             Metric::Busy => "busy fraction",
         }
     }
+}
+
+/// What the metric includes that a reader would not guess, under the title.
+fn note(metric: Metric) -> Option<&'static str> {
+    // Idle units are charged idle-core power for every cycle they wait, so a
+    // waiting IU can outshine a busy SM.
+    (metric == Metric::Energy).then_some(
+        "events, plus idle-core power while a unit waits and a share of the chip's constant power",
+    )
 }
 
 fn value(u: &UnitStats, metric: Metric, stats: &Stats, model: &Model, units: usize) -> f64 {
@@ -100,7 +110,8 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
     let cell = (560.0 / f64::from(p.max(q))).clamp(14.0, 90.0);
     let edge = cell * 0.45;
     let (left, top) = (40.0 + edge, 60.0 + edge);
-    let width = left + f64::from(p) * cell + edge + 200.0;
+    // Wide enough for the note under the title on the smallest grids.
+    let width = (left + f64::from(p) * cell + edge + 200.0).max(540.0);
     let height = top + f64::from(q) * cell + edge + 50.0;
     let units: Vec<&UnitStats> = crate::energy::present(stats, machine.is_gpu()).collect();
     let values: Vec<f64> = units
@@ -129,6 +140,12 @@ pub fn svg(stats: &Stats, model: &Model, metric: Metric) -> Option<String> {
         xml(&machine.summary()),
         metric.title()
     );
+    if let Some(n) = note(metric) {
+        let _ = writeln!(
+            s,
+            r##"<text class="note" x="20" y="54" font-size="10" fill="#444">{n}</text>"##
+        );
+    }
     let show_text = cell >= 34.0;
     for (u, v) in units.iter().zip(&values) {
         let (x, y, w, h) = match (u.y, u.side.as_deref()) {

@@ -15,7 +15,7 @@ const TOP: f64 = 52.0;
 /// Below the plot: tick labels, the axis title and the legend's row.
 const BOTTOM: f64 = 76.0;
 /// Width of a character at the title's 14 px (sans-serif, a generous average).
-const TITLE_CHAR_W: f64 = 8.0;
+const TITLE_CHAR_W: f64 = 7.2;
 
 /// `text` cut to at most `max` characters, marked with an ellipsis when cut.
 fn fit(text: &str, max: usize) -> String {
@@ -68,7 +68,7 @@ pub fn power_trace(b: &Breakdown) -> Option<String> {
         s,
         r##"<text x="{LEFT}" y="20" font-size="14">{}</text><text x="{LEFT}" y="36" font-size="11" fill="#444">{}</text>"##,
         escape(&fit(
-            &format!("{} on {}: power over time", b.kernel, b.machine),
+            &format!("Power over time: {} on {}", b.kernel, b.machine),
             room
         )),
         escape(&fit(&format!("energy model {}", b.model), room + room / 4))

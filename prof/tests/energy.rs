@@ -370,6 +370,19 @@ fn heat_maps_draw_every_unit_for_every_metric() {
             tiles.len(),
             "{metric:?}: every tile's value is printed, boundary units' too"
         );
+        // Energy says that waiting units are charged idle power (so an idle IU
+        // may be the hottest tile); the counts need no such note.
+        let note = doc
+            .descendants()
+            .find(|n| n.attribute("class") == Some("note"))
+            .and_then(|n| n.text());
+        match metric {
+            Metric::Energy => assert!(
+                note.is_some_and(|t| t.contains("idle-core power while a unit waits")),
+                "{note:?}"
+            ),
+            _ => assert_eq!(note, None, "{metric:?}"),
+        }
     }
     assert!(svg(&stats, &Model::load("cyclops64").unwrap(), Metric::Energy).is_none());
 }

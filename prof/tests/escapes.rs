@@ -141,6 +141,7 @@ fn control_characters_never_reach_the_terminal() {
             title
                 .text()
                 .unwrap_or_default()
+                .trim_start_matches("Power over time: ")
                 .starts_with("\\u{1b}]0;pwned"),
             "{chart}: {:?}",
             title.text()

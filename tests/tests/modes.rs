@@ -19,7 +19,12 @@ fn buffers(path: &Path, defines: &[&str], functional: bool) -> Vec<(String, Vec<
         functional,
         ..RunControl::default()
     };
-    let run = run_file(path, &Machine::default(), &options, control)
+    let mut machine = Machine::default();
+    if path.ends_with("stencil2d/stencil_pc64.spu") {
+        // A 64x64 tile of f32 is 16 KiB: Appendix A's CBs.
+        machine.set("cb.size_kib=16").unwrap();
+    }
+    let run = run_file(path, &machine, &options, control)
         .unwrap_or_else(|e| panic!("{} functional={functional}: {e}", path.display()));
     let memory = &run.image.memory;
     memory
@@ -44,6 +49,11 @@ fn every_sample_leaves_the_same_buffers_in_both_modes() {
     let samples = sources("samples");
     assert!(samples.len() >= 20, "samples found: {samples:?}");
     for path in &samples {
+        // A kernel that reads %clock (the microbenchmarks) sees other values in
+        // functional mode, which models no time: the documented exception.
+        if std::fs::read_to_string(path).unwrap().contains("%clock") {
+            continue;
+        }
         let small: &[&str] = if path.to_string_lossy().contains("stencil") {
             &["N=64", "K=64"]
         } else {
