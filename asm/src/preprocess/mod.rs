@@ -91,6 +91,9 @@ struct Pre<'a> {
     file_ids: HashMap<PathBuf, usize>,
     /// `#define`s so far; past the limit (reported once) they are ignored.
     defines: usize,
+    /// The expansion depth limit was reported for the current line or condition
+    /// (once: every level below would report it again).
+    depth_reported: bool,
 }
 
 /// Preprocesses `src` (named `path`); `read` loads included files. Errors are
@@ -115,6 +118,7 @@ pub fn preprocess(
         includes_exhausted: false,
         file_ids: HashMap::new(),
         defines: 0,
+        depth_reported: false,
     };
     pre.map.files.push(SourceFile {
         name: path.to_string(),
@@ -122,6 +126,15 @@ pub fn preprocess(
     });
     pre.file(0);
     (pre.out, pre.map, pre.diags)
+}
+
+/// Expansion text without its [`expand::PAINTED`] marks.
+fn unpaint(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(expand::PAINTED) {
+        text.replace(expand::PAINTED, "").into()
+    } else {
+        text.into()
+    }
 }
 
 /// True for bytes that continue an identifier.
@@ -167,6 +180,7 @@ impl Pre<'_> {
     }
 
     fn emit_expansion(&mut self, file: usize, invocation: Span, macro_site: usize, text: &str) {
+        let text = &unpaint(text);
         if text.is_empty() {
             return;
         }
@@ -280,6 +294,7 @@ impl Pre<'_> {
                     if !self.macros.contains_key(name) {
                         continue;
                     }
+                    self.depth_reported = false;
                     let Some((text, end)) =
                         self.invoke(file, base, line, start, i, &mut Vec::new(), 0)
                     else {
@@ -347,7 +362,7 @@ mod tests {
         assert_eq!(eval_condition("1 + 2 * 3 == 7"), Ok(1));
         assert_eq!(eval_condition("-(2 - 5) << 1"), Ok(6));
         assert_eq!(eval_condition("!0 && (4 % 3 || 0)"), Ok(1));
-        assert!(eval_condition("1 / 0").is_err());
+        assert_eq!(eval_condition("1 / 0"), Err(CondError::DivisionByZero));
         assert!(eval_condition("(1").is_err());
     }
 
