@@ -1,4 +1,5 @@
-//! Macro invocations: arguments, substitution and rescanning, bounded in depth.
+//! Macro invocations in C's order (arguments expanded, substituted, the result
+//! rescanned with the macro hidden and its name painted), bounded in depth.
 
 use super::*;
 use crate::diag::Diagnostic;
