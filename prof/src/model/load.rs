@@ -215,7 +215,10 @@ impl Chain<'_> {
                 // An instruction-classes model over a components model (or the
                 // reverse) would mix sections neither kind has.
                 if let (Some(own), Some(theirs)) = (
-                    table.get("model").and_then(|m| m.get("kind")).and_then(|k| k.as_str()),
+                    table
+                        .get("model")
+                        .and_then(|m| m.get("kind"))
+                        .and_then(|k| k.as_str()),
                     kind_of(&out),
                 ) && own != theirs
                     && KINDS.contains(&own)
