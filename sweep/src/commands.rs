@@ -61,8 +61,9 @@ pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
 pub fn report_plan(plan: &Plan, store: &Store, pending: usize, spec_file: &str) {
     let total = plan.unique_ids().len();
     spu_io::reportln!(
-        "sweep `{}` ({spec_file}): {}, {} finished, {pending} to run; results in {}",
+        "sweep `{}` ({}): {}, {} finished, {pending} to run; results in {}",
         plan.name,
+        spu_io::quote::escape(spec_file),
         runs(total),
         total - pending,
         spu_io::quote::path(&store.dir)
@@ -263,10 +264,10 @@ pub fn cmd_slurm(
 pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     let c = spu_sweep::collect(store, plan)?;
     for e in &c.plot_errors {
-        spu_io::reportln!("warning: {e}");
+        spu_io::reportln!("warning: {}", spu_io::quote::escape(&e.to_string()));
     }
     for e in &c.table_errors {
-        spu_io::reportln!("warning: {e}");
+        spu_io::reportln!("warning: {}", spu_io::quote::escape(&e.to_string()));
     }
     for m in &c.report.unknown_metrics {
         spu_io::reportln!(
@@ -300,7 +301,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         spu_io::reportln!(
             "wrote {} summary tables into {}",
             c.tables.len(),
-            store.dir.join("tables.md").display()
+            spu_io::quote::path(&store.dir.join("tables.md"))
         );
     }
     if c.report.missing > 0 {
@@ -386,19 +387,25 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
         .iter()
         .map(|p| {
             (
-                format!("`{}`, an input of the sweep", p.display()),
+                format!("`{}`, an input of the sweep", spu_io::quote::path(p)),
                 p.clone(),
             )
         })
         .collect();
     for run in &plan.runs {
         inputs.push((
-            format!("`{}`, a kernel of the sweep", run.kernel.display()),
+            format!(
+                "`{}`, a kernel of the sweep",
+                spu_io::quote::path(&run.kernel)
+            ),
             run.kernel.clone(),
         ));
         if Path::new(&run.model).is_absolute() {
             inputs.push((
-                format!("`{}`, an energy model of the sweep", run.model),
+                format!(
+                    "`{}`, an energy model of the sweep",
+                    spu_io::quote::escape(&run.model)
+                ),
                 PathBuf::from(&run.model),
             ));
         }
@@ -409,7 +416,10 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
     }
     for f in found {
         inputs.push((
-            format!("`{}`, a file of the sweep's results folder", f.display()),
+            format!(
+                "`{}`, a file of the sweep's results folder",
+                spu_io::quote::path(&f)
+            ),
             f,
         ));
     }
@@ -417,7 +427,10 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
         .iter()
         .map(|(w, p)| (w.clone(), p.as_path()))
         .collect();
-    spu_io::paths::check_distinct(&inputs, &[(format!("`-o {}`", output.display()), output)])?;
+    spu_io::paths::check_distinct(
+        &inputs,
+        &[(format!("`-o {}`", spu_io::quote::path(output)), output)],
+    )?;
     Ok(())
 }
 

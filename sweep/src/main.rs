@@ -213,7 +213,8 @@ fn main() -> ExitCode {
             if let Some(Error::Spec(s)) = e.downcast_ref::<Error>() {
                 spu_io::report!("{}", s.rendered());
             }
-            spu_io::reportln!("error: {e:#}");
+            // One line: a file name in the message cannot start a line of its own.
+            spu_io::reportln!("error: {}", spu_io::quote::escape(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

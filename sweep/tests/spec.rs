@@ -643,7 +643,8 @@ fn a_quoted_number_says_to_remove_the_quotes() {
     .unwrap_err();
     let rendered = err.rendered();
     assert!(
-        rendered.contains("spec.toml:2:") && rendered.contains("remove the quotes: write `60`, not `\"60\"`"),
+        rendered.contains("spec.toml:2:")
+            && rendered.contains("remove the quotes: write `60`, not `\"60\"`"),
         "{rendered}"
     );
 }
