@@ -84,7 +84,7 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
     let store = Store::open(&dir).ok();
-    let records = store.as_ref().map(|s| s.records(&plan)).unwrap_or_default();
+    let (records, damaged) = store.as_ref().map(|s| s.scan(&plan)).unwrap_or_default();
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     let escape = |text: &String| spu_io::quote::escape(text).into_owned();
@@ -92,10 +92,12 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
     header.extend(plan.columns.iter().map(escape));
     table.set_header(header);
     for (i, run) in plan.runs.iter().enumerate() {
-        let status = records
-            .get(&run.id)
-            .map_or("pending", |r| r.status.name())
-            .to_string();
+        let status = match records.get(&run.id) {
+            Some(r) => r.status.name(),
+            None if damaged.iter().any(|d| d.run == run.id) => "damaged",
+            None => "pending",
+        }
+        .to_string();
         let mut row = vec![(i + 1).to_string(), run.id.clone(), status];
         row.extend(run.values.iter().map(escape));
         table.add_row(row);
@@ -306,6 +308,24 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     }
     if c.report.missing > 0 {
         spu_io::reportln!("{} without a result yet", runs(c.report.missing));
+    }
+    let damaged = store.scan(plan).1;
+    for d in damaged.iter().take(20) {
+        spu_io::reportln!(
+            "warning: the record `{}` of run {} is damaged, so the run counts as not run: {}",
+            d.file,
+            d.run,
+            spu_io::quote::escape(&d.why)
+        );
+    }
+    if damaged.len() > 20 {
+        spu_io::reportln!(
+            "warning: ... and {} more damaged records",
+            damaged.len() - 20
+        );
+    }
+    if !damaged.is_empty() {
+        spu_io::reportln!("{}", spu_sweep::store::REDO_DAMAGED);
     }
     if failed > 0 {
         spu_io::reportln!(
