@@ -549,15 +549,19 @@ pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
         .collect();
     install_stop_handler();
     let exe = std::env::current_exe().context("cannot find the spu-sweep executable")?;
-    let bounds = Bounds {
+    let (bounds, note) = Bounds {
         timeout_s: b.timeout_s,
         memory_mib: b.memory_mib,
-    };
+    }
+    .within_inherited_limit();
     spu_io::outln!(
         "spu-sweep task {task} of batch {batch} on {}: {}",
         spu_sweep::store::host(),
         runs(ids.len())
     );
+    if let Some(note) = note {
+        spu_io::outln!("{note}");
+    }
     let pool = local::Pool {
         store: &store,
         plan: &plan,

@@ -650,3 +650,42 @@ fn damaged_run_records_are_named_and_redone() {
     let o = sweep(&["collect", &out]);
     assert!(!text(&o.stderr).contains("damaged"), "{}", text(&o.stderr));
 }
+
+/// Under an inherited hard memory limit lower than the runs' bound (`ulimit -v`
+/// in the shell), the runs are bound to that limit, with a note naming `--memory`:
+/// every run failed with "cannot limit memory to 4096 MiB: EPERM".
+#[test]
+fn an_inherited_memory_limit_bounds_the_runs() {
+    let (_d, spec, out) = setup(&vecadd_spec("256"));
+    // The shell lowers its own hard limit (3000000 KiB, 2929 MiB), then runs the
+    // sweep with the default bound of 4096 MiB.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v 3000000 && exec \"$0\" run \"$1\" --out \"$2\" -j 1")
+        .args([exe(), &spec, &out])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("may use at most 2929 MiB")
+            && err.contains("runs are bound to 2929 MiB")
+            && err.contains("`--memory`"),
+        "{err}"
+    );
+    assert!(err.contains("2 done, 0 failed"), "{err}");
+    // A bound below the limit is kept, without a note.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(
+            "ulimit -v 3000000 && exec \"$0\" run \"$1\" --out \"$2\" --memory 1024 --retry-failed",
+        )
+        .args([exe(), &spec, &out])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() && !text(&o.stderr).contains("note:"),
+        "{}",
+        text(&o.stderr)
+    );
+}
