@@ -392,8 +392,8 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create `{}`", spu_io::quote::path(parent)))?;
     }
-    spu_io::output::write_file_restricted(&output, svg.as_bytes(), store.mode())
-        .with_context(|| format!("cannot write `{}`", spu_io::quote::path(&output)))?;
+    // The output error names the file itself.
+    spu_io::output::write_file_restricted(&output, svg.as_bytes(), store.mode())?;
     spu_io::outln!("{}", spu_io::quote::path(&output));
     Ok(ExitCode::SUCCESS)
 }

@@ -82,6 +82,8 @@ pub enum StoreError {
     Write { path: String, error: std::io::Error },
     #[error("cannot read `{path}`: {why}")]
     Read { path: String, why: String },
+    #[error(transparent)]
+    Output(#[from] spu_io::output::OutputError),
 }
 
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -140,8 +142,10 @@ impl Store {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(write_err(parent))?;
         }
-        spu_io::output::write_file_restricted(&path, bytes, self.mode)
-            .map_err(|e| write_err(&path)(e.into_io()))
+        // The output error names the file itself.
+        Ok(spu_io::output::write_file_restricted(
+            &path, bytes, self.mode,
+        )?)
     }
 
     /// Reads a JSON file of the folder.

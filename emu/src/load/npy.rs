@@ -50,6 +50,9 @@ pub enum NpyError {
     },
     #[error(transparent)]
     Input(#[from] spu_io::InputError),
+    /// An output that cannot be created (it names the file itself).
+    #[error(transparent)]
+    Output(#[from] spu_io::OutputError),
     #[error(
         "`{path}` is truncated: its header declares {elements} elements ({bytes} bytes of data) but the file ends before them"
     )]
