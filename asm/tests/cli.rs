@@ -492,6 +492,23 @@ fn bad_input_matrix() {
             "many_errors_are_capped",
             vec![file("many.spu", &kernel("", &bad_lines)), "--check".into()],
         ),
+        (
+            "vector_width_v8",
+            vec![file(
+                "v8.spu",
+                &kernel(
+                    ".global .u32 A[64];",
+                    "    ld.global.v8.u32 {%r0, %r1, %r2, %r3, %r0, %r1, %r2, %r3}, [A];",
+                ),
+            )],
+        ),
+        (
+            "immediate_predicate_other_than_0_or_1",
+            vec![file(
+                "pred2.spu",
+                &kernel("", "    .reg .pred %p<2>;\n    mov.pred %p0, 2;"),
+            )],
+        ),
     ];
     cases.extend([
         // UTF-16 as PowerShell's `>` writes it: named, with the conversion.

@@ -285,6 +285,14 @@ impl Assembler<'_> {
             return;
         };
         let Some((bytes, _)) = self.launch_shared.clone() else {
+            if !self.dynamic_shared_used {
+                // nvcc declares it at module scope for every kernel of the file: a
+                // kernel that never names it needs no size.
+                if let Some(s) = self.module.shared.get_mut(index) {
+                    s.dims = vec![StoredExpr::constant(0)];
+                }
+                return;
+            }
             diags.push(
                 Diagnostic::error(
                     "the size of this dynamic shared array is not given",
