@@ -295,9 +295,14 @@ impl<'s> Splitter<'s> {
             // instruction they enclose a vector operand.
             let ends = match tok {
                 Tok::Semi | Tok::Iu => true,
-                Tok::LBrace => self.current.first().is_none_or(|(t, _)| {
-                    matches!(t, Tok::Entry | Tok::Visible | Tok::Weak | Tok::Extern)
-                }),
+                // A module variable's initialiser list (`.visible .global ... = {`)
+                // opens no block.
+                Tok::LBrace => {
+                    self.current.first().is_none_or(|(t, _)| {
+                        matches!(t, Tok::Entry | Tok::Visible | Tok::Weak | Tok::Extern)
+                    }) && (self.current.iter().any(|(t, _)| *t == Tok::Entry)
+                        || !self.current.iter().any(|(t, _)| *t == Tok::Global))
+                }
                 Tok::RBrace => self.current.is_empty(),
                 Tok::Colon => self.current.len() == 1,
                 _ => false,

@@ -503,6 +503,20 @@ fn bad_input_matrix() {
             )],
         ),
         (
+            "initialiser_list_longer_than_the_array",
+            vec![file(
+                "list.spu",
+                &kernel(".global .u8 A[2] = {1, 2, 3};", ""),
+            )],
+        ),
+        (
+            "initialiser_list_value_outside_the_type",
+            vec![file(
+                "list8.ptx",
+                ".version 7.5\n.target sm_52\n.address_size 64\n.visible .global .align 1 .s8 t[4] = {1, -129};\n.visible .entry k()\n{\n\tret;\n}\n",
+            )],
+        ),
+        (
             "immediate_predicate_other_than_0_or_1",
             vec![file(
                 "pred2.spu",

@@ -233,3 +233,129 @@ fn a_pointer_parameter_without_a_launch_file_says_to_write_one() {
     // parameters), as a binary may be run with values given later.
     assert!(spu_asm::assemble_module("wide.ptx", WIDE).is_ok());
 }
+
+/// Module-scope arrays with initialiser lists, as nvcc writes its tables
+/// (`__cudart_i2opi_f[24] = {...}` for `sinf`): each of type, name, list, element
+/// count, bytes per element and the register that carries an element.
+const LISTS: [(&str, &str, &str, u32, u32, &str); 6] = [
+    (
+        "b8",
+        "i2opi",
+        "65, 144, 67, 60, 153, 149, 98, 219",
+        8,
+        1,
+        "%rs1",
+    ),
+    ("s32", "ts32", "-1, 2, -2147483648, 2147483647", 5, 4, "%r5"),
+    (
+        "f32",
+        "tf32",
+        "0f3F800000, 0fBFC00000, 0f7F7FFFFF",
+        3,
+        4,
+        "%f1",
+    ),
+    (
+        "f64",
+        "tf64",
+        "0d3FF0000000000000, 0dC000000000000000",
+        2,
+        8,
+        "%fd1",
+    ),
+    (
+        "u64",
+        "tu64",
+        "18446744073709551615, 9007199254740993",
+        3,
+        8,
+        "%rd10",
+    ),
+    ("s16", "ts16", "-32768, 32767, -1", 4, 2, "%rs2"),
+];
+
+/// A kernel that copies element `tid` of each table (while in range) to the
+/// buffer of its parameter.
+fn lists_ptx() -> String {
+    let mut s = String::from(".version 7.5\n.target sm_52\n.address_size 64\n\n");
+    for (ty, name, list, n, size, _) in LISTS {
+        s += &format!(".global .align {size} .{ty} {name}[{n}] = {{{list}}};\n");
+    }
+    let params: Vec<String> = (0..LISTS.len())
+        .map(|i| format!("\t.param .u64 lists_param_{i}"))
+        .collect();
+    s += &format!(
+        "\n.visible .entry lists(\n{}\n)\n{{\n\t.reg .pred \t%p<2>;\n\t.reg .b16 \t%rs<3>;\n\t.reg .b32 \t%r<6>;\n\t.reg .f32 \t%f<2>;\n\t.reg .f64 \t%fd<2>;\n\t.reg .b64 \t%rd<11>;\n\tmov.u32 \t%r1, %tid.x;\n",
+        params.join(",\n")
+    );
+    for (i, (ty, name, _, n, size, reg)) in LISTS.iter().enumerate() {
+        // `.b8` elements move through a 16-bit register as `.u8`.
+        let ty = if *ty == "b8" { "u8" } else { ty };
+        s += &format!(
+            "\tsetp.lt.u32 \t%p1, %r1, {n};\n\tmov.u64 \t%rd2, {name};\n\tmul.wide.u32 \t%rd3, %r1, {size};\n\tadd.s64 \t%rd4, %rd2, %rd3;\n\tld.param.u64 \t%rd5, [lists_param_{i}];\n\tcvta.to.global.u64 \t%rd6, %rd5;\n\tadd.s64 \t%rd7, %rd6, %rd3;\n\t@%p1 ld.global.{ty} \t{reg}, [%rd4];\n\t@%p1 st.global.{ty} \t[%rd7], {reg};\n"
+        );
+    }
+    s + "\tret;\n}\n"
+}
+
+#[test]
+fn initialiser_lists_fill_module_arrays_of_every_type() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "lists.ptx", &lists_ptx());
+    let mut launch = String::from("#include \"lists.ptx\"\n");
+    for (k, (ty, _, _, n, _, _)) in LISTS.iter().enumerate() {
+        let ty = if *ty == "b8" { "u8" } else { ty };
+        launch += &format!(".global .{ty} O{k}[{n}] = const(7);\n");
+    }
+    launch += ".launch grid(1) block(32);\n.bind lists(O0, O1, O2, O3, O4, O5);\n";
+    let launch = write(dir.path(), "lists.spu", &launch);
+    // The lists' values as little-endian words, the elements past a list zero.
+    let pack = |bytes: Vec<u8>| -> Vec<u32> {
+        bytes
+            .chunks(4)
+            .map(|c| {
+                let mut w = [0u8; 4];
+                w[..c.len()].copy_from_slice(c);
+                u32::from_le_bytes(w)
+            })
+            .collect()
+    };
+    let want: Vec<Vec<u32>> = vec![
+        pack(vec![65, 144, 67, 60, 153, 149, 98, 219]),
+        pack(
+            [-1i32, 2, i32::MIN, i32::MAX, 0]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        ),
+        pack(
+            [1.0f32, -1.5, f32::MAX]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        ),
+        pack(
+            [1.0f64, -2.0]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        ),
+        pack(
+            [u64::MAX, (1u64 << 53) + 1, 0]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        ),
+        pack(
+            [i16::MIN, i16::MAX, -1, 0]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        ),
+    ];
+    for (name, bufs) in run_everywhere(&launch) {
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(&words(&bufs, &format!("O{k}")), w, "{name}: O{k}");
+        }
+    }
+}
