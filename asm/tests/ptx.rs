@@ -329,6 +329,56 @@ fn device_functions_and_local_memory_are_refused_clearly() {
 }
 
 #[test]
+fn a_call_sequence_is_one_clear_error_and_its_function_stays_an_error() {
+    let src = "\
+.version 7.5
+.target sm_52
+.address_size 64
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+\t.param .b64 vprintf_param_0,
+\t.param .b64 vprintf_param_1
+)
+;
+.visible .entry hello()
+{
+\t.reg .b32 \t%r<2>;
+\t.reg .b64 \t%rd<3>;
+\tmov.u64 \t%rd1, 0;
+\t{ // callseq 0, 0
+\t.reg .b32 temp_param_reg;
+\t.param .b64 param0;
+\tst.param.b64 \t[param0+0], %rd1;
+\t.param .b32 retval0;
+\tcall.uni (retval0),
+\tvprintf,
+\t(
+\tparam0
+\t);
+\tld.param.b32 \t%r1, [retval0+0];
+\t} // callseq 0
+\tret;
+}
+";
+    let err = spu_asm::assemble_module("k.ptx", src)
+        .unwrap_err()
+        .render("k.ptx", src);
+    assert!(
+        err.contains("error: calls of device functions are not supported")
+            && err.contains("k.ptx:15:2"),
+        "{err}"
+    );
+    // The kernel calls it: the declaration's error is no warning.
+    assert!(
+        err.contains("error: device functions (`.func`) are not supported"),
+        "{err}"
+    );
+    // The block is skipped whole and the kernel's block still closes after it.
+    assert_eq!(err.matches("error:").count(), 2, "{err}");
+    assert!(!err.contains("outside any kernel"), "{err}");
+}
+
+#[test]
 fn entry_assembles_only_the_chosen_kernel_and_warns_about_the_others() {
     let bad = TWO.replace(
         "\t.extern .shared .align 16 .b8 smem[];",

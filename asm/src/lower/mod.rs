@@ -178,6 +178,12 @@ fn spare_other_entries(outline: &Outline<'_>, chosen: u32, diags: &mut Diagnosti
             .zip(&outline.entry_ends)
             .position(|(s, e)| (*s as usize) <= at && at < *e as usize)
     };
+    // A `.func` the chosen kernel calls is no spare: its error stays.
+    let calls = diags.items.iter().any(|d| {
+        d.severity == crate::diag::Severity::Error
+            && d.message.starts_with("calls")
+            && owner(d.span.start) == Some(chosen as usize)
+    });
     for d in &mut diags.items {
         if d.severity != crate::diag::Severity::Error {
             continue;
@@ -187,7 +193,7 @@ fn spare_other_entries(outline: &Outline<'_>, chosen: u32, diags: &mut Diagnosti
                 "in kernel `{}`, which is not assembled (the launch chose `{}`)",
                 outline.entries[k].node, outline.entries[chosen as usize].node
             ),
-            None if d.message.starts_with("device functions (`.func`)") => {
+            None if !calls && d.message.starts_with("device functions (`.func`)") => {
                 "no instruction of the assembled kernel can reach it".to_string()
             }
             _ => continue,
