@@ -10,8 +10,11 @@ use spu_emu::cli::session::run_file;
 use spu_emu::{LoadOptions, Machine, RunControl};
 use std::path::Path;
 
-/// Every buffer's words after a run on each of the three configurations.
-fn run_everywhere(path: &Path) -> Vec<(&'static str, Vec<(String, Vec<u32>)>)> {
+/// Every buffer's words after a run, by name.
+type Buffers = Vec<(String, Vec<u32>)>;
+
+/// The buffers after a run on each of the three configurations.
+fn run_everywhere(path: &Path) -> Vec<(&'static str, Buffers)> {
     let gtx = spu_emu::machine::preset("gtx480").unwrap();
     [
         ("spu", Machine::default(), false),

@@ -61,7 +61,7 @@ impl Lowering<'_> {
         };
         let (info, _) = self.scope.reg(name)?;
         if !matches!(info.ty, RegTy::Val(t) if t.bits() == 64 && !t.is_float())
-            || self.scope.regs.get(*name).is_none()
+            || !self.scope.regs.contains_key(*name)
         {
             return None;
         }
