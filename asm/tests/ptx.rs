@@ -420,18 +420,22 @@ fn a_module_scope_extern_shared_array_the_kernel_does_not_use_needs_no_size() {
         ".visible .entry fill(",
         ".extern .shared .align 16 .b8 smem[];\n\n.visible .entry fill(",
     );
-    assert!(
-        spu_asm::assemble_with_options(
-            "two.ptx",
-            &src,
-            &mut |_| Err("none".into()),
-            &spu_asm::Options {
-                entry: Some("fill".into()),
-                ..spu_asm::Options::default()
-            }
-        )
-        .is_ok()
-    );
+    let (m, _) = spu_asm::assemble_with_options(
+        "two.ptx",
+        &src,
+        &mut |_| Err("none".into()),
+        &spu_asm::Options {
+            entry: Some("fill".into()),
+            ..spu_asm::Options::default()
+        },
+    )
+    .unwrap_or_else(|d| panic!("{}", d.render("two.ptx", &src)));
+    // One element, so the disassembly re-assembles to the same module.
+    assert_eq!(m.shared[0].dims, [spu_isa::format::Expr::constant(1)]);
+    let text = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options::default());
+    let (again, _) = spu_asm::assemble_module("again.spu", &text)
+        .unwrap_or_else(|d| panic!("{}", d.render("again.spu", &text)));
+    assert_eq!(again.shared, m.shared, "{text}");
     // `twice` writes to it, so it still needs a size.
     let err = assemble_entry(&src, Some("twice")).unwrap_err();
     assert!(
