@@ -103,7 +103,7 @@ pub fn disassemble(m: &Module, options: Options) -> String {
     }
     for b in &m.buffers {
         let dims: String = b.dims.iter().map(|d| format!("[{}]", expr(d))).collect();
-        let init = match b.init {
+        let init = match b.init.clone() {
             Init::Zeros => "zeros".to_string(),
             Init::Const(v) => format!("const({})", num(v)),
             // The integer the bits are, signed or not as the type is.
@@ -114,6 +114,22 @@ pub fn disassemble(m: &Module, options: Options) -> String {
             Init::ConstBits(bits) => format!("const({bits})"),
             Init::Ramp { start, step } => format!("ramp({}, {})", num(start), num(step)),
             Init::Random { seed, lo, hi } => format!("random({seed}, {}, {})", num(lo), num(hi)),
+            // Floats as their bit patterns (exact); integers signed or not as the type.
+            Init::Values(values) => {
+                let items: Vec<String> = values
+                    .iter()
+                    .map(|&bits| match b.ty {
+                        spu_isa::Ty::F32 => format!("0f{:08X}", bits as u32),
+                        spu_isa::Ty::F64 => format!("0d{bits:016X}"),
+                        t if t.is_signed() => {
+                            let shift = 64 - t.bits();
+                            (((bits << shift) as i64) >> shift).to_string()
+                        }
+                        _ => bits.to_string(),
+                    })
+                    .collect();
+                format!("{{{}}}", items.join(", "))
+            }
         };
         let _ = writeln!(s, ".global .{} {}{dims} = {init};", b.ty, b.name);
     }

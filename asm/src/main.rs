@@ -110,6 +110,7 @@ fn run(cli: &Cli) -> Result<()> {
     let path = cli.input.to_string_lossy();
     let options = spu_asm::Options {
         entry: cli.entry.clone(),
+        ..spu_asm::Options::default()
     };
     match spu_asm::assemble_with_options_bytes(&path, &src, &options) {
         Ok((bin, warnings)) => {

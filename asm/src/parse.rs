@@ -117,6 +117,11 @@ pub struct Splitter<'s> {
     /// Inside a `.section` (nvcc's DWARF data with `-G` or `-lineinfo`): where the
     /// directive and its name are, and the brace depth of its block, skipped whole.
     section: Option<(Span, u32)>,
+    /// An `.entry` block is open (a `{` alone then opens a call sequence).
+    in_entry: bool,
+    /// Brace depth inside a call sequence (`{ // callseq ... call ... }`), skipped
+    /// whole after one error.
+    callseq_depth: Option<u32>,
     /// An unterminated comment ended the file early, so checks of the file's end do
     /// not apply.
     pub stopped_early: bool,
@@ -137,6 +142,8 @@ impl<'s> Splitter<'s> {
             skipping: false,
             func_depth: None,
             section: None,
+            in_entry: false,
+            callseq_depth: None,
             stopped_early: false,
             finished: false,
         }
@@ -188,6 +195,24 @@ impl<'s> Splitter<'s> {
                 if consumed {
                     continue;
                 }
+            }
+            if let Some(depth) = &mut self.callseq_depth {
+                match tok {
+                    Tok::LBrace => *depth += 1,
+                    Tok::RBrace if *depth == 1 => self.callseq_depth = None,
+                    Tok::RBrace => *depth -= 1,
+                    _ => {}
+                }
+                continue;
+            }
+            if tok == Tok::LBrace && self.in_entry && self.current.is_empty() && !self.skipping {
+                self.report(
+                    Diagnostic::error("calls of device functions are not supported", span)
+                        .label("a call sequence (`{ .param ...; call ...; }`) starts here; the block is skipped")
+                        .help("inline the callee into the kernel (nvcc's `__forceinline__`); `printf` is a call of `vprintf` and is not supported either"),
+                );
+                self.callseq_depth = Some(1);
+                continue;
             }
             if let Tok::Name(text) | Tok::Register(text) | Tok::Str(text) | Tok::Directive(text) =
                 tok
@@ -309,13 +334,23 @@ impl<'s> Splitter<'s> {
             // instruction they enclose a vector operand.
             let ends = match tok {
                 Tok::Semi | Tok::Iu => true,
-                Tok::LBrace => self.current.first().is_none_or(|(t, _)| {
-                    matches!(t, Tok::Entry | Tok::Visible | Tok::Weak | Tok::Extern)
-                }),
+                // A module variable's initialiser list (`.visible .global ... = {`)
+                // opens no block.
+                Tok::LBrace => {
+                    self.current.first().is_none_or(|(t, _)| {
+                        matches!(t, Tok::Entry | Tok::Visible | Tok::Weak | Tok::Extern)
+                    }) && (self.current.iter().any(|(t, _)| *t == Tok::Entry)
+                        || !self.current.iter().any(|(t, _)| *t == Tok::Global))
+                }
                 Tok::RBrace => self.current.is_empty(),
                 Tok::Colon => self.current.len() == 1,
                 _ => false,
             };
+            if ends && tok == Tok::LBrace {
+                self.in_entry |= self.current.iter().any(|(t, _)| *t == Tok::Entry);
+            } else if ends && tok == Tok::RBrace {
+                self.in_entry = false;
+            }
             self.current.push((tok, span));
             if ends {
                 self.done.clear();

@@ -492,6 +492,37 @@ fn bad_input_matrix() {
             "many_errors_are_capped",
             vec![file("many.spu", &kernel("", &bad_lines)), "--check".into()],
         ),
+        (
+            "vector_width_v8",
+            vec![file(
+                "v8.spu",
+                &kernel(
+                    ".global .u32 A[64];",
+                    "    ld.global.v8.u32 {%r0, %r1, %r2, %r3, %r0, %r1, %r2, %r3}, [A];",
+                ),
+            )],
+        ),
+        (
+            "initialiser_list_longer_than_the_array",
+            vec![file(
+                "list.spu",
+                &kernel(".global .u8 A[2] = {1, 2, 3};", ""),
+            )],
+        ),
+        (
+            "initialiser_list_value_outside_the_type",
+            vec![file(
+                "list8.ptx",
+                ".version 7.5\n.target sm_52\n.address_size 64\n.visible .global .align 1 .s8 t[4] = {1, -129};\n.visible .entry k()\n{\n\tret;\n}\n",
+            )],
+        ),
+        (
+            "immediate_predicate_other_than_0_or_1",
+            vec![file(
+                "pred2.spu",
+                &kernel("", "    .reg .pred %p<2>;\n    mov.pred %p0, 2;"),
+            )],
+        ),
     ];
     cases.extend([
         // UTF-16 as PowerShell's `>` writes it: named, with the conversion.

@@ -459,7 +459,9 @@ fn sixty_four_bit_integers_stay_exact() {
     use spu_isa::format::Init;
     let init = |decl: &str| {
         let bin = asm(&kernel(decl, "")).unwrap_or_else(|d| panic!("{decl}: {d:?}"));
-        spu_isa::format::read_module(&bin).unwrap().buffers[0].init
+        spu_isa::format::read_module(&bin).unwrap().buffers[0]
+            .init
+            .clone()
     };
     // 2^53 + 1 is no double: kept as its bits, not rounded to 2^53.
     assert_eq!(

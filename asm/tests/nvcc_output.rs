@@ -256,7 +256,7 @@ fn module_scope_variables_are_one_element_buffers() {
     let b: Vec<(&str, spu_isa::Ty, spu_isa::format::Init)> = m
         .buffers
         .iter()
-        .map(|b| (b.name.as_str(), b.ty, b.init))
+        .map(|b| (b.name.as_str(), b.ty, b.init.clone()))
         .collect();
     assert_eq!(
         b[..2],

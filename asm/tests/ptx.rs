@@ -108,6 +108,7 @@ $L__BB0_2:
 fn assemble_entry(src: &str, entry: Option<&str>) -> Result<spu_isa::format::Module, String> {
     let options = spu_asm::Options {
         entry: entry.map(str::to_string),
+        ..spu_asm::Options::default()
     };
     let mut read = |p: &std::path::Path| -> Result<String, String> {
         match p.file_name().and_then(|f| f.to_str()) {
@@ -312,17 +313,135 @@ fn device_functions_and_local_memory_are_refused_clearly() {
     let err = spu_asm::assemble_module("k.ptx", src)
         .unwrap_err()
         .render("k.ptx", src);
+    // The kernel calls no function, so the unsupported `.func` only warns.
     assert!(
-        err.contains("device functions (`.func`) are not supported"),
+        err.contains("warning: device functions (`.func`) are not supported")
+            && err.contains("no instruction of the assembled kernel can reach it"),
         "{err}"
     );
     assert!(
-        err.contains("local memory (`.local`) is not supported"),
+        err.contains("error: local memory (`.local`) is not supported"),
         "{err}"
     );
     // The function's body is skipped whole: no error about its statements.
     assert!(!err.contains("outside any kernel"), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+}
+
+#[test]
+fn a_call_sequence_is_one_clear_error_and_its_function_stays_an_error() {
+    let src = "\
+.version 7.5
+.target sm_52
+.address_size 64
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+\t.param .b64 vprintf_param_0,
+\t.param .b64 vprintf_param_1
+)
+;
+.visible .entry hello()
+{
+\t.reg .b32 \t%r<2>;
+\t.reg .b64 \t%rd<3>;
+\tmov.u64 \t%rd1, 0;
+\t{ // callseq 0, 0
+\t.reg .b32 temp_param_reg;
+\t.param .b64 param0;
+\tst.param.b64 \t[param0+0], %rd1;
+\t.param .b32 retval0;
+\tcall.uni (retval0),
+\tvprintf,
+\t(
+\tparam0
+\t);
+\tld.param.b32 \t%r1, [retval0+0];
+\t} // callseq 0
+\tret;
+}
+";
+    let err = spu_asm::assemble_module("k.ptx", src)
+        .unwrap_err()
+        .render("k.ptx", src);
+    assert!(
+        err.contains("error: calls of device functions are not supported")
+            && err.contains("k.ptx:15:2"),
+        "{err}"
+    );
+    // The kernel calls it: the declaration's error is no warning.
+    assert!(
+        err.contains("error: device functions (`.func`) are not supported"),
+        "{err}"
+    );
+    // The block is skipped whole and the kernel's block still closes after it.
     assert_eq!(err.matches("error:").count(), 2, "{err}");
+    assert!(!err.contains("outside any kernel"), "{err}");
+}
+
+#[test]
+fn entry_assembles_only_the_chosen_kernel_and_warns_about_the_others() {
+    let bad = TWO.replace(
+        "\t.extern .shared .align 16 .b8 smem[];",
+        "\t.local .align 4 .b8 __local_depot1[8];\n\tld.global.v8.u32 {%r1, %r1, %r1, %r1, %r1, %r1, %r1, %r1}, [%rd1];",
+    );
+    assert!(bad.contains("__local_depot1"));
+    let options = spu_asm::Options {
+        entry: Some("fill".into()),
+        ..spu_asm::Options::default()
+    };
+    let mut read = |_: &std::path::Path| -> Result<String, String> { Err("none".into()) };
+    let (m, warnings) = spu_asm::assemble_with_options("two.ptx", &bad, &mut read, &options)
+        .unwrap_or_else(|d| panic!("{}", d.render("two.ptx", &bad)));
+    assert_eq!(m.name, "fill");
+    let text = warnings.render("two.ptx", &bad);
+    assert!(
+        text.contains("warning: local memory (`.local`) is not supported")
+            && text.contains("in kernel `twice`, which is not assembled (the launch chose `fill`)"),
+        "{text}"
+    );
+    // Asking for the other kernel refuses it, with the errors as errors.
+    let options = spu_asm::Options {
+        entry: Some("twice".into()),
+        ..spu_asm::Options::default()
+    };
+    let err = spu_asm::assemble_with_options("two.ptx", &bad, &mut read, &options)
+        .unwrap_err()
+        .render("two.ptx", &bad);
+    assert!(
+        err.contains("error: local memory (`.local`) is not supported"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_module_scope_extern_shared_array_the_kernel_does_not_use_needs_no_size() {
+    let src = TWO.replace("\t.extern .shared .align 16 .b8 smem[];\n", "");
+    let src = src.replace(
+        ".visible .entry fill(",
+        ".extern .shared .align 16 .b8 smem[];\n\n.visible .entry fill(",
+    );
+    let (m, _) = spu_asm::assemble_with_options(
+        "two.ptx",
+        &src,
+        &mut |_| Err("none".into()),
+        &spu_asm::Options {
+            entry: Some("fill".into()),
+            ..spu_asm::Options::default()
+        },
+    )
+    .unwrap_or_else(|d| panic!("{}", d.render("two.ptx", &src)));
+    // One element, so the disassembly re-assembles to the same module.
+    assert_eq!(m.shared[0].dims, [spu_isa::format::Expr::constant(1)]);
+    let text = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options::default());
+    let (again, _) = spu_asm::assemble_module("again.spu", &text)
+        .unwrap_or_else(|d| panic!("{}", d.render("again.spu", &text)));
+    assert_eq!(again.shared, m.shared, "{text}");
+    // `twice` writes to it, so it still needs a size.
+    let err = assemble_entry(&src, Some("twice")).unwrap_err();
+    assert!(
+        err.contains("the size of this dynamic shared array is not given"),
+        "{err}"
+    );
 }
 
 #[test]

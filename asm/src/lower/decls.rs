@@ -166,6 +166,7 @@ impl Assembler<'_> {
         // From here on a failure leaves the name declared but without a buffer: the
         // code's uses of it are not checked (they would only repeat the error).
         self.scope.poisoned.insert(name.node.to_string());
+        let init_span = init.map(|e| e.span.clone());
         let Some(mut dims) = self.dims(dims, diags) else {
             return;
         };
@@ -180,6 +181,29 @@ impl Assembler<'_> {
                 return;
             }
         };
+        // A list longer than the array (when its size is known here).
+        if let (Init::Values(values), Some(e)) = (&init, init_span) {
+            let elements = dims.iter().try_fold(1i64, |n, d| {
+                d.eval(&|_| None).ok().and_then(|v| n.checked_mul(v))
+            });
+            if let Some(n) = elements.filter(|n| values.len() as i64 > *n) {
+                diags.push(
+                    Diagnostic::error(
+                        format!(
+                            "the list has {} values but `{}` has {n} elements",
+                            values.len(),
+                            name.node
+                        ),
+                        e,
+                    )
+                    .label("too many values")
+                    .help(
+                        "give at most one value per element (the elements past the list are zero)",
+                    ),
+                );
+                return;
+            }
+        }
         self.scope.poisoned.remove(name.node);
         self.scope
             .buffers

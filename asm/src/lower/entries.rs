@@ -285,6 +285,15 @@ impl Assembler<'_> {
             return;
         };
         let Some((bytes, _)) = self.launch_shared.clone() else {
+            if !self.dynamic_shared_used {
+                // nvcc declares it at module scope for every kernel of the file: a
+                // kernel that never names it needs no size. One element keeps it a
+                // valid array (a binary's arrays have at least one).
+                if let Some(s) = self.module.shared.get_mut(index) {
+                    s.dims = vec![StoredExpr::constant(1)];
+                }
+                return;
+            }
             diags.push(
                 Diagnostic::error(
                     "the size of this dynamic shared array is not given",

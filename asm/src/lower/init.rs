@@ -1,6 +1,7 @@
 //! Buffer initialisers: `zeros`, `const(v)`, `ramp(start, step)`, `random(seed)` or
-//! `random(seed, lo, hi)`, and a PTX variable's `= value`, each value checked
-//! against the element type. Integer values are exact: a `const` of any 64-bit
+//! `random(seed, lo, hi)`, and a PTX variable's `= value` or list `= {1, 2, 3}`
+//! (the grammar gives a list as a call of `{}`), each value checked against the
+//! element type. Integer values are exact: a `const` of any 64-bit
 //! integer keeps all its bits (stored as its bit pattern when a double cannot
 //! hold it), and a `ramp` or `random` value a double cannot hold exactly is
 //! refused rather than rounded.
@@ -35,6 +36,15 @@ pub(super) fn initialiser(e: &SExpr<'_>, ty: Ty) -> Result<Init, Diagnostic> {
         .iter()
         .map(init_literal)
         .collect::<Result<Vec<_>, _>>()?;
+    if name == "{}" {
+        // A PTX variable's list: each value checked against the type, kept as bits.
+        let mut values = Vec::with_capacity(nums.len());
+        for (v, arg) in nums.iter().zip(args) {
+            check_value(*v, ty, false, arg)?;
+            values.push(value_bits(*v, ty));
+        }
+        return Ok(Init::Values(values));
+    }
     let wrong = |expected: &str| {
         Diagnostic::error(format!("`{name}` takes {expected}"), e.span.clone())
             .label(format!("found {} arguments", nums.len()))
@@ -102,6 +112,16 @@ pub(super) fn initialiser(e: &SExpr<'_>, ty: Ty) -> Result<Init, Diagnostic> {
         }
         _ => Init::Zeros,
     })
+}
+
+/// The bit pattern of a checked value in an element of `ty`.
+fn value_bits(v: Num, ty: Ty) -> u64 {
+    if ty.is_float() {
+        return ty.bits_of(v.as_f64());
+    }
+    let i = v.as_int().unwrap_or(v.as_f64() as i128);
+    let mask = u128::MAX >> (128 - ty.bits());
+    (i as u128 & mask) as u64
 }
 
 /// Every element is `v`: as a double when the double is exact, else (integers a

@@ -25,6 +25,7 @@ mod init;
 mod lineinfo;
 mod outline;
 mod statements;
+mod uses;
 
 pub use decls::MAX_REGISTERS;
 pub use outline::{MAX_ENTRIES, MAX_LABELS};
@@ -34,6 +35,9 @@ pub use outline::{MAX_ENTRIES, MAX_LABELS};
 pub struct Options {
     /// The kernel to assemble when the file has several `.entry` blocks.
     pub entry: Option<String>,
+    /// The module is to be run as it is: a PTX kernel with pointer parameters and
+    /// no `.bind` is refused (no buffer stands behind them).
+    pub launch: bool,
 }
 
 /// Assembles source text into a module; warnings come back with it. `#include`
@@ -173,8 +177,52 @@ fn assemble_text(
         asm.code(text, &mut code_diags);
     }
     diags.append(code_diags);
+    asm.check_pointer_params(diags);
+    if let Some(chosen) = asm.chosen {
+        spare_other_entries(&outline, chosen, diags);
+    }
     asm.colour |= asm.needs_colouring();
     asm.build(diags, earlier_errors)
+}
+
+/// Errors inside kernels other than the chosen one, and at device functions (which
+/// the chosen kernel could only reach by a `call`, itself an error), become
+/// warnings: only the chosen kernel is assembled.
+fn spare_other_entries(outline: &Outline<'_>, chosen: u32, diags: &mut Diagnostics) {
+    let owner = |at: usize| {
+        outline
+            .entry_starts
+            .iter()
+            .zip(&outline.entry_ends)
+            .position(|(s, e)| (*s as usize) <= at && at < *e as usize)
+    };
+    // A `.func` the chosen kernel calls is no spare: its error stays.
+    let calls = diags.items.iter().any(|d| {
+        d.severity == crate::diag::Severity::Error
+            && d.message.starts_with("calls")
+            && owner(d.span.start) == Some(chosen as usize)
+    });
+    for d in &mut diags.items {
+        if d.severity != crate::diag::Severity::Error {
+            continue;
+        }
+        let note = match owner(d.span.start) {
+            Some(k) if k as u32 != chosen => format!(
+                "in kernel `{}`, which is not assembled (the launch chose `{}`)",
+                outline.entries[k].node, outline.entries[chosen as usize].node
+            ),
+            None if !calls && d.message.starts_with("device functions (`.func`)") => {
+                "no instruction of the assembled kernel can reach it".to_string()
+            }
+            _ => continue,
+        };
+        d.severity = crate::diag::Severity::Warning;
+        d.label = if d.label.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", d.label)
+        };
+    }
 }
 
 /// A module with nothing in it yet (the default launch is one warp per block).
@@ -278,6 +326,14 @@ struct Assembler<'m> {
     first_bind: Option<Span>,
     /// The width of a pointer parameter (see [`Outline::pointer_bits`]).
     pointer_bits: u32,
+    /// The chosen PTX entry's parameters and where they are declared.
+    entry_params: Vec<(String, Span)>,
+    /// Registers holding an entry parameter's value (`ld.param`) -> its name.
+    param_regs: HashMap<String, String>,
+    /// Entry parameters used as global addresses, in order of first use.
+    pointer_params: Vec<String>,
+    /// An instruction names the `.extern .shared` array.
+    dynamic_shared_used: bool,
 }
 
 impl<'m> Assembler<'m> {
@@ -313,6 +369,10 @@ impl<'m> Assembler<'m> {
             launch_block: None,
             first_bind: None,
             pointer_bits: 64,
+            entry_params: Vec::new(),
+            param_regs: HashMap::new(),
+            pointer_params: Vec::new(),
+            dynamic_shared_used: false,
         }
     }
 
@@ -447,6 +507,10 @@ impl<'m> Assembler<'m> {
                 self.global(ty, name, dims, init.as_ref(), align.as_ref(), diags);
             }
         }
+        self.entry_params = entry_params
+            .iter()
+            .map(|p| (p.name.node.to_string(), p.name.span.clone()))
+            .collect();
         self.bind_entry_params(entry_params, bind.as_ref(), diags);
     }
 }

@@ -43,6 +43,8 @@ pub(super) struct Outline<'s> {
     pub entries: Vec<Spanned<&'s str>>,
     /// Where each kernel's `.entry` statement starts.
     pub entry_starts: Vec<u32>,
+    /// Where each kernel's block ends (the end of the text if it is not closed).
+    pub entry_ends: Vec<u32>,
     pub decls: Vec<Decl>,
     /// Labels with the kernel whose block holds them.
     pub labels: Vec<(u32, Spanned<&'s str>)>,
@@ -90,8 +92,14 @@ pub(super) fn scan<'s>(text: &'s str, diags: &mut Diagnostics) -> Outline<'s> {
                 open = to32(outline.entries.len());
                 outline.entries.push(name);
                 outline.entry_starts.push(to32(start));
+                outline.entry_ends.push(to32(text.len()));
             }
-            Shape::BlockClose => open = NO_OWNER,
+            Shape::BlockClose => {
+                if let Some(end) = outline.entry_ends.get_mut(open as usize) {
+                    *end = to32(span.end);
+                }
+                open = NO_OWNER;
+            }
             Shape::Label(name) => {
                 if outline.labels.len() == MAX_LABELS {
                     diags.push(

@@ -196,6 +196,7 @@ impl Assembler<'_> {
                 if self.uses_poisoned(guard.as_ref(), operands) {
                     return;
                 }
+                self.track_uses(mnemonic, operands);
                 let pos = guard
                     .as_ref()
                     .map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));

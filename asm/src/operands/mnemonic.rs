@@ -54,6 +54,27 @@ pub(super) fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods)
         offsets.push(at..at + p.len());
         at += p.len() + 1;
     }
+    // A vector width the machine lacks (`.v8`) would otherwise be read as a
+    // misspelt type (`.b8`).
+    if spec.modifiers().any(|(k, _, _)| k == ModKind::Vector)
+        && let Some(k) = parts.iter().skip(consumed).position(|p| {
+            p.len() > 1
+                && p.starts_with('v')
+                && p[1..].bytes().all(|b| b.is_ascii_digit())
+                && !ModKind::Vector.names().contains(p)
+        })
+    {
+        let part = parts[consumed + k];
+        return Err(Diagnostic::error(
+            format!("vector width `.{part}` is not supported"),
+            offsets[consumed + k].clone(),
+        )
+        .label("`.v2` and `.v4` are")
+        .help(format!(
+            "split it into `{}.v4` (or `.v2`) accesses at consecutive addresses",
+            parts[..consumed + k].join(".")
+        )));
+    }
     let mut i = consumed;
     for (kind, allowed, optional) in spec.modifiers() {
         let names = kind.names();

@@ -22,6 +22,7 @@ mod mnemonic;
 mod pack;
 mod ptx;
 mod scope;
+mod wide;
 
 use immediates::*;
 use mnemonic::*;

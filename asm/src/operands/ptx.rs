@@ -6,6 +6,8 @@
 //! - `setp` that combines its result with a predicate (`setp.lt.and.s32 p, a, b, c`)
 //!   or writes a result and its complement (`setp.lt.s32 p|q, a, b`);
 //! - `mov` between a 64-bit register and two 32-bit halves (`pack.rs`);
+//! - loads and stores through a register wider than the access, and `mov.pred`
+//!   of an immediate (`wide.rs`);
 //! - `ld.param` of a PTX entry parameter that `.bind` gave a buffer, a kernel
 //!   parameter or a constant.
 
@@ -50,6 +52,9 @@ impl Lowering<'_> {
     ) -> Option<Lowered> {
         let m = mnemonic.node;
         let parts: Vec<&str> = m.split('.').collect();
+        if let Some(done) = self.wide_access(guard, mnemonic, &parts, operands, span) {
+            return Some(done);
+        }
         match parts.as_slice() {
             ["bar" | "barrier", "sync", rest @ ..] if rest.iter().all(|p| *p == "aligned") => {
                 Some(self.block_barrier(guard, mnemonic, operands, span))
@@ -73,6 +78,7 @@ impl Lowering<'_> {
                 let m = at(text.as_str(), &mnemonic.span);
                 Some(self.machine_instr(guard, &m, &ops, span))
             }
+            ["mov", "pred"] => self.immediate_pred(guard, mnemonic, operands, span),
             ["mov", ty] => self.mov_halves(guard, mnemonic, ty, operands, span),
             ["setp", ..] => self.setp_combined(guard, mnemonic, &parts, operands, span),
             ["ld", "param", ..] => self.entry_arg_load(guard, mnemonic, &parts, operands, span),

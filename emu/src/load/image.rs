@@ -370,7 +370,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         layout.push((b.name.clone(), b.ty, dims, n as u64));
     }
     for (b, (_, _, _, n)) in module.buffers.iter().zip(&layout) {
-        super::init::check(b.init, b.ty, *n).map_err(|why| LoadError::Init {
+        super::init::check(&b.init, b.ty, *n).map_err(|why| LoadError::Init {
             name: b.name.clone(),
             why,
         })?;
@@ -378,7 +378,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     let mut memory = GlobalMemory::layout(layout, u64::from(machine.global_mib) << 20)?;
     for (i, b) in module.buffers.iter().enumerate() {
         let elements = memory.regions()[i].len as usize;
-        crate::load::init::fill(memory.buffer_mut(i), b.ty, elements, b.init);
+        crate::load::init::fill(memory.buffer_mut(i), b.ty, elements, &b.init);
     }
     let loads = buffer_args(&module, "--load", &options.loads)?;
     let dumps = buffer_args(&module, "--dump", &options.dumps)?;

@@ -32,8 +32,12 @@ impl SplitMix64 {
 /// finite float within the float type's range otherwise. (The assembler checks the
 /// literals; this also covers a ramp's last value, which depends on the size, and
 /// hand-made binaries.)
-pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
-    if let Some((start, step)) = integer_ramp(init, ty) {
+pub fn check(init: &Init, ty: Ty, elements: u64) -> Result<(), String> {
+    if let Init::Values(values) = init {
+        return check_values(values, ty, elements);
+    }
+    let init = init.clone();
+    if let Some((start, step)) = integer_ramp(&init, ty) {
         let last = i128::from(elements.saturating_sub(1));
         return check_exact(
             [
@@ -63,6 +67,7 @@ pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
             return Err(format!("random(seed, lo, hi) has lo {lo} above hi {hi}"));
         }
         Init::Random { lo, hi, .. } => vec![("random's lo", lo), ("random's hi", hi)],
+        Init::Values(_) => vec![],
     };
     let (lo, hi) = ty.value_range();
     let show = |v: f64| match ty {
@@ -89,12 +94,33 @@ pub fn check(init: Init, ty: Ty, elements: u64) -> Result<(), String> {
 /// A ramp over an integer buffer as integers `(start, step)`: its elements are
 /// computed in integers, exact for every 64-bit value (doubles are exact only up
 /// to 2^53); `None` for any other initialiser.
-fn integer_ramp(init: Init, ty: Ty) -> Option<(i128, i128)> {
-    let Init::Ramp { start, step } = init else {
+fn integer_ramp(init: &Init, ty: Ty) -> Option<(i128, i128)> {
+    let Init::Ramp { start, step } = *init else {
         return None;
     };
     let integral = |v: f64| v.is_finite() && v.fract() == 0.0 && v.abs() < 1e30;
     (ty.is_int() && integral(start) && integral(step)).then_some((start as i128, step as i128))
+}
+
+/// A list fits the buffer and each bit pattern its element's width (the assembler
+/// checks the values as written; this covers hand-made binaries).
+fn check_values(values: &[u64], ty: Ty, elements: u64) -> Result<(), String> {
+    if values.len() as u64 > elements {
+        return Err(format!(
+            "the list has {} values but the buffer {elements} elements",
+            values.len()
+        ));
+    }
+    match values
+        .iter()
+        .position(|v| ty.bits() < 64 && v >> ty.bits() != 0)
+    {
+        Some(i) => Err(format!(
+            "value {i} of the list, bit pattern {:#x}, is wider than .{ty}",
+            values[i]
+        )),
+        None => Ok(()),
+    }
 }
 
 fn check_exact(values: [(&str, i128); 2], ty: Ty) -> Result<(), String> {
@@ -139,8 +165,8 @@ pub fn set_element(words: &mut [u32], ty: Ty, i: usize, bits: u64) {
 }
 
 /// Fills the `elements` elements of a buffer from its initialiser.
-pub fn fill(words: &mut [u32], ty: Ty, elements: usize, init: Init) {
-    match init {
+pub fn fill(words: &mut [u32], ty: Ty, elements: usize, init: &Init) {
+    match *init {
         Init::Zeros => words.fill(0),
         Init::Const(v) => {
             let bits = ty.bits_of(v);
@@ -177,6 +203,12 @@ pub fn fill(words: &mut [u32], ty: Ty, elements: usize, init: Init) {
                 set_element(words, ty, i, bits);
             }
         }
+        Init::Values(ref values) => {
+            words.fill(0);
+            for (i, bits) in values.iter().take(elements).enumerate() {
+                set_element(words, ty, i, *bits);
+            }
+        }
     }
 }
 
@@ -191,19 +223,19 @@ mod tests {
             &mut w,
             Ty::U32,
             4,
-            Init::Ramp {
+            &Init::Ramp {
                 start: 6.0,
                 step: 1.0,
             },
         );
         assert_eq!(w, [6, 7, 8, 9]);
-        fill(&mut w, Ty::F32, 4, Init::Const(-2.0));
+        fill(&mut w, Ty::F32, 4, &Init::Const(-2.0));
         assert_eq!(w, [(-2.0f32).to_bits(); 4]);
         fill(
             &mut w,
             Ty::S32,
             4,
-            Init::Random {
+            &Init::Random {
                 seed: 3,
                 lo: -2.0,
                 hi: 2.0,
@@ -215,33 +247,40 @@ mod tests {
             &mut again,
             Ty::S32,
             4,
-            Init::Random {
+            &Init::Random {
                 seed: 3,
                 lo: -2.0,
                 hi: 2.0,
             },
         );
         assert_eq!(w, again);
+        // A list fills its elements in order and zeros the rest.
+        let mut bytes = [0xffff_ffffu32; 2];
+        fill(&mut bytes, Ty::U8, 6, &Init::Values(vec![1, 2, 3, 0xfe]));
+        assert_eq!(bytes, [0xfe03_0201, 0]);
+        assert!(check(&Init::Values(vec![1, 2, 3]), Ty::U8, 2).is_err());
+        assert!(check(&Init::Values(vec![256]), Ty::U8, 2).is_err());
+        assert!(check(&Init::Values(vec![255, 0]), Ty::U8, 2).is_ok());
     }
 
     #[test]
     fn values_outside_the_type_are_refused() {
         let ramp = |start, step| Init::Ramp { start, step };
-        assert!(check(ramp(4_294_967_000.0, 1.0), Ty::U32, 295).is_ok());
-        let err = check(ramp(4_294_967_000.0, 1.0), Ty::U32, 297).unwrap_err();
+        assert!(check(&ramp(4_294_967_000.0, 1.0), Ty::U32, 295).is_ok());
+        let err = check(&ramp(4_294_967_000.0, 1.0), Ty::U32, 297).unwrap_err();
         assert_eq!(
             err,
             "the ramp's last value is 4294967296, outside .u32 (0..=4294967295)"
         );
         assert!(
-            check(ramp(10.0, -1.0), Ty::U32, 12).is_err(),
+            check(&ramp(10.0, -1.0), Ty::U32, 12).is_err(),
             "goes below 0"
         );
-        assert!(check(Init::Const(1.5), Ty::S32, 1).is_err());
-        assert!(check(Init::Const(1e39), Ty::F32, 1).is_err());
-        assert!(check(Init::Const(f64::NAN), Ty::F32, 1).is_err());
+        assert!(check(&Init::Const(1.5), Ty::S32, 1).is_err());
+        assert!(check(&Init::Const(1e39), Ty::F32, 1).is_err());
+        assert!(check(&Init::Const(f64::NAN), Ty::F32, 1).is_err());
         let random = |lo, hi| Init::Random { seed: 1, lo, hi };
-        assert!(check(random(2.0, 1.0), Ty::F32, 1).is_err());
-        assert!(check(random(-5.0, 5.0), Ty::S32, 1).is_ok());
+        assert!(check(&random(2.0, 1.0), Ty::F32, 1).is_err());
+        assert!(check(&random(-5.0, 5.0), Ty::S32, 1).is_ok());
     }
 }

@@ -96,7 +96,12 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
     if text.contains('\0') {
         return Err(not_text());
     }
-    match spu_asm::assemble_module(&p, &text) {
+    // A run needs buffers behind a PTX kernel's pointers.
+    let options = spu_asm::Options {
+        launch: true,
+        ..spu_asm::Options::default()
+    };
+    match spu_asm::assemble_module_with(&p, &text, &options) {
         Ok((module, warnings)) => {
             // Included files are quoted in run-time errors too.
             let mut sources: HashMap<String, String> = warnings

@@ -292,26 +292,31 @@ fn buffer_bytes(m: &Module) -> Vec<u8> {
         b.u8(ty_code(buf.ty));
         b.len(buf.dims.len());
         buf.dims.iter().for_each(|d| b.expr(d));
-        match buf.init {
+        match &buf.init {
             Init::Zeros => b.u8(0),
             Init::Const(v) => {
                 b.u8(1);
-                b.f64(v);
+                b.f64(*v);
             }
             Init::ConstBits(bits) => {
                 b.u8(4);
-                b.u64(bits);
+                b.u64(*bits);
             }
             Init::Ramp { start, step } => {
                 b.u8(2);
-                b.f64(start);
-                b.f64(step);
+                b.f64(*start);
+                b.f64(*step);
             }
             Init::Random { seed, lo, hi } => {
                 b.u8(3);
-                b.u64(seed);
-                b.f64(lo);
-                b.f64(hi);
+                b.u64(*seed);
+                b.f64(*lo);
+                b.f64(*hi);
+            }
+            Init::Values(values) => {
+                b.u8(5);
+                b.len(values.len());
+                values.iter().for_each(|v| b.u64(*v));
             }
         }
     }
@@ -564,6 +569,10 @@ fn read_buffers(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
                 hi: r.f64()?,
             },
             4 => Init::ConstBits(r.u64()?),
+            5 => {
+                let n = r.count(8)?;
+                Init::Values((0..n).map(|_| r.u64()).collect::<Result<_, _>>()?)
+            }
             t => return Err(r.corrupt(format!("unknown initialiser {t}"))),
         };
         m.buffers.push(BufferDecl {

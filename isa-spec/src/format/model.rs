@@ -45,7 +45,7 @@ pub struct ParamDecl {
 }
 
 /// How a buffer is filled before the run.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Init {
     Zeros,
     /// Every element is this value.
@@ -64,6 +64,10 @@ pub enum Init {
         lo: f64,
         hi: f64,
     },
+    /// Element `i` (row-major) holds bit pattern `i` of the list (within the
+    /// element's width); elements past its end are zero (a PTX variable's
+    /// `= {1, 2, 3}`, as C fills the rest of an array).
+    Values(Vec<u64>),
 }
 
 /// `.global .f32 A[N][N] = zeros;`
