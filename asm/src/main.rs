@@ -16,6 +16,7 @@ use std::process::ExitCode;
         spu-asm kernel.spu --check                 # diagnostics only, no output file\n  \
         spu-asm kernels.ptx --entry matmul         # one kernel of a PTX file with several\n  \
         spu-asm launch.spu                         # a .spu file that includes a PTX kernel and binds it\n  \
+        spu-asm launch.spu -I ../kernels           # ... and may include files from ../kernels\n  \
         spu-asm -d kernel.bin                      # source that re-assembles to the same bytes\n  \
         spu-asm -d kernel.bin --no-loc             # cleaner listing without .file/.loc lines\n\n\
         The language is described in asm/LANGUAGE.md and the instructions in isa-spec/ISA.md."
@@ -38,6 +39,10 @@ struct Cli {
     /// The kernel to assemble when the file has several `.entry` blocks.
     #[arg(long, value_name = "NAME", conflicts_with = "disassemble")]
     entry: Option<String>,
+    /// A folder whose files (and those below it) the source may `#include`, besides
+    /// the input's own folder (repeatable).
+    #[arg(short = 'I', value_name = "DIR", conflicts_with = "disassemble")]
+    include_dirs: Vec<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -110,6 +115,7 @@ fn run(cli: &Cli) -> Result<()> {
     let path = cli.input.to_string_lossy();
     let options = spu_asm::Options {
         entry: cli.entry.clone(),
+        include_dirs: cli.include_dirs.clone(),
         ..spu_asm::Options::default()
     };
     match spu_asm::assemble_with_options_bytes(&path, &src, &options) {

@@ -38,16 +38,20 @@ pub struct Options {
     /// The module is to be run as it is: a PTX kernel with pointer parameters and
     /// no `.bind` is refused (no buffer stands behind them).
     pub launch: bool,
+    /// Folders given with `-I DIR`: files in them (or below) may be `#include`d besides
+    /// those in the kernel's own folder.
+    pub include_dirs: Vec<std::path::PathBuf>,
 }
 
 /// Assembles source text into a module; warnings come back with it. `#include`
 /// paths are relative to the including file and must stay inside `path`'s folder
-/// (see [`crate::preprocess::confined_reader`]).
+/// (or an [`Options::include_dirs`] folder with [`assemble_module_with`]; see
+/// [`crate::preprocess::confined_reader`]).
 pub fn assemble_module(path: &str, src: &str) -> Result<(Module, Diagnostics), Diagnostics> {
     assemble_with_options(
         path,
         src,
-        &mut crate::preprocess::confined_reader(path),
+        &mut crate::preprocess::confined_reader(path, &[]),
         &Options::default(),
     )
 }
@@ -61,7 +65,7 @@ pub fn assemble_module_with(
     assemble_with_options(
         path,
         src,
-        &mut crate::preprocess::confined_reader(path),
+        &mut crate::preprocess::confined_reader(path, &options.include_dirs),
         options,
     )
 }

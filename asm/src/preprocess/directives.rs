@@ -333,7 +333,8 @@ impl Pre<'_> {
                     .label(why)
                     .help(
                         "paths are relative to the including file; an included file must be \
-                         a regular UTF-8 text file in the kernel's folder or below it",
+                         a regular UTF-8 text file in the kernel's folder or in a folder given \
+                         with `-I DIR` (or below them)",
                     ),
             ),
         }

@@ -30,6 +30,10 @@ pub struct RunArgs {
     /// .f32/.f64 a number (rounded to nearest), inf, nan or a 0f/0d bit pattern.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     pub defines: Vec<String>,
+    /// A folder whose files (and those below it) a source kernel may `#include`,
+    /// besides its own folder (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
     /// Load a buffer from a .npy file before the run (repeatable).
     #[arg(long = "load", value_name = "BUF=FILE.npy")]
     pub loads: Vec<String>,

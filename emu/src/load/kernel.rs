@@ -65,6 +65,11 @@ pub fn source_beside(input: &Path, recorded: &str) -> Option<String> {
 
 /// Reads a `.bin` or `.spu` file.
 pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
+    read_kernel_with(path, &[])
+}
+
+/// [`read_kernel`] where source may also `#include` files in `include_dirs` (`-I DIR`).
+pub fn read_kernel_with(path: &Path, include_dirs: &[PathBuf]) -> Result<Kernel, KernelError> {
     let p = path.display().to_string();
     let bytes = spu_isa::format::read_input(path)?;
     if bytes.starts_with(b"\x7fELF") {
@@ -99,6 +104,7 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
     // A run needs buffers behind a PTX kernel's pointers.
     let options = spu_asm::Options {
         launch: true,
+        include_dirs: include_dirs.to_vec(),
         ..spu_asm::Options::default()
     };
     match spu_asm::assemble_module_with(&p, &text, &options) {
