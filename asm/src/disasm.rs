@@ -134,9 +134,15 @@ pub fn disassemble(m: &Module, options: Options) -> String {
         let _ = writeln!(s, ".global .{} {}{dims} = {init};", b.ty, b.name);
     }
     let l = &m.launch;
+    // A 2-D grid is written as before, so older listings stay the same.
+    let grid_z = if l.grid[2] == spu_isa::format::Expr::constant(1) {
+        String::new()
+    } else {
+        format!(", {}", expr(&l.grid[2]))
+    };
     let _ = writeln!(
         s,
-        ".launch grid({}, {}) block({}, {}, {}) iu({});",
+        ".launch grid({}, {}{grid_z}) block({}, {}, {}) iu({});",
         expr(&l.grid[0]),
         expr(&l.grid[1]),
         expr(&l.block[0]),

@@ -350,7 +350,7 @@ impl Assembler<'_> {
         self.launch_seen = Some(span.clone());
         for (name, args) in parts {
             let max = match name.node {
-                "grid" => 2,
+                "grid" => 3,
                 "block" => 3,
                 "iu" | "shared" => 1,
                 other => {

@@ -41,6 +41,9 @@ pub enum WarpState {
 pub struct WorkCtx {
     pub ctaid: [u32; 2],
     pub nctaid: [u32; 2],
+    /// The launch's y extent: a 3-D grid (x, y, z) runs as the 2-D grid (x, y*z), and
+    /// its row `r` reads `%ctaid.y = r % grid_y`, `%ctaid.z = r / grid_y`.
+    pub grid_y: u32,
     /// Block dimensions (IUs: threads, 1, 1).
     pub ntid: [u32; 3],
     /// Interface Units: side and index along it in the launched grid.
@@ -69,11 +72,11 @@ pub fn special(sp: Special, ctx: &WorkCtx, label: UnitLabel, warp: u32) -> Lanes
         Special::NtidY => uniform(ctx.ntid[1]),
         Special::NtidZ => uniform(ctx.ntid[2]),
         Special::CtaidX => uniform(ctx.ctaid[0]),
-        Special::CtaidY => uniform(ctx.ctaid[1]),
-        Special::CtaidZ => uniform(0),
+        Special::CtaidY => uniform(ctx.ctaid[1] % ctx.grid_y),
+        Special::CtaidZ => uniform(ctx.ctaid[1] / ctx.grid_y),
         Special::NctaidX => uniform(ctx.nctaid[0]),
-        Special::NctaidY => uniform(ctx.nctaid[1]),
-        Special::NctaidZ => uniform(1),
+        Special::NctaidY => uniform(ctx.grid_y),
+        Special::NctaidZ => uniform(ctx.nctaid[1] / ctx.grid_y),
         Special::LaneId => std::array::from_fn(|l| l as u32),
         Special::WarpId => uniform(warp),
         Special::SmidX => uniform(smx),
@@ -326,6 +329,7 @@ mod tests {
         WorkCtx {
             ctaid: [0; 2],
             nctaid: [1; 2],
+            grid_y: 1,
             ntid: [threads, 1, 1],
             iu: None,
             entry: 0,

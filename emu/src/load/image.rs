@@ -120,7 +120,10 @@ pub enum LoadError {
 /// Evaluated launch dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchDims {
+    /// The grid as it runs: a 3-D launch (x, y, z) folds into (x, y*z).
     pub grid: [u32; 2],
+    /// The launch's own y extent (`%nctaid.y`); `grid[1] / grid_y` is its z.
+    pub grid_y: u32,
     pub block: [u32; 3],
     /// Threads per Interface Unit instance (0 when the kernel has no IU code).
     pub iu_threads: u32,
@@ -242,17 +245,34 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     };
 
     let l = &module.launch;
-    let mut grid = [0; 2];
+    let mut grid3 = [0; 3];
     for (d, e) in l.grid.iter().enumerate() {
-        let what = format!("launch grid dimension {}", ["x", "y"][d]);
-        grid[d] = within(
-            what.clone(),
-            eval(e, &what)?,
+        let what = format!("launch grid dimension {}", ["x", "y", "z"][d]);
+        let (max, why) = if d == 2 {
+            (
+                65535,
+                "a launch grid has at most 65535 blocks along z, as in CUDA",
+            )
+        } else {
+            (
+                1 << 24,
+                "a launch grid has at most 16777216 blocks along x and along y",
+            )
+        };
+        grid3[d] = within(what.clone(), eval(e, &what)?, 1, max, why)?;
+    }
+    // z stacks y-rows: the run sees a 2-D grid of (x, y*z) blocks.
+    let grid_y = grid3[1];
+    let grid = [
+        grid3[0],
+        within(
+            "launch grid y*z".into(),
+            i64::from(grid3[1]) * i64::from(grid3[2]),
             1,
             1 << 24,
-            "a launch grid has at most 16777216 blocks along each dimension",
-        )?;
-    }
+            "a 3-D grid runs as (x, y*z) and y*z may be at most 16777216",
+        )?,
+    ];
     let mut block = [0; 3];
     for (d, e) in l.block.iter().enumerate() {
         let what = format!("block dimension {}", ["x", "y", "z"][d]);
@@ -499,6 +519,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         params,
         launch: LaunchDims {
             grid,
+            grid_y,
             block,
             iu_threads,
         },

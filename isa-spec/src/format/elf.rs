@@ -14,7 +14,9 @@ use crate::names::{Side, Ty};
 /// The private `e_machine` value of SPU binaries ("SP" in ASCII).
 pub const SPU_MACHINE: u16 = 0x5350;
 /// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
+/// The oldest version still read: version 5 has a 2-D launch grid (z is 1).
+const OLDEST_READ_VERSION: u32 = 5;
 /// Type code of a predicate register declaration (value types use their `Ty` code).
 const PRED_CODE: u8 = 0xff;
 
@@ -374,7 +376,7 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
         )));
     }
     let version = header.e_flags(endian).0;
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(FormatError::Version {
             found: version,
             supported: FORMAT_VERSION,
@@ -474,7 +476,7 @@ use super::Expr;
 fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
     let mut r = ByteReader::new(KERNEL, data);
     let version = r.u32()?;
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(FormatError::Version {
             found: version,
             supported: FORMAT_VERSION,
@@ -529,7 +531,15 @@ fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
     }
     let p = params.len();
     let launch = Launch {
-        grid: [r.expr(p)?, r.expr(p)?],
+        grid: [
+            r.expr(p)?,
+            r.expr(p)?,
+            if version >= 6 {
+                r.expr(p)?
+            } else {
+                Expr::constant(1)
+            },
+        ],
         block: [r.expr(p)?, r.expr(p)?, r.expr(p)?],
         iu_threads: r.expr(p)?,
     };

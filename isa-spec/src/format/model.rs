@@ -91,10 +91,10 @@ pub struct SharedDecl {
     pub dims: Vec<Expr>,
 }
 
-/// `.launch grid(X, Y) block(X, Y, Z) iu(T);`
+/// `.launch grid(X, Y, Z) block(X, Y, Z) iu(T);`
 #[derive(Debug, Clone, PartialEq)]
 pub struct Launch {
-    pub grid: [Expr; 2],
+    pub grid: [Expr; 3],
     pub block: [Expr; 3],
     /// Threads per Interface Unit.
     pub iu_threads: Expr,
@@ -103,7 +103,7 @@ pub struct Launch {
 impl Default for Launch {
     fn default() -> Self {
         Launch {
-            grid: [Expr::constant(1), Expr::constant(1)],
+            grid: [Expr::constant(1), Expr::constant(1), Expr::constant(1)],
             block: [Expr::constant(1), Expr::constant(1), Expr::constant(1)],
             iu_threads: Expr::constant(32),
         }

@@ -24,6 +24,7 @@ impl Grid<'_> {
         WorkCtx {
             ctaid: [bx, by],
             nctaid: launch.grid,
+            grid_y: launch.grid_y,
             ntid: launch.block,
             iu: None,
             entry: 0,

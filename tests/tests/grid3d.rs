@@ -1,0 +1,99 @@
+//! 3-D launch grids: every block sees its own (`%ctaid.x`, `%ctaid.y`, `%ctaid.z`) and
+//! the grid's `%nctaid` on an SPU (where z stacks rows of y), on `gtx480` and in
+//! `--functional`, and binaries keep the z extent.
+
+use spu_emu::cli::session::run_file;
+use spu_emu::{LoadOptions, Machine, RunControl};
+use spu_tests::repo_path;
+
+/// `OUT` after running `tests/grid3d/grid3.spu` with `defines`.
+fn out(machine: &Machine, functional: bool, defines: &[&str]) -> Vec<u32> {
+    let options = LoadOptions {
+        defines: defines.iter().map(|d| d.to_string()).collect(),
+        ..LoadOptions::default()
+    };
+    let control = RunControl {
+        functional,
+        ..RunControl::default()
+    };
+    let run = run_file(
+        &repo_path("tests/grid3d/grid3.spu"),
+        machine,
+        &options,
+        control,
+    )
+    .unwrap_or_else(|e| panic!("functional={functional}: {e}"));
+    let memory = &run.image.memory;
+    let i = memory
+        .regions()
+        .iter()
+        .position(|r| r.name == "OUT")
+        .expect("OUT");
+    memory.buffer(i).to_vec()
+}
+
+/// What the kernel must write: for block (x, y, z) at `4 * ((z * Y + y) * X + x)`,
+/// the words x, y, z and `X*100 + Y*10 + Z`.
+fn expected([nx, ny, nz]: [u32; 3]) -> Vec<u32> {
+    let mut v = Vec::new();
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                v.extend([x, y, z, nx * 100 + ny * 10 + nz]);
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn every_block_reads_its_3d_coordinates_on_every_machine() {
+    let gtx = spu_emu::machine::preset("gtx480").unwrap();
+    for dims in [[3, 5, 7], [4, 4, 1], [1, 1, 9], [5, 1, 3]] {
+        let d: Vec<String> = ["X", "Y", "Z"]
+            .iter()
+            .zip(dims)
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        let d: Vec<&str> = d.iter().map(String::as_str).collect();
+        let want = expected(dims);
+        for (what, machine, functional) in [
+            ("spu-4x4", Machine::default(), false),
+            ("gtx480", gtx.clone(), false),
+            ("spu-4x4 --functional", Machine::default(), true),
+        ] {
+            assert_eq!(out(&machine, functional, &d), want, "{what} grid {dims:?}");
+        }
+    }
+}
+
+#[test]
+fn z_over_65535_is_refused_with_the_limit() {
+    let options = LoadOptions {
+        defines: vec!["Z=65536".into(), "X=1".into(), "Y=1".into()],
+        ..LoadOptions::default()
+    };
+    let err = run_file(
+        &repo_path("tests/grid3d/grid3.spu"),
+        &Machine::default(),
+        &options,
+        RunControl::default(),
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(err.contains("launch grid dimension z"), "{err}");
+    assert!(err.contains("65535"), "{err}");
+}
+
+#[test]
+fn a_3d_launch_survives_the_binary_and_its_disassembly() {
+    let src = std::fs::read_to_string(repo_path("tests/grid3d/grid3.spu")).unwrap();
+    let (bin, _) = spu_asm::assemble("grid3.spu", &src).unwrap();
+    let module = spu_isa::format::read_module(&bin).unwrap();
+    assert_ne!(module.launch.grid[2], spu_isa::format::Expr::constant(1));
+    let text = spu_asm::disasm::disassemble(&module, spu_asm::disasm::Options::default());
+    assert!(text.contains(".launch grid(X, Y, Z)"), "{text}");
+    let (again, _) = spu_asm::assemble("grid3.spu", &text).unwrap();
+    assert_eq!(again, bin);
+}
