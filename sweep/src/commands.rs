@@ -365,6 +365,8 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         filters,
         title,
         kind,
+        x_label: None,
+        y_label: None,
     };
     let svg = spu_sweep::plot::svg(&plan, &store.records(&plan), &spec)?;
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {

@@ -370,6 +370,24 @@ fn plan_status_plot_and_metrics_commands() {
             "{label} missing: {texts:?}"
         );
     }
+    // A spec's plot says what its axes show, in units that suit the values: a
+    // run of microseconds is drawn in µs, not as ticks of 0.000001 s.
+    let labelled = format!(
+        "{}\n[[plot]]\nname = \"time\"\nx = \"N\"\ny = \"time_s\"\nx_label = \"vector length\"\ny_label = \"execution time\"\n",
+        vecadd_spec("256, 512")
+    );
+    std::fs::write(&spec, labelled).unwrap();
+    let o = sweep(&["run", &spec, "--out", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let svg = std::fs::read_to_string(Path::new(&out).join("plots/time.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    for label in ["vector length", "execution time [µs]"] {
+        assert!(
+            texts.iter().any(|t| t.trim() == label),
+            "{label} missing: {texts:?}"
+        );
+    }
     let o = sweep(&["plot", &out, "--x", "N", "--y", "nonesuch", "-o", &svg_path]);
     assert!(!o.status.success());
     assert!(
