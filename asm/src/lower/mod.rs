@@ -24,6 +24,7 @@ mod entries;
 mod init;
 mod lineinfo;
 mod outline;
+mod precondition;
 mod statements;
 
 pub use decls::MAX_REGISTERS;
@@ -183,6 +184,7 @@ fn empty_module(files: Vec<String>) -> Module {
             locs: Vec::new(),
         },
         labels: Vec::new(),
+        preconditions: Vec::new(),
     }
 }
 
