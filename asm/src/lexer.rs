@@ -90,6 +90,9 @@ pub enum Tok<'s> {
     Float(&'s str),
     #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); &s[1..s.len() - 1] })]
     Str(&'s str),
+    /// A string whose line ends before its closing quote.
+    #[regex(r#""[^"\n]*"#, allow_greedy = true)]
+    UnterminatedStr,
 
     #[token(";")]
     Semi,

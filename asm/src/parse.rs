@@ -242,6 +242,20 @@ impl<'s> Splitter<'s> {
                     self.finished = true;
                     return None;
                 }
+                Tok::UnterminatedStr => {
+                    self.report(
+                        Diagnostic::error("unterminated string", span.start..span.start + 1)
+                            .label("this string is not closed before the end of its line")
+                            .help("close it with `\"` on the same line"),
+                    );
+                    // The statement is cut short: the next line starts a new one.
+                    self.current.clear();
+                    self.newline_inside = None;
+                    if self.func_depth.is_none() {
+                        self.skipping = false;
+                    }
+                    continue;
+                }
                 Tok::StrayCommentEnd => {
                     self.report(
                         Diagnostic::error("`*/` closes no comment", span.clone())

@@ -574,6 +574,24 @@ fn bad_input_matrix() {
             vec![file("incl.spu", "#include \"mid.h\"\n.entry k { exit; }\n")]
         }),
     ]);
+    std::fs::write(tmp.join("nul.h"), "#define A(x) x\n#define B \u{0}A(1)\n").unwrap();
+    cases.extend([
+        // The cause comes first, and nothing it only seems to cause follows.
+        (
+            "unterminated_string",
+            vec![file(
+                "str.spu",
+                ".global .u8 S[4] = \"abc\n.entry k { exit; }\n",
+            )],
+        ),
+        (
+            "include_with_nul_bytes",
+            vec![file(
+                "nulinc.spu",
+                "#include \"nul.h\"\n.param .u32 N = B;\n.entry k { exit; }\n",
+            )],
+        ),
+    ]);
     if fifo {
         cases.push((
             "include_of_a_pipe",

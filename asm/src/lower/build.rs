@@ -13,11 +13,19 @@ use spu_isa::table::Flow;
 use spu_isa::{Guard, MAX_PREDS, MAX_REGS, Ty};
 
 impl Assembler<'_> {
-    pub(super) fn build(&mut self, diags: &mut Diagnostics) -> Option<Module> {
+    /// `earlier_errors`: errors were reported before the text was assembled.
+    pub(super) fn build(
+        &mut self,
+        diags: &mut Diagnostics,
+        earlier_errors: bool,
+    ) -> Option<Module> {
         self.size_dynamic_shared(diags);
         self.check_launch_bounds(diags);
         match &self.entry {
             None if self.no_entry_chosen => return None,
+            // After other errors, a missing kernel is most likely one of their
+            // consequences (a `.entry` swallowed by a broken statement or include).
+            None if earlier_errors || diags.has_errors() => return None,
             None => {
                 diags.push(
                     Diagnostic::error("no `.entry` kernel in this file", 0..0)

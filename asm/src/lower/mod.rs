@@ -15,7 +15,7 @@ use crate::vcode::{VCode, VRegs};
 use outline::{DeclKind, NO_OWNER, Outline};
 use spu_isa::Ty;
 use spu_isa::format::{Launch, LineTable, MAX_STRING, Module, SourceLoc};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 mod bounds;
 mod build;
@@ -107,11 +107,28 @@ pub fn assemble_with_options(
         return Err(diags);
     }
     let (text, mut map, pre_diags) = crate::preprocess::preprocess(path, src, read);
-    let module = assemble_text(&text, &map, options, &mut diags);
+    let module = assemble_text(&text, &map, options, pre_diags.has_errors(), &mut diags);
     // Reading order of the preprocessed text: an included file's errors come at its
     // `#include`, before the errors they cause further down (a `.bind` of a kernel
     // whose signature did not parse). Preprocessor errors come first.
     diags.sort();
+    // A line where preprocessing failed (an invocation left out, a macro's text cut
+    // short) gets no errors of the assembler: they would only repeat the cause.
+    let broken: HashSet<(usize, u32)> = pre_diags
+        .items
+        .iter()
+        .filter(|d| d.severity == crate::Severity::Error)
+        .filter_map(|d| {
+            let file = d.file? as usize;
+            Some((file, map.line_col(file, d.span.start).0))
+        })
+        .collect();
+    if !broken.is_empty() {
+        diags.items.retain(|d| {
+            let o = map.origin(&d.span);
+            d.file.is_some() || !broken.contains(&(o.file, map.line_col(o.file, o.span.start).0))
+        });
+    }
     diags.remap(&mut map);
     let mut all = pre_diags;
     all.sort();
@@ -125,11 +142,12 @@ pub fn assemble_with_options(
 }
 
 /// Assembles preprocessed text: the outline first, then the declarations, then the
-/// code as it is parsed.
+/// code as it is parsed. `earlier_errors`: preprocessing reported errors.
 fn assemble_text(
     text: &str,
     map: &SourceMap,
     options: &Options,
+    earlier_errors: bool,
     diags: &mut Diagnostics,
 ) -> Option<Module> {
     let outline = outline::scan(text, diags);
@@ -157,7 +175,7 @@ fn assemble_text(
     }
     diags.append(code_diags);
     asm.colour |= asm.needs_colouring();
-    asm.build(diags)
+    asm.build(diags, earlier_errors)
 }
 
 /// A module with nothing in it yet (the default launch is one warp per block).

@@ -85,7 +85,7 @@ impl Pre<'_> {
                 }
             }
             _ if !active => {}
-            "define" => self.define(file, word_span.end, rest, &joined, at),
+            "define" => self.define(file, rest_at, rest),
             "undef" => {
                 let name = first_word(rest);
                 if name.is_empty() {
@@ -99,7 +99,7 @@ impl Pre<'_> {
                     self.macros.remove(name);
                 }
             }
-            "include" => self.include(file, full, rest),
+            "include" => self.include(file, full, rest_at, rest),
             "error" => self.error(
                 file,
                 full,
@@ -119,18 +119,11 @@ impl Pre<'_> {
         }
     }
 
-    pub(super) fn define(
-        &mut self,
-        file: usize,
-        name_at: usize,
-        rest: &str,
-        _line: &str,
-        _at: usize,
-    ) {
+    /// `#define` with `rest` (its name, parameters and body) at offset `name_at`.
+    pub(super) fn define(&mut self, file: usize, name_at: usize, rest: &str) {
         let name_len = rest.bytes().take_while(|b| ident_byte(*b)).count();
         let name = &rest[..name_len];
-        let rest_at = name_at + (rest.len() - rest.trim_start().len());
-        let span = rest_at..rest_at + name_len.max(1);
+        let span = name_at..name_at + name_len.max(1);
         if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
             self.error(
                 file,
@@ -155,14 +148,19 @@ impl Pre<'_> {
                 );
                 return;
             };
-            let params: Vec<String> = list[..close]
-                .split(',')
-                .map(|p| p.trim().to_string())
-                .filter(|p| !p.is_empty())
-                .collect();
-            if let Some(bad) = params
+            // Each parameter with its offset in the file.
+            let mut params: Vec<(String, usize)> = Vec::new();
+            let mut at = span.end + 1;
+            for p in list[..close].split(',') {
+                let lead = p.len() - p.trim_start().len();
+                if !p.trim().is_empty() {
+                    params.push((p.trim().to_string(), at + lead));
+                }
+                at += p.len() + 1;
+            }
+            if let Some((bad, _)) = params
                 .iter()
-                .find(|p| !p.bytes().all(ident_byte) || p.as_bytes()[0].is_ascii_digit())
+                .find(|(p, _)| !p.bytes().all(ident_byte) || p.as_bytes()[0].is_ascii_digit())
             {
                 self.error(
                     file,
@@ -172,6 +170,23 @@ impl Pre<'_> {
                 );
                 return;
             }
+            for (k, (p, second)) in params.iter().enumerate() {
+                let Some((_, first)) = params[..k].iter().find(|(q, _)| q == p) else {
+                    continue;
+                };
+                let (first, second) = (*first..first + p.len(), *second..second + p.len());
+                let d = Diagnostic::error(
+                    format!("macro `{name}` has two parameters named `{p}`"),
+                    0..0,
+                )
+                .label(format!("`{p}` again"))
+                .with_secondary(first, format!("the first `{p}`"))
+                .help("give each parameter its own name");
+                // The macro is still defined (the first one binds), so its uses add
+                // no errors of their own.
+                self.error(file, second, d);
+            }
+            let params: Vec<String> = params.into_iter().map(|(p, _)| p).collect();
             (Some(params), list[close + 1..].trim())
         } else {
             (None, after.trim())
@@ -202,7 +217,8 @@ impl Pre<'_> {
             .insert(name.to_string(), Macro { params, body, site });
     }
 
-    pub(super) fn include(&mut self, file: usize, span: Span, rest: &str) {
+    /// `#include` (the directive at `span`) with `rest` (after the word) at `rest_at`.
+    pub(super) fn include(&mut self, file: usize, span: Span, rest_at: usize, rest: &str) {
         let Some(name) = rest
             .strip_prefix('"')
             .and_then(|r| r.find('"').map(|e| &r[..e]))
@@ -216,6 +232,29 @@ impl Pre<'_> {
             );
             return;
         };
+        // Only a comment may follow the name; the file is still included.
+        let after = &rest[name.len() + 2..];
+        let extra = strip_comments(after);
+        if !extra.is_empty() {
+            let word = match first_word(&extra) {
+                "" => extra.split_whitespace().next().unwrap_or_default(),
+                w => w,
+            };
+            let at = rest_at + name.len() + 2;
+            let from = after.find(word).unwrap_or(0);
+            let to = after.trim_end().len().max(from);
+            let word: String = word.chars().take(40).collect();
+            self.error(
+                file,
+                at + from..at + to,
+                Diagnostic::error(
+                    format!("unexpected `{word}` after the `#include` file name"),
+                    0..0,
+                )
+                .label("`#include` takes one quoted file name and nothing else")
+                .help("remove it, or make it a comment (`// ...`)"),
+            );
+        }
         if self.includes_exhausted {
             return;
         }
@@ -338,7 +377,9 @@ impl Pre<'_> {
                 i += 1;
             }
         }
-        let expanded = self.rescan(file, 0, at, at, &resolved, &mut Vec::new(), 0);
+        self.depth_reported = false;
+        let expanded = self.rescan(file, 0, &resolved, 0, Some(at..at), &mut Vec::new(), 0);
+        let expanded = unpaint(&expanded);
         if expanded.len() > MAX_CONDITION_BYTES {
             self.error(
                 file,
@@ -353,18 +394,25 @@ impl Pre<'_> {
             );
             return false;
         }
-        match eval_condition(&expanded) {
-            Ok(v) => v != 0,
-            Err(why) => {
-                self.error(
-                    file,
-                    at..at + text.len(),
-                    Diagnostic::error("cannot evaluate the `#if` condition", 0..0)
-                        .label(why)
-                        .help("conditions are integer expressions over literals, macros and defined(NAME)"),
-                );
-                false
+        let d = match eval_condition(&expanded) {
+            Ok(v) => return v != 0,
+            Err(CondError::Syntax(why)) => {
+                Diagnostic::error("cannot evaluate the `#if` condition", 0..0)
+                    .label(why)
+                    .help("conditions are integer expressions over literals, macros and defined(NAME)")
             }
-        }
+            Err(CondError::DivisionByZero) => {
+                Diagnostic::error("cannot evaluate the `#if` condition", 0..0)
+                    .label("division by zero")
+                    .help("conditions are integer expressions over literals, macros and defined(NAME)")
+            }
+            Err(CondError::Overflow(what, why)) => {
+                Diagnostic::error(format!("`#if` arithmetic overflows: `{what}`"), 0..0)
+                    .label(why)
+                    .help("`#if` computes in signed 64-bit integers, as C's preprocessor does: every intermediate result must lie in -2^63..=2^63-1")
+            }
+        };
+        self.error(file, at..at + text.len(), d);
+        false
     }
 }

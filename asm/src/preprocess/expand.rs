@@ -1,4 +1,5 @@
-//! Macro invocations: arguments, substitution and rescanning, bounded in depth.
+//! Macro invocations in C's order (arguments expanded, substituted, the result
+//! rescanned with the macro hidden and its name painted), bounded in depth.
 
 use super::*;
 use crate::diag::Diagnostic;
@@ -7,7 +8,9 @@ use crate::lexer::Span;
 impl Pre<'_> {
     /// Expands the macro named by `line[start..name_end]`; returns the replacement
     /// text and where the invocation ends, or `None` for a function-like macro
-    /// written without arguments (left as it is, like C).
+    /// written without arguments (left as it is, like C). `hidden` holds the macros
+    /// whose replacement is being rescanned around this invocation; errors are
+    /// reported at `base` plus their offset in `line`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn invoke(
         &mut self,
@@ -31,27 +34,28 @@ impl Pre<'_> {
                 let open = line.len() - after.len();
                 match split_args(line, open) {
                     Some((args, close)) => {
-                        let args =
-                            if params.is_empty() && args.len() == 1 && args[0].trim().is_empty() {
-                                Vec::new()
-                            } else {
-                                args
-                            };
+                        let args = if params.is_empty() && args.len() == 1 && args[0].is_empty() {
+                            Vec::new()
+                        } else {
+                            args
+                        };
                         if args.len() != params.len() {
-                            self.error(
-                                file,
-                                base + start..base + close,
-                                Diagnostic::error(
-                                    format!(
-                                        "macro `{name}` takes {} argument{}, found {}",
-                                        params.len(),
-                                        if params.len() == 1 { "" } else { "s" },
-                                        args.len()
-                                    ),
-                                    0..0,
-                                )
-                                .label("in this invocation"),
-                            );
+                            let mut d = Diagnostic::error(
+                                format!(
+                                    "macro `{name}` takes {} argument{}, found {}",
+                                    params.len(),
+                                    if params.len() == 1 { "" } else { "s" },
+                                    args.len()
+                                ),
+                                0..0,
+                            )
+                            .label("in this invocation");
+                            if args.len() > params.len() {
+                                d = d.help(
+                                    "every comma outside parentheses starts another argument",
+                                );
+                            }
+                            self.error(file, base + start..base + close, d);
                             return Some((String::new(), close));
                         }
                         (args, close)
@@ -73,13 +77,22 @@ impl Pre<'_> {
             }
         };
         if depth >= MAX_EXPANSION_DEPTH {
-            self.error(
-                file,
-                base + start..base + end,
-                Diagnostic::error("macro expansion nests too deeply", 0..0)
-                    .label(format!("expanding `{name}`"))
-                    .help("a macro probably expands into a chain of other macros"),
-            );
+            if !self.depth_reported {
+                self.depth_reported = true;
+                self.error(
+                    file,
+                    base + start..base + end,
+                    Diagnostic::error("macro expansion nests too deeply", 0..0)
+                        .label(format!(
+                            "expanding `{name}` inside {MAX_EXPANSION_DEPTH} other macro expansions"
+                        ))
+                        .help(format!(
+                            "macro expansions nest at most {MAX_EXPANSION_DEPTH} deep, \
+                             arguments included; a macro probably expands into a chain of \
+                             other macros"
+                        )),
+                );
+            }
             return Some((String::new(), end));
         }
         let span = base + start..base + end;
@@ -93,10 +106,35 @@ impl Pre<'_> {
         }
         let mut body = match &m.params {
             None => m.body.clone(),
-            Some(params) => substitute(&m.body, params, &args),
+            Some(params) => {
+                // C's order (C11 6.10.3.1): each argument is macro-expanded on its own,
+                // in the context of the invocation, before it replaces its parameter;
+                // only the rescan below hides this macro.
+                let mut expanded = Vec::with_capacity(args.len());
+                for (param, arg) in params.iter().zip(&args) {
+                    if !uses_param(&m.body, param) {
+                        expanded.push(String::new());
+                        continue;
+                    }
+                    let text = self.rescan(
+                        file,
+                        base,
+                        &line[..arg.end],
+                        arg.start,
+                        None,
+                        hidden,
+                        depth + 1,
+                    );
+                    if self.exhausted {
+                        return Some((String::new(), end));
+                    }
+                    expanded.push(text);
+                }
+                substitute(&m.body, params, &expanded)
+            }
         };
         hidden.push(name.clone());
-        body = self.rescan(file, base, start, end, &body, hidden, depth + 1);
+        body = self.rescan(file, 0, &body, 0, Some(span.clone()), hidden, depth + 1);
         hidden.pop();
         self.expanded += body.len();
         if self.expanded > MAX_EXPANDED_BYTES || self.out.len() + body.len() > MAX_OUTPUT_BYTES {
@@ -131,21 +169,24 @@ impl Pre<'_> {
         );
     }
 
-    /// Expands macros inside a replacement text, except the ones being expanded.
+    /// Expands the macros in `text[from..]`, except the hidden ones, which are marked
+    /// [`PAINTED`] so that no later rescan expands them either (C11 6.10.3.4). Errors
+    /// are reported at `at` when given (the text was made by an expansion), else at
+    /// `base` plus their offset in `text`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn rescan(
         &mut self,
         file: usize,
         base: usize,
-        start: usize,
-        end: usize,
         text: &str,
+        from: usize,
+        at: Option<Span>,
         hidden: &mut Vec<String>,
         depth: usize,
     ) -> String {
         let bytes = text.as_bytes();
-        let mut out = String::with_capacity(text.len());
-        let mut i = 0;
+        let mut out = String::with_capacity(text.len() - from);
+        let mut i = from;
         while i < bytes.len() {
             let b = bytes[i];
             if ident_byte(b) && !b.is_ascii_digit() {
@@ -155,23 +196,27 @@ impl Pre<'_> {
                 }
                 let name = &text[s..i];
                 let prev = s.checked_sub(1).map(|p| bytes[p]);
-                if !matches!(prev, Some(b'.' | b'%'))
+                if !matches!(prev, Some(b'.' | b'%' | PAINTED_BYTE))
                     && self.macros.contains_key(name)
-                    && !hidden.iter().any(|h| h == name)
                 {
-                    // Errors inside rescanned text are reported at the outer invocation.
-                    let inner =
-                        self.invoke_in(text, s, i, hidden, depth, file, base + start..base + end);
-                    if let Some((expanded, stop)) = inner {
-                        if self.exhausted {
-                            return String::new();
+                    if hidden.iter().any(|h| h == name) {
+                        out.push(PAINTED);
+                    } else {
+                        let inner = match &at {
+                            Some(at) => self.invoke_in(text, s, i, hidden, depth, file, at.clone()),
+                            None => self.invoke(file, base, text, s, i, hidden, depth),
+                        };
+                        if let Some((expanded, stop)) = inner {
+                            if self.exhausted {
+                                return String::new();
+                            }
+                            out.push_str(&expanded);
+                            if out.len() > MAX_OUTPUT_BYTES {
+                                return out;
+                            }
+                            i = stop;
+                            continue;
                         }
-                        out.push_str(&expanded);
-                        if out.len() > MAX_OUTPUT_BYTES {
-                            return out;
-                        }
-                        i = stop;
-                        continue;
                     }
                 }
                 out.push_str(name);
@@ -226,3 +271,9 @@ impl Pre<'_> {
         result
     }
 }
+
+/// Marks a macro name that must not expand again (C's "painted blue" token): it
+/// stands before the name in expansion text, and is removed when the text is emitted.
+/// Source text never holds it (`spu-asm` refuses files with NUL bytes).
+pub(super) const PAINTED: char = '\0';
+const PAINTED_BYTE: u8 = 0;

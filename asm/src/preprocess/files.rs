@@ -43,6 +43,14 @@ pub fn confined_reader(path: &str) -> impl FnMut(&Path) -> Result<String, String
                 )
             })?
             .map_err(|e| e.to_string())?;
-        spu_io::input::text_from(p, bytes).map_err(|e| e.to_string())
+        let text = spu_io::input::text_from(p, bytes).map_err(|e| e.to_string())?;
+        // As for the kernel itself; the macro expander also relies on it.
+        if text.contains('\0') {
+            return Err(format!(
+                "`{}` contains NUL bytes; is it a source file?",
+                p.display()
+            ));
+        }
+        Ok(text)
     }
 }

@@ -91,6 +91,9 @@ struct Pre<'a> {
     file_ids: HashMap<PathBuf, usize>,
     /// `#define`s so far; past the limit (reported once) they are ignored.
     defines: usize,
+    /// The expansion depth limit was reported for the current line or condition
+    /// (once: every level below would report it again).
+    depth_reported: bool,
 }
 
 /// Preprocesses `src` (named `path`); `read` loads included files. Errors are
@@ -115,6 +118,7 @@ pub fn preprocess(
         includes_exhausted: false,
         file_ids: HashMap::new(),
         defines: 0,
+        depth_reported: false,
     };
     pre.map.files.push(SourceFile {
         name: path.to_string(),
@@ -122,6 +126,15 @@ pub fn preprocess(
     });
     pre.file(0);
     (pre.out, pre.map, pre.diags)
+}
+
+/// Expansion text without its [`expand::PAINTED`] marks.
+fn unpaint(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(expand::PAINTED) {
+        text.replace(expand::PAINTED, "").into()
+    } else {
+        text.into()
+    }
 }
 
 /// True for bytes that continue an identifier.
@@ -167,6 +180,7 @@ impl Pre<'_> {
     }
 
     fn emit_expansion(&mut self, file: usize, invocation: Span, macro_site: usize, text: &str) {
+        let text = &unpaint(text);
         if text.is_empty() {
             return;
         }
@@ -280,6 +294,7 @@ impl Pre<'_> {
                     if !self.macros.contains_key(name) {
                         continue;
                     }
+                    self.depth_reported = false;
                     let Some((text, end)) =
                         self.invoke(file, base, line, start, i, &mut Vec::new(), 0)
                     else {
@@ -343,11 +358,45 @@ mod tests {
     }
 
     #[test]
+    fn arguments_expand_before_substitution_and_painted_names_stay() {
+        // (source, preprocessed output), checked against gcc -E.
+        for (src, want) in [
+            ("#define A(x) x\nA(A(A(1)))\n", "\n1\n"),
+            (
+                "#define ADD(a, b) ((a)+(b))\nADD(ADD(1, 2), 3)\n",
+                "\n((((1)+(2)))+(3))\n",
+            ),
+            // A self-referencing macro in an argument expands once, not again in the rescan.
+            (
+                "#define X X+1\n#define ID(a) a\nID(X) ID(ID(X))\n",
+                "\n\nX+1 X+1\n",
+            ),
+            ("#define X f(X)\n#define f(a) a\nX\n", "\n\nX\n"),
+            ("#define X Y\n#define Y X\nX Y\n", "\n\nX Y\n"),
+            // An argument the body does not use is not expanded (and cannot fail).
+            ("#define K(a) 7\n#define G(x) x\nK(G(1, 2))\n", "\n\n7\n"),
+            // A function-like name without `(` in an argument is left as it is.
+            ("#define f(x) x(1)\n#define g(y) y+1\nf(g)\n", "\n\n1+1\n"),
+        ] {
+            let (out, d) = run(src);
+            assert!(d.is_empty(), "{src:?}: {d:?}");
+            assert_eq!(out, want, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn macro_names_are_found_where_the_file_says() {
+        // The name's span starts at the name, after `#define ` (it started one byte early).
+        let (_, map, _) = preprocess("t.spu", "#define  NAME 1\n", &mut |_| Err(String::new()));
+        assert_eq!(map.macros[0].span, 9..13);
+    }
+
+    #[test]
     fn condition_precedence_matches_c() {
         assert_eq!(eval_condition("1 + 2 * 3 == 7"), Ok(1));
         assert_eq!(eval_condition("-(2 - 5) << 1"), Ok(6));
         assert_eq!(eval_condition("!0 && (4 % 3 || 0)"), Ok(1));
-        assert!(eval_condition("1 / 0").is_err());
+        assert_eq!(eval_condition("1 / 0"), Err(CondError::DivisionByZero));
         assert!(eval_condition("(1").is_err());
     }
 

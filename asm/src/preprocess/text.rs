@@ -2,6 +2,7 @@
 //! substitution, and the integer expressions of `#if`.
 
 use super::ident_byte;
+use std::ops::Range;
 
 pub(super) fn first_word(s: &str) -> &str {
     let n = s.bytes().take_while(|b| ident_byte(*b)).count();
@@ -59,31 +60,47 @@ pub(super) fn strip_comments(body: &str) -> String {
     out.trim().to_string()
 }
 
-/// The arguments of an invocation whose `(` is at `open`; returns them and the
-/// offset after the closing `)`.
-pub(super) fn split_args(line: &str, open: usize) -> Option<(Vec<String>, usize)> {
+/// The arguments of an invocation whose `(` is at `open`, as ranges of `line` without
+/// surrounding white space, and the offset after the closing `)`.
+pub(super) fn split_args(line: &str, open: usize) -> Option<(Vec<Range<usize>>, usize)> {
     let bytes = line.as_bytes();
     let mut depth = 0usize;
     let mut args = Vec::new();
     let mut start = open + 1;
+    let trimmed = |s: usize, e: usize| {
+        let text = &line[s..e];
+        let from = s + (text.len() - text.trim_start().len());
+        from..from + text.trim().len()
+    };
     for (i, &b) in bytes.iter().enumerate().skip(open) {
         match b {
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    args.push(line[start..i].trim().to_string());
+                    args.push(trimmed(start, i));
                     return Some((args, i + 1));
                 }
             }
             b',' if depth == 1 => {
-                args.push(line[start..i].trim().to_string());
+                args.push(trimmed(start, i));
                 start = i + 1;
             }
             _ => {}
         }
     }
     None
+}
+
+/// Whether parameter `name` occurs in `body` where [`substitute`] would replace it.
+pub(super) fn uses_param(body: &str, name: &str) -> bool {
+    let bytes = body.as_bytes();
+    body.match_indices(name).any(|(at, _)| {
+        let end = at + name.len();
+        let before = at.checked_sub(1).map(|p| bytes[p]);
+        !before.is_some_and(|b| ident_byte(b) || b == b'.')
+            && !bytes.get(end).is_some_and(|&b| ident_byte(b))
+    })
 }
 
 /// Replaces parameter names in a body by the arguments.
@@ -119,8 +136,10 @@ pub(super) fn substitute(body: &str, params: &[String], args: &[String]) -> Stri
 }
 
 /// Evaluates an integer condition with C precedence, without recursion
-/// (shunting-yard over a token list).
-pub(super) fn eval_condition(text: &str) -> Result<i64, String> {
+/// (shunting-yard over a token list), in signed 64-bit arithmetic (C's `intmax_t`).
+/// An operation without a 64-bit result is an error, unless `&&` or `||` does not
+/// evaluate it (`0 && 1 / 0` is 0, as in C).
+pub(super) fn eval_condition(text: &str) -> Result<i64, CondError> {
     #[derive(Debug, Clone, Copy, PartialEq)]
     enum Tok {
         Num(i64),
@@ -150,7 +169,7 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, String> {
             } else {
                 t.parse()
             }
-            .map_err(|_| format!("`{}` is not an integer", &text[s..i]))?;
+            .map_err(|_| syntax(format!("`{}` is not an integer", &text[s..i])))?;
             toks.push(Tok::Num(v));
         } else if ident_byte(c) {
             // Names left after expansion count as 0 (C's rule).
@@ -171,7 +190,7 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, String> {
             let op = OPS
                 .iter()
                 .find(|o| text[i..].starts_with(**o))
-                .ok_or_else(|| format!("unexpected `{}`", c as char))?;
+                .ok_or_else(|| syntax(format!("unexpected `{}`", c as char)))?;
             toks.push(Tok::Op(op));
             i += op.len();
         }
@@ -188,42 +207,45 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, String> {
         "+" | "-" => 9,
         _ => 10,
     };
-    // Unary operators are marked with a leading `u`.
-    let mut values: Vec<i64> = Vec::new();
+    // An operand's value, or why an operation (perhaps not evaluated) has none.
+    type Value = Result<i64, CondError>;
+    let mut values: Vec<Value> = Vec::new();
     let mut ops: Vec<(&'static str, bool)> = Vec::new();
-    let apply = |values: &mut Vec<i64>, op: &'static str, unary: bool| -> Result<(), String> {
+    let missing = || syntax("missing operand");
+    let apply = |values: &mut Vec<Value>, op: &'static str, unary: bool| -> Result<(), CondError> {
         if unary {
-            let a = values.pop().ok_or("missing operand")?;
-            values.push(match op {
-                "-" => a.wrapping_neg(),
-                "!" => i64::from(a == 0),
-                "~" => !a,
-                _ => a,
-            });
+            let a = values.pop().ok_or_else(missing)?;
+            values.push(a.and_then(|a| {
+                match op {
+                    "-" => a
+                        .checked_neg()
+                        .ok_or_else(|| CondError::Overflow(format!("-({a})"), OUT_OF_RANGE)),
+                    "!" => Ok(i64::from(a == 0)),
+                    "~" => Ok(!a),
+                    _ => Ok(a),
+                }
+            }));
             return Ok(());
         }
-        let y = values.pop().ok_or("missing operand")?;
-        let x = values.pop().ok_or("missing operand")?;
+        let y = values.pop().ok_or_else(missing)?;
+        let x = values.pop().ok_or_else(missing)?;
         values.push(match op {
-            "||" => i64::from(x != 0 || y != 0),
-            "&&" => i64::from(x != 0 && y != 0),
-            "|" => x | y,
-            "^" => x ^ y,
-            "&" => x & y,
-            "==" => i64::from(x == y),
-            "!=" => i64::from(x != y),
-            "<" => i64::from(x < y),
-            ">" => i64::from(x > y),
-            "<=" => i64::from(x <= y),
-            ">=" => i64::from(x >= y),
-            "<<" => x.wrapping_shl(y as u32),
-            ">>" => x.wrapping_shr(y as u32),
-            "+" => x.wrapping_add(y),
-            "-" => x.wrapping_sub(y),
-            "*" => x.wrapping_mul(y),
-            "/" | "%" if y == 0 => return Err("division by zero".into()),
-            "/" => x.wrapping_div(y),
-            _ => x.wrapping_rem(y),
+            // The right operand counts only when the left one does not decide.
+            "&&" => x.and_then(|x| {
+                if x == 0 {
+                    Ok(0)
+                } else {
+                    y.map(|y| i64::from(y != 0))
+                }
+            }),
+            "||" => x.and_then(|x| {
+                if x != 0 {
+                    Ok(1)
+                } else {
+                    y.map(|y| i64::from(y != 0))
+                }
+            }),
+            _ => x.and_then(|x| y.and_then(|y| binary(op, x, y))),
         });
         Ok(())
     };
@@ -232,9 +254,9 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, String> {
         match t {
             Tok::Num(v) => {
                 if !expect_value {
-                    return Err("two values in a row".into());
+                    return Err(syntax("two values in a row"));
                 }
-                values.push(v);
+                values.push(Ok(v));
                 expect_value = false;
             }
             Tok::Open => {
@@ -246,14 +268,14 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, String> {
                     match ops.pop() {
                         Some(("(", _)) => break,
                         Some((op, unary)) => apply(&mut values, op, unary)?,
-                        None => return Err("unbalanced `)`".into()),
+                        None => return Err(syntax("unbalanced `)`")),
                     }
                 }
                 expect_value = false;
             }
             Tok::Op(op) if expect_value => {
                 if !matches!(op, "-" | "+" | "!" | "~") {
-                    return Err(format!("`{op}` needs a value before it"));
+                    return Err(syntax(format!("`{op}` needs a value before it")));
                 }
                 ops.push((op, true));
             }
@@ -272,13 +294,60 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, String> {
     }
     while let Some((op, unary)) = ops.pop() {
         if op == "(" {
-            return Err("unbalanced `(`".into());
+            return Err(syntax("unbalanced `(`"));
         }
         apply(&mut values, op, unary)?;
     }
-    match values.as_slice() {
-        [v] => Ok(*v),
-        [] => Err("the condition is empty".into()),
-        _ => Err("missing operator".into()),
+    match values.len() {
+        1 => values.pop().unwrap_or_else(|| Err(missing())),
+        0 => Err(syntax("the condition is empty")),
+        _ => Err(syntax("missing operator")),
     }
+}
+
+/// Why an `#if` condition has no value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum CondError {
+    /// The text is not an integer expression.
+    Syntax(String),
+    /// `x / 0` or `x % 0`.
+    DivisionByZero,
+    /// The operation (its operands written out) has no 64-bit result, and why.
+    Overflow(String, &'static str),
+}
+
+const OUT_OF_RANGE: &str = "the result does not fit in a signed 64-bit integer";
+
+fn syntax(why: impl Into<String>) -> CondError {
+    CondError::Syntax(why.into())
+}
+
+/// One binary operation of `#if`, checked: no operation wraps.
+fn binary(op: &str, x: i64, y: i64) -> Result<i64, CondError> {
+    let overflow = |why| CondError::Overflow(format!("{x} {op} {y}"), why);
+    let shift = |y: i64| u32::try_from(y).ok().filter(|&y| y < 64);
+    let checked = match op {
+        "|" => Some(x | y),
+        "^" => Some(x ^ y),
+        "&" => Some(x & y),
+        "==" => Some(i64::from(x == y)),
+        "!=" => Some(i64::from(x != y)),
+        "<" => Some(i64::from(x < y)),
+        ">" => Some(i64::from(x > y)),
+        "<=" => Some(i64::from(x <= y)),
+        ">=" => Some(i64::from(x >= y)),
+        "<<" | ">>" if shift(y).is_none() => {
+            return Err(overflow("a shift count must be in 0..=63"));
+        }
+        // Bits shifted out, or into the sign: the result is not x * 2^y.
+        "<<" => shift(y).map(|s| x << s).filter(|r| r >> y == x),
+        ">>" => shift(y).map(|s| x >> s),
+        "+" => x.checked_add(y),
+        "-" => x.checked_sub(y),
+        "*" => x.checked_mul(y),
+        "/" | "%" if y == 0 => return Err(CondError::DivisionByZero),
+        "/" => x.checked_div(y),
+        _ => x.checked_rem(y),
+    };
+    checked.ok_or_else(|| overflow(OUT_OF_RANGE))
 }
