@@ -212,6 +212,20 @@ fn bad_input_matrix() {
         )),
     )
     .unwrap();
+    std::fs::write(
+        p("many_dims.npy"),
+        npy(&format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}",
+            "1, ".repeat(5001)
+        )),
+    )
+    .unwrap();
+    for name in ["a1.npy", "a2.npy"] {
+        spu_emu::load::npy::write(Path::new(&p(name)), spu_isa::Ty::F32, &[8], &words).unwrap();
+    }
+    std::fs::write(p("quoted_int.toml"), "[grid]\ncols = \"4\"\n").unwrap();
+    std::fs::write(p("quoted_float.toml"), "[clock]\nfreq_mhz = \"700.5\"\n").unwrap();
+    std::fs::write(p("quoted_power.toml"), "[cache]\nline_bytes = \"64\"\n").unwrap();
     let load = |file: &str| -> Vec<String> {
         vec![
             "samples/vecadd.spu".into(),
@@ -568,6 +582,50 @@ fn bad_input_matrix() {
             ],
         ),
         ("npy_header_nested_8000_deep", load(&p("nested_shape.npy"))),
+        // A shape of 5001 dimensions was echoed whole (15 KB on one line).
+        ("npy_shape_of_5001_dimensions", load(&p("many_dims.npy"))),
+        (
+            "load_one_buffer_twice",
+            [
+                load(&p("a1.npy")),
+                vec!["--load".into(), format!("A={}", p("a2.npy"))],
+            ]
+            .concat(),
+        ),
+        (
+            "dump_one_buffer_twice",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--dump".into(),
+                format!("C={}", p("c1.npy")),
+                "--dump".into(),
+                format!("C={}", p("c2.npy")),
+            ],
+        ),
+        (
+            "machine_file_quoted_integer",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("quoted_int.toml"),
+            ],
+        ),
+        (
+            "machine_file_quoted_number",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("quoted_float.toml"),
+            ],
+        ),
+        (
+            "machine_file_quoted_power_of_two",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("quoted_power.toml"),
+            ],
+        ),
         ("npy_header_nested_33_deep", load(&p("nested_key.npy"))),
         (
             "gpu_block_over_max_warps",

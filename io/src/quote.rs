@@ -7,7 +7,8 @@
 //! a line of the tool's own output, nor hide. The other functions build on it:
 //! [`shorten`] also cuts megabytes of text to its start and its length,
 //! [`escape_lines`] keeps the line breaks and tabs of text quoted as lines, [`xml`]
-//! makes text safe inside an SVG.
+//! makes text safe inside an SVG, [`unquote_hint`] says how to fix a number the
+//! user quoted in a TOML file.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -181,6 +182,21 @@ pub fn shorten_lines(text: &str) -> String {
     out
 }
 
+/// For a TOML string where a number or a boolean was expected (`cols = "4"`), when
+/// its text is one (a quoted number is a string to TOML): how to fix it, as
+/// ``remove the quotes: write `4`, not `"4"` ``.
+pub fn unquote_hint(text: &str) -> Option<String> {
+    let digits = text.replace('_', "");
+    let scalar = text == "true"
+        || text == "false"
+        || digits.parse::<i128>().is_ok()
+        || (digits.parse::<f64>().is_ok() && digits.bytes().any(|b| b.is_ascii_digit()));
+    (scalar && !text.is_empty() && text.trim() == text).then(|| {
+        let shown = shorten(text);
+        format!("remove the quotes: write `{shown}`, not `\"{shown}\"`")
+    })
+}
+
 /// The first at most `bytes` bytes of escaped text, cut at a character boundary
 /// and never inside an escape (`\u{1b}` is shown whole or not at all).
 fn start(escaped: &str, bytes: usize) -> &str {
@@ -258,6 +274,20 @@ impl<'a> EscapedLines<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_numbers_and_booleans_get_a_hint() {
+        assert_eq!(
+            unquote_hint("4").as_deref(),
+            Some("remove the quotes: write `4`, not `\"4\"`")
+        );
+        for text in ["1.5", "1e3", "-2", "1_000", "true", "false"] {
+            assert!(unquote_hint(text).is_some(), "{text}");
+        }
+        for text in ["", "gto", "4 ", "inf", "nan", "True", "0x4"] {
+            assert_eq!(unquote_hint(text), None, "{text}");
+        }
+    }
 
     #[test]
     fn long_lines_of_a_message_are_cut() {

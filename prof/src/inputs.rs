@@ -2,7 +2,8 @@
 //! as what a run of its own produces: a statistics file may only name the counters,
 //! stall reasons, unit kinds, sides and energy classes the emulator writes, its
 //! sample series must cover the run, and its numbers must be finite and agree with
-//! each other; a JSON report must hold finite, non-negative numbers whose totals
+//! each other (the units' and instructions' counts add up, the cycles give the time
+//! and the IPC); a JSON report must hold finite, non-negative numbers whose totals
 //! add up, known component names, and a clock the machine table allows. Names and
 //! paths longer than a path can be are refused, never printed whole.
 
@@ -165,6 +166,7 @@ pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
             short_name("an instruction's text", t)?;
         }
     }
+    check_totals(s)?;
     if let Some(samples) = &s.samples {
         if samples.interval_cycles == 0 {
             return Err(damaged("`samples.interval_cycles` is 0"));
@@ -189,6 +191,105 @@ pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
                 samples.interval_cycles, s.cycles
             )));
         }
+    }
+    Ok(())
+}
+
+/// Checks that the run's totals agree with each other as the emulator writes them:
+/// the units' and the instructions' counts add up to the run's, a warp issues at
+/// most 32 threads' instructions, and a timed run's cycles cover what its units
+/// did and give its `time_s` and `ipc`.
+fn check_totals(s: &Stats) -> Result<(), Damaged> {
+    let warp = s.instructions.warp;
+    let thread = s.instructions.thread;
+    if u128::from(thread) > 32 * u128::from(warp) {
+        return Err(damaged(format!(
+            "`instructions.thread` is {thread}, more than 32 threads for each of the {warp} \
+             warp instructions"
+        )));
+    }
+    let sum = |what: &str, total: u128, expected: u64, of: &str| {
+        if total != u128::from(expected) {
+            return Err(damaged(format!(
+                "the {what} add up to {total}, but `{of}` is {expected}"
+            )));
+        }
+        Ok(())
+    };
+    let units = |f: fn(&spu_emu::observe::stats::UnitStats) -> u64| {
+        s.units.iter().map(|u| u128::from(f(u))).sum::<u128>()
+    };
+    sum(
+        "units' `issued`",
+        units(|u| u.issued),
+        warp,
+        "instructions.warp",
+    )?;
+    sum(
+        "units' `thread_instructions`",
+        units(|u| u.thread_instructions),
+        thread,
+        "instructions.thread",
+    )?;
+    let pcs = |f: fn(&spu_emu::observe::stats::PcStats) -> u64| {
+        s.pcs.iter().map(|p| u128::from(f(p))).sum::<u128>()
+    };
+    sum(
+        "instructions' `issued`",
+        pcs(|p| p.issued),
+        warp,
+        "instructions.warp",
+    )?;
+    sum(
+        "instructions' `threads`",
+        pcs(|p| p.threads),
+        thread,
+        "instructions.thread",
+    )?;
+    if s.cycles == 0 && warp > 0 {
+        return Err(damaged(format!(
+            "`cycles` is 0, but the run issued {warp} warp instructions"
+        )));
+    }
+    if s.functional {
+        // `cycles` counts scheduling rounds; such a run is refused when priced.
+        return Ok(());
+    }
+    for (i, u) in s.units.iter().enumerate() {
+        for (what, n) in [
+            ("busy_cycles", u.busy_cycles),
+            ("code_cycles", u.code_cycles),
+        ] {
+            if n > s.cycles {
+                return Err(damaged(format!(
+                    "unit {i}: `{what}` is {n}, more than the run's {} cycles",
+                    s.cycles
+                )));
+            }
+        }
+    }
+    let cycles = s.cycles as f64;
+    if !agrees(s.ipc, warp as f64 / cycles.max(1.0)) {
+        return Err(damaged(format!(
+            "`ipc` is {}, but {warp} warp instructions in {} cycles make it {}",
+            num(s.ipc),
+            s.cycles,
+            num(warp as f64 / cycles.max(1.0))
+        )));
+    }
+    if let Some(mhz) = s
+        .machine
+        .get("clock.freq_mhz")
+        .and_then(serde_json::Value::as_f64)
+        .filter(|f| *f > 0.0)
+        && !agrees(s.time_s, cycles / (mhz * 1e6))
+    {
+        return Err(damaged(format!(
+            "`time_s` is {}, but {} cycles at {mhz} MHz make it {}",
+            num(s.time_s),
+            s.cycles,
+            num(cycles / (mhz * 1e6))
+        )));
     }
     Ok(())
 }
@@ -287,4 +388,98 @@ pub fn check_report(b: &Breakdown) -> Result<(), Damaged> {
     consistent("`total_j`", b.total_j, b.static_j + b.dynamic_j)?;
     consistent("`edp_js`", b.edp_js, b.total_j * b.time_s)?;
     Ok(())
+}
+
+/// Why a file read back is not JSON a tool of this project wrote.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonError {
+    #[error("is not JSON: {0}")]
+    Syntax(serde_json::Error),
+    #[error(
+        "has the key `{key}` twice in one object (line {line}, column {column}); spu-emu and spu-prof write each key once, so the file was edited: write it again, or keep one of the two"
+    )]
+    Duplicate {
+        key: String,
+        line: usize,
+        column: usize,
+    },
+}
+
+/// JSON text as `--from-stats` and `--compare` read it: a UTF-8 byte order mark
+/// at the start is skipped (some editors write one), and a key given twice in one
+/// object is refused (serde_json would keep the last silently).
+pub fn parse_json(text: &str) -> Result<serde_json::Value, JsonError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let twice = std::cell::RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed = serde::de::DeserializeSeed::deserialize(Strict(&twice), &mut de)
+        .and_then(|v| de.end().map(|()| v));
+    match (parsed, twice.into_inner()) {
+        (Ok(v), _) => Ok(v),
+        (Err(e), Some(key)) => Err(JsonError::Duplicate {
+            key: shorten(&key),
+            line: e.line(),
+            column: e.column(),
+        }),
+        (Err(e), None) => Err(JsonError::Syntax(e)),
+    }
+}
+
+/// Builds a [`serde_json::Value`] as serde_json does, noting the first key given
+/// twice in an object (and failing there).
+#[derive(Clone, Copy)]
+struct Strict<'a>(&'a std::cell::RefCell<Option<String>>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict<'_> {
+    type Value = serde_json::Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict<'_> {
+    type Value = serde_json::Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(self)? {
+            out.push(v);
+        }
+        Ok(out.into())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                *self.0.borrow_mut() = Some(key);
+                return Err(serde::de::Error::custom("a key given twice"));
+            }
+            let v = map.next_value_seed(self)?;
+            out.insert(key, v);
+        }
+        Ok(out.into())
+    }
 }

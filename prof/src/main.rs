@@ -109,9 +109,12 @@ fn main() -> ExitCode {
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = spu_io::read_text(path)?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("`{}` is not JSON", spu_io::quote::path(path)))
+    parse_json(path, &spu_io::read_text(path)?)
+}
+
+fn parse_json(path: &Path, text: &str) -> Result<serde_json::Value> {
+    spu_prof::inputs::parse_json(text)
+        .map_err(|e| anyhow::anyhow!("`{}` {e}", spu_io::quote::path(path)))
 }
 
 fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
@@ -165,7 +168,7 @@ fn is_html(text: &str) -> bool {
 /// A breakdown from a stats file, a saved JSON report or a page of a priced run.
 fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
     let text = spu_io::read_text(path)?;
-    if is_html(&text) {
+    if is_html(text.trim_start_matches('\u{feff}')) {
         let data = spu_emu::observe::html::read(&text).map_err(|e| match e {
             spu_emu::observe::html::PageError::NotAPage => anyhow::anyhow!(
                 "`{}` {e}; --compare reads pages written by `spu-prof KERNEL --html`, `spu-prof --format json` reports and `spu-emu --stats` files",
@@ -187,8 +190,7 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
         }
         return Ok(report);
     }
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("`{}` is not JSON", path.display()))?;
+    let value = parse_json(path, &text)?;
     if value.get("stats_version").is_some() {
         return Ok(price(&parse_stats(path, value)?, model)?);
     }

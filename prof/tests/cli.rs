@@ -544,6 +544,43 @@ fn functional_runs_are_not_priced() {
     fails(&["--compare", &timed, &functional], &[needle]);
 }
 
+/// A statistics file or report that starts with a UTF-8 byte order mark (as some
+/// editors save JSON) is read as without it.
+#[test]
+fn json_with_a_byte_order_mark_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = edited_stats(dir.path(), "s.json", false, |_| {});
+    let plain = ok(&["--from-stats", &stats]);
+    let bom = dir.path().join("bom.json");
+    let text = std::fs::read_to_string(&stats).unwrap();
+    std::fs::write(&bom, format!("\u{feff}{text}")).unwrap();
+    assert_eq!(ok(&["--from-stats", bom.to_str().unwrap()]), plain);
+    let compared = ok(&["--compare", &stats, bom.to_str().unwrap()]);
+    assert!(compared.contains("A: vecadd"), "{compared}");
+}
+
+/// A chain of 8 `extends` (the limit) is read; the 9th is refused (a snapshot of
+/// the bad-input matrix).
+#[test]
+fn a_chain_of_eight_extends_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 1..9 {
+        let base = if i == 8 {
+            "default".to_string()
+        } else {
+            format!("ch{}.toml", i + 1)
+        };
+        std::fs::write(
+            dir.path().join(format!("ch{i}.toml")),
+            format!("[model]\nname = \"ch{i}\"\nextends = \"{base}\"\n"),
+        )
+        .unwrap();
+    }
+    let top = dir.path().join("ch1.toml");
+    let out = ok(&["samples/vecadd.spu", "-q", "--model", top.to_str().unwrap()]);
+    assert!(out.contains("(model `ch1`)"), "{out}");
+}
+
 #[test]
 fn damaged_statistics_are_refused_not_panicked_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -933,6 +970,130 @@ fn bad_input_matrix() {
                         .unwrap()
                         .push(1.into());
                 }),
+            ],
+        ),
+        (
+            "stats_with_zero_cycles",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "c0.json", false, |v| v["cycles"] = 0.into()),
+            ],
+        ),
+        (
+            "stats_whose_units_do_not_add_up",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "units.json", false, |v| {
+                    v["units"][0]["issued"] = 1_000_000.into();
+                }),
+            ],
+        ),
+        (
+            "stats_with_more_threads_than_warps_hold",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "threads.json", false, |v| {
+                    let warp = v["instructions"]["warp"].as_u64().unwrap();
+                    v["instructions"]["thread"] = (33 * warp).into();
+                }),
+            ],
+        ),
+        (
+            "stats_with_a_unit_busy_longer_than_the_run",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "busy.json", false, |v| {
+                    v["units"][0]["busy_cycles"] = 1_000_000_000.into();
+                }),
+            ],
+        ),
+        (
+            "stats_whose_time_disagrees_with_the_cycles",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "time.json", false, |v| v["time_s"] = 1.0.into()),
+            ],
+        ),
+        (
+            "stats_with_a_key_twice",
+            vec!["--from-stats".into(), {
+                let text = std::fs::read_to_string(&timed).unwrap();
+                file("twice.json", &text.replacen("{", "{\"cycles\": 5, ", 1))
+            }],
+        ),
+        (
+            "compare_report_with_a_key_twice",
+            vec!["--compare".into(), timed.clone(), {
+                let text = std::fs::read_to_string(&report).unwrap();
+                file(
+                    "twice_report.json",
+                    &text.replacen("\"total_j\":", "\"total_j\": 0, \"total_j\":", 1),
+                )
+            }],
+        ),
+        (
+            "model_extends_a_model_of_another_kind",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "classes.toml",
+                    "[model]\nname = \"k\"\nkind = \"instruction-classes\"\nextends = \"default\"\n",
+                ),
+            ],
+        ),
+        (
+            "model_extends_itself",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "models/self.toml",
+                    "[model]\nname = \"s\"\nextends = \"self.toml\"\n",
+                ),
+            ],
+        ),
+        (
+            "model_extends_in_a_cycle_of_two",
+            vec!["samples/vecadd.spu".into(), "--model".into(), {
+                file(
+                    "models/two.toml",
+                    "[model]\nname = \"two\"\nextends = \"one.toml\"\n",
+                );
+                file(
+                    "models/one.toml",
+                    "[model]\nname = \"one\"\nextends = \"two.toml\"\n",
+                )
+            }],
+        ),
+        (
+            "model_extends_chain_too_long",
+            vec!["samples/vecadd.spu".into(), "--model".into(), {
+                for i in 0..9 {
+                    file(
+                        &format!("models/ch{i}.toml"),
+                        &format!(
+                            "[model]\nname = \"ch{i}\"\nextends = \"{}\"\n",
+                            if i == 8 {
+                                "default".to_string()
+                            } else {
+                                format!("ch{}.toml", i + 1)
+                            }
+                        ),
+                    );
+                }
+                p("models/ch0.toml")
+            }],
+        ),
+        (
+            "model_quoted_number",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--model".into(),
+                file(
+                    "quoted.toml",
+                    "[model]\nname = \"q\"\nextends = \"default\"\n[event_pj]\nIBP = \"5\"\n",
+                ),
             ],
         ),
         (

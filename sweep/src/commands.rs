@@ -61,8 +61,9 @@ pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
 pub fn report_plan(plan: &Plan, store: &Store, pending: usize, spec_file: &str) {
     let total = plan.unique_ids().len();
     spu_io::reportln!(
-        "sweep `{}` ({spec_file}): {}, {} finished, {pending} to run; results in {}",
+        "sweep `{}` ({}): {}, {} finished, {pending} to run; results in {}",
         plan.name,
+        spu_io::quote::escape(spec_file),
         runs(total),
         total - pending,
         spu_io::quote::path(&store.dir)
@@ -83,7 +84,7 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
     let store = Store::open(&dir).ok();
-    let records = store.as_ref().map(|s| s.records(&plan)).unwrap_or_default();
+    let (records, damaged) = store.as_ref().map(|s| s.scan(&plan)).unwrap_or_default();
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     let escape = |text: &String| spu_io::quote::escape(text).into_owned();
@@ -91,10 +92,12 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
     header.extend(plan.columns.iter().map(escape));
     table.set_header(header);
     for (i, run) in plan.runs.iter().enumerate() {
-        let status = records
-            .get(&run.id)
-            .map_or("pending", |r| r.status.name())
-            .to_string();
+        let status = match records.get(&run.id) {
+            Some(r) => r.status.name(),
+            None if damaged.iter().any(|d| d.run == run.id) => "damaged",
+            None => "pending",
+        }
+        .to_string();
         let mut row = vec![(i + 1).to_string(), run.id.clone(), status];
         row.extend(run.values.iter().map(escape));
         table.add_row(row);
@@ -263,10 +266,10 @@ pub fn cmd_slurm(
 pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     let c = spu_sweep::collect(store, plan)?;
     for e in &c.plot_errors {
-        spu_io::reportln!("warning: {e}");
+        spu_io::reportln!("warning: {}", spu_io::quote::escape(&e.to_string()));
     }
     for e in &c.table_errors {
-        spu_io::reportln!("warning: {e}");
+        spu_io::reportln!("warning: {}", spu_io::quote::escape(&e.to_string()));
     }
     for m in &c.report.unknown_metrics {
         spu_io::reportln!(
@@ -300,11 +303,29 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         spu_io::reportln!(
             "wrote {} summary tables into {}",
             c.tables.len(),
-            store.dir.join("tables.md").display()
+            spu_io::quote::path(&store.dir.join("tables.md"))
         );
     }
     if c.report.missing > 0 {
         spu_io::reportln!("{} without a result yet", runs(c.report.missing));
+    }
+    let damaged = store.scan(plan).1;
+    for d in damaged.iter().take(20) {
+        spu_io::reportln!(
+            "warning: the record `{}` of run {} is damaged, so the run counts as not run: {}",
+            d.file,
+            d.run,
+            spu_io::quote::escape(&d.why)
+        );
+    }
+    if damaged.len() > 20 {
+        spu_io::reportln!(
+            "warning: ... and {} more damaged records",
+            damaged.len() - 20
+        );
+    }
+    if !damaged.is_empty() {
+        spu_io::reportln!("{}", spu_sweep::store::REDO_DAMAGED);
     }
     if failed > 0 {
         spu_io::reportln!(
@@ -371,8 +392,8 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create `{}`", spu_io::quote::path(parent)))?;
     }
-    spu_io::output::write_file_restricted(&output, svg.as_bytes(), store.mode())
-        .with_context(|| format!("cannot write `{}`", spu_io::quote::path(&output)))?;
+    // The output error names the file itself.
+    spu_io::output::write_file_restricted(&output, svg.as_bytes(), store.mode())?;
     spu_io::outln!("{}", spu_io::quote::path(&output));
     Ok(ExitCode::SUCCESS)
 }
@@ -386,19 +407,25 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
         .iter()
         .map(|p| {
             (
-                format!("`{}`, an input of the sweep", p.display()),
+                format!("`{}`, an input of the sweep", spu_io::quote::path(p)),
                 p.clone(),
             )
         })
         .collect();
     for run in &plan.runs {
         inputs.push((
-            format!("`{}`, a kernel of the sweep", run.kernel.display()),
+            format!(
+                "`{}`, a kernel of the sweep",
+                spu_io::quote::path(&run.kernel)
+            ),
             run.kernel.clone(),
         ));
         if Path::new(&run.model).is_absolute() {
             inputs.push((
-                format!("`{}`, an energy model of the sweep", run.model),
+                format!(
+                    "`{}`, an energy model of the sweep",
+                    spu_io::quote::escape(&run.model)
+                ),
                 PathBuf::from(&run.model),
             ));
         }
@@ -409,7 +436,10 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
     }
     for f in found {
         inputs.push((
-            format!("`{}`, a file of the sweep's results folder", f.display()),
+            format!(
+                "`{}`, a file of the sweep's results folder",
+                spu_io::quote::path(&f)
+            ),
             f,
         ));
     }
@@ -417,7 +447,10 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
         .iter()
         .map(|(w, p)| (w.clone(), p.as_path()))
         .collect();
-    spu_io::paths::check_distinct(&inputs, &[(format!("`-o {}`", output.display()), output)])?;
+    spu_io::paths::check_distinct(
+        &inputs,
+        &[(format!("`-o {}`", spu_io::quote::path(output)), output)],
+    )?;
     Ok(())
 }
 
@@ -516,15 +549,19 @@ pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
         .collect();
     install_stop_handler();
     let exe = std::env::current_exe().context("cannot find the spu-sweep executable")?;
-    let bounds = Bounds {
+    let (bounds, note) = Bounds {
         timeout_s: b.timeout_s,
         memory_mib: b.memory_mib,
-    };
+    }
+    .within_inherited_limit();
     spu_io::outln!(
         "spu-sweep task {task} of batch {batch} on {}: {}",
         spu_sweep::store::host(),
         runs(ids.len())
     );
+    if let Some(note) = note {
+        spu_io::outln!("{note}");
+    }
     let pool = local::Pool {
         store: &store,
         plan: &plan,

@@ -106,7 +106,8 @@ impl Access {
                 self.dir.display()
             ));
         }
-        let meta = std::fs::metadata(&real).map_err(|e| format!("cannot read `{text}`: {e}"))?;
+        let meta = std::fs::metadata(&real)
+            .map_err(|e| format!("cannot read `{}`: {e}", spu_io::quote::shorten(text)))?;
         if !meta.is_file() {
             return Err(format!(
                 "`{}` is not a regular file (a folder, pipe or device)",

@@ -213,7 +213,8 @@ fn main() -> ExitCode {
             if let Some(Error::Spec(s)) = e.downcast_ref::<Error>() {
                 spu_io::report!("{}", s.rendered());
             }
-            spu_io::reportln!("error: {e:#}");
+            // One line: a file name in the message cannot start a line of its own.
+            spu_io::reportln!("error: {}", spu_io::quote::escape(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }
@@ -262,6 +263,11 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             if slurm {
                 cmd_slurm(&store, &plan, &pending, &opts, bounds)
             } else {
+                // Runs here cannot have more memory than this process may give.
+                let (bounds, note) = bounds.within_inherited_limit();
+                if let Some(note) = note {
+                    spu_io::reportln!("{note}");
+                }
                 let jobs = jobs.map_or_else(
                     || std::thread::available_parallelism().map_or(1, |n| n.get()),
                     |j| j as usize,

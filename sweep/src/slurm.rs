@@ -144,6 +144,73 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// The `sbatch` options the job script sets: (long name, short letter, how the
+/// user sets its value instead).
+const OWNED_OPTIONS: &[(&str, Option<char>, &str)] = &[
+    (
+        "array",
+        Some('a'),
+        "one task per group of runs: size the groups with --runs-per-task, limit the tasks running at once with --max-parallel",
+    ),
+    (
+        "output",
+        Some('o'),
+        "the task logs go to the results folder's slurm/logs",
+    ),
+    (
+        "error",
+        Some('e'),
+        "the task logs go to the results folder's slurm/logs",
+    ),
+    ("job-name", Some('J'), "from the sweep's `name`"),
+    ("mem", None, "set it with --memory, in MiB per run"),
+    (
+        "mem-per-cpu",
+        None,
+        "set the memory with --memory, in MiB per run",
+    ),
+    (
+        "mem-per-gpu",
+        None,
+        "set the memory with --memory, in MiB per run",
+    ),
+    ("cpus-per-task", Some('c'), "a run uses one core"),
+    ("ntasks", Some('n'), "each array task is one task"),
+    ("time", Some('t'), "set it with --time, in minutes"),
+    ("partition", Some('p'), "set it with --partition"),
+    ("wrap", None, "the job runs the script spu-sweep writes"),
+];
+
+/// Short `sbatch` options that take no value, so another may follow in one word
+/// (`-Qa 0-9` is `-Q -a 0-9`).
+const FLAG_LETTERS: &[char] = &['h', 'H', 'O', 'Q', 's', 'u', 'v', 'V', 'W'];
+
+/// The option of [`OWNED_OPTIONS`] an `--sbatch-arg` word sets, if any: a long
+/// name or a prefix of one (`sbatch` takes `--arr` for `--array`), or a short
+/// letter, alone or after value-less letters.
+fn owned_option(arg: &str) -> Option<(&'static str, &'static str)> {
+    if let Some(long) = arg.strip_prefix("--") {
+        let name = long.split('=').next().unwrap_or(long);
+        if name.is_empty() {
+            return None;
+        }
+        return OWNED_OPTIONS
+            .iter()
+            .find(|(l, ..)| *l == name)
+            .or_else(|| OWNED_OPTIONS.iter().find(|(l, ..)| l.starts_with(name)))
+            .map(|(l, _, how)| (*l, *how));
+    }
+    for c in arg.chars().skip(1) {
+        if let Some((l, _, how)) = OWNED_OPTIONS.iter().find(|(_, s, _)| *s == Some(c)) {
+            return Some((l, how));
+        }
+        if !FLAG_LETTERS.contains(&c) {
+            return None;
+        }
+    }
+    None
+}
+
 /// Checks the options given on the command line before anything is written.
 pub fn check_options(opts: &SlurmOptions) -> Result<(), SlurmError> {
     if let Some(p) = &opts.partition {
@@ -167,6 +234,15 @@ pub fn check_options(opts: &SlurmOptions) -> Result<(), SlurmError> {
                 "the sbatch option",
                 a,
                 "give an option of `sbatch`, such as `--sbatch-arg=--account=abc`",
+            ));
+        }
+        if let Some((long, how)) = owned_option(a) {
+            return Err(unsafe_value(
+                "the sbatch option",
+                a,
+                &format!(
+                    "spu-sweep writes `--{long}` itself ({how}), and a second one would replace it"
+                ),
             ));
         }
     }

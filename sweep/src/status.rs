@@ -4,7 +4,7 @@
 
 use crate::plan::Plan;
 use crate::slurm;
-use crate::store::{Status, Store};
+use crate::store::{DamagedRecord, REDO_DAMAGED, Status, Store};
 use serde::Serialize;
 
 /// A sweep's progress.
@@ -20,6 +20,9 @@ pub struct Progress {
     /// Markers left by runs whose process died (their runs count as remaining).
     pub stale: usize,
     pub failures: Vec<Failure>,
+    /// Record files that cannot be read (their runs count as remaining).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub damaged: Vec<DamagedRecord>,
     pub jobs: Vec<Job>,
 }
 
@@ -45,7 +48,7 @@ pub struct Job {
 /// Gathers the progress of the sweep in `store`.
 pub fn progress(store: &Store, plan: &Plan) -> Progress {
     let ids = plan.unique_ids();
-    let records = store.records(plan);
+    let (records, damaged) = store.scan(plan);
     let markers = store.running();
     let mut p = Progress {
         name: plan.name.clone(),
@@ -57,6 +60,7 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
         remaining: 0,
         stale: 0,
         failures: Vec::new(),
+        damaged,
         jobs: Vec::new(),
     };
     for b in slurm::batches(store) {
@@ -149,6 +153,23 @@ impl Progress {
         }
         if self.failed > 0 {
             s.push_str("re-run them with `spu-sweep run SPEC --retry-failed`\n");
+        }
+        for d in self.damaged.iter().take(20) {
+            s.push_str(&format!(
+                "damaged record `{}` of run {} (counted as remaining): {}\n",
+                escape(&d.file),
+                escape(&d.run),
+                escape(&d.why)
+            ));
+        }
+        if self.damaged.len() > 20 {
+            s.push_str(&format!(
+                "... and {} more damaged records\n",
+                self.damaged.len() - 20
+            ));
+        }
+        if !self.damaged.is_empty() {
+            s.push_str(&format!("{REDO_DAMAGED}\n"));
         }
         let mut queued = 0;
         for j in &self.jobs {

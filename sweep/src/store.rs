@@ -48,6 +48,19 @@ pub struct Record {
     pub tool_version: String,
 }
 
+/// A run record that exists but cannot be read (cut short, edited, another
+/// run's): its run counts as not run, and running the sweep again replaces it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DamagedRecord {
+    pub run: String,
+    /// The record file, as messages name it.
+    pub file: String,
+    pub why: String,
+}
+
+/// What to do about damaged records, for messages.
+pub const REDO_DAMAGED: &str = "run the sweep again (`spu-sweep run SPEC`) to redo the runs of damaged records: it replaces each one";
+
 /// A results directory.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -69,6 +82,8 @@ pub enum StoreError {
     Write { path: String, error: std::io::Error },
     #[error("cannot read `{path}`: {why}")]
     Read { path: String, why: String },
+    #[error(transparent)]
+    Output(#[from] spu_io::output::OutputError),
 }
 
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -127,8 +142,10 @@ impl Store {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(write_err(parent))?;
         }
-        spu_io::output::write_file_restricted(&path, bytes, self.mode)
-            .map_err(|e| write_err(&path)(e.into_io()))
+        // The output error names the file itself.
+        Ok(spu_io::output::write_file_restricted(
+            &path, bytes, self.mode,
+        )?)
     }
 
     /// Reads a JSON file of the folder.
@@ -157,20 +174,55 @@ impl Store {
         self.dir.join("runs").join(format!("{id}.json"))
     }
 
-    /// The record of a run, if it finished (an unreadable record counts as missing).
+    /// The record of a run, if it finished (a damaged record counts as missing, so
+    /// the run is done again; [`Store::scan`] reports it).
     pub fn record(&self, id: &str) -> Option<Record> {
-        let bytes = spu_isa::format::read_input(&self.record_path(id)).ok()?;
-        serde_json::from_slice::<Record>(&bytes)
-            .ok()
-            .filter(|r| r.id == id)
+        self.read_record(id).ok().flatten()
+    }
+
+    /// The record of a run: `None` when there is none, `Err` (why) when its file
+    /// cannot be read or is not this run's record.
+    pub fn read_record(&self, id: &str) -> Result<Option<Record>, String> {
+        let path = self.record_path(id);
+        if path.symlink_metadata().is_err() {
+            return Ok(None);
+        }
+        let bytes = spu_isa::format::read_input(&path).map_err(|e| e.reason())?;
+        let r = serde_json::from_slice::<Record>(&bytes)
+            .map_err(|e| format!("it is not a run record: {e}"))?;
+        if r.id != id {
+            return Err(format!(
+                "it holds the record of run `{}`",
+                spu_io::quote::shorten(&r.id)
+            ));
+        }
+        Ok(Some(r))
     }
 
     /// Records of every run of the plan that has one.
     pub fn records(&self, plan: &Plan) -> HashMap<String, Record> {
-        plan.unique_ids()
-            .into_iter()
-            .filter_map(|id| self.record(id).map(|r| (id.to_string(), r)))
-            .collect()
+        self.scan(plan).0
+    }
+
+    /// Records of every run of the plan that has one, and the record files that
+    /// exist but cannot be read (their runs count as not run).
+    pub fn scan(&self, plan: &Plan) -> (HashMap<String, Record>, Vec<DamagedRecord>) {
+        let mut records = HashMap::new();
+        let mut damaged = Vec::new();
+        for id in plan.unique_ids() {
+            match self.read_record(id) {
+                Ok(Some(r)) => {
+                    records.insert(id.to_string(), r);
+                }
+                Ok(None) => {}
+                Err(why) => damaged.push(DamagedRecord {
+                    run: id.to_string(),
+                    file: spu_io::quote::path(&self.record_path(id)),
+                    why,
+                }),
+            }
+        }
+        (records, damaged)
     }
 
     pub fn write_record(&self, r: &Record) -> Result<(), StoreError> {

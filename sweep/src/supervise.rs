@@ -22,6 +22,30 @@ pub struct Bounds {
     pub memory_mib: u64,
 }
 
+impl Bounds {
+    /// The bounds runs started from this process can have: the memory bound is
+    /// lowered to the hard limit this process inherited (`ulimit -v`), which a
+    /// run cannot raise, with a note saying so.
+    pub fn within_inherited_limit(self) -> (Bounds, Option<String>) {
+        match spu_io::process::memory_ceiling_mib() {
+            Some(ceiling) if ceiling < self.memory_mib => (
+                Bounds {
+                    memory_mib: ceiling,
+                    ..self
+                },
+                Some(format!(
+                    "note: this process may use at most {ceiling} MiB of memory (a hard limit \
+                     it inherited, as `ulimit -v` sets), less than the runs' bound of {} MiB: \
+                     runs are bound to {ceiling} MiB; give `--memory` to choose a lower bound, \
+                     or raise the limit",
+                    self.memory_mib
+                )),
+            ),
+            _ => (self, None),
+        }
+    }
+}
+
 /// What the child prints on standard output.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -594,3 +594,98 @@ columns = "machine"
     assert!(all.contains("Off-chip words") && all.contains("| all |"));
     assert!(!Path::new(&out).join("tables/broken.md").exists());
 }
+
+/// A run record that cannot be read (cut short, another run's) is reported as
+/// damaged, by file, by `collect`, `status` and `plan`, with how to redo the run;
+/// running the sweep again redoes exactly those runs and replaces the records.
+#[test]
+fn damaged_run_records_are_named_and_redone() {
+    let (_d, spec, out) = setup(&vecadd_spec("256"));
+    assert!(sweep(&["run", &spec, "--out", &out]).status.success());
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2);
+    let (cut, other) = (&recs[0].0, &recs[1].0);
+    std::fs::write(cut, "{").unwrap();
+    let other_text = std::fs::read_to_string(other).unwrap();
+    let other_id = other.file_stem().unwrap().to_str().unwrap().to_string();
+    let id_of = |p: &Path| p.file_stem().unwrap().to_str().unwrap().to_string();
+    let o = sweep(&["collect", &out]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: the record `{}` of run {} is damaged",
+            cut.display(),
+            id_of(cut)
+        )) && err.contains("it is not a run record: EOF")
+            && err.contains("`spu-sweep run SPEC`"),
+        "{err}"
+    );
+    // A record copied over another run's is damaged too.
+    std::fs::write(other, other_text.replace(&other_id, &id_of(cut))).unwrap();
+    let o = sweep(&["status", &out]);
+    let status = text(&o.stdout);
+    assert!(
+        status.contains(&format!("damaged record `{}`", other.display()))
+            && status.contains(&format!("holds the record of run `{}`", id_of(cut)))
+            && status.contains("remaining  2"),
+        "{status}"
+    );
+    let o = sweep(&["status", &out, "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["damaged"].as_array().map(Vec::len), Some(2), "{json}");
+    let o = sweep(&["plan", &spec, "--out", &out]);
+    assert_eq!(
+        text(&o.stdout).matches(" damaged ").count(),
+        2,
+        "{}",
+        text(&o.stdout)
+    );
+    let o = sweep(&["run", &spec, "--out", &out]);
+    let err = text(&o.stderr);
+    assert!(
+        o.status.success() && err.contains("2 done, 0 failed"),
+        "{err}"
+    );
+    let o = sweep(&["collect", &out]);
+    assert!(!text(&o.stderr).contains("damaged"), "{}", text(&o.stderr));
+}
+
+/// Under an inherited hard memory limit lower than the runs' bound (`ulimit -v`
+/// in the shell), the runs are bound to that limit, with a note naming `--memory`:
+/// every run failed with "cannot limit memory to 4096 MiB: EPERM".
+#[test]
+fn an_inherited_memory_limit_bounds_the_runs() {
+    let (_d, spec, out) = setup(&vecadd_spec("256"));
+    // The shell lowers its own hard limit (3000000 KiB, 2929 MiB), then runs the
+    // sweep with the default bound of 4096 MiB.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v 3000000 && exec \"$0\" run \"$1\" --out \"$2\" -j 1")
+        .args([exe(), &spec, &out])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("may use at most 2929 MiB")
+            && err.contains("runs are bound to 2929 MiB")
+            && err.contains("`--memory`"),
+        "{err}"
+    );
+    assert!(err.contains("2 done, 0 failed"), "{err}");
+    // A bound below the limit is kept, without a note.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(
+            "ulimit -v 3000000 && exec \"$0\" run \"$1\" --out \"$2\" --memory 1024 --retry-failed",
+        )
+        .args([exe(), &spec, &out])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() && !text(&o.stderr).contains("note:"),
+        "{}",
+        text(&o.stderr)
+    );
+}

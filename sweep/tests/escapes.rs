@@ -62,7 +62,26 @@ fn control_characters_never_reach_the_terminal() {
             "name = \"runs\"\nmetrics = [\"cycles\"]\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nlabel.x = [{h}, \"plain\"]\nmax_cycles = [10, 100000]\n"
         ),
     );
+    // A spec file whose name forges a line (a newline, then `error: fake`).
+    let file_name = spec(
+        &format!("sp{HOSTILE}.toml"),
+        "name = \"fk\"\nmetrics = [\"cycles\"]\n[base]\nkernel = \"vecadd.spu\"\n",
+    );
+    let missing = format!("none{HOSTILE}.toml");
     for (name, args, ok) in [
+        (
+            "spec_file_name",
+            vec![
+                "run",
+                &file_name,
+                "--slurm",
+                "--dry-run",
+                "--out",
+                "fk.sweep",
+            ],
+            true,
+        ),
+        ("spec_file_missing", vec!["plan", &missing], false),
         ("spec_name", vec!["plan", bad_name.as_str()], false),
         ("spec_key", vec!["plan", &bad_key], false),
         ("plan", vec!["plan", &runs], true),
@@ -84,7 +103,12 @@ fn control_characters_never_reach_the_terminal() {
         let text = clean(name, &out);
         assert_eq!(out.status.success(), ok, "{name}:\n{text}");
         match name {
-            "plan" | "spec_key" | "status_of_no_folder" | "run" => {
+            "plan"
+            | "spec_key"
+            | "status_of_no_folder"
+            | "run"
+            | "spec_file_name"
+            | "spec_file_missing" => {
                 assert!(
                     text.contains(ESCAPED),
                     "{name} names the text escaped:\n{text}"

@@ -276,3 +276,34 @@ fn files_replaced_after_planning_are_not_read() {
         }
     }
 }
+
+/// A write error names the file once: `plot -o /dev/full` said "cannot write
+/// `/dev/full`: cannot write `/dev/full`: No space left on device", and so did a
+/// report of the results folder that cannot be written.
+#[test]
+fn a_write_error_names_the_file_once() {
+    let (_d, spec, out) =
+        setup("name = \"p\"\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [64, 128]\n");
+    let o = sweep(&["run", &spec, "--out", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let r = sweep(&["plot", &out, "--x", "N", "--y", "cycles", "-o", "/dev/full"]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err,
+        "error: cannot write `/dev/full`: No space left on device (os error 28)\n"
+    );
+    let csv = Path::new(&out).join("results.csv");
+    std::fs::remove_file(&csv).unwrap();
+    std::fs::create_dir(&csv).unwrap();
+    let r = sweep(&["collect", &out]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: cannot write `{}`: it is a directory; give a file name\n",
+            csv.display()
+        )
+    );
+}

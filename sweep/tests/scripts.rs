@@ -365,3 +365,55 @@ fn numbers_that_would_wrap_are_refused() {
     assert!(s.contains("#SBATCH --mem=1073742080M\n"), "{s}");
     assert!(s.contains("#SBATCH --time=60\n"), "{s}");
 }
+
+/// An `--sbatch-arg` that would replace an option the script sets (a second
+/// `--array` starts tasks that do not exist; a second `--output` loses the logs)
+/// is refused with the flag that sets it, before anything is written.
+#[test]
+fn sbatch_args_cannot_replace_the_options_of_the_script() {
+    let bench = Bench::new("spec.toml");
+    for (arg, says) in [
+        ("--array=0-999", "--max-parallel"),
+        ("--arr=0-999", "--max-parallel"),
+        ("-a0-999", "--max-parallel"),
+        ("-Qa0-999", "--max-parallel"),
+        ("--output=/tmp/x", "slurm/logs"),
+        ("-e/tmp/x", "slurm/logs"),
+        ("--job-name=x", "`name`"),
+        ("-Jx", "`name`"),
+        ("--mem=1G", "--memory"),
+        ("--mem-per-cpu=1G", "--memory"),
+        ("--cpus-per-task=4", "one core"),
+        ("--ntasks=2", "one task"),
+        ("--time=10", "--time"),
+        ("-t10", "--time"),
+        ("--partition=x", "--partition"),
+        ("-px", "--partition"),
+        ("--wrap=hostname", "script"),
+    ] {
+        let o = bench.run(&["--slurm", "--out", "o", &format!("--sbatch-arg={arg}")]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{arg}: {err}");
+        assert!(
+            err.contains("spu-sweep writes `--") && err.contains(says),
+            "{arg}: {err}"
+        );
+        assert!(!bench.submitted(), "{arg}");
+        assert!(
+            !bench.path("o").exists(),
+            "{arg}: a results folder was made"
+        );
+    }
+    // Options it does not set pass, including ones whose names start alike.
+    let o = bench.run(&[
+        "--slurm",
+        "--dry-run",
+        "--out",
+        "o",
+        "--sbatch-arg=--time-min=5",
+        "--sbatch-arg=--mem-bind=local",
+        "--sbatch-arg=--comment=x",
+        "--sbatch-arg=-Q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}

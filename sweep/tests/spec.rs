@@ -632,3 +632,19 @@ fn bounds_are_checked_not_wrapped() {
     );
     expect_problem(&format!("memory_mib = 8\n{base}"), 1, "from 16");
 }
+
+/// A number quoted where a number is expected says to remove the quotes (TOML
+/// reads `"60"` as a string).
+#[test]
+fn a_quoted_number_says_to_remove_the_quotes() {
+    let err = parse(
+        "name = \"q\"\ntimeout_s = \"60\"\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [256]\n",
+    )
+    .unwrap_err();
+    let rendered = err.rendered();
+    assert!(
+        rendered.contains("spec.toml:2:")
+            && rendered.contains("remove the quotes: write `60`, not `\"60\"`"),
+        "{rendered}"
+    );
+}

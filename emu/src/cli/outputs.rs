@@ -39,7 +39,7 @@ impl Outputs {
             path: spu_io::quote::path(path),
             error,
         };
-        let mut out = OutputFile::create(path).map_err(|e| write(e.into_io()))?;
+        let mut out = OutputFile::create(path)?;
         npy::encode_to(&mut out, ty, dims, words).map_err(write)?;
         self.files.push(out);
         Ok(())

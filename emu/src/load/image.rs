@@ -98,6 +98,15 @@ pub enum LoadError {
         name: String,
         list: String,
     },
+    #[error(
+        "`{option} {first}` and `{option} {second}` both name buffer `{name}`; give one {option} per buffer"
+    )]
+    BufferTwice {
+        option: &'static str,
+        first: String,
+        second: String,
+        name: String,
+    },
     #[error(transparent)]
     Npy(#[from] NpyError),
     #[error(transparent)]
@@ -371,17 +380,13 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         let elements = memory.regions()[i].len as usize;
         crate::load::init::fill(memory.buffer_mut(i), b.ty, elements, b.init);
     }
-    for arg in &options.loads {
-        let (index, path) = buffer_arg(&module, "--load", arg)?;
+    let loads = buffer_args(&module, "--load", &options.loads)?;
+    let dumps = buffer_args(&module, "--dump", &options.dumps)?;
+    for (index, path) in loads {
         let r = &memory.regions()[index];
         let words = npy::read(&path, &r.name, r.ty, &r.dims)?;
         memory.buffer_mut(index).copy_from_slice(&words);
     }
-    let dumps = options
-        .dumps
-        .iter()
-        .map(|arg| buffer_arg(&module, "--dump", arg))
-        .collect::<Result<Vec<_>, _>>()?;
 
     let buffer_addrs: Vec<u32> = memory.regions().iter().map(|r| r.base).collect();
     let program = decode_program(
@@ -647,6 +652,29 @@ fn check_machine_fit(
         )));
     }
     Ok(())
+}
+
+/// The buffers and files of every `option BUF=FILE` in `args`, one per buffer: a
+/// second `--load` of a buffer would silently replace the first.
+fn buffer_args(
+    module: &Module,
+    option: &'static str,
+    args: &[String],
+) -> Result<Vec<(usize, PathBuf)>, LoadError> {
+    let mut out: Vec<(usize, PathBuf)> = Vec::with_capacity(args.len());
+    for (i, arg) in args.iter().enumerate() {
+        let (index, path) = buffer_arg(module, option, arg)?;
+        if let Some(j) = out.iter().position(|(b, _)| *b == index) {
+            return Err(LoadError::BufferTwice {
+                option,
+                first: shorten(&args[j]),
+                second: shorten(&args[i]),
+                name: shorten(&module.buffers[index].name),
+            });
+        }
+        out.push((index, path));
+    }
+    Ok(out)
 }
 
 fn buffer_arg(

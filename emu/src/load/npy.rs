@@ -29,13 +29,14 @@ pub enum NpyError {
         expected: &'static str,
     },
     #[error(
-        "`{path}` has shape {found:?} but buffer `{buffer}` is declared with shape {expected:?}; reshape it or change the kernel's parameters with -D"
+        "`{path}` has shape {found} but buffer `{buffer}` is declared with shape {expected}; reshape it or change the kernel's parameters with -D"
     )]
     Shape {
         path: String,
         buffer: String,
-        found: Vec<u64>,
-        expected: Vec<u64>,
+        /// As [`shape_text`] writes it.
+        found: String,
+        expected: String,
     },
     #[error("`{path}` is in Fortran order; save it in C order (`np.ascontiguousarray(a)`)")]
     Order { path: String },
@@ -49,6 +50,9 @@ pub enum NpyError {
     },
     #[error(transparent)]
     Input(#[from] spu_io::InputError),
+    /// An output that cannot be created (it names the file itself).
+    #[error(transparent)]
+    Output(#[from] spu_io::OutputError),
     #[error(
         "`{path}` is truncated: its header declares {elements} elements ({bytes} bytes of data) but the file ends before them"
     )]
@@ -88,6 +92,17 @@ pub fn dtype(ty: Ty) -> &'static str {
         Ty::S64 => "<i8",
         Ty::F64 => "<f8",
     }
+}
+
+/// A shape as a message shows it: `[64, 64]`, or for more than 8 dimensions (a
+/// header may list thousands) the first 8 and their number.
+fn shape_text(dims: &[u64]) -> String {
+    const SHOWN: usize = 8;
+    if dims.len() <= SHOWN {
+        return format!("{dims:?}");
+    }
+    let start: Vec<String> = dims[..SHOWN].iter().map(u64::to_string).collect();
+    format!("[{}, ...] ({} dimensions)", start.join(", "), dims.len())
 }
 
 /// Reads an array for buffer `buffer` of type `ty` and shape `dims`, as the words
@@ -172,8 +187,8 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
         return Err(NpyError::Shape {
             path: p,
             buffer: buffer.to_string(),
-            found: header.shape,
-            expected: dims.to_vec(),
+            found: shape_text(&header.shape),
+            expected: shape_text(dims),
         });
     }
     if header.fortran_order && dims.len() > 1 {

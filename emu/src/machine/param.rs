@@ -88,6 +88,16 @@ fn out_of_range(raw: &RawValue, range: Range) -> String {
         (RawValue::Int(_) | RawValue::Float(_), Range::Int(..) | Range::Float(..)) => {
             format!("{} is out of range: expected {range}", raw.describe())
         }
+        // `cols = "4"`: TOML reads a quoted number as a string.
+        (RawValue::Text(t), Range::Int(..) | Range::Float(..) | Range::PowerOfTwo(..))
+            if spu_io::quote::unquote_hint(t).is_some() =>
+        {
+            format!(
+                "the quoted string `\"{}\"` is text, not a number: expected {range}; {}",
+                shorten(t),
+                spu_io::quote::unquote_hint(t).unwrap_or_default()
+            )
+        }
         _ => format!("{} is not valid: expected {range}", raw.describe()),
     }
 }
@@ -215,5 +225,11 @@ mod tests {
             Ok(2.0)
         );
         assert!(f64::from_raw(&RawValue::Float(9.0), Range::Float(0.5, 4.0)).is_err());
+        assert_eq!(
+            u32::from_raw(&RawValue::Text("4".into()), Range::Int(1, 8)),
+            Err("the quoted string `\"4\"` is text, not a number: expected an integer in 1..=8; remove the quotes: write `4`, not `\"4\"`".into())
+        );
+        let err = f64::from_raw(&RawValue::Text("1.5".into()), Range::Float(0.5, 4.0)).unwrap_err();
+        assert!(err.contains("remove the quotes"), "{err}");
     }
 }

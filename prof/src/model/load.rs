@@ -11,8 +11,8 @@ use spu_io::quote::shorten;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// Deepest `extends` chain (a longer one is almost surely a cycle).
-const MAX_DEPTH: u32 = 8;
+/// Most `extends` in one chain (a cycle is reported as one before this is reached).
+const MAX_DEPTH: usize = 8;
 
 /// Which file set each key of a merged model.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +36,19 @@ impl Origins {
     }
 }
 
+/// The kinds of model (`model.kind`).
+const KINDS: &[&str] = &["components", "instruction-classes"];
+
+/// `a components`, `an instruction-classes`.
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind}")
+}
+
 fn built_in(name: &str) -> Option<&'static BuiltIn> {
     BUILT_IN.iter().find(|b| b.name == name)
 }
@@ -54,6 +67,9 @@ fn built_in_list() -> String {
 pub(super) struct Folder {
     pub real: PathBuf,
     pub shown: PathBuf,
+    /// The model file itself, resolved (the one named on the command line only),
+    /// so an `extends` back to it is reported as a cycle.
+    pub model: Option<PathBuf>,
 }
 
 /// A model named on the command line: (display name, text, its folder, to which
@@ -87,6 +103,7 @@ pub(super) fn source(name_or_path: &str) -> Result<(String, String, Option<Folde
     let folder = Folder {
         real,
         shown: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        model: path.canonicalize().ok(),
     };
     Ok((
         format!("`{}`", spu_io::quote::escape(name_or_path)),
@@ -119,8 +136,10 @@ pub(super) fn merged(
         root: root.map(|r| r.real.as_path()),
         files,
         origins: &mut origins,
+        names: vec![file.to_string()],
+        seen: vec![root.and_then(|r| r.model.clone())],
     };
-    let table = chain.merge(file, text, root.cloned(), 0)?;
+    let table = chain.merge(file, text, root.cloned())?;
     Ok((table, origins))
 }
 
@@ -128,6 +147,18 @@ struct Chain<'a> {
     root: Option<&'a Path>,
     files: &'a mut Vec<PathBuf>,
     origins: &'a mut Origins,
+    /// The models of the chain so far, from the one named on the command line, as
+    /// messages name them, and resolved (`None` for a built-in model).
+    names: Vec<String>,
+    seen: Vec<Option<PathBuf>>,
+}
+
+/// The model kind a `[model]` table declares (`components` when it says none).
+fn kind_of(table: &toml::Table) -> Option<&str> {
+    match table.get("model").and_then(|m| m.get("kind")) {
+        None => Some("components"),
+        Some(v) => v.as_str(),
+    }
 }
 
 impl Chain<'_> {
@@ -138,7 +169,6 @@ impl Chain<'_> {
         file: &str,
         text: &str,
         dir: Option<Folder>,
-        depth: u32,
     ) -> Result<toml::Table, ModelError> {
         let table: toml::Table = text
             .parse()
@@ -160,12 +190,52 @@ impl Chain<'_> {
         };
         let mut out = match base {
             None => toml::Table::new(),
-            Some(_) if depth >= MAX_DEPTH => {
-                return Err(extends_err("extends chain is too deep (a cycle?)".into()));
-            }
             Some(base) => {
-                let (base_file, base_text, base_dir) = self.base(base, dir, &extends_err)?;
-                self.merge(&base_file, &base_text, base_dir, depth + 1)?
+                let (base_file, base_text, base_dir, real) = self.base(base, dir, &extends_err)?;
+                if let Some(at) = self.seen.iter().position(|s| s.is_some() && *s == real) {
+                    return Err(extends_err(format!(
+                        "the `extends` chain is a cycle: {} -> {base_file}; end it at a \
+                         built-in model or a model without `extends`",
+                        self.names[at..].join(" -> ")
+                    )));
+                }
+                if self.names.len() > MAX_DEPTH {
+                    return Err(extends_err(format!(
+                        "the `extends` chain is too long: it may have at most {MAX_DEPTH} \
+                         `extends`, and {} -> ... -> {} -> {base_file} has {}; merge some of \
+                         its models into one file",
+                        self.names[0],
+                        file,
+                        self.names.len()
+                    )));
+                }
+                self.names.push(base_file.clone());
+                self.seen.push(real);
+                let out = self.merge(&base_file, &base_text, base_dir)?;
+                // An instruction-classes model over a components model (or the
+                // reverse) would mix sections neither kind has.
+                if let (Some(own), Some(theirs)) = (
+                    table
+                        .get("model")
+                        .and_then(|m| m.get("kind"))
+                        .and_then(|k| k.as_str()),
+                    kind_of(&out),
+                ) && own != theirs
+                    && KINDS.contains(&own)
+                    && KINDS.contains(&theirs)
+                {
+                    return Err(ModelError::Key {
+                        file: file.to_string(),
+                        key: "model.kind".into(),
+                        why: format!(
+                            "{} model cannot extend {base_file}, {} model: a model may only \
+                             extend one of its own kind",
+                            with_article(own),
+                            with_article(theirs)
+                        ),
+                    });
+                }
+                out
             }
         };
         for (section, value) in table {
@@ -198,15 +268,20 @@ impl Chain<'_> {
     }
 
     /// The model `base` names: (display name, text, its folder for the next
-    /// `extends`).
+    /// `extends`, the file resolved).
     fn base(
         &mut self,
         base: &str,
         dir: Option<Folder>,
         extends_err: &dyn Fn(String) -> ModelError,
-    ) -> Result<(String, String, Option<Folder>), ModelError> {
+    ) -> Result<(String, String, Option<Folder>, Option<PathBuf>), ModelError> {
         if let Some(b) = built_in(base) {
-            return Ok((format!("`{}` (built in)", b.name), b.toml.to_string(), None));
+            return Ok((
+                format!("`{}` (built in)", b.name),
+                b.toml.to_string(),
+                None,
+                None,
+            ));
         }
         if !base.ends_with(".toml") {
             return Err(extends_err(format!(
@@ -251,11 +326,13 @@ impl Chain<'_> {
         let folder = Folder {
             real: real.parent().map(Path::to_path_buf).unwrap_or_default(),
             shown: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            model: None,
         };
         Ok((
             format!("`{}`", spu_io::quote::path(&path)),
             text,
             Some(folder),
+            Some(real),
         ))
     }
 }

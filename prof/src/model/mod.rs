@@ -172,10 +172,15 @@ fn energy(file: &Origins, key: &str, v: &toml::Value) -> Result<f64, ModelError>
         toml::Value::Float(f) => *f,
         toml::Value::Integer(i) => *i as f64,
         _ => {
+            // `IBP = "5"`: TOML reads a quoted number as a string.
+            let hint = v
+                .as_str()
+                .and_then(spu_io::quote::unquote_hint)
+                .map_or_else(String::new, |h| format!("; {h}"));
             return Err(key_err(
                 file,
                 key,
-                format!("`{}` is not a number", shorten(&v.to_string())),
+                format!("`{}` is not a number{hint}", shorten(&v.to_string())),
             ));
         }
     };

@@ -100,13 +100,19 @@ impl Walker {
     }
 
     pub(super) fn expected(&mut self, v: &Spanned<DeValue>, key: &str, what: &str) {
-        self.problems.push(
-            Problem::at(
-                v.span(),
-                format!("`{key}` must be {what}, not {}", type_name(v.get_ref())),
-            )
-            .label(format!("expected {what}")),
-        );
+        let mut problem = Problem::at(
+            v.span(),
+            format!("`{key}` must be {what}, not {}", type_name(v.get_ref())),
+        )
+        .label(format!("expected {what}"));
+        // `timeout_s = "60"`: TOML reads a quoted number as a string.
+        if let DeValue::String(s) = v.get_ref()
+            && !what.contains("string")
+            && let Some(hint) = spu_io::quote::unquote_hint(s)
+        {
+            problem = problem.help(hint);
+        }
+        self.problems.push(problem);
     }
 
     /// A scalar as text (strings as written, numbers in decimal, booleans).
