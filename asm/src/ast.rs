@@ -194,6 +194,13 @@ pub enum Stmt<'s> {
     Launch {
         parts: Vec<(Spanned<&'s str>, Vec<SExpr<'s>>)>,
     },
+    /// `.assert N % 32 == 0, "N must be a multiple of the tile size";`
+    Assert {
+        lhs: SExpr<'s>,
+        op: Spanned<spu_isa::format::CmpOp>,
+        rhs: SExpr<'s>,
+        message: Spanned<&'s str>,
+    },
     Dma {
         side: Spanned<&'s str>,
         buffer: Spanned<&'s str>,

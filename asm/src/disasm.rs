@@ -150,6 +150,15 @@ pub fn disassemble(m: &Module, options: Options) -> String {
         expr(&l.block[2]),
         expr(&l.iu_threads)
     );
+    for a in &m.preconditions {
+        // A message from a binary may hold what a source string cannot.
+        let message = spu_io::quote::escape(&a.message).replace('"', "'");
+        let _ = writeln!(
+            s,
+            ".assert {}, \"{message}\";",
+            a.display(&|i| m.param_name(i))
+        );
+    }
     for d in &m.dma {
         let buf = m
             .buffers

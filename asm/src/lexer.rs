@@ -48,6 +48,9 @@ pub enum Tok<'s> {
     Shared,
     #[token(".launch")]
     Launch,
+    /// `.assert COND, "message";`: a precondition on the parameters.
+    #[token(".assert")]
+    Assert,
     /// `.bind kernel(args);`: a PTX entry's arguments.
     #[token(".bind")]
     Bind,
@@ -109,6 +112,14 @@ pub enum Tok<'s> {
     LParen,
     #[token(")")]
     RParen,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    NotEq,
+    #[token("<=")]
+    LtEq,
+    #[token(">=")]
+    GtEq,
     #[token("<")]
     Lt,
     #[token(">")]
@@ -166,6 +177,11 @@ pub fn token_text(tok: &Tok<'_>) -> &'static str {
         Tok::Global => ".global",
         Tok::Shared => ".shared",
         Tok::Launch => ".launch",
+        Tok::Assert => ".assert",
+        Tok::EqEq => "==",
+        Tok::NotEq => "!=",
+        Tok::LtEq => "<=",
+        Tok::GtEq => ">=",
         Tok::Bind => ".bind",
         Tok::Ptr => ".ptr",
         Tok::Dma => ".dma",

@@ -512,9 +512,9 @@ fn unknown_directive(name: &str, span: Span) -> Diagnostic {
         }
         _ => {}
     }
-    const KNOWN: [&str; 11] = [
-        ".entry", ".reg", ".param", ".global", ".shared", ".launch", ".bind", ".dma", ".iu",
-        ".file", ".loc",
+    const KNOWN: [&str; 12] = [
+        ".entry", ".reg", ".param", ".global", ".shared", ".launch", ".assert", ".bind", ".dma",
+        ".iu", ".file", ".loc",
     ];
     let d = Diagnostic::error(format!("unknown directive `{name}`"), span)
         .label("not a directive of the language");
@@ -575,6 +575,10 @@ fn syntax_error(
         match e.len() {
             0 => String::new(),
             1 => format!("expected {}", e[0]),
+            // Only an `.assert`'s condition can go on with a comparison.
+            _ if expected.iter().any(|s| s == "\"==\"") => {
+                "expected a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`)".to_string()
+            }
             _ if e.len() > 6 => "expected an operand or `;`".to_string(),
             _ => format!("expected one of {}", e.join(", ")),
         }

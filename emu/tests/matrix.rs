@@ -138,6 +138,16 @@ fn bad_input_matrix() {
     let mut v4 = vecadd.clone();
     v4[0x30..0x34].copy_from_slice(&4u32.to_le_bytes());
     std::fs::write(p("v4.bin"), &v4).unwrap();
+    // A binary of a version this reader does not know yet.
+    let mut v7 = vecadd.clone();
+    v7[0x30..0x34].copy_from_slice(&7u32.to_le_bytes());
+    std::fs::write(p("v7.bin"), &v7).unwrap();
+    // Preconditions travel in the binary (format version 6).
+    std::fs::write(
+        p("stencil.bin"),
+        assembled("samples/stencil2d/stencil_pc.spu"),
+    )
+    .unwrap();
     std::fs::write(p("range.toml"), "[sm]\nschedulers = 99\n").unwrap();
     let words: Vec<u32> = (0..8).collect();
     spu_emu::load::npy::write(Path::new(&p("u32.npy")), spu_isa::Ty::U32, &[8], &words).unwrap();
@@ -246,6 +256,23 @@ fn bad_input_matrix() {
         ("foreign_elf", vec![p("host.elf")]),
         ("unknown_opcode", vec![p("opcode.bin")]),
         ("older_format_version", vec![p("v4.bin")]),
+        ("newer_format_version", vec![p("v7.bin")]),
+        (
+            "precondition_fails",
+            vec![
+                "samples/stencil2d/stencil_pc.spu".into(),
+                "-D".into(),
+                "N=100".into(),
+            ],
+        ),
+        (
+            "precondition_fails_in_a_binary",
+            vec![p("stencil.bin"), "-D".into(), "K=48".into()],
+        ),
+        (
+            "precondition_fails_in_a_ptx_launch_file",
+            vec!["samples/ptx/matmul.spu".into(), "-D".into(), "N=40".into()],
+        ),
         (
             "param_u64_out_of_range",
             vec![
@@ -797,4 +824,24 @@ fn ctrl_c_stops_the_run_and_writes_nothing() {
         0,
         "no temporary files"
     );
+}
+
+/// A kernel whose `.assert` preconditions hold runs as if they were not there, from
+/// source and from a binary; the binary carries them (format version 6), a kernel
+/// without them stays at version 5.
+#[test]
+fn preconditions_that_hold_let_the_run_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("stencil.bin");
+    let stencil = assembled("samples/stencil2d/stencil_pc.spu");
+    assert_eq!(stencil[0x30..0x34], 6u32.to_le_bytes());
+    assert_eq!(
+        assembled("samples/vecadd.spu")[0x30..0x34],
+        5u32.to_le_bytes()
+    );
+    std::fs::write(&bin, &stencil).unwrap();
+    for kernel in ["samples/stencil2d/stencil_pc.spu", bin.to_str().unwrap()] {
+        let text = outcome(&[kernel, "-D", "N=64", "-D", "K=96"], dir.path());
+        assert!(text.starts_with("exit: 0"), "{text}");
+    }
 }

@@ -50,6 +50,7 @@ pub fn grammar() -> String {
             "shared",
             "reg",
             "launch",
+            "assert",
             "entry",
             "iu",
             "dma",

@@ -85,7 +85,16 @@ pub struct UnitLeakage {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LineEnergy {
+    /// The line's dynamic energy: `event_j + waiting_j` (as in [`Breakdown::lines`]).
     pub joules: f64,
+    /// Energy of the line's own events (fetch, registers, ALUs, memories, CBs,
+    /// off-chip transfers and their wires): what the instructions did.
+    #[serde(default)]
+    pub event_j: f64,
+    /// The chip's constant dynamic power over the scheduler cycles the line held
+    /// (its issue cycles and the stalls while it was next): what waiting cost.
+    #[serde(default)]
+    pub waiting_j: f64,
     pub warp_instructions: u64,
     pub thread_instructions: u64,
 }
@@ -252,6 +261,9 @@ struct Lines {
     /// Line key of each instruction, by PC.
     keys: Vec<String>,
     joules: BTreeMap<String, f64>,
+    /// Of `joules`, the events' and the waiting share of instruction lines.
+    events: BTreeMap<String, f64>,
+    waiting: BTreeMap<String, f64>,
 }
 
 impl Lines {
@@ -263,12 +275,21 @@ impl Lines {
                 .map(|pc| line_key(&pc.file, pc.line))
                 .collect(),
             joules: BTreeMap::new(),
+            events: BTreeMap::new(),
+            waiting: BTreeMap::new(),
         }
     }
 
-    /// Adds energy caused by instruction `pc` (an index into `stats.pcs`).
+    /// Adds energy of the events of instruction `pc` (an index into `stats.pcs`).
     fn add_pc(&mut self, pc: usize, j: f64) {
         *self.joules.entry(self.keys[pc].clone()).or_default() += j;
+        *self.events.entry(self.keys[pc].clone()).or_default() += j;
+    }
+
+    /// Adds time-based energy charged to instruction `pc` for the cycles it held.
+    fn add_pc_waiting(&mut self, pc: usize, j: f64) {
+        *self.joules.entry(self.keys[pc].clone()).or_default() += j;
+        *self.waiting.entry(self.keys[pc].clone()).or_default() += j;
     }
 
     /// Adds energy to a pseudo-line.
@@ -446,6 +467,11 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
         }
     };
     components.retain(|_, j| *j > 0.0);
+    for (key, d) in detail.iter_mut() {
+        d.event_j = lines.events.get(key).copied().unwrap_or(0.0);
+        d.waiting_j = lines.waiting.get(key).copied().unwrap_or(0.0);
+        d.joules = lines.joules.get(key).copied().unwrap_or(0.0);
+    }
     let legend = components
         .keys()
         .map(|name| (name.clone(), crate::legend::component_line(name)))
@@ -527,7 +553,7 @@ fn spread_constant(stats: &Stats, gpu: bool, total: u64, pj: f64, lines: &mut Li
         let upto = (code_events as u128 * acc as u128 / all as u128) as u64;
         let n = upto - assigned;
         assigned = upto;
-        lines.add_pc(i, n as f64 * pj * 1e-12);
+        lines.add_pc_waiting(i, n as f64 * pj * 1e-12);
     }
     assigned
 }

@@ -330,7 +330,12 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
         escape(&b.kernel),
         escape(&b.model)
     );
-    let _ = writeln!(s, "total dynamic {}\n", joules(b.dynamic_j));
+    let _ = writeln!(s, "total dynamic {}", joules(b.dynamic_j));
+    let _ = writeln!(
+        s,
+        "energy = events (what the line's instructions did) + waiting (the chip's constant\n\
+         dynamic power over the scheduler cycles the line held: issue and stalls)\n"
+    );
     let mut files: Vec<&str> = Vec::new();
     for key in b.lines.keys().chain(b.line_detail.keys()) {
         if let Some((file, _)) = key.rsplit_once(':')
@@ -351,24 +356,31 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
         let _ = writeln!(s, "{shown}");
         let _ = writeln!(
             s,
-            "{:>12} {:>7} {:>12}  {:>5} | source",
-            "energy", "share", "warp instrs", "line"
+            "{:>12} {:>7} {:>12} {:>12} {:>12}  {:>5} | source",
+            "energy", "share", "events", "waiting", "warp instrs", "line"
         );
         for (i, src) in text.lines().enumerate() {
             let key = format!("{file}:{}", i + 1);
             let j = b.lines.get(&key).copied();
-            let instrs = b.line_detail.get(&key).map(|d| d.warp_instructions);
+            let detail = b.line_detail.get(&key);
             let (e, share) = match j {
                 Some(j) if j > 0.0 => (joules(j), percent(j, b.dynamic_j)),
                 _ => (String::new(), String::new()),
             };
-            let n = instrs
+            let part = |j: Option<f64>| match j {
+                Some(j) if j > 0.0 => joules(j),
+                _ => String::new(),
+            };
+            let events = part(detail.map(|d| d.event_j));
+            let waiting = part(detail.map(|d| d.waiting_j));
+            let n = detail
+                .map(|d| d.warp_instructions)
                 .filter(|n| *n > 0)
                 .map(spu_emu::observe::report::grouped)
                 .unwrap_or_default();
             let _ = writeln!(
                 s,
-                "{e:>12} {share:>7} {n:>12}  {:>5} | {}",
+                "{e:>12} {share:>7} {events:>12} {waiting:>12} {n:>12}  {:>5} | {}",
                 i + 1,
                 spu_io::quote::escape_lines(src)
             );

@@ -386,3 +386,67 @@ fn heat_maps_draw_every_unit_for_every_metric() {
     }
     assert!(svg(&stats, &Model::load("cyclops64").unwrap(), Metric::Energy).is_none());
 }
+
+/// `--by-line` splits each line's energy into its events and its waiting (constant
+/// power over the cycles it held): a store by one lane does less than a store by
+/// the whole warp, however long either waited.
+#[test]
+fn a_one_lane_store_has_less_event_energy_than_a_full_warp_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("lanes.spu");
+    std::fs::write(
+        &kernel,
+        ".launch grid(1, 1) block(32);\n\
+         .entry lanes {\n\
+         \x20   .reg .u32 %r<4>;\n\
+         \x20   .reg .pred %p<2>;\n\
+         \x20   .shared .u32 buf[32];\n\
+         \x20   mov.u32 %r0, %tid.x;\n\
+         \x20   shl.u32 %r1, %r0, 2;\n\
+         \x20   mov.u32 %r2, buf;\n\
+         \x20   add.u32 %r2, %r2, %r1;\n\
+         \x20   setp.eq.u32 %p0, %r0, 0;\n\
+         \x20   @%p0 st.shared.u32 [%r2], %r0;\n\
+         \x20   st.shared.u32 [%r2], %r0;\n\
+         \x20   exit;\n\
+         }\n",
+    )
+    .unwrap();
+    let m = Machine::default();
+    let run = spu_emu::cli::session::run_file(
+        &kernel,
+        &m,
+        &spu_emu::LoadOptions::default(),
+        RunControl::default(),
+    )
+    .unwrap();
+    let stats = Stats::new(&run.result, &run.image, &m);
+    let b = price(&stats, &Model::load("default").unwrap()).unwrap();
+    let line = |n: u32| &b.line_detail[&format!("{}:{n}", kernel.display())];
+    let (one, all) = (line(11), line(12));
+    assert_eq!((one.thread_instructions, all.thread_instructions), (1, 32));
+    assert!(
+        one.event_j > 0.0 && one.event_j < all.event_j,
+        "one lane {} J, full warp {} J",
+        one.event_j,
+        all.event_j
+    );
+    // The split keeps each line's total, and the lines keep the run's.
+    let mut sum = 0.0;
+    for (key, d) in &b.line_detail {
+        assert!(
+            ((d.event_j + d.waiting_j) - d.joules).abs() <= 1e-15 + d.joules * 1e-12,
+            "{key}: {d:?}"
+        );
+        assert_eq!(d.joules, b.lines[key], "{key}");
+        sum += d.waiting_j;
+    }
+    assert!(sum > 0.0, "some line waited: {:?}", b.line_detail);
+    let json: serde_json::Value = serde_json::from_str(&report::json_report(&b)).unwrap();
+    let key = format!("{}:12", kernel.display());
+    assert_eq!(
+        json["line_detail"][&key]["event_j"].as_f64(),
+        Some(all.event_j)
+    );
+    assert!(json["line_detail"][&key]["waiting_j"].is_number());
+}

@@ -50,7 +50,7 @@ pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
     plan.unique_ids()
         .into_iter()
         .filter(|id| match records.get(*id).map(|r| r.status) {
-            Some(Status::Done) => false,
+            Some(Status::Done | Status::Refused) => false,
             Some(Status::Failed) => retry_failed,
             None => true,
         })
@@ -155,9 +155,14 @@ pub fn cmd_local(
     };
     let s = local::execute(pool, pending)?;
     spu_io::reportln!(
-        "{} done, {} failed{} in {:.1} s with {jobs} worker{}",
+        "{} done, {} failed{}{} in {:.1} s with {jobs} worker{}",
         s.done,
         s.failed,
+        if s.refused > 0 {
+            format!(", {} refused by the kernel's preconditions", s.refused)
+        } else {
+            String::new()
+        },
         if s.unfinished > 0 {
             format!(", {} not run", s.unfinished)
         } else {
@@ -386,6 +391,8 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         filters,
         title,
         kind,
+        x_label: None,
+        y_label: None,
     };
     let svg = spu_sweep::plot::svg(&plan, &store.records(&plan), &spec)?;
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -522,6 +529,10 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
     };
     let (out, code) = match exec::execute(&req) {
         Ok(reply) => (ChildOutput::Done(reply), ExitCode::SUCCESS),
+        Err(f) if f.refused => (
+            ChildOutput::Refused { message: f.message },
+            ExitCode::from(RUN_FAILED as u8),
+        ),
         Err(f) => (
             ChildOutput::Failed {
                 message: f.message,

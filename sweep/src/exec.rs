@@ -30,6 +30,8 @@ pub struct Reply {
 pub struct RunFailure {
     pub message: String,
     pub details: String,
+    /// The kernel's preconditions refused the parameters.
+    pub refused: bool,
 }
 
 impl RunFailure {
@@ -37,6 +39,7 @@ impl RunFailure {
         RunFailure {
             message: message.to_string(),
             details: String::new(),
+            refused: false,
         }
     }
 }
@@ -89,6 +92,12 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
         .map_err(|e| RunFailure {
             message: one_line(&e),
             details: e.details().to_string(),
+            refused: matches!(
+                e,
+                spu_emu::cli::session::SessionError::Load(
+                    spu_emu::load::LoadError::Precondition { .. }
+                )
+            ),
         })?;
     let stats =
         spu_emu::observe::stats::Stats::new(&session.result, &session.image, &session.machine);

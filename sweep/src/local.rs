@@ -19,6 +19,8 @@ use std::time::Instant;
 pub struct Summary {
     pub done: usize,
     pub failed: usize,
+    /// Runs the kernel's preconditions refused.
+    pub refused: usize,
     /// Runs not finished because the batch was stopped.
     pub unfinished: usize,
     pub interrupted: bool,
@@ -117,6 +119,7 @@ pub fn execute(pool: Pool<'_>, ids: &[String]) -> Result<Summary, StoreError> {
                     match record.status {
                         Status::Done => s.done += 1,
                         Status::Failed => s.failed += 1,
+                        Status::Refused => s.refused += 1,
                     }
                     let failed_so_far = s.failed;
                     drop(s);
@@ -126,7 +129,7 @@ pub fn execute(pool: Pool<'_>, ids: &[String]) -> Result<Summary, StoreError> {
                     };
                     match (&record, &bar) {
                         (r, Some(bar)) => {
-                            if r.status == Status::Failed {
+                            if r.status != Status::Done {
                                 bar.println(failure_line(r, &what));
                             }
                             bar.inc(1);
@@ -156,7 +159,7 @@ pub fn execute(pool: Pool<'_>, ids: &[String]) -> Result<Summary, StoreError> {
         return Err(e);
     }
     let mut s = summary.into_inner().unwrap_or_else(|p| p.into_inner());
-    s.unfinished = total - s.done - s.failed;
+    s.unfinished = total - s.done - s.failed - s.refused;
     s.interrupted = stop.load(Ordering::Relaxed);
     s.wall_s = started.elapsed().as_secs_f64();
     Ok(s)
@@ -164,7 +167,8 @@ pub fn execute(pool: Pool<'_>, ids: &[String]) -> Result<Summary, StoreError> {
 
 fn failure_line(r: &Record, what: &str) -> String {
     format!(
-        "failed {}{what}: {}",
+        "{} {}{what}: {}",
+        r.status.name(),
         r.id,
         r.error.as_deref().unwrap_or("unknown error")
     )

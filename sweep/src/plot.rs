@@ -134,6 +134,23 @@ fn data(
     Ok((series, xs))
 }
 
+/// The factor and unit to draw values of `unit` whose largest magnitude is `max`
+/// in: milli or micro for seconds, joules and watts below 1, the unit otherwise.
+fn scaled_unit(unit: Option<&str>, max: f64) -> (f64, Option<String>) {
+    match unit {
+        Some(u @ ("s" | "J" | "W")) if max > 0.0 && max < 1.0 => {
+            if max >= 1e-3 {
+                (1e3, Some(format!("m{u}")))
+            } else if max >= 1e-6 {
+                (1e6, Some(format!("µ{u}")))
+            } else {
+                (1e9, Some(format!("n{u}")))
+            }
+        }
+        u => (1.0, u.map(str::to_string)),
+    }
+}
+
 /// An axis label: at most four significant digits.
 fn short(v: f64) -> String {
     let a = v.abs();
@@ -187,7 +204,7 @@ pub fn svg(
     records: &HashMap<String, Record>,
     p: &PlotSpec,
 ) -> Result<String, PlotError> {
-    let (series, xs) = data(plan, records, p)?;
+    let (mut series, xs) = data(plan, records, p)?;
     let numeric: Option<Vec<f64>> = xs.iter().map(|x| x.parse::<f64>().ok()).collect();
     let bars = match p.kind.as_deref() {
         Some("bars") => true,
@@ -198,7 +215,32 @@ pub fn svg(
         .title
         .clone()
         .unwrap_or_else(|| format!("{} against {}", p.y, p.x));
-    let y_desc = crate::metrics::header(&p.y);
+    let ymax = series
+        .iter()
+        .flat_map(|(_, pts)| pts.iter().map(|(_, y)| y.abs()))
+        .fold(0.0f64, f64::max);
+    // Seconds, joules and watts below 1 read better in milli or micro units.
+    let (factor, unit) = scaled_unit(crate::metrics::unit(&p.y), ymax);
+    for (_, pts) in &mut series {
+        for (_, y) in pts {
+            *y *= factor;
+        }
+    }
+    let axis_desc = |label: &Option<String>, key: &str, unit: Option<String>| {
+        let text = label.as_deref().unwrap_or(key);
+        match unit {
+            Some(u) => format!("{text} [{u}]"),
+            None => text.to_string(),
+        }
+    };
+    let y_desc = axis_desc(&p.y_label, &p.y, unit);
+    let x_desc = axis_desc(
+        &p.x_label,
+        &p.x,
+        crate::metrics::unit(&p.x)
+            .filter(|_| !plan.columns.contains(&p.x))
+            .map(str::to_string),
+    );
     let ymax = series
         .iter()
         .flat_map(|(_, pts)| pts.iter().map(|(_, y)| *y))
@@ -247,7 +289,7 @@ pub fn svg(
             }
         };
         let mut mesh = chart.configure_mesh();
-        mesh.x_desc(p.x.as_str())
+        mesh.x_desc(x_desc.as_str())
             .y_desc(y_desc.as_str())
             .y_label_formatter(&|y| short(*y));
         if bars || numeric.is_none() {
@@ -340,5 +382,18 @@ mod tests {
         assert_eq!(short(2.5e-7), "2.5e-7");
         assert_eq!(exact(1_179_648.0), "1179648");
         assert_eq!(exact(82.4), "82.4");
+    }
+
+    #[test]
+    fn small_times_and_energies_get_milli_and_micro_units() {
+        assert_eq!(scaled_unit(Some("s"), 0.0071), (1e3, Some("ms".into())));
+        assert_eq!(scaled_unit(Some("J"), 0.48), (1e3, Some("mJ".into())));
+        assert_eq!(scaled_unit(Some("J"), 2e-5), (1e6, Some("µJ".into())));
+        assert_eq!(scaled_unit(Some("W"), 35.0), (1.0, Some("W".into())));
+        assert_eq!(
+            scaled_unit(Some("cycles"), 0.5),
+            (1.0, Some("cycles".into()))
+        );
+        assert_eq!(scaled_unit(None, 0.5), (1.0, None));
     }
 }

@@ -15,6 +15,8 @@ pub struct Progress {
     pub total: usize,
     pub done: usize,
     pub failed: usize,
+    /// Runs the kernel's preconditions refused (listed with the failures).
+    pub refused: usize,
     pub running: usize,
     pub remaining: usize,
     /// Markers left by runs whose process died (their runs count as remaining).
@@ -28,6 +30,8 @@ pub struct Progress {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Failure {
+    /// `failed` or `refused`.
+    pub status: String,
     pub run: String,
     pub columns: String,
     pub error: String,
@@ -56,6 +60,7 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
         total: ids.len(),
         done: 0,
         failed: 0,
+        refused: 0,
         running: 0,
         remaining: 0,
         stale: 0,
@@ -85,13 +90,18 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
     for id in ids {
         match records.get(id).map(|r| r.status) {
             Some(Status::Done) => p.done += 1,
-            Some(Status::Failed) => {
-                p.failed += 1;
+            Some(status @ (Status::Failed | Status::Refused)) => {
+                if status == Status::Failed {
+                    p.failed += 1;
+                } else {
+                    p.refused += 1;
+                }
                 let run = plan.run(id);
                 p.failures.push(Failure {
                     run: id.to_string(),
                     columns: run.map(|r| plan.describe(r)).unwrap_or_default(),
                     error: records[id].error.clone().unwrap_or_default(),
+                    status: status.name().into(),
                 });
             }
             None => match markers.iter().find(|m| m.0 == id) {
@@ -129,6 +139,12 @@ impl Progress {
         );
         s.push_str(&format!("  done       {}\n", self.done));
         s.push_str(&format!("  failed     {}\n", self.failed));
+        if self.refused > 0 {
+            s.push_str(&format!(
+                "  refused    {} (the kernel's preconditions refused the parameters)\n",
+                self.refused
+            ));
+        }
         s.push_str(&format!("  running    {}\n", self.running));
         s.push_str(&format!("  remaining  {}\n", self.remaining));
         if self.stale > 0 {
@@ -139,7 +155,8 @@ impl Progress {
         }
         for f in self.failures.iter().take(20) {
             s.push_str(&format!(
-                "failed {} {}: {}\n",
+                "{} {} {}: {}\n",
+                f.status,
                 escape(&f.run),
                 f.columns,
                 escape(&f.error)

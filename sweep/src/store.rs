@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 pub enum Status {
     Done,
     Failed,
+    /// The kernel refused its parameters (an `.assert` precondition failed): a
+    /// finished run without results, not a fault; retrying cannot change it.
+    Refused,
 }
 
 impl Status {
@@ -24,6 +27,7 @@ impl Status {
         match self {
             Status::Done => "done",
             Status::Failed => "failed",
+            Status::Refused => "refused",
         }
     }
 }

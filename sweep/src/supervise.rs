@@ -51,7 +51,14 @@ impl Bounds {
 #[serde(rename_all = "lowercase")]
 pub enum ChildOutput {
     Done(Reply),
-    Failed { message: String, details: String },
+    Failed {
+        message: String,
+        details: String,
+    },
+    /// The kernel's preconditions refused the run's parameters.
+    Refused {
+        message: String,
+    },
 }
 
 /// How a supervised run ended.
@@ -185,6 +192,17 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
                 tool_version: TOOL_VERSION.into(),
             }),
             Ok(ChildOutput::Failed { message, details }) => failed(message, details),
+            Ok(ChildOutput::Refused { message }) => Outcome::Finished(Record {
+                id: req.run.id.clone(),
+                status: Status::Refused,
+                metrics: Default::default(),
+                error: Some(message),
+                details: String::new(),
+                warnings: String::new(),
+                wall_s: started.elapsed().as_secs_f64(),
+                host: host(),
+                tool_version: TOOL_VERSION.into(),
+            }),
             Err(e) => failed(format!("the run's output cannot be read: {e}"), tail),
         };
     }

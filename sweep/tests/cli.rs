@@ -370,6 +370,24 @@ fn plan_status_plot_and_metrics_commands() {
             "{label} missing: {texts:?}"
         );
     }
+    // A spec's plot says what its axes show, in units that suit the values: a
+    // run of microseconds is drawn in µs, not as ticks of 0.000001 s.
+    let labelled = format!(
+        "{}\n[[plot]]\nname = \"time\"\nx = \"N\"\ny = \"time_s\"\nx_label = \"vector length\"\ny_label = \"execution time\"\n",
+        vecadd_spec("256, 512")
+    );
+    std::fs::write(&spec, labelled).unwrap();
+    let o = sweep(&["run", &spec, "--out", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let svg = std::fs::read_to_string(Path::new(&out).join("plots/time.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    for label in ["vector length", "execution time [µs]"] {
+        assert!(
+            texts.iter().any(|t| t.trim() == label),
+            "{label} missing: {texts:?}"
+        );
+    }
     let o = sweep(&["plot", &out, "--x", "N", "--y", "nonesuch", "-o", &svg_path]);
     assert!(!o.status.success());
     assert!(
@@ -688,4 +706,44 @@ fn an_inherited_memory_limit_bounds_the_runs() {
         "{}",
         text(&o.stderr)
     );
+/// A run whose parameters the kernel's `.assert` refuses is recorded as `refused`
+/// with the kernel's message: not a crash, not a failure to retry, no exit code 3.
+#[test]
+fn a_run_refused_by_a_precondition_is_recorded_as_refused() {
+    let (d, spec, out) = setup(
+        "name = \"tiles\"\nmetrics = [\"cycles\"]\n[base]\nkernel = \"tiled.spu\"\n[[axis]]\nD.N = [64, 100]\n",
+    );
+    std::fs::write(
+        d.path().join("tiled.spu"),
+        ".param .u32 N = 64;\n\
+         .assert N % 32 == 0, \"N must be a multiple of the tile size\";\n\
+         .launch grid(N / 32, 1) block(32);\n\
+         .entry tiled {\n    exit;\n}\n",
+    )
+    .unwrap();
+    let o = sweep(&["run", &spec, "--out", &out]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("1 done, 0 failed, 1 refused by the kernel's preconditions"),
+        "{err}"
+    );
+    let rows = csv(&out);
+    let refused = rows
+        .iter()
+        .find(|r| r[1] == "refused")
+        .expect("a refused row");
+    assert_eq!(refused[2], "100");
+    assert!(
+        refused.last().unwrap().contains(
+            "N must be a multiple of the tile size: `N % 32 == 0` does not hold with N = 100"
+        ),
+        "{refused:?}"
+    );
+    let status = text(&sweep(&["status", &out]).stdout);
+    assert!(status.contains("  refused    1"), "{status}");
+    assert!(!status.contains("--retry-failed"), "{status}");
+    // Nothing to retry: the refusal is the kernel's answer to these parameters.
+    let again = text(&sweep(&["run", &spec, "--out", &out, "--retry-failed"]).stderr);
+    assert!(again.contains("2 finished, 0 to run"), "{again}");
 }

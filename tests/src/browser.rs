@@ -2,7 +2,8 @@
 //! over `--remote-debugging-pipe` (JSON messages ended by NUL bytes on the
 //! browser's file descriptors 3 and 4, which a `sh` wrapper connects to our pipes),
 //! with the few commands the tests need: open a file, evaluate script, click,
-//! take a screenshot, and collect console errors and network requests.
+//! take a screenshot, and collect console errors and network requests. Firefox,
+//! which has no such pipe, is only asked for a screenshot.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -38,6 +39,76 @@ pub fn find_chromium() -> Result<PathBuf, String> {
         }
     }
     Err("no chromium, chromium-browser or google-chrome on the PATH (install Debian's `chromium`, or set SPU_CHROMIUM)".into())
+}
+
+/// The Firefox to use: `SPU_FIREFOX`, else `firefox-esr` or `firefox` on the
+/// `PATH`; the error says why there is none.
+pub fn find_firefox() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("SPU_FIREFOX") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "SPU_FIREFOX names `{}`, which is not a file",
+                p.display()
+            ))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in ["firefox-esr", "firefox"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    Err("no firefox-esr or firefox on the PATH (install Debian's `firefox-esr`, or set SPU_FIREFOX)".into())
+}
+
+/// A screenshot of `file` as headless Firefox shows it once loaded, in a
+/// `width` x `height` window, with a fresh profile (and home, so nothing of the
+/// user's is read or written). Gives up after two minutes.
+pub fn firefox_screenshot(
+    exe: &Path,
+    file: &Path,
+    width: u32,
+    height: u32,
+) -> Result<Vec<u8>, String> {
+    let home = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let profile = home.path().join("profile");
+    std::fs::create_dir(&profile).map_err(|e| e.to_string())?;
+    let out = home.path().join("shot.png");
+    let mut child = Command::new(exe)
+        .env("HOME", home.path())
+        .env("MOZ_HEADLESS", "1")
+        .arg("--headless")
+        .arg("--no-remote")
+        .arg("--profile")
+        .arg(&profile)
+        .arg(format!("--window-size={width},{height}"))
+        .arg("--screenshot")
+        .arg(&out)
+        .arg(format!("file://{}", file.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start `{}`: {e}", exe.display()))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(_) => break,
+            None if start.elapsed() > 2 * TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("firefox took more than two minutes".into());
+            }
+            None => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    std::fs::read(&out).map_err(|e| format!("firefox wrote no screenshot: {e}"))
 }
 
 /// True when the tests must not skip for want of a browser (CI sets it).

@@ -288,6 +288,12 @@ pub fn module_of(mut instrs: Vec<Instr>) -> (Module, Vec<Instr>) {
             ],
         },
         labels,
+        preconditions: vec![spu_isa::format::Precondition {
+            lhs: Expr::param(0),
+            op: spu_isa::format::CmpOp::Ge,
+            rhs: Expr::constant(1),
+            message: "P0 must be positive".into(),
+        }],
     };
     (m, instrs)
 }

@@ -5,7 +5,8 @@
 //! unit's panel with the counters of `--stats`, and draws something at three
 //! moments (screenshots kept in the target folder to be looked at). The browser
 //! tests are skipped, with the reason printed, when no Chromium is found, unless
-//! `SPU_REQUIRE_CHROMIUM=1` (CI) makes that a failure.
+//! `SPU_REQUIRE_CHROMIUM=1` (CI) makes that a failure. Headless Firefox, when
+//! found, is checked to draw the page too.
 
 use serde_json::Value;
 use spu_emu::observe::activity::Activity;
@@ -392,6 +393,45 @@ fn gpu_and_comparison_pages_open_in_a_browser() {
     let png = b.screenshot().unwrap();
     std::fs::write(shots_dir().join("compare.png"), &png).unwrap();
     no_errors(&b, "after sliding the comparison");
+}
+
+/// Firefox opens the page from disk and draws it: its screenshot holds far more
+/// than that of the same page whose script stops at once (what a script error
+/// at the start would leave). Skipped, with the reason printed, without Firefox.
+#[test]
+fn the_page_opens_in_firefox() {
+    let exe = match browser::find_firefox() {
+        Ok(exe) => exe,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("run.html");
+    run_tool("spu-prof", &with(STENCIL, &["-q", "--html", &arg(&page)]));
+    let text = std::fs::read_to_string(&page).unwrap();
+    let opening = "(function () {\n";
+    assert!(text.contains(opening), "the script's opening changed");
+    let stopped = dir.path().join("stopped.html");
+    std::fs::write(
+        &stopped,
+        text.replacen(opening, "(function () { return;\n", 1),
+    )
+    .unwrap();
+    let shot = |p: &Path| {
+        browser::firefox_screenshot(&exe, p, 1400, 1000).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let drawn = shot(&page);
+    let bare = shot(&stopped);
+    assert!(drawn.starts_with(b"\x89PNG") && bare.starts_with(b"\x89PNG"));
+    std::fs::write(shots_dir().join("firefox.png"), &drawn).unwrap();
+    assert!(
+        drawn.len() > 3 * bare.len(),
+        "Firefox drew {} bytes of PNG, a page whose script stops {}: see firefox.png",
+        drawn.len(),
+        bare.len()
+    );
 }
 
 /// Size and opening time of the stencil at N = K = `n` (for BENCHMARKS.md):

@@ -24,6 +24,7 @@ mod entries;
 mod init;
 mod lineinfo;
 mod outline;
+mod precondition;
 mod statements;
 mod uses;
 
@@ -253,6 +254,7 @@ fn empty_module(files: Vec<String>) -> Module {
             locs: Vec::new(),
         },
         labels: Vec::new(),
+        preconditions: Vec::new(),
     }
 }
 

@@ -138,6 +138,12 @@ impl Assembler<'_> {
                 self.regs(ty, items, &s.span, diags);
             }
             Stmt::Launch { parts } => self.launch(parts, &s.span, diags),
+            Stmt::Assert {
+                lhs,
+                op,
+                rhs,
+                message,
+            } => self.precondition(lhs, op.node, rhs, message, diags),
             Stmt::Dma {
                 side,
                 buffer,

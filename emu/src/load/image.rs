@@ -115,6 +115,49 @@ pub enum LoadError {
     Decode(#[from] DecodeError),
     #[error("{0}")]
     Machine(String),
+    #[error(
+        "precondition failed: {message}: `{condition}` does not hold with {values}; choose values that meet it with `-D NAME=VALUE`"
+    )]
+    Precondition {
+        message: String,
+        condition: String,
+        values: String,
+    },
+}
+
+/// Refuses the run when an `.assert` of the kernel does not hold with the final
+/// parameter values.
+fn check_preconditions(
+    module: &Module,
+    value_of: &dyn Fn(u16) -> Option<i64>,
+    eval: &dyn Fn(&Expr, &str) -> Result<i64, LoadError>,
+) -> Result<(), LoadError> {
+    for a in &module.preconditions {
+        let names = |i: u16| module.param_name(i);
+        let what = format!("the precondition `{}`", a.display(&names));
+        let (l, r) = (eval(&a.lhs, &what)?, eval(&a.rhs, &what)?);
+        if a.op.holds(l, r) {
+            continue;
+        }
+        let values: Vec<String> = a
+            .params()
+            .into_iter()
+            .map(|i| match value_of(i) {
+                Some(v) => format!("{} = {v}", names(i)),
+                None => format!("{} unset", names(i)),
+            })
+            .collect();
+        return Err(LoadError::Precondition {
+            message: spu_io::quote::escape(&a.message).to_string(),
+            condition: a.display(&names),
+            values: if values.is_empty() {
+                "any parameters".into()
+            } else {
+                values.join(", ")
+            },
+        });
+    }
+    Ok(())
 }
 
 /// Evaluated launch dimensions.
@@ -221,6 +264,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             },
         })
     };
+    check_preconditions(&module, &value_of, &eval)?;
     // `why` explains the upper bound (with the number, or a key whose value is added);
     // the lower one speaks for itself.
     let within = |what: String, v: i64, lo: i64, hi: i64, why: &str| -> Result<u32, LoadError> {

@@ -7,12 +7,22 @@ use spu_isa::format::Module;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// What to do about a binary the reader refuses: a newer format needs newer tools.
+fn fix(error: &spu_isa::format::FormatError) -> &'static str {
+    match error {
+        spu_isa::format::FormatError::Version { found, supported } if found > supported => {
+            "use the tools that wrote it, or reassemble its source with this `spu-asm`"
+        }
+        _ => "reassemble it with `spu-asm`",
+    }
+}
+
 /// Why a kernel cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
     #[error(transparent)]
     Input(#[from] spu_isa::format::InputError),
-    #[error("`{path}` is not a valid SPU binary: {error}; reassemble it with `spu-asm`")]
+    #[error("`{path}` is not a valid SPU binary: {error}; {}", fix(error))]
     Binary {
         path: String,
         error: spu_isa::format::FormatError,

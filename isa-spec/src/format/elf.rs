@@ -13,10 +13,25 @@ use crate::names::{Side, Ty};
 
 /// The private `e_machine` value of SPU binaries ("SP" in ASCII).
 pub const SPU_MACHINE: u16 = 0x5350;
-/// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`.
-pub const FORMAT_VERSION: u32 = 6;
-/// The oldest version still read: version 5 has a 2-D launch grid (z is 1).
-const OLDEST_READ_VERSION: u32 = 5;
+/// Version of the metadata layout, stored in `e_flags` and in `.spu.kernel`. A
+/// module with a 3-D launch grid is written as version 7 (a third grid expr, and
+/// `.spu.assert` even if empty), one with preconditions as version 6 (with
+/// `.spu.assert`), any other as version 5, so older readers refuse exactly the files
+/// they would misread.
+pub const FORMAT_VERSION: u32 = 7;
+/// The oldest version this reader loads.
+pub const OLDEST_FORMAT_VERSION: u32 = 5;
+
+/// The version a module is written as (see [`FORMAT_VERSION`]).
+fn version_of(m: &Module) -> u32 {
+    if m.launch.grid[2] != Expr::constant(1) {
+        7
+    } else if m.preconditions.is_empty() {
+        5
+    } else {
+        6
+    }
+}
 /// Type code of a predicate register declaration (value types use their `Ty` code).
 const PRED_CODE: u8 = 0xff;
 
@@ -25,18 +40,22 @@ const KERNEL: &str = ".spu.kernel";
 const BUFFERS: &str = ".spu.buffers";
 const DMA: &str = ".spu.dma";
 const LINES: &str = ".spu.lines";
+const ASSERT: &str = ".spu.assert";
 
 /// Serialises a module into an ELF64 file, refusing modules the reader would refuse.
 pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
     check_limits(module)?;
     validate::check(module)?;
     let text: Vec<u8> = module.code.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let meta = [
+    let mut meta = vec![
         (KERNEL, kernel_bytes(module)),
         (BUFFERS, buffer_bytes(module)),
         (DMA, dma_bytes(module)),
         (LINES, line_bytes(module)),
     ];
+    if version_of(module) >= 6 {
+        meta.push((ASSERT, assert_bytes(module)));
+    }
 
     let mut out = Vec::new();
     let mut w = Writer::new(object::Endianness::Little, true, &mut out);
@@ -76,7 +95,7 @@ pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
         e_type: elf::ET_EXEC,
         e_machine: elf::Machine(SPU_MACHINE),
         e_entry: 0,
-        e_flags: elf::FileFlags(FORMAT_VERSION),
+        e_flags: elf::FileFlags(version_of(module)),
     })
     .map_err(elf_error)?;
     w.write_align(8);
@@ -155,10 +174,11 @@ fn check_limits(m: &Module) -> Result<(), FormatError> {
         .chain(m.params.iter().map(|p| &p.name))
         .chain(m.shared.iter().map(|s| &s.name))
         .chain(m.buffers.iter().map(|b| &b.name))
-        .chain(&m.lines.files);
+        .chain(&m.lines.files)
+        .chain(m.preconditions.iter().map(|a| &a.message));
     if let Some(s) = strings.into_iter().find(|s| s.len() > MAX_STRING as usize) {
         return Err(FormatError::Invalid(format!(
-            "a name or path is {} bytes long (at most {MAX_STRING})",
+            "a name, path or message is {} bytes long (at most {MAX_STRING})",
             s.len()
         )));
     }
@@ -170,7 +190,8 @@ fn check_limits(m: &Module) -> Result<(), FormatError> {
         .chain(&m.launch.grid)
         .chain(&m.launch.block)
         .chain([&m.launch.iu_threads])
-        .chain(m.dma.iter().flat_map(|d| &d.fields));
+        .chain(m.dma.iter().flat_map(|d| &d.fields))
+        .chain(m.preconditions.iter().flat_map(|a| [&a.lhs, &a.rhs]));
     for e in exprs {
         if e.node_count() > MAX_EXPR_NODES as usize {
             return Err(FormatError::Invalid(format!(
@@ -252,7 +273,7 @@ fn ty_code(ty: Ty) -> u8 {
 
 fn kernel_bytes(m: &Module) -> Vec<u8> {
     let mut b = ByteWriter::default();
-    b.u32(FORMAT_VERSION);
+    b.u32(version_of(m));
     b.str(&m.name);
     b.u32(m.iu_entry.unwrap_or(u32::MAX));
     b.len(m.regs.len());
@@ -280,7 +301,9 @@ fn kernel_bytes(m: &Module) -> Vec<u8> {
         b.len(s.dims.len());
         s.dims.iter().for_each(|d| b.expr(d));
     }
-    m.launch.grid.iter().for_each(|e| b.expr(e));
+    // Version 7 stores the z extent; older versions' grids are 2-D.
+    let dims = if version_of(m) >= 7 { 3 } else { 2 };
+    m.launch.grid[..dims].iter().for_each(|e| b.expr(e));
     m.launch.block.iter().for_each(|e| b.expr(e));
     b.expr(&m.launch.iu_threads);
     b.bytes
@@ -376,7 +399,7 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
         )));
     }
     let version = header.e_flags(endian).0;
-    if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(FormatError::Version {
             found: version,
             supported: FORMAT_VERSION,
@@ -408,10 +431,13 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
         .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
         .collect();
 
-    let mut module = read_kernel(section(KERNEL)?, code)?;
+    let mut module = read_kernel(section(KERNEL)?, code, version)?;
     read_buffers(section(BUFFERS)?, &mut module)?;
     read_dma(section(DMA)?, &mut module)?;
     module.lines = read_lines(section(LINES)?)?;
+    if version >= 6 {
+        read_asserts(section(ASSERT)?, &mut module)?;
+    }
 
     let symbols = sections
         .symbols(endian, data, elf::SHT_SYMTAB)
@@ -473,10 +499,10 @@ fn dims(r: &mut ByteReader<'_>, params: usize) -> Result<Vec<Expr>, FormatError>
 
 use super::Expr;
 
-fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
+fn read_kernel(data: &[u8], code: Vec<u64>, file_version: u32) -> Result<Module, FormatError> {
     let mut r = ByteReader::new(KERNEL, data);
     let version = r.u32()?;
-    if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
+    if version != file_version {
         return Err(FormatError::Version {
             found: version,
             supported: FORMAT_VERSION,
@@ -534,7 +560,7 @@ fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
         grid: [
             r.expr(p)?,
             r.expr(p)?,
-            if version >= 6 {
+            if version >= 7 {
                 r.expr(p)?
             } else {
                 Expr::constant(1)
@@ -556,7 +582,41 @@ fn read_kernel(data: &[u8], code: Vec<u64>) -> Result<Module, FormatError> {
         dma: Vec::new(),
         lines: LineTable::default(),
         labels: Vec::new(),
+        preconditions: Vec::new(),
     })
+}
+
+fn assert_bytes(m: &Module) -> Vec<u8> {
+    let mut b = ByteWriter::default();
+    b.len(m.preconditions.len());
+    for a in &m.preconditions {
+        b.expr(&a.lhs);
+        b.u8(a.op.code());
+        b.expr(&a.rhs);
+        b.str(&a.message);
+    }
+    b.bytes
+}
+
+fn read_asserts(data: &[u8], m: &mut Module) -> Result<(), FormatError> {
+    let mut r = ByteReader::new(ASSERT, data);
+    let n = r.count(5 + 1 + 5 + 4)?;
+    let p = m.params.len();
+    for _ in 0..n {
+        let lhs = r.expr(p)?;
+        let code = r.u8()?;
+        let op = CmpOp::from_code(code)
+            .ok_or_else(|| r.corrupt(format!("unknown comparison {code}")))?;
+        let rhs = r.expr(p)?;
+        let message = r.str()?;
+        m.preconditions.push(Precondition {
+            lhs,
+            op,
+            rhs,
+            message,
+        });
+    }
+    r.finish()
 }
 
 fn read_buffers(data: &[u8], m: &mut Module) -> Result<(), FormatError> {

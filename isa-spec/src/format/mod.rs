@@ -11,11 +11,11 @@ mod param;
 mod validate;
 
 pub use bytes::{MAX_EXPR_NODES, MAX_STRING};
-pub use elf::{FORMAT_VERSION, SPU_MACHINE, read_module, write_module};
+pub use elf::{FORMAT_VERSION, OLDEST_FORMAT_VERSION, SPU_MACHINE, read_module, write_module};
 pub use expr::{BinOp, EvalError, Expr, MalformedExpr, Node};
 pub use model::{
-    BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
-    ParamDecl, RegDecl, RegTy, SharedDecl, SourceLoc,
+    BufferDecl, CmpOp, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
+    ParamDecl, Precondition, RegDecl, RegTy, SharedDecl, SourceLoc,
 };
 pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
 pub use param::{param_int, param_int_range, param_layout, param_size, parse_param_value};
@@ -35,7 +35,7 @@ pub enum FormatError {
     #[error("ELF structure is damaged: {0}")]
     Elf(String),
     #[error(
-        "SPU binary format version {found} is not supported (this tool reads version {supported})"
+        "SPU binary format version {found} is not supported (this tool reads versions {OLDEST_FORMAT_VERSION} to {supported})"
     )]
     Version { found: u32, supported: u32 },
     #[error("section `{0}` is missing")]

@@ -140,6 +140,95 @@ pub struct DmaDesc {
     pub fields: [Expr; 9],
 }
 
+/// A comparison of a precondition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    /// In storage order (the code is the index).
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+    ];
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+
+    pub fn code(self) -> u8 {
+        CmpOp::ALL.iter().position(|o| *o == self).unwrap_or(0) as u8
+    }
+
+    pub fn from_code(code: u8) -> Option<CmpOp> {
+        CmpOp::ALL.get(usize::from(code)).copied()
+    }
+
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+        }
+    }
+}
+
+/// `.assert N % 32 == 0, "N must be a multiple of the tile size";`: a condition on
+/// the parameters the loader checks with their final values, refusing the run
+/// with the message when it does not hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Precondition {
+    pub lhs: Expr,
+    pub op: CmpOp,
+    pub rhs: Expr,
+    pub message: String,
+}
+
+impl Precondition {
+    /// The condition as source text, parameters by name.
+    pub fn display(&self, names: &dyn Fn(u16) -> String) -> String {
+        format!(
+            "{} {} {}",
+            self.lhs.display(names),
+            self.op.symbol(),
+            self.rhs.display(names)
+        )
+    }
+
+    /// The parameters the condition names, each once, in order of appearance.
+    pub fn params(&self) -> Vec<u16> {
+        let mut out = Vec::new();
+        for n in self.lhs.nodes().iter().chain(self.rhs.nodes()) {
+            if let crate::format::Node::Param(i) = n
+                && !out.contains(i)
+            {
+                out.push(*i);
+            }
+        }
+        out
+    }
+}
+
 /// Where an instruction came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SourceLoc {
@@ -183,6 +272,8 @@ pub struct Module {
     pub dma: Vec<DmaDesc>,
     pub lines: LineTable,
     pub labels: Vec<Label>,
+    /// `.assert` conditions on the parameters (format version 6).
+    pub preconditions: Vec<Precondition>,
 }
 
 /// Where one register declaration lives in the register file.

@@ -119,6 +119,12 @@ pub struct PlotSpec {
     /// `line` or `bars`; by default lines for a numeric x, bars otherwise.
     #[serde(default)]
     pub kind: Option<String>,
+    /// What the axes show (by default the column or metric key); the plot adds
+    /// the unit.
+    #[serde(default)]
+    pub x_label: Option<String>,
+    #[serde(default)]
+    pub y_label: Option<String>,
 }
 
 /// A summary table written after the runs (`[[table]]`): one cell per row and

@@ -38,7 +38,9 @@ const FIELD_KEYS: &[&str] = &[
     "set",
     "label",
 ];
-const PLOT_KEYS: &[&str] = &["name", "x", "y", "series", "where", "title", "kind"];
+const PLOT_KEYS: &[&str] = &[
+    "name", "x", "y", "series", "where", "title", "kind", "x_label", "y_label",
+];
 
 pub(super) type Entry<'t, 'i> = (
     &'t Spanned<std::borrow::Cow<'i, str>>,
@@ -679,6 +681,8 @@ impl Walker {
             filters: Vec::new(),
             title: None,
             kind: None,
+            x_label: None,
+            y_label: None,
         };
         let mut has = (false, false);
         for (k, v) in entries(t) {
@@ -723,6 +727,8 @@ impl Walker {
                     }
                 }
                 "title" => plot.title = self.string(v, key).map(|s| s.text),
+                "x_label" => plot.x_label = self.string(v, key).map(|s| s.text),
+                "y_label" => plot.y_label = self.string(v, key).map(|s| s.text),
                 "kind" => {
                     if let Some(s) = self.string(v, key) {
                         if s.text == "line" || s.text == "bars" {

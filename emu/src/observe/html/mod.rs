@@ -1,8 +1,9 @@
 //! The page that replays a run (`--html`): one self-contained HTML file whose
-//! script and style are inline (`page.js`, `page.css`, drawn with SVG and canvas by
-//! the browser, no network, no server) and whose data is a JSON block holding one
-//! run, or two for a comparison ([`record`], at the resolution [`frames`] chooses).
-//! Pages are read back for `spu-prof --compare A.html B.html --html`.
+//! script and style are inline (the parts of `script/`, `page.css`, drawn with SVG
+//! and canvas by the browser, no network, no server) and whose data is a JSON block
+//! holding one run, or two for a comparison ([`record`], at the resolution
+//! [`frames`] chooses). Pages are read back for `spu-prof --compare A.html B.html
+//! --html`.
 
 pub mod frames;
 pub mod record;
@@ -17,7 +18,17 @@ pub const VERSION: u32 = 1;
 
 const TEMPLATE: &str = include_str!("page.html");
 const STYLE: &str = include_str!("page.css");
-const SCRIPT: &str = include_str!("page.js");
+/// The script, in parts that each do one thing, inlined in this order into one
+/// function (so they share its names; only `start.js` runs anything).
+const SCRIPT: &[&str] = &[
+    include_str!("script/core.js"),
+    include_str!("script/machine.js"),
+    include_str!("script/charts.js"),
+    include_str!("script/player.js"),
+    include_str!("script/panels.js"),
+    include_str!("script/kernel.js"),
+    include_str!("script/start.js"),
+];
 const DATA_OPEN: &str = r#"<script type="application/json" id="spu-data">"#;
 
 /// The data of a page: one run, or two side by side.
@@ -72,6 +83,19 @@ fn escape_html(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The page's script: reads the runs from the data block, draws each machine, its
+/// launch, timelines and charts, and keeps them at the player's time. No libraries,
+/// no network.
+fn script() -> String {
+    let mut s = String::from("'use strict';\n(function () {\n");
+    for part in SCRIPT {
+        s.push_str(part);
+        s.push('\n');
+    }
+    s.push_str("})();\n");
+    s
+}
+
 /// The page's HTML.
 pub fn page(data: &PageData) -> String {
     // Plain structs with string keys and finite numbers: cannot fail.
@@ -90,7 +114,7 @@ pub fn page(data: &PageData) -> String {
     TEMPLATE
         .replace("{{TITLE}}", &escape_html(&title))
         .replace("/*{{STYLE}}*/", STYLE)
-        .replace("/*{{SCRIPT}}*/", SCRIPT)
+        .replace("/*{{SCRIPT}}*/", &script())
         .replace("{{DATA}}", &json)
 }
 
