@@ -97,3 +97,17 @@ fn a_3d_launch_survives_the_binary_and_its_disassembly() {
     let (again, _) = spu_asm::assemble("grid3.spu", &text).unwrap();
     assert_eq!(again, bin);
 }
+
+#[test]
+fn only_a_3d_grid_makes_a_version_7_binary() {
+    // ELF64 `e_flags` sits at byte 48.
+    let version = |bin: &[u8]| u32::from_le_bytes(bin[48..52].try_into().unwrap());
+    let src = std::fs::read_to_string(repo_path("tests/grid3d/grid3.spu")).unwrap();
+    let (bin, _) = spu_asm::assemble("grid3.spu", &src).unwrap();
+    assert_eq!(version(&bin), 7);
+    let flat = src.replace("grid(X, Y, Z)", "grid(X, Y)");
+    let (bin, _) = spu_asm::assemble("grid2.spu", &flat).unwrap();
+    assert_eq!(version(&bin), 5, "2-D binaries stay readable by older tools");
+    let module = spu_isa::format::read_module(&bin).unwrap();
+    assert_eq!(module.launch.grid[2], spu_isa::format::Expr::constant(1));
+}
