@@ -151,7 +151,7 @@ fn format_cell(v: f64, t: &TableSpec) -> String {
                 None => grouped(&text),
             }
         }
-        TableFormat::Ratio => format!("{:.*}x", t.digits.unwrap_or(2), v),
+        TableFormat::Ratio | TableFormat::Speedup => format!("{:.*}x", t.digits.unwrap_or(2), v),
         TableFormat::Percent => format!("{:+.*}%", t.digits.unwrap_or(1), v),
     }
 }
@@ -187,6 +187,7 @@ pub fn markdown(
                 let ratio = v / b;
                 match t.format {
                     TableFormat::Percent => Some((ratio - 1.0) * 100.0),
+                    TableFormat::Speedup => Some(1.0 / ratio),
                     _ => Some(ratio),
                 }
             }

@@ -565,6 +565,14 @@ format = "percent"
 mean = ["256", "1024"]
 
 [[table]]
+name = "speed"
+rows = "machine"
+value = "offchip.words"
+columns = "N"
+relative_to = "256"
+format = "speedup"
+
+[[table]]
 name = "parts"
 columns = "machine"
 where = { N = "1024" }
@@ -599,6 +607,12 @@ columns = "machine"
     assert!(
         ratio.contains("| 1024 | +0.0% | +0.0% |\n| mean of 256, 1024 | +0.0% | +0.0% |"),
         "{ratio}"
+    );
+    // A speed-up is the base column's value over the cell's: 768 / 3 072 words.
+    let speed = read("tables/speed.md");
+    assert!(
+        speed.contains("| spu-4x4 | 1.00x | 0.25x |\n| spu-4x4-dma | 1.00x | 0.25x |"),
+        "{speed}"
     );
     // Fixed rows of summed metrics, halved, one decimal: 2 N and 3 N at N = 1024.
     assert!(
@@ -706,6 +720,8 @@ fn an_inherited_memory_limit_bounds_the_runs() {
         "{}",
         text(&o.stderr)
     );
+}
+
 /// A run whose parameters the kernel's `.assert` refuses is recorded as `refused`
 /// with the kernel's message: not a crash, not a failure to retry, no exit code 3.
 #[test]

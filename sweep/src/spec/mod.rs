@@ -184,6 +184,8 @@ pub enum TableFormat {
     Number,
     /// `1.14x`: value / base.
     Ratio,
+    /// `1.14x`: base / value (a speed-up, when the value is a time or cycles).
+    Speedup,
     /// `+7.0%`: (value / base - 1) x 100.
     Percent,
 }

@@ -113,6 +113,7 @@ impl Walker {
                         format = match s.text.as_str() {
                             "number" => TableFormat::Number,
                             "ratio" => TableFormat::Ratio,
+                            "speedup" => TableFormat::Speedup,
                             "percent" => TableFormat::Percent,
                             _ => {
                                 self.problems.push(
@@ -120,7 +121,7 @@ impl Walker {
                                         s.span,
                                         format!("unknown table format `{}`", s.text),
                                     )
-                                    .label("expected \"number\", \"ratio\" or \"percent\""),
+                                    .label("expected \"number\", \"ratio\", \"speedup\" or \"percent\""),
                                 );
                                 format
                             }
