@@ -73,15 +73,15 @@ fn z_over_65535_is_refused_with_the_limit() {
         defines: vec!["Z=65536".into(), "X=1".into(), "Y=1".into()],
         ..LoadOptions::default()
     };
-    let err = run_file(
+    let Err(err) = run_file(
         &repo_path("tests/grid3d/grid3.spu"),
         &Machine::default(),
         &options,
         RunControl::default(),
-    )
-    .err()
-    .expect("refused")
-    .to_string();
+    ) else {
+        panic!("a grid z of 65536 must be refused");
+    };
+    let err = err.to_string();
     assert!(err.contains("launch grid dimension z"), "{err}");
     assert!(err.contains("65535"), "{err}");
 }
@@ -107,7 +107,11 @@ fn only_a_3d_grid_makes_a_version_7_binary() {
     assert_eq!(version(&bin), 7);
     let flat = src.replace("grid(X, Y, Z)", "grid(X, Y)");
     let (bin, _) = spu_asm::assemble("grid2.spu", &flat).unwrap();
-    assert_eq!(version(&bin), 5, "2-D binaries stay readable by older tools");
+    assert_eq!(
+        version(&bin),
+        5,
+        "2-D binaries stay readable by older tools"
+    );
     let module = spu_isa::format::read_module(&bin).unwrap();
     assert_eq!(module.launch.grid[2], spu_isa::format::Expr::constant(1));
 }
