@@ -139,9 +139,9 @@ fn bad_input_matrix() {
     v4[0x30..0x34].copy_from_slice(&4u32.to_le_bytes());
     std::fs::write(p("v4.bin"), &v4).unwrap();
     // A binary of a version this reader does not know yet.
-    let mut v7 = vecadd.clone();
-    v7[0x30..0x34].copy_from_slice(&7u32.to_le_bytes());
-    std::fs::write(p("v7.bin"), &v7).unwrap();
+    let mut v8 = vecadd.clone();
+    v8[0x30..0x34].copy_from_slice(&8u32.to_le_bytes());
+    std::fs::write(p("v8.bin"), &v8).unwrap();
     // Preconditions travel in the binary (format version 6).
     std::fs::write(
         p("stencil.bin"),
@@ -256,7 +256,7 @@ fn bad_input_matrix() {
         ("foreign_elf", vec![p("host.elf")]),
         ("unknown_opcode", vec![p("opcode.bin")]),
         ("older_format_version", vec![p("v4.bin")]),
-        ("newer_format_version", vec![p("v7.bin")]),
+        ("newer_format_version", vec![p("v8.bin")]),
         (
             "precondition_fails",
             vec![
