@@ -278,7 +278,7 @@ impl Draft {
             class: instr.exec_class(),
         };
         let (mut values, mut preds) = (0, 0);
-        for (i, ((name, kind, oty, role), operand)) in
+        for (i, ((_, kind, oty, role), operand)) in
             spec.operands().zip(instr.operands()).enumerate()
         {
             let ty = operand_type(oty, &m).unwrap_or(Ty::U32);
@@ -312,7 +312,7 @@ impl Draft {
                     continue;
                 }
                 // The member mask is recorded, not checked.
-                _ if name == "membermask" => continue,
+                _ if kind == OperandKind::Mask => continue,
                 _ if kind == OperandKind::OptPred => continue,
                 Operand::Reg(r) => Src::Reg(r, instr.operand_regs(i)),
                 Operand::Imm16(raw) => Src::Imm(Operand::widen_imm16(raw, ty), wide),
