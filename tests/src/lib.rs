@@ -3,6 +3,7 @@
 //! for the replay pages ([`browser`]).
 
 pub mod browser;
+pub mod console;
 pub mod fuzz;
 pub mod semcheck;
 

@@ -5,38 +5,10 @@
 //! errors and no network requests.
 
 use spu_tests::browser::{self, Browser};
+use spu_tests::console::steps;
 use spu_tests::{binary, repo_path};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-struct Step {
-    command: String,
-    expected: String,
-}
-
-fn steps(markdown: &str) -> Vec<Step> {
-    let mut out = Vec::new();
-    let mut in_console = false;
-    for line in markdown.lines() {
-        if line.starts_with("```") {
-            in_console = line.trim() == "```console";
-            continue;
-        }
-        if !in_console {
-            continue;
-        }
-        if let Some(cmd) = line.strip_prefix("$ ") {
-            out.push(Step {
-                command: cmd.to_string(),
-                expected: String::new(),
-            });
-        } else if let Some(step) = out.last_mut() {
-            step.expected.push_str(line);
-            step.expected.push('\n');
-        }
-    }
-    out
-}
 
 fn pages(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {

@@ -6,38 +6,10 @@
 //! `UPDATE_TUTORIAL=1 cargo test -p spu-tests --test tutorial` rewrites the outputs
 //! and pictures from a fresh run.
 
+use spu_tests::console::steps;
 use spu_tests::{binary, repo_path};
 use std::path::Path;
 use std::process::Command;
-
-struct Step {
-    command: String,
-    expected: String,
-}
-
-fn steps(markdown: &str) -> Vec<Step> {
-    let mut out = Vec::new();
-    let mut in_console = false;
-    for line in markdown.lines() {
-        if line.starts_with("```") {
-            in_console = line.trim() == "```console";
-            continue;
-        }
-        if !in_console {
-            continue;
-        }
-        if let Some(cmd) = line.strip_prefix("$ ") {
-            out.push(Step {
-                command: cmd.to_string(),
-                expected: String::new(),
-            });
-        } else if let Some(step) = out.last_mut() {
-            step.expected.push_str(line);
-            step.expected.push('\n');
-        }
-    }
-    out
-}
 
 fn run(command: &str, cwd: &Path) -> String {
     let mut words = command.split_whitespace();
