@@ -142,6 +142,10 @@ fn bad_input_matrix() {
     let mut v8 = vecadd.clone();
     v8[0x30..0x34].copy_from_slice(&8u32.to_le_bytes());
     std::fs::write(p("v8.bin"), &v8).unwrap();
+    // A header claiming version 6 over a kernel section written as version 5.
+    let mut v6 = vecadd.clone();
+    v6[0x30..0x34].copy_from_slice(&6u32.to_le_bytes());
+    std::fs::write(p("v6-over-v5.bin"), &v6).unwrap();
     // Preconditions travel in the binary (format version 6).
     std::fs::write(
         p("stencil.bin"),
@@ -257,6 +261,7 @@ fn bad_input_matrix() {
         ("unknown_opcode", vec![p("opcode.bin")]),
         ("older_format_version", vec![p("v4.bin")]),
         ("newer_format_version", vec![p("v8.bin")]),
+        ("header_and_kernel_versions_disagree", vec![p("v6-over-v5.bin")]),
         (
             "precondition_fails",
             vec![

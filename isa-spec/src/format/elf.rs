@@ -503,9 +503,9 @@ fn read_kernel(data: &[u8], code: Vec<u64>, file_version: u32) -> Result<Module,
     let mut r = ByteReader::new(KERNEL, data);
     let version = r.u32()?;
     if version != file_version {
-        return Err(FormatError::Version {
-            found: version,
-            supported: FORMAT_VERSION,
+        return Err(FormatError::VersionMismatch {
+            header: file_version,
+            kernel: version,
         });
     }
     let name = r.str()?;

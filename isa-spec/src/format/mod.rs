@@ -38,6 +38,10 @@ pub enum FormatError {
         "SPU binary format version {found} is not supported (this tool reads versions {OLDEST_FORMAT_VERSION} to {supported})"
     )]
     Version { found: u32, supported: u32 },
+    #[error(
+        "the ELF header says format version {header} but section `.spu.kernel` says {kernel} (the file was altered or written by a broken tool)"
+    )]
+    VersionMismatch { header: u32, kernel: u32 },
     #[error("section `{0}` is missing")]
     MissingSection(&'static str),
     #[error("section `{section}` is truncated at byte {offset}")]
