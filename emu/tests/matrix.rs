@@ -261,7 +261,10 @@ fn bad_input_matrix() {
         ("unknown_opcode", vec![p("opcode.bin")]),
         ("older_format_version", vec![p("v4.bin")]),
         ("newer_format_version", vec![p("v8.bin")]),
-        ("header_and_kernel_versions_disagree", vec![p("v6-over-v5.bin")]),
+        (
+            "header_and_kernel_versions_disagree",
+            vec![p("v6-over-v5.bin")],
+        ),
         (
             "precondition_fails",
             vec![

@@ -3,18 +3,13 @@
 //! energy per component and per source line, and an optional power trace. Every
 //! joule of dynamic energy lands on exactly one component and one line.
 
+pub use crate::leakage::{UnitLeakage, leakage_units, leakage_w};
+use crate::legend::{CHIP_LINE, IDLE_LINE, NO_LINE, RUNTIME_LINE, WRITEBACK_LINE};
 use crate::model::{Kind, Model, ModelError};
 use serde::{Deserialize, Serialize};
-use spu_emu::machine::Boundary;
 use spu_emu::observe::counters::Component;
 use spu_emu::observe::stats::{Stats, UnitStats};
 use std::collections::BTreeMap;
-
-/// Pseudo-lines for energy no instruction caused.
-pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
-pub const IDLE_LINE: &str = "(idle units)";
-pub const CHIP_LINE: &str = "(chip constant)";
-pub const WRITEBACK_LINE: &str = "(L2 write-back at the end)";
 
 /// The units the chip has. A GPU has SMs only; statistics written by earlier
 /// versions of the emulator also list unused boundary positions for a GPU, and
@@ -41,7 +36,6 @@ pub fn events(stats: &Stats, c: Component, gpu: bool) -> u64 {
         _ => stats.counters.get(c.name()).copied().unwrap_or(0),
     }
 }
-pub const NO_LINE: &str = "(no line information)";
 
 /// Energy per counted event of each component on `machine`: `event_pj`, except
 /// for the components the model prices per byte (`event_bytes`), whose events
@@ -66,19 +60,6 @@ pub fn pj_per_event(
             (*c, pj * scale)
         })
         .collect()
-}
-
-/// Leakage of one kind of unit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UnitLeakage {
-    pub unit: String,
-    /// How many and how big, as the table prints it ("80 CBs x 4 KiB").
-    #[serde(default)]
-    pub what: String,
-    pub count: f64,
-    pub each_w: f64,
-    pub total_w: f64,
 }
 
 /// Energy and work attributed to one source line.
@@ -587,123 +568,4 @@ fn spread(
     if joules - assigned > 0.0 {
         lines.add(RUNTIME_LINE, joules - assigned);
     }
-}
-
-/// Leakage per unit type of a machine under a model (thesis 5.2, Eq. 5.1 for CBs).
-pub fn leakage_units(
-    machine: &spu_emu::Machine,
-    model: &Model,
-) -> Result<Vec<UnitLeakage>, EnergyError> {
-    let unit = |unit: &str, what: String, count: u64, each_w: f64| UnitLeakage {
-        unit: unit.into(),
-        what,
-        count: count as f64,
-        each_w,
-        total_w: count as f64 * each_w,
-    };
-    let leakage = match &model.kind {
-        Kind::InstructionClasses { static_w, .. } => {
-            return Ok(vec![unit("chip (e0)", "chip (e0)".into(), 1, *static_w)]);
-        }
-        Kind::Components { leakage, .. } => leakage,
-    };
-    let need = |v: Option<f64>, key: &str, what: String| {
-        v.ok_or_else(|| ModelError::MissingLeakage {
-            file: model.file.clone(),
-            key: key.into(),
-            what,
-        })
-    };
-    let (p, q) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
-    let sms = p * q;
-    let mut units = vec![unit(
-        "SM",
-        format!("{sms} SMs"),
-        sms,
-        need(leakage.sm, "leakage_w.sm", format!("{sms} SMs"))?,
-    )];
-    if !machine.is_gpu() {
-        let boundary = 2 * (p + q);
-        // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
-        let cbs = 2 * (p * (q + 1) + q * (p + 1));
-        let kib = u64::from(machine.cb_size_kib);
-        let cb_kib = cbs * kib;
-        units.push(match machine.boundary {
-            Boundary::Iu => unit(
-                "IU",
-                format!("{boundary} IUs"),
-                boundary,
-                need(
-                    leakage.iu,
-                    "leakage_w.iu",
-                    format!("{boundary} Interface Units"),
-                )?,
-            ),
-            Boundary::Dma => unit(
-                "DMA engine",
-                format!("{boundary} DMA engines"),
-                boundary,
-                need(
-                    leakage.dma,
-                    "leakage_w.dma",
-                    format!("{boundary} DMA engines"),
-                )?,
-            ),
-        });
-        units.push(unit(
-            "CB",
-            format!("{cbs} CBs x {kib} KiB"),
-            cbs,
-            kib as f64
-                * need(
-                    leakage.cb_per_kib,
-                    "leakage_w.cb_per_kib",
-                    format!("{cb_kib} KiB of CBs"),
-                )?,
-        ));
-    }
-    let l1_kib = sms * u64::from(machine.l1_kib);
-    if l1_kib > 0 {
-        let each = need(
-            leakage.l1_per_kib,
-            "leakage_w.l1_per_kib",
-            format!("{l1_kib} KiB of L1 data cache"),
-        )?;
-        let l1 = machine.l1_kib;
-        units.push(unit(
-            "L1",
-            format!("{sms} L1s x {l1} KiB"),
-            sms,
-            f64::from(l1) * each,
-        ));
-    }
-    let l2_kib = u64::from(machine.l2_kib);
-    if l2_kib > 0 {
-        let what = format!("a {l2_kib} KiB L2");
-        let each = need(leakage.l2_per_kib, "leakage_w.l2_per_kib", what.clone())?;
-        units.push(unit(
-            "L2",
-            format!("1 L2 x {l2_kib} KiB"),
-            1,
-            l2_kib as f64 * each,
-        ));
-        units.push(unit(
-            "network to L2",
-            "network to L2".into(),
-            1,
-            need(leakage.noc, "leakage_w.noc", what)?,
-        ));
-    }
-    if leakage.uncore > 0.0 {
-        units.push(unit("uncore", "uncore".into(), 1, leakage.uncore));
-    }
-    Ok(units)
-}
-
-/// Total leakage power of a machine under a model.
-pub fn leakage_w(machine: &spu_emu::Machine, model: &Model) -> Result<f64, EnergyError> {
-    Ok(leakage_units(machine, model)?
-        .iter()
-        .map(|u| u.total_w)
-        .sum())
 }

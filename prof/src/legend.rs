@@ -5,7 +5,12 @@
 //! no instruction caused). The table, JSON and CSV reports and `prof/README.md` all
 //! say the same thing; a test keeps the README in step with this list.
 
-use crate::energy::{CHIP_LINE, IDLE_LINE, NO_LINE, RUNTIME_LINE, WRITEBACK_LINE};
+/// Pseudo-lines: energy no instruction caused, charged to the run rather than a line.
+pub const RUNTIME_LINE: &str = "(DMA engines and virtual IUs)";
+pub const IDLE_LINE: &str = "(idle units)";
+pub const CHIP_LINE: &str = "(chip constant)";
+pub const WRITEBACK_LINE: &str = "(L2 write-back at the end)";
+pub const NO_LINE: &str = "(no line information)";
 
 /// How a component's energy grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
