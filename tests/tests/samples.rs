@@ -153,6 +153,8 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("stencil2d/stencil_gpu_lean.spu", &["N=96", "K=64"]),
         ("stencil2d/stencil_pc64.spu", &["N=128", "K=64"]),
         ("stencil2d/stencil_gpu64.spu", &["N=128", "K=64"]),
+        ("suite/jacobi2d_pc.spu", &["N=30", "TSTEPS=8"]),
+        ("suite/jacobi2d_gpu.spu", &["N=30", "TSTEPS=8"]),
         ("micro/banks.spu", &[]),
         ("micro/chase.spu", &[]),
         ("micro/issue.spu", &[]),
