@@ -1,6 +1,6 @@
 //! Fingerprints the sources that determine a run's results (ISA, assembler,
-//! emulator, machine presets, energy models, and this crate's run and metric code),
-//! so a run's identity changes whenever the simulator does, even when the version
+//! machine description and presets, emulator, energy models, and this crate's run
+//! and metric code), so a run's identity changes whenever the simulator does, even when the version
 //! number does not. Outside this workspace the fingerprint is empty.
 
 use sha2::{Digest, Sha256};
@@ -11,7 +11,8 @@ const SOURCES: &[&str] = &[
     "isa-spec/src",
     "asm/src",
     "emu/src",
-    "emu/machines",
+    "machine/src",
+    "machine/machines",
     "prof/src",
     "prof/models",
     "sweep/src",

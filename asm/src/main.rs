@@ -18,7 +18,8 @@ use std::process::ExitCode;
         spu-asm launch.spu                         # a .spu file that includes a PTX kernel and binds it\n  \
         spu-asm launch.spu -I ../kernels           # ... and may include files from ../kernels\n  \
         spu-asm -d kernel.bin                      # source that re-assembles to the same bytes\n  \
-        spu-asm -d kernel.bin --no-loc             # cleaner listing without .file/.loc lines\n\n\
+        spu-asm -d kernel.bin --no-loc             # cleaner listing without .file/.loc lines\n  \
+        spu-asm kernel.spu -v --machine gtx480     # registers, shared memory, occupancy on a GTX 480\n\n\
         The language is described in asm/LANGUAGE.md and the instructions in isa-spec/ISA.md."
 )]
 struct Cli {
@@ -43,6 +44,19 @@ struct Cli {
     /// the input's own folder (repeatable).
     #[arg(short = 'I', value_name = "DIR", conflicts_with = "disassemble")]
     include_dirs: Vec<PathBuf>,
+    /// Print what one block holds (registers per thread, shared, local and
+    /// parameter memory, CB ports) and how many blocks an SM of the machine holds
+    /// at once, and what limits them.
+    #[arg(short, long, conflicts_with = "disassemble")]
+    verbose: bool,
+    /// With -v: the machine (a preset, e.g. spu-4x4 or gtx480, or a TOML machine
+    /// file) the occupancy is for [default: spu-4x4, as spu-emu's].
+    #[arg(long, value_name = "PRESET|FILE", requires = "verbose")]
+    machine: Option<String>,
+    /// With -v: set a kernel parameter the sizes depend on (repeatable), as
+    /// `spu-emu -D` does; others keep their defaults.
+    #[arg(short = 'D', value_name = "NAME=VALUE", requires = "verbose")]
+    defines: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -112,6 +126,18 @@ fn run(cli: &Cli) -> Result<()> {
             spu_io::quote::path(&cli.input)
         );
     }
+    // The machine first: a bad `--machine` is reported before any work.
+    let machine = match &cli.machine {
+        Some(name) if cli.verbose => Some((
+            spu_machine::named(name)?,
+            format!("`{}`", spu_io::quote::escape(name)),
+        )),
+        _ if cli.verbose => Some((
+            spu_machine::Machine::default(),
+            format!("`{}`", spu_machine::PRESETS[0].name),
+        )),
+        _ => None,
+    };
     let path = cli.input.to_string_lossy();
     let options = spu_asm::Options {
         entry: cli.entry.clone(),
@@ -121,6 +147,13 @@ fn run(cli: &Cli) -> Result<()> {
     match spu_asm::assemble_with_options_bytes(&path, &src, &options) {
         Ok((bin, warnings)) => {
             spu_io::report!("{}", warnings.render(&path, &src));
+            if let Some((machine, name)) = &machine {
+                let module = spu_isa::format::read_module(&bin)
+                    .context("the assembled binary does not read back")?;
+                let resources = spu_machine::resources::Resources::evaluate(&module, &cli.defines)
+                    .map_err(|e| anyhow::anyhow!("the resource summary (-v): {e}"))?;
+                spu_io::output::print(&resources.report(&module.name, machine, name))?;
+            }
             if cli.check {
                 return Ok(());
             }

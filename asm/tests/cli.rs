@@ -623,6 +623,76 @@ fn bad_input_matrix() {
             )],
         ),
     ]);
+    // `-v`: the machine and the parameter values its figures are for.
+    let sized = file(
+        "sized.spu",
+        ".param .u32 N;\n.param .u32 M = 4;\n.launch grid(1) block(32);\n.entry k {\n    .shared .f32 s[N];\n    exit;\n}\n",
+    );
+    cases.extend([
+        (
+            "verbose_unknown_machine",
+            vec![
+                sized.clone(),
+                "-v".into(),
+                "--machine".into(),
+                "gtx48".into(),
+            ],
+        ),
+        (
+            "verbose_missing_machine_file",
+            vec![
+                sized.clone(),
+                "-v".into(),
+                "--machine".into(),
+                p("none.toml"),
+            ],
+        ),
+        (
+            "verbose_machine_file_with_a_typo",
+            vec![
+                sized.clone(),
+                "-v".into(),
+                "--machine".into(),
+                file("typo.toml", "[sm]\nschedulrs = 4\n"),
+            ],
+        ),
+        (
+            "verbose_machine_without_v",
+            vec![sized.clone(), "--machine".into(), "gtx480".into()],
+        ),
+        (
+            "verbose_with_disassemble",
+            vec!["-d".into(), "-v".into(), p("random.bin")],
+        ),
+        (
+            "verbose_size_without_a_value",
+            vec![sized.clone(), "-v".into()],
+        ),
+        (
+            "verbose_define_of_no_parameter",
+            vec![sized.clone(), "-v".into(), "-D".into(), "X=1".into()],
+        ),
+        (
+            "verbose_define_without_a_value",
+            vec![sized.clone(), "-v".into(), "-D".into(), "N".into()],
+        ),
+        (
+            "verbose_define_of_a_bad_value",
+            vec![sized.clone(), "-v".into(), "-D".into(), "N=many".into()],
+        ),
+        (
+            "verbose_negative_size",
+            vec![
+                file(
+                    "negative.spu",
+                    ".param .s32 N;\n.entry k {\n    .shared .f32 s[N];\n    exit;\n}\n",
+                ),
+                "-v".into(),
+                "-D".into(),
+                "N=-1".into(),
+            ],
+        ),
+    ]);
     if fifo {
         cases.push((
             "include_of_a_pipe",

@@ -6,7 +6,8 @@
 //! The crate is layered; each layer uses only the layers above it in this list,
 //! and each folder's `mod.rs` says what it owns:
 //!
-//! 1. [`machine`]: the machine description (parameters, presets, unit names);
+//! 1. [`machine`]: the machine description (parameters, presets, unit names,
+//!    occupancy limits): the `spu-machine` crate, which the assembler shares;
 //! 2. [`sem`]: what each instruction means, one scalar function per operation;
 //!    [`exec`]: the execution core that applies it: decoded ops, warps and their
 //!    SIMT stack, memory accesses, global memory, faults;
@@ -23,10 +24,11 @@
 pub mod cli;
 pub mod exec;
 pub mod load;
-pub mod machine;
 pub mod observe;
 pub mod sem;
 pub mod timing;
+
+pub use spu_machine as machine;
 
 pub use load::kernel::{Kernel, read_kernel};
 pub use load::{Image, LoadOptions, load};

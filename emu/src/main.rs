@@ -27,7 +27,7 @@ use std::process::ExitCode;
         spu-emu kernel.spu --trace - --trace-unit sm:0,0 --trace-cycles 0..200\n  \
         spu-emu --list-params                           # every machine key, unit and default\n\n\
         Run options:\n  {RUN_EXAMPLES}\n\n\
-        Machine keys are documented in emu/MACHINE.md, the stats keys in emu/README.md\n\
+        Machine keys are documented in machine/MACHINE.md, the stats keys in emu/README.md\n\
         and the SPU runtime in emu/RUNTIME.md.")
 )]
 struct Cli {

@@ -643,6 +643,13 @@ fn a_gpu_run_reports_occupancy_and_no_passes_cbs_or_boundary_units() {
         "{summary}"
     );
     assert!(summary.contains("up to 8 blocks per SM"), "{summary}");
+    // What one block holds, as `spu-asm -v` gives it.
+    assert!(
+        summary.contains(
+            "resources  20 registers per thread, 2048 B shared per block, 0 B local per thread, 4 B params, no CBs"
+        ),
+        "{summary}"
+    );
     for absent in ["passes ", "cb ", "link rendezvous"] {
         assert!(!summary.contains(absent), "`{absent}` in {summary}");
     }

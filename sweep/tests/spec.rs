@@ -388,7 +388,8 @@ model = ["default", "cyclops64"]
 #[test]
 fn a_machine_file_and_the_same_preset_are_one_machine() {
     let dir = tempfile::tempdir().unwrap();
-    let preset = Path::new(env!("CARGO_MANIFEST_DIR")).join("../emu/machines/spu-4x4-cb16k.toml");
+    let preset =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/machines/spu-4x4-cb16k.toml");
     std::fs::copy(preset, dir.path().join("mine.toml")).unwrap();
     std::fs::copy(samples().join("vecadd.spu"), dir.path().join("vecadd.spu")).unwrap();
     let spec = "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nmachine = [\"mine.toml\", \"spu-4x4-cb16k\", \"spu-4x4\"]\n";

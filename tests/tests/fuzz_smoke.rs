@@ -56,7 +56,7 @@ proptest! {
     #[test]
     fn configs_survive_mutated_files(which in 0..3usize, e in edits()) {
         let seeds = [
-            include_str!("../../emu/machines/spu-4x4.toml"),
+            include_str!("../../machine/machines/spu-4x4.toml"),
             include_str!("../../prof/models/default.toml"),
             include_str!("../../prof/models/cyclops64.toml"),
         ];

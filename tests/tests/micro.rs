@@ -166,3 +166,58 @@ fn occupancy_is_set_by_the_scarcest_resource() {
         assert_eq!(o.peak_blocks_per_sm, blocks, "240 blocks fill every SM");
     }
 }
+
+/// `spu-asm -v` promises the occupancy the emulator's run then has: the blocks per
+/// SM and the limit it names agree with `occupancy` in `spu-emu --stats`.
+#[test]
+fn the_assemblers_occupancy_is_the_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = repo_path("samples/micro/occupancy.spu");
+    for (threads, shared) in [(64, 4), (256, 4), (64, 8720), (64, 24577)] {
+        let defines = [
+            "-D".to_string(),
+            format!("THREADS={threads}"),
+            "-D".to_string(),
+            format!("SHARED={shared}"),
+        ];
+        let asm = std::process::Command::new(spu_tests::binary("spu-asm"))
+            .arg(&sample)
+            .args(["--check", "-v", "--machine", "gtx480"])
+            .args(&defines)
+            .output()
+            .unwrap();
+        assert!(asm.status.success(), "{asm:?}");
+        let text = String::from_utf8(asm.stdout).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("occupancy"))
+            .unwrap_or_else(|| panic!("no occupancy line:\n{text}"));
+        let stats = dir.path().join(format!("{threads}-{shared}.json"));
+        let emu = std::process::Command::new(spu_tests::binary("spu-emu"))
+            .arg(&sample)
+            .args(["--machine", "gtx480", "-q", "--stats"])
+            .arg(&stats)
+            .args(&defines)
+            .output()
+            .unwrap();
+        assert!(emu.status.success(), "{emu:?}");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        let blocks = json["occupancy"]["blocks_per_sm"].as_u64().unwrap();
+        let key = json["occupancy"]["limit"].as_str().unwrap();
+        let limit = spu_emu::machine::occupancy::Limit::ALL
+            .into_iter()
+            .find(|l| l.key() == key)
+            .unwrap();
+        let blocks_text = if blocks == 1 {
+            "1 block per SM".to_string()
+        } else {
+            format!("{blocks} blocks per SM")
+        };
+        assert!(
+            line.contains(&format!("occupancy      {blocks_text},"))
+                && line.contains(&format!("limited by {};", limit.resource())),
+            "{threads} threads, {shared} bytes: `spu-asm -v` says `{line}`, the run {blocks} per SM limited by `{key}`"
+        );
+    }
+}

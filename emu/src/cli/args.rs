@@ -3,7 +3,7 @@
 
 use crate::load::LoadOptions;
 use crate::machine::{self, Machine, MachineError};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// RUN OPTIONS.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -97,17 +97,7 @@ impl RunArgs {
     pub fn machine(&self) -> Result<Machine, MachineError> {
         let mut m = match self.machine.as_deref() {
             None => Machine::default(),
-            Some(name) if is_file_like(name) => {
-                let file = format!("`{}`", spu_io::quote::escape(name));
-                let text = spu_io::input::read_text(Path::new(name)).map_err(|e| {
-                    MachineError::Syntax {
-                        file: file.clone(),
-                        why: format!("cannot be read: {}", e.reason()),
-                    }
-                })?;
-                Machine::from_toml(&text, &file)?
-            }
-            Some(name) => machine::preset(name)?,
+            Some(name) => machine::named(name)?,
         };
         if let Some(g) = &self.grid {
             m.set_grid(g)?;
@@ -156,10 +146,7 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
-/// True when `--machine` names a file rather than a preset.
-pub fn is_file_like(name: &str) -> bool {
-    name.ends_with(".toml") || name.contains('/') || Path::new(name).is_file()
-}
+pub use machine::is_file_like;
 
 /// The help text's examples for tools that take RUN OPTIONS.
 pub const RUN_EXAMPLES: &str = "\

@@ -215,6 +215,17 @@ pub struct Image {
 }
 
 impl Image {
+    /// What one block holds (registers, shared memory, CB ports), as loaded.
+    pub fn resources(&self) -> crate::machine::resources::Resources {
+        crate::machine::resources::Resources::new(
+            &self.module,
+            self.launch.block_threads(),
+            self.launch.iu_threads,
+            u32::from(self.program.layout.general),
+            self.shared_bytes,
+        )
+    }
+
     /// The sides with kernel boundary work on `boundary` units: all four with IU
     /// code, the declared ones with DMA descriptors.
     pub fn boundary_sides(&self, boundary: Boundary) -> Vec<spu_isa::Side> {
@@ -374,17 +385,8 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     } else {
         0
     };
-    let mut shared_offsets = Vec::new();
-    let mut shared_total: i64 = 0;
-    for s in &module.shared {
-        // Arrays start at a multiple of 4 bytes, of their element size and of the
-        // alignment the source asked for (`.shared .align 16`).
-        let elem = i64::from(s.ty.bits() / 8);
-        let align = i64::from(s.align).max(elem).max(4);
-        shared_total = (shared_total.saturating_add(align - 1) / align).saturating_mul(align);
-        shared_offsets.push(shared_total.min(i64::from(u32::MAX)) as u32);
-        let mut n: i64 = 1;
-        for e in &s.dims {
+    let (shared_offsets, shared_total) =
+        crate::machine::resources::shared_layout(&module.shared, |s, e| {
             let what = format!("a dimension of shared array `{}`", s.name);
             let v = eval(e, &what)?;
             // Like a launch dimension: a negative size is an error, not an empty array.
@@ -395,11 +397,8 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                     limit: "it must not be negative".into(),
                 });
             }
-            n = n.saturating_mul(v);
-        }
-        shared_total = shared_total.saturating_add(n.saturating_mul(elem));
-    }
-    shared_total = shared_total.saturating_add(3) / 4 * 4;
+            Ok(v)
+        })?;
     let shared_bytes = within(
         "the shared memory of a block in bytes".into(),
         shared_total,

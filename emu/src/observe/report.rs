@@ -58,6 +58,7 @@ pub fn summary(result: &RunResult, image: &Image, machine: &Machine) -> String {
             String::new()
         }
     );
+    let _ = writeln!(s, "resources  {}", image.resources().line());
     if !machine.is_gpu() {
         let _ = writeln!(
             s,

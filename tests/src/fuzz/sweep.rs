@@ -43,7 +43,7 @@ impl Fixture {
         )?;
         write(
             study.join("m.toml"),
-            include_str!("../../../emu/machines/spu-4x4.toml"),
+            include_str!("../../../machine/machines/spu-4x4.toml"),
         )?;
         write(
             study.join("e.toml"),

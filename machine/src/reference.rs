@@ -1,5 +1,5 @@
 //! The parameter reference, generated from [`PARAMS`] and [`PRESETS`]: the Markdown
-//! page `emu/MACHINE.md`, and the terminal table `spu-emu --list-params` prints.
+//! page `machine/MACHINE.md`, and the terminal table `spu-emu --list-params` prints.
 
 use super::{Machine, PARAMS, PRESETS};
 use comfy_table::{ContentArrangement, Table, presets};
@@ -11,7 +11,7 @@ const INTRO: &str = "A machine file is TOML with these keys (any subset; the res
      shorthands for the first keys. Defaults describe the thesis's optimised SPU \
      (Table 6.1): a 4x4 grid of Fermi-class SMs at 700 MHz with 4 KiB CBs.";
 
-/// The parameter reference page (`emu/MACHINE.md`), generated from [`PARAMS`].
+/// The parameter reference page (`machine/MACHINE.md`), generated from [`PARAMS`].
 pub fn reference_markdown() -> String {
     let defaults = Machine::default().entry_texts();
     let mut s = format!(

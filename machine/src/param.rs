@@ -162,14 +162,14 @@ macro_rules! word_enum {
             }
         }
 
-        impl $crate::machine::param::ParamType for $name {
-            fn from_raw(raw: &$crate::machine::param::RawValue, range: $crate::machine::param::Range) -> Result<Self, String> {
+        impl $crate::param::ParamType for $name {
+            fn from_raw(raw: &$crate::param::RawValue, range: $crate::param::Range) -> Result<Self, String> {
                 match raw {
-                    $($crate::machine::param::RawValue::Text(t) if t == $text => Ok($name::$variant),)+
+                    $($crate::param::RawValue::Text(t) if t == $text => Ok($name::$variant),)+
                     _ => Err(format!("{} is not valid: expected {range}", match raw {
-                        $crate::machine::param::RawValue::Text(t) => format!("`{}`", $crate::machine::param::shorten(t)),
-                        $crate::machine::param::RawValue::Int(i) => i.to_string(),
-                        $crate::machine::param::RawValue::Float(f) => format!("{f:?}"),
+                        $crate::param::RawValue::Text(t) => format!("`{}`", $crate::param::shorten(t)),
+                        $crate::param::RawValue::Int(i) => i.to_string(),
+                        $crate::param::RawValue::Float(f) => format!("{f:?}"),
                     })),
                 }
             }

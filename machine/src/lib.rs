@@ -3,19 +3,22 @@
 //! meaning. That one table gives the typed [`Machine`] struct, its defaults (the
 //! thesis's optimised 4x4 SPU at 700 MHz, Table 6.1), machine-file and `--set`
 //! parsing with range checks, the resolved configuration in `--stats`, and the
-//! generated parameter reference `emu/MACHINE.md`; and the names of the units a
-//! machine has ([`UnitLabel`]).
+//! generated parameter reference `machine/MACHINE.md`; the names of the units a
+//! machine has ([`UnitLabel`]); how many blocks an SM holds ([`occupancy`]); and a
+//! kernel's resource summary ([`resources`], `spu-asm -v`).
 //!
-//! Layer 1 of the emulator: depends on nothing else in the crate.
+//! The layer between the ISA (`spu-isa`) and its users: the assembler reads it for
+//! `-v`, the emulator (as `spu_emu::machine`) for everything it times.
 
 pub mod occupancy;
 pub mod param;
 mod presets;
 mod reference;
+pub mod resources;
 mod units;
 
 use param::{ParamType, Range, RawValue, word_enum};
-pub use presets::{PRESETS, Preset, preset};
+pub use presets::{PRESETS, Preset, is_file_like, named, preset};
 pub use reference::{reference_markdown, reference_table};
 use spu_isa::TimingClass;
 pub use units::UnitLabel;
@@ -558,7 +561,7 @@ mod tests {
         let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             on_disk == fresh,
-            "emu/MACHINE.md is stale; run `UPDATE_MACHINE_MD=1 cargo test -p spu-emu machine_md`"
+            "machine/MACHINE.md is stale; run `UPDATE_MACHINE_MD=1 cargo test -p spu-machine machine_md`"
         );
     }
 }

@@ -25,6 +25,15 @@ pub enum Limit {
 }
 
 impl Limit {
+    /// Every limit, in the order ties are broken.
+    pub const ALL: [Limit; 5] = [
+        Limit::Blocks,
+        Limit::Threads,
+        Limit::Warps,
+        Limit::Registers,
+        Limit::SharedMemory,
+    ];
+
     /// The machine key of the limit.
     pub fn key(self) -> &'static str {
         match self {
@@ -33,6 +42,19 @@ impl Limit {
             Limit::Warps => "sm.max_warps",
             Limit::Registers => "sm.registers",
             Limit::SharedMemory => "sm.shared_kib",
+        }
+    }
+}
+
+impl Limit {
+    /// What the limit counts, in a few words: `block slots`, `registers`.
+    pub fn resource(self) -> &'static str {
+        match self {
+            Limit::Blocks => "block slots",
+            Limit::Threads => "thread slots",
+            Limit::Warps => "warp slots",
+            Limit::Registers => "registers",
+            Limit::SharedMemory => "shared memory",
         }
     }
 }
@@ -75,13 +97,12 @@ fn held(demand: BlockDemand) -> (u32, u32, u32) {
     (warps, padded, padded.saturating_mul(regs))
 }
 
-/// Blocks of `demand` that fit on one SM of `m` at once; at least 1 (a block that
-/// does not fit at all is refused at load time, see [`never_resident`]). Ties go
-/// to the first limit in the order blocks, threads, warps, registers, shared
-/// memory.
-pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
+/// How many blocks of `demand` each limit alone would let one SM of `m` hold, in
+/// the order blocks, threads, warps, registers, shared memory (`u32::MAX` where
+/// the block holds none of the resource).
+pub fn allowances(m: &Machine, demand: BlockDemand) -> [(Limit, u32); 5] {
     let (warps, padded, registers) = held(demand);
-    let limits = [
+    [
         (Limit::Blocks, m.sm_max_blocks),
         (Limit::Threads, m.sm_max_resident_threads / padded),
         (Limit::Warps, m.sm_max_warps / warps),
@@ -95,12 +116,34 @@ pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
                 .checked_div(demand.shared_bytes)
                 .unwrap_or(u32::MAX),
         ),
-    ];
-    let (limit, blocks) = limits
-        .into_iter()
-        .fold((Limit::Blocks, u32::MAX), |best, (l, n)| {
-            if n < best.1 { (l, n) } else { best }
-        });
+    ]
+}
+
+/// What one block of `demand` holds of each limit's resource while resident:
+/// a block slot, thread slots (whole warps), warps, registers (each thread's
+/// rounded up to a multiple of 4) and bytes of shared memory.
+pub fn holdings(demand: BlockDemand) -> [(Limit, u32); 5] {
+    let (warps, padded, registers) = held(demand);
+    [
+        (Limit::Blocks, 1),
+        (Limit::Threads, padded),
+        (Limit::Warps, warps),
+        (Limit::Registers, registers),
+        (Limit::SharedMemory, demand.shared_bytes),
+    ]
+}
+
+/// Blocks of `demand` that fit on one SM of `m` at once; at least 1 (a block that
+/// does not fit at all is refused at load time, see [`never_resident`]). Ties go
+/// to the first limit in the order blocks, threads, warps, registers, shared
+/// memory.
+pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
+    let (limit, blocks) =
+        allowances(m, demand)
+            .into_iter()
+            .fold((Limit::Blocks, u32::MAX), |best, (l, n)| {
+                if n < best.1 { (l, n) } else { best }
+            });
     Occupancy {
         blocks: blocks.max(1),
         limit,

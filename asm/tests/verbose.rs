@@ -1,0 +1,63 @@
+//! `spu-asm -v`: what one block of a kernel holds and the occupancy it allows on a
+//! machine, for a few samples on the SPU and on the GTX 480 preset.
+
+use std::process::Command;
+
+fn verbose(sample: &str, args: &[&str]) -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .current_dir(root)
+        .arg(format!("samples/{sample}"))
+        .args(["--check", "-v"])
+        .args(args)
+        .output()
+        .expect("spu-asm runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{sample}: {stderr}");
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+#[test]
+fn the_resource_summary_of_samples() {
+    for (name, sample, args) in [
+        ("vecadd", "vecadd.spu", &[][..]),
+        ("stencil_pc", "stencil2d/stencil_pc.spu", &[][..]),
+        (
+            "stencil_gpu_gtx480",
+            "stencil2d/stencil_gpu.spu",
+            &["--machine", "gtx480"][..],
+        ),
+        ("matmul_gtx480", "matmul.spu", &["--machine", "gtx480"][..]),
+        (
+            "occupancy_shared_gtx480",
+            "micro/occupancy.spu",
+            &[
+                "--machine",
+                "gtx480",
+                "-D",
+                "THREADS=64",
+                "-D",
+                "SHARED=8720",
+            ][..],
+        ),
+        (
+            "occupancy_threads_gtx480_1cta",
+            "micro/occupancy.spu",
+            &["--machine", "gtx480-1cta", "-D", "THREADS=512"][..],
+        ),
+    ] {
+        insta::assert_snapshot!(name, verbose(sample, args));
+    }
+}
+
+#[test]
+fn a_machine_file_is_read_like_a_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small.toml");
+    std::fs::write(&file, "[machine]\nkind = \"gpu\"\n[sm]\nmax_blocks = 2\n").unwrap();
+    let text = verbose("vecadd.spu", &["--machine", &file.display().to_string()]);
+    assert!(
+        text.contains("2 blocks per SM") && text.contains("limited by block slots"),
+        "{text}"
+    );
+}
