@@ -82,11 +82,6 @@ impl Lowering<'_> {
             ["mov", ty] => self.mov_halves(guard, mnemonic, ty, operands, span),
             ["setp", ..] => self.setp_combined(guard, mnemonic, &parts, operands, span),
             ["ld", "param", ..] => self.entry_arg_load(guard, mnemonic, &parts, operands, span),
-            ["call", ..] => Some(Err(vec![
-                Diagnostic::error("calls are not supported", mnemonic.span.clone())
-                    .label("the SPU has no call stack")
-                    .help("inline the callee into the kernel (nvcc's `__forceinline__`)"),
-            ])),
             _ => None,
         }
     }
