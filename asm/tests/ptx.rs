@@ -520,3 +520,27 @@ fn a_buffer_binds_to_a_pointer_of_the_files_address_size() {
         .unwrap_or_else(|d| panic!("{}", d.render("k.spu", src)));
     assert_eq!(m.name, "fill");
 }
+
+#[test]
+fn a_bare_ptx_call_is_refused_as_a_ptx_call_not_as_the_machines_call() {
+    // `call foo;` and `call.uni foo, (param0);` outside a call sequence are PTX's
+    // calls; only `call LABEL, FRAME` (a label and a number) is the machine's.
+    for call in [
+        "call foo;",
+        "call.uni foo, (param0);",
+        "call.uni (r), foo, (p);",
+    ] {
+        let src = format!(
+            ".version 7.5\n.target sm_52\n.address_size 64\n.visible .entry k()\n{{\n\t{call}\n\tret;\n}}\n"
+        );
+        let err = spu_asm::assemble_module("k.ptx", &src)
+            .unwrap_err()
+            .render("k.ptx", &src);
+        assert!(
+            err.contains("error: PTX calls of device functions are not supported yet")
+                && err.contains("k.ptx:6:2")
+                && !err.contains("takes 2 operands"),
+            "{call}: {err}"
+        );
+    }
+}

@@ -330,6 +330,11 @@ fn bad_input_matrix() {
         ("oob_cb", vec!["emu/tests/matrix/cb_oob.spu".into()]),
         ("misaligned", vec!["emu/tests/faults/misaligned.spu".into()]),
         (
+            "recursion_too_deep",
+            vec!["emu/tests/faults/recursion_too_deep.spu".into()],
+        ),
+        ("oob_local", vec!["emu/tests/faults/local_oob.spu".into()]),
+        (
             "division_by_zero_is_defined",
             vec![
                 "emu/tests/matrix/div_zero.spu".into(),

@@ -250,6 +250,7 @@ code_enum! {
         CbSouth = "cb.south",
         CbEast = "cb.east",
         CbWest = "cb.west",
+        Local = "local",
     }
 }
 

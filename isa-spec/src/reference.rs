@@ -43,6 +43,7 @@ fn exec_text(spec: &InstrSpec) -> String {
             shared,
             param,
             cb,
+            local,
         } => {
             let spaces = spec.modifier(ModKind::Space).map_or(0, |(a, _)| a);
             let has = |s: Space| spaces & (1 << s.code()) != 0;
@@ -58,6 +59,9 @@ fn exec_text(spec: &InstrSpec) -> String {
             }
             if Space::ALL.iter().any(|s| s.cb_side().is_some() && has(*s)) {
                 parts.push(format!("cb: {}", class_text(cb)));
+            }
+            if has(Space::Local) {
+                parts.push(format!("local: {}", class_text(local)));
             }
             parts.join("<br>")
         }

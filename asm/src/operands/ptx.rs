@@ -37,6 +37,30 @@ fn value<'s>(e: Expr<'s>, span: &Span) -> Spanned<AstOperand<'s>> {
     at(AstOperand::Expr(at(e, span)), span)
 }
 
+/// `call LABEL, FRAME`: the machine's form (a label and a frame size), not PTX's
+/// `call (ret), f, (args)`.
+fn native_call(operands: &[&Spanned<AstOperand<'_>>]) -> bool {
+    matches!(
+        operands,
+        [
+            Spanned {
+                node: AstOperand::Expr(Spanned {
+                    node: Expr::Name(_),
+                    ..
+                }),
+                ..
+            },
+            Spanned {
+                node: AstOperand::Expr(Spanned {
+                    node: Expr::Int(_),
+                    ..
+                }),
+                ..
+            },
+        ]
+    )
+}
+
 fn full_mask(span: &Span) -> Spanned<AstOperand<'static>> {
     value(Expr::Neg(Box::new(at(Expr::Int("1"), span))), span)
 }
@@ -82,10 +106,10 @@ impl Lowering<'_> {
             ["mov", ty] => self.mov_halves(guard, mnemonic, ty, operands, span),
             ["setp", ..] => self.setp_combined(guard, mnemonic, &parts, operands, span),
             ["ld", "param", ..] => self.entry_arg_load(guard, mnemonic, &parts, operands, span),
-            ["call", ..] => Some(Err(vec![
-                Diagnostic::error("calls are not supported", mnemonic.span.clone())
-                    .label("the SPU has no call stack")
-                    .help("inline the callee into the kernel (nvcc's `__forceinline__`)"),
+            ["call", ..] if !native_call(operands) => Some(Err(vec![
+                Diagnostic::error("PTX calls of device functions are not supported yet", mnemonic.span.clone())
+                    .label("a call with PTX's parameter lists")
+                    .help("inline the callee into the kernel (nvcc's `__forceinline__`); the machine's own `call LABEL, FRAME;` calls code of the kernel itself"),
             ])),
             _ => None,
         }

@@ -174,6 +174,22 @@ fn word<G: Global>(
             }
             Ok(Access::Shared)
         }
+        Space::Local => {
+            let index = local_words(warp, addrs, mask, store)?;
+            if store {
+                let v = *warp.reg(usize::from(data));
+                for l in lanes_of(mask) {
+                    warp.local[index[l] as usize][l] = v[l];
+                }
+            } else {
+                let mut v = [0; 32];
+                for l in lanes_of(mask) {
+                    v[l] = warp.local[index[l] as usize][l];
+                }
+                lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
+            }
+            Ok(Access::Local { store })
+        }
         Space::Param => {
             let params = local.params;
             check_bounded(space, addrs, mask, params.len() as u32 * 4, store)?;
@@ -206,6 +222,39 @@ fn word<G: Global>(
             Ok(Access::Cb)
         }
     }
+}
+
+/// The word index in the thread's local memory of each lane's frame-relative byte
+/// address (a multiple of 4), checked against the local memory's size; the warp's
+/// local memory grows to hold them.
+fn local_words(warp: &mut Warp, addrs: &Lanes, mask: u32, store: bool) -> Result<Lanes, LaneFault> {
+    let frame = warp.frame_base();
+    let limit = crate::exec::warp::LOCAL_LIMIT_BYTES;
+    let mut index = [0u32; 32];
+    let mut top = 0;
+    for l in lanes_of(mask) {
+        let addr = addrs[l];
+        if addr % 4 != 0 {
+            let space = Space::Local;
+            return Err((FaultKind::Misaligned { space, addr }, l as u32));
+        }
+        let offset = u64::from(frame) + u64::from(addr);
+        if offset >= u64::from(limit) {
+            let kind = FaultKind::LocalOutOfRange {
+                offset,
+                frame,
+                limit,
+                store,
+            };
+            return Err((kind, l as u32));
+        }
+        index[l] = (offset / 4) as u32;
+        top = top.max(index[l] as usize + 1);
+    }
+    if warp.local.len() < top {
+        warp.local.resize(top, [0; 32]);
+    }
+    Ok(index)
 }
 
 /// The byte address `[base + offset]` of each lane of `exec` in `addrs`, checked
@@ -356,6 +405,14 @@ fn narrow<G: Global>(
                 shared[i] = merge(shared[i], l);
             }
             Ok(Access::Shared)
+        }
+        Space::Local => {
+            let index = local_words(warp, &words, exec, true)?;
+            for l in lanes_of(exec) {
+                let cell = &mut warp.local[index[l] as usize][l];
+                *cell = merge(*cell, l);
+            }
+            Ok(Access::Local { store: true })
         }
         _ => {
             // A Communication Buffer: the field merges into the producer's word,

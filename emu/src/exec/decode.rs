@@ -181,6 +181,12 @@ macro_rules! run {
     ($v:ident, $d:ident, exit) => {
         Run::Exit
     };
+    ($v:ident, $d:ident, ret) => {
+        Run::Ret
+    };
+    ($v:ident, $d:ident, call) => {
+        $d.call()?
+    };
     ($v:ident, $d:ident, nop) => {
         Run::Nop
     };
@@ -367,6 +373,17 @@ impl Draft {
             },
             space,
         })
+    }
+
+    /// The call of this `call`: its target and frame (in 16-byte units).
+    fn call(&self) -> Result<Run, String> {
+        match self.instr.operands() {
+            [Operand::Target(t), Operand::Imm(frame), ..] => Ok(Run::Call {
+                target: *t,
+                frame_bytes: frame * 16,
+            }),
+            _ => Err("a call without a target".into()),
+        }
     }
 
     /// The branch of this `bra`.
@@ -575,11 +592,14 @@ fn basic_blocks(ops: &[Op]) -> (Vec<u32>, Vec<u32>) {
         if op.run.ends_block() {
             leader[pc + 1] = true;
         }
-        if let Run::Bra { target, reconv } = op.run {
-            for t in [target, reconv] {
-                if let Some(l) = leader.get_mut(t as usize) {
-                    *l = true;
-                }
+        let targets = match op.run {
+            Run::Bra { target, reconv } => [target, reconv],
+            Run::Call { target, .. } => [target, NO_PC],
+            _ => continue,
+        };
+        for t in targets {
+            if let Some(l) = leader.get_mut(t as usize) {
+                *l = true;
             }
         }
     }

@@ -48,6 +48,19 @@ pub enum FaultKind {
         tile: u64,
         held: u32,
     },
+    /// A call past [`crate::exec::warp::MAX_CALL_DEPTH`] calls in progress (runaway
+    /// recursion), of the function at instruction `target`.
+    CallTooDeep { target: u32, depth: u32 },
+    /// A call whose frame would start past the thread's local memory.
+    FrameTooLarge { target: u32, base: u32, limit: u32 },
+    /// A local access of a thread past its local memory (`offset` from the start of
+    /// the thread's local memory; `frame` is where the running call's frame starts).
+    LocalOutOfRange {
+        offset: u64,
+        frame: u32,
+        limit: u32,
+        store: bool,
+    },
     /// A DMA descriptor tile that reaches outside its buffer.
     DmaOutOfBounds {
         buffer: String,
@@ -143,6 +156,29 @@ impl fmt::Display for FaultKind {
                     format!("{held} words")
                 }
             ),
+            FaultKind::CallTooDeep { target, depth } => write!(
+                f,
+                "a call of the function at instruction {target} would be call {} in progress; calls nest at most {depth} deep",
+                depth + 1
+            ),
+            FaultKind::FrameTooLarge {
+                target,
+                base,
+                limit,
+            } => write!(
+                f,
+                "a call of the function at instruction {target} would start its local frame at byte {base}, past the {limit}-byte local memory of a thread"
+            ),
+            FaultKind::LocalOutOfRange {
+                offset,
+                frame,
+                limit,
+                store,
+            } => write!(
+                f,
+                "local {} byte offset {offset:#x} (the running call's frame starts at byte {frame}), past the {limit}-byte local memory of a thread",
+                verb(*store)
+            ),
             FaultKind::DmaOutOfBounds {
                 buffer,
                 element,
@@ -188,6 +224,12 @@ impl FaultKind {
             }
             FaultKind::DmaUnwritten { .. } => {
                 "the descriptor's rows x cols must match the words the SM writes into the CB before each sync (`--no-cb-check` turns this check off)"
+            }
+            FaultKind::CallTooDeep { .. } => {
+                "check the recursion's base case; deep recursion must become a loop"
+            }
+            FaultKind::FrameTooLarge { .. } | FaultKind::LocalOutOfRange { .. } => {
+                "check the index of the local array; make large per-thread arrays `.global` buffers indexed by thread"
             }
             FaultKind::DmaOutOfBounds { .. } => {
                 "check offset, row_stride, tile_stride, iu_stride and tiles against the buffer's size"

@@ -66,6 +66,14 @@ pub enum Run {
         reconv: u32,
     },
     Exit,
+    /// Call the function at `target` with a local frame `frame_bytes` past the
+    /// caller's.
+    Call {
+        target: u32,
+        frame_bytes: u32,
+    },
+    /// Return from the running call (outside any call: end the thread).
+    Ret,
     Nop,
     BarSync,
     BlockSync(Option<Side>),
@@ -77,7 +85,13 @@ impl Run {
     pub fn ends_block(&self) -> bool {
         matches!(
             self,
-            Run::Bra { .. } | Run::Exit | Run::BarSync | Run::BlockSync(_) | Run::Atomic { .. }
+            Run::Bra { .. }
+                | Run::Exit
+                | Run::Call { .. }
+                | Run::Ret
+                | Run::BarSync
+                | Run::BlockSync(_)
+                | Run::Atomic { .. }
         )
     }
 }

@@ -67,6 +67,10 @@ pub enum Access {
     Shared,
     Param,
     Cb,
+    /// The thread's local memory (local data, call parameters).
+    Local {
+        store: bool,
+    },
     Global {
         store: bool,
         /// Words each lane moves (2 for a 64-bit value or `.v2`, 4 for `.v4`);

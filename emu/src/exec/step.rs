@@ -12,7 +12,7 @@ use crate::exec::fault::{Fault, FaultKind, Faulted};
 use crate::exec::lanes::Lanes;
 use crate::exec::ops::{Program, Run};
 use crate::exec::space::{Access, Global, Local};
-use crate::exec::warp::{Warp, WarpState};
+use crate::exec::warp::{CallError, LOCAL_LIMIT_BYTES, Warp, WarpState};
 use spu_isa::{Guard, Side, TimingClass};
 
 /// How control continues after an instruction.
@@ -173,6 +173,38 @@ fn dispatch<G: Global, const ADVANCE: bool>(
                 flow: Flow::Exit,
                 access,
             });
+        }
+        Run::Call {
+            target,
+            frame_bytes,
+        } => {
+            let depth = warp.depth() as u32;
+            warp.call(exec, target, frame_bytes).map_err(|e| {
+                let kind = match e {
+                    CallError::TooDeep => FaultKind::CallTooDeep { target, depth },
+                    CallError::FrameTooLarge { base } => FaultKind::FrameTooLarge {
+                        target,
+                        base,
+                        limit: LOCAL_LIMIT_BYTES,
+                    },
+                };
+                fault(kind, exec.trailing_zeros())
+            })?;
+            return Ok(Executed {
+                exec,
+                flow: Flow::Branch,
+                access,
+            });
+        }
+        Run::Ret => {
+            // Outside any call `ret` ends the thread, as `exit` does.
+            let flow = if warp.depth() == 0 {
+                Flow::Exit
+            } else {
+                Flow::Branch
+            };
+            warp.ret(exec);
+            return Ok(Executed { exec, flow, access });
         }
         Run::Nop => Flow::Next,
         Run::BarSync | Run::BlockSync(_) => {

@@ -6,6 +6,15 @@
 //! parks the current entry at its reconvergence point (computed by the assembler and
 //! stored in the instruction) and pushes one entry per path; an entry whose PC
 //! reaches its reconvergence point is popped, merging the paths.
+//!
+//! Calls nest on the same stack: a `call` parks the running entry after the call
+//! (with every lane it had) and pushes the callee's entry one call deeper; `ret`
+//! removes its lanes from the entries of that depth, so they wait in the parked
+//! entry until the others return too. When the last entry of a call is popped, the
+//! caller's registers and predicates, saved at the call, come back (PTX gives every
+//! activation its own registers), and the local frame base goes back to the
+//! caller's. Each thread's local memory (`.local` data, call parameters) is kept
+//! here too, grown as it is used up to [`LOCAL_LIMIT_BYTES`].
 
 use crate::exec::lanes::Lanes;
 use crate::machine::UnitLabel;
@@ -14,12 +23,41 @@ use spu_isa::{Side, Special};
 /// "No reconvergence point".
 const NO_RECONV: u32 = u32::MAX;
 
+/// Most calls a thread may have in progress at once (recursion included).
+pub const MAX_CALL_DEPTH: usize = 64;
+
+/// Most bytes of local memory (local data and call frames together) a thread may use.
+pub const LOCAL_LIMIT_BYTES: u32 = 64 * 1024;
+
 /// One SIMT stack entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Frame {
     pc: u32,
     reconv: u32,
     mask: u32,
+    /// Calls in progress for the entry's lanes (0 in the kernel itself).
+    depth: u32,
+}
+
+/// A call in progress: what comes back when it returns.
+#[derive(Debug, Clone)]
+struct CallRecord {
+    /// The caller's registers (the warp's own slots) and predicates.
+    regs: Vec<Lanes>,
+    preds: [u32; 16],
+    /// The caller's local frame base.
+    base: u32,
+    /// The callee's first instruction (for messages).
+    target: u32,
+}
+
+/// Why a call could not be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallError {
+    /// [`MAX_CALL_DEPTH`] calls are already in progress.
+    TooDeep,
+    /// The callee's frame would start past [`LOCAL_LIMIT_BYTES`].
+    FrameTooLarge { base: u32 },
 }
 
 /// Why a warp is not issuing.
@@ -125,6 +163,12 @@ pub struct Warp {
     /// accesses with the same count have no barrier between them
     /// ([`crate::exec::race`]).
     pub syncs: u32,
+    /// Calls in progress, innermost last.
+    calls: Vec<CallRecord>,
+    /// The running call's local frame base, in bytes.
+    base: u32,
+    /// Local memory: word `i` of every lane (empty until used).
+    pub local: Vec<Lanes>,
 }
 
 impl Warp {
@@ -159,17 +203,22 @@ impl Warp {
                 pc: ctx.entry,
                 reconv: NO_RECONV,
                 mask: valid,
+                depth: 0,
             },
             live: true,
             below: Vec::new(),
             state: WarpState::Running,
             syncs: 0,
+            calls: Vec::new(),
+            base: 0,
+            local: Vec::new(),
         }
     }
 
     /// Ends the warp as if it had exited (an empty block slot).
     pub fn retire(&mut self) {
         self.below.clear();
+        self.calls.clear();
         self.live = false;
         self.state = WarpState::Done;
     }
@@ -250,6 +299,7 @@ impl Warp {
             top.pc = fall;
         } else {
             let outer_reconv = top.reconv;
+            let depth = top.depth;
             let reconv = if reconv != NO_RECONV {
                 top.pc = reconv;
                 reconv
@@ -262,11 +312,13 @@ impl Warp {
                 pc: fall,
                 reconv,
                 mask: not_taken,
+                depth,
             });
             self.push(Frame {
                 pc: target,
                 reconv,
                 mask: taken,
+                depth,
             });
         }
         self.reconverge();
@@ -281,14 +333,107 @@ impl Warp {
         self.advance();
     }
 
-    /// Pops entries that reached their reconvergence point or have no threads left.
+    /// Pops entries that reached their reconvergence point or have no threads left;
+    /// calls whose entries are all gone have returned.
     fn reconverge(&mut self) {
         while self.live && (self.top.mask == 0 || self.top.pc == self.top.reconv) {
             self.pop();
         }
         if !self.live {
             self.state = WarpState::Done;
+            return;
         }
+        while self.calls.len() > self.top.depth as usize {
+            self.returned();
+        }
+    }
+
+    /// Calls in progress for the running lanes.
+    #[inline]
+    pub fn depth(&self) -> usize {
+        if self.live {
+            self.top.depth as usize
+        } else {
+            0
+        }
+    }
+
+    /// The running call's local frame base, in bytes.
+    #[inline(always)]
+    pub fn frame_base(&self) -> u32 {
+        self.base
+    }
+
+    /// The first instruction of each call in progress, outermost first.
+    pub fn call_targets(&self) -> impl Iterator<Item = u32> + '_ {
+        self.calls.iter().map(|c| c.target)
+    }
+
+    /// Executes a `call` at the running PC: the lanes of `taken` run the function at
+    /// `target` with a local frame `frame_bytes` past the caller's; every lane of the
+    /// entry continues after the call once they have all returned.
+    pub fn call(&mut self, taken: u32, target: u32, frame_bytes: u32) -> Result<(), CallError> {
+        if !self.live {
+            return Ok(());
+        }
+        if taken == 0 {
+            self.advance();
+            return Ok(());
+        }
+        if self.calls.len() >= MAX_CALL_DEPTH {
+            return Err(CallError::TooDeep);
+        }
+        let base = self.base.saturating_add(frame_bytes);
+        if base >= LOCAL_LIMIT_BYTES {
+            return Err(CallError::FrameTooLarge { base });
+        }
+        // The warp's own slots (general and special registers); constants never change.
+        self.calls.push(CallRecord {
+            regs: self.regs.clone(),
+            preds: self.preds,
+            base: self.base,
+            target,
+        });
+        self.base = base;
+        let depth = self.top.depth + 1;
+        self.top.pc += 1;
+        self.push(Frame {
+            pc: target,
+            reconv: NO_RECONV,
+            mask: taken,
+            depth,
+        });
+        Ok(())
+    }
+
+    /// Executes `ret` for the lanes of `lanes`: inside a call they leave its entries
+    /// (and wait after the call for the others); outside any call they end.
+    pub fn ret(&mut self, lanes: u32) {
+        let depth = self.depth();
+        if depth == 0 {
+            self.exit(lanes);
+            return;
+        }
+        self.top.mask &= !lanes;
+        for frame in self.below.iter_mut().rev() {
+            if (frame.depth as usize) < depth {
+                break;
+            }
+            frame.mask &= !lanes;
+        }
+        self.advance();
+    }
+
+    /// The innermost call has returned: the caller's registers, predicates and
+    /// frame come back.
+    fn returned(&mut self) {
+        let Some(call) = self.calls.pop() else {
+            return;
+        };
+        let general = call.regs.len();
+        self.regs[..general].copy_from_slice(&call.regs);
+        self.preds = call.preds;
+        self.base = call.base;
     }
 
     /// True when every thread has exited.
@@ -371,6 +516,41 @@ mod tests {
         assert_eq!((w.pc(), w.active()), (Some(1), 0xf0));
         w.exit(0xf0);
         assert!(w.is_done());
+    }
+
+    #[test]
+    fn a_divergent_call_returns_with_the_call_sites_mask_and_registers() {
+        // 0: @p call 10; 1: after. 10: @q ret; 11: ret
+        let mut w = warp(32);
+        w.regs[0] = [7; 32];
+        w.call(0x0000_00ff, 10, 16).unwrap();
+        assert_eq!((w.pc(), w.active(), w.depth()), (Some(10), 0xff, 1));
+        assert_eq!(w.frame_base(), 16);
+        w.regs[0] = [9; 32]; // the callee's own use of the register
+        w.ret(0x0f); // early returns wait for the others
+        assert_eq!((w.pc(), w.active()), (Some(11), 0xf0));
+        w.ret(0xf0);
+        assert_eq!((w.pc(), w.active(), w.depth()), (Some(1), u32::MAX, 0));
+        assert_eq!((w.regs[0], w.frame_base()), ([7; 32], 0));
+    }
+
+    #[test]
+    fn ret_outside_a_call_ends_the_threads_and_calls_nest_to_a_bound() {
+        let mut w = warp(32);
+        for depth in 0..MAX_CALL_DEPTH {
+            assert_eq!(w.depth(), depth);
+            w.call(u32::MAX, 5, 0).unwrap();
+        }
+        assert_eq!(w.call(u32::MAX, 5, 0), Err(CallError::TooDeep));
+        let mut w = warp(32);
+        w.ret(0xffff_0000);
+        assert_eq!(w.active(), 0xffff);
+        assert_eq!(
+            w.call(1, 5, LOCAL_LIMIT_BYTES),
+            Err(CallError::FrameTooLarge {
+                base: LOCAL_LIMIT_BYTES
+            })
+        );
     }
 
     #[test]

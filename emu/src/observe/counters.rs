@@ -248,6 +248,7 @@ pub fn memory_components(program: &Program, pc: usize) -> &'static [Component] {
         Some((Space::Global, _)) => DRAM,
         Some((Space::Shared, _)) => &[Component::Shrdp],
         Some((Space::Param, _)) => &[Component::Ccp],
+        Some((Space::Local, _)) => &[Component::Shrdp],
         Some(_) => &[Component::Cbp],
         None => &[],
     }

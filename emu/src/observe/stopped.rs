@@ -532,6 +532,12 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     ),
                 );
             }
+            if let FaultKind::CallTooDeep { target, .. } | FaultKind::FrameTooLarge { target, .. } =
+                fault.kind
+                && let Some(l) = kernel.module.labels.iter().find(|l| l.pc == target)
+            {
+                note(&mut s, w, &format!("the function called: `{}`", l.name));
+            }
             if let (Some(cb), FaultKind::UnwrittenCb { held, .. }) = (cb, &fault.kind) {
                 note(&mut s, w, &cb_link_text(cb));
                 note(

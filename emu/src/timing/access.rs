@@ -72,14 +72,20 @@ pub fn cost(
                 busy: count.max(1),
             }
         }
-        Access::Shared | Access::SharedAtomic | Access::Param | Access::Cb => {
+        Access::Shared
+        | Access::SharedAtomic
+        | Access::Param
+        | Access::Cb
+        | Access::Local { .. } => {
             let class = match access {
-                Access::Shared | Access::SharedAtomic => TimingClass::Shared,
+                Access::Shared | Access::SharedAtomic | Access::Local { .. } => TimingClass::Shared,
                 Access::Param => TimingClass::Param,
                 _ => TimingClass::Cb,
             };
             let waves = match access {
                 Access::Param => distinct(addrs, exec, 2),
+                // Each thread's local words are its own: no two lanes share a bank.
+                Access::Local { .. } => 1,
                 // CBs are banked like shared memory (thesis 5.2.1).
                 _ if env.functional => 1,
                 _ => env.waves.waves(pc as u32, addrs, exec, timing.banks()),

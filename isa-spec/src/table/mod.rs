@@ -399,12 +399,13 @@ pub enum ExecRule {
         f32: ExecClass,
         f64: ExecClass,
     },
-    /// Chosen by the state space: global, shared, param, CB.
+    /// Chosen by the state space: global, shared, param, CB, local.
     BySpace {
         global: ExecClass,
         shared: ExecClass,
         param: ExecClass,
         cb: ExecClass,
+        local: ExecClass,
     },
 }
 
@@ -417,6 +418,9 @@ pub enum Flow {
     Branch,
     /// Ends the thread (guarded: the threads whose guard holds).
     Exit,
+    /// Runs the device function at its target operand, then goes on with the next
+    /// instruction (guarded: the threads whose guard holds call).
+    Call,
     /// Waits for the other warps of the block (`bar.sync`), then goes on.
     Barrier,
     /// Waits for the other warps of the block and for other units (`bar.blocksync`),
@@ -632,10 +636,12 @@ impl InstrSpec {
                 shared,
                 param,
                 cb,
+                local,
             } => match space {
                 Some(Space::Global) | None => global,
                 Some(Space::Shared) => shared,
                 Some(Space::Param) => param,
+                Some(Space::Local) => local,
                 Some(_) => cb,
             },
         }

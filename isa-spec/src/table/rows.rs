@@ -150,12 +150,14 @@ const LOAD: ExecRule = ExecRule::BySpace {
     shared: ex(T::Shared, E::LoadShared, SM),
     param: ex(T::Param, E::LoadParam, IU),
     cb: ex(T::Cb, E::LoadCb, IU),
+    local: ex(T::Global, E::LoadGlobal, IU),
 };
 const STORE: ExecRule = ExecRule::BySpace {
     global: ex(T::Global, E::StoreGlobal, IU),
     shared: ex(T::Shared, E::StoreShared, SM),
     param: ex(T::Global, E::StoreGlobal, IU),
     cb: ex(T::Cb, E::StoreCb, IU),
+    local: ex(T::Global, E::StoreGlobal, IU),
 };
 
 const FLOAT_RULES: &[Rule] = &[Rule::FloatRounding, Rule::SatS32OrF32];
@@ -468,7 +470,8 @@ macro_rules! for_each_instr {
                         | 1 << Space::Shared as u8
                         | 1 << Space::Param as u8
                         | 1 << Space::CbNorth as u8
-                        | 1 << Space::CbWest as u8,
+                        | 1 << Space::CbWest as u8
+                        | 1 << Space::Local as u8,
                     false,
                 ),
                 opt(ModKind::CacheOp),
@@ -495,7 +498,8 @@ macro_rules! for_each_instr {
                     1 << Space::Global as u8
                         | 1 << Space::Shared as u8
                         | 1 << Space::CbSouth as u8
-                        | 1 << Space::CbEast as u8,
+                        | 1 << Space::CbEast as u8
+                        | 1 << Space::Local as u8,
                     false,
                 ),
                 opt(ModKind::CacheOp),
@@ -693,8 +697,8 @@ macro_rules! for_each_instr {
             exec: ExecRule::Fixed(CONTROL),
             rules: NO_RULES,
             flow: Exit,
-            sem: exit,
-            doc: "return from the kernel: ends the thread, like `exit`",
+            sem: ret,
+            doc: "return from a device function to the instruction after its `call`, once every thread of the call has returned (threads that return early wait); outside any call (in the kernel itself) it ends the thread, like `exit`",
             example: "ret;",
         },
         Membar {
@@ -1058,6 +1062,21 @@ macro_rules! for_each_instr {
             sem: alu2(arith::copysign),
             doc: "d = b with the sign of a (PTX's order: the sign comes from the first source); every other bit of b is kept, a NaN's payload too",
             example: "copysign.f32 %f1, %f2, %f3;",
+        },
+        Call {
+            mnemonic: "call",
+            opcode: 0x43,
+            fields: &[
+                opt(ModKind::Uni),
+                opnd("target", K::Target, OT::None, Use),
+                opnd("frame", K::Imm8, OT::None, Use),
+            ],
+            exec: ExecRule::Fixed(CONTROL),
+            rules: NO_RULES,
+            flow: Call,
+            sem: call,
+            doc: "call the device function at target (for the threads whose guard holds): they run it until each has executed `ret`, then continue after the call together with the threads that did not call; the callee's local frame (parameters, return values, `.local` data) starts frame x 16 bytes after the caller's; the caller's registers are preserved; calls nest at most 64 deep",
+            example: "call.uni FACT, 2;",
         },
         }
     };
