@@ -690,6 +690,15 @@ fn bad_input_matrix() {
                 "--check".into(),
             ],
         ),
+        // #23 note N7: the folder of the output is a file.
+        (
+            "output_inside_a_file",
+            vec![
+                file("plain.spu", ".entry k { exit; }\n"),
+                "-o".into(),
+                p("plain.spu/x.bin"),
+            ],
+        ),
         (
             "if_integer_past_64_bits",
             vec![file(

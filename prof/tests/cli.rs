@@ -1336,3 +1336,37 @@ fn the_help_names_only_its_own_options() {
         );
     }
 }
+
+/// A model file that is a named pipe nothing writes to is refused at once
+/// instead of waited on (#23 note N1).
+#[test]
+fn a_model_pipe_without_a_writer_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("m.toml");
+    if !spu_io::testing::make_fifo(&fifo) {
+        return;
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spu-prof"))
+        .args(["samples/vecadd.spu", "-q", "--model"])
+        .arg(&fifo)
+        .current_dir(root())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("spu-prof waited on the pipe");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("it is a pipe or device that nothing writes to"),
+        "{err}"
+    );
+}

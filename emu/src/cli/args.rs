@@ -99,12 +99,13 @@ impl RunArgs {
             None => Machine::default(),
             Some(name) if is_file_like(name) => {
                 let file = format!("`{}`", spu_io::quote::escape(name));
-                let text = spu_io::input::read_text(Path::new(name)).map_err(|e| {
-                    MachineError::Syntax {
-                        file: file.clone(),
-                        why: format!("cannot be read: {}", e.reason()),
-                    }
-                })?;
+                let text =
+                    spu_io::input::read_text_without_waiting(Path::new(name)).map_err(|e| {
+                        MachineError::Syntax {
+                            file: file.clone(),
+                            why: format!("cannot be read: {}", e.reason()),
+                        }
+                    })?;
                 Machine::from_toml(&text, &file)?
             }
             Some(name) => machine::preset(name)?,
