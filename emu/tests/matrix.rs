@@ -901,3 +901,46 @@ fn a_machine_pipe_without_a_writer_is_refused_not_waited_on() {
     );
     assert!(stats.contains("\"grid.cols\": 2"), "{stats}");
 }
+
+/// A `.npy` file is read straight into its buffer: loading 512 MiB fits in 800
+/// MiB of address space (it needed two copies, over 1 GiB, #23 item G7).
+#[test]
+fn a_large_load_is_held_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let n: u64 = 1 << 29;
+    let kernel = dir.path().join("half.spu");
+    std::fs::write(
+        &kernel,
+        format!(".global .u8 A[{n}] = zeros;\n.launch grid(1) block(32);\n.entry k {{ exit; }}\n"),
+    )
+    .unwrap();
+    let mut header = format!("{{'descr': '|u1', 'fortran_order': False, 'shape': ({n},), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    let npy = dir.path().join("half.npy");
+    std::fs::write(&npy, &bytes).unwrap();
+    // Sparse: the data reads as zeros without taking disk space.
+    let file = std::fs::OpenOptions::new().write(true).open(&npy).unwrap();
+    file.set_len(bytes.len() as u64 + n).unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 819200 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_spu-emu"))
+        .arg(&kernel)
+        .arg("--load")
+        .arg(format!("A={}", npy.display()))
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
