@@ -693,6 +693,90 @@ fn bad_input_matrix() {
             ],
         ),
     ]);
+    // Preprocessor hardening (#23 items G8, G9, notes N2, N3, N8, N10).
+    std::fs::create_dir(tmp.join("sub")).unwrap();
+    std::fs::write(tmp.join("once.h"), "#pragma once\n.param .u32 N = 1;\n").unwrap();
+    std::fs::write(tmp.join("twice.h"), ".param .u32 M = 1;\n").unwrap();
+    cases.extend([
+        (
+            "unterminated_comment_in_skipped_text",
+            vec![file(
+                "skipcomment.spu",
+                "#if 0\n/* never closed\n#endif\n.entry k { exit; }\n",
+            )],
+        ),
+        (
+            "unterminated_comment_in_emitted_text_inside_if",
+            vec![file(
+                "ifcomment.spu",
+                "#if 1\n/* never closed\n#endif\n.entry k { exit; }\n",
+            )],
+        ),
+        (
+            "pragma_once_reads_a_file_once",
+            vec![
+                file(
+                    "once.spu",
+                    "#include \"once.h\"\n#include \"once.h\"\n#include \"sub/../once.h\"\n.entry k { exit; }\n",
+                ),
+                "--check".into(),
+            ],
+        ),
+        (
+            "a_file_without_pragma_once_is_read_twice",
+            vec![
+                file(
+                    "twice.spu",
+                    "#include \"twice.h\"\n#include \"twice.h\"\n.entry k { exit; }\n",
+                ),
+                "--check".into(),
+            ],
+        ),
+        (
+            "unknown_pragma_is_ignored_with_a_warning",
+            vec![
+                file("pragma.spu", "#pragma unroll 4\n.entry k { exit; }\n"),
+                "--check".into(),
+            ],
+        ),
+        (
+            "tokens_after_undef_and_ifdef",
+            vec![file(
+                "undef.spu",
+                "#define X 1\n#undef X garbage\n#ifdef X junk\n#endif\n#ifndef X more // ok\n#endif\n#undef X // a comment is fine\n.entry k { exit; }\n",
+            )],
+        ),
+        (
+            "define_defined",
+            vec![file(
+                "defined.spu",
+                "#define defined 1\n.entry k { exit; }\n",
+            )],
+        ),
+        (
+            "null_directive",
+            vec![
+                file("null.spu", "#\n  # // nothing\n.entry k { exit; }\n"),
+                "--check".into(),
+            ],
+        ),
+        // #23 note N7: the folder of the output is a file.
+        (
+            "output_inside_a_file",
+            vec![
+                file("plain.spu", ".entry k { exit; }\n"),
+                "-o".into(),
+                p("plain.spu/x.bin"),
+            ],
+        ),
+        (
+            "if_integer_past_64_bits",
+            vec![file(
+                "bigif.spu",
+                "#if 9223372036854775808 > 0\n#endif\n.entry k { exit; }\n",
+            )],
+        ),
+    ]);
     if fifo {
         cases.push((
             "include_of_a_pipe",

@@ -858,3 +858,102 @@ fn preconditions_that_hold_let_the_run_go() {
         assert!(text.starts_with("exit: 0"), "{text}");
     }
 }
+
+/// A machine file that is a named pipe nothing writes to is refused at once
+/// instead of waited on; a pipe with a writer (as `<(...)` gives) is read
+/// (#23 note N1).
+#[test]
+fn a_machine_pipe_without_a_writer_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("m.toml");
+    if !spu_io::testing::make_fifo(&fifo) {
+        return;
+    }
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+            .args(["samples/vecadd.spu", "-q", "--stats", "-", "--machine"])
+            .arg(&fifo)
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let finish = |mut child: std::process::Child| {
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("spu-emu waited on the pipe");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    };
+    let out = finish(run());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("m.toml") && err.contains("it is a pipe or device that nothing writes to"),
+        "{err}"
+    );
+    // With a writer the file is read (the writer counts as one from the moment
+    // it waits in `open`, before the reader comes).
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, "[grid]\ncols = 2\n").unwrap())
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = finish(run());
+    writer.join().unwrap();
+    let stats = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stats.contains("\"grid.cols\": 2"), "{stats}");
+}
+
+/// A `.npy` file is read straight into its buffer: loading 512 MiB fits in 800
+/// MiB of address space (it needed two copies, over 1 GiB, #23 item G7).
+#[test]
+fn a_large_load_is_held_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let n: u64 = 1 << 29;
+    let kernel = dir.path().join("half.spu");
+    std::fs::write(
+        &kernel,
+        format!(".global .u8 A[{n}] = zeros;\n.launch grid(1) block(32);\n.entry k {{ exit; }}\n"),
+    )
+    .unwrap();
+    let mut header = format!("{{'descr': '|u1', 'fortran_order': False, 'shape': ({n},), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    let npy = dir.path().join("half.npy");
+    std::fs::write(&npy, &bytes).unwrap();
+    // Sparse: the data reads as zeros without taking disk space.
+    let file = std::fs::OpenOptions::new().write(true).open(&npy).unwrap();
+    file.set_len(bytes.len() as u64 + n).unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 819200 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_spu-emu"))
+        .arg(&kernel)
+        .arg("--load")
+        .arg(format!("A={}", npy.display()))
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -208,6 +208,50 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
     text_from(path, read_input(path)?)
 }
 
+/// Reads a whole text input as [`read_text`] does, but never waits for a writer:
+/// a named pipe nothing writes to (which [`read_text`] would wait on forever) is
+/// refused at once, while a pipe with a writer (`<(...)` in a shell) is read.
+/// For inputs that only configure a run (machine files, energy models).
+pub fn read_text_without_waiting(path: &Path) -> Result<String, InputError> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let p = || crate::quote::path(path);
+    let io = |error| InputError::Io { path: p(), error };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(InputError::Directory { path: p() });
+    }
+    // Reads wait for data again; a pipe without a writer then reads as empty.
+    rustix::fs::fcntl_setfl(&file, OFlags::empty()).map_err(|e| io(e.into()))?;
+    if meta.is_file() && meta.len() > MAX_INPUT_BYTES {
+        return Err(InputError::TooLarge {
+            path: p(),
+            limit: MAX_INPUT_BYTES,
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(InputError::TooLarge {
+            path: p(),
+            limit: MAX_INPUT_BYTES,
+        });
+    }
+    if bytes.is_empty() && !meta.is_file() {
+        return Err(io(std::io::Error::other(
+            "it is a pipe or device that nothing writes to; give a regular file",
+        )));
+    }
+    text_from(path, bytes)
+}
+
 /// Opens an input to read it piece by piece (`.npy` arrays, whose size the caller
 /// bounds), refusing directories.
 pub fn open_input(path: &Path) -> Result<(File, std::fs::Metadata), InputError> {

@@ -178,17 +178,15 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => Path::new("."),
             };
-            if std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
-                Ok(())
-            } else {
-                Err(OutputError::Io {
-                    path: p(),
-                    error: io::Error::new(
-                        io::ErrorKind::NotFound,
-                        format!("directory `{}` does not exist", crate::quote::path(dir)),
-                    ),
-                })
-            }
+            let why = match std::fs::metadata(dir) {
+                Ok(m) if m.is_dir() => return Ok(()),
+                Ok(_) => format!("`{}` is a file, not a directory", crate::quote::path(dir)),
+                Err(_) => format!("directory `{}` does not exist", crate::quote::path(dir)),
+            };
+            Err(OutputError::Io {
+                path: p(),
+                error: io::Error::new(io::ErrorKind::NotFound, why),
+            })
         }
     }
 }

@@ -167,6 +167,8 @@ pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
         }
     }
     check_totals(s)?;
+    check_counters(s)?;
+    check_units_match_machine(s)?;
     if let Some(samples) = &s.samples {
         if samples.interval_cycles == 0 {
             return Err(damaged("`samples.interval_cycles` is 0"));
@@ -294,6 +296,132 @@ fn check_totals(s: &Stats) -> Result<(), Damaged> {
     Ok(())
 }
 
+/// Checks the counters against what they count, as the emulator writes them:
+/// the units' counters add up to the run's; DRAM and memory-controller events are
+/// at most two per word moved off-chip (a line read, and one written back); and
+/// in a timed run a unit's instruction events are at most its warp instructions
+/// and its active and idle cycles at most the run's cycles.
+fn check_counters(s: &Stats) -> Result<(), Damaged> {
+    for (name, &total) in &s.counters {
+        let units: u128 = s
+            .units
+            .iter()
+            .map(|u| u128::from(u.counters.get(name).copied().unwrap_or(0)))
+            .sum();
+        if units != u128::from(total) {
+            return Err(damaged(format!(
+                "the units' `{name}` counters add up to {units}, but `counters.{name}` is {total}"
+            )));
+        }
+    }
+    let o = &s.offchip;
+    let words = [
+        o.load_words,
+        o.store_words,
+        o.spill_words,
+        o.restore_words,
+        o.engine_load_words,
+        o.engine_store_words,
+    ]
+    .iter()
+    .map(|&w| u128::from(w))
+    .sum::<u128>();
+    for name in ["DRAMP", "MCP"] {
+        let n = s.counters.get(name).copied().unwrap_or(0);
+        if u128::from(n) > 2 * words {
+            return Err(damaged(format!(
+                "`counters.{name}` is {n}, but the run moved {words} words off-chip \
+                 (`offchip.*_words`), which make at most {} such events",
+                2 * words
+            )));
+        }
+    }
+    if s.functional {
+        return Ok(());
+    }
+    for (i, u) in s.units.iter().enumerate() {
+        let count = |name: &str| u.counters.get(name).copied().unwrap_or(0);
+        for name in ["IBP", "ICP", "PIPEP", "SCHEDP"] {
+            if count(name) > u.issued {
+                return Err(damaged(format!(
+                    "unit {i}: `{name}` is {}, more than its {} warp instructions (`issued`)",
+                    count(name),
+                    u.issued
+                )));
+            }
+        }
+        let cycles = u128::from(count("CONST_DYNAMICP")) + u128::from(count("IDLE_COREP"));
+        if cycles > u128::from(s.cycles) {
+            return Err(damaged(format!(
+                "unit {i}: `CONST_DYNAMICP` and `IDLE_COREP` add up to {cycles} unit-cycles, \
+                 more than the run's {} cycles",
+                s.cycles
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that the units are those of the machine the `machine` section
+/// describes: `grid.cols` x `grid.rows` SMs and, on the SPU, a boundary unit of
+/// `boundary.kind` per edge position. A section that is not a valid machine is
+/// refused when the run is priced.
+fn check_units_match_machine(s: &Stats) -> Result<(), Damaged> {
+    let Ok(m) = s.machine() else {
+        return Ok(());
+    };
+    let (cols, rows) = (u64::from(m.grid_cols), u64::from(m.grid_rows));
+    let count = |kind: &str, side: Option<&str>| {
+        s.units
+            .iter()
+            .filter(|u| u.kind == kind && (side.is_none() || u.side.as_deref() == side))
+            .count() as u64
+    };
+    let sms = count("sm", None);
+    if sms != cols * rows {
+        return Err(damaged(format!(
+            "the `machine` section's `grid.cols` and `grid.rows` say {cols}x{rows} = {} SMs, \
+             but the file has {sms} SM units",
+            cols * rows
+        )));
+    }
+    let (iu, dma) = (count("iu", None), count("dma", None));
+    if m.is_gpu() {
+        if iu + dma > 0 {
+            return Err(damaged(format!(
+                "the `machine` section's `machine.kind` is `gpu`, but the file has {} boundary \
+                 units",
+                iu + dma
+            )));
+        }
+        return Ok(());
+    }
+    let kind = m.boundary.name();
+    let other = if kind == "iu" { dma } else { iu };
+    if other > 0 {
+        return Err(damaged(format!(
+            "the `machine` section's `boundary.kind` is `{kind}`, but the file has {other} {} \
+             units",
+            if kind == "iu" { "dma" } else { "iu" }
+        )));
+    }
+    for (side, n) in [
+        ("north", cols),
+        ("south", cols),
+        ("east", rows),
+        ("west", rows),
+    ] {
+        let have = count(kind, Some(side));
+        if have != n {
+            return Err(damaged(format!(
+                "the `machine` section's grid ({cols}x{rows}) has {n} `{kind}` units on its {side} \
+                 side, but the file has {have}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Component names a report may hold: the counters, the wire terms and the
 /// instruction classes with the engines' transfers.
 fn report_components() -> Vec<String> {
@@ -387,6 +515,13 @@ pub fn check_report(b: &Breakdown) -> Result<(), Damaged> {
     consistent("`dynamic_j`", b.dynamic_j, b.components.values().sum())?;
     consistent("`total_j`", b.total_j, b.static_j + b.dynamic_j)?;
     consistent("`edp_js`", b.edp_js, b.total_j * b.time_s)?;
+    let per_second = |j: f64| j / b.time_s.max(f64::MIN_POSITIVE);
+    consistent("`avg_power_w`", b.avg_power_w, per_second(b.total_j))?;
+    consistent(
+        "`dynamic_power_w`",
+        b.dynamic_power_w,
+        per_second(b.dynamic_j),
+    )?;
     Ok(())
 }
 

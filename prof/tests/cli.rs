@@ -581,6 +581,39 @@ fn a_chain_of_eight_extends_is_read() {
     assert!(out.contains("(model `ch1`)"), "{out}");
 }
 
+/// A model file without `model.name` is called by its path, not by the name its
+/// `extends` base has (#23 item G3).
+#[test]
+fn an_unnamed_model_is_called_by_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mine = dir.path().join("mine.toml");
+    std::fs::write(
+        &mine,
+        "[model]\nextends = \"default\"\n[event_pj]\nDRAMP = 999999.0\n",
+    )
+    .unwrap();
+    let mine = mine.to_str().unwrap();
+    let out = ok(&["samples/vecadd.spu", "-q", "--model", mine]);
+    assert!(out.contains(&format!("(model `{mine}`)")), "{out}");
+    let json = ok(&["samples/vecadd.spu", "--format", "json", "--model", mine]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["model"], mine, "{json}");
+    // A name of its own is kept.
+    let named = dir.path().join("named.toml");
+    std::fs::write(
+        &named,
+        "[model]\nname = \"costly\"\nextends = \"default\"\n[event_pj]\nDRAMP = 999999.0\n",
+    )
+    .unwrap();
+    let out = ok(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--model",
+        named.to_str().unwrap(),
+    ]);
+    assert!(out.contains("(model `costly`)"), "{out}");
+}
+
 #[test]
 fn damaged_statistics_are_refused_not_panicked_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -712,6 +745,68 @@ fn bad_input_matrix() {
         (
             "stats_endless_device",
             vec!["--from-stats".into(), "/dev/zero".into()],
+        ),
+        // A machine or counters the run could not have had (#23 item G2).
+        (
+            "stats_machine_of_another_grid",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "grid.json", false, |v| {
+                    v["machine"]["grid.cols"] = 8.into();
+                }),
+            ],
+        ),
+        (
+            "stats_machine_of_another_boundary",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "boundary.json", false, |v| {
+                    v["machine"]["boundary.kind"] = "dma".into();
+                }),
+            ],
+        ),
+        (
+            "stats_machine_of_a_gpu",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "gpu.json", false, |v| {
+                    v["machine"]["machine.kind"] = "gpu".into();
+                }),
+            ],
+        ),
+        (
+            "stats_dram_beyond_the_words_moved",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "dram.json", false, |v| {
+                    let units = v["units"].as_array_mut().unwrap();
+                    let n = units[0]["counters"]["DRAMP"].as_u64().unwrap();
+                    units[0]["counters"]["DRAMP"] = (n + 1_000_000_000_000_000).into();
+                    let total = v["counters"]["DRAMP"].as_u64().unwrap();
+                    v["counters"]["DRAMP"] = (total + 1_000_000_000_000_000).into();
+                }),
+            ],
+        ),
+        (
+            "stats_units_do_not_add_up",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "sum.json", false, |v| {
+                    v["counters"]["DRAMP"] = 1_000_000_000_000_000u64.into();
+                }),
+            ],
+        ),
+        (
+            "stats_more_issue_events_than_instructions",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "ibp.json", false, |v| {
+                    let n = v["units"][0]["counters"]["IBP"].as_u64().unwrap();
+                    v["units"][0]["counters"]["IBP"] = (n + 5).into();
+                    let t = v["counters"]["IBP"].as_u64().unwrap();
+                    v["counters"]["IBP"] = (t + 5).into();
+                }),
+            ],
         ),
         (
             "stats_zero_interval",
@@ -931,6 +1026,16 @@ fn bad_input_matrix() {
                     serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
                 v["total_j"] = (-1.0).into();
                 file("negative.json", &v.to_string())
+            }],
+        ),
+        // A power the report's energy and time do not give (#23 note N6).
+        (
+            "compare_report_with_a_tripled_power",
+            vec!["--compare".into(), report.clone(), {
+                let mut v: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+                v["avg_power_w"] = (v["avg_power_w"].as_f64().unwrap() * 3.0).into();
+                file("power.json", &v.to_string())
             }],
         ),
         (
@@ -1230,4 +1335,38 @@ fn the_help_names_only_its_own_options() {
             "the help names `{name}`, which spu-prof does not take:\n{help}"
         );
     }
+}
+
+/// A model file that is a named pipe nothing writes to is refused at once
+/// instead of waited on (#23 note N1).
+#[test]
+fn a_model_pipe_without_a_writer_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("m.toml");
+    if !spu_io::testing::make_fifo(&fifo) {
+        return;
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spu-prof"))
+        .args(["samples/vecadd.spu", "-q", "--model"])
+        .arg(&fifo)
+        .current_dir(root())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("spu-prof waited on the pipe");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("it is a pipe or device that nothing writes to"),
+        "{err}"
+    );
 }

@@ -6,6 +6,10 @@ use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term;
 
+/// The longest message or note line shown whole (a message quoting a file's
+/// content unshortened could otherwise fill the terminal).
+const MESSAGE_BOUND: usize = 4096;
+
 /// A byte range in the spec's text.
 pub type Span = std::ops::Range<usize>;
 
@@ -83,14 +87,16 @@ impl SpecError {
                 d = d.with_notes(vec![format!("help: {}", escape(h))]);
             }
             match term::emit_into_string(&config, &file, &d) {
-                // A long line of the spec is quoted by its start; the notes (ours,
-                // bounded) stay whole.
+                // A long line of the spec is quoted by its start; the message and
+                // the notes are ours (user text in them is shortened where it is
+                // put in), so they stay whole up to a bound no message of ours nears.
                 Ok(s) => {
                     for (i, line) in s.split('\n').enumerate() {
                         if i > 0 {
                             out.push('\n');
                         }
-                        if line.trim_start().starts_with("= ") {
+                        let ours = i == 0 || line.trim_start().starts_with("= ");
+                        if ours && line.len() <= MESSAGE_BOUND {
                             out.push_str(line);
                         } else {
                             out.push_str(&spu_io::quote::shorten_lines(line));

@@ -632,6 +632,97 @@ fn bounds_are_checked_not_wrapped() {
         "from 16 to 1073741824 MiB",
     );
     expect_problem(&format!("memory_mib = 8\n{base}"), 1, "from 16");
+    // An integer out of range is not "not an integer" (#23 item G6).
+    for (text, needle) in [
+        (
+            format!("timeout_s = 0\n{base}"),
+            "`timeout_s` is 0, out of range: it must be an integer from 1 to 31536000 seconds",
+        ),
+        (
+            format!("memory_mib = 15\n{base}"),
+            "`memory_mib` is 15, out of range: it must be an integer from 16 to 1073741824 MiB",
+        ),
+        (
+            format!("memory_mib = -3\n{base}"),
+            "`memory_mib` is -3, out of range",
+        ),
+    ] {
+        let ps = problems(&text);
+        assert!(
+            ps.iter().any(|(l, m)| *l == 1 && m.contains(needle))
+                && ps.iter().all(|(_, m)| !m.contains("not an integer")),
+            "{ps:?}"
+        );
+    }
+    expect_problem(
+        &format!("timeout_s = \"x\"\n{base}"),
+        1,
+        "must be an integer from 1 to 31536000 seconds, not a string",
+    );
+}
+
+/// A message of ours is shown whole, however long; only the user's text in it is
+/// shortened (#23 item G1).
+#[test]
+fn long_messages_are_shown_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec_dir = dir.path().join("sw");
+    std::fs::create_dir(&spec_dir).unwrap();
+    std::fs::copy(samples().join("vecadd.spu"), dir.path().join("vecadd.spu")).unwrap();
+    std::fs::copy(samples().join("vecadd.spu"), spec_dir.join("vecadd.spu")).unwrap();
+    let (_, rendered) = problems_in(&spec_dir, "[base]\nkernel = \"../vecadd.spu\"\n");
+    assert!(
+        rendered.contains("or below it, or under a path given with `--allow`\n"),
+        "{rendered}"
+    );
+    let (_, rendered) = problems_in(
+        &spec_dir,
+        "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nmachine = [\"spu-4x4\", \"nope\"]\n",
+    );
+    assert!(
+        rendered.contains("`gtx480-sm2`, or give a .toml file") && !rendered.contains("bytes)"),
+        "{rendered}"
+    );
+    // The user's text inside stays shortened.
+    let long = "d/".repeat(5000);
+    let (_, rendered) = problems_in(&spec_dir, &format!("[base]\nkernel = \"../{long}x.spu\"\n"));
+    assert!(rendered.len() < 2000, "{} bytes", rendered.len());
+}
+
+/// Two plots or tables of one name would write one file: refused at the second,
+/// naming both lines (#23 item G4).
+#[test]
+fn plots_and_tables_of_one_name_are_refused() {
+    let base = "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [256]\n";
+    let plot = "[[plot]]\nname = \"p\"\nx = \"N\"\ny = \"cycles\"\n";
+    expect_problem(
+        &format!("{base}{plot}{plot}"),
+        9,
+        "two `[[plot]]`s are named `p` (lines 5 and 9); both would write `plots/p.svg`",
+    );
+    // The default names (the spec's, then NAME-2) count too.
+    expect_problem(
+        &format!(
+            "{base}[[plot]]\nx = \"N\"\ny = \"cycles\"\n[[plot]]\nname = \"spec\"\nx = \"N\"\ny = \"cycles\"\n"
+        ),
+        8,
+        "two `[[plot]]`s are named `spec`",
+    );
+    let table =
+        "[[table]]\nname = \"t\"\ncolumns = \"machine\"\nrows = \"N\"\nvalue = \"cycles\"\n";
+    let ps = problems(&format!("{base}{table}{table}"));
+    assert!(
+        ps.iter().any(|(l, m)| *l == 10
+            && m.contains(
+                "two `[[table]]`s are named `t` (lines 5 and 10); both would write `tables/t.md`"
+            )),
+        "{ps:?}"
+    );
+    // Distinct names plan.
+    planned(
+        &format!("{base}{plot}{}", plot.replace("\"p\"", "\"q\"")),
+        &[],
+    );
 }
 
 /// A number quoted where a number is expected says to remove the quotes (TOML

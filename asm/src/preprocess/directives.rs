@@ -31,13 +31,17 @@ impl Pre<'_> {
                 } else {
                     false
                 };
-                if active && word != "if" && first_word(rest).is_empty() {
-                    self.error(
-                        file,
-                        full.clone(),
-                        Diagnostic::error(format!("`#{word}` needs a macro name"), 0..0)
-                            .label("no name here"),
-                    );
+                if active && word != "if" {
+                    if first_word(rest).is_empty() {
+                        self.error(
+                            file,
+                            full.clone(),
+                            Diagnostic::error(format!("`#{word}` needs a macro name"), 0..0)
+                                .label("no name here"),
+                        );
+                    } else {
+                        self.nothing_after_name(file, word, rest_at, rest);
+                    }
                 }
                 conds.push(Cond {
                     active: active && value,
@@ -85,6 +89,8 @@ impl Pre<'_> {
                 }
             }
             _ if !active => {}
+            // The null directive: a `#` alone on its line (C allows it).
+            "" if strip_comments(body).trim().is_empty() => {}
             "define" => self.define(file, rest_at, rest),
             "undef" => {
                 let name = first_word(rest);
@@ -96,6 +102,7 @@ impl Pre<'_> {
                             .label("no name here"),
                     );
                 } else {
+                    self.nothing_after_name(file, word, rest_at, rest);
                     self.macros.remove(name);
                 }
             }
@@ -105,7 +112,8 @@ impl Pre<'_> {
                 full,
                 Diagnostic::error(format!("#error {rest}"), 0..0).label("reached here"),
             ),
-            "pragma" | "line" => {}
+            "pragma" => self.pragma(file, rest_at, rest),
+            "line" => {}
             _ => self.error(
                 file,
                 word_span,
@@ -117,6 +125,56 @@ impl Pre<'_> {
                 .help("directives are #define, #undef, #include, #if, #ifdef, #ifndef, #elif, #else, #endif and #error"),
             ),
         }
+    }
+
+    /// Refuses text after the macro name of `#undef`, `#ifdef` or `#ifndef`
+    /// (`rest`, at `rest_at`); a comment may follow.
+    fn nothing_after_name(&mut self, file: usize, word: &str, rest_at: usize, rest: &str) {
+        let name = first_word(rest);
+        let after = &rest[name.len()..];
+        let extra = strip_comments(after);
+        let Some(token) = extra.split_whitespace().next() else {
+            return;
+        };
+        let from = after.find(token).unwrap_or(0);
+        let at = rest_at + name.len() + from;
+        let shown: String = token.chars().take(40).collect();
+        self.error(
+            file,
+            at..at + token.len(),
+            Diagnostic::error(
+                format!("unexpected `{shown}` after the macro name of `#{word}`"),
+                0..0,
+            )
+            .label(format!("`#{word}` takes one macro name and nothing else"))
+            .help("remove it, or make it a comment (`// ...`)"),
+        );
+    }
+
+    /// `#pragma once` marks the current file as read once: a later `#include` of
+    /// it is skipped. Other pragmas are ignored with a warning.
+    fn pragma(&mut self, file: usize, rest_at: usize, rest: &str) {
+        let text = strip_comments(rest);
+        if text.trim() == "once" {
+            if let Some(here) = self.stack.last() {
+                let key = once_key(here);
+                self.once.insert(key);
+            }
+            return;
+        }
+        let shown: String = text.trim().chars().take(40).collect();
+        let shown = if shown.is_empty() {
+            "#pragma".to_string()
+        } else {
+            format!("#pragma {shown}")
+        };
+        self.error(
+            file,
+            rest_at..rest_at + rest.trim_end().len().max(1),
+            Diagnostic::warning(format!("`{shown}` is ignored"), 0..0)
+                .label("not understood")
+                .help("the only pragma the preprocessor understands is `#pragma once`"),
+        );
     }
 
     /// `#define` with `rest` (its name, parameters and body) at offset `name_at`.
@@ -131,6 +189,16 @@ impl Pre<'_> {
                 Diagnostic::error("`#define` needs a macro name", 0..0)
                     .label("expected a name")
                     .help("for example: `#define TILE 32`"),
+            );
+            return;
+        }
+        if name == "defined" {
+            self.error(
+                file,
+                span,
+                Diagnostic::error("`defined` cannot be a macro name", 0..0)
+                    .label("`#if` reads `defined` as its operator")
+                    .help("choose another name"),
             );
             return;
         }
@@ -270,6 +338,9 @@ impl Pre<'_> {
         }
         let here = self.stack.last().cloned().unwrap_or_default();
         let path = here.parent().unwrap_or(Path::new("")).join(name);
+        if !self.once.is_empty() && self.once.contains(&once_key(&path)) {
+            return;
+        }
         if self.stack.contains(&path) {
             self.error(
                 file,
@@ -416,4 +487,10 @@ impl Pre<'_> {
         self.error(file, at..at + text.len(), d);
         false
     }
+}
+
+/// A file as `#pragma once` knows it: its real path, so `sub/../x.h` and `x.h`
+/// are one file (its path as written when it cannot be resolved).
+fn once_key(path: &Path) -> std::path::PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }

@@ -1,6 +1,7 @@
 //! The C preprocessor subset PTX allows, for `.ptx` and `.spu` sources alike:
 //! `#define` (object-like and with arguments), `#undef`, `#include "file"`,
-//! `#if`/`#ifdef`/`#ifndef`/`#elif`/`#else`/`#endif` and `#error`. The output is one
+//! `#if`/`#ifdef`/`#ifndef`/`#elif`/`#else`/`#endif`, `#error` and `#pragma once`
+//! (other pragmas and `#line` are ignored). The output is one
 //! text plus a [`SourceMap`] that maps every output byte back to the file and offset
 //! it came from; text a macro produced maps to the macro's invocation, so
 //! diagnostics and the line table point into the right file and line.
@@ -91,6 +92,8 @@ struct Pre<'a> {
     file_ids: HashMap<PathBuf, usize>,
     /// `#define`s so far; past the limit (reported once) they are ignored.
     defines: usize,
+    /// Files that said `#pragma once`: a later `#include` of one is skipped.
+    once: std::collections::HashSet<PathBuf>,
     /// The expansion depth limit was reported for the current line or condition
     /// (once: every level below would report it again).
     depth_reported: bool,
@@ -118,6 +121,7 @@ pub fn preprocess(
         includes_exhausted: false,
         file_ids: HashMap::new(),
         defines: 0,
+        once: Default::default(),
         depth_reported: false,
     };
     pre.map.files.push(SourceFile {
@@ -199,6 +203,8 @@ impl Pre<'_> {
         let text = self.map.files[file].text.clone();
         let mut conds: Vec<Cond> = Vec::new();
         let mut in_comment = false;
+        // Where the open block comment starts, and whether in emitted text.
+        let mut comment: Option<(usize, bool)> = None;
         let mut pos = 0;
         while pos < text.len() {
             // A logical line: physical lines joined by a trailing backslash.
@@ -219,10 +225,16 @@ impl Pre<'_> {
             let active = conds.last().is_none_or(|c| c.active);
             if is_directive {
                 self.directive(file, hash, &text[hash..end], &mut conds);
-            } else if active {
-                in_comment = self.line(file, pos, line, in_comment);
             } else {
-                in_comment = skip_comments(line, in_comment);
+                let was = in_comment;
+                in_comment = if active {
+                    self.line(file, pos, line, in_comment)
+                } else {
+                    skip_comments(line, in_comment)
+                };
+                if in_comment && let (_, Some(k)) = comment_opened(line, was) {
+                    comment = Some((pos + k, active));
+                }
             }
             if end < text.len() {
                 self.emit_direct(file, end, "\n");
@@ -239,13 +251,33 @@ impl Pre<'_> {
                 return;
             }
         }
+        // A comment never closed hides the rest of the file, `#endif`s too. One in
+        // emitted text is the lexer's to report; one in skipped text is ours.
+        let comment = comment.filter(|_| in_comment);
+        if let Some((at, false)) = comment {
+            self.error(
+                file,
+                at..at + 2,
+                Diagnostic::error("unterminated block comment", 0..0)
+                    .label("this comment is never closed")
+                    .help("close it with `*/`; the rest of the file, directives too, is inside it"),
+            );
+        }
         for c in conds {
+            let help = match comment {
+                Some((at, _)) if c.file == file && c.span.start < at => format!(
+                    "the block comment at line {} is never closed, so the rest of the file, \
+                     `#endif` too, is inside it: close it with `*/`",
+                    text[..at].matches('\n').count() + 1
+                ),
+                _ => "add `#endif`".to_string(),
+            };
             self.error(
                 c.file,
                 c.span,
                 Diagnostic::error("`#if` without `#endif`", 0..0)
                     .label("this conditional is never closed")
-                    .help("add `#endif`"),
+                    .help(help),
             );
         }
     }

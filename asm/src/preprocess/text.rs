@@ -10,25 +10,35 @@ pub(super) fn first_word(s: &str) -> &str {
 }
 
 /// Tracks block comments through an inactive line.
-pub(super) fn skip_comments(line: &str, mut in_comment: bool) -> bool {
-    let mut rest = line;
+pub(super) fn skip_comments(line: &str, in_comment: bool) -> bool {
+    comment_opened(line, in_comment).0
+}
+
+/// Whether a block comment is open at the end of `line` (`in_comment` at its
+/// start), and the offset of the `/*` that opened it when that is in `line`.
+pub(super) fn comment_opened(line: &str, mut in_comment: bool) -> (bool, Option<usize>) {
+    let mut at = 0;
+    let mut opened = None;
     loop {
+        let rest = &line[at..];
         if in_comment {
             match rest.find("*/") {
                 Some(k) => {
-                    rest = &rest[k + 2..];
+                    at += k + 2;
                     in_comment = false;
+                    opened = None;
                 }
-                None => return true,
+                None => return (true, opened),
             }
         } else {
             let line_comment = rest.find("//");
             match rest.find("/*") {
                 Some(k) if line_comment.is_none_or(|l| k < l) => {
-                    rest = &rest[k + 2..];
+                    opened = Some(at + k);
+                    at += k + 2;
                     in_comment = true;
                 }
-                _ => return false,
+                _ => return (false, None),
             }
         }
     }
@@ -169,7 +179,16 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, CondError> {
             } else {
                 t.parse()
             }
-            .map_err(|_| syntax(format!("`{}` is not an integer", &text[s..i])))?;
+            .map_err(|e| {
+                let shown = &text[s..i];
+                syntax(match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => format!(
+                        "`{shown}` is too large: `#if` computes in signed 64 bits, up to \
+                         9223372036854775807"
+                    ),
+                    _ => format!("`{shown}` is not an integer"),
+                })
+            })?;
             toks.push(Tok::Num(v));
         } else if ident_byte(c) {
             // Names left after expansion count as 0 (C's rule).

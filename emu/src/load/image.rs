@@ -439,16 +439,21 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         })?;
     }
     let mut memory = GlobalMemory::layout(layout, u64::from(machine.global_mib) << 20)?;
+    let loads = buffer_args(&module, "--load", &options.loads)?;
+    let dumps = buffer_args(&module, "--dump", &options.dumps)?;
     for (i, b) in module.buffers.iter().enumerate() {
+        // A loaded buffer gets every word from its file: its initialiser is moot.
+        if loads.iter().any(|(index, _)| *index == i) {
+            continue;
+        }
         let elements = memory.regions()[i].len as usize;
         crate::load::init::fill(memory.buffer_mut(i), b.ty, elements, &b.init);
     }
-    let loads = buffer_args(&module, "--load", &options.loads)?;
-    let dumps = buffer_args(&module, "--dump", &options.dumps)?;
+    // Each file is read straight into its buffer, never held a second time.
     for (index, path) in loads {
         let r = &memory.regions()[index];
-        let words = npy::read(&path, &r.name, r.ty, &r.dims)?;
-        memory.buffer_mut(index).copy_from_slice(&words);
+        let (name, ty, dims) = (r.name.clone(), r.ty, r.dims.clone());
+        npy::read_into(&path, &name, ty, &dims, memory.buffer_mut(index))?;
     }
 
     let buffer_addrs: Vec<u32> = memory.regions().iter().map(|r| r.base).collect();

@@ -75,6 +75,9 @@ pub enum NpyError {
 
 /// The `.npy` magic string.
 const MAGIC: &[u8] = b"\x93NUMPY";
+/// Bytes of array data read or written at a time (a multiple of 8, so only the
+/// last chunk of a buffer ends inside a word).
+const CHUNK_BYTES: usize = 1 << 20;
 /// Longest header accepted (NumPy writes a few hundred bytes).
 const MAX_HEADER: usize = 1 << 16;
 
@@ -108,6 +111,23 @@ fn shape_text(dims: &[u64]) -> String {
 /// Reads an array for buffer `buffer` of type `ty` and shape `dims`, as the words
 /// the buffer's elements occupy (packed little-endian, the last word zero-padded).
 pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>, NpyError> {
+    let bytes = dims.iter().product::<u64>() * u64::from(ty.bytes());
+    let mut words = vec![0u32; bytes.div_ceil(4) as usize];
+    read_into(path, buffer, ty, dims, &mut words)?;
+    Ok(words)
+}
+
+/// Reads an array as [`read`] does, straight into `words` (the buffer's own words,
+/// `dims` x the element size in bytes, rounded up to words): the data is streamed
+/// through a small chunk and never held twice. On an error `words` may hold part
+/// of the data.
+pub fn read_into(
+    path: &Path,
+    buffer: &str,
+    ty: Ty,
+    dims: &[u64],
+    words: &mut [u32],
+) -> Result<(), NpyError> {
     let p = spu_io::quote::path(path);
     let format = |why: String| NpyError::Format {
         path: p.clone(),
@@ -214,11 +234,11 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
     if meta.is_file() && meta.len() > total {
         return Err(trailing(format!("{}", meta.len() - header_bytes)));
     }
-    // The elements, little-endian as the dtype check above ensured, read in chunks
-    // straight into the buffer's words.
-    let mut words = vec![0u32; body.div_ceil(4) as usize];
-    let size = ty.bytes() as usize;
-    let mut chunk = vec![0u8; size * 16384];
+    // The elements, little-endian as the dtype check above ensured and packed as
+    // the buffer packs them, so the file's bytes are the words' bytes: read in
+    // chunks straight into the buffer's words, the last one zero-padded.
+    debug_assert_eq!(words.len() as u64, body.div_ceil(4));
+    let mut chunk = vec![0u8; CHUNK_BYTES];
     let mut next = 0usize;
     let mut left = body as usize;
     while left > 0 {
@@ -237,10 +257,18 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
                 }
             }
         })?;
-        for element in chunk[..n].chunks_exact(size) {
-            let mut bits = [0u8; 8];
-            bits[..size].copy_from_slice(element);
-            crate::load::init::set_element(&mut words, ty, next, u64::from_le_bytes(bits));
+        let whole = n / 4;
+        for (word, bytes) in words[next..next + whole]
+            .iter_mut()
+            .zip(chunk[..4 * whole].chunks_exact(4))
+        {
+            *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        }
+        next += whole;
+        if n > 4 * whole {
+            let mut last = [0u8; 4];
+            last[..n - 4 * whole].copy_from_slice(&chunk[4 * whole..n]);
+            words[next] = u32::from_le_bytes(last);
             next += 1;
         }
         left -= n;
@@ -254,7 +282,7 @@ pub fn read(path: &Path, buffer: &str, ty: Ty, dims: &[u64]) -> Result<Vec<u32>,
     {
         return Err(trailing("more".into()));
     }
-    Ok(words)
+    Ok(())
 }
 
 fn read_exact(r: &mut impl std::io::Read, buf: &mut [u8], p: &str) -> Result<(), NpyError> {
@@ -275,38 +303,39 @@ pub fn encode(ty: Ty, dims: &[u64], words: &[u32]) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Writes a buffer as `.npy` to `out`.
+/// Writes a buffer as `.npy` to `out`: the header, then the words' bytes (the
+/// buffer packs its elements little-endian, as the file does), a chunk at a time.
 pub fn encode_to(
     mut out: impl std::io::Write,
     ty: Ty,
     dims: &[u64],
     words: &[u32],
 ) -> std::io::Result<()> {
-    let elements = dims.iter().product::<u64>() as usize;
-    macro_rules! put {
-        ($t:ty, $from:expr) => {{
-            let mut w = npyz::WriteOptions::<$t>::new()
-                .default_dtype()
-                .shape(dims)
-                .writer(&mut out)
-                .begin_nd()?;
-            let from = $from;
-            let elems = (0..elements).map(|i| from(crate::load::init::element(words, ty, i)));
-            w.extend(elems)?;
-            w.finish()?;
-        }};
+    let type_str: npyz::TypeStr = dtype(ty).parse().map_err(std::io::Error::other)?;
+    npyz::WriteOptions::new_header_only()
+        .dtype(npyz::DType::Plain(type_str))
+        .shape(dims)
+        .writer(&mut out)
+        .write_header_only()?;
+    let body = dims.iter().product::<u64>() as usize * ty.bytes() as usize;
+    let mut left = body;
+    let mut chunk = Vec::with_capacity(CHUNK_BYTES);
+    for part in words.chunks(CHUNK_BYTES / 4) {
+        if left == 0 {
+            break;
+        }
+        chunk.clear();
+        for w in part {
+            chunk.extend_from_slice(&w.to_le_bytes());
+        }
+        let n = chunk.len().min(left);
+        out.write_all(&chunk[..n])?;
+        left -= n;
     }
-    match ty {
-        Ty::U8 | Ty::B8 => put!(u8, |b: u64| b as u8),
-        Ty::S8 => put!(i8, |b: u64| b as u8 as i8),
-        Ty::U16 | Ty::B16 => put!(u16, |b: u64| b as u16),
-        Ty::S16 => put!(i16, |b: u64| b as u16 as i16),
-        Ty::U32 | Ty::B32 => put!(u32, |b: u64| b as u32),
-        Ty::S32 => put!(i32, |b: u64| b as u32 as i32),
-        Ty::F32 => put!(f32, |b: u64| f32::from_bits(b as u32)),
-        Ty::U64 | Ty::B64 => put!(u64, |b: u64| b),
-        Ty::S64 => put!(i64, |b: u64| b as i64),
-        Ty::F64 => put!(f64, f64::from_bits),
+    if left > 0 {
+        return Err(std::io::Error::other(format!(
+            "the buffer holds fewer than its {body} bytes"
+        )));
     }
     Ok(())
 }

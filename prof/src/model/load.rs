@@ -92,7 +92,7 @@ pub(super) fn source(name_or_path: &str) -> Result<(String, String, Option<Folde
         why,
     };
     let path = Path::new(name_or_path);
-    let text = spu_io::read_text(path).map_err(|e| io(e.reason()))?;
+    let text = spu_io::input::read_text_without_waiting(path).map_err(|e| io(e.reason()))?;
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

@@ -126,7 +126,7 @@ impl Model {
     /// built-in models here.
     pub fn from_text(text: &str, file: &str) -> Result<Model, ModelError> {
         let (table, origins) = load::merged(file, text, None)?;
-        parse(&origins, &table)
+        parse(&origins, &table, file)
     }
 
     /// A built-in model by name, or a model file (`.toml`) by path. A file's
@@ -140,7 +140,8 @@ impl Model {
         }
         let confine = root.as_ref().map(|r| (r, &mut files));
         let (table, origins) = load::merged(&file, &text, confine)?;
-        let mut model = parse(&origins, &table)?;
+        // Unnamed, a model file is called by its path as given.
+        let mut model = parse(&origins, &table, &shorten(name_or_path))?;
         model.files = files;
         Ok(model)
     }
@@ -303,7 +304,9 @@ fn event_bytes(file: &Origins, t: &toml::Table) -> Result<BTreeMap<Component, f6
     Ok(out)
 }
 
-fn parse(file: &Origins, t: &toml::Table) -> Result<Model, ModelError> {
+/// `unnamed` names the model when its own file has no `model.name` (one its
+/// `extends` chain set names the base, not this model).
+fn parse(file: &Origins, t: &toml::Table, unnamed: &str) -> Result<Model, ModelError> {
     let m = section(file, t, "model")?
         .ok_or_else(|| key_err(file, "model", "the [model] section is missing"))?;
     only_keys(
@@ -312,7 +315,9 @@ fn parse(file: &Origins, t: &toml::Table) -> Result<Model, ModelError> {
         "model",
         &["name", "kind", "description", "sources", "extends"],
     )?;
-    let name = text(file, m, "name")?.unwrap_or_else(|| file.top.clone());
+    let name = text(file, m, "name")?
+        .filter(|_| file.of("model.name") == file.top)
+        .unwrap_or_else(|| unnamed.to_string());
     let description = text(file, m, "description")?.unwrap_or_default();
     let sources = match m.get("sources") {
         None => Vec::new(),

@@ -162,14 +162,24 @@ impl Walker {
         (min, max): (u64, u64),
         unit: &str,
     ) -> Option<u64> {
-        let n = match v.get_ref() {
-            DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
-            _ => None,
+        let what = format!("an integer from {min} to {max} {unit}");
+        let DeValue::Integer(i) = v.get_ref() else {
+            self.expected(v, key, &what);
+            return None;
         };
+        // An integer out of range is named as one, with the range it must be in.
+        let n = i128::from_str_radix(i.as_str(), i.radix()).ok();
         match n {
-            Some(n) if (min..=max).contains(&n) => Some(n),
+            Some(n) if (i128::from(min)..=i128::from(max)).contains(&n) => Some(n as u64),
             _ => {
-                self.expected(v, key, &format!("an integer from {min} to {max} {unit}"));
+                let shown = n.map_or_else(|| shorten(i.as_str()), |n| n.to_string());
+                self.problems.push(
+                    Problem::at(
+                        v.span(),
+                        format!("`{key}` is {shown}, out of range: it must be {what}"),
+                    )
+                    .label(format!("expected {what}")),
+                );
                 None
             }
         }
@@ -354,7 +364,45 @@ impl Walker {
                 _ => self.unknown(k, "the spec", TOP_KEYS),
             }
         }
+        let plots = spec.plots.iter().map(|(s, p)| (s, &p.name));
+        self.unique_names(text, plots, "[[plot]]", "plots/{}.svg");
+        let tables = spec.tables.iter().map(|(s, t)| (s, &t.name));
+        self.unique_names(text, tables, "[[table]]", "tables/{}.md");
         spec
+    }
+
+    /// Two plots (or tables) of one name would write one file, the second over
+    /// the first: refused at the second, naming the first's line.
+    fn unique_names<'a>(
+        &mut self,
+        text: &str,
+        items: impl Iterator<Item = (&'a Span, &'a String)>,
+        what: &str,
+        file: &str,
+    ) {
+        let line = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
+        let mut seen: std::collections::HashMap<&str, &Span> = Default::default();
+        for (span, name) in items {
+            match seen.get(name.as_str()) {
+                Some(first) => self.problems.push(
+                    Problem::at(
+                        span.clone(),
+                        format!(
+                            "two `{what}`s are named `{}` (lines {} and {}); both would write `{}`",
+                            shorten(name),
+                            line(first.start),
+                            line(span.start),
+                            file.replace("{}", &shorten(name)),
+                        ),
+                    )
+                    .label(format!("second `{what}` named `{}`", shorten(name)))
+                    .help("give each a `name` of its own"),
+                ),
+                None => {
+                    seen.insert(name, span);
+                }
+            }
+        }
     }
 
     /// `[base]`: one value per field; `set` as `["KEY=VALUE", ...]` or a table.
