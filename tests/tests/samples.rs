@@ -161,6 +161,8 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("suite/heat3d_gpu.spu", &["N=40", "K=17"]),
         ("suite/hotspot_pc.spu", &["N=70"]),
         ("suite/hotspot_gpu.spu", &["N=70"]),
+        ("suite/hotspot3d_pc.spu", &["N=70", "K=17"]),
+        ("suite/hotspot3d_gpu.spu", &["N=70", "K=4"]),
         ("micro/banks.spu", &[]),
         ("micro/chase.spu", &[]),
         ("micro/issue.spu", &[]),
