@@ -272,7 +272,7 @@ fn stencil27(n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f32> {
                     }
                 }
             }
-            s = s + c * sum.unwrap();
+            s += c * sum.unwrap();
         }
         s
     })
