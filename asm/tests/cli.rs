@@ -833,6 +833,96 @@ const NINE_PARAMETERS: &str = "\
 }
 ";
 
+/// `-v` says a launch is refused where spu-emu refuses it, names the limit that
+/// blocks, and counts the local memory the code reaches (#25 H1-H4).
+#[test]
+fn verbose_summary_agrees_with_the_emulator() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    // `-v` refuses what spu-emu refuses, and counts local memory (#25 H1-H4).
+    let threads = file(
+        "threads.spu",
+        ".param .u32 T = 1024;\n.param .u32 S = 1;\n.global .u32 out[4] = zeros;\n.launch grid(1) block(T);\n.entry k {\n    .reg .u32 %r<4>;\n    .shared .u32 buf[S];\n    mov.u32 %r3, out;\n    st.global.u32 [%r3], %r3;\n    exit;\n}\n",
+    );
+    let gpu = |args: &[&str]| -> Vec<String> {
+        let mut v = vec![
+            threads.clone(),
+            "-v".into(),
+            "-o".into(),
+            "/dev/null".into(),
+        ];
+        v.extend(args.iter().map(|a| a.to_string()));
+        v
+    };
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "verbose_block_over_the_per_block_thread_limit",
+            gpu(&["--machine", "gtx480", "-D", "T=1536"]),
+        ),
+        (
+            "verbose_block_over_the_resident_thread_limit",
+            gpu(&["--machine", "gtx480", "-D", "T=2048"]),
+        ),
+        (
+            "verbose_shared_memory_over_an_sm",
+            gpu(&["--machine", "gtx480", "-D", "S=20000"]),
+        ),
+        ("verbose_empty_block", gpu(&["-D", "T=0"])),
+        (
+            "verbose_cb_kernel_on_a_gpu",
+            vec![
+                file(
+                    "cb.spu",
+                    ".global .u32 out[4] = zeros;\n.launch grid(1) block(32);\n.entry k {\n    .reg .u32 %r<4>;\n    bar.blocksync;\n    exit;\n}\n",
+                ),
+                "-v".into(),
+                "--machine".into(),
+                "gtx480".into(),
+                "-o".into(),
+                "/dev/null".into(),
+            ],
+        ),
+        (
+            "verbose_local_memory_at_a_constant_offset_and_through_calls",
+            vec![
+                file(
+                    "local.spu",
+                    ".launch grid(1) block(32);\n.entry k {\n    .reg .u32 %r<4>;\n    st.local.u32 [64], %r0;\n    call F, 2;\n    exit;\nF:  st.local.v2.u32 [96], {%r0, %r1};\n    ret;\n}\n",
+                ),
+                "-v".into(),
+                "-o".into(),
+                "/dev/null".into(),
+            ],
+        ),
+        (
+            "verbose_local_memory_of_recursion",
+            vec![
+                file(
+                    "recurse.spu",
+                    ".launch grid(1) block(32);\n.entry k {\n    .reg .u32 %r<4>;\n    call F, 1;\n    exit;\nF:  st.local.u32 [0], %r0;\n    call F, 1;\n    ret;\n}\n",
+                ),
+                "-v".into(),
+                "-o".into(),
+                "/dev/null".into(),
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = spu_asm(&args);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            spu_io::testing::outcome(&out, tmp.path())
+        );
+        insta::assert_snapshot!(name, text);
+    }
+}
+
 /// `spu-asm` with its address space and CPU time limited, as a hostile input's
 /// victim would run it.
 fn spu_asm_limited(args: &[&str], memory_mib: u64, cpu_s: u64) -> Output {

@@ -10,6 +10,7 @@
 //! The layer between the ISA (`spu-isa`) and its users: the assembler reads it for
 //! `-v`, the emulator (as `spu_emu::machine`) for everything it times.
 
+pub mod local;
 pub mod occupancy;
 pub mod param;
 mod presets;

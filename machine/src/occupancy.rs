@@ -150,6 +150,58 @@ pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
     }
 }
 
+/// Why a block of `threads` threads cannot run on `m` at all: more threads than
+/// an SM runs per block (`sm.max_threads`). spu-emu refuses such a launch.
+pub fn check_block_threads(m: &Machine, threads: u64) -> Result<(), String> {
+    if threads > u64::from(m.sm_max_threads) {
+        return Err(format!(
+            "the block size in threads is {threads}, but an SM runs at most {} threads per block (`sm.max_threads`); launch fewer threads per block, or raise the limit with `--set sm.max_threads={threads}`",
+            m.sm_max_threads
+        ));
+    }
+    Ok(())
+}
+
+/// Why a block of `bytes` bytes of shared memory cannot run on `m` at all: more
+/// than an SM has (`sm.shared_kib`). spu-emu refuses such a launch.
+pub fn check_block_shared(m: &Machine, bytes: u64) -> Result<(), String> {
+    let has = u64::from(m.sm_shared_kib) * 1024;
+    if bytes > has {
+        return Err(format!(
+            "the shared memory of a block is {bytes} bytes, but an SM has {} KiB ({has} bytes, `sm.shared_kib`); declare smaller shared arrays, or raise the limit with `--set sm.shared_kib={}`",
+            m.sm_shared_kib,
+            bytes.div_ceil(1024)
+        ));
+    }
+    Ok(())
+}
+
+/// Why a kernel cannot run on `m` because `m` is a GPU, which has no CBs and no
+/// boundary units: the first of IU code, DMA descriptors, and CB accesses or
+/// `bar.blocksync` (`uses_cbs`) the kernel has. spu-emu refuses such a kernel.
+pub fn check_gpu_fit(
+    m: &Machine,
+    has_iu: bool,
+    has_dma: bool,
+    uses_cbs: bool,
+) -> Result<(), String> {
+    if !m.is_gpu() {
+        return Ok(());
+    }
+    let what = if has_iu {
+        "IU code (`.iu`)"
+    } else if has_dma {
+        "DMA descriptors (`.dma`)"
+    } else if uses_cbs {
+        "Communication Buffer accesses or `bar.blocksync`"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "the kernel uses {what}, but the machine is a GPU (`machine.kind = \"gpu\"`) with no CBs and no boundary units; run it on an SPU preset such as `--machine spu-4x4`, or use a kernel written for GPUs"
+    ))
+}
+
 /// A limit one block alone exceeds: what the block holds of it and what one SM has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unfit {

@@ -3,6 +3,7 @@
 //! `spu-asm -v` prints and the run summary repeats. Shared memory is laid out here
 //! ([`shared_layout`]) for the emulator's loader too, so both count the same bytes.
 
+use crate::local::LocalUse;
 use crate::occupancy::{self, BlockDemand, Limit};
 use crate::{Machine, plural};
 use spu_isa::Instr;
@@ -70,8 +71,8 @@ pub struct Resources {
     pub predicates: u32,
     /// Bytes of shared memory of one block.
     pub shared_bytes: u32,
-    /// Bytes of local memory per thread (the SPU has none: always 0).
-    pub local_bytes: u32,
+    /// Local memory per thread, as far as the code shows it.
+    pub local: LocalUse,
     /// Bytes of parameter space.
     pub param_bytes: u32,
     /// CB ports the SM code uses.
@@ -79,6 +80,12 @@ pub struct Resources {
     /// Threads per Interface Unit and the CB ports the IU code uses, when the
     /// kernel has IU code.
     pub iu: Option<(u32, Vec<spu_isa::Side>)>,
+    /// The kernel has DMA descriptors.
+    pub has_dma: bool,
+    /// The code accesses CBs or uses `bar.blocksync`.
+    pub uses_cbs: bool,
+    /// Why the launch has no block to run (an empty grid or block), if it has none.
+    pub empty_launch: Option<String>,
 }
 
 impl Resources {
@@ -99,12 +106,25 @@ impl Resources {
             registers,
             predicates: module.pred_reg_count(),
             shared_bytes,
-            local_bytes: 0,
+            local: crate::local::local_use(
+                &module.code,
+                &std::iter::once(0)
+                    .chain(module.iu_entry)
+                    .collect::<Vec<_>>(),
+            ),
             param_bytes: module.param_layout().1,
             sm_cb: cb_ports(&module.code[..split]),
             iu: module
                 .iu_entry
                 .map(|_| (iu_threads, cb_ports(&module.code[split..]))),
+            has_dma: !module.dma.is_empty(),
+            uses_cbs: module.code.iter().any(|w| {
+                Instr::decode(*w).is_ok_and(|i| {
+                    i.opcode == spu_isa::Opcode::BarBlocksync
+                        || i.mods.space.and_then(|s| s.cb_side()).is_some()
+                })
+            }),
+            empty_launch: None,
         }
     }
 
@@ -129,11 +149,28 @@ impl Resources {
             })
         };
         let size = |v: i64, what: &str| {
-            u32::try_from(v).map_err(|_| format!("{what} is {v}, outside 0..=4294967295"))
+            u32::try_from(v).map_err(|_| {
+                format!("{what} is {v}, more than any machine holds (at most 4294967295); use smaller sizes or parameter values")
+            })
         };
+        let mut empty_launch = None;
+        for (what, dims) in [
+            ("launch grid dimension", &module.launch.grid),
+            ("block dimension", &module.launch.block),
+        ] {
+            for (d, e) in dims.iter().enumerate() {
+                let v = eval(e, what)?;
+                if v < 1 && empty_launch.is_none() {
+                    empty_launch = Some(format!(
+                        "{what} {} is {v}, but it must be positive",
+                        ["x", "y", "z"][d]
+                    ));
+                }
+            }
+        }
         let mut threads: i64 = 1;
         for e in &module.launch.block {
-            threads = threads.saturating_mul(eval(e, "the block size")?);
+            threads = threads.saturating_mul(eval(e, "the block size")?.max(0));
         }
         let threads = size(threads, "the block size in threads")?;
         let iu_threads = match module.iu_entry {
@@ -152,13 +189,34 @@ impl Resources {
             Ok(v)
         })?;
         let shared = size(shared, "the shared memory of a block in bytes")?;
-        Ok(Resources::new(
+        let mut r = Resources::new(
             module,
             threads,
             iu_threads,
             module.general_reg_count(),
             shared,
-        ))
+        );
+        r.empty_launch = empty_launch;
+        Ok(r)
+    }
+
+    /// Why spu-emu refuses to run this launch on `machine`, if it does: an empty
+    /// grid or block, a block larger than an SM runs or holds, or (on a GPU) CBs,
+    /// `bar.blocksync` or boundary code; the checks are spu-emu's own.
+    pub fn refusal(&self, machine: &Machine) -> Option<String> {
+        if let Some(why) = &self.empty_launch {
+            return Some(why.clone());
+        }
+        occupancy::check_gpu_fit(machine, self.iu.is_some(), self.has_dma, self.uses_cbs)
+            .and_then(|()| occupancy::check_block_threads(machine, u64::from(self.threads)))
+            .and_then(|()| occupancy::check_block_shared(machine, u64::from(self.shared_bytes)))
+            .and_then(
+                |()| match occupancy::never_resident(machine, self.demand()) {
+                    Some(unfit) if machine.is_gpu() => Err(unfit.to_string()),
+                    _ => Ok(()),
+                },
+            )
+            .err()
     }
 
     /// What one block asks of an SM.
@@ -174,10 +232,13 @@ impl Resources {
     /// per block, 0 B local, 8 B params, CBs north west south east`.
     pub fn line(&self) -> String {
         format!(
-            "{} per thread, {} B shared per block, {} B local per thread, {} B params, {}",
+            "{} per thread, {} B shared per block, {} local per thread, {} B params, {}",
             plural(self.registers, "register"),
             self.shared_bytes,
-            self.local_bytes,
+            match self.local.unbounded {
+                None => format!("{} B", self.local.bytes),
+                Some(why) => format!("at least {} B ({})", self.local.bytes, why.words()),
+            },
             self.param_bytes,
             match (&self.iu, self.sm_cb.is_empty()) {
                 (None, true) => "no CBs".to_string(),
@@ -225,7 +286,15 @@ impl Resources {
             plural(self.predicates, "predicate")
         );
         let _ = writeln!(s, "  shared memory  {} bytes per block", self.shared_bytes);
-        let _ = writeln!(s, "  local memory   {} bytes per thread", self.local_bytes);
+        let _ = match self.local.unbounded {
+            None => writeln!(s, "  local memory   {} bytes per thread", self.local.bytes),
+            Some(why) => writeln!(
+                s,
+                "  local memory   at least {} bytes per thread; no static bound ({})",
+                self.local.bytes,
+                why.words()
+            ),
+        };
         let _ = writeln!(s, "  parameters     {} bytes", self.param_bytes);
         match &self.iu {
             Some((t, _)) => {
@@ -240,9 +309,11 @@ impl Resources {
             }
         }
         let demand = self.demand();
-        if let Some(unfit) = occupancy::never_resident(machine, demand).filter(|_| machine.is_gpu())
-        {
-            let _ = writeln!(s, "  occupancy      none: {unfit}");
+        if let Some(why) = self.refusal(machine) {
+            let _ = writeln!(
+                s,
+                "  occupancy      0 blocks fit on an SM, so the launch is refused: {why}"
+            );
             return s;
         }
         if !machine.is_gpu() {
@@ -258,7 +329,7 @@ impl Resources {
                 if fits {
                     "1 block per SM"
                 } else {
-                    "none: the block does not fit on an SM"
+                    "0 blocks fit on an SM, so the launch is refused"
                 }
             );
             let _ = writeln!(
@@ -279,6 +350,18 @@ impl Resources {
             return s;
         }
         let o = occupancy::occupancy(machine, demand);
+        if occupancy::allowances(machine, demand)
+            .iter()
+            .any(|(_, n)| *n == 0)
+        {
+            let _ = writeln!(
+                s,
+                "  occupancy      0 blocks fit on an SM, so the launch is refused: {} allows none (`{}`)",
+                o.limit.resource(),
+                o.limit.key()
+            );
+            return s;
+        }
         let resident = o.blocks * warps;
         let _ = writeln!(
             s,

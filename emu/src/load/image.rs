@@ -340,13 +340,8 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         )?;
     }
     let threads = i64::from(block[0]) * i64::from(block[1]) * i64::from(block[2]);
-    within(
-        "the block size in threads".into(),
-        threads,
-        1,
-        i64::from(machine.sm_max_threads),
-        "an SM runs sm.max_threads threads per block",
-    )?;
+    crate::machine::occupancy::check_block_threads(machine, threads as u64)
+        .map_err(LoadError::Machine)?;
     // Bounds checked before anything is allocated (queues, CBs, buffers).
     within(
         "the number of blocks in the launch".into(),
@@ -399,13 +394,9 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             }
             Ok(v)
         })?;
-    let shared_bytes = within(
-        "the shared memory of a block in bytes".into(),
-        shared_total,
-        0,
-        i64::from(machine.sm_shared_kib) * 1024,
-        "an SM has sm.shared_kib KiB",
-    )?;
+    crate::machine::occupancy::check_block_shared(machine, shared_total.max(0) as u64)
+        .map_err(LoadError::Machine)?;
+    let shared_bytes = shared_total as u32;
 
     let mut layout = Vec::new();
     for b in &module.buffers {
@@ -684,20 +675,8 @@ fn check_machine_fit(
     let has_iu = module.iu_entry.is_some();
     let has_dma = !module.dma.is_empty();
     if m.is_gpu() {
-        let what = if has_iu {
-            Some("IU code (`.iu`)")
-        } else if has_dma {
-            Some("DMA descriptors (`.dma`)")
-        } else if program.uses_cbs() {
-            Some("Communication Buffer accesses or `bar.blocksync`")
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            return Err(LoadError::Machine(format!(
-                "the kernel uses {what}, but the machine is a GPU (`machine.kind = \"gpu\"`) with no CBs and no boundary units; run it on an SPU preset such as `--machine spu-4x4`, or use a kernel written for GPUs"
-            )));
-        }
+        crate::machine::occupancy::check_gpu_fit(m, has_iu, has_dma, program.uses_cbs())
+            .map_err(LoadError::Machine)?;
         return Ok(());
     }
     match m.boundary {
