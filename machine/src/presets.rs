@@ -78,9 +78,11 @@ pub fn named(name: &str) -> Result<Machine, MachineError> {
     }
     let file = format!("`{}`", spu_io::quote::escape(name));
     let text =
-        spu_io::input::read_text_without_waiting(std::path::Path::new(name)).map_err(|e| MachineError::Syntax {
-            file: file.clone(),
-            why: format!("cannot be read: {}", e.reason()),
+        spu_io::input::read_text_without_waiting(std::path::Path::new(name)).map_err(|e| {
+            MachineError::Syntax {
+                file: file.clone(),
+                why: format!("cannot be read: {}", e.reason()),
+            }
         })?;
     Machine::from_toml(&text, &file)
 }
