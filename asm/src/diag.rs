@@ -2,7 +2,7 @@
 //! function ([`Diagnostics::render`]) through codespan-reporting.
 
 use crate::lexer::Span;
-use crate::preprocess::{SourceFile, SourceMap};
+use crate::source_map::{SourceFile, SourceMap};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::{self, Files, SimpleFiles};
 use codespan_reporting::term;

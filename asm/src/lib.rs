@@ -15,6 +15,7 @@ mod operands;
 pub mod parse;
 pub mod preprocess;
 pub mod regalloc;
+pub mod source_map;
 mod suggest;
 mod vcode;
 

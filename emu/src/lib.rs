@@ -68,6 +68,9 @@ pub struct RunControl {
     pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
     /// Record each unit's activity over time (timelines).
     pub activity: bool,
+    /// Record when each instruction ran on each unit, at the boundaries of
+    /// `sample_interval` (pages: the "when" of a source line).
+    pub pc_samples: bool,
     /// Threads that step units; results and stats are the same for every value.
     pub threads: usize,
     /// Stop at a CB read of a word its producer has not written since the link last
@@ -90,6 +93,7 @@ impl Default for RunControl {
             functional: false,
             interrupt: None,
             activity: false,
+            pc_samples: false,
             threads: 1,
             cb_check: true,
             race_check: false,
@@ -115,6 +119,7 @@ pub fn simulate_traced(
         .with_instruction_limit(control.max_instructions)
         .with_spin_limit(control.spin_limit)
         .with_activity(control.activity)
+        .with_pc_samples(control.pc_samples)
         .with_trace(tracer)
         .with_threads(control.threads)
         .run(control.max_cycles, progress)

@@ -6,13 +6,10 @@
 //! Unused high bits must be zero. 64-bit and vector register operands must start at
 //! a register aligned to their size.
 
-use crate::names::{
-    AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PredTy, PrmtMode, Rnd, Sat,
-    Scope, ShfDir, ShfMode, ShflMode, ShiftAmt, Side, Space, Special, To, Ty, Uni, Vector,
-    Volatile, VoteMode,
-};
+use crate::mods::Mods;
+use crate::names::{Special, Ty};
 use crate::table::{
-    Field, HEADER_BITS, ModKind, Opcode, OperandKind, OperandTy, REG_BITS, TARGET_BITS,
+    Field, HEADER_BITS, MAX_OPERANDS, Opcode, OperandKind, OperandTy, REG_BITS, TARGET_BITS,
 };
 
 /// Number of general registers a thread can address.
@@ -23,8 +20,6 @@ pub const MAX_PREDS: u32 = 1 << crate::table::PRED_BITS;
 pub const MAX_TARGET: u32 = (1 << TARGET_BITS) - 2;
 /// Encoded "no reconvergence point" (an unconditional or uniform branch).
 pub const NO_RECONV: u32 = (1 << TARGET_BITS) - 1;
-/// Most operands any row has.
-pub const MAX_OPERANDS: usize = 6;
 
 /// Predicated execution: `@%p` or `@!%p`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -105,75 +100,6 @@ impl Operand {
             _ => u64::from(raw),
         }
     }
-}
-
-/// Declares [`Mods`] with one optional field per modifier kind and the accessors
-/// that map kinds to fields, so the list exists once.
-macro_rules! mods {
-    ($($kind:ident => $field:ident : $ty:ident),+ $(,)?) => {
-        /// Modifier values of an instruction (absent ones are `None`).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-        pub struct Mods {
-            $(pub $field: Option<$ty>,)+
-        }
-
-        impl Mods {
-            /// No modifier at all.
-            pub const NONE: Mods = Mods { $($field: None,)+ };
-
-            /// The code of a modifier kind, if present.
-            pub fn get(&self, kind: ModKind) -> Option<u8> {
-                match kind {
-                    $(ModKind::$kind => self.$field.map($ty::code),)+
-                }
-            }
-
-            /// Sets a modifier from its code; false if the code is not a value of the kind.
-            pub fn set(&mut self, kind: ModKind, code: u8) -> bool {
-                match kind {
-                    $(ModKind::$kind => self.$field = $ty::from_code(code),)+
-                }
-                self.get(kind).is_some()
-            }
-
-            /// Removes a modifier.
-            pub fn clear(&mut self, kind: ModKind) {
-                match kind {
-                    $(ModKind::$kind => self.$field = None,)+
-                }
-            }
-        }
-    };
-}
-
-mods! {
-    Type => ty: Ty,
-    SrcType => src_ty: Ty,
-    Cmp => cmp: Cmp,
-    Space => space: Space,
-    AtomOp => atom: AtomOp,
-    Half => half: Half,
-    Side => side: Side,
-    Rnd => rnd: Rnd,
-    Prec => prec: Prec,
-    Ftz => ftz: Ftz,
-    Sat => sat: Sat,
-    Volatile => volatile: Volatile,
-    Nc => nc: Nc,
-    Uni => uni: Uni,
-    To => to: To,
-    Vector => vec: Vector,
-    CacheOp => cache: CacheOp,
-    ShflMode => shfl: ShflMode,
-    VoteMode => vote: VoteMode,
-    MemLevel => level: MemLevel,
-    FenceSem => sem: FenceSem,
-    Scope => scope: Scope,
-    ShfDir => dir: ShfDir,
-    ShfMode => shf_mode: ShfMode,
-    PrmtMode => prmt: PrmtMode,
-    PredTy => pred_ty: PredTy,
-    ShiftAmt => shiftamt: ShiftAmt,
 }
 
 /// One instruction.

@@ -9,6 +9,7 @@ pub mod class;
 pub mod disasm;
 pub mod format;
 mod instr;
+mod mods;
 pub mod names;
 pub mod reference;
 pub mod sample;
@@ -17,12 +18,13 @@ pub mod textmate;
 
 pub use class::{EnergyClass, ExecClass, TimingClass, Units};
 pub use instr::{
-    EncodingError, Guard, Instr, MAX_OPERANDS, MAX_PREDS, MAX_REGS, MAX_SYMBOLS, MAX_TARGET, Mods,
-    NO_RECONV, Operand, SYMBOL_OFFSET_RANGE, SymbolRef, operand_regs, operand_type, pack_shfl_c,
+    EncodingError, Guard, Instr, MAX_PREDS, MAX_REGS, MAX_SYMBOLS, MAX_TARGET, NO_RECONV, Operand,
+    SYMBOL_OFFSET_RANGE, SymbolRef, operand_regs, operand_type, pack_shfl_c,
 };
+pub use mods::Mods;
 pub use names::{
     AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PredTy, PrmtMode, Rnd, Sat,
     Scope, ShfDir, ShfMode, ShflMode, ShiftAmt, Side, Space, Special, To, Ty, TyClass, Uni, Vector,
     Volatile, VoteMode,
 };
-pub use table::{Opcode, TABLE};
+pub use table::{MAX_OPERANDS, Opcode, TABLE};

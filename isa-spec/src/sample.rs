@@ -3,9 +3,9 @@
 //! the canonical form the assembler writes (so text round trips are exact).
 
 use crate::instr::{
-    Guard, Instr, MAX_SYMBOLS, MAX_TARGET, Mods, Operand, SYMBOL_OFFSET_RANGE, SymbolRef,
-    operand_regs,
+    Guard, Instr, MAX_SYMBOLS, MAX_TARGET, Operand, SYMBOL_OFFSET_RANGE, SymbolRef, operand_regs,
 };
+use crate::mods::Mods;
 use crate::names::{Special, Ty};
 use crate::table::{Field, Opcode, OperandKind};
 

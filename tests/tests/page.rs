@@ -301,6 +301,13 @@ fn the_page_replays_the_run_in_a_browser() {
         .eval("document.querySelectorAll('rect.unit.ran-line').length")
         .unwrap();
     assert!(ran.as_u64().unwrap() > 0, "no unit ran the first line");
+    // ... and the strip under the slider shows when: frames that add up to the
+    // line's warp instructions, drawn.
+    let when = line_when(&mut b);
+    assert!(when.frames > 0, "the first line ran in no frame: {when:?}");
+    assert_eq!(when.counted, when.issued, "{when:?}");
+    assert!(when.drawn > 0, "nothing drawn in the strip: {when:?}");
+    assert!(when.text.contains("ran in"), "{when:?}");
 
     // Three moments, each drawn: far more than a blank page, and all different.
     let mut shots = Vec::new();
@@ -320,6 +327,103 @@ fn the_page_replays_the_run_in_a_browser() {
     }
     assert!(shots[0] != shots[1] && shots[1] != shots[2]);
     no_errors(&b, "after replaying");
+}
+
+/// What the page shows of when the chosen source line ran.
+#[derive(Debug)]
+struct LineWhen {
+    /// Frames the strip says the line ran in (`data-frames`).
+    frames: u64,
+    /// The line's warp instructions in the page's line times, and in its counts.
+    counted: u64,
+    issued: u64,
+    /// Strip pixels drawn in the line's colour (orange on white: green well above
+    /// blue, unlike the grey rows and the red cursor).
+    drawn: u64,
+    /// The line's description under the kernel.
+    text: String,
+}
+
+fn line_when(b: &mut Browser) -> LineWhen {
+    let v = b
+        .eval(
+            "(() => {
+              const strip = document.getElementById('line-strip');
+              const i = Number(strip.dataset.line);
+              const run = JSON.parse(document.getElementById('spu-data').textContent).runs[0];
+              const counted = (run.line_times.lines[i] || []).reduce((s, g) => s + g.filter((_, k) => k % 2 === 1).reduce((a, n) => a + n, 0), 0);
+              const d = strip.getContext('2d').getImageData(0, 0, strip.width, strip.height).data;
+              let drawn = 0;
+              for (let k = 0; k < d.length; k += 4) if (d[k] > 200 && d[k + 1] - d[k + 2] > 30) drawn++;
+              return [Number(strip.dataset.frames), counted, run.lines[i].issued, drawn,
+                      document.getElementById('line-info').textContent, document.getElementById('line-when').hidden];
+            })()",
+        )
+        .unwrap();
+    assert_eq!(v[5], false, "the strip is hidden: {v}");
+    LineWhen {
+        frames: v[0].as_u64().unwrap(),
+        counted: v[1].as_u64().unwrap(),
+        issued: v[2].as_u64().unwrap(),
+        drawn: v[3].as_u64().unwrap(),
+        text: v[4].as_str().unwrap().to_string(),
+    }
+}
+
+/// A kernel with a line that never runs: every thread branches past it.
+const DEAD_LINE: &str = "\
+.launch grid(1) block(32);
+.entry dead {
+    .reg .u32 %r<2>;
+    .reg .pred %p<1>;
+    mov.u32 %r0, %tid.x;
+    setp.lt.u32 %p0, %r0, 64;
+    @%p0 bra DONE;
+    add.u32 %r1, %r0, 1;
+DONE:
+    exit;
+}
+";
+
+#[test]
+fn a_clicked_line_shows_when_it_ran_and_nothing_when_it_never_did() {
+    let Some(mut b) = browser() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("dead.spu");
+    std::fs::write(&kernel, DEAD_LINE).unwrap();
+    let page = dir.path().join("dead.html");
+    tool("spu-emu", &[&arg(&kernel), "-q", "--html", &arg(&page)]);
+    b.open(&page).unwrap();
+    no_errors(&b, "opening the page");
+    let index = |b: &mut Browser, issued_zero: bool| {
+        b.eval(&format!(
+            "JSON.parse(document.getElementById('spu-data').textContent).runs[0].lines.findIndex((l) => (l.issued === 0) === {issued_zero})"
+        ))
+        .unwrap()
+        .as_i64()
+        .unwrap()
+    };
+    let (ran, dead) = (index(&mut b, false), index(&mut b, true));
+    assert!(ran >= 0 && dead >= 0, "lines {ran} and {dead}");
+    b.click(&format!("#kernel tr[data-line=\"{ran}\"]"))
+        .unwrap();
+    let when = line_when(&mut b);
+    assert!(when.frames > 0 && when.drawn > 0, "{when:?}");
+    assert_eq!(when.counted, when.issued, "{when:?}");
+    b.click(&format!("#kernel tr[data-line=\"{dead}\"]"))
+        .unwrap();
+    let when = line_when(&mut b);
+    assert_eq!(
+        (when.frames, when.counted, when.issued, when.drawn),
+        (0, 0, 0, 0),
+        "{when:?}"
+    );
+    assert!(when.text.ends_with("never ran"), "{when:?}");
+    let units = b
+        .eval("document.querySelectorAll('rect.unit.ran-line').length")
+        .unwrap();
+    assert_eq!(units, 0, "no unit ran the dead line");
+    no_errors(&b, "after clicking");
 }
 
 #[test]

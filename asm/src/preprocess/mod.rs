@@ -19,12 +19,11 @@ use std::path::{Path, PathBuf};
 mod directives;
 mod expand;
 mod files;
-mod source_map;
 mod text;
 
+use crate::source_map::Segment;
+pub use crate::source_map::{MacroSite, Origin, SourceFile, SourceMap};
 pub use files::confined_reader;
-use source_map::Segment;
-pub use source_map::{MacroSite, Origin, SourceFile, SourceMap};
 use text::*;
 
 /// Deepest `#include` nesting.

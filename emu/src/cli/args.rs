@@ -125,6 +125,7 @@ impl RunArgs {
             functional: self.functional,
             interrupt: None,
             activity: false,
+            pc_samples: false,
             threads: self.threads.map_or_else(default_threads, |n| n as usize),
             cb_check: !self.no_cb_check,
             race_check: self.race_check,

@@ -13,6 +13,7 @@ use std::path::Path;
 /// taken only for the page (nothing else asked for them).
 pub fn record(control: &mut RunControl) -> bool {
     control.activity = true;
+    control.pc_samples = true;
     if control.sample_interval.is_some() {
         return false;
     }

@@ -1,6 +1,6 @@
 //! What a run lets you observe, and the documents made from it: the named activity
 //! counters ([`counters`]), activity over time ([`samples`], [`activity`] and its
-//! SVG [`timeline`]), a unit's detail for pages ([`detail`]), the instruction trace
+//! SVG [`timeline`], and when each instruction ran, [`pcs`]), a unit's detail for pages ([`detail`]), the instruction trace
 //! ([`trace`]), a run's results and stops ([`outcome`]), the `--stats` JSON
 //! ([`stats`]), the page that replays a run ([`html`]), the printed summary
 //! ([`report`]) and why a run stopped ([`stopped`]); the shared-memory races a run
@@ -14,6 +14,7 @@ pub mod counters;
 pub mod detail;
 pub mod html;
 pub mod outcome;
+pub mod pcs;
 pub mod races;
 pub mod report;
 pub mod samples;

@@ -257,6 +257,8 @@ pub struct RunResult {
     pub caches: Option<CacheTotals>,
     /// Activity per interval, when sampling was asked for.
     pub samples: Option<crate::observe::samples::Samples>,
+    /// When each instruction ran, per unit in unit order (pages).
+    pub pc_samples: Option<Vec<crate::observe::pcs::PcSamples>>,
     /// Run without timing: `cycles` counts scheduling rounds, not time.
     pub functional: bool,
     /// What every unit did over time, when asked for.

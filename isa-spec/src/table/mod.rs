@@ -4,19 +4,19 @@
 //! and energy classes, `ISA.md` and the editor grammar are all derived from [`TABLE`].
 
 use crate::class::ExecClass;
-use crate::names::{
-    AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PrmtMode, Rnd, Sat, Scope,
-    ShfDir, ShfMode, ShflMode, Space, To, Ty, Uni, Vector, Volatile, VoteMode,
-};
+use crate::names::{Space, Ty};
 
 mod rows;
 mod rules;
 
+pub use crate::mods::ModKind;
 pub use rows::{Opcode, TABLE};
 pub use rules::Rule;
 
 /// Bits of the fixed header of every instruction word: opcode (8) and guard (6).
 pub const HEADER_BITS: u32 = 14;
+/// Most operands any row has.
+pub const MAX_OPERANDS: usize = 6;
 /// Width of an instruction word.
 pub const WORD_BITS: u32 = 64;
 /// Width of a general register index: 128 registers per thread.
@@ -25,202 +25,6 @@ pub const REG_BITS: u32 = 7;
 pub const PRED_BITS: u32 = 4;
 /// Width of a code address (instruction index).
 pub const TARGET_BITS: u32 = 24;
-
-/// A modifier field: which enumeration it encodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ModKind {
-    /// Operand type (`.u32`, `.f64`, `.b8`, ...).
-    Type,
-    /// Source type of `cvt` (written second: `cvt.f32.s32`).
-    SrcType,
-    /// Comparison of `setp`.
-    Cmp,
-    /// State space of `ld`/`st`/`cvta`.
-    Space,
-    /// Operation of `atom.global`.
-    AtomOp,
-    /// Half of an integer product (`.lo`, `.hi`).
-    Half,
-    /// Link of a directional blocksync; absent for the global form.
-    Side,
-    /// Rounding mode.
-    Rnd,
-    /// `.approx` / `.full`.
-    Prec,
-    /// `.ftz`.
-    Ftz,
-    /// `.sat`.
-    Sat,
-    /// `.volatile`.
-    Volatile,
-    /// `.nc`.
-    Nc,
-    /// `.uni`.
-    Uni,
-    /// `.to` of `cvta`.
-    To,
-    /// `.v2` / `.v4`.
-    Vector,
-    /// Cache operator.
-    CacheOp,
-    /// Mode of `shfl.sync`.
-    ShflMode,
-    /// Mode of `vote.sync`.
-    VoteMode,
-    /// Level of `membar`.
-    MemLevel,
-    /// Semantics of `fence`.
-    FenceSem,
-    /// Scope of `fence`.
-    Scope,
-    /// Direction of `shf`.
-    ShfDir,
-    /// Shift-amount mode of `shf`.
-    ShfMode,
-    /// Mode of `prmt`.
-    PrmtMode,
-    /// The `.pred` type of `vote.sync`.
-    PredTy,
-    /// `.shiftamt` of `bfind`.
-    ShiftAmt,
-}
-
-impl ModKind {
-    /// Every kind, in the order the reference page lists them.
-    pub const ALL: &'static [ModKind] = &[
-        ModKind::Type,
-        ModKind::SrcType,
-        ModKind::Cmp,
-        ModKind::Space,
-        ModKind::AtomOp,
-        ModKind::Half,
-        ModKind::Side,
-        ModKind::Rnd,
-        ModKind::Prec,
-        ModKind::Ftz,
-        ModKind::Sat,
-        ModKind::Volatile,
-        ModKind::Nc,
-        ModKind::Uni,
-        ModKind::To,
-        ModKind::Vector,
-        ModKind::CacheOp,
-        ModKind::ShflMode,
-        ModKind::VoteMode,
-        ModKind::MemLevel,
-        ModKind::FenceSem,
-        ModKind::Scope,
-        ModKind::ShfDir,
-        ModKind::ShfMode,
-        ModKind::PrmtMode,
-        ModKind::PredTy,
-        ModKind::ShiftAmt,
-    ];
-
-    /// All spellings of the enumeration, indexed by value code.
-    pub const fn names(self) -> &'static [&'static str] {
-        match self {
-            ModKind::Type | ModKind::SrcType => Ty::NAMES,
-            ModKind::Cmp => Cmp::NAMES,
-            ModKind::Space => Space::NAMES,
-            ModKind::AtomOp => AtomOp::NAMES,
-            ModKind::Half => Half::NAMES,
-            ModKind::Side => crate::names::Side::NAMES,
-            ModKind::Rnd => Rnd::NAMES,
-            ModKind::Prec => Prec::NAMES,
-            ModKind::Ftz => Ftz::NAMES,
-            ModKind::Sat => Sat::NAMES,
-            ModKind::Volatile => Volatile::NAMES,
-            ModKind::Nc => Nc::NAMES,
-            ModKind::Uni => Uni::NAMES,
-            ModKind::To => To::NAMES,
-            ModKind::Vector => Vector::NAMES,
-            ModKind::CacheOp => CacheOp::NAMES,
-            ModKind::ShflMode => ShflMode::NAMES,
-            ModKind::VoteMode => VoteMode::NAMES,
-            ModKind::MemLevel => MemLevel::NAMES,
-            ModKind::FenceSem => FenceSem::NAMES,
-            ModKind::Scope => Scope::NAMES,
-            ModKind::ShfDir => ShfDir::NAMES,
-            ModKind::ShfMode => ShfMode::NAMES,
-            ModKind::PrmtMode => PrmtMode::NAMES,
-            ModKind::PredTy => crate::names::PredTy::NAMES,
-            ModKind::ShiftAmt => crate::names::ShiftAmt::NAMES,
-        }
-    }
-
-    /// Bits the field takes: enough for every value, plus "absent" if optional.
-    pub const fn width(self, optional: bool) -> u32 {
-        let n = self.names().len() as u32 + if optional { 1 } else { 0 };
-        u32::BITS - (n - 1).leading_zeros()
-    }
-
-    /// What the field is, for messages and the reference page.
-    pub const fn describe(self) -> &'static str {
-        match self {
-            ModKind::Type => "type",
-            ModKind::SrcType => "source type",
-            ModKind::Cmp => "comparison",
-            ModKind::Space => "state space",
-            ModKind::AtomOp => "atomic operation",
-            ModKind::Half => "product half",
-            ModKind::Side => "side",
-            ModKind::Rnd => "rounding",
-            ModKind::Prec => "precision",
-            ModKind::Ftz => "flush to zero",
-            ModKind::Sat => "saturation",
-            ModKind::Volatile => "volatile",
-            ModKind::Nc => "non-coherent",
-            ModKind::Uni => "uniform",
-            ModKind::To => "direction",
-            ModKind::Vector => "vector width",
-            ModKind::CacheOp => "cache operator",
-            ModKind::ShflMode => "shuffle mode",
-            ModKind::VoteMode => "vote mode",
-            ModKind::MemLevel => "barrier level",
-            ModKind::FenceSem => "fence semantics",
-            ModKind::Scope => "scope",
-            ModKind::ShfDir => "shift direction",
-            ModKind::ShfMode => "shift mode",
-            ModKind::PrmtMode => "permute mode",
-            ModKind::PredTy => "predicate type",
-            ModKind::ShiftAmt => "shift amount",
-        }
-    }
-
-    /// Short name used in the encoding column of the reference page.
-    pub const fn short(self) -> &'static str {
-        match self {
-            ModKind::Type => "type",
-            ModKind::SrcType => "srctype",
-            ModKind::Cmp => "cmp",
-            ModKind::Space => "space",
-            ModKind::AtomOp => "atomop",
-            ModKind::Half => "half",
-            ModKind::Side => "side",
-            ModKind::Rnd => "rnd",
-            ModKind::Prec => "prec",
-            ModKind::Ftz => "ftz",
-            ModKind::Sat => "sat",
-            ModKind::Volatile => "volatile",
-            ModKind::Nc => "nc",
-            ModKind::Uni => "uni",
-            ModKind::To => "to",
-            ModKind::Vector => "vec",
-            ModKind::CacheOp => "cop",
-            ModKind::ShflMode => "mode",
-            ModKind::VoteMode => "mode",
-            ModKind::MemLevel => "level",
-            ModKind::FenceSem => "sem",
-            ModKind::Scope => "scope",
-            ModKind::ShfDir => "dir",
-            ModKind::ShfMode => "mode",
-            ModKind::PrmtMode => "mode",
-            ModKind::PredTy => "pred",
-            ModKind::ShiftAmt => "shiftamt",
-        }
-    }
-}
 
 /// The shape of an operand field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -497,7 +301,7 @@ const fn validate(table: &[InstrSpec]) {
             f += 1;
         }
         assert!(
-            operands <= crate::instr::MAX_OPERANDS,
+            operands <= MAX_OPERANDS,
             "row has more operands than an instruction holds"
         );
         assert!(
@@ -648,7 +452,7 @@ impl InstrSpec {
     }
 
     /// Checks the row's modifier rules.
-    pub fn check_rules(&self, mods: &crate::instr::Mods) -> Result<(), String> {
+    pub fn check_rules(&self, mods: &crate::mods::Mods) -> Result<(), String> {
         self.rules.iter().try_for_each(|r| r.check(mods))
     }
 }

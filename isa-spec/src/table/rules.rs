@@ -54,7 +54,7 @@ pub enum Rule {
 
 impl Rule {
     /// Checks the modifiers; `Err` says what is wrong.
-    pub fn check(self, m: &crate::instr::Mods) -> Result<(), String> {
+    pub fn check(self, m: &crate::mods::Mods) -> Result<(), String> {
         let ty = m.ty;
         match self {
             Rule::HalfForIntOnly => match (ty, m.half) {
@@ -181,7 +181,7 @@ enum Approx {
 }
 
 /// [`Rule::FloatRounding`] and, when `approx_ftz_f64`, [`Rule::ApproxFloatRounding`].
-fn float_rounding(m: &crate::instr::Mods, approx_ftz_f64: bool) -> Result<(), String> {
+fn float_rounding(m: &crate::mods::Mods, approx_ftz_f64: bool) -> Result<(), String> {
     let float = m.ty.is_some_and(Ty::is_float);
     if let Some(r) = m.rnd {
         if r.integral() {
@@ -205,7 +205,7 @@ fn float_rounding(m: &crate::instr::Mods, approx_ftz_f64: bool) -> Result<(), St
 }
 
 /// The precision rules of `div`, `sqrt` and `rcp`: `.full` only where `full`.
-fn precision(m: &crate::instr::Mods, approx: Approx, full: bool) -> Result<(), String> {
+fn precision(m: &crate::mods::Mods, approx: Approx, full: bool) -> Result<(), String> {
     let float = m.ty.is_some_and(Ty::is_float);
     match (m.prec, m.ty) {
         (None, _) => Ok(()),

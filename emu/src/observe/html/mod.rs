@@ -2,11 +2,12 @@
 //! script and style are inline (the parts of `script/`, `page.css`, drawn with SVG
 //! and canvas by the browser, no network, no server) and whose data is a JSON block
 //! holding one run, or two for a comparison ([`record`], at the resolution
-//! [`frames`] chooses). Pages are read back for `spu-prof --compare A.html B.html
+//! [`frames`] chooses; when each source line ran, [`when`]). Pages are read back for `spu-prof --compare A.html B.html
 //! --html`.
 
 pub mod frames;
 pub mod record;
+pub mod when;
 
 pub use record::PageRun;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 //! machine and its units with their links, each unit's activity stretches and
 //! rendezvous at the page's resolution ([`super::frames`]), its counters and the
 //! source lines it spent its time on, activity per frame, and the kernel's lines
-//! with their counts and source text. `spu-prof` adds energy. Everything is
+//! with their counts, source text and when they ran ([`super::when`]). `spu-prof` adds energy. Everything is
 //! ordered, so the same run gives the same bytes.
 
 use super::frames;
@@ -188,6 +188,9 @@ pub struct PageRun {
     pub totals: Totals,
     pub sources: Vec<SourceView>,
     pub lines: Vec<LineView>,
+    /// When each line ran (pages written since this was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_times: Option<super::when::LineTimes>,
     /// Added by `spu-prof`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<serde_json::Value>,
@@ -393,6 +396,15 @@ impl PageRun {
             })
             .collect();
 
+        let line_times = result.pc_samples.as_ref().map(|per_unit| {
+            let units: Vec<(&str, &crate::observe::pcs::PcSamples)> = stats
+                .units
+                .iter()
+                .map(|u| u.kind.as_str())
+                .zip(per_unit)
+                .collect();
+            super::when::line_times(&units, &line_of_pc, lines.len(), frame_cycles)
+        });
         let series_of = |c: Component| -> Vec<u64> {
             merged
                 .iter()
@@ -453,6 +465,7 @@ impl PageRun {
             },
             sources,
             lines,
+            line_times,
             energy: None,
         }
     }

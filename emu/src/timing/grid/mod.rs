@@ -276,6 +276,19 @@ impl<'a> Grid<'a> {
     }
 
     /// Records what every unit does over time (for timelines).
+    /// Records when each instruction ran on each unit, at the sampling
+    /// boundaries (after [`Grid::with_sampling`]; nothing without sampling).
+    pub fn with_pc_samples(mut self, on: bool) -> Self {
+        let pcs = self.image.program.len();
+        for u in &mut self.units {
+            u.pcs = self
+                .sampling
+                .filter(|_| on)
+                .map(|i| crate::observe::pcs::PcSampler::new(i, pcs));
+        }
+        self
+    }
+
     pub fn with_activity(mut self, on: bool) -> Self {
         self.activity = on;
         for u in &mut self.units {

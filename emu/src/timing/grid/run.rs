@@ -249,6 +249,14 @@ impl Grid<'_> {
             })
             .collect();
         let samples = self.sampling.map(|_| combine(&samplers, cycles));
+        let pc_samples: Option<Vec<_>> = self
+            .units
+            .iter_mut()
+            .map(|u| {
+                let s = u.pcs.take()?;
+                Some(s.finish(cycles, |pc| u.counts.of(program, pc).0))
+            })
+            .collect();
         progress(Progress {
             cycle: cycles,
             blocks_done: self.blocks_done,
@@ -297,6 +305,7 @@ impl Grid<'_> {
         });
         Ok(RunResult {
             cycles,
+            pc_samples,
             occupancy,
             units,
             traffic,

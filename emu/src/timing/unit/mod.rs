@@ -96,6 +96,8 @@ pub struct Unit {
     pub stores: StoreLog,
     pub activity: Option<UnitActivity>,
     pub sampler: Option<UnitSampler>,
+    /// When each instruction ran (pages).
+    pub pcs: Option<crate::observe::pcs::PcSampler>,
     /// Shared-memory races the unit's finished work found.
     pub races: crate::exec::race::Races,
 }
@@ -126,6 +128,7 @@ impl Unit {
             stores: StoreLog::default(),
             activity: None,
             sampler: None,
+            pcs: None,
             races: Default::default(),
         }
     }
@@ -235,12 +238,18 @@ impl Unit {
     /// Takes the samples due before the unit changes at cycle `now`.
     #[inline]
     pub fn observe(&mut self, now: u64, program: &crate::exec::ops::Program) {
-        if self.sampler.as_ref().is_none_or(|s| !s.due(now)) {
+        if self.sampler.as_ref().is_none_or(|s| !s.due(now))
+            && self.pcs.as_ref().is_none_or(|s| !s.due(now))
+        {
             return;
         }
         if let Some(mut s) = self.sampler.take() {
             s.observe(now, || self.components(program), |t| self.busy_until(t));
             self.sampler = Some(s);
+        }
+        if let Some(mut s) = self.pcs.take() {
+            s.observe(now, |pc| self.counts.of(program, pc).0);
+            self.pcs = Some(s);
         }
     }
 

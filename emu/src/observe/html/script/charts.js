@@ -75,12 +75,20 @@ function paintTimeline(run) {
       g.strokeStyle = '#000'; g.lineWidth = 1.5; g.strokeRect(TL.left - 1, y, tl.width - TL.left - TL.right + 2, tl.rowH);
     }
     if (line && line.units.has(u.index)) {
-      // When the units that ran the line were running code.
+      // Where the units that ran the line were running code while their group
+      // ran it (all their code on pages without line times).
       g.fillStyle = 'rgba(255, 200, 0, 0.55)';
+      const lt = run.line_times, grp = groupOf(run, u);
+      const ran = lt && grp >= 0 ? line.frames[grp] : null;
+      const shade = (a, b) => { const x0 = tl.x(toAxis(run, a)), x1 = tl.x(toAxis(run, b)); g.fillRect(x0, y, Math.max(1, x1 - x0), tl.rowH); };
       for (let k = 0; k < u.ends.length; k++) {
         if (u.codes[k] !== 1 && u.codes[k] !== 2) continue;
-        const x0 = tl.x(toAxis(run, u.starts[k])), x1 = tl.x(toAxis(run, u.ends[k]));
-        g.fillRect(x0, y, Math.max(1, x1 - x0), tl.rowH);
+        if (!lt) { shade(u.starts[k], u.ends[k]); continue; }
+        if (!ran) continue;
+        const F = lt.frame_cycles;
+        for (let f = Math.floor(u.starts[k] / F); f * F < u.ends[k]; f++) {
+          if (ran.has(f)) shade(Math.max(u.starts[k], f * F), Math.min(u.ends[k], (f + 1) * F));
+        }
       }
     }
   });

@@ -8,6 +8,7 @@ function seek(t) {
 function paint() {
   for (const run of RUNS) paintRun(run);
   paintChart();
+  paintStrip();
   paintPanelState();
   $('clock').textContent = RUNS.map((r) => {
     const c = cycleOf(r, view.t);

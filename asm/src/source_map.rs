@@ -14,14 +14,14 @@ pub struct SourceFile {
 
 /// Where a run of output bytes came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Segment {
-    pub(super) out: Span,
-    pub(super) file: usize,
+pub(crate) struct Segment {
+    pub(crate) out: Span,
+    pub(crate) file: usize,
     /// Source offset of the first byte (direct text), or the invocation range
     /// (macro output).
-    pub(super) src: Span,
+    pub(crate) src: Span,
     /// The macro whose expansion produced this text, if any.
-    pub(super) expansion: Option<usize>,
+    pub(crate) expansion: Option<usize>,
 }
 
 /// A macro definition, for notes on diagnostics inside its expansions.
@@ -36,7 +36,7 @@ pub struct MacroSite {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SourceMap {
     pub files: Vec<SourceFile>,
-    pub(super) segments: Vec<Segment>,
+    pub(crate) segments: Vec<Segment>,
     pub macros: Vec<MacroSite>,
     /// Each file's line index, built on first use, so looking up the line of every
     /// instruction stays linear in the source size.
@@ -129,7 +129,7 @@ impl SourceMap {
         }
     }
 
-    pub(super) fn segment(&self, at: usize) -> Option<&Segment> {
+    pub(crate) fn segment(&self, at: usize) -> Option<&Segment> {
         let i = self.segments.partition_point(|s| s.out.end <= at);
         self.segments
             .get(i)

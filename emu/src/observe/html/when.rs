@@ -1,0 +1,140 @@
+//! When each source line ran, for the page's clicked line: the units'
+//! per-instruction counts over time ([`crate::observe::pcs`]) summed by source line
+//! and unit group (SMs, IUs or DMA engines) into frames of the player's step, or of
+//! a multiple of it when more than [`MAX_CELLS`] (frame, line, group) cells would
+//! not fit; the page says when that happened.
+
+use crate::observe::pcs::PcSamples;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Most (frame, line, group) cells with a count that a page holds.
+pub const MAX_CELLS: usize = 1 << 16;
+
+/// When each line ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LineTimes {
+    /// Cycles per frame below: the player's step, or a multiple of it when the
+    /// cells would not have fitted.
+    pub frame_cycles: u64,
+    /// The unit groups counted apart: `SMs`, `IUs`, `DMA engines`.
+    pub groups: Vec<String>,
+    /// Per line (index into the page's lines), per group: pairs of frame and
+    /// warp instructions issued in it, each frame given as the distance from the
+    /// previous pair's (the first from frame 0); empty for a line that never ran.
+    pub lines: Vec<Vec<Vec<u64>>>,
+}
+
+/// The group name of a unit kind (`sm`, `iu`, `dma`).
+fn group_name(kind: &str) -> String {
+    match kind {
+        "sm" => "SMs".to_string(),
+        "iu" => "IUs".to_string(),
+        "dma" => "DMA engines".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// When each of `lines` lines ran: `units` are the units' samples with their
+/// kinds, `line_of_pc` the line of each instruction, `frame_cycles` the player's
+/// step.
+pub fn line_times(
+    units: &[(&str, &PcSamples)],
+    line_of_pc: &[usize],
+    lines: usize,
+    frame_cycles: u64,
+) -> LineTimes {
+    let mut groups: Vec<&str> = Vec::new();
+    for kind in ["sm", "iu", "dma"] {
+        if units.iter().any(|(k, _)| *k == kind) {
+            groups.push(kind);
+        }
+    }
+    let mut frame = units
+        .iter()
+        .map(|(_, s)| s.interval_cycles)
+        .fold(frame_cycles.max(1), u64::max);
+    // (line, group, frame) -> warp instructions.
+    let mut cells: BTreeMap<(usize, usize, u64), u64> = BTreeMap::new();
+    for (kind, s) in units {
+        let Some(g) = groups.iter().position(|k| k == kind) else {
+            continue;
+        };
+        for (i, interval) in s.intervals.iter().enumerate() {
+            let f = i as u64 * s.interval_cycles / frame;
+            for (pc, n) in interval {
+                let line = line_of_pc.get(*pc as usize).copied().unwrap_or(0);
+                *cells.entry((line, g, f)).or_default() += u64::from(*n);
+            }
+        }
+    }
+    while cells.len() > MAX_CELLS {
+        frame = frame.saturating_mul(2);
+        let mut coarser = BTreeMap::new();
+        for ((line, g, f), n) in cells {
+            *coarser.entry((line, g, f / 2)).or_default() += n;
+        }
+        cells = coarser;
+    }
+    let mut out = vec![vec![Vec::new(); groups.len()]; lines];
+    let mut prev: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    for ((line, g, f), n) in cells {
+        if let Some(pairs) = out.get_mut(line).and_then(|l| l.get_mut(g)) {
+            let p = prev.entry((line, g)).or_default();
+            pairs.extend([f - *p, n]);
+            *p = f;
+        }
+    }
+    // A line that never ran holds nothing at all.
+    for l in &mut out {
+        if l.iter().all(Vec::is_empty) {
+            l.clear();
+        }
+    }
+    LineTimes {
+        frame_cycles: frame,
+        groups: groups.into_iter().map(group_name).collect(),
+        lines: out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(interval: u64, intervals: Vec<Vec<(u32, u32)>>) -> PcSamples {
+        PcSamples {
+            interval_cycles: interval,
+            intervals,
+        }
+    }
+
+    #[test]
+    fn counts_are_summed_by_line_group_and_frame() {
+        // pcs 0 and 1 are line 0, pc 2 line 1; line 2 never runs.
+        let sm = samples(10, vec![vec![(0, 1), (1, 2)], vec![], vec![(2, 5)]]);
+        let iu = samples(20, vec![vec![(2, 7)], vec![(0, 1)]]);
+        let t = line_times(&[("sm", &sm), ("iu", &iu)], &[0, 0, 1], 3, 10);
+        assert_eq!(t.frame_cycles, 20, "the coarsest unit's interval");
+        assert_eq!(t.groups, ["SMs", "IUs"]);
+        // Line 0: SMs 3 in frame 0; IUs 1 in frame 1.
+        assert_eq!(t.lines[0], vec![vec![0, 3], vec![1, 1]]);
+        // Line 1: SMs 5 in frame 1 (cycles 20..30); IUs 7 in frame 0.
+        assert_eq!(t.lines[1], vec![vec![1, 5], vec![0, 7]]);
+        assert!(t.lines[2].is_empty());
+    }
+
+    #[test]
+    fn too_many_cells_coarsen_the_frames() {
+        // One line running in each of 3 * MAX_CELLS cycles.
+        let sm = samples(1, vec![vec![(0, 1)]; 3 * MAX_CELLS]);
+        let t = line_times(&[("sm", &sm)], &[0], 1, 1);
+        assert_eq!(t.frame_cycles, 4);
+        let pairs = &t.lines[0][0];
+        assert!(pairs.len() / 2 <= MAX_CELLS);
+        let total: u64 = pairs.iter().skip(1).step_by(2).sum();
+        assert_eq!(total, 3 * MAX_CELLS as u64, "nothing lost");
+        // Frames follow one another: every distance after the first is 1.
+        assert!(pairs.iter().step_by(2).skip(1).all(|d| *d == 1));
+    }
+}
