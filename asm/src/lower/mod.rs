@@ -21,6 +21,7 @@ mod bounds;
 mod build;
 mod decls;
 mod entries;
+mod funcs;
 mod init;
 mod lineinfo;
 mod outline;
@@ -340,6 +341,13 @@ struct Assembler<'m> {
     pointer_params: Vec<String>,
     /// An instruction names the `.extern .shared` array.
     dynamic_shared_used: bool,
+    /// The file's device functions, by name and in order.
+    funcs: Vec<funcs::FuncDef>,
+    func_index: HashMap<String, usize>,
+    /// Device functions to lower after the kernel, in the order of their first call.
+    func_queue: Vec<usize>,
+    /// The frame of the code being lowered.
+    frame: funcs::Frame,
 }
 
 impl<'m> Assembler<'m> {
@@ -379,6 +387,10 @@ impl<'m> Assembler<'m> {
             param_regs: HashMap::new(),
             pointer_params: Vec::new(),
             dynamic_shared_used: false,
+            funcs: Vec::new(),
+            func_index: HashMap::new(),
+            func_queue: Vec::new(),
+            frame: funcs::Frame::default(),
         }
     }
 
@@ -413,7 +425,7 @@ impl<'m> Assembler<'m> {
     }
 
     fn in_entry(&self) -> bool {
-        self.entry.as_ref().is_some_and(|e| !e.closed)
+        self.frame.in_func || self.entry.as_ref().is_some_and(|e| !e.closed)
     }
 
     fn declare_global(&mut self, name: &Spanned<&str>, diags: &mut Diagnostics) -> bool {
@@ -498,6 +510,7 @@ impl<'m> Assembler<'m> {
                 });
             }
         }
+        self.func_decls(text, outline, diags);
         for (kind, s) in decls() {
             if let (
                 Stmt::Global {
