@@ -560,7 +560,7 @@ fn parse_stmt<'s>(
         Ok(stmt) => Some(Spanned { node: stmt, span }),
         Err(e) => {
             diags.push(syntax_error(e, &span, newline_at));
-            entry_recovery(tokens, span)
+            entry_recovery(tokens, span.clone()).or_else(|| func_recovery(tokens, span))
         }
     }
 }
@@ -718,6 +718,20 @@ fn ptx_call<'s>(
         },
         span: span.clone(),
     }))
+}
+
+/// A device function's header that does not parse still opens its block.
+fn func_recovery<'s>(tokens: &[Token<'s>], span: Span) -> Option<Spanned<Stmt<'s>>> {
+    let name = func_name(tokens)?;
+    (tokens.last()?.0 == Tok::LBrace).then(|| Spanned {
+        node: Stmt::FuncOpen {
+            name,
+            rets: Vec::new(),
+            params: Vec::new(),
+            body: true,
+        },
+        span,
+    })
 }
 
 /// An entry header that does not parse (a parameter form the language lacks) still

@@ -38,11 +38,11 @@ pub(super) struct FuncDef {
     /// Its label's id (the call target).
     label: u32,
     /// Where its `.func` statement starts.
-    start: u32,
+    pub(super) start: u32,
     /// Its labels, scoped to it.
     labels: Vec<Spanned<String>>,
     /// A call of it was lowered, so it is lowered too.
-    queued: bool,
+    pub(super) queued: bool,
 }
 
 /// A named slot of local memory: a `.param` of the running function or of a call

@@ -241,6 +241,37 @@ impl Assembler<'_> {
                 if self.frame_access(guard.as_ref(), mnemonic, operands, &s.span, diags) {
                     return;
                 }
+                // PTX's `call f;` (no arguments, no return value).
+                if let [
+                    crate::ast::Spanned {
+                        node:
+                            crate::ast::Operand::Expr(
+                                f @ crate::ast::Spanned {
+                                    node: crate::ast::Expr::Name(name),
+                                    ..
+                                },
+                            ),
+                        ..
+                    },
+                ] = operands.as_slice()
+                    && (mnemonic.node == "call" || mnemonic.node.starts_with("call."))
+                {
+                    let func = crate::ast::Spanned {
+                        node: *name,
+                        span: f.span.clone(),
+                    };
+                    self.ptx_call(
+                        guard.as_ref(),
+                        mnemonic,
+                        &[],
+                        &func,
+                        &[],
+                        None,
+                        &s.span,
+                        diags,
+                    );
+                    return;
+                }
                 self.track_uses(mnemonic, operands);
                 self.emit(guard.as_ref(), mnemonic, operands, &s.span, diags);
             }
