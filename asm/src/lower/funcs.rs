@@ -476,7 +476,7 @@ impl Assembler<'_> {
             }
         };
         count(
-            "argument(s)",
+            "argument",
             args.len(),
             f.params.len(),
             &func.span,
@@ -484,7 +484,7 @@ impl Assembler<'_> {
         );
         if !rets.is_empty() {
             count(
-                "return value(s)",
+                "return value",
                 rets.len(),
                 f.rets.len(),
                 &func.span,
@@ -540,7 +540,8 @@ impl Assembler<'_> {
                             );
                             ok = false;
                         }
-                        Some(s) if s.offset != want => {
+                        // A wrong size before it moves every later slot: one error.
+                        Some(s) if s.offset != want && ok => {
                             diags.push(
                                 Diagnostic::error(format!("`{n}` is not where `{}` reads `{}`", f.name, p.name), a.span.clone())
                                     .help("declare the call sequence's `.param`s in the order of the call's arguments, return values last"),
