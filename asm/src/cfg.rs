@@ -160,12 +160,6 @@ fn intersect(mut a: u32, mut b: u32, ipdom: &[u32], rank: &[u32]) -> u32 {
     a
 }
 
-/// Instructions reachable from `entry` (a call's successor is the instruction after
-/// it; see [`reachable_with_calls`] for the functions it runs).
-pub fn reachable(succ: &[Succ], entry: usize) -> Vec<bool> {
-    walk_reachable(succ, entry, |_| None)
-}
-
 /// Instructions reachable from `entry`, the code of the device functions its calls
 /// run included.
 pub fn reachable_with_calls(code: &[u64], succ: &[Succ], entry: usize) -> Vec<bool> {
@@ -244,7 +238,7 @@ mod tests {
             .enumerate()
             .map(|(pc, w)| successor(pc, &decode(*w), code.len()))
             .collect();
-        assert_eq!(reachable(&succ, 0), [true, true, false]);
+        assert_eq!(walk_reachable(&succ, 0, |_| None), [true, true, false]);
         assert_eq!(reachable_with_calls(&code, &succ, 0), [true, true, true]);
     }
 

@@ -53,6 +53,9 @@ pub(super) struct Slot {
     bytes: u32,
 }
 
+/// What a call sequence's block hides until it closes: registers, slots, next byte.
+type Saved = (HashMap<String, RegInfo>, HashMap<String, Slot>, u32);
+
 /// The frame of the code being lowered.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Frame {
@@ -65,7 +68,7 @@ pub(super) struct Frame {
     own: u32,
     /// The next free byte of the callee's frame in the open call sequence.
     next: u32,
-    saved: Vec<(HashMap<String, RegInfo>, HashMap<String, Slot>, u32)>,
+    saved: Vec<Saved>,
 }
 
 fn bytes_of(ty: &Spanned<TyTok>) -> Option<u32> {
@@ -475,13 +478,7 @@ impl Assembler<'_> {
                 *ok = false;
             }
         };
-        count(
-            "argument",
-            args.len(),
-            f.params.len(),
-            &func.span,
-            &mut ok,
-        );
+        count("argument", args.len(), f.params.len(), &func.span, &mut ok);
         if !rets.is_empty() {
             count(
                 "return value",
