@@ -143,6 +143,13 @@ pub struct EntryHint<'s> {
     pub values: Vec<Spanned<&'s str>>,
 }
 
+/// An argument or return value of a PTX call: a `.param` name or a register.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CallArg<'s> {
+    Param(&'s str),
+    Register(&'s str),
+}
+
 #[derive(Debug)]
 pub enum Stmt<'s> {
     /// A PTX header directive (`.version`, `.target`, `.address_size`), ended by the
@@ -213,6 +220,28 @@ pub enum Stmt<'s> {
         /// `.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg` (CUDA's
         /// `__launch_bounds__`).
         hints: Vec<EntryHint<'s>>,
+    },
+    /// `[.visible] .func [(.param .b32 ret)] NAME(.param ...) {` (or `;`: a
+    /// declaration, `body` false): a PTX device function.
+    FuncOpen {
+        name: Spanned<&'s str>,
+        /// Its return parameters (PTX allows at most one).
+        rets: Vec<EntryParam<'s>>,
+        params: Vec<EntryParam<'s>>,
+        body: bool,
+    },
+    /// A `{` alone inside a kernel or function: a PTX call sequence's scope.
+    BlockOpen,
+    /// PTX's call of a device function: `call[.uni] (ret), f, (args);`,
+    /// `call f, (args);` or `call f;`.
+    PtxCall {
+        guard: Option<Guard<'s>>,
+        mnemonic: Spanned<&'s str>,
+        rets: Vec<Spanned<CallArg<'s>>>,
+        func: Spanned<&'s str>,
+        args: Vec<Spanned<CallArg<'s>>>,
+        /// A fourth operand (an indirect call's prototype or target list).
+        extra: Option<Span>,
     },
     BlockClose,
     IuSection,

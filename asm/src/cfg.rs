@@ -160,8 +160,19 @@ fn intersect(mut a: u32, mut b: u32, ipdom: &[u32], rank: &[u32]) -> u32 {
     a
 }
 
-/// Instructions reachable from `entry`.
-pub fn reachable(succ: &[Succ], entry: usize) -> Vec<bool> {
+/// Instructions reachable from `entry`, the code of the device functions its calls
+/// run included.
+pub fn reachable_with_calls(code: &[u64], succ: &[Succ], entry: usize) -> Vec<bool> {
+    walk_reachable(succ, entry, |pc| {
+        let instr = decode(*code.get(pc)?);
+        match (instr.opcode.spec().flow, instr.operands().first()) {
+            (Flow::Call, Some(Operand::Target(t))) => Some(*t as usize),
+            _ => None,
+        }
+    })
+}
+
+fn walk_reachable(succ: &[Succ], entry: usize, call: impl Fn(usize) -> Option<usize>) -> Vec<bool> {
     let mut seen = vec![false; succ.len()];
     let mut stack = vec![entry];
     while let Some(pc) = stack.pop() {
@@ -170,6 +181,7 @@ pub fn reachable(succ: &[Succ], entry: usize) -> Vec<bool> {
         }
         seen[pc] = true;
         stack.extend(succ[pc].iter());
+        stack.extend(call(pc));
     }
     seen
 }
@@ -205,6 +217,29 @@ mod tests {
         let succ = succs(&[&[3, 1], &[2], &[3]]);
         let ipdom = immediate_post_dominators(&succ);
         assert_eq!(ipdom[0], None);
+    }
+
+    #[test]
+    fn reachability_follows_calls_into_functions() {
+        use spu_isa::{Mods, Opcode};
+        let at = |op, ops: &[Operand]| {
+            Instr::new(op, Guard::Always, Mods::default(), ops)
+                .unwrap()
+                .encode()
+                .unwrap()
+        };
+        let code = [
+            at(Opcode::Call, &[Operand::Target(2), Operand::Imm(0)]),
+            at(Opcode::Exit, &[]),
+            at(Opcode::Ret, &[]),
+        ];
+        let succ: Vec<Succ> = code
+            .iter()
+            .enumerate()
+            .map(|(pc, w)| successor(pc, &decode(*w), code.len()))
+            .collect();
+        assert_eq!(walk_reachable(&succ, 0, |_| None), [true, true, false]);
+        assert_eq!(reachable_with_calls(&code, &succ, 0), [true, true, true]);
     }
 
     #[test]

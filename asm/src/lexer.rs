@@ -22,6 +22,8 @@ pub enum Tok<'s> {
 
     #[token(".entry")]
     Entry,
+    #[token(".func")]
+    Func,
     /// PTX header directives: `.version 7.8`, `.target sm_52`, `.address_size 64`.
     #[token(".version")]
     Version,
@@ -165,6 +167,7 @@ impl std::fmt::Display for Tok<'_> {
 pub fn token_text(tok: &Tok<'_>) -> &'static str {
     match tok {
         Tok::Entry => ".entry",
+        Tok::Func => ".func",
         Tok::Version => ".version",
         Tok::Target => ".target",
         Tok::AddressSize => ".address_size",

@@ -49,7 +49,7 @@ fn unsynced_cb_sides(code: &[u64], succ: &[Succ], entries: &[usize]) -> Vec<Find
         if entry >= code.len() {
             continue;
         }
-        let reached = cfg::reachable(succ, entry);
+        let reached = cfg::reachable_with_calls(code, succ, entry);
         let live = || {
             code.iter()
                 .enumerate()

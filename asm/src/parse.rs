@@ -44,6 +44,10 @@ pub enum Shape<'s> {
     Label(Spanned<&'s str>),
     /// `[.visible] .entry NAME ... {` (also when its signature does not parse).
     EntryOpen(Spanned<&'s str>),
+    /// `[.visible] .func ... NAME(...) {`: a device function's definition.
+    FuncOpen(Spanned<&'s str>),
+    /// `{` alone: a call sequence's block inside a kernel or function.
+    BlockOpen,
     /// `}` closing a block.
     BlockClose,
     Param,
@@ -68,6 +72,7 @@ pub fn shape<'s>(tokens: &[Token<'s>]) -> Shape<'s> {
             });
         }
         [(Tok::RBrace, _)] => return Shape::BlockClose,
+        [(Tok::LBrace, _)] => return Shape::BlockOpen,
         [(Tok::Param, _), ..] => return Shape::Param,
         [(Tok::Bind, _), ..] => return Shape::Bind,
         [(Tok::At | Tok::Name(_), _), ..] => return Shape::Instr,
@@ -75,6 +80,11 @@ pub fn shape<'s>(tokens: &[Token<'s>]) -> Shape<'s> {
     }
     if let Some(name) = entry_name(tokens) {
         return Shape::EntryOpen(name);
+    }
+    if let Some(name) = func_name(tokens)
+        && tokens.last().is_some_and(|t| t.0 == Tok::LBrace)
+    {
+        return Shape::FuncOpen(name);
     }
     let after_linkage = tokens
         .iter()
@@ -92,6 +102,18 @@ fn entry_name<'s>(tokens: &[Token<'s>]) -> Option<Spanned<&'s str>> {
         return None;
     };
     (tokens.last()?.0 == Tok::LBrace).then_some(Spanned { node: name, span })
+}
+
+/// The name of a device function's header: `.func [(...)] NAME ...`.
+pub fn func_name<'s>(tokens: &[Token<'s>]) -> Option<Spanned<&'s str>> {
+    let mut at = tokens.iter().position(|(t, _)| *t == Tok::Func)? + 1;
+    if tokens.get(at)?.0 == Tok::LParen {
+        at += tokens[at..].iter().position(|(t, _)| *t == Tok::RParen)? + 1;
+    }
+    let (Tok::Name(name), span) = tokens.get(at)?.clone() else {
+        return None;
+    };
+    Some(Spanned { node: name, span })
 }
 
 /// Cuts the token stream into statements, reporting what is wrong between them
@@ -119,9 +141,8 @@ pub struct Splitter<'s> {
     section: Option<(Span, u32)>,
     /// An `.entry` block is open (a `{` alone then opens a call sequence).
     in_entry: bool,
-    /// Brace depth inside a call sequence (`{ // callseq ... call ... }`), skipped
-    /// whole after one error.
-    callseq_depth: Option<u32>,
+    /// Brace depth inside the open kernel or function (call sequences nest).
+    depth: u32,
     /// An unterminated comment ended the file early, so checks of the file's end do
     /// not apply.
     pub stopped_early: bool,
@@ -143,7 +164,7 @@ impl<'s> Splitter<'s> {
             func_depth: None,
             section: None,
             in_entry: false,
-            callseq_depth: None,
+            depth: 0,
             stopped_early: false,
             finished: false,
         }
@@ -196,23 +217,12 @@ impl<'s> Splitter<'s> {
                     continue;
                 }
             }
-            if let Some(depth) = &mut self.callseq_depth {
-                match tok {
-                    Tok::LBrace => *depth += 1,
-                    Tok::RBrace if *depth == 1 => self.callseq_depth = None,
-                    Tok::RBrace => *depth -= 1,
-                    _ => {}
-                }
-                continue;
-            }
             if tok == Tok::LBrace && self.in_entry && self.current.is_empty() && !self.skipping {
-                self.report(
-                    Diagnostic::error("calls of device functions are not supported", span)
-                        .label("a call sequence (`{ .param ...; call ...; }`) starts here; the block is skipped")
-                        .help("inline the callee into the kernel (nvcc's `__forceinline__`); `printf` is a call of `vprintf` and is not supported either"),
-                );
-                self.callseq_depth = Some(1);
-                continue;
+                // A call sequence's scope: `{` alone is a statement.
+                self.depth += 1;
+                self.done.clear();
+                self.done.push((tok, span));
+                return Some(None);
             }
             if let Tok::Name(text) | Tok::Register(text) | Tok::Str(text) | Tok::Directive(text) =
                 tok
@@ -338,8 +348,14 @@ impl<'s> Splitter<'s> {
                 // opens no block.
                 Tok::LBrace => {
                     self.current.first().is_none_or(|(t, _)| {
-                        matches!(t, Tok::Entry | Tok::Visible | Tok::Weak | Tok::Extern)
-                    }) && (self.current.iter().any(|(t, _)| *t == Tok::Entry)
+                        matches!(
+                            t,
+                            Tok::Entry | Tok::Func | Tok::Visible | Tok::Weak | Tok::Extern
+                        )
+                    }) && (self
+                        .current
+                        .iter()
+                        .any(|(t, _)| matches!(t, Tok::Entry | Tok::Func))
                         || !self.current.iter().any(|(t, _)| *t == Tok::Global))
                 }
                 Tok::RBrace => self.current.is_empty(),
@@ -347,9 +363,17 @@ impl<'s> Splitter<'s> {
                 _ => false,
             };
             if ends && tok == Tok::LBrace {
-                self.in_entry |= self.current.iter().any(|(t, _)| *t == Tok::Entry);
+                if self
+                    .current
+                    .iter()
+                    .any(|(t, _)| matches!(t, Tok::Entry | Tok::Func))
+                {
+                    self.in_entry = true;
+                    self.depth = 1;
+                }
             } else if ends && tok == Tok::RBrace {
-                self.in_entry = false;
+                self.depth = self.depth.saturating_sub(1);
+                self.in_entry = self.depth > 0;
             }
             self.current.push((tok, span));
             if ends {
@@ -495,11 +519,6 @@ pub(crate) fn too_many_instructions(span: Span, max: usize) -> Diagnostic {
 
 fn unknown_directive(name: &str, span: Span) -> Diagnostic {
     match name {
-        ".func" => {
-            return Diagnostic::error("device functions (`.func`) are not supported", span)
-                .label("the SPU has no call stack")
-                .help("inline the function into the kernel: nvcc does so for `__device__` functions unless told otherwise (`__forceinline__`, or compile without `-rdc`/`--keep-device-functions`)");
-        }
         ".local" => {
             return Diagnostic::error("local memory (`.local`) is not supported", span)
                 .label("a thread has registers and the block's shared memory, no local memory")
@@ -531,6 +550,9 @@ fn parse_stmt<'s>(
     diags: &mut Diagnostics,
 ) -> Option<Spanned<Stmt<'s>>> {
     let span = tokens[0].1.start..tokens.last().map_or(0, |t| t.1.end);
+    if let Some(call) = ptx_call(tokens, &span, diags) {
+        return call;
+    }
     let input = tokens
         .iter()
         .map(|(t, s)| Ok::<_, ()>((s.start, *t, s.end)));
@@ -538,9 +560,178 @@ fn parse_stmt<'s>(
         Ok(stmt) => Some(Spanned { node: stmt, span }),
         Err(e) => {
             diags.push(syntax_error(e, &span, newline_at));
-            entry_recovery(tokens, span)
+            entry_recovery(tokens, span.clone()).or_else(|| func_recovery(tokens, span))
         }
     }
+}
+
+/// PTX's call with parameter lists, `[@p] call[.uni] [(ret),] f[, (args)][, proto];`,
+/// parsed by hand (the grammar's parenthesised expressions would take `(a)` for a
+/// value); `None` when the statement is no such call, `Some(None)` after an error.
+#[allow(clippy::option_option)]
+fn ptx_call<'s>(
+    tokens: &[Token<'s>],
+    span: &Span,
+    diags: &mut Diagnostics,
+) -> Option<Option<Spanned<Stmt<'s>>>> {
+    use crate::ast::{CallArg, Guard};
+    let (guard, rest) = match tokens {
+        [
+            (Tok::At, _),
+            (Tok::Bang, _),
+            (Tok::Register(p), ps),
+            rest @ ..,
+        ] => (
+            Some(Guard {
+                negated: true,
+                pred: Spanned {
+                    node: *p,
+                    span: ps.clone(),
+                },
+            }),
+            rest,
+        ),
+        [(Tok::At, _), (Tok::Register(p), ps), rest @ ..] => (
+            Some(Guard {
+                negated: false,
+                pred: Spanned {
+                    node: *p,
+                    span: ps.clone(),
+                },
+            }),
+            rest,
+        ),
+        _ => (None, tokens),
+    };
+    let [(Tok::Name(m), mspan), rest @ ..] = rest else {
+        return None;
+    };
+    if !(*m == "call" || m.starts_with("call.")) || !rest.iter().any(|t| t.0 == Tok::LParen) {
+        return None;
+    }
+    let mnemonic = Spanned {
+        node: *m,
+        span: mspan.clone(),
+    };
+    let fail = |at: &Span, what: &str, diags: &mut Diagnostics| {
+        diags.push(
+            Diagnostic::error(format!("malformed call: {what}"), at.clone())
+                .label("PTX writes `call (ret), f, (a, b);`, `call f, (a, b);` or `call f;`"),
+        );
+        Some(None)
+    };
+    // Splits `rest` into the operands between top-level commas.
+    let mut groups: Vec<&[Token<'s>]> = Vec::new();
+    let (mut depth, mut from) = (0u32, 0usize);
+    for (i, (t, _)) in rest.iter().enumerate() {
+        match t {
+            Tok::LParen => depth += 1,
+            Tok::RParen => depth = depth.saturating_sub(1),
+            Tok::Comma | Tok::Semi if depth == 0 => {
+                groups.push(&rest[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if rest.last().is_none_or(|t| t.0 != Tok::Semi) || depth != 0 {
+        return fail(span, "unbalanced parentheses or no `;`", diags);
+    }
+    let list = |g: &[Token<'s>]| -> Option<Vec<Spanned<CallArg<'s>>>> {
+        let [(Tok::LParen, _), inner @ .., (Tok::RParen, _)] = g else {
+            return None;
+        };
+        let mut out = Vec::new();
+        for (i, (t, s)) in inner.iter().enumerate() {
+            let want_comma = i % 2 == 1;
+            match (t, want_comma) {
+                (Tok::Comma, true) => {}
+                (Tok::Name(n), false) => out.push(Spanned {
+                    node: CallArg::Param(n),
+                    span: s.clone(),
+                }),
+                (Tok::Register(r), false) => out.push(Spanned {
+                    node: CallArg::Register(r),
+                    span: s.clone(),
+                }),
+                _ => return None,
+            }
+        }
+        (inner.is_empty() || inner.len() % 2 == 1).then_some(out)
+    };
+    let mut it = groups.into_iter().peekable();
+    let mut rets = Vec::new();
+    if let Some(g) = it.peek()
+        && g.first().is_some_and(|t| t.0 == Tok::LParen)
+    {
+        let at = g.first().map_or(span.clone(), |t| t.1.clone());
+        match list(g) {
+            Some(r) => rets = r,
+            None => {
+                return fail(
+                    &at,
+                    "the return list must be `.param` names or registers",
+                    diags,
+                );
+            }
+        }
+        it.next();
+    }
+    let func = match it.next() {
+        Some([(Tok::Name(f), fs)]) => Spanned {
+            node: *f,
+            span: fs.clone(),
+        },
+        Some(g) => {
+            let at = g.first().map_or(span.clone(), |t| t.1.clone());
+            return fail(&at, "expected the called function's name", diags);
+        }
+        None => return fail(span, "expected the called function's name", diags),
+    };
+    let mut args = Vec::new();
+    if let Some(g) = it.peek()
+        && g.first().is_some_and(|t| t.0 == Tok::LParen)
+    {
+        let at = g.first().map_or(span.clone(), |t| t.1.clone());
+        match list(g) {
+            Some(a) => args = a,
+            None => return fail(&at, "arguments must be `.param` names or registers", diags),
+        }
+        it.next();
+    }
+    let extra = it.next().map(|g| {
+        let a = g.first().map_or(span.start, |t| t.1.start);
+        a..g.last().map_or(a, |t| t.1.end)
+    });
+    if let Some(g) = it.next() {
+        let at = g.first().map_or(span.clone(), |t| t.1.clone());
+        return fail(&at, "too many operands", diags);
+    }
+    Some(Some(Spanned {
+        node: Stmt::PtxCall {
+            guard,
+            mnemonic,
+            rets,
+            func,
+            args,
+            extra,
+        },
+        span: span.clone(),
+    }))
+}
+
+/// A device function's header that does not parse still opens its block.
+fn func_recovery<'s>(tokens: &[Token<'s>], span: Span) -> Option<Spanned<Stmt<'s>>> {
+    let name = func_name(tokens)?;
+    (tokens.last()?.0 == Tok::LBrace).then(|| Spanned {
+        node: Stmt::FuncOpen {
+            name,
+            rets: Vec::new(),
+            params: Vec::new(),
+            body: true,
+        },
+        span,
+    })
 }
 
 /// An entry header that does not parse (a parameter form the language lacks) still

@@ -517,6 +517,41 @@ fn bad_input_matrix() {
             )],
         ),
         (
+            "ptx_call_with_too_many_arguments",
+            vec![file(
+                "args.ptx",
+                ".version 7.5\n.target sm_52\n.address_size 64\n.func (.param .b32 func_retval0) inc(.param .b32 inc_param_0)\n{\n\t.reg .b32 %r<3>;\n\tld.param.b32 %r1, [inc_param_0];\n\tadd.s32 %r2, %r1, 1;\n\tst.param.b32 [func_retval0+0], %r2;\n\tret;\n}\n.visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\t{\n\t.param .b32 param0;\n\t.param .b32 param1;\n\t.param .b32 retval0;\n\tcall.uni (retval0), inc, (param0, param1);\n\t}\n\tret;\n}\n",
+            )],
+        ),
+        (
+            "ptx_call_argument_of_the_wrong_size",
+            vec![file(
+                "size.ptx",
+                ".version 7.5\n.target sm_52\n.address_size 64\n.func (.param .b32 func_retval0) inc(.param .b32 inc_param_0)\n{\n\t.reg .b32 %r<3>;\n\tld.param.b32 %r1, [inc_param_0];\n\tadd.s32 %r2, %r1, 1;\n\tst.param.b32 [func_retval0+0], %r2;\n\tret;\n}\n.visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\t{\n\t.param .b64 param0;\n\tst.param.b64 [param0+0], %rd1;\n\t.param .b32 retval0;\n\tcall.uni (retval0), inc, (param0);\n\t}\n\tret;\n}\n",
+            )],
+        ),
+        (
+            "ptx_call_of_an_undeclared_function",
+            vec![file(
+                "undecl.ptx",
+                ".version 7.5\n.target sm_52\n.address_size 64\n.func (.param .b32 func_retval0) inc(.param .b32 inc_param_0)\n{\n\t.reg .b32 %r<3>;\n\tld.param.b32 %r1, [inc_param_0];\n\tadd.s32 %r2, %r1, 1;\n\tst.param.b32 [func_retval0+0], %r2;\n\tret;\n}\n.visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\t{\n\t.param .b32 param0;\n\tcall.uni nope, (param0);\n\t}\n\tret;\n}\n",
+            )],
+        ),
+        (
+            "ptx_param_access_past_its_slot",
+            vec![file(
+                "past.ptx",
+                ".version 7.5\n.target sm_52\n.address_size 64\n.func (.param .b32 func_retval0) inc(.param .b32 inc_param_0)\n{\n\t.reg .b32 %r<3>;\n\tld.param.b32 %r1, [inc_param_0];\n\tadd.s32 %r2, %r1, 1;\n\tst.param.b32 [func_retval0+0], %r2;\n\tret;\n}\n.visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\t{\n\t.param .b32 param0;\n\tst.param.b32 [param0+4], %r1;\n\t.param .b32 retval0;\n\tcall.uni (retval0), inc, (param0);\n\t}\n\tret;\n}\n",
+            )],
+        ),
+        (
+            "ptx_call_with_a_prototype",
+            vec![file(
+                "proto.ptx",
+                ".version 7.5\n.target sm_52\n.address_size 64\n.func (.param .b32 func_retval0) inc(.param .b32 inc_param_0)\n{\n\t.reg .b32 %r<3>;\n\tld.param.b32 %r1, [inc_param_0];\n\tadd.s32 %r2, %r1, 1;\n\tst.param.b32 [func_retval0+0], %r2;\n\tret;\n}\n.visible .entry k()\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\tcall.uni inc, (%r1), proto;\n\tret;\n}\n",
+            )],
+        ),
+        (
             "immediate_predicate_other_than_0_or_1",
             vec![file(
                 "pred2.spu",

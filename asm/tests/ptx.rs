@@ -298,7 +298,7 @@ fn old_shuffle_and_vote_spellings_and_warp_barriers() {
 }
 
 #[test]
-fn device_functions_and_local_memory_are_refused_clearly() {
+fn an_uncalled_device_function_that_does_not_parse_only_warns() {
     let src = "\
 .func (.reg .b32 r) helper(.reg .b32 a)
 {
@@ -313,10 +313,10 @@ fn device_functions_and_local_memory_are_refused_clearly() {
     let err = spu_asm::assemble_module("k.ptx", src)
         .unwrap_err()
         .render("k.ptx", src);
-    // The kernel calls no function, so the unsupported `.func` only warns.
+    // The kernel calls no function, so the `.func` that does not parse only warns.
     assert!(
-        err.contains("warning: device functions (`.func`) are not supported")
-            && err.contains("no instruction of the assembled kernel can reach it"),
+        err.contains("warning: unexpected `.reg`")
+            && err.contains("in a device function the assembled kernel does not call"),
         "{err}"
     );
     assert!(
@@ -329,7 +329,7 @@ fn device_functions_and_local_memory_are_refused_clearly() {
 }
 
 #[test]
-fn a_call_sequence_is_one_clear_error_and_its_function_stays_an_error() {
+fn a_call_of_printf_is_one_clear_error() {
     let src = "\
 .version 7.5
 .target sm_52
@@ -364,17 +364,13 @@ fn a_call_sequence_is_one_clear_error_and_its_function_stays_an_error() {
         .unwrap_err()
         .render("k.ptx", src);
     assert!(
-        err.contains("error: calls of device functions are not supported")
-            && err.contains("k.ptx:15:2"),
+        err.contains("error: `vprintf` is not a device function defined in this file")
+            && err.contains("k.ptx:21:2")
+            && err.contains("`printf` (a call of `vprintf`) is not supported yet"),
         "{err}"
     );
-    // The kernel calls it: the declaration's error is no warning.
-    assert!(
-        err.contains("error: device functions (`.func`) are not supported"),
-        "{err}"
-    );
-    // The block is skipped whole and the kernel's block still closes after it.
-    assert_eq!(err.matches("error:").count(), 2, "{err}");
+    // The call sequence's block is a scope: the kernel's block still closes after it.
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
     assert!(!err.contains("outside any kernel"), "{err}");
 }
 
@@ -522,7 +518,7 @@ fn a_buffer_binds_to_a_pointer_of_the_files_address_size() {
 }
 
 #[test]
-fn a_bare_ptx_call_is_refused_as_a_ptx_call_not_as_the_machines_call() {
+fn a_bare_ptx_call_of_an_undefined_function_is_refused_as_a_ptx_call() {
     // `call foo;` and `call.uni foo, (param0);` outside a call sequence are PTX's
     // calls; only `call LABEL, FRAME` (a label and a number) is the machine's.
     for call in [
@@ -537,8 +533,8 @@ fn a_bare_ptx_call_is_refused_as_a_ptx_call_not_as_the_machines_call() {
             .unwrap_err()
             .render("k.ptx", &src);
         assert!(
-            err.contains("error: PTX calls of device functions are not supported yet")
-                && err.contains("k.ptx:6:2")
+            err.contains("error: `foo` is not a device function defined in this file")
+                && err.contains("k.ptx:6:")
                 && !err.contains("takes 2 operands"),
             "{call}: {err}"
         );

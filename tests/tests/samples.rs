@@ -182,6 +182,8 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("ptx/histogram_smem.spu", &[]),
         ("ptx/daxpy.spu", &["N=1000", "A=0.1"]),
         ("ptx/modifiers.spu", &[]),
+        ("cuda/calls_nvcc.spu", &[]),
+        ("cuda/calls_clang.spu", &[]),
     ];
     let listed: Vec<std::path::PathBuf> = cases
         .iter()

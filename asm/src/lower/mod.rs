@@ -21,6 +21,7 @@ mod bounds;
 mod build;
 mod decls;
 mod entries;
+mod funcs;
 mod init;
 mod lineinfo;
 mod outline;
@@ -184,7 +185,13 @@ fn assemble_text(
     diags.append(code_diags);
     asm.check_pointer_params(diags);
     if let Some(chosen) = asm.chosen {
-        spare_other_entries(&outline, chosen, diags);
+        let called: Vec<u32> = asm
+            .funcs
+            .iter()
+            .filter(|f| f.queued)
+            .map(|f| f.start)
+            .collect();
+        spare_other_entries(&outline, chosen, &called, diags);
     }
     asm.colour |= asm.needs_colouring();
     asm.build(diags, earlier_errors)
@@ -193,7 +200,19 @@ fn assemble_text(
 /// Errors inside kernels other than the chosen one, and at device functions (which
 /// the chosen kernel could only reach by a `call`, itself an error), become
 /// warnings: only the chosen kernel is assembled.
-fn spare_other_entries(outline: &Outline<'_>, chosen: u32, diags: &mut Diagnostics) {
+fn spare_other_entries(
+    outline: &Outline<'_>,
+    chosen: u32,
+    called: &[u32],
+    diags: &mut Diagnostics,
+) {
+    // A device function the kernel does not call is not assembled.
+    let spare_func = |at: usize| {
+        outline
+            .funcs
+            .iter()
+            .find(|f| (f.start as usize) <= at && at < f.end as usize && !called.contains(&f.start))
+    };
     let owner = |at: usize| {
         outline
             .entry_starts
@@ -201,12 +220,6 @@ fn spare_other_entries(outline: &Outline<'_>, chosen: u32, diags: &mut Diagnosti
             .zip(&outline.entry_ends)
             .position(|(s, e)| (*s as usize) <= at && at < *e as usize)
     };
-    // A `.func` the chosen kernel calls is no spare: its error stays.
-    let calls = diags.items.iter().any(|d| {
-        d.severity == crate::diag::Severity::Error
-            && d.message.starts_with("calls")
-            && owner(d.span.start) == Some(chosen as usize)
-    });
     for d in &mut diags.items {
         if d.severity != crate::diag::Severity::Error {
             continue;
@@ -216,8 +229,8 @@ fn spare_other_entries(outline: &Outline<'_>, chosen: u32, diags: &mut Diagnosti
                 "in kernel `{}`, which is not assembled (the launch chose `{}`)",
                 outline.entries[k].node, outline.entries[chosen as usize].node
             ),
-            None if !calls && d.message.starts_with("device functions (`.func`)") => {
-                "no instruction of the assembled kernel can reach it".to_string()
+            None if spare_func(d.span.start).is_some() => {
+                "in a device function the assembled kernel does not call".to_string()
             }
             _ => continue,
         };
@@ -340,6 +353,13 @@ struct Assembler<'m> {
     pointer_params: Vec<String>,
     /// An instruction names the `.extern .shared` array.
     dynamic_shared_used: bool,
+    /// The file's device functions, by name and in order.
+    funcs: Vec<funcs::FuncDef>,
+    func_index: HashMap<String, usize>,
+    /// Device functions to lower after the kernel, in the order of their first call.
+    func_queue: Vec<usize>,
+    /// The frame of the code being lowered.
+    frame: funcs::Frame,
 }
 
 impl<'m> Assembler<'m> {
@@ -379,6 +399,10 @@ impl<'m> Assembler<'m> {
             param_regs: HashMap::new(),
             pointer_params: Vec::new(),
             dynamic_shared_used: false,
+            funcs: Vec::new(),
+            func_index: HashMap::new(),
+            func_queue: Vec::new(),
+            frame: funcs::Frame::default(),
         }
     }
 
@@ -413,7 +437,7 @@ impl<'m> Assembler<'m> {
     }
 
     fn in_entry(&self) -> bool {
-        self.entry.as_ref().is_some_and(|e| !e.closed)
+        self.frame.in_func || self.entry.as_ref().is_some_and(|e| !e.closed)
     }
 
     fn declare_global(&mut self, name: &Spanned<&str>, diags: &mut Diagnostics) -> bool {
@@ -498,6 +522,7 @@ impl<'m> Assembler<'m> {
                 });
             }
         }
+        self.func_decls(text, outline, diags);
         for (kind, s) in decls() {
             if let (
                 Stmt::Global {

@@ -19,6 +19,17 @@ pub const MAX_ENTRIES: usize = 1 << 16;
 /// No kernel: a statement outside every `.entry` block.
 pub(super) const NO_OWNER: u32 = u32::MAX;
 
+/// Owners from this one up are device functions (`FUNC_OWNER + index`).
+pub(super) const FUNC_OWNER: u32 = 1 << 31;
+
+/// A device function's definition (`.func ... {`).
+#[derive(Debug, Clone)]
+pub(super) struct FuncOutline {
+    /// Where its `.func` statement starts and its block ends.
+    pub start: u32,
+    pub end: u32,
+}
+
 /// A declaration statement, to be parsed when the declarations are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Decl {
@@ -46,6 +57,8 @@ pub(super) struct Outline<'s> {
     /// Where each kernel's block ends (the end of the text if it is not closed).
     pub entry_ends: Vec<u32>,
     pub decls: Vec<Decl>,
+    /// Device function definitions, in order.
+    pub funcs: Vec<FuncOutline>,
     /// Labels with the kernel whose block holds them.
     pub labels: Vec<(u32, Spanned<&'s str>)>,
     /// The width of a pointer: 32 when a PTX file says `.address_size 32`, else 64.
@@ -65,6 +78,8 @@ pub(super) fn scan<'s>(text: &'s str, diags: &mut Diagnostics) -> Outline<'s> {
     };
     let mut split = Splitter::new(text, 0, true);
     let mut open = NO_OWNER;
+    // Braces open inside the open kernel or function (call sequences nest).
+    let mut depth = 0u32;
     let mut instructions = 0usize;
     let to32 = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
     while let Some((tokens, _)) = split.next_statement() {
@@ -90,11 +105,30 @@ pub(super) fn scan<'s>(text: &'s str, diags: &mut Diagnostics) -> Outline<'s> {
                     break;
                 }
                 open = to32(outline.entries.len());
+                depth = 1;
                 outline.entries.push(name);
                 outline.entry_starts.push(to32(start));
                 outline.entry_ends.push(to32(text.len()));
             }
+            Shape::FuncOpen(_) => {
+                open = FUNC_OWNER + to32(outline.funcs.len()).min(FUNC_OWNER - 1);
+                depth = 1;
+                outline.funcs.push(FuncOutline {
+                    start: to32(start),
+                    end: to32(text.len()),
+                });
+            }
+            Shape::BlockOpen => depth += 1,
+            Shape::BlockClose if depth > 1 => depth -= 1,
+            Shape::BlockClose if open >= FUNC_OWNER && open != NO_OWNER => {
+                if let Some(f) = outline.funcs.get_mut((open - FUNC_OWNER) as usize) {
+                    f.end = to32(span.end);
+                }
+                open = NO_OWNER;
+                depth = 0;
+            }
             Shape::BlockClose => {
+                depth = 0;
                 if let Some(end) = outline.entry_ends.get_mut(open as usize) {
                     *end = to32(span.end);
                 }
@@ -112,6 +146,9 @@ pub(super) fn scan<'s>(text: &'s str, diags: &mut Diagnostics) -> Outline<'s> {
                 }
                 outline.labels.push((open, name));
             }
+            // A call sequence's or a function's `.param` is a frame slot, not a
+            // kernel parameter.
+            Shape::Param if depth > 1 || (open >= FUNC_OWNER && open != NO_OWNER) => {}
             Shape::Param => outline.decls.push(decl(DeclKind::Param, open)),
             Shape::Global => outline.decls.push(decl(DeclKind::Global, open)),
             Shape::Bind => outline.decls.push(decl(DeclKind::Bind, open)),

@@ -4,7 +4,7 @@
 //! compact code. An instruction that names a declaration which failed is not
 //! checked, as its errors would only repeat that one.
 
-use super::outline::NO_OWNER;
+use super::outline::{FUNC_OWNER, NO_OWNER};
 use super::{Assembler, Entry, ty_of};
 use crate::ast::{Spanned, Stmt, TyTok};
 use crate::diag::{Diagnostic, Diagnostics};
@@ -20,26 +20,58 @@ impl Assembler<'_> {
     /// syntax errors of the whole file go to `diags` too.
     pub(super) fn code(&mut self, text: &str, diags: &mut Diagnostics) {
         let mut statements = Statements::new(text, 0, false, true);
-        let (mut entries, mut open) = (0u32, NO_OWNER);
+        let (mut entries, mut funcs, mut open) = (0u32, 0u32, NO_OWNER);
+        let mut depth = 0u32;
         for s in statements.by_ref() {
             let owner = match &s.node {
                 Stmt::EntryOpen { .. } => {
                     open = entries;
                     entries += 1;
+                    depth = 1;
                     open
                 }
-                Stmt::BlockClose => std::mem::replace(&mut open, NO_OWNER),
+                Stmt::FuncOpen { body: true, .. } => {
+                    open = FUNC_OWNER + funcs;
+                    funcs += 1;
+                    depth = 1;
+                    open
+                }
+                Stmt::BlockOpen => {
+                    depth += 1;
+                    open
+                }
+                Stmt::BlockClose if depth > 1 => {
+                    depth -= 1;
+                    if self.active(open) && open != NO_OWNER {
+                        self.scope_close();
+                    }
+                    continue;
+                }
+                Stmt::BlockClose => {
+                    depth = 0;
+                    std::mem::replace(&mut open, NO_OWNER)
+                }
                 _ => open,
             };
             if self.active(owner) {
+                if matches!(s.node, Stmt::BlockOpen) {
+                    self.scope_open();
+                    continue;
+                }
                 self.statement(&s, diags);
             }
         }
         diags.append(statements.take_diagnostics());
+        self.lower_funcs(text, diags);
     }
 
-    fn statement(&mut self, s: &Spanned<Stmt<'_>>, diags: &mut Diagnostics) {
-        if self.halted && matches!(s.node, Stmt::Instr { .. } | Stmt::Reg { .. }) {
+    pub(super) fn statement(&mut self, s: &Spanned<Stmt<'_>>, diags: &mut Diagnostics) {
+        if self.halted
+            && matches!(
+                s.node,
+                Stmt::Instr { .. } | Stmt::Reg { .. } | Stmt::PtxCall { .. }
+            )
+        {
             return;
         }
         // nvcc declares `extern __shared__` arrays (`.extern .shared`) at module
@@ -50,6 +82,7 @@ impl Assembler<'_> {
                 | Stmt::Shared { dynamic: false, .. }
                 | Stmt::Label { .. }
                 | Stmt::Instr { .. }
+                | Stmt::PtxCall { .. }
                 | Stmt::IuSection
         );
         if needs_entry && !self.in_entry() {
@@ -61,6 +94,9 @@ impl Assembler<'_> {
             return;
         }
         match &s.node {
+            Stmt::Param { ty, name, .. } if self.frame.depth > 0 || self.frame.in_func => {
+                self.callseq_param(ty, name, diags)
+            }
             Stmt::Param { .. } | Stmt::Global { .. } | Stmt::Empty => {}
             Stmt::Bind { .. } => {
                 if let Some(first) = self.first_bind.as_ref().filter(|f| **f != s.span) {
@@ -202,47 +238,108 @@ impl Assembler<'_> {
                 if self.uses_poisoned(guard.as_ref(), operands) {
                     return;
                 }
-                self.track_uses(mnemonic, operands);
-                let pos = guard
-                    .as_ref()
-                    .map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
-                let loc = self
-                    .pending_loc
-                    .take()
-                    .or(self.cuda_loc)
-                    .unwrap_or_else(|| self.loc(pos));
-                // Colouring is certain once the registers are a PTX file's or do not
-                // fit: vector operands are then lowered as colouring needs them.
-                let mut lowering = Lowering {
-                    scope: &self.scope,
-                    vregs: &mut self.vregs,
-                    colour: self.colour || self.ptx_regs || !self.decls_fit,
-                };
-                match lowering.instr(guard.as_ref(), mnemonic, operands, &s.span) {
-                    Ok(list) => {
-                        for v in list {
-                            if self.code.len() >= MAX_INSTRUCTIONS {
-                                diags.push(crate::parse::too_many_instructions(
-                                    s.span.clone(),
-                                    MAX_INSTRUCTIONS,
-                                ));
-                                self.halted = true;
-                                return;
-                            }
-                            let target = v.target.unwrap_or(NO_LABEL);
-                            match self.code.push(&v, target, &s.span) {
-                                Ok(()) => self.module.lines.locs.push(loc),
-                                Err(e) => {
-                                    diags.push(Diagnostic::error(e.to_string(), s.span.clone()))
-                                }
-                            }
-                        }
-                    }
-                    Err(ds) => ds.into_iter().for_each(|d| diags.push(d)),
+                if self.frame_access(guard.as_ref(), mnemonic, operands, &s.span, diags) {
+                    return;
                 }
+                // PTX's `call f;` (no arguments, no return value).
+                if let [
+                    crate::ast::Spanned {
+                        node:
+                            crate::ast::Operand::Expr(
+                                f @ crate::ast::Spanned {
+                                    node: crate::ast::Expr::Name(name),
+                                    ..
+                                },
+                            ),
+                        ..
+                    },
+                ] = operands.as_slice()
+                    && (mnemonic.node == "call" || mnemonic.node.starts_with("call."))
+                {
+                    let func = crate::ast::Spanned {
+                        node: *name,
+                        span: f.span.clone(),
+                    };
+                    self.ptx_call(
+                        guard.as_ref(),
+                        mnemonic,
+                        &[],
+                        &func,
+                        &[],
+                        None,
+                        &s.span,
+                        diags,
+                    );
+                    return;
+                }
+                self.track_uses(mnemonic, operands);
+                self.emit(guard.as_ref(), mnemonic, operands, &s.span, diags);
             }
+            Stmt::FuncOpen { .. } | Stmt::BlockOpen => {}
+            Stmt::PtxCall {
+                guard,
+                mnemonic,
+                rets,
+                func,
+                args,
+                extra,
+            } => self.ptx_call(
+                guard.as_ref(),
+                mnemonic,
+                rets,
+                func,
+                args,
+                extra.as_ref(),
+                &s.span,
+                diags,
+            ),
         }
     }
+
+    /// Lowers one instruction into the code.
+    pub(super) fn emit(
+        &mut self,
+        guard: Option<&crate::ast::Guard<'_>>,
+        mnemonic: &Spanned<&str>,
+        operands: &[Spanned<crate::ast::Operand<'_>>],
+        span: &crate::lexer::Span,
+        diags: &mut Diagnostics,
+    ) {
+        let pos = guard.map_or(mnemonic.span.start, |g| g.pred.span.start.saturating_sub(1));
+        let loc = self
+            .pending_loc
+            .take()
+            .or(self.cuda_loc)
+            .unwrap_or_else(|| self.loc(pos));
+        // Colouring is certain once the registers are a PTX file's or do not
+        // fit: vector operands are then lowered as colouring needs them.
+        let mut lowering = Lowering {
+            scope: &self.scope,
+            vregs: &mut self.vregs,
+            colour: self.colour || self.ptx_regs || !self.decls_fit,
+        };
+        match lowering.instr(guard, mnemonic, operands, span) {
+            Ok(list) => {
+                for v in list {
+                    if self.code.len() >= MAX_INSTRUCTIONS {
+                        diags.push(crate::parse::too_many_instructions(
+                            span.clone(),
+                            MAX_INSTRUCTIONS,
+                        ));
+                        self.halted = true;
+                        return;
+                    }
+                    let target = v.target.unwrap_or(NO_LABEL);
+                    match self.code.push(&v, target, span) {
+                        Ok(()) => self.module.lines.locs.push(loc),
+                        Err(e) => diags.push(Diagnostic::error(e.to_string(), span.clone())),
+                    }
+                }
+            }
+            Err(ds) => ds.into_iter().for_each(|d| diags.push(d)),
+        }
+    }
+
     /// A `.shared` array (or the `.extern .shared` one); false when it could not be
     /// declared (reported).
     fn shared(

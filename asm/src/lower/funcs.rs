@@ -1,0 +1,645 @@
+//! PTX device functions: `.func` definitions, lowered after the kernel's code (each
+//! with its own registers and labels, as the machine gives every activation its own
+//! registers), and PTX's calling convention lowered onto the machine's `call
+//! LABEL, FRAME` and local memory. A function's frame holds its parameters, then
+//! its return values, each at a multiple of its size; a call sequence's `.param`s
+//! are the callee's frame, which starts at the caller's frame size.
+
+use super::{Assembler, LabelInfo};
+use crate::ast::{CallArg, EntryParam, Expr, Guard, Operand, Spanned, Stmt, TyTok};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::lexer::Span;
+use crate::operands::RegInfo;
+use crate::parse::{Statements, statement_at};
+use spu_isa::format::Label;
+use std::collections::HashMap;
+
+/// Largest frame a caller may have: the machine's `call` gives the callee's frame
+/// start in 16-byte units in 8 bits.
+const MAX_FRAME: u32 = 255 * 16;
+
+/// A parameter or return value of a device function, in its frame.
+#[derive(Debug, Clone)]
+pub(super) struct Formal {
+    name: String,
+    bytes: u32,
+    offset: u32,
+}
+
+/// A device function defined in the file.
+#[derive(Debug, Clone)]
+pub(super) struct FuncDef {
+    name: String,
+    span: Span,
+    params: Vec<Formal>,
+    rets: Vec<Formal>,
+    /// Its frame's size, a multiple of 16 (where its callees' frames start).
+    frame: u32,
+    /// Its label's id (the call target).
+    label: u32,
+    /// Where its `.func` statement starts.
+    pub(super) start: u32,
+    /// Its labels, scoped to it.
+    labels: Vec<Spanned<String>>,
+    /// A call of it was lowered, so it is lowered too.
+    pub(super) queued: bool,
+}
+
+/// A named slot of local memory: a `.param` of the running function or of a call
+/// sequence, as a byte offset in the running function's frame.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slot {
+    offset: u32,
+    bytes: u32,
+}
+
+/// What a call sequence's block hides until it closes: registers, slots, next byte.
+type Saved = (HashMap<String, RegInfo>, HashMap<String, Slot>, u32);
+
+/// The frame of the code being lowered.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Frame {
+    /// Call sequence blocks open (`{ ... }` inside the kernel or function).
+    pub depth: u32,
+    /// A device function is being lowered.
+    pub in_func: bool,
+    slots: HashMap<String, Slot>,
+    /// The running function's frame size: where a callee's frame starts.
+    own: u32,
+    /// The next free byte of the callee's frame in the open call sequence.
+    next: u32,
+    saved: Vec<Saved>,
+}
+
+fn bytes_of(ty: &Spanned<TyTok>) -> Option<u32> {
+    match ty.node {
+        TyTok::Val(t) => Some(t.bits() / 8),
+        TyTok::Pred => None,
+    }
+}
+
+/// Lays formals out from `at`, each at a multiple of its size (up to 16).
+fn layout(list: &[EntryParam<'_>], at: &mut u32, diags: &mut Diagnostics) -> Vec<Formal> {
+    let mut out = Vec::new();
+    for p in list {
+        let Some(bytes) = bytes_of(&p.ty) else {
+            diags.push(
+                Diagnostic::error(
+                    "a device function's parameter cannot be a predicate",
+                    p.ty.span.clone(),
+                )
+                .help("pass it as a `.b32` (0 or 1) and compare it in the callee"),
+            );
+            continue;
+        };
+        let offset = at.next_multiple_of(bytes.clamp(1, 16));
+        *at = offset + bytes;
+        out.push(Formal {
+            name: p.name.node.to_string(),
+            bytes,
+            offset,
+        });
+    }
+    out
+}
+
+impl Assembler<'_> {
+    /// Reads the headers of the file's device functions and gives each a label.
+    pub(super) fn func_decls(
+        &mut self,
+        text: &str,
+        outline: &super::outline::Outline<'_>,
+        diags: &mut Diagnostics,
+    ) {
+        for (i, f) in outline.funcs.iter().enumerate() {
+            let Some(Spanned {
+                node: Stmt::FuncOpen {
+                    name, rets, params, ..
+                },
+                ..
+            }) = statement_at(text, f.start as usize)
+            else {
+                continue; // its syntax error is reported with the file's
+            };
+            if let Some(&prev) = self.func_index.get(name.node) {
+                diags.push(
+                    Diagnostic::error(
+                        format!("device function `{}` is defined twice", name.node),
+                        name.span.clone(),
+                    )
+                    .label("second definition")
+                    .with_secondary(self.funcs[prev].span.clone(), "first defined here"),
+                );
+                continue;
+            }
+            if let Some(&id) = self.scope.labels.get(name.node) {
+                diags.push(
+                    Diagnostic::error(
+                        format!("`{}` names both a label and a device function", name.node),
+                        name.span.clone(),
+                    )
+                    .with_secondary(self.labels[id as usize].span.clone(), "the label")
+                    .help("rename the label"),
+                );
+                continue;
+            }
+            let mut at = 0;
+            let params = layout(&params, &mut at, diags);
+            if rets.len() > 1 {
+                diags.push(
+                    Diagnostic::error(
+                        "a device function returns at most one value",
+                        rets[1].name.span.clone(),
+                    )
+                    .help("return a `.b64` or pass a pointer for more"),
+                );
+            }
+            let rets = layout(&rets, &mut at, diags);
+            let label = self.labels.len() as u32;
+            self.labels.push(LabelInfo {
+                span: name.span.clone(),
+                pc: None,
+            });
+            self.scope.labels.insert(name.node.to_string(), label);
+            let owner = super::outline::FUNC_OWNER + i as u32;
+            let labels = outline
+                .labels
+                .iter()
+                .filter(|(o, _)| *o == owner)
+                .map(|(_, l)| Spanned {
+                    node: l.node.to_string(),
+                    span: l.span.clone(),
+                })
+                .collect();
+            self.func_index
+                .insert(name.node.to_string(), self.funcs.len());
+            self.funcs.push(FuncDef {
+                name: name.node.to_string(),
+                span: name.span.clone(),
+                params,
+                rets,
+                frame: at.next_multiple_of(16),
+                label,
+                start: f.start,
+                labels,
+                queued: false,
+            });
+        }
+    }
+
+    /// Lowers every device function a lowered call reaches, after the kernel.
+    pub(super) fn lower_funcs(&mut self, text: &str, diags: &mut Diagnostics) {
+        let mut next = 0;
+        while let Some(&i) = self.func_queue.get(next) {
+            next += 1;
+            if self.halted {
+                return;
+            }
+            self.lower_func(text, i, diags);
+        }
+    }
+
+    fn lower_func(&mut self, text: &str, i: usize, diags: &mut Diagnostics) {
+        let f = self.funcs[i].clone();
+        let saved_regs = std::mem::take(&mut self.scope.regs);
+        let mut labels: HashMap<String, u32> = self
+            .funcs
+            .iter()
+            .map(|g| (g.name.clone(), g.label))
+            .collect();
+        for l in &f.labels {
+            if let Some(&id) = labels.get(&l.node) {
+                diags.push(
+                    Diagnostic::error(
+                        format!("label `{}` is defined twice", l.node),
+                        l.span.clone(),
+                    )
+                    .label("second definition")
+                    .with_secondary(self.labels[id as usize].span.clone(), "first defined here"),
+                );
+                continue;
+            }
+            labels.insert(l.node.clone(), self.labels.len() as u32);
+            self.labels.push(LabelInfo {
+                span: l.span.clone(),
+                pc: None,
+            });
+        }
+        let saved_labels = std::mem::replace(&mut self.scope.labels, labels);
+        let mut slots = HashMap::new();
+        for p in f.params.iter().chain(&f.rets) {
+            slots.insert(
+                p.name.clone(),
+                Slot {
+                    offset: p.offset,
+                    bytes: p.bytes,
+                },
+            );
+        }
+        self.frame = Frame {
+            in_func: true,
+            slots,
+            own: f.frame,
+            ..Frame::default()
+        };
+        let pc = self.code.len() as u32;
+        self.labels[f.label as usize].pc = Some(pc);
+        self.module.labels.push(Label {
+            name: f.name.clone(),
+            pc,
+        });
+        self.cuda_loc = None;
+        self.pending_loc = None;
+        let mut statements = Statements::new(text, f.start as usize, false, false);
+        statements.next(); // the `.func` header
+        for s in statements.by_ref() {
+            match &s.node {
+                Stmt::BlockOpen => self.scope_open(),
+                Stmt::BlockClose if self.frame.depth > 0 => self.scope_close(),
+                Stmt::BlockClose | Stmt::EntryOpen { .. } | Stmt::FuncOpen { .. } => break,
+                _ => self.statement(&s, diags),
+            }
+        }
+        self.frame = Frame::default();
+        self.scope.regs = saved_regs;
+        self.scope.labels = saved_labels;
+        self.cuda_loc = None;
+    }
+
+    /// `{` of a call sequence: its registers and `.param`s are its own.
+    pub(super) fn scope_open(&mut self) {
+        let f = &mut self.frame;
+        f.saved
+            .push((self.scope.regs.clone(), f.slots.clone(), f.next));
+        f.depth += 1;
+        f.next = 0;
+    }
+
+    /// `}` of a call sequence.
+    pub(super) fn scope_close(&mut self) {
+        if let Some((regs, slots, next)) = self.frame.saved.pop() {
+            self.scope.regs = regs;
+            self.frame.slots = slots;
+            self.frame.next = next;
+        }
+        self.frame.depth = self.frame.depth.saturating_sub(1);
+    }
+
+    /// A call sequence's `.param`: the next slot of the callee's frame.
+    pub(super) fn callseq_param(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        name: &Spanned<&str>,
+        diags: &mut Diagnostics,
+    ) {
+        let Some(bytes) = bytes_of(ty) else {
+            diags.push(Diagnostic::error(
+                "a call's `.param` cannot be a predicate",
+                ty.span.clone(),
+            ));
+            return;
+        };
+        let off = self.frame.next.next_multiple_of(bytes.clamp(1, 16));
+        self.frame.next = off + bytes;
+        self.frame.slots.insert(
+            name.node.to_string(),
+            Slot {
+                offset: self.frame.own + off,
+                bytes,
+            },
+        );
+    }
+
+    /// `ld.param`/`st.param` of a frame slot, lowered to `ld.local`/`st.local`; false
+    /// when the instruction is no such access.
+    pub(super) fn frame_access(
+        &mut self,
+        guard: Option<&Guard<'_>>,
+        mnemonic: &Spanned<&str>,
+        operands: &[Spanned<Operand<'_>>],
+        span: &Span,
+        diags: &mut Diagnostics,
+    ) -> bool {
+        let parts: Vec<&str> = mnemonic.node.split('.').collect();
+        let at = match parts.as_slice() {
+            ["ld", "param", ..] => 1,
+            ["st", "param", ..] => 0,
+            _ => return false,
+        };
+        let Some(Operand::Mem {
+            base: None,
+            offset: Some(off),
+            ..
+        }) = operands.get(at).map(|o| &o.node)
+        else {
+            return false;
+        };
+        let (name, plus) = match &off.node {
+            Expr::Name(n) => (*n, Some(0)),
+            Expr::Binary('+', a, b) => match (&a.node, &b.node) {
+                (Expr::Name(n), Expr::Int(k)) => (*n, crate::eval::parse_int(k)),
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let Some(slot) = self.frame.slots.get(name).copied() else {
+            return false;
+        };
+        let vec: u32 = if parts.contains(&"v4") {
+            4
+        } else if parts.contains(&"v2") {
+            2
+        } else {
+            1
+        };
+        let width = parts
+            .last()
+            .and_then(|t| spu_isa::Ty::from_name(t))
+            .map_or(0, |t| t.bits() / 8 * vec);
+        let Some(plus) = plus
+            .and_then(|k| u32::try_from(k).ok())
+            .filter(|k| k + width <= slot.bytes)
+        else {
+            diags.push(
+                Diagnostic::error(format!("this access is outside `{name}`"), off.span.clone())
+                    .label(format!("`{name}` has {} bytes", slot.bytes))
+                    .help("access the parameter within its size"),
+            );
+            return true;
+        };
+        let local = parts
+            .iter()
+            .map(|p| if *p == "param" { "local" } else { p })
+            .collect::<Vec<_>>()
+            .join(".");
+        let addr = (slot.offset + plus).to_string();
+        let mut ops: Vec<Spanned<Operand<'_>>> = Vec::new();
+        for (i, o) in operands.iter().enumerate() {
+            let node = if i == at {
+                Operand::Mem {
+                    base: None,
+                    negative: false,
+                    offset: Some(Spanned {
+                        node: Expr::Int(&addr),
+                        span: off.span.clone(),
+                    }),
+                }
+            } else {
+                match &o.node {
+                    Operand::Register(r) => Operand::Register(r),
+                    Operand::Vector(rs) => Operand::Vector(rs.clone()),
+                    _ => {
+                        diags.push(
+                            Diagnostic::error(
+                                format!("`{}` of a parameter takes a register here", parts[0]),
+                                o.span.clone(),
+                            )
+                            .label("expected a register"),
+                        );
+                        return true;
+                    }
+                }
+            };
+            ops.push(Spanned {
+                node,
+                span: o.span.clone(),
+            });
+        }
+        let m = Spanned {
+            node: local.as_str(),
+            span: mnemonic.span.clone(),
+        };
+        self.emit(guard, &m, &ops, span, diags);
+        true
+    }
+
+    /// PTX's call of a device function: arguments in registers are stored into the
+    /// callee's frame, the machine's `call` runs it, and a return value in a register
+    /// is loaded from the frame after.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ptx_call(
+        &mut self,
+        guard: Option<&Guard<'_>>,
+        mnemonic: &Spanned<&str>,
+        rets: &[Spanned<CallArg<'_>>],
+        func: &Spanned<&str>,
+        args: &[Spanned<CallArg<'_>>],
+        extra: Option<&Span>,
+        span: &Span,
+        diags: &mut Diagnostics,
+    ) {
+        if let Some(x) = extra {
+            diags.push(
+                Diagnostic::error("indirect calls are not supported", x.clone())
+                    .label("a prototype or a list of call targets")
+                    .help("call the device function by its name"),
+            );
+            return;
+        }
+        let Some(&idx) = self.func_index.get(func.node) else {
+            let help = if func.node == "vprintf" {
+                "`printf` (a call of `vprintf`) is not supported yet".to_string()
+            } else {
+                format!(
+                    "define it in this file with `.func {}(...) {{ ... }}`; the assembler links no other files",
+                    func.node
+                )
+            };
+            diags.push(
+                Diagnostic::error(
+                    format!(
+                        "`{}` is not a device function defined in this file",
+                        func.node
+                    ),
+                    func.span.clone(),
+                )
+                .label("called here")
+                .help(help),
+            );
+            return;
+        };
+        let f = self.funcs[idx].clone();
+        let mut ok = true;
+        let mut count = |what: &str, given: usize, wanted: usize, at: &Span, ok: &mut bool| {
+            if given != wanted {
+                diags.push(
+                    Diagnostic::error(
+                        format!(
+                            "`{}` takes {wanted} {what}; this call gives {given}",
+                            f.name
+                        ),
+                        at.clone(),
+                    )
+                    .with_secondary(f.span.clone(), "the function is declared here")
+                    .help(format!(
+                        "pass exactly {wanted}, in the order of its signature"
+                    )),
+                );
+                *ok = false;
+            }
+        };
+        count("argument", args.len(), f.params.len(), &func.span, &mut ok);
+        if !rets.is_empty() {
+            count(
+                "return value",
+                rets.len(),
+                f.rets.len(),
+                &func.span,
+                &mut ok,
+            );
+        }
+        if !ok {
+            return;
+        }
+        let own = self.frame.own;
+        if own > MAX_FRAME {
+            diags.push(
+                Diagnostic::error("the caller's frame is too large for a call", span.clone())
+                    .label(format!(
+                        "{own} bytes of parameters and return values; at most {MAX_FRAME}"
+                    ))
+                    .help("pass fewer or smaller parameters"),
+            );
+            return;
+        }
+        // Arguments in `.param`s must be where the callee reads them.
+        let mut stores = Vec::new();
+        let mut loads = Vec::new();
+        for (list, formals, out) in [(args, &f.params, &mut stores), (rets, &f.rets, &mut loads)] {
+            for (a, p) in list.iter().zip(formals) {
+                let want = own + p.offset;
+                match a.node {
+                    CallArg::Param(n) => match self.frame.slots.get(n) {
+                        None => {
+                            diags.push(
+                                Diagnostic::error(
+                                    format!("`{n}` is not a `.param` of this call sequence"),
+                                    a.span.clone(),
+                                )
+                                .help(format!(
+                                    "declare it before the call: `.param .b{} {n};`",
+                                    p.bytes * 8
+                                )),
+                            );
+                            ok = false;
+                        }
+                        Some(s) if s.bytes != p.bytes => {
+                            diags.push(
+                                Diagnostic::error(
+                                    format!(
+                                        "`{n}` has {} bytes, but `{}`'s `{}` has {}",
+                                        s.bytes, f.name, p.name, p.bytes
+                                    ),
+                                    a.span.clone(),
+                                )
+                                .with_secondary(f.span.clone(), "the function is declared here")
+                                .help(format!("declare `{n}` as `.param .b{} {n};`", p.bytes * 8)),
+                            );
+                            ok = false;
+                        }
+                        // A wrong size before it moves every later slot: one error.
+                        Some(s) if s.offset != want && ok => {
+                            diags.push(
+                                Diagnostic::error(format!("`{n}` is not where `{}` reads `{}`", f.name, p.name), a.span.clone())
+                                    .help("declare the call sequence's `.param`s in the order of the call's arguments, return values last"),
+                            );
+                            ok = false;
+                        }
+                        Some(_) => {}
+                    },
+                    CallArg::Register(r) => out.push((r, want, p.bytes, a.span.clone())),
+                }
+            }
+        }
+        if !ok {
+            return;
+        }
+        let frame = (own / 16).to_string();
+        let access = |op: &str, r: &str, at: u32, bytes: u32, s: &Span| {
+            let addr = at.to_string();
+            (
+                format!("{op}.local.b{}", bytes * 8),
+                r.to_string(),
+                addr,
+                s.clone(),
+            )
+        };
+        let stores: Vec<_> = stores
+            .into_iter()
+            .map(|(r, at, b, s)| access("st", r, at, b, &s))
+            .collect();
+        for (m, r, addr, s) in &stores {
+            let ops = [
+                Spanned {
+                    node: Operand::Mem {
+                        base: None,
+                        negative: false,
+                        offset: Some(Spanned {
+                            node: Expr::Int(addr),
+                            span: s.clone(),
+                        }),
+                    },
+                    span: s.clone(),
+                },
+                Spanned {
+                    node: Operand::Register(r),
+                    span: s.clone(),
+                },
+            ];
+            let m = Spanned {
+                node: m.as_str(),
+                span: mnemonic.span.clone(),
+            };
+            self.emit(guard, &m, &ops, span, diags);
+        }
+        let call_ops = [
+            Spanned {
+                node: Operand::Expr(Spanned {
+                    node: Expr::Name(func.node),
+                    span: func.span.clone(),
+                }),
+                span: func.span.clone(),
+            },
+            Spanned {
+                node: Operand::Expr(Spanned {
+                    node: Expr::Int(&frame),
+                    span: func.span.clone(),
+                }),
+                span: func.span.clone(),
+            },
+        ];
+        self.emit(guard, mnemonic, &call_ops, span, diags);
+        let loads: Vec<_> = loads
+            .into_iter()
+            .map(|(r, at, b, s)| access("ld", r, at, b, &s))
+            .collect();
+        for (m, r, addr, s) in &loads {
+            let ops = [
+                Spanned {
+                    node: Operand::Register(r),
+                    span: s.clone(),
+                },
+                Spanned {
+                    node: Operand::Mem {
+                        base: None,
+                        negative: false,
+                        offset: Some(Spanned {
+                            node: Expr::Int(addr),
+                            span: s.clone(),
+                        }),
+                    },
+                    span: s.clone(),
+                },
+            ];
+            let m = Spanned {
+                node: m.as_str(),
+                span: mnemonic.span.clone(),
+            };
+            self.emit(guard, &m, &ops, span, diags);
+        }
+        if !self.funcs[idx].queued {
+            self.funcs[idx].queued = true;
+            self.func_queue.push(idx);
+        }
+    }
+}
