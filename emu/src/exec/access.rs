@@ -32,7 +32,7 @@ pub fn memory<G: Global>(
     addrs: &mut Lanes,
 ) -> Result<Access, LaneFault> {
     if m.is_word() && !op.addr.wide {
-        let base = warp.reg(usize::from(op.addr.base));
+        let base = *warp.reg(usize::from(op.addr.base));
         let offset = op.addr.offset as u32;
         for l in 0..32 {
             addrs[l] = base[l].wrapping_add(offset);

@@ -83,9 +83,14 @@ pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
     if mask == u32::MAX {
         *dst = *value;
     } else {
-        let on = expand(mask);
-        for ((d, v), on) in dst.iter_mut().zip(value).zip(on) {
-            *d = (*v & on) | (*d & !on);
+        // A plain loop: vectorised, where zipping an expanded mask is not.
+        for l in 0..32 {
+            let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
+                u32::MAX
+            } else {
+                0
+            };
+            dst[l] = (value[l] & on) | (dst[l] & !on);
         }
     }
 }
