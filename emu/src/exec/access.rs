@@ -32,9 +32,10 @@ pub fn memory<G: Global>(
     addrs: &mut Lanes,
 ) -> Result<Access, LaneFault> {
     if m.is_word() && !op.addr.wide {
-        let base = warp.reg(usize::from(op.addr.base));
-        for (o, &b) in addrs.iter_mut().zip(base) {
-            *o = b.wrapping_add(op.addr.offset as u32);
+        let base = *warp.reg(usize::from(op.addr.base));
+        let offset = op.addr.offset as u32;
+        for l in 0..32 {
+            addrs[l] = base[l].wrapping_add(offset);
         }
         return word(
             m.space, store, op.src[0], op.d, warp, local, global, exec, addrs,
@@ -51,7 +52,7 @@ pub(crate) fn check_bounded(
     size: u32,
     store: bool,
 ) -> Result<(), LaneFault> {
-    let (or, outside) = lanes::or_outside(addrs, mask, 0, size);
+    let (or, outside) = lanes::or_at_least(addrs, mask, size);
     if or % 4 == 0 && !outside {
         return Ok(());
     }

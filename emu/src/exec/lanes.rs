@@ -56,15 +56,41 @@ pub fn or_outside(values: &Lanes, mask: u32, lo: u32, hi: u32) -> (u32, bool) {
     )
 }
 
+/// The OR of the lanes of `mask`, and whether any of them is at least `size`
+/// (inactive lanes count as 0, so a `size` of 0 always reports one outside).
+/// [`or_outside`] with `lo = 0`, one compare per lane.
+#[inline(always)]
+pub fn or_at_least(values: &Lanes, mask: u32, size: u32) -> (u32, bool) {
+    // A plain loop with scalar accumulators: the loop vectoriser turns it into
+    // one AND, compare and OR per four lanes (an explicit expand does not).
+    let (mut or, mut out) = (0u32, 0u32);
+    for l in 0..32 {
+        let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
+            u32::MAX
+        } else {
+            0
+        };
+        let v = values[l] & on;
+        or |= v;
+        out |= u32::from(v >= size);
+    }
+    (or, out != 0)
+}
+
 /// Writes `value` into the lanes of `mask`.
 #[inline(always)]
 pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
     if mask == u32::MAX {
         *dst = *value;
     } else {
-        let on = expand(mask);
-        for ((d, v), on) in dst.iter_mut().zip(value).zip(on) {
-            *d = (*v & on) | (*d & !on);
+        // A plain loop: vectorised, where zipping an expanded mask is not.
+        for l in 0..32 {
+            let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
+                u32::MAX
+            } else {
+                0
+            };
+            dst[l] = (value[l] & on) | (dst[l] & !on);
         }
     }
 }

@@ -438,7 +438,7 @@ impl Warp {
 
     /// True when every thread has exited.
     pub fn is_done(&self) -> bool {
-        self.state == WarpState::Done
+        matches!(self.state, WarpState::Done)
     }
 }
 

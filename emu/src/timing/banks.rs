@@ -2,7 +2,7 @@
 //! several lanes need different words of one bank (threads reading the same word
 //! share one access), with a per-instruction cache of the last pattern.
 
-use crate::exec::lanes::{Lanes, expand, lanes_of};
+use crate::exec::lanes::{LANE_BIT, Lanes, lanes_of};
 
 /// Bank-conflict waves of recent accesses, keyed by instruction and lane mask and
 /// checked against the addresses of the active lanes relative to the first one
@@ -51,12 +51,17 @@ impl WaveCache {
         let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - BITS)) as usize;
         let first = addrs[(mask.trailing_zeros() & 31) as usize];
         let e = &mut self.entries[slot];
-        let on = expand(mask);
         let mut rel = [0u32; 32];
+        // A plain loop with one accumulator: the loop vectoriser handles it.
         let mut diff = 0;
-        for (((r, &a), &old), on) in rel.iter_mut().zip(addrs).zip(&e.rel).zip(on) {
-            *r = a.wrapping_sub(first) & on;
-            diff |= *r ^ old;
+        for l in 0..32 {
+            let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
+                u32::MAX
+            } else {
+                0
+            };
+            rel[l] = addrs[l].wrapping_sub(first) & on;
+            diff |= rel[l] ^ e.rel[l];
         }
         if diff == 0 && e.key == key {
             return e.waves;

@@ -455,7 +455,7 @@ impl Code {
     /// now (`NEVER` while it waits at a barrier; `t` if it can issue at `t`).
     #[inline(always)]
     pub(super) fn ready_at(&self, wi: usize, t: u64) -> u64 {
-        if self.warps[wi].state != WarpState::Running {
+        if !matches!(self.warps[wi].state, WarpState::Running) {
             return NEVER;
         }
         let b = &self.boards[wi];
@@ -488,7 +488,7 @@ impl Code {
         if self.single {
             // One warp per scheduler (warp s on scheduler s).
             for s in 0..stride {
-                let stall = if self.warps[s].state == WarpState::Done {
+                let stall = if self.warps[s].is_done() {
                     Stall::IDLE
                 } else {
                     let at = self.ready_at(s, t);
@@ -510,7 +510,7 @@ impl Code {
             let mut blocked = None;
             let mut issuable = false;
             for w in (first..).step_by(stride).take(count) {
-                if self.warps[w].state == WarpState::Done {
+                if self.warps[w].is_done() {
                     continue;
                 }
                 let at = self.ready_at(w, t);

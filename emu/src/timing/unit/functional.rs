@@ -49,7 +49,7 @@ impl Unit {
         loop {
             let mut progressed = false;
             for (wi, left) in budget.iter_mut().enumerate() {
-                while *left > 0 && self.warp_state(wi) == WarpState::Running {
+                while *left > 0 && matches!(self.warp_state(wi), WarpState::Running) {
                     progressed = true;
                     let (ran, event) = if traced {
                         (1, self.run_one(wi, now, env)?)
