@@ -128,9 +128,7 @@ fn immediate_predicates_and_an_unchosen_entry_with_local_memory() {
             && kernel
                 .warnings
                 .contains("in kernel `spills`, which is not assembled")
-            && kernel
-                .warnings
-                .contains("the launch chose `flags`"),
+            && kernel.warnings.contains("the launch chose `flags`"),
         "{}",
         kernel.warnings
     );
