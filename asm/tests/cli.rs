@@ -775,6 +775,13 @@ fn bad_input_matrix() {
             ],
         ),
         (
+            "tokens_after_else_and_endif",
+            vec![file(
+                "elsejunk.spu",
+                "#if 1\n#else junk\n#endif more\n#if 0\n#else // a comment is fine\n#endif /* and here */\n.entry k { exit; }\n",
+            )],
+        ),
+        (
             "tokens_after_undef_and_ifdef",
             vec![file(
                 "undef.spu",

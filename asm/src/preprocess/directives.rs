@@ -53,6 +53,9 @@ impl Pre<'_> {
                 });
             }
             "elif" | "else" | "endif" => {
+                if word != "elif" {
+                    self.nothing_after(file, word, rest_at, rest, false);
+                }
                 let Some(c) = conds.last_mut() else {
                     self.error(
                         file,
@@ -130,7 +133,13 @@ impl Pre<'_> {
     /// Refuses text after the macro name of `#undef`, `#ifdef` or `#ifndef`
     /// (`rest`, at `rest_at`); a comment may follow.
     fn nothing_after_name(&mut self, file: usize, word: &str, rest_at: usize, rest: &str) {
-        let name = first_word(rest);
+        self.nothing_after(file, word, rest_at, rest, true);
+    }
+
+    /// Refuses text after a directive that takes nothing (`#else`, `#endif`), or,
+    /// with `named`, after its macro name; a comment may follow.
+    fn nothing_after(&mut self, file: usize, word: &str, rest_at: usize, rest: &str, named: bool) {
+        let name = if named { first_word(rest) } else { "" };
         let after = &rest[name.len()..];
         let extra = strip_comments(after);
         let Some(token) = extra.split_whitespace().next() else {
@@ -139,15 +148,17 @@ impl Pre<'_> {
         let from = after.find(token).unwrap_or(0);
         let at = rest_at + name.len() + from;
         let shown: String = token.chars().take(40).collect();
+        let (what, takes) = if named {
+            ("the macro name of ", "one macro name and nothing else")
+        } else {
+            ("", "nothing")
+        };
         self.error(
             file,
             at..at + token.len(),
-            Diagnostic::error(
-                format!("unexpected `{shown}` after the macro name of `#{word}`"),
-                0..0,
-            )
-            .label(format!("`#{word}` takes one macro name and nothing else"))
-            .help("remove it, or make it a comment (`// ...`)"),
+            Diagnostic::error(format!("unexpected `{shown}` after {what}`#{word}`"), 0..0)
+                .label(format!("`#{word}` takes {takes}"))
+                .help("remove it, or make it a comment (`// ...`)"),
         );
     }
 
