@@ -45,7 +45,7 @@ fn each_row_is_exercised_by_the_generator() {
 
 #[test]
 fn misaligned_pairs_and_broken_rules_are_rejected() {
-    let add = Opcode::from_mnemonic("add").unwrap();
+    let add = Opcode::Add;
     let mods = Mods {
         ty: Some(spu_isa::Ty::U64),
         ..Mods::default()

@@ -483,10 +483,10 @@ mod tests {
 
     #[test]
     fn fp_sfu_and_shared_forms_are_sm_only() {
-        let add = Opcode::from_mnemonic("add").unwrap().spec();
+        let add = Opcode::Add.spec();
         assert!(!add.exec_class(Some(Ty::F32), None, None).units.iu());
         assert!(add.exec_class(Some(Ty::S32), None, None).units.iu());
-        let ld = Opcode::from_mnemonic("ld").unwrap().spec();
+        let ld = Opcode::Ld.spec();
         assert!(
             !ld.exec_class(Some(Ty::F32), None, Some(Space::Shared))
                 .units
@@ -497,7 +497,7 @@ mod tests {
                 .units
                 .iu()
         );
-        let cvt = Opcode::from_mnemonic("cvt").unwrap().spec();
+        let cvt = Opcode::Cvt.spec();
         assert!(
             !cvt.exec_class(Some(Ty::S32), Some(Ty::F32), None)
                 .units
@@ -515,7 +515,7 @@ mod tests {
 
     #[test]
     fn single_valued_required_modifiers_take_no_bits() {
-        let shfl = Opcode::from_mnemonic("shfl.sync").unwrap().spec();
+        let shfl = Opcode::ShflSync.spec();
         let ty = shfl.fields.iter().find(|f| {
             matches!(
                 f,
