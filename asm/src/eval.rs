@@ -118,7 +118,7 @@ fn call_op(f: &Spanned<&str>, args: &[SExpr<'_>], call: &SExpr<'_>) -> Result<Bi
         let d = Diagnostic::error(format!("unknown function `{}`", f.node), f.span.clone())
             .label("not a function");
         return Err(
-            match crate::suggest::closest(f.node, FUNCTIONS.map(|f| f.0)) {
+            match spu_io::suggest::closest(f.node, FUNCTIONS.map(|f| f.0)) {
                 Some(s) => d.help(format!("did you mean `{s}`?")),
                 None => d.help("expressions may call min(a, b), max(a, b) and cdiv(a, b)"),
             },
@@ -149,7 +149,7 @@ fn int_range(e: &SExpr<'_>) -> Diagnostic {
 fn undefined_param(name: &str, e: &SExpr<'_>, params: &[ParamInfo]) -> Diagnostic {
     let d = Diagnostic::error(format!("undefined parameter `{name}`"), e.span.clone())
         .label("no `.param` has this name");
-    match crate::suggest::closest(name, params.iter().map(|p| p.name.as_str())) {
+    match spu_io::suggest::closest(name, params.iter().map(|p| p.name.as_str())) {
         Some(s) => d.help(format!("did you mean `{s}`?")),
         None => d.help(format!("declare it first: `.param .u32 {name} = ...;`")),
     }

@@ -16,7 +16,6 @@ pub mod parse;
 pub mod preprocess;
 pub mod regalloc;
 pub mod source_map;
-mod suggest;
 mod vcode;
 
 lalrpop_util::lalrpop_mod!(

@@ -537,7 +537,7 @@ fn unknown_directive(name: &str, span: Span) -> Diagnostic {
     ];
     let d = Diagnostic::error(format!("unknown directive `{name}`"), span)
         .label("not a directive of the language");
-    match crate::suggest::closest(name, KNOWN) {
+    match spu_io::suggest::closest(name, KNOWN) {
         Some(s) => d.help(format!("did you mean `{s}`?")),
         None => d.help(format!("directives are {}", KNOWN.join(", "))),
     }

@@ -15,6 +15,7 @@
 //! - [`paths`]: refusing an output that would overwrite an input or another output.
 //! - [`quote`]: quoting user text in messages and reports: escaped (no control or
 //!   invisible character reaches a terminal) and never megabytes of it.
+//! - [`suggest`]: "did you mean" by edit distance.
 //! - [`testing`]: pipes and FIFOs for the tools' tests.
 
 pub mod exit;
@@ -24,6 +25,7 @@ pub mod output;
 pub mod paths;
 pub mod process;
 pub mod quote;
+pub mod suggest;
 mod temp;
 pub mod testing;
 

@@ -1,4 +1,4 @@
-//! "Did you mean" suggestions by edit distance.
+//! "Did you mean" suggestions by edit distance, for every tool's unknown names and keys.
 
 /// Levenshtein distance between two short strings.
 pub fn distance(a: &str, b: &str) -> usize {

@@ -294,7 +294,7 @@ fn unknown_key(key: &str) -> MachineError {
     let leaf = key.rsplit('.').next().unwrap_or(key);
     let best = PARAMS
         .iter()
-        .map(|p| (edit_distance(key, p.key), p.key))
+        .map(|p| (spu_io::suggest::distance(key, p.key), p.key))
         .min()
         .filter(|(d, _)| *d <= 3)
         .map(|(_, k)| k)
@@ -308,20 +308,6 @@ fn unknown_key(key: &str) -> MachineError {
         key: param::shorten(key),
         hint: best.map_or_else(String::new, |k| format!(" (did you mean `{k}`?)")),
     }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 impl Machine {

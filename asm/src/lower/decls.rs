@@ -8,7 +8,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::{MAX_PARAMS, ParamInfo, eval_with_defaults, lower, param_default, parse_int};
 use crate::lexer::Span;
 use crate::regalloc::Class;
-use crate::suggest::closest;
+use spu_io::suggest::closest;
 use spu_isa::format::param_size;
 use spu_isa::format::{
     BufferDecl, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, MAX_EXPR_NODES, ParamDecl, RegDecl, RegTy,

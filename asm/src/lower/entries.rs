@@ -12,7 +12,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::param_default;
 use crate::operands::{Bound, EntryArg};
 use crate::parse::statement_at;
-use crate::suggest::closest;
+use spu_io::suggest::closest;
 use spu_isa::format::{BinOp, Expr as StoredExpr};
 use std::collections::HashMap;
 

@@ -564,23 +564,25 @@ impl Assembler<'_> {
                 s.clone(),
             )
         };
+        // `[addr]`: a frame slot as a memory operand of `ld.local`/`st.local`.
+        let slot = |addr, s: &std::ops::Range<usize>| Spanned {
+            node: Operand::Mem {
+                base: None,
+                negative: false,
+                offset: Some(Spanned {
+                    node: Expr::Int(addr),
+                    span: s.clone(),
+                }),
+            },
+            span: s.clone(),
+        };
         let stores: Vec<_> = stores
             .into_iter()
             .map(|(r, at, b, s)| access("st", r, at, b, &s))
             .collect();
         for (m, r, addr, s) in &stores {
             let ops = [
-                Spanned {
-                    node: Operand::Mem {
-                        base: None,
-                        negative: false,
-                        offset: Some(Spanned {
-                            node: Expr::Int(addr),
-                            span: s.clone(),
-                        }),
-                    },
-                    span: s.clone(),
-                },
+                slot(addr, s),
                 Spanned {
                     node: Operand::Register(r),
                     span: s.clone(),
@@ -619,17 +621,7 @@ impl Assembler<'_> {
                     node: Operand::Register(r),
                     span: s.clone(),
                 },
-                Spanned {
-                    node: Operand::Mem {
-                        base: None,
-                        negative: false,
-                        offset: Some(Spanned {
-                            node: Expr::Int(addr),
-                            span: s.clone(),
-                        }),
-                    },
-                    span: s.clone(),
-                },
+                slot(addr, s),
             ];
             let m = Spanned {
                 node: m.as_str(),

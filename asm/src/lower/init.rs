@@ -9,7 +9,7 @@
 use crate::ast::{Expr, SExpr};
 use crate::diag::Diagnostic;
 use crate::eval::{Num, init_literal};
-use crate::suggest::closest;
+use spu_io::suggest::closest;
 use spu_isa::Ty;
 use spu_isa::format::Init;
 

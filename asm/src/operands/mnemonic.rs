@@ -4,7 +4,7 @@
 use super::Scope;
 use crate::diag::Diagnostic;
 use crate::lexer::Span;
-use crate::suggest::closest;
+use spu_io::suggest::closest;
 use spu_isa::table::{ModKind, OperandKind, allowed_names};
 use spu_isa::{Mods, Opcode, TABLE};
 

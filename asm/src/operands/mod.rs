@@ -7,8 +7,8 @@ use crate::diag::Diagnostic;
 use crate::eval::const_bits64;
 use crate::lexer::Span;
 use crate::regalloc::Class;
-use crate::suggest::closest;
 use crate::vcode::{RegRef, Slot, VInstr, VRegs};
+use spu_io::suggest::closest;
 use spu_isa::format::RegTy;
 use spu_isa::table::OperandKind;
 use spu_isa::{
