@@ -5,6 +5,7 @@
 //! README.
 
 mod common;
+mod fdtd;
 mod hotspot;
 mod jacobi;
 mod stencil3d;
