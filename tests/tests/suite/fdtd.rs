@@ -108,3 +108,65 @@ fn fdtd2d_spu_matches_the_reference_on_one_pass_and_several() {
         }
     }
 }
+
+/// GPU fdtd-2d data words, per time step: phase ey/ex reads hz's tiles with
+/// their north and west halos (`NX NY + (Gr-1) NY + (Gc-1) NX`), ey but its row 0,
+/// ex but its column 0 and `fict[t]` once per tile of the first tile row (`Gc`),
+/// and writes ey and ex but its column 0; phase hz reads ex's tiles with their east
+/// halos and ey's with their south halos, and reads and writes hz but its last row
+/// and column. Gr = cdiv(NX, 32), Gc = cdiv(NY, 32).
+fn fdtd_gpu_words(nx: usize, ny: usize, tmax: usize) -> u64 {
+    let (gr, gc) = (nx.div_ceil(32), ny.div_ceil(32));
+    let halos = (gr - 1) * ny + (gc - 1) * nx;
+    let eyex = nx * ny + halos + (nx - 1) * ny + nx * ny + 2 * nx * (ny - 1) + gc;
+    let hz = 2 * nx * ny + halos + 2 * (nx - 1) * (ny - 1);
+    (tmax * (eyex + hz)) as u64
+}
+
+#[test]
+fn fdtd2d_gpu_matches_the_reference() {
+    for (preset, sms, nx, ny, tmax) in [
+        ("gtx480", 15, 20, 30, 20),
+        ("gtx480", 4, 70, 40, 3),
+        ("gtx480-1cta", 15, 40, 70, 4),
+        ("gtx480", 15, 3, 5, 2),
+    ] {
+        let m = gpu(preset, sms);
+        let ran = check_fdtd(FDTD_GPU, nx, ny, tmax, &m);
+        assert_eq!(
+            data_words(&ran, &m),
+            fdtd_gpu_words(nx, ny, tmax),
+            "{preset} NX={nx} NY={ny} TMAX={tmax}"
+        );
+    }
+    // It needs no CBs, so an SPU runs it too.
+    check_fdtd(FDTD_GPU, 20, 30, 5, &spu("2x2", &[]));
+}
+
+#[test]
+fn fdtd2d_functional_mode_agrees() {
+    let defines = fdtd_defines(40, 20, 12);
+    let d: Vec<&str> = defines.iter().map(String::as_str).collect();
+    for (kernel, m) in [
+        (FDTD_PC, spu("2x2", &[])),
+        (FDTD_PC, spu("2x2", &["boundary.kind=dma"])),
+        (FDTD_GPU, gpu("gtx480", 15)),
+    ] {
+        let timed = run_with(&repo_path(kernel), &m, &d);
+        same_in_functional(kernel, &m, &defines, &timed, &["ex", "ey", "hz"]);
+    }
+}
+
+/// PolyBench's SMALL (60 x 80, 40 steps: 4x4 blocks, one pass on 4x4) and MEDIUM
+/// (200 x 240, 100 steps: 11x10 blocks, 3x3 passes) datasets.
+#[test]
+#[ignore = "large: run with --ignored"]
+fn fdtd2d_polybench_sizes() {
+    for (nx, ny, tmax) in [(60, 80, 40), (200, 240, 100)] {
+        let ran = check_fdtd(FDTD_PC, nx, ny, tmax, &Machine::default());
+        assert_eq!(offchip(&ran), fdtd_spu_words(nx, ny, tmax, 4, 4).0);
+        let g = gpu("gtx480", 15);
+        let ran = check_fdtd(FDTD_GPU, nx, ny, tmax, &g);
+        assert_eq!(data_words(&ran, &g), fdtd_gpu_words(nx, ny, tmax));
+    }
+}
