@@ -565,6 +565,61 @@ fn kernel_parameters_are_checked_when_planning() {
     assert_eq!(plan(&s, &[]).unwrap().runs.len(), 1);
 }
 
+/// `D.NAME = ""` sets nothing in that run, so one axis zips kernels with different
+/// parameters; a parameter without a default still needs a value.
+#[test]
+fn an_empty_parameter_value_leaves_the_parameter_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(samples().join("vecadd.spu"), dir.path().join("vecadd.spu")).unwrap();
+    std::fs::write(
+        dir.path().join("needs.spu"),
+        ".param .u32 M;\n.launch grid(1, 1) block(32);\n.entry k {\n    exit;\n}\n",
+    )
+    .unwrap();
+    let text =
+        "[[axis]]\nkernel = [\"vecadd.spu\", \"needs.spu\"]\nD.N = [64, \"\"]\nD.M = [\"\", 3]\n";
+    let s = Spec::parse("s.toml", text, dir.path(), "s").unwrap();
+    let p = plan(&s, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.columns, ["kernel", "N", "M"]);
+    let got: Vec<_> = p
+        .runs
+        .iter()
+        .map(|r| (r.values.clone(), r.defines.clone()))
+        .collect();
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        got,
+        [
+            (
+                owned(&["vecadd.spu", "64", ""]),
+                vec![("N".to_string(), "64".to_string())]
+            ),
+            (
+                owned(&["needs.spu", "", "3"]),
+                vec![("M".to_string(), "3".to_string())]
+            ),
+        ]
+    );
+    // An empty value is no value: the same run as leaving the key out.
+    let without = Spec::parse(
+        "s.toml",
+        "[base]\nkernel = \"vecadd.spu\"\nD.N = 64\n",
+        dir.path(),
+        "s",
+    )
+    .unwrap();
+    assert_eq!(plan(&without, &[]).unwrap().runs[0].id, p.runs[0].id);
+    let (ps, _) = problems_in(
+        dir.path(),
+        "[base]\nkernel = \"needs.spu\"\n[[axis]]\nD.M = [\"\", 3]\n",
+    );
+    assert!(
+        ps.iter()
+            .any(|(l, m)| *l == 2 && m.contains("needs a value for its parameter `M`")),
+        "{ps:?}"
+    );
+}
+
 #[test]
 fn long_names_are_refused_and_never_echoed_whole() {
     let long = "n".repeat(5 << 20);

@@ -441,6 +441,9 @@ impl Planner<'_> {
         for (f, v) in self.spec.base.iter().chain(point) {
             settings.insert(f.clone(), v.clone());
         }
+        // `D.NAME = ""` leaves the parameter at the kernel's default in this run,
+        // so one axis can zip kernels that declare different parameters.
+        settings.retain(|f, v| !(matches!(f, Field::Define(_)) && v.text.is_empty()));
         let kernel_value = settings.get(&Field::Kernel)?.clone();
         let kernel = self.kernel(&kernel_value)?;
         if !self.check_defines(&kernel, &kernel_value, &settings) {
