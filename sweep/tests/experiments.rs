@@ -1,4 +1,4 @@
-//! The thesis's experiments in `experiments/`: every spec plans (default and large
+//! The experiments in `experiments/`: every spec plans (default and large
 //! cases); Table 6.3 and Table 6.4 come out exactly when run (large: `--ignored`).
 
 use spu_sweep::plan::plan;
@@ -26,6 +26,9 @@ fn every_experiment_plans() {
         // Table 6.2's eight cases on seven platforms with 32x32 tiles, Table A.1's
         // four on three with 64x64 tiles.
         ("spu-vs-gpu.toml", 8 * 7 + 4 * 3, None),
+        // The suite's 17 cases, each on five SPU platforms with its SPU kernel and
+        // on two GPU platforms with its GPU kernel.
+        ("stencil-suite.toml", 17 * (5 + 2), None),
     ] {
         let mut spec = Spec::read(&experiment(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         spec.allowed = vec![samples()];
