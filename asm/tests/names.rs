@@ -108,5 +108,11 @@ fn inconsistent_debug_information_is_refused() {
     );
     m.debug.names[0] = "two words".into();
     let e = spu_isa::format::write_module(&m).unwrap_err().to_string();
-    assert!(e.contains("register name `two words`"), "{e}");
+    assert!(
+        e.contains("register name `two words` is not an identifier"),
+        "{e}"
+    );
+    m.debug.names[0] = "f\"2".into();
+    let e = spu_isa::format::write_module(&m).unwrap_err().to_string();
+    assert!(e.contains("is not an identifier"), "{e}");
 }

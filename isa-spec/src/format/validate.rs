@@ -120,13 +120,15 @@ fn check_debug(m: &Module) -> Result<(), FormatError> {
             m.code.len()
         )));
     }
-    if let Some(n) = d.names.iter().find(|n| {
-        n.is_empty()
-            || n.chars()
-                .any(|c| c.is_whitespace() || spu_io::quote::is_hidden(c))
-    }) {
+    // Identifiers only: a listing writes them into a `.loc` string, space-separated.
+    let identifier = |n: &String| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.'))
+    };
+    if let Some(n) = d.names.iter().find(|n| !identifier(n)) {
         return Err(FormatError::Invalid(format!(
-            "register name `{}` is empty or has spaces, control or invisible characters",
+            "register name `{}` is not an identifier (letters, digits, `_`, `$`, `.`)",
             spu_io::quote::shorten(n)
         )));
     }
