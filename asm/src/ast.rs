@@ -166,6 +166,9 @@ pub enum Stmt<'s> {
         file: Spanned<&'s str>,
         line: Spanned<&'s str>,
         col: Spanned<&'s str>,
+        /// `, key "value"` attributes (a listing's register names); nvcc's own
+        /// attributes are not kept.
+        attrs: Vec<(Spanned<&'s str>, &'s str)>,
     },
     Param {
         ty: Spanned<TyTok>,

@@ -1,6 +1,8 @@
 //! Prints a [`Module`] as `.spu` source that re-assembles to the same bytes: labels
 //! from the symbol table, declarations from the metadata, `.file`/`.loc` lines that
-//! carry the original line table.
+//! carry the original line table and debug information (the source names of
+//! allocated registers, the instructions the assembler added). Instruction text for
+//! traces and messages names registers as the source did.
 
 use spu_isa::disasm::{Names, format_instr, format_value};
 use spu_isa::format::{Expr, Init, Module, RegTy};
@@ -51,11 +53,106 @@ impl Names for ModuleNames<'_> {
     }
 }
 
-/// The source text of instruction `pc` (`ld.global.f32 %f0, [%r6]`), or `None` if
-/// the word does not decode.
+/// Names of instruction `pc` of a module: the source's names of its registers
+/// where the module's debug information has them (allocated registers), the
+/// declarations' otherwise.
+#[derive(Debug, Clone, Copy)]
+pub struct PcNames<'a> {
+    pub module: &'a Module,
+    pub pc: usize,
+}
+
+impl Names for PcNames<'_> {
+    fn reg(&self, index: u8, regs: u8) -> String {
+        ModuleNames(self.module).reg(index, regs)
+    }
+    fn pred(&self, index: u8) -> String {
+        ModuleNames(self.module).pred(index)
+    }
+    fn label(&self, pc: u32) -> String {
+        ModuleNames(self.module).label(pc)
+    }
+    fn symbol(&self, sym: SymbolRef) -> String {
+        ModuleNames(self.module).symbol(sym)
+    }
+    fn param_at(&self, offset: i16) -> Option<String> {
+        ModuleNames(self.module).param_at(offset)
+    }
+    fn operand_reg(&self, slot: u8, index: u8, regs: u8) -> String {
+        match self.module.debug.reg_name(self.pc, slot, index) {
+            Some(n) => n.to_string(),
+            None => self.reg(index, regs),
+        }
+    }
+    fn operand_pred(&self, slot: u8, index: u8) -> String {
+        match self.module.debug.reg_name(self.pc, slot, index) {
+            Some(n) => n.to_string(),
+            None => self.pred(index),
+        }
+    }
+}
+
+/// The source text of instruction `pc` with the source's register names
+/// (`ld.global.f32 %f0, [%i]`), or `None` if the word does not decode.
 pub fn instr_text(m: &Module, pc: usize) -> Option<String> {
     let instr = Instr::decode(*m.code.get(pc)?).ok()?;
-    Some(format_instr(&instr, &ModuleNames(m)))
+    Some(format_instr(&instr, &PcNames { module: m, pc }))
+}
+
+/// The source name of each register instruction `pc` writes, 32 bits at a time
+/// (`rd3.lo`, `rd3.hi` for a 64-bit one, each element of a vector), then each
+/// predicate: `(predicate?, register, name)`.
+pub fn written_names(m: &Module, pc: usize) -> Vec<(bool, u8, String)> {
+    let Some(instr) = m.code.get(pc).and_then(|w| Instr::decode(*w).ok()) else {
+        return Vec::new();
+    };
+    let spec = instr.opcode.spec();
+    let defs: Vec<u8> = spec
+        .operands()
+        .enumerate()
+        .filter(|(_, o)| o.3 == spu_isa::table::Role::Def)
+        .map(|(k, _)| k as u8)
+        .collect();
+    let names = PcNames { module: m, pc };
+    let mut out = Vec::new();
+    for r in spu_isa::disasm::named_regs(&instr) {
+        if !defs.contains(&r.slot) || r.slot == spu_isa::format::GUARD_SLOT {
+            continue;
+        }
+        if r.pred {
+            out.push((true, r.reg, names.operand_pred(r.slot, r.reg)));
+            continue;
+        }
+        let whole = names.operand_reg(r.slot, r.reg, r.regs);
+        for k in 0..r.regs {
+            let name = match (r.regs, k) {
+                (1, _) => whole.clone(),
+                (_, 0) => format!("{whole}.lo"),
+                _ => format!("{whole}.hi"),
+            };
+            out.push((false, r.reg.wrapping_add(k), name));
+        }
+    }
+    out
+}
+
+/// The `.loc` attribute carrying instruction `pc`'s debug information, if it has
+/// any: `regs "f2 i tmp0"`, or `hidden "..."` for an instruction the assembler added.
+fn listing_attr(m: &Module, pc: usize, instr: &Instr) -> Option<String> {
+    let d = m.debug.instrs.get(pc)?;
+    if d.regs.is_empty() && !d.hidden {
+        return None;
+    }
+    let names: Vec<&str> = spu_isa::disasm::named_regs(instr)
+        .iter()
+        .map(|r| {
+            m.debug
+                .reg_name(pc, r.slot, r.reg)
+                .unwrap_or(crate::lower::debuginfo::NO_NAME)
+        })
+        .collect();
+    let key = if d.hidden { "hidden" } else { "regs" };
+    Some(format!("{key} \"{}\"", names.join(" ")))
 }
 
 fn num(v: f64) -> String {
@@ -203,13 +300,28 @@ pub fn disassemble(m: &Module, options: Options) -> String {
         while let Some(l) = labels.next_if(|l| l.pc as usize == pc) {
             let _ = writeln!(s, "{}:", l.name);
         }
+        let decoded = Instr::decode(*word);
         if !options.no_locations
             && let Some(loc) = m.lines.locs.get(pc)
         {
-            let _ = writeln!(s, "    .loc {} {} {};", loc.file, loc.line, loc.col);
+            let attr = decoded
+                .as_ref()
+                .ok()
+                .and_then(|i| listing_attr(m, pc, i))
+                .map_or_else(String::new, |a| format!(", {a}"));
+            let _ = writeln!(s, "    .loc {} {} {}{attr};", loc.file, loc.line, loc.col);
         }
-        let text = match Instr::decode(*word) {
-            Ok(i) => format_instr(&i, &names),
+        let text = match &decoded {
+            Ok(i) => {
+                let text = format_instr(i, &names);
+                // Without `.loc` lines, the source's names go into a comment.
+                let source = format_instr(i, &PcNames { module: m, pc });
+                match (options.no_locations, m.debug.hidden(pc)) {
+                    (true, true) => format!("{text}  // {source} (added by the assembler)"),
+                    (true, false) if source != text => format!("{text}  // {source}"),
+                    _ => text,
+                }
+            }
             Err(e) => format!("// invalid word {word:#018x}: {e}"),
         };
         let _ = writeln!(s, "    {text}");

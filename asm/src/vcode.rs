@@ -44,6 +44,9 @@ pub struct VInstr {
     pub refs: Vec<RegRef>,
     /// A branch target still to resolve: the label's id.
     pub target: Option<u32>,
+    /// Added by the assembler around a statement's own instruction (the `mov` of
+    /// an immediate, a copy through a vector temporary).
+    pub helper: bool,
 }
 
 /// The virtual registers of a kernel.
@@ -52,6 +55,8 @@ pub struct VRegs {
     pub classes: Vec<Class>,
     /// Where the declarations put each declared register (`None` for temporaries).
     pub declared_at: Vec<Option<u8>>,
+    /// Each declared register's source name, without `%` (`None` for temporaries).
+    pub names: Vec<Option<Box<str>>>,
     /// Some register of each file (general, predicates) is a temporary.
     temps: [bool; 2],
     /// A vector operand was placed on declared registers as they are (which
@@ -64,10 +69,18 @@ impl VRegs {
     pub fn add(&mut self, class: Class, declared_at: Option<u8>) -> u32 {
         self.classes.push(class);
         self.declared_at.push(declared_at);
+        self.names.push(None);
         if declared_at.is_none() {
             self.temps[usize::from(class == Class::Pred)] = true;
         }
         (self.classes.len() - 1) as u32
+    }
+
+    /// A declared register named `name` in the source.
+    pub fn add_named(&mut self, class: Class, declared_at: Option<u8>, name: &str) -> u32 {
+        let v = self.add(class, declared_at);
+        self.names[v as usize] = Some(name.into());
+        v
     }
 
     /// True if some register of this file (predicates or general) is a temporary.
@@ -182,6 +195,8 @@ struct Placed {
     target: u32,
     /// The statement it came from, in the preprocessed text.
     span: [u32; 2],
+    /// Not the statement's own instruction (see [`VCode::hidden`]).
+    hidden: bool,
 }
 
 /// No branch target.
@@ -192,6 +207,11 @@ pub const NO_LABEL: u32 = u32::MAX;
 pub struct VCode {
     placed: Vec<Placed>,
     refs: Vec<PackedRef>,
+    /// The statement whose own instruction was pushed last.
+    counted: Option<[u32; 2]>,
+    /// Register names a listing's `.loc ..., regs "..."` gives instructions, in the
+    /// order [`spu_isa::disasm::named_regs`] lists them (`-`: none): by pc.
+    given: Vec<(u32, Vec<String>)>,
 }
 
 impl VCode {
@@ -200,11 +220,20 @@ impl VCode {
     pub fn push(&mut self, v: &VInstr, target: u32, span: &Span) -> Result<(), EncodingError> {
         let word = v.instr.encode()?;
         let to32 = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+        let span = [to32(span.start), to32(span.end)];
+        // A statement's first instruction of its own counts its executions; all
+        // else the assembler added to it (helpers, the later parts of a spelling
+        // that takes several instructions) is hidden.
+        let hidden = v.helper || self.counted == Some(span);
+        if !hidden {
+            self.counted = Some(span);
+        }
         self.placed.push(Placed {
             word,
             refs: to32(self.refs.len()),
             target,
-            span: [to32(span.start), to32(span.end)],
+            span,
+            hidden,
         });
         self.refs.extend(v.refs.iter().map(PackedRef::pack));
         Ok(())
@@ -218,13 +247,40 @@ impl VCode {
         self.placed.is_empty()
     }
 
+    /// Whether instruction `pc` is one the assembler added to its statement (see
+    /// [`spu_isa::format::InstrDebug::hidden`]).
+    pub fn hidden(&self, pc: usize) -> bool {
+        self.placed[pc].hidden
+    }
+
+    /// Marks the last instruction as a listing says: hidden or not, and the names of
+    /// its registers.
+    pub fn mark_last(&mut self, hidden: bool, names: Option<Vec<String>>) {
+        let Some(last) = self.placed.len().checked_sub(1) else {
+            return;
+        };
+        self.placed[last].hidden = hidden;
+        if let Some(names) = names {
+            self.given.push((last as u32, names));
+        }
+    }
+
+    /// The names a listing gave instruction `pc`'s registers, if any.
+    pub fn given_names(&self, pc: usize) -> Option<&[String]> {
+        let i = self
+            .given
+            .binary_search_by_key(&(pc as u32), |g| g.0)
+            .ok()?;
+        Some(&self.given[i].1)
+    }
+
     /// The statement instruction `pc` came from.
     pub fn span(&self, pc: usize) -> Span {
         let [a, b] = self.placed[pc].span;
         a as usize..b as usize
     }
 
-    fn refs(&self, pc: usize) -> impl Iterator<Item = RegRef> + '_ {
+    pub fn refs(&self, pc: usize) -> impl Iterator<Item = RegRef> + '_ {
         let end = self
             .placed
             .get(pc + 1)

@@ -480,7 +480,7 @@ fn timing_traces_show_loaded_values_when_they_arrive() {
         .unwrap_or_else(|| panic!("no pending load in\n{trace}"));
     let arrival = trace
         .lines()
-        .position(|l| l.contains("ld.global.f32 %f0") && l.contains("loaded r"))
+        .position(|l| l.contains("ld.global.f32 %f0") && l.contains("loaded %f0"))
         .unwrap_or_else(|| panic!("no arrival in\n{trace}"));
     assert!(issue < arrival, "{trace}");
     assert!(trace.contains("[1]=0x3f000000"), "{trace}");

@@ -1,6 +1,7 @@
 //! Instruction text in source syntax, derived from the table's field order. Used by
 //! the disassembler, run-time error messages and traces, so all print alike.
 
+use crate::format::GUARD_SLOT;
 use crate::instr::{Guard, Instr, Operand, SymbolRef, operand_regs, operand_type};
 use crate::names::{Space, Ty};
 use crate::table::{Field, ModKind, OperandKind};
@@ -18,6 +19,77 @@ pub trait Names {
     fn symbol(&self, sym: SymbolRef) -> String;
     /// Name of the parameter at byte offset `offset` of the parameter space.
     fn param_at(&self, offset: i16) -> Option<String>;
+    /// Name of general register `index` (spanning `regs`) as operand `slot` of the
+    /// instruction being printed names it (see [`GUARD_SLOT`]): where code's
+    /// registers were allocated, one register holds different values over the code.
+    fn operand_reg(&self, slot: u8, index: u8, regs: u8) -> String {
+        let _ = slot;
+        self.reg(index, regs)
+    }
+    /// Name of predicate `index` as operand `slot` (or the guard) names it.
+    fn operand_pred(&self, slot: u8, index: u8) -> String {
+        let _ = slot;
+        self.pred(index)
+    }
+}
+
+/// One register an instruction names, in the order [`format_instr`] prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamedReg {
+    /// Operand index in the row, or [`GUARD_SLOT`].
+    pub slot: u8,
+    /// The register (for a vector, one element's first register) or predicate.
+    pub reg: u8,
+    /// Registers it spans (a predicate: 1).
+    pub regs: u8,
+    pub pred: bool,
+}
+
+/// The registers and predicates an instruction names, in printing order: the guard,
+/// then each operand's (a vector's elements in order, a memory operand's base).
+pub fn named_regs(instr: &Instr) -> Vec<NamedReg> {
+    let mut out = Vec::new();
+    let pred = |slot: u8, reg: u8| NamedReg {
+        slot,
+        reg,
+        regs: 1,
+        pred: true,
+    };
+    if let Guard::If(p) | Guard::IfNot(p) = instr.guard {
+        out.push(pred(GUARD_SLOT, p));
+    }
+    let spec = instr.opcode.spec();
+    for (k, ((_, _, oty, _), op)) in spec.operands().zip(instr.operands()).enumerate() {
+        let slot = k as u8;
+        match *op {
+            Operand::Reg(r) => {
+                let ty = operand_type(oty, &instr.mods).unwrap_or(Ty::U32);
+                let regs = operand_regs(oty, &instr.mods);
+                let elem = ty.regs().min(regs);
+                for e in 0..regs / elem {
+                    out.push(NamedReg {
+                        slot,
+                        reg: r.wrapping_add(e * elem),
+                        regs: elem,
+                        pred: false,
+                    });
+                }
+            }
+            Operand::Pred(p) | Operand::PredNot(p) => out.push(pred(slot, p)),
+            Operand::Mem {
+                base: Some(b),
+                wide,
+                ..
+            } => out.push(NamedReg {
+                slot,
+                reg: b,
+                regs: if wide { 2 } else { 1 },
+                pred: false,
+            }),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Plain numeric names (`%r3`, `%rd4` for the pair starting at register 4, `%p1`,
@@ -101,12 +173,12 @@ pub fn format_value(bits: u64, ty: Ty) -> String {
 }
 
 /// A register operand: `%r1`, or `{%r4, %r5}` for a vector.
-fn register_text(names: &dyn Names, r: u8, elem_regs: u8, count: u8) -> String {
+fn register_text(names: &dyn Names, slot: u8, r: u8, elem_regs: u8, count: u8) -> String {
     if count == 1 {
-        return format!("%{}", names.reg(r, elem_regs));
+        return format!("%{}", names.operand_reg(slot, r, elem_regs));
     }
     let parts: Vec<String> = (0..count)
-        .map(|k| format!("%{}", names.reg(r + k * elem_regs, elem_regs)))
+        .map(|k| format!("%{}", names.operand_reg(slot, r + k * elem_regs, elem_regs)))
         .collect();
     format!("{{{}}}", parts.join(", "))
 }
@@ -116,17 +188,18 @@ pub fn format_instr(instr: &Instr, names: &dyn Names) -> String {
     let spec = instr.opcode.spec();
     let mut s = match instr.guard {
         Guard::Always => String::new(),
-        Guard::If(p) => format!("@%{} ", names.pred(p)),
-        Guard::IfNot(p) => format!("@!%{} ", names.pred(p)),
+        Guard::If(p) => format!("@%{} ", names.operand_pred(GUARD_SLOT, p)),
+        Guard::IfNot(p) => format!("@!%{} ", names.operand_pred(GUARD_SLOT, p)),
     };
     s.push_str(&full_mnemonic(instr));
     let mut first = true;
-    for ((_, kind, oty, _), op) in spec.operands().zip(instr.operands()) {
+    for (k, ((_, kind, oty, _), op)) in spec.operands().zip(instr.operands()).enumerate() {
+        let slot = k as u8;
         let ty = operand_type(oty, &instr.mods).unwrap_or(Ty::U32);
         if kind == OperandKind::OptPred {
             // `d|p`: printed after the destination, without a comma.
             if let Operand::Pred(p) = *op {
-                s.push_str(&format!("|%{}", names.pred(p)));
+                s.push_str(&format!("|%{}", names.operand_pred(slot, p)));
             }
             continue;
         }
@@ -136,10 +209,10 @@ pub fn format_instr(instr: &Instr, names: &dyn Names) -> String {
             Operand::Reg(r) => {
                 let regs = operand_regs(oty, &instr.mods);
                 let elem = ty.regs().min(regs);
-                s.push_str(&register_text(names, r, elem, regs / elem));
+                s.push_str(&register_text(names, slot, r, elem, regs / elem));
             }
-            Operand::Pred(p) => s.push_str(&format!("%{}", names.pred(p))),
-            Operand::PredNot(p) => s.push_str(&format!("!%{}", names.pred(p))),
+            Operand::Pred(p) => s.push_str(&format!("%{}", names.operand_pred(slot, p))),
+            Operand::PredNot(p) => s.push_str(&format!("!%{}", names.operand_pred(slot, p))),
             Operand::Absent => {}
             Operand::Imm16(v) => s.push_str(&format_value(Operand::widen_imm16(v, ty), ty)),
             Operand::Imm(u32::MAX) if kind == OperandKind::Mask => s.push_str("-1"),
@@ -167,12 +240,16 @@ pub fn format_instr(instr: &Instr, names: &dyn Names) -> String {
                     (_, Some(name)) => s.push_str(&format!("[{name}]")),
                     (None, None) => s.push_str(&format!("[{offset}]")),
                     (Some(b), None) if offset == 0 => {
-                        s.push_str(&format!("[%{}]", names.reg(b, regs)))
+                        s.push_str(&format!("[%{}]", names.operand_reg(slot, b, regs)))
                     }
-                    (Some(b), None) if offset < 0 => {
-                        s.push_str(&format!("[%{}-{}]", names.reg(b, regs), -i32::from(offset)))
+                    (Some(b), None) if offset < 0 => s.push_str(&format!(
+                        "[%{}-{}]",
+                        names.operand_reg(slot, b, regs),
+                        -i32::from(offset)
+                    )),
+                    (Some(b), None) => {
+                        s.push_str(&format!("[%{}+{offset}]", names.operand_reg(slot, b, regs)))
                     }
-                    (Some(b), None) => s.push_str(&format!("[%{}+{offset}]", names.reg(b, regs))),
                 }
             }
         }

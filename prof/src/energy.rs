@@ -311,8 +311,12 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
     let mut detail: BTreeMap<String, LineEnergy> = BTreeMap::new();
     for (pc, key) in stats.pcs.iter().zip(&lines.keys) {
         let d = detail.entry(key.clone()).or_default();
-        d.warp_instructions += pc.issued;
-        d.thread_instructions += pc.threads;
+        // An instruction the assembler added to a statement runs as often as the
+        // statement's own: counting it too would double the line's count.
+        if !pc.hidden {
+            d.warp_instructions += pc.issued;
+            d.thread_instructions += pc.threads;
+        }
     }
     let leakage_by_unit = leakage_units(&machine, model)?;
     let trace_pj = match &model.kind {

@@ -450,3 +450,70 @@ fn a_one_lane_store_has_less_event_energy_than_a_full_warp_store() {
     );
     assert!(json["line_detail"][&key]["waiting_j"].is_number());
 }
+
+/// An instruction the assembler adds to a statement (here the `mov` that loads the
+/// immediate 1/3, which `mul.f32` cannot hold) belongs to the statement's line: its
+/// energy goes there, but the line's counts are the statement's executions, by hand
+/// 2 warps x 5 iterations = 10 warp instructions and 64 x 5 = 320 thread ones.
+#[test]
+fn a_hidden_instruction_charges_its_line_without_doubling_its_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("third.spu");
+    std::fs::write(
+        &kernel,
+        ".global .f32 A[64] = ramp(0.0, 1.0);\n\
+         .launch grid(1, 1) block(64);\n\
+         .entry third {\n\
+         \x20   .reg .u32 %i;\n\
+         \x20   .reg .u32 %a;\n\
+         \x20   .reg .u32 %k;\n\
+         \x20   .reg .f32 %f;\n\
+         \x20   .reg .pred %more;\n\
+         \x20   mov.u32 %i, %tid.x;\n\
+         \x20   shl.b32 %i, %i, 2;\n\
+         \x20   mov.u32 %a, A;\n\
+         \x20   add.u32 %a, %a, %i;\n\
+         \x20   ld.global.f32 %f, [%a];\n\
+         \x20   mov.u32 %k, 0;\n\
+         AGAIN:\n\
+         \x20   mul.f32 %f, %f, 0f3EAAAAAB;\n\
+         \x20   add.u32 %k, %k, 1;\n\
+         \x20   setp.lt.u32 %more, %k, 5;\n\
+         \x20   @%more bra AGAIN;\n\
+         \x20   st.global.f32 [%a], %f;\n\
+         \x20   exit;\n\
+         }\n",
+    )
+    .unwrap();
+    let m = Machine::default();
+    let run = spu_emu::cli::session::run_file(
+        &kernel,
+        &m,
+        &spu_emu::LoadOptions::default(),
+        RunControl::default(),
+    )
+    .unwrap();
+    let stats = Stats::new(&run.result, &run.image, &m);
+    // Line 16 ran as two instructions: the assembler's `mov`, then the `mul.f32`.
+    let on_line: Vec<_> = stats.pcs.iter().filter(|p| p.line == Some(16)).collect();
+    assert_eq!(on_line.len(), 2, "{on_line:?}");
+    assert!(on_line[0].hidden && !on_line[1].hidden, "{on_line:?}");
+    assert!(on_line.iter().all(|p| p.issued == 10 && p.threads == 320));
+    let b = price(&stats, &Model::load("default").unwrap()).unwrap();
+    let line = &b.line_detail[&format!("{}:16", kernel.display())];
+    assert_eq!(
+        (line.warp_instructions, line.thread_instructions),
+        (10, 320)
+    );
+    // Both instructions' events are the line's: more than the `mul` alone, which
+    // costs what the `add` on the next line costs (one ALU op per thread).
+    let next = &b.line_detail[&format!("{}:17", kernel.display())];
+    assert_eq!(next.warp_instructions, 10);
+    assert!(line.event_j > 1.5 * next.event_j, "{line:?} {next:?}");
+    let text = report::by_line_report(&b, &|_| std::fs::read_to_string(&kernel).ok());
+    let row = text
+        .lines()
+        .find(|l| l.contains("mul.f32"))
+        .expect("the line is quoted");
+    assert!(row.contains(" 10     16 |"), "{row}");
+}

@@ -295,6 +295,7 @@ pub fn module_of(mut instrs: Vec<Instr>) -> (Module, Vec<Instr>) {
             rhs: Expr::constant(1),
             message: "P0 must be positive".into(),
         }],
+        debug: Default::default(),
     };
     (m, instrs)
 }

@@ -92,6 +92,8 @@ impl Assembler<'_> {
             diags.push(Diagnostic::error(e.to_string(), self.code.span(pc)));
             return None;
         }
+        let allocated = self.colour.then_some(phys.as_slice());
+        self.module.debug = super::debuginfo::build(&self.code, &words, &self.vregs, allocated);
         drop(phys);
         self.check_units(&words, &succ, diags);
         self.check_end(&words, &succ, diags);

@@ -320,7 +320,7 @@ impl Assembler<'_> {
             };
             for n in names {
                 let at = u8::try_from(*used).ok().filter(|_| *used + elem <= limit);
-                let vreg = self.vregs.add(class, at);
+                let vreg = self.vregs.add_named(class, at, &n);
                 self.scope
                     .regs
                     .insert(n, crate::operands::RegInfo { vreg, ty: rty });

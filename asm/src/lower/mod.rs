@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 mod bounds;
 mod build;
+pub(crate) mod debuginfo;
 mod decls;
 mod entries;
 mod funcs;
@@ -268,6 +269,7 @@ fn empty_module(files: Vec<String>) -> Module {
         },
         labels: Vec::new(),
         preconditions: Vec::new(),
+        debug: Default::default(),
     }
 }
 
@@ -332,6 +334,8 @@ struct Assembler<'m> {
     code: VCode,
     launch_seen: Option<Span>,
     pending_loc: Option<SourceLoc>,
+    /// A listing's `.loc` attributes for the next instruction (see `debuginfo`).
+    pending_debug: Option<debuginfo::Listed>,
     /// nvcc's `.file N "k.cu"` in a `.ptx` file: N -> index in the line table.
     cuda_files: HashMap<u32, u16>,
     /// nvcc's `.loc` in a `.ptx` file: the CUDA source line of the instructions that
@@ -389,6 +393,7 @@ impl<'m> Assembler<'m> {
             code: VCode::default(),
             launch_seen: None,
             pending_loc: None,
+            pending_debug: None,
             cuda_files: HashMap::new(),
             cuda_loc: None,
             thread_bounds: Vec::new(),

@@ -122,7 +122,9 @@ impl Assembler<'_> {
             Stmt::File { index, path } if self.in_ptx_file(s.span.start) => {
                 self.cuda_file(index, path, diags);
             }
-            Stmt::Loc { file, line, col } if self.in_ptx_file(s.span.start) => {
+            Stmt::Loc {
+                file, line, col, ..
+            } if self.in_ptx_file(s.span.start) => {
                 self.cuda_loc(file, line, col, diags);
             }
             Stmt::File { index, path } => match parse_int(index.node) {
@@ -142,7 +144,12 @@ impl Assembler<'_> {
                     .label(format!("expected 0..={}", self.module.lines.files.len())),
                 ),
             },
-            Stmt::Loc { file, line, col } => {
+            Stmt::Loc {
+                file,
+                line,
+                col,
+                attrs,
+            } => {
                 let num = |t: &Spanned<&str>| parse_int(t.node).and_then(|v| u32::try_from(v).ok());
                 match (num(file), num(line), num(col)) {
                     (Some(f), Some(l), Some(c)) if (f as usize) < self.module.lines.files.len() => {
@@ -151,6 +158,7 @@ impl Assembler<'_> {
                             line: l,
                             col: c,
                         });
+                        self.pending_debug = self.listing_debug(attrs, diags);
                     }
                     _ => diags.push(Diagnostic::error("malformed `.loc`", s.span.clone()).label(
                         "expected `.loc FILE LINE COLUMN;` with a file declared by `.file`",
@@ -311,6 +319,7 @@ impl Assembler<'_> {
             .take()
             .or(self.cuda_loc)
             .unwrap_or_else(|| self.loc(pos));
+        let mut debug = self.pending_debug.take();
         // Colouring is certain once the registers are a PTX file's or do not
         // fit: vector operands are then lowered as colouring needs them.
         let mut lowering = Lowering {
@@ -331,7 +340,12 @@ impl Assembler<'_> {
                     }
                     let target = v.target.unwrap_or(NO_LABEL);
                     match self.code.push(&v, target, span) {
-                        Ok(()) => self.module.lines.locs.push(loc),
+                        Ok(()) => {
+                            self.module.lines.locs.push(loc);
+                            if let Some((hidden, names)) = debug.take() {
+                                self.code.mark_last(hidden, names);
+                            }
+                        }
                         Err(e) => diags.push(Diagnostic::error(e.to_string(), span.clone())),
                     }
                 }

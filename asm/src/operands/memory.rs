@@ -176,6 +176,7 @@ impl Lowering<'_> {
                 instr,
                 refs: vec![element, component],
                 target: None,
+                helper: false,
             };
             if write {
                 st.post.push(v);
@@ -245,6 +246,7 @@ impl Lowering<'_> {
                     part: false,
                 }],
                 target: None,
+                helper: false,
             });
             st.refs.push(RegRef {
                 slot: Slot::Base(k),

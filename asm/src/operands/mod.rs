@@ -181,6 +181,7 @@ impl Lowering<'_> {
         // Helper instructions run under the statement's guard too.
         let guard_ref = st.refs.iter().find(|r| r.slot == Slot::Guard).copied();
         let guarded = |mut v: VInstr| {
+            v.helper = true;
             if let Some(g) = guard_ref {
                 v.instr.guard = guard;
                 v.refs.push(g);
@@ -192,6 +193,7 @@ impl Lowering<'_> {
             instr,
             refs: st.refs,
             target: st.target,
+            helper: false,
         });
         out.extend(st.post.into_iter().map(guarded));
         Ok(out)
@@ -302,6 +304,7 @@ impl Lowering<'_> {
                         part,
                     }],
                     target: None,
+                    helper: false,
                 });
             }
         };

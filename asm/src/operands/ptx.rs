@@ -176,6 +176,7 @@ impl Lowering<'_> {
             instr,
             refs,
             target: None,
+            helper: false,
         })
     }
 

@@ -158,6 +158,11 @@ pub struct PcStats {
     pub file: Option<String>,
     pub line: Option<u32>,
     pub text: Option<String>,
+    /// The assembler added this instruction to its line's statement (the `mov` of
+    /// an immediate the instruction cannot hold, ...): it is part of the line's
+    /// energy and time, but not of the line's count of executed statements.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
     pub energy_class: String,
     pub issued: u64,
     pub threads: u64,
@@ -238,6 +243,7 @@ impl Stats {
                     file: loc.and_then(|l| lines.files.get(usize::from(l.file)).cloned()),
                     line: loc.map(|l| l.line),
                     text: spu_asm::disasm::instr_text(&image.module, pc),
+                    hidden: image.module.debug.hidden(pc),
                     energy_class: format!("{:?}", image.program.info[pc].class.energy),
                     issued: c.issued,
                     threads: c.threads,

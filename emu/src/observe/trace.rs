@@ -258,6 +258,9 @@ pub struct Tracer {
     unit: Option<Option<UnitLabel>>,
     text: Vec<String>,
     loc: Vec<String>,
+    /// Per instruction, the source names of the registers it writes: (predicate?,
+    /// register, name).
+    written_names: Vec<Vec<(bool, u8, String)>>,
     widths: Widths,
     out: Box<dyn Write>,
     written: u64,
@@ -300,6 +303,9 @@ impl Tracer {
                 let text = spu_asm::disasm::instr_text(module, pc).unwrap_or_default();
                 spu_io::quote::escape(&text).into_owned()
             })
+            .collect();
+        let written_names = (0..module.code.len())
+            .map(|pc| spu_asm::disasm::written_names(module, pc))
             .collect();
         let loc: Vec<String> = module
             .lines
@@ -353,10 +359,35 @@ impl Tracer {
             filter,
             text,
             loc,
+            written_names,
             widths,
             out,
             written: 0,
             arrivals: Vec::new(),
+        }
+    }
+
+    /// The source name of general register `reg` as instruction `pc` writes it
+    /// (`%f2`, `%rd3.hi`, `%tmp0`), or its number (`%r8`) if the binary has none.
+    pub fn reg_name(&self, pc: u32, reg: usize) -> String {
+        self.name_of(pc, false, reg)
+    }
+
+    /// The source name of predicate `p` as instruction `pc` writes it.
+    pub fn pred_name(&self, pc: u32, p: usize) -> String {
+        self.name_of(pc, true, p)
+    }
+
+    fn name_of(&self, pc: u32, pred: bool, reg: usize) -> String {
+        let named = self.written_names.get(pc as usize).and_then(|names| {
+            names
+                .iter()
+                .find(|(p, r, _)| *p == pred && usize::from(*r) == reg)
+        });
+        match named {
+            Some((_, _, name)) => format!("%{}", spu_io::quote::escape(name)),
+            None if pred => format!("%p{reg}"),
+            None => format!("%r{reg}"),
         }
     }
 

@@ -41,9 +41,32 @@ const BUFFERS: &str = ".spu.buffers";
 const DMA: &str = ".spu.dma";
 const LINES: &str = ".spu.lines";
 const ASSERT: &str = ".spu.assert";
+/// Optional: readers that do not know it ignore it, so it needs no new version.
+const DEBUG: &str = ".spu.debug";
+/// [`InstrDebug::hidden`] in an instruction's flags byte.
+const HIDDEN_FLAG: u8 = 1;
 
 /// Serialises a module into an ELF64 file, refusing modules the reader would refuse.
+/// Debug information that would take the file past [`MAX_INPUT_BYTES`] is left out
+/// (the code then shows the registers' allocated names).
 pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
+    let mut out = write_elf(module)?;
+    if out.len() as u64 > MAX_INPUT_BYTES && !module.debug.is_empty() {
+        let mut bare = module.clone();
+        bare.debug = DebugInfo::default();
+        out = write_elf(&bare)?;
+    }
+    if out.len() as u64 > MAX_INPUT_BYTES {
+        return Err(FormatError::Invalid(format!(
+            "the binary would be {} bytes, over the {} MiB the tools read",
+            out.len(),
+            MAX_INPUT_BYTES >> 20
+        )));
+    }
+    Ok(out)
+}
+
+fn write_elf(module: &Module) -> Result<Vec<u8>, FormatError> {
     check_limits(module)?;
     validate::check(module)?;
     let text: Vec<u8> = module.code.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -55,6 +78,9 @@ pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
     ];
     if version_of(module) >= 6 {
         meta.push((ASSERT, assert_bytes(module)));
+    }
+    if !module.debug.is_empty() {
+        meta.push((DEBUG, debug_bytes(module)));
     }
 
     let mut out = Vec::new();
@@ -157,13 +183,6 @@ pub fn write_module(module: &Module) -> Result<Vec<u8>, FormatError> {
     w.write_symtab_section_header(num_local);
     w.write_strtab_section_header();
     w.write_shstrtab_section_header();
-    if out.len() as u64 > MAX_INPUT_BYTES {
-        return Err(FormatError::Invalid(format!(
-            "the binary would be {} bytes, over the {} MiB the tools read",
-            out.len(),
-            MAX_INPUT_BYTES >> 20
-        )));
-    }
     Ok(out)
 }
 
@@ -175,7 +194,8 @@ fn check_limits(m: &Module) -> Result<(), FormatError> {
         .chain(m.shared.iter().map(|s| &s.name))
         .chain(m.buffers.iter().map(|b| &b.name))
         .chain(&m.lines.files)
-        .chain(m.preconditions.iter().map(|a| &a.message));
+        .chain(m.preconditions.iter().map(|a| &a.message))
+        .chain(&m.debug.names);
     if let Some(s) = strings.into_iter().find(|s| s.len() > MAX_STRING as usize) {
         return Err(FormatError::Invalid(format!(
             "a name, path or message is {} bytes long (at most {MAX_STRING})",
@@ -438,6 +458,15 @@ pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
     if version >= 6 {
         read_asserts(section(ASSERT)?, &mut module)?;
     }
+    if let Some((_, shdr)) = sections.section_by_name(endian, DEBUG.as_bytes()) {
+        let bytes = shdr
+            .data(endian, data)
+            .map_err(|_| FormatError::Truncated {
+                section: DEBUG,
+                offset: 0,
+            })?;
+        module.debug = read_debug(bytes, module.code.len())?;
+    }
 
     let symbols = sections
         .symbols(endian, data, elf::SHT_SYMTAB)
@@ -583,7 +612,60 @@ fn read_kernel(data: &[u8], code: Vec<u64>, file_version: u32) -> Result<Module,
         lines: LineTable::default(),
         labels: Vec::new(),
         preconditions: Vec::new(),
+        debug: DebugInfo::default(),
     })
+}
+
+fn debug_bytes(m: &Module) -> Vec<u8> {
+    let mut b = ByteWriter::default();
+    b.len(m.debug.names.len());
+    m.debug.names.iter().for_each(|n| b.str(n));
+    b.len(m.debug.instrs.len());
+    for d in &m.debug.instrs {
+        b.u8(if d.hidden { HIDDEN_FLAG } else { 0 });
+        b.len(d.regs.len());
+        for r in &d.regs {
+            b.u8(r.slot);
+            b.u8(r.reg);
+            b.u32(r.name);
+        }
+    }
+    b.bytes
+}
+
+/// `.spu.debug`: names, then one record per instruction of the code.
+fn read_debug(data: &[u8], instructions: usize) -> Result<DebugInfo, FormatError> {
+    let mut r = ByteReader::new(DEBUG, data);
+    let n = r.count(4)?;
+    let names = (0..n).map(|_| r.str()).collect::<Result<Vec<_>, _>>()?;
+    let n = r.count(5)?;
+    if n != instructions {
+        return Err(r.corrupt(format!(
+            "{n} instruction records for {instructions} instructions"
+        )));
+    }
+    let mut instrs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let flags = r.u8()?;
+        if flags & !HIDDEN_FLAG != 0 {
+            return Err(r.corrupt(format!("unknown instruction flags {flags:#04x}")));
+        }
+        let k = r.count(6)?;
+        let mut regs = Vec::with_capacity(k);
+        for _ in 0..k {
+            let (slot, reg, name) = (r.u8()?, r.u8()?, r.u32()?);
+            if name as usize >= names.len() {
+                return Err(r.corrupt(format!("register name #{name} of {}", names.len())));
+            }
+            regs.push(RegName { slot, reg, name });
+        }
+        instrs.push(InstrDebug {
+            hidden: flags & HIDDEN_FLAG != 0,
+            regs,
+        });
+    }
+    r.finish()?;
+    Ok(DebugInfo { names, instrs })
 }
 
 fn assert_bytes(m: &Module) -> Vec<u8> {

@@ -1,6 +1,7 @@
 //! The `.bin` object format: an ELF64 little-endian file with a private machine
-//! number holding code, kernel metadata, buffers, DMA descriptors, a line table and
-//! label symbols. See `isa-spec/FORMAT.md`.
+//! number holding code, kernel metadata, buffers, DMA descriptors, a line table,
+//! label symbols and optional debug information (source register names). See
+//! `isa-spec/FORMAT.md`.
 
 mod bytes;
 mod elf;
@@ -14,8 +15,9 @@ pub use bytes::{MAX_EXPR_NODES, MAX_STRING};
 pub use elf::{FORMAT_VERSION, OLDEST_FORMAT_VERSION, SPU_MACHINE, read_module, write_module};
 pub use expr::{BinOp, EvalError, Expr, MalformedExpr, Node};
 pub use model::{
-    BufferDecl, CmpOp, DMA_FIELDS, DMA_OPTIONAL, DmaDesc, Init, Label, Launch, LineTable, Module,
-    ParamDecl, Precondition, RegDecl, RegTy, SharedDecl, SourceLoc,
+    BufferDecl, CmpOp, DMA_FIELDS, DMA_OPTIONAL, DebugInfo, DmaDesc, GUARD_SLOT, Init, InstrDebug,
+    Label, Launch, LineTable, Module, ParamDecl, Precondition, RegDecl, RegName, RegTy, SharedDecl,
+    SourceLoc,
 };
 pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
 pub use param::{param_int, param_int_range, param_layout, param_size, parse_param_value};

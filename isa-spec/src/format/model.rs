@@ -274,6 +274,68 @@ pub struct Module {
     pub labels: Vec<Label>,
     /// `.assert` conditions on the parameters (format version 6).
     pub preconditions: Vec<Precondition>,
+    /// Source register names and the instructions the assembler added (the optional
+    /// section `.spu.debug`); empty when the declarations name every register and
+    /// every instruction is a statement's own.
+    pub debug: DebugInfo,
+}
+
+/// The slot of an instruction's guard predicate in [`RegName::slot`].
+pub const GUARD_SLOT: u8 = 0xff;
+
+/// The source name of one register an instruction names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegName {
+    /// The operand (its index in the row) or [`GUARD_SLOT`].
+    pub slot: u8,
+    /// The register (or predicate) the operand names there: for a vector, the
+    /// first register of the element.
+    pub reg: u8,
+    /// Index into [`DebugInfo::names`].
+    pub name: u32,
+}
+
+/// What one instruction adds to the line table's story.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InstrDebug {
+    /// The assembler added this instruction to the statement of its line (the
+    /// `mov` of an immediate the instruction cannot hold, a copy through a
+    /// vector temporary, ...): the statement's executions are counted at its own
+    /// instruction, not here.
+    pub hidden: bool,
+    /// The source names of the registers its operands name, where the
+    /// declarations do not give them (registers the assembler allocated).
+    pub regs: Vec<RegName>,
+}
+
+/// Debug information of the code: register names as the source wrote them
+/// (`f2`, `i`, `rd3.hi`, `tmp0` for an assembler's temporary) and the
+/// instructions the assembler added to statements.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DebugInfo {
+    /// Each name once, without `%`.
+    pub names: Vec<String>,
+    /// One entry per instruction, or none at all.
+    pub instrs: Vec<InstrDebug>,
+}
+
+impl DebugInfo {
+    pub fn is_empty(&self) -> bool {
+        self.instrs.is_empty()
+    }
+
+    /// Whether instruction `pc` was added by the assembler to its line's statement.
+    pub fn hidden(&self, pc: usize) -> bool {
+        self.instrs.get(pc).is_some_and(|d| d.hidden)
+    }
+
+    /// The source name of register `reg` as operand `slot` of instruction `pc`
+    /// names it.
+    pub fn reg_name(&self, pc: usize, slot: u8, reg: u8) -> Option<&str> {
+        let d = self.instrs.get(pc)?;
+        let r = d.regs.iter().find(|r| r.slot == slot && r.reg == reg)?;
+        self.names.get(r.name as usize).map(String::as_str)
+    }
 }
 
 /// Where one register declaration lives in the register file.

@@ -57,6 +57,7 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
             s.name, s.align
         )));
     }
+    check_debug(m)?;
     let len = m.code.len() as u32;
     for (pc, word) in m.code.iter().enumerate() {
         let instr = Instr::decode(*word).map_err(|e| invalid(pc, e.to_string()))?;
@@ -100,6 +101,54 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
                     format!("operand {op:?} names something not declared"),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Debug information covers the code, names what it stores and names registers
+/// that exist.
+fn check_debug(m: &Module) -> Result<(), FormatError> {
+    let d = &m.debug;
+    if d.is_empty() {
+        return Ok(());
+    }
+    if d.instrs.len() != m.code.len() {
+        return Err(FormatError::Invalid(format!(
+            "debug information has {} entries for {} instructions",
+            d.instrs.len(),
+            m.code.len()
+        )));
+    }
+    // Identifiers only: a listing writes them into a `.loc` string, space-separated.
+    let identifier = |n: &String| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.'))
+    };
+    if let Some(n) = d.names.iter().find(|n| !identifier(n)) {
+        return Err(FormatError::Invalid(format!(
+            "register name `{}` is not an identifier (letters, digits, `_`, `$`, `.`)",
+            spu_io::quote::shorten(n)
+        )));
+    }
+    let regs = m.general_reg_count().max(m.pred_reg_count());
+    for (pc, i) in d.instrs.iter().enumerate() {
+        if let Some(r) = i
+            .regs
+            .iter()
+            .find(|r| r.name as usize >= d.names.len() || u32::from(r.reg) >= regs)
+        {
+            return Err(FormatError::BadInstruction {
+                pc,
+                what: format!(
+                    "debug information names register #{} as name #{} ({} registers, {} names)",
+                    r.reg,
+                    r.name,
+                    regs,
+                    d.names.len()
+                ),
+            });
         }
     }
     Ok(())

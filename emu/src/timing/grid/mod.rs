@@ -790,11 +790,11 @@ impl<'a> Grid<'a> {
                     {
                         let d = usize::from(dst);
                         let mut text =
-                            crate::observe::trace::lanes_text(&format!("r{d}"), &values, mask);
+                            crate::observe::trace::lanes_text(&t.reg_name(pc, d), &values, mask);
                         if let Some(h) = &high {
                             text.push(' ');
                             text.push_str(&crate::observe::trace::lanes_text(
-                                &format!("r{}", d + 1),
+                                &t.reg_name(pc, d + 1),
                                 h,
                                 mask,
                             ));

@@ -235,7 +235,7 @@ impl Unit {
         if let Some(t) = env.trace.as_deref_mut()
             && t.wants(self.label, code.warps[wi].index, now)
         {
-            let writes = trace_writes(&code.warps[wi], program, pc, exec, &addrs, false);
+            let writes = trace_writes(t, &code.warps[wi], program, pc, exec, &addrs, false);
             t.line(now, code.trace_site(self.label, wi), pc, exec, &writes);
         }
         count(&mut self.counts, pc, exec);

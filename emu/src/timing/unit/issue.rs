@@ -130,6 +130,7 @@ pub(super) fn past_the_end(w: &Warp, program: &Program) -> Fault {
 /// their values later (a global load or atomic in timing mode), on a line of their
 /// own.
 pub(super) fn trace_writes(
+    t: &crate::observe::trace::Tracer,
     w: &Warp,
     program: &Program,
     pc: u32,
@@ -141,7 +142,7 @@ pub(super) fn trace_writes(
     match (program.info[pc as usize].dst_general, op.run) {
         (Some(d), _) if pending => {
             let regs: Vec<String> = (0..program.info[pc as usize].dst_regs.max(1))
-                .map(|k| format!("r{}", usize::from(d) + usize::from(k)))
+                .map(|k| t.reg_name(pc, usize::from(d) + usize::from(k)))
                 .collect();
             format!("{} pending", regs.join(" "))
         }
@@ -151,7 +152,7 @@ pub(super) fn trace_writes(
                 let r = usize::from(d) + usize::from(k);
                 let values = w.regs.get(r)?;
                 Some(crate::observe::trace::lanes_text(
-                    &format!("r{r}"),
+                    &t.reg_name(pc, r),
                     values,
                     exec,
                 ))
@@ -160,7 +161,11 @@ pub(super) fn trace_writes(
             .join(" "),
         (_, _) if op.pd.is_some() => {
             let p = op.pd.unwrap_or(0);
-            format!("p{p} = {:08x}", w.preds[usize::from(p & 15)])
+            format!(
+                "{} = {:08x}",
+                t.pred_name(pc, usize::from(p)),
+                w.preds[usize::from(p & 15)]
+            )
         }
         (_, Run::Store(m)) => match w.regs.get(usize::from(op.src[0])) {
             Some(values) => {
@@ -243,7 +248,15 @@ pub(super) fn issue(
                 executed.access,
                 Access::Global { store: false, .. } | Access::Atomic { .. }
             );
-        let writes = trace_writes(&code.warps[wi], program, pc, executed.exec, &addrs, pending);
+        let writes = trace_writes(
+            t,
+            &code.warps[wi],
+            program,
+            pc,
+            executed.exec,
+            &addrs,
+            pending,
+        );
         t.line(now, code.trace_site(label, wi), pc, executed.exec, &writes);
     }
     let (op, info) = (&program.ops[pc as usize], &program.info[pc as usize]);
