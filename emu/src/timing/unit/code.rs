@@ -117,8 +117,13 @@ pub struct Code {
     pub pass: u32,
     pub(super) schedulers: Vec<Scheduler>,
     /// Every scheduler has one warp (warp `s` on scheduler `s`), the common case
-    /// of the SPU's SMs and IUs, which plan and issue take without loops.
+    /// of the SPU's SMs and IUs, stepped by [`super::single`].
     pub(super) single: bool,
+    /// With `single`: the cycle from which each scheduler must be looked at (its
+    /// warp's [`Code::ready_at`] as of the last step), and the schedulers whose
+    /// warp changed since (issued, released, resolved, loaded; bit `s`).
+    pub(super) due: Vec<u64>,
+    pub(super) touched: u32,
     /// Free-at cycle of each pipeline of each kind.
     pipes: [Vec<u64>; 3],
     /// Earliest free-at cycle of each kind (with a fourth, never busy, for
@@ -187,6 +192,8 @@ impl Code {
         let single = warps.len() == n;
         let mut code = Code {
             single,
+            due: vec![0; n],
+            touched: 0,
             warps,
             boards,
             shared: vec![0; shared_words * slots],
@@ -354,6 +361,9 @@ impl Code {
     /// issue and release of the warp (nothing else changes its scoreboard or PC).
     #[inline]
     pub(super) fn refresh(&mut self, wi: usize, program: &Program) {
+        if self.single {
+            self.touched |= 1 << (wi & 31);
+        }
         let board = &mut self.boards[wi];
         let Some(pc) = self.warps[wi].pc() else {
             return;
@@ -485,26 +495,6 @@ impl Code {
     pub(super) fn plan(&mut self, t: u64) -> u64 {
         let stride = self.schedulers.len();
         let mut wake = NEVER;
-        if self.single {
-            // One warp per scheduler (warp s on scheduler s).
-            for s in 0..stride {
-                let stall = if self.warps[s].is_done() {
-                    Stall::IDLE
-                } else {
-                    let at = self.ready_at(s, t);
-                    wake = wake.min(at);
-                    if at <= t {
-                        Stall::NONE
-                    } else {
-                        self.stall_of(s, t)
-                    }
-                };
-                let sched = &mut self.schedulers[s];
-                sched.stall = stall;
-                sched.since = t;
-            }
-            return wake;
-        }
         for s in 0..stride {
             let (first, count) = (self.schedulers[s].first, self.schedulers[s].count);
             let mut blocked = None;

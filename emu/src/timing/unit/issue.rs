@@ -21,12 +21,15 @@ use spu_isa::TimingClass;
 
 impl Unit {
     /// Timing mode: issues what can issue at cycle `now` and schedules the next
-    /// step.
+    /// step (code with one warp per scheduler takes [`Unit::step_single`]).
     pub fn step(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let policy = env.timing.policy;
         let super::Work::Code(code) = &mut self.work else {
             return Ok(StepEvent::None);
         };
+        if code.single {
+            return self.step_single(now, env);
+        }
         let stride = code.schedulers.len();
         let mut event = StepEvent::None;
         let mut exited = false;
@@ -37,28 +40,18 @@ impl Unit {
             code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
             let mut chosen = None;
             let mut blocked = None;
-            if code.single {
-                if !code.warps[s].is_done() {
-                    if code.ready_at(s, now) <= now {
-                        chosen = Some((0, s));
-                    } else {
-                        blocked = Some(s);
-                    }
+            for k in 0..count {
+                let pos = issue_order(policy, last, count, k);
+                let w = first + pos * stride;
+                if code.warps[w].is_done() {
+                    continue;
                 }
-            } else {
-                for k in 0..count {
-                    let pos = issue_order(policy, last, count, k);
-                    let w = first + pos * stride;
-                    if code.warps[w].is_done() {
-                        continue;
-                    }
-                    if code.ready_at(w, now) <= now {
-                        chosen = Some((pos, w));
-                        break;
-                    }
-                    if blocked.is_none() {
-                        blocked = Some(w);
-                    }
+                if code.ready_at(w, now) <= now {
+                    chosen = Some((pos, w));
+                    break;
+                }
+                if blocked.is_none() {
+                    blocked = Some(w);
                 }
             }
             match chosen {

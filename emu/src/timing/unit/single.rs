@@ -1,0 +1,125 @@
+//! The timing step of code whose schedulers have one warp each (warp `s` on
+//! scheduler `s`: the SPU's SMs and IUs), driven by issues rather than by polling
+//! every scheduler: a scheduler is looked at only from the cycle its warp can
+//! issue ([`Code::due`]) or once its warp changed ([`Code::touched`]); the others
+//! keep their stall, which is charged as one interval when they are next looked at.
+//!
+//! A scheduler left alone would have been charged the same stall, cycle for
+//! cycle, by the general step ([`super::issue`]): its warp's operands and state
+//! are unchanged, and the pipelines only become busier, which keeps a pipeline
+//! stall a pipeline stall and an operand stall an operand stall until `due` (the
+//! cycle its operands arrive, or its pipeline frees). When `due` moves, the
+//! scheduler is planned again as the general step plans every scheduler.
+
+use super::code::Code;
+use super::issue::{Who, issue};
+use super::stall::Stall;
+use super::{StepEvent, Unit, Work};
+use crate::exec::fault::Faulted;
+use crate::timing::env::Env;
+
+const NEVER: u64 = u64::MAX;
+
+impl Unit {
+    /// [`Unit::step`] of code with one warp per scheduler.
+    pub(super) fn step_single(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
+        let Work::Code(code) = &mut self.work else {
+            return Ok(StepEvent::None);
+        };
+        let code: &mut Code = code;
+        let n = code.schedulers.len();
+        let mut event = StepEvent::None;
+        let mut exited = false;
+        let mut looked = 0u32;
+        for s in 0..n {
+            let bit = 1u32 << s;
+            if code.due[s] > now && code.touched & bit == 0 {
+                continue;
+            }
+            looked |= bit;
+            let (stall, since) = (code.schedulers[s].stall, code.schedulers[s].since);
+            code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
+            if code.warps[s].is_done() {
+                code.charge(s, Stall::IDLE, 1, &mut self.counts);
+            } else if code.ready_at(s, now) <= now {
+                code.schedulers[s].last = 0;
+                let who = Who {
+                    unit: self.id,
+                    generation: code.slot_generation[code.slot_of(s)],
+                };
+                let e = issue(
+                    code,
+                    s,
+                    now,
+                    env,
+                    &mut self.counts,
+                    &mut self.traffic,
+                    &mut self.ports,
+                    self.label,
+                    who,
+                    &mut self.seq,
+                )?;
+                exited |= code.warps[s].is_done();
+                if e != StepEvent::None {
+                    event = e;
+                }
+            } else {
+                let stall = code.stall_of(s, now);
+                code.charge(s, stall, 1, &mut self.counts);
+            }
+            let sched = &mut code.schedulers[s];
+            sched.stall = Stall::NONE;
+            sched.since = now + 1;
+        }
+        // Only a warp's own exit ends it.
+        if exited && code.warps.iter().all(|w| w.is_done()) {
+            return Ok(StepEvent::Finished);
+        }
+        let t = now + 1;
+        let mut wake = NEVER;
+        for s in 0..n {
+            let bit = 1u32 << s;
+            if (looked | code.touched) & bit == 0 {
+                if code.warps[s].is_done() {
+                    continue;
+                }
+                // Left alone: the same stall goes on while the warp waits for the
+                // same cycle; otherwise (an operand arrives now but the pipeline is
+                // busy, or the pipeline stays busy longer) it is planned again.
+                let at = code.ready_at(s, t);
+                if at == code.due[s] {
+                    wake = wake.min(at);
+                    continue;
+                }
+            }
+            if looked & bit == 0 {
+                // Left alone, or released by another warp after its turn: charged
+                // through this cycle with the stall it had when its turn came.
+                let (stall, since) = (code.schedulers[s].stall, code.schedulers[s].since);
+                code.charge(s, stall, t.saturating_sub(since), &mut self.counts);
+            }
+            let (stall, at) = if code.warps[s].is_done() {
+                (Stall::IDLE, NEVER)
+            } else {
+                let at = code.ready_at(s, t);
+                let stall = if at <= t {
+                    Stall::NONE
+                } else {
+                    code.stall_of(s, t)
+                };
+                (stall, at)
+            };
+            wake = wake.min(at);
+            code.due[s] = at;
+            let sched = &mut code.schedulers[s];
+            sched.stall = stall;
+            sched.since = t;
+        }
+        code.touched = 0;
+        self.wake = wake;
+        if event == StepEvent::None && code.slots.len() > 1 && code.any_finished() {
+            event = StepEvent::BlocksDone;
+        }
+        Ok(event)
+    }
+}
