@@ -25,13 +25,19 @@ pub enum Producer {
     Memory,
 }
 
+/// When a general register's pending write lands, and what produces it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RegReady {
+    pub(super) at: u64,
+    pub(super) producer: Producer,
+}
+
 /// A warp's scoreboard: when its registers and predicates are written and when it
 /// may issue again, and what that means for its next instruction.
 #[derive(Debug, Clone)]
 pub(super) struct Scoreboard {
-    /// Cycle each general register's pending write lands.
-    pub(super) reg_ready: Vec<u64>,
-    pub(super) reg_producer: Vec<Producer>,
+    /// Cycle each general register's pending write lands, and what writes it.
+    pub(super) regs: Vec<RegReady>,
     pub(super) pred_ready: [u64; 16],
     /// Earliest cycle the warp may issue again (branch redirect, release latency).
     pub(super) next_issue: u64,
@@ -47,8 +53,13 @@ pub(super) struct Scoreboard {
 impl Scoreboard {
     fn new(regs: usize, start: u64) -> Scoreboard {
         Scoreboard {
-            reg_ready: vec![0; regs],
-            reg_producer: vec![Producer::Alu; regs],
+            regs: vec![
+                RegReady {
+                    at: 0,
+                    producer: Producer::Alu
+                };
+                regs
+            ],
             pred_ready: [0; 16],
             next_issue: start,
             ready: start,
@@ -63,10 +74,10 @@ impl Scoreboard {
         let mut ready = self.next_issue;
         let mut producer = None;
         for &r in info.deps() {
-            let r = usize::from(r);
-            if self.reg_ready[r] > ready {
-                ready = self.reg_ready[r];
-                producer = Some(self.reg_producer[r]);
+            let reg = self.regs[usize::from(r)];
+            if reg.at > ready {
+                ready = reg.at;
+                producer = Some(reg.producer);
             }
         }
         for &p in info.pdeps() {
@@ -411,8 +422,9 @@ impl Code {
         let words = std::iter::once(values).chain(high);
         for (r, v) in (d..).zip(words) {
             crate::exec::lanes::write_masked(&mut warp.regs[r], v, mask);
-            if self.boards[wi].reg_ready[r] == PENDING {
-                self.boards[wi].reg_ready[r] = ready;
+            let reg = &mut self.boards[wi].regs[r];
+            if reg.at == PENDING {
+                reg.at = ready;
             }
         }
         let was_waiting = self.boards[wi].ready >= PENDING;

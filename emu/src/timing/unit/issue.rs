@@ -3,7 +3,7 @@
 //! (latency, pipeline occupancy, scoreboard) and counted, with an optional trace
 //! line.
 
-use super::code::{Code, Producer, issue_order};
+use super::code::{Code, Producer, RegReady, issue_order};
 use super::stall::Stall;
 use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
@@ -171,7 +171,7 @@ pub(super) fn count(counts: &mut UnitCounts, pc: u32, exec: u32) {
     let pc = pc as usize;
     counts.warp_instructions += 1;
     counts.issued[pc] += 1;
-    counts.threads[pc] += u64::from(exec.count_ones());
+    counts.threads[pc] += u64::from(crate::exec::lanes::count(exec));
 }
 
 /// Executes the next instruction of warp `wi` at cycle `now`.
@@ -224,7 +224,7 @@ pub(super) fn issue(
         traffic.toggles += global.toggles;
         executed
     };
-    if executed.access == Access::Shared && code.races.is_some() {
+    if executed.access.is_shared() && code.races.is_some() {
         code.check_race(label, wi, pc, program, &addrs, executed.exec);
     }
     if let Some(t) = env.trace.as_deref_mut()
@@ -248,7 +248,7 @@ pub(super) fn issue(
     let mut occupancy = timing.interval(class);
     let mut result_at = now + latency;
     let mut producer = Producer::Alu;
-    if executed.access != Access::None {
+    if !executed.access.is_none() {
         let cost = access::cost(executed.access, &addrs, exec, pc, now, env, counts, traffic);
         (occupancy, result_at) = (cost.busy, cost.ready);
         producer = Producer::Memory;
@@ -277,12 +277,14 @@ pub(super) fn issue(
             let board = &mut code.boards[wi];
             // A plain 32-bit load with no lane executing writes nothing.
             let word_load = matches!(op.run, Run::Load(m) if m.is_word() && !op.addr.wide);
-            let writes = op.d != NO_REG && !(word_load && executed.access == Access::None);
+            let writes = op.d != NO_REG && !(word_load && executed.access.is_none());
             if writes {
                 let d = usize::from(op.d);
                 for r in d..d + usize::from(info.dst_regs.max(1)) {
-                    board.reg_ready[r] = result_at;
-                    board.reg_producer[r] = producer;
+                    board.regs[r] = RegReady {
+                        at: result_at,
+                        producer,
+                    };
                 }
             }
             if let Some(p) = op.pd {
