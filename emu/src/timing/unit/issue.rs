@@ -193,8 +193,16 @@ pub(super) fn issue(
     if pc as usize >= program.len() {
         return Err(Box::new(past_the_end(&code.warps[wi], program)));
     }
-    let mut addrs = [0u32; 32];
     let is_iu = code.ctx.iu.is_some();
+    if let Run::Lanes(f) = program.ops[pc as usize].run {
+        let info = &program.info[pc as usize];
+        if env.trace.is_none() && !info.reads_clock && (!is_iu || info.class.units.iu()) {
+            *seq += 1;
+            issue_lanes(code, wi, pc, f, now, env, counts);
+            return Ok(StepEvent::None);
+        }
+    }
+    let mut addrs = [0u32; 32];
     let shared_bytes = code.ctx.shared_bytes;
     let executed: Executed = {
         let (warps, shared) = code.warp_and_shared(wi);
@@ -300,6 +308,45 @@ pub(super) fn issue(
             StepEvent::None
         }
     })
+}
+
+/// [`issue`] of a register operation that needs nothing but the warp: no memory,
+/// no `%clock`, no trace line, allowed on the unit. The same effect, counts and
+/// timing as the general path, without its memory scratch and flow dispatch.
+#[inline]
+fn issue_lanes(
+    code: &mut Code,
+    wi: usize,
+    pc: u32,
+    f: crate::exec::ops::LaneFn,
+    now: u64,
+    env: &Env,
+    counts: &mut UnitCounts,
+) {
+    let program = env.program;
+    let (op, info) = (&program.ops[pc as usize], &program.info[pc as usize]);
+    let warp = &mut code.warps[wi];
+    let exec = step::guarded(op.guard, &warp.preds, warp.active());
+    f(warp, op, exec);
+    warp.advance();
+    count(counts, pc, exec);
+    let class = info.class.timing;
+    let result_at = now + env.timing.latency(class);
+    let board = &mut code.boards[wi];
+    if op.d != NO_REG {
+        let d = usize::from(op.d);
+        for r in d..d + usize::from(info.dst_regs.max(1)) {
+            board.regs[r] = RegReady {
+                at: result_at,
+                producer: Producer::Alu,
+            };
+        }
+    }
+    if let Some(p) = op.pd {
+        board.pred_ready[usize::from(p & 15)] = result_at;
+    }
+    code.set_next_issue(wi, now + 1, program);
+    code.occupy(class, now, env.timing.interval(class));
 }
 
 /// Releases the warps of warp `wi`'s block at `bar.sync` once every live warp of
