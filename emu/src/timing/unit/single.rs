@@ -21,7 +21,35 @@ use crate::timing::env::Env;
 const NEVER: u64 = u64::MAX;
 
 impl Unit {
+    /// True while the unit runs code with one warp per scheduler.
+    pub fn runs_single(&self) -> bool {
+        matches!(&self.work, Work::Code(c) if c.single)
+    }
+
+    /// Timing mode, code with one warp per scheduler: steps the unit at each of
+    /// its wake cycles before `horizon` until a step gives the grid something to
+    /// act on, and returns that step's cycle and outcome; `last` becomes the
+    /// latest cycle stepped.
+    pub fn run_single(
+        &mut self,
+        horizon: u64,
+        env: &mut Env,
+        last: &mut u64,
+    ) -> Option<(u64, Faulted<StepEvent>)> {
+        while self.busy && self.wake < horizon {
+            let now = self.wake;
+            *last = (*last).max(now);
+            self.observe(now, env.program);
+            match self.step_single(now, env) {
+                Ok(StepEvent::None) => {}
+                other => return Some((now, other)),
+            }
+        }
+        None
+    }
+
     /// [`Unit::step`] of code with one warp per scheduler.
+    #[inline]
     pub(super) fn step_single(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let Work::Code(code) = &mut self.work else {
             return Ok(StepEvent::None);
