@@ -10,12 +10,28 @@ use super::stall::{Run, Stall, add_stall};
 use crate::exec::ops::{OpInfo, Program};
 use crate::exec::race::{Place, RaceCheck};
 use crate::exec::warp::{Warp, WarpState, WorkCtx};
-use crate::machine::SchedulerPolicy;
 use crate::observe::counters::{StallReason, UnitCounts};
 use crate::timing::effects::PENDING;
 use crate::timing::params::{Timing, pipe_of};
 
 const NEVER: u64 = u64::MAX;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: code started on this thread leaves every scheduler to the general,
+    /// polling step (to compare [`super::single`] with).
+    pub(super) static POLL_ALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn poll_all() -> bool {
+    POLL_ALL.with(|p| p.get())
+}
+
+#[cfg(not(test))]
+const fn poll_all() -> bool {
+    false
+}
 
 /// What produced a register's pending value: decides the stall reason charged
 /// while a consumer waits for it.
@@ -200,7 +216,7 @@ impl Code {
                 run: Run::EMPTY,
             })
             .collect();
-        let single = warps.len() == n;
+        let single = warps.len() == n && !poll_all();
         let mut code = Code {
             single,
             due: vec![0; n],
@@ -575,47 +591,5 @@ impl Code {
             sched.since = now;
             sched.run.flush(counts);
         }
-    }
-}
-
-/// Position in a scheduler's warp list of the `k`-th warp to try. Loose
-/// round-robin starts after the warp issued last; greedy-then-oldest retries it
-/// first, then goes oldest first.
-#[inline]
-pub(super) fn issue_order(policy: SchedulerPolicy, last: usize, n: usize, k: usize) -> usize {
-    match policy {
-        SchedulerPolicy::Lrr => {
-            let start = if last >= n - 1 { 0 } else { last + 1 };
-            let pos = start + k;
-            if pos >= n { pos - n } else { pos }
-        }
-        SchedulerPolicy::Gto if last < n => match k {
-            0 => last,
-            _ if k - 1 < last => k - 1,
-            _ => k,
-        },
-        SchedulerPolicy::Gto => k,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loose_round_robin_starts_after_the_last_issued_warp() {
-        let order = |last, n| -> Vec<usize> {
-            (0..n)
-                .map(|k| issue_order(SchedulerPolicy::Lrr, last, n, k))
-                .collect()
-        };
-        assert_eq!(order(usize::MAX, 3), vec![0, 1, 2]);
-        assert_eq!(order(0, 3), vec![1, 2, 0]);
-        assert_eq!(order(2, 3), vec![0, 1, 2]);
-        assert_eq!(order(0, 1), vec![0]);
-        let gto: Vec<usize> = (0..3)
-            .map(|k| issue_order(SchedulerPolicy::Gto, 1, 3, k))
-            .collect();
-        assert_eq!(gto, vec![1, 0, 2]);
     }
 }

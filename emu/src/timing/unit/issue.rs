@@ -3,7 +3,7 @@
 //! (latency, pipeline occupancy, scoreboard) and counted, with an optional trace
 //! line.
 
-use super::code::{Code, Producer, RegReady, issue_order};
+use super::code::{Code, Producer, RegReady};
 use super::stall::Stall;
 use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
@@ -12,7 +12,7 @@ use crate::exec::ops::{NO_REG, Program, Run};
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Executed, Flow};
 use crate::exec::warp::{Warp, WarpState};
-use crate::machine::UnitLabel;
+use crate::machine::{SchedulerPolicy, UnitLabel};
 use crate::observe::counters::{Traffic, UnitCounts};
 use crate::timing::access;
 use crate::timing::effects::{Recorder, Target};
@@ -384,5 +384,48 @@ pub(super) fn check_blocksync(code: &Code, program: &Program) -> StepEvent {
     match arrived.map(|pc| (pc, program.ops[pc as usize].run)) {
         Some((pc, Run::BlockSync(side))) => StepEvent::BlockSync { side, pc },
         _ => StepEvent::None,
+    }
+}
+
+/// Position in a scheduler's warp list of the `k`-th warp to try. Loose
+/// round-robin starts after the warp issued last; greedy-then-oldest retries it
+/// first, then goes oldest first.
+#[inline]
+pub(super) fn issue_order(policy: SchedulerPolicy, last: usize, n: usize, k: usize) -> usize {
+    match policy {
+        SchedulerPolicy::Lrr => {
+            let start = if last >= n - 1 { 0 } else { last + 1 };
+            let pos = start + k;
+            if pos >= n { pos - n } else { pos }
+        }
+        SchedulerPolicy::Gto if last < n => match k {
+            0 => last,
+            _ if k - 1 < last => k - 1,
+            _ => k,
+        },
+        SchedulerPolicy::Gto => k,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::issue_order;
+    use crate::machine::SchedulerPolicy;
+
+    #[test]
+    fn loose_round_robin_starts_after_the_last_issued_warp() {
+        let order = |last, n| -> Vec<usize> {
+            (0..n)
+                .map(|k| issue_order(SchedulerPolicy::Lrr, last, n, k))
+                .collect()
+        };
+        assert_eq!(order(usize::MAX, 3), vec![0, 1, 2]);
+        assert_eq!(order(0, 3), vec![1, 2, 0]);
+        assert_eq!(order(2, 3), vec![0, 1, 2]);
+        assert_eq!(order(0, 1), vec![0]);
+        let gto: Vec<usize> = (0..3)
+            .map(|k| issue_order(SchedulerPolicy::Gto, 1, 3, k))
+            .collect();
+        assert_eq!(gto, vec![1, 0, 2]);
     }
 }

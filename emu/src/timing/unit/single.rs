@@ -151,3 +151,50 @@ impl Unit {
         Ok(event)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::timing::unit::code::POLL_ALL;
+    use crate::{LoadOptions, RunControl};
+
+    /// Everything a sample measured on `spu-4x4` (SMs with two schedulers, IUs
+    /// with one), with `poll_all` or with one warp per scheduler stepped by issue.
+    fn measured(poll_all: bool, file: &str, defines: &[&str]) -> String {
+        POLL_ALL.with(|p| p.set(poll_all));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../samples")
+            .join(file);
+        let kernel = crate::read_kernel(&path).expect("the sample assembles");
+        let machine = crate::machine::preset("spu-4x4").expect("a preset");
+        let options = LoadOptions {
+            defines: defines.iter().map(|d| d.to_string()).collect(),
+            ..Default::default()
+        };
+        let mut image = crate::load(kernel.module, &machine, &options).expect("it loads");
+        let control = RunControl {
+            sample_interval: Some(500),
+            ..Default::default()
+        };
+        let result = crate::simulate(&mut image, &machine, control, &mut |_| {});
+        POLL_ALL.with(|p| p.set(false));
+        let result = result.expect("it runs");
+        let stalls: u64 = result.units.iter().flat_map(|u| u.stalls).sum();
+        assert!(
+            stalls > 0,
+            "the run stalls, so the comparison means something"
+        );
+        format!("{result:?}")
+    }
+
+    #[test]
+    fn stepping_by_issue_charges_what_polling_every_scheduler_charges() {
+        let cases: [(&str, &[&str]); 2] = [
+            ("stencil2d/stencil_pc.spu", &["N=64", "K=64"]),
+            ("divergent.spu", &[]),
+        ];
+        for (file, defines) in cases {
+            let by_issue = measured(false, file, defines);
+            assert_eq!(by_issue, measured(true, file, defines), "{file}");
+        }
+    }
+}
