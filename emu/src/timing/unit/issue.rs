@@ -20,16 +20,13 @@ use crate::timing::env::Env;
 use spu_isa::TimingClass;
 
 impl Unit {
-    /// Timing mode: issues what can issue at cycle `now` and schedules the next
-    /// step (code with one warp per scheduler takes [`Unit::step_single`]).
-    pub fn step(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
+    /// [`Unit::step`] of code whose schedulers have several warps (or none): polls
+    /// every scheduler at every step.
+    pub(super) fn step_polled(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let policy = env.timing.policy;
         let super::Work::Code(code) = &mut self.work else {
             return Ok(StepEvent::None);
         };
-        if code.single {
-            return self.step_single(now, env);
-        }
         let stride = code.schedulers.len();
         let mut event = StepEvent::None;
         let mut exited = false;

@@ -196,6 +196,17 @@ impl Unit {
         self.work = Work::Idle;
     }
 
+    /// Timing mode: issues what can issue at cycle `now` and schedules the next
+    /// step; code with one warp per scheduler is stepped by issue
+    /// ([`single`]), other code polls every scheduler ([`issue`]).
+    pub fn step(&mut self, now: u64, env: &mut Env) -> crate::exec::fault::Faulted<StepEvent> {
+        if self.runs_single() {
+            self.step_single(now, env)
+        } else {
+            self.step_polled(now, env)
+        }
+    }
+
     /// Releases warps waiting at a blocksync; they may issue from cycle `at`.
     pub fn release_blocksync(&mut self, at: u64, program: &crate::exec::ops::Program) {
         if let Work::Code(c) = &mut self.work {
