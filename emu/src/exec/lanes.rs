@@ -198,6 +198,17 @@ pub fn wide_toggles(values: &Wide, mask: u32, words: u8) -> u64 {
         .sum()
 }
 
+/// Lanes in `mask`: a full warp without counting bits (the default x86-64 target
+/// has no population-count instruction).
+#[inline(always)]
+pub fn count(mask: u32) -> u32 {
+    if mask == u32::MAX {
+        32
+    } else {
+        mask.count_ones()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,3 +86,17 @@ pub enum Access {
     /// Shared-memory atomics: lanes on one word take effect one after another.
     SharedAtomic,
 }
+
+impl Access {
+    /// True when the instruction accessed no memory.
+    #[inline(always)]
+    pub fn is_none(self) -> bool {
+        matches!(self, Access::None)
+    }
+
+    /// True for a plain shared-memory load or store.
+    #[inline(always)]
+    pub fn is_shared(self) -> bool {
+        matches!(self, Access::Shared)
+    }
+}

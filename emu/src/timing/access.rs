@@ -48,7 +48,7 @@ pub fn cost(
             let segments = transactions(addrs, exec, words, bytes.trailing_zeros());
             // The DRAM answers when the deferred access is applied.
             let ready = if store { now } else { PENDING };
-            let words = u64::from(exec.count_ones()) * u64::from(words);
+            let words = u64::from(crate::exec::lanes::count(exec)) * u64::from(words);
             if store {
                 traffic.store_words += words;
                 traffic.store_transactions += segments;
@@ -117,7 +117,7 @@ pub fn count_atomics(
     counts: &mut UnitCounts,
     traffic: &mut Traffic,
 ) -> u64 {
-    let count = u64::from(exec.count_ones());
+    let count = u64::from(crate::exec::lanes::count(exec));
     traffic.load_words += count * u64::from(words);
     traffic.store_words += count * u64::from(words);
     traffic.load_transactions += count;

@@ -169,6 +169,17 @@ pub fn advance(
             sink,
             trace: None,
         };
+        if !shared.functional && unit.runs_single() {
+            return unit
+                .run_single(horizon, &mut env, last)
+                .map(|(now, stepped)| {
+                    let happened = match stepped {
+                        Ok(event) => Happened::Code(event),
+                        Err(fault) => Happened::Fault(*fault),
+                    };
+                    (now, happened)
+                });
+        }
         while unit.busy && unit.wake < horizon {
             let now = unit.wake;
             *last = (*last).max(now);

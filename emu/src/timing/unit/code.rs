@@ -10,12 +10,28 @@ use super::stall::{Run, Stall, add_stall};
 use crate::exec::ops::{OpInfo, Program};
 use crate::exec::race::{Place, RaceCheck};
 use crate::exec::warp::{Warp, WarpState, WorkCtx};
-use crate::machine::SchedulerPolicy;
 use crate::observe::counters::{StallReason, UnitCounts};
 use crate::timing::effects::PENDING;
 use crate::timing::params::{Timing, pipe_of};
 
 const NEVER: u64 = u64::MAX;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: code started on this thread leaves every scheduler to the general,
+    /// polling step (to compare [`super::single`] with).
+    pub(super) static POLL_ALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn poll_all() -> bool {
+    POLL_ALL.with(|p| p.get())
+}
+
+#[cfg(not(test))]
+const fn poll_all() -> bool {
+    false
+}
 
 /// What produced a register's pending value: decides the stall reason charged
 /// while a consumer waits for it.
@@ -25,13 +41,19 @@ pub enum Producer {
     Memory,
 }
 
+/// When a general register's pending write lands, and what produces it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RegReady {
+    pub(super) at: u64,
+    pub(super) producer: Producer,
+}
+
 /// A warp's scoreboard: when its registers and predicates are written and when it
 /// may issue again, and what that means for its next instruction.
 #[derive(Debug, Clone)]
 pub(super) struct Scoreboard {
-    /// Cycle each general register's pending write lands.
-    pub(super) reg_ready: Vec<u64>,
-    pub(super) reg_producer: Vec<Producer>,
+    /// Cycle each general register's pending write lands, and what writes it.
+    pub(super) regs: Vec<RegReady>,
     pub(super) pred_ready: [u64; 16],
     /// Earliest cycle the warp may issue again (branch redirect, release latency).
     pub(super) next_issue: u64,
@@ -47,8 +69,13 @@ pub(super) struct Scoreboard {
 impl Scoreboard {
     fn new(regs: usize, start: u64) -> Scoreboard {
         Scoreboard {
-            reg_ready: vec![0; regs],
-            reg_producer: vec![Producer::Alu; regs],
+            regs: vec![
+                RegReady {
+                    at: 0,
+                    producer: Producer::Alu
+                };
+                regs
+            ],
             pred_ready: [0; 16],
             next_issue: start,
             ready: start,
@@ -63,10 +90,10 @@ impl Scoreboard {
         let mut ready = self.next_issue;
         let mut producer = None;
         for &r in info.deps() {
-            let r = usize::from(r);
-            if self.reg_ready[r] > ready {
-                ready = self.reg_ready[r];
-                producer = Some(self.reg_producer[r]);
+            let reg = self.regs[usize::from(r)];
+            if reg.at > ready {
+                ready = reg.at;
+                producer = Some(reg.producer);
             }
         }
         for &p in info.pdeps() {
@@ -117,8 +144,13 @@ pub struct Code {
     pub pass: u32,
     pub(super) schedulers: Vec<Scheduler>,
     /// Every scheduler has one warp (warp `s` on scheduler `s`), the common case
-    /// of the SPU's SMs and IUs, which plan and issue take without loops.
+    /// of the SPU's SMs and IUs, stepped by [`super::single`].
     pub(super) single: bool,
+    /// With `single`: the cycle from which each scheduler must be looked at (its
+    /// warp's [`Code::ready_at`] as of the last step), and the schedulers whose
+    /// warp changed since (issued, released, resolved, loaded; bit `s`).
+    pub(super) due: Vec<u64>,
+    pub(super) touched: u32,
     /// Free-at cycle of each pipeline of each kind.
     pipes: [Vec<u64>; 3],
     /// Earliest free-at cycle of each kind (with a fourth, never busy, for
@@ -184,9 +216,11 @@ impl Code {
                 run: Run::EMPTY,
             })
             .collect();
-        let single = warps.len() == n;
+        let single = warps.len() == n && !poll_all();
         let mut code = Code {
             single,
+            due: vec![0; n],
+            touched: 0,
             warps,
             boards,
             shared: vec![0; shared_words * slots],
@@ -354,6 +388,9 @@ impl Code {
     /// issue and release of the warp (nothing else changes its scoreboard or PC).
     #[inline]
     pub(super) fn refresh(&mut self, wi: usize, program: &Program) {
+        if self.single {
+            self.touched |= 1 << (wi & 31);
+        }
         let board = &mut self.boards[wi];
         let Some(pc) = self.warps[wi].pc() else {
             return;
@@ -401,8 +438,9 @@ impl Code {
         let words = std::iter::once(values).chain(high);
         for (r, v) in (d..).zip(words) {
             crate::exec::lanes::write_masked(&mut warp.regs[r], v, mask);
-            if self.boards[wi].reg_ready[r] == PENDING {
-                self.boards[wi].reg_ready[r] = ready;
+            let reg = &mut self.boards[wi].regs[r];
+            if reg.at == PENDING {
+                reg.at = ready;
             }
         }
         let was_waiting = self.boards[wi].ready >= PENDING;
@@ -485,26 +523,6 @@ impl Code {
     pub(super) fn plan(&mut self, t: u64) -> u64 {
         let stride = self.schedulers.len();
         let mut wake = NEVER;
-        if self.single {
-            // One warp per scheduler (warp s on scheduler s).
-            for s in 0..stride {
-                let stall = if self.warps[s].is_done() {
-                    Stall::IDLE
-                } else {
-                    let at = self.ready_at(s, t);
-                    wake = wake.min(at);
-                    if at <= t {
-                        Stall::NONE
-                    } else {
-                        self.stall_of(s, t)
-                    }
-                };
-                let sched = &mut self.schedulers[s];
-                sched.stall = stall;
-                sched.since = t;
-            }
-            return wake;
-        }
         for s in 0..stride {
             let (first, count) = (self.schedulers[s].first, self.schedulers[s].count);
             let mut blocked = None;
@@ -573,47 +591,5 @@ impl Code {
             sched.since = now;
             sched.run.flush(counts);
         }
-    }
-}
-
-/// Position in a scheduler's warp list of the `k`-th warp to try. Loose
-/// round-robin starts after the warp issued last; greedy-then-oldest retries it
-/// first, then goes oldest first.
-#[inline]
-pub(super) fn issue_order(policy: SchedulerPolicy, last: usize, n: usize, k: usize) -> usize {
-    match policy {
-        SchedulerPolicy::Lrr => {
-            let start = if last >= n - 1 { 0 } else { last + 1 };
-            let pos = start + k;
-            if pos >= n { pos - n } else { pos }
-        }
-        SchedulerPolicy::Gto if last < n => match k {
-            0 => last,
-            _ if k - 1 < last => k - 1,
-            _ => k,
-        },
-        SchedulerPolicy::Gto => k,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loose_round_robin_starts_after_the_last_issued_warp() {
-        let order = |last, n| -> Vec<usize> {
-            (0..n)
-                .map(|k| issue_order(SchedulerPolicy::Lrr, last, n, k))
-                .collect()
-        };
-        assert_eq!(order(usize::MAX, 3), vec![0, 1, 2]);
-        assert_eq!(order(0, 3), vec![1, 2, 0]);
-        assert_eq!(order(2, 3), vec![0, 1, 2]);
-        assert_eq!(order(0, 1), vec![0]);
-        let gto: Vec<usize> = (0..3)
-            .map(|k| issue_order(SchedulerPolicy::Gto, 1, 3, k))
-            .collect();
-        assert_eq!(gto, vec![1, 0, 2]);
     }
 }

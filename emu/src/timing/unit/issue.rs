@@ -3,7 +3,7 @@
 //! (latency, pipeline occupancy, scoreboard) and counted, with an optional trace
 //! line.
 
-use super::code::{Code, Producer, issue_order};
+use super::code::{Code, Producer, RegReady};
 use super::stall::Stall;
 use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
@@ -12,7 +12,7 @@ use crate::exec::ops::{NO_REG, Program, Run};
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Executed, Flow};
 use crate::exec::warp::{Warp, WarpState};
-use crate::machine::UnitLabel;
+use crate::machine::{SchedulerPolicy, UnitLabel};
 use crate::observe::counters::{Traffic, UnitCounts};
 use crate::timing::access;
 use crate::timing::effects::{Recorder, Target};
@@ -20,9 +20,9 @@ use crate::timing::env::Env;
 use spu_isa::TimingClass;
 
 impl Unit {
-    /// Timing mode: issues what can issue at cycle `now` and schedules the next
-    /// step.
-    pub fn step(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
+    /// [`Unit::step`] of code whose schedulers have several warps (or none): polls
+    /// every scheduler at every step.
+    pub(super) fn step_polled(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let policy = env.timing.policy;
         let super::Work::Code(code) = &mut self.work else {
             return Ok(StepEvent::None);
@@ -37,28 +37,18 @@ impl Unit {
             code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
             let mut chosen = None;
             let mut blocked = None;
-            if code.single {
-                if !code.warps[s].is_done() {
-                    if code.ready_at(s, now) <= now {
-                        chosen = Some((0, s));
-                    } else {
-                        blocked = Some(s);
-                    }
+            for k in 0..count {
+                let pos = issue_order(policy, last, count, k);
+                let w = first + pos * stride;
+                if code.warps[w].is_done() {
+                    continue;
                 }
-            } else {
-                for k in 0..count {
-                    let pos = issue_order(policy, last, count, k);
-                    let w = first + pos * stride;
-                    if code.warps[w].is_done() {
-                        continue;
-                    }
-                    if code.ready_at(w, now) <= now {
-                        chosen = Some((pos, w));
-                        break;
-                    }
-                    if blocked.is_none() {
-                        blocked = Some(w);
-                    }
+                if code.ready_at(w, now) <= now {
+                    chosen = Some((pos, w));
+                    break;
+                }
+                if blocked.is_none() {
+                    blocked = Some(w);
                 }
             }
             match chosen {
@@ -183,7 +173,7 @@ pub(super) fn count(counts: &mut UnitCounts, pc: u32, exec: u32) {
     let pc = pc as usize;
     counts.warp_instructions += 1;
     counts.issued[pc] += 1;
-    counts.threads[pc] += u64::from(exec.count_ones());
+    counts.threads[pc] += u64::from(crate::exec::lanes::count(exec));
 }
 
 /// Executes the next instruction of warp `wi` at cycle `now`.
@@ -205,8 +195,16 @@ pub(super) fn issue(
     if pc as usize >= program.len() {
         return Err(Box::new(past_the_end(&code.warps[wi], program)));
     }
-    let mut addrs = [0u32; 32];
     let is_iu = code.ctx.iu.is_some();
+    if let Run::Lanes(f) = program.ops[pc as usize].run {
+        let info = &program.info[pc as usize];
+        if env.trace.is_none() && !info.reads_clock && (!is_iu || info.class.units.iu()) {
+            *seq += 1;
+            issue_lanes(code, wi, pc, f, now, env, counts);
+            return Ok(StepEvent::None);
+        }
+    }
+    let mut addrs = [0u32; 32];
     let shared_bytes = code.ctx.shared_bytes;
     let executed: Executed = {
         let (warps, shared) = code.warp_and_shared(wi);
@@ -236,7 +234,7 @@ pub(super) fn issue(
         traffic.toggles += global.toggles;
         executed
     };
-    if executed.access == Access::Shared && code.races.is_some() {
+    if executed.access.is_shared() && code.races.is_some() {
         code.check_race(label, wi, pc, program, &addrs, executed.exec);
     }
     if let Some(t) = env.trace.as_deref_mut()
@@ -268,7 +266,7 @@ pub(super) fn issue(
     let mut occupancy = timing.interval(class);
     let mut result_at = now + latency;
     let mut producer = Producer::Alu;
-    if executed.access != Access::None {
+    if !executed.access.is_none() {
         let cost = access::cost(executed.access, &addrs, exec, pc, now, env, counts, traffic);
         (occupancy, result_at) = (cost.busy, cost.ready);
         producer = Producer::Memory;
@@ -297,12 +295,14 @@ pub(super) fn issue(
             let board = &mut code.boards[wi];
             // A plain 32-bit load with no lane executing writes nothing.
             let word_load = matches!(op.run, Run::Load(m) if m.is_word() && !op.addr.wide);
-            let writes = op.d != NO_REG && !(word_load && executed.access == Access::None);
+            let writes = op.d != NO_REG && !(word_load && executed.access.is_none());
             if writes {
                 let d = usize::from(op.d);
                 for r in d..d + usize::from(info.dst_regs.max(1)) {
-                    board.reg_ready[r] = result_at;
-                    board.reg_producer[r] = producer;
+                    board.regs[r] = RegReady {
+                        at: result_at,
+                        producer,
+                    };
                 }
             }
             if let Some(p) = op.pd {
@@ -318,6 +318,45 @@ pub(super) fn issue(
             StepEvent::None
         }
     })
+}
+
+/// [`issue`] of a register operation that needs nothing but the warp: no memory,
+/// no `%clock`, no trace line, allowed on the unit. The same effect, counts and
+/// timing as the general path, without its memory scratch and flow dispatch.
+#[inline]
+fn issue_lanes(
+    code: &mut Code,
+    wi: usize,
+    pc: u32,
+    f: crate::exec::ops::LaneFn,
+    now: u64,
+    env: &Env,
+    counts: &mut UnitCounts,
+) {
+    let program = env.program;
+    let (op, info) = (&program.ops[pc as usize], &program.info[pc as usize]);
+    let warp = &mut code.warps[wi];
+    let exec = step::guarded(op.guard, &warp.preds, warp.active());
+    f(warp, op, exec);
+    warp.advance();
+    count(counts, pc, exec);
+    let class = info.class.timing;
+    let result_at = now + env.timing.latency(class);
+    let board = &mut code.boards[wi];
+    if op.d != NO_REG {
+        let d = usize::from(op.d);
+        for r in d..d + usize::from(info.dst_regs.max(1)) {
+            board.regs[r] = RegReady {
+                at: result_at,
+                producer: Producer::Alu,
+            };
+        }
+    }
+    if let Some(p) = op.pd {
+        board.pred_ready[usize::from(p & 15)] = result_at;
+    }
+    code.set_next_issue(wi, now + 1, program);
+    code.occupy(class, now, env.timing.interval(class));
 }
 
 /// Releases the warps of warp `wi`'s block at `bar.sync` once every live warp of
@@ -355,5 +394,48 @@ pub(super) fn check_blocksync(code: &Code, program: &Program) -> StepEvent {
     match arrived.map(|pc| (pc, program.ops[pc as usize].run)) {
         Some((pc, Run::BlockSync(side))) => StepEvent::BlockSync { side, pc },
         _ => StepEvent::None,
+    }
+}
+
+/// Position in a scheduler's warp list of the `k`-th warp to try. Loose
+/// round-robin starts after the warp issued last; greedy-then-oldest retries it
+/// first, then goes oldest first.
+#[inline]
+pub(super) fn issue_order(policy: SchedulerPolicy, last: usize, n: usize, k: usize) -> usize {
+    match policy {
+        SchedulerPolicy::Lrr => {
+            let start = if last >= n - 1 { 0 } else { last + 1 };
+            let pos = start + k;
+            if pos >= n { pos - n } else { pos }
+        }
+        SchedulerPolicy::Gto if last < n => match k {
+            0 => last,
+            _ if k - 1 < last => k - 1,
+            _ => k,
+        },
+        SchedulerPolicy::Gto => k,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::issue_order;
+    use crate::machine::SchedulerPolicy;
+
+    #[test]
+    fn loose_round_robin_starts_after_the_last_issued_warp() {
+        let order = |last, n| -> Vec<usize> {
+            (0..n)
+                .map(|k| issue_order(SchedulerPolicy::Lrr, last, n, k))
+                .collect()
+        };
+        assert_eq!(order(usize::MAX, 3), vec![0, 1, 2]);
+        assert_eq!(order(0, 3), vec![1, 2, 0]);
+        assert_eq!(order(2, 3), vec![0, 1, 2]);
+        assert_eq!(order(0, 1), vec![0]);
+        let gto: Vec<usize> = (0..3)
+            .map(|k| issue_order(SchedulerPolicy::Gto, 1, 3, k))
+            .collect();
+        assert_eq!(gto, vec![1, 0, 2]);
     }
 }

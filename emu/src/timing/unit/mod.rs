@@ -7,6 +7,7 @@
 mod code;
 mod functional;
 mod issue;
+mod single;
 mod stall;
 
 use crate::exec::cb::Port;
@@ -195,6 +196,17 @@ impl Unit {
         self.work = Work::Idle;
     }
 
+    /// Timing mode: issues what can issue at cycle `now` and schedules the next
+    /// step; code with one warp per scheduler is stepped by issue
+    /// ([`single`]), other code polls every scheduler ([`issue`]).
+    pub fn step(&mut self, now: u64, env: &mut Env) -> crate::exec::fault::Faulted<StepEvent> {
+        if self.runs_single() {
+            self.step_single(now, env)
+        } else {
+            self.step_polled(now, env)
+        }
+    }
+
     /// Releases warps waiting at a blocksync; they may issue from cycle `at`.
     pub fn release_blocksync(&mut self, at: u64, program: &crate::exec::ops::Program) {
         if let Work::Code(c) = &mut self.work {
@@ -236,13 +248,19 @@ impl Unit {
     }
 
     /// Takes the samples due before the unit changes at cycle `now`.
-    #[inline]
+    #[inline(always)]
     pub fn observe(&mut self, now: u64, program: &crate::exec::ops::Program) {
-        if self.sampler.as_ref().is_none_or(|s| !s.due(now))
-            && self.pcs.as_ref().is_none_or(|s| !s.due(now))
+        if (self.sampler.is_some() || self.pcs.is_some())
+            && (self.sampler.as_ref().is_some_and(|s| s.due(now))
+                || self.pcs.as_ref().is_some_and(|s| s.due(now)))
         {
-            return;
+            self.take_samples(now, program);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_samples(&mut self, now: u64, program: &crate::exec::ops::Program) {
         if let Some(mut s) = self.sampler.take() {
             s.observe(now, || self.components(program), |t| self.busy_until(t));
             self.sampler = Some(s);

@@ -44,7 +44,16 @@ impl Stall {
 
     #[inline(always)]
     pub(super) fn reason(self) -> StallReason {
-        StallReason::ALL[((self.0 >> 32) & 0xff) as usize % StallReason::ALL.len()]
+        StallReason::ALL
+            .get(self.reason_index())
+            .copied()
+            .unwrap_or(StallReason::Idle)
+    }
+
+    /// [`Stall::reason`] as an index of the counters.
+    #[inline(always)]
+    fn reason_index(self) -> usize {
+        ((self.0 >> 32) & 0xff) as usize
     }
 
     /// The warp whose pending load decides the reason, if any.
@@ -58,7 +67,11 @@ impl Stall {
 /// Adds `n` cycles of `stall` to the counters.
 pub(super) fn add_stall(counts: &mut UnitCounts, stall: Stall, n: u64) {
     match counts.stalls.get_mut(stall.pc() as usize) {
-        Some(at) => at[stall.reason() as usize] += n,
+        Some(at) => {
+            if let Some(c) = at.get_mut(stall.reason_index()) {
+                *c += n;
+            }
+        }
         None => counts.idle += n,
     }
 }
