@@ -180,6 +180,14 @@ pub enum Stmt<'s> {
         /// `.align N`, as written (buffers start 256-byte aligned: up to 256 holds).
         align: Option<Spanned<&'s str>>,
     },
+    /// `.local .align 4 .b8 name[N];`: a per-thread array in the running function's
+    /// local frame.
+    Local {
+        ty: Spanned<TyTok>,
+        name: Spanned<&'s str>,
+        dims: Vec<SExpr<'s>>,
+        align: Option<Spanned<&'s str>>,
+    },
     Shared {
         ty: Spanned<TyTok>,
         name: Spanned<&'s str>,

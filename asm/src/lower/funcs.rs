@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 /// Largest frame a caller may have: the machine's `call` gives the callee's frame
 /// start in 16-byte units in 8 bits.
-const MAX_FRAME: u32 = 255 * 16;
+pub(super) const MAX_FRAME: u32 = 255 * 16;
 
 /// A parameter or return value of a device function, in its frame.
 #[derive(Debug, Clone)]
@@ -69,6 +69,40 @@ pub(super) struct Frame {
     /// The next free byte of the callee's frame in the open call sequence.
     next: u32,
     saved: Vec<Saved>,
+    /// Local arrays (`.local`) and their byte offsets in the frame, in order.
+    locals: Vec<(String, u32)>,
+    /// Registers holding a local address (see `local.rs`).
+    pub local_ptrs: std::collections::HashSet<String>,
+    /// Call sequence `.param`s that were given a local address, and where.
+    local_args: HashMap<String, Span>,
+    /// A call was lowered: the callees' frames start at `own`.
+    pub called: bool,
+}
+
+impl Frame {
+    /// The frame offset of local array `name`.
+    pub(super) fn local(&self, name: &str) -> Option<u32> {
+        self.locals.iter().find(|(n, _)| n == name).map(|l| l.1)
+    }
+
+    pub(super) fn locals(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.locals.iter().map(|(n, o)| (n.as_str(), *o))
+    }
+
+    /// The running function's frame size so far.
+    pub(super) fn own(&self) -> u32 {
+        self.own
+    }
+
+    pub(super) fn has_slot(&self, name: &str) -> bool {
+        self.slots.contains_key(name)
+    }
+
+    /// Places local array `name` at `offset`; the frame now ends at `own`.
+    pub(super) fn add_local(&mut self, name: &str, offset: u32, own: u32) {
+        self.locals.push((name.to_string(), offset));
+        self.own = own;
+    }
 }
 
 fn bytes_of(ty: &Spanned<TyTok>) -> Option<u32> {
@@ -282,6 +316,7 @@ impl Assembler<'_> {
             self.frame.slots = slots;
             self.frame.next = next;
         }
+        self.frame.local_args.clear();
         self.frame.depth = self.frame.depth.saturating_sub(1);
     }
 
@@ -373,6 +408,17 @@ impl Assembler<'_> {
             .collect::<Vec<_>>()
             .join(".");
         let addr = (slot.offset + plus).to_string();
+        if at == 0 {
+            match operands.get(1).map(|o| &o.node) {
+                Some(Operand::Register(r)) if self.frame.local_ptrs.contains(*r) => {
+                    let at = operands[1].span.clone();
+                    self.frame.local_args.insert(name.to_string(), at);
+                }
+                _ => {
+                    self.frame.local_args.remove(name);
+                }
+            }
+        }
         let mut ops: Vec<Spanned<Operand<'_>>> = Vec::new();
         for (i, o) in operands.iter().enumerate() {
             let node = if i == at {
@@ -459,6 +505,24 @@ impl Assembler<'_> {
             return;
         };
         let f = self.funcs[idx].clone();
+        self.frame.called = true;
+        // A local address is an offset in the caller's frame; the callee has its own.
+        let local_arg = args.iter().find_map(|a| match a.node {
+            CallArg::Register(r) if self.frame.local_ptrs.contains(r) => Some(a.span.clone()),
+            CallArg::Param(n) => self.frame.local_args.get(n).cloned(),
+            CallArg::Register(_) => None,
+        });
+        if let Some(at) = local_arg {
+            diags.push(
+                Diagnostic::error(
+                    format!("`{}` is given the address of a local array", f.name),
+                    at,
+                )
+                .label("a local address")
+                .help("a device function cannot reach its caller's local memory here: pass the values, or put the array in `.shared` or `.global` memory"),
+            );
+            return;
+        }
         let mut ok = true;
         let mut count = |what: &str, given: usize, wanted: usize, at: &Span, ok: &mut bool| {
             if given != wanted {

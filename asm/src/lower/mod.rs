@@ -24,6 +24,7 @@ mod entries;
 mod funcs;
 mod init;
 mod lineinfo;
+mod local;
 mod outline;
 mod precondition;
 mod statements;

@@ -80,6 +80,7 @@ impl Assembler<'_> {
             s.node,
             Stmt::Reg { .. }
                 | Stmt::Shared { dynamic: false, .. }
+                | Stmt::Local { .. }
                 | Stmt::Label { .. }
                 | Stmt::Instr { .. }
                 | Stmt::PtxCall { .. }
@@ -169,6 +170,12 @@ impl Assembler<'_> {
                     self.scope.poisoned.insert(name.node.to_string());
                 }
             }
+            Stmt::Local {
+                ty,
+                name,
+                dims,
+                align,
+            } => self.local_decl(ty, name, dims, align.as_ref(), diags),
             Stmt::Reg { ty, items } => {
                 self.ptx_regs |= self.in_ptx_file(s.span.start);
                 self.regs(ty, items, &s.span, diags);
@@ -239,6 +246,9 @@ impl Assembler<'_> {
                     return;
                 }
                 if self.frame_access(guard.as_ref(), mnemonic, operands, &s.span, diags) {
+                    return;
+                }
+                if self.local_instr(guard.as_ref(), mnemonic, operands, &s.span, diags) {
                     return;
                 }
                 // PTX's `call f;` (no arguments, no return value).
