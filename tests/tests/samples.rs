@@ -186,6 +186,8 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("cuda/calls_clang.spu", &[]),
         ("cuda/local_nvcc.spu", &[]),
         ("cuda/local_clang.spu", &[]),
+        ("cuda/structs_nvcc.spu", &[]),
+        ("cuda/structs_clang.spu", &[]),
     ];
     let listed: Vec<std::path::PathBuf> = cases
         .iter()

@@ -94,6 +94,12 @@ impl Frame {
         self.own
     }
 
+    /// The frame offset of `.param` slot `name` (a parameter of the running function
+    /// or of an open call sequence).
+    pub(super) fn slot(&self, name: &str) -> Option<u32> {
+        self.slots.get(name).map(|s| s.offset)
+    }
+
     pub(super) fn has_slot(&self, name: &str) -> bool {
         self.slots.contains_key(name)
     }
@@ -112,21 +118,16 @@ fn bytes_of(ty: &Spanned<TyTok>) -> Option<u32> {
     }
 }
 
-/// Lays formals out from `at`, each at a multiple of its size (up to 16).
+/// Lays formals out from `at`, each at a multiple of its size (up to 16) or of its
+/// `.align`; an array (`.param .align 8 .b8 p[16]`) takes all its bytes.
 fn layout(list: &[EntryParam<'_>], at: &mut u32, diags: &mut Diagnostics) -> Vec<Formal> {
     let mut out = Vec::new();
     for p in list {
-        let Some(bytes) = bytes_of(&p.ty) else {
-            diags.push(
-                Diagnostic::error(
-                    "a device function's parameter cannot be a predicate",
-                    p.ty.span.clone(),
-                )
-                .help("pass it as a `.b32` (0 or 1) and compare it in the callee"),
-            );
+        let Some((bytes, align)) = array_size(&p.ty, p.dim.as_ref(), p.align.as_ref(), diags)
+        else {
             continue;
         };
-        let offset = at.next_multiple_of(bytes.clamp(1, 16));
+        let offset = at.next_multiple_of(align);
         *at = offset + bytes;
         out.push(Formal {
             name: p.name.node.to_string(),
@@ -135,6 +136,60 @@ fn layout(list: &[EntryParam<'_>], at: &mut u32, diags: &mut Diagnostics) -> Vec
         });
     }
     out
+}
+
+/// Bytes and alignment (at most 16) of a `.param` of type `ty`, an array of `dim`
+/// elements if given; `None` after an error (reported).
+fn array_size(
+    ty: &Spanned<TyTok>,
+    dim: Option<&crate::ast::SExpr<'_>>,
+    align: Option<&Spanned<&str>>,
+    diags: &mut Diagnostics,
+) -> Option<(u32, u32)> {
+    let Some(elem) = bytes_of(ty) else {
+        diags.push(
+            Diagnostic::error(
+                "a `.param` of a call cannot be a predicate",
+                ty.span.clone(),
+            )
+            .help("pass it as a `.b32` (0 or 1) and compare it in the callee"),
+        );
+        return None;
+    };
+    let count = match dim {
+        None => 1,
+        Some(d) => match crate::eval::const_int(d, &[]) {
+            Ok(n) if (1..=i64::from(MAX_FRAME)).contains(&n) => n as u32,
+            Ok(n) => {
+                diags.push(
+                    Diagnostic::error(format!("a `.param` array of {n} elements"), d.span.clone())
+                        .label(format!("expected 1 to {MAX_FRAME} bytes")),
+                );
+                return None;
+            }
+            Err(e) => {
+                diags.push(e);
+                return None;
+            }
+        },
+    };
+    let align = match align {
+        None => elem,
+        Some(a) => match crate::eval::parse_int(a.node).and_then(|v| u32::try_from(v).ok()) {
+            Some(v) if v.is_power_of_two() && v <= 16 => v,
+            _ => {
+                diags.push(
+                    Diagnostic::error(
+                        format!("alignment `{}` is not supported", a.node),
+                        a.span.clone(),
+                    )
+                    .label("expected a power of two up to 16"),
+                );
+                return None;
+            }
+        },
+    };
+    Some((elem * count, align.clamp(1, 16)))
 }
 
 impl Assembler<'_> {
@@ -327,14 +382,33 @@ impl Assembler<'_> {
         name: &Spanned<&str>,
         diags: &mut Diagnostics,
     ) {
-        let Some(bytes) = bytes_of(ty) else {
-            diags.push(Diagnostic::error(
-                "a call's `.param` cannot be a predicate",
-                ty.span.clone(),
-            ));
+        self.callseq_array_of(ty, name, None, None, diags);
+    }
+
+    /// A call sequence's `.param` array (`.param .align 8 .b8 param0[16];`).
+    pub(super) fn callseq_array(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        name: &Spanned<&str>,
+        dim: &crate::ast::SExpr<'_>,
+        align: Option<&Spanned<&str>>,
+        diags: &mut Diagnostics,
+    ) {
+        self.callseq_array_of(ty, name, Some(dim), align, diags);
+    }
+
+    fn callseq_array_of(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        name: &Spanned<&str>,
+        dim: Option<&crate::ast::SExpr<'_>>,
+        align: Option<&Spanned<&str>>,
+        diags: &mut Diagnostics,
+    ) {
+        let Some((bytes, align)) = array_size(ty, dim, align, diags) else {
             return;
         };
-        let off = self.frame.next.next_multiple_of(bytes.clamp(1, 16));
+        let off = self.frame.next.next_multiple_of(align);
         self.frame.next = off + bytes;
         self.frame.slots.insert(
             name.node.to_string(),
@@ -434,6 +508,8 @@ impl Assembler<'_> {
                 match &o.node {
                     Operand::Register(r) => Operand::Register(r),
                     Operand::Vector(rs) => Operand::Vector(rs.clone()),
+                    // `st.param.b32 [param0+0], 1;`: an immediate.
+                    Operand::Expr(e) if at == 0 => Operand::Expr(super::local::copy_expr(e, &[])),
                     _ => {
                         diags.push(
                             Diagnostic::error(

@@ -24,7 +24,7 @@ const SPACES: [&str; 9] = [
 
 /// The deep copy of an expression with each name `map` knows replaced (walked with
 /// an explicit stack, as expressions may be nested as deeply as the source is long).
-fn copy_expr<'a>(e: &SExpr<'a>, map: &'a [(String, String)]) -> SExpr<'a> {
+pub(super) fn copy_expr<'a>(e: &SExpr<'a>, map: &'a [(String, String)]) -> SExpr<'a> {
     let mut done: Vec<SExpr<'a>> = Vec::new();
     let _ = walk(e, |step| {
         if let Step::Exit(x) = step {
@@ -213,7 +213,9 @@ impl Assembler<'_> {
         diags: &mut Diagnostics,
     ) -> bool {
         let parts: Vec<&str> = mnemonic.node.split('.').collect();
-        let is_local = |n: &str| self.frame.local(n).is_some();
+        // A `.param` of a function's frame is local memory too (clang takes the
+        // address of a struct parameter: `mov.b64 %rd1, f_param_0;`).
+        let is_local = |n: &str| self.frame.local(n).or(self.frame.slot(n)).is_some();
         let local_reg = |r: &str| self.frame.local_ptrs.contains(r);
         // Whether a source operand is a local address (a register holding one or a
         // local array's name).
@@ -243,6 +245,10 @@ impl Assembler<'_> {
             _ => None,
         });
         let generic_local = generic && mem_base.is_some_and(local_reg);
+        // `ld.param.f32 %f1, [%rd1+4];` through such an address.
+        let param_local = matches!(parts.first(), Some(&"ld" | &"st"))
+            && parts.get(1) == Some(&"param")
+            && mem_base.is_some_and(local_reg);
         // Program order decides what a register holds.
         if let Some(d) = &dest
             && !matches!(parts.first(), Some(&"st"))
@@ -254,7 +260,7 @@ impl Assembler<'_> {
                 self.frame.local_ptrs.remove(d);
             }
         }
-        if !(cvta_local || names_local || generic_local) {
+        if !(cvta_local || names_local || generic_local || param_local) {
             return false;
         }
         let map: Vec<(String, String)> = self
@@ -262,11 +268,33 @@ impl Assembler<'_> {
             .locals()
             .map(|(n, off)| (n.to_string(), off.to_string()))
             .collect();
+        let mut map = map;
+        for o in operands {
+            if let Operand::Expr(e) = &o.node {
+                let _ = walk(e, |step| {
+                    if let Step::Enter(Spanned {
+                        node: Expr::Name(n),
+                        ..
+                    }) = step
+                        && let Some(off) = self.frame.slot(n)
+                    {
+                        map.push((n.to_string(), off.to_string()));
+                    }
+                    Ok::<_, ()>(true)
+                });
+            }
+        }
         let ops = copy_operands(operands, &map);
         let text = if cvta_local {
             let ty = parts.last().copied().unwrap_or("u64");
             let bits = spu_isa::Ty::from_name(ty).map_or(64, |t| t.bits());
             format!("mov.b{bits}")
+        } else if param_local {
+            parts
+                .iter()
+                .map(|p| if *p == "param" { "local" } else { p })
+                .collect::<Vec<_>>()
+                .join(".")
         } else if generic_local {
             let at = if parts.get(1) == Some(&"volatile") {
                 2

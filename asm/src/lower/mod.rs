@@ -28,6 +28,7 @@ mod local;
 mod outline;
 mod precondition;
 mod statements;
+mod structs;
 mod uses;
 
 pub use decls::MAX_REGISTERS;
@@ -361,6 +362,9 @@ struct Assembler<'m> {
     func_queue: Vec<usize>,
     /// The frame of the code being lowered.
     frame: funcs::Frame,
+    /// Registers holding a struct parameter's address (clang's `mov.b64 %rd1,
+    /// k_param_0;`) -> the parameter.
+    struct_ptrs: HashMap<String, String>,
 }
 
 impl<'m> Assembler<'m> {
@@ -404,6 +408,7 @@ impl<'m> Assembler<'m> {
             func_index: HashMap::new(),
             func_queue: Vec::new(),
             frame: funcs::Frame::default(),
+            struct_ptrs: HashMap::new(),
         }
     }
 
