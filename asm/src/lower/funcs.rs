@@ -341,13 +341,44 @@ impl Assembler<'_> {
         self.pending_loc = None;
         let mut statements = Statements::new(text, f.start as usize, false, false);
         statements.next(); // the `.func` header
+        // Whether the code so far ends in an unconditional `ret`, `exit` or `bra`:
+        // otherwise it would run on into the next function's code.
+        let mut ends = false;
+        let mut close = None;
         for s in statements.by_ref() {
             match &s.node {
                 Stmt::BlockOpen => self.scope_open(),
                 Stmt::BlockClose if self.frame.depth > 0 => self.scope_close(),
-                Stmt::BlockClose | Stmt::EntryOpen { .. } | Stmt::FuncOpen { .. } => break,
-                _ => self.statement(&s, diags),
+                Stmt::BlockClose => {
+                    close = Some(s.span.clone());
+                    break;
+                }
+                Stmt::EntryOpen { .. } | Stmt::FuncOpen { .. } => break,
+                _ => {
+                    match &s.node {
+                        Stmt::Instr {
+                            guard, mnemonic, ..
+                        } => {
+                            let op = mnemonic.node.split('.').next().unwrap_or("");
+                            ends = guard.is_none() && matches!(op, "ret" | "exit" | "bra" | "trap");
+                        }
+                        Stmt::Label { .. } | Stmt::PtxCall { .. } => ends = false,
+                        _ => {}
+                    }
+                    self.statement(&s, diags);
+                }
             }
+        }
+        if !ends && !self.halted {
+            diags.push(
+                Diagnostic::error(
+                    format!("device function `{}` can run past its end", f.name),
+                    close.unwrap_or_else(|| f.span.clone()),
+                )
+                .label("no `ret` before the end of the function")
+                .with_secondary(f.span.clone(), "the function")
+                .help("end every path through the function with `ret;`, as nvcc and clang do"),
+            );
         }
         self.frame = Frame::default();
         self.scope.regs = saved_regs;
