@@ -133,6 +133,26 @@ pub struct RegItem<'s> {
 pub struct EntryParam<'s> {
     pub ty: Spanned<TyTok>,
     pub name: Spanned<&'s str>,
+    /// `.align N`, as written.
+    pub align: Option<Spanned<&'s str>>,
+    /// `[N]`: an array of bytes (a by-value struct), as written.
+    pub dim: Option<SExpr<'s>>,
+}
+
+/// An argument of `.bind`: a value, or a by-value struct given field by field.
+#[derive(Debug)]
+pub enum BindArg<'s> {
+    Value(SExpr<'s>),
+    Struct(Vec<FieldInit<'s>>),
+}
+
+/// A field of a struct argument: `[8] .f32 SCALE = 2.5` (offset and value optional).
+#[derive(Debug)]
+pub struct FieldInit<'s> {
+    pub offset: Option<SExpr<'s>>,
+    pub ty: Spanned<TyTok>,
+    pub name: Spanned<&'s str>,
+    pub value: Option<SExpr<'s>>,
 }
 
 /// A performance directive after an entry's signature (`.maxntid 256, 1, 1`).
@@ -183,6 +203,14 @@ pub enum Stmt<'s> {
         /// `.align N`, as written (buffers start 256-byte aligned: up to 256 holds).
         align: Option<Spanned<&'s str>>,
     },
+    /// `.local .align 4 .b8 name[N];`: a per-thread array in the running function's
+    /// local frame.
+    Local {
+        ty: Spanned<TyTok>,
+        name: Spanned<&'s str>,
+        dims: Vec<SExpr<'s>>,
+        align: Option<Spanned<&'s str>>,
+    },
     Shared {
         ty: Spanned<TyTok>,
         name: Spanned<&'s str>,
@@ -195,7 +223,14 @@ pub enum Stmt<'s> {
     /// `.bind kernel(A, B, N);`: the arguments of a PTX entry, in signature order.
     Bind {
         entry: Spanned<&'s str>,
-        args: Vec<SExpr<'s>>,
+        args: Vec<Spanned<BindArg<'s>>>,
+    },
+    /// `.param .align 8 .b8 param0[16];`: an array in a call sequence's frame.
+    ParamArray {
+        ty: Spanned<TyTok>,
+        name: Spanned<&'s str>,
+        dim: SExpr<'s>,
+        align: Option<Spanned<&'s str>>,
     },
     Reg {
         ty: Spanned<TyTok>,

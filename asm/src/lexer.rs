@@ -48,6 +48,9 @@ pub enum Tok<'s> {
     Global,
     #[token(".shared")]
     Shared,
+    /// `.local`: a per-thread array (nvcc's `__local_depot0`).
+    #[token(".local")]
+    Local,
     #[token(".launch")]
     Launch,
     /// `.assert COND, "message";`: a precondition on the parameters.
@@ -179,6 +182,7 @@ pub fn token_text(tok: &Tok<'_>) -> &'static str {
         Tok::Param => ".param",
         Tok::Global => ".global",
         Tok::Shared => ".shared",
+        Tok::Local => ".local",
         Tok::Launch => ".launch",
         Tok::Assert => ".assert",
         Tok::EqEq => "==",

@@ -518,22 +518,14 @@ pub(crate) fn too_many_instructions(span: Span, max: usize) -> Diagnostic {
 }
 
 fn unknown_directive(name: &str, span: Span) -> Diagnostic {
-    match name {
-        ".local" => {
-            return Diagnostic::error("local memory (`.local`) is not supported", span)
-                .label("a thread has registers and the block's shared memory, no local memory")
-                .help("keep the values in registers (the assembler allocates as many as you declare) or in a `.shared` array indexed by thread");
-        }
-        ".const" => {
-            return Diagnostic::error("constant memory (`.const`) is not supported", span)
-                .label("no constant memory space")
-                .help("pass the values in a `.global` buffer, or as kernel parameters");
-        }
-        _ => {}
+    if name == ".const" {
+        return Diagnostic::error("constant memory (`.const`) is not supported", span)
+            .label("no constant memory space")
+            .help("pass the values in a `.global` buffer, or as kernel parameters");
     }
-    const KNOWN: [&str; 12] = [
-        ".entry", ".reg", ".param", ".global", ".shared", ".launch", ".assert", ".bind", ".dma",
-        ".iu", ".file", ".loc",
+    const KNOWN: [&str; 13] = [
+        ".entry", ".reg", ".param", ".global", ".shared", ".local", ".launch", ".assert", ".bind",
+        ".dma", ".iu", ".file", ".loc",
     ];
     let d = Diagnostic::error(format!("unknown directive `{name}`"), span)
         .label("not a directive of the language");

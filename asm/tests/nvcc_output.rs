@@ -211,16 +211,14 @@ fn registers_of_a_ptx_file_are_always_allocated() {
 
 #[test]
 fn a_syntax_error_in_the_included_ptx_comes_before_the_errors_it_causes() {
-    // A by-value struct parameter (`.b8 p[12]`) is not in the language: its error
-    // is reported first, and the entry's body is not reported line by line.
-    let ptx = kernel("", "", "\tmov.u32 \t%r2, %r1;").replace(
-        ".param .u32 probe_param_1",
-        ".param .align 4 .b8 probe_param_1[12]",
-    );
+    // A signature that does not parse (a stray `@`): its error is reported first,
+    // and the entry's body is not reported line by line.
+    let ptx = kernel("", "", "\tmov.u32 \t%r2, %r1;")
+        .replace(".param .u32 probe_param_1", ".param .u32 @ probe_param_1");
     let mut read = |_: &std::path::Path| Ok(ptx.clone());
     let d = spu_asm::assemble_with("k.spu", LAUNCH, &mut read).unwrap_err();
     let messages: Vec<&str> = d.items.iter().map(|d| d.message.as_str()).collect();
-    assert_eq!(messages[0], "unexpected `[`", "{messages:?}");
+    assert_eq!(messages[0], "unexpected `@`", "{messages:?}");
     assert!(
         !messages.iter().any(|m| m.contains("belongs inside")),
         "{messages:?}"

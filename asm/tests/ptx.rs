@@ -306,7 +306,7 @@ fn an_uncalled_device_function_that_does_not_parse_only_warns() {
     ret;
 }
 .entry k {
-    .local .align 4 .b8 stack[16];
+    .const .align 4 .b8 stack[16];
     exit;
 }
 ";
@@ -320,7 +320,7 @@ fn an_uncalled_device_function_that_does_not_parse_only_warns() {
         "{err}"
     );
     assert!(
-        err.contains("error: local memory (`.local`) is not supported"),
+        err.contains("error: constant memory (`.const`) is not supported"),
         "{err}"
     );
     // The function's body is skipped whole: no error about its statements.
@@ -378,9 +378,9 @@ fn a_call_of_printf_is_one_clear_error() {
 fn entry_assembles_only_the_chosen_kernel_and_warns_about_the_others() {
     let bad = TWO.replace(
         "\t.extern .shared .align 16 .b8 smem[];",
-        "\t.local .align 4 .b8 __local_depot1[8];\n\tld.global.v8.u32 {%r1, %r1, %r1, %r1, %r1, %r1, %r1, %r1}, [%rd1];",
+        "\t.const .align 4 .b8 table[8];\n\tld.global.v8.u32 {%r1, %r1, %r1, %r1, %r1, %r1, %r1, %r1}, [%rd1];",
     );
-    assert!(bad.contains("__local_depot1"));
+    assert!(bad.contains(".const .align 4"));
     let options = spu_asm::Options {
         entry: Some("fill".into()),
         ..spu_asm::Options::default()
@@ -391,7 +391,7 @@ fn entry_assembles_only_the_chosen_kernel_and_warns_about_the_others() {
     assert_eq!(m.name, "fill");
     let text = warnings.render("two.ptx", &bad);
     assert!(
-        text.contains("warning: local memory (`.local`) is not supported")
+        text.contains("warning: constant memory (`.const`) is not supported")
             && text.contains("in kernel `twice`, which is not assembled (the launch chose `fill`)"),
         "{text}"
     );
@@ -404,7 +404,7 @@ fn entry_assembles_only_the_chosen_kernel_and_warns_about_the_others() {
         .unwrap_err()
         .render("two.ptx", &bad);
     assert!(
-        err.contains("error: local memory (`.local`) is not supported"),
+        err.contains("error: constant memory (`.const`) is not supported"),
         "{err}"
     );
 }

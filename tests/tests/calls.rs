@@ -101,3 +101,99 @@ fn unbounded_recursion_through_a_func_stops_at_the_call_depth_limit() {
     let text = format!("{stop:?}");
     assert!(text.contains("CallTooDeep"), "{text}");
 }
+
+/// PTX scopes labels per function: the kernel and two functions each define
+/// `$L__BB0_2`, and each branch goes to its own function's label.
+#[test]
+fn labels_of_the_same_name_in_different_functions_are_their_own() {
+    let func = |name: &str, limit: u32, add: u32| {
+        format!(
+            ".func (.param .b32 func_retval0) {name}(.param .b32 {name}_param_0)
+{{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<3>;
+\tld.param.u32 %r1, [{name}_param_0];
+\tsetp.lt.u32 %p1, %r1, {limit};
+\t@%p1 bra $L__BB0_2;
+\tadd.s32 %r1, %r1, {add};
+$L__BB0_2:
+\tst.param.b32 [func_retval0+0], %r1;
+\tret;
+}}
+"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ptx = format!(
+        ".version 7.0\n.target sm_52\n.address_size 64\n{}{}.visible .entry k(.param .u64 k_param_0)
+{{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<6>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [k_param_0];
+\tcvta.to.global.u64 %rd2, %rd1;
+\tmov.u32 %r1, %tid.x;
+\tsetp.gt.u32 %p1, %r1, 100;
+\t@%p1 bra $L__BB0_2;
+\tcall.uni (%r2), f, (%r1);
+\tcall.uni (%r3), g, (%r1);
+\tadd.s32 %r4, %r2, %r3;
+\tmul.wide.u32 %rd3, %r1, 4;
+\tadd.s64 %rd3, %rd2, %rd3;
+\tst.global.u32 [%rd3], %r4;
+$L__BB0_2:
+\tret;
+}}
+",
+        func("f", 5, 100),
+        func("g", 10, 1000)
+    );
+    std::fs::write(dir.path().join("lab.ptx"), &ptx).unwrap();
+    let launch = dir.path().join("lab.spu");
+    std::fs::write(
+        &launch,
+        "#include \"lab.ptx\"\n.global .u32 O[32] = zeros;\n.launch grid(1) block(32);\n.bind k(O);\n",
+    )
+    .unwrap();
+    let ran = spu_tests::run_with(&launch, &Machine::default(), &[]);
+    let want: Vec<u32> = (0..32)
+        .map(|t| (if t < 5 { t } else { t + 100 }) + (if t < 10 { t } else { t + 1000 }))
+        .collect();
+    assert_eq!(ran.out_u32("O"), want);
+}
+
+/// A device function whose last statement is no `ret` would run on into the next
+/// function's code: refused, at its closing brace.
+#[test]
+fn a_device_function_that_can_run_past_its_end_is_refused() {
+    let src = "\
+.version 7.0
+.target sm_52
+.address_size 64
+.func (.param .b32 func_retval0) f(.param .b32 f_param_0)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<2>;
+\tld.param.u32 %r1, [f_param_0];
+\tsetp.lt.u32 %p1, %r1, 5;
+\t@%p1 ret;
+$L__BB0_2:
+\tst.param.b32 [func_retval0+0], %r1;
+}
+.visible .entry k()
+{
+\t.reg .b32 %r<3>;
+\tmov.u32 %r1, %tid.x;
+\tcall.uni (%r2), f, (%r1);
+\tret;
+}
+";
+    let text = spu_asm::assemble_module("k.ptx", src)
+        .unwrap_err()
+        .render("k.ptx", src);
+    assert!(
+        text.contains("error: device function `f` can run past its end")
+            && text.contains("k.ptx:13:1"),
+        "{text}"
+    );
+}

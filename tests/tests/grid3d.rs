@@ -115,3 +115,27 @@ fn only_a_3d_grid_makes_a_version_7_binary() {
     let module = spu_isa::format::read_module(&bin).unwrap();
     assert_eq!(module.launch.grid[2], spu_isa::format::Expr::constant(1));
 }
+
+/// A fault in a block of a 3-D grid names the block `(x, y, z)`, not the folded
+/// `(x, y*z)` it runs as, in every mode.
+#[test]
+fn a_fault_names_a_3d_block_by_its_three_coordinates() {
+    let path = repo_path("tests/grid3d/fault3.spu");
+    let kernel = spu_emu::read_kernel(&path).unwrap_or_else(|e| panic!("{e}"));
+    for (name, machine, functional) in [
+        ("spu", Machine::default(), false),
+        ("gtx480", spu_emu::machine::preset("gtx480").unwrap(), false),
+        ("functional", Machine::default(), true),
+    ] {
+        let mut image =
+            spu_emu::load(kernel.module.clone(), &machine, &LoadOptions::default()).unwrap();
+        let control = RunControl {
+            functional,
+            ..RunControl::default()
+        };
+        let stop = spu_emu::simulate(&mut image, &machine, control, &mut |_| {})
+            .expect_err("block (2, 4, 6) loads from a misaligned address");
+        let text = spu_emu::observe::stopped::render_stop(&stop, &kernel, &image);
+        assert!(text.contains("in block (2, 4, 6) on SM"), "{name}: {text}");
+    }
+}

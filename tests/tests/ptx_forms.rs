@@ -55,7 +55,7 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 }
 
 /// nvcc 8's immediate predicates, and a device function and a second entry with
-/// local memory (neither supported) that the launch does not use.
+/// constant memory (not supported) that the launch does not use.
 const PREDICATES: &str = "\
 .version 5.0
 .target sm_52
@@ -101,13 +101,13 @@ const PREDICATES: &str = "\
 \t.param .u64 spills_param_0
 )
 {
-\t.local .align 4 .b8 \t__local_depot1[16];
+\t.const .align 4 .b8 \ttable[16];
 \tret;
 }
 ";
 
 #[test]
-fn immediate_predicates_and_an_unchosen_entry_with_local_memory() {
+fn immediate_predicates_and_an_unchosen_entry_with_constant_memory() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "flags.ptx", PREDICATES);
     let launch = write(
@@ -119,12 +119,12 @@ fn immediate_predicates_and_an_unchosen_entry_with_local_memory() {
     for (name, bufs) in run_everywhere(&launch) {
         assert_eq!(words(&bufs, "O"), want, "{name}");
     }
-    // The other entry's `.local` is a warning naming the kernel it is in.
+    // The other entry's `.const` is a warning naming the kernel it is in.
     let kernel = spu_emu::read_kernel(&launch).unwrap_or_else(|e| panic!("{e}"));
     assert!(
         kernel
             .warnings
-            .contains("local memory (`.local`) is not supported")
+            .contains("constant memory (`.const`) is not supported")
             && kernel
                 .warnings
                 .contains("in kernel `spills`, which is not assembled")

@@ -188,6 +188,10 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("ptx/modifiers.spu", &[]),
         ("cuda/calls_nvcc.spu", &[]),
         ("cuda/calls_clang.spu", &[]),
+        ("cuda/local_nvcc.spu", &[]),
+        ("cuda/local_clang.spu", &[]),
+        ("cuda/structs_nvcc.spu", &[]),
+        ("cuda/structs_clang.spu", &[]),
     ];
     let listed: Vec<std::path::PathBuf> = cases
         .iter()

@@ -7,7 +7,7 @@
 
 use super::outline::{DeclKind, Outline};
 use super::{Assembler, ty_of};
-use crate::ast::{EntryParam, Expr, Spanned, Stmt};
+use crate::ast::{BindArg, EntryParam, Expr, Spanned, Stmt};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::param_default;
 use crate::operands::{Bound, EntryArg};
@@ -160,6 +160,11 @@ impl Assembler<'_> {
             _ => None,
         };
         for (i, p) in params.iter().enumerate() {
+            if p.dim.is_some() {
+                let arg = args.map(|a| &a[i]);
+                self.bind_struct(p, arg, diags);
+                continue;
+            }
             let Some(t) = ty_of(p.ty.node) else {
                 diags.push(
                     Diagnostic::error("parameters cannot be predicates", p.ty.span.clone())
@@ -173,18 +178,53 @@ impl Assembler<'_> {
                 continue;
             };
             let bound = match &arg.node {
+                BindArg::Value(v) => self.bind_value(&p.name, t, v),
+                BindArg::Struct(_) => Err(Diagnostic::error(
+                    format!("`{}` is a .{t}, not a struct", p.name.node),
+                    arg.span.clone(),
+                )
+                .label("a struct's fields")
+                .with_secondary(p.name.span.clone(), "declared here")
+                .help("pass a buffer, a parameter or a constant")),
+            };
+            match bound {
+                Ok(bound) => {
+                    if self.declare_global(&p.name, diags) {
+                        self.scope
+                            .entry_args
+                            .insert(p.name.node.to_string(), EntryArg { ty: t, bound });
+                    }
+                }
+                Err(d) => {
+                    diags.push(d);
+                    // The kernel's reads of this parameter would only repeat it.
+                    self.scope.poisoned.insert(p.name.node.to_string());
+                }
+            }
+        }
+    }
+
+    /// What a scalar argument binds entry parameter `pname` (of type `t`) to.
+    pub(super) fn bind_value(
+        &self,
+        pname: &Spanned<&str>,
+        t: spu_isa::Ty,
+        arg: &crate::ast::SExpr<'_>,
+    ) -> Result<Bound, Diagnostic> {
+        let p = pname;
+        match &arg.node {
                 Expr::Name(n) if self.scope.buffers.contains_key(*n) => {
                     // A pointer is an integer of the PTX file's address size.
                     if t.is_float() || t.bits() != self.pointer_bits {
                         let bits = self.pointer_bits;
                         Err(Diagnostic::error(
-                            format!("`{n}` is a buffer, but `{}` is a .{t}", p.name.node),
+                            format!("`{n}` is a buffer, but `{}` is a .{t}", p.node),
                             arg.span.clone(),
                         )
                         .label(format!(
                             "a buffer binds to a pointer parameter (.u{bits}, as `.address_size {bits}` makes pointers)"
                         ))
-                        .with_secondary(p.name.span.clone(), "declared here")
+                        .with_secondary(p.span.clone(), "declared here")
                         .help("pass a parameter or a constant for a scalar"))
                     } else {
                         Ok(Bound::Buffer(n.to_string()))
@@ -211,12 +251,12 @@ impl Assembler<'_> {
                             format!(
                                 "parameter `{n}` is .{}, but `{}` is a .{t}",
                                 q.unwrap_or(spu_isa::Ty::U32),
-                                p.name.node
+                                p.node
                             ),
                             arg.span.clone(),
                         )
                         .label("types do not match")
-                        .with_secondary(p.name.span.clone(), "declared here")
+                        .with_secondary(p.span.clone(), "declared here")
                         .help(
                             "pass a parameter of the same kind (integer or float) and width (a 32-bit integer may widen to a 64-bit one), or a constant",
                         )),
@@ -228,7 +268,7 @@ impl Assembler<'_> {
                         arg.span.clone(),
                     )
                     .label("no `.global` buffer or `.param` has this name")
-                    .with_secondary(p.name.span.clone(), "the kernel's parameter");
+                    .with_secondary(p.span.clone(), "the kernel's parameter");
                     let known = self
                         .scope
                         .buffers
@@ -248,28 +288,13 @@ impl Assembler<'_> {
                 _ => param_default(arg, t, &self.scope.params)
                     .map(Bound::Const)
                     .map_err(|d| {
-                        d.with_secondary(p.name.span.clone(), "the kernel's parameter")
+                        d.with_secondary(p.span.clone(), "the kernel's parameter")
                             .help(format!(
                                 "`{}` is .{t}: pass a value of that type, a parameter, or a buffer for a pointer",
-                                p.name.node
+                                p.node
                             ))
                     }),
-            };
-            match bound {
-                Ok(bound) => {
-                    if self.declare_global(&p.name, diags) {
-                        self.scope
-                            .entry_args
-                            .insert(p.name.node.to_string(), EntryArg { ty: t, bound });
-                    }
-                }
-                Err(d) => {
-                    diags.push(d);
-                    // The kernel's reads of this parameter would only repeat it.
-                    self.scope.poisoned.insert(p.name.node.to_string());
-                }
             }
-        }
     }
 
     /// Gives the `.extern .shared` array its size: `.launch shared(BYTES)` in

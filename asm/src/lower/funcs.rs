@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 /// Largest frame a caller may have: the machine's `call` gives the callee's frame
 /// start in 16-byte units in 8 bits.
-const MAX_FRAME: u32 = 255 * 16;
+pub(super) const MAX_FRAME: u32 = 255 * 16;
 
 /// A parameter or return value of a device function, in its frame.
 #[derive(Debug, Clone)]
@@ -69,6 +69,46 @@ pub(super) struct Frame {
     /// The next free byte of the callee's frame in the open call sequence.
     next: u32,
     saved: Vec<Saved>,
+    /// Local arrays (`.local`) and their byte offsets in the frame, in order.
+    locals: Vec<(String, u32)>,
+    /// Registers holding a local address (see `local.rs`).
+    pub local_ptrs: std::collections::HashSet<String>,
+    /// Call sequence `.param`s that were given a local address, and where.
+    local_args: HashMap<String, Span>,
+    /// A call was lowered: the callees' frames start at `own`.
+    pub called: bool,
+}
+
+impl Frame {
+    /// The frame offset of local array `name`.
+    pub(super) fn local(&self, name: &str) -> Option<u32> {
+        self.locals.iter().find(|(n, _)| n == name).map(|l| l.1)
+    }
+
+    pub(super) fn locals(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.locals.iter().map(|(n, o)| (n.as_str(), *o))
+    }
+
+    /// The running function's frame size so far.
+    pub(super) fn own(&self) -> u32 {
+        self.own
+    }
+
+    /// The frame offset of `.param` slot `name` (a parameter of the running function
+    /// or of an open call sequence).
+    pub(super) fn slot(&self, name: &str) -> Option<u32> {
+        self.slots.get(name).map(|s| s.offset)
+    }
+
+    pub(super) fn has_slot(&self, name: &str) -> bool {
+        self.slots.contains_key(name)
+    }
+
+    /// Places local array `name` at `offset`; the frame now ends at `own`.
+    pub(super) fn add_local(&mut self, name: &str, offset: u32, own: u32) {
+        self.locals.push((name.to_string(), offset));
+        self.own = own;
+    }
 }
 
 fn bytes_of(ty: &Spanned<TyTok>) -> Option<u32> {
@@ -78,21 +118,16 @@ fn bytes_of(ty: &Spanned<TyTok>) -> Option<u32> {
     }
 }
 
-/// Lays formals out from `at`, each at a multiple of its size (up to 16).
+/// Lays formals out from `at`, each at a multiple of its size (up to 16) or of its
+/// `.align`; an array (`.param .align 8 .b8 p[16]`) takes all its bytes.
 fn layout(list: &[EntryParam<'_>], at: &mut u32, diags: &mut Diagnostics) -> Vec<Formal> {
     let mut out = Vec::new();
     for p in list {
-        let Some(bytes) = bytes_of(&p.ty) else {
-            diags.push(
-                Diagnostic::error(
-                    "a device function's parameter cannot be a predicate",
-                    p.ty.span.clone(),
-                )
-                .help("pass it as a `.b32` (0 or 1) and compare it in the callee"),
-            );
+        let Some((bytes, align)) = array_size(&p.ty, p.dim.as_ref(), p.align.as_ref(), diags)
+        else {
             continue;
         };
-        let offset = at.next_multiple_of(bytes.clamp(1, 16));
+        let offset = at.next_multiple_of(align);
         *at = offset + bytes;
         out.push(Formal {
             name: p.name.node.to_string(),
@@ -101,6 +136,60 @@ fn layout(list: &[EntryParam<'_>], at: &mut u32, diags: &mut Diagnostics) -> Vec
         });
     }
     out
+}
+
+/// Bytes and alignment (at most 16) of a `.param` of type `ty`, an array of `dim`
+/// elements if given; `None` after an error (reported).
+fn array_size(
+    ty: &Spanned<TyTok>,
+    dim: Option<&crate::ast::SExpr<'_>>,
+    align: Option<&Spanned<&str>>,
+    diags: &mut Diagnostics,
+) -> Option<(u32, u32)> {
+    let Some(elem) = bytes_of(ty) else {
+        diags.push(
+            Diagnostic::error(
+                "a `.param` of a call cannot be a predicate",
+                ty.span.clone(),
+            )
+            .help("pass it as a `.b32` (0 or 1) and compare it in the callee"),
+        );
+        return None;
+    };
+    let count = match dim {
+        None => 1,
+        Some(d) => match crate::eval::const_int(d, &[]) {
+            Ok(n) if (1..=i64::from(MAX_FRAME)).contains(&n) => n as u32,
+            Ok(n) => {
+                diags.push(
+                    Diagnostic::error(format!("a `.param` array of {n} elements"), d.span.clone())
+                        .label(format!("expected 1 to {MAX_FRAME} bytes")),
+                );
+                return None;
+            }
+            Err(e) => {
+                diags.push(e);
+                return None;
+            }
+        },
+    };
+    let align = match align {
+        None => elem,
+        Some(a) => match crate::eval::parse_int(a.node).and_then(|v| u32::try_from(v).ok()) {
+            Some(v) if v.is_power_of_two() && v <= 16 => v,
+            _ => {
+                diags.push(
+                    Diagnostic::error(
+                        format!("alignment `{}` is not supported", a.node),
+                        a.span.clone(),
+                    )
+                    .label("expected a power of two up to 16"),
+                );
+                return None;
+            }
+        },
+    };
+    Some((elem * count, align.clamp(1, 16)))
 }
 
 impl Assembler<'_> {
@@ -252,13 +341,44 @@ impl Assembler<'_> {
         self.pending_loc = None;
         let mut statements = Statements::new(text, f.start as usize, false, false);
         statements.next(); // the `.func` header
+        // Whether the code so far ends in an unconditional `ret`, `exit` or `bra`:
+        // otherwise it would run on into the next function's code.
+        let mut ends = false;
+        let mut close = None;
         for s in statements.by_ref() {
             match &s.node {
                 Stmt::BlockOpen => self.scope_open(),
                 Stmt::BlockClose if self.frame.depth > 0 => self.scope_close(),
-                Stmt::BlockClose | Stmt::EntryOpen { .. } | Stmt::FuncOpen { .. } => break,
-                _ => self.statement(&s, diags),
+                Stmt::BlockClose => {
+                    close = Some(s.span.clone());
+                    break;
+                }
+                Stmt::EntryOpen { .. } | Stmt::FuncOpen { .. } => break,
+                _ => {
+                    match &s.node {
+                        Stmt::Instr {
+                            guard, mnemonic, ..
+                        } => {
+                            let op = mnemonic.node.split('.').next().unwrap_or("");
+                            ends = guard.is_none() && matches!(op, "ret" | "exit" | "bra" | "trap");
+                        }
+                        Stmt::Label { .. } | Stmt::PtxCall { .. } => ends = false,
+                        _ => {}
+                    }
+                    self.statement(&s, diags);
+                }
             }
+        }
+        if !ends && !self.halted {
+            diags.push(
+                Diagnostic::error(
+                    format!("device function `{}` can run past its end", f.name),
+                    close.unwrap_or_else(|| f.span.clone()),
+                )
+                .label("no `ret` before the end of the function")
+                .with_secondary(f.span.clone(), "the function")
+                .help("end every path through the function with `ret;`, as nvcc and clang do"),
+            );
         }
         self.frame = Frame::default();
         self.scope.regs = saved_regs;
@@ -282,6 +402,7 @@ impl Assembler<'_> {
             self.frame.slots = slots;
             self.frame.next = next;
         }
+        self.frame.local_args.clear();
         self.frame.depth = self.frame.depth.saturating_sub(1);
     }
 
@@ -292,14 +413,33 @@ impl Assembler<'_> {
         name: &Spanned<&str>,
         diags: &mut Diagnostics,
     ) {
-        let Some(bytes) = bytes_of(ty) else {
-            diags.push(Diagnostic::error(
-                "a call's `.param` cannot be a predicate",
-                ty.span.clone(),
-            ));
+        self.callseq_array_of(ty, name, None, None, diags);
+    }
+
+    /// A call sequence's `.param` array (`.param .align 8 .b8 param0[16];`).
+    pub(super) fn callseq_array(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        name: &Spanned<&str>,
+        dim: &crate::ast::SExpr<'_>,
+        align: Option<&Spanned<&str>>,
+        diags: &mut Diagnostics,
+    ) {
+        self.callseq_array_of(ty, name, Some(dim), align, diags);
+    }
+
+    fn callseq_array_of(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        name: &Spanned<&str>,
+        dim: Option<&crate::ast::SExpr<'_>>,
+        align: Option<&Spanned<&str>>,
+        diags: &mut Diagnostics,
+    ) {
+        let Some((bytes, align)) = array_size(ty, dim, align, diags) else {
             return;
         };
-        let off = self.frame.next.next_multiple_of(bytes.clamp(1, 16));
+        let off = self.frame.next.next_multiple_of(align);
         self.frame.next = off + bytes;
         self.frame.slots.insert(
             name.node.to_string(),
@@ -373,6 +513,17 @@ impl Assembler<'_> {
             .collect::<Vec<_>>()
             .join(".");
         let addr = (slot.offset + plus).to_string();
+        if at == 0 {
+            match operands.get(1).map(|o| &o.node) {
+                Some(Operand::Register(r)) if self.frame.local_ptrs.contains(*r) => {
+                    let at = operands[1].span.clone();
+                    self.frame.local_args.insert(name.to_string(), at);
+                }
+                _ => {
+                    self.frame.local_args.remove(name);
+                }
+            }
+        }
         let mut ops: Vec<Spanned<Operand<'_>>> = Vec::new();
         for (i, o) in operands.iter().enumerate() {
             let node = if i == at {
@@ -388,6 +539,8 @@ impl Assembler<'_> {
                 match &o.node {
                     Operand::Register(r) => Operand::Register(r),
                     Operand::Vector(rs) => Operand::Vector(rs.clone()),
+                    // `st.param.b32 [param0+0], 1;`: an immediate.
+                    Operand::Expr(e) if at == 0 => Operand::Expr(super::local::copy_expr(e, &[])),
                     _ => {
                         diags.push(
                             Diagnostic::error(
@@ -459,6 +612,24 @@ impl Assembler<'_> {
             return;
         };
         let f = self.funcs[idx].clone();
+        self.frame.called = true;
+        // A local address is an offset in the caller's frame; the callee has its own.
+        let local_arg = args.iter().find_map(|a| match a.node {
+            CallArg::Register(r) if self.frame.local_ptrs.contains(r) => Some(a.span.clone()),
+            CallArg::Param(n) => self.frame.local_args.get(n).cloned(),
+            CallArg::Register(_) => None,
+        });
+        if let Some(at) = local_arg {
+            diags.push(
+                Diagnostic::error(
+                    format!("`{}` is given the address of a local array", f.name),
+                    at,
+                )
+                .label("a local address")
+                .help("a device function cannot reach its caller's local memory here: pass the values, or put the array in `.shared` or `.global` memory"),
+            );
+            return;
+        }
         let mut ok = true;
         let mut count = |what: &str, given: usize, wanted: usize, at: &Span, ok: &mut bool| {
             if given != wanted {

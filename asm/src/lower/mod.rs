@@ -25,9 +25,11 @@ mod entries;
 mod funcs;
 mod init;
 mod lineinfo;
+mod local;
 mod outline;
 mod precondition;
 mod statements;
+mod structs;
 mod uses;
 
 pub use decls::MAX_REGISTERS;
@@ -364,6 +366,9 @@ struct Assembler<'m> {
     func_queue: Vec<usize>,
     /// The frame of the code being lowered.
     frame: funcs::Frame,
+    /// Registers holding a struct parameter's address (clang's `mov.b64 %rd1,
+    /// k_param_0;`) -> the parameter.
+    struct_ptrs: HashMap<String, String>,
 }
 
 impl<'m> Assembler<'m> {
@@ -408,6 +413,7 @@ impl<'m> Assembler<'m> {
             func_index: HashMap::new(),
             func_queue: Vec::new(),
             frame: funcs::Frame::default(),
+            struct_ptrs: HashMap::new(),
         }
     }
 

@@ -80,6 +80,7 @@ impl Assembler<'_> {
             s.node,
             Stmt::Reg { .. }
                 | Stmt::Shared { dynamic: false, .. }
+                | Stmt::Local { .. }
                 | Stmt::Label { .. }
                 | Stmt::Instr { .. }
                 | Stmt::PtxCall { .. }
@@ -97,6 +98,21 @@ impl Assembler<'_> {
             Stmt::Param { ty, name, .. } if self.frame.depth > 0 || self.frame.in_func => {
                 self.callseq_param(ty, name, diags)
             }
+            Stmt::ParamArray {
+                ty,
+                name,
+                dim,
+                align,
+            } if self.frame.depth > 0 || self.frame.in_func => {
+                self.callseq_array(ty, name, dim, align.as_ref(), diags)
+            }
+            Stmt::ParamArray { name, .. } => diags.push(
+                Diagnostic::error(
+                    format!("launch parameter `{}` cannot be an array", name.node),
+                    name.span.clone(),
+                )
+                .help("declare a `.global` buffer for an array, a `.param` for a scalar; a kernel's struct parameter takes its fields in `.bind`"),
+            ),
             Stmt::Param { .. } | Stmt::Global { .. } | Stmt::Empty => {}
             Stmt::Bind { .. } => {
                 if let Some(first) = self.first_bind.as_ref().filter(|f| **f != s.span) {
@@ -177,6 +193,12 @@ impl Assembler<'_> {
                     self.scope.poisoned.insert(name.node.to_string());
                 }
             }
+            Stmt::Local {
+                ty,
+                name,
+                dims,
+                align,
+            } => self.local_decl(ty, name, dims, align.as_ref(), diags),
             Stmt::Reg { ty, items } => {
                 self.ptx_regs |= self.in_ptx_file(s.span.start);
                 self.regs(ty, items, &s.span, diags);
@@ -246,7 +268,13 @@ impl Assembler<'_> {
                 if self.uses_poisoned(guard.as_ref(), operands) {
                     return;
                 }
+                if self.struct_instr(guard.as_ref(), mnemonic, operands, &s.span, diags) {
+                    return;
+                }
                 if self.frame_access(guard.as_ref(), mnemonic, operands, &s.span, diags) {
+                    return;
+                }
+                if self.local_instr(guard.as_ref(), mnemonic, operands, &s.span, diags) {
                     return;
                 }
                 // PTX's `call f;` (no arguments, no return value).

@@ -27,7 +27,7 @@ mod wide;
 use immediates::*;
 use mnemonic::*;
 use scope::RegUse;
-pub use scope::{Bound, EntryArg, RegInfo, Scope};
+pub use scope::{Bound, EntryArg, Field, RegInfo, Scope, StructArg};
 
 /// Turns instruction statements into [`VInstr`]s: the checks above, plus the
 /// machine instructions a statement may need around it (immediates the machine

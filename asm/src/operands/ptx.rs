@@ -65,6 +65,51 @@ fn full_mask(span: &Span) -> Spanned<AstOperand<'static>> {
     value(Expr::Neg(Box::new(at(Expr::Int("1"), span))), span)
 }
 
+/// The field of struct parameter `name` that a read of type `ty` at byte `k` gets
+/// (zero where no field is); `None` when `name` is no struct parameter.
+fn struct_field(
+    scope: &super::Scope,
+    name: &str,
+    k: i64,
+    ty: Option<Ty>,
+    at: &Span,
+) -> Option<Result<super::EntryArg, Diagnostic>> {
+    let s = scope.entry_structs.get(name)?;
+    let ty = ty.unwrap_or(Ty::U32);
+    let width = i64::from(ty.bits() / 8);
+    if k < 0 || k + width > i64::from(s.bytes) {
+        return Some(Err(Diagnostic::error(
+            format!("this read is outside `{name}`"),
+            at.clone(),
+        )
+        .label(format!(
+            "bytes {k}..{} of a {}-byte struct",
+            k + width,
+            s.bytes
+        ))));
+    }
+    let overlaps = |f: &&super::Field| {
+        let (o, w) = (i64::from(f.offset), i64::from(f.arg.ty.bits() / 8));
+        o < k + width && k < o + w
+    };
+    Some(match s.fields.iter().find(overlaps) {
+        None => Ok(super::EntryArg {
+            ty,
+            bound: Bound::Const(0),
+        }),
+        Some(f) if i64::from(f.offset) == k && f.arg.ty.bits() == ty.bits() => Ok(f.arg.clone()),
+        Some(f) => Err(Diagnostic::error(
+            format!("this read of `{name}` does not match its fields"),
+            at.clone(),
+        )
+        .label(format!(
+            "a .{ty} at byte {k}; `.bind` put a .{} at byte {}",
+            f.arg.ty, f.offset
+        ))
+        .help("bind the struct's fields as the kernel reads them: the same offsets and sizes")),
+    })
+}
+
 impl Lowering<'_> {
     /// Lowers a PTX spelling; `None` when the statement is an ordinary row.
     pub(super) fn ptx_spelling(
@@ -337,11 +382,26 @@ impl Lowering<'_> {
         else {
             return None;
         };
-        let Expr::Name(pname) = &off.node else {
-            return None;
-        };
-        let arg = scope.entry_args.get(*pname)?;
         let ty = parts.last().and_then(|t| Ty::from_name(t));
+        let (pname, arg) = match &off.node {
+            Expr::Name(n) if scope.entry_args.contains_key(*n) => {
+                (*n, Ok(scope.entry_args[*n].clone()))
+            }
+            Expr::Name(n) => (*n, struct_field(scope, n, 0, ty, &off.span)?),
+            Expr::Binary('+', a, b) => match (&a.node, &b.node) {
+                (Expr::Name(n), Expr::Int(k)) => {
+                    let k = crate::eval::parse_int(k).unwrap_or(-1);
+                    (*n, struct_field(scope, n, k, ty, &off.span)?)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let arg = match arg {
+            Ok(a) => a,
+            Err(d) => return Some(Err(vec![d])),
+        };
+        let arg = &arg;
         Some((|| {
             let Some(ty) = ty.filter(|t| t.bits() == arg.ty.bits()) else {
                 return Err(vec![

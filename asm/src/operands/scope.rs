@@ -35,6 +35,8 @@ pub struct Scope {
     /// A PTX entry's parameters that are not kernel parameters: bound by `.bind`
     /// to a buffer, a parameter or a constant.
     pub entry_args: HashMap<String, EntryArg>,
+    /// A PTX entry's by-value struct parameters, bound field by field by `.bind`.
+    pub entry_structs: HashMap<String, StructArg>,
     /// Names whose declaration failed (reported there): an instruction that uses
     /// one is not checked, as its errors would only repeat that one.
     pub poisoned: HashSet<String>,
@@ -47,6 +49,21 @@ pub struct Scope {
 pub struct EntryArg {
     pub ty: Ty,
     pub bound: Bound,
+}
+
+/// A by-value struct parameter (`.param .align 8 .b8 p[24]`): its size and fields;
+/// the bytes no field covers are zero.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructArg {
+    pub bytes: u32,
+    pub fields: Vec<Field>,
+}
+
+/// One field of a [`StructArg`]: its byte offset and what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub offset: u32,
+    pub arg: EntryArg,
 }
 
 /// What a PTX entry parameter stands for.

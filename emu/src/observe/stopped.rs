@@ -55,6 +55,21 @@ fn role_text(role: Role, unit: UnitLabel) -> String {
     }
 }
 
+/// A block of a 3-D grid, which runs folded as (x, y*z), named by its launch
+/// coordinates `(x, y, z)`; other roles and 2-D grids as `text` says.
+fn block_3d(text: String, role: Role, launch: &crate::load::image::LaunchDims) -> String {
+    match role {
+        Role::Block { bx, by } if launch.grid_y > 0 && launch.grid[1] != launch.grid_y => {
+            format!(
+                "block ({bx}, {}, {})",
+                by % launch.grid_y,
+                by / launch.grid_y
+            )
+        }
+        _ => text,
+    }
+}
+
 fn xy([x, y]: [u32; 2]) -> String {
     format!("({x}, {y})")
 }
@@ -508,7 +523,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 w,
                 &format!(
                     "in {} on {unit}, thread ({}, {}, {}) (warp {}, lane {}), at cycle {}",
-                    role_text(*role, *unit),
+                    block_3d(role_text(*role, *unit), *role, &image.launch),
                     t % nx,
                     t / nx % ny,
                     t / (nx * ny),

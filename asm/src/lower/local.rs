@@ -1,0 +1,317 @@
+//! PTX local memory: `.local` arrays (nvcc's and clang's `__local_depot0`, per-thread
+//! arrays) placed in the running function's frame, after its parameters and return
+//! value and before its callees' frames. A local array's name stands for its byte
+//! offset in the frame, which is what `ld.local`/`st.local` take, so `mov.u64 %SPL,
+//! __local_depot0;` gives that offset and `[%SPL+8]` or `[__local_depot0+8]` reach
+//! it. A generic address of local memory (`cvta.local`) is the same offset: the
+//! assembler follows the registers that hold one (copies, sums and differences of a
+//! `cvta.local` result or a local array's name, in program order) and lowers a
+//! generic `ld`/`st` through such a register to `ld.local`/`st.local`.
+
+use super::Assembler;
+use crate::ast::{Expr, Operand, SExpr, Spanned, Step, TyTok, walk};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::eval::{const_int, parse_int};
+use crate::lexer::Span;
+
+/// Largest alignment a local array may ask for: frames start at multiples of 16.
+const MAX_LOCAL_ALIGN: u32 = 16;
+
+/// Spaces a PTX `ld`/`st` may name; without one the access is generic.
+const SPACES: [&str; 9] = [
+    "global", "shared", "local", "param", "const", "cb", "north", "south", "east",
+];
+
+/// The deep copy of an expression with each name `map` knows replaced (walked with
+/// an explicit stack, as expressions may be nested as deeply as the source is long).
+pub(super) fn copy_expr<'a>(e: &SExpr<'a>, map: &'a [(String, String)]) -> SExpr<'a> {
+    let mut done: Vec<SExpr<'a>> = Vec::new();
+    let _ = walk(e, |step| {
+        if let Step::Exit(x) = step {
+            let span = x.span.clone();
+            let node = match &x.node {
+                Expr::Int(t) => Expr::Int(t),
+                Expr::Float(t) => Expr::Float(t),
+                Expr::Name(n) => match map.iter().find(|(k, _)| k == n) {
+                    Some((_, v)) => Expr::Int(v.as_str()),
+                    None => Expr::Name(n),
+                },
+                Expr::Neg(_) => Expr::Neg(Box::new(done.pop().unwrap_or(int0(&span)))),
+                Expr::Binary(op, _, _) => {
+                    let b = done.pop().unwrap_or(int0(&span));
+                    let a = done.pop().unwrap_or(int0(&span));
+                    Expr::Binary(*op, Box::new(a), Box::new(b))
+                }
+                Expr::Call(f, args) => {
+                    let at = done.len().saturating_sub(args.len());
+                    Expr::Call(f.clone(), done.split_off(at))
+                }
+            };
+            done.push(Spanned { node, span });
+        }
+        Ok::<_, ()>(true)
+    });
+    done.pop().unwrap_or(int0(&e.span))
+}
+
+fn int0<'a>(span: &Span) -> SExpr<'a> {
+    Spanned {
+        node: Expr::Int("0"),
+        span: span.clone(),
+    }
+}
+
+/// A copy of an operand list with the names of `map` replaced.
+pub(super) fn copy_operands<'a>(
+    ops: &[Spanned<Operand<'a>>],
+    map: &'a [(String, String)],
+) -> Vec<Spanned<Operand<'a>>> {
+    ops.iter()
+        .map(|o| Spanned {
+            node: match &o.node {
+                Operand::Register(r) => Operand::Register(r),
+                Operand::NotPred(r) => Operand::NotPred(r),
+                Operand::RegPred(r, p) => Operand::RegPred(r, p.clone()),
+                Operand::Vector(rs) => Operand::Vector(rs.clone()),
+                Operand::Mem {
+                    base,
+                    negative,
+                    offset,
+                } => Operand::Mem {
+                    base: base.clone(),
+                    negative: *negative,
+                    offset: offset.as_ref().map(|e| copy_expr(e, map)),
+                },
+                Operand::Expr(e) => Operand::Expr(copy_expr(e, map)),
+            },
+            span: o.span.clone(),
+        })
+        .collect()
+}
+
+/// Whether an expression names something `pred` accepts.
+fn names_any(e: &SExpr<'_>, pred: impl Fn(&str) -> bool) -> bool {
+    walk(e, |step| match step {
+        Step::Enter(Spanned {
+            node: Expr::Name(n),
+            ..
+        }) if pred(n) => Err(()),
+        _ => Ok(true),
+    })
+    .is_err()
+}
+
+impl Assembler<'_> {
+    /// `.local .align A .TYPE name[N]...;`: a per-thread array in the running
+    /// function's frame (its size a constant).
+    pub(super) fn local_decl(
+        &mut self,
+        ty: &Spanned<TyTok>,
+        name: &Spanned<&str>,
+        dims: &[SExpr<'_>],
+        align: Option<&Spanned<&str>>,
+        diags: &mut Diagnostics,
+    ) {
+        let fail = |d: Diagnostic, diags: &mut Diagnostics| diags.push(d);
+        let TyTok::Val(t) = ty.node else {
+            return fail(
+                Diagnostic::error("local arrays cannot hold predicates", ty.span.clone()),
+                diags,
+            );
+        };
+        if self.frame.local(name.node).is_some()
+            || self.globals.contains_key(name.node)
+            || self.frame.has_slot(name.node)
+        {
+            return fail(
+                Diagnostic::error(
+                    format!("`{}` is declared twice", name.node),
+                    name.span.clone(),
+                )
+                .help("give the local array a name of its own"),
+                diags,
+            );
+        }
+        if self.frame.called {
+            return fail(
+                Diagnostic::error(
+                    "a local array is declared after a call",
+                    name.span.clone(),
+                )
+                .label("its place in the frame is where the callee's frame started")
+                .help("declare `.local` arrays at the start of the function, as nvcc and clang do"),
+                diags,
+            );
+        }
+        let elem = t.bits() / 8;
+        let mut bytes: u64 = u64::from(elem);
+        for d in dims {
+            match const_int(d, &self.scope.params) {
+                Ok(v) if v >= 1 => bytes = bytes.saturating_mul(v as u64),
+                Ok(v) => {
+                    return fail(
+                        Diagnostic::error(format!("dimension is {v}"), d.span.clone())
+                            .label("must be at least 1"),
+                        diags,
+                    );
+                }
+                Err(e) => {
+                    return fail(
+                        e.help("a local array's size is a constant: each thread's frame is laid out when assembling"),
+                        diags,
+                    );
+                }
+            }
+        }
+        let align = match align {
+            None => elem.max(1),
+            Some(a) => match parse_int(a.node).and_then(|v| u32::try_from(v).ok()) {
+                Some(v) if v.is_power_of_two() && v <= MAX_LOCAL_ALIGN => v.max(elem),
+                _ => {
+                    return fail(
+                        Diagnostic::error(
+                            format!("alignment `{}` is not supported", a.node),
+                            a.span.clone(),
+                        )
+                        .label(format!("expected a power of two up to {MAX_LOCAL_ALIGN}")),
+                        diags,
+                    );
+                }
+            },
+        };
+        let limit = u64::from(super::funcs::MAX_FRAME);
+        let offset = self
+            .frame
+            .own()
+            .next_multiple_of(align.min(MAX_LOCAL_ALIGN));
+        let end = u64::from(offset) + bytes;
+        if end > limit {
+            return fail(
+                Diagnostic::error(
+                    format!("`{}` does not fit in a thread's frame", name.node),
+                    name.span.clone(),
+                )
+                .label(format!(
+                    "{bytes} bytes from byte {offset}; a frame holds at most {limit}"
+                ))
+                .help("make a large per-thread array a `.global` buffer indexed by thread"),
+                diags,
+            );
+        }
+        self.frame
+            .add_local(name.node, offset, (end as u32).next_multiple_of(16));
+    }
+
+    /// Lowers an instruction that touches local memory by name or through a generic
+    /// address; false when it is no such instruction (the caller lowers it).
+    pub(super) fn local_instr(
+        &mut self,
+        guard: Option<&crate::ast::Guard<'_>>,
+        mnemonic: &Spanned<&str>,
+        operands: &[Spanned<Operand<'_>>],
+        span: &Span,
+        diags: &mut Diagnostics,
+    ) -> bool {
+        let parts: Vec<&str> = mnemonic.node.split('.').collect();
+        // A `.param` of a function's frame is local memory too (clang takes the
+        // address of a struct parameter: `mov.b64 %rd1, f_param_0;`).
+        let is_local = |n: &str| self.frame.local(n).or(self.frame.slot(n)).is_some();
+        let local_reg = |r: &str| self.frame.local_ptrs.contains(r);
+        // Whether a source operand is a local address (a register holding one or a
+        // local array's name).
+        let source_local = operands.iter().skip(1).any(|o| match &o.node {
+            Operand::Register(r) => local_reg(r),
+            Operand::Expr(e) => names_any(e, is_local),
+            _ => false,
+        });
+        let names_local = operands.iter().any(|o| match &o.node {
+            Operand::Expr(e) => names_any(e, is_local),
+            Operand::Mem {
+                offset: Some(e), ..
+            } => names_any(e, is_local),
+            _ => false,
+        });
+        let dest = match operands.first().map(|o| &o.node) {
+            Some(Operand::Register(r)) => Some(r.to_string()),
+            _ => None,
+        };
+        // `cvta.local`/`cvta.to.local`: generic and local addresses are the same.
+        let cvta_local =
+            parts.first() == Some(&"cvta") && parts.get(1..3).is_some_and(|p| p.contains(&"local"));
+        let generic = matches!(parts.first(), Some(&"ld" | &"st"))
+            && !parts.iter().skip(1).any(|p| SPACES.contains(p));
+        let mem_base = operands.iter().find_map(|o| match &o.node {
+            Operand::Mem { base: Some(b), .. } => Some(b.node),
+            _ => None,
+        });
+        let generic_local = generic && mem_base.is_some_and(local_reg);
+        // `ld.param.f32 %f1, [%rd1+4];` through such an address.
+        let param_local = matches!(parts.first(), Some(&"ld" | &"st"))
+            && parts.get(1) == Some(&"param")
+            && mem_base.is_some_and(local_reg);
+        // Program order decides what a register holds.
+        if let Some(d) = &dest
+            && !matches!(parts.first(), Some(&"st"))
+        {
+            let copies = matches!(parts.first(), Some(&"mov" | &"add" | &"sub" | &"cvt"));
+            if cvta_local || (copies && source_local) {
+                self.frame.local_ptrs.insert(d.clone());
+            } else {
+                self.frame.local_ptrs.remove(d);
+            }
+        }
+        if !(cvta_local || names_local || generic_local || param_local) {
+            return false;
+        }
+        let map: Vec<(String, String)> = self
+            .frame
+            .locals()
+            .map(|(n, off)| (n.to_string(), off.to_string()))
+            .collect();
+        let mut map = map;
+        for o in operands {
+            if let Operand::Expr(e) = &o.node {
+                let _ = walk(e, |step| {
+                    if let Step::Enter(Spanned {
+                        node: Expr::Name(n),
+                        ..
+                    }) = step
+                        && let Some(off) = self.frame.slot(n)
+                    {
+                        map.push((n.to_string(), off.to_string()));
+                    }
+                    Ok::<_, ()>(true)
+                });
+            }
+        }
+        let ops = copy_operands(operands, &map);
+        let text = if cvta_local {
+            let ty = parts.last().copied().unwrap_or("u64");
+            let bits = spu_isa::Ty::from_name(ty).map_or(64, |t| t.bits());
+            format!("mov.b{bits}")
+        } else if param_local {
+            parts
+                .iter()
+                .map(|p| if *p == "param" { "local" } else { p })
+                .collect::<Vec<_>>()
+                .join(".")
+        } else if generic_local {
+            let at = if parts.get(1) == Some(&"volatile") {
+                2
+            } else {
+                1
+            };
+            let mut p = parts.clone();
+            p.insert(at, "local");
+            p.join(".")
+        } else {
+            mnemonic.node.to_string()
+        };
+        let m = Spanned {
+            node: text.as_str(),
+            span: mnemonic.span.clone(),
+        };
+        self.emit(guard, &m, &ops, span, diags);
+        true
+    }
+}

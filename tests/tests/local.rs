@@ -1,0 +1,210 @@
+//! PTX local memory end to end: `samples/cuda/local_nvcc.spu` and `local_clang.spu`
+//! (per-thread arrays in the kernel's and a device function's frame, indexed by
+//! computed values, reached through `%SPL`, by name and through generic addresses)
+//! against a reference computed here, on the SPU, on `gtx480` and in functional
+//! mode; and the assembler's refusals of what local memory cannot do here.
+
+use spu_emu::Machine;
+use spu_tests::repo_path;
+
+/// Runs `file` on `machine` and returns the `(X, OUT)` buffers.
+fn run(file: &str, machine: &Machine, functional: bool) -> (Vec<u32>, Vec<u32>) {
+    let path = repo_path(file);
+    let kernel = spu_emu::read_kernel(&path).unwrap_or_else(|e| match e {
+        spu_emu::load::kernel::KernelError::Assembly { rendered, .. } => panic!("{rendered}"),
+        other => panic!("{other}"),
+    });
+    let before = spu_emu::load(kernel.module.clone(), machine, &Default::default()).unwrap();
+    let mut after = before.clone();
+    let control = spu_emu::RunControl {
+        functional,
+        ..Default::default()
+    };
+    let result =
+        spu_emu::simulate(&mut after, machine, control, &mut |_| {}).unwrap_or_else(|stop| {
+            panic!(
+                "{}",
+                spu_emu::observe::stopped::render_stop(&stop, &kernel, &after)
+            )
+        });
+    let ran = spu_tests::Ran {
+        before,
+        after,
+        result,
+    };
+    (ran.in_u32("X"), ran.out_u32("OUT"))
+}
+
+/// The kernel of the samples, in Rust.
+fn reference(v: u32) -> u32 {
+    let mut h = [0u32; 8];
+    for k in 0..8 {
+        h[((v >> (3 * k)) & 7) as usize] += k + 1;
+    }
+    let s = h
+        .iter()
+        .fold(0u32, |s, &x| s.wrapping_mul(31).wrapping_add(x));
+    let t: Vec<u32> = (0..4).map(|k| v >> (8 * k)).collect();
+    s.wrapping_add(t[(v & 3) as usize])
+        .wrapping_add(t[((v >> 2) & 3) as usize])
+}
+
+#[test]
+fn local_array_samples_match_a_reference_everywhere() {
+    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
+    for file in [
+        "samples/cuda/local_nvcc.spu",
+        "samples/cuda/local_clang.spu",
+    ] {
+        for (name, machine, functional) in [
+            ("spu", Machine::default(), false),
+            ("gtx480", gtx480.clone(), false),
+            ("functional", Machine::default(), true),
+        ] {
+            let (x, out) = run(file, &machine, functional);
+            assert_eq!(x.len(), 1000, "{file} {name}");
+            for i in 0..x.len() {
+                assert_eq!(
+                    out[i],
+                    reference(x[i]),
+                    "{file} {name}: OUT[{i}] of X = {}",
+                    x[i]
+                );
+            }
+        }
+    }
+}
+
+/// The assembler's messages for `src` (a `.ptx` file), which must not assemble.
+fn refusal(src: &str) -> String {
+    match spu_asm::assemble_module("k.ptx", src) {
+        Ok(_) => panic!("assembled:\n{src}"),
+        Err(d) => d.render("k.ptx", src),
+    }
+}
+
+const HEAD: &str = ".version 7.0\n.target sm_52\n.address_size 64\n";
+
+#[test]
+fn a_local_address_given_to_a_device_function_is_refused() {
+    let src = format!(
+        "{HEAD}.func (.param .b32 func_retval0) g(.param .b64 g_param_0)
+{{
+\t.reg .b32 %r<2>;
+\tmov.u32 %r1, 0;
+\tst.param.b32 [func_retval0+0], %r1;
+\tret;
+}}
+.visible .entry k()
+{{
+\t.local .align 4 .b8 __local_depot0[8];
+\t.reg .b64 %SP;
+\t.reg .b64 %SPL;
+\t.reg .b64 %rd<3>;
+\t.reg .b32 %r<3>;
+\tmov.u64 %SPL, __local_depot0;
+\tcvta.local.u64 %SP, %SPL;
+\tadd.u64 %rd1, %SP, 0;
+\t{{
+\t.param .b64 param0;
+\tst.param.b64 [param0+0], %rd1;
+\t.param .b32 retval0;
+\tcall.uni (retval0), g, (param0);
+\tld.param.b32 %r1, [retval0+0];
+\t}}
+\tret;
+}}
+"
+    );
+    let text = refusal(&src);
+    assert!(
+        text.contains("`g` is given the address of a local array"),
+        "{text}"
+    );
+    assert!(text.contains("k.ptx:23:27"), "{text}");
+}
+
+#[test]
+fn local_declarations_are_checked() {
+    let body = |decl: &str| {
+        format!(
+            "{HEAD}.func f()\n{{\n\tret;\n}}\n.visible .entry k()\n{{\n\tcall.uni f;\n{decl}\n\tret;\n}}\n"
+        )
+    };
+    for (decl, want) in [
+        (
+            "\t.local .b32 late;",
+            "a local array is declared after a call",
+        ),
+        ("\t.local .pred p;", "local arrays cannot hold predicates"),
+    ] {
+        let text = refusal(&body(decl));
+        assert!(text.contains(want), "{decl}: {text}");
+    }
+    let alone = |decl: &str| format!("{HEAD}.visible .entry k()\n{{\n{decl}\n\tret;\n}}\n");
+    for (decl, want) in [
+        (
+            "\t.local .b8 big[5000];",
+            "`big` does not fit in a thread's frame",
+        ),
+        (
+            "\t.local .align 32 .b8 d[8];",
+            "alignment `32` is not supported",
+        ),
+        ("\t.local .b32 z[0];", "dimension is 0"),
+        (
+            "\t.local .b32 twice[2];\n\t.local .b32 twice[2];",
+            "`twice` is declared twice",
+        ),
+    ] {
+        let text = refusal(&alone(decl));
+        assert!(text.contains(want), "{decl}: {text}");
+    }
+}
+
+/// A generic access through a register that holds no local address is still refused
+/// (the assembler cannot tell its space).
+#[test]
+fn a_generic_access_of_an_unknown_space_is_refused() {
+    let src = format!(
+        "{HEAD}.visible .entry k(.param .u64 k_param_0)\n{{\n\t.reg .b64 %rd<2>;\n\t.reg .b32 %r<2>;\n\tld.param.u64 %rd1, [k_param_0];\n\tld.u32 %r1, [%rd1];\n\tret;\n}}\n"
+    );
+    let text = refusal(&src);
+    assert!(text.contains("needs a state space"), "{text}");
+}
+
+/// A local index past the thread's local memory stops the run with the thread and
+/// the offset named.
+#[test]
+fn a_local_index_out_of_range_names_the_thread_and_the_offset() {
+    let src = format!(
+        "{HEAD}.visible .entry k(.param .u32 k_param_0)
+{{
+\t.local .align 4 .b8 __local_depot0[32];
+\t.reg .b64 %SPL;
+\t.reg .b32 %r<4>;
+\t.reg .b64 %rd<4>;
+\tmov.u64 %SPL, __local_depot0;
+\tld.param.u32 %r1, [k_param_0];
+\tmov.u32 %r2, %tid.x;
+\tmul.lo.s32 %r3, %r2, %r1;
+\tmul.wide.u32 %rd1, %r3, 4;
+\tadd.s64 %rd2, %SPL, %rd1;
+\tst.local.u32 [%rd2], %r2;
+\tret;
+}}
+"
+    );
+    let (module, _) = spu_asm::assemble_module("k.ptx", &src).unwrap();
+    let machine = Machine::default();
+    let options = spu_emu::LoadOptions {
+        defines: vec!["k_param_0=1000".into()],
+        ..Default::default()
+    };
+    let mut image = spu_emu::load(module, &machine, &options).unwrap();
+    let stop = spu_emu::simulate(&mut image, &machine, Default::default(), &mut |_| {})
+        .expect_err("thread 17 stores past 64 KiB");
+    let text = format!("{stop:?}");
+    assert!(text.contains("LocalOutOfRange"), "{text}");
+    assert!(text.contains("offset: 68000"), "{text}");
+}

@@ -1,0 +1,180 @@
+//! By-value struct parameters end to end: `samples/cuda/structs_nvcc.spu` and
+//! `structs_clang.spu` (a `cudaPitchedPtr` and a configuration struct bound field by
+//! field, passed on to a device function as a `.param` array) against a reference
+//! computed here, on the SPU, on `gtx480` and in functional mode, with `-D` on a
+//! field; and the checks of a struct's binding.
+
+use spu_emu::Machine;
+use spu_tests::repo_path;
+
+fn run(file: &str, machine: &Machine, functional: bool, defines: &[&str]) -> (Vec<f32>, Vec<u32>) {
+    let path = repo_path(file);
+    let kernel = spu_emu::read_kernel(&path).unwrap_or_else(|e| match e {
+        spu_emu::load::kernel::KernelError::Assembly { rendered, .. } => panic!("{rendered}"),
+        other => panic!("{other}"),
+    });
+    let options = spu_emu::LoadOptions {
+        defines: defines.iter().map(|d| d.to_string()).collect(),
+        ..Default::default()
+    };
+    let before = spu_emu::load(kernel.module.clone(), machine, &options).unwrap();
+    let mut after = before.clone();
+    let control = spu_emu::RunControl {
+        functional,
+        ..Default::default()
+    };
+    let result =
+        spu_emu::simulate(&mut after, machine, control, &mut |_| {}).unwrap_or_else(|stop| {
+            panic!(
+                "{}",
+                spu_emu::observe::stopped::render_stop(&stop, &kernel, &after)
+            )
+        });
+    let ran = spu_tests::Ran {
+        before,
+        after,
+        result,
+    };
+    (ran.in_f32("SRC"), ran.out_u32("OUT"))
+}
+
+#[test]
+fn struct_parameter_samples_match_a_reference_everywhere() {
+    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
+    let (n, rows, pitch_words) = (300usize, 4usize, 320usize);
+    for file in [
+        "samples/cuda/structs_nvcc.spu",
+        "samples/cuda/structs_clang.spu",
+    ] {
+        for (name, machine, functional) in [
+            ("spu", Machine::default(), false),
+            ("gtx480", gtx480.clone(), false),
+            ("functional", Machine::default(), true),
+        ] {
+            for (defines, scale, negate) in [
+                (&[][..], 1.5f32, true),
+                (&["SCALE=2.0", "FLAGS=0"][..], 2.0, false),
+            ] {
+                let (src, out) = run(file, &machine, functional, defines);
+                assert_eq!(out.len(), pitch_words * rows, "{file} {name}");
+                for y in 0..rows {
+                    for x in 0..pitch_words {
+                        let want = if x < n {
+                            let r = src[y * n + x].mul_add(scale, -0.25);
+                            (if negate { -r } else { r }).to_bits()
+                        } else {
+                            0 // the padding of each pitched row
+                        };
+                        assert_eq!(
+                            out[y * pitch_words + x],
+                            want,
+                            "{file} {name} {defines:?}: row {y}, column {x}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The assembler's first error for the nvcc sample with `bind` as its `.bind`
+/// arguments and `ptx` edited by `edit`.
+fn refusal(bind: &str, edit: impl Fn(&str) -> String) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let ptx = std::fs::read_to_string(repo_path("samples/cuda/structs_nvcc.ptx")).unwrap();
+    std::fs::write(dir.path().join("s.ptx"), edit(&ptx)).unwrap();
+    let launch = format!(
+        "#include \"s.ptx\"
+.param .u32 N = 300;
+.param .u64 PITCH = 1280;
+.param .u64 ROWS = 4;
+.global .f32 SRC[N * ROWS] = random(3, -2.0, 2.0);
+.global .f32 OUT[PITCH / 4 * ROWS] = zeros;
+.launch grid(cdiv(N, 128), ROWS) block(128);
+.bind _Z7scale2d7Pitched3Cfg({bind});
+"
+    );
+    let path = dir.path().join("s.spu");
+    std::fs::write(&path, &launch).unwrap();
+    match spu_asm::assemble_module(path.to_str().unwrap(), &launch) {
+        Ok(_) => panic!("assembled: {bind}"),
+        Err(d) => d.render("s.spu", &launch),
+    }
+}
+
+#[test]
+fn struct_bindings_are_checked_against_the_declaration() {
+    let same = |p: &str| p.to_string();
+    let cfg = "{.f32 SCALE = 1.5, .s32 N, .u64 SRC, .f32 BIAS = -0.25, [20] .u32 FLAGS = 1}";
+    for (bind, want) in [
+        (
+            "{.u64 OUT}, 5".to_string(),
+            "`_Z7scale2d7Pitched3Cfg_param_1` is a 24-byte struct passed by value",
+        ),
+        (
+            format!("OUT, {cfg}"),
+            "`_Z7scale2d7Pitched3Cfg_param_0` is a 32-byte struct passed by value",
+        ),
+        (
+            format!("{{.u64 OUT, .u64 PITCH, .u64 X = 1, .u64 ROWS, .u32 M = 2}}, {cfg}"),
+            "field `M` ends past `_Z7scale2d7Pitched3Cfg_param_0`",
+        ),
+        (
+            format!("{{.u64 OUT, [4] .u64 PITCH}}, {cfg}"),
+            "field `PITCH` is not aligned",
+        ),
+        (
+            format!("{{.u64 OUT, [8] .u32 A = 1, [8] .u32 B = 2}}, {cfg}"),
+            "field `B` overlaps an earlier field",
+        ),
+        (
+            "{.u64 OUT}, {.f32 SCALE = 1.5, .s32 N, .f32 SRC}".to_string(),
+            "`SRC` is a buffer, but `_Z7scale2d7Pitched3Cfg_param_1+8` is a .f32",
+        ),
+        (
+            "{.u64 OUT}, {.f32 SCALE = 1.5, .s32 N, .u64 SRX}".to_string(),
+            "`SRX` is not a buffer or parameter of the launch",
+        ),
+    ] {
+        let text = refusal(&bind, same);
+        assert!(text.contains(want), "{bind}: {text}");
+    }
+    // A field wider than the struct's alignment.
+    let text = refusal(&format!("{{.u64 OUT}}, {cfg}"), |p| {
+        p.replace(
+            ".param .align 8 .b8 _Z7scale2d7Pitched3Cfg_param_1[24]",
+            ".param .align 4 .b8 _Z7scale2d7Pitched3Cfg_param_1[24]",
+        )
+    });
+    assert!(
+        text.contains("field `SRC` needs a 8-byte alignment, but `_Z7scale2d7Pitched3Cfg_param_1` is `.align 4`"),
+        "{text}"
+    );
+    // A read that straddles the fields.
+    let text = refusal(&format!("{{.u64 OUT}}, {cfg}"), |p| {
+        p.replace(
+            "ld.param.v2.u32 \t{%r2, %r3}, [_Z7scale2d7Pitched3Cfg_param_1+16]",
+            "ld.param.u64 \t%rd15, [_Z7scale2d7Pitched3Cfg_param_1+12]",
+        )
+    });
+    assert!(
+        text.contains("this read of `_Z7scale2d7Pitched3Cfg_param_1` does not match its fields"),
+        "{text}"
+    );
+}
+
+/// Without a launch file a struct parameter has no value: the message says how to
+/// give one.
+#[test]
+fn a_struct_parameter_needs_a_launch_file() {
+    let path = repo_path("samples/cuda/structs_nvcc.ptx");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let text = spu_asm::assemble_module(path.to_str().unwrap(), &src)
+        .unwrap_err()
+        .render("structs_nvcc.ptx", &src);
+    assert!(
+        text.contains("`_Z7scale2d7Pitched3Cfg_param_0` is a 32-byte struct passed by value; it needs a launch file")
+            && text.contains("the struct's fields in braces"),
+        "{text}"
+    );
+}
