@@ -149,6 +149,25 @@ fn endless_inputs_stop_at_the_limit() {
     );
 }
 
+/// The frame of the machine's `call` is a constant expression like any immediate.
+#[test]
+fn a_call_frame_may_be_a_constant_expression() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = |frame: &str| {
+        let src = dir.path().join("c.spu");
+        let out = dir.path().join("c.bin");
+        std::fs::write(
+            &src,
+            format!(".entry k {{\n    call F, {frame};\n    exit;\nF:  ret;\n}}\n"),
+        )
+        .unwrap();
+        let o = spu_asm(&[&src.to_string_lossy(), "-o", &out.to_string_lossy()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(&out).unwrap()
+    };
+    assert_eq!(bin("1 + 1"), bin("2"));
+}
+
 #[test]
 fn the_output_may_not_be_the_input() {
     let (dir, src) = temp("k.spu", b".entry k {\n    exit;\n}\n");
@@ -816,6 +835,39 @@ fn bad_input_matrix() {
             vec![file(
                 "bigif.spu",
                 "#if 9223372036854775808 > 0\n#endif\n.entry k { exit; }\n",
+            )],
+        ),
+    ]);
+    // The machine's `call LABEL, FRAME` gets messages about that form, not PTX's.
+    let called = |call: &str| {
+        format!(".entry k {{\n    .reg .u32 %r<8>;\n    {call};\n    exit;\nF:  ret;\n}}\n")
+    };
+    cases.extend([
+        (
+            "native_call_negative_frame",
+            vec![file("cneg.spu", &called("call F, -1"))],
+        ),
+        (
+            "native_call_computed_frame_past_255",
+            vec![file("cexpr.spu", &called("call F, 200 + 56"))],
+        ),
+        (
+            "native_call_of_a_register",
+            vec![file("creg.spu", &called("call %r1, 1"))],
+        ),
+        (
+            "native_call_with_three_operands",
+            vec![file("c3.spu", &called("call F, 1, 2"))],
+        ),
+        (
+            "native_call_without_a_frame",
+            vec![file("c1.spu", &called("call F"))],
+        ),
+        (
+            "negative_local_address",
+            vec![file(
+                "lneg.spu",
+                ".entry k {\n    .reg .u32 %r<8>;\n    st.local.u32 [0], %r1;\n    call R, 1;\n    exit;\nR:  ld.local.u32 %r2, [-16];\n    ret;\n}\n",
             )],
         ),
     ]);

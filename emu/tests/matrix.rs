@@ -335,6 +335,10 @@ fn bad_input_matrix() {
         ),
         ("oob_local", vec!["emu/tests/faults/local_oob.spu".into()]),
         (
+            "negative_local_address",
+            vec!["emu/tests/faults/local_negative.spu".into()],
+        ),
+        (
             "division_by_zero_is_defined",
             vec![
                 "emu/tests/matrix/div_zero.spu".into(),

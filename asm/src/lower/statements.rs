@@ -313,10 +313,12 @@ impl Assembler<'_> {
             .unwrap_or_else(|| self.loc(pos));
         // Colouring is certain once the registers are a PTX file's or do not
         // fit: vector operands are then lowered as colouring needs them.
+        let ptx = self.in_ptx_file(span.start);
         let mut lowering = Lowering {
             scope: &self.scope,
             vregs: &mut self.vregs,
             colour: self.colour || self.ptx_regs || !self.decls_fit,
+            ptx,
         };
         match lowering.instr(guard, mnemonic, operands, span) {
             Ok(list) => {
