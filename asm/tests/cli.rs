@@ -814,6 +814,14 @@ fn bad_input_matrix() {
                 "#define defined 1\n.entry k { exit; }\n",
             )],
         ),
+        // The warning points at `#pragma` on its own line, not into the next one.
+        (
+            "bare_pragma_is_ignored_with_a_warning",
+            vec![
+                file("bare.spu", "#pragma\n.entry k { exit; }\n"),
+                "--check".into(),
+            ],
+        ),
         (
             "null_directive",
             vec![
