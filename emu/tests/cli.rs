@@ -329,6 +329,22 @@ fn run_time_errors_read_well() {
     }
 }
 
+/// `--list-params` runs nothing, so it refuses a kernel or a run's options rather
+/// than dropping them (#23 item H8).
+#[test]
+fn list_params_refuses_what_it_would_ignore() {
+    for (args, named) in [
+        (&["--list-params", "samples/vecadd.spu"][..], "a kernel"),
+        (&["--list-params", "--machine", "gtx480"], "`--machine`"),
+        (&["--list-params", "--stats", "never.json"], "`--stats`"),
+        (&["--list-params", "-q"], "`--quiet`"),
+    ] {
+        let err = fails(args, "does not apply to `--list-params`");
+        assert!(err.contains(named), "{args:?}: {err}");
+    }
+    assert!(!root().join("never.json").exists());
+}
+
 #[test]
 fn list_params_documents_every_key() {
     let list = |columns: Option<&str>| {
