@@ -842,6 +842,36 @@ fn bad_input_matrix() {
                 }),
             ],
         ),
+        // Units placed off the grid or on one another (#23 item H9).
+        (
+            "stats_unit_outside_the_grid",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "x99.json", false, |v| {
+                    v["units"][0]["x"] = 99.into();
+                }),
+            ],
+        ),
+        (
+            "stats_boundary_unit_past_its_side",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "west4.json", false, |v| {
+                    let units = v["units"].as_array_mut().unwrap();
+                    let west = units.iter_mut().rfind(|u| u["side"] == "west").unwrap();
+                    west["x"] = 4.into();
+                }),
+            ],
+        ),
+        (
+            "stats_two_units_in_one_place",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "same_place.json", false, |v| {
+                    v["units"][1]["x"] = 0.into();
+                }),
+            ],
+        ),
         (
             "stats_machine_of_another_boundary",
             vec![
