@@ -240,6 +240,21 @@ fn bad_input_matrix() {
     std::fs::write(p("quoted_int.toml"), "[grid]\ncols = \"4\"\n").unwrap();
     std::fs::write(p("quoted_float.toml"), "[clock]\nfreq_mhz = \"700.5\"\n").unwrap();
     std::fs::write(p("quoted_power.toml"), "[cache]\nline_bytes = \"64\"\n").unwrap();
+    std::fs::write(
+        p("extends.toml"),
+        "# a GPU, changed\nextends = \"gtx480\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("zero.toml"),
+        "[grid]\ncols = 4\n\n[sm]\nmax_threads = 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("shbig.spu"),
+        ".param .u32 S = 1024;\n.launch grid(1) block(32);\n.entry k {\n    .shared .u32 buf[S];\n    exit;\n}\n",
+    )
+    .unwrap();
     let load = |file: &str| -> Vec<String> {
         vec![
             "samples/vecadd.spu".into(),
@@ -671,6 +686,42 @@ fn bad_input_matrix() {
             ],
         ),
         ("npy_header_nested_33_deep", load(&p("nested_key.npy"))),
+        // Where a bad machine value was given: the file and line, or `--set` (H11).
+        (
+            "machine_file_with_extends",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("extends.toml"),
+            ],
+        ),
+        (
+            "machine_file_value_out_of_range",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("zero.toml"),
+            ],
+        ),
+        (
+            "set_value_out_of_range",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                "gtx480".into(),
+                "--set".into(),
+                "sm.max_threads=0".into(),
+            ],
+        ),
+        // A limit names its key and a `--set` only a machine can have (H10).
+        (
+            "shared_memory_past_the_limit",
+            vec![p("shbig.spu"), "-D".into(), "S=20000".into()],
+        ),
+        (
+            "shared_memory_no_machine_has",
+            vec![p("shbig.spu"), "-D".into(), "S=4000000000".into()],
+        ),
         (
             "gpu_block_over_max_warps",
             vec![

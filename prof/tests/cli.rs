@@ -842,6 +842,16 @@ fn bad_input_matrix() {
                 }),
             ],
         ),
+        // A quoted number is text, as in a machine file (#23 note N11).
+        (
+            "stats_machine_value_quoted",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "quoted.json", false, |v| {
+                    v["machine"]["cb.size_kib"] = "4".into();
+                }),
+            ],
+        ),
         // Units placed off the grid or on one another (#23 item H9).
         (
             "stats_unit_outside_the_grid",
