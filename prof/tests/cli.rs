@@ -566,6 +566,32 @@ fn options_a_mode_does_not_honour_are_refused() {
     );
 }
 
+/// `--from-stats` of a pipe nothing writes to is refused after a bounded wait
+/// (#23 note N1), and read when a writer comes within it.
+#[test]
+fn a_statistics_pipe_without_a_writer_is_refused_after_a_bounded_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("s.json");
+    if !spu_io::testing::make_fifo(&fifo) {
+        return;
+    }
+    let fifo_s = fifo.display().to_string();
+    let start = std::time::Instant::now();
+    fails(
+        &["--from-stats", &fifo_s],
+        &["nothing wrote to it within 5 s", "note: waiting up to 5 s"],
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    let stats = edited_stats(dir.path(), "t.json", false, |_| {});
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        std::fs::write(fifo, std::fs::read(stats).unwrap()).unwrap();
+    });
+    let report = ok(&["--from-stats", &fifo_s]);
+    writer.join().unwrap();
+    assert!(report.contains("vecadd"), "{report}");
+}
+
 /// `--compare --format json` and `csv` write the figures, not the table.
 #[test]
 fn compare_writes_json_and_csv() {
