@@ -710,6 +710,18 @@ fn bad_input_matrix() {
                 file("typo.toml", "[sm]\nschedulrs = 4\n"),
             ],
         ),
+        // A refused output prints its error and no summary (#23 note N9).
+        (
+            "verbose_with_a_refused_output",
+            vec![
+                sized.clone(),
+                "-v".into(),
+                "-D".into(),
+                "N=4".into(),
+                "-o".into(),
+                sized.clone(),
+            ],
+        ),
         (
             "verbose_machine_without_v",
             vec![sized.clone(), "--machine".into(), "gtx480".into()],

@@ -329,6 +329,28 @@ fn run_time_errors_read_well() {
     }
 }
 
+/// A folder or pipe named as the machine, without `.toml`, is said to be one,
+/// not an unknown preset (#23 note N6).
+#[test]
+fn a_folder_named_as_the_machine_is_called_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("mdir")).unwrap();
+    let kernel = root().join("samples/vecadd.spu");
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .arg(&kernel)
+        .args(["-q", "--machine", "mdir"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`mdir`: it is a folder, not a .toml file or a preset")
+            && err.contains("`gtx480`"),
+        "{err}"
+    );
+}
+
 /// `--list-params` runs nothing, so it refuses a kernel or a run's options rather
 /// than dropping them (#23 item H8).
 #[test]
