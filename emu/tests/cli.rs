@@ -731,7 +731,7 @@ fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
     // The register file: which limit, and the three ways to fit.
     fails(
         &["samples/vecadd.spu", "--set", "sm.registers=1024"],
-        "is 3072, but the SM register file holds at most 1024 (sm.registers); launch fewer threads per block, keep fewer values live per thread, or raise the limit with `--set sm.registers=N`",
+        "is 3072, but the SM register file holds at most 1024 (`sm.registers`); launch fewer threads per block, keep fewer values live per thread, or raise the limit with `--set sm.registers=3072`",
     );
 }
 
