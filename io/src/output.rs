@@ -429,7 +429,8 @@ fn open_pipe(path: &Path) -> Result<File, OutputError> {
             Err(error) => return Err(OutputError::Io { path: p(), error }),
         }
         let waited = start.elapsed();
-        if waited >= crate::input::PIPE_WAIT || interrupt::requested() {
+        // Ctrl-C meanwhile ends the tool with 130 (the interrupt watchdog).
+        if waited >= crate::input::PIPE_WAIT {
             return Err(OutputError::Io {
                 path: p(),
                 error: io::Error::other(format!(
