@@ -147,26 +147,31 @@ fn run(cli: &Cli) -> Result<()> {
     match spu_asm::assemble_with_options_bytes(&path, &src, &options) {
         Ok((bin, warnings)) => {
             spu_io::report!("{}", warnings.render(&path, &src));
+            let mut summary = None;
             if let Some((machine, name)) = &machine {
                 let module = spu_isa::format::read_module(&bin)
                     .context("the assembled binary does not read back")?;
                 let resources = spu_machine::resources::Resources::evaluate(&module, &cli.defines)
                     .map_err(|e| anyhow::anyhow!("the resource summary (-v): {e}"))?;
-                spu_io::output::print(&resources.report(&module.name, machine, name))?;
+                summary = Some(resources.report(&module.name, machine, name));
             }
-            if cli.check {
-                return Ok(());
+            // The summary follows the output: a refused output prints only its error.
+            if !cli.check {
+                let out = cli
+                    .output
+                    .clone()
+                    .unwrap_or_else(|| cli.input.with_extension("bin"));
+                let included: Vec<PathBuf> = warnings
+                    .files
+                    .iter()
+                    .map(|f| PathBuf::from(&f.name))
+                    .collect();
+                write_output(cli, &out, &bin, &included)?;
             }
-            let out = cli
-                .output
-                .clone()
-                .unwrap_or_else(|| cli.input.with_extension("bin"));
-            let included: Vec<PathBuf> = warnings
-                .files
-                .iter()
-                .map(|f| PathBuf::from(&f.name))
-                .collect();
-            write_output(cli, &out, &bin, &included)
+            if let Some(text) = summary {
+                spu_io::output::print(&text)?;
+            }
+            Ok(())
         }
         Err(diags) => {
             spu_io::report!("{}", diags.render(&path, &src));

@@ -149,6 +149,25 @@ fn endless_inputs_stop_at_the_limit() {
     );
 }
 
+/// The frame of the machine's `call` is a constant expression like any immediate.
+#[test]
+fn a_call_frame_may_be_a_constant_expression() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = |frame: &str| {
+        let src = dir.path().join("c.spu");
+        let out = dir.path().join("c.bin");
+        std::fs::write(
+            &src,
+            format!(".entry k {{\n    call F, {frame};\n    exit;\nF:  ret;\n}}\n"),
+        )
+        .unwrap();
+        let o = spu_asm(&[&src.to_string_lossy(), "-o", &out.to_string_lossy()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(&out).unwrap()
+    };
+    assert_eq!(bin("1 + 1"), bin("2"));
+}
+
 #[test]
 fn the_output_may_not_be_the_input() {
     let (dir, src) = temp("k.spu", b".entry k {\n    exit;\n}\n");
@@ -691,6 +710,18 @@ fn bad_input_matrix() {
                 file("typo.toml", "[sm]\nschedulrs = 4\n"),
             ],
         ),
+        // A refused output prints its error and no summary (#23 note N9).
+        (
+            "verbose_with_a_refused_output",
+            vec![
+                sized.clone(),
+                "-v".into(),
+                "-D".into(),
+                "N=4".into(),
+                "-o".into(),
+                sized.clone(),
+            ],
+        ),
         (
             "verbose_machine_without_v",
             vec![sized.clone(), "--machine".into(), "gtx480".into()],
@@ -795,6 +826,14 @@ fn bad_input_matrix() {
                 "#define defined 1\n.entry k { exit; }\n",
             )],
         ),
+        // The warning points at `#pragma` on its own line, not into the next one.
+        (
+            "bare_pragma_is_ignored_with_a_warning",
+            vec![
+                file("bare.spu", "#pragma\n.entry k { exit; }\n"),
+                "--check".into(),
+            ],
+        ),
         (
             "null_directive",
             vec![
@@ -816,6 +855,39 @@ fn bad_input_matrix() {
             vec![file(
                 "bigif.spu",
                 "#if 9223372036854775808 > 0\n#endif\n.entry k { exit; }\n",
+            )],
+        ),
+    ]);
+    // The machine's `call LABEL, FRAME` gets messages about that form, not PTX's.
+    let called = |call: &str| {
+        format!(".entry k {{\n    .reg .u32 %r<8>;\n    {call};\n    exit;\nF:  ret;\n}}\n")
+    };
+    cases.extend([
+        (
+            "native_call_negative_frame",
+            vec![file("cneg.spu", &called("call F, -1"))],
+        ),
+        (
+            "native_call_computed_frame_past_255",
+            vec![file("cexpr.spu", &called("call F, 200 + 56"))],
+        ),
+        (
+            "native_call_of_a_register",
+            vec![file("creg.spu", &called("call %r1, 1"))],
+        ),
+        (
+            "native_call_with_three_operands",
+            vec![file("c3.spu", &called("call F, 1, 2"))],
+        ),
+        (
+            "native_call_without_a_frame",
+            vec![file("c1.spu", &called("call F"))],
+        ),
+        (
+            "negative_local_address",
+            vec![file(
+                "lneg.spu",
+                ".entry k {\n    .reg .u32 %r<8>;\n    st.local.u32 [0], %r1;\n    call R, 1;\n    exit;\nR:  ld.local.u32 %r2, [-16];\n    ret;\n}\n",
             )],
         ),
     ]);

@@ -1,7 +1,8 @@
 //! `spu-emu`: run a kernel on a simulated SPU grid and print a summary.
 
 use anyhow::{Context, Result};
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use spu_emu::cli::outputs::{self, Outputs, included};
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
 use spu_emu::cli::{page, session};
@@ -70,13 +71,40 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::try_parse()
-        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
+    let usage = |e: clap::Error| -> ! {
+        spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code())
+    };
+    let matches = Cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| usage(e));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage(e));
     spu_io::interrupt::install();
-    match run(&cli) {
+    match only_listing(&cli, &matches).and_then(|()| run(&cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => ExitCode::from(session::report_failure(e.as_ref())),
     }
+}
+
+/// `--list-params` only lists: any other option given with it would be dropped.
+fn only_listing(cli: &Cli, matches: &clap::ArgMatches) -> Result<()> {
+    if !cli.list_params {
+        return Ok(());
+    }
+    for arg in Cli::command().get_arguments() {
+        let id = arg.get_id().as_str();
+        if id == "list_params" || matches.value_source(id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let name = match (arg.get_long(), arg.get_short()) {
+            (Some(long), _) => format!("`--{long}`"),
+            (None, Some(short)) => format!("`-{short}`"),
+            (None, None) => "a kernel".to_string(),
+        };
+        anyhow::bail!(
+            "{name} does not apply to `--list-params`, which lists every machine key with its default and runs nothing; drop it"
+        );
+    }
+    Ok(())
 }
 
 fn run(cli: &Cli) -> Result<()> {

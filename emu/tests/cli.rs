@@ -329,6 +329,44 @@ fn run_time_errors_read_well() {
     }
 }
 
+/// A folder or pipe named as the machine, without `.toml`, is said to be one,
+/// not an unknown preset (#23 note N6).
+#[test]
+fn a_folder_named_as_the_machine_is_called_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("mdir")).unwrap();
+    let kernel = root().join("samples/vecadd.spu");
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .arg(&kernel)
+        .args(["-q", "--machine", "mdir"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`mdir`: it is a folder, not a .toml file or a preset")
+            && err.contains("`gtx480`"),
+        "{err}"
+    );
+}
+
+/// `--list-params` runs nothing, so it refuses a kernel or a run's options rather
+/// than dropping them (#23 item H8).
+#[test]
+fn list_params_refuses_what_it_would_ignore() {
+    for (args, named) in [
+        (&["--list-params", "samples/vecadd.spu"][..], "a kernel"),
+        (&["--list-params", "--machine", "gtx480"], "`--machine`"),
+        (&["--list-params", "--stats", "never.json"], "`--stats`"),
+        (&["--list-params", "-q"], "`--quiet`"),
+    ] {
+        let err = fails(args, "does not apply to `--list-params`");
+        assert!(err.contains(named), "{args:?}: {err}");
+    }
+    assert!(!root().join("never.json").exists());
+}
+
 #[test]
 fn list_params_documents_every_key() {
     let list = |columns: Option<&str>| {
@@ -693,7 +731,7 @@ fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
     // The register file: which limit, and the three ways to fit.
     fails(
         &["samples/vecadd.spu", "--set", "sm.registers=1024"],
-        "is 3072, but the SM register file holds at most 1024 (sm.registers); launch fewer threads per block, keep fewer values live per thread, or raise the limit with `--set sm.registers=N`",
+        "is 3072, but the SM register file holds at most 1024 (`sm.registers`); launch fewer threads per block, keep fewer values live per thread, or raise the limit with `--set sm.registers=3072`",
     );
 }
 

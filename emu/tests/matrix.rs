@@ -240,6 +240,21 @@ fn bad_input_matrix() {
     std::fs::write(p("quoted_int.toml"), "[grid]\ncols = \"4\"\n").unwrap();
     std::fs::write(p("quoted_float.toml"), "[clock]\nfreq_mhz = \"700.5\"\n").unwrap();
     std::fs::write(p("quoted_power.toml"), "[cache]\nline_bytes = \"64\"\n").unwrap();
+    std::fs::write(
+        p("extends.toml"),
+        "# a GPU, changed\nextends = \"gtx480\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("zero.toml"),
+        "[grid]\ncols = 4\n\n[sm]\nmax_threads = 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("shbig.spu"),
+        ".param .u32 S = 1024;\n.launch grid(1) block(32);\n.entry k {\n    .shared .u32 buf[S];\n    exit;\n}\n",
+    )
+    .unwrap();
     let load = |file: &str| -> Vec<String> {
         vec![
             "samples/vecadd.spu".into(),
@@ -334,6 +349,10 @@ fn bad_input_matrix() {
             vec!["emu/tests/faults/recursion_too_deep.spu".into()],
         ),
         ("oob_local", vec!["emu/tests/faults/local_oob.spu".into()]),
+        (
+            "negative_local_address",
+            vec!["emu/tests/faults/local_negative.spu".into()],
+        ),
         (
             "division_by_zero_is_defined",
             vec![
@@ -667,6 +686,42 @@ fn bad_input_matrix() {
             ],
         ),
         ("npy_header_nested_33_deep", load(&p("nested_key.npy"))),
+        // Where a bad machine value was given: the file and line, or `--set` (H11).
+        (
+            "machine_file_with_extends",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("extends.toml"),
+            ],
+        ),
+        (
+            "machine_file_value_out_of_range",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                p("zero.toml"),
+            ],
+        ),
+        (
+            "set_value_out_of_range",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                "gtx480".into(),
+                "--set".into(),
+                "sm.max_threads=0".into(),
+            ],
+        ),
+        // A limit names its key and a `--set` only a machine can have (H10).
+        (
+            "shared_memory_past_the_limit",
+            vec![p("shbig.spu"), "-D".into(), "S=20000".into()],
+        ),
+        (
+            "shared_memory_no_machine_has",
+            vec![p("shbig.spu"), "-D".into(), "S=4000000000".into()],
+        ),
         (
             "gpu_block_over_max_warps",
             vec![
@@ -913,6 +968,93 @@ fn a_machine_pipe_without_a_writer_is_refused_not_waited_on() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stats.contains("\"grid.cols\": 2"), "{stats}");
+}
+
+/// Data pipes (`--load`, `--dump`, `--stats`) with nothing at the other end are
+/// refused after a bounded wait, with a note while waiting and an explanation
+/// (#23 note N1); with the other end present they stream as before.
+#[test]
+fn data_pipes_without_the_other_end_are_refused_after_a_bounded_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("p");
+    if !spu_io::testing::make_fifo(&fifo) {
+        return;
+    }
+    let fifo_s = fifo.display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--load".into(), format!("A={fifo_s}")],
+            "nothing wrote to it within 5 s",
+        ),
+        (
+            vec!["--dump".into(), format!("C={fifo_s}")],
+            "nothing read from it within 5 s",
+        ),
+        (
+            vec!["--stats".into(), fifo_s.clone()],
+            "nothing read from it within 5 s",
+        ),
+    ];
+    // The cases wait side by side, each on its own pipe.
+    let handles: Vec<_> = cases
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut args, says))| {
+            let own = dir.path().join(format!("p{i}"));
+            assert!(spu_io::testing::make_fifo(&own));
+            for a in &mut args {
+                *a = a.replace(&fifo_s, &own.display().to_string());
+            }
+            std::thread::spawn(move || {
+                let start = std::time::Instant::now();
+                let mut child = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+                    .args(["samples/vecadd.spu", "-q"])
+                    .args(&args)
+                    .current_dir(root())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                while child.try_wait().unwrap().is_none() {
+                    if start.elapsed() > std::time::Duration::from_secs(30) {
+                        child.kill().unwrap();
+                        panic!("{args:?}: spu-emu waited on the pipe");
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                let out = child.wait_with_output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+                assert!(
+                    err.contains("note: waiting up to 5 s") && err.contains(says),
+                    "{args:?}: {err}"
+                );
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    // A reader that comes a little late gets the statistics.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            std::fs::read_to_string(fifo).unwrap()
+        })
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+        .args(["samples/vecadd.spu", "-q", "--stats"])
+        .arg(&fifo)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(reader.join().unwrap().contains("\"stats_version\""));
 }
 
 /// A `.npy` file is read straight into its buffer: loading 512 MiB fits in 800

@@ -252,17 +252,67 @@ pub fn read_text_without_waiting(path: &Path) -> Result<String, InputError> {
     text_from(path, bytes)
 }
 
+/// How long a named pipe may keep a tool waiting: an input pipe for its first
+/// bytes, an output pipe for a reader ([`crate::output`]). Past it the pipe is
+/// refused with an explanation, never waited on for ever.
+pub const PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Opens an input to read it piece by piece (`.npy` arrays, whose size the caller
-/// bounds), refusing directories.
+/// bounds), refusing directories. A named pipe must deliver its first bytes within
+/// [`PIPE_WAIT`] (a note says the tool is waiting); it is then read at its pace.
 pub fn open_input(path: &Path) -> Result<(File, std::fs::Metadata), InputError> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let p = || crate::quote::path(path);
     let io = |error| InputError::Io { path: p(), error };
-    let file = File::open(path).map_err(io)?;
+    // Opening a pipe for a blocking read would wait for a writer for ever.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if meta.is_dir() {
         return Err(InputError::Directory { path: p() });
     }
+    if meta.file_type().is_fifo() && !pipe_has_data(&file, path).map_err(io)? {
+        return Err(io(std::io::Error::other(format!(
+            "it is a named pipe, and nothing wrote to it within {} s; start the writer first (`cat data > pipe &`), or give a regular file",
+            PIPE_WAIT.as_secs()
+        ))));
+    }
+    rustix::fs::fcntl_setfl(&file, OFlags::empty()).map_err(|e| io(e.into()))?;
     Ok((file, meta))
+}
+
+/// Waits up to [`PIPE_WAIT`] for a pipe opened without blocking to have bytes to
+/// read, or a writer that came and went (it then reads as empty). A note says so
+/// after the first second.
+fn pipe_has_data(file: &File, path: &Path) -> std::io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let wait = |ms: u64| -> std::io::Result<bool> {
+        let mut fds = [PollFd::new(file, PollFlags::IN)];
+        let t = Timespec {
+            tv_sec: (ms / 1000) as i64,
+            tv_nsec: ((ms % 1000) * 1_000_000) as i64,
+        };
+        loop {
+            match poll(&mut fds, Some(&t)) {
+                Ok(n) => return Ok(n > 0),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    };
+    if wait(1000)? {
+        return Ok(true);
+    }
+    crate::reportln!(
+        "note: waiting up to {} s for something to write to the pipe `{}`",
+        PIPE_WAIT.as_secs(),
+        crate::quote::path(path)
+    );
+    wait(PIPE_WAIT.as_millis().saturating_sub(1000) as u64)
 }
 
 /// Opens `path` only if it is a regular file, deciding on the opened file itself

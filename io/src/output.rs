@@ -230,8 +230,11 @@ impl OutputFile {
             Ok(m) if m.file_type().is_block_device() => {
                 return Err(OutputError::BlockDevice { path: p() });
             }
+            Ok(m) if m.file_type().is_fifo() => {
+                return Ok(direct(Sink::Direct(open_pipe(path)?)));
+            }
             Ok(m) if !m.is_file() || through_special_dirs(path) => {
-                // A device, pipe or socket, or a file behind a descriptor link: in place.
+                // A device or socket, or a file behind a descriptor link: in place.
                 let file = std::fs::OpenOptions::new()
                     .write(true)
                     .truncate(m.is_file())
@@ -396,6 +399,56 @@ pub fn write_file_restricted(path: &Path, bytes: &[u8], mask: u32) -> Result<(),
     let mut out = OutputFile::create_restricted(path, mask)?;
     out.write_bytes(bytes)?;
     out.commit()
+}
+
+/// Opens a named pipe for writing once something reads from it, waiting at most
+/// [`crate::input::PIPE_WAIT`] (a note says so after the first second); a blocking
+/// open would wait for a reader for ever.
+fn open_pipe(path: &Path) -> Result<File, OutputError> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let p = || crate::quote::path(path);
+    let start = std::time::Instant::now();
+    let mut noted = false;
+    loop {
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
+            .open(path);
+        match opened {
+            Ok(file) => {
+                // Writes wait for the reader again.
+                rustix::fs::fcntl_setfl(&file, OFlags::empty()).map_err(|e| OutputError::Io {
+                    path: p(),
+                    error: e.into(),
+                })?;
+                return Ok(file);
+            }
+            // ENXIO: no reader yet.
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {}
+            Err(error) => return Err(OutputError::Io { path: p(), error }),
+        }
+        let waited = start.elapsed();
+        // Ctrl-C meanwhile ends the tool with 130 (the interrupt watchdog).
+        if waited >= crate::input::PIPE_WAIT {
+            return Err(OutputError::Io {
+                path: p(),
+                error: io::Error::other(format!(
+                    "it is a named pipe, and nothing read from it within {} s; start the reader first (`cat pipe &`), or give a regular file",
+                    crate::input::PIPE_WAIT.as_secs()
+                )),
+            });
+        }
+        if !noted && waited >= std::time::Duration::from_secs(1) {
+            noted = true;
+            crate::reportln!(
+                "note: waiting up to {} s for something to read from the pipe `{}`",
+                crate::input::PIPE_WAIT.as_secs(),
+                p()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// Writes text to standard output, reporting a closed pipe or a full disk as an

@@ -91,6 +91,19 @@ pub enum MachineError {
     Syntax { file: String, why: String },
     #[error("`--set {0}` needs the form KEY=VALUE, e.g. `--set sm.schedulers=4`")]
     SetSyntax(String),
+    /// A bad key or value in a machine file, with the line it is on when known.
+    #[error("machine file {file}{}: {inner}", line.map_or_else(String::new, |l| format!(", line {l}")))]
+    InFile {
+        file: String,
+        line: Option<usize>,
+        inner: Box<MachineError>,
+    },
+    /// A bad key or value given with `--set` (not in the `--machine` file).
+    #[error("`--set {assignment}`: {inner}")]
+    FromSet {
+        assignment: String,
+        inner: Box<MachineError>,
+    },
     #[error("`--grid {0}` needs the form PxQ with P, Q >= 1, e.g. `--grid 8x8`")]
     GridSyntax(String),
 }
@@ -282,6 +295,24 @@ pub fn plural(n: u32, what: &str) -> String {
     }
 }
 
+/// The end of a limit's advice: ", or raise the limit with `--set KEY=N`" for the
+/// smallest value `KEY` takes that covers `needs`, or, when no value of `KEY` is
+/// that large, that no machine allows it.
+pub fn raise_limit(key: &str, needs: u64) -> String {
+    let range = PARAMS.iter().find(|p| p.key == key).map(|p| p.range);
+    let value = match range {
+        Some(Range::PowerOfTwo(_, hi)) => (needs.checked_next_power_of_two(), hi),
+        Some(Range::Int(_, hi)) => (Some(needs), hi),
+        _ => (Some(needs), i64::MAX),
+    };
+    match value {
+        (Some(v), hi) if i64::try_from(v).is_ok_and(|v| v <= hi) => {
+            format!(", or raise the limit with `--set {key}={v}`")
+        }
+        (_, hi) => format!(" (no machine allows more: `{key}` is at most {hi})"),
+    }
+}
+
 fn unknown_key(key: &str) -> MachineError {
     // Keys are short; a long one is no typo of a key (and edit distances on megabytes
     // of text would take minutes).
@@ -289,6 +320,12 @@ fn unknown_key(key: &str) -> MachineError {
         return MachineError::UnknownKey {
             key: param::shorten(key),
             hint: String::new(),
+        };
+    }
+    if key == "extends" {
+        return MachineError::UnknownKey {
+            key: key.to_string(),
+            hint: " (machine files do not extend presets: copy a preset's file from emu/machines/ and edit it)".to_string(),
         };
     }
     let leaf = key.rsplit('.').next().unwrap_or(key);
@@ -322,11 +359,29 @@ impl Machine {
                 })?;
         let mut machine = Machine::default();
         let mut leaves = Vec::new();
-        flatten("", &toml::Value::Table(table), &mut leaves, file)?;
+        // Errors name the file and the key's line, as TOML syntax errors do.
+        let in_file = |key: &str, e: MachineError| MachineError::InFile {
+            file: file.to_string(),
+            line: key_line(text, key),
+            inner: Box::new(e),
+        };
+        flatten("", &toml::Value::Table(table), &mut leaves)
+            .map_err(|(key, e)| in_file(&key, e))?;
         for (key, raw) in leaves {
-            machine.set_raw(&key, &raw)?;
+            machine.set_raw(&key, &raw).map_err(|e| in_file(&key, e))?;
         }
         Ok(machine)
+    }
+
+    /// Applies `KEY=VALUE` given with `--set`: errors say they come from `--set`.
+    pub fn set_from_command_line(&mut self, assignment: &str) -> Result<(), MachineError> {
+        self.set(assignment).map_err(|e| match e {
+            MachineError::SetSyntax(_) => e,
+            inner => MachineError::FromSet {
+                assignment: param::shorten(assignment),
+                inner: Box::new(inner),
+            },
+        })
     }
 
     /// Applies `KEY=VALUE` from the command line.
@@ -440,12 +495,13 @@ impl Machine {
     }
 }
 
+/// The leaves of a machine file's tables as `a.b = value`; an error comes with the
+/// key it is about.
 fn flatten(
     prefix: &str,
     value: &toml::Value,
     out: &mut Vec<(String, RawValue)>,
-    file: &str,
-) -> Result<(), MachineError> {
+) -> Result<(), (String, MachineError)> {
     let raw = match value {
         toml::Value::Table(t) => {
             for (k, v) in t {
@@ -454,7 +510,7 @@ fn flatten(
                 } else {
                     format!("{prefix}.{k}")
                 };
-                flatten(&key, v, out, file)?;
+                flatten(&key, v, out)?;
             }
             return Ok(());
         }
@@ -462,17 +518,38 @@ fn flatten(
         toml::Value::Float(f) => RawValue::Float(*f),
         toml::Value::String(s) => RawValue::Text(s.clone()),
         other => {
-            return Err(MachineError::BadValue {
+            let e = MachineError::BadValue {
                 key: param::shorten(prefix),
                 why: format!(
-                    "a {} is not valid in {file}: machine values are numbers or words",
-                    other.type_str()
+                    "{} is not valid here: machine values are numbers or words",
+                    match other.type_str() {
+                        "array" => "an array".to_string(),
+                        kind => format!("a {kind}"),
+                    }
                 ),
-            });
+            };
+            return Err((prefix.to_string(), e));
         }
     };
     out.push((prefix.to_string(), raw));
     Ok(())
+}
+
+/// The line (from 1) of `key` (`a.b.c`) in a machine file's text, when the file
+/// spells it as tables and bare or quoted keys without dots.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut table = doc.get_ref();
+    let mut parts = key.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == part)?;
+        if parts.peek().is_none() {
+            let at = k.span().start;
+            return Some(text.get(..at)?.matches('\n').count() + 1);
+        }
+        table = v.get_ref().as_table()?;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -498,6 +575,69 @@ mod tests {
         assert!(
             text.contains("`sm.schedulrs`") && text.contains("`sm.schedulers`"),
             "{text}"
+        );
+    }
+
+    /// Value errors name the file and the key's line, however the key is spelt;
+    /// `--set` errors say they come from `--set` (#23 item H11).
+    #[test]
+    fn errors_say_where_the_bad_value_was_given() {
+        for (text, line, says) in [
+            ("[sm]\nmax_threads = 0\n", 2, "`sm.max_threads`"),
+            ("# c\n\nsm.max_threads = 0\n", 3, "`sm.max_threads`"),
+            (
+                "sm = { schedulers = 2, max_threads = 0 }\n",
+                1,
+                "`sm.max_threads`",
+            ),
+            ("extends = \"gtx480\"\n", 1, "emu/machines/"),
+            ("[cb]\nsize_kib = \"16\"\n", 2, "remove the quotes"),
+            ("[sm]\n\nmax_threads = [1]\n", 3, "an array is not valid"),
+        ] {
+            let e = Machine::from_toml(text, "`m.toml`")
+                .unwrap_err()
+                .to_string();
+            let head = format!("machine file `m.toml`, line {line}: ");
+            assert!(e.starts_with(&head) && e.contains(says), "{text:?}: {e}");
+        }
+        let mut m = Machine::default();
+        let e = m.set_from_command_line("sm.max_threads=0").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("`--set sm.max_threads=0`: machine key `sm.max_threads`"),
+            "{e}"
+        );
+        let e = m.set_from_command_line("sm.max_threads").unwrap_err();
+        assert!(matches!(e, MachineError::SetSyntax(_)), "{e}");
+    }
+
+    /// The advice for a limit names a value the key can take, or none (#23 H10).
+    #[test]
+    fn raising_a_limit_stays_within_the_keys_range() {
+        assert_eq!(
+            raise_limit("sm.shared_kib", 79),
+            ", or raise the limit with `--set sm.shared_kib=79`"
+        );
+        assert_eq!(
+            raise_limit("sm.shared_kib", 15_625_000),
+            " (no machine allows more: `sm.shared_kib` is at most 1024)"
+        );
+        assert!(raise_limit("sm.max_threads", 4097).contains("at most 4096"));
+        let pow2 = PARAMS
+            .iter()
+            .find_map(|p| match p.range {
+                Range::PowerOfTwo(lo, hi) if lo < hi => Some((p.key, lo)),
+                _ => None,
+            })
+            .expect("a power-of-two key");
+        let v = u64::try_from(pow2.1).unwrap() + 1;
+        assert_eq!(
+            raise_limit(pow2.0, v),
+            format!(
+                ", or raise the limit with `--set {}={}`",
+                pow2.0,
+                v.next_power_of_two()
+            )
         );
     }
 

@@ -155,8 +155,9 @@ pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
 pub fn check_block_threads(m: &Machine, threads: u64) -> Result<(), String> {
     if threads > u64::from(m.sm_max_threads) {
         return Err(format!(
-            "the block size in threads is {threads}, but an SM runs at most {} threads per block (`sm.max_threads`); launch fewer threads per block, or raise the limit with `--set sm.max_threads={threads}`",
-            m.sm_max_threads
+            "the block size in threads is {threads}, but an SM runs at most {} threads per block (`sm.max_threads`); launch fewer threads per block{}",
+            m.sm_max_threads,
+            crate::raise_limit("sm.max_threads", threads)
         ));
     }
     Ok(())
@@ -168,9 +169,9 @@ pub fn check_block_shared(m: &Machine, bytes: u64) -> Result<(), String> {
     let has = u64::from(m.sm_shared_kib) * 1024;
     if bytes > has {
         return Err(format!(
-            "the shared memory of a block is {bytes} bytes, but an SM has {} KiB ({has} bytes, `sm.shared_kib`); declare smaller shared arrays, or raise the limit with `--set sm.shared_kib={}`",
+            "the shared memory of a block is {bytes} bytes, but an SM has {} KiB ({has} bytes, `sm.shared_kib`); declare smaller shared arrays{}",
             m.sm_shared_kib,
-            bytes.div_ceil(1024)
+            crate::raise_limit("sm.shared_kib", bytes.div_ceil(1024))
         ));
     }
     Ok(())
@@ -250,12 +251,13 @@ impl fmt::Display for Unfit {
         let key = self.limit.key();
         write!(
             f,
-            ", but an SM of this GPU holds at most {has} at once (`{key}`), so the block can never be resident; launch fewer threads per block{}, or raise the limit with `--set {key}={needs}`",
+            ", but an SM of this GPU holds at most {has} at once (`{key}`), so the block can never be resident; launch fewer threads per block{}{}",
             if self.limit == Limit::Registers {
                 ", use fewer registers per thread"
             } else {
                 ""
-            }
+            },
+            crate::raise_limit(key, u64::from(needs))
         )
     }
 }

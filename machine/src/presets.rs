@@ -74,7 +74,18 @@ pub fn is_file_like(name: &str) -> bool {
 /// The machine a `--machine` value names: a machine file, or else a preset.
 pub fn named(name: &str) -> Result<Machine, MachineError> {
     if !is_file_like(name) {
-        return preset(name);
+        // A folder or pipe of that name is what the user meant, not a preset.
+        return preset(name).map_err(|e| match std::fs::metadata(name) {
+            Ok(m) => MachineError::Syntax {
+                file: format!("`{}`", spu_io::quote::escape(name)),
+                why: format!(
+                    "it is a {}, not a .toml file or a preset; give a machine file (ending in .toml) or one of the presets ({})",
+                    if m.is_dir() { "folder" } else { "pipe or device" },
+                    PRESETS.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ")
+                ),
+            },
+            Err(_) => e,
+        });
     }
     let file = format!("`{}`", spu_io::quote::escape(name));
     let text =

@@ -385,6 +385,7 @@ fn check_units_match_machine(s: &Stats) -> Result<(), Damaged> {
             cols * rows
         )));
     }
+    check_positions(s, cols, rows)?;
     let (iu, dma) = (count("iu", None), count("dma", None));
     if m.is_gpu() {
         if iu + dma > 0 {
@@ -416,6 +417,48 @@ fn check_units_match_machine(s: &Stats) -> Result<(), Damaged> {
             return Err(damaged(format!(
                 "the `machine` section's grid ({cols}x{rows}) has {n} `{kind}` units on its {side} \
                  side, but the file has {have}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every unit sits on the `machine` section's grid (an SM at column
+/// `x` < cols and row `y` < rows, a boundary unit at `x` < the length of its side)
+/// and that no two units share a place.
+fn check_positions(s: &Stats, cols: u64, rows: u64) -> Result<(), Damaged> {
+    let mut seen = std::collections::HashMap::new();
+    for (i, u) in s.units.iter().enumerate() {
+        let (x, y) = (u64::from(u.x), u.y.map(u64::from));
+        let side = u.side.as_deref();
+        let len = match side {
+            Some("east" | "west") => rows,
+            Some(_) => cols,
+            None => cols,
+        };
+        let outside = match (side, y) {
+            (None, Some(y)) if y >= rows => Some(format!("y = {y}")),
+            _ if x >= len => Some(format!("x = {x}")),
+            _ => None,
+        };
+        if let Some(at) = outside {
+            let whose = match side {
+                Some(side) => format!("the grid's {side} side, which has {len} places"),
+                None => format!("the {cols}x{rows} grid"),
+            };
+            return Err(damaged(format!(
+                "unit {i} (`{}`) is at {at}, outside {whose}",
+                shorten(&u.kind)
+            )));
+        }
+        let place = match side {
+            Some(side) => format!("{side} {x}"),
+            None => format!("({x}, {})", y.unwrap_or(0)),
+        };
+        // Kinds on one side share places: the boundary has one unit per place.
+        if let Some(first) = seen.insert(place.clone(), i) {
+            return Err(damaged(format!(
+                "units {first} and {i} are both at {place}; every unit has its own place"
             )));
         }
     }

@@ -3,10 +3,11 @@
 //! energy, energy per component and per source line, and power over time
 //! ([`energy`], leakage in [`leakage`]), and reports it as a table, JSON, CSV, an annotated listing, an SVG
 //! power trace, a grid heat map or a side-by-side comparison ([`report`], [`svg`],
-//! [`heatmap`]), every name explained ([`legend`]), and adds energy to the page
+//! [`heatmap`], [`compare`]), every name explained ([`legend`]), and adds energy to the page
 //! that replays a run ([`page`]). Files read back (statistics, reports, pages) are
 //! checked as strictly as a run's own ([`inputs`]).
 
+pub mod compare;
 pub mod energy;
 pub mod heatmap;
 pub mod inputs;

@@ -2,7 +2,8 @@
 //! output) and prices it with an energy model.
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use spu_emu::cli::outputs::{self, Outputs};
 use spu_emu::cli::{RUN_EXAMPLES, RunArgs};
 use spu_emu::cli::{page, session};
@@ -99,13 +100,80 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::try_parse()
-        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
+    let usage = |e: clap::Error| -> ! {
+        spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code())
+    };
+    let matches = Cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| usage(e));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage(e));
     spu_io::interrupt::install();
-    match run(&cli) {
+    let outcome = unused_options(&cli, &matches).and_then(|()| run(&cli));
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => ExitCode::from(session::report_failure(e.as_ref())),
     }
+}
+
+/// Refuses an option given on the command line that the chosen mode would not
+/// honour: `--compare` and `--from-stats` run nothing, and `--list-models` only
+/// lists. Nothing is ever dropped silently (a file asked for and not written).
+fn unused_options(cli: &Cli, matches: &clap::ArgMatches) -> Result<()> {
+    const COMPARE: &[&str] = &["compare", "model", "format", "html", "output", "quiet"];
+    const FROM_STATS: &[&str] = &[
+        "from_stats",
+        "model",
+        "format",
+        "by_line",
+        "sources",
+        "power_trace",
+        "html",
+        "heatmap",
+        "heatmap_metric",
+        "output",
+        "quiet",
+    ];
+    if cli.by_line && cli.format != Format::Table {
+        bail!(
+            "`--by-line` writes the annotated source as text, not JSON or CSV; drop `--format`, or drop `--by-line`"
+        );
+    }
+    let (mode, honoured) = match () {
+        () if cli.list_models => ("--list-models", &["list_models"][..]),
+        () if cli.compare.is_some() => ("--compare", COMPARE),
+        () if cli.from_stats.is_some() => ("--from-stats", FROM_STATS),
+        () => return Ok(()),
+    };
+    let run_args = RunArgs::augment_args(clap::Command::new("run"));
+    let is_run_arg = |id: &str| run_args.get_arguments().any(|a| a.get_id() == id);
+    let command = Cli::command();
+    for arg in command.get_arguments() {
+        let id = arg.get_id().as_str();
+        if honoured.contains(&id) || matches.value_source(id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let name = match (arg.get_long(), arg.get_short()) {
+            (Some(long), _) => format!("--{long}"),
+            (None, Some(short)) => format!("-{short}"),
+            (None, None) => "the kernel".to_string(),
+        };
+        match mode {
+            "--list-models" => bail!(
+                "`{name}` does not apply to `--list-models`, which only lists the built-in models; drop it"
+            ),
+            "--from-stats" if is_run_arg(id) => bail!(
+                "`{name}` needs a run, and `--from-stats` runs nothing: the machine, parameters and results come from the statistics file; drop `{name}`, or give the kernel instead of --from-stats"
+            ),
+            "--from-stats" => bail!("`{name}` does not apply to `--from-stats`; drop it"),
+            _ if is_run_arg(id) => bail!(
+                "`{name}` needs a run, and `--compare` runs nothing: it prices the two files as they are; drop `{name}`"
+            ),
+            _ => bail!(
+                "`{name}` is not available with `--compare`, which writes the two runs side by side (with `-o`, `--format`, `--model` and `--html`); drop it, or use it on one run: `spu-prof --from-stats A.json {name} ...`"
+            ),
+        }
+    }
+    Ok(())
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
@@ -277,8 +345,12 @@ fn run(cli: &Cli) -> Result<()> {
             breakdown_from_file(a, &model)?,
             breakdown_from_file(b, &model)?,
         );
-        let text =
-            report::compare_report(&ba, &a.display().to_string(), &bb, &b.display().to_string());
+        let (an, bn) = (a.display().to_string(), b.display().to_string());
+        let text = match cli.format {
+            Format::Table => spu_prof::compare::table_report(&ba, &an, &bb, &bn),
+            Format::Json => spu_prof::compare::json_report(&ba, &an, &bb, &bn),
+            Format::Csv => spu_prof::compare::csv_report(&ba, &bb),
+        };
         files.add(&report_to, text.as_bytes())?;
         if let Some(out) = &cli.html {
             let run =

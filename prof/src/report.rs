@@ -1,7 +1,7 @@
 //! Reports of a [`Breakdown`]: the default table (components sorted by energy,
 //! leakage by unit type, static vs dynamic, power, time, energy-delay product),
 //! JSON and CSV with the documented keys, the kernel source annotated with energy
-//! per line, and two runs side by side. Text from the user (kernel and file names,
+//! per line (two runs side by side are [`crate::compare`]'s). Text from the user (kernel and file names,
 //! source lines, names in a statistics file or model) is escaped
 //! ([`spu_io::quote`]) in every format.
 
@@ -23,7 +23,7 @@ pub fn fixed(v: f64, decimals: usize) -> String {
 }
 
 /// A number for a CSV cell: exact, in exponent form when very large.
-fn csv_number(v: f64) -> String {
+pub(crate) fn csv_number(v: f64) -> String {
     if v.abs() >= 1e15 {
         format!("{v:e}")
     } else {
@@ -49,7 +49,7 @@ pub fn joules(j: f64) -> String {
     }
 }
 
-fn seconds(s: f64) -> String {
+pub(crate) fn seconds(s: f64) -> String {
     spu_emu::observe::report::seconds(s)
 }
 
@@ -61,7 +61,7 @@ fn percent(part: f64, whole: f64) -> String {
     }
 }
 
-fn table(header: &[&str], right_from: usize) -> Table {
+pub(crate) fn table(header: &[&str], right_from: usize) -> Table {
     let mut t = Table::new();
     t.load_style(presets::ASCII_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
@@ -231,7 +231,7 @@ pub fn json_report(b: &Breakdown) -> String {
     format!("{}\n", spu_io::quote::json(&text))
 }
 
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     let s = escape(s);
     if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -404,56 +404,4 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
         }
     }
     s
-}
-
-/// Two runs side by side with the ratio B / A.
-pub fn compare_report(a: &Breakdown, a_name: &str, b: &Breakdown, b_name: &str) -> String {
-    let ratio = |x: f64, y: f64| {
-        if x != 0.0 {
-            fixed(y / x, 3)
-        } else {
-            "-".into()
-        }
-    };
-    let (a_name, b_name) = (escape(a_name), escape(b_name));
-    let mut t = table(&["metric", &a_name, &b_name, "B / A"], 1);
-    let mut row = |name: &str, x: f64, y: f64, fmt: &dyn Fn(f64) -> String| {
-        t.add_row(vec![name.to_string(), fmt(x), fmt(y), ratio(x, y)]);
-    };
-    row("cycles", a.cycles as f64, b.cycles as f64, &|v| {
-        spu_emu::observe::report::grouped(v as u64)
-    });
-    row("time", a.time_s, b.time_s, &seconds);
-    row("leakage power", a.leakage_w, b.leakage_w, &|v| {
-        format!("{} W", fixed(v, 2))
-    });
-    row(
-        "dynamic power",
-        a.dynamic_power_w,
-        b.dynamic_power_w,
-        &|v| format!("{} W", fixed(v, 2)),
-    );
-    row("static energy", a.static_j, b.static_j, &joules);
-    row("dynamic energy", a.dynamic_j, b.dynamic_j, &joules);
-    row("total energy", a.total_j, b.total_j, &joules);
-    row("energy-delay", a.edp_js, b.edp_js, &|v| {
-        format!("{v:.4e} J*s")
-    });
-    let mut names: Vec<&String> = a.components.keys().chain(b.components.keys()).collect();
-    names.sort();
-    names.dedup();
-    for name in names {
-        let x = a.components.get(name).copied().unwrap_or(0.0);
-        let y = b.components.get(name).copied().unwrap_or(0.0);
-        row(&escape(name), x, y, &joules);
-    }
-    format!(
-        "A: {} on {} (model `{}`)\nB: {} on {} (model `{}`)\n{t}\n",
-        escape(&a.kernel),
-        escape(&a.machine),
-        escape(&a.model),
-        escape(&b.kernel),
-        escape(&b.machine),
-        escape(&b.model)
-    )
 }

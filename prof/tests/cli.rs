@@ -505,6 +505,118 @@ fn a_closed_standard_output_ends_quietly() {
     }
 }
 
+/// `--compare`, `--from-stats` and `--list-models` refuse every option they would
+/// not honour, and write nothing (#23 item H8).
+#[test]
+fn options_a_mode_does_not_honour_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let stats = edited_stats(tmp, "s.json", false, |_| {});
+    let out = tmp.join("out.file").display().to_string();
+    let dump = format!("C={out}");
+    let not_for_compare: &[&[&str]] = &[
+        &["--by-line"],
+        &["--heatmap", &out],
+        &["--heatmap", &out, "--heatmap-metric", "busy"],
+        &["--power-trace", &out],
+        &["--source", "samples/vecadd.spu"],
+    ];
+    let runs: &[&[&str]] = &[
+        &["--machine", "gtx480"],
+        &["--set", "clock.freq_mhz=900"],
+        &["-D", "N=3"],
+        &["-I", "samples"],
+        &["--dump", &dump],
+        &["--load", "A=samples/vecadd.spu"],
+        &["--stats", &out],
+        &["--functional"],
+        &["--threads", "2"],
+        &["--grid", "2x2"],
+        &["--boundary", "dma"],
+        &["--max-cycles", "5"],
+        &["--sample-interval", "100"],
+        &["--race-check"],
+    ];
+    let compare = ["--compare", stats.as_str(), stats.as_str()];
+    let from_stats = ["--from-stats", stats.as_str()];
+    let mut cases: Vec<(&[&str], &[&str], &str)> = Vec::new();
+    for extra in not_for_compare.iter().chain(runs) {
+        cases.push((&compare, extra, "--compare"));
+    }
+    for extra in runs {
+        cases.push((&from_stats, extra, "--from-stats"));
+    }
+    let list: &[&str] = &["--list-models"];
+    let list_extras: &[&[&str]] = &[&["-o", &out], &["--model", "wires"], &["--by-line"]];
+    for extra in list_extras {
+        cases.push((list, extra, "--list-models"));
+    }
+    for (mode, extra, named) in cases {
+        let args: Vec<&str> = mode.iter().chain(extra.iter()).copied().collect();
+        let option = match extra[0] {
+            "-o" => "--output",
+            o => o,
+        };
+        fails(&args, &[&format!("`{option}`"), named]);
+        assert!(!Path::new(&out).exists(), "{args:?} wrote {out}");
+    }
+    fails(
+        &["samples/vecadd.spu", "--by-line", "--format", "json"],
+        &["`--by-line`", "`--format`"],
+    );
+}
+
+/// `--from-stats` of a pipe nothing writes to is refused after a bounded wait
+/// (#23 note N1), and read when a writer comes within it.
+#[test]
+fn a_statistics_pipe_without_a_writer_is_refused_after_a_bounded_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("s.json");
+    if !spu_io::testing::make_fifo(&fifo) {
+        return;
+    }
+    let fifo_s = fifo.display().to_string();
+    let start = std::time::Instant::now();
+    fails(
+        &["--from-stats", &fifo_s],
+        &["nothing wrote to it within 5 s", "note: waiting up to 5 s"],
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    let stats = edited_stats(dir.path(), "t.json", false, |_| {});
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        std::fs::write(fifo, std::fs::read(stats).unwrap()).unwrap();
+    });
+    let report = ok(&["--from-stats", &fifo_s]);
+    writer.join().unwrap();
+    assert!(report.contains("vecadd"), "{report}");
+}
+
+/// `--compare --format json` and `csv` write the figures, not the table.
+#[test]
+fn compare_writes_json_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = edited_stats(dir.path(), "s.json", false, |_| {});
+    let json = ok(&["--compare", &stats, &stats, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["a"]["file"], stats.as_str());
+    assert_eq!(v["b"]["kernel"], "vecadd");
+    let figures = v["figures"].as_array().unwrap();
+    let total = figures
+        .iter()
+        .find(|f| f["section"] == "energy" && f["name"] == "total")
+        .unwrap();
+    assert_eq!(total["unit"], "J");
+    assert_eq!(total["a"], total["b"]);
+    assert_eq!(total["b_over_a"], 1.0);
+    assert!(figures.iter().any(|f| f["section"] == "component"));
+    let csv = ok(&["--compare", &stats, &stats, "--format", "csv"]);
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("section,name,unit,a,b,b_over_a"));
+    assert!(lines.any(|l| l.starts_with("run,cycles,cycles,") && l.ends_with(",1")));
+    assert_eq!(csv.lines().count(), figures.len() + 1);
+}
+
 /// A stats file of vecadd (run through the library), edited by `edit`.
 fn edited_stats(
     dir: &Path,
@@ -753,6 +865,46 @@ fn bad_input_matrix() {
                 "--from-stats".into(),
                 edited_stats(tmp, "grid.json", false, |v| {
                     v["machine"]["grid.cols"] = 8.into();
+                }),
+            ],
+        ),
+        // A quoted number is text, as in a machine file (#23 note N11).
+        (
+            "stats_machine_value_quoted",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "quoted.json", false, |v| {
+                    v["machine"]["cb.size_kib"] = "4".into();
+                }),
+            ],
+        ),
+        // Units placed off the grid or on one another (#23 item H9).
+        (
+            "stats_unit_outside_the_grid",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "x99.json", false, |v| {
+                    v["units"][0]["x"] = 99.into();
+                }),
+            ],
+        ),
+        (
+            "stats_boundary_unit_past_its_side",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "west4.json", false, |v| {
+                    let units = v["units"].as_array_mut().unwrap();
+                    let west = units.iter_mut().rfind(|u| u["side"] == "west").unwrap();
+                    west["x"] = 4.into();
+                }),
+            ],
+        ),
+        (
+            "stats_two_units_in_one_place",
+            vec![
+                "--from-stats".into(),
+                edited_stats(tmp, "same_place.json", false, |v| {
+                    v["units"][1]["x"] = 0.into();
                 }),
             ],
         ),

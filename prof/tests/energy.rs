@@ -330,7 +330,7 @@ fn reports_read_well() {
     let c = price(&stats, &Model::load("cyclops64").unwrap()).unwrap();
     insta::assert_snapshot!(
         "compare",
-        report::compare_report(&b, "default", &c, "cyclops64")
+        spu_prof::compare::table_report(&b, "default", &c, "cyclops64")
     );
 }
 

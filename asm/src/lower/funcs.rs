@@ -590,6 +590,18 @@ impl Assembler<'_> {
             return;
         }
         let Some(&idx) = self.func_index.get(func.node) else {
+            // `call L;` in the `.spu` dialect: the machine's call without its frame.
+            if !self.in_ptx_file(span.start) && self.scope.labels.contains_key(func.node) {
+                diags.push(
+                    Diagnostic::error("`call` takes two operands, not 1", func.span.clone())
+                        .label("a label, but no frame size")
+                        .help(format!(
+                            "write `call {}, FRAME;`, where the callee's frame starts in 16-byte units (0..=255)",
+                            func.node
+                        )),
+                );
+                return;
+            }
             let help = if func.node == "vprintf" {
                 "`printf` (a call of `vprintf`) is not supported yet".to_string()
             } else {

@@ -350,10 +350,12 @@ impl Assembler<'_> {
         let mut debug = self.pending_debug.take();
         // Colouring is certain once the registers are a PTX file's or do not
         // fit: vector operands are then lowered as colouring needs them.
+        let ptx = self.in_ptx_file(span.start);
         let mut lowering = Lowering {
             scope: &self.scope,
             vregs: &mut self.vregs,
             colour: self.colour || self.ptx_regs || !self.decls_fit,
+            ptx,
         };
         match lowering.instr(guard, mnemonic, operands, span) {
             Ok(list) => {

@@ -338,6 +338,16 @@ impl Lowering<'_> {
             .label("expected -32768..=32767")
             .help("add the offset to the base register first"));
         }
+        // Without a base the offset is the frame-relative address itself.
+        if !has_base && off < 0 && mods.space == Some(Space::Local) {
+            let s = offset.map_or(span.clone(), |e| e.span.clone());
+            return Err(Diagnostic::error(
+                format!("the local address `{off}` is negative"),
+                s,
+            )
+            .label("local addresses are frame-relative and cannot be negative")
+            .help("a function reaches only its own frame (from byte 0); pass a caller's values as arguments in the callee's frame"));
+        }
         Ok(Operand::Mem {
             base: has_base.then_some(0),
             wide,

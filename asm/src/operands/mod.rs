@@ -38,6 +38,8 @@ pub struct Lowering<'a> {
     pub vregs: &'a mut VRegs,
     /// Registers are coloured by the allocator (no declared layout to keep).
     pub colour: bool,
+    /// The statement comes from a `.ptx` file (PTX's forms, not the `.spu` dialect's).
+    pub ptx: bool,
 }
 
 /// Per-statement state.

@@ -61,6 +61,64 @@ fn native_call(operands: &[&Spanned<AstOperand<'_>>]) -> bool {
     )
 }
 
+/// The mistakes in a `.spu` file's `call LABEL, FRAME`; `None` when its form is
+/// right (the frame's value is checked with the instruction's other operands).
+fn native_call_form(
+    operands: &[&Spanned<AstOperand<'_>>],
+    params: &[crate::eval::ParamInfo],
+    span: &Span,
+) -> Option<Vec<Diagnostic>> {
+    let form = "write `call LABEL, FRAME;`: a label of the kernel, and where the callee's frame starts in 16-byte units (0..=255)";
+    if operands.len() != 2 {
+        let at = operands.get(2).map_or(span.clone(), |o| o.span.clone());
+        return Some(vec![
+            Diagnostic::error(
+                format!("`call` takes two operands, not {}", operands.len()),
+                at,
+            )
+            .label("the machine's `call` has a label and a frame size")
+            .help(form),
+        ]);
+    }
+    let target = operands[0];
+    let what = match &target.node {
+        AstOperand::Expr(Spanned {
+            node: Expr::Name(_),
+            ..
+        }) => {
+            // A frame that is a constant but out of range; other mistakes in it
+            // get the immediate operand's messages.
+            let AstOperand::Expr(e) = &operands[1].node else {
+                return None;
+            };
+            let frame = const_int(e, params).ok()?;
+            if (0..=255).contains(&frame) {
+                return None;
+            }
+            return Some(vec![
+                Diagnostic::error(
+                    format!("the frame size `{frame}` is out of range"),
+                    operands[1].span.clone(),
+                )
+                .label("expected 0..=255 (16-byte units)")
+                .help("the callee's frame starts FRAME x 16 bytes after the caller's: give the caller's local bytes in use, in 16-byte units (at most 255, so 4080 bytes)"),
+            ]);
+        }
+        AstOperand::Register(_) | AstOperand::NotPred(_) | AstOperand::RegPred(..) => "a register",
+        AstOperand::Vector(_) => "a vector of registers",
+        AstOperand::Mem { .. } => "an address",
+        AstOperand::Expr(_) => "a value",
+    };
+    Some(vec![
+        Diagnostic::error(
+            format!("`call` takes a label, not {what}"),
+            target.span.clone(),
+        )
+        .label("calls go to a label of the kernel; there are no indirect calls")
+        .help(form),
+    ])
+}
+
 fn full_mask(span: &Span) -> Spanned<AstOperand<'static>> {
     value(Expr::Neg(Box::new(at(Expr::Int("1"), span))), span)
 }
@@ -151,6 +209,9 @@ impl Lowering<'_> {
             ["mov", ty] => self.mov_halves(guard, mnemonic, ty, operands, span),
             ["setp", ..] => self.setp_combined(guard, mnemonic, &parts, operands, span),
             ["ld", "param", ..] => self.entry_arg_load(guard, mnemonic, &parts, operands, span),
+            ["call", ..] if !self.ptx => {
+                native_call_form(operands, &self.scope.params, span).map(Err)
+            }
             ["call", ..] if !native_call(operands) => Some(Err(vec![
                 Diagnostic::error("PTX calls of device functions are not supported yet", mnemonic.span.clone())
                     .label("a call with PTX's parameter lists")

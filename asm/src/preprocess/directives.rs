@@ -115,7 +115,7 @@ impl Pre<'_> {
                 full,
                 Diagnostic::error(format!("#error {rest}"), 0..0).label("reached here"),
             ),
-            "pragma" => self.pragma(file, rest_at, rest),
+            "pragma" => self.pragma(file, full, rest_at, rest),
             "line" => {}
             _ => self.error(
                 file,
@@ -164,7 +164,7 @@ impl Pre<'_> {
 
     /// `#pragma once` marks the current file as read once: a later `#include` of
     /// it is skipped. Other pragmas are ignored with a warning.
-    fn pragma(&mut self, file: usize, rest_at: usize, rest: &str) {
+    fn pragma(&mut self, file: usize, full: Span, rest_at: usize, rest: &str) {
         let text = strip_comments(rest);
         if text.trim() == "once" {
             if let Some(here) = self.stack.last() {
@@ -179,9 +179,16 @@ impl Pre<'_> {
         } else {
             format!("#pragma {shown}")
         };
+        // A bare `#pragma` is pointed at itself: its rest is empty, and one byte
+        // past it is the next line.
+        let span = if text.trim().is_empty() {
+            full
+        } else {
+            rest_at..rest_at + rest.trim_end().len()
+        };
         self.error(
             file,
-            rest_at..rest_at + rest.trim_end().len().max(1),
+            span,
             Diagnostic::warning(format!("`{shown}` is ignored"), 0..0)
                 .label("not understood")
                 .help("the only pragma the preprocessor understands is `#pragma once`"),

@@ -423,6 +423,29 @@ mod tests {
     }
 
     #[test]
+    fn condition_literals_are_read_as_in_c() {
+        assert_eq!(eval_condition("010"), Ok(8));
+        assert_eq!(eval_condition("0"), Ok(0));
+        assert_eq!(eval_condition("0x1F + 0X10"), Ok(47));
+        assert_eq!(eval_condition("0b101"), Ok(5));
+        assert_eq!(
+            eval_condition("10u + 1UL + 2llu + 3LL + 4uLL + 0x10ul + 07L"),
+            Ok(43)
+        );
+        for bad in ["08", "0x", "0b2", "1lL", "1uu", "1lul", "12ab", "0xg"] {
+            let e = eval_condition(bad);
+            assert!(
+                matches!(&e, Err(CondError::Syntax(why)) if why.contains("is not an integer")),
+                "{bad}: {e:?}"
+            );
+        }
+        assert!(matches!(
+            eval_condition("01000000000000000000000"),
+            Err(CondError::Syntax(why)) if why.contains("too large")
+        ));
+    }
+
+    #[test]
     fn condition_precedence_matches_c() {
         assert_eq!(eval_condition("1 + 2 * 3 == 7"), Ok(1));
         assert_eq!(eval_condition("-(2 - 5) << 1"), Ok(6));

@@ -173,23 +173,7 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, CondError> {
             while i < b.len() && (b[i].is_ascii_alphanumeric()) {
                 i += 1;
             }
-            let t = text[s..i].trim_end_matches(['u', 'U', 'l', 'L']);
-            let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-                i64::from_str_radix(h, 16)
-            } else {
-                t.parse()
-            }
-            .map_err(|e| {
-                let shown = &text[s..i];
-                syntax(match e.kind() {
-                    std::num::IntErrorKind::PosOverflow => format!(
-                        "`{shown}` is too large: `#if` computes in signed 64 bits, up to \
-                         9223372036854775807"
-                    ),
-                    _ => format!("`{shown}` is not an integer"),
-                })
-            })?;
-            toks.push(Tok::Num(v));
+            toks.push(Tok::Num(c_integer(&text[s..i])?));
         } else if ident_byte(c) {
             // Names left after expansion count as 0 (C's rule).
             while i < b.len() && ident_byte(b[i]) {
@@ -322,6 +306,47 @@ pub(super) fn eval_condition(text: &str) -> Result<i64, CondError> {
         0 => Err(syntax("the condition is empty")),
         _ => Err(syntax("missing operator")),
     }
+}
+
+/// A C integer literal as `#if` reads it: decimal, octal after a leading `0`
+/// (`010` is 8), hexadecimal after `0x`, binary after `0b`, with an optional
+/// suffix `u`, `l`, `ll`, `ul`, `lu`, `ull` or `llu` in either case.
+fn c_integer(shown: &str) -> Result<i64, CondError> {
+    let lower = shown.to_ascii_lowercase();
+    let digits_end = ["ull", "llu", "ul", "lu", "ll", "u", "l"]
+        .iter()
+        .find(|suffix| {
+            lower.ends_with(**suffix) && !(shown.ends_with("lL") || shown.ends_with("Ll"))
+        })
+        .map_or(shown.len(), |suffix| shown.len() - suffix.len());
+    let t = &shown[..digits_end];
+    let (digits, radix, kind) =
+        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            (h, 16, "a hexadecimal")
+        } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
+            (b, 2, "a binary")
+        } else if t.len() > 1 && t.starts_with('0') {
+            (&t[1..], 8, "an octal (leading `0`)")
+        } else {
+            (t, 10, "a decimal")
+        };
+    let valid = !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix));
+    if !valid {
+        return Err(syntax(format!(
+            "`{shown}` is not an integer: {kind} literal has digits {} and may end in `u`, `l`, `ll` or both",
+            match radix {
+                16 => "0-9 and a-f",
+                2 => "0 and 1",
+                8 => "0-7",
+                _ => "0-9",
+            }
+        )));
+    }
+    i64::from_str_radix(digits, radix).map_err(|_| {
+        syntax(format!(
+            "`{shown}` is too large: `#if` computes in signed 64 bits, up to 9223372036854775807"
+        ))
+    })
 }
 
 /// Why an `#if` condition has no value.

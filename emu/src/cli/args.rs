@@ -109,7 +109,7 @@ impl RunArgs {
             m.set(&format!("passes.mode={p}"))?;
         }
         for s in &self.sets {
-            m.set(s)?;
+            m.set_from_command_line(s)?;
         }
         Ok(m)
     }

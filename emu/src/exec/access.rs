@@ -242,7 +242,7 @@ fn local_words(warp: &mut Warp, addrs: &Lanes, mask: u32, store: bool) -> Result
         let offset = u64::from(frame) + u64::from(addr);
         if offset >= u64::from(limit) {
             let kind = FaultKind::LocalOutOfRange {
-                offset,
+                addr,
                 frame,
                 limit,
                 store,

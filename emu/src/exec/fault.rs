@@ -53,10 +53,11 @@ pub enum FaultKind {
     CallTooDeep { target: u32, depth: u32 },
     /// A call whose frame would start past the thread's local memory.
     FrameTooLarge { target: u32, base: u32, limit: u32 },
-    /// A local access of a thread past its local memory (`offset` from the start of
-    /// the thread's local memory; `frame` is where the running call's frame starts).
+    /// A local access of a thread outside its local memory: `addr` is the address
+    /// as the code gave it (relative to the running call's frame, which starts at
+    /// byte `frame` of the thread's local memory).
     LocalOutOfRange {
-        offset: u64,
+        addr: u32,
         frame: u32,
         limit: u32,
         store: bool,
@@ -170,15 +171,25 @@ impl fmt::Display for FaultKind {
                 "a call of the function at instruction {target} would start its local frame at byte {base}, past the {limit}-byte local memory of a thread"
             ),
             FaultKind::LocalOutOfRange {
-                offset,
+                addr,
                 frame,
                 limit,
                 store,
-            } => write!(
-                f,
-                "local {} byte offset {offset:#x} (the running call's frame starts at byte {frame}), past the {limit}-byte local memory of a thread",
-                verb(*store)
-            ),
+            } => match i32::try_from(*addr) {
+                // Written as a signed value: `[%r-16]` with `%r` = 0 is -16, not 2^32 - 16.
+                Err(_) => write!(
+                    f,
+                    "local {} address {} of the running call's frame, which is negative (local addresses are frame-relative; this frame starts at byte {frame})",
+                    verb(*store),
+                    *addr as i32
+                ),
+                Ok(_) => write!(
+                    f,
+                    "local {} address {addr} of the running call's frame (byte {} of the thread's local memory, as the frame starts at byte {frame}), past the {limit}-byte local memory of a thread",
+                    verb(*store),
+                    u64::from(*frame) + u64::from(*addr)
+                ),
+            },
             FaultKind::DmaOutOfBounds {
                 buffer,
                 element,

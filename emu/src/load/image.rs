@@ -365,7 +365,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         2 * links * i64::from(machine.cb_size_kib) / 1024,
         0,
         MAX_CB_MIB,
-        "the emulator holds at most 1024 MiB of CBs; use a smaller grid or cb.size_kib",
+        "the emulator holds at most 1024 MiB of CBs; use a smaller `--grid` or `cb.size_kib`",
     )?;
     let has_iu_code = module.iu_entry.is_some();
     let iu_threads = if has_iu_code {
@@ -375,7 +375,11 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             v,
             1,
             i64::from(machine.iu_max_threads),
-            "an Interface Unit runs iu.max_threads threads",
+            &format!(
+                "an Interface Unit runs at most {} threads (`iu.max_threads`); launch fewer IU threads{}",
+                machine.iu_max_threads,
+                crate::machine::raise_limit("iu.max_threads", v.max(0) as u64)
+            ),
         )?
     } else {
         0
@@ -459,14 +463,16 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     // Registers each thread gets: the declared ones, or more if the code uses more.
     let regs = usize::from(program.layout.general);
     let warps_threads = |t: i64| (t + 31) / 32 * 32;
+    let demand = regs as i64 * warps_threads(threads);
     within(
         format!("the register demand of a block ({regs} registers x {threads} threads)"),
-        regs as i64 * warps_threads(threads),
+        demand,
         0,
         i64::from(machine.sm_registers),
         &format!(
-            "the SM register file holds at most {} (sm.registers); launch fewer threads per block, keep fewer values live per thread, or raise the limit with `--set sm.registers=N`",
-            machine.sm_registers
+            "the SM register file holds at most {} (`sm.registers`); launch fewer threads per block, keep fewer values live per thread{}",
+            machine.sm_registers,
+            crate::machine::raise_limit("sm.registers", demand as u64)
         ),
     )?;
     // A GPU SM must hold a whole block at once (GPGPU-Sim's occupancy limits).
@@ -481,14 +487,16 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         }
     }
     if has_iu_code {
+        let demand = regs as i64 * warps_threads(i64::from(iu_threads));
         within(
             format!("the register demand of an IU ({regs} registers x {iu_threads} threads)"),
-            regs as i64 * warps_threads(i64::from(iu_threads)),
+            demand,
             0,
             i64::from(machine.iu_registers),
             &format!(
-                "the IU register file holds at most {} (iu.registers); launch fewer IU threads (`.launch iu(N)`), keep fewer values live per thread, or raise the limit with `--set iu.registers=N`",
-                machine.iu_registers
+                "the IU register file holds at most {} (`iu.registers`); launch fewer IU threads (`.launch iu(N)`), keep fewer values live per thread{}",
+                machine.iu_registers,
+                crate::machine::raise_limit("iu.registers", demand as u64)
             ),
         )?;
     }
@@ -530,12 +538,18 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         let (rows, cols) = (positive(1)?, positive(2)?);
         let (tiles, delay, iu_delay) = (count(6)?, count(7)?, count(8)?);
         if machine.boundary == Boundary::Dma {
+            let words = i64::from(rows) * i64::from(cols);
             within(
                 format!("the `.dma {}` tile ({rows} x {cols} words)", d.side),
-                i64::from(rows) * i64::from(cols),
+                words,
                 1,
                 i64::from(machine.cb_bytes() / 4),
-                "a tile must fit one CB of cb.size_kib",
+                &format!(
+                    "a tile must fit one CB, which holds at most {} words ({} KiB, `cb.size_kib`); use a smaller tile{}",
+                    machine.cb_bytes() / 4,
+                    machine.cb_size_kib,
+                    crate::machine::raise_limit("cb.size_kib", (words as u64 * 4).div_ceil(1024))
+                ),
             )?;
         }
         dma[d.side.code() as usize] = Some(DmaPlan {

@@ -335,13 +335,29 @@ impl Stats {
 
     /// The machine the run used, rebuilt from `machine`.
     pub fn machine(&self) -> Result<Machine, crate::machine::MachineError> {
+        use crate::machine::param::RawValue;
         let mut m = Machine::default();
+        // Typed as in a machine file: a quoted number is text, and refused as there.
         for (key, value) in &self.machine {
-            let text = match value {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
+            let raw = match value {
+                serde_json::Value::String(s) => RawValue::Text(s.clone()),
+                serde_json::Value::Number(n) => match n.as_i64() {
+                    Some(i) => RawValue::Int(i),
+                    None => RawValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+                },
+                other => {
+                    return Err(crate::machine::MachineError::BadValue {
+                        key: key.clone(),
+                        why: format!(
+                            "`{}` is not valid here: machine values are numbers or words",
+                            spu_io::quote::escape(&crate::machine::param::shorten(
+                                &other.to_string()
+                            ))
+                        ),
+                    });
+                }
             };
-            m.set(&format!("{key}={text}"))?;
+            m.set_raw(key, &raw)?;
         }
         Ok(m)
     }

@@ -317,5 +317,5 @@ pub fn price_stats(data: &[u8]) {
     let json = spu_prof::report::json_report(&b);
     let back: spu_prof::energy::Breakdown =
         serde_json::from_str(&json).expect("a JSON report reads back");
-    let _ = spu_prof::report::compare_report(&b, "a", &back, "b");
+    let _ = spu_prof::compare::table_report(&b, "a", &back, "b");
 }

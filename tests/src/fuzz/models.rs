@@ -172,7 +172,7 @@ pub fn compare_reports(data: &[u8]) -> bool {
         return false;
     }
     let a: Breakdown = serde_json::from_value(a.clone()).expect("seed reports read");
-    let text = spu_prof::report::compare_report(&a, "a.json", &report, "b.json");
+    let text = spu_prof::compare::table_report(&a, "a.json", &report, "b.json");
     let longest = 3 * spu_prof::inputs::MAX_NAME_BYTES + 400;
     for line in text.lines() {
         assert!(line.len() <= longest, "a line of {} bytes", line.len());
