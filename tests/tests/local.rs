@@ -206,5 +206,6 @@ fn a_local_index_out_of_range_names_the_thread_and_the_offset() {
         .expect_err("thread 17 stores past 64 KiB");
     let text = format!("{stop:?}");
     assert!(text.contains("LocalOutOfRange"), "{text}");
-    assert!(text.contains("offset: 68000"), "{text}");
+    assert!(text.contains("addr: 68000"), "{text}");
+    assert!(text.contains("lane: 17"), "{text}");
 }
