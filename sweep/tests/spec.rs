@@ -100,6 +100,28 @@ fn bad_specs_name_the_key_and_line() {
         5,
         "`machine` is not a column",
     );
+    // Values a table names are checked against the planned runs (before any run).
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\nrelative_to = \"7\"\nformat = \"ratio\"\n"
+        ),
+        5,
+        "`relative_to = \"7\"` is not a value of `N`",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\nmean = [\"999\"]\n"
+        ),
+        5,
+        "`mean` names row `999`",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = [[\"all\", \"cycles\"]]\ncolumns = \"N\"\nmean = [\"al\"]\n"
+        ),
+        5,
+        "`mean` names row `al`",
+    );
     expect_problem(
         &format!(
             "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\nrelative_to = \"1\"\nformat = \"pct\"\n"
