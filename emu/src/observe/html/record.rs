@@ -397,12 +397,8 @@ impl PageRun {
             .collect();
 
         let line_times = result.pc_samples.as_ref().map(|per_unit| {
-            let units: Vec<(&str, &crate::observe::pcs::PcSamples)> = stats
-                .units
-                .iter()
-                .map(|u| u.kind.as_str())
-                .zip(per_unit)
-                .collect();
+            let units: Vec<(UnitLabel, &crate::observe::pcs::PcSamples)> =
+                result.units.iter().map(|u| u.label).zip(per_unit).collect();
             super::when::line_times(&units, &line_of_pc, lines.len(), frame_cycles)
         });
         let series_of = |c: Component| -> Vec<u64> {

@@ -4,6 +4,7 @@
 //! a multiple of it when more than [`MAX_CELLS`] (frame, line, group) cells would
 //! not fit; the page says when that happened.
 
+use crate::machine::UnitLabel;
 use crate::observe::pcs::PcSamples;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,40 +26,37 @@ pub struct LineTimes {
     pub lines: Vec<Vec<Vec<u64>>>,
 }
 
-/// The group name of a unit kind (`sm`, `iu`, `dma`).
-fn group_name(kind: &str) -> String {
-    match kind {
-        "sm" => "SMs".to_string(),
-        "iu" => "IUs".to_string(),
-        "dma" => "DMA engines".to_string(),
-        other => other.to_string(),
+/// The group a unit is counted in, in page order, and the group's name.
+fn group_of(label: UnitLabel) -> (usize, &'static str) {
+    match label {
+        UnitLabel::Sm { .. } => (0, "SMs"),
+        UnitLabel::Iu { .. } => (1, "IUs"),
+        UnitLabel::Dma { .. } => (2, "DMA engines"),
     }
 }
 
 /// When each of `lines` lines ran: `units` are the units' samples with their
-/// kinds, `line_of_pc` the line of each instruction, `frame_cycles` the player's
+/// labels, `line_of_pc` the line of each instruction, `frame_cycles` the player's
 /// step.
 pub fn line_times(
-    units: &[(&str, &PcSamples)],
+    units: &[(UnitLabel, &PcSamples)],
     line_of_pc: &[usize],
     lines: usize,
     frame_cycles: u64,
 ) -> LineTimes {
-    let mut groups: Vec<&str> = Vec::new();
-    for kind in ["sm", "iu", "dma"] {
-        if units.iter().any(|(k, _)| *k == kind) {
-            groups.push(kind);
-        }
-    }
+    // The groups present, in page order.
+    let mut groups: Vec<(usize, &str)> = units.iter().map(|(l, _)| group_of(*l)).collect();
+    groups.sort_unstable();
+    groups.dedup();
     let mut frame = units
         .iter()
         .map(|(_, s)| s.interval_cycles)
         .fold(frame_cycles.max(1), u64::max);
     // (line, group, frame) -> warp instructions.
     let mut cells: BTreeMap<(usize, usize, u64), u64> = BTreeMap::new();
-    for (kind, s) in units {
-        let Some(g) = groups.iter().position(|k| k == kind) else {
-            continue;
+    for (label, s) in units {
+        let Ok(g) = groups.binary_search(&group_of(*label)) else {
+            continue; // not reached: every unit's group is in `groups`
         };
         for (i, interval) in s.intervals.iter().enumerate() {
             let f = i as u64 * s.interval_cycles / frame;
@@ -93,7 +91,10 @@ pub fn line_times(
     }
     LineTimes {
         frame_cycles: frame,
-        groups: groups.into_iter().map(group_name).collect(),
+        groups: groups
+            .into_iter()
+            .map(|(_, name)| name.to_string())
+            .collect(),
         lines: out,
     }
 }
@@ -101,6 +102,12 @@ pub fn line_times(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SM: UnitLabel = UnitLabel::Sm { x: 0, y: 0 };
+    const IU: UnitLabel = UnitLabel::Iu {
+        side: spu_isa::Side::North,
+        index: 0,
+    };
 
     fn samples(interval: u64, intervals: Vec<Vec<(u32, u32)>>) -> PcSamples {
         PcSamples {
@@ -114,7 +121,7 @@ mod tests {
         // pcs 0 and 1 are line 0, pc 2 line 1; line 2 never runs.
         let sm = samples(10, vec![vec![(0, 1), (1, 2)], vec![], vec![(2, 5)]]);
         let iu = samples(20, vec![vec![(2, 7)], vec![(0, 1)]]);
-        let t = line_times(&[("sm", &sm), ("iu", &iu)], &[0, 0, 1], 3, 10);
+        let t = line_times(&[(SM, &sm), (IU, &iu)], &[0, 0, 1], 3, 10);
         assert_eq!(t.frame_cycles, 20, "the coarsest unit's interval");
         assert_eq!(t.groups, ["SMs", "IUs"]);
         // Line 0: SMs 3 in frame 0; IUs 1 in frame 1.
@@ -128,7 +135,7 @@ mod tests {
     fn too_many_cells_coarsen_the_frames() {
         // One line running in each of 3 * MAX_CELLS cycles.
         let sm = samples(1, vec![vec![(0, 1)]; 3 * MAX_CELLS]);
-        let t = line_times(&[("sm", &sm)], &[0], 1, 1);
+        let t = line_times(&[(SM, &sm)], &[0], 1, 1);
         assert_eq!(t.frame_cycles, 4);
         let pairs = &t.lines[0][0];
         assert!(pairs.len() / 2 <= MAX_CELLS);
