@@ -129,6 +129,17 @@ pub fn run_with(path: &Path, machine: &Machine, defines: &[&str]) -> Ran {
 
 /// [`run_with`] with `--load BUF=file.npy` arguments.
 pub fn run_loaded(path: &Path, machine: &Machine, defines: &[&str], loads: &[String]) -> Ran {
+    run_in_mode(path, machine, defines, loads, false)
+}
+
+/// [`run_loaded`] in timing mode or, with `functional`, in `--functional`.
+pub fn run_in_mode(
+    path: &Path,
+    machine: &Machine,
+    defines: &[&str],
+    loads: &[String],
+    functional: bool,
+) -> Ran {
     let kernel = spu_emu::read_kernel(path).unwrap_or_else(|e| match e {
         spu_emu::load::kernel::KernelError::Assembly { rendered, .. } => panic!("{rendered}"),
         other => panic!("{other}"),
@@ -141,8 +152,12 @@ pub fn run_loaded(path: &Path, machine: &Machine, defines: &[&str], loads: &[Str
     let before = spu_emu::load(kernel.module.clone(), machine, &options)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut after = before.clone();
-    let result = spu_emu::simulate(&mut after, machine, Default::default(), &mut |_| {})
-        .unwrap_or_else(|stop| {
+    let control = spu_emu::RunControl {
+        functional,
+        ..Default::default()
+    };
+    let result =
+        spu_emu::simulate(&mut after, machine, control, &mut |_| {}).unwrap_or_else(|stop| {
             panic!(
                 "{}",
                 spu_emu::observe::stopped::render_stop(&stop, &kernel, &after)

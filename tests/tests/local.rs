@@ -9,29 +9,7 @@ use spu_tests::repo_path;
 
 /// Runs `file` on `machine` and returns the `(X, OUT)` buffers.
 fn run(file: &str, machine: &Machine, functional: bool) -> (Vec<u32>, Vec<u32>) {
-    let path = repo_path(file);
-    let kernel = spu_emu::read_kernel(&path).unwrap_or_else(|e| match e {
-        spu_emu::load::kernel::KernelError::Assembly { rendered, .. } => panic!("{rendered}"),
-        other => panic!("{other}"),
-    });
-    let before = spu_emu::load(kernel.module.clone(), machine, &Default::default()).unwrap();
-    let mut after = before.clone();
-    let control = spu_emu::RunControl {
-        functional,
-        ..Default::default()
-    };
-    let result =
-        spu_emu::simulate(&mut after, machine, control, &mut |_| {}).unwrap_or_else(|stop| {
-            panic!(
-                "{}",
-                spu_emu::observe::stopped::render_stop(&stop, &kernel, &after)
-            )
-        });
-    let ran = spu_tests::Ran {
-        before,
-        after,
-        result,
-    };
+    let ran = spu_tests::run_in_mode(&repo_path(file), machine, &[], &[], functional);
     (ran.in_u32("X"), ran.out_u32("OUT"))
 }
 
