@@ -90,7 +90,7 @@ pub struct PowerSample {
 }
 
 /// Where the energy of a run went.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Breakdown {
     pub model: String,

@@ -19,7 +19,7 @@ pub const DEFAULT_METRICS: &[&str] = &[
     "offchip.store_words",
     "offchip.spill_words",
     "offchip.restore_words",
-    "cache.*",
+    "caches.*",
     "cb.reads",
     "cb.writes",
     "blocksyncs.global",
@@ -193,6 +193,65 @@ pub fn select<'a>(patterns: &[String], available: impl Iterator<Item = &'a Strin
     out
 }
 
+/// Sections whose keys depend on the energy model (a model that prices
+/// instructions names its own components).
+const OPEN_SECTIONS: &[&str] = &["energy.components."];
+
+/// Every metric key some run can report, known before any run: the keys of the
+/// stats document and of the energy breakdown with every optional section
+/// present, one per activity counter and one per machine key; keys under
+/// [`OPEN_SECTIONS`] are taken on trust.
+#[derive(Debug)]
+pub struct Catalogue {
+    keys: std::collections::BTreeSet<String>,
+}
+
+impl Catalogue {
+    pub fn new() -> Catalogue {
+        let shape = spu_emu::observe::stats::Stats::shape();
+        let mut keys: std::collections::BTreeSet<String> =
+            collect(&shape, Some(&spu_prof::energy::Breakdown::default()))
+                .into_keys()
+                .collect();
+        for c in spu_emu::observe::counters::Component::ALL {
+            keys.insert(format!("counters.{}", c.name()));
+        }
+        for (k, _) in spu_emu::Machine::default().entries() {
+            keys.insert(format!("machine.{k}"));
+        }
+        Catalogue { keys }
+    }
+
+    /// Whether `key` (exact, or a pattern with `*`) names at least one metric.
+    pub fn knows(&self, key: &str) -> bool {
+        let open = |k: &str| {
+            OPEN_SECTIONS
+                .iter()
+                .any(|s| k.len() > s.len() && k.starts_with(s))
+        };
+        if key.contains('*') {
+            self.keys.iter().any(|k| matches(key, k))
+                || OPEN_SECTIONS.iter().any(|s| matches(key, &format!("{s}X")))
+        } else {
+            self.keys.contains(key) || open(key)
+        }
+    }
+
+    /// The known key closest to a misspelt one.
+    pub fn closest(&self, key: &str) -> Option<&str> {
+        if key.len() > 200 {
+            return None;
+        }
+        spu_io::suggest::closest(key, self.keys.iter().map(String::as_str))
+    }
+}
+
+impl Default for Catalogue {
+    fn default() -> Self {
+        Catalogue::new()
+    }
+}
+
 /// A value as a CSV cell.
 pub fn cell(v: Option<&Json>) -> String {
     match v {
@@ -208,13 +267,13 @@ mod tests {
 
     #[test]
     fn patterns_match_like_shell_globs() {
-        assert!(matches("cache.*", "cache.l1.hits"));
+        assert!(matches("caches.*", "caches.l1.hits"));
         assert!(matches("*_words", "offchip.load_words"));
         assert!(matches("offchip.*_words", "offchip.spill_words"));
         assert!(!matches("offchip.*_words", "offchip.toggles"));
         assert!(matches("cycles", "cycles"));
         assert!(!matches("cycles", "cycles2"));
-        assert!(!matches("cache.*", "cb.reads"));
+        assert!(!matches("caches.*", "cb.reads"));
         assert!(matches("*", "anything"));
     }
 
@@ -232,6 +291,52 @@ mod tests {
         assert_eq!(unit("ipc"), None);
         assert_eq!(header("energy.static_j"), "energy.static_j [J]");
         assert_eq!(header("ipc"), "ipc");
+    }
+
+    /// The catalogue is what real runs report: every key of a run on the SPU and
+    /// on a GPU with caches is known, and every known key (but the counters, which
+    /// only list what happened) comes from one of them.
+    #[test]
+    fn the_catalogue_is_what_runs_report() {
+        let kernel = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu");
+        let model = spu_prof::model::Model::load("default").unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for machine in ["spu-4x4", "gtx480"] {
+            let m = spu_emu::machine::preset(machine).unwrap();
+            let options = spu_emu::LoadOptions::default();
+            let s = spu_emu::cli::session::run_file(&kernel, &m, &options, Default::default())
+                .unwrap_or_else(|e| panic!("{machine}: {e}"));
+            let stats = spu_emu::observe::stats::Stats::new(&s.result, &s.image, &s.machine);
+            let energy = spu_prof::energy::price(&stats, &model).unwrap();
+            seen.extend(collect(&stats, Some(&energy)).into_keys());
+        }
+        let catalogue = Catalogue::new();
+        let unknown: Vec<&String> = seen.iter().filter(|k| !catalogue.knows(k)).collect();
+        assert!(
+            unknown.is_empty(),
+            "keys of real runs the catalogue lacks: {unknown:?}"
+        );
+        let never: Vec<&String> = catalogue
+            .keys
+            .iter()
+            .filter(|k| !k.starts_with("counters.") && !seen.contains(*k))
+            .collect();
+        assert!(
+            never.is_empty(),
+            "catalogue keys no run reported: {never:?}"
+        );
+        for d in DEFAULT_METRICS {
+            assert!(catalogue.knows(d), "default metric `{d}` names nothing");
+        }
+        assert!(!catalogue.knows("cache.*"));
+        assert!(!catalogue.knows("counters.NOPE"));
+        assert!(!catalogue.knows("machine.cb.size"));
+        assert!(!catalogue.knows("energy.components."));
+        assert!(catalogue.knows("energy.components.anything"));
+        assert_eq!(
+            catalogue.closest("offchip.lod_words"),
+            Some("offchip.load_words")
+        );
     }
 
     #[test]

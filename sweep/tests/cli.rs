@@ -583,7 +583,7 @@ digits = 1
 [[table]]
 name = "broken"
 rows = "N"
-value = "nonesuch"
+value = "caches.l1.hits"
 columns = "machine"
 "#
     );
@@ -592,7 +592,7 @@ columns = "machine"
     assert!(o.status.success(), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(
-        err.contains("table `broken`: no finished run has the metric `nonesuch`"),
+        err.contains("table `broken`: no finished run has the metric `caches.l1.hits`"),
         "{err}"
     );
     let read = |name: &str| std::fs::read_to_string(Path::new(&out).join(name)).unwrap();

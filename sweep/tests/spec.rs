@@ -122,6 +122,75 @@ fn bad_specs_name_the_key_and_line() {
         5,
         "`mean` names row `al`",
     );
+    // Metric names are checked against every key a run can report (before any run).
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"no.such.metric\"\ncolumns = \"N\"\n"
+        ),
+        5,
+        "table `t`: `no.such.metric` is not a metric",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = [[\"all\", \"cycles\", \"offchip.lod_words\"]]\ncolumns = \"N\"\n"
+        ),
+        5,
+        "`offchip.lod_words` is not a metric",
+    );
+    expect_problem(
+        &format!(
+            "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\nper = \"energy.totl_j\"\n"
+        ),
+        5,
+        "`energy.totl_j` is not a metric",
+    );
+    expect_problem(
+        &format!("{base}{axis}[[plot]]\nname = \"p\"\nx = \"zz\"\ny = \"cycles\"\n"),
+        5,
+        "plot `p`: `x = \"zz\"` is neither a column (`N`) nor a metric",
+    );
+    expect_problem(
+        &format!("{base}{axis}[[plot]]\nname = \"p\"\nx = \"N\"\ny = \"counters.NOPE\"\n"),
+        5,
+        "plot `p`: `y = \"counters.NOPE\"` is not a metric",
+    );
+    expect_problem(
+        &format!("metrics = [\"cycles\", \"cyles\"]\n{base}"),
+        1,
+        "`cyles` is not a metric",
+    );
+    expect_problem(
+        &format!("metrics = [\"cache.*\"]\n{base}"),
+        1,
+        "metric pattern `cache.*` matches no metric",
+    );
+    let typo = problems(&format!("metrics = [\"offchip.lod_words\"]\n{base}"));
+    let rendered = format!("{typo:?}");
+    assert!(rendered.contains("offchip.lod_words"), "{rendered}");
+    // Every kind of key that exists plans: stats, breakdown, counters, machine
+    // keys, open energy components, patterns, and a plot whose x is a metric.
+    planned(
+        &format!(
+            "metrics = [\"cycles\", \"caches.*\", \"caches.l1.hits\", \"occupancy.achieved\", \"counters.IDLE_COREP\", \"machine.cb.size_kib\", \"energy.components.DRAMP\", \"energy.components.*\", \"launch.grid.1\", \"offchip.words\"]\n{base}{axis}[[plot]]\nname = \"p\"\nx = \"offchip.words\"\ny = \"energy.total_j\"\n[[table]]\nname = \"t\"\nrows = [[\"all\", \"cycles\", \"blocksyncs.link\"]]\ncolumns = \"N\"\nper = \"energy.total_j\"\n"
+        ),
+        &[],
+    );
+    // A machine setting written as a string where the key takes a number.
+    expect_problem(
+        &format!("{base}[[axis]]\nset.\"cb.size_kib\" = [4, \"8\"]\n"),
+        4,
+        "machine setting `cb.size_kib` is given the string \"8\"",
+    );
+    expect_problem(
+        &format!("{base}set.\"cb.size_kib\" = \"16\"\n"),
+        3,
+        "is given the string \"16\"",
+    );
+    planned(&format!("{base}set = [\"cb.size_kib=8\"]\n"), &[]);
+    planned(
+        &format!("{base}set.\"sm.scheduler_policy\" = \"gto\"\n"),
+        &[],
+    );
     expect_problem(
         &format!(
             "{base}{axis}[[table]]\nname = \"t\"\nrows = \"N\"\nvalue = \"cycles\"\ncolumns = \"N\"\nrelative_to = \"1\"\nformat = \"pct\"\n"

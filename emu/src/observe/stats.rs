@@ -53,14 +53,14 @@ pub struct Stats {
     pub samples: Option<SampleStats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Instructions {
     pub warp: u64,
     pub thread: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Offchip {
     pub load_words: u64,
@@ -76,7 +76,7 @@ pub struct Offchip {
     pub dram_busy_cycles: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cb {
     pub reads: u64,
@@ -87,7 +87,7 @@ pub struct Cb {
 }
 
 /// Occupancy of a GPU run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Occupancy {
     /// Blocks that fit on one SM at once.
@@ -102,7 +102,7 @@ pub struct Occupancy {
     pub achieved: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Passes {
     pub x: u32,
@@ -110,14 +110,14 @@ pub struct Passes {
     pub mode: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Blocksyncs {
     pub global: u64,
     pub link: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchStats {
     pub grid: [u32; 2],
@@ -196,6 +196,34 @@ fn stalls(s: &[u64]) -> Counts {
 }
 
 impl Stats {
+    /// A document with every optional section present, zeros and empty maps: the
+    /// shape of every `--stats` document, for tools that check key names before
+    /// any run. A struct literal, so that a new field cannot be left out.
+    pub fn shape() -> Stats {
+        Stats {
+            stats_version: STATS_VERSION,
+            kernel: String::new(),
+            functional: false,
+            cycles: 0,
+            time_s: 0.0,
+            instructions: Instructions::default(),
+            ipc: 0.0,
+            offchip: Offchip::default(),
+            cb: Cb::default(),
+            caches: Some(CacheTotals::default()),
+            passes: Passes::default(),
+            occupancy: Some(Occupancy::default()),
+            blocksyncs: Blocksyncs::default(),
+            launch: LaunchStats::default(),
+            machine: BTreeMap::new(),
+            counters: Counts::new(),
+            counter_events: BTreeMap::new(),
+            units: Vec::new(),
+            pcs: Vec::new(),
+            samples: None,
+        }
+    }
+
     /// Builds the document of a finished run.
     pub fn new(result: &RunResult, image: &Image, machine: &Machine) -> Stats {
         let t = &result.traffic;

@@ -7,6 +7,7 @@
 //! spec names are read in [`inputs`].
 
 mod inputs;
+mod reports;
 
 use crate::diag::{Problem, SpecError};
 use crate::files::Access;
@@ -283,6 +284,7 @@ impl Planner<'_> {
             .collect();
         let columns = self.columns();
         self.check_excludes(&columns);
+        self.check_metric_names(&columns);
         let has_kernel = spec.base.iter().any(|(f, _)| *f == Field::Kernel)
             || spec
                 .axes
@@ -406,69 +408,6 @@ impl Planner<'_> {
             }
         }
         names
-    }
-
-    /// A table's `relative_to` must be a value of its `columns` column, and each
-    /// `mean` label one of its rows, among the planned runs: known before any run.
-    fn check_table_values(&mut self, columns: &[String], runs: &[Run]) {
-        let values_of = |col: &str| -> Vec<String> {
-            let Some(i) = columns.iter().position(|c| c == col) else {
-                return Vec::new();
-            };
-            let mut v: Vec<String> = Vec::new();
-            for r in runs {
-                if !v.contains(&r.values[i]) {
-                    v.push(r.values[i].clone());
-                }
-            }
-            v
-        };
-        for (span, t) in &self.spec.tables {
-            if !columns.contains(&t.columns) {
-                continue; // already reported as not a column
-            }
-            let heads = values_of(&t.columns);
-            if let Some(b) = &t.relative_to
-                && !heads.contains(b)
-            {
-                self.problems.push(
-                    Problem::at(
-                        span.clone(),
-                        format!(
-                            "table `{}`: `relative_to = \"{}\"` is not a value of `{}`",
-                            t.name,
-                            shorten(b),
-                            t.columns
-                        ),
-                    )
-                    .help(format!(
-                        "the runs give `{}` the values {}",
-                        t.columns,
-                        quoted(&heads)
-                    )),
-                );
-            }
-            let rows = match &t.rows {
-                TableRows::Column { column, .. } if columns.contains(column) => values_of(column),
-                TableRows::Column { .. } => continue,
-                TableRows::Metrics(rows) => rows.iter().map(|(label, _)| label.clone()).collect(),
-            };
-            for m in &t.mean {
-                if !rows.contains(m) {
-                    self.problems.push(
-                        Problem::at(
-                            span.clone(),
-                            format!(
-                                "table `{}`: `mean` names row `{}`, which the table does not have",
-                                t.name,
-                                shorten(m)
-                            ),
-                        )
-                        .help(format!("its rows are {}", quoted(&rows))),
-                    );
-                }
-            }
-        }
     }
 
     fn check_excludes(&mut self, columns: &[String]) {

@@ -4,6 +4,8 @@
 //! metrics and plots. Parsing walks the TOML tree with spans so every problem points
 //! at its key or value ([`walk`]); all problems of a file are reported at once.
 
+mod axes;
+mod plot;
 mod summary;
 mod walk;
 

@@ -1,10 +1,11 @@
 //! Walking the TOML tree of a spec (with spans) into a [`Spec`], collecting every
 //! problem on the way: unknown keys, wrong types, values the machine table or the
-//! allowed choices reject, zipped keys of different lengths.
+//! allowed choices reject. The top level and `[base]` are here; axes, plots and
+//! tables have their own modules.
 
 use super::{
-    Axis, Column, DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT_S, Exclude, Field, MAX_MEMORY_MIB,
-    MAX_NAME_BYTES, MAX_TIMEOUT_S, MIN_MEMORY_MIB, PlotSpec, Spec, Value,
+    DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT_S, Field, MAX_MEMORY_MIB, MAX_NAME_BYTES, MAX_TIMEOUT_S,
+    MIN_MEMORY_MIB, Spec, Value,
 };
 use crate::diag::{Problem, Span};
 use spu_io::quote::shorten;
@@ -25,7 +26,7 @@ const TOP_KEYS: &[&str] = &[
     "plot",
     "table",
 ];
-const FIELD_KEYS: &[&str] = &[
+pub(super) const FIELD_KEYS: &[&str] = &[
     "kernel",
     "machine",
     "model",
@@ -37,9 +38,6 @@ const FIELD_KEYS: &[&str] = &[
     "D",
     "set",
     "label",
-];
-const PLOT_KEYS: &[&str] = &[
-    "name", "x", "y", "series", "where", "title", "kind", "x_label", "y_label",
 ];
 
 pub(super) type Entry<'t, 'i> = (
@@ -443,7 +441,7 @@ impl Walker {
                                         text: val.trim().to_string(),
                                         span: s.span.clone(),
                                     };
-                                    self.check_set(&field, &value);
+                                    self.check_set(&field, &value, false);
                                     out.push((field, value));
                                 }
                                 _ => self.problems.push(
@@ -458,7 +456,7 @@ impl Walker {
                         for (name, value) in entries(sub) {
                             let field = Field::Set(name.get_ref().to_string());
                             if let Some(s) = self.scalar(value, &field.spec_key()) {
-                                self.check_set(&field, &s);
+                                self.check_set(&field, &s, is_string(value));
                                 out.push((field, s));
                             }
                         }
@@ -480,7 +478,7 @@ impl Walker {
     }
 
     /// Checks a value of a field whose values are known without files.
-    fn check_plain(&mut self, field: &Field, v: &Value) {
+    pub(super) fn check_plain(&mut self, field: &Field, v: &Value) {
         let allowed: &[&str] = match field {
             Field::Boundary => &["iu", "dma"],
             Field::Passes => &["overlapped", "sequential"],
@@ -507,9 +505,35 @@ impl Walker {
         }
     }
 
-    /// Checks a machine setting against the parameter table.
-    fn check_set(&mut self, field: &Field, v: &Value) {
+    /// Checks a machine setting against the parameter table; `quoted` when the
+    /// spec wrote the value as a TOML string, which a number may not be (a
+    /// string is a word: `"8"` for a size is a typo, as `8` would be for a name).
+    pub(super) fn check_set(&mut self, field: &Field, v: &Value, quoted: bool) {
         let Field::Set(key) = field else { return };
+        if quoted
+            && matches!(
+                spu_emu::machine::param::RawValue::from_text(&v.text),
+                spu_emu::machine::param::RawValue::Int(_)
+                    | spu_emu::machine::param::RawValue::Float(_)
+            )
+        {
+            self.problems.push(
+                Problem::at(
+                    v.span.clone(),
+                    format!(
+                        "machine setting `{}` is given the string \"{}\"",
+                        shorten(key),
+                        shorten(&v.text)
+                    ),
+                )
+                .label("a string, not a number")
+                .help(format!(
+                    "write the number without quotes: `{}`",
+                    shorten(&v.text)
+                )),
+            );
+            return;
+        }
         if let Err(e) = spu_emu::Machine::default().set(&format!("{key}={}", v.text)) {
             self.problems.push(
                 Problem::at(v.span.clone(), e.to_string())
@@ -517,296 +541,6 @@ impl Walker {
                     .help("`spu-emu --list-params` lists every key with its range"),
             );
         }
-    }
-
-    /// The columns of one axis table (or of one of its extras).
-    fn columns<'t, 'i>(
-        &mut self,
-        t: &'t DeTable<'i>,
-        allow_extra: bool,
-    ) -> (Vec<Column>, Vec<Entry<'t, 'i>>) {
-        let mut columns = Vec::new();
-        let mut extras = Vec::new();
-        for (k, v) in entries(t) {
-            let key = k.get_ref().as_ref();
-            match key {
-                "extra" if allow_extra => extras.push((k, v)),
-                "D" | "set" | "label" => {
-                    let Some(sub) = self.table(v, key) else {
-                        continue;
-                    };
-                    for (name, values) in entries(sub) {
-                        if !self.check_name(name.span(), name.get_ref(), "the column") {
-                            continue;
-                        }
-                        let n = name.get_ref().to_string();
-                        let field = match key {
-                            "D" => Field::Define(n),
-                            "set" => Field::Set(n),
-                            _ => Field::Label(n),
-                        };
-                        if let Some(c) = self.column(field, name.span(), values) {
-                            columns.push(c);
-                        }
-                    }
-                }
-                _ => match plain_field(key) {
-                    Some(field) => {
-                        if let Some(c) = self.column(field, k.span(), v) {
-                            columns.push(c);
-                        }
-                    }
-                    None => {
-                        let mut known = FIELD_KEYS.to_vec();
-                        if allow_extra {
-                            known.push("extra");
-                        }
-                        self.unknown(k, "an axis", &known);
-                    }
-                },
-            }
-        }
-        (columns, extras)
-    }
-
-    fn column(&mut self, field: Field, key_span: Span, v: &Spanned<DeValue>) -> Option<Column> {
-        let key = field.spec_key();
-        let items = self.array(v, &key)?;
-        if items.is_empty() {
-            self.problems.push(
-                Problem::at(v.span(), format!("axis `{key}` has no values"))
-                    .label("empty")
-                    .help("give at least one value, or move a single value to `[base]`"),
-            );
-            return None;
-        }
-        let mut values = Vec::new();
-        for item in items.iter() {
-            if let Some(s) = self.scalar(item, &key) {
-                self.check_plain(&field, &s);
-                self.check_set(&field, &s);
-                values.push(s);
-            }
-        }
-        (values.len() == items.len()).then_some(Column {
-            field,
-            key_span,
-            values,
-        })
-    }
-
-    fn axis(&mut self, span: Span, t: &DeTable) -> Option<Axis> {
-        let (columns, extra_entries) = self.columns(t, true);
-        if columns.is_empty() {
-            if !t.is_empty() && extra_entries.len() < t.len() {
-                return None; // its keys were already reported
-            }
-            self.problems.push(
-                Problem::at(span, "an `[[axis]]` without values")
-                    .label("no axis keys")
-                    .help("add a key with a list of values, e.g. `D.N = [128, 256]`"),
-            );
-            return None;
-        }
-        let ok = self.zipped(&columns);
-        let mut extra = Vec::new();
-        for (_, v) in extra_entries {
-            let Some(named) = self.table(v, "extra") else {
-                continue;
-            };
-            for (name, values) in entries(named) {
-                if !self.check_name(name.span(), name.get_ref(), "the extra") {
-                    continue;
-                }
-                let Some(vt) = self.table(values, "extra") else {
-                    continue;
-                };
-                let (cols, _) = self.columns(vt, false);
-                if self.zipped(&cols) && self.same_fields(&columns, &cols, name.span()) {
-                    extra.push((name.get_ref().to_string(), name.span(), cols));
-                }
-            }
-        }
-        ok.then_some(Axis {
-            span,
-            columns,
-            extra,
-        })
-    }
-
-    /// Columns of one axis vary together, so they need as many values each.
-    fn zipped(&mut self, columns: &[Column]) -> bool {
-        let Some(first) = columns.first() else {
-            return true;
-        };
-        let mut ok = true;
-        for c in &columns[1..] {
-            if c.values.len() != first.values.len() {
-                ok = false;
-                self.problems.push(
-                    Problem::at(
-                        c.key_span.clone(),
-                        format!(
-                            "`{}` has {} values but `{}` in the same axis has {}",
-                            c.field.spec_key(),
-                            c.values.len(),
-                            first.field.spec_key(),
-                            first.values.len()
-                        ),
-                    )
-                    .label("keys of one axis vary together")
-                    .help("give both the same number of values, or put them in separate `[[axis]]` tables to combine every value with every other"),
-                );
-            }
-        }
-        let mut seen = std::collections::HashSet::new();
-        for c in columns {
-            if !seen.insert(c.field.column()) {
-                ok = false;
-                self.problems.push(
-                    Problem::at(
-                        c.key_span.clone(),
-                        format!("column `{}` is set twice in one axis", c.field.column()),
-                    )
-                    .label("duplicate"),
-                );
-            }
-        }
-        ok
-    }
-
-    fn same_fields(&mut self, axis: &[Column], extra: &[Column], span: Span) -> bool {
-        let mut a: Vec<String> = axis.iter().map(|c| c.field.spec_key()).collect();
-        let mut b: Vec<String> = extra.iter().map(|c| c.field.spec_key()).collect();
-        a.sort();
-        b.sort();
-        if a == b {
-            return true;
-        }
-        self.problems.push(
-            Problem::at(span, "extra values must set the same keys as their axis")
-                .label(format!("sets {}", b.join(", ")))
-                .help(format!("the axis sets {}", a.join(", "))),
-        );
-        false
-    }
-
-    fn exclude(&mut self, span: Span, t: &DeTable) -> Exclude {
-        let mut conditions = Vec::new();
-        for (k, v) in entries(t) {
-            let col = k.get_ref().to_string();
-            let values = match v.get_ref() {
-                DeValue::Array(items) => {
-                    items.iter().filter_map(|i| self.scalar(i, &col)).collect()
-                }
-                _ => self.scalar(v, &col).into_iter().collect(),
-            };
-            conditions.push((col, k.span(), values));
-        }
-        if conditions.is_empty() {
-            self.problems.push(
-                Problem::at(
-                    span.clone(),
-                    "an empty `[[exclude]]` would exclude every run",
-                )
-                .label("no conditions")
-                .help("name columns and values, e.g. `machine = \"spu-4x4-dma\"`"),
-            );
-        }
-        Exclude { span, conditions }
-    }
-
-    fn plot(&mut self, span: Span, t: &DeTable, spec_name: &str, index: usize) -> Option<PlotSpec> {
-        let mut plot = PlotSpec {
-            name: if index == 0 {
-                spec_name.to_string()
-            } else {
-                format!("{spec_name}-{}", index + 1)
-            },
-            x: String::new(),
-            y: String::new(),
-            series: Vec::new(),
-            filters: Vec::new(),
-            title: None,
-            kind: None,
-            x_label: None,
-            y_label: None,
-        };
-        let mut has = (false, false);
-        for (k, v) in entries(t) {
-            let key = k.get_ref().as_ref();
-            match key {
-                "name" => {
-                    if let Some(s) = self.string(v, key) {
-                        if !plain_name(&s.text) {
-                            self.problems.push(
-                                Problem::at(s.span, "a plot name must be a plain file stem")
-                                    .label("no slashes, not empty, not starting with `.`"),
-                            );
-                        } else if self.check_name(s.span.clone(), &s.text, "the plot name") {
-                            plot.name = s.text;
-                        }
-                    }
-                }
-                "x" => {
-                    has.0 = true;
-                    plot.x = self.string(v, key).map(|s| s.text).unwrap_or_default();
-                }
-                "y" => {
-                    has.1 = true;
-                    plot.y = self.string(v, key).map(|s| s.text).unwrap_or_default();
-                }
-                "series" => match v.get_ref() {
-                    DeValue::Array(items) => {
-                        plot.series = items
-                            .iter()
-                            .filter_map(|i| self.string(i, key).map(|s| s.text))
-                            .collect();
-                    }
-                    _ => plot.series = self.string(v, key).map(|s| s.text).into_iter().collect(),
-                },
-                "where" => {
-                    if let Some(sub) = self.table(v, key) {
-                        for (col, value) in entries(sub) {
-                            if let Some(s) = self.scalar(value, col.get_ref()) {
-                                plot.filters.push((col.get_ref().to_string(), s.text));
-                            }
-                        }
-                    }
-                }
-                "title" => plot.title = self.string(v, key).map(|s| s.text),
-                "x_label" => plot.x_label = self.string(v, key).map(|s| s.text),
-                "y_label" => plot.y_label = self.string(v, key).map(|s| s.text),
-                "kind" => {
-                    if let Some(s) = self.string(v, key) {
-                        if s.text == "line" || s.text == "bars" {
-                            plot.kind = Some(s.text);
-                        } else {
-                            self.problems.push(
-                                Problem::at(
-                                    s.span,
-                                    format!("unknown plot kind `{}`", shorten(&s.text)),
-                                )
-                                .label("expected \"line\" or \"bars\""),
-                            );
-                        }
-                    }
-                }
-                _ => self.unknown(k, "a `[[plot]]`", PLOT_KEYS),
-            }
-        }
-        if !(has.0 && has.1) {
-            self.problems.push(
-                Problem::at(
-                    span,
-                    format!("plot `{}` needs both `x` and `y`", shorten(&plot.name)),
-                )
-                .label("incomplete plot")
-                .help("e.g. `x = \"N\"` (a column) and `y = \"energy.total_j\"` (a metric)"),
-            );
-            return None;
-        }
-        Some(plot)
     }
 }
 
@@ -818,7 +552,7 @@ pub(super) fn plain_name(s: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-fn plain_field(key: &str) -> Option<Field> {
+pub(super) fn plain_field(key: &str) -> Option<Field> {
     Some(match key {
         "kernel" => Field::Kernel,
         "machine" => Field::Machine,
@@ -830,6 +564,11 @@ fn plain_field(key: &str) -> Option<Field> {
         "max_cycles" => Field::MaxCycles,
         _ => return None,
     })
+}
+
+/// Whether a TOML value was written as a string.
+pub(super) fn is_string(v: &Spanned<DeValue>) -> bool {
+    matches!(v.get_ref(), DeValue::String(_))
 }
 
 /// Edits (insertions, deletions, substitutions) between two keys; a key longer

@@ -1,0 +1,146 @@
+//! Checks of what a spec's reports name, made when planning so that a typo fails
+//! before any run: metric keys (against every key a run can report), a plot's
+//! `x`, a table's `relative_to` and `mean` labels (against the planned runs).
+
+use super::{Planner, Run, quoted};
+use crate::diag::Problem;
+use crate::metrics::Catalogue;
+use crate::spec::TableRows;
+use spu_io::quote::shorten;
+
+impl Planner<'_> {
+    /// Every metric a spec names (its `metrics`, plots' `x` and `y`, tables'
+    /// values, rows and `per`) must be one some run can report, or a column where
+    /// a column may stand.
+    pub(super) fn check_metric_names(&mut self, columns: &[String]) {
+        let catalogue = Catalogue::new();
+        let spec = self.spec;
+        let unknown = |what: String, key: &str| -> Problem {
+            let hint = match catalogue.closest(key) {
+                Some(k) => format!("did you mean `{k}`? "),
+                None => String::new(),
+            };
+            Problem::whole(what).help(format!(
+                "{hint}metrics are paths in the stats and energy documents (`cycles`, `offchip.load_words`, `caches.l1.hits`, `energy.total_j`, ...); `spu-sweep metrics DIR` lists those of a finished run"
+            ))
+        };
+        for m in &spec.metrics {
+            if !catalogue.knows(&m.text) {
+                let what = if m.text.contains('*') {
+                    format!("metric pattern `{}` matches no metric", shorten(&m.text))
+                } else {
+                    format!("`{}` is not a metric", shorten(&m.text))
+                };
+                let mut p = unknown(what, &m.text);
+                p.span = Some(m.span.clone());
+                self.problems.push(p.label("no run reports it"));
+            }
+        }
+        for (span, p) in &spec.plots {
+            if !columns.contains(&p.x) && !catalogue.knows(&p.x) {
+                let mut problem = unknown(
+                    format!(
+                        "plot `{}`: `x = \"{}\"` is neither a column ({}) nor a metric",
+                        shorten(&p.name),
+                        shorten(&p.x),
+                        quoted(columns)
+                    ),
+                    &p.x,
+                );
+                problem.span = Some(span.clone());
+                self.problems.push(problem);
+            }
+            if !catalogue.knows(&p.y) {
+                let mut problem = unknown(
+                    format!(
+                        "plot `{}`: `y = \"{}\"` is not a metric",
+                        shorten(&p.name),
+                        shorten(&p.y)
+                    ),
+                    &p.y,
+                );
+                problem.span = Some(span.clone());
+                self.problems.push(problem);
+            }
+        }
+        for (span, t) in &spec.tables {
+            let named: Vec<&String> = match &t.rows {
+                TableRows::Column { value, .. } => value.iter().collect(),
+                TableRows::Metrics(rows) => rows.iter().flat_map(|(_, m)| m).collect(),
+            };
+            for m in named.into_iter().chain(&t.per) {
+                if !catalogue.knows(m) {
+                    let mut problem = unknown(
+                        format!("table `{}`: `{}` is not a metric", t.name, shorten(m)),
+                        m,
+                    );
+                    problem.span = Some(span.clone());
+                    self.problems.push(problem);
+                }
+            }
+        }
+    }
+
+    /// A table's `relative_to` must be a value of its `columns` column, and each
+    /// `mean` label one of its rows, among the planned runs: known before any run.
+    pub(super) fn check_table_values(&mut self, columns: &[String], runs: &[Run]) {
+        let values_of = |col: &str| -> Vec<String> {
+            let Some(i) = columns.iter().position(|c| c == col) else {
+                return Vec::new();
+            };
+            let mut v: Vec<String> = Vec::new();
+            for r in runs {
+                if !v.contains(&r.values[i]) {
+                    v.push(r.values[i].clone());
+                }
+            }
+            v
+        };
+        for (span, t) in &self.spec.tables {
+            if !columns.contains(&t.columns) {
+                continue; // already reported as not a column
+            }
+            let heads = values_of(&t.columns);
+            if let Some(b) = &t.relative_to
+                && !heads.contains(b)
+            {
+                self.problems.push(
+                    Problem::at(
+                        span.clone(),
+                        format!(
+                            "table `{}`: `relative_to = \"{}\"` is not a value of `{}`",
+                            t.name,
+                            shorten(b),
+                            t.columns
+                        ),
+                    )
+                    .help(format!(
+                        "the runs give `{}` the values {}",
+                        t.columns,
+                        quoted(&heads)
+                    )),
+                );
+            }
+            let rows = match &t.rows {
+                TableRows::Column { column, .. } if columns.contains(column) => values_of(column),
+                TableRows::Column { .. } => continue,
+                TableRows::Metrics(rows) => rows.iter().map(|(label, _)| label.clone()).collect(),
+            };
+            for m in &t.mean {
+                if !rows.contains(m) {
+                    self.problems.push(
+                        Problem::at(
+                            span.clone(),
+                            format!(
+                                "table `{}`: `mean` names row `{}`, which the table does not have",
+                                t.name,
+                                shorten(m)
+                            ),
+                        )
+                        .help(format!("its rows are {}", quoted(&rows))),
+                    );
+                }
+            }
+        }
+    }
+}
