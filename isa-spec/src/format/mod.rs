@@ -9,6 +9,7 @@ mod expr;
 mod model;
 mod output;
 mod param;
+mod sections;
 mod validate;
 
 pub use bytes::{MAX_EXPR_NODES, MAX_STRING};
