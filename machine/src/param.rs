@@ -9,6 +9,9 @@ pub use spu_io::quote::shorten;
 #[derive(Debug, Clone, PartialEq)]
 pub enum RawValue {
     Int(i64),
+    /// An integer written in full that does not fit in 64 signed bits, kept as
+    /// written so messages show it exactly (as a float it would be rounded).
+    BigInt(String),
     Float(f64),
     Text(String),
 }
@@ -18,8 +21,11 @@ impl RawValue {
     pub fn from_text(text: &str) -> RawValue {
         let t = text.trim();
         let digits = t.replace('_', "");
+        let unsigned = digits.strip_prefix(['-', '+']).unwrap_or(&digits);
         if let Ok(i) = digits.parse::<i64>() {
             RawValue::Int(i)
+        } else if !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit()) {
+            RawValue::BigInt(digits.strip_prefix('+').unwrap_or(&digits).to_string())
         } else if let Ok(f) = digits.parse::<f64>() {
             RawValue::Float(f)
         } else {
@@ -30,6 +36,7 @@ impl RawValue {
     fn describe(&self) -> String {
         match self {
             RawValue::Int(i) => format!("the integer {i}"),
+            RawValue::BigInt(i) => format!("the integer {}", shorten(i)),
             RawValue::Float(f) => format!("the number {f:?}"),
             RawValue::Text(s) => format!("the word `{}`", shorten(s)),
         }
@@ -85,6 +92,9 @@ fn out_of_range(raw: &RawValue, range: Range) -> String {
             "{} is not an integer: expected {range} (write it without a decimal point)",
             raw.describe()
         ),
+        (RawValue::BigInt(_), Range::Int(..) | Range::Float(..) | Range::PowerOfTwo(..)) => {
+            format!("{} is out of range: expected {range}", raw.describe())
+        }
         (RawValue::Int(_) | RawValue::Float(_), Range::Int(..) | Range::Float(..)) => {
             format!("{} is out of range: expected {range}", raw.describe())
         }
@@ -127,7 +137,7 @@ impl ParamType for f64 {
         let v = match raw {
             RawValue::Int(i) => *i as f64,
             RawValue::Float(f) => *f,
-            RawValue::Text(_) => return Err(out_of_range(raw, range)),
+            RawValue::BigInt(_) | RawValue::Text(_) => return Err(out_of_range(raw, range)),
         };
         match range {
             Range::Float(lo, hi) if v >= lo && v <= hi => Ok(v),
@@ -169,6 +179,7 @@ macro_rules! word_enum {
                     _ => Err(format!("{} is not valid: expected {range}", match raw {
                         $crate::param::RawValue::Text(t) => format!("`{}`", $crate::param::shorten(t)),
                         $crate::param::RawValue::Int(i) => i.to_string(),
+                        $crate::param::RawValue::BigInt(i) => $crate::param::shorten(i).to_string(),
                         $crate::param::RawValue::Float(f) => format!("{f:?}"),
                     })),
                 }
@@ -200,6 +211,20 @@ mod tests {
         assert_eq!(RawValue::from_text("1_000"), RawValue::Int(1000));
         assert_eq!(RawValue::from_text("88.7"), RawValue::Float(88.7));
         assert_eq!(RawValue::from_text("gto"), RawValue::Text("gto".into()));
+        // Integers past 64 bits stay exact, for the message.
+        let huge = RawValue::from_text("18446744073709551615");
+        assert_eq!(huge, RawValue::BigInt("18446744073709551615".into()));
+        let err = u32::from_raw(&huge, Range::Int(1, 8)).unwrap_err();
+        assert_eq!(
+            err,
+            "the integer 18446744073709551615 is out of range: expected an integer in 1..=8"
+        );
+        assert_eq!(
+            RawValue::from_text("-99999999999999999999"),
+            RawValue::BigInt("-99999999999999999999".into())
+        );
+        assert!(f64::from_raw(&huge, Range::Float(0.5, 4.0)).is_err());
+        assert_eq!(RawValue::from_text("1e30"), RawValue::Float(1e30));
     }
 
     #[test]

@@ -371,6 +371,7 @@ impl Stats {
                 serde_json::Value::String(s) => RawValue::Text(s.clone()),
                 serde_json::Value::Number(n) => match n.as_i64() {
                     Some(i) => RawValue::Int(i),
+                    None if n.is_u64() => RawValue::BigInt(n.to_string()),
                     None => RawValue::Float(n.as_f64().unwrap_or(f64::NAN)),
                 },
                 other => {

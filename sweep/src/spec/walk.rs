@@ -514,6 +514,7 @@ impl Walker {
             && matches!(
                 spu_emu::machine::param::RawValue::from_text(&v.text),
                 spu_emu::machine::param::RawValue::Int(_)
+                    | spu_emu::machine::param::RawValue::BigInt(_)
                     | spu_emu::machine::param::RawValue::Float(_)
             )
         {
