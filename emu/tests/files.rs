@@ -440,11 +440,16 @@ ld.param.u64 %rd1, [k_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n\
     for i in 1..=9 {
         cu += &format!("// line {i} of the CUDA source\n");
     }
-    std::fs::write(dir.path().join("kern.cu"), cu).unwrap();
+    std::fs::write(dir.path().join("kern.cu"), &cu).unwrap();
+    // A file beside the launch file that is not source is never quoted.
+    std::fs::write(dir.path().join("secret.txt"), &cu).unwrap();
+    std::fs::write(dir.path().join("notes"), &cu).unwrap();
     for (recorded, quoted) in [
         ("/home/user/kern.cu", true),
         ("/etc/passwd", false),
         ("../../../etc/passwd", false),
+        ("secret.txt", false),
+        ("/somewhere/notes", false),
     ] {
         std::fs::write(dir.path().join("k.ptx"), ptx(recorded)).unwrap();
         let out = emu(&[launch.to_str().unwrap(), "-q"]);

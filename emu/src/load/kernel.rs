@@ -60,12 +60,24 @@ impl Kernel {
     }
 }
 
+/// Extensions of the source files a line table may name: kernels, launch files,
+/// CUDA C and the headers they include. Nothing else is quoted, so a line table
+/// that names `secret.txt` beside the kernel gets no text from it.
+pub const SOURCE_EXTENSIONS: &[&str] = &[
+    "spu", "ptx", "cu", "cuh", "h", "hpp", "inc", "c", "cc", "cpp", "cxx",
+];
+
 /// The text of source file `recorded` (a name from a binary's line table or a
-/// statistics file) if a plain file of that name sits beside `input`, the file the
-/// user named. A hostile binary can name any path; only its last component is used,
-/// and links, devices and pipes are never read.
+/// statistics file) if a plain file of that name, with a source extension
+/// ([`SOURCE_EXTENSIONS`]), sits beside `input`, the file the user named. A hostile
+/// binary can name any path; only its last component is used, and links, devices
+/// and pipes are never read.
 pub fn source_beside(input: &Path, recorded: &str) -> Option<String> {
     let name = Path::new(recorded).file_name()?;
+    let ext = Path::new(name).extension()?.to_str()?;
+    if !SOURCE_EXTENSIONS.contains(&ext) {
+        return None;
+    }
     let dir = match input.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
