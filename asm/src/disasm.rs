@@ -248,8 +248,8 @@ pub fn disassemble(m: &Module, options: Options) -> String {
         expr(&l.iu_threads)
     );
     for a in &m.preconditions {
-        // A message from a binary may hold what a source string cannot.
-        let message = spu_io::quote::escape(&a.message).replace('"', "'");
+        // The reader refuses messages a source string cannot hold; escaped anyway.
+        let message = spu_io::quote::escape(&a.message);
         let _ = writeln!(
             s,
             ".assert {}, \"{message}\";",

@@ -116,3 +116,28 @@ fn inconsistent_debug_information_is_refused() {
     let e = spu_isa::format::write_module(&m).unwrap_err().to_string();
     assert!(e.contains("is not an identifier"), "{e}");
 }
+
+/// A precondition message comes back from `-d` as written, and a binary whose
+/// message holds what a source string cannot (a quote, an escape character) is
+/// refused when read, so every listing re-assembles to the same bytes.
+#[test]
+fn precondition_messages_round_trip_and_patched_ones_are_refused() {
+    let src = ".param .u32 N = 64;\n.assert N > 0, \"N must be positive: 'N' > 0\";\n.entry k {\n    exit;\n}\n";
+    let bin = assemble("assert.spu", src);
+    let text = listing(&bin, &[]);
+    assert!(
+        text.contains(".assert N > 0, \"N must be positive: 'N' > 0\";"),
+        "{text}"
+    );
+    assert_eq!(assemble("again.spu", &text), bin, "{text}");
+    for patch in [&b"N \"ust"[..], &b"N \x1bust"[..]] {
+        let mut bad = bin.clone();
+        let at = bad
+            .windows(6)
+            .position(|w| w == b"N must")
+            .expect("the message is stored as written");
+        bad[at..at + 6].copy_from_slice(patch);
+        let err = spu_isa::format::read_module(&bad).expect_err("a patched message is refused");
+        assert!(err.to_string().contains("precondition message"), "{err}");
+    }
+}

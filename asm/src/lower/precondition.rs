@@ -26,6 +26,26 @@ impl Assembler<'_> {
             );
             return;
         }
+        // Stored as written and printed when a run breaks it: a character a
+        // terminal would act on or hide could not be shown, nor written back by -d.
+        if let Some(c) = message
+            .node
+            .chars()
+            .find(|&c| spu_io::quote::is_hidden(c) || c == '"')
+        {
+            diags.push(
+                Diagnostic::error(
+                    format!(
+                        "a precondition message may not hold `{}`",
+                        spu_io::quote::escape(&c.to_string())
+                    ),
+                    message.span.clone(),
+                )
+                .label("not plain text")
+                .help("write the message as plain text on one line"),
+            );
+            return;
+        }
         if message.node.len() > MAX_STRING as usize {
             diags.push(
                 Diagnostic::error("this message is too long", message.span.clone())

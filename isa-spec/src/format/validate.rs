@@ -1,6 +1,6 @@
 //! Cross-checks of a decoded module: every word decodes, every register, symbol and
-//! branch target it names exists, the tables agree in length, and names are text a
-//! terminal shows as it is.
+//! branch target it names exists, the tables agree in length, and names and
+//! precondition messages are text a terminal shows as it is.
 
 use super::{FormatError, Module};
 use crate::instr::{Instr, Operand, SymbolRef};
@@ -168,6 +168,19 @@ fn check_names(m: &Module) -> Result<(), FormatError> {
             return Err(FormatError::Invalid(format!(
                 "{what} name `{}` has control or invisible characters",
                 spu_io::quote::shorten(name)
+            )));
+        }
+    }
+    // A message is written back by the disassembler between quotes, as the
+    // assembler reads it: no quote, nothing hidden.
+    for a in &m.preconditions {
+        if a.message
+            .chars()
+            .any(|c| c == '"' || spu_io::quote::is_hidden(c))
+        {
+            return Err(FormatError::Invalid(format!(
+                "precondition message `{}` has a quote, control or invisible characters",
+                spu_io::quote::shorten(&a.message)
             )));
         }
     }
