@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// `1 run`, `2 runs`.
 fn runs(n: usize) -> String {
-    format!("{n} run{}", if n == 1 { "" } else { "s" })
+    spu_sweep::count(n, "run")
 }
 
 /// Set by Ctrl-C.
@@ -206,26 +206,26 @@ pub fn cmd_slurm(
     let job = batch.job_id.clone().unwrap_or_default();
     if opts.dry_run {
         spu_io::reportln!(
-            "wrote {}: {} in {} array tasks, not submitted; submit it with the same command without --dry-run",
+            "wrote {}: {} in {}, not submitted; submit it with the same command without --dry-run",
             spu_io::quote::path(&store.dir.join(format!("slurm/batch-{}.sh", batch.batch))),
             runs(pending.len()),
-            batch.tasks.len()
+            spu_sweep::count(batch.tasks.len(), "array task")
         );
         return Ok(ExitCode::SUCCESS);
     }
     if !opts.wait {
         spu_io::reportln!(
-            "submitted job {job}: {} in {} array tasks; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
+            "submitted job {job}: {} in {}; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             runs(pending.len()),
-            batch.tasks.len(),
+            spu_sweep::count(batch.tasks.len(), "array task"),
             dir = spu_io::quote::path(&store.dir)
         );
         return Ok(ExitCode::SUCCESS);
     }
     spu_io::reportln!(
-        "submitted job {job}: {} in {} array tasks; waiting (Ctrl-C stops waiting, not the job)",
+        "submitted job {job}: {} in {}; waiting (Ctrl-C stops waiting, not the job)",
         runs(pending.len()),
-        batch.tasks.len()
+        spu_sweep::count(batch.tasks.len(), "array task")
     );
     install_stop_handler();
     let bar = (std::io::stderr().is_terminal()).then(|| {
@@ -259,9 +259,9 @@ pub fn cmd_slurm(
         return Ok(ExitCode::from(130));
     }
     spu_io::reportln!(
-        "job {job}: {} in {} array tasks ended after {:.1} s",
+        "job {job}: {} in {} ended after {:.1} s",
         runs(pending.len()),
-        batch.tasks.len(),
+        spu_sweep::count(batch.tasks.len(), "array task"),
         started.elapsed().as_secs_f64()
     );
     finish(store, plan)
@@ -306,8 +306,8 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     );
     if !c.tables.is_empty() {
         spu_io::reportln!(
-            "wrote {} summary tables into {}",
-            c.tables.len(),
+            "wrote {} into {}",
+            spu_sweep::count(c.tables.len(), "summary table"),
             spu_io::quote::path(&store.dir.join("tables.md"))
         );
     }

@@ -83,7 +83,8 @@ pub enum SlurmError {
         why: String,
     },
     #[error(
-        "the task time limit would be {minutes} minutes ({runs} runs of {timeout_s} s), more than Slurm takes ({MAX_TASK_MINUTES}); give `--time MINUTES` or fewer `--runs-per-task`"
+        "the task time limit would be {minutes} minutes ({} of {timeout_s} s), more than Slurm takes ({MAX_TASK_MINUTES}); give `--time MINUTES` or fewer `--runs-per-task`",
+        crate::count(usize::try_from(*runs).unwrap_or(usize::MAX), "run")
     )]
     TooLong {
         minutes: u128,
