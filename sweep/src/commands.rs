@@ -379,7 +379,11 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
                 .with_context(|| format!("`--where {f}` needs the form COLUMN=VALUE"))
         })
         .collect::<Result<Vec<_>>>()?;
-    let output = output.unwrap_or_else(|| dir.join(format!("plots/{}.svg", y.replace('.', "_"))));
+    // Without `-o` the plot is a file of the results folder's own.
+    let own = output
+        .is_none()
+        .then(|| format!("plots/{}.svg", y.replace('.', "_")));
+    let output = output.unwrap_or_else(|| dir.join(own.as_deref().unwrap_or_default()));
     refuse_inputs(&store, &plan, &output)?;
     let spec = spu_sweep::spec::PlotSpec {
         name: output
@@ -395,6 +399,11 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         y_label: None,
     };
     let svg = spu_sweep::plot::svg(&plan, &store.records(&plan), &spec)?;
+    if let Some(name) = own {
+        store.write(&name, svg.as_bytes())?;
+        spu_io::outln!("{}", spu_io::quote::path(&output));
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create `{}`", spu_io::quote::path(parent)))?;
