@@ -504,11 +504,12 @@ pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header(["metric", "unit", &format!("run {}", first.id)]);
+    // A record is a file anyone may have edited: its keys and values are escaped.
     for (k, v) in &first.metrics {
         table.add_row([
-            k.clone(),
+            spu_io::quote::escape(k).into_owned(),
             spu_sweep::metrics::unit(k).unwrap_or("").to_string(),
-            spu_sweep::metrics::cell(Some(v)),
+            spu_io::quote::escape(&spu_sweep::metrics::cell(Some(v))).into_owned(),
         ]);
     }
     spu_io::outln!("{table}");
