@@ -627,6 +627,46 @@ columns = "machine"
     assert!(!Path::new(&out).join("tables/broken.md").exists());
 }
 
+/// A `|` or a line break in a label or a title stays inside its cell or line:
+/// the table keeps its shape and no heading is injected.
+#[test]
+fn summary_tables_escape_bars_and_line_breaks() {
+    let spec = r#"name = "s5"
+[base]
+kernel = "vecadd.spu"
+[[axis]]
+D.N = [256, 512]
+label.case = ["a|b", "c\nd"]
+[[table]]
+name = "t"
+title = "T | x\n# injected heading"
+rows = "case"
+columns = "N"
+value = "cycles"
+"#;
+    let (_d, spec, out) = setup(spec);
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("wrote 1 summary table into"),
+        "{}",
+        text(&o.stderr)
+    );
+    let md = std::fs::read_to_string(Path::new(&out).join("tables/t.md")).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines[0], "**T \\| x\\n# injected heading**", "{md}");
+    assert!(!lines.iter().any(|l| l.starts_with('#')), "{md}");
+    // Title, blank line, header, rule, two rows; each table line has 3 cells,
+    // so 4 bars that are not escaped.
+    assert_eq!(lines.len(), 6, "{md}");
+    for l in &lines[2..] {
+        let bars = l.matches('|').count() - l.matches("\\|").count();
+        assert_eq!(bars, 4, "{l:?} in\n{md}");
+    }
+    assert!(lines[4].starts_with("| a\\|b | "), "{md}");
+    assert!(lines[5].starts_with("| c\\nd | "), "{md}");
+}
+
 /// A run record that cannot be read (cut short, another run's) is reported as
 /// damaged, by file, by `collect`, `status` and `plan`, with how to redo the run;
 /// running the sweep again redoes exactly those runs and replaces the records.
