@@ -47,8 +47,6 @@ pub enum Error {
     Spec(#[from] diag::SpecError),
     #[error(transparent)]
     Input(#[from] spu_isa::format::InputError),
-    #[error("`{}` is not UTF-8 text", spu_io::quote::escape(.0))]
-    NotText(String),
     #[error(
         "no axis of `{}` has extra values named `{}`; {known}",
         spu_io::quote::escape(file),

@@ -886,3 +886,21 @@ fn a_quoted_number_says_to_remove_the_quotes() {
         "{rendered}"
     );
 }
+
+/// A spec in UTF-16 (as Windows PowerShell writes it) is named as such, with the
+/// command that converts it.
+#[test]
+fn a_utf16_spec_names_its_encoding_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s19.toml");
+    let mut bytes = vec![0xFF, 0xFE];
+    for unit in "name = \"s19\"\n[base]\nkernel = \"vecadd.spu\"\n".encode_utf16() {
+        bytes.extend(unit.to_le_bytes());
+    }
+    std::fs::write(&path, bytes).unwrap();
+    let e = Spec::read(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("is UTF-16 text, not UTF-8; convert it with `iconv -f UTF-16 -t UTF-8"),
+        "{e}"
+    );
+}
