@@ -13,7 +13,7 @@ use spu_sweep::{exec, slurm};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 
 /// `1 run`, `2 runs`.
@@ -21,8 +21,32 @@ fn runs(n: usize) -> String {
     spu_sweep::count(n, "run")
 }
 
-/// Set by Ctrl-C.
+/// Set by Ctrl-C, SIGTERM or SIGHUP while runs go on.
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that set [`STOP`]: the exit code is 128 plus it (130 for Ctrl-C).
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(2);
+/// True once something polls [`STOP`] (runs, or waiting for a Slurm job).
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// SIGTERM and SIGHUP (`kill`, `timeout`, batch systems, a closed terminal) stop
+/// runs as Ctrl-C does: children killed, their markers removed, finished records
+/// kept. Before runs start they end the process as they would by default. Call it
+/// before any thread starts.
+pub fn catch_termination() {
+    spu_io::process::catch_termination(|signal| {
+        if ARMED.load(Ordering::SeqCst) {
+            STOP_SIGNAL.store(signal, Ordering::SeqCst);
+            STOP.store(true, Ordering::SeqCst);
+        } else {
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+/// The exit code of a stopped command: 128 plus the signal that stopped it.
+fn stopped_code() -> ExitCode {
+    ExitCode::from(u8::try_from(128 + STOP_SIGNAL.load(Ordering::SeqCst)).unwrap_or(130))
+}
 
 /// Reads the spec, letting it name the paths the command line allows.
 fn read_spec(args: &SpecArgs) -> Result<Spec> {
@@ -128,6 +152,7 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
 fn install_stop_handler() {
     // Without the handler Ctrl-C ends the process at once, which also keeps every
     // finished record (they are written atomically).
+    ARMED.store(true, Ordering::SeqCst);
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed));
 }
 
@@ -176,7 +201,7 @@ pub fn cmd_local(
         spu_io::reportln!(
             "interrupted: finished runs are kept; run the same command again to resume"
         );
-        return Ok(ExitCode::from(130));
+        return Ok(stopped_code());
     }
     Ok(code)
 }
@@ -256,7 +281,7 @@ pub fn cmd_slurm(
             "stopped waiting; job {job} goes on: follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             dir = spu_io::quote::path(&store.dir)
         );
-        return Ok(ExitCode::from(130));
+        return Ok(stopped_code());
     }
     spu_io::reportln!(
         "job {job}: {} in {} ended after {:.1} s",
@@ -517,7 +542,12 @@ pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
 }
 
 /// One run in this process: bounded by rlimits, request on stdin, result on stdout.
-pub fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
+pub fn exec_run(memory_mib: u64, cpu_s: u64, parent: Option<u32>) -> ExitCode {
+    // The supervisor blocks SIGTERM and SIGHUP for itself, not for its runs.
+    spu_io::process::unblock_termination();
+    if let Some(parent) = parent {
+        spu_io::process::end_with_parent(parent);
+    }
     let fail = |message: String| {
         let out = ChildOutput::Failed {
             message,
@@ -595,7 +625,7 @@ pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
     let s = local::execute(pool, &ids)?;
     spu_io::outln!("{} done, {} failed in {:.1} s", s.done, s.failed, s.wall_s);
     Ok(if s.interrupted {
-        ExitCode::from(130)
+        stopped_code()
     } else {
         ExitCode::SUCCESS
     })
