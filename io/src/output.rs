@@ -4,7 +4,9 @@
 //! file's mode (and owner, where permitted), is synced and renamed over the target.
 //! A link stays a link. Character devices, pipes and sockets (`/dev/null`, a FIFO)
 //! are written directly and never renamed over; `-` and `/dev/stdout` are standard
-//! output. Directories and block devices are refused. A temporary that is not
+//! output. Directories and block devices are refused. A file a tool owns in a
+//! folder of its own ([`replace_file`]) is replaced whatever has its name, a link
+//! included: the link itself, never its target. A temporary that is not
 //! committed (an error, a dropped file, Ctrl-C) is removed; where the file system
 //! allows, it has no name until it is complete (see [`crate::temp`]).
 
@@ -252,6 +254,31 @@ impl OutputFile {
                 (target, Some(keep_of(&m)))
             }
         };
+        OutputFile::through_temp(path, target, keep, mask)
+    }
+
+    /// Opens a file a tool owns in a folder of its own (a sweep's results folder),
+    /// with permissions at most `mask`: whatever has the name (a file, a symbolic
+    /// link, a pipe) is replaced by a new file on commit. A link is replaced, never
+    /// followed, so nothing outside the folder is written; a directory is refused.
+    pub fn create_replacing(path: &Path, mask: u32) -> Result<OutputFile, OutputError> {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => Err(OutputError::Directory {
+                path: crate::quote::path(path),
+            }),
+            _ => OutputFile::through_temp(path, path.to_path_buf(), None, mask),
+        }
+    }
+
+    /// An output written to a temporary beside `target` and renamed over it.
+    fn through_temp(
+        path: &Path,
+        target: PathBuf,
+        keep: Option<Keep>,
+        mask: u32,
+    ) -> Result<OutputFile, OutputError> {
+        let p = || crate::quote::path(path);
+        let io_err = |error| OutputError::Io { path: p(), error };
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -397,6 +424,14 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
 /// (see [`OutputFile::create_restricted`]).
 pub fn write_file_restricted(path: &Path, bytes: &[u8], mask: u32) -> Result<(), OutputError> {
     let mut out = OutputFile::create_restricted(path, mask)?;
+    out.write_bytes(bytes)?;
+    out.commit()
+}
+
+/// Writes a whole file a tool owns in a folder of its own, replacing whatever has
+/// the name without following a link (see [`OutputFile::create_replacing`]).
+pub fn replace_file(path: &Path, bytes: &[u8], mask: u32) -> Result<(), OutputError> {
+    let mut out = OutputFile::create_replacing(path, mask)?;
     out.write_bytes(bytes)?;
     out.commit()
 }

@@ -1,5 +1,6 @@
 //! Limits on the calling process and the signal numbers its children die of, for
-//! tools that run work in child processes (`spu-sweep`).
+//! tools that run work in child processes (`spu-sweep`); termination requests
+//! (SIGTERM, SIGHUP) handled as a stop, and children that end with their parent.
 
 use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit, setrlimit};
 
@@ -39,3 +40,55 @@ pub const SIGINT: i32 = nix::sys::signal::Signal::SIGINT as i32;
 /// `SIGXCPU` (the CPU-time limit of [`limit_self`]), as `ExitStatus::signal`
 /// reports it.
 pub const SIGXCPU: i32 = nix::sys::signal::Signal::SIGXCPU as i32;
+
+/// The termination requests [`catch_termination`] handles: SIGTERM (`kill`,
+/// `timeout`, systemd, batch systems) and SIGHUP (a closed terminal).
+fn termination() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGTERM);
+    set.add(Signal::SIGHUP);
+    set
+}
+
+/// Calls `on_signal` (with the signal's number) on a thread of its own for every
+/// SIGTERM and SIGHUP, instead of ending the process. Call it first, before any
+/// thread starts: the signals are blocked in the calling thread, and the threads
+/// it starts inherit that. Children inherit it too: a child that should end on
+/// SIGTERM calls [`unblock_termination`]. False when the signals cannot be caught.
+pub fn catch_termination(on_signal: impl Fn(i32) + Send + 'static) -> bool {
+    let set = termination();
+    if set.thread_block().is_err() {
+        return false;
+    }
+    std::thread::spawn(move || {
+        while let Ok(signal) = set.wait() {
+            on_signal(signal as i32);
+        }
+    });
+    true
+}
+
+/// Lets SIGTERM and SIGHUP end this process again (undoes the blocking a parent
+/// that called [`catch_termination`] passed on).
+pub fn unblock_termination() {
+    let _ = termination().thread_unblock();
+}
+
+/// Ends this process (exit code 129, as for SIGHUP) within half a second of its
+/// parent `parent` ending, even by SIGKILL: a child whose parent bounds its time
+/// must not outlive it.
+pub fn end_with_parent(parent: u32) {
+    if std::os::unix::process::parent_id() != parent {
+        std::process::exit(129);
+    }
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            // Re-parented (to init or a subreaper): the parent is gone.
+            if std::os::unix::process::parent_id() != parent {
+                std::process::exit(129);
+            }
+        }
+    });
+}

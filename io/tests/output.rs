@@ -206,3 +206,41 @@ fn a_fifo_is_written_in_place() {
     );
     assert_eq!(others(dir.path(), &["pipe"]), Vec::<String>::new());
 }
+
+#[test]
+fn a_tool_replaces_a_link_in_its_own_folder_and_leaves_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.txt");
+    std::fs::write(&target, "precious").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let own = dir.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    let link = own.join("results.csv");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    spu_io::output::replace_file(&link, b"report", 0o640).unwrap();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+    assert_eq!(
+        std::fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let m = std::fs::symlink_metadata(&link).unwrap();
+    assert!(m.is_file(), "the link was replaced by a file");
+    assert_eq!(std::fs::read_to_string(&link).unwrap(), "report");
+    assert_eq!(m.permissions().mode() & 0o137, 0);
+    // A dangling link is replaced too; a directory is refused.
+    let dangling = own.join("plan.json");
+    std::os::unix::fs::symlink(dir.path().join("none"), &dangling).unwrap();
+    spu_io::output::replace_file(&dangling, b"{}", 0o600).unwrap();
+    assert!(!dir.path().join("none").exists());
+    assert_eq!(std::fs::read_to_string(&dangling).unwrap(), "{}");
+    let sub = own.join("runs");
+    std::fs::create_dir(&sub).unwrap();
+    assert!(matches!(
+        spu_io::output::replace_file(&sub, b"x", 0o600),
+        Err(OutputError::Directory { .. })
+    ));
+    assert_eq!(
+        others(&own, &["results.csv", "plan.json", "runs"]),
+        Vec::<String>::new()
+    );
+}

@@ -13,16 +13,40 @@ use spu_sweep::{exec, slurm};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 
 /// `1 run`, `2 runs`.
 fn runs(n: usize) -> String {
-    format!("{n} run{}", if n == 1 { "" } else { "s" })
+    spu_sweep::count(n, "run")
 }
 
-/// Set by Ctrl-C.
+/// Set by Ctrl-C, SIGTERM or SIGHUP while runs go on.
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that set [`STOP`]: the exit code is 128 plus it (130 for Ctrl-C).
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(2);
+/// True once something polls [`STOP`] (runs, or waiting for a Slurm job).
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// SIGTERM and SIGHUP (`kill`, `timeout`, batch systems, a closed terminal) stop
+/// runs as Ctrl-C does: children killed, their markers removed, finished records
+/// kept. Before runs start they end the process as they would by default. Call it
+/// before any thread starts.
+pub fn catch_termination() {
+    spu_io::process::catch_termination(|signal| {
+        if ARMED.load(Ordering::SeqCst) {
+            STOP_SIGNAL.store(signal, Ordering::SeqCst);
+            STOP.store(true, Ordering::SeqCst);
+        } else {
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+/// The exit code of a stopped command: 128 plus the signal that stopped it.
+fn stopped_code() -> ExitCode {
+    ExitCode::from(u8::try_from(128 + STOP_SIGNAL.load(Ordering::SeqCst)).unwrap_or(130))
+}
 
 /// Reads the spec, letting it name the paths the command line allows.
 fn read_spec(args: &SpecArgs) -> Result<Spec> {
@@ -128,6 +152,7 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
 fn install_stop_handler() {
     // Without the handler Ctrl-C ends the process at once, which also keeps every
     // finished record (they are written atomically).
+    ARMED.store(true, Ordering::SeqCst);
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed));
 }
 
@@ -176,7 +201,7 @@ pub fn cmd_local(
         spu_io::reportln!(
             "interrupted: finished runs are kept; run the same command again to resume"
         );
-        return Ok(ExitCode::from(130));
+        return Ok(stopped_code());
     }
     Ok(code)
 }
@@ -206,26 +231,26 @@ pub fn cmd_slurm(
     let job = batch.job_id.clone().unwrap_or_default();
     if opts.dry_run {
         spu_io::reportln!(
-            "wrote {}: {} in {} array tasks, not submitted; submit it with the same command without --dry-run",
+            "wrote {}: {} in {}, not submitted; submit it with the same command without --dry-run",
             spu_io::quote::path(&store.dir.join(format!("slurm/batch-{}.sh", batch.batch))),
             runs(pending.len()),
-            batch.tasks.len()
+            spu_sweep::count(batch.tasks.len(), "array task")
         );
         return Ok(ExitCode::SUCCESS);
     }
     if !opts.wait {
         spu_io::reportln!(
-            "submitted job {job}: {} in {} array tasks; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
+            "submitted job {job}: {} in {}; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             runs(pending.len()),
-            batch.tasks.len(),
+            spu_sweep::count(batch.tasks.len(), "array task"),
             dir = spu_io::quote::path(&store.dir)
         );
         return Ok(ExitCode::SUCCESS);
     }
     spu_io::reportln!(
-        "submitted job {job}: {} in {} array tasks; waiting (Ctrl-C stops waiting, not the job)",
+        "submitted job {job}: {} in {}; waiting (Ctrl-C stops waiting, not the job)",
         runs(pending.len()),
-        batch.tasks.len()
+        spu_sweep::count(batch.tasks.len(), "array task")
     );
     install_stop_handler();
     let bar = (std::io::stderr().is_terminal()).then(|| {
@@ -256,12 +281,12 @@ pub fn cmd_slurm(
             "stopped waiting; job {job} goes on: follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             dir = spu_io::quote::path(&store.dir)
         );
-        return Ok(ExitCode::from(130));
+        return Ok(stopped_code());
     }
     spu_io::reportln!(
-        "job {job}: {} in {} array tasks ended after {:.1} s",
+        "job {job}: {} in {} ended after {:.1} s",
         runs(pending.len()),
-        batch.tasks.len(),
+        spu_sweep::count(batch.tasks.len(), "array task"),
         started.elapsed().as_secs_f64()
     );
     finish(store, plan)
@@ -306,8 +331,8 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     );
     if !c.tables.is_empty() {
         spu_io::reportln!(
-            "wrote {} summary tables into {}",
-            c.tables.len(),
+            "wrote {} into {}",
+            spu_sweep::count(c.tables.len(), "summary table"),
             spu_io::quote::path(&store.dir.join("tables.md"))
         );
     }
@@ -379,7 +404,11 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
                 .with_context(|| format!("`--where {f}` needs the form COLUMN=VALUE"))
         })
         .collect::<Result<Vec<_>>>()?;
-    let output = output.unwrap_or_else(|| dir.join(format!("plots/{}.svg", y.replace('.', "_"))));
+    // Without `-o` the plot is a file of the results folder's own.
+    let own = output
+        .is_none()
+        .then(|| format!("plots/{}.svg", y.replace('.', "_")));
+    let output = output.unwrap_or_else(|| dir.join(own.as_deref().unwrap_or_default()));
     refuse_inputs(&store, &plan, &output)?;
     let spec = spu_sweep::spec::PlotSpec {
         name: output
@@ -395,6 +424,11 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         y_label: None,
     };
     let svg = spu_sweep::plot::svg(&plan, &store.records(&plan), &spec)?;
+    if let Some(name) = own {
+        store.write(&name, svg.as_bytes())?;
+        spu_io::outln!("{}", spu_io::quote::path(&output));
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create `{}`", spu_io::quote::path(parent)))?;
@@ -495,11 +529,12 @@ pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header(["metric", "unit", &format!("run {}", first.id)]);
+    // A record is a file anyone may have edited: its keys and values are escaped.
     for (k, v) in &first.metrics {
         table.add_row([
-            k.clone(),
+            spu_io::quote::escape(k).into_owned(),
             spu_sweep::metrics::unit(k).unwrap_or("").to_string(),
-            spu_sweep::metrics::cell(Some(v)),
+            spu_io::quote::escape(&spu_sweep::metrics::cell(Some(v))).into_owned(),
         ]);
     }
     spu_io::outln!("{table}");
@@ -507,7 +542,12 @@ pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
 }
 
 /// One run in this process: bounded by rlimits, request on stdin, result on stdout.
-pub fn exec_run(memory_mib: u64, cpu_s: u64) -> ExitCode {
+pub fn exec_run(memory_mib: u64, cpu_s: u64, parent: Option<u32>) -> ExitCode {
+    // The supervisor blocks SIGTERM and SIGHUP for itself, not for its runs.
+    spu_io::process::unblock_termination();
+    if let Some(parent) = parent {
+        spu_io::process::end_with_parent(parent);
+    }
     let fail = |message: String| {
         let out = ChildOutput::Failed {
             message,
@@ -585,7 +625,7 @@ pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
     let s = local::execute(pool, &ids)?;
     spu_io::outln!("{} done, {} failed in {:.1} s", s.done, s.failed, s.wall_s);
     Ok(if s.interrupted {
-        ExitCode::from(130)
+        stopped_code()
     } else {
         ExitCode::SUCCESS
     })

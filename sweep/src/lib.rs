@@ -31,6 +31,15 @@ pub mod table;
 
 use std::path::PathBuf;
 
+/// A count with its noun, `1 run` or `2 runs`, by the rule the other tools'
+/// messages follow.
+pub fn count(n: usize, what: &str) -> String {
+    match u32::try_from(n) {
+        Ok(n) => spu_emu::machine::plural(n, what),
+        Err(_) => format!("{n} {what}s"),
+    }
+}
+
 /// Anything that stops a sweep command.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -38,8 +47,6 @@ pub enum Error {
     Spec(#[from] diag::SpecError),
     #[error(transparent)]
     Input(#[from] spu_isa::format::InputError),
-    #[error("`{}` is not UTF-8 text", spu_io::quote::escape(.0))]
-    NotText(String),
     #[error(
         "no axis of `{}` has extra values named `{}`; {known}",
         spu_io::quote::escape(file),

@@ -17,8 +17,8 @@ const OWN_FILES: &[&str] = &[
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use commands::{
-    cmd_local, cmd_metrics, cmd_plan, cmd_plot, cmd_slurm, cmd_task, exec_run, finish, pending,
-    prepare, report_plan,
+    catch_termination, cmd_local, cmd_metrics, cmd_plan, cmd_plot, cmd_slurm, cmd_task, exec_run,
+    finish, pending, prepare, report_plan,
 };
 use spu_sweep::plan::MAX_RUNS;
 use spu_sweep::spec::{MAX_MEMORY_MIB, MAX_TIMEOUT_S, MIN_MEMORY_MIB};
@@ -189,6 +189,9 @@ enum Command {
         memory_mib: u64,
         #[arg(long)]
         cpu_s: u64,
+        /// The supervising process: the run ends when it does.
+        #[arg(long)]
+        parent: Option<u32>,
     },
     /// Run one task of a Slurm batch; used by the job script.
     #[command(hide = true)]
@@ -204,8 +207,17 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::try_parse()
         .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
-    if let Command::ExecRun { memory_mib, cpu_s } = cli.command {
-        return exec_run(memory_mib, cpu_s);
+    if let Command::ExecRun {
+        memory_mib,
+        cpu_s,
+        parent,
+    } = cli.command
+    {
+        return exec_run(memory_mib, cpu_s, parent);
+    }
+    if matches!(cli.command, Command::Run { .. } | Command::ExecTask { .. }) {
+        // Before any thread starts (see `catch_termination`).
+        catch_termination();
     }
     match dispatch(cli.command) {
         Ok(code) => code,

@@ -83,7 +83,8 @@ pub enum SlurmError {
         why: String,
     },
     #[error(
-        "the task time limit would be {minutes} minutes ({runs} runs of {timeout_s} s), more than Slurm takes ({MAX_TASK_MINUTES}); give `--time MINUTES` or fewer `--runs-per-task`"
+        "the task time limit would be {minutes} minutes ({} of {timeout_s} s), more than Slurm takes ({MAX_TASK_MINUTES}); give `--time MINUTES` or fewer `--runs-per-task`",
+        crate::count(usize::try_from(*runs).unwrap_or(usize::MAX), "run")
     )]
     TooLong {
         minutes: u128,
@@ -389,11 +390,12 @@ fn sanitize(name: &str) -> String {
 fn next_batch(store: &Store) -> usize {
     (0..)
         .find(|b| {
-            let path = store.dir.join(format!("slurm/batch-{b}.json"));
-            if !path.exists() {
+            let name = format!("slurm/batch-{b}.json");
+            if store.dir.join(&name).symlink_metadata().is_err() {
                 return true;
             }
-            spu_isa::format::read_input(&path)
+            store
+                .read_own(&name)
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Batch>(&bytes).ok())
                 .is_some_and(|b| b.job_id.is_none())
@@ -423,10 +425,8 @@ pub fn submit(
     let dir = std::fs::canonicalize(&store.dir).unwrap_or_else(|_| store.dir.clone());
     // Checked before anything is written.
     let text = script(&dir, exe, &plan.name, &batch, opts)?;
-    std::fs::create_dir_all(store.dir.join("slurm/logs")).map_err(|error| StoreError::Write {
-        path: spu_io::quote::path(&store.dir.join("slurm/logs")),
-        error,
-    })?;
+    // Slurm writes the task logs there: a folder of the results folder's own.
+    store.own_dir(Path::new("slurm/logs"))?;
     store.write(&format!("slurm/batch-{b}.plan.json"), &to_json(plan))?;
     store.write(&format!("slurm/batch-{b}.json"), &to_json(&batch))?;
     let script_name = format!("slurm/batch-{b}.sh");
@@ -470,8 +470,7 @@ fn output(cmd: &mut Command, name: &str) -> Result<String, SlurmError> {
 pub fn batches(store: &Store) -> Vec<Batch> {
     (0..)
         .map_while(|b| {
-            let path = store.dir.join(format!("slurm/batch-{b}.json"));
-            let bytes = spu_isa::format::read_input(&path).ok()?;
+            let bytes = store.read_own(&format!("slurm/batch-{b}.json")).ok()?;
             Some(serde_json::from_slice::<Batch>(&bytes).ok())
         })
         .flatten()

@@ -132,10 +132,10 @@ impl Progress {
     pub fn render(&self) -> String {
         let escape = spu_io::quote::escape;
         let mut s = format!(
-            "sweep `{}` in {}: {} runs\n",
+            "sweep `{}` in {}: {}\n",
             escape(&self.name),
             escape(&self.dir),
-            self.total
+            crate::count(self.total, "run")
         );
         s.push_str(&format!("  done       {}\n", self.done));
         s.push_str(&format!("  failed     {}\n", self.failed));
@@ -149,8 +149,10 @@ impl Progress {
         s.push_str(&format!("  remaining  {}\n", self.remaining));
         if self.stale > 0 {
             s.push_str(&format!(
-                "  ({} of the remaining were running when their process died)\n",
-                self.stale
+                "  ({} of the remaining {} running when {} process died)\n",
+                self.stale,
+                if self.stale == 1 { "was" } else { "were" },
+                if self.stale == 1 { "its" } else { "their" }
             ));
         }
         for f in self.failures.iter().take(20) {
@@ -164,8 +166,8 @@ impl Progress {
         }
         if self.failures.len() > 20 {
             s.push_str(&format!(
-                "... and {} more failed runs\n",
-                self.failures.len() - 20
+                "... and {} more\n",
+                crate::count(self.failures.len() - 20, "failed run")
             ));
         }
         if self.failed > 0 {
@@ -181,8 +183,8 @@ impl Progress {
         }
         if self.damaged.len() > 20 {
             s.push_str(&format!(
-                "... and {} more damaged records\n",
-                self.damaged.len() - 20
+                "... and {} more\n",
+                crate::count(self.damaged.len() - 20, "damaged record")
             ));
         }
         if !self.damaged.is_empty() {
@@ -202,8 +204,10 @@ impl Progress {
                 None => String::new(),
             };
             s.push_str(&format!(
-                "slurm job {} (batch {}, {} tasks): {queue}{acct}\n",
-                j.job_id, j.batch, j.tasks
+                "slurm job {} (batch {}, {}): {queue}{acct}\n",
+                j.job_id,
+                j.batch,
+                crate::count(j.tasks, "task")
             ));
         }
         if !self.jobs.is_empty()
@@ -212,8 +216,12 @@ impl Progress {
             && self.jobs.iter().all(|j| j.queue.is_some())
         {
             s.push_str(&format!(
-                "no task is queued but {} runs are unfinished: see {}/slurm/logs, then submit again with `spu-sweep run SPEC --slurm`\n",
-                self.remaining,
+                "no task is queued but {} unfinished: see {}/slurm/logs, then submit again with `spu-sweep run SPEC --slurm`\n",
+                if self.remaining == 1 {
+                    "1 run is".to_string()
+                } else {
+                    format!("{} runs are", self.remaining)
+                },
                 escape(&self.dir)
             ));
         }

@@ -3,7 +3,10 @@
 //! atomically, so an interrupted sweep keeps every finished run), markers of runs in
 //! progress (`running/ID`), and the reports (`results.csv`, `results.jsonl`, `plots/`).
 //! Every file it writes is at most as readable as the sweep's inputs
-//! ([`Plan::file_mode`]): a record may quote a kernel's lines.
+//! ([`Plan::file_mode`]): a record may quote a kernel's lines. The folder holds only
+//! its own files: each write replaces the name atomically (a symbolic link planted
+//! there is replaced, never written through), a folder inside it that is a link is
+//! refused, and a record that is a link or not a regular file is read as damaged.
 
 use crate::metrics::Metrics;
 use crate::plan::{Plan, SOURCES, TOOL_VERSION, sha256_hex};
@@ -88,6 +91,12 @@ pub enum StoreError {
     Read { path: String, why: String },
     #[error(transparent)]
     Output(#[from] spu_io::output::OutputError),
+    #[error(
+        "`{0}` is a symbolic link; a results folder holds its own files and folders: remove it"
+    )]
+    LinkedFolder(String),
+    #[error("`{0}` is not a folder; a results folder holds its own files and folders: remove it")]
+    NotAFolder(String),
 }
 
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -109,14 +118,42 @@ impl Store {
                 return Err(StoreError::NotASweep(spu_io::quote::path(dir)));
             }
         }
-        for sub in ["", "runs", "running"] {
-            let d = dir.join(sub);
-            std::fs::create_dir_all(&d).map_err(write_err(&d))?;
-        }
-        Ok(Store {
+        std::fs::create_dir_all(dir).map_err(write_err(dir))?;
+        let store = Store {
             dir: dir.to_path_buf(),
             mode: 0o600,
-        })
+        };
+        store.own_dir(Path::new("runs"))?;
+        store.own_dir(Path::new("running"))?;
+        Ok(store)
+    }
+
+    /// Makes sure `rel` (a folder inside the results folder) is a folder of its
+    /// own, creating what is missing: a link or a file there is refused, so no
+    /// write can land outside the results folder.
+    pub fn own_dir(&self, rel: &Path) -> Result<(), StoreError> {
+        let mut d = self.dir.clone();
+        for part in rel.components() {
+            d.push(part);
+            match d.symlink_metadata() {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(StoreError::LinkedFolder(spu_io::quote::path(&d)));
+                }
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return Err(StoreError::NotAFolder(spu_io::quote::path(&d))),
+                Err(_) => match std::fs::create_dir(&d) {
+                    Ok(()) => {}
+                    // Made meanwhile (another worker): checked again.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        if !d.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                            return Err(StoreError::LinkedFolder(spu_io::quote::path(&d)));
+                        }
+                    }
+                    Err(e) => return Err(write_err(&d)(e)),
+                },
+            }
+        }
+        Ok(())
     }
 
     /// The store writing files as readable as the plan's inputs allow.
@@ -141,14 +178,17 @@ impl Store {
         })
     }
 
+    /// Writes a file of the folder (`name` relative to it), replacing whatever has
+    /// the name, a link included, without following it.
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
-        let path = self.dir.join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(write_err(parent))?;
+        if let Some(parent) = Path::new(name).parent() {
+            self.own_dir(parent)?;
         }
         // The output error names the file itself.
-        Ok(spu_io::output::write_file_restricted(
-            &path, bytes, self.mode,
+        Ok(spu_io::output::replace_file(
+            &self.dir.join(name),
+            bytes,
+            self.mode,
         )?)
     }
 
@@ -159,8 +199,30 @@ impl Store {
             path: spu_io::quote::path(&path),
             why,
         };
-        let bytes = spu_isa::format::read_input(&path).map_err(|e| err(e.to_string()))?;
+        let bytes = self.read_own(name).map_err(err)?;
         serde_json::from_slice(&bytes).map_err(|e| err(format!("not a valid {name}: {e}")))
+    }
+
+    /// The bytes of a file of the folder (`name` relative to it), or why not: a
+    /// link or anything but a regular file is not one the sweep wrote, and is not
+    /// read (a pipe would wait for a writer).
+    pub fn read_own(&self, name: &str) -> Result<Vec<u8>, String> {
+        let path = self.dir.join(name);
+        match path.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(
+                    "it is a symbolic link; a results folder holds its own files: remove it".into(),
+                );
+            }
+            Ok(m) if !m.is_file() => {
+                return Err(
+                    "it is not a regular file; a results folder holds its own files: remove it"
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+        spu_isa::format::read_input(&path).map_err(|e| e.reason())
     }
 
     pub fn plan(&self) -> Result<Plan, StoreError> {
@@ -187,11 +249,10 @@ impl Store {
     /// The record of a run: `None` when there is none, `Err` (why) when its file
     /// cannot be read or is not this run's record.
     pub fn read_record(&self, id: &str) -> Result<Option<Record>, String> {
-        let path = self.record_path(id);
-        if path.symlink_metadata().is_err() {
+        if self.record_path(id).symlink_metadata().is_err() {
             return Ok(None);
         }
-        let bytes = spu_isa::format::read_input(&path).map_err(|e| e.reason())?;
+        let bytes = self.read_own(&format!("runs/{id}.json"))?;
         let r = serde_json::from_slice::<Record>(&bytes)
             .map_err(|e| format!("it is not a run record: {e}"))?;
         if r.id != id {
@@ -236,22 +297,36 @@ impl Store {
     /// Marks a run as in progress until the guard is dropped.
     pub fn mark_running(&self, id: &str) -> RunningMark {
         let path = self.dir.join("running").join(id);
-        let _ = std::fs::create_dir_all(self.dir.join("running"));
-        let _ = std::fs::write(&path, format!("{} {}\n", host(), std::process::id()));
+        // A marker is advice for `status`: a folder that cannot hold it (refused
+        // when the store was opened) costs only the advice.
+        if self.own_dir(Path::new("running")).is_ok() {
+            let text = format!("{} {}\n", host(), std::process::id());
+            let _ = spu_io::output::replace_file(&path, text.as_bytes(), self.mode);
+        }
         RunningMark { path }
     }
 
     /// Runs marked in progress: `(id, host, pid, alive)`; `alive` is false when the
     /// marking process is known to have died (same host, no such process).
     pub fn running(&self) -> Vec<(String, String, u32, bool)> {
-        let Ok(dir) = std::fs::read_dir(self.dir.join("running")) else {
+        let running = self.dir.join("running");
+        if !running.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            return Vec::new();
+        }
+        let Ok(dir) = std::fs::read_dir(running) else {
             return Vec::new();
         };
         let here = host();
         let mut out: Vec<_> = dir
             .filter_map(|e| {
                 let e = e.ok()?;
-                let text = std::fs::read_to_string(e.path()).ok()?;
+                // Only markers the sweep wrote: never a link, a pipe (which would
+                // wait for a writer) or a large file.
+                if !e.file_type().ok()?.is_file() {
+                    return None;
+                }
+                let bytes = spu_io::read_limited(&e.path(), 4096).ok()?;
+                let text = String::from_utf8(bytes).ok()?;
                 let (h, pid) = text.trim().split_once(' ')?;
                 let pid: u32 = pid.parse().ok()?;
                 let alive = h != here || Path::new(&format!("/proc/{pid}")).exists();

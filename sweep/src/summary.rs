@@ -1,7 +1,9 @@
 //! Summary tables of a sweep (`[[table]]` in the spec), as Markdown: one cell per
 //! row and column (a metric, or a sum of metrics, of the one finished run there),
 //! optionally relative to one column, and a last row with the mean of chosen rows.
-//! Like the reports they depend only on the plan and the records.
+//! Like the reports they depend only on the plan and the records. Text from the
+//! spec (title, labels) is written as the terminal shows it ([`cell`]), so a `|`
+//! or a line break in a label cannot add a cell, a row or a heading.
 
 use crate::plan::Plan;
 use crate::spec::{TableFormat, TableRows, TableSpec};
@@ -128,6 +130,13 @@ fn grid(plan: &Plan, records: &HashMap<String, Record>, t: &TableSpec) -> Result
     Ok(g)
 }
 
+/// Text from the spec in a Markdown table or title: escaped as on a terminal
+/// (a line break becomes `\n`, so a title cannot start a heading), with `|`
+/// written `\|` so it stays inside its cell.
+fn cell(text: &str) -> String {
+    spu_io::quote::escape(text).replace('|', "\\|")
+}
+
 /// `1234567` -> `1 234 567`.
 fn grouped(digits: &str) -> String {
     let (sign, digits) = digits.strip_prefix('-').map_or(("", digits), |d| ("-", d));
@@ -199,15 +208,20 @@ pub fn markdown(
     };
     let mut out = String::new();
     if let Some(title) = &t.title {
-        out.push_str(&format!("**{title}**\n\n"));
+        out.push_str(&format!("**{}**\n\n", cell(title)));
     }
-    out.push_str(&format!("| {row_header} | {} |\n", g.columns.join(" | ")));
+    let columns: Vec<String> = g.columns.iter().map(|c| cell(c)).collect();
+    out.push_str(&format!(
+        "| {} | {} |\n",
+        cell(&row_header),
+        columns.join(" | ")
+    ));
     out.push_str(&format!("|---|{}\n", "---:|".repeat(g.columns.len())));
     for (r, label) in g.rows.iter().enumerate() {
         let cells: Vec<String> = (0..g.columns.len())
             .map(|c| shown(r, c).map_or_else(|| "-".to_string(), |v| format_cell(v, t)))
             .collect();
-        out.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
+        out.push_str(&format!("| {} | {} |\n", cell(label), cells.join(" | ")));
     }
     if !t.mean.is_empty() {
         let rows: Vec<usize> = t
@@ -233,7 +247,11 @@ pub fn markdown(
             .collect();
         out.push_str(&format!(
             "| mean of {} | {} |\n",
-            t.mean.join(", "),
+            t.mean
+                .iter()
+                .map(|m| cell(m))
+                .collect::<Vec<_>>()
+                .join(", "),
             cells.join(" | ")
         ));
     }
@@ -249,5 +267,12 @@ mod tests {
         assert_eq!(grouped("1234567"), "1 234 567");
         assert_eq!(grouped("-1234"), "-1 234");
         assert_eq!(grouped("12"), "12");
+    }
+
+    #[test]
+    fn cells_hold_no_column_bar_or_line_break() {
+        assert_eq!(cell("a|b"), "a\\|b");
+        assert_eq!(cell("T | x\n# injected"), "T \\| x\\n# injected");
+        assert_eq!(cell("plain"), "plain");
     }
 }

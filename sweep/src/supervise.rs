@@ -99,6 +99,8 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
         .arg("exec-run")
         .arg("--memory-mib")
         .arg(bounds.memory_mib.to_string())
+        .arg("--parent")
+        .arg(std::process::id().to_string())
         .arg("--cpu-s")
         // A backstop behind the wall-time bound, allowing every core to be busy.
         .arg(

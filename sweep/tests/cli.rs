@@ -330,6 +330,139 @@ fn ctrl_c_keeps_finished_runs_and_the_sweep_resumes() {
     assert_eq!(records(&out).len(), 3);
 }
 
+/// The live `spu-sweep exec-run` processes whose parent is `parent`.
+fn exec_runs_of(parent: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `PID (COMMAND) STATE PPID ...`
+            let mut fields = stat[stat.rfind(')')? + 2..].split(' ');
+            let state = fields.next()?;
+            let ppid: u32 = fields.next()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            (ppid == parent && state != "Z" && text(&cmdline).contains("exec-run")).then_some(pid)
+        })
+        .collect()
+}
+
+/// True once `pid` has ended (no such process, or one nobody has waited for yet).
+fn ended(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+        s.rfind(')').is_some_and(|i| s[i + 2..].starts_with('Z'))
+    })
+}
+
+/// Kills, when dropped, the processes a failed test would leave behind.
+struct Reap(Vec<u32>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            if !ended(pid) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
+/// A sweep whose one run spins for ever, once its `exec-run` child is running:
+/// (folder guard, results folder, the sweep, the run's pid).
+fn spinning_sweep() -> (tempfile::TempDir, String, std::process::Child, u32) {
+    let (d, spec, out) = setup("");
+    write_kernels(d.path());
+    std::fs::write(&spec, "timeout_s = 600\n[base]\nkernel = \"spin.spu\"\n").unwrap();
+    let mut sweep = Command::new(exe())
+        .args(["run", &spec, "--out", &out, "--jobs", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = started_run(&mut sweep, &out);
+    (d, out, sweep, run)
+}
+
+/// The pid of the `exec-run` child of `sweep` once it runs and its marker is
+/// written (within 60 s, else the sweep is stopped and the test fails).
+fn started_run(sweep: &mut std::process::Child, out: &str) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let runs = exec_runs_of(sweep.id());
+        let marked =
+            std::fs::read_dir(Path::new(out).join("running")).is_ok_and(|mut d| d.next().is_some());
+        if let (Some(&run), true) = (runs.first(), marked) {
+            return run;
+        }
+        if Instant::now() > deadline {
+            let _ = sweep.kill();
+            let _ = sweep.wait();
+            panic!("the run did not start");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits at most 20 s for `pid` to end.
+fn ends_within_20_s(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ended(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+#[test]
+fn sigterm_and_sighup_stop_the_runs_as_ctrl_c_does() {
+    use nix::sys::signal::Signal;
+    for (signal, code) in [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129)] {
+        let (_d, out, mut sweep, run) = spinning_sweep();
+        let _reap = Reap(vec![sweep.id(), run]);
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(sweep.id() as i32), signal).unwrap();
+        assert!(ends_within_20_s(sweep.id()), "{signal}: the sweep goes on");
+        let status = sweep.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut sweep.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}: {status:?} {err}");
+        assert!(
+            err.contains("interrupted: finished runs are kept"),
+            "{signal}: {err}"
+        );
+        assert!(ended(run), "{signal}: the run outlived its sweep");
+        let markers: Vec<_> = std::fs::read_dir(Path::new(&out).join("running"))
+            .unwrap()
+            .collect();
+        assert!(markers.is_empty(), "{signal}: markers left: {markers:?}");
+    }
+}
+
+#[test]
+fn a_run_ends_when_its_sweep_is_killed() {
+    let (_d, out, mut sweep, run) = spinning_sweep();
+    let _reap = Reap(vec![sweep.id(), run]);
+    sweep.kill().unwrap();
+    sweep.wait().unwrap();
+    assert!(ends_within_20_s(run), "the run outlived its killed sweep");
+    // The killed sweep's marker is recognised as one of a dead process.
+    let status = text(&sweep_status(&out));
+    assert!(
+        status.contains("1 of the remaining was running when its process died")
+            && status.contains(": 1 run\n"),
+        "{status}"
+    );
+}
+
+fn sweep_status(out: &str) -> Vec<u8> {
+    sweep(&["status", out]).stdout
+}
+
 #[test]
 fn plan_status_plot_and_metrics_commands() {
     let (_d, spec, out) = setup(&vecadd_spec("256, 512"));
@@ -625,6 +758,46 @@ columns = "machine"
     let all = read("tables.md");
     assert!(all.contains("Off-chip words") && all.contains("| all |"));
     assert!(!Path::new(&out).join("tables/broken.md").exists());
+}
+
+/// A `|` or a line break in a label or a title stays inside its cell or line:
+/// the table keeps its shape and no heading is injected.
+#[test]
+fn summary_tables_escape_bars_and_line_breaks() {
+    let spec = r#"name = "s5"
+[base]
+kernel = "vecadd.spu"
+[[axis]]
+D.N = [256, 512]
+label.case = ["a|b", "c\nd"]
+[[table]]
+name = "t"
+title = "T | x\n# injected heading"
+rows = "case"
+columns = "N"
+value = "cycles"
+"#;
+    let (_d, spec, out) = setup(spec);
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("wrote 1 summary table into"),
+        "{}",
+        text(&o.stderr)
+    );
+    let md = std::fs::read_to_string(Path::new(&out).join("tables/t.md")).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines[0], "**T \\| x\\n# injected heading**", "{md}");
+    assert!(!lines.iter().any(|l| l.starts_with('#')), "{md}");
+    // Title, blank line, header, rule, two rows; each table line has 3 cells,
+    // so 4 bars that are not escaped.
+    assert_eq!(lines.len(), 6, "{md}");
+    for l in &lines[2..] {
+        let bars = l.matches('|').count() - l.matches("\\|").count();
+        assert_eq!(bars, 4, "{l:?} in\n{md}");
+    }
+    assert!(lines[4].starts_with("| a\\|b | "), "{md}");
+    assert!(lines[5].starts_with("| c\\nd | "), "{md}");
 }
 
 /// A run record that cannot be read (cut short, another run's) is reported as

@@ -123,3 +123,34 @@ fn control_characters_never_reach_the_terminal() {
         }
     }
 }
+
+#[test]
+fn metric_names_of_an_edited_record_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let vecadd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu");
+    std::fs::copy(vecadd, tmp.join("vecadd.spu")).unwrap();
+    std::fs::write(
+        tmp.join("ok.toml"),
+        "name = \"ok\"\n[base]\nkernel = \"vecadd.spu\"\nD.N = 256\n",
+    )
+    .unwrap();
+    let o = sweep(tmp, &["run", "ok.toml", "--jobs", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let runs = tmp.join("ok.sweep/runs");
+    let record = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    r["metrics"][HOSTILE] = 1.into();
+    r["metrics"]["note"] = HOSTILE.into();
+    std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
+    let out = sweep(tmp, &["metrics", "ok.sweep"]);
+    let text = clean("metrics", &out);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(text.matches(ESCAPED).count(), 2, "{text}");
+}

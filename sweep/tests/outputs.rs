@@ -307,3 +307,139 @@ fn a_write_error_names_the_file_once() {
         )
     );
 }
+
+/// A spec with a plot and a summary table over two runs, for the link tests.
+const LINKED: &str = "name = \"linked\"\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [256, 512]\nlabel.case = [\"a\", \"b\"]\n[[plot]]\nname = \"p\"\nx = \"N\"\ny = \"cycles\"\n[[table]]\nname = \"t\"\nrows = \"case\"\ncolumns = \"N\"\nvalue = \"cycles\"\n";
+
+/// A private file outside the results folder, which a planted link points at.
+fn victim(dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, "precious\n").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    p
+}
+
+fn untouched(p: &Path) {
+    assert_eq!(
+        std::fs::read_to_string(p).unwrap(),
+        "precious\n",
+        "{} was written through a link",
+        p.display()
+    );
+    assert_eq!(mode(p), 0o600, "{}", p.display());
+}
+
+fn record_ids(out: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.trim_end_matches(".json").to_string()
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn links_planted_in_a_results_folder_are_replaced_not_written_through() {
+    let (d, spec, out) = setup(LINKED);
+    std::fs::write(&spec, LINKED).unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out_dir = Path::new(&out);
+    let ids = record_ids(out_dir);
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let victims = d.path().join("victims");
+    std::fs::create_dir(&victims).unwrap();
+    // A finished run's record, a run to do's marker, and every report: all links.
+    let mut planted = vec![
+        (format!("runs/{}.json", ids[0]), victim(&victims, "record")),
+        (format!("running/{}", ids[1]), victim(&victims, "marker")),
+    ];
+    std::fs::remove_file(out_dir.join(format!("runs/{}.json", ids[1]))).unwrap();
+    for f in [
+        "results.csv",
+        "results.jsonl",
+        "plan.json",
+        "manifest.json",
+        "spec.toml",
+        "tables.md",
+        "tables/t.md",
+        "plots/p.svg",
+    ] {
+        planted.push((f.to_string(), victim(&victims, &f.replace('/', "-"))));
+    }
+    for (name, target) in &planted {
+        let at = out_dir.join(name);
+        let _ = std::fs::remove_file(&at);
+        std::os::unix::fs::symlink(target, &at).unwrap();
+    }
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The planted record counts as damaged, so its run is done again.
+    assert!(
+        text(&o.stderr).contains("2 runs, 0 finished, 2 to run"),
+        "{}",
+        text(&o.stderr)
+    );
+    for (name, target) in &planted {
+        untouched(target);
+        let at = out_dir.join(name);
+        if name.starts_with("running/") {
+            // The marker of the run was replaced, then removed when it ended.
+            assert!(at.symlink_metadata().is_err(), "{name} is left");
+        } else {
+            let m = at.symlink_metadata().unwrap();
+            assert!(m.is_file(), "{name} is not a file the sweep wrote");
+            assert!(
+                std::fs::read_to_string(&at).unwrap() != "precious\n",
+                "{name}"
+            );
+        }
+    }
+    // Every record reads back.
+    let o = sweep(&["status", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("damaged"), "{}", text(&o.stdout));
+}
+
+#[test]
+fn folders_of_a_results_folder_that_are_links_are_refused() {
+    for sub in ["runs", "running", "plots", "tables", "slurm"] {
+        let (d, spec, out) = setup(LINKED);
+        let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let out_dir = Path::new(&out);
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let at = out_dir.join(sub);
+        if at.exists() {
+            std::fs::rename(&at, d.path().join(format!("old-{sub}"))).unwrap();
+        }
+        std::os::unix::fs::symlink(&elsewhere, &at).unwrap();
+        if sub == "slurm" {
+            // A batch is written only for runs still to do.
+            for f in std::fs::read_dir(out_dir.join("runs")).unwrap() {
+                std::fs::remove_file(f.unwrap().path()).unwrap();
+            }
+        }
+        let o = match sub {
+            "runs" | "running" => sweep(&["run", &spec, "--out", &out, "--jobs", "1"]),
+            "slurm" => sweep(&["run", &spec, "--out", &out, "--slurm", "--dry-run"]),
+            _ => sweep(&["collect", &out]),
+        };
+        let err = text(&o.stderr);
+        assert!(!o.status.success(), "{sub}: {err}");
+        assert!(
+            err.contains(&format!(
+                "`{out}/{sub}` is a symbolic link; a results folder holds its own files and folders: remove it"
+            )),
+            "{sub}: {err}"
+        );
+        assert!(
+            std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+            "{sub}: something was written through the link"
+        );
+    }
+}

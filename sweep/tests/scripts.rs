@@ -284,7 +284,7 @@ fn a_dry_run_writes_the_script_and_submits_nothing() {
     let o = bench.run(&["--slurm", "--dry-run", "--out", "o"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
-        text(&o.stderr).contains("not submitted"),
+        text(&o.stderr).contains("2 runs in 1 array task, not submitted"),
         "{}",
         text(&o.stderr)
     );

@@ -886,3 +886,48 @@ fn a_quoted_number_says_to_remove_the_quotes() {
         "{rendered}"
     );
 }
+
+/// A bad machine value in `[base]` is shown at its line, as one in an axis is,
+/// and a spec without axes names no run.
+#[test]
+fn bad_machine_values_in_base_are_shown_at_their_line() {
+    let ps =
+        problems("name = \"s12\"\n[base]\nkernel = \"vecadd.spu\"\ngrid = \"99999999999x1\"\n");
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    assert_eq!(ps[0].0, 4, "{ps:?}");
+    assert!(
+        ps[0].1.contains("machine key `grid.cols`") && !ps[0].1.contains("in the run"),
+        "{ps:?}"
+    );
+    // In `[base]` beside an axis: the line of the base value, the runs counted.
+    let ps = problems(
+        "[base]\nkernel = \"vecadd.spu\"\ngrid = \"99999999999x1\"\n[[axis]]\nD.N = [256, 512]\n",
+    );
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    assert_eq!(ps[0].0, 3, "{ps:?}");
+    assert!(ps[0].1.contains("(in 2 runs, the first N=256)"), "{ps:?}");
+    // The failing one of several settings, wherever it is.
+    expect_problem(
+        "[base]\nkernel = \"vecadd.spu\"\ngrid = \"99999999999x1\"\n[[axis]]\nset.\"clock.freq_mhz\" = [100, 200]\n",
+        3,
+        "grid.cols",
+    );
+}
+
+/// A spec in UTF-16 (as Windows PowerShell writes it) is named as such, with the
+/// command that converts it.
+#[test]
+fn a_utf16_spec_names_its_encoding_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s19.toml");
+    let mut bytes = vec![0xFF, 0xFE];
+    for unit in "name = \"s19\"\n[base]\nkernel = \"vecadd.spu\"\n".encode_utf16() {
+        bytes.extend(unit.to_le_bytes());
+    }
+    std::fs::write(&path, bytes).unwrap();
+    let e = Spec::read(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("is UTF-16 text, not UTF-8; convert it with `iconv -f UTF-16 -t UTF-8"),
+        "{e}"
+    );
+}

@@ -479,11 +479,8 @@ impl Planner<'_> {
         let m = match args.machine() {
             Ok(m) => m,
             Err(e) => {
-                let span = point
-                    .iter()
-                    .rev()
-                    .find(|(f, _)| matches!(f, Field::Grid | Field::Set(_)))
-                    .map(|(_, v)| v.span.clone());
+                // The value the error is about, from `[base]` or an axis.
+                let span = culprit(&args, &settings).map(|v| v.span.clone());
                 let run = shorten(&describe(point));
                 let key = (e.to_string(), span.clone());
                 if let Some((at, runs, first)) = self.machine_errors.get_mut(&key) {
@@ -491,8 +488,13 @@ impl Planner<'_> {
                     self.problems[*at].message = format!("{e} (in {runs} runs, the first {first})");
                     return None;
                 }
-                let mut p =
-                    Problem::whole(format!("{e} (in the run {run})")).label("this combination");
+                // A spec without axes has one run, which has no name.
+                let message = if run.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{e} (in the run {run})")
+                };
+                let mut p = Problem::whole(message).label("this value");
                 p.span = span;
                 self.machine_errors
                     .insert(key, (self.problems.len(), 1, run));
@@ -525,6 +527,46 @@ impl Planner<'_> {
             model_sha256,
         })
     }
+}
+
+/// The setting a machine error of `args` comes from: the first in the order the
+/// machine is built (its file or preset, `grid`, `boundary`, `passes`, then each
+/// `set`) whose addition makes building it fail.
+fn culprit<'a>(
+    args: &spu_emu::cli::RunArgs,
+    settings: &'a BTreeMap<Field, Value>,
+) -> Option<&'a Value> {
+    let mut partial = spu_emu::cli::RunArgs {
+        machine: args.machine.clone(),
+        ..Default::default()
+    };
+    if partial.machine().is_err() {
+        return settings.get(&Field::Machine);
+    }
+    let steps = [
+        (Field::Grid, args.grid.clone()),
+        (Field::Boundary, args.boundary.clone()),
+        (Field::Passes, args.passes.clone()),
+    ];
+    for (field, value) in steps {
+        match field {
+            Field::Grid => partial.grid = value,
+            Field::Boundary => partial.boundary = value,
+            _ => partial.passes = value,
+        }
+        if partial.machine().is_err() {
+            return settings.get(&field);
+        }
+    }
+    for (f, v) in settings {
+        if let Field::Set(k) = f {
+            partial.sets.push(format!("{k}={}", v.text));
+            if partial.machine().is_err() {
+                return Some(v);
+            }
+        }
+    }
+    None
 }
 
 fn describe(point: &[(Field, Value)]) -> String {

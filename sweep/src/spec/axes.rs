@@ -137,9 +137,9 @@ impl Walker {
                     Problem::at(
                         c.key_span.clone(),
                         format!(
-                            "`{}` has {} values but `{}` in the same axis has {}",
+                            "`{}` has {} but `{}` in the same axis has {}",
                             c.field.spec_key(),
-                            c.values.len(),
+                            crate::count(c.values.len(), "value"),
                             first.field.spec_key(),
                             first.values.len()
                         ),

@@ -239,7 +239,8 @@ impl Spec {
     pub fn read(path: &Path) -> Result<Spec, crate::Error> {
         let bytes = spu_isa::format::read_input(path)?;
         let file = path.display().to_string();
-        let text = String::from_utf8(bytes).map_err(|_| crate::Error::NotText(file.clone()))?;
+        // UTF-16 or UTF-32 text is named, with the `iconv` command that converts it.
+        let text = spu_io::input::text_from(path, bytes)?;
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
