@@ -649,19 +649,22 @@ impl Assembler<'_> {
         let mut ok = true;
         let mut count = |what: &str, given: usize, wanted: usize, at: &Span, ok: &mut bool| {
             if given != wanted {
-                diags.push(
-                    Diagnostic::error(
-                        format!(
-                            "`{}` takes {wanted} {what}; this call gives {given}",
-                            f.name
-                        ),
-                        at.clone(),
-                    )
-                    .with_secondary(f.span.clone(), "the function is declared here")
-                    .help(format!(
-                        "pass exactly {wanted}, in the order of its signature"
-                    )),
+                let d = Diagnostic::error(
+                    format!(
+                        "`{}` takes {wanted} {what}{}; this call gives {given}",
+                        f.name,
+                        if wanted == 1 { "" } else { "s" }
+                    ),
+                    at.clone(),
                 );
+                diags.push(if idx.is_some() {
+                    d.with_secondary(f.span.clone(), "the function is declared here")
+                        .help(format!(
+                            "pass exactly {wanted}, in the order of its signature"
+                        ))
+                } else {
+                    d.help("`vprintf` takes the format string's address and the argument buffer's address and returns an `int`, as nvcc and clang call it for `printf`")
+                });
                 *ok = false;
             }
         };
