@@ -855,3 +855,22 @@ fn printf_output_goes_to_stdout_before_the_summary_even_with_quiet() {
     assert!(text(&stats.stdout).starts_with('{'));
     assert_eq!(text(&stats.stderr), stdout[..summary]);
 }
+
+#[test]
+fn a_trace_of_a_3d_grid_names_blocks_by_their_three_coordinates() {
+    let out = emu(&[
+        "emu/tests/races/race3d.spu",
+        "-q",
+        "--trace",
+        "-",
+        "--trace-unit",
+        "sm:1,3",
+        "--trace-limit",
+        "3",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trace = text(&out.stdout);
+    // SM (1, 3) runs block (1, 0, 1): the folded row 3 is y = 0, z = 1.
+    let first = trace.lines().nth(1).expect("a traced line");
+    assert!(first.contains("sm:1,3        1,0,1 "), "{trace}");
+}

@@ -244,7 +244,11 @@ fn every_sample_runs_clean_under_the_cb_checker() {
                             result.races.total(),
                             0,
                             "{file} on {grid} {boundary} {mode} functional={functional}:\n{}",
-                            spu_emu::observe::races::render_races(&result.races, &kernel)
+                            spu_emu::observe::races::render_races(
+                                &result.races,
+                                &kernel,
+                                &image.launch
+                            )
                         ),
                     }
                 }

@@ -154,7 +154,8 @@ pub fn run_traced(
         bar.finish_and_clear();
     }
     if let Ok(s) = &session {
-        let races = crate::observe::races::render_races(&s.result.races, &s.kernel);
+        let races =
+            crate::observe::races::render_races(&s.result.races, &s.kernel, &s.image.launch);
         if !races.is_empty() {
             warnings(&races);
         }
