@@ -300,7 +300,7 @@ impl Stats {
                 toggles: t.toggles,
                 dram_busy_cycles: result.dram_busy_cycles,
             },
-            local: (t.local_load_words + t.local_store_words > 0).then(|| LocalTraffic {
+            local: (t.local_load_words + t.local_store_words > 0).then_some(LocalTraffic {
                 load_words: t.local_load_words,
                 store_words: t.local_store_words,
             }),
