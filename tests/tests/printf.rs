@@ -206,3 +206,24 @@ fn output_past_the_bound_is_dropped_last_first_whatever_the_threads() {
         assert_eq!(first.get_or_insert(p.clone()), p);
     }
 }
+
+/// The `printf` instructions are the calls' lines in per-instruction statistics
+/// (what traces and `--by-line` show): nvcc's `call.uni (retval0),` lines.
+#[test]
+fn a_printf_is_attributed_to_its_call_line() {
+    let machine = Machine::default();
+    let s = run(
+        &repo_path("samples/cuda/printf_nvcc.spu"),
+        &machine,
+        false,
+        1,
+    );
+    let stats = spu_emu::observe::stats::Stats::new(&s.result, &s.image, &machine);
+    let lines: Vec<(u32, u64)> = stats
+        .pcs
+        .iter()
+        .filter(|p| p.text.as_deref().is_some_and(|t| t.starts_with("printf ")))
+        .map(|p| (p.line.unwrap_or(0), p.threads))
+        .collect();
+    assert_eq!(lines, [(92, 100), (154, 1)]);
+}
