@@ -329,7 +329,7 @@ fn an_uncalled_device_function_that_does_not_parse_only_warns() {
 }
 
 #[test]
-fn a_call_of_printf_is_one_clear_error() {
+fn a_call_of_vprintf_with_a_wrong_signature_is_one_clear_error() {
     let src = "\
 .version 7.5
 .target sm_52
@@ -364,14 +364,85 @@ fn a_call_of_printf_is_one_clear_error() {
         .unwrap_err()
         .render("k.ptx", src);
     assert!(
-        err.contains("error: `vprintf` is not a device function defined in this file")
+        err.contains("error: `vprintf` takes 2 arguments; this call gives 1")
             && err.contains("k.ptx:21:2")
-            && err.contains("`printf` (a call of `vprintf`) is not supported yet"),
+            && err.contains("the format string's address and the argument buffer's address"),
         "{err}"
     );
     // The call sequence's block is a scope: the kernel's block still closes after it.
     assert_eq!(err.matches("error:").count(), 1, "{err}");
     assert!(!err.contains("outside any kernel"), "{err}");
+}
+
+/// A kernel calling `vprintf` as nvcc does, with `extra` lines before the call.
+fn printf_kernel(args: &str) -> String {
+    format!(
+        "\
+.version 7.5
+.target sm_52
+.address_size 64
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+\t.param .b64 vprintf_param_0,
+\t.param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[4] = {{37, 100, 10, 0}};
+.visible .entry hello()
+{{
+\t.local .align 8 .b8 \t__local_depot0[8];
+\t.reg .b64 \t%SP;
+\t.reg .b64 \t%SPL;
+\t.reg .b32 \t%r<3>;
+\t.reg .b64 \t%rd<5>;
+\tmov.u64 \t%SPL, __local_depot0;
+\tcvta.local.u64 \t%SP, %SPL;
+\tmov.u32 \t%r1, %tid.x;
+\tadd.u64 \t%rd1, %SP, 0;
+\tst.local.u32 \t[%SPL], %r1;
+\tmov.u64 \t%rd2, $str;
+\tcvta.global.u64 \t%rd3, %rd2;
+\t{{ // callseq 0, 0
+\t.param .b64 param0;
+\tst.param.b64 \t[param0+0], %rd3;
+\t.param .b64 param1;
+\tst.param.b64 \t[param1+0], %rd1;
+\t.param .b32 retval0;
+\tcall.uni (retval0), vprintf, ({args});
+\tld.param.b32 \t%r2, [retval0+0];
+\t}} // callseq 0
+\tret;
+}}
+"
+    )
+}
+
+#[test]
+fn a_call_of_vprintf_lowers_to_the_machine_printf_in_the_callers_frame() {
+    let src = printf_kernel("param0, param1");
+    let (m, _) = spu_asm::assemble_module("k.ptx", &src)
+        .unwrap_or_else(|d| panic!("{}", d.render("k.ptx", &src)));
+    let listing = spu_asm::disasm::disassemble(&m, spu_asm::disasm::Options { no_locations: true });
+    // The depot takes the frame's first 16 bytes: vprintf's frame starts after it,
+    // its parameters stored there, its result read back from byte 16 of it.
+    for line in [
+        "st.local.b64 [16], %",
+        "st.local.b64 [24], %",
+        "printf 0x1;",
+        "ld.local.b32 %",
+    ] {
+        assert!(listing.contains(line), "no `{line}` in\n{listing}");
+    }
+    assert!(!listing.contains("call"), "{listing}");
+    // The argument buffer's address is a local one: no refusal as for a device function.
+    let src = printf_kernel("param0, param1, param0");
+    let err = spu_asm::assemble_module("k.ptx", &src)
+        .unwrap_err()
+        .render("k.ptx", &src);
+    assert!(
+        err.contains("`vprintf` takes 2 arguments; this call gives 3"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -65,7 +65,8 @@ struct Cli {
     /// Print every machine parameter with its unit, default and valid values.
     #[arg(long)]
     list_params: bool,
-    /// Print nothing on success (errors still go to standard error).
+    /// Print no summary or progress on success (the kernel's `printf` output still
+    /// goes to standard output, errors to standard error).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -202,6 +203,8 @@ fn run(cli: &Cli) -> Result<()> {
         t.finish()?;
     }
     files.commit()?;
+    // The kernel's output, even with --quiet (which silences the tool's own).
+    session::print_output(&s.printed, stdout_carries_data)?;
     if !cli.quiet {
         let summary = report::summary(&s.result, &s.image, &s.machine);
         if stdout_carries_data {

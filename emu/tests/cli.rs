@@ -833,3 +833,44 @@ fn a_page_or_timeline_on_standard_output_gets_nothing_else() {
         );
     }
 }
+
+#[test]
+fn printf_output_goes_to_stdout_before_the_summary_even_with_quiet() {
+    let kernel = "samples/cuda/printf_nvcc.spu";
+    let out = emu(&[kernel]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("block 0 thread  0: x=-3.250 hex=000000 ok|pad   |A%\nr=7 n=100"),
+        "{stdout}"
+    );
+    let summary = stdout.find("kernel     _Z5helloPKfi").expect("a summary");
+    assert!(stdout[..summary].ends_with("block 3 thread  3: x=+77.188 hex=0x0e4f ok|pad   |V%\n"));
+    // `-q` drops the summary, not the kernel's output.
+    let quiet = emu(&[kernel, "-q"]);
+    assert_eq!(text(&quiet.stdout), stdout[..summary]);
+    assert!(quiet.stderr.is_empty(), "{}", text(&quiet.stderr));
+    // Standard output carrying the stats: the kernel's output goes to standard error.
+    let stats = emu(&[kernel, "-q", "--stats", "-"]);
+    assert!(text(&stats.stdout).starts_with('{'));
+    assert_eq!(text(&stats.stderr), stdout[..summary]);
+}
+
+#[test]
+fn a_trace_of_a_3d_grid_names_blocks_by_their_three_coordinates() {
+    let out = emu(&[
+        "emu/tests/races/race3d.spu",
+        "-q",
+        "--trace",
+        "-",
+        "--trace-unit",
+        "sm:1,3",
+        "--trace-limit",
+        "3",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trace = text(&out.stdout);
+    // SM (1, 3) runs block (1, 0, 1): the folded row 3 is y = 0, z = 1.
+    let first = trace.lines().nth(1).expect("a traced line");
+    assert!(first.contains("sm:1,3        1,0,1 "), "{trace}");
+}

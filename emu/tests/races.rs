@@ -131,3 +131,23 @@ fn the_help_says_when_modes_can_differ() {
         assert!(help.contains(needle), "`{needle}` not in --help:\n{help}");
     }
 }
+
+#[test]
+fn a_race_in_a_3d_grid_names_the_block_by_its_three_coordinates() {
+    for mode in [&[][..], &["--functional"][..]] {
+        let mut args = vec!["emu/tests/races/race3d.spu", "--quiet", "--race-check"];
+        args.extend_from_slice(mode);
+        let err = warnings(&args);
+        assert!(
+            err.contains("first in block (1, 2, 3) on SM"),
+            "{mode:?}: {err}"
+        );
+    }
+    // A 2-D grid keeps two coordinates.
+    let err = warnings(&[
+        "emu/tests/races/smooth_nobar.spu",
+        "--quiet",
+        "--race-check",
+    ]);
+    assert!(err.contains("first in block (0, 0) on SM"), "{err}");
+}

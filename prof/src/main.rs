@@ -406,6 +406,8 @@ fn run(cli: &Cli) -> Result<()> {
                 &mut |w| spu_io::report!("{w}"),
             )?;
             sources.extend(s.kernel.sources.clone());
+            // The kernel's `printf` output; standard output is the energy report's.
+            session::print_output(&s.printed, true)?;
             // Samples taken only for the page stay out of the statistics.
             let page_samples = page::samples(&mut s.result, page_only_samples);
             if cli.html.is_some() {

@@ -298,10 +298,16 @@ mod tests {
     /// only list what happened) comes from one of them.
     #[test]
     fn the_catalogue_is_what_runs_report() {
-        let kernel = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu");
+        let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
         let model = spu_prof::model::Model::load("default").unwrap();
         let mut seen = std::collections::BTreeSet::new();
-        for machine in ["spu-4x4", "gtx480"] {
+        // Local memory traffic is reported only by runs that have some.
+        for (kernel, machine) in [
+            ("vecadd.spu", "spu-4x4"),
+            ("vecadd.spu", "gtx480"),
+            ("cuda/local_nvcc.spu", "spu-4x4"),
+        ] {
+            let kernel = samples.join(kernel);
             let m = spu_emu::machine::preset(machine).unwrap();
             let options = spu_emu::LoadOptions::default();
             let s = spu_emu::cli::session::run_file(&kernel, &m, &options, Default::default())

@@ -187,3 +187,41 @@ fn a_local_index_out_of_range_names_the_thread_and_the_offset() {
     assert!(text.contains("addr: 68000"), "{text}");
     assert!(text.contains("lane: 17"), "{text}");
 }
+
+/// The stats count local memory words apart from off-chip traffic: the local
+/// sample's counts follow from its kernel (per thread: the histogram's 8 stores,
+/// 8 loads and 8 stores of its updates, 8 loads of its read-back, the call's
+/// argument and result, and `mix`'s 4 stores and 2 loads), on every machine and
+/// mode; a kernel without local memory has no `local` key.
+#[test]
+fn local_words_are_counted_apart_in_the_stats() {
+    use spu_emu::observe::stats::Stats;
+    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
+    for (machine, functional) in [
+        (Machine::default(), false),
+        (gtx480, false),
+        (Machine::default(), true),
+    ] {
+        let control = spu_emu::RunControl {
+            functional,
+            ..Default::default()
+        };
+        let path = repo_path("samples/cuda/local_nvcc.spu");
+        let s = spu_emu::cli::session::run_file(&path, &machine, &Default::default(), control)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stats = Stats::new(&s.result, &s.image, &machine);
+        let local = stats.local.clone().expect("local traffic");
+        assert_eq!(
+            (local.load_words, local.store_words),
+            (20 * 1000, 22 * 1000)
+        );
+        let json = stats.to_json_text();
+        assert!(json.contains("\"local\""));
+        let path = repo_path("samples/matmul.spu");
+        let s = spu_emu::cli::session::run_file(&path, &machine, &Default::default(), control)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stats = Stats::new(&s.result, &s.image, &machine);
+        assert!(stats.local.is_none());
+        assert!(!stats.to_json_text().contains("\"local\""));
+    }
+}

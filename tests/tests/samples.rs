@@ -192,6 +192,8 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("cuda/local_clang.spu", &[]),
         ("cuda/structs_nvcc.spu", &[]),
         ("cuda/structs_clang.spu", &[]),
+        ("cuda/printf_nvcc.spu", &[]),
+        ("cuda/printf_clang.spu", &[]),
     ];
     let listed: Vec<std::path::PathBuf> = cases
         .iter()
@@ -244,7 +246,11 @@ fn every_sample_runs_clean_under_the_cb_checker() {
                             result.races.total(),
                             0,
                             "{file} on {grid} {boundary} {mode} functional={functional}:\n{}",
-                            spu_emu::observe::races::render_races(&result.races, &kernel)
+                            spu_emu::observe::races::render_races(
+                                &result.races,
+                                &kernel,
+                                &image.launch
+                            )
                         ),
                     }
                 }

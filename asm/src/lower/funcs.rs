@@ -589,7 +589,8 @@ impl Assembler<'_> {
             );
             return;
         }
-        let Some(&idx) = self.func_index.get(func.node) else {
+        let idx = self.func_index.get(func.node).copied();
+        if idx.is_none() && func.node != "vprintf" {
             // `call L;` in the `.spu` dialect: the machine's call without its frame.
             if !self.in_ptx_file(span.start) && self.scope.labels.contains_key(func.node) {
                 diags.push(
@@ -602,14 +603,10 @@ impl Assembler<'_> {
                 );
                 return;
             }
-            let help = if func.node == "vprintf" {
-                "`printf` (a call of `vprintf`) is not supported yet".to_string()
-            } else {
-                format!(
-                    "define it in this file with `.func {}(...) {{ ... }}`; the assembler links no other files",
-                    func.node
-                )
-            };
+            let help = format!(
+                "define it in this file with `.func {}(...) {{ ... }}`; the assembler links no other files",
+                func.node
+            );
             diags.push(
                 Diagnostic::error(
                     format!(
@@ -622,15 +619,22 @@ impl Assembler<'_> {
                 .help(help),
             );
             return;
+        }
+        // `vprintf` is built in: the machine's `printf` reads the caller's frame.
+        let f = match idx {
+            Some(i) => self.funcs[i].clone(),
+            None => vprintf(&func.span),
         };
-        let f = self.funcs[idx].clone();
         self.frame.called = true;
         // A local address is an offset in the caller's frame; the callee has its own.
-        let local_arg = args.iter().find_map(|a| match a.node {
-            CallArg::Register(r) if self.frame.local_ptrs.contains(r) => Some(a.span.clone()),
-            CallArg::Param(n) => self.frame.local_args.get(n).cloned(),
-            CallArg::Register(_) => None,
-        });
+        let local_arg = args
+            .iter()
+            .filter(|_| idx.is_some())
+            .find_map(|a| match a.node {
+                CallArg::Register(r) if self.frame.local_ptrs.contains(r) => Some(a.span.clone()),
+                CallArg::Param(n) => self.frame.local_args.get(n).cloned(),
+                CallArg::Register(_) => None,
+            });
         if let Some(at) = local_arg {
             diags.push(
                 Diagnostic::error(
@@ -645,19 +649,22 @@ impl Assembler<'_> {
         let mut ok = true;
         let mut count = |what: &str, given: usize, wanted: usize, at: &Span, ok: &mut bool| {
             if given != wanted {
-                diags.push(
-                    Diagnostic::error(
-                        format!(
-                            "`{}` takes {wanted} {what}; this call gives {given}",
-                            f.name
-                        ),
-                        at.clone(),
-                    )
-                    .with_secondary(f.span.clone(), "the function is declared here")
-                    .help(format!(
-                        "pass exactly {wanted}, in the order of its signature"
-                    )),
+                let d = Diagnostic::error(
+                    format!(
+                        "`{}` takes {wanted} {what}{}; this call gives {given}",
+                        f.name,
+                        if wanted == 1 { "" } else { "s" }
+                    ),
+                    at.clone(),
                 );
+                diags.push(if idx.is_some() {
+                    d.with_secondary(f.span.clone(), "the function is declared here")
+                        .help(format!(
+                            "pass exactly {wanted}, in the order of its signature"
+                        ))
+                } else {
+                    d.help("`vprintf` takes the format string's address and the argument buffer's address and returns an `int`, as nvcc and clang call it for `printf`")
+                });
                 *ok = false;
             }
         };
@@ -793,7 +800,15 @@ impl Assembler<'_> {
                 span: func.span.clone(),
             },
         ];
-        self.emit(guard, mnemonic, &call_ops, span, diags);
+        if idx.is_some() {
+            self.emit(guard, mnemonic, &call_ops, span, diags);
+        } else {
+            let m = Spanned {
+                node: "printf",
+                span: mnemonic.span.clone(),
+            };
+            self.emit(guard, &m, &call_ops[1..], span, diags);
+        }
         let loads: Vec<_> = loads
             .into_iter()
             .map(|(r, at, b, s)| access("ld", r, at, b, &s))
@@ -812,9 +827,35 @@ impl Assembler<'_> {
             };
             self.emit(guard, &m, &ops, span, diags);
         }
-        if !self.funcs[idx].queued {
+        if let Some(idx) = idx
+            && !self.funcs[idx].queued
+        {
             self.funcs[idx].queued = true;
             self.func_queue.push(idx);
         }
+    }
+}
+
+/// CUDA's `vprintf(const char *format, void *args)` returning an `int`, as nvcc
+/// and clang declare it: the machine's `printf` with this frame.
+fn vprintf(span: &Span) -> FuncDef {
+    let formal = |name: &str, bytes, offset| Formal {
+        name: name.to_string(),
+        bytes,
+        offset,
+    };
+    FuncDef {
+        name: "vprintf".into(),
+        span: span.clone(),
+        params: vec![
+            formal("vprintf_param_0", 8, 0),
+            formal("vprintf_param_1", 8, 8),
+        ],
+        rets: vec![formal("func_retval0", 4, 16)],
+        frame: 32,
+        label: u32::MAX,
+        start: 0,
+        labels: Vec::new(),
+        queued: true,
     }
 }

@@ -22,6 +22,8 @@ pub struct Session {
     /// The image after the run (buffers hold the results).
     pub image: Image,
     pub result: RunResult,
+    /// What the kernel's `printf` calls printed.
+    pub printed: crate::exec::printf::Printed,
 }
 
 /// Why a run did not complete.
@@ -42,12 +44,14 @@ pub enum SessionError {
     /// A trace filter that would match nothing.
     #[error(transparent)]
     TraceFilter(#[from] crate::observe::trace::FilterError),
-    /// The run stopped; `rendered` explains where and why.
+    /// The run stopped; `rendered` explains where and why; `printed` is what the
+    /// kernel's `printf` calls printed before.
     #[error("the run of `{path}` stopped; no statistics or dumps were written")]
     Stopped {
         path: String,
         rendered: String,
         interrupted: bool,
+        printed: crate::exec::printf::Printed,
     },
 }
 
@@ -150,7 +154,8 @@ pub fn run_traced(
         bar.finish_and_clear();
     }
     if let Ok(s) = &session {
-        let races = crate::observe::races::render_races(&s.result.races, &s.kernel);
+        let races =
+            crate::observe::races::render_races(&s.result.races, &s.kernel, &s.image.launch);
         if !races.is_empty() {
             warnings(&races);
         }
@@ -200,17 +205,21 @@ fn simulate_loaded(
     tracer: Option<crate::observe::trace::Tracer>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Session, SessionError> {
-    match crate::simulate_traced(&mut image, &machine, control, tracer, progress) {
+    let run = crate::simulate_traced(&mut image, &machine, control, tracer, progress);
+    let printed = image.program.printed.take();
+    match run {
         Ok(result) => Ok(Session {
             kernel,
             machine,
             image,
             result,
+            printed,
         }),
         Err(stop) => Err(SessionError::Stopped {
             rendered: crate::observe::stopped::render_stop(&stop, &kernel, &image),
             interrupted: matches!(*stop, crate::Stop::Interrupted { .. }),
             path: spu_io::quote::path(kernel_path),
+            printed,
         }),
     }
 }
@@ -225,6 +234,12 @@ pub fn report_failure(error: &(dyn std::error::Error + 'static)) -> u8 {
         return spu_io::exit::CLOSED_PIPE;
     }
     let session = error.downcast_ref::<SessionError>();
+    if let Some(SessionError::Stopped { printed, .. }) = session {
+        // What the kernel printed before the stop is its output, as on a GPU.
+        if print_output(printed, false).is_err() {
+            return spu_io::exit::CLOSED_PIPE;
+        }
+    }
     if let Some(s) = session {
         spu_io::report!("{}", s.details());
     }
@@ -237,4 +252,37 @@ pub fn report_failure(error: &(dyn std::error::Error + 'static)) -> u8 {
     }
     spu_io::reportln!("error: {message}");
     special.unwrap_or_else(|| session.map_or(1, SessionError::exit_code))
+}
+
+/// Writes what the kernel's `printf` calls printed: to standard output, or to
+/// standard error when standard output carries data (`--stats -`); a note about
+/// dropped texts goes to standard error.
+pub fn print_output(
+    printed: &crate::exec::printf::Printed,
+    to_stderr: bool,
+) -> Result<(), spu_io::output::OutputError> {
+    use std::io::Write;
+    if !printed.text.is_empty() {
+        let (written, path) = if to_stderr {
+            let mut e = std::io::stderr().lock();
+            (
+                e.write_all(&printed.text).and_then(|()| e.flush()),
+                "standard error",
+            )
+        } else {
+            let mut o = std::io::stdout().lock();
+            (
+                o.write_all(&printed.text).and_then(|()| o.flush()),
+                "standard output",
+            )
+        };
+        written.map_err(|error| spu_io::output::OutputError::Io {
+            path: path.into(),
+            error,
+        })?;
+    }
+    if let Some(note) = printed.dropped_note() {
+        spu_io::reportln!("{note}");
+    }
+    Ok(())
 }

@@ -189,7 +189,7 @@ fn word<G: Global>(
                 }
                 lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
             }
-            Ok(Access::Local { store })
+            Ok(Access::Local { store, words: 1 })
         }
         Space::Param => {
             let params = local.params;
@@ -355,6 +355,10 @@ fn elements<G: Global>(
             store,
             words: size.div_ceil(4) as u8,
         },
+        Access::Local { store, .. } => Access::Local {
+            store,
+            words: size.div_ceil(4) as u8,
+        },
         other => other,
     })
 }
@@ -413,7 +417,10 @@ fn narrow<G: Global>(
                 let cell = &mut warp.local[index[l] as usize][l];
                 *cell = merge(*cell, l);
             }
-            Ok(Access::Local { store: true })
+            Ok(Access::Local {
+                store: true,
+                words: 1,
+            })
         }
         _ => {
             // A Communication Buffer: the field merges into the producer's word,

@@ -187,6 +187,14 @@ macro_rules! run {
     ($v:ident, $d:ident, call) => {
         $d.call()?
     };
+    ($v:ident, $d:ident, printf) => {
+        match $d.instr.operands() {
+            [Operand::Imm(frame), ..] => Run::Printf {
+                frame_bytes: frame * 16,
+            },
+            _ => return Err("a printf without a frame".into()),
+        }
+    };
     ($v:ident, $d:ident, nop) => {
         Run::Nop
     };
@@ -431,6 +439,7 @@ pub fn decode_program(
         layout: layout.regs,
         block_of,
         block_starts,
+        printed: Default::default(),
     })
 }
 

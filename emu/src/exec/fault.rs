@@ -62,6 +62,8 @@ pub enum FaultKind {
         limit: u32,
         store: bool,
     },
+    /// A `printf` that cannot be printed (a bad format, an argument outside memory).
+    Printf { what: String },
     /// A DMA descriptor tile that reaches outside its buffer.
     DmaOutOfBounds {
         buffer: String,
@@ -190,6 +192,7 @@ impl fmt::Display for FaultKind {
                     u64::from(*frame) + u64::from(*addr)
                 ),
             },
+            FaultKind::Printf { what } => write!(f, "`printf`: {what}"),
             FaultKind::DmaOutOfBounds {
                 buffer,
                 element,
@@ -241,6 +244,9 @@ impl FaultKind {
             }
             FaultKind::FrameTooLarge { .. } | FaultKind::LocalOutOfRange { .. } => {
                 "check the index of the local array; make large per-thread arrays `.global` buffers indexed by thread"
+            }
+            FaultKind::Printf { .. } => {
+                "give `printf` a string literal as its format, with one argument of the right type per conversion"
             }
             FaultKind::DmaOutOfBounds { .. } => {
                 "check offset, row_stride, tile_stride, iu_stride and tiles against the buffer's size"

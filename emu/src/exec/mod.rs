@@ -15,18 +15,22 @@
 //! - [`cb`]: a unit's end of a Communication Buffer link;
 //! - [`memory`]: the global memory image with unmapped guard gaps;
 //! - [`fault`]: what a thread can do wrong, with the context to report it;
-//! - [`race`]: the shared-memory race checker.
+//! - [`race`]: the shared-memory race checker;
+//! - [`printf`]: the built-in `vprintf` and the output it keeps for after the run;
+//!   [`cformat`]: C's `printf` formatting it applies.
 //!
 //! Layer 2: may use [`crate::machine`] and [`crate::sem`] only.
 
 pub mod access;
 pub mod apply;
 pub mod cb;
+pub mod cformat;
 pub mod decode;
 pub mod fault;
 pub mod lanes;
 pub mod memory;
 pub mod ops;
+pub mod printf;
 pub mod race;
 pub mod space;
 pub mod step;

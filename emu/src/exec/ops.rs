@@ -74,6 +74,10 @@ pub enum Run {
     },
     /// Return from the running call (outside any call: end the thread).
     Ret,
+    /// The built-in `vprintf`, its frame `frame_bytes` past the caller's.
+    Printf {
+        frame_bytes: u32,
+    },
     Nop,
     BarSync,
     BlockSync(Option<Side>),
@@ -224,6 +228,8 @@ pub struct Program {
     pub block_of: Vec<u32>,
     /// First instruction of each basic block, plus the end of the code.
     pub block_starts: Vec<u32>,
+    /// What the kernel's `printf` calls print (shared by the program's copies).
+    pub printed: crate::exec::printf::PrintSink,
 }
 
 impl Program {

@@ -67,9 +67,11 @@ pub enum Access {
     Shared,
     Param,
     Cb,
-    /// The thread's local memory (local data, call parameters).
+    /// The thread's local memory (local data, call parameters); each lane moves
+    /// `words` 32-bit words (2 for a 64-bit value or `.v2`, 4 for `.v4`).
     Local {
         store: bool,
+        words: u8,
     },
     Global {
         store: bool,

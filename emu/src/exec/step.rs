@@ -206,6 +206,13 @@ fn dispatch<G: Global, const ADVANCE: bool>(
             warp.ret(exec);
             return Ok(Executed { exec, flow, access });
         }
+        Run::Printf { frame_bytes } => {
+            if exec != 0 {
+                crate::exec::printf::run(&prog.printed, global.layout(), warp, frame_bytes, exec)
+                    .map_err(|(k, l)| fault(k, l))?;
+            }
+            Flow::Next
+        }
         Run::Nop => Flow::Next,
         Run::BarSync | Run::BlockSync(_) => {
             warp.advance();

@@ -169,6 +169,9 @@ pub struct Warp {
     base: u32,
     /// Local memory: word `i` of every lane (empty until used).
     pub local: Vec<Lanes>,
+    /// Where the block's `printf` output goes among the grid's: blocks in launch
+    /// order (row-major), then Interface Units.
+    pub print_order: u64,
 }
 
 impl Warp {
@@ -212,6 +215,10 @@ impl Warp {
             calls: Vec::new(),
             base: 0,
             local: Vec::new(),
+            print_order: match ctx.iu {
+                None => (u64::from(ctx.ctaid[1]) << 32) | u64::from(ctx.ctaid[0]),
+                Some((side, i)) => (1 << 63) | (u64::from(side.code()) << 32) | u64::from(i),
+            },
         }
     }
 

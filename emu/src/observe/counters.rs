@@ -117,6 +117,10 @@ pub struct Traffic {
     /// Words DMA engines and virtual IUs moved (included in the totals above).
     pub engine_load_words: u64,
     pub engine_store_words: u64,
+    /// Words threads loaded from and stored to their local memory (not off-chip
+    /// traffic: see `RUNTIME.md`, Calls and local memory).
+    pub local_load_words: u64,
+    pub local_store_words: u64,
 }
 
 impl Traffic {
@@ -131,6 +135,18 @@ impl Traffic {
         self.toggles += other.toggles;
         self.engine_load_words += other.engine_load_words;
         self.engine_store_words += other.engine_store_words;
+        self.local_load_words += other.local_load_words;
+        self.local_store_words += other.local_store_words;
+    }
+
+    /// Counts a local access of the lanes of `exec`, `words` words each.
+    pub fn add_local(&mut self, store: bool, words: u8, exec: u32) {
+        let n = u64::from(exec.count_ones()) * u64::from(words);
+        if store {
+            self.local_store_words += n;
+        } else {
+            self.local_load_words += n;
+        }
     }
 }
 

@@ -4,12 +4,14 @@
 //! is missing.
 
 use crate::exec::race::{RaceKind, Races};
+use crate::load::image::LaunchDims;
 use crate::load::kernel::Kernel;
-use crate::observe::stopped::{count, line_of, note, quote_source};
+use crate::observe::stopped::{block_coords, count, line_of, note, quote_source};
 use std::fmt::Write;
 
-/// One warning per pair of racing instructions (empty when there are none).
-pub fn render_races(races: &Races, kernel: &Kernel) -> String {
+/// One warning per pair of racing instructions (empty when there are none); blocks
+/// are named as `launch` numbers them (`(x, y, z)` in a 3-D grid).
+pub fn render_races(races: &Races, kernel: &Kernel, launch: &LaunchDims) -> String {
     let mut s = String::new();
     for r in &races.found {
         let (earlier, later, what) = match r.kind {
@@ -36,7 +38,7 @@ pub fn render_races(races: &Races, kernel: &Kernel) -> String {
             ),
         );
         let place = match r.block {
-            Some([x, y]) => format!("block ({x}, {y}) on {}", r.unit),
+            Some(b) => format!("block {} on {}", block_coords(b, launch), r.unit),
             None => format!("the IU code on {}", r.unit),
         };
         note(

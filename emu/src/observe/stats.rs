@@ -31,6 +31,9 @@ pub struct Stats {
     pub instructions: Instructions,
     pub ipc: f64,
     pub offchip: Offchip,
+    /// Threads' local memory traffic (only in runs that have some).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<LocalTraffic>,
     pub cb: Cb,
     /// Data caches (machines with `cache.l1_kib` or `cache.l2_kib` > 0, timing mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,6 +77,15 @@ pub struct Offchip {
     /// Bits that changed between consecutive words moved off-chip.
     pub toggles: u64,
     pub dram_busy_cycles: f64,
+}
+
+/// Words threads moved to and from their local memory (`ld.local`, `st.local`:
+/// local arrays, call parameters and results); a 64-bit value counts two.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalTraffic {
+    pub load_words: u64,
+    pub store_words: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -209,6 +221,7 @@ impl Stats {
             instructions: Instructions::default(),
             ipc: 0.0,
             offchip: Offchip::default(),
+            local: Some(LocalTraffic::default()),
             cb: Cb::default(),
             caches: Some(CacheTotals::default()),
             passes: Passes::default(),
@@ -316,6 +329,10 @@ impl Stats {
                 toggles: t.toggles,
                 dram_busy_cycles: result.dram_busy_cycles,
             },
+            local: (t.local_load_words + t.local_store_words > 0).then_some(LocalTraffic {
+                load_words: t.local_load_words,
+                store_words: t.local_store_words,
+            }),
             cb: Cb {
                 reads: result.cb.reads,
                 writes: result.cb.writes,

@@ -59,14 +59,25 @@ fn role_text(role: Role, unit: UnitLabel) -> String {
 /// coordinates `(x, y, z)`; other roles and 2-D grids as `text` says.
 fn block_3d(text: String, role: Role, launch: &crate::load::image::LaunchDims) -> String {
     match role {
-        Role::Block { bx, by } if launch.grid_y > 0 && launch.grid[1] != launch.grid_y => {
-            format!(
-                "block ({bx}, {}, {})",
-                by % launch.grid_y,
-                by / launch.grid_y
-            )
+        Role::Block { bx, by } if is_3d(launch) => {
+            format!("block {}", block_coords([bx, by], launch))
         }
         _ => text,
+    }
+}
+
+/// The launch is a 3-D grid (whose z extent is not 1).
+fn is_3d(launch: &crate::load::image::LaunchDims) -> bool {
+    launch.grid_y > 0 && launch.grid[1] != launch.grid_y
+}
+
+/// A block's coordinates as the launch names them: `(x, y)`, or `(x, y, z)` in a
+/// 3-D grid, which runs folded as (x, y*z).
+pub fn block_coords([x, by]: [u32; 2], launch: &crate::load::image::LaunchDims) -> String {
+    if is_3d(launch) {
+        format!("({x}, {}, {})", by % launch.grid_y, by / launch.grid_y)
+    } else {
+        format!("({x}, {by})")
     }
 }
 

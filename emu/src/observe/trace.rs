@@ -267,6 +267,8 @@ pub struct Tracer {
     /// Write-backs of values that arrive later, printed in cycle order among the
     /// issue lines: (cycle, site, pc, mask, writes).
     arrivals: Vec<(u64, Site, u32, u32, String)>,
+    /// The launch, whose blocks are named `x,y` or, in a 3-D grid, `x,y,z`.
+    launch: LaunchDims,
 }
 
 /// Column widths, from the longest value each column can hold in this run.
@@ -284,6 +286,16 @@ impl fmt::Debug for Tracer {
             .field("filter", &self.filter)
             .field("written", &self.written)
             .finish()
+    }
+}
+
+/// A block as the trace's block column names it: `x,y`, or `x,y,z` in a 3-D grid
+/// (which runs folded as (x, y*z)).
+fn block_key([x, by]: [u32; 2], launch: &LaunchDims) -> String {
+    if launch.grid_y > 0 && launch.grid[1] != launch.grid_y {
+        format!("{x},{},{}", by % launch.grid_y, by / launch.grid_y)
+    } else {
+        format!("{x},{by}")
     }
 }
 
@@ -330,7 +342,7 @@ impl Tracer {
         let passes = u64::from(gx) * u64::from(gy);
         let widths = Widths {
             pass: passes.saturating_sub(1).to_string().len().max(4),
-            block: format!("{},{}", gx.saturating_sub(1), gy.saturating_sub(1))
+            block: block_key([gx.saturating_sub(1), gy.saturating_sub(1)], launch)
                 .len()
                 .max(5),
             loc: longest(&loc, 4),
@@ -364,6 +376,7 @@ impl Tracer {
             out,
             written: 0,
             arrivals: Vec::new(),
+            launch: *launch,
         }
     }
 
@@ -455,7 +468,7 @@ impl Tracer {
         let w = self.widths;
         let block = site
             .block
-            .map_or_else(|| "-".to_string(), |[x, y]| format!("{x},{y}"));
+            .map_or_else(|| "-".to_string(), |b| block_key(b, &self.launch));
         let line = format!(
             "{cycle:>9}  {:>pw$}  {:<UNIT_WIDTH$}  {block:>bw$}  {:>4}  {pc:>5}  {:<lw$}  {:<tw$}  {mask:08x}  {writes}",
             site.pass,

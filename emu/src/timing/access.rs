@@ -77,6 +77,9 @@ pub fn cost(
         | Access::Param
         | Access::Cb
         | Access::Local { .. } => {
+            if let Access::Local { store, words } = access {
+                traffic.add_local(store, words, exec);
+            }
             let class = match access {
                 Access::Shared | Access::SharedAtomic | Access::Local { .. } => TimingClass::Shared,
                 Access::Param => TimingClass::Param,

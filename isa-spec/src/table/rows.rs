@@ -1078,6 +1078,17 @@ macro_rules! for_each_instr {
             doc: "call the device function at target (for the threads whose guard holds): they run it until each has executed `ret`, then continue after the call together with the threads that did not call; the callee's local frame (parameters, return values, `.local` data) starts frame x 16 bytes after the caller's; the caller's registers are preserved; calls nest at most 64 deep",
             example: "call.uni FACT, 2;",
         },
+        Printf {
+            mnemonic: "printf",
+            opcode: 0x44,
+            fields: &[opnd("frame", K::Imm8, OT::None, Use)],
+            exec: ExecRule::Fixed(CONTROL),
+            rules: NO_RULES,
+            flow: Next,
+            sem: printf,
+            doc: "the built-in `vprintf` with PTX's calling convention (for the threads whose guard holds): its frame starts frame x 16 bytes into the caller's, holding the format string's global address (8 bytes), the local address of the argument buffer (8 bytes, each argument aligned to its size) and, after them, the 4-byte result, the number of arguments printed (-1 for a null format); each thread's text goes to standard output after the run, by block, warp, lane and program order",
+            example: "printf 2;",
+        },
         }
     };
 }

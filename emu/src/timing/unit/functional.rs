@@ -296,8 +296,10 @@ fn account(
             crate::timing::access::count_atomics(exec, words, at, counts, traffic);
         }
         Access::Param => counts.mem_events[at] += distinct(addrs, exec, 2).max(1),
-        Access::Shared | Access::SharedAtomic | Access::Cb | Access::Local { .. } => {
+        Access::Local { store, words } => {
+            traffic.add_local(store, words, exec);
             counts.mem_events[at] += 1
         }
+        Access::Shared | Access::SharedAtomic | Access::Cb => counts.mem_events[at] += 1,
     }
 }

@@ -1,0 +1,229 @@
+//! `printf` end to end: `samples/cuda/printf_nvcc.spu` and `printf_clang.spu` print
+//! exactly what the same calls print through the system's C library (a C program
+//! compiled here with `cc` is the independent reference), on the SPU, on `gtx480`
+//! and in functional mode, with 1, 2 and 4 threads; a bad format stops the run
+//! naming the thread and the line; the output bound keeps a prefix of the output.
+
+use spu_emu::cli::session::{SessionError, run_file};
+use spu_emu::exec::printf::OUTPUT_LIMIT;
+use spu_emu::{LoadOptions, Machine, RunControl};
+use spu_tests::repo_path;
+use std::path::Path;
+
+/// The samples' kernel as host C, calling the C library's `printf`; the address of
+/// `X` (what `%p` prints) comes from the command line. `r` is CUDA's result of the
+/// first call, the number of its arguments (7), not C's count of characters.
+const REFERENCE_C: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    int n = 100, bdim = 32;
+    unsigned long xaddr = strtoul(argv[1], 0, 0);
+    float x[100];
+    for (int i = 0; i < n; i++) x[i] = -3.25f + (float)i * 0.8125f;
+    for (int b = 0; b * bdim < n; b++)
+        for (int t = 0; t < bdim; t++) {
+            int i = b * bdim + t;
+            if (i >= n) continue;
+            int r = 7;
+            printf("block %d thread %2d: x=%+.3f hex=%#06x %s|%-6s|%c%%\n",
+                   b, t, (double)x[i], i * 37, "ok", "pad", 'A' + i % 26);
+            if (i == 0)
+                printf("r=%d n=%u [%*d] [%-*.*f] %o %X %E %G %p %lu %llu %F %i %lld %e %g\n",
+                       r, (unsigned)n, 6, n, 10, 2, (double)x[0], (unsigned)n, 48879,
+                       (double)x[1], (double)x[2], (void *)xaddr, 3ul * n,
+                       1000ull * n * n, (double)x[3], -n, -1000000007ll * n,
+                       x[4] * 1e-7, x[5] * 1e9);
+        }
+    return 0;
+}
+"#;
+
+/// What the C reference prints with `X` at `xaddr`.
+fn reference(dir: &Path, xaddr: u32) -> Vec<u8> {
+    let src = dir.join("ref.c");
+    let exe = dir.join("ref");
+    std::fs::write(&src, REFERENCE_C).unwrap();
+    let cc = std::process::Command::new("cc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("these tests need a C compiler as `cc` on PATH");
+    assert!(cc.success(), "cc failed on the reference");
+    let out = std::process::Command::new(&exe)
+        .arg(format!("{xaddr:#x}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+fn run(
+    path: &Path,
+    machine: &Machine,
+    functional: bool,
+    threads: usize,
+) -> spu_emu::cli::session::Session {
+    let control = RunControl {
+        functional,
+        threads,
+        ..RunControl::default()
+    };
+    run_file(path, machine, &LoadOptions::default(), control)
+        .unwrap_or_else(|e| panic!("{}\n{e}", e.details()))
+}
+
+#[test]
+fn printf_samples_print_what_c_prints_everywhere_and_for_any_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
+    let mut expected = None;
+    for file in [
+        "samples/cuda/printf_nvcc.spu",
+        "samples/cuda/printf_clang.spu",
+    ] {
+        for (name, machine, functional) in [
+            ("spu", Machine::default(), false),
+            ("gtx480", gtx480.clone(), false),
+            ("functional", Machine::default(), true),
+        ] {
+            for threads in [1, 2, 4] {
+                let s = run(&repo_path(file), &machine, functional, threads);
+                let memory = &s.image.memory;
+                let x = memory.regions().iter().find(|r| r.name == "X").unwrap();
+                let want = expected.get_or_insert_with(|| reference(dir.path(), x.base));
+                assert_eq!(
+                    String::from_utf8_lossy(&s.printed.text),
+                    String::from_utf8_lossy(want),
+                    "{file} on {name} with {threads} threads"
+                );
+                assert_eq!((s.printed.calls, s.printed.dropped), (101, 0));
+            }
+        }
+    }
+}
+
+/// A one-thread-per-line kernel printing `fmt` with `%d` of the thread index
+/// first, in nvcc's form, as a launch file of `threads` threads.
+fn kernel(dir: &Path, fmt: &str, threads: u32) -> std::path::PathBuf {
+    let bytes: Vec<String> = fmt.bytes().chain([0]).map(|b| b.to_string()).collect();
+    let src = format!(
+        ".version 7.0
+.target sm_52
+.address_size 64
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+\t.param .b64 vprintf_param_0,
+\t.param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[{}] = {{{}}};
+.visible .entry k()
+{{
+\t.local .align 8 .b8 \t__local_depot0[8];
+\t.reg .b64 \t%SP;
+\t.reg .b64 \t%SPL;
+\t.reg .b32 \t%r<3>;
+\t.reg .b64 \t%rd<4>;
+\tmov.u64 \t%SPL, __local_depot0;
+\tcvta.local.u64 \t%SP, %SPL;
+\tmov.u32 \t%r1, %tid.x;
+\tadd.u64 \t%rd1, %SP, 0;
+\tst.local.u32 \t[%SPL], %r1;
+\tmov.u64 \t%rd2, $str;
+\tcvta.global.u64 \t%rd3, %rd2;
+\t{{ // callseq 0, 0
+\t.param .b64 param0;
+\tst.param.b64 \t[param0+0], %rd3;
+\t.param .b64 param1;
+\tst.param.b64 \t[param1+0], %rd1;
+\t.param .b32 retval0;
+\tcall.uni (retval0), vprintf, (param0, param1);
+\tld.param.b32 \t%r2, [retval0+0];
+\t}} // callseq 0
+\tret;
+}}
+",
+        bytes.len(),
+        bytes.join(", ")
+    );
+    std::fs::write(dir.join("k.ptx"), src).unwrap();
+    let launch = dir.join("k.spu");
+    std::fs::write(
+        &launch,
+        format!("#include \"k.ptx\"\n.launch grid(1) block({threads});\n"),
+    )
+    .unwrap();
+    launch
+}
+
+#[test]
+fn a_bad_format_stops_the_run_naming_the_thread_and_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (fmt, what) in [
+        ("%d %q\n", "`%q` is not a `printf` conversion"),
+        ("%d 50%", "the format ends inside the conversion `%`"),
+        ("%d %n\n", "`%n` writes to memory"),
+        ("%9999d\n", "the width 9999 of `%9999` is larger than 4096"),
+    ] {
+        let path = kernel(dir.path(), fmt, 4);
+        let control = RunControl::default();
+        let err = run_file(&path, &Machine::default(), &LoadOptions::default(), control)
+            .map(|_| ())
+            .unwrap_err();
+        let SessionError::Stopped {
+            rendered, printed, ..
+        } = &err
+        else {
+            panic!("{err}");
+        };
+        assert!(rendered.contains(what), "{fmt:?}: {rendered}");
+        // The thread (lane 0 of warp 0 of block (0, 0)) and the call's line.
+        assert!(rendered.contains("k.ptx:31:2"), "{fmt:?}: {rendered}");
+        assert!(
+            rendered.contains("in block (0, 0) on SM (0, 0), thread (0, 0, 0) (warp 0, lane 0)"),
+            "{rendered}"
+        );
+        assert!(printed.text.is_empty());
+    }
+}
+
+#[test]
+fn output_past_the_bound_is_dropped_last_first_whatever_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1024 threads x 2049 bytes is about twice the bound.
+    let path = kernel(dir.path(), "%2047d\n", 1024);
+    let mut first = None;
+    for threads in [1, 4] {
+        let s = run(&path, &Machine::default(), false, threads);
+        let p = &s.printed;
+        let kept = OUTPUT_LIMIT / 2048;
+        assert_eq!((p.calls, p.dropped), (1024, 1024 - kept as u64));
+        let want: String = (0..kept).map(|t| format!("{t:2047}\n")).collect();
+        assert!(p.text == want.as_bytes(), "threads {threads}");
+        assert!(p.dropped_note().unwrap().contains("limited to 1 MiB"));
+        assert_eq!(first.get_or_insert(p.clone()), p);
+    }
+}
+
+/// The `printf` instructions are the calls' lines in per-instruction statistics
+/// (what traces and `--by-line` show): nvcc's `call.uni (retval0),` lines.
+#[test]
+fn a_printf_is_attributed_to_its_call_line() {
+    let machine = Machine::default();
+    let s = run(
+        &repo_path("samples/cuda/printf_nvcc.spu"),
+        &machine,
+        false,
+        1,
+    );
+    let stats = spu_emu::observe::stats::Stats::new(&s.result, &s.image, &machine);
+    let lines: Vec<(u32, u64)> = stats
+        .pcs
+        .iter()
+        .filter(|p| p.text.as_deref().is_some_and(|t| t.starts_with("printf ")))
+        .map(|p| (p.line.unwrap_or(0), p.threads))
+        .collect();
+    assert_eq!(lines, [(92, 100), (154, 1)]);
+}
