@@ -263,7 +263,12 @@ impl Grid<'_> {
             blocks_total: self.blocks_total,
         });
         let mut cb = CbTotals::default();
-        for p in self.units.iter().flat_map(|u| u.ports.iter().flatten()) {
+        for p in self.units.iter().flat_map(|u| {
+            std::iter::once(&u.ports)
+                .chain(&u.slot_ports)
+                .flatten()
+                .flatten()
+        }) {
             cb.reads += p.reads;
             cb.writes += p.writes;
             cb.read_toggles += p.read_toggles;
