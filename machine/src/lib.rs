@@ -185,7 +185,7 @@ machine_params! {
     sm_max_threads: u32 = 1024, "sm.max_threads", "threads", Range::Int(1, 4096),
         "most threads in one block (Fermi: 1024)";
     sm_max_blocks: u32 = 8, "sm.max_blocks", "blocks", Range::Int(1, 64),
-        "most blocks resident on one SM at once, on a GPU (`machine.kind = \"gpu\"`) (GPGPU-Sim GTX 480: `-gpgpu_shader_cta 8`); 1 gives one block per SM. An SPU runs one block per SM in passes";
+        "most blocks resident on one SM at once, on a GPU (`machine.kind = \"gpu\"`) (GPGPU-Sim GTX 480: `-gpgpu_shader_cta 8`); 1 gives one block per SM. An SPU runs one block per SM in passes, or the `sm.fold_x` x `sm.fold_y` blocks of a fold, at most this many";
     sm_fold_x: u32 = 1, "sm.fold_x", "blocks", Range::Int(1, 8),
         "SPU only: block columns one SM holds at once (several blocks per SM, thesis 7.1's open question): an SM runs a `sm.fold_x` x `sm.fold_y` tile of neighbouring blocks of the launch, a pass covers `grid.cols * sm.fold_x` block columns, and blocks on one SM exchange data through CBs carved from its shared memory (`emu/RUNTIME.md`, Several blocks per SM). 1: one block per SM, as in the thesis";
     sm_fold_y: u32 = 1, "sm.fold_y", "blocks", Range::Int(1, 8),

@@ -252,8 +252,18 @@ pub fn check_fold(m: &Machine, demand: BlockDemand) -> Result<(), String> {
             ),
         };
         if needs > has {
+            let hold = if limit == Limit::Blocks {
+                String::new()
+            } else {
+                format!(", which hold {needs} {what}")
+            };
+            let unit = if limit == Limit::Blocks {
+                " blocks"
+            } else {
+                ""
+            };
             return Err(format!(
-                "{fold}, which hold {needs} {what}, but an SM holds at most {has} (`{}`){}",
+                "{fold}{hold}, but an SM holds at most {has}{unit} (`{}`){}",
                 limit.key(),
                 advice(limit.key(), needs)
             ));

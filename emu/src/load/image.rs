@@ -731,16 +731,19 @@ fn check_machine_fit(
     // last block; with a fold these are slots of SMs that hold blocks.
     if m.is_folded() && (grid[0] % geo.width() != 0 || grid[1] % geo.height() != 0) {
         let [fx, fy] = m.fold();
+        let (w, h) = (geo.width(), geo.height());
+        let one_pass = if grid[0] % fx == 0 && grid[1] % fy == 0 {
+            format!(
+                "use `--grid {}x{}` (one pass), ",
+                grid[0] / fx,
+                grid[1] / fy
+            )
+        } else {
+            String::new()
+        };
         return Err(LoadError::Machine(format!(
-            "with `sm.fold_x` x `sm.fold_y` = {fx}x{fy} blocks per SM a pass covers {}x{} blocks on the {}x{} grid, and the launch's {}x{} blocks leave a partial pass, which runs only with one block per SM; launch a multiple of {}x{} blocks, use a `--grid` whose passes the launch fills (the launch's blocks per row divided by {fx}, per column by {fy}, must be multiples of its columns and rows), or set `sm.fold_x=1` and `sm.fold_y=1`",
-            geo.width(),
-            geo.height(),
-            m.grid_cols,
-            m.grid_rows,
-            grid[0],
-            grid[1],
-            geo.width(),
-            geo.height()
+            "with `sm.fold_x` x `sm.fold_y` = {fx}x{fy} blocks per SM a pass covers {w}x{h} blocks on the {}x{} grid, and the launch's {}x{} blocks leave a partial pass, which needs one block per SM; {one_pass}launch a multiple of {w}x{h} blocks, or set `sm.fold_x=1` and `sm.fold_y=1`",
+            m.grid_cols, m.grid_rows, grid[0], grid[1],
         )));
     }
     let global_sync = program.uses_global_sync();

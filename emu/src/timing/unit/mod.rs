@@ -28,16 +28,17 @@ use spu_isa::Side;
 
 const NEVER: u64 = u64::MAX;
 
-/// The CB ports of block slot `slot`: `ports` for slot 0, else `more[slot - 1]`.
+/// The CB ports of block slot `slot`: `more[slot - 1]` on an SPU SM holding
+/// several blocks, else `ports` (a GPU's slots have no CBs).
 #[inline]
 pub fn ports_of<'a>(
     ports: &'a mut [Option<Port>; 4],
     more: &'a mut [[Option<Port>; 4]],
     slot: usize,
 ) -> &'a mut [Option<Port>; 4] {
-    match slot {
-        0 => ports,
-        s => &mut more[s - 1],
+    match slot.checked_sub(1) {
+        Some(s) if s < more.len() => &mut more[s],
+        _ => ports,
     }
 }
 
