@@ -173,6 +173,15 @@ impl Geometry {
         }
     }
 
+    /// The unit and block slot of agent `agent` (the inverse of [`Geometry::agent`]).
+    pub fn agent_unit(&self, agent: usize) -> (usize, usize) {
+        let units = self.unit_count();
+        match agent.checked_sub(units) {
+            Some(i) if self.slots() > 1 => (i / (self.slots() - 1), i % (self.slots() - 1) + 1),
+            _ => (agent, 0),
+        }
+    }
+
     /// Agents: every unit, and every SM slot beyond the first.
     pub fn agents(&self) -> usize {
         self.unit_count() + (self.cols * self.rows) as usize * (self.slots() - 1)
