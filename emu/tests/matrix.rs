@@ -810,6 +810,27 @@ fn bad_input_matrix() {
                 "sm.max_warps=3".into(),
             ],
         ),
+        // Reports name the SM slot, and say when a link is an inner one.
+        (
+            "fold_deadlock_names_the_slot",
+            vec![
+                "emu/tests/matrix/fold_deadlock.spu".into(),
+                "--grid".into(),
+                "1x1".into(),
+                "--set".into(),
+                "sm.fold_x=2".into(),
+            ],
+        ),
+        (
+            "fold_cb_checker_names_the_slot",
+            vec![
+                "emu/tests/matrix/fold_stale.spu".into(),
+                "--grid".into(),
+                "1x1".into(),
+                "--set".into(),
+                "sm.fold_x=2".into(),
+            ],
+        ),
         (
             "fold_leaves_a_partial_pass",
             vec![

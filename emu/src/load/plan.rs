@@ -397,6 +397,66 @@ mod tests {
     }
 
     #[test]
+    fn a_fold_places_neighbouring_blocks_in_the_slots_of_one_sm() {
+        // 8x4 blocks on a 2x2 SPU with 2x2 blocks per SM: a pass covers 4x4
+        // blocks, so 2x1 passes; block (5, 2) is position (1, 2) of pass (1, 0):
+        // slot 1 + 2*0 = 1 of SM (0, 1).
+        let g = Geometry {
+            cols: 2,
+            rows: 2,
+            grid: [8, 4],
+            fold: [2, 2],
+        };
+        assert_eq!(g.passes(), [2, 1]);
+        assert_eq!(g.position(1, 2), (g.sm(0, 1), 1));
+        assert_eq!(g.block_slot(5, 2), 1);
+        assert_eq!(g.slot_offset(3), [1, 1]);
+        // Boundary lanes: 4 north, 4 south, 4 east, 4 west.
+        assert_eq!(g.unit_count(), 4 + 16);
+        assert_eq!(g.boundary(Side::West, 3), g.unit_count() - 1);
+        // Agents: the units, then slots 1..3 of each SM; and back.
+        assert_eq!(g.agents(), g.unit_count() + 4 * 3);
+        for u in 0..4 {
+            for slot in 0..4 {
+                assert_eq!(g.agent_unit(g.agent(u, slot)), (u, slot));
+            }
+        }
+        let q = plan(g, &[Side::North, Side::South, Side::East, Side::West]);
+        // Each SM runs four blocks per pass, in the order of its slots.
+        let blocks: Vec<[u32; 2]> = q[g.sm(0, 1)]
+            .iter()
+            .filter_map(|i| match i.role {
+                Role::Block { bx, by } => Some([bx, by]),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            blocks,
+            vec![
+                [0, 2],
+                [1, 2],
+                [0, 3],
+                [1, 3],
+                [4, 2],
+                [5, 2],
+                [4, 3],
+                [5, 3]
+            ]
+        );
+        // One inner vertical pass edge of 4 lanes: 4 spills, 4 restores; the
+        // spiller of lane 2 waits for slot 1 + 2*0 of SM (1, 1).
+        assert_eq!(count(&q, |r| matches!(r, Role::Spill { .. })), 4);
+        assert_eq!(count(&q, |r| matches!(r, Role::Restore { .. })), 4);
+        let producer = q[g.boundary(Side::East, 2)]
+            .iter()
+            .find_map(|i| match i.role {
+                Role::Spill { producer, .. } => Some(producer),
+                _ => None,
+            });
+        assert_eq!(producer, Some(g.agent(g.sm(1, 1), 1)));
+    }
+
+    #[test]
     fn partial_passes_give_the_boundary_role_to_idle_sms() {
         // 10x10 blocks on 4x4: the last pass column has 2 columns, so SM (2, y)
         // stores the east edge there.

@@ -63,8 +63,11 @@ pub fn fold_machines(gx: usize, gy: usize) -> Vec<Machine> {
         let fold = [
             format!("sm.fold_x={fx}"),
             format!("sm.fold_y={fy}"),
-            // Room for the blocks' shared memory and the inner CB pairs.
+            // Room for the blocks' shared memory and the inner CB pairs, and for
+            // more than two of these 256-thread blocks' registers (a Fermi SM
+            // holds two): residency, which does not change results.
             "sm.shared_kib=256".to_string(),
+            "sm.registers=131072".to_string(),
         ];
         let with = |more: &[&str]| -> Vec<String> {
             fold.iter()
@@ -90,10 +93,7 @@ pub fn fold_machines(gx: usize, gy: usize) -> Vec<Machine> {
         };
         if let Some(grid) = two {
             add(grid.clone(), with(&[]));
-            add(
-                grid,
-                with(&["boundary.kind=dma", "passes.mode=sequential"]),
-            );
+            add(grid, with(&["boundary.kind=dma", "passes.mode=sequential"]));
         }
     }
     out

@@ -88,7 +88,7 @@ fn hotspot_gpu_words(n: usize) -> u64 {
 
 #[test]
 fn hotspot_spu_matches_the_reference_on_one_pass_and_several() {
-    for n in [64, 70, 5] {
+    for n in [64_usize, 70, 5] {
         let g = n.div_ceil(32);
         for m in spu_machines().into_iter().chain(fold_machines(g, g)) {
             let ran = check_hotspot(HOT_PC, n, &m);
@@ -254,7 +254,7 @@ fn hotspot3d_gpu_words(n: usize, k: usize) -> u64 {
 /// Rodinia's 64 x 64 x 8 chip, and sizes of three blocks a side and two batches.
 #[test]
 fn hotspot3d_spu_matches_the_reference_on_one_pass_and_several() {
-    for (n, k) in [(64, 8), (70, 17), (5, 2)] {
+    for (n, k) in [(64_usize, 8), (70, 17), (5, 2)] {
         let g = n.div_ceil(32);
         for m in spu_machines().into_iter().chain(fold_machines(g, g)) {
             let ran = check_hotspot3d(HOT3_PC, n, k, &m);

@@ -713,6 +713,40 @@ impl<'a> Grid<'a> {
         Ok(())
     }
 
+    /// The busy cycles each unit's idle and constant power are counted for: its
+    /// own, except for the lanes of a boundary unit with several blocks per SM
+    /// (`sm.fold_x` lanes per north or south unit, `sm.fold_y` per east or west
+    /// unit): the hardware unit is one, busy while its busiest lane is, so its
+    /// first lane carries that and the others nothing (`None`).
+    pub(super) fn powered_cycles(&self) -> Vec<Option<u64>> {
+        let [fx, fy] = self.geo.fold;
+        let mut out: Vec<Option<u64>> = self.units.iter().map(|u| Some(u.busy_cycles)).collect();
+        if fx * fy == 1 {
+            return out;
+        }
+        for u in 0..self.units.len() {
+            let (side, index) = match self.units[u].label {
+                UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => (side, index),
+                UnitLabel::Sm { .. } => continue,
+            };
+            let lanes = if matches!(side, Side::North | Side::South) {
+                fx
+            } else {
+                fy
+            };
+            if index % lanes != 0 {
+                out[u] = None;
+                continue;
+            }
+            let busiest = (0..lanes)
+                .map(|k| self.units[u + k as usize].busy_cycles)
+                .max()
+                .unwrap_or(0);
+            out[u] = Some(busiest);
+        }
+        out
+    }
+
     /// The block slots of busy unit `u` that take part in a global blocksync: every
     /// slot holding a block on an SM holding several, else slot 0.
     pub(super) fn busy_slots(&self, u: usize) -> Vec<usize> {

@@ -278,12 +278,15 @@ impl Grid<'_> {
         let mut pcs = vec![PcCounters::default(); program.len()];
         let mut traffic = Traffic::default();
         let mut units = Vec::with_capacity(self.units.len());
-        for u in &self.units {
+        let powered = self.powered_cycles();
+        for (u, &busy) in self.units.iter().zip(&powered) {
             u.counts.add_to(program, &mut pcs);
             traffic.merge(&u.traffic);
             let mut counters = u.components(program);
-            counters.add(Component::IdleCorep, cycles - u.busy_cycles);
-            counters.add(Component::ConstDynamicp, u.busy_cycles);
+            if let Some(busy) = busy {
+                counters.add(Component::IdleCorep, cycles - busy);
+                counters.add(Component::ConstDynamicp, busy);
+            }
             units.push(u.totals(counters, program));
         }
         let activity = self.activity.then(|| ActivityLog {

@@ -85,7 +85,9 @@ impl Grid<'_> {
     /// The state of the link block slot `slot` of unit `u` read `word` from on
     /// `side`, for a CB checker error.
     fn cb_link(&self, u: usize, slot: usize, side: Side, word: u32) -> Option<Box<CbLink>> {
-        let index = self.slot_ports(u, slot)[side.code() as usize].as_ref()?.link;
+        let index = self.slot_ports(u, slot)[side.code() as usize]
+            .as_ref()?
+            .link;
         let l = &self.links[index];
         let me = self.geo.agent(u, slot);
         let reader_consumes = self.geo.agent(l.consumer, l.consumer_slot) == me;
@@ -411,11 +413,7 @@ impl Grid<'_> {
     fn blocked_link(&self, a: usize, l: usize) -> BlockedLink {
         let link = &self.links[l];
         let producer = self.geo.agent(link.producer, link.producer_slot);
-        let side = if producer == a {
-            link.out
-        } else {
-            link.input
-        };
+        let side = if producer == a { link.out } else { link.input };
         let history = link.history.clone().map(|records| {
             records
                 .into_iter()
