@@ -724,7 +724,7 @@ impl<'a> Grid<'a> {
         if fx * fy == 1 {
             return out;
         }
-        for u in 0..self.units.len() {
+        for (u, power) in out.iter_mut().enumerate() {
             let (side, index) = match self.units[u].label {
                 UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => (side, index),
                 UnitLabel::Sm { .. } => continue,
@@ -734,15 +734,12 @@ impl<'a> Grid<'a> {
             } else {
                 fy
             };
-            if index % lanes != 0 {
-                out[u] = None;
-                continue;
-            }
-            let busiest = (0..lanes)
-                .map(|k| self.units[u + k as usize].busy_cycles)
-                .max()
-                .unwrap_or(0);
-            out[u] = Some(busiest);
+            *power = (index % lanes == 0).then(|| {
+                (0..lanes)
+                    .map(|k| self.units[u + k as usize].busy_cycles)
+                    .max()
+                    .unwrap_or(0)
+            });
         }
         out
     }
