@@ -742,6 +742,103 @@ fn bad_input_matrix() {
                 "sm.max_resident_threads=32".into(),
             ],
         ),
+        // Several blocks per SM (#29 item 2): a fold that does not fit, on a GPU,
+        // zero, huge, and one that leaves a partial pass.
+        (
+            "fold_on_a_gpu",
+            vec![
+                "samples/vecadd.spu".into(),
+                "--machine".into(),
+                "gtx480".into(),
+                "--set".into(),
+                "sm.fold_x=2".into(),
+            ],
+        ),
+        (
+            "fold_zero",
+            vec![
+                "samples/pass_token.spu".into(),
+                "--set".into(),
+                "sm.fold_y=0".into(),
+            ],
+        ),
+        (
+            "fold_huge",
+            vec![
+                "samples/pass_token.spu".into(),
+                "--set".into(),
+                "sm.fold_x=1000000".into(),
+            ],
+        ),
+        (
+            "fold_over_shared_memory",
+            vec![
+                "samples/stencil2d/stencil_pc.spu".into(),
+                "-D".into(),
+                "N=256".into(),
+                "--set".into(),
+                "sm.fold_x=2".into(),
+                "--set".into(),
+                "sm.fold_y=2".into(),
+            ],
+        ),
+        (
+            "fold_over_block_slots",
+            vec![
+                "samples/pass_token.spu".into(),
+                "-D".into(),
+                "P=12".into(),
+                "-D".into(),
+                "Q=12".into(),
+                "--grid".into(),
+                "4x4".into(),
+                "--set".into(),
+                "sm.fold_x=3".into(),
+                "--set".into(),
+                "sm.fold_y=3".into(),
+            ],
+        ),
+        (
+            "fold_over_warps",
+            vec![
+                "samples/stencil2d/stencil_pc.spu".into(),
+                "-D".into(),
+                "N=256".into(),
+                "--set".into(),
+                "sm.fold_x=2".into(),
+                "--set".into(),
+                "sm.max_warps=3".into(),
+            ],
+        ),
+        // Reports name the SM slot, and say when a link is an inner one.
+        (
+            "fold_deadlock_names_the_slot",
+            vec![
+                "emu/tests/matrix/fold_deadlock.spu".into(),
+                "--grid".into(),
+                "1x1".into(),
+                "--set".into(),
+                "sm.fold_x=2".into(),
+            ],
+        ),
+        (
+            "fold_cb_checker_names_the_slot",
+            vec![
+                "emu/tests/matrix/fold_stale.spu".into(),
+                "--grid".into(),
+                "1x1".into(),
+                "--set".into(),
+                "sm.fold_x=2".into(),
+            ],
+        ),
+        (
+            "fold_leaves_a_partial_pass",
+            vec![
+                "samples/pass_token.spu".into(),
+                "--set".into(),
+                "sm.fold_x=2".into(),
+            ],
+        ),
     ];
     for (name, args) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -185,7 +185,11 @@ machine_params! {
     sm_max_threads: u32 = 1024, "sm.max_threads", "threads", Range::Int(1, 4096),
         "most threads in one block (Fermi: 1024)";
     sm_max_blocks: u32 = 8, "sm.max_blocks", "blocks", Range::Int(1, 64),
-        "most blocks resident on one SM at once, on a GPU (`machine.kind = \"gpu\"`) (GPGPU-Sim GTX 480: `-gpgpu_shader_cta 8`); 1 gives one block per SM. An SPU runs one block per SM in passes";
+        "most blocks resident on one SM at once, on a GPU (`machine.kind = \"gpu\"`) (GPGPU-Sim GTX 480: `-gpgpu_shader_cta 8`); 1 gives one block per SM. An SPU runs one block per SM in passes, or the `sm.fold_x` x `sm.fold_y` blocks of a fold, at most this many";
+    sm_fold_x: u32 = 1, "sm.fold_x", "blocks", Range::Int(1, 8),
+        "SPU only: block columns one SM holds at once (several blocks per SM, thesis 7.1's open question): an SM runs a `sm.fold_x` x `sm.fold_y` tile of neighbouring blocks of the launch, a pass covers `grid.cols * sm.fold_x` block columns, and blocks on one SM exchange data through CBs carved from its shared memory (`emu/RUNTIME.md`, Several blocks per SM). 1: one block per SM, as in the thesis";
+    sm_fold_y: u32 = 1, "sm.fold_y", "blocks", Range::Int(1, 8),
+        "SPU only: block rows one SM holds at once (see `sm.fold_x`)";
     sm_max_resident_threads: u32 = 1536, "sm.max_resident_threads", "threads", Range::Int(32, 65_536),
         "most threads resident on one SM at once, counting each block's threads padded to whole warps (GPGPU-Sim GTX 480: `-gpgpu_shader_core_pipeline 1536:32`)";
     sm_max_warps: u32 = 48, "sm.max_warps", "warps", Range::Int(1, 2048),
@@ -466,6 +470,16 @@ impl Machine {
         self.kind == ChipKind::Gpu
     }
 
+    /// Blocks one SPU SM holds at once: `[sm.fold_x, sm.fold_y]`.
+    pub fn fold(&self) -> [u32; 2] {
+        [self.sm_fold_x, self.sm_fold_y]
+    }
+
+    /// True when an SPU SM holds more than one block at once.
+    pub fn is_folded(&self) -> bool {
+        self.sm_fold_x * self.sm_fold_y > 1
+    }
+
     /// Number of SMs.
     pub fn sms(&self) -> u32 {
         self.grid_cols * self.grid_rows
@@ -483,8 +497,13 @@ impl Machine {
                 self.freq_mhz
             );
         }
+        let fold = if self.is_folded() {
+            format!(", {}x{} blocks per SM", self.sm_fold_x, self.sm_fold_y)
+        } else {
+            String::new()
+        };
         format!(
-            "{}x{} SMs, {} boundary, {} passes, {} KiB CBs, {} MHz",
+            "{}x{} SMs{fold}, {} boundary, {} passes, {} KiB CBs, {} MHz",
             self.grid_cols,
             self.grid_rows,
             self.boundary,

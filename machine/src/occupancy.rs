@@ -203,6 +203,88 @@ pub fn check_gpu_fit(
     ))
 }
 
+/// Inner CB links of one SPU SM holding a `fx` x `fy` fold: neighbouring slots
+/// west-east and north-south.
+pub fn inner_links([fx, fy]: [u32; 2]) -> u32 {
+    (fx - 1) * fy + fx * (fy - 1)
+}
+
+/// Why the blocks of a fold (`sm.fold_x` x `sm.fold_y`) cannot all be resident on
+/// one SM of `m`: a GPU places blocks by occupancy instead; on an SPU the fold's
+/// blocks must fit under every limit together, their shared memory with the inner
+/// CB pairs carved from it (2 x `cb.size_kib` each). spu-emu refuses such a run.
+pub fn check_fold(m: &Machine, demand: BlockDemand) -> Result<(), String> {
+    let [fx, fy] = m.fold();
+    if !m.is_folded() {
+        return Ok(());
+    }
+    if m.is_gpu() {
+        return Err(format!(
+            "`sm.fold_x` x `sm.fold_y` = {fx}x{fy} places neighbouring blocks of an SPU's CB grid on one SM, but the machine is a GPU (`machine.kind = \"gpu\"`), which places blocks by occupancy (`sm.max_blocks`); set `sm.fold_x=1` and `sm.fold_y=1`, or run on an SPU preset such as `--machine spu-4x4`"
+        ));
+    }
+    let n = fx * fy;
+    let fold = format!("`sm.fold_x` x `sm.fold_y` = {fx}x{fy} places {n} blocks on each SM");
+    let advice =
+        |key: &str, needs: u64| format!("; use a smaller fold{}", crate::raise_limit(key, needs));
+    for (limit, per_block) in holdings(demand) {
+        let (needs, has, what) = match limit {
+            Limit::SharedMemory => continue,
+            Limit::Blocks => (
+                u64::from(n),
+                u64::from(m.sm_max_blocks),
+                "blocks".to_string(),
+            ),
+            Limit::Threads => (
+                u64::from(n) * u64::from(per_block),
+                u64::from(m.sm_max_resident_threads),
+                format!("thread slots ({n} x {per_block}, whole warps)"),
+            ),
+            Limit::Warps => (
+                u64::from(n) * u64::from(per_block),
+                u64::from(m.sm_max_warps),
+                format!("warps ({n} x {per_block})"),
+            ),
+            Limit::Registers => (
+                u64::from(n) * u64::from(per_block),
+                u64::from(m.sm_registers),
+                format!("registers ({n} x {per_block})"),
+            ),
+        };
+        if needs > has {
+            let hold = if limit == Limit::Blocks {
+                String::new()
+            } else {
+                format!(", which hold {needs} {what}")
+            };
+            let unit = if limit == Limit::Blocks {
+                " blocks"
+            } else {
+                ""
+            };
+            return Err(format!(
+                "{fold}{hold}, but an SM holds at most {has}{unit} (`{}`){}",
+                limit.key(),
+                advice(limit.key(), needs)
+            ));
+        }
+    }
+    let links = inner_links([fx, fy]);
+    let cb = u64::from(m.cb_bytes());
+    let needs = u64::from(n) * u64::from(demand.shared_bytes) + u64::from(links) * 2 * cb;
+    let has = u64::from(m.sm_shared_kib) * 1024;
+    if needs > has {
+        return Err(format!(
+            "{fold}, which need {needs} bytes of shared memory ({n} x {} bytes of the blocks' own, and {links} inner CB pairs x {} bytes), but an SM has {} KiB ({has} bytes, `sm.shared_kib`){}",
+            demand.shared_bytes,
+            2 * cb,
+            m.sm_shared_kib,
+            advice("sm.shared_kib", needs.div_ceil(1024))
+        ));
+    }
+    Ok(())
+}
+
 /// A limit one block alone exceeds: what the block holds of it and what one SM has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unfit {

@@ -385,7 +385,11 @@ fn check_units_match_machine(s: &Stats) -> Result<(), Damaged> {
             cols * rows
         )));
     }
-    check_positions(s, cols, rows)?;
+    // With several blocks per SM the boundary has a unit per lane (block column or
+    // row of a pass), `sm.fold_x` or `sm.fold_y` per SM along its side.
+    let [fx, fy] = if m.is_gpu() { [1, 1] } else { m.fold() };
+    let (lanes_x, lanes_y) = (cols * u64::from(fx), rows * u64::from(fy));
+    check_positions(s, cols, rows, (lanes_x, lanes_y))?;
     let (iu, dma) = (count("iu", None), count("dma", None));
     if m.is_gpu() {
         if iu + dma > 0 {
@@ -407,10 +411,10 @@ fn check_units_match_machine(s: &Stats) -> Result<(), Damaged> {
         )));
     }
     for (side, n) in [
-        ("north", cols),
-        ("south", cols),
-        ("east", rows),
-        ("west", rows),
+        ("north", lanes_x),
+        ("south", lanes_x),
+        ("east", lanes_y),
+        ("west", lanes_y),
     ] {
         let have = count(kind, Some(side));
         if have != n {
@@ -424,16 +428,16 @@ fn check_units_match_machine(s: &Stats) -> Result<(), Damaged> {
 }
 
 /// Checks that every unit sits on the `machine` section's grid (an SM at column
-/// `x` < cols and row `y` < rows, a boundary unit at `x` < the length of its side)
+/// `x` < cols and row `y` < rows, a boundary unit at `x` < the lanes of its side)
 /// and that no two units share a place.
-fn check_positions(s: &Stats, cols: u64, rows: u64) -> Result<(), Damaged> {
+fn check_positions(s: &Stats, cols: u64, rows: u64, lanes: (u64, u64)) -> Result<(), Damaged> {
     let mut seen = std::collections::HashMap::new();
     for (i, u) in s.units.iter().enumerate() {
         let (x, y) = (u64::from(u.x), u.y.map(u64::from));
         let side = u.side.as_deref();
         let len = match side {
-            Some("east" | "west") => rows,
-            Some(_) => cols,
+            Some("east" | "west") => lanes.1,
+            Some(_) => lanes.0,
             None => cols,
         };
         let outside = match (side, y) {

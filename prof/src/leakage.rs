@@ -54,8 +54,14 @@ pub fn leakage_units(
     )];
     if !machine.is_gpu() {
         let boundary = 2 * (p + q);
-        // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1).
-        let cbs = 2 * (p * (q + 1) + q * (p + 1));
+        // Two buffers per link = 4 per SM + 1 per boundary unit (Eq. 5.1). With
+        // several blocks per SM, links join blocks: the SMs' CBs hold a lane per
+        // block along each edge, and the links inside an SM live in its shared
+        // memory (`emu/RUNTIME.md`, Several blocks per SM).
+        let fold = machine.fold();
+        let (w, h) = (p * u64::from(fold[0]), q * u64::from(fold[1]));
+        let inner = p * q * u64::from(spu_emu::machine::occupancy::inner_links(fold));
+        let cbs = 2 * (w * (h + 1) + h * (w + 1) - inner);
         let kib = u64::from(machine.cb_size_kib);
         let cb_kib = cbs * kib;
         units.push(match machine.boundary {

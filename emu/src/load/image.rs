@@ -351,11 +351,13 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         "a launch has at most 4 194 304 blocks",
     )?;
     // A GPU has no CBs (nor boundary units).
+    // With a fold, links join positions (blocks), not SMs.
     let links = if machine.is_gpu() {
         0
     } else {
-        i64::from(machine.grid_cols) * (i64::from(machine.grid_rows) + 1)
-            + i64::from(machine.grid_rows) * (i64::from(machine.grid_cols) + 1)
+        let w = i64::from(machine.grid_cols) * i64::from(machine.sm_fold_x);
+        let h = i64::from(machine.grid_rows) * i64::from(machine.sm_fold_y);
+        w * (h + 1) + h * (w + 1)
     };
     within(
         format!(
@@ -475,6 +477,16 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             crate::machine::raise_limit("sm.registers", demand as u64)
         ),
     )?;
+    // The blocks of a fold must be resident on one SPU SM together.
+    crate::machine::occupancy::check_fold(
+        machine,
+        crate::machine::occupancy::BlockDemand {
+            threads: threads as u32,
+            registers: u32::from(program.layout.general),
+            shared_bytes,
+        },
+    )
+    .map_err(LoadError::Machine)?;
     // A GPU SM must hold a whole block at once (GPGPU-Sim's occupancy limits).
     if machine.is_gpu() {
         let demand = crate::machine::occupancy::BlockDemand {
@@ -636,7 +648,13 @@ fn check_state_size(
     let busy_sms = sms.min(u64::from(grid[0]) * u64::from(grid[1]));
     // A GPU has SMs only: no boundary units and no CBs.
     let gpu = machine.is_gpu();
-    let boundary = if gpu { 0 } else { 2 * (cols + rows) };
+    // With a fold every boundary lane runs its own work.
+    let [fx, fy] = if gpu { [1, 1] } else { machine.fold() };
+    let boundary = if gpu {
+        0
+    } else {
+        2 * (cols * u64::from(fx) + rows * u64::from(fy))
+    };
     // A GPU SM holds several resident blocks.
     let resident = if gpu {
         let demand = crate::machine::occupancy::BlockDemand {
@@ -646,14 +664,15 @@ fn check_state_size(
         };
         u64::from(crate::machine::occupancy::occupancy(machine, demand).blocks)
     } else {
-        1
+        u64::from(fx * fy)
     };
     let per_sm = resident * (threads.div_ceil(32) * warp + u64::from(shared_bytes)) + UNIT_OVERHEAD;
     let per_boundary = u64::from(iu_threads).div_ceil(32) * warp + UNIT_OVERHEAD;
     let links = if gpu {
         0
     } else {
-        cols * (rows + 1) + rows * (cols + 1)
+        let (w, h) = (cols * u64::from(fx), rows * u64::from(fy));
+        w * (h + 1) + h * (w + 1)
     };
     let cbs = 2 * links * u64::from(machine.cb_size_kib) * 1024;
     let instructions = program.len() as u64;
@@ -685,7 +704,9 @@ fn check_machine_fit(
     m: &Machine,
     grid: [u32; 2],
 ) -> Result<(), LoadError> {
-    let passes = grid[0].div_ceil(m.grid_cols) * grid[1].div_ceil(m.grid_rows);
+    let geo = crate::load::plan::Geometry::new(m, grid);
+    let [nx, ny] = geo.passes();
+    let passes = nx * ny;
     let has_iu = module.iu_entry.is_some();
     let has_dma = !module.dma.is_empty();
     if m.is_gpu() {
@@ -705,6 +726,25 @@ fn check_machine_fit(
             ));
         }
         _ => {}
+    }
+    // A partial pass hands its east or south role to the idle positions past the
+    // last block; with a fold these are slots of SMs that hold blocks.
+    if m.is_folded() && (grid[0] % geo.width() != 0 || grid[1] % geo.height() != 0) {
+        let [fx, fy] = m.fold();
+        let (w, h) = (geo.width(), geo.height());
+        let one_pass = if grid[0] % fx == 0 && grid[1] % fy == 0 {
+            format!(
+                "use `--grid {}x{}` (one pass), ",
+                grid[0] / fx,
+                grid[1] / fy
+            )
+        } else {
+            String::new()
+        };
+        return Err(LoadError::Machine(format!(
+            "with `sm.fold_x` x `sm.fold_y` = {fx}x{fy} blocks per SM a pass covers {w}x{h} blocks on the {}x{} grid, and the launch's {}x{} blocks leave a partial pass, which needs one block per SM; {one_pass}launch a multiple of {w}x{h} blocks, or set `sm.fold_x=1` and `sm.fold_y=1`",
+            m.grid_cols, m.grid_rows, grid[0], grid[1],
+        )));
     }
     let global_sync = program.uses_global_sync();
     if global_sync && passes > 1 && m.pass_mode == PassMode::Overlapped {

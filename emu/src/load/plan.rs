@@ -10,8 +10,17 @@
 //! - in a partial pass (fewer block columns or rows than SMs), the idle SMs just past
 //!   the last column or row take the east or south role (thesis 6.1.2).
 //!
-//! Units are numbered SMs first (row-major), then north, south, east and west
-//! boundary units.
+//! With several blocks per SM (`sm.fold_x` x `sm.fold_y` = `fx` x `fy`, see
+//! `emu/RUNTIME.md`, Several blocks per SM) the same rules hold on a grid of
+//! *positions*: a pass covers `P*fx x Q*fy` blocks, position `(x, y)` of the pass is
+//! slot `(x % fx) + fx*(y % fy)` of SM `(x / fx, y / fy)`, and each boundary unit
+//! has one lane per position along its edge (`fx` per north or south unit, `fy` per
+//! east or west unit).
+//!
+//! Units are numbered SMs first (row-major), then the lanes of the north, south,
+//! east and west boundary units. A spill producer, and the completion of work, are
+//! named by *agent*: a unit's slot 0 is the unit's own index, further SM slots come
+//! after the units ([`Geometry::agent`]).
 
 use crate::machine::{Boundary, UnitLabel};
 use spu_isa::Side;
@@ -22,7 +31,7 @@ pub struct SpillKey {
     /// `East` or `South`: the edge of the producing pass.
     pub side: Side,
     pub pass: u32,
-    /// Row (east edge) or column (west edge) of the physical grid.
+    /// Row (east edge) or column (south edge) of the pass window, in positions.
     pub position: u32,
     /// The producing pass as (x, y), and the block whose output is spilled (for
     /// reports).
@@ -34,7 +43,7 @@ impl SpillKey {
     /// The stream leaving pass `(px, py)` on `side` at `position`.
     fn new(geo: Geometry, side: Side, [px, py]: [u32; 2], position: u32) -> SpillKey {
         let [nx, _] = geo.passes();
-        let (p, q) = (geo.cols, geo.rows);
+        let (p, q) = (geo.width(), geo.height());
         let block = if side == Side::East {
             [px * p + p - 1, py * q + position]
         } else {
@@ -68,7 +77,8 @@ pub enum Role {
     /// The kernel's boundary work for `side` at position `iuid` of the launched
     /// grid: IU code or a DMA descriptor, depending on the machine.
     Boundary { side: Side, iuid: u32 },
-    /// Virtual IU that spills each tile its producer hands over.
+    /// Virtual IU that spills each tile its producer (an agent, see
+    /// [`Geometry::agent`]) hands over.
     Spill { key: SpillKey, producer: usize },
     /// Virtual IU that restores a spill stream, in order.
     Restore { key: SpillKey },
@@ -82,31 +92,105 @@ pub struct WorkItem {
     pub role: Role,
 }
 
-/// The grid's shape and the launch's.
+/// The grid's shape, the launch's, and the blocks one SM holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
+    /// SMs west to east and north to south.
     pub cols: u32,
     pub rows: u32,
     pub grid: [u32; 2],
+    /// Block columns and rows one SM holds at once (`sm.fold_x`, `sm.fold_y`).
+    pub fold: [u32; 2],
 }
 
 impl Geometry {
+    /// The SM grid of `machine` running a launch of `grid` blocks.
+    pub fn new(machine: &crate::machine::Machine, grid: [u32; 2]) -> Geometry {
+        Geometry {
+            cols: machine.grid_cols,
+            rows: machine.grid_rows,
+            grid,
+            fold: if machine.is_gpu() {
+                [1, 1]
+            } else {
+                machine.fold()
+            },
+        }
+    }
+
+    /// Positions (block columns) of a pass window.
+    pub fn width(&self) -> u32 {
+        self.cols * self.fold[0]
+    }
+
+    /// Positions (block rows) of a pass window.
+    pub fn height(&self) -> u32 {
+        self.rows * self.fold[1]
+    }
+
+    /// Block slots of one SM.
+    pub fn slots(&self) -> usize {
+        (self.fold[0] * self.fold[1]) as usize
+    }
+
     /// Passes along x and y.
     pub fn passes(&self) -> [u32; 2] {
         [
-            self.grid[0].div_ceil(self.cols),
-            self.grid[1].div_ceil(self.rows),
+            self.grid[0].div_ceil(self.width()),
+            self.grid[1].div_ceil(self.height()),
         ]
     }
 
+    /// The unit index of SM `(x, y)` (SM coordinates, not positions).
     pub fn sm(&self, x: u32, y: u32) -> usize {
         (y * self.cols + x) as usize
     }
 
-    /// Index of boundary unit `index` on `side`.
+    /// The SM and slot of position `(x, y)` of a pass window.
+    pub fn position(&self, x: u32, y: u32) -> (usize, usize) {
+        let [fx, fy] = self.fold;
+        (self.sm(x / fx, y / fy), ((x % fx) + fx * (y % fy)) as usize)
+    }
+
+    /// The position within its SM of slot `slot`: (column, row).
+    pub fn slot_offset(&self, slot: usize) -> [u32; 2] {
+        let fx = self.fold[0] as usize;
+        [(slot % fx) as u32, (slot / fx) as u32]
+    }
+
+    /// The SM slot that runs block `(bx, by)` of the launch.
+    pub fn block_slot(&self, bx: u32, by: u32) -> usize {
+        self.position(bx % self.width(), by % self.height()).1
+    }
+
+    /// The agent of slot `slot` of unit `unit`: the unit itself for slot 0, one
+    /// index per further SM slot after the units.
+    pub fn agent(&self, unit: usize, slot: usize) -> usize {
+        if slot == 0 {
+            unit
+        } else {
+            self.unit_count() + unit * (self.slots() - 1) + slot - 1
+        }
+    }
+
+    /// The unit and block slot of agent `agent` (the inverse of [`Geometry::agent`]).
+    pub fn agent_unit(&self, agent: usize) -> (usize, usize) {
+        let units = self.unit_count();
+        match agent.checked_sub(units) {
+            Some(i) if self.slots() > 1 => (i / (self.slots() - 1), i % (self.slots() - 1) + 1),
+            _ => (agent, 0),
+        }
+    }
+
+    /// Agents: every unit, and every SM slot beyond the first.
+    pub fn agents(&self) -> usize {
+        self.unit_count() + (self.cols * self.rows) as usize * (self.slots() - 1)
+    }
+
+    /// Index of boundary unit (lane) `index` on `side`.
     pub fn boundary(&self, side: Side, index: u32) -> usize {
-        let (p, q) = (self.cols, self.rows);
-        let base = p * q;
+        let (p, q) = (self.width(), self.height());
+        let base = self.cols * self.rows;
         (match side {
             Side::North => base + index,
             Side::South => base + p + index,
@@ -115,7 +199,7 @@ impl Geometry {
         }) as usize
     }
 
-    /// Every unit's label, in unit order.
+    /// Every unit's label, in unit order (boundary lanes by lane).
     pub fn labels(&self, boundary: Boundary) -> Vec<UnitLabel> {
         let mut labels = Vec::with_capacity(self.unit_count());
         for y in 0..self.rows {
@@ -124,10 +208,10 @@ impl Geometry {
             }
         }
         for (side, count) in [
-            (Side::North, self.cols),
-            (Side::South, self.cols),
-            (Side::East, self.rows),
-            (Side::West, self.rows),
+            (Side::North, self.width()),
+            (Side::South, self.width()),
+            (Side::East, self.height()),
+            (Side::West, self.height()),
         ] {
             for index in 0..count {
                 labels.push(match boundary {
@@ -140,17 +224,22 @@ impl Geometry {
     }
 
     pub fn unit_count(&self) -> usize {
-        (self.cols * self.rows + 2 * (self.cols + self.rows)) as usize
+        (self.cols * self.rows + 2 * (self.width() + self.height())) as usize
     }
 }
 
 /// Every unit's work, in pass order. `boundary_sides` says which sides have
 /// kernel boundary work (all four with IU code; the declared ones with DMA).
 pub fn plan(geo: Geometry, boundary_sides: &[Side]) -> Vec<Vec<WorkItem>> {
-    let (p, q) = (geo.cols, geo.rows);
+    let (p, q) = (geo.width(), geo.height());
     let [gx, gy] = geo.grid;
     let [nx, ny] = geo.passes();
     let mut queues = vec![Vec::new(); geo.unit_count()];
+    let at = |x: u32, y: u32| geo.position(x, y).0;
+    let agent = |x: u32, y: u32| {
+        let (u, slot) = geo.position(x, y);
+        geo.agent(u, slot)
+    };
     let has = |s: Side| boundary_sides.contains(&s);
     for py in 0..ny {
         for px in 0..nx {
@@ -161,7 +250,7 @@ pub fn plan(geo: Geometry, boundary_sides: &[Side]) -> Vec<Vec<WorkItem>> {
             for y in 0..rows {
                 for x in 0..cols {
                     push(
-                        geo.sm(x, y),
+                        at(x, y),
                         Role::Block {
                             bx: px * p + x,
                             by: py * q + y,
@@ -187,14 +276,14 @@ pub fn plan(geo: Geometry, boundary_sides: &[Side]) -> Vec<Vec<WorkItem>> {
                 }
                 if py + 1 < ny {
                     let key = SpillKey::new(geo, Side::South, [px, py], x);
-                    let producer = geo.sm(x, q - 1);
+                    let producer = agent(x, q - 1);
                     push(geo.boundary(Side::South, x), Role::Spill { key, producer });
                 } else if has(Side::South) {
                     // A partial pass hands the south role to the idle SM below it.
                     let unit = if rows == q {
                         geo.boundary(Side::South, x)
                     } else {
-                        geo.sm(x, rows)
+                        at(x, rows)
                     };
                     push(
                         unit,
@@ -223,13 +312,13 @@ pub fn plan(geo: Geometry, boundary_sides: &[Side]) -> Vec<Vec<WorkItem>> {
                 }
                 if px + 1 < nx {
                     let key = SpillKey::new(geo, Side::East, [px, py], y);
-                    let producer = geo.sm(p - 1, y);
+                    let producer = agent(p - 1, y);
                     push(geo.boundary(Side::East, y), Role::Spill { key, producer });
                 } else if has(Side::East) {
                     let unit = if cols == p {
                         geo.boundary(Side::East, y)
                     } else {
-                        geo.sm(cols, y)
+                        at(cols, y)
                     };
                     push(
                         unit,
@@ -259,6 +348,7 @@ mod tests {
             cols: 3,
             rows: 5,
             grid: [1, 1],
+            fold: [1, 1],
         };
         assert_eq!(g.unit_count(), 15 + 2 * 3 + 2 * 5);
         assert_eq!(g.boundary(Side::West, 4), g.unit_count() - 1);
@@ -270,6 +360,7 @@ mod tests {
             cols: 4,
             rows: 4,
             grid: [4, 4],
+            fold: [1, 1],
         };
         let q = plan(g, &[Side::North, Side::South, Side::East, Side::West]);
         assert_eq!(count(&q, |r| matches!(r, Role::Block { .. })), 16);
@@ -291,6 +382,7 @@ mod tests {
             cols: 4,
             rows: 4,
             grid: [8, 8],
+            fold: [1, 1],
         };
         let q = plan(g, &[Side::North, Side::South, Side::East, Side::West]);
         assert_eq!(count(&q, |r| matches!(r, Role::Spill { .. })), 16);
@@ -305,6 +397,66 @@ mod tests {
     }
 
     #[test]
+    fn a_fold_places_neighbouring_blocks_in_the_slots_of_one_sm() {
+        // 8x4 blocks on a 2x2 SPU with 2x2 blocks per SM: a pass covers 4x4
+        // blocks, so 2x1 passes; block (5, 2) is position (1, 2) of pass (1, 0):
+        // slot 1 + 2*0 = 1 of SM (0, 1).
+        let g = Geometry {
+            cols: 2,
+            rows: 2,
+            grid: [8, 4],
+            fold: [2, 2],
+        };
+        assert_eq!(g.passes(), [2, 1]);
+        assert_eq!(g.position(1, 2), (g.sm(0, 1), 1));
+        assert_eq!(g.block_slot(5, 2), 1);
+        assert_eq!(g.slot_offset(3), [1, 1]);
+        // Boundary lanes: 4 north, 4 south, 4 east, 4 west.
+        assert_eq!(g.unit_count(), 4 + 16);
+        assert_eq!(g.boundary(Side::West, 3), g.unit_count() - 1);
+        // Agents: the units, then slots 1..3 of each SM; and back.
+        assert_eq!(g.agents(), g.unit_count() + 4 * 3);
+        for u in 0..4 {
+            for slot in 0..4 {
+                assert_eq!(g.agent_unit(g.agent(u, slot)), (u, slot));
+            }
+        }
+        let q = plan(g, &[Side::North, Side::South, Side::East, Side::West]);
+        // Each SM runs four blocks per pass, in the order of its slots.
+        let blocks: Vec<[u32; 2]> = q[g.sm(0, 1)]
+            .iter()
+            .filter_map(|i| match i.role {
+                Role::Block { bx, by } => Some([bx, by]),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            blocks,
+            vec![
+                [0, 2],
+                [1, 2],
+                [0, 3],
+                [1, 3],
+                [4, 2],
+                [5, 2],
+                [4, 3],
+                [5, 3]
+            ]
+        );
+        // One inner vertical pass edge of 4 lanes: 4 spills, 4 restores; the
+        // spiller of lane 2 waits for slot 1 + 2*0 of SM (1, 1).
+        assert_eq!(count(&q, |r| matches!(r, Role::Spill { .. })), 4);
+        assert_eq!(count(&q, |r| matches!(r, Role::Restore { .. })), 4);
+        let producer = q[g.boundary(Side::East, 2)]
+            .iter()
+            .find_map(|i| match i.role {
+                Role::Spill { producer, .. } => Some(producer),
+                _ => None,
+            });
+        assert_eq!(producer, Some(g.agent(g.sm(1, 1), 1)));
+    }
+
+    #[test]
     fn partial_passes_give_the_boundary_role_to_idle_sms() {
         // 10x10 blocks on 4x4: the last pass column has 2 columns, so SM (2, y)
         // stores the east edge there.
@@ -312,6 +464,7 @@ mod tests {
             cols: 4,
             rows: 4,
             grid: [10, 10],
+            fold: [1, 1],
         };
         let q = plan(g, &[Side::North, Side::South, Side::East, Side::West]);
         let east_on_sm = q[g.sm(2, 0)]

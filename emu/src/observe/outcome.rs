@@ -38,7 +38,7 @@ pub enum Stop {
         /// What the chain's last unit waits for.
         end: ChainEnd,
         /// The other waiting units.
-        others: Vec<UnitLabel>,
+        others: Vec<Place>,
     },
     CycleLimit {
         limit: u64,
@@ -76,7 +76,7 @@ pub struct CbLink {
     /// The reader is the link's consumer end (the usual case).
     pub reader_consumes: bool,
     /// The unit at the other end and what it runs now (`None`: nothing).
-    pub partner: UnitLabel,
+    pub partner: Place,
     pub partner_role: Option<Role>,
     /// Syncs the producer and the consumer end have made on the link.
     pub arrivals: [u64; 2],
@@ -88,10 +88,27 @@ pub struct CbLink {
     pub global_sync: bool,
 }
 
+/// Where work runs: a unit, and on an SPU SM holding several blocks its block
+/// slot. Shown as `SM (0, 0)` or `SM (0, 0) slot 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub unit: UnitLabel,
+    pub slot: Option<u32>,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.slot {
+            Some(s) => write!(f, "{} slot {s}", self.unit),
+            None => write!(f, "{}", self.unit),
+        }
+    }
+}
+
 /// A unit stuck in a deadlock and what it waits for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Waiting {
-    pub unit: UnitLabel,
+    pub unit: Place,
     pub role: Role,
     pub pass: [u32; 2],
     /// (warp, pc, state) for code.
@@ -108,7 +125,7 @@ pub enum ChainEnd {
     /// The last unit waits for the first: a wait cycle.
     Cycle,
     /// The last unit waits for a unit that has finished all its work.
-    Finished(UnitLabel),
+    Finished(Place),
     /// ... for a unit whose next work has not started: sequential passes start it
     /// only when pass `now` has finished.
     NotStarted {
@@ -129,8 +146,10 @@ pub enum ChainEnd {
 pub struct BlockedLink {
     /// The waiting unit's side of the link.
     pub side: Side,
-    pub producer: UnitLabel,
-    pub consumer: UnitLabel,
+    pub producer: Place,
+    pub consumer: Place,
+    /// Both ends are block slots of one SM (a CB pair in its shared memory).
+    pub inner: bool,
     /// Syncs the producer and the consumer end have made on the link.
     pub arrivals: [u64; 2],
     /// Who made them, in order (producer end, consumer end).

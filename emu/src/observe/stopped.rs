@@ -10,7 +10,7 @@ use crate::load::Image;
 use crate::load::kernel::Kernel;
 use crate::load::plan::Role;
 use crate::machine::UnitLabel;
-use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, Stop, SyncsBy, Waiting};
+use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, Place, Stop, SyncsBy, Waiting};
 use crate::observe::report::grouped;
 use spu_isa::Side;
 use std::fmt::Write;
@@ -147,7 +147,7 @@ pub(super) fn note(s: &mut String, w: usize, text: &str) {
 fn cb_link_text(cb: &CbLink) -> String {
     let what = cb.partner_role.map_or_else(
         || "now idle".to_string(),
-        |r| format!("running {}", role_text(r, cb.partner)),
+        |r| format!("running {}", role_text(r, cb.partner.unit)),
     );
     let switched = count(cb.switches, "time");
     let syncs = if cb.global_sync {
@@ -306,7 +306,7 @@ fn syncs_text(r: &SyncsBy, kernel: &Kernel) -> String {
 fn render_history(
     s: &mut String,
     end: &str,
-    unit: UnitLabel,
+    unit: Place,
     total: u64,
     records: &[SyncsBy],
     kernel: &Kernel,
@@ -325,7 +325,7 @@ fn render_history(
             s,
             "         pass {}, {}: {}",
             xy(r.pass),
-            role_text(r.role, unit),
+            role_text(r.role, unit.unit),
             syncs_text(r, kernel)
         );
     }
@@ -347,7 +347,7 @@ fn first_disagreement(link: &BlockedLink) -> Option<String> {
             } else {
                 records
                     .iter()
-                    .map(|r| role_text(r.role, units[end]))
+                    .map(|r| role_text(r.role, units[end].unit))
                     .collect::<Vec<_>>()
                     .join(" and ")
             };
@@ -372,7 +372,7 @@ fn render_waiting(s: &mut String, w: &Waiting, last: bool, kernel: &Kernel, imag
         s,
         "   {} running {} in pass {}:",
         w.unit,
-        role_text(w.role, w.unit),
+        role_text(w.role, w.unit.unit),
         xy(w.pass)
     );
     if let Some(e) = &w.engine {
@@ -389,8 +389,13 @@ fn render_waiting(s: &mut String, w: &Waiting, last: bool, kernel: &Kernel, imag
     };
     let _ = writeln!(
         s,
-        "     waits on its {} link, to {partner}; syncs on that link so far:",
-        link.side
+        "     waits on its {} link, to {partner}{}; syncs on that link so far:",
+        link.side,
+        if link.inner {
+            " (an inner link, a CB pair in the SM's shared memory)"
+        } else {
+            ""
+        }
     );
     render_history(
         s,
@@ -419,7 +424,7 @@ fn render_deadlock(
     cycle: u64,
     chain: &[Waiting],
     end: &ChainEnd,
-    others: &[UnitLabel],
+    others: &[Place],
     kernel: &Kernel,
     image: &Image,
 ) {

@@ -84,11 +84,7 @@ impl TraceFilter {
     /// Checks that the unit and warp filters can match an instruction of `image`
     /// on `machine`, so a typo gives an error rather than an empty trace.
     pub fn check(&self, machine: &Machine, image: &Image) -> Result<(), FilterError> {
-        let geo = Geometry {
-            cols: machine.grid_cols,
-            rows: machine.grid_rows,
-            grid: image.launch.grid,
-        };
+        let geo = Geometry::new(machine, image.launch.grid);
         let gpu = machine.is_gpu();
         let mut labels = geo.labels(machine.boundary);
         let sms = (geo.cols * geo.rows) as usize;

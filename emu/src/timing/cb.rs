@@ -3,6 +3,11 @@
 //! in the units' ports ([`Port`]); a link here is the rendezvous protocol between its
 //! two ends: who waits, how many syncs each end has made and which work made them
 //! (for deadlock reports), and how often the pair switched.
+//!
+//! With several blocks per SM, links run between positions (see
+//! [`crate::load::plan`]): a link between two slots of one SM is *inner* (a pair
+//! carved from the SM's shared memory), one between slots of neighbouring SMs is a
+//! lane of the physical CB on that side.
 
 use crate::exec::cb::Port;
 use crate::load::plan::{Geometry, WorkItem};
@@ -39,6 +44,12 @@ pub struct Link {
     /// Unit indices at the two ends.
     pub producer: usize,
     pub consumer: usize,
+    /// The block slot of each end on its unit (0 but on an SM holding several
+    /// blocks).
+    pub producer_slot: usize,
+    pub consumer_slot: usize,
+    /// Both ends are slots of one SM: the pair lives in its shared memory.
+    pub inner: bool,
     /// The side of the producer's port (east or south) and of the consumer's
     /// (west or north).
     pub out: Side,
@@ -56,6 +67,9 @@ impl Link {
         Link {
             producer,
             consumer,
+            producer_slot: 0,
+            consumer_slot: 0,
+            inner: false,
             out,
             input,
             waiting: [false; 2],
@@ -134,52 +148,63 @@ impl Link {
     }
 }
 
-/// Creates every west->east and north->south link and the ports of its two ends
-/// (`ports` has one entry per unit, indexed by side code).
-pub fn build_links(geo: Geometry, ports: &mut [[Option<Port>; 4]], words: u32) -> Vec<Link> {
+/// The CB ports of every unit, per block slot (one slot but on SMs holding several
+/// blocks), indexed by side code.
+pub type SlotPorts = Vec<[Option<Port>; 4]>;
+
+/// Creates every west->east and north->south link between neighbouring positions
+/// and the ports of its two ends (`ports` has one entry per unit, with one set of
+/// ports per slot).
+pub fn build_links(geo: Geometry, ports: &mut [SlotPorts], words: u32) -> Vec<Link> {
     let mut links = Vec::new();
-    let mut connect = |ports: &mut [[Option<Port>; 4]],
-                       producer: usize,
+    let mut connect = |ports: &mut [SlotPorts],
+                       (producer, ps): (usize, usize),
                        out: Side,
-                       consumer: usize,
+                       (consumer, cs): (usize, usize),
                        input: Side| {
         let l = links.len();
-        ports[producer][out.code() as usize] = Some(Port::new(l, words as usize));
-        ports[consumer][input.code() as usize] = Some(Port::new(l, words as usize));
-        links.push(Link::new(producer, consumer, out, input));
+        ports[producer][ps][out.code() as usize] = Some(Port::new(l, words as usize));
+        ports[consumer][cs][input.code() as usize] = Some(Port::new(l, words as usize));
+        let mut link = Link::new(producer, consumer, out, input);
+        link.producer_slot = ps;
+        link.consumer_slot = cs;
+        link.inner = producer == consumer;
+        links.push(link);
     };
-    for y in 0..geo.rows {
+    let (p, q) = (geo.width(), geo.height());
+    let pos = |x: u32, y: u32| geo.position(x, y);
+    for y in 0..q {
         connect(
             ports,
-            geo.boundary(Side::West, y),
+            (geo.boundary(Side::West, y), 0),
             Side::East,
-            geo.sm(0, y),
+            pos(0, y),
             Side::West,
         );
-        for x in 0..geo.cols {
-            let next = if x + 1 < geo.cols {
-                geo.sm(x + 1, y)
+        for x in 0..p {
+            let next = if x + 1 < p {
+                pos(x + 1, y)
             } else {
-                geo.boundary(Side::East, y)
+                (geo.boundary(Side::East, y), 0)
             };
-            connect(ports, geo.sm(x, y), Side::East, next, Side::West);
+            connect(ports, pos(x, y), Side::East, next, Side::West);
         }
     }
-    for x in 0..geo.cols {
+    for x in 0..p {
         connect(
             ports,
-            geo.boundary(Side::North, x),
+            (geo.boundary(Side::North, x), 0),
             Side::South,
-            geo.sm(x, 0),
+            pos(x, 0),
             Side::North,
         );
-        for y in 0..geo.rows {
-            let next = if y + 1 < geo.rows {
-                geo.sm(x, y + 1)
+        for y in 0..q {
+            let next = if y + 1 < q {
+                pos(x, y + 1)
             } else {
-                geo.boundary(Side::South, x)
+                (geo.boundary(Side::South, x), 0)
             };
-            connect(ports, geo.sm(x, y), Side::South, next, Side::North);
+            connect(ports, pos(x, y), Side::South, next, Side::North);
         }
     }
     links

@@ -23,7 +23,7 @@ pub fn gpu(preset: &str, sms: usize) -> Machine {
 }
 
 /// The SPU machines every kernel is checked on: one pass and several, both pass
-/// modes, IUs and DMA engines.
+/// modes, IUs and DMA engines (one block per SM; see [`fold_machines`] for more).
 pub fn spu_machines() -> Vec<Machine> {
     let mut out = Vec::new();
     for (grid, mode) in [
@@ -44,6 +44,67 @@ pub fn spu_machines() -> Vec<Machine> {
         }
     }
     out
+}
+
+/// SPU machines that hold several blocks per SM for a launch of `gx x gy` blocks:
+/// for the first two folds that divide the launch, one pass on IUs; for the first,
+/// also one pass on DMA engines and, where the launch allows, two passes (IUs
+/// overlapped, DMA engines sequential). None when no fold divides the launch
+/// (several blocks per SM need passes the launch fills).
+pub fn fold_machines(gx: usize, gy: usize) -> Vec<Machine> {
+    let mut out = Vec::new();
+    let folds = [[2, 1], [1, 2], [2, 2], [3, 1], [1, 3]];
+    let fits = folds
+        .iter()
+        .filter(|[fx, fy]| gx % fx == 0 && gy % fy == 0)
+        .take(2);
+    for (i, &[fx, fy]) in fits.enumerate() {
+        let (cols, rows) = (gx / fx, gy / fy);
+        let fold = [
+            format!("sm.fold_x={fx}"),
+            format!("sm.fold_y={fy}"),
+            // Room for the blocks' shared memory and the inner CB pairs, and for
+            // more than two of these 256-thread blocks' registers (a Fermi SM
+            // holds two): residency, which does not change results.
+            "sm.shared_kib=256".to_string(),
+            "sm.registers=131072".to_string(),
+        ];
+        let with = |more: &[&str]| -> Vec<String> {
+            fold.iter()
+                .cloned()
+                .chain(more.iter().map(|s| s.to_string()))
+                .collect()
+        };
+        let mut add = |grid: String, sets: Vec<String>| {
+            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+            out.push(spu(&grid, &sets));
+        };
+        add(format!("{cols}x{rows}"), with(&[]));
+        if i > 0 {
+            continue;
+        }
+        add(format!("{cols}x{rows}"), with(&["boundary.kind=dma"]));
+        let two = if cols % 2 == 0 {
+            Some(format!("{}x{rows}", cols / 2))
+        } else if rows % 2 == 0 {
+            Some(format!("{cols}x{}", rows / 2))
+        } else {
+            None
+        };
+        if let Some(grid) = two {
+            add(grid.clone(), with(&[]));
+            add(grid, with(&["boundary.kind=dma", "passes.mode=sequential"]));
+        }
+    }
+    out
+}
+
+/// Block columns and rows one pass covers on `m`: its grid times its fold.
+pub fn window(m: &Machine) -> (usize, usize) {
+    (
+        (m.grid_cols * m.sm_fold_x) as usize,
+        (m.grid_rows * m.sm_fold_y) as usize,
+    )
 }
 
 pub fn offchip(ran: &Ran) -> u64 {

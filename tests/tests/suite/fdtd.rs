@@ -97,9 +97,13 @@ fn fdtd_spu_words(nx: usize, ny: usize, tmax: usize, p: usize, q: usize) -> (u64
 fn fdtd2d_spu_matches_the_reference_on_one_pass_and_several() {
     // MINI (2x2 blocks), a taller grid of three batches, and a tiny one.
     for (nx, ny, tmax) in [(20, 30, 20), (40, 20, 25), (3, 5, 2)] {
-        for m in spu_machines() {
+        let (gc, gr) = (
+            (ny + tmax + 1_usize).div_ceil(32),
+            (nx + tmax + 1_usize).div_ceil(32),
+        );
+        for m in spu_machines().into_iter().chain(fold_machines(gc, gr)) {
             let ran = check_fdtd(FDTD_PC, nx, ny, tmax, &m);
-            let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
+            let (p, q) = window(&m);
             let (words, spill) = fdtd_spu_words(nx, ny, tmax, p, q);
             let what = format!("NX={nx} NY={ny} TMAX={tmax} on {}", m.summary());
             assert_eq!(offchip(&ran), words, "{what}");

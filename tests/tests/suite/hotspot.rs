@@ -88,10 +88,12 @@ fn hotspot_gpu_words(n: usize) -> u64 {
 
 #[test]
 fn hotspot_spu_matches_the_reference_on_one_pass_and_several() {
-    for n in [64, 70, 5] {
-        for m in spu_machines() {
+    for n in [64_usize, 70, 5] {
+        let g = n.div_ceil(32);
+        for m in spu_machines().into_iter().chain(fold_machines(g, g)) {
             let ran = check_hotspot(HOT_PC, n, &m);
-            let (words, spill) = hotspot_spu_words(n, m.grid_cols as usize, m.grid_rows as usize);
+            let (p, q) = window(&m);
+            let (words, spill) = hotspot_spu_words(n, p, q);
             let what = format!("N={n} on {}", m.summary());
             assert_eq!(offchip(&ran), words, "{what}");
             assert_eq!(ran.result.traffic.spill_words, spill, "{what}");
@@ -252,10 +254,11 @@ fn hotspot3d_gpu_words(n: usize, k: usize) -> u64 {
 /// Rodinia's 64 x 64 x 8 chip, and sizes of three blocks a side and two batches.
 #[test]
 fn hotspot3d_spu_matches_the_reference_on_one_pass_and_several() {
-    for (n, k) in [(64, 8), (70, 17), (5, 2)] {
-        for m in spu_machines() {
+    for (n, k) in [(64_usize, 8), (70, 17), (5, 2)] {
+        let g = n.div_ceil(32);
+        for m in spu_machines().into_iter().chain(fold_machines(g, g)) {
             let ran = check_hotspot3d(HOT3_PC, n, k, &m);
-            let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
+            let (p, q) = window(&m);
             let (words, spill) = hotspot3d_spu_words(n, k, p, q);
             let what = format!("N={n} K={k} on {}", m.summary());
             assert_eq!(offchip(&ran), words, "{what}");

@@ -64,9 +64,10 @@ fn jacobi_gpu_words(n: usize, tsteps: usize) -> u64 {
 #[test]
 fn jacobi2d_spu_matches_the_reference_on_one_pass_and_several() {
     for (n, tsteps) in [(30, 20), (40, 3)] {
-        for m in spu_machines() {
+        let g = (n + 2 * tsteps + 1_usize).div_ceil(32);
+        for m in spu_machines().into_iter().chain(fold_machines(g, g)) {
             let ran = check_jacobi(JACOBI_PC, n, tsteps, &m);
-            let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
+            let (p, q) = window(&m);
             let (words, spill) = jacobi_spu_words(n, tsteps, p, q);
             let what = format!("N={n} TSTEPS={tsteps} on {}", m.summary());
             assert_eq!(offchip(&ran), words, "{what}");

@@ -115,9 +115,10 @@ fn gpu3d_words(n: usize, k: usize, corners: bool) -> u64 {
 
 fn check_3d_spu(kernel: &str, reference: Step3d, sizes: &[(usize, usize)]) {
     for &(n, k) in sizes {
-        for m in spu_machines() {
+        let g = n.div_ceil(32);
+        for m in spu_machines().into_iter().chain(fold_machines(g, g)) {
             let ran = check_3d(kernel, reference, n, k, &m);
-            let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
+            let (p, q) = window(&m);
             let (words, spill) = spu3d_words(n, k, p, q);
             let what = format!("{kernel} N={n} K={k} on {}", m.summary());
             assert_eq!(offchip(&ran), words, "{what}");

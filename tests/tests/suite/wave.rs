@@ -74,9 +74,10 @@ fn wave_gpu_words(n: usize, tsteps: usize) -> u64 {
 fn wave2d_spu_matches_the_reference_on_one_pass_and_several() {
     // The default (N = 30, 40 steps: 3x3 blocks) and an odd number of steps.
     for (n, tsteps) in [(30, 40), (40, 3)] {
-        for m in spu_machines() {
+        let g = (n + tsteps + 1_usize).div_ceil(32);
+        for m in spu_machines().into_iter().chain(fold_machines(g, g)) {
             let ran = check_wave(WAVE_PC, n, tsteps, &m);
-            let (p, q) = (m.grid_cols as usize, m.grid_rows as usize);
+            let (p, q) = window(&m);
             let (words, spill) = wave_spu_words(n, tsteps, p, q);
             let what = format!("N={n} TSTEPS={tsteps} on {}", m.summary());
             assert_eq!(offchip(&ran), words, "{what}");

@@ -26,7 +26,7 @@ use crate::observe::samples::{UnitSampler, combine};
 use crate::observe::trace::Tracer;
 use crate::timing::banks::WaveCache;
 use crate::timing::cache::Caches;
-use crate::timing::cb::{End, Link, build_links};
+use crate::timing::cb::{End, Link, SlotPorts, build_links};
 use crate::timing::dram::Dram;
 use crate::timing::effects::{self, Deferred, Key, Outcome, PENDING};
 use crate::timing::engine::{EngineEnv, EngineEvent, SpillStore, Task};
@@ -81,9 +81,14 @@ pub struct Grid<'a> {
     dma: [Option<DmaPlan>; 4],
     units: Vec<Unit>,
     links: Vec<Link>,
-    /// Last pass each unit has completed.
+    /// Last pass each agent (a unit, or a further block slot of an SM, see
+    /// [`Geometry::agent`]) has completed.
     completed: Vec<Option<u32>>,
+    /// Per agent: arrived at a global blocksync.
     arrived_global: Vec<bool>,
+    /// Per agent of an SM holding several blocks: arrived at a blocksync and not
+    /// released yet (so a slot found waiting is not counted twice).
+    sync_pending: Vec<bool>,
     left_in_pass: Vec<u64>,
     pass_now: u32,
     dram: Dram,
@@ -136,11 +141,7 @@ pub struct Grid<'a> {
 impl<'a> Grid<'a> {
     pub fn new(image: &'a mut Image, machine: &Machine) -> Grid<'a> {
         let timing = Timing::new(machine);
-        let geo = Geometry {
-            cols: machine.grid_cols,
-            rows: machine.grid_rows,
-            grid: image.launch.grid,
-        };
+        let geo = Geometry::new(machine, image.launch.grid);
         let program = &image.program;
         let gpu = machine.is_gpu();
         let mut labels = geo.labels(machine.boundary);
@@ -153,14 +154,19 @@ impl<'a> Grid<'a> {
             .enumerate()
             .map(|(u, label)| Unit::new(u, label, program))
             .collect();
-        let mut ports = vec![[None, None, None, None]; units.len()];
+        let sms = (geo.cols * geo.rows) as usize;
+        let mut ports: Vec<SlotPorts> = (0..units.len())
+            .map(|u| vec![[None, None, None, None]; if u < sms { geo.slots() } else { 1 }])
+            .collect();
         let links = if gpu {
             Vec::new()
         } else {
             build_links(geo, &mut ports, machine.cb_bytes() / 4)
         };
         for (unit, ports) in units.iter_mut().zip(ports) {
-            unit.ports = ports;
+            let mut slots = ports.into_iter();
+            unit.ports = slots.next().unwrap_or_default();
+            unit.slot_ports = slots.collect();
         }
         let sides = image.boundary_sides(machine.boundary);
         let blocks_total = u64::from(geo.grid[0]) * u64::from(geo.grid[1]);
@@ -179,6 +185,7 @@ impl<'a> Grid<'a> {
             (left_in_pass, None)
         };
         let n = units.len();
+        let agents = if gpu.is_some() { n } else { geo.agents() };
         let global_sync = image.program.uses_global_sync();
         let window = timing.dram_window();
         Grid {
@@ -198,8 +205,9 @@ impl<'a> Grid<'a> {
             spill_full: machine.viu_spill == SpillExtent::Full,
             units,
             links,
-            completed: vec![None; n],
-            arrived_global: vec![false; n],
+            completed: vec![None; agents],
+            arrived_global: vec![false; agents],
+            sync_pending: vec![false; agents],
             left_in_pass,
             pass_now: 0,
             effects: Vec::new(),
@@ -252,11 +260,12 @@ impl<'a> Grid<'a> {
     /// The CB checker: stop at a code read of a CB word its producer has not
     /// written since the link last switched.
     pub fn cb_check(mut self, on: bool) -> Self {
-        for port in self
-            .units
-            .iter_mut()
-            .flat_map(|u| u.ports.iter_mut().flatten())
-        {
+        for port in self.units.iter_mut().flat_map(|u| {
+            std::iter::once(&mut u.ports)
+                .chain(u.slot_ports.iter_mut())
+                .flatten()
+                .flatten()
+        }) {
             port.checked = on;
         }
         self
@@ -392,9 +401,9 @@ impl<'a> Grid<'a> {
             .map_or(Role::Block { bx: 0, by: 0 }, |i| i.role)
     }
 
-    /// Releases one end of a completed rendezvous from cycle `at`; `key` orders what
-    /// the release sends to global memory.
-    fn release(&mut self, u: usize, at: u64, key: Key) -> Result<(), Box<Stop>> {
+    /// Releases one end of a completed rendezvous (block slot `slot` of unit `u`)
+    /// from cycle `at`; `key` orders what the release sends to global memory.
+    fn release(&mut self, u: usize, slot: usize, at: u64, key: Key) -> Result<(), Box<Stop>> {
         if let Some(log) = &mut self.units[u].activity {
             log.resume(at);
         }
@@ -408,8 +417,11 @@ impl<'a> Grid<'a> {
                 }
                 Err(f) => return Err(self.engine_stop(u, f, at)),
             }
-        } else {
+        } else if self.units[u].slot_ports.is_empty() {
             self.units[u].release_blocksync(at, &self.image.program);
+        } else {
+            self.sync_pending[self.geo.agent(u, slot)] = false;
+            self.units[u].release_slot(slot, at, &self.image.program);
         }
         self.schedule(u);
         Ok(())
@@ -419,15 +431,25 @@ impl<'a> Grid<'a> {
     fn switch(&mut self, l: usize) {
         let link = &mut self.links[l];
         let (p, c) = (link.producer, link.consumer);
+        let (ps, cs) = (link.producer_slot, link.consumer_slot);
         let (out, input) = (link.out.code() as usize, link.input.code() as usize);
-        let (producer, consumer) = if p < c {
-            let (a, b) = self.units.split_at_mut(c);
-            (&mut a[p], &mut b[0])
+        let (producer, consumer) = if p == c {
+            // An inner link: two slots of one SM.
+            two_slots(&mut self.units[p], ps, cs)
         } else {
-            let (a, b) = self.units.split_at_mut(p);
-            (&mut b[0], &mut a[c])
+            let (producer, consumer) = if p < c {
+                let (a, b) = self.units.split_at_mut(c);
+                (&mut a[p], &mut b[0])
+            } else {
+                let (a, b) = self.units.split_at_mut(p);
+                (&mut b[0], &mut a[c])
+            };
+            (
+                crate::timing::unit::ports_of(&mut producer.ports, &mut producer.slot_ports, ps),
+                crate::timing::unit::ports_of(&mut consumer.ports, &mut consumer.slot_ports, cs),
+            )
         };
-        if let (Some(pp), Some(cp)) = (&mut producer.ports[out], &mut consumer.ports[input]) {
+        if let (Some(pp), Some(cp)) = (&mut producer[out], &mut consumer[input]) {
             link.switch(pp, cp);
         }
     }
@@ -437,12 +459,19 @@ impl<'a> Grid<'a> {
     fn arrive(
         &mut self,
         u: usize,
+        slot: usize,
         link_end: Option<(usize, End)>,
         pc: Option<u32>,
         now: u64,
     ) -> Result<(), Box<Stop>> {
+        let folded = !self.units[u].slot_ports.is_empty();
+        if folded {
+            self.sync_pending[self.geo.agent(u, slot)] = true;
+        }
         let unit = &mut self.units[u];
-        if unit.activity.is_some() {
+        // On an SM holding several blocks, the activity log shows the unit waiting
+        // only once every block waits (see `arrive_slots`).
+        if unit.activity.is_some() && !folded {
             let side = link_end.map(|(l, _)| {
                 let port = unit
                     .ports
@@ -457,25 +486,118 @@ impl<'a> Grid<'a> {
         }
         match link_end {
             None => {
-                self.arrived_global[u] = true;
+                self.arrived_global[self.geo.agent(u, slot)] = true;
                 Ok(())
             }
             Some((l, end)) => {
-                if let Some(item) = self.units[u].current {
+                if let Some(item) = self.slot_item(u, slot) {
                     self.links[l].record(end, item, pc);
                 }
                 if self.links[l].arrive(end) {
                     self.switch(l);
                     self.link_syncs += 1;
                     let at = now + self.timing.blocksync_latency();
-                    let (p, c) = (self.links[l].producer, self.links[l].consumer);
+                    let link = &self.links[l];
+                    let (p, c) = (link.producer, link.consumer);
+                    let (ps, cs) = (link.producer_slot, link.consumer_slot);
                     let key = self.units[u].next_key(now);
-                    self.release(p, at, key)?;
-                    self.release(c, at, key)?;
+                    self.release(p, ps, at, key)?;
+                    self.release(c, cs, at, key)?;
                 }
                 Ok(())
             }
         }
+    }
+
+    /// The work item block slot `slot` of unit `u` runs.
+    fn slot_item(&self, u: usize, slot: usize) -> Option<WorkItem> {
+        let unit = &self.units[u];
+        if unit.slot_ports.is_empty() {
+            return unit.current;
+        }
+        unit.code()
+            .and_then(|c| c.slots.get(slot).copied().flatten())
+    }
+
+    /// Block slot `slot` of unit `u` arrives at the blocksync at `pc` (directional
+    /// on `side`, or global).
+    fn arrive_slot(
+        &mut self,
+        u: usize,
+        slot: usize,
+        side: Option<Side>,
+        pc: u32,
+        now: u64,
+    ) -> Result<(), Box<Stop>> {
+        let Some(side) = side else {
+            return self.arrive(u, slot, None, Some(pc), now);
+        };
+        let unit = &mut self.units[u];
+        let ports = crate::timing::unit::ports_of(&mut unit.ports, &mut unit.slot_ports, slot);
+        let Some(l) = ports[side.code() as usize].as_ref().map(|p| p.link) else {
+            let warp = unit.code().map_or(0, |c| c.slot_warps(slot).start as u32);
+            return Err(self.fault_stop(
+                u,
+                Fault {
+                    kind: FaultKind::NoCbPort { side },
+                    pc,
+                    warp,
+                    lane: 0,
+                },
+                now,
+            ));
+        };
+        let end = if side.is_input() {
+            End::Consumer
+        } else {
+            End::Producer
+        };
+        self.arrive(u, slot, Some((l, end)), Some(pc), now)
+    }
+
+    /// An SM holding several blocks: retires its finished blocks and lets every
+    /// block whose warps all wait at a blocksync arrive there (a step reports one
+    /// event, and several blocks may have arrived or finished in it).
+    fn settle_slots(&mut self, u: usize, now: u64) -> Result<(), Box<Stop>> {
+        if self.units[u].slot_ports.is_empty() {
+            return Ok(());
+        }
+        if self.units[u].code().is_some_and(|c| c.any_finished()) {
+            self.finish_blocks(u, now);
+        }
+        let arrived: Vec<(usize, u32)> = match self.units[u].code() {
+            Some(code) => code
+                .slots_at_blocksync()
+                .into_iter()
+                .filter(|&slot| !self.sync_pending[self.geo.agent(u, slot)])
+                .filter_map(|slot| {
+                    code.warps[code.slot_warps(slot)]
+                        .iter()
+                        .find_map(|w| match w.state {
+                            crate::exec::warp::WarpState::AtBlockSync(pc) => Some((slot, pc)),
+                            _ => None,
+                        })
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        for (slot, pc) in arrived {
+            let side = match self.image.program.ops[pc as usize].run {
+                crate::exec::ops::Run::BlockSync(side) => side,
+                _ => None,
+            };
+            self.arrive_slot(u, slot, side, pc, now)?;
+        }
+        // The unit waits when every block it holds waits.
+        let all_wait = self.units[u].code().is_some_and(|c| {
+            (0..c.slots.len())
+                .filter(|&s| c.slots[s].is_some())
+                .all(|s| self.sync_pending[self.geo.agent(u, s)])
+        });
+        if all_wait && let Some(log) = &mut self.units[u].activity {
+            log.wait(now, None);
+        }
+        Ok(())
     }
 
     fn finish_item(&mut self, u: usize, now: u64) {
@@ -506,12 +628,26 @@ impl<'a> Grid<'a> {
         }
     }
 
+    /// The agent that ran `item` on unit `u`: its block slot on an SM holding
+    /// several blocks, the unit otherwise.
+    fn agent_of(&self, u: usize, item: &WorkItem) -> usize {
+        match item.role {
+            Role::Block { bx, by } if self.gpu.is_none() => {
+                self.geo.agent(u, self.geo.block_slot(bx, by))
+            }
+            _ => u,
+        }
+    }
+
     /// The bookkeeping of a finished work item of unit `u`.
     pub(super) fn retire(&mut self, u: usize, item: WorkItem) {
         if let Role::Spill { key, .. } = item.role {
             self.spills.entry(key).or_default().closed = true;
         }
-        self.completed[u] = Some(item.pass);
+        let agent = self.agent_of(u, &item);
+        self.completed[agent] = Some(item.pass);
+        self.arrived_global[agent] = false;
+        self.sync_pending[agent] = false;
         self.left_in_pass[item.pass as usize] -= 1;
         if matches!(item.role, Role::Block { .. }) {
             self.blocks_done += 1;
@@ -550,10 +686,17 @@ impl<'a> Grid<'a> {
         if !self.global_sync {
             return Ok(());
         }
-        let busy: Vec<usize> = (0..self.units.len())
+        // Every busy unit arrives; on an SM holding several blocks, every block it
+        // holds.
+        let busy: Vec<(usize, usize)> = (0..self.units.len())
             .filter(|&u| self.units[u].busy)
+            .flat_map(|u| self.busy_slots(u).into_iter().map(move |s| (u, s)))
             .collect();
-        if busy.is_empty() || !busy.iter().all(|&u| self.arrived_global[u]) {
+        if busy.is_empty()
+            || !busy
+                .iter()
+                .all(|&(u, s)| self.arrived_global[self.geo.agent(u, s)])
+        {
             return Ok(());
         }
         for l in 0..self.links.len() {
@@ -563,11 +706,53 @@ impl<'a> Grid<'a> {
         let at = now + self.timing.blocksync_latency();
         self.post_seq += 1;
         let key = (now, u32::MAX, self.post_seq);
-        for u in busy {
-            self.arrived_global[u] = false;
-            self.release(u, at, key)?;
+        for (u, s) in busy {
+            self.arrived_global[self.geo.agent(u, s)] = false;
+            self.release(u, s, at, key)?;
         }
         Ok(())
+    }
+
+    /// The busy cycles each unit's idle and constant power are counted for: its
+    /// own, except for the lanes of a boundary unit with several blocks per SM
+    /// (`sm.fold_x` lanes per north or south unit, `sm.fold_y` per east or west
+    /// unit): the hardware unit is one, busy while its busiest lane is, so its
+    /// first lane carries that and the others nothing (`None`).
+    pub(super) fn powered_cycles(&self) -> Vec<Option<u64>> {
+        let [fx, fy] = self.geo.fold;
+        let mut out: Vec<Option<u64>> = self.units.iter().map(|u| Some(u.busy_cycles)).collect();
+        if fx * fy == 1 {
+            return out;
+        }
+        for (u, power) in out.iter_mut().enumerate() {
+            let (side, index) = match self.units[u].label {
+                UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => (side, index),
+                UnitLabel::Sm { .. } => continue,
+            };
+            let lanes = if matches!(side, Side::North | Side::South) {
+                fx
+            } else {
+                fy
+            };
+            *power = (index % lanes == 0).then(|| {
+                (0..lanes)
+                    .map(|k| self.units[u + k as usize].busy_cycles)
+                    .max()
+                    .unwrap_or(0)
+            });
+        }
+        out
+    }
+
+    /// The block slots of busy unit `u` that take part in a global blocksync: every
+    /// slot holding a block on an SM holding several, else slot 0.
+    pub(super) fn busy_slots(&self, u: usize) -> Vec<usize> {
+        match self.units[u].code() {
+            Some(c) if !self.units[u].slot_ports.is_empty() => (0..c.slots.len())
+                .filter(|&s| c.slots[s].is_some())
+                .collect(),
+            _ => vec![0],
+        }
     }
 
     /// Steps unit `u` at cycle `now`; true when the grid must look at the
@@ -600,7 +785,7 @@ impl<'a> Grid<'a> {
                 link,
             } => {
                 let global = self.global_sync;
-                self.arrive(u, (!global).then_some((link, end)), None, now)?;
+                self.arrive(u, 0, (!global).then_some((link, end)), None, now)?;
                 Ok(true)
             }
             Happened::Code(StepEvent::Finished)
@@ -613,37 +798,15 @@ impl<'a> Grid<'a> {
             }
             Happened::Code(StepEvent::BlocksDone) => {
                 self.finish_blocks(u, now);
+                self.settle_slots(u, now)?;
                 Ok(true)
             }
-            Happened::Code(StepEvent::BlockSync { side: None, pc }) => {
-                self.arrive(u, None, Some(pc), now)?;
-                Ok(true)
-            }
-            Happened::Code(StepEvent::BlockSync {
-                side: Some(side),
-                pc,
-            }) => {
-                let Some(l) = self.units[u].ports[side.code() as usize]
-                    .as_ref()
-                    .map(|p| p.link)
-                else {
-                    return Err(self.fault_stop(
-                        u,
-                        Fault {
-                            kind: FaultKind::NoCbPort { side },
-                            pc,
-                            warp: 0,
-                            lane: 0,
-                        },
-                        now,
-                    ));
-                };
-                let end = if side.is_input() {
-                    End::Consumer
+            Happened::Code(StepEvent::BlockSync { side, pc, slot }) => {
+                if self.units[u].slot_ports.is_empty() {
+                    self.arrive_slot(u, slot, side, pc, now)?;
                 } else {
-                    End::Producer
-                };
-                self.arrive(u, Some((l, end)), Some(pc), now)?;
+                    self.settle_slots(u, now)?;
+                }
                 Ok(true)
             }
             Happened::Fault(fault) => Err(self.fault_stop(u, fault, now)),
@@ -853,6 +1016,31 @@ impl<'a> Grid<'a> {
                 }
             }
         }
+    }
+}
+
+/// The ports of two different block slots of one unit, borrowed together.
+fn two_slots(
+    unit: &mut Unit,
+    a: usize,
+    b: usize,
+) -> (
+    &mut [Option<crate::exec::cb::Port>; 4],
+    &mut [Option<crate::exec::cb::Port>; 4],
+) {
+    assert_ne!(a, b, "an inner link joins two slots");
+    let (lo, hi) = (a.min(b), a.max(b));
+    let (first, rest) = if lo == 0 {
+        (&mut unit.ports, &mut unit.slot_ports[..])
+    } else {
+        let (x, y) = unit.slot_ports.split_at_mut(lo);
+        (&mut x[lo - 1], y)
+    };
+    let second = &mut rest[hi - lo - 1];
+    if a < b {
+        (first, second)
+    } else {
+        (second, first)
     }
 }
 

@@ -263,7 +263,12 @@ impl Grid<'_> {
             blocks_total: self.blocks_total,
         });
         let mut cb = CbTotals::default();
-        for p in self.units.iter().flat_map(|u| u.ports.iter().flatten()) {
+        for p in self.units.iter().flat_map(|u| {
+            std::iter::once(&u.ports)
+                .chain(&u.slot_ports)
+                .flatten()
+                .flatten()
+        }) {
             cb.reads += p.reads;
             cb.writes += p.writes;
             cb.read_toggles += p.read_toggles;
@@ -273,12 +278,15 @@ impl Grid<'_> {
         let mut pcs = vec![PcCounters::default(); program.len()];
         let mut traffic = Traffic::default();
         let mut units = Vec::with_capacity(self.units.len());
-        for u in &self.units {
+        let powered = self.powered_cycles();
+        for (u, &busy) in self.units.iter().zip(&powered) {
             u.counts.add_to(program, &mut pcs);
             traffic.merge(&u.traffic);
             let mut counters = u.components(program);
-            counters.add(Component::IdleCorep, cycles - u.busy_cycles);
-            counters.add(Component::ConstDynamicp, u.busy_cycles);
+            if let Some(busy) = busy {
+                counters.add(Component::IdleCorep, cycles - busy);
+                counters.add(Component::ConstDynamicp, busy);
+            }
             units.push(u.totals(counters, program));
         }
         let activity = self.activity.then(|| ActivityLog {

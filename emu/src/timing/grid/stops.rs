@@ -6,7 +6,7 @@
 use super::*;
 use crate::exec::ops::Run;
 use crate::exec::warp::WarpState;
-use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, SyncsBy, Waiting};
+use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, Place, SyncsBy, Waiting};
 use crate::timing::engine::DmaFault;
 
 impl Grid<'_> {
@@ -39,40 +39,68 @@ impl Grid<'_> {
         })
     }
 
+    /// The block slot of unit `u` whose warp made `fault`: the slot whose warp of
+    /// that index stopped at the faulting instruction (0 on a unit of one slot).
+    fn fault_slot(&self, u: usize, fault: &Fault) -> usize {
+        let unit = &self.units[u];
+        match unit.code() {
+            Some(code) if !unit.slot_ports.is_empty() => (0..code.slots.len())
+                .find(|&s| {
+                    code.slots[s].is_some()
+                        && code
+                            .warps
+                            .get(code.slot_warps(s).start + fault.warp as usize)
+                            .is_some_and(|w| !w.is_done() && w.pc() == Some(fault.pc))
+                })
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
     pub(super) fn fault_stop(&self, u: usize, fault: Fault, now: u64) -> Box<Stop> {
+        let slot = self.fault_slot(u, &fault);
         let cb = match fault.kind {
-            FaultKind::UnwrittenCb { side, addr, .. } => self.cb_link(u, side, addr / 4),
+            FaultKind::UnwrittenCb { side, addr, .. } => self.cb_link(u, slot, side, addr / 4),
             _ => None,
         };
         Box::new(Stop::Fault {
             fault,
             unit: self.units[u].label,
-            role: self.role(u),
+            role: self.slot_item(u, slot).map_or(self.role(u), |i| i.role),
             cycle: now,
             ntid: self.units[u].code().map_or([0; 3], |c| c.ctx.ntid),
             cb,
         })
     }
 
-    /// The state of the link unit `u` read `word` from on `side`, for a CB checker
-    /// error.
-    fn cb_link(&self, u: usize, side: Side, word: u32) -> Option<Box<CbLink>> {
-        let index = self.units[u].ports[side.code() as usize].as_ref()?.link;
+    /// The ports of block slot `slot` of unit `u`.
+    fn slot_ports(&self, u: usize, slot: usize) -> &[Option<crate::exec::cb::Port>; 4] {
+        let unit = &self.units[u];
+        match slot.checked_sub(1) {
+            Some(s) if s < unit.slot_ports.len() => &unit.slot_ports[s],
+            _ => &unit.ports,
+        }
+    }
+
+    /// The state of the link block slot `slot` of unit `u` read `word` from on
+    /// `side`, for a CB checker error.
+    fn cb_link(&self, u: usize, slot: usize, side: Side, word: u32) -> Option<Box<CbLink>> {
+        let index = self.slot_ports(u, slot)[side.code() as usize]
+            .as_ref()?
+            .link;
         let l = &self.links[index];
-        let reader_consumes = l.consumer == u;
-        let partner = if reader_consumes {
-            l.producer
-        } else {
-            l.consumer
-        };
-        let pending = self.units[l.producer].ports[l.out.code() as usize]
+        let me = self.geo.agent(u, slot);
+        let reader_consumes = self.geo.agent(l.consumer, l.consumer_slot) == me;
+        let partner = self.other_end(me, l);
+        let (pu, ps) = self.geo.agent_unit(partner);
+        let pending = self.slot_ports(l.producer, l.producer_slot)[l.out.code() as usize]
             .as_ref()
             .is_some_and(|p| p.holds(word));
         Some(Box::new(CbLink {
             side,
             reader_consumes,
-            partner: self.units[partner].label,
-            partner_role: self.units[partner].current.map(|i| i.role),
+            partner: self.place(partner),
+            partner_role: self.slot_item(pu, ps).map(|i| i.role),
             arrivals: l.arrivals,
             switches: l.switches,
             pending: reader_consumes && pending,
@@ -86,15 +114,58 @@ impl Grid<'_> {
         [pass % nx, pass / nx]
     }
 
-    /// What stuck unit `u` waits for.
-    fn blocked(&self, u: usize) -> Blocked {
-        let other = |l: &Link| {
-            if l.producer == u {
-                l.consumer
-            } else {
-                l.producer
-            }
-        };
+    /// Where agent `a` runs: its unit, and its slot on an SM holding several
+    /// blocks.
+    fn place(&self, a: usize) -> Place {
+        let (u, slot) = self.geo.agent_unit(a);
+        Place {
+            unit: self.units[u].label,
+            slot: (!self.units[u].slot_ports.is_empty()).then_some(slot as u32),
+        }
+    }
+
+    /// The agent at the other end of link `l` from agent `a`.
+    fn other_end(&self, a: usize, l: &Link) -> usize {
+        let producer = self.geo.agent(l.producer, l.producer_slot);
+        if producer == a {
+            self.geo.agent(l.consumer, l.consumer_slot)
+        } else {
+            producer
+        }
+    }
+
+    /// True while agent `a` has work: its unit is busy and, on an SM holding
+    /// several blocks, its slot holds one.
+    fn agent_busy(&self, a: usize) -> bool {
+        let (u, slot) = self.geo.agent_unit(a);
+        self.units[u].busy
+            && (self.units[u].slot_ports.is_empty() || self.slot_item(u, slot).is_some())
+    }
+
+    /// The warps of agent `a` that have not exited, for deadlock reports: (warp,
+    /// pc, state).
+    fn agent_warps(&self, a: usize) -> Vec<(u32, u32, WarpState)> {
+        let (u, slot) = self.geo.agent_unit(a);
+        let unit = &self.units[u];
+        match unit.code() {
+            Some(code) if !unit.slot_ports.is_empty() => code.warps[code.slot_warps(slot)]
+                .iter()
+                .filter(|w| !w.is_done())
+                .map(|w| {
+                    let pc = match w.state {
+                        WarpState::AtBarrier(pc) | WarpState::AtBlockSync(pc) => pc,
+                        _ => w.pc().unwrap_or(0),
+                    };
+                    (w.index, pc, w.state)
+                })
+                .collect(),
+            _ => unit.waiting_warps(),
+        }
+    }
+
+    /// What stuck agent `a` waits for.
+    fn blocked(&self, a: usize) -> Blocked {
+        let (u, slot) = self.geo.agent_unit(a);
         if let Some(e) = self.units[u].engine() {
             if e.is_waiting() {
                 if self.global_sync {
@@ -102,7 +173,7 @@ impl Grid<'_> {
                 }
                 return Blocked::Link {
                     link: e.link,
-                    partner: other(&self.links[e.link]),
+                    partner: self.other_end(a, &self.links[e.link]),
                 };
             }
             if let Task::Restore { key, .. } = &e.task {
@@ -116,7 +187,7 @@ impl Grid<'_> {
             }
             return Blocked::OwnWarps;
         }
-        let warps = self.units[u].waiting_warps();
+        let warps = self.agent_warps(a);
         let at_sync = warps.first().and_then(|&(_, pc, state)| match state {
             WarpState::AtBlockSync(_) => Some(pc),
             _ => None,
@@ -128,11 +199,17 @@ impl Grid<'_> {
         }) else {
             return Blocked::OwnWarps;
         };
+        let unit = &self.units[u];
+        let ports = if slot == 0 {
+            &unit.ports
+        } else {
+            &unit.slot_ports[slot - 1]
+        };
         match self.image.program.ops[pc as usize].run {
-            Run::BlockSync(Some(side)) => match &self.units[u].ports[side.code() as usize] {
+            Run::BlockSync(Some(side)) => match &ports[side.code() as usize] {
                 Some(port) => Blocked::Link {
                     link: port.link,
-                    partner: other(&self.links[port.link]),
+                    partner: self.other_end(a, &self.links[port.link]),
                 },
                 None => Blocked::OwnWarps,
             },
@@ -140,45 +217,64 @@ impl Grid<'_> {
         }
     }
 
-    /// The next unit in `u`'s wait chain, or what ends the chain.
-    fn waits_for(&self, u: usize) -> Result<usize, ChainEnd> {
-        let partner = match self.blocked(u) {
-            Blocked::Link { partner, .. } | Blocked::Tiles(Some(partner)) => partner,
+    /// The next agent in `a`'s wait chain, or what ends the chain.
+    fn waits_for(&self, a: usize) -> Result<usize, ChainEnd> {
+        let partner = match self.blocked(a) {
+            Blocked::Link { partner, .. } => partner,
+            Blocked::Tiles(Some(partner)) => partner,
             Blocked::Tiles(None) => return Err(ChainEnd::OwnWarps),
             Blocked::OwnWarps => return Err(ChainEnd::OwnWarps),
             Blocked::Global => {
-                return (0..self.units.len())
-                    .find(|&v| self.units[v].busy && !self.arrived_global[v])
+                return self
+                    .stuck()
+                    .into_iter()
+                    .find(|&v| !self.arrived_global[v])
                     .ok_or(ChainEnd::Global);
             }
         };
-        if self.units[partner].busy {
+        if self.agent_busy(partner) {
             return Ok(partner);
         }
-        let unit = self.units[partner].label;
-        Err(match self.units[partner].queue.front() {
-            None => ChainEnd::Finished(unit),
-            Some(next) => ChainEnd::NotStarted {
+        let (pu, _) = self.geo.agent_unit(partner);
+        let unit = self.units[pu].label;
+        // A busy unit here is an SM whose block in that slot has finished.
+        Err(match self.units[pu].queue.front() {
+            Some(next) if !self.units[pu].busy => ChainEnd::NotStarted {
                 unit,
                 role: next.role,
                 pass: self.pass_xy(next.pass),
                 now: self.pass_xy(self.pass_now),
             },
+            _ => ChainEnd::Finished(self.place(partner)),
         })
     }
 
-    /// The deadlock report: the longest wait chain, or a wait cycle if there is
-    /// one, with the links along it and who made their syncs.
-    pub(super) fn deadlock(&self, now: u64) -> Box<Stop> {
-        let stuck: Vec<usize> = (0..self.units.len())
+    /// Every agent with work: busy units, and the slots holding blocks of SMs
+    /// holding several.
+    fn stuck(&self) -> Vec<usize> {
+        (0..self.units.len())
             .filter(|&u| self.units[u].busy)
-            .collect();
-        let next: Vec<Option<Result<usize, ChainEnd>>> = (0..self.units.len())
-            .map(|u| self.units[u].busy.then(|| self.waits_for(u)))
-            .collect();
-        // Length of the chain from each unit (units on or leading into a cycle are
-        // marked by `on_cycle`); each unit waits for at most one other.
-        let mut length = vec![0usize; self.units.len()];
+            .flat_map(|u| {
+                self.busy_slots(u)
+                    .into_iter()
+                    .map(move |s| self.geo.agent(u, s))
+            })
+            .collect()
+    }
+
+    /// The deadlock report: the longest wait chain, or a wait cycle if there is
+    /// one, with the links along it and who made their syncs. Chains run over
+    /// agents: a block slot of an SM holding several blocks waits on its own.
+    pub(super) fn deadlock(&self, now: u64) -> Box<Stop> {
+        let stuck = self.stuck();
+        let n = self.completed.len().max(self.units.len());
+        let mut next: Vec<Option<Result<usize, ChainEnd>>> = vec![None; n];
+        for &a in &stuck {
+            next[a] = Some(self.waits_for(a));
+        }
+        // Length of the chain from each agent (agents on or leading into a cycle
+        // are marked by `on_cycle`); each agent waits for at most one other.
+        let mut length = vec![0usize; n];
         let mut cycle: Option<Vec<usize>> = None;
         for &s in &stuck {
             let mut path = Vec::new();
@@ -206,7 +302,7 @@ impl Grid<'_> {
                 length[v] = tail.saturating_add(i + 1);
             }
         }
-        let (units, end) = match cycle {
+        let (agents, end) = match cycle {
             Some(ring) => (ring, ChainEnd::Cycle),
             None => {
                 let start = stuck
@@ -231,30 +327,32 @@ impl Grid<'_> {
         };
         let others = stuck
             .iter()
-            .filter(|u| !units.contains(u))
-            .map(|&u| self.units[u].label)
+            .filter(|a| !agents.contains(a))
+            .map(|&a| self.place(a))
             .collect();
         Box::new(Stop::Deadlock {
             cycle: now,
-            chain: units.iter().map(|&u| self.waiting(u)).collect(),
+            chain: agents.iter().map(|&a| self.waiting(a)).collect(),
             end,
             others,
         })
     }
 
-    /// One unit of a deadlock: where it waits, and the link it waits on.
-    fn waiting(&self, u: usize) -> Waiting {
-        let pass = self.units[u].current.map_or(0, |i| i.pass);
-        let blocked = self.blocked(u);
+    /// One agent of a deadlock: where it waits, and the link it waits on.
+    fn waiting(&self, a: usize) -> Waiting {
+        let (u, slot) = self.geo.agent_unit(a);
+        let item = self.slot_item(u, slot).or(self.units[u].current);
+        let pass = item.map_or(0, |i| i.pass);
+        let blocked = self.blocked(a);
         let link = match blocked {
-            Blocked::Link { link, .. } => Some(self.blocked_link(u, link)),
+            Blocked::Link { link, .. } => Some(self.blocked_link(a, link)),
             _ => None,
         };
         let label = |v: usize| self.units[v].label;
         let engine = self.units[u].engine().map(|e| {
             let l = &self.links[e.link];
             let n = l.arrivals[e.end().index()];
-            let partner = label(if l.producer == u { l.consumer } else { l.producer });
+            let partner = self.place(self.other_end(a, l));
             if matches!(blocked, Blocked::Global) {
                 return "waits at the global blocksync".to_string();
             }
@@ -298,27 +396,24 @@ impl Grid<'_> {
             }
         });
         Waiting {
-            unit: self.units[u].label,
-            role: self.role(u),
+            unit: self.place(a),
+            role: item.map_or(self.role(u), |i| i.role),
             pass: self.pass_xy(pass),
             warps: if self.units[u].engine().is_some() {
                 Vec::new()
             } else {
-                self.units[u].waiting_warps()
+                self.agent_warps(a)
             },
             engine,
             link,
         }
     }
 
-    /// Link `l` as unit `u` waits on it, with who made the syncs at both ends.
-    fn blocked_link(&self, u: usize, l: usize) -> BlockedLink {
+    /// Link `l` as agent `a` waits on it, with who made the syncs at both ends.
+    fn blocked_link(&self, a: usize, l: usize) -> BlockedLink {
         let link = &self.links[l];
-        let side = if link.producer == u {
-            link.out
-        } else {
-            link.input
-        };
+        let producer = self.geo.agent(link.producer, link.producer_slot);
+        let side = if producer == a { link.out } else { link.input };
         let history = link.history.clone().map(|records| {
             records
                 .into_iter()
@@ -332,8 +427,9 @@ impl Grid<'_> {
         });
         BlockedLink {
             side,
-            producer: self.units[link.producer].label,
-            consumer: self.units[link.consumer].label,
+            producer: self.place(producer),
+            consumer: self.place(self.geo.agent(link.consumer, link.consumer_slot)),
+            inner: link.inner,
             arrivals: link.arrivals,
             history,
         }

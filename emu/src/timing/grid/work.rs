@@ -41,7 +41,11 @@ impl Grid<'_> {
         let work = match item.role {
             Role::Block { bx, by } => {
                 ctx.ctaid = [bx, by];
-                let slots = self.slots_per_sm();
+                let slots = if self.units[u].slot_ports.is_empty() {
+                    self.slots_per_sm()
+                } else {
+                    self.geo.slots()
+                };
                 self.code(u, ctx, launch.block_threads(), item.pass, now, slots)
             }
             Role::Boundary { side, iuid } if self.boundary == Boundary::Iu => {
@@ -164,6 +168,54 @@ impl Grid<'_> {
             }
             self.units[u].queue.pop_front();
             self.start(u, item, now);
+            if !self.units[u].slot_ports.is_empty() {
+                self.load_fold(u, item, now);
+            }
+        }
+    }
+
+    /// An SM holding several blocks has started `first`, the first block of its
+    /// pass: it moves into its slot, and the pass's other blocks of the SM into
+    /// theirs, all resident together.
+    fn load_fold(&mut self, u: usize, first: WorkItem, now: u64) {
+        let Role::Block { .. } = first.role else {
+            return;
+        };
+        let mut items = vec![first];
+        while let Some(&next) = self.units[u].queue.front() {
+            if next.pass != first.pass || !matches!(next.role, Role::Block { .. }) {
+                break;
+            }
+            self.units[u].queue.pop_front();
+            items.push(next);
+        }
+        let launch = self.image.launch;
+        let unit = &mut self.units[u];
+        let (label, generation) = (unit.label, unit.generation);
+        let Work::Code(code) = &mut unit.work else {
+            return;
+        };
+        code.slots[0] = None;
+        for w in code.slot_warps(0) {
+            code.warps[w].retire();
+        }
+        for item in items {
+            let Role::Block { bx, by } = item.role else {
+                continue;
+            };
+            let slot = self.geo.block_slot(bx, by);
+            let mut ctx = code.ctx;
+            ctx.ctaid = [bx, by];
+            code.load(
+                slot,
+                ctx,
+                launch.block_threads(),
+                label,
+                &self.image.program,
+                now,
+                generation,
+            );
+            code.slots[slot] = Some(item);
         }
     }
 }

@@ -259,7 +259,7 @@ impl Code {
     }
 
     /// The warps of slot `slot`.
-    pub(super) fn slot_warps(&self, slot: usize) -> std::ops::Range<usize> {
+    pub fn slot_warps(&self, slot: usize) -> std::ops::Range<usize> {
         let first = slot * self.block_warps;
         first..(first + self.block_warps).min(self.warps.len())
     }
@@ -476,6 +476,36 @@ impl Code {
                 self.set_next_issue(wi, at, program);
             }
         }
+    }
+
+    /// Releases the warps of slot `slot` waiting at a blocksync from cycle `at`.
+    pub fn release_slot(&mut self, slot: usize, at: u64, program: &Program) {
+        for wi in self.slot_warps(slot) {
+            if matches!(self.warps[wi].state, WarpState::AtBlockSync(_)) {
+                self.warps[wi].state = WarpState::Running;
+                self.set_next_issue(wi, at, program);
+            }
+        }
+    }
+
+    /// The words of `shared` that warp `wi`'s block owns.
+    pub(super) fn shared_range(&self, wi: usize) -> std::ops::Range<usize> {
+        let s = self.slot_of(wi) * self.shared_words;
+        s..s + self.shared_words
+    }
+
+    /// The slots whose every live warp waits at a blocksync (a slot with no live
+    /// warp has finished, not arrived).
+    pub fn slots_at_blocksync(&self) -> Vec<usize> {
+        (0..self.slots.len())
+            .filter(|&slot| {
+                let mut live = self.warps[self.slot_warps(slot)]
+                    .iter()
+                    .filter(|w| !w.is_done())
+                    .peekable();
+                live.peek().is_some() && live.all(|w| matches!(w.state, WarpState::AtBlockSync(_)))
+            })
+            .collect()
     }
 
     /// Occupies a pipeline of `class`'s kind for `cycles` from `now`.

@@ -58,7 +58,11 @@ impl Unit {
                     };
                     *left = left.saturating_sub(ran);
                     if let StepEvent::BlockSync { .. } = event {
-                        self.wake = NEVER;
+                        // Other blocks of the SM run on in the next cycle.
+                        let others = self
+                            .code()
+                            .is_some_and(|c| c.warps.iter().any(|w| w.state == WarpState::Running));
+                        self.wake = if others { now + 1 } else { NEVER };
                         return Ok(event);
                     }
                 }
@@ -68,6 +72,10 @@ impl Unit {
             };
             if code.warps.iter().all(Warp::is_done) {
                 return Ok(StepEvent::Finished);
+            }
+            if code.slots.len() > 1 && code.any_finished() {
+                self.wake = now + 1;
+                return Ok(StepEvent::BlocksDone);
             }
             if !progressed {
                 // Warps that used their slice run again in the next cycle.
@@ -102,19 +110,20 @@ impl Unit {
         }
         let mut addrs = [0u32; 32];
         let is_iu = code.ctx.iu.is_some();
-        // Functional mode runs one block per unit: its shared memory is all of it.
+        let range = code.shared_range(wi);
         let place = Place {
             unit: self.label,
             block: code.trace_site(self.label, wi).block,
-            base: 0,
+            base: range.start,
             words: code.shared.len(),
         };
+        let slot = code.slot_of(wi);
         let mut races = code.races.as_deref_mut();
         let mut local = Local {
-            shared: &mut code.shared,
+            shared: &mut code.shared[range],
             shared_bytes: code.ctx.shared_bytes,
             params: env.params,
-            ports: &mut self.ports,
+            ports: super::ports_of(&mut self.ports, &mut self.slot_ports, slot),
             is_iu,
         };
         let mut global = Windowed {
@@ -173,13 +182,13 @@ impl Unit {
                 Flow::Next | Flow::Branch => StepEvent::None,
                 Flow::Exit => {
                     check_barrier(code, wi, now, env);
-                    check_blocksync(code, program)
+                    check_blocksync(code, wi, program)
                 }
                 Flow::BarSync => {
                     check_barrier(code, wi, now, env);
                     StepEvent::None
                 }
-                Flow::BlockSync(_) => check_blocksync(code, program),
+                Flow::BlockSync(_) => check_blocksync(code, wi, program),
             },
         ))
     }
@@ -202,11 +211,12 @@ impl Unit {
         let mut addrs = [0u32; 32];
         let is_iu = code.ctx.iu.is_some();
         let executed = {
+            let (range, slot) = (code.shared_range(wi), code.slot_of(wi));
             let mut local = Local {
-                shared: &mut code.shared,
+                shared: &mut code.shared[range],
                 shared_bytes: code.ctx.shared_bytes,
                 params: env.params,
-                ports: &mut self.ports,
+                ports: super::ports_of(&mut self.ports, &mut self.slot_ports, slot),
                 is_iu,
             };
             let mut global = Windowed {
@@ -255,13 +265,13 @@ impl Unit {
             Flow::Next | Flow::Branch => StepEvent::None,
             Flow::Exit => {
                 check_barrier(code, wi, now, env);
-                check_blocksync(code, program)
+                check_blocksync(code, wi, program)
             }
             Flow::BarSync => {
                 check_barrier(code, wi, now, env);
                 StepEvent::None
             }
-            Flow::BlockSync(_) => check_blocksync(code, program),
+            Flow::BlockSync(_) => check_blocksync(code, wi, program),
         })
     }
 }

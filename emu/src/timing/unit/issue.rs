@@ -61,7 +61,7 @@ impl Unit {
                         env,
                         &mut self.counts,
                         &mut self.traffic,
-                        &mut self.ports,
+                        super::ports_of(&mut self.ports, &mut self.slot_ports, code.slot_of(w)),
                         self.label,
                         Who {
                             unit: self.id,
@@ -280,7 +280,7 @@ pub(super) fn issue(
         Flow::Exit => {
             code.set_next_issue(wi, now + latency, program);
             check_barrier(code, wi, now, env);
-            check_blocksync(code, program)
+            check_blocksync(code, wi, program)
         }
         Flow::BarSync => {
             code.set_next_issue(wi, now + 1, program);
@@ -289,7 +289,7 @@ pub(super) fn issue(
         }
         Flow::BlockSync(_) => {
             code.set_next_issue(wi, now + 1, program);
-            check_blocksync(code, program)
+            check_blocksync(code, wi, program)
         }
         Flow::Next => {
             let board = &mut code.boards[wi];
@@ -381,10 +381,14 @@ pub(super) fn check_barrier(code: &mut Code, wi: usize, now: u64, env: &Env) {
     }
 }
 
-/// The unit arrives at a blocksync once every live warp has.
-pub(super) fn check_blocksync(code: &Code, program: &Program) -> StepEvent {
+/// Warp `wi`'s block arrives at a blocksync once every live warp of it has.
+pub(super) fn check_blocksync(code: &Code, wi: usize, program: &Program) -> StepEvent {
     let mut arrived = None;
-    for w in code.warps.iter().filter(|w| !w.is_done()) {
+    let slot = code.slot_of(wi);
+    for w in code.warps[code.slot_warps(slot)]
+        .iter()
+        .filter(|w| !w.is_done())
+    {
         match (w.state, arrived) {
             (WarpState::AtBlockSync(at), None) => arrived = Some(at),
             (WarpState::AtBlockSync(_), Some(_)) => {}
@@ -392,7 +396,7 @@ pub(super) fn check_blocksync(code: &Code, program: &Program) -> StepEvent {
         }
     }
     match arrived.map(|pc| (pc, program.ops[pc as usize].run)) {
-        Some((pc, Run::BlockSync(side))) => StepEvent::BlockSync { side, pc },
+        Some((pc, Run::BlockSync(side))) => StepEvent::BlockSync { side, pc, slot },
         _ => StepEvent::None,
     }
 }

@@ -28,6 +28,20 @@ use spu_isa::Side;
 
 const NEVER: u64 = u64::MAX;
 
+/// The CB ports of block slot `slot`: `more[slot - 1]` on an SPU SM holding
+/// several blocks, else `ports` (a GPU's slots have no CBs).
+#[inline]
+pub fn ports_of<'a>(
+    ports: &'a mut [Option<Port>; 4],
+    more: &'a mut [[Option<Port>; 4]],
+    slot: usize,
+) -> &'a mut [Option<Port>; 4] {
+    match slot.checked_sub(1) {
+        Some(s) if s < more.len() => &mut more[s],
+        _ => ports,
+    }
+}
+
 /// What happened in a step that the grid must act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepEvent {
@@ -36,6 +50,8 @@ pub enum StepEvent {
     BlockSync {
         side: Option<Side>,
         pc: u32,
+        /// The block slot that arrived (0 but on an SM holding several blocks).
+        slot: usize,
     },
     /// Every warp has exited.
     Finished,
@@ -61,6 +77,9 @@ pub struct Unit {
     /// The unit's end of the link on each side (indexed by side code), if it has
     /// that CB port.
     pub ports: [Option<Port>; 4],
+    /// The ports of block slots 1, 2, ... of an SM holding several blocks (slot 0
+    /// uses `ports`).
+    pub slot_ports: Vec<[Option<Port>; 4]>,
     pub work: Work,
     /// Next cycle the unit must be stepped; `NEVER` while it waits for an event.
     pub wake: u64,
@@ -109,6 +128,7 @@ impl Unit {
             id,
             label,
             ports: [None, None, None, None],
+            slot_ports: Vec::new(),
             work: Work::Idle,
             wake: NEVER,
             busy: false,
@@ -211,6 +231,14 @@ impl Unit {
     pub fn release_blocksync(&mut self, at: u64, program: &crate::exec::ops::Program) {
         if let Work::Code(c) = &mut self.work {
             c.release_blocksync(at, program);
+        }
+        self.wake = self.wake.min(at);
+    }
+
+    /// Releases the warps of block slot `slot` waiting at a blocksync.
+    pub fn release_slot(&mut self, slot: usize, at: u64, program: &crate::exec::ops::Program) {
+        if let Work::Code(c) = &mut self.work {
+            c.release_slot(slot, at, program);
         }
         self.wake = self.wake.min(at);
     }

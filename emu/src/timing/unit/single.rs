@@ -82,7 +82,7 @@ impl Unit {
                     env,
                     &mut self.counts,
                     &mut self.traffic,
-                    &mut self.ports,
+                    super::ports_of(&mut self.ports, &mut self.slot_ports, code.slot_of(s)),
                     self.label,
                     who,
                     &mut self.seq,
