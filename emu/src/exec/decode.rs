@@ -8,7 +8,7 @@
 
 use crate::exec::apply;
 use crate::exec::ops::{
-    Address, Caching, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, Run,
+    Address, Caching, Checks, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, Run,
     SymbolAddresses,
 };
 use crate::exec::warp::RegLayout;
@@ -425,12 +425,23 @@ pub fn decode_program(
         ops.push(d.op);
     }
     let (block_of, block_starts) = basic_blocks(&ops);
+    let block_checked = block_starts
+        .windows(2)
+        .map(|b| {
+            let facts = &info[b[0] as usize..b[1] as usize];
+            Checks {
+                not_on_iu: facts.iter().any(|i| !i.class.units.iu()),
+                clock: facts.iter().any(|i| i.reads_clock),
+            }
+        })
+        .collect();
     Ok(Program {
         ops,
         info,
         layout: layout.regs,
         block_of,
         block_starts,
+        block_checked,
     })
 }
 

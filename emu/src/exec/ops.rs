@@ -224,6 +224,27 @@ pub struct Program {
     pub block_of: Vec<u32>,
     /// First instruction of each basic block, plus the end of the code.
     pub block_starts: Vec<u32>,
+    /// Per basic block: it needs the per-instruction checks of
+    /// [`crate::exec::step::execute_in_block`] (an instruction an Interface Unit
+    /// lacks, or one that reads `%clock`); the others run without them.
+    pub block_checked: Vec<Checks>,
+}
+
+/// What the instructions of a basic block need checked as they execute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Checks {
+    /// Some instruction is not available on an Interface Unit.
+    pub not_on_iu: bool,
+    /// Some instruction reads `%clock`.
+    pub clock: bool,
+}
+
+impl Checks {
+    /// The checks a unit running IU code (`is_iu`) must make in the block.
+    #[inline(always)]
+    pub fn needed(self, is_iu: bool) -> bool {
+        self.clock || (is_iu && self.not_on_iu)
+    }
 }
 
 impl Program {
