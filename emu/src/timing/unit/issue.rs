@@ -63,10 +63,7 @@ impl Unit {
                         &mut self.traffic,
                         &mut self.ports,
                         self.label,
-                        Who {
-                            unit: self.id,
-                            generation: code.slot_generation[code.slot_of(w)],
-                        },
+                        self.id,
                         &mut self.seq,
                     )?;
                     exited |= code.warps[w].is_done();
@@ -93,13 +90,6 @@ impl Unit {
         }
         Ok(event)
     }
-}
-
-/// Which unit and work item is issuing (for the keys of deferred accesses).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Who {
-    pub unit: usize,
-    pub generation: u64,
 }
 
 /// The fault of a warp that ran past the last instruction.
@@ -176,7 +166,7 @@ pub(super) fn count(counts: &mut UnitCounts, pc: u32, exec: u32) {
     counts.threads[pc] += u64::from(crate::exec::lanes::count(exec));
 }
 
-/// Executes the next instruction of warp `wi` at cycle `now`: a register
+/// Executes the next instruction of warp `wi` of unit `unit` at cycle `now`: a register
 /// operation here, anything else through the general path.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -189,7 +179,7 @@ pub(super) fn issue(
     traffic: &mut Traffic,
     ports: &mut [Option<Port>; 4],
     label: UnitLabel,
-    who: Who,
+    unit: usize,
     seq: &mut u64,
 ) -> Faulted<StepEvent> {
     let program = env.program;
@@ -206,7 +196,7 @@ pub(super) fn issue(
         }
     }
     issue_general(
-        code, wi, pc, now, env, counts, traffic, ports, label, who, seq,
+        code, wi, pc, now, env, counts, traffic, ports, label, unit, seq,
     )
 }
 
@@ -223,7 +213,7 @@ fn issue_general(
     traffic: &mut Traffic,
     ports: &mut [Option<Port>; 4],
     label: UnitLabel,
-    who: Who,
+    unit: usize,
     seq: &mut u64,
 ) -> Faulted<StepEvent> {
     let program = env.program;
@@ -233,6 +223,7 @@ fn issue_general(
     let is_iu = code.ctx.iu.is_some();
     let mut addrs = [0u32; 32];
     let shared_bytes = code.ctx.shared_bytes;
+    let generation = code.slot_generation[code.slot_of(wi)];
     let executed: Executed = {
         let (warps, shared) = code.warp_and_shared(wi);
         let mut local = Local {
@@ -246,10 +237,10 @@ fn issue_general(
         let mut global = Recorder {
             memory: env.memory,
             sink: &mut *env.sink,
-            key: (now, who.unit as u32, *seq),
+            key: (now, unit as u32, *seq),
             target: Target {
-                unit: who.unit,
-                generation: who.generation,
+                unit,
+                generation,
                 warp: wi,
             },
             toggles: 0,
