@@ -243,6 +243,11 @@ fn bad_command_lines_and_files_are_reported() {
         ),
         (&["emu/tests/faults/deadlock.spu"], "deadlock"),
         (&["emu/tests/faults/iu_fpu.spu"], "floating-point unit"),
+        // Functional mode checks only the blocks that need it: this one does.
+        (
+            &["emu/tests/faults/iu_fpu.spu", "--functional"],
+            "floating-point unit",
+        ),
         (
             &["emu/tests/faults/mismatched_syncs.spu", "--grid", "2x1"],
             "block (0, 0) made 2 syncs on this link, block (1, 0) 1 sync",

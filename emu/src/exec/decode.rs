@@ -8,7 +8,7 @@
 
 use crate::exec::apply;
 use crate::exec::ops::{
-    Address, Caching, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, Run,
+    Address, Caching, Checks, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, Run,
     SymbolAddresses,
 };
 use crate::exec::warp::RegLayout;
@@ -433,6 +433,16 @@ pub fn decode_program(
         ops.push(d.op);
     }
     let (block_of, block_starts) = basic_blocks(&ops);
+    let block_checked = block_starts
+        .windows(2)
+        .map(|b| {
+            let facts = &info[b[0] as usize..b[1] as usize];
+            Checks {
+                not_on_iu: facts.iter().any(|i| !i.class.units.iu()),
+                clock: facts.iter().any(|i| i.reads_clock),
+            }
+        })
+        .collect();
     Ok(Program {
         ops,
         info,
@@ -440,6 +450,7 @@ pub fn decode_program(
         block_of,
         block_starts,
         printed: Default::default(),
+        block_checked,
     })
 }
 
@@ -636,5 +647,40 @@ fn caching_of(instr: &Instr) -> Caching {
         Some(CacheOp::Cs | CacheOp::Lu) => Caching::Streaming,
         Some(CacheOp::Cv | CacheOp::Wt) => Caching::Bypass,
         Some(CacheOp::Ca | CacheOp::Wb) | None => Caching::All,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use spu_isa::TimingClass;
+
+    fn program(file: &str) -> crate::exec::ops::Program {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let kernel = crate::read_kernel(&path).expect("the kernel assembles");
+        let machine = crate::machine::preset("spu-4x4").expect("a preset");
+        let image = crate::load(kernel.module, &machine, &Default::default()).expect("it loads");
+        image.program
+    }
+
+    /// Functional mode checks instruction by instruction exactly the blocks with an
+    /// instruction an Interface Unit lacks or a `%clock` read.
+    #[test]
+    fn blocks_know_which_checks_their_instructions_need() {
+        let p = program("tests/faults/iu_fpu.spu");
+        for (b, checks) in p.block_checked.iter().enumerate() {
+            let range = p.block_starts[b] as usize..p.block_starts[b + 1] as usize;
+            let fpu = p.info[range]
+                .iter()
+                .any(|i| i.class.timing == TimingClass::Fpu);
+            assert_eq!(checks.not_on_iu, fpu, "block {b}");
+            assert!(!checks.clock && checks.needed(true) == fpu && !checks.needed(false));
+        }
+        assert!(p.block_checked.iter().any(|c| c.not_on_iu));
+        let p = program("../samples/micro/issue.spu");
+        let clocked: Vec<bool> = p.block_checked.iter().map(|c| c.clock).collect();
+        assert!(clocked.contains(&true) && clocked.contains(&false));
+        for (b, checks) in p.block_checked.iter().enumerate() {
+            assert_eq!(checks.needed(false), checks.clock, "block {b}");
+        }
     }
 }

@@ -230,6 +230,27 @@ pub struct Program {
     pub block_starts: Vec<u32>,
     /// What the kernel's `printf` calls print (shared by the program's copies).
     pub printed: crate::exec::printf::PrintSink,
+    /// Per basic block: it needs the per-instruction checks of
+    /// [`crate::exec::step::execute_in_block`] (an instruction an Interface Unit
+    /// lacks, or one that reads `%clock`); the others run without them.
+    pub block_checked: Vec<Checks>,
+}
+
+/// What the instructions of a basic block need checked as they execute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Checks {
+    /// Some instruction is not available on an Interface Unit.
+    pub not_on_iu: bool,
+    /// Some instruction reads `%clock`.
+    pub clock: bool,
+}
+
+impl Checks {
+    /// The checks a unit running IU code (`is_iu`) must make in the block.
+    #[inline(always)]
+    pub fn needed(self, is_iu: bool) -> bool {
+        self.clock || (is_iu && self.not_on_iu)
+    }
 }
 
 impl Program {

@@ -10,7 +10,7 @@
 
 use crate::exec::fault::{Fault, FaultKind, Faulted};
 use crate::exec::lanes::Lanes;
-use crate::exec::ops::{Program, Run};
+use crate::exec::ops::{Op, Program, Run};
 use crate::exec::space::{Access, Global, Local};
 use crate::exec::warp::{CallError, LOCAL_LIMIT_BYTES, Warp, WarpState};
 use spu_isa::{Guard, Side, TimingClass};
@@ -63,7 +63,17 @@ pub fn execute<G: Global>(
     addrs: &mut Lanes,
 ) -> Faulted<Executed> {
     let active = warp.active();
-    dispatch::<G, true>(prog, pc, warp, active, local, global, now, addrs)
+    dispatch::<G, true, true>(
+        prog,
+        &prog.ops[pc as usize],
+        pc,
+        warp,
+        active,
+        local,
+        global,
+        now,
+        addrs,
+    )
 }
 
 /// Executes the instruction at `pc`, inside a basic block the warp entered with
@@ -85,15 +95,54 @@ pub fn execute_in_block<G: Global>(
     if prog.ops[pc as usize].run.ends_block() {
         warp.set_pc(pc);
     }
-    dispatch::<G, false>(prog, pc, warp, active, local, global, now, addrs)
+    dispatch::<G, false, true>(
+        prog,
+        &prog.ops[pc as usize],
+        pc,
+        warp,
+        active,
+        local,
+        global,
+        now,
+        addrs,
+    )
+}
+
+/// [`execute_in_block`] of `op`, the instruction at `pc`, in a basic block whose
+/// [`Checks`](crate::exec::ops::Checks) the unit does not need: no instruction
+/// the unit lacks, none that reads `%clock`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn execute_in_plain_block<G: Global>(
+    prog: &Program,
+    op: &Op,
+    pc: u32,
+    warp: &mut Warp,
+    active: u32,
+    local: &mut Local,
+    global: &mut G,
+    addrs: &mut Lanes,
+) -> Faulted<Executed> {
+    dispatch::<G, false, false>(prog, op, pc, warp, active, local, global, 0, addrs)
+}
+
+/// An instruction that ends its basic block runs from its own PC: inside a block
+/// (`!ADVANCE`) the warp's PC still is the block's start.
+#[inline(always)]
+fn ends_block<const ADVANCE: bool>(warp: &mut Warp, pc: u32) {
+    if !ADVANCE {
+        warp.set_pc(pc);
+    }
 }
 
 /// The one dispatch over the micro-op kinds; `ADVANCE`: move the warp past
-/// instructions that do not end a basic block.
+/// instructions that do not end a basic block; `CHECKED`: check that the unit has
+/// the instruction and fill `%clock` (the caller knows neither is needed without).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn dispatch<G: Global, const ADVANCE: bool>(
+fn dispatch<G: Global, const ADVANCE: bool, const CHECKED: bool>(
     prog: &Program,
+    op: &Op,
     pc: u32,
     warp: &mut Warp,
     active: u32,
@@ -103,7 +152,6 @@ fn dispatch<G: Global, const ADVANCE: bool>(
     addrs: &mut Lanes,
 ) -> Faulted<Executed> {
     let at = pc as usize;
-    let (op, info) = (&prog.ops[at], &prog.info[at]);
     let warp_index = warp.index;
     let fault = |kind, lane: u32| {
         Box::new(Fault {
@@ -113,23 +161,26 @@ fn dispatch<G: Global, const ADVANCE: bool>(
             lane,
         })
     };
-    if local.is_iu && !info.class.units.iu() {
-        let what = match info.class.timing {
-            TimingClass::Sfu => "the special function unit",
-            TimingClass::Shared => "shared memory",
-            _ => "the floating-point unit",
-        };
-        return Err(fault(FaultKind::NotOnIu { what }, active.trailing_zeros()));
-    }
-    if info.reads_clock {
-        let slot = prog.layout.first_special()
-            + prog
-                .layout
-                .specials
-                .iter()
-                .position(|&s| s == spu_isa::Special::Clock)
-                .unwrap_or(0);
-        warp.regs[slot] = [now as u32; 32];
+    if CHECKED {
+        let info = &prog.info[at];
+        if local.is_iu && !info.class.units.iu() {
+            let what = match info.class.timing {
+                TimingClass::Sfu => "the special function unit",
+                TimingClass::Shared => "shared memory",
+                _ => "the floating-point unit",
+            };
+            return Err(fault(FaultKind::NotOnIu { what }, active.trailing_zeros()));
+        }
+        if info.reads_clock {
+            let slot = prog.layout.first_special()
+                + prog
+                    .layout
+                    .specials
+                    .iter()
+                    .position(|&s| s == spu_isa::Special::Clock)
+                    .unwrap_or(0);
+            warp.regs[slot] = [now as u32; 32];
+        }
     }
     let exec = guarded(op.guard, &warp.preds, active);
     let mut access = Access::None;
@@ -148,6 +199,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
             Flow::Next
         }
         Run::Atomic { atom, space } => {
+            ends_block::<ADVANCE>(warp, pc);
             access = crate::exec::access::atomic(op, atom, space, warp, local, global, exec, addrs)
                 .map_err(|(k, l)| fault(k, l))?;
             // An atomic ends its basic block: the warp moves on from here.
@@ -159,6 +211,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
             });
         }
         Run::Bra { target, reconv } => {
+            ends_block::<ADVANCE>(warp, pc);
             warp.branch(exec, target, reconv);
             return Ok(Executed {
                 exec,
@@ -167,6 +220,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
             });
         }
         Run::Exit => {
+            ends_block::<ADVANCE>(warp, pc);
             warp.exit(exec);
             return Ok(Executed {
                 exec,
@@ -178,6 +232,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
             target,
             frame_bytes,
         } => {
+            ends_block::<ADVANCE>(warp, pc);
             let depth = warp.depth() as u32;
             warp.call(exec, target, frame_bytes).map_err(|e| {
                 let kind = match e {
@@ -197,6 +252,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
             });
         }
         Run::Ret => {
+            ends_block::<ADVANCE>(warp, pc);
             // Outside any call `ret` ends the thread, as `exit` does.
             let flow = if warp.depth() == 0 {
                 Flow::Exit
@@ -215,6 +271,7 @@ fn dispatch<G: Global, const ADVANCE: bool>(
         }
         Run::Nop => Flow::Next,
         Run::BarSync | Run::BlockSync(_) => {
+            ends_block::<ADVANCE>(warp, pc);
             warp.advance();
             if exec != 0 && !warp.is_done() {
                 warp.syncs = warp.syncs.wrapping_add(1);

@@ -136,8 +136,47 @@ impl Unit {
         let traffic = &mut self.traffic;
         let warp = &mut code.warps[wi];
         let mut pc = first;
-        let flow = loop {
-            let executed = step::execute_in_block(
+        let ops = &program.ops[first as usize..end as usize];
+        // The block's instructions one by one; `$execute` runs `op`, the one at
+        // `pc`. Only the last can end the block (control flow, a barrier, an
+        // atomic); after any other the warp moves to the next block.
+        macro_rules! run_ops {
+            ($execute:expr) => {{
+                let mut flow = Flow::Next;
+                for op in ops {
+                    let at = pc as usize;
+                    let executed = $execute(op)?;
+                    let exec = executed.exec;
+                    if !whole {
+                        count(counts, pc, exec);
+                    } else if op.guard != spu_isa::Guard::Always {
+                        counts.guard_threads[at] += u64::from(exec.count_ones());
+                    }
+                    if executed.access.is_shared() {
+                        counts.mem_events[at] += 1;
+                        if let Some(r) = races.as_deref_mut() {
+                            r.check(place, warp, pc, program, &addrs, exec);
+                        }
+                    } else if !executed.access.is_none() {
+                        account(executed.access, &addrs, exec, at, env, counts, traffic);
+                    }
+                    pc += 1;
+                    if pc == end {
+                        if op.run.ends_block() {
+                            flow = executed.flow;
+                        } else {
+                            // The next instruction starts a block: move the warp
+                            // there (and reconverge if it is a reconvergence point).
+                            warp.set_pc(pc - 1);
+                            warp.advance();
+                        }
+                    }
+                }
+                flow
+            }};
+        }
+        let flow = if program.block_checked[block].needed(is_iu) {
+            run_ops!(|_: &crate::exec::ops::Op| step::execute_in_block(
                 program,
                 pc,
                 warp,
@@ -146,33 +185,18 @@ impl Unit {
                 &mut global,
                 now,
                 &mut addrs,
-            )?;
-            let exec = executed.exec;
-            let at = pc as usize;
-            if !whole {
-                count(counts, pc, exec);
-            } else if program.ops[at].guard != spu_isa::Guard::Always {
-                counts.guard_threads[at] += u64::from(exec.count_ones());
-            }
-            if executed.access != Access::None {
-                account(executed.access, &addrs, exec, at, env, counts, traffic);
-                if executed.access == Access::Shared
-                    && let Some(r) = races.as_deref_mut()
-                {
-                    r.check(place, warp, pc, program, &addrs, exec);
-                }
-            }
-            pc += 1;
-            if program.ops[at].run.ends_block() {
-                break executed.flow;
-            }
-            if pc == end {
-                // The next instruction starts a block: move the warp there (and
-                // reconverge if it is a reconvergence point).
-                warp.set_pc(pc - 1);
-                warp.advance();
-                break Flow::Next;
-            }
+            ))
+        } else {
+            run_ops!(|op| step::execute_in_plain_block(
+                program,
+                op,
+                pc,
+                warp,
+                active,
+                &mut local,
+                &mut global,
+                &mut addrs,
+            ))
         };
         traffic.toggles += global.toggles;
         let ran = pc - first;

@@ -63,10 +63,7 @@ impl Unit {
                         &mut self.traffic,
                         super::ports_of(&mut self.ports, &mut self.slot_ports, code.slot_of(w)),
                         self.label,
-                        Who {
-                            unit: self.id,
-                            generation: code.slot_generation[code.slot_of(w)],
-                        },
+                        self.id,
                         &mut self.seq,
                     )?;
                     exited |= code.warps[w].is_done();
@@ -93,13 +90,6 @@ impl Unit {
         }
         Ok(event)
     }
-}
-
-/// Which unit and work item is issuing (for the keys of deferred accesses).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Who {
-    pub unit: usize,
-    pub generation: u64,
 }
 
 /// The fault of a warp that ran past the last instruction.
@@ -176,8 +166,10 @@ pub(super) fn count(counts: &mut UnitCounts, pc: u32, exec: u32) {
     counts.threads[pc] += u64::from(crate::exec::lanes::count(exec));
 }
 
-/// Executes the next instruction of warp `wi` at cycle `now`.
+/// Executes the next instruction of warp `wi` of unit `unit` at cycle `now`: a register
+/// operation here, anything else through the general path.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(super) fn issue(
     code: &mut Code,
     wi: usize,
@@ -187,25 +179,51 @@ pub(super) fn issue(
     traffic: &mut Traffic,
     ports: &mut [Option<Port>; 4],
     label: UnitLabel,
-    who: Who,
+    unit: usize,
     seq: &mut u64,
 ) -> Faulted<StepEvent> {
     let program = env.program;
     let pc = code.warps[wi].pc().unwrap_or(0);
-    if pc as usize >= program.len() {
-        return Err(Box::new(past_the_end(&code.warps[wi], program)));
-    }
-    let is_iu = code.ctx.iu.is_some();
-    if let Run::Lanes(f) = program.ops[pc as usize].run {
+    if let Some(op) = program.ops.get(pc as usize)
+        && let Run::Lanes(f) = op.run
+    {
         let info = &program.info[pc as usize];
+        let is_iu = code.ctx.iu.is_some();
         if env.trace.is_none() && !info.reads_clock && (!is_iu || info.class.units.iu()) {
             *seq += 1;
             issue_lanes(code, wi, pc, f, now, env, counts);
             return Ok(StepEvent::None);
         }
     }
+    issue_general(
+        code, wi, pc, now, env, counts, traffic, ports, label, unit, seq,
+    )
+}
+
+/// [`issue`] of any instruction at `pc`, the general path.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn issue_general(
+    code: &mut Code,
+    wi: usize,
+    pc: u32,
+    now: u64,
+    env: &mut Env,
+    counts: &mut UnitCounts,
+    traffic: &mut Traffic,
+    ports: &mut [Option<Port>; 4],
+    label: UnitLabel,
+    unit: usize,
+    seq: &mut u64,
+) -> Faulted<StepEvent> {
+    let program = env.program;
+    if pc as usize >= program.len() {
+        return Err(Box::new(past_the_end(&code.warps[wi], program)));
+    }
+    let is_iu = code.ctx.iu.is_some();
     let mut addrs = [0u32; 32];
     let shared_bytes = code.ctx.shared_bytes;
+    let generation = code.slot_generation[code.slot_of(wi)];
     let executed: Executed = {
         let (warps, shared) = code.warp_and_shared(wi);
         let mut local = Local {
@@ -219,10 +237,10 @@ pub(super) fn issue(
         let mut global = Recorder {
             memory: env.memory,
             sink: &mut *env.sink,
-            key: (now, who.unit as u32, *seq),
+            key: (now, unit as u32, *seq),
             target: Target {
-                unit: who.unit,
-                generation: who.generation,
+                unit,
+                generation,
                 warp: wi,
             },
             toggles: 0,

@@ -12,7 +12,7 @@
 //! scheduler is planned again as the general step plans every scheduler.
 
 use super::code::Code;
-use super::issue::{Who, issue};
+use super::issue::issue;
 use super::stall::Stall;
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Faulted;
@@ -71,10 +71,6 @@ impl Unit {
                 code.charge(s, Stall::IDLE, 1, &mut self.counts);
             } else if code.ready_at(s, now) <= now {
                 code.schedulers[s].last = 0;
-                let who = Who {
-                    unit: self.id,
-                    generation: code.slot_generation[code.slot_of(s)],
-                };
                 let e = issue(
                     code,
                     s,
@@ -84,7 +80,7 @@ impl Unit {
                     &mut self.traffic,
                     super::ports_of(&mut self.ports, &mut self.slot_ports, code.slot_of(s)),
                     self.label,
-                    who,
+                    self.id,
                     &mut self.seq,
                 )?;
                 exited |= code.warps[s].is_done();
