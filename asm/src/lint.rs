@@ -45,11 +45,12 @@ pub fn check(
 /// with a directional or a global `bar.blocksync`.
 fn unsynced_cb_sides(code: &[u64], succ: &[Succ], entries: &[usize]) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
-    for &entry in entries {
+    for (k, &entry) in entries.iter().enumerate() {
         if entry >= code.len() {
             continue;
         }
-        let reached = cfg::reachable_with_calls(code, succ, entry);
+        // The first entry is the SMs', the second the IUs'.
+        let reached = cfg::reachable_with_calls(code, &cfg::for_unit(code, succ, k == 1), entry);
         let live = || {
             code.iter()
                 .enumerate()

@@ -134,9 +134,10 @@ impl Assembler<'_> {
         if ends {
             return;
         }
-        let mut reached = cfg::reachable_with_calls(code, succ, 0);
+        let mut reached = cfg::reachable_with_calls(code, &cfg::for_unit(code, succ, false), 0);
         if let Some((iu, _)) = &self.iu_entry {
-            let from_iu = cfg::reachable_with_calls(code, succ, *iu as usize);
+            let from_iu =
+                cfg::reachable_with_calls(code, &cfg::for_unit(code, succ, true), *iu as usize);
             for (r, i) in reached.iter_mut().zip(from_iu) {
                 *r |= i;
             }
@@ -167,8 +168,8 @@ impl Assembler<'_> {
             );
             return;
         }
-        let from_sm = cfg::reachable_with_calls(code, succ, 0);
-        let from_iu = cfg::reachable_with_calls(code, succ, iu_pc);
+        let from_sm = cfg::reachable_with_calls(code, &cfg::for_unit(code, succ, false), 0);
+        let from_iu = cfg::reachable_with_calls(code, &cfg::for_unit(code, succ, true), iu_pc);
         if iu_pc > 0 && succ[iu_pc - 1].contains(iu_pc) && from_sm[iu_pc - 1] {
             diags.push(
                 Diagnostic::warning(
