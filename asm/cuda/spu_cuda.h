@@ -41,6 +41,10 @@
 #define __restrict__ __restrict
 
 #define __SPU_FN static __device__ __forceinline__
+// The maths library's functions are called, not inlined: inlined into an unrolled
+// loop, their double-precision temporaries would need more registers than a
+// thread has.
+#define __SPU_LIB static __device__ __noinline__
 
 #include "__clang_cuda_builtin_vars.h"
 
@@ -334,7 +338,7 @@ __SPU_FN int abs(int x) { return x < 0 ? -x : x; }
 // The rest are computed in double precision and rounded once to float: within
 // 1 ulp of the exact value (the tests check every function against Rust's over
 // many arguments). ln and e^x in double, accurate to a few parts in 10^15.
-__SPU_FN double __spu_exp(double t) {
+__SPU_LIB double __spu_exp(double t) {
     if (t != t) return t;
     if (t > 710.0) return __longlong_as_double(0x7ff0000000000000ll);
     if (t < -746.0) return 0.0;
@@ -363,7 +367,7 @@ __SPU_FN double __spu_exp(double t) {
     return p * __longlong_as_double((long long)(1023 + k1) << 52) *
            __longlong_as_double((long long)(1023 + k2) << 52);
 }
-__SPU_FN double __spu_log(double x) {
+__SPU_LIB double __spu_log(double x) {
     if (x != x || x < 0.0) return __longlong_as_double(0x7ff8000000000000ll);
     if (x == 0.0) return __longlong_as_double((long long)0xfff0000000000000ull);
     if (x == __longlong_as_double(0x7ff0000000000000ll)) return x;
@@ -397,24 +401,24 @@ __SPU_FN double __spu_log(double x) {
     double lnm = 2.0 * s + 2.0 * s * z * p;
     return fma((double)e, 6.93147180559945286227e-01, lnm);
 }
-__SPU_FN float expf(float x) { return (float)__spu_exp((double)x); }
-__SPU_FN float exp2f(float x) { return (float)__spu_exp((double)x * 0.69314718055994531); }
-__SPU_FN float exp10f(float x) { return (float)__spu_exp((double)x * 2.3025850929940457); }
-__SPU_FN float expm1f(float x) {
+__SPU_LIB float expf(float x) { return (float)__spu_exp((double)x); }
+__SPU_LIB float exp2f(float x) { return (float)__spu_exp((double)x * 0.69314718055994531); }
+__SPU_LIB float exp10f(float x) { return (float)__spu_exp((double)x * 2.3025850929940457); }
+__SPU_LIB float expm1f(float x) {
     // Near 0, e^x - 1 loses its digits to cancellation; the series keeps them.
     double d = (double)x;
     if (fabs(d) < 1e-3) return (float)(d + d * d * (0.5 + d * (1.0 / 6.0 + d / 24.0)));
     return (float)(__spu_exp(d) - 1.0);
 }
-__SPU_FN float logf(float x) { return (float)__spu_log((double)x); }
-__SPU_FN float log2f(float x) { return (float)(__spu_log((double)x) * 1.4426950408889634); }
-__SPU_FN float log10f(float x) { return (float)(__spu_log((double)x) * 0.43429448190325182); }
-__SPU_FN float log1pf(float x) {
+__SPU_LIB float logf(float x) { return (float)__spu_log((double)x); }
+__SPU_LIB float log2f(float x) { return (float)(__spu_log((double)x) * 1.4426950408889634); }
+__SPU_LIB float log10f(float x) { return (float)(__spu_log((double)x) * 0.43429448190325182); }
+__SPU_LIB float log1pf(float x) {
     double d = (double)x;
     if (fabs(d) < 1e-4) return (float)(d - d * d * (0.5 - d / 3.0));
     return (float)__spu_log(1.0 + d);
 }
-__SPU_FN float powf(float x, float y) {
+__SPU_LIB float powf(float x, float y) {
     if (y == 0.0f || x == 1.0f) return 1.0f;
     if (x != x || y != y) return x + y;
     double ax = fabs((double)x);
@@ -430,27 +434,27 @@ __SPU_FN float powf(float x, float y) {
     float r = (float)__spu_exp((double)y * __spu_log(ax));
     return odd ? -r : r;
 }
-__SPU_FN float cbrtf(float x) {
+__SPU_LIB float cbrtf(float x) {
     if (x == 0.0f || x != x || isinf(x)) return x;
     double r = __spu_exp(__spu_log(fabs((double)x)) / 3.0);
     // One Newton step in double against the rounding of exp and log.
     r = r - (r * r * r - fabs((double)x)) / (3.0 * r * r);
     return x < 0.0f ? -(float)r : (float)r;
 }
-__SPU_FN float hypotf(float a, float b) {
+__SPU_LIB float hypotf(float a, float b) {
     return (float)sqrt((double)a * (double)a + (double)b * (double)b);
 }
-__SPU_FN float sinhf(float x) {
+__SPU_LIB float sinhf(float x) {
     double d = (double)x;
     if (fabs(d) < 1e-3) return (float)(d + d * d * d / 6.0);
     double e = __spu_exp(d);
     return (float)((e - 1.0 / e) * 0.5);
 }
-__SPU_FN float coshf(float x) {
+__SPU_LIB float coshf(float x) {
     double e = __spu_exp((double)x);
     return (float)((e + 1.0 / e) * 0.5);
 }
-__SPU_FN float tanhf(float x) {
+__SPU_LIB float tanhf(float x) {
     double d = (double)x;
     if (fabs(d) < 1e-3) return (float)(d - d * d * d / 3.0);
     if (fabs(d) > 20.0) return d > 0.0 ? 1.0f : -1.0f;
@@ -479,7 +483,7 @@ __SPU_FN int __spu_reduce(float x, double *y) {
     *y = (d - n * 1.57079631090164184570e+00) - n * 1.58932547735281966916e-08;
     return (int)(long long)n;
 }
-__SPU_FN float sinf(float x) {
+__SPU_LIB float sinf(float x) {
     if (isinf(x)) return __int_as_float(0x7fc00000);
     double y;
     int n = __spu_reduce(x, &y);
@@ -492,7 +496,7 @@ __SPU_FN float sinf(float x) {
     }
     return (float)r;
 }
-__SPU_FN float cosf(float x) {
+__SPU_LIB float cosf(float x) {
     if (isinf(x)) return __int_as_float(0x7fc00000);
     double y;
     int n = __spu_reduce(x, &y);
@@ -505,11 +509,11 @@ __SPU_FN float cosf(float x) {
     }
     return (float)r;
 }
-__SPU_FN void sincosf(float x, float *s, float *c) {
+__SPU_LIB void sincosf(float x, float *s, float *c) {
     *s = sinf(x);
     *c = cosf(x);
 }
-__SPU_FN float tanf(float x) {
+__SPU_LIB float tanf(float x) {
     if (isinf(x)) return __int_as_float(0x7fc00000);
     double y;
     int n = __spu_reduce(x, &y);
@@ -517,7 +521,7 @@ __SPU_FN float tanf(float x) {
     return (float)((n & 1) ? -c / s : s / c);
 }
 // atan on [0, 1] by argument halving and its series; the others from it.
-__SPU_FN double __spu_atan(double x) {
+__SPU_LIB double __spu_atan(double x) {
     double a = fabs(x);
     bool inv = a > 1.0;
     if (inv) a = 1.0 / a;
@@ -537,8 +541,8 @@ __SPU_FN double __spu_atan(double x) {
     if (inv) r = 1.57079632679489661923 - r;
     return x < 0.0 ? -r : r;
 }
-__SPU_FN float atanf(float x) { return (float)__spu_atan((double)x); }
-__SPU_FN float atan2f(float y, float x) {
+__SPU_LIB float atanf(float x) { return (float)__spu_atan((double)x); }
+__SPU_LIB float atan2f(float y, float x) {
     double dy = (double)y, dx = (double)x;
     const double pi = 3.14159265358979323846;
     if (x == 0.0f) return y == 0.0f ? (signbit(x) ? (signbit(y) ? -(float)pi : (float)pi) : y)
@@ -547,13 +551,13 @@ __SPU_FN float atan2f(float y, float x) {
     if (x < 0.0f) r += signbit(y) ? -pi : pi;
     return (float)r;
 }
-__SPU_FN float asinf(float x) {
+__SPU_LIB float asinf(float x) {
     double d = (double)x;
     if (fabs(d) > 1.0) return __int_as_float(0x7fc00000);
     if (fabs(d) == 1.0) return (float)(d * 1.57079632679489661923);
     return (float)__spu_atan(d / sqrt(1.0 - d * d));
 }
-__SPU_FN float acosf(float x) {
+__SPU_LIB float acosf(float x) {
     double d = (double)x;
     if (fabs(d) > 1.0) return __int_as_float(0x7fc00000);
     return (float)(1.57079632679489661923 - (fabs(d) == 1.0 ? d * 1.57079632679489661923
