@@ -448,6 +448,15 @@ impl<'m> Assembler<'m> {
         })
     }
 
+    /// Whether `offset` lies in the PTX clang wrote for a `.cu` file.
+    fn in_cuda_file(&self, offset: usize) -> bool {
+        let o = self.map.origin(&(offset..offset));
+        self.map
+            .files
+            .get(o.file)
+            .is_some_and(|f| crate::cuda::cuda_of(&f.name).is_some())
+    }
+
     /// Whether the registers must be coloured: the declarations do not fit, a `.ptx`
     /// file declares them, or the code needs temporaries.
     fn needs_colouring(&self) -> bool {

@@ -256,10 +256,11 @@ impl Assembler<'_> {
                         .label("no block is open here"),
                 ),
             },
-            // In PTX (inline `asm(".iu;")` of CUDA C, which clang places after
-            // code the IUs need too) it says the IUs run the kernel from its
-            // start, telling themselves apart by `%is_iu`; it may appear again.
-            Stmt::IuSection if self.in_ptx_file(s.span.start) => {
+            // In the PTX clang wrote for a `.cu` file (the inline `asm(".iu;")` of
+            // `spu_is_iu()`, which clang places after code the IUs need too) it
+            // says the IUs run the kernel from its start, telling themselves apart
+            // by `%is_iu`; it may appear again.
+            Stmt::IuSection if self.in_cuda_file(s.span.start) => {
                 if self.iu_entry.is_none() {
                     self.iu_entry = Some((0, s.span.clone()));
                 }
