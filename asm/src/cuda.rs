@@ -67,8 +67,7 @@ pub enum CudaError {
         error: std::io::Error,
     },
     #[error(
-        "clang could not compile `{file}` ({status}; its messages are above): fix the CUDA C, \
-         or try it with `clang -x cuda --cuda-device-only -nocudainc -nocudalib -S {file}`"
+        "clang could not compile `{file}` ({status}); its messages above say where and why"
     )]
     Failed { file: String, status: String },
     #[error(
@@ -245,8 +244,8 @@ pub fn point_at_cuda(diags: &mut Diagnostics, path: &str, src: &str) {
             None => String::new(),
         };
         let note = format!(
-            "{from}this is line {line} of the PTX clang wrote for `{cu}` (see it with `clang -x \
-             cuda --cuda-device-only -nocudainc -nocudalib -S {cu} -o -`)"
+            "{from}this is line {line} of the PTX clang wrote for `{cu}` (docs/from-cuda.md \
+             shows the clang command that prints it)"
         );
         d.help = Some(match &d.help {
             Some(h) => format!("{h}; {note}").into_boxed_str(),
