@@ -66,9 +66,7 @@ pub enum CudaError {
         clang: String,
         error: std::io::Error,
     },
-    #[error(
-        "clang could not compile `{file}` ({status}); its messages above say where and why"
-    )]
+    #[error("clang could not compile `{file}` ({status}); its messages above say where and why")]
     Failed { file: String, status: String },
     #[error(
         "clang did not finish compiling `{file}` within {secs} s and was stopped; raise the \
