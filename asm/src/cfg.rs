@@ -160,6 +160,104 @@ fn intersect(mut a: u32, mut b: u32, ipdom: &[u32], rank: &[u32]) -> u32 {
     a
 }
 
+/// `succ` as one kind of unit sees it: a guarded branch on `%is_iu` (`mov.u32 %r,
+/// %is_iu; setp.eq.s32 %p, %r, 0; @%p bra`, in one straight run of code, as CUDA C's
+/// `if (spu_is_iu())` compiles) goes one way only, so the code each kind of unit
+/// runs is told apart when SMs and IUs share an entry.
+pub fn for_unit(code: &[u64], succ: &[Succ], is_iu: bool) -> Vec<Succ> {
+    let (start, list) = predecessors(succ);
+    // The only way into `pc` is from `pc - 1`.
+    let straight = |pc: usize| {
+        let p = &list[start[pc] as usize..start[pc + 1] as usize];
+        pc > 0 && p == [pc as u32 - 1]
+    };
+    let mut out = succ.to_vec();
+    for (pc, word) in code.iter().enumerate() {
+        let instr = decode(*word);
+        let (Guard::If(p) | Guard::IfNot(p)) = instr.guard else {
+            continue;
+        };
+        if instr.opcode.spec().flow != Flow::Branch {
+            continue;
+        }
+        if let Some(holds) = known_predicate(code, pc, p, is_iu, &straight) {
+            let taken = holds == matches!(instr.guard, Guard::If(_));
+            let target = succ[pc].iter().next().unwrap_or(pc + 1);
+            out[pc] = Succ::of(&[if taken { target } else { pc + 1 }]);
+        }
+    }
+    out
+}
+
+/// The value of predicate `p` at `pc` if it is `setp.eq`/`setp.ne` of a copy of
+/// `%is_iu` with an immediate, all in the straight run of code before `pc`.
+fn known_predicate(
+    code: &[u64],
+    pc: usize,
+    p: u8,
+    is_iu: bool,
+    straight: &impl Fn(usize) -> bool,
+) -> Option<bool> {
+    const WINDOW: usize = 16;
+    let mut at = pc;
+    let mut setp: Option<(u8, u32, bool)> = None;
+    for _ in 0..WINDOW {
+        if !straight(at) {
+            return None;
+        }
+        at -= 1;
+        let instr = decode(code[at]);
+        let ops = instr.operands();
+        match setp {
+            None => {
+                if !writes(&instr, Operand::Pred(p)) {
+                    continue;
+                }
+                let (Some(cmp), [Operand::Pred(_), Operand::Reg(r), Operand::Imm16(v)]) =
+                    (instr.mods.cmp, ops)
+                else {
+                    return None;
+                };
+                let eq = match cmp {
+                    spu_isa::Cmp::Eq => true,
+                    spu_isa::Cmp::Ne => false,
+                    _ => return None,
+                };
+                setp = Some((*r, u32::from(*v), eq));
+            }
+            Some((r, v, eq)) => {
+                if !writes(&instr, Operand::Reg(r)) {
+                    continue;
+                }
+                return match ops {
+                    [_, Operand::Special(spu_isa::Special::IsIu)]
+                        if instr.opcode == spu_isa::Opcode::Mov =>
+                    {
+                        Some((v == u32::from(is_iu)) == eq)
+                    }
+                    _ => None,
+                };
+            }
+        }
+    }
+    None
+}
+
+/// Whether `instr` may write `what` (a register of a 64-bit or vector destination
+/// counts as written when it is within four of the first).
+fn writes(instr: &Instr, what: Operand) -> bool {
+    instr
+        .operands()
+        .iter()
+        .zip(instr.opcode.spec().operands())
+        .filter(|(_, (_, _, _, role))| *role == spu_isa::table::Role::Def)
+        .any(|(op, _)| match (*op, what) {
+            (Operand::Pred(a), Operand::Pred(b)) => a == b,
+            (Operand::Reg(a), Operand::Reg(b)) => a <= b && b < a.saturating_add(4),
+            _ => false,
+        })
+}
+
 /// Instructions reachable from `entry`, the code of the device functions its calls
 /// run included.
 pub fn reachable_with_calls(code: &[u64], succ: &[Succ], entry: usize) -> Vec<bool> {

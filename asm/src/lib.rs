@@ -5,6 +5,7 @@
 
 pub mod ast;
 mod cfg;
+pub mod cuda;
 pub mod diag;
 pub mod disasm;
 mod eval;

@@ -45,11 +45,17 @@ pub fn check(
 /// with a directional or a global `bar.blocksync`.
 fn unsynced_cb_sides(code: &[u64], succ: &[Succ], entries: &[usize]) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
-    for &entry in entries {
+    for (k, &entry) in entries.iter().enumerate() {
         if entry >= code.len() {
             continue;
         }
-        let reached = cfg::reachable_with_calls(code, succ, entry);
+        // The first entry is the SMs', the second the IUs'; when both start at
+        // the kernel's start, `%is_iu` tells their code apart.
+        let reached = if entries.len() == 2 && entries[1] == 0 {
+            cfg::reachable_with_calls(code, &cfg::for_unit(code, succ, k == 1), entry)
+        } else {
+            cfg::reachable_with_calls(code, succ, entry)
+        };
         let live = || {
             code.iter()
                 .enumerate()

@@ -17,13 +17,14 @@ use std::process::ExitCode;
         spu-asm kernels.ptx --entry matmul         # one kernel of a PTX file with several\n  \
         spu-asm launch.spu                         # a .spu file that includes a PTX kernel and binds it\n  \
         spu-asm launch.spu -I ../kernels           # ... and may include files from ../kernels\n  \
+        spu-asm kernel.cu                          # CUDA C, compiled to PTX by clang\n  \
         spu-asm -d kernel.bin                      # source that re-assembles to the same bytes\n  \
         spu-asm -d kernel.bin --no-loc             # cleaner listing without .file/.loc lines\n  \
         spu-asm kernel.spu -v --machine gtx480     # registers, shared memory, occupancy on a GTX 480\n\n\
         The language is described in asm/LANGUAGE.md and the instructions in isa-spec/ISA.md."
 )]
 struct Cli {
-    /// Kernel source (.spu or .ptx), or a binary (.bin) with -d.
+    /// Kernel source (.spu, .ptx or CUDA C .cu), or a binary (.bin) with -d.
     input: PathBuf,
     /// Output file (default: the input with extension .bin; with -d, standard output).
     #[arg(short, long)]
@@ -44,6 +45,10 @@ struct Cli {
     /// the input's own folder (repeatable).
     #[arg(short = 'I', value_name = "DIR", conflicts_with = "disassemble")]
     include_dirs: Vec<PathBuf>,
+    /// The clang that compiles a CUDA C kernel (`.cu`, named here or included by a
+    /// launch file) [default: $SPU_CLANG, else `clang` on PATH].
+    #[arg(long, value_name = "PATH", conflicts_with = "disassemble")]
+    clang: Option<PathBuf>,
     /// Print what one block holds (registers per thread, shared, local and
     /// parameter memory, CB ports) and how many blocks an SM of the machine holds
     /// at once, and what limits them.
@@ -138,10 +143,12 @@ fn run(cli: &Cli) -> Result<()> {
         )),
         _ => None,
     };
-    let path = cli.input.to_string_lossy();
+    // A `.cu` file's text is the PTX clang writes for it, named `k.cu.ptx`.
+    let (path, src) = spu_asm::cuda::source_text(&cli.input, src, cli.clang.as_deref())?;
     let options = spu_asm::Options {
         entry: cli.entry.clone(),
         include_dirs: cli.include_dirs.clone(),
+        clang: cli.clang.clone(),
         ..spu_asm::Options::default()
     };
     match spu_asm::assemble_with_options_bytes(&path, &src, &options) {
@@ -161,10 +168,11 @@ fn run(cli: &Cli) -> Result<()> {
                     .output
                     .clone()
                     .unwrap_or_else(|| cli.input.with_extension("bin"));
+                // An included `.cu` file is read; the PTX clang wrote for it is not a file.
                 let included: Vec<PathBuf> = warnings
                     .files
                     .iter()
-                    .map(|f| PathBuf::from(&f.name))
+                    .map(|f| PathBuf::from(spu_asm::cuda::cuda_of(&f.name).unwrap_or(&f.name)))
                     .collect();
                 write_output(cli, &out, &bin, &included)?;
             }

@@ -113,7 +113,9 @@ impl Resources {
                     .collect::<Vec<_>>(),
             ),
             param_bytes: module.param_layout().1,
-            sm_cb: cb_ports(&module.code[..split]),
+            // IUs that run the kernel from its start (CUDA C's `spu_is_iu()`)
+            // share all of its code with the SMs.
+            sm_cb: cb_ports(&module.code[..if split == 0 { module.code.len() } else { split }]),
             iu: module
                 .iu_entry
                 .map(|_| (iu_threads, cb_ports(&module.code[split..]))),

@@ -1,8 +1,9 @@
 //! Helpers for the cross-crate tests in `tests/`: finding sources in the repository,
-//! running a kernel on a machine, reading its buffers back, and a headless browser
-//! for the replay pages ([`browser`]).
+//! running a kernel on a machine, reading its buffers back, a headless browser for
+//! the replay pages ([`browser`]), and whether clang is there for CUDA C ([`clang`]).
 
 pub mod browser;
+pub mod clang;
 pub mod console;
 pub mod fuzz;
 pub mod semcheck;
@@ -20,7 +21,8 @@ pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
 }
 
-/// Every `.spu` file under a repository directory, sorted.
+/// Every `.spu` file under a repository directory, sorted (without those that
+/// include CUDA C when there is no clang to compile it).
 pub fn sources(dir: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![repo_path(dir)];
@@ -31,7 +33,10 @@ pub fn sources(dir: &str) -> Vec<PathBuf> {
             if p.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "spu") {
-                out.push(p);
+                // Launch files of CUDA C need clang (see [`clang::skip`]).
+                if !(clang::needs_clang(&p) && clang::skip(&p.display().to_string())) {
+                    out.push(p);
+                }
             }
         }
     }

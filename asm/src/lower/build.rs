@@ -103,6 +103,21 @@ impl Assembler<'_> {
         (!diags.has_errors()).then(|| std::mem::replace(&mut self.module, empty_module(Vec::new())))
     }
 
+    /// The successors as SMs (`is_iu` false) or IUs see them: when both start at
+    /// the kernel's start (CUDA C's `spu_is_iu()`), a branch on `%is_iu` goes one
+    /// way for each (see [`cfg::for_unit`]); otherwise every branch may go both ways.
+    fn unit_succ<'a>(
+        &self,
+        code: &[u64],
+        succ: &'a [Succ],
+        is_iu: bool,
+    ) -> std::borrow::Cow<'a, [Succ]> {
+        match &self.iu_entry {
+            Some((0, _)) => cfg::for_unit(code, succ, is_iu).into(),
+            _ => succ.into(),
+        }
+    }
+
     /// Synchronisation warnings: CB sides never synced, barriers under divergence.
     fn check_syncs(
         &self,
@@ -134,9 +149,10 @@ impl Assembler<'_> {
         if ends {
             return;
         }
-        let mut reached = cfg::reachable_with_calls(code, succ, 0);
+        let mut reached = cfg::reachable_with_calls(code, &self.unit_succ(code, succ, false), 0);
         if let Some((iu, _)) = &self.iu_entry {
-            let from_iu = cfg::reachable_with_calls(code, succ, *iu as usize);
+            let from_iu =
+                cfg::reachable_with_calls(code, &self.unit_succ(code, succ, true), *iu as usize);
             for (r, i) in reached.iter_mut().zip(from_iu) {
                 *r |= i;
             }
@@ -167,8 +183,8 @@ impl Assembler<'_> {
             );
             return;
         }
-        let from_sm = cfg::reachable_with_calls(code, succ, 0);
-        let from_iu = cfg::reachable_with_calls(code, succ, iu_pc);
+        let from_sm = cfg::reachable_with_calls(code, &self.unit_succ(code, succ, false), 0);
+        let from_iu = cfg::reachable_with_calls(code, &self.unit_succ(code, succ, true), iu_pc);
         if iu_pc > 0 && succ[iu_pc - 1].contains(iu_pc) && from_sm[iu_pc - 1] {
             diags.push(
                 Diagnostic::warning(

@@ -344,6 +344,10 @@ impl Assembler<'_> {
         // Whether the code so far ends in an unconditional `ret`, `exit` or `bra`:
         // otherwise it would run on into the next function's code.
         let mut ends = false;
+        // Labels after the last instruction (clang's `Lfunc_end0:` for its debug
+        // sections) let the code run past the end only if a branch targets them.
+        let mut trailing: Vec<&str> = Vec::new();
+        let mut targets: std::collections::HashSet<&str> = std::collections::HashSet::new();
         let mut close = None;
         for s in statements.by_ref() {
             match &s.node {
@@ -357,19 +361,35 @@ impl Assembler<'_> {
                 _ => {
                     match &s.node {
                         Stmt::Instr {
-                            guard, mnemonic, ..
+                            guard,
+                            mnemonic,
+                            operands,
                         } => {
                             let op = mnemonic.node.split('.').next().unwrap_or("");
                             ends = guard.is_none() && matches!(op, "ret" | "exit" | "bra" | "trap");
+                            trailing.clear();
+                            if op == "bra" {
+                                targets.extend(operands.iter().filter_map(|o| match &o.node {
+                                    Operand::Expr(Spanned {
+                                        node: Expr::Name(n),
+                                        ..
+                                    }) => Some(*n),
+                                    _ => None,
+                                }));
+                            }
                         }
-                        Stmt::Label { .. } | Stmt::PtxCall { .. } => ends = false,
+                        Stmt::Label { name } => trailing.push(name.node),
+                        Stmt::PtxCall { .. } => {
+                            ends = false;
+                            trailing.clear();
+                        }
                         _ => {}
                     }
                     self.statement(&s, diags);
                 }
             }
         }
-        if !ends && !self.halted {
+        if !self.halted && (!ends || trailing.iter().any(|l| targets.contains(l))) {
             diags.push(
                 Diagnostic::error(
                     format!("device function `{}` can run past its end", f.name),

@@ -253,7 +253,12 @@ impl Assembler<'_> {
         if let Some(d) = &dest
             && !matches!(parts.first(), Some(&"st"))
         {
-            let copies = matches!(parts.first(), Some(&"mov" | &"add" | &"sub" | &"cvt"));
+            // clang writes `or.b64 %rd2, %rd1, 4;` for an offset below the
+            // array's alignment (frames keep it), where it means `add`.
+            let or_offset = parts.first() == Some(&"or")
+                && matches!(operands.get(2).map(|o| &o.node), Some(Operand::Expr(_)));
+            let copies =
+                or_offset || matches!(parts.first(), Some(&"mov" | &"add" | &"sub" | &"cvt"));
             if cvta_local || (copies && source_local) {
                 self.frame.local_ptrs.insert(d.clone());
             } else {

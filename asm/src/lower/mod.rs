@@ -46,6 +46,9 @@ pub struct Options {
     /// Folders given with `-I DIR`: files in them (or below) may be `#include`d besides
     /// those in the kernel's own folder.
     pub include_dirs: Vec<std::path::PathBuf>,
+    /// The clang that compiles an `#include`d `.cu` file (`--clang PATH`); `None`
+    /// looks for one (see [`crate::cuda::compile`]).
+    pub clang: Option<std::path::PathBuf>,
 }
 
 /// Assembles source text into a module; warnings come back with it. `#include`
@@ -67,12 +70,17 @@ pub fn assemble_module_with(
     src: &str,
     options: &Options,
 ) -> Result<(Module, Diagnostics), Diagnostics> {
-    assemble_with_options(
-        path,
-        src,
-        &mut crate::preprocess::confined_reader(path, &options.include_dirs),
-        options,
-    )
+    let mut confined = crate::preprocess::confined_reader(path, &options.include_dirs);
+    // An included `.cu` file is read under the same rule, then compiled to PTX.
+    let mut read = |p: &std::path::Path| {
+        let text = confined(p)?;
+        if crate::cuda::is_cuda(p) {
+            crate::cuda::compile(p, options.clang.as_deref()).map_err(|e| e.to_string())
+        } else {
+            Ok(text)
+        }
+    };
+    assemble_with_options(path, src, &mut read, options)
 }
 
 /// [`assemble_module`] with a caller-provided reader for included files.
@@ -147,6 +155,7 @@ pub fn assemble_with_options(
     let files = std::mem::take(&mut diags.files);
     all.append(diags);
     all.files = files;
+    crate::cuda::point_at_cuda(&mut all, path, src);
     match module {
         Some(m) if !all.has_errors() => Ok((m, all)),
         _ => Err(all),
@@ -431,11 +440,21 @@ impl<'m> Assembler<'m> {
     /// Whether the text at a preprocessed offset comes from a `.ptx` file.
     fn in_ptx_file(&self, offset: usize) -> bool {
         let o = self.map.origin(&(offset..offset));
+        // (The PTX clang wrote for a `.cu` file is named `k.cu.ptx`.)
         self.map.files.get(o.file).is_some_and(|f| {
             std::path::Path::new(&f.name)
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("ptx"))
         })
+    }
+
+    /// Whether `offset` lies in the PTX clang wrote for a `.cu` file.
+    fn in_cuda_file(&self, offset: usize) -> bool {
+        let o = self.map.origin(&(offset..offset));
+        self.map
+            .files
+            .get(o.file)
+            .is_some_and(|f| crate::cuda::cuda_of(&f.name).is_some())
     }
 
     /// Whether the registers must be coloured: the declarations do not fit, a `.ptx`
@@ -499,6 +518,10 @@ impl<'m> Assembler<'m> {
                 (Stmt::Bind { .. }, DeclKind::Bind) if bind.is_none() => {
                     self.first_bind = Some(s.span.clone());
                     bind = Some(s);
+                }
+                // Before any `.loc`: clang declares its files at the end.
+                (Stmt::File { index, path }, DeclKind::File) if self.in_ptx_file(s.span.start) => {
+                    self.cuda_file(index, path, diags)
                 }
                 _ => {}
             }

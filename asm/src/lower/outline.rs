@@ -45,6 +45,9 @@ pub(super) enum DeclKind {
     Param,
     Global,
     Bind,
+    /// `.file N "k.cu"` outside any block: clang writes these after the code
+    /// whose `.loc`s name them.
+    File,
 }
 
 /// What the first look found.
@@ -92,6 +95,11 @@ pub(super) fn scan<'s>(text: &'s str, diags: &mut Diagnostics) -> Outline<'s> {
         };
         if let [(Tok::AddressSize, _), (Tok::Int("32"), _)] = tokens {
             outline.pointer_bits = 32;
+        }
+        if let [(Tok::File, _), ..] = tokens
+            && open == NO_OWNER
+        {
+            outline.decls.push(decl(DeclKind::File, open));
         }
         match shape(tokens) {
             Shape::EntryOpen(name) => {

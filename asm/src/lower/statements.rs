@@ -135,8 +135,11 @@ impl Assembler<'_> {
                     });
                 }
             }
+            // One outside the kernels was read with the declarations.
             Stmt::File { index, path } if self.in_ptx_file(s.span.start) => {
-                self.cuda_file(index, path, diags);
+                if self.in_entry() {
+                    self.cuda_file(index, path, diags);
+                }
             }
             Stmt::Loc {
                 file, line, col, ..
@@ -253,6 +256,15 @@ impl Assembler<'_> {
                         .label("no block is open here"),
                 ),
             },
+            // In the PTX clang wrote for a `.cu` file (the inline `asm(".iu;")` of
+            // `spu_is_iu()`, which clang places after code the IUs need too) it
+            // says the IUs run the kernel from its start, telling themselves apart
+            // by `%is_iu`; it may appear again.
+            Stmt::IuSection if self.in_cuda_file(s.span.start) => {
+                if self.iu_entry.is_none() {
+                    self.iu_entry = Some((0, s.span.clone()));
+                }
+            }
             Stmt::IuSection => match &self.iu_entry {
                 Some((_, prev)) => diags.push(
                     Diagnostic::error("a kernel has one `.iu` section", s.span.clone())

@@ -206,6 +206,9 @@ impl Lowering<'_> {
                 Some(self.machine_instr(guard, &m, &ops, span))
             }
             ["mov", "pred"] => self.immediate_pred(guard, mnemonic, operands, span),
+            [op @ ("and" | "or" | "xor"), "pred"] => {
+                self.pred_logic_imm(guard, mnemonic, op, operands, span)
+            }
             ["mov", ty] => self.mov_halves(guard, mnemonic, ty, operands, span),
             ["setp", ..] => self.setp_combined(guard, mnemonic, &parts, operands, span),
             ["ld", "param", ..] => self.entry_arg_load(guard, mnemonic, &parts, operands, span),

@@ -7,7 +7,9 @@
 //!   unsigned and bit types). A 64-bit register is a pair of 32-bit ones here, so
 //!   the access uses the low half and a load then sets the high half;
 //! - `mov.pred %p, 0` / `1` (an immediate predicate, as nvcc 8 writes it), lowered
-//!   to a `setp` of the constant.
+//!   to a `setp` of the constant; `xor.pred %p, %q, -1` (clang's negation) and the
+//!   other logic of a predicate with a constant, lowered to `not`, `mov` or a
+//!   constant.
 
 use super::Lowering;
 use crate::ast::{Expr, Guard as AstGuard, Operand as AstOperand, Spanned};
@@ -127,5 +129,37 @@ impl Lowering<'_> {
         let zero = at(AstOperand::Expr(at(Expr::Int("0"), &a.span)), &a.span);
         let m = at("setp.ne.u32", &mnemonic.span);
         Some(self.machine_instr(guard, &m, &[*d, &value, &zero], span))
+    }
+
+    /// `and`/`or`/`xor.pred d, a, K` with a constant (clang writes `xor.pred %p2,
+    /// %p1, -1;` for a negation): any K but 0 is true, as LLVM's `i1` constant -1 is.
+    pub(super) fn pred_logic_imm(
+        &mut self,
+        guard: Option<&AstGuard<'_>>,
+        mnemonic: &Spanned<&str>,
+        op: &str,
+        operands: &[&Spanned<AstOperand<'_>>],
+        span: &Span,
+    ) -> Option<Lowered> {
+        let [d, a, b] = operands else { return None };
+        let AstOperand::Expr(e) = &b.node else {
+            return None;
+        };
+        if matches!(e.node, Expr::Name(_)) {
+            return None;
+        }
+        let truth = const_int(e, &self.scope.params).ok()? != 0;
+        let constant = |v: &'static str| at(AstOperand::Expr(at(Expr::Int(v), &b.span)), &b.span);
+        let (m, ops): (&str, Vec<Spanned<AstOperand<'_>>>) = match (op, truth) {
+            ("xor", true) => ("not.pred", vec![]),
+            ("xor", false) | ("and", true) | ("or", false) => ("mov.pred", vec![]),
+            ("and", false) => ("mov.pred", vec![constant("0")]),
+            _ => ("mov.pred", vec![constant("1")]),
+        };
+        let m = at(m, &mnemonic.span);
+        match ops.first() {
+            Some(k) => self.immediate_pred(guard, &m, &[*d, k], span),
+            None => Some(self.machine_instr(guard, &m, &[*d, *a], span)),
+        }
     }
 }

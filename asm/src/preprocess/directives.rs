@@ -386,8 +386,14 @@ impl Pre<'_> {
         let id = match self.file_ids.get(&path) {
             Some(&id) => Ok(id),
             None => (self.read)(&path).map(|text| {
+                // An included `.cu` file's text is the PTX clang wrote for it.
+                let name = path.display().to_string();
                 self.map.files.push(SourceFile {
-                    name: path.display().to_string(),
+                    name: if crate::cuda::is_cuda(&path) {
+                        crate::cuda::ptx_name(&name)
+                    } else {
+                        name
+                    },
                     text,
                 });
                 self.file_ids.insert(path.clone(), self.map.files.len() - 1);

@@ -34,6 +34,10 @@ pub struct RunArgs {
     /// besides its own folder (repeatable).
     #[arg(short = 'I', value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
+    /// The clang that compiles a CUDA C kernel (`.cu`, named here or included by a
+    /// launch file) [default: $SPU_CLANG, else `clang` on PATH].
+    #[arg(long, value_name = "PATH")]
+    pub clang: Option<PathBuf>,
     /// Load a buffer from a .npy file before the run (repeatable).
     #[arg(long = "load", value_name = "BUF=FILE.npy")]
     pub loads: Vec<String>,

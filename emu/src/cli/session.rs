@@ -4,7 +4,7 @@
 
 use crate::RunControl;
 use crate::cli::RunArgs;
-use crate::load::kernel::{Kernel, KernelError, read_kernel_with};
+use crate::load::kernel::{Kernel, KernelError, read_kernel_using};
 use crate::load::{Image, LoadError, load};
 use crate::machine::{Machine, MachineError};
 use crate::observe::outcome::{Progress, RunResult};
@@ -112,7 +112,7 @@ pub fn run_traced(
     warnings: &mut dyn FnMut(&str),
 ) -> Result<Session, SessionError> {
     let machine = args.machine()?;
-    let kernel = read(kernel_path, &args.include_dirs)?;
+    let kernel = read(kernel_path, &args.include_dirs, args.clang.as_deref())?;
     included(&kernel.included)?;
     warnings(&kernel.warnings);
     let image = load(kernel.module.clone(), &machine, &args.load_options())?;
@@ -171,7 +171,7 @@ pub fn run_file(
     options: &crate::LoadOptions,
     control: RunControl,
 ) -> Result<Session, SessionError> {
-    let kernel = read(kernel_path, &[])?;
+    let kernel = read(kernel_path, &[], None)?;
     let image = load(kernel.module.clone(), machine, options)?;
     simulate_loaded(
         kernel_path,
@@ -185,8 +185,12 @@ pub fn run_file(
 }
 
 /// Reads or assembles a kernel, keeping assembler diagnostics for printing.
-fn read(kernel_path: &Path, include_dirs: &[PathBuf]) -> Result<Kernel, SessionError> {
-    read_kernel_with(kernel_path, include_dirs).map_err(|e| match e {
+fn read(
+    kernel_path: &Path,
+    include_dirs: &[PathBuf],
+    clang: Option<&Path>,
+) -> Result<Kernel, SessionError> {
+    read_kernel_using(kernel_path, include_dirs, clang).map_err(|e| match e {
         KernelError::Assembly { rendered, .. } => SessionError::Assembly {
             path: spu_io::quote::path(kernel_path),
             rendered,

@@ -29,6 +29,9 @@ pub enum KernelError {
     },
     #[error("`{path}` is neither an SPU binary nor UTF-8 source text")]
     NotText { path: String },
+    /// A `.cu` file that clang could not compile.
+    #[error(transparent)]
+    Cuda(#[from] spu_asm::cuda::CudaError),
     /// Assembly failed; `rendered` holds the diagnostics.
     #[error("`{path}`: {errors} assembly error{}", if *errors == 1 { "" } else { "s" })]
     Assembly {
@@ -92,7 +95,16 @@ pub fn read_kernel(path: &Path) -> Result<Kernel, KernelError> {
 
 /// [`read_kernel`] where source may also `#include` files in `include_dirs` (`-I DIR`).
 pub fn read_kernel_with(path: &Path, include_dirs: &[PathBuf]) -> Result<Kernel, KernelError> {
-    let p = path.display().to_string();
+    read_kernel_using(path, include_dirs, None)
+}
+
+/// [`read_kernel_with`] where `clang` (`--clang PATH`) compiles CUDA C: a `.cu` file
+/// named here or `#include`d by a launch file (see [`spu_asm::cuda`]).
+pub fn read_kernel_using(
+    path: &Path,
+    include_dirs: &[PathBuf],
+    clang: Option<&Path>,
+) -> Result<Kernel, KernelError> {
     let bytes = spu_isa::format::read_input(path)?;
     if bytes.starts_with(b"\x7fELF") {
         let module = spu_isa::format::read_module(&bytes).map_err(|error| KernelError::Binary {
@@ -123,10 +135,13 @@ pub fn read_kernel_with(path: &Path, include_dirs: &[PathBuf]) -> Result<Kernel,
     if text.contains('\0') {
         return Err(not_text());
     }
+    // A `.cu` file's text is the PTX clang writes for it, named `k.cu.ptx`.
+    let (p, text) = spu_asm::cuda::source_text(path, text, clang)?;
     // A run needs buffers behind a PTX kernel's pointers.
     let options = spu_asm::Options {
         launch: true,
         include_dirs: include_dirs.to_vec(),
+        clang: clang.map(Path::to_path_buf),
         ..spu_asm::Options::default()
     };
     match spu_asm::assemble_module_with(&p, &text, &options) {
@@ -137,11 +152,12 @@ pub fn read_kernel_with(path: &Path, include_dirs: &[PathBuf]) -> Result<Kernel,
                 .iter()
                 .map(|f| (f.name.clone(), f.text.clone()))
                 .collect();
+            // An included `.cu` file is read; the PTX clang wrote for it is not a file.
             let included = warnings
                 .files
                 .iter()
                 .filter(|f| f.name != p)
-                .map(|f| PathBuf::from(&f.name))
+                .map(|f| PathBuf::from(spu_asm::cuda::cuda_of(&f.name).unwrap_or(&f.name)))
                 .collect();
             let rendered = warnings.render(&p, &text);
             sources.insert(p, text);

@@ -1,0 +1,497 @@
+//! CUDA C through clang: the samples of `samples/cuda/*.cu` against references
+//! computed here, on the SPU, `gtx480` and in `--functional`; the producer-consumer
+//! stencil in CUDA C against `stencil_pc.spu` (bit for bit, and its off-chip words);
+//! the header's maths library against Rust's (double precision, rounded once) over
+//! many arguments; and the tools' handling of clang (missing, failing, too slow,
+//! its messages, nothing written beside the user's files). The tests that need
+//! clang skip without it (see [`spu_tests::clang`]).
+
+use spu_emu::Machine;
+use spu_tests::{Ran, binary, repo_path, run_in_mode};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn machines() -> Vec<(&'static str, Machine, bool)> {
+    vec![
+        ("spu", Machine::default(), false),
+        ("gtx480", spu_emu::machine::preset("gtx480").unwrap(), false),
+        ("functional", Machine::default(), true),
+    ]
+}
+
+#[test]
+fn saxpy_matches_a_reference_everywhere() {
+    if spu_tests::clang::skip("saxpy.cu") {
+        return;
+    }
+    for (name, machine, functional) in machines() {
+        let ran = run_in_mode(
+            &repo_path("samples/cuda/saxpy.spu"),
+            &machine,
+            &[],
+            &[],
+            functional,
+        );
+        let (x, y0, y) = (ran.in_f32("X"), ran.in_f32("Y"), ran.out_f32("Y"));
+        assert_eq!(y.len(), 1000);
+        for i in 0..1000 {
+            // clang fuses `a * x[i] + y[i]` into one fma, as nvcc does.
+            let want = 2.5f32.mul_add(x[i], y0[i]);
+            assert_eq!(y[i].to_bits(), want.to_bits(), "{name}: y[{i}]");
+        }
+    }
+}
+
+/// `wave3d.cu`'s value at one point, computed here in double precision.
+fn wave(input: f32, z: usize, amplitude: f64, frequency: f32, harmonics: usize) -> f64 {
+    let partial: Vec<f64> = (0..8)
+        .map(|h| {
+            let k = (2 * h + 1) as f32;
+            f64::from(frequency * k * input).sin() / f64::from(k)
+        })
+        .collect();
+    let s: f64 = (0..harmonics).map(|h| partial[(h + z) % 8]).sum();
+    amplitude * s.clamp(-1.5, 1.5)
+}
+
+#[test]
+fn wave3d_matches_a_reference_everywhere() {
+    if spu_tests::clang::skip("wave3d.cu") {
+        return;
+    }
+    let (nx, ny, nz) = (40, 6, 3);
+    for (name, machine, functional) in machines() {
+        for (defines, amplitude, harmonics) in
+            [(&[][..], 2.0, 5), (&["AMP=-0.5", "HARM=8"][..], -0.5, 8)]
+        {
+            let ran = run_in_mode(
+                &repo_path("samples/cuda/wave3d.spu"),
+                &machine,
+                defines,
+                &[],
+                functional,
+            );
+            let (input, out) = (ran.in_f32("IN"), ran.out_f32("OUT"));
+            assert_eq!(out.len(), nx * ny * nz);
+            for (i, (&x, &got)) in input.iter().zip(&out).enumerate() {
+                let z = i / (nx * ny);
+                let want = wave(x, z, amplitude, 3.0, harmonics);
+                // sinf within 1 ulp, and f32 sums of up to 8 terms.
+                assert!(
+                    (f64::from(got) - want).abs() <= 4e-6,
+                    "{name} {defines:?}: OUT[{i}] = {got}, want {want}"
+                );
+            }
+        }
+    }
+}
+
+/// The buffers and off-chip traffic of a run.
+fn stencil(file: &str, defines: &[&str], dma: bool) -> Ran {
+    let mut m = Machine::default();
+    if dma {
+        m.set("boundary.kind=dma").unwrap();
+    }
+    run_in_mode(&repo_path(file), &m, defines, &[], false)
+}
+
+#[test]
+fn stencil_in_cuda_c_matches_stencil_pc_bit_for_bit_with_the_same_traffic() {
+    if spu_tests::clang::skip("stencil_pc.cu") {
+        return;
+    }
+    for (defines, dma) in [
+        (&["N=64", "K=64"][..], false),
+        (&["N=128", "K=64"][..], false),
+        (&["N=64", "K=96"][..], true),
+    ] {
+        let spu = stencil("samples/stencil2d/stencil_pc.spu", defines, dma);
+        let cuda = stencil("samples/stencil2d/stencil_pc_cuda.spu", defines, dma);
+        for buf in ["Hk", "Hi", "Hj"] {
+            let (a, b) = (spu.out_u32(buf), cuda.out_u32(buf));
+            assert!(
+                !a.iter().all(|&w| w == 0),
+                "{buf} {defines:?}: nothing written"
+            );
+            assert_eq!(a, b, "{buf} {defines:?} dma={dma}");
+        }
+        let (a, b) = (&spu.result.traffic, &cuda.result.traffic);
+        assert_eq!(
+            (a.load_words, a.store_words, a.spill_words, a.restore_words),
+            (b.load_words, b.store_words, b.spill_words, b.restore_words),
+            "off-chip words {defines:?} dma={dma}"
+        );
+        assert_eq!(
+            (a.load_transactions, a.store_transactions),
+            (b.load_transactions, b.store_transactions),
+            "off-chip transactions {defines:?} dma={dma}"
+        );
+        let (a, b) = (&spu.result.cb, &cuda.result.cb);
+        assert_eq!(
+            (a.reads, a.writes, a.switches),
+            (b.reads, b.writes, b.switches),
+            "CB words {defines:?} dma={dma}"
+        );
+        assert_eq!(spu.result.link_syncs, cuda.result.link_syncs);
+    }
+}
+
+/// Ordered integer of a float, so that adjacent floats differ by one.
+fn ordered(x: f32) -> i64 {
+    let b = i64::from(x.to_bits() as i32);
+    if b < 0 { i64::from(i32::MIN) - b } else { b }
+}
+
+/// Distance in units in the last place; 0 for two NaNs, large for one.
+fn ulps(a: f32, b: f32) -> i64 {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => 0,
+        (false, false) => (ordered(a) - ordered(b)).abs(),
+        _ => i64::MAX,
+    }
+}
+
+/// The maths kernel: for each function, the arguments it was given and its results.
+const MATHS: &str = r#"
+__device__ unsigned mix(unsigned i) {
+    i ^= i >> 16; i *= 0x7feb352du; i ^= i >> 15; i *= 0x846ca68bu; i ^= i >> 16;
+    return i;
+}
+// A float of magnitude 2^lo .. 2^hi, every exponent as likely, random sign if `sign`.
+__device__ float spread(unsigned h, int lo, int hi, bool sign) {
+    unsigned span = (unsigned)(hi - lo) << 23;
+    float a = __uint_as_float((mix(h) % span) + ((unsigned)(127 + lo) << 23));
+    return sign && (h & 1) ? -a : a;
+}
+__device__ float uniform(unsigned h, float lo, float hi) {
+    return lo + (hi - lo) * (float)(mix(h) >> 8) * (1.0f / 16777216.0f);
+}
+extern "C" __global__ void maths(float *A, float *B, float *R, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned h = 2 * i + 1;
+    float a[F], b[F], r[F];
+    a[0] = uniform(h, -104.0f, 89.0f);       r[0] = expf(a[0]);
+    a[1] = uniform(h, -150.0f, 128.0f);      r[1] = exp2f(a[1]);
+    a[2] = uniform(h, -45.0f, 38.5f);        r[2] = exp10f(a[2]);
+    a[3] = spread(h, -149, 127, false);      r[3] = logf(a[3]);
+    a[4] = spread(h, -149, 127, false);      r[4] = log2f(a[4]);
+    a[5] = spread(h, -149, 127, false);      r[5] = log10f(a[5]);
+    a[6] = spread(h, -20, 28, true);         r[6] = sinf(a[6]);
+    a[7] = spread(h, -20, 28, true);         r[7] = cosf(a[7]);
+    a[8] = spread(h, -20, 28, true);         r[8] = tanf(a[8]);
+    a[9] = spread(h, -20, 20, false);        b[9] = uniform(h + 7, -6.0f, 6.0f);
+    r[9] = powf(a[9], b[9]);
+    a[10] = spread(h, -30, 30, true);        r[10] = atanf(a[10]);
+    a[11] = spread(h, -20, 20, true);        b[11] = spread(h + 5, -20, 20, true);
+    r[11] = atan2f(a[11], b[11]);
+    a[12] = uniform(h, -1.0f, 1.0f);         r[12] = asinf(a[12]);
+    a[13] = uniform(h, -1.0f, 1.0f);         r[13] = acosf(a[13]);
+    a[14] = uniform(h, -88.0f, 88.0f);       r[14] = sinhf(a[14]);
+    a[15] = uniform(h, -88.0f, 88.0f);       r[15] = coshf(a[15]);
+    a[16] = uniform(h, -12.0f, 12.0f);       r[16] = tanhf(a[16]);
+    a[17] = spread(h, -120, 120, true);      r[17] = cbrtf(a[17]);
+    a[18] = spread(h, -60, 60, true);        b[18] = spread(h + 3, -60, 60, true);
+    r[18] = hypotf(a[18], b[18]);
+    a[19] = uniform(h, -20.0f, 20.0f);       r[19] = expm1f(a[19]);
+    a[20] = spread(h, -30, 30, false) - 0.999f; r[20] = log1pf(a[20]);
+    a[21] = spread(h, -149, 127, false);     r[21] = sqrtf(a[21]);
+    a[22] = spread(h, -10, 30, true);        r[22] = floorf(a[22]);
+    a[23] = uniform(h, -0.2f, 0.2f);         r[23] = expm1f(a[23]);
+    a[24] = spread(h, -40, 0, true);         r[24] = log1pf(a[24]);
+    for (int f = 0; f < F; f++) {
+        A[f * n + i] = a[f];
+        B[f * n + i] = (f == 9 || f == 11 || f == 18) ? b[f] : 0.0f;
+        R[f * n + i] = r[f];
+    }
+}
+"#;
+
+/// The exact value of function `f` of `maths` at `(a, b)`, rounded once to f32.
+fn exact(f: usize, a: f32, b: f32) -> f32 {
+    let (x, y) = (f64::from(a), f64::from(b));
+    let r = match f {
+        0 => x.exp(),
+        1 => x.exp2(),
+        2 => 10f64.powf(x),
+        3 => x.ln(),
+        4 => x.log2(),
+        5 => x.log10(),
+        6 => x.sin(),
+        7 => x.cos(),
+        8 => x.tan(),
+        9 => x.powf(y),
+        10 => x.atan(),
+        11 => x.atan2(y),
+        12 => x.asin(),
+        13 => x.acos(),
+        14 => x.sinh(),
+        15 => x.cosh(),
+        16 => x.tanh(),
+        17 => x.cbrt(),
+        18 => x.hypot(y),
+        19 | 23 => x.exp_m1(),
+        20 | 24 => x.ln_1p(),
+        21 => x.sqrt(),
+        22 => x.floor(),
+        _ => unreachable!(),
+    };
+    r as f32
+}
+
+const NAMES: [&str; 25] = [
+    "expf",
+    "exp2f",
+    "exp10f",
+    "logf",
+    "log2f",
+    "log10f",
+    "sinf",
+    "cosf",
+    "tanf",
+    "powf",
+    "atanf",
+    "atan2f",
+    "asinf",
+    "acosf",
+    "sinhf",
+    "coshf",
+    "tanhf",
+    "cbrtf",
+    "hypotf",
+    "expm1f",
+    "log1pf",
+    "sqrtf",
+    "floorf",
+    "expm1f (small)",
+    "log1pf (small)",
+];
+
+#[test]
+fn the_headers_maths_library_is_within_one_ulp() {
+    if spu_tests::clang::skip("the header's maths") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let n = 4096;
+    std::fs::write(
+        dir.path().join("maths.cu"),
+        format!("#define F {}\n{MATHS}", NAMES.len()),
+    )
+    .unwrap();
+    let launch = dir.path().join("maths.spu");
+    std::fs::write(
+        &launch,
+        format!(
+            "#include \"maths.cu\"
+.param .s32 N = {n};
+.global .f32 A[{f} * N] = zeros;
+.global .f32 B[{f} * N] = zeros;
+.global .f32 R[{f} * N] = zeros;
+.launch grid(cdiv(N, 128)) block(128);
+.bind maths(A, B, R, N);
+",
+            f = NAMES.len()
+        ),
+    )
+    .unwrap();
+    let ran = run_in_mode(&launch, &Machine::default(), &[], &[], true);
+    let (a, b, r) = (ran.out_f32("A"), ran.out_f32("B"), ran.out_f32("R"));
+    for (f, name) in NAMES.iter().enumerate() {
+        let mut worst = (0, 0usize);
+        for i in f * n..(f + 1) * n {
+            let d = ulps(r[i], exact(f, a[i], b[i]));
+            if d > worst.0 {
+                worst = (d, i);
+            }
+        }
+        let i = worst.1;
+        // floorf and sqrtf are one correctly rounded instruction each.
+        let bound = if matches!(f, 21 | 22) { 0 } else { 1 };
+        assert!(
+            worst.0 <= bound,
+            "{name}({}, {}) = {} is {} ulp from {}",
+            a[i],
+            b[i],
+            r[i],
+            worst.0,
+            exact(f, a[i], b[i])
+        );
+    }
+}
+
+fn tool(name: &str, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(binary(name));
+    c.args(args).current_dir(dir).env_remove("SPU_CLANG");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_missing_clang_says_how_to_install_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo_path("samples/cuda/saxpy.cu"),
+        dir.path().join("saxpy.cu"),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo_path("samples/cuda/saxpy.spu"),
+        dir.path().join("saxpy.spu"),
+    )
+    .unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let path = empty.path().to_str().unwrap();
+    for (tool_name, file) in [
+        ("spu-emu", "saxpy.spu"),
+        ("spu-asm", "saxpy.cu"),
+        ("spu-prof", "saxpy.cu"),
+    ] {
+        let o = tool(tool_name, &[file], dir.path(), &[("PATH", path)]);
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{tool_name}: {e}");
+        assert!(
+            e.contains("no `clang` is on PATH")
+                && e.contains("apt-get install clang")
+                && e.contains("--clang PATH"),
+            "{tool_name}: {e}"
+        );
+    }
+    let o = tool(
+        "spu-asm",
+        &["saxpy.cu", "--clang", "/nonexistent/clang"],
+        dir.path(),
+        &[],
+    );
+    let e = stderr(&o);
+    assert!(
+        !o.status.success() && e.contains("clang `/nonexistent/clang` does not exist"),
+        "{e}"
+    );
+    // Nothing was written beside the user's files.
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["saxpy.cu", "saxpy.spu"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_clang_that_hangs_is_stopped_at_the_time_limit() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("slow-clang");
+    std::fs::write(&fake, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    let start = std::time::Instant::now();
+    let o = tool(
+        "spu-asm",
+        &["k.cu"],
+        dir.path(),
+        &[
+            ("SPU_CLANG", fake.to_str().unwrap()),
+            ("SPU_CLANG_TIMEOUT", "1"),
+        ],
+    );
+    let e = stderr(&o);
+    assert!(
+        !o.status.success() && e.contains("did not finish compiling `k.cu` within 1 s"),
+        "{e}"
+    );
+    assert!(start.elapsed().as_secs() < 30, "not stopped");
+}
+
+#[test]
+fn clangs_messages_name_the_users_file_and_line() {
+    if spu_tests::clang::skip("clang's messages") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.cu"),
+        "extern \"C\" __global__ void k(float *y) {\n    y[0] = undeclared;\n}\n",
+    )
+    .unwrap();
+    let o = tool("spu-asm", &["bad.cu"], dir.path(), &[]);
+    let e = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        e.contains("bad.cu:2:12: error: use of undeclared identifier"),
+        "{e}"
+    );
+    assert!(
+        e.contains("clang could not compile `bad.cu` (exit status 1"),
+        "{e}"
+    );
+    assert!(!dir.path().join("bad.bin").exists());
+}
+
+#[test]
+fn assembler_errors_in_clangs_ptx_point_at_the_cuda_line() {
+    if spu_tests::clang::skip("errors in clang's PTX") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("odd.cu"),
+        "extern \"C\" __global__ void k(float *y) {\n    y[0] = 1.0f;\n    asm volatile(\"frobnicate.u32 %0;\" :: \"r\"(1));\n}\n",
+    )
+    .unwrap();
+    let o = tool("spu-asm", &["odd.cu", "--check"], dir.path(), &[]);
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert!(e.contains("--> odd.cu.ptx:"), "{e}");
+    assert!(e.contains("from `odd.cu:3:5`"), "{e}");
+    assert!(e.contains("of the PTX clang wrote for `odd.cu`"), "{e}");
+}
+
+#[test]
+fn a_bare_cuda_file_runs_with_its_parameters_from_d() {
+    if spu_tests::clang::skip("a bare .cu file") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("fill.cu"),
+        "__device__ float table[32];\nextern \"C\" __global__ void fill(float a) { table[threadIdx.x] = a * threadIdx.x; }\n",
+    )
+    .unwrap();
+    let o = tool(
+        "spu-emu",
+        &["fill.cu", "-D", "fill_param_0=2.5", "--stats", "s.json"],
+        dir.path(),
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(s["offchip"]["store_words"], 32, "{s}");
+    // A kernel with pointers needs a launch file, and says so.
+    let o = tool(
+        "spu-emu",
+        &[repo_path("samples/cuda/saxpy.cu").to_str().unwrap()],
+        dir.path(),
+        &[],
+    );
+    let e = stderr(&o);
+    assert!(
+        !o.status.success() && e.contains("a kernel with pointer parameters needs a launch file"),
+        "{e}"
+    );
+    // Only what was asked for is in the folder: the statistics.
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["fill.cu", "s.json"]);
+}
