@@ -1,7 +1,7 @@
 // What CUDA C programs commonly use, in one kernel: a by-value struct parameter, a
-// 3-D grid, a per-thread array in local memory indexed at run time, sinf, and
-// __noinline__ device functions (one taking the struct by value). Its launch file
-// is wave3d.spu.
+// 3-D grid, a per-thread array in local memory indexed at run time, sinf,
+// __noinline__ device functions (one taking the struct by value) and printf. Its
+// launch file is wave3d.spu.
 
 struct Wave {
     float amplitude;
@@ -24,6 +24,9 @@ extern "C" __global__ void wave3d(const float *in, Wave w, int nx, int ny, int n
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     int z = blockIdx.z * blockDim.z + threadIdx.z;
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+        printf("block (%d, %d, %d): %d harmonics, amplitude %.2f\n", blockIdx.x, blockIdx.y,
+               blockIdx.z, w.harmonics, w.amplitude);
     if (x >= nx || y >= ny || z >= nz)
         return;
     int i = (z * ny + y) * nx + x;

@@ -86,6 +86,50 @@ fn wave3d_matches_a_reference_everywhere() {
     }
 }
 
+/// The acceptance case of CUDA C support: `wave3d.cu` (device functions, a local
+/// array, a struct by value, `sinf`, a 3-D grid) also prints one line per block,
+/// in launch order (x fastest, then y, then z) whatever the machine, mode or
+/// number of threads, with the values bound in the launch file.
+#[test]
+fn wave3d_prints_a_line_per_block_in_launch_order() {
+    if spu_tests::clang::skip("wave3d.cu") {
+        return;
+    }
+    let mut want = String::new();
+    for z in 0..3 {
+        for y in 0..2 {
+            for x in 0..3 {
+                want += &format!("block ({x}, {y}, {z}): 8 harmonics, amplitude -0.50\n");
+            }
+        }
+    }
+    let options = spu_emu::LoadOptions {
+        defines: vec!["AMP=-0.5".into(), "HARM=8".into()],
+        ..Default::default()
+    };
+    for (name, machine, functional) in machines() {
+        for threads in [1, 2] {
+            let control = spu_emu::RunControl {
+                functional,
+                threads,
+                ..Default::default()
+            };
+            let s = spu_emu::cli::session::run_file(
+                &repo_path("samples/cuda/wave3d.spu"),
+                &machine,
+                &options,
+                control,
+            )
+            .unwrap_or_else(|e| panic!("{}\n{e}", e.details()));
+            assert_eq!(
+                String::from_utf8_lossy(&s.printed.text),
+                want,
+                "{name}, {threads} threads"
+            );
+        }
+    }
+}
+
 /// The buffers and off-chip traffic of a run.
 fn stencil(file: &str, defines: &[&str], dma: bool) -> Ran {
     let mut m = Machine::default();
