@@ -80,7 +80,9 @@ fn every_target_reaches_its_accepted_path() {
             "{name}: {accepted} of 300 inputs accepted"
         );
     }
-    let planned = inputs(100, 6)
+    // Most mutations break the spec's syntax or a name it checks; a few hundred
+    // leave some that plan.
+    let planned = inputs(400, 6)
         .map(|e| {
             let edits: Vec<(u16, u8)> = e
                 .chunks(3)
@@ -91,8 +93,8 @@ fn every_target_reaches_its_accepted_path() {
         .filter(|p| *p)
         .count();
     assert!(
-        (1..100).contains(&planned),
-        "sweep: {planned} of 100 specs planned"
+        (1..400).contains(&planned),
+        "sweep: {planned} of 400 specs planned"
     );
 }
 
