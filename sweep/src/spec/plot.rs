@@ -2,7 +2,7 @@
 //! series by columns, filtered by `where`. Drawing is [`crate::plot`].
 
 use super::PlotSpec;
-use super::walk::{Walker, entries, plain_name};
+use super::walk::{Walker, entries};
 use crate::diag::{Problem, Span};
 use spu_io::quote::shorten;
 use toml::de::{DeTable, DeValue};
@@ -39,15 +39,8 @@ impl Walker {
             let key = k.get_ref().as_ref();
             match key {
                 "name" => {
-                    if let Some(s) = self.string(v, key) {
-                        if !plain_name(&s.text) {
-                            self.problems.push(
-                                Problem::at(s.span, "a plot name must be a plain file stem")
-                                    .label("no slashes, not empty, not starting with `.`"),
-                            );
-                        } else if self.check_name(s.span.clone(), &s.text, "the plot name") {
-                            plot.name = s.text;
-                        }
+                    if let Some(name) = self.file_stem(v, "plot") {
+                        plot.name = name;
                     }
                 }
                 "x" => {

@@ -2,7 +2,7 @@
 //! metrics) by row and column, optionally relative to one column, with a row of
 //! means. Rendering is [`crate::summary`].
 
-use super::walk::{Walker, entries, plain_name};
+use super::walk::{Walker, entries};
 use super::{TableFormat, TableRows, TableSpec};
 use crate::diag::{Problem, Span};
 use toml::Spanned;
@@ -77,18 +77,7 @@ impl Walker {
         for (k, v) in entries(t) {
             let key = k.get_ref().as_ref();
             match key {
-                "name" => {
-                    if let Some(s) = self.string(v, key) {
-                        if !plain_name(&s.text) {
-                            self.problems.push(
-                                Problem::at(s.span, "a table name must be a plain file stem")
-                                    .label("no slashes, not empty, not starting with `.`"),
-                            );
-                        } else if self.check_name(s.span.clone(), &s.text, "the table name") {
-                            name = Some(s.text);
-                        }
-                    }
-                }
+                "name" => name = self.file_stem(v, "table"),
                 "title" => title = self.string(v, key).map(|s| s.text),
                 "columns" => columns = self.string(v, key).map(|s| s.text),
                 "rows" => match v.get_ref() {

@@ -184,6 +184,20 @@ impl Walker {
     }
 
     /// A name that becomes a file name or a column: plain and short.
+    /// The `name` of a plot or table (`what`): it names a file, so a plain stem.
+    pub(super) fn file_stem(&mut self, v: &Spanned<DeValue>, what: &str) -> Option<String> {
+        let s = self.string(v, "name")?;
+        if !plain_name(&s.text) {
+            self.problems.push(
+                Problem::at(s.span, format!("a {what} name must be a plain file stem"))
+                    .label("no slashes, not empty, not starting with `.`"),
+            );
+            return None;
+        }
+        self.check_name(s.span.clone(), &s.text, &format!("the {what} name"))
+            .then_some(s.text)
+    }
+
     pub(super) fn check_name(&mut self, span: Span, name: &str, what: &str) -> bool {
         if name.len() > MAX_NAME_BYTES {
             self.problems.push(
