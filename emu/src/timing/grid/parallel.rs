@@ -49,7 +49,7 @@ pub(super) fn usable_threads(grid: &Grid) -> Option<usize> {
 /// Units one thread steps in one round, and what they did.
 #[derive(Debug, Default)]
 struct Job {
-    units: Vec<Unit>,
+    units: Vec<Box<Unit>>,
     horizon: u64,
     memory: Option<Arc<GlobalMemory>>,
     /// Deferred accesses recorded by the steps.
@@ -208,7 +208,7 @@ impl Grid<'_> {
         &mut self,
         helpers: &mut [Helper],
         pending: &mut Pending,
-        spares: &mut Vec<Unit>,
+        spares: &mut Vec<Box<Unit>>,
         horizon: u64,
     ) -> Result<u64, Box<Stop>> {
         let mut last = 0u64;
@@ -256,7 +256,7 @@ impl Grid<'_> {
         &mut self,
         helpers: &mut [Helper],
         pending: &mut Pending,
-        spares: &mut Vec<Unit>,
+        spares: &mut Vec<Box<Unit>>,
         horizon: u64,
     ) -> u64 {
         let runnable: Vec<usize> = (0..self.units.len())
@@ -279,7 +279,7 @@ impl Grid<'_> {
                 let label = self.units[u].label;
                 let vacant = spares
                     .pop()
-                    .unwrap_or_else(|| Unit::new(u, label, &self.image.program));
+                    .unwrap_or_else(|| Box::new(Unit::new(u, label, &self.image.program)));
                 job.units
                     .push(std::mem::replace(&mut self.units[u], vacant));
             }
