@@ -80,6 +80,7 @@ pub struct Grid<'a> {
     spill_full: bool,
     dma: [Option<DmaPlan>; 4],
     /// Boxed, so that a round of the threads hands a unit over without copying it.
+    #[allow(clippy::vec_box)]
     units: Vec<Box<Unit>>,
     links: Vec<Link>,
     /// Last pass each agent (a unit, or a further block slot of an SM, see

@@ -49,6 +49,8 @@ pub(super) fn usable_threads(grid: &Grid) -> Option<usize> {
 /// Units one thread steps in one round, and what they did.
 #[derive(Debug, Default)]
 struct Job {
+    /// Boxed: handed over without copying them.
+    #[allow(clippy::vec_box)]
     units: Vec<Box<Unit>>,
     horizon: u64,
     memory: Option<Arc<GlobalMemory>>,
@@ -204,6 +206,7 @@ impl Grid<'_> {
 
     /// Simulates every cycle before `horizon`; returns the latest cycle at which
     /// anything happened (0 if nothing did).
+    #[allow(clippy::vec_box)]
     fn run_window(
         &mut self,
         helpers: &mut [Helper],
@@ -252,6 +255,7 @@ impl Grid<'_> {
     /// One round: every unit that can run before `horizon` (busy, not stopped at
     /// an event, not reading other units) steps ahead on some thread until the
     /// horizon or its next event. Returns the latest cycle stepped.
+    #[allow(clippy::vec_box)]
     fn round(
         &mut self,
         helpers: &mut [Helper],
