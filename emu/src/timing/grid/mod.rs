@@ -79,7 +79,9 @@ pub struct Grid<'a> {
     global_sync: bool,
     spill_full: bool,
     dma: [Option<DmaPlan>; 4],
-    units: Vec<Unit>,
+    /// Boxed, so that a round of the threads hands a unit over without copying it.
+    #[allow(clippy::vec_box)]
+    units: Vec<Box<Unit>>,
     links: Vec<Link>,
     /// Last pass each agent (a unit, or a further block slot of an SM, see
     /// [`Geometry::agent`]) has completed.
@@ -149,10 +151,10 @@ impl<'a> Grid<'a> {
             // A GPU has SMs only: no boundary units.
             labels.truncate((geo.cols * geo.rows) as usize);
         }
-        let mut units: Vec<Unit> = labels
+        let mut units: Vec<Box<Unit>> = labels
             .into_iter()
             .enumerate()
-            .map(|(u, label)| Unit::new(u, label, program))
+            .map(|(u, label)| Box::new(Unit::new(u, label, program)))
             .collect();
         let sms = (geo.cols * geo.rows) as usize;
         let mut ports: Vec<SlotPorts> = (0..units.len())

@@ -49,7 +49,9 @@ pub(super) fn usable_threads(grid: &Grid) -> Option<usize> {
 /// Units one thread steps in one round, and what they did.
 #[derive(Debug, Default)]
 struct Job {
-    units: Vec<Unit>,
+    /// Boxed: handed over without copying them.
+    #[allow(clippy::vec_box)]
+    units: Vec<Box<Unit>>,
     horizon: u64,
     memory: Option<Arc<GlobalMemory>>,
     /// Deferred accesses recorded by the steps.
@@ -204,11 +206,12 @@ impl Grid<'_> {
 
     /// Simulates every cycle before `horizon`; returns the latest cycle at which
     /// anything happened (0 if nothing did).
+    #[allow(clippy::vec_box)]
     fn run_window(
         &mut self,
         helpers: &mut [Helper],
         pending: &mut Pending,
-        spares: &mut Vec<Unit>,
+        spares: &mut Vec<Box<Unit>>,
         horizon: u64,
     ) -> Result<u64, Box<Stop>> {
         let mut last = 0u64;
@@ -252,11 +255,12 @@ impl Grid<'_> {
     /// One round: every unit that can run before `horizon` (busy, not stopped at
     /// an event, not reading other units) steps ahead on some thread until the
     /// horizon or its next event. Returns the latest cycle stepped.
+    #[allow(clippy::vec_box)]
     fn round(
         &mut self,
         helpers: &mut [Helper],
         pending: &mut Pending,
-        spares: &mut Vec<Unit>,
+        spares: &mut Vec<Box<Unit>>,
         horizon: u64,
     ) -> u64 {
         let runnable: Vec<usize> = (0..self.units.len())
@@ -279,7 +283,7 @@ impl Grid<'_> {
                 let label = self.units[u].label;
                 let vacant = spares
                     .pop()
-                    .unwrap_or_else(|| Unit::new(u, label, &self.image.program));
+                    .unwrap_or_else(|| Box::new(Unit::new(u, label, &self.image.program)));
                 job.units
                     .push(std::mem::replace(&mut self.units[u], vacant));
             }

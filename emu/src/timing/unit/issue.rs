@@ -24,7 +24,7 @@ impl Unit {
     /// every scheduler at every step.
     pub(super) fn step_polled(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
         let policy = env.timing.policy;
-        let super::Work::Code(code) = &mut self.work else {
+        let Some((code, mut site, wake)) = self.code_and_site() else {
             return Ok(StepEvent::None);
         };
         let stride = code.schedulers.len();
@@ -34,7 +34,7 @@ impl Unit {
             let sched = &code.schedulers[s];
             let (stall, since) = (sched.stall, sched.since);
             let (first, count, last) = (sched.first, sched.count, sched.last);
-            code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
+            code.charge(s, stall, now.saturating_sub(since), site.counts);
             let mut chosen = None;
             let mut blocked = None;
             for k in 0..count {
@@ -54,18 +54,7 @@ impl Unit {
             match chosen {
                 Some((pos, w)) => {
                     code.schedulers[s].last = pos;
-                    let e = issue(
-                        code,
-                        w,
-                        now,
-                        env,
-                        &mut self.counts,
-                        &mut self.traffic,
-                        super::ports_of(&mut self.ports, &mut self.slot_ports, code.slot_of(w)),
-                        self.label,
-                        self.id,
-                        &mut self.seq,
-                    )?;
+                    let e = issue(code, w, now, env, &mut site)?;
                     exited |= code.warps[w].is_done();
                     if e != StepEvent::None {
                         event = e;
@@ -73,7 +62,7 @@ impl Unit {
                 }
                 None => {
                     let stall = blocked.map_or(Stall::IDLE, |w| code.stall_of(w, now));
-                    code.charge(s, stall, 1, &mut self.counts);
+                    code.charge(s, stall, 1, site.counts);
                 }
             }
             let sched = &mut code.schedulers[s];
@@ -84,7 +73,7 @@ impl Unit {
         if exited && code.warps.iter().all(Warp::is_done) {
             return Ok(StepEvent::Finished);
         }
-        self.wake = code.plan(now + 1);
+        *wake = code.plan(now + 1);
         if event == StepEvent::None && code.slots.len() > 1 && code.any_finished() {
             event = StepEvent::BlocksDone;
         }
@@ -166,21 +155,60 @@ pub(super) fn count(counts: &mut UnitCounts, pc: u32, exec: u32) {
     counts.threads[pc] += u64::from(crate::exec::lanes::count(exec));
 }
 
-/// Executes the next instruction of warp `wi` of unit `unit` at cycle `now`: a register
+/// What an issue touches of its unit besides the code: its counters, traffic and
+/// CB ports, its name and index, and the sequence number of its effects.
+pub(super) struct Site<'u> {
+    pub(super) counts: &'u mut UnitCounts,
+    pub(super) traffic: &'u mut Traffic,
+    pub(super) ports: &'u mut [Option<Port>; 4],
+    pub(super) slot_ports: &'u mut [[Option<Port>; 4]],
+    pub(super) label: UnitLabel,
+    pub(super) unit: usize,
+    pub(super) seq: &'u mut u64,
+}
+
+impl Unit {
+    /// The unit's code, the rest of what an issue touches, and its wake cycle
+    /// (`None` when it runs no code).
+    #[inline(always)]
+    pub(super) fn code_and_site(&mut self) -> Option<(&mut Code, Site<'_>, &mut u64)> {
+        let Unit {
+            work: super::Work::Code(code),
+            counts,
+            traffic,
+            ports,
+            slot_ports,
+            label,
+            id,
+            seq,
+            wake,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let site = Site {
+            counts,
+            traffic,
+            ports,
+            slot_ports,
+            label: *label,
+            unit: *id,
+            seq,
+        };
+        Some((code, site, wake))
+    }
+}
+
+/// Executes the next instruction of warp `wi` at cycle `now`: a register
 /// operation here, anything else through the general path.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn issue(
     code: &mut Code,
     wi: usize,
     now: u64,
     env: &mut Env,
-    counts: &mut UnitCounts,
-    traffic: &mut Traffic,
-    ports: &mut [Option<Port>; 4],
-    label: UnitLabel,
-    unit: usize,
-    seq: &mut u64,
+    site: &mut Site,
 ) -> Faulted<StepEvent> {
     let program = env.program;
     let pc = code.warps[wi].pc().unwrap_or(0);
@@ -190,18 +218,15 @@ pub(super) fn issue(
         let info = &program.info[pc as usize];
         let is_iu = code.ctx.iu.is_some();
         if env.trace.is_none() && !info.reads_clock && (!is_iu || info.class.units.iu()) {
-            *seq += 1;
-            issue_lanes(code, wi, pc, f, now, env, counts);
+            *site.seq += 1;
+            issue_lanes(code, wi, pc, f, now, env, site.counts);
             return Ok(StepEvent::None);
         }
     }
-    issue_general(
-        code, wi, pc, now, env, counts, traffic, ports, label, unit, seq,
-    )
+    issue_general(code, wi, pc, now, env, site)
 }
 
 /// [`issue`] of any instruction at `pc`, the general path.
-#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn issue_general(
     code: &mut Code,
@@ -209,13 +234,10 @@ fn issue_general(
     pc: u32,
     now: u64,
     env: &mut Env,
-    counts: &mut UnitCounts,
-    traffic: &mut Traffic,
-    ports: &mut [Option<Port>; 4],
-    label: UnitLabel,
-    unit: usize,
-    seq: &mut u64,
+    site: &mut Site,
 ) -> Faulted<StepEvent> {
+    let (label, unit) = (site.label, site.unit);
+    let ports = super::ports_of(site.ports, site.slot_ports, code.slot_of(wi));
     let program = env.program;
     if pc as usize >= program.len() {
         return Err(Box::new(past_the_end(&code.warps[wi], program)));
@@ -233,11 +255,11 @@ fn issue_general(
             ports,
             is_iu,
         };
-        *seq += 1;
+        *site.seq += 1;
         let mut global = Recorder {
             memory: env.memory,
             sink: &mut *env.sink,
-            key: (now, unit as u32, *seq),
+            key: (now, unit as u32, *site.seq),
             target: Target {
                 unit,
                 generation,
@@ -249,7 +271,7 @@ fn issue_general(
             pc,
         };
         let executed = step::execute(program, pc, warps, &mut local, &mut global, now, &mut addrs)?;
-        traffic.toggles += global.toggles;
+        site.traffic.toggles += global.toggles;
         executed
     };
     if executed.access.is_shared() && code.races.is_some() {
@@ -277,7 +299,7 @@ fn issue_general(
     }
     let (op, info) = (&program.ops[pc as usize], &program.info[pc as usize]);
     let exec = executed.exec;
-    count(counts, pc, exec);
+    count(site.counts, pc, exec);
     let timing = env.timing;
     let class = info.class.timing;
     let latency = timing.latency(class);
@@ -285,7 +307,16 @@ fn issue_general(
     let mut result_at = now + latency;
     let mut producer = Producer::Alu;
     if !executed.access.is_none() {
-        let cost = access::cost(executed.access, &addrs, exec, pc, now, env, counts, traffic);
+        let cost = access::cost(
+            executed.access,
+            &addrs,
+            exec,
+            pc,
+            now,
+            env,
+            site.counts,
+            site.traffic,
+        );
         (occupancy, result_at) = (cost.busy, cost.ready);
         producer = Producer::Memory;
     }

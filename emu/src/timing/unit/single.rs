@@ -1,7 +1,7 @@
 //! The timing step of code whose schedulers have one warp each (warp `s` on
 //! scheduler `s`: the SPU's SMs and IUs), driven by issues rather than by polling
 //! every scheduler: a scheduler is looked at only from the cycle its warp can
-//! issue ([`Code::due`]) or once its warp changed ([`Code::touched`]); the others
+//! issue ([`super::code::Code::due`]) or once its warp changed ([`super::code::Code::touched`]); the others
 //! keep their stall, which is charged as one interval when they are next looked at.
 //!
 //! A scheduler left alone would have been charged the same stall, cycle for
@@ -11,7 +11,6 @@
 //! cycle its operands arrive, or its pipeline frees). When `due` moves, the
 //! scheduler is planned again as the general step plans every scheduler.
 
-use super::code::Code;
 use super::issue::issue;
 use super::stall::Stall;
 use super::{StepEvent, Unit, Work};
@@ -51,11 +50,21 @@ impl Unit {
     /// [`Unit::step`] of code with one warp per scheduler.
     #[inline]
     pub(super) fn step_single(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
-        let Work::Code(code) = &mut self.work else {
+        // The SPU's IUs have one scheduler and its SMs two: their loops unrolled.
+        match self.code().map_or(0, |c| c.schedulers.len()) {
+            1 => self.step_schedulers::<1>(now, env),
+            2 => self.step_schedulers::<2>(now, env),
+            _ => self.step_schedulers::<0>(now, env),
+        }
+    }
+
+    /// [`Unit::step_single`] of code with `N` schedulers (0: any number).
+    #[inline(always)]
+    fn step_schedulers<const N: usize>(&mut self, now: u64, env: &mut Env) -> Faulted<StepEvent> {
+        let Some((code, mut site, wake_at)) = self.code_and_site() else {
             return Ok(StepEvent::None);
         };
-        let code: &mut Code = code;
-        let n = code.schedulers.len();
+        let n = if N == 0 { code.schedulers.len() } else { N };
         let mut event = StepEvent::None;
         let mut exited = false;
         let mut looked = 0u32;
@@ -66,30 +75,19 @@ impl Unit {
             }
             looked |= bit;
             let (stall, since) = (code.schedulers[s].stall, code.schedulers[s].since);
-            code.charge(s, stall, now.saturating_sub(since), &mut self.counts);
+            code.charge(s, stall, now.saturating_sub(since), site.counts);
             if code.warps[s].is_done() {
-                code.charge(s, Stall::IDLE, 1, &mut self.counts);
+                code.charge(s, Stall::IDLE, 1, site.counts);
             } else if code.ready_at(s, now) <= now {
                 code.schedulers[s].last = 0;
-                let e = issue(
-                    code,
-                    s,
-                    now,
-                    env,
-                    &mut self.counts,
-                    &mut self.traffic,
-                    super::ports_of(&mut self.ports, &mut self.slot_ports, code.slot_of(s)),
-                    self.label,
-                    self.id,
-                    &mut self.seq,
-                )?;
+                let e = issue(code, s, now, env, &mut site)?;
                 exited |= code.warps[s].is_done();
                 if e != StepEvent::None {
                     event = e;
                 }
             } else {
                 let stall = code.stall_of(s, now);
-                code.charge(s, stall, 1, &mut self.counts);
+                code.charge(s, stall, 1, site.counts);
             }
             let sched = &mut code.schedulers[s];
             sched.stall = Stall::NONE;
@@ -120,7 +118,7 @@ impl Unit {
                 // Left alone, or released by another warp after its turn: charged
                 // through this cycle with the stall it had when its turn came.
                 let (stall, since) = (code.schedulers[s].stall, code.schedulers[s].since);
-                code.charge(s, stall, t.saturating_sub(since), &mut self.counts);
+                code.charge(s, stall, t.saturating_sub(since), site.counts);
             }
             let (stall, at) = if code.warps[s].is_done() {
                 (Stall::IDLE, NEVER)
@@ -140,7 +138,7 @@ impl Unit {
             sched.since = t;
         }
         code.touched = 0;
-        self.wake = wake;
+        *wake_at = wake;
         if event == StepEvent::None && code.slots.len() > 1 && code.any_finished() {
             event = StepEvent::BlocksDone;
         }
