@@ -743,7 +743,7 @@ fn bad_input_matrix() {
             ],
         ),
         // Several blocks per SM (#29 item 2): a fold that does not fit, on a GPU,
-        // zero, huge, and one that leaves a partial pass.
+        // zero, huge, and one whose partial pass puts IU code in a slot beside a block.
         (
             "fold_on_a_gpu",
             vec![
@@ -832,9 +832,11 @@ fn bad_input_matrix() {
             ],
         ),
         (
-            "fold_leaves_a_partial_pass",
+            "fold_strands_a_partial_pass_boundary_role",
             vec![
                 "samples/pass_token.spu".into(),
+                "-D".into(),
+                "P=3".into(),
                 "--set".into(),
                 "sm.fold_x=2".into(),
             ],

@@ -327,6 +327,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
             ..
         } => {
             let event_pj = &pj_per_event(&machine, event_pj, event_bytes);
+            let inner = InnerLinks::of(stats, event_pj);
             // Component energy, and its split over lines.
             for c in Component::ALL {
                 let pj = event_pj[c];
@@ -337,7 +338,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                     let n = pc.components.get(c.name()).copied().unwrap_or(0);
                     if n > 0 {
                         by_pc += n;
-                        lines.add_pc(i, n as f64 * pj * 1e-12);
+                        lines.add_pc(i, n as f64 * inner.pj(*c, pj) * 1e-12);
                     }
                 }
                 if *c == Component::ConstDynamicp {
@@ -356,6 +357,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                     lines.add(pseudo, rest as f64 * pj * 1e-12);
                 }
             }
+            inner.move_energy(&mut components);
             if let Some(w) = wires {
                 let cb_toggles = stats.cb.read_toggles + stats.cb.write_toggles;
                 let cb_j = cb_toggles as f64 * w.pj_per_bit_mm * w.cb_link_mm * 1e-12;
@@ -412,7 +414,7 @@ pub fn price(stats: &Stats, model: &Model) -> Result<Breakdown, EnergyError> {
                                     Component::IdleCorep => idle[i] * idle_scale,
                                     _ => sampled(*c, i) as f64,
                                 };
-                                count * event_pj[c]
+                                count * inner.sampled_pj(*c, event_pj[c])
                             })
                             .sum()
                     })
@@ -571,5 +573,84 @@ fn spread(
     }
     if joules - assigned > 0.0 {
         lines.add(RUNTIME_LINE, joules - assigned);
+    }
+}
+
+/// Accesses to inner links (two block slots of one SM, `cb.inner_accesses`) are
+/// counted in `CBP` with the other CB accesses but are shared-memory accesses:
+/// they cost `SHRDP`'s energy per event. Code makes every one of them, so each
+/// instruction's `CBP` events carry the inner share `accesses / code's CBP events`.
+struct InnerLinks {
+    accesses: u64,
+    /// Every CB access (`counters.CBP`).
+    all: u64,
+    /// The share of code's CBP events that are inner accesses.
+    share: f64,
+    cbp_pj: f64,
+    shrdp_pj: f64,
+}
+
+impl InnerLinks {
+    fn of(stats: &Stats, event_pj: &BTreeMap<Component, f64>) -> InnerLinks {
+        let accesses = stats.cb.inner_accesses.unwrap_or(0);
+        let by_code: u64 = stats
+            .pcs
+            .iter()
+            .map(|pc| {
+                pc.components
+                    .get(Component::Cbp.name())
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .sum();
+        InnerLinks {
+            accesses,
+            all: stats
+                .counters
+                .get(Component::Cbp.name())
+                .copied()
+                .unwrap_or(0)
+                .max(1),
+            share: if by_code == 0 {
+                0.0
+            } else {
+                (accesses as f64 / by_code as f64).min(1.0)
+            },
+            cbp_pj: event_pj[&Component::Cbp],
+            shrdp_pj: event_pj[&Component::Shrdp],
+        }
+    }
+
+    /// The energy of one of an instruction's events of component `c`, `pj` but for
+    /// CB events, which are inner accesses in the share `share`.
+    fn pj(&self, c: Component, pj: f64) -> f64 {
+        if c == Component::Cbp && self.accesses > 0 {
+            (1.0 - self.share) * self.cbp_pj + self.share * self.shrdp_pj
+        } else {
+            pj
+        }
+    }
+
+    /// The energy of one sampled event of component `c`: the samples count every
+    /// CB access, the engines' too, so inner ones are the share `accesses / CBP`.
+    fn sampled_pj(&self, c: Component, pj: f64) -> f64 {
+        if c == Component::Cbp && self.accesses > 0 {
+            let share = (self.accesses as f64 / self.all as f64).min(1.0);
+            (1.0 - share) * self.cbp_pj + share * self.shrdp_pj
+        } else {
+            pj
+        }
+    }
+
+    /// Moves the inner accesses from `CBP` to `SHRDP` in the component totals.
+    fn move_energy(&self, components: &mut BTreeMap<String, f64>) {
+        if self.accesses == 0 {
+            return;
+        }
+        let n = self.accesses as f64;
+        *components.entry(Component::Cbp.name().into()).or_default() -= n * self.cbp_pj * 1e-12;
+        *components
+            .entry(Component::Shrdp.name().into())
+            .or_default() += n * self.shrdp_pj * 1e-12;
     }
 }

@@ -336,6 +336,21 @@ fn check_counters(s: &Stats) -> Result<(), Damaged> {
             )));
         }
     }
+    let cbp = s.counters.get("CBP").copied().unwrap_or(0);
+    if let Some(n) = s.cb.inner_accesses
+        && n > cbp
+    {
+        return Err(damaged(format!(
+            "`cb.inner_accesses` is {n}, more than the run's {cbp} CB accesses (`counters.CBP`), which include them"
+        )));
+    }
+    if s.cb.inner_words.unwrap_or(0) > s.cb.reads.saturating_add(s.cb.writes) {
+        return Err(damaged(format!(
+            "`cb.inner_words` is {}, more than the {} words read and written on all links (`cb.reads` + `cb.writes`), which include them",
+            s.cb.inner_words.unwrap_or(0),
+            s.cb.reads.saturating_add(s.cb.writes)
+        )));
+    }
     if s.functional {
         return Ok(());
     }

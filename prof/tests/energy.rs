@@ -517,3 +517,77 @@ fn a_hidden_instruction_charges_its_line_without_doubling_its_count() {
         .expect("the line is quoted");
     assert!(row.contains(" 10     16 |"), "{row}");
 }
+
+/// Links between two block slots of one SM (inner links, #29) are carved from its
+/// shared memory: `spu-prof` moves their accesses (`cb.inner_accesses`, counted in
+/// `CBP`) to `SHRDP`, so one inner access costs what one shared-memory access
+/// does, the totals and the lines still add up, and the power trace moves with
+/// the total.
+#[test]
+fn an_inner_link_access_costs_a_shared_memory_access() {
+    let model = Model::load("default").unwrap();
+    // pass_token on a 1x2 SPU holding 2x1 folds: in each row block (0, y) stores
+    // the token into the inner link and block (1, y) loads it: 4 inner accesses.
+    let mut m = machine(&["sm.fold_x=2"]);
+    m.set_grid("1x2").unwrap();
+    let stats = stats_of("samples/pass_token.spu", &m, &["P=2", "Q=2"], Some(50));
+    assert_eq!(stats.cb.inner_accesses, Some(4));
+    assert_eq!(stats.cb.inner_words, Some(4));
+    let folded = price(&stats, &model).unwrap();
+    check_invariants(&folded, "fold");
+    let mut as_cb = stats.clone();
+    as_cb.cb.inner_accesses = Some(0);
+    let plain = price(&as_cb, &model).unwrap();
+    let comp = |b: &Breakdown, c: &str| b.components.get(c).copied().unwrap_or(0.0);
+    let per_inner_shrdp = (comp(&folded, "SHRDP") - comp(&plain, "SHRDP")) / 4.0;
+    let per_inner_cbp = (comp(&plain, "CBP") - comp(&folded, "CBP")) / 4.0;
+    // One shared-memory access and one CB access, from a run that has both.
+    let s = stats_of(
+        "samples/stencil2d/stencil_pc.spu",
+        &Machine::default(),
+        &["N=64", "K=32"],
+        None,
+    );
+    let b = price(&s, &model).unwrap();
+    let one = |c: &str| comp(&b, c) / s.counters[c] as f64;
+    let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
+    assert!(
+        rel(per_inner_shrdp, one("SHRDP")) < 1e-9,
+        "an inner access adds {per_inner_shrdp} J to SHRDP, a shared access costs {} J",
+        one("SHRDP")
+    );
+    assert!(
+        rel(per_inner_cbp, one("CBP")) < 1e-9,
+        "{per_inner_cbp} vs {}",
+        one("CBP")
+    );
+    assert!(one("SHRDP") != one("CBP"), "the model prices them apart");
+    let moved = 4.0 * (one("SHRDP") - one("CBP"));
+    assert!(
+        ((folded.dynamic_j - plain.dynamic_j) - moved).abs() < 1e-6 * moved.abs(),
+        "dynamic energy moves by {} J, expected {moved} J",
+        folded.dynamic_j - plain.dynamic_j
+    );
+    // The power trace moves by the same energy as the total.
+    let integral = |b: &Breakdown| -> f64 {
+        let dt = 50.0 / (b.freq_mhz * 1e6);
+        b.power_trace
+            .as_ref()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.dynamic_w
+                    * dt.min(b.time_s - i as f64 * dt)
+                        .max(1.0 / (b.freq_mhz * 1e6))
+            })
+            .sum()
+    };
+    let trace_moved = integral(&folded) - integral(&plain);
+    assert!(
+        (trace_moved - moved).abs() < 1e-3 * moved.abs(),
+        "the trace moves by {trace_moved} J, the total by {moved} J"
+    );
+    // Without a fold the key is absent (the 282 baseline runs keep their JSON).
+    assert_eq!(s.cb.inner_accesses, None);
+}

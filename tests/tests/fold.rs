@@ -245,3 +245,135 @@ fn global_sync_counts_every_resident_block() {
         assert_eq!(ran.result.global_syncs, 10, "{grid} {fold}");
     }
 }
+
+/// A partial pass with a fold (#29): `pass_token.spu` with `P = Q = 2` on a 2x1
+/// SPU with a 2x1 fold. A pass covers 4x1 positions, so the launch runs in 1x2
+/// passes of 2x1 blocks. By hand:
+///
+/// - SM (0, 0) holds blocks (0, py) and (1, py) in slots 0 and 1: the token
+///   crosses its inner link once per pass (block (0, py) stores one word, block
+///   (1, py) loads it: 2 words and 2 warp accesses a pass, 4 of each in all).
+/// - Position (2, 0) is slot 0 of SM (1, 0), which holds no block: it runs the
+///   east IU code of block row `py` (`%iuid` = py), reading the token over lane 0
+///   of SM (0, 0)'s east CB; its slot 1 idles. The east IU lanes have no work.
+/// - Between the passes, south lanes 0 and 1 spill what blocks (0, 0) and (1, 0)
+///   hand over at their one south sync (a whole 1 024-word CB each) and north
+///   lanes 0 and 1 restore it: 2 048 words each way; with the seeds (2 words in)
+///   and the tokens (2 words out), 4 100 off-chip words, as on a 2x1 SPU without
+///   a fold (the same 1x2 passes).
+#[test]
+fn a_partial_pass_with_a_fold_runs_its_east_iu_code_in_an_idle_sms_slot_0() {
+    let m = machine("2x1", &["sm.fold_x=2"]);
+    let ran = run_with(&repo_path(TOKEN), &m, &["P=2", "Q=2"]);
+    assert_eq!(ran.out_u32("out"), vec![102, 202]);
+    assert_eq!(ran.result.passes, [1, 2]);
+    assert_eq!(ran.result.cb.inner_words, 4);
+    assert_eq!(ran.result.cb.inner_accesses, 4);
+    let t = &ran.result.traffic;
+    assert_eq!((t.spill_words, t.restore_words), (2048, 2048));
+    assert_eq!(t.load_words + t.store_words, 4100);
+    let flat = run_with(&repo_path(TOKEN), &machine("2x1", &[]), &["P=2", "Q=2"]);
+    assert_eq!(flat.out_u32("out"), vec![102, 202]);
+    assert_eq!(flat.result.traffic, ran.result.traffic);
+    assert_eq!(flat.result.cb.inner_words, 0);
+    // Where the work ran: the blocks on SM (0, 0), the east IU code (its
+    // `st.global` of the token) on SM (1, 0) once per pass, nothing else there.
+    let args = [
+        TOKEN,
+        "-D",
+        "P=2",
+        "-D",
+        "Q=2",
+        "--grid",
+        "2x1",
+        "--set",
+        "sm.fold_x=2",
+    ];
+    let t = sm_trace(&args);
+    for l in &t {
+        if l.unit == "sm:1,0" {
+            assert!(!l.block.contains(','), "no block on SM (1, 0): {l:?}");
+        } else {
+            assert_eq!(l.unit, "sm:0,0", "{l:?}");
+        }
+    }
+    let stores = t
+        .iter()
+        .filter(|l| l.unit == "sm:1,0" && l.text.starts_with("st.global"))
+        .count();
+    assert_eq!(stores, 2, "one east IU program per pass on SM (1, 0)");
+}
+
+/// With `P = 3` the east role of each pass falls on position (3, 0), slot 1 of
+/// SM (1, 0), whose slot 0 runs block (2, py): the loader refuses, naming it.
+#[test]
+fn a_partial_pass_refuses_boundary_work_beside_a_block() {
+    let out = Command::new(binary("spu-emu"))
+        .args([
+            TOKEN,
+            "-D",
+            "P=3",
+            "-D",
+            "Q=2",
+            "--grid",
+            "2x1",
+            "--set",
+            "sm.fold_x=2",
+            "-q",
+        ])
+        .current_dir(repo_path("."))
+        .output()
+        .expect("spu-emu runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("east IU code for block row 0 falls on position (3, 0), slot 1 of SM (1, 0)"),
+        "{err}"
+    );
+    assert!(err.contains("`sm.fold_y=1`"), "{err}");
+}
+
+/// The stencil with partial passes and folds, where the partial pass's boundary
+/// role sits in slot 0 of an SM without blocks: N = 192 (6x6 blocks) on a 2x2
+/// SPU with a 2x1 fold (a 4x2 window: 2x3 passes, the last pass column 2 blocks
+/// wide, its east DMA engines or IU code on SM (1, y)) and with a 1x2 fold (a 2x4
+/// window: 3x2 passes, the last pass row 2 blocks high). The bits of one block per
+/// SM, and the off-chip words of the formula with the ceilings.
+#[test]
+fn the_stencil_with_partial_folded_passes_gives_the_bits_of_one() {
+    let (n, k) = (192, 32);
+    for boundary in ["iu", "dma"] {
+        let base = stencil(
+            &machine("4x4", &[&format!("boundary.kind={boundary}")]),
+            n,
+            k,
+            false,
+        );
+        for (fold, mode) in [([2, 1], "overlapped"), ([1, 2], "sequential")] {
+            let sets = [
+                format!("boundary.kind={boundary}"),
+                format!("passes.mode={mode}"),
+                format!("sm.fold_x={}", fold[0]),
+                format!("sm.fold_y={}", fold[1]),
+                "sm.shared_kib=64".to_string(),
+            ];
+            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+            let m = machine("2x2", &sets);
+            let what = format!("fold {fold:?} {mode} {boundary}");
+            for functional in [false, true] {
+                let ran = stencil(&m, n, k, functional);
+                for buf in ["Hk", "Hi", "Hj"] {
+                    assert_eq!(ran.out_u32(buf), base.out_u32(buf), "{what}: {buf}");
+                }
+                let window = (2 * fold[0], 2 * fold[1]);
+                assert_eq!(
+                    ran.result.passes,
+                    [6u32.div_ceil(window.0), 6u32.div_ceil(window.1)],
+                    "{what}"
+                );
+                let window = (window.0 as usize, window.1 as usize);
+                assert_eq!(offchip(&ran), expected_words(n, k, window), "{what}");
+            }
+        }
+    }
+}

@@ -434,6 +434,7 @@ fn narrow<G: Global>(
                 .as_mut()
                 .ok_or((FaultKind::NoCbPort { side }, lane0))?;
             check_bounded(space, &words, exec, port.words() * 4, true)?;
+            port.accesses += 1;
             for l in lanes_of(exec) {
                 let w = words[l] / 4;
                 let old = port.buffer[w as usize];

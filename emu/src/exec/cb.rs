@@ -33,6 +33,8 @@ pub struct Port {
     /// Words read and written through this end.
     pub reads: u64,
     pub writes: u64,
+    /// Warp accesses through this end (reads and writes of code).
+    pub accesses: u64,
     /// Bits that changed between consecutive words one reader read through this
     /// end (see [`Port::read_word`]).
     pub read_toggles: u64,
@@ -52,6 +54,7 @@ impl Port {
             written: 0,
             reads: 0,
             writes: 0,
+            accesses: 0,
             read_toggles: 0,
             write_toggles: 0,
             last_read: Vec::new(),
@@ -94,6 +97,7 @@ impl Port {
                 }
             }
         }
+        self.accesses += 1;
         let reader = warp as usize + 1;
         for l in lanes_of(mask) {
             out[l] = self.read_word(addrs[l] / 4, reader);
@@ -104,6 +108,7 @@ impl Port {
     /// Writes `values` to the byte addresses `addrs` in the lanes of `mask`, in lane
     /// order (the caller checked the addresses).
     pub fn write_lanes(&mut self, addrs: &Lanes, values: &Lanes, mask: u32) {
+        self.accesses += 1;
         for l in lanes_of(mask) {
             self.write(addrs[l] / 4, values[l]);
         }

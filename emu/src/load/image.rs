@@ -727,23 +727,59 @@ fn check_machine_fit(
         }
         _ => {}
     }
-    // A partial pass hands its east or south role to the idle positions past the
-    // last block; with a fold these are slots of SMs that hold blocks.
-    if m.is_folded() && (grid[0] % geo.width() != 0 || grid[1] % geo.height() != 0) {
+    // A partial pass hands its east or south role to the position past its last
+    // block; with a fold that runs only in slot 0 of an SM holding no blocks.
+    let sides: Vec<spu_isa::Side> = match m.boundary {
+        Boundary::Iu if has_iu => spu_isa::Side::ALL.to_vec(),
+        Boundary::Iu => Vec::new(),
+        Boundary::Dma => module.dma.iter().map(|d| d.side).collect(),
+    };
+    if m.is_folded()
+        && let Some(r) = crate::load::plan::stranded_role(geo, &sides)
+    {
         let [fx, fy] = m.fold();
         let (w, h) = (geo.width(), geo.height());
-        let one_pass = if grid[0] % fx == 0 && grid[1] % fy == 0 {
-            format!(
-                "use `--grid {}x{}` (one pass), ",
-                grid[0] / fx,
-                grid[1] / fy
+        let work = match m.boundary {
+            Boundary::Iu => "IU code",
+            Boundary::Dma => "DMA descriptor",
+        };
+        let (along, need) = if r.side == spu_isa::Side::East {
+            (
+                "row",
+                format!("a last pass column a multiple of {fx} blocks wide and `sm.fold_y=1`"),
             )
+        } else {
+            (
+                "column",
+                format!("a last pass row a multiple of {fy} blocks high and `sm.fold_x=1`"),
+            )
+        };
+        let one_pass = if grid[0] % fx == 0 && grid[1] % fy == 0 {
+            format!("`--grid {}x{}` (one pass), ", grid[0] / fx, grid[1] / fy)
         } else {
             String::new()
         };
         return Err(LoadError::Machine(format!(
-            "with `sm.fold_x` x `sm.fold_y` = {fx}x{fy} blocks per SM a pass covers {w}x{h} blocks on the {}x{} grid, and the launch's {}x{} blocks leave a partial pass, which needs one block per SM; {one_pass}launch a multiple of {w}x{h} blocks, or set `sm.fold_x=1` and `sm.fold_y=1`",
-            m.grid_cols, m.grid_rows, grid[0], grid[1],
+            "with `sm.fold_x` x `sm.fold_y` = {fx}x{fy} blocks per SM a pass covers {w}x{h} blocks on the {}x{} grid, and pass ({}, {}) of the launch's {}x{} blocks holds only {}x{}: its {} {work} for block {along} {} falls on position ({}, {}), slot {} of SM ({}, {}), and an SM runs a partial pass's boundary work only in slot 0 with no blocks beside it; use {one_pass}a multiple of {w}x{h} blocks, {need}, or `sm.fold_x=1` and `sm.fold_y=1`",
+            m.grid_cols,
+            m.grid_rows,
+            r.pass[0],
+            r.pass[1],
+            grid[0],
+            grid[1],
+            r.blocks[0],
+            r.blocks[1],
+            r.side,
+            if r.side == spu_isa::Side::East {
+                r.pass[1] * h + r.position[1]
+            } else {
+                r.pass[0] * w + r.position[0]
+            },
+            r.position[0],
+            r.position[1],
+            r.slot,
+            r.sm[0],
+            r.sm[1],
         )));
     }
     let global_sync = program.uses_global_sync();

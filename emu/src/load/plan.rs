@@ -15,7 +15,9 @@
 //! *positions*: a pass covers `P*fx x Q*fy` blocks, position `(x, y)` of the pass is
 //! slot `(x % fx) + fx*(y % fy)` of SM `(x / fx, y / fy)`, and each boundary unit
 //! has one lane per position along its edge (`fx` per north or south unit, `fy` per
-//! east or west unit).
+//! east or west unit). A partial pass's east or south role goes to the SM of the
+//! position past the last block, which runs it on its slot 0; the loader refuses
+//! launches where that position is another slot ([`stranded_role`]).
 //!
 //! Units are numbered SMs first (row-major), then the lanes of the north, south,
 //! east and west boundary units. A spill producer, and the completion of work, are
@@ -226,6 +228,65 @@ impl Geometry {
     pub fn unit_count(&self) -> usize {
         (self.cols * self.rows + 2 * (self.width() + self.height())) as usize
     }
+}
+
+/// A partial pass's boundary role that a fold places where it cannot run: see
+/// [`stranded_role`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StrandedRole {
+    /// `East` or `South`.
+    pub side: Side,
+    /// The pass as (x, y), its blocks as (columns, rows), and the role's position
+    /// in the pass window.
+    pub pass: [u32; 2],
+    pub blocks: [u32; 2],
+    pub position: [u32; 2],
+    /// The SM (x, y) and slot the position belongs to.
+    pub sm: [u32; 2],
+    pub slot: usize,
+}
+
+/// The first boundary role of a partial pass that would not sit in slot 0 of an
+/// SM holding no blocks. A partial pass hands its east (south) role to the
+/// position just past its last block column (row); with a fold that position is
+/// a slot of an SM, and an SM runs either its blocks or one boundary role, on its
+/// slot 0's ports. So a role runs when its position is slot 0 of its SM (the
+/// SM's other positions then lie past the last block too, so it holds no block):
+/// east roles need `cols % fx == 0` and, with more than one block row, `fy == 1`;
+/// south roles need `rows % fy == 0` and, with more than one block column, `fx == 1`.
+pub fn stranded_role(geo: Geometry, boundary_sides: &[Side]) -> Option<StrandedRole> {
+    let (p, q) = (geo.width(), geo.height());
+    let [gx, gy] = geo.grid;
+    let [nx, ny] = geo.passes();
+    for py in 0..ny {
+        for px in 0..nx {
+            let cols = p.min(gx - px * p);
+            let rows = q.min(gy - py * q);
+            let east = (px + 1 == nx && cols < p && boundary_sides.contains(&Side::East))
+                .then(|| (0..rows).map(move |y| (Side::East, [cols, y])));
+            let south = (py + 1 == ny && rows < q && boundary_sides.contains(&Side::South))
+                .then(|| (0..cols).map(move |x| (Side::South, [x, rows])));
+            let roles = east
+                .into_iter()
+                .flatten()
+                .chain(south.into_iter().flatten());
+            for (side, [x, y]) in roles {
+                let [fx, fy] = geo.fold;
+                let slot = ((x % fx) + fx * (y % fy)) as usize;
+                if slot != 0 {
+                    return Some(StrandedRole {
+                        side,
+                        pass: [px, py],
+                        blocks: [cols, rows],
+                        position: [x, y],
+                        sm: [x / fx, y / fy],
+                        slot,
+                    });
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Every unit's work, in pass order. `boundary_sides` says which sides have
@@ -493,5 +554,59 @@ mod tests {
             })
             .count();
         assert_eq!(south_on_sm, 3, "once per pass column");
+    }
+
+    #[test]
+    fn a_partial_pass_strands_a_boundary_role_only_off_slot_0() {
+        let all = [Side::North, Side::South, Side::East, Side::West];
+        let geo = |grid, fold| Geometry {
+            cols: 2,
+            rows: 1,
+            grid,
+            fold,
+        };
+        // 2x2 blocks, 2x1 fold on 2x1 SMs: the 4x1 window's last column is 2
+        // wide, so the east role sits at (2, 0), slot 0 of SM (1, 0).
+        assert_eq!(stranded_role(geo([2, 2], [2, 1]), &all), None);
+        let q = plan(geo([2, 2], [2, 1]), &all);
+        let east: Vec<u32> = q[1]
+            .iter()
+            .filter_map(|i| match i.role {
+                Role::Boundary {
+                    side: Side::East,
+                    iuid,
+                } => Some(iuid),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(east, vec![0, 1], "SM (1, 0) stores both rows' tokens");
+        assert!(q[0].iter().all(|i| matches!(i.role, Role::Block { .. })));
+        // 3 columns: position (3, 0) is slot 1 of SM (1, 0), beside block (2, y).
+        assert_eq!(
+            stranded_role(geo([3, 2], [2, 1]), &all),
+            Some(StrandedRole {
+                side: Side::East,
+                pass: [0, 0],
+                blocks: [3, 1],
+                position: [3, 0],
+                sm: [1, 0],
+                slot: 1,
+            })
+        );
+        // Without boundary work on the east side nothing is stranded.
+        assert_eq!(
+            stranded_role(geo([3, 2], [2, 1]), &[Side::North, Side::West]),
+            None
+        );
+        // A 2x2 fold: the east roles of rows 0 and 1 share SM (1, 0); row 1's
+        // sits in slot 2.
+        let g = Geometry {
+            cols: 2,
+            rows: 2,
+            grid: [2, 4],
+            fold: [2, 2],
+        };
+        let r = stranded_role(g, &all).unwrap();
+        assert_eq!((r.side, r.position, r.slot), (Side::East, [2, 1], 2));
     }
 }

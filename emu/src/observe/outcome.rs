@@ -182,6 +182,10 @@ pub struct CbTotals {
     pub read_toggles: u64,
     pub write_toggles: u64,
     pub switches: u64,
+    /// Words read and written, and warp accesses, on links between two block slots
+    /// of one SM (inner links, carved from its shared memory).
+    pub inner_words: u64,
+    pub inner_accesses: u64,
 }
 
 /// Activity of one data-cache level, summed over its caches (the L1s of all SMs,

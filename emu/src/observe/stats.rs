@@ -96,6 +96,15 @@ pub struct Cb {
     pub read_toggles: u64,
     pub write_toggles: u64,
     pub switches: u64,
+    /// Runs with several blocks per SM (`sm.fold_x` or `sm.fold_y` > 1): words
+    /// read and written on inner links (between two block slots of one SM, carved
+    /// from its shared memory), included in `reads` and `writes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inner_words: Option<u64>,
+    /// The same runs: warp accesses to inner links, included in `counters.CBP`;
+    /// `spu-prof` prices them as shared-memory accesses (`SHRDP`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inner_accesses: Option<u64>,
 }
 
 /// Occupancy of a GPU run.
@@ -339,6 +348,8 @@ impl Stats {
                 read_toggles: result.cb.read_toggles,
                 write_toggles: result.cb.write_toggles,
                 switches: result.cb.switches,
+                inner_words: machine.is_folded().then_some(result.cb.inner_words),
+                inner_accesses: machine.is_folded().then_some(result.cb.inner_accesses),
             },
             caches: result.caches,
             passes: Passes {

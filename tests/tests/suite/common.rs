@@ -49,8 +49,10 @@ pub fn spu_machines() -> Vec<Machine> {
 /// SPU machines that hold several blocks per SM for a launch of `gx x gy` blocks:
 /// for the first two folds that divide the launch, one pass on IUs; for the first,
 /// also one pass on DMA engines and, where the launch allows, two passes (IUs
-/// overlapped, DMA engines sequential). None when no fold divides the launch
-/// (several blocks per SM need passes the launch fills).
+/// overlapped, DMA engines sequential). Whatever the launch, also folds whose
+/// passes it leaves partial (the suite's kernels have no boundary work, so any
+/// fold runs them): a 2x2 fold on a 2x2 SPU (IUs, overlapped), a 2x1 fold on a
+/// 3x2 SPU (DMA engines, sequential) and a 1x2 fold on a 1x1 SPU (DMA engines).
 pub fn fold_machines(gx: usize, gy: usize) -> Vec<Machine> {
     let mut out = Vec::new();
     let folds = [[2, 1], [1, 2], [2, 2], [3, 1], [1, 3]];
@@ -58,9 +60,8 @@ pub fn fold_machines(gx: usize, gy: usize) -> Vec<Machine> {
         .iter()
         .filter(|[fx, fy]| gx % fx == 0 && gy % fy == 0)
         .take(2);
-    for (i, &[fx, fy]) in fits.enumerate() {
-        let (cols, rows) = (gx / fx, gy / fy);
-        let fold = [
+    let fold_sets = |fx: usize, fy: usize| {
+        vec![
             format!("sm.fold_x={fx}"),
             format!("sm.fold_y={fy}"),
             // Room for the blocks' shared memory and the inner CB pairs, and for
@@ -68,16 +69,20 @@ pub fn fold_machines(gx: usize, gy: usize) -> Vec<Machine> {
             // holds two): residency, which does not change results.
             "sm.shared_kib=256".to_string(),
             "sm.registers=131072".to_string(),
-        ];
+        ]
+    };
+    let mut add = |grid: String, sets: Vec<String>| {
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        out.push(spu(&grid, &sets));
+    };
+    for (i, &[fx, fy]) in fits.enumerate() {
+        let (cols, rows) = (gx / fx, gy / fy);
+        let fold = fold_sets(fx, fy);
         let with = |more: &[&str]| -> Vec<String> {
             fold.iter()
                 .cloned()
                 .chain(more.iter().map(|s| s.to_string()))
                 .collect()
-        };
-        let mut add = |grid: String, sets: Vec<String>| {
-            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
-            out.push(spu(&grid, &sets));
         };
         add(format!("{cols}x{rows}"), with(&[]));
         if i > 0 {
@@ -95,6 +100,19 @@ pub fn fold_machines(gx: usize, gy: usize) -> Vec<Machine> {
             add(grid.clone(), with(&[]));
             add(grid, with(&["boundary.kind=dma", "passes.mode=sequential"]));
         }
+    }
+    for (grid, [fx, fy], more) in [
+        ("2x2", [2, 2], vec![]),
+        (
+            "3x2",
+            [2, 1],
+            vec!["boundary.kind=dma", "passes.mode=sequential"],
+        ),
+        ("1x1", [1, 2], vec!["boundary.kind=dma"]),
+    ] {
+        let mut sets = fold_sets(fx, fy);
+        sets.extend(more.iter().map(|s| s.to_string()));
+        add(grid.to_string(), sets);
     }
     out
 }

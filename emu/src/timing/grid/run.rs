@@ -273,6 +273,10 @@ impl Grid<'_> {
             cb.writes += p.writes;
             cb.read_toggles += p.read_toggles;
             cb.write_toggles += p.write_toggles;
+            if self.links[p.link].inner {
+                cb.inner_words += p.reads + p.writes;
+                cb.inner_accesses += p.accesses;
+            }
         }
         cb.switches = self.links.iter().map(|l| l.switches).sum();
         let mut pcs = vec![PcCounters::default(); program.len()];
