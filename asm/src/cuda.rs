@@ -6,6 +6,13 @@
 //! code) and the PTX, and is removed afterwards; nothing is written beside the
 //! user's files. clang's own messages go straight to standard error and name the
 //! user's file and line.
+//!
+//! Before compiling, a preprocessing pass lists the files the `.cu` file includes:
+//! each must sit in its folder or a folder given with `-I DIR` (as a `.spu` file's
+//! `#include`s must), or be one of clang's own system headers, so clang never reads
+//! or quotes a file the user did not mean; the list is returned as inputs the tools
+//! never overwrite. clang is stopped past [`DEFAULT_TIMEOUT`] and past
+//! [`MEMORY_LIMIT`] of resident memory (macros can make it grow without end).
 
 use crate::diag::Diagnostics;
 use std::path::{Path, PathBuf};
@@ -27,6 +34,13 @@ pub const TIMEOUT_ENV: &str = "SPU_CLANG_TIMEOUT";
 
 /// clang's time limit when [`TIMEOUT_ENV`] does not set one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Most resident memory clang may use before it is stopped (checked where the
+/// system shows it, `/proc` on Linux), unless [`MEMORY_ENV`] sets another.
+pub const MEMORY_LIMIT: u64 = 2 << 30;
+
+/// The environment variable that sets clang's memory limit in MiB.
+pub const MEMORY_ENV: &str = "SPU_CLANG_MEMORY_MIB";
 
 /// Names clang goes by, tried in order on `PATH`.
 const CLANG_NAMES: &[&str] = &[
@@ -73,8 +87,33 @@ pub enum CudaError {
          limit with {TIMEOUT_ENV}=SECONDS if the file is that large"
     )]
     Timeout { file: String, secs: u64 },
+    #[error(
+        "clang used more than {mib} MiB of memory compiling `{file}` and was stopped; look for \
+         macros that expand without end, or raise the limit with {MEMORY_ENV}=MIB"
+    )]
+    Memory { file: String, mib: u64 },
+    #[error(
+        "`{file}` includes `{header}`, which resolves to `{real}`, outside {roots}; files a CUDA \
+         C file includes must sit in its folder or in a folder given with `-I DIR`: add `-I \
+         {folder}`, or copy the file beside the kernel"
+    )]
+    Outside {
+        file: String,
+        header: String,
+        real: String,
+        roots: String,
+        folder: String,
+    },
     #[error("cannot compile `{file}`: {why}")]
     Io { file: String, why: String },
+}
+
+/// What clang made of a `.cu` file: the PTX, and the files it included (inputs
+/// that no output may overwrite).
+#[derive(Debug, Clone, Default)]
+pub struct Compiled {
+    pub ptx: String,
+    pub headers: Vec<PathBuf>,
 }
 
 /// Finds clang: `explicit` (`--clang`), else [`CLANG_ENV`], else on `PATH`.
@@ -100,6 +139,15 @@ fn find_clang(explicit: Option<&Path>, file: &str) -> Result<PathBuf, CudaError>
     })
 }
 
+/// The memory limit: [`MEMORY_ENV`] MiB if set to a positive number.
+fn memory_limit() -> u64 {
+    std::env::var(MEMORY_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&m| m > 0)
+        .map_or(MEMORY_LIMIT, |m| m.saturating_mul(1 << 20))
+}
+
 /// The time limit: [`TIMEOUT_ENV`] seconds if set to a positive number.
 fn timeout() -> Duration {
     std::env::var(TIMEOUT_ENV)
@@ -110,17 +158,30 @@ fn timeout() -> Duration {
 }
 
 /// Compiles the CUDA C file `cu` to PTX text with clang (`clang` names it, else
-/// [`find_clang`]'s search). clang's messages go to standard error as it writes them.
-pub fn compile(cu: &Path, clang: Option<&Path>) -> Result<String, CudaError> {
+/// [`find_clang`]'s search). The files it includes must sit in its folder or one of
+/// `include_dirs` (or be clang's system headers); clang's messages go to standard
+/// error as it writes them.
+pub fn compile(
+    cu: &Path,
+    clang: Option<&Path>,
+    include_dirs: &[PathBuf],
+) -> Result<Compiled, CudaError> {
     let file = cu.display().to_string();
     let io = |why: String| CudaError::Io {
         file: file.clone(),
         why,
     };
     let clang = find_clang(clang, &file)?;
-    // Private (mode 0700), removed when dropped, also on an error.
-    let dir = tempfile::Builder::new()
-        .prefix("spu-cuda-")
+    // Private (mode 0700: it holds the PTX of the user's file), removed when
+    // dropped, also on an error.
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("spu-cuda-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    let dir = builder
         .tempdir()
         .map_err(|e| io(format!("cannot create a temporary folder: {e}")))?;
     let header = dir.path().join(HEADER_NAME);
@@ -144,7 +205,43 @@ pub fn compile(cu: &Path, clang: Option<&Path>) -> Result<String, CudaError> {
     } else {
         cu.to_path_buf()
     };
-    let mut child = Command::new(&clang)
+    // First the files it includes, read by the preprocessor alone (nothing quoted).
+    let deps = dir.path().join("kernel.d");
+    let mut list = Command::new(&clang);
+    list.args([
+        "-x",
+        "cuda",
+        "--cuda-gpu-arch=sm_35",
+        "--cuda-device-only",
+        "-nocudainc",
+        "-nocudalib",
+        "-E",
+        "-M",
+        "-MG",
+        "-MT",
+        "x",
+        "-v",
+    ])
+    .arg("-I")
+    .arg(dir.path())
+    .arg("-include")
+    .arg(&header)
+    .arg("-o")
+    .arg(&deps)
+    .arg(&input);
+    let (status, said) = run(list, &clang, &file, true)?;
+    // A preprocessing error is reported by the compilation below, as clang words it.
+    let headers = if status.success() {
+        let text = spu_io::read_regular(&deps, spu_io::MAX_INPUT_BYTES)
+            .and_then(Result::ok)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        confine(cu, include_dirs, dir.path(), &parse_deps(&text), &said)?
+    } else {
+        Vec::new()
+    };
+    let mut command = Command::new(&clang);
+    command
         .args([
             "-x",
             "cuda",
@@ -166,38 +263,8 @@ pub fn compile(cu: &Path, clang: Option<&Path>) -> Result<String, CudaError> {
         .arg(&header)
         .arg("-o")
         .arg(&out)
-        .arg(&input)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|error| match error.kind() {
-            std::io::ErrorKind::NotFound => CudaError::NoClang {
-                file: file.clone(),
-                looked: format!("clang `{}` does not exist", clang.display()),
-            },
-            _ => CudaError::Spawn {
-                clang: clang.display().to_string(),
-                error,
-            },
-        })?;
-    let limit = timeout();
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() >= limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(CudaError::Timeout {
-                    file,
-                    secs: limit.as_secs(),
-                });
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(io(format!("cannot wait for clang: {e}"))),
-        }
-    };
+        .arg(&input);
+    let (status, _) = run(command, &clang, &file, false)?;
     if !status.success() {
         let status = match status.code() {
             Some(c) => format!("exit status {c}"),
@@ -208,7 +275,181 @@ pub fn compile(cu: &Path, clang: Option<&Path>) -> Result<String, CudaError> {
     let bytes = spu_io::read_regular(&out, spu_io::MAX_INPUT_BYTES)
         .ok_or_else(|| io("clang wrote no PTX".to_string()))?
         .map_err(|e| io(format!("cannot read clang's PTX: {e}")))?;
-    String::from_utf8(bytes).map_err(|_| io("clang's PTX is not UTF-8 text".to_string()))
+    let ptx =
+        String::from_utf8(bytes).map_err(|_| io("clang's PTX is not UTF-8 text".to_string()))?;
+    Ok(Compiled { ptx, headers })
+}
+
+/// Runs clang within [`timeout`] and [`MEMORY_LIMIT`]; its standard error goes to
+/// ours, or (`capture`) is returned (at most 1 MiB of it).
+fn run(
+    mut command: Command,
+    clang: &Path,
+    file: &str,
+    capture: bool,
+) -> Result<(std::process::ExitStatus, String), CudaError> {
+    use std::io::Read;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(if capture {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
+        .spawn()
+        .map_err(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => CudaError::NoClang {
+                file: file.to_string(),
+                looked: format!("clang `{}` does not exist", clang.display()),
+            },
+            _ => CudaError::Spawn {
+                clang: clang.display().to_string(),
+                error,
+            },
+        })?;
+    // Read beside the wait, so a full pipe never stops clang.
+    let said = child.stderr.take().map(|err| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = err.take(1 << 20).read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    });
+    let limit = timeout();
+    let memory = memory_limit();
+    let started = Instant::now();
+    let stop = |child: &mut std::process::Child| {
+        let _ = child.kill();
+        let _ = child.wait();
+    };
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() >= limit => {
+                stop(&mut child);
+                return Err(CudaError::Timeout {
+                    file: file.to_string(),
+                    secs: limit.as_secs(),
+                });
+            }
+            Ok(None) if resident_bytes(child.id()).is_some_and(|b| b > memory) => {
+                stop(&mut child);
+                return Err(CudaError::Memory {
+                    file: file.to_string(),
+                    mib: memory >> 20,
+                });
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => {
+                return Err(CudaError::Io {
+                    file: file.to_string(),
+                    why: format!("cannot wait for clang: {e}"),
+                });
+            }
+        }
+    };
+    let said = said.and_then(|t| t.join().ok()).unwrap_or_default();
+    Ok((status, said))
+}
+
+/// A process's resident memory, where the system shows it (`/proc` on Linux).
+fn resident_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// The files of a make rule `x: a b\ c \` as clang writes it with `-M -MT x`.
+fn parse_deps(text: &str) -> Vec<String> {
+    let text = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let body = text.strip_prefix("x:").unwrap_or(&text);
+    let mut files = Vec::new();
+    let mut word = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some(' ' | '#' | '\\')) => {
+                word.extend(chars.next());
+            }
+            '$' if chars.peek() == Some(&'$') => {
+                chars.next();
+                word.push('$');
+            }
+            c if c.is_whitespace() => {
+                if !word.is_empty() {
+                    files.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        files.push(word);
+    }
+    files
+}
+
+/// clang's system include folders, from the search list `-v` prints.
+fn system_dirs(said: &str) -> Vec<PathBuf> {
+    said.lines()
+        .skip_while(|l| !l.starts_with("#include <...> search starts here:"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("End of search list."))
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_suffix(" (framework directory)").unwrap_or(l);
+            Path::new(l).canonicalize().ok()
+        })
+        .collect()
+}
+
+/// The files `cu` includes (`deps`) that are the user's, each checked to sit in
+/// `cu`'s folder or one of `include_dirs`; clang's system headers and the SPU's
+/// header in `temp` pass unlisted, any other file is refused.
+fn confine(
+    cu: &Path,
+    include_dirs: &[PathBuf],
+    temp: &Path,
+    deps: &[String],
+    said: &str,
+) -> Result<Vec<PathBuf>, CudaError> {
+    let folder = match cu.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let named: Vec<PathBuf> = std::iter::once(folder)
+        .chain(include_dirs.iter().cloned())
+        .collect();
+    let roots: Vec<PathBuf> = named.iter().filter_map(|d| d.canonicalize().ok()).collect();
+    let system = system_dirs(said);
+    let temp = temp.canonicalize().unwrap_or_else(|_| temp.to_path_buf());
+    let own = cu.canonicalize().ok();
+    let mut headers = Vec::new();
+    for dep in deps {
+        let path = PathBuf::from(dep);
+        // Missing files (`-MG`) are clang's to report.
+        let Ok(real) = path.canonicalize() else {
+            continue;
+        };
+        if Some(&real) == own.as_ref() || real.starts_with(&temp) {
+            continue;
+        }
+        if roots.iter().any(|r| real.starts_with(r)) {
+            headers.push(path);
+        } else if !system.iter().any(|s| real.starts_with(s)) {
+            let quoted: Vec<String> = named.iter().map(|d| format!("`{}`", d.display())).collect();
+            return Err(CudaError::Outside {
+                file: cu.display().to_string(),
+                header: dep.clone(),
+                real: real.display().to_string(),
+                roots: quoted.join(", "),
+                folder: spu_io::quote::path(real.parent().unwrap_or(&real)),
+            });
+        }
+    }
+    Ok(headers)
 }
 
 /// clang's option that names the temporary folder `asm/cuda` in the line table
@@ -279,18 +520,47 @@ fn cuda_line(ptx: &str, at: usize, cu: &str) -> Option<(u32, u32)> {
     })
 }
 
-/// The text to assemble for the file the user named, and the name diagnostics give
-/// it: for a `.cu` file the PTX clang writes ([`ptx_name`]), for any other file its
-/// own `text`.
+/// The text to assemble for the file the user named, the name diagnostics give it,
+/// and the files clang read for it: for a `.cu` file the PTX clang writes
+/// ([`ptx_name`]) and its headers, for any other file its own `text`.
 pub fn source_text(
     path: &Path,
     text: String,
     clang: Option<&Path>,
-) -> Result<(String, String), CudaError> {
+    include_dirs: &[PathBuf],
+) -> Result<(String, String, Vec<PathBuf>), CudaError> {
     let name = path.to_string_lossy().into_owned();
     if is_cuda(path) {
-        Ok((ptx_name(&name), compile(path, clang)?))
+        let c = compile(path, clang, include_dirs)?;
+        Ok((ptx_name(&name), c.ptx, c.headers))
     } else {
-        Ok((name, text))
+        Ok((name, text, Vec::new()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependency_lists_read_as_make_writes_them() {
+        let text = "x: k.cu /tmp/d/spu_cuda.h \\\n  sub/a\\ b.h c$$d.h e\\#f.h \\\r\n  last.h\n";
+        assert_eq!(
+            parse_deps(text),
+            [
+                "k.cu",
+                "/tmp/d/spu_cuda.h",
+                "sub/a b.h",
+                "c$d.h",
+                "e#f.h",
+                "last.h"
+            ]
+        );
+    }
+
+    #[test]
+    fn system_folders_come_from_the_search_list() {
+        let said = "clang -cc1 ...\n#include \"...\" search starts here:\n /tmp\n#include <...> search starts here:\n /\n /nonexistent-folder\nEnd of search list.\n";
+        assert_eq!(system_dirs(said), [PathBuf::from("/")]);
     }
 }

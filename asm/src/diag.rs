@@ -84,6 +84,9 @@ pub struct Diagnostics {
     /// The files the diagnostics point into (the main file first, then includes);
     /// empty when only the main file is involved.
     pub files: Vec<SourceFile>,
+    /// Files clang read for an included `.cu` file (its headers): inputs, like
+    /// `files`, that no output may overwrite.
+    pub headers: Vec<std::path::PathBuf>,
     /// Errors and warnings past [`MAX_KEPT`], counted but not kept (a file of
     /// garbage costs a count, not memory per bad byte).
     pub dropped: [usize; 2],

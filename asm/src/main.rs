@@ -144,7 +144,8 @@ fn run(cli: &Cli) -> Result<()> {
         _ => None,
     };
     // A `.cu` file's text is the PTX clang writes for it, named `k.cu.ptx`.
-    let (path, src) = spu_asm::cuda::source_text(&cli.input, src, cli.clang.as_deref())?;
+    let (path, src, headers) =
+        spu_asm::cuda::source_text(&cli.input, src, cli.clang.as_deref(), &cli.include_dirs)?;
     let options = spu_asm::Options {
         entry: cli.entry.clone(),
         include_dirs: cli.include_dirs.clone(),
@@ -169,10 +170,12 @@ fn run(cli: &Cli) -> Result<()> {
                     .clone()
                     .unwrap_or_else(|| cli.input.with_extension("bin"));
                 // An included `.cu` file is read; the PTX clang wrote for it is not a file.
+                // So are the headers clang read for it.
                 let included: Vec<PathBuf> = warnings
                     .files
                     .iter()
                     .map(|f| PathBuf::from(spu_asm::cuda::cuda_of(&f.name).unwrap_or(&f.name)))
+                    .chain(headers.iter().chain(&warnings.headers).cloned())
                     .collect();
                 write_output(cli, &out, &bin, &included)?;
             }

@@ -518,6 +518,14 @@ pub(crate) fn too_many_instructions(span: Span, max: usize) -> Diagnostic {
 }
 
 fn unknown_directive(name: &str, span: Span) -> Diagnostic {
+    if name == ".callprototype" {
+        return Diagnostic::error(
+            "a call prototype (`.callprototype`) is not supported yet",
+            span,
+        )
+        .label("it describes a call through a register")
+        .help("call the function by its name (`call (ret), f, (a);`); in CUDA C, call it directly instead of through a pointer");
+    }
     if name == ".const" {
         return Diagnostic::error("constant memory (`.const`) is not supported", span)
             .label("no constant memory space")
@@ -674,6 +682,18 @@ fn ptx_call<'s>(
             node: *f,
             span: fs.clone(),
         },
+        // A function pointer: PTX's indirect call.
+        Some([(Tok::Register(r), rs), ..]) => {
+            diags.push(
+                Diagnostic::error(
+                    format!("a call through a register (`%{r}`) is not supported yet"),
+                    rs.clone(),
+                )
+                .label("an indirect call, as a function pointer or a virtual function compiles")
+                .help("call the function by its name (`call (ret), f, (a);`); in CUDA C, call it directly instead of through a pointer"),
+            );
+            return Some(None);
+        }
         Some(g) => {
             let at = g.first().map_or(span.clone(), |t| t.1.clone());
             return fail(&at, "expected the called function's name", diags);

@@ -376,6 +376,12 @@ fn bad_input_matrix() {
     std::fs::write(tmp.join("utf16.spu"), &utf16).unwrap();
     std::fs::write(tmp.join("utf16.h"), &utf16[..40]).unwrap();
     std::fs::write(tmp.join("nine.ptx"), NINE_PARAMETERS).unwrap();
+    std::fs::write(tmp.join("struct.ptx"), STRUCT_PARAMETER).unwrap();
+    let struct_launch = |arg: &str| {
+        format!(
+            "#include \"struct.ptx\"\n.global .f32 OUT[64];\n.launch grid(1) block(64);\n.bind st(\n    {arg});\n"
+        )
+    };
     let nine_args = |args: &str| {
         format!(
             "#include \"nine.ptx\"\n.param .u32 N = 64;\n.global .f32 A[N];\n.global .f32 B[N];\n.launch grid(1) block(64);\n.bind nine({args});\n"
@@ -890,6 +896,35 @@ fn bad_input_matrix() {
                 ".entry k {\n    .reg .u32 %r<8>;\n    st.local.u32 [0], %r1;\n    call R, 1;\n    exit;\nR:  ld.local.u32 %r2, [-16];\n    ret;\n}\n",
             )],
         ),
+        // A `.bind` whose struct argument does not parse: its error alone, not
+        // "needs a launch file" for each struct parameter it left unbound.
+        (
+            "struct_bind_that_does_not_parse",
+            vec![file(
+                "sb1.spu",
+                &struct_launch("{{.u64 OUT, .u32 N = 64}, .f32 S = 1.0}"),
+            )],
+        ),
+        (
+            "struct_field_offset_past_4_gib",
+            vec![file(
+                "sb2.spu",
+                &struct_launch("{.u64 OUT, .u32 N = 64, [4294967297] .f32 S = 1.0}"),
+            )],
+        ),
+        // `.bind` of a kernel no file defines: that, not "takes 0 arguments".
+        (
+            "bind_of_no_kernel",
+            vec![file(
+                "nok.spu",
+                "#include \"nine.ptx\"\n.global .f32 A[64];\n.launch grid(1) block(64);\n.bind nien(A, A, 1, 2, 3, 4, 5, 6, 7);\n",
+            )],
+        ),
+        // A function pointer: said so, at the address, the prototype and the call.
+        (
+            "call_through_a_register",
+            vec![file("fptr.ptx", FUNCTION_POINTER), "--check".into()],
+        ),
     ]);
     if fifo {
         cases.push((
@@ -911,6 +946,58 @@ fn bad_input_matrix() {
         insta::assert_snapshot!(format!("matrix_{name}"), text);
     }
 }
+
+/// A PTX kernel with a struct passed by value (a pointer, a count and a scale).
+const STRUCT_PARAMETER: &str = "\
+.version 7.8
+.target sm_52
+.address_size 64
+
+.visible .entry st(
+\t.param .align 8 .b8 st_param_0[16]
+)
+{
+\t.reg .b32 %r<4>;
+\t.reg .b64 %rd<4>;
+
+\tld.param.u64 %rd1, [st_param_0];
+\tld.param.u32 %r1, [st_param_0+8];
+\tret;
+}
+";
+
+/// A kernel that calls a device function through a register, as clang compiles a
+/// CUDA function pointer.
+const FUNCTION_POINTER: &str = "\
+.version 7.8
+.target sm_52
+.address_size 64
+
+.func (.param .b32 r) g(.param .b32 x)
+{
+\t.reg .b32 %r<2>;
+\tld.param.b32 %r1, [x];
+\tst.param.b32 [r], %r1;
+\tret;
+}
+
+.visible .entry k()
+{
+\t.reg .b32 %r<4>;
+\t.reg .b64 %rd<4>;
+
+\tmov.u64 %rd1, g;
+\t{
+\t.param .b32 a0;
+\tst.param.b32 [a0+0], %r1;
+\t.param .b32 r0;
+\tproto: .callprototype (.param .b32 _) _ (.param .b32 _);
+\tcall (r0), %rd1, (a0), proto;
+\tld.param.b32 %r2, [r0+0];
+\t}
+\tret;
+}
+";
 
 /// A PTX kernel of nine parameters, as nvcc writes one: two pointers and seven
 /// scalars, each read once.

@@ -539,3 +539,176 @@ fn a_bare_cuda_file_runs_with_its_parameters_from_d() {
     left.sort();
     assert_eq!(left, ["fill.cu", "s.json"]);
 }
+
+/// A `.cu` file's own `#include`s stay in its folder (or under `-I DIR`), as a
+/// launch file's do: clang is not asked to read, let alone quote, a file elsewhere,
+/// whether named by a path that leaves the folder, an absolute path, or an angle
+/// include that climbs out of clang's system folders.
+#[test]
+fn a_cu_file_includes_only_files_in_its_folder() {
+    if spu_tests::clang::skip("includes of a .cu file") {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.h");
+    std::fs::write(&secret, "TOPSECRET password=hunter2\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = "extern \"C\" __global__ void k(int *p) { p[threadIdx.x] = 1; }\n";
+    let up = format!("{}", secret.display());
+    let relative = format!(
+        "{}{}",
+        "../".repeat(dir.path().components().count()),
+        up.trim_start_matches('/')
+    );
+    for (name, include) in [
+        ("rel.cu", format!("#include \"{relative}\"\n")),
+        ("abs.cu", format!("#include \"{up}\"\n")),
+        (
+            "angle.cu",
+            format!(
+                "#include <{}{}>\n",
+                "../".repeat(12),
+                up.trim_start_matches('/')
+            ),
+        ),
+    ] {
+        std::fs::write(dir.path().join(name), format!("{include}{kernel}")).unwrap();
+        let launch = format!(
+            "#include \"{name}\"\n.global .s32 P[32] = zeros;\n.launch grid(1) block(32);\n.bind k(P);\n"
+        );
+        std::fs::write(dir.path().join("l.spu"), launch).unwrap();
+        for (tool_name, file) in [("spu-asm", name), ("spu-emu", "l.spu")] {
+            let o = tool(tool_name, &[file], dir.path(), &[]);
+            let e = stderr(&o);
+            assert!(!o.status.success(), "{tool_name} {name}: {e}");
+            assert!(!e.contains("TOPSECRET"), "{tool_name} {name}: {e}");
+            assert!(
+                e.contains("outside") && e.contains("-I "),
+                "{tool_name} {name}: {e}"
+            );
+        }
+    }
+    // The same header under `-I` is allowed.
+    std::fs::write(outside.path().join("ok.h"), "#define SCALE 3\n").unwrap();
+    std::fs::write(
+        dir.path().join("inc.cu"),
+        format!(
+            "#include \"{}\"\nextern \"C\" __global__ void k(int *p) {{ p[threadIdx.x] = SCALE; }}\n",
+            outside.path().join("ok.h").display()
+        ),
+    )
+    .unwrap();
+    let o = tool(
+        "spu-asm",
+        &["inc.cu", "--check", "-I", outside.path().to_str().unwrap()],
+        dir.path(),
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// The headers clang reads for a `.cu` file are inputs: no output overwrites one.
+#[test]
+fn no_output_overwrites_a_header_of_a_cu_file() {
+    if spu_tests::clang::skip("headers of a .cu file") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let header = "#pragma once\n#define SCALE 3\n";
+    std::fs::write(dir.path().join("h.cuh"), header).unwrap();
+    std::fs::write(
+        dir.path().join("hk.cu"),
+        "#include \"h.cuh\"\nextern \"C\" __global__ void k(int *p) { p[threadIdx.x] = SCALE; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("hk.spu"),
+        "#include \"hk.cu\"\n.global .s32 P[32] = zeros;\n.launch grid(1) block(32);\n.bind k(P);\n",
+    )
+    .unwrap();
+    for (tool_name, args) in [
+        ("spu-emu", vec!["hk.spu", "-q", "--stats", "h.cuh"]),
+        ("spu-emu", vec!["hk.spu", "-q", "--dump", "P=h.cuh"]),
+        ("spu-prof", vec!["hk.spu", "--heatmap", "h.cuh"]),
+        ("spu-asm", vec!["hk.cu", "-o", "h.cuh"]),
+        ("spu-asm", vec!["hk.spu", "-o", "h.cuh"]),
+    ] {
+        let o = tool(tool_name, &args, dir.path(), &[]);
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{tool_name} {args:?}: {e}");
+        assert!(
+            e.contains("would overwrite the input"),
+            "{tool_name} {args:?}: {e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("h.cuh")).unwrap(),
+            header,
+            "{tool_name} {args:?}"
+        );
+    }
+}
+
+/// A clang that keeps growing (macros that double, eight levels of them) is stopped
+/// at the memory limit with a message that says so.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_clang_that_grows_without_end_is_stopped_at_the_memory_limit() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("big-clang");
+    // Holds 256 MiB (written, so resident) for as long as it is let run.
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nexec python3 -c 'import time\nb = b\"x\" * (256 << 20)\ntime.sleep(60)'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    let start = std::time::Instant::now();
+    let o = tool(
+        "spu-asm",
+        &["k.cu"],
+        dir.path(),
+        &[
+            ("SPU_CLANG", fake.to_str().unwrap()),
+            ("SPU_CLANG_MEMORY_MIB", "64"),
+        ],
+    );
+    let e = stderr(&o);
+    assert!(
+        !o.status.success()
+            && e.contains("clang used more than 64 MiB of memory compiling `k.cu`")
+            && e.contains("SPU_CLANG_MEMORY_MIB"),
+        "{e}"
+    );
+    assert!(start.elapsed().as_secs() < 30, "not stopped");
+}
+
+/// clang works in a folder only the user can enter (it holds the PTX of the
+/// user's file, and the PTX of a private file is private too).
+#[cfg(unix)]
+#[test]
+fn clangs_temporary_folder_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("stat-clang");
+    let record = dir.path().join("mode.txt");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\nstat -c %a \"$(dirname \"$out\")\" > '{}'\nexit 1\n",
+            record.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    let o = tool(
+        "spu-asm",
+        &["k.cu"],
+        dir.path(),
+        &[("SPU_CLANG", fake.to_str().unwrap())],
+    );
+    assert!(!o.status.success());
+    assert_eq!(std::fs::read_to_string(&record).unwrap().trim(), "700");
+}

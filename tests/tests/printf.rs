@@ -227,3 +227,53 @@ fn a_printf_is_attributed_to_its_call_line() {
         .collect();
     assert_eq!(lines, [(92, 100), (154, 1)]);
 }
+
+/// What a kernel prints is data: raw into a pipe or file, but on a terminal its
+/// ESC and OSC sequences are escaped (line breaks kept), as all user text is, in
+/// `spu-emu` (standard output) and `spu-prof` (standard error).
+#[cfg(target_os = "linux")]
+#[test]
+fn printf_text_cannot_drive_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let launch = kernel(dir.path(), "\u{1b}]0;pwned\u{7}\u{1b}[31mRED%d\n", 1);
+    let emu = spu_tests::binary("spu-emu");
+    let raw = std::process::Command::new(&emu)
+        .arg(&launch)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert_eq!(raw.stdout, b"\x1b]0;pwned\x07\x1b[31mRED0\n");
+    // `script` gives the tools a terminal; without it there is nothing to check.
+    let Ok(status) = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+    else {
+        eprintln!("skipped: no `script` to run the tools on a terminal");
+        return;
+    };
+    assert!(status.status.success());
+    for (tool, opts) in [("spu-emu", "-q"), ("spu-prof", "--format json")] {
+        let command = format!(
+            "{} {} {} > /dev/null",
+            spu_tests::binary(tool).display(),
+            launch.display(),
+            opts
+        );
+        let command = if tool == "spu-emu" {
+            command.replace(" > /dev/null", "")
+        } else {
+            command
+        };
+        let o = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{tool}: {shown}");
+        assert!(!shown.contains('\u{1b}'), "{tool}: {shown:?}");
+        assert!(
+            shown.contains("\\u{1b}]0;pwned\\u{7}\\u{1b}[31mRED0"),
+            "{tool}: {shown:?}"
+        );
+    }
+}

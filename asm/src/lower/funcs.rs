@@ -232,6 +232,7 @@ impl Assembler<'_> {
                 );
                 continue;
             }
+            self.scope.funcs.insert(name.node.to_string());
             let mut at = 0;
             let params = layout(&params, &mut at, diags);
             if rets.len() > 1 {

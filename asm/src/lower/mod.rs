@@ -71,16 +71,24 @@ pub fn assemble_module_with(
     options: &Options,
 ) -> Result<(Module, Diagnostics), Diagnostics> {
     let mut confined = crate::preprocess::confined_reader(path, &options.include_dirs);
+    let mut headers = Vec::new();
     // An included `.cu` file is read under the same rule, then compiled to PTX.
     let mut read = |p: &std::path::Path| {
         let text = confined(p)?;
         if crate::cuda::is_cuda(p) {
-            crate::cuda::compile(p, options.clang.as_deref()).map_err(|e| e.to_string())
+            let c = crate::cuda::compile(p, options.clang.as_deref(), &options.include_dirs)
+                .map_err(|e| e.to_string())?;
+            headers.extend(c.headers);
+            Ok(c.ptx)
         } else {
             Ok(text)
         }
     };
-    assemble_with_options(path, src, &mut read, options)
+    let mut result = assemble_with_options(path, src, &mut read, options);
+    match &mut result {
+        Ok((_, d)) | Err(d) => d.headers = headers,
+    }
+    result
 }
 
 /// [`assemble_module`] with a caller-provided reader for included files.
@@ -358,6 +366,8 @@ struct Assembler<'m> {
     launch_block: Option<([Option<u64>; 3], Span)>,
     /// The first `.bind` of the kernel, which the others repeat (an error each).
     first_bind: Option<Span>,
+    /// A `.bind` of the chosen kernel that did not parse (so no binding is missing).
+    bind_broken: bool,
     /// The width of a pointer parameter (see [`Outline::pointer_bits`]).
     pointer_bits: u32,
     /// The chosen PTX entry's parameters and where they are declared.
@@ -413,6 +423,7 @@ impl<'m> Assembler<'m> {
             thread_bounds: Vec::new(),
             launch_block: None,
             first_bind: None,
+            bind_broken: false,
             pointer_bits: 64,
             entry_params: Vec::new(),
             param_regs: HashMap::new(),
@@ -509,6 +520,18 @@ impl<'m> Assembler<'m> {
                 .filter(move |d| d.owner == NO_OWNER || Some(d.owner) == chosen)
                 .filter_map(|d| Some((d.kind, statement_at(text, d.start as usize)?)))
         };
+        // A `.bind` that did not parse was reported; a missing binding would repeat it.
+        self.bind_broken = outline
+            .decls
+            .iter()
+            .filter(|d| d.owner == NO_OWNER || Some(d.owner) == chosen)
+            .filter(|d| matches!(d.kind, DeclKind::Bind))
+            .any(|d| {
+                !matches!(
+                    statement_at(text, d.start as usize).map(|s| s.node),
+                    Some(Stmt::Bind { .. })
+                )
+            });
         let mut bind = None;
         for (kind, s) in decls() {
             match (&s.node, kind) {
@@ -576,6 +599,8 @@ impl<'m> Assembler<'m> {
             .iter()
             .map(|p| (p.name.node.to_string(), p.name.span.clone()))
             .collect();
+        // A `.bind` of no kernel was reported as such; its arguments match nothing.
+        let bind = bind.filter(|_| !self.no_entry_chosen);
         self.bind_entry_params(entry_params, bind.as_ref(), diags);
     }
 }

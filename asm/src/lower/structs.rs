@@ -88,6 +88,8 @@ impl Assembler<'_> {
                 );
                 return;
             }
+            // The `.bind` did not parse: its error says why.
+            None if self.bind_broken => return,
             None => {
                 diags.push(
                     Diagnostic::error(
@@ -118,8 +120,14 @@ impl Assembler<'_> {
                 Some(e) => match const_int(e, &self.scope.params) {
                     Ok(v) if (0..i64::from(u32::MAX)).contains(&v) => v as u32,
                     Ok(v) => {
+                        // Past 4 GiB the field cannot be inside the struct either.
+                        let what = if v < 0 {
+                            format!("offset {v} is negative")
+                        } else {
+                            format!("offset {v} is past the {bytes}-byte struct")
+                        };
                         diags.push(
-                            Diagnostic::error(format!("offset {v} is negative"), e.span.clone())
+                            Diagnostic::error(what, e.span.clone())
                                 .label("a field's offset counts bytes from the struct's start"),
                         );
                         ok = false;

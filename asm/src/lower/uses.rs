@@ -80,7 +80,7 @@ impl Assembler<'_> {
         let Some(first) = self.pointer_params.first() else {
             return;
         };
-        if !self.options.launch || self.first_bind.is_some() {
+        if !self.options.launch || self.first_bind.is_some() || self.bind_broken {
             return;
         }
         let span = self

@@ -327,6 +327,14 @@ pub(super) fn unknown_name(n: &str, span: &Span, scope: &Scope) -> Diagnostic {
             .label("parameters can change at launch (-D)")
             .help(format!("read it with `ld.param.u32 %rX, [{n}];`"));
     }
+    if scope.funcs.contains(n) {
+        return Diagnostic::error(
+            format!("`{n}` is a device function; its address (a function pointer) is not supported yet"),
+            span.clone(),
+        )
+        .label("a function used as a value")
+        .help(format!("call it by its name (`call (ret), {n}, (a);`); in CUDA C, call it directly instead of through a pointer"));
+    }
     let all = scope
         .buffers
         .keys()

@@ -42,6 +42,8 @@ pub struct Scope {
     pub poisoned: HashSet<String>,
     /// The same for register declarations: the base names (`r` of `%r<N>`).
     pub poisoned_regs: HashSet<String>,
+    /// Device function names: one used as a value is a function pointer.
+    pub funcs: HashSet<String>,
 }
 
 /// A PTX entry parameter read through its binding (see [`Scope::entry_args`]).

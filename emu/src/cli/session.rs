@@ -258,6 +258,21 @@ pub fn report_failure(error: &(dyn std::error::Error + 'static)) -> u8 {
     special.unwrap_or_else(|| session.map_or(1, SessionError::exit_code))
 }
 
+/// The kernel's text as written: raw into a file or pipe (it is data), but on a
+/// terminal with what would drive it (ESC and OSC sequences, other control and
+/// invisible characters) escaped, line breaks and tabs kept, as all user text is.
+pub fn for_terminal(text: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
+    use std::borrow::Cow;
+    if !terminal {
+        return Cow::Borrowed(text);
+    }
+    let lossy = String::from_utf8_lossy(text);
+    match spu_io::quote::escape_lines(&lossy) {
+        Cow::Borrowed(_) if matches!(lossy, Cow::Borrowed(_)) => Cow::Borrowed(text),
+        t => Cow::Owned(t.into_owned().into_bytes()),
+    }
+}
+
 /// Writes what the kernel's `printf` calls printed: to standard output, or to
 /// standard error when standard output carries data (`--stats -`); a note about
 /// dropped texts goes to standard error.
@@ -265,18 +280,20 @@ pub fn print_output(
     printed: &crate::exec::printf::Printed,
     to_stderr: bool,
 ) -> Result<(), spu_io::output::OutputError> {
-    use std::io::Write;
+    use std::io::{IsTerminal, Write};
     if !printed.text.is_empty() {
         let (written, path) = if to_stderr {
             let mut e = std::io::stderr().lock();
+            let text = for_terminal(&printed.text, e.is_terminal());
             (
-                e.write_all(&printed.text).and_then(|()| e.flush()),
+                e.write_all(&text).and_then(|()| e.flush()),
                 "standard error",
             )
         } else {
             let mut o = std::io::stdout().lock();
+            let text = for_terminal(&printed.text, o.is_terminal());
             (
-                o.write_all(&printed.text).and_then(|()| o.flush()),
+                o.write_all(&text).and_then(|()| o.flush()),
                 "standard output",
             )
         };

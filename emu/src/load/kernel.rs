@@ -136,7 +136,7 @@ pub fn read_kernel_using(
         return Err(not_text());
     }
     // A `.cu` file's text is the PTX clang writes for it, named `k.cu.ptx`.
-    let (p, text) = spu_asm::cuda::source_text(path, text, clang)?;
+    let (p, text, headers) = spu_asm::cuda::source_text(path, text, clang, include_dirs)?;
     // A run needs buffers behind a PTX kernel's pointers.
     let options = spu_asm::Options {
         launch: true,
@@ -153,11 +153,13 @@ pub fn read_kernel_using(
                 .map(|f| (f.name.clone(), f.text.clone()))
                 .collect();
             // An included `.cu` file is read; the PTX clang wrote for it is not a file.
+            // So are the headers clang read for it.
             let included = warnings
                 .files
                 .iter()
                 .filter(|f| f.name != p)
                 .map(|f| PathBuf::from(spu_asm::cuda::cuda_of(&f.name).unwrap_or(&f.name)))
+                .chain(headers.iter().chain(&warnings.headers).cloned())
                 .collect();
             let rendered = warnings.render(&p, &text);
             sources.insert(p, text);
