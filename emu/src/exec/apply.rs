@@ -199,12 +199,16 @@ fn setp_word<S: Setp, T: Word, const CMP: u8>(w: &mut Warp, op: &Op, exec: u32) 
     let mut f = T::FORM;
     f.mods.cmp = Cmp::from_code(CMP);
     let (a, b) = (op.lanes(w, 0), op.lanes(w, 1));
-    let mut hits = 0u32;
-    for (l, bit) in LANE_BIT.iter().enumerate() {
-        if S::eval(&f, T::read(a[l]), T::read(b[l])) {
-            hits |= bit;
-        }
+    // Each lane's bit, then their OR: both loops vectorise.
+    let mut bits = [0u32; 32];
+    for (l, o) in bits.iter_mut().enumerate() {
+        *o = if S::eval(&f, T::read(a[l]), T::read(b[l])) {
+            LANE_BIT[l]
+        } else {
+            0
+        };
     }
+    let hits = bits.iter().fold(0, |h, &x| h | x);
     write_pred(w, op.pd, hits, exec);
 }
 

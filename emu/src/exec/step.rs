@@ -126,6 +126,23 @@ pub fn execute_in_plain_block<G: Global>(
     dispatch::<G, false, false>(prog, op, pc, warp, active, local, global, 0, addrs)
 }
 
+/// Runs `op` if it is a register operation (which never ends a basic block nor
+/// touches memory), for the lanes of `active` whose guard holds, and returns
+/// those lanes; `None` for any other instruction, left to
+/// [`execute_in_plain_block`]. What [`execute_in_plain_block`] would do, without
+/// building an [`Executed`].
+#[inline(always)]
+pub fn run_register_op(op: &Op, warp: &mut Warp, active: u32) -> Option<u32> {
+    match op.run {
+        Run::Lanes(f) => {
+            let exec = guarded(op.guard, &warp.preds, active);
+            f(warp, op, exec);
+            Some(exec)
+        }
+        _ => None,
+    }
+}
+
 /// An instruction that ends its basic block runs from its own PC: inside a block
 /// (`!ADVANCE`) the warp's PC still is the block's start.
 #[inline(always)]

@@ -141,10 +141,25 @@ impl Unit {
         // `pc`. Only the last can end the block (control flow, a barrier, an
         // atomic); after any other the warp moves to the next block.
         macro_rules! run_ops {
-            ($execute:expr) => {{
+            ($execute:expr, $plain:expr) => {{
                 let mut flow = Flow::Next;
                 for op in ops {
                     let at = pc as usize;
+                    // Register operations first, the way the general path runs them
+                    // (they touch no memory and never end the block).
+                    if $plain && let Some(exec) = step::run_register_op(op, warp, active) {
+                        if !whole {
+                            count(counts, pc, exec);
+                        } else if op.guard != spu_isa::Guard::Always {
+                            counts.guard_threads[at] += u64::from(exec.count_ones());
+                        }
+                        pc += 1;
+                        if pc == end {
+                            warp.set_pc(pc - 1);
+                            warp.advance();
+                        }
+                        continue;
+                    }
                     let executed = $execute(op)?;
                     let exec = executed.exec;
                     if !whole {
@@ -176,27 +191,33 @@ impl Unit {
             }};
         }
         let flow = if program.block_checked[block].needed(is_iu) {
-            run_ops!(|_: &crate::exec::ops::Op| step::execute_in_block(
-                program,
-                pc,
-                warp,
-                active,
-                &mut local,
-                &mut global,
-                now,
-                &mut addrs,
-            ))
+            run_ops!(
+                |_: &crate::exec::ops::Op| step::execute_in_block(
+                    program,
+                    pc,
+                    warp,
+                    active,
+                    &mut local,
+                    &mut global,
+                    now,
+                    &mut addrs,
+                ),
+                false
+            )
         } else {
-            run_ops!(|op| step::execute_in_plain_block(
-                program,
-                op,
-                pc,
-                warp,
-                active,
-                &mut local,
-                &mut global,
-                &mut addrs,
-            ))
+            run_ops!(
+                |op| step::execute_in_plain_block(
+                    program,
+                    op,
+                    pc,
+                    warp,
+                    active,
+                    &mut local,
+                    &mut global,
+                    &mut addrs,
+                ),
+                true
+            )
         };
         traffic.toggles += global.toggles;
         let ran = pc - first;
