@@ -18,6 +18,9 @@ use std::path::Path;
 /// (soft hyphen, zero-width characters, bidirectional marks, embeddings,
 /// overrides and isolates, the byte order mark, interlinear annotations, tags).
 pub fn is_hidden(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
     c.is_control()
         || matches!(
             c,
@@ -127,7 +130,9 @@ pub fn xml(text: &str) -> String {
 pub fn json(text: &str) -> Cow<'_, str> {
     // serde_json escapes C0 controls itself, so any left are layout.
     let raw = |c: char| is_hidden(c) && (!c.is_ascii() || c == '\u{7f}');
-    if !text.chars().any(raw) {
+    // Only DEL and non-ASCII characters can be raw: a byte scan rules out most
+    // documents (a run's stats are megabytes of ASCII) without decoding them.
+    if !text.bytes().any(|b| b >= 0x7f) || !text.chars().any(raw) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
