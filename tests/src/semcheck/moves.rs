@@ -1,13 +1,13 @@
 //! Forms that move values or compute predicates: `mov` of registers (across the
 //! integer and float files where the type is a bit type), immediates and special
-//! registers, predicate logic, `cvta`; the SFU functions `ex2 lg2 sin cos`; and
+//! registers, predicate logic, `cvta`, `testp`; the SFU functions `ex2 lg2 sin cos`; and
 //! the instructions without a result (`nop`, `membar`, `fence`).
 
 use super::random::{Rng, operand, reg};
 use super::reference::sfu::Fun;
 use super::reference::{Op, PredOp, Sr};
 use super::{Class, Drawn, Src};
-use spu_isa::Ty;
+use spu_isa::{TestpOp, Ty};
 
 const MOV_TYS: [Ty; 11] = [
     Ty::B16,
@@ -46,7 +46,14 @@ fn nothing(text: String) -> Drawn {
 
 /// One random instruction of these forms.
 pub(crate) fn instruction(rng: &mut Rng) -> Drawn {
-    match rng.below(12) {
+    match rng.below(13) {
+        12 => {
+            let test = rng.pick(TestpOp::ALL);
+            let ty = rng.pick(&[Ty::F32, Ty::F64]);
+            let name = format!("testp.{}.{ty}", test.name());
+            let a = Src::Reg(reg(rng, Class::of(ty)));
+            Drawn::one(Op::Testp { test, ty }, &name, reg(rng, Class::P), vec![a])
+        }
         0..=2 => {
             let ty = rng.pick(&MOV_TYS);
             let class = value_reg(rng, ty);

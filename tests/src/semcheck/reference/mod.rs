@@ -13,7 +13,9 @@ pub mod sfu;
 pub mod warp;
 
 use float::{F32, F64, Format, Mode};
-use spu_isa::{AtomOp, Cmp, Half, PrmtMode, Rnd, ShfDir, ShfMode, ShflMode, Space, Ty, VoteMode};
+use spu_isa::{
+    AtomOp, Cmp, Half, PrmtMode, Rnd, ShfDir, ShfMode, ShflMode, Space, TestpOp, Ty, VoteMode,
+};
 
 /// One generated operation and its modifiers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -160,6 +162,11 @@ pub enum Op {
         rnd: Option<Rnd>,
         ftz: bool,
         sat: bool,
+    },
+    /// `testp.{test}.{ty}`: the class of a float (PTX 9.7.3.2).
+    Testp {
+        test: TestpOp,
+        ty: Ty,
     },
     /// `ex2 lg2 sin cos .approx[.ftz].f32`: checked against [`sfu::want`].
     Sfu {
@@ -491,6 +498,7 @@ pub fn eval(op: Op, v: &[u64], p: bool) -> u64 {
             ftz,
             sat,
         } => cvt(dst, src, rnd, ftz, sat, v[0]),
+        Op::Testp { test, ty } => u64::from(testp(test, ty, v[0])),
         Op::Sfu { fun, ftz } => u64::from(sfu::best(sfu::want(fun, v[0] as u32, ftz))),
         Op::Mov { ty } => int::low(ty.bits(), v[0]),
         Op::PredLogic(op) => {
@@ -524,6 +532,22 @@ fn rcp_approx_ftz_f64(a: u64) -> u64 {
         0x7fff_ffff_0000_0000
     } else {
         r & 0xffff_ffff_0000_0000
+    }
+}
+
+/// PTX 9.7.3.2 `testp`: the class of a float pattern, by its fields.
+fn testp(test: TestpOp, ty: Ty, a: u64) -> bool {
+    let f = format(ty);
+    let a = int::low(ty.bits(), a);
+    let (nan, inf) = (f.is_nan(a), a & (f.sign() - 1) == f.infinity(false));
+    let zero = a & (f.sign() - 1) == 0;
+    match test {
+        TestpOp::Finite => !nan && !inf,
+        TestpOp::Infinite => inf,
+        TestpOp::Number => !nan,
+        TestpOp::NotANumber => nan,
+        TestpOp::Normal => !nan && !inf && !zero && !f.is_subnormal(a),
+        TestpOp::Subnormal => f.is_subnormal(a),
     }
 }
 
