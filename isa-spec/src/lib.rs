@@ -24,7 +24,7 @@ pub use instr::{
 pub use mods::Mods;
 pub use names::{
     AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PredTy, PrmtMode, Rnd, Sat,
-    Scope, ShfDir, ShfMode, ShflMode, ShiftAmt, Side, Space, Special, To, Ty, TyClass, Uni, Vector,
-    Volatile, VoteMode,
+    Scope, ShfDir, ShfMode, ShflMode, ShiftAmt, Side, Space, Special, TestpOp, To, Ty, TyClass,
+    Uni, Vector, Volatile, VoteMode,
 };
 pub use table::{MAX_OPERANDS, Opcode, TABLE};

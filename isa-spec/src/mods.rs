@@ -4,8 +4,8 @@
 
 use crate::names::{
     AtomOp, CacheOp, Cmp, FenceSem, Ftz, Half, MemLevel, Nc, Prec, PredTy, PrmtMode, Rnd, Sat,
-    Scope, ShfDir, ShfMode, ShflMode, ShiftAmt, Side, Space, To, Ty, Uni, Vector, Volatile,
-    VoteMode,
+    Scope, ShfDir, ShfMode, ShflMode, ShiftAmt, Side, Space, TestpOp, To, Ty, Uni, Vector,
+    Volatile, VoteMode,
 };
 
 /// A modifier field: which enumeration it encodes.
@@ -65,6 +65,8 @@ pub enum ModKind {
     PredTy,
     /// `.shiftamt` of `bfind`.
     ShiftAmt,
+    /// The class `testp` tests for.
+    TestpOp,
 }
 
 impl ModKind {
@@ -97,6 +99,7 @@ impl ModKind {
         ModKind::PrmtMode,
         ModKind::PredTy,
         ModKind::ShiftAmt,
+        ModKind::TestpOp,
     ];
 
     /// All spellings of the enumeration, indexed by value code.
@@ -128,6 +131,7 @@ impl ModKind {
             ModKind::PrmtMode => PrmtMode::NAMES,
             ModKind::PredTy => crate::names::PredTy::NAMES,
             ModKind::ShiftAmt => crate::names::ShiftAmt::NAMES,
+            ModKind::TestpOp => TestpOp::NAMES,
         }
     }
 
@@ -167,6 +171,7 @@ impl ModKind {
             ModKind::PrmtMode => "permute mode",
             ModKind::PredTy => "predicate type",
             ModKind::ShiftAmt => "shift amount",
+            ModKind::TestpOp => "test",
         }
     }
 
@@ -200,6 +205,7 @@ impl ModKind {
             ModKind::PrmtMode => "mode",
             ModKind::PredTy => "pred",
             ModKind::ShiftAmt => "shiftamt",
+            ModKind::TestpOp => "test",
         }
     }
 }
@@ -271,4 +277,5 @@ mods! {
     PrmtMode => prmt: PrmtMode,
     PredTy => pred_ty: PredTy,
     ShiftAmt => shiftamt: ShiftAmt,
+    TestpOp => testp: TestpOp,
 }

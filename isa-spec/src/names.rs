@@ -344,6 +344,16 @@ code_enum! {
 }
 
 code_enum! {
+    /// The class `testp` tests for: not infinite or NaN (`finite`), an infinity
+    /// (`infinite`), not NaN (`number`), NaN (`notanumber`), a normal number
+    /// (`normal`: finite, nonzero, not subnormal), a subnormal one (`subnormal`).
+    TestpOp {
+        Finite = "finite", Infinite = "infinite", Number = "number",
+        NotANumber = "notanumber", Normal = "normal", Subnormal = "subnormal",
+    }
+}
+
+code_enum! {
     /// Saturate: integers clamp to the type's range, floats to [0, 1] (NaN gives 0).
     Sat { Sat = "sat" }
 }

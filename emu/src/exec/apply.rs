@@ -33,7 +33,8 @@ pub trait Alu3 {
 pub trait Alu4 {
     fn eval(f: &Form, a: u64, b: u64, c: u64, e: u64) -> u64;
 }
-/// A comparison to a predicate (`setp`).
+/// A comparison to a predicate (`setp`), or a test of one operand (`testp`,
+/// whose `b` is 0).
 pub trait Setp {
     fn eval(f: &Form, a: u64, b: u64) -> bool;
 }
@@ -216,7 +217,11 @@ fn setp_general<S: Setp>(w: &mut Warp, op: &Op, exec: u32) {
     let mut hits = 0u32;
     for l in lanes_of(exec) {
         let a = value(w, op.src[0], op.src_ty[0], l);
-        let b = value(w, op.src[1], op.src_ty[1], l);
+        // A one-operand test (`testp`) has no b: it reads as 0.
+        let b = match op.src[1] {
+            NO_REG => 0,
+            slot => value(w, slot, op.src_ty[1], l),
+        };
         hits |= u32::from(S::eval(&op.form, a, b)) << l;
     }
     write_pred(w, op.pd, hits, exec);

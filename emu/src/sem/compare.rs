@@ -1,9 +1,9 @@
-//! `setp` (a comparison to a predicate), `selp` (a choice by a predicate) and the
-//! predicate logic rows.
+//! `setp` (a comparison to a predicate), `testp` (a float's class to a
+//! predicate), `selp` (a choice by a predicate) and the predicate logic rows.
 
 use crate::sem::Form;
 use crate::sem::float::flush;
-use spu_isa::{Cmp, Ty};
+use spu_isa::{Cmp, TestpOp, Ty};
 
 /// `x cmp y` (PTX `setp`): ordered comparisons are false on NaN, `ne` included;
 /// the unordered ones and `nan` are true then.
@@ -42,6 +42,26 @@ pub fn setp(f: &Form, a: u64, b: u64) -> bool {
         Ty::F64 => compare(cmp, f64::from_bits(a), f64::from_bits(b)),
         _ if cmp.unsigned_only() || !f.ty.is_signed() => compare(cmp, a, b),
         _ => compare(cmp, a as i64, b as i64),
+    }
+}
+
+/// `testp`: whether a, of the form's float type, is of the class the test
+/// names (no `.ftz`: a subnormal operand is tested as it is); `b` is absent.
+#[inline(always)]
+pub fn testp(f: &Form, a: u64, _: u64) -> bool {
+    use std::num::FpCategory::{Infinite, Nan, Normal, Subnormal};
+    let class = if f.ty == Ty::F64 {
+        f64::from_bits(a).classify()
+    } else {
+        f32::from_bits(a as u32).classify()
+    };
+    match f.mods.testp.unwrap_or(TestpOp::Number) {
+        TestpOp::Finite => !matches!(class, Infinite | Nan),
+        TestpOp::Infinite => class == Infinite,
+        TestpOp::Number => class != Nan,
+        TestpOp::NotANumber => class == Nan,
+        TestpOp::Normal => class == Normal,
+        TestpOp::Subnormal => class == Subnormal,
     }
 }
 

@@ -1089,6 +1089,22 @@ macro_rules! for_each_instr {
             doc: "the built-in `vprintf` with PTX's calling convention (for the threads whose guard holds): its frame starts frame x 16 bytes into the caller's, holding the format string's global address (8 bytes), the local address of the argument buffer (8 bytes, each argument aligned to its size) and, after them, the 4-byte result, the number of arguments printed (-1 for a null format); each thread's text goes to standard output after the run, by block, warp, lane and program order",
             example: "printf 2;",
         },
+        Testp {
+            mnemonic: "testp",
+            opcode: 0x45,
+            fields: &[
+                req(ModKind::TestpOp),
+                ty(FLOATS),
+                opnd("p", K::Pred, OT::Pred, Def),
+                A,
+            ],
+            exec: ARITH,
+            rules: NO_RULES,
+            flow: Next,
+            sem: setp(compare::testp),
+            doc: "p = whether a is finite (`finite`), an infinity (`infinite`), not NaN (`number`), NaN (`notanumber`), normal (`normal`: finite, nonzero, not subnormal) or subnormal (`subnormal`); subnormals are never flushed",
+            example: "testp.notanumber.f32 %p1, %f1;",
+        },
         }
     };
 }

@@ -2,17 +2,25 @@
 //! stores in each mode, and the words where they differ.
 
 use super::generate::kernel;
-use super::{Class, IN_SLOTS, Inst, Kernel, PREDS, Piece, Reg, Src, reference};
+use super::reference::{self, Op, memory, sfu, warp};
+use super::{Class, IN_SLOTS, Inst, Kernel, PREDS, Piece, Reg, SCRATCH_SLOTS, Src};
 use spu_emu::{Machine, RunControl};
+use spu_isa::Space;
+use std::collections::HashMap;
 
-/// The words of `inp`: each thread's registers in file order, 8 bytes each.
+/// The words of `inp`: each thread's registers in file order, then its scratch
+/// words, 8 bytes each.
 pub fn input_words(k: &Kernel) -> Vec<u32> {
     let mut words = vec![0u32; k.threads * IN_SLOTS * 2];
     for (t, regs) in k.inputs.iter().enumerate() {
-        for (i, (_, v)) in regs.iter().enumerate() {
+        let values = regs
+            .iter()
+            .map(|(_, v)| *v)
+            .chain(k.scratch[t].iter().copied());
+        for (i, v) in values.enumerate() {
             let w = (t * IN_SLOTS + i) * 2;
-            words[w] = *v as u32;
-            words[w + 1] = (*v >> 32) as u32;
+            words[w] = v as u32;
+            words[w + 1] = (v >> 32) as u32;
         }
     }
     words
@@ -22,11 +30,27 @@ fn low(bits: u32, v: u64) -> u64 {
     reference::int::low(bits, v)
 }
 
-/// What `out` must hold after the run, by the reference.
-pub fn expected(k: &Kernel) -> Vec<u32> {
-    let mut out = vec![0u32; k.threads * k.out_slots * 2];
-    for (t, init) in k.inputs.iter().enumerate() {
-        let mut regs: std::collections::HashMap<Reg, u64> = init
+/// The scratch spaces, in the order of [`Thread::mem`].
+const SPACES: [Space; 3] = [Space::Global, Space::Shared, Space::Local];
+
+fn space_index(space: Space) -> usize {
+    SPACES
+        .iter()
+        .position(|&s| s == space)
+        .expect("a scratch space")
+}
+
+/// One thread as the reference runs it.
+struct Thread {
+    t: usize,
+    regs: HashMap<Reg, u64>,
+    /// Its scratch bytes in global, shared and local space.
+    mem: [Vec<u8>; 3],
+}
+
+impl Thread {
+    fn new(k: &Kernel, t: usize) -> Thread {
+        let mut regs: HashMap<Reg, u64> = k.inputs[t]
             .iter()
             .map(|&(r, v)| (r, low(r.class.bits(), v)))
             .collect();
@@ -34,59 +58,242 @@ pub fn expected(k: &Kernel) -> Vec<u32> {
             let r = regs[&Reg { class: Class::R, n }];
             regs.insert(Reg { class: Class::P, n }, r & 1);
         }
-        let base = t * k.out_slots * 2;
-        let mut put = |slot: usize, bits: u32, v: u64| {
-            let v = low(bits, v);
-            let w = base + slot * 2;
-            // Narrow stores write their bytes only; the rest of the slot stays 0.
-            out[w] = v as u32;
-            out[w + 1] = (v >> 32) as u32;
-        };
-        let mut step = |regs: &mut std::collections::HashMap<Reg, u64>, i: &Inst| {
-            let on = i.guard.is_none_or(|(p, neg)| (regs[&p] != 0) != neg);
-            if on {
-                let vals: Vec<u64> = i
-                    .srcs
-                    .iter()
-                    .map(|s| match s {
-                        Src::Reg(r) => regs[r],
-                        Src::Imm(v, _) => *v,
-                    })
-                    .collect();
-                let p = i.pred.is_some_and(|p| regs[&p] != 0);
-                let v = reference::eval(i.op, &vals, p);
-                regs.insert(i.dst, low(i.dst.class.bits(), v));
-            }
-            let bits = if i.dst.class == Class::P {
-                32
-            } else {
-                i.store_bits
-            };
-            put(i.slot, bits, regs[&i.dst]);
-        };
+        let bytes: Vec<u8> = k.scratch[t].iter().flat_map(|w| w.to_le_bytes()).collect();
+        Thread {
+            t,
+            regs,
+            mem: [bytes.clone(), bytes.clone(), bytes],
+        }
+    }
+    fn value(&self, s: &Src) -> u64 {
+        match s {
+            Src::Reg(r) => self.regs[r],
+            Src::Imm(v, _) => *v,
+        }
+    }
+    fn set(&mut self, r: Reg, v: u64) {
+        self.regs.insert(r, low(r.class.bits(), v));
+    }
+}
+
+/// The output words being built, and what the emulator stored (for the
+/// instructions whose result is checked against a bound).
+struct Out<'a> {
+    words: Vec<u32>,
+    got: &'a [u32],
+    slots: usize,
+    /// Thread-instructions executed (lanes whose guard held).
+    executed: usize,
+}
+
+impl Out<'_> {
+    /// Stores `v` as `bits` bits in `slot` of thread `t` (narrow stores write their
+    /// bytes only; the rest of the slot stays 0).
+    fn put(&mut self, t: usize, slot: usize, bits: u32, v: u64) {
+        let v = low(bits, v);
+        let w = (t * self.slots + slot) * 2;
+        self.words[w] = v as u32;
+        self.words[w + 1] = (v >> 32) as u32;
+    }
+    /// What the emulator stored in `slot` of thread `t` (its low word), if known.
+    fn got(&self, t: usize, slot: usize) -> Option<u32> {
+        self.got.get((t * self.slots + slot) * 2).copied()
+    }
+}
+
+/// What `out` must hold after the run, by the reference. The SFU results are
+/// checked against their bound: where the emulator's (in `got`, if not empty)
+/// meets it, the reference goes on with that value, else with the nearest.
+pub fn expected(k: &Kernel, got: &[u32]) -> Vec<u32> {
+    reference_run(k, got).0
+}
+
+/// [`expected`], and the number of thread-instructions the kernel executes.
+fn reference_run(k: &Kernel, got: &[u32]) -> (Vec<u32>, usize) {
+    let mut out = Out {
+        words: vec![0u32; k.threads * k.out_slots * 2],
+        got,
+        slots: k.out_slots,
+        executed: 0,
+    };
+    for warp in 0..k.threads / 32 {
+        let mut lanes: Vec<Thread> = (0..32).map(|l| Thread::new(k, warp * 32 + l)).collect();
         for piece in &k.pieces {
             match piece {
-                Piece::Inst(i) => step(&mut regs, i),
+                Piece::Inst(i) => step(k, &mut lanes, i, u32::MAX, &mut out),
                 Piece::Skip {
                     pred,
                     negated,
                     body,
                 } => {
-                    if (regs[pred] != 0) == *negated {
+                    let stay = mask(&lanes, |th| (th.regs[pred] != 0) == *negated);
+                    if stay != 0 {
                         for i in body {
-                            step(&mut regs, i);
+                            step(k, &mut lanes, i, stay, &mut out);
                         }
                     }
                 }
             }
         }
-        let first = k.out_slots - PREDS;
-        for n in 0..PREDS {
-            let v = regs[&Reg { class: Class::P, n }];
-            put(first + n, 32, v);
+        let first = k.out_slots - PREDS - 2 * SCRATCH_SLOTS;
+        for th in &lanes {
+            for n in 0..PREDS {
+                out.put(th.t, first + n, 32, th.regs[&Reg { class: Class::P, n }]);
+            }
+            for (space, at) in [
+                (0, 0),
+                (1, first + PREDS),
+                (2, first + PREDS + SCRATCH_SLOTS),
+            ] {
+                for (w, chunk) in th.mem[space].chunks(8).enumerate() {
+                    let v = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                    out.put(th.t, at + w, 64, v);
+                }
+            }
         }
     }
-    out
+    (out.words, out.executed)
+}
+
+/// The lanes where `f` holds.
+fn mask(lanes: &[Thread], f: impl Fn(&Thread) -> bool) -> u32 {
+    lanes
+        .iter()
+        .enumerate()
+        .filter(|(_, th)| f(th))
+        .fold(0, |m, (l, _)| m | 1 << l)
+}
+
+/// Runs `i` in the lanes of `active` (those whose guard holds execute it), then
+/// stores its destinations in every active lane.
+fn step(k: &Kernel, lanes: &mut [Thread], i: &Inst, active: u32, out: &mut Out) {
+    let exec = active
+        & mask(lanes, |th| {
+            i.guard.is_none_or(|(p, neg)| (th.regs[&p] != 0) != neg)
+        });
+    let on = |l: usize| exec >> l & 1 == 1;
+    out.executed += exec.count_ones() as usize;
+    match i.op {
+        Op::Shfl { mode } => {
+            let vals: Vec<[u64; 3]> = lanes
+                .iter()
+                .map(|th| [0, 1, 2].map(|s| th.value(&i.srcs[s])))
+                .collect();
+            for (l, th) in lanes.iter_mut().enumerate().filter(|(l, _)| on(*l)) {
+                let [_, b, c] = vals[l];
+                let (j, ok) = warp::shfl_source(mode, l as u32, b as u32, c as u32);
+                th.set(i.dsts[0], vals[j as usize][0]);
+                if let Some(&p) = i.dsts.get(1) {
+                    th.set(p, u64::from(ok));
+                }
+            }
+        }
+        Op::Vote { .. } | Op::Ballot { .. } | Op::Activemask => {
+            let negated = matches!(
+                i.op,
+                Op::Vote { negated: true, .. } | Op::Ballot { negated: true }
+            );
+            let p = match i.srcs.first() {
+                Some(s) => mask(lanes, |th| (th.value(s) != 0) != negated),
+                None => 0,
+            };
+            let v = match i.op {
+                Op::Vote { mode, .. } => u64::from(warp::vote(mode, p, exec)),
+                Op::Ballot { .. } => u64::from(p & exec),
+                _ => u64::from(exec),
+            };
+            for (_, th) in lanes.iter_mut().enumerate().filter(|(l, _)| on(*l)) {
+                th.set(i.dsts[0], v);
+            }
+        }
+        _ => {
+            for (_, th) in lanes.iter_mut().enumerate().filter(|(l, _)| on(*l)) {
+                lane_step(k, th, i, out);
+            }
+        }
+    }
+    for (_, th) in lanes
+        .iter()
+        .enumerate()
+        .filter(|(l, _)| active >> l & 1 == 1)
+    {
+        for (n, &d) in i.dsts.iter().enumerate() {
+            let bits = match d.class {
+                Class::P => 32,
+                _ if n == 0 => i.store_bits,
+                c => c.bits(),
+            };
+            out.put(th.t, i.slot + n, bits, th.regs[&d]);
+        }
+    }
+}
+
+/// Runs `i` in one thread.
+fn lane_step(k: &Kernel, th: &mut Thread, i: &Inst, out: &Out) {
+    let vals: Vec<u64> = i.srcs.iter().map(|s| th.value(s)).collect();
+    match i.op {
+        Op::Sfu { fun, ftz } => {
+            let want = sfu::want(fun, vals[0] as u32, ftz);
+            let v = match out.got(th.t, i.slot) {
+                Some(g) if sfu::accepts(want, g, ftz) => g,
+                _ => sfu::best(want),
+            };
+            th.set(i.dsts[0], u64::from(v));
+        }
+        Op::Special(sr) => th.set(i.dsts[0], sr.value(th.t, k.threads)),
+        Op::Load {
+            space,
+            ty,
+            count,
+            offset,
+        } => {
+            let params: Vec<u8>;
+            let bytes = if space == Space::Param {
+                params = k.params.iter().flat_map(|w| w.to_le_bytes()).collect();
+                &params
+            } else {
+                &th.mem[space_index(space)]
+            };
+            let size = ty.bits() as usize / 8;
+            let vs: Vec<u64> = (0..count)
+                .map(|e| memory::read(bytes, offset + e * size, ty))
+                .collect();
+            for (&d, v) in i.dsts.iter().zip(vs) {
+                th.set(d, v);
+            }
+        }
+        Op::Store {
+            space,
+            ty,
+            count,
+            offset,
+        } => {
+            let size = ty.bits() as usize / 8;
+            for (e, v) in vals.iter().enumerate().take(count) {
+                memory::write(&mut th.mem[space_index(space)], offset + e * size, ty, *v);
+            }
+        }
+        Op::Atomic {
+            space,
+            op,
+            ty,
+            offset,
+            returns,
+        } => {
+            let mem = &mut th.mem[space_index(space)];
+            let old = memory::read(mem, offset, ty);
+            let c = vals.get(1).copied().unwrap_or(0);
+            memory::write(mem, offset, ty, memory::atomic(op, ty, old, vals[0], c));
+            if returns {
+                th.set(i.dsts[0], old);
+            }
+        }
+        Op::Nothing => {}
+        op => {
+            let p = i.pred.is_some_and(|p| th.regs[&p] != 0);
+            th.set(i.dsts[0], reference::eval(op, &vals, p));
+        }
+    }
 }
 
 /// An execution mode of the corpus.
@@ -134,10 +341,11 @@ pub fn run(text: &str, inputs: &[u32], mode: Mode) -> Result<Vec<u32>, String> {
     Ok(image.memory.buffer(out).to_vec())
 }
 
-/// The mismatches of one kernel in one mode, described (at most `limit`).
-pub fn mismatches(k: &Kernel, mode: Mode, limit: usize) -> Result<Vec<String>, String> {
+/// The mismatches of one kernel in one mode, described (at most `limit`), and
+/// the thread-instructions it executed.
+pub fn mismatches(k: &Kernel, mode: Mode, limit: usize) -> Result<(Vec<String>, usize), String> {
     let got = run(&k.text, &input_words(k), mode)?;
-    let want = expected(k);
+    let (want, executed) = reference_run(k, &got);
     let mut out = Vec::new();
     let slots = k.out_slots;
     for (w, (g, e)) in got.iter().zip(&want).enumerate() {
@@ -145,7 +353,7 @@ pub fn mismatches(k: &Kernel, mode: Mode, limit: usize) -> Result<Vec<String>, S
             continue;
         }
         let (thread, slot) = (w / 2 / slots, w / 2 % slots);
-        let what = instruction_at(k, slot).unwrap_or_else(|| "the final predicates".into());
+        let what = instruction_at(k, slot).unwrap_or_else(|| slot_name(k, slot).into());
         let inputs: Vec<String> = k.inputs[thread]
             .iter()
             .map(|(r, v)| format!("{r}={v:#x}"))
@@ -159,7 +367,7 @@ pub fn mismatches(k: &Kernel, mode: Mode, limit: usize) -> Result<Vec<String>, S
             break;
         }
     }
-    Ok(out)
+    Ok((out, executed))
 }
 
 fn instruction_at(k: &Kernel, slot: usize) -> Option<String> {
@@ -169,24 +377,54 @@ fn instruction_at(k: &Kernel, slot: usize) -> Option<String> {
             Piece::Inst(i) => std::slice::from_ref(i),
             Piece::Skip { body, .. } => body.as_slice(),
         })
-        .find(|i| i.slot == slot)
+        .find(|i| (i.slot..i.slot + i.dsts.len()).contains(&slot))
         .map(|i| i.text.clone())
 }
 
-/// Runs `kernels` random kernels (seeds from `seed`) in every mode; the
-/// mismatches (at most a few per kernel) and the number of words compared.
-pub fn corpus(seed: u64, kernels: usize, len: usize, threads: usize) -> (Vec<String>, usize) {
-    let mut bad = Vec::new();
-    let mut words = 0;
+/// What a slot that no instruction stores holds.
+fn slot_name(k: &Kernel, slot: usize) -> &'static str {
+    let preds = k.out_slots - PREDS - 2 * SCRATCH_SLOTS;
+    if slot < SCRATCH_SLOTS {
+        "the global scratch"
+    } else if slot < preds + PREDS {
+        "the final predicates"
+    } else if slot < preds + PREDS + SCRATCH_SLOTS {
+        "the shared scratch"
+    } else {
+        "the local scratch"
+    }
+}
+
+/// What a corpus run compared.
+#[derive(Debug, Default)]
+pub struct Totals {
+    /// The mismatches (at most a few per kernel and mode).
+    pub bad: Vec<String>,
+    /// Output words compared.
+    pub words: usize,
+    /// Thread-instructions executed, over every mode.
+    pub thread_instructions: usize,
+}
+
+/// Runs `kernels` random kernels (seeds from `seed`) in every mode.
+pub fn corpus(seed: u64, kernels: usize, len: usize, threads: usize) -> Totals {
+    let mut totals = Totals::default();
     for s in 0..kernels as u64 {
         let k = kernel(seed.wrapping_add(s), len, threads);
         for mode in Mode::ALL {
             match mismatches(&k, mode, 4) {
-                Ok(m) => bad.extend(m.into_iter().map(|m| format!("seed {}: {m}", seed + s))),
-                Err(e) => bad.push(format!("seed {}: {mode:?}: {e}\n{}", seed + s, k.text)),
+                Ok((m, executed)) => {
+                    totals
+                        .bad
+                        .extend(m.into_iter().map(|m| format!("seed {}: {m}", seed + s)));
+                    totals.thread_instructions += executed;
+                }
+                Err(e) => totals
+                    .bad
+                    .push(format!("seed {}: {mode:?}: {e}\n{}", seed + s, k.text)),
             }
-            words += k.threads * k.out_slots * 2;
+            totals.words += k.threads * k.out_slots * 2;
         }
     }
-    (bad, words)
+    totals
 }

@@ -4,7 +4,7 @@
 
 use super::random::{Rng, operand, reg};
 use super::reference::{Arith, Logic, Op};
-use super::{Class, Reg, Src};
+use super::{Class, Drawn, Reg, Src};
 use spu_isa::{Cmp, Half, PrmtMode, Rnd, ShfDir, ShfMode, Ty};
 
 const RNDS: [Rnd; 4] = [Rnd::Rn, Rnd::Rz, Rnd::Rm, Rnd::Rp];
@@ -42,7 +42,7 @@ fn mods(parts: &[Option<&str>]) -> String {
 }
 
 /// One random instruction (without its slot).
-pub(crate) fn instruction(rng: &mut Rng) -> (Op, String, Reg, Vec<Src>, Option<Reg>) {
+pub(crate) fn instruction(rng: &mut Rng) -> Drawn {
     let fty = rng.pick(&[Ty::F32, Ty::F64]);
     let ity = rng.pick(&INTS);
     let u32_reg = |rng: &mut Rng| Src::Reg(reg(rng, Class::R));
@@ -303,8 +303,10 @@ pub(crate) fn instruction(rng: &mut Rng) -> (Op, String, Reg, Vec<Src>, Option<R
             let rnd = rng.pick(&RNDS);
             let ftz = ftz_ok(rng, fty);
             let sat = fty == Ty::F32 && rng.chance(25);
+            // `mad` on floats is `fma` (PTX 9.7.3.6).
+            let m = if rng.chance(25) { "mad" } else { "fma" };
             let name = format!(
-                "fma.{}{}.{fty}",
+                "{m}.{}{}.{fty}",
                 rnd.name(),
                 mods(&[ftz.then_some("ftz"), sat.then_some("sat")])
             );
@@ -496,5 +498,12 @@ pub(crate) fn instruction(rng: &mut Rng) -> (Op, String, Reg, Vec<Src>, Option<R
         operands.push(p.to_string());
     }
     let text = format!("{name} {};", operands.join(", "));
-    (op, text, dst, srcs, pred)
+    Drawn {
+        op,
+        text,
+        dsts: vec![dst],
+        srcs,
+        pred,
+        whole_warp: false,
+    }
 }

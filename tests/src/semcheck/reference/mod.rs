@@ -3,12 +3,19 @@
 //! emulator's code. Integers compute on `i128` values of their type ([`int`]);
 //! floats exactly on big integers, rounded once ([`float`]). Operands arrive as
 //! register patterns (or immediates) and are read by the instruction's types here.
+//! [`sfu`] gives the bounds of the SFU functions, [`memory`] what loads, stores and
+//! atomics do to a thread's bytes, [`warp`] the operations across a warp's lanes.
 
 pub mod float;
 pub mod int;
+pub mod memory;
+pub mod sfu;
+pub mod warp;
 
 use float::{F32, F64, Format, Mode};
-use spu_isa::{Cmp, Half, PrmtMode, Rnd, ShfDir, ShfMode, Ty};
+use spu_isa::{
+    AtomOp, Cmp, Half, PrmtMode, Rnd, ShfDir, ShfMode, ShflMode, Space, TestpOp, Ty, VoteMode,
+};
 
 /// One generated operation and its modifiers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -156,6 +163,162 @@ pub enum Op {
         ftz: bool,
         sat: bool,
     },
+    /// `testp.{test}.{ty}`: the class of a float (PTX 9.7.3.2).
+    Testp {
+        test: TestpOp,
+        ty: Ty,
+    },
+    /// `ex2 lg2 sin cos .approx[.ftz].f32`: checked against [`sfu::want`].
+    Sfu {
+        fun: sfu::Fun,
+        ftz: bool,
+    },
+    /// `mov` of a register or an immediate, and `cvta`: d = a read as `ty`.
+    Mov {
+        ty: Ty,
+    },
+    /// `mov.u32 d, %special` (a special register whose value the reference knows).
+    Special(Sr),
+    /// Predicate logic on 0/1 values.
+    PredLogic(PredOp),
+    /// `ld`, `ldu`: `count` elements of `ty` at byte `offset` of the thread's
+    /// scratch of `space` (of the parameters for `.param`).
+    Load {
+        space: Space,
+        ty: Ty,
+        count: usize,
+        offset: usize,
+    },
+    /// `st`: the sources' low bits as `count` elements of `ty`.
+    Store {
+        space: Space,
+        ty: Ty,
+        count: usize,
+        offset: usize,
+    },
+    /// `atom` (`op` `None`: `.cas`), and `red` (`returns` false).
+    Atomic {
+        space: Space,
+        op: Option<AtomOp>,
+        ty: Ty,
+        offset: usize,
+        returns: bool,
+    },
+    /// `shfl.sync`: destinations d and, if present, p; sources a, b, c.
+    Shfl {
+        mode: ShflMode,
+    },
+    /// `vote.sync.{all,any,uni}.pred`, of the source predicate negated or not.
+    Vote {
+        mode: VoteMode,
+        negated: bool,
+    },
+    /// `vote.sync.ballot.b32`.
+    Ballot {
+        negated: bool,
+    },
+    Activemask,
+    /// `nop`, `bar.sync`, `membar`, `fence`: nothing to compute.
+    Nothing,
+}
+
+/// The special registers the corpus reads: their value follows from the
+/// thread's index and the launch (blocks of 64 threads in one row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sr {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
+    IsIu,
+    LanemaskEq,
+    LanemaskLe,
+    LanemaskLt,
+    LanemaskGe,
+    LanemaskGt,
+}
+
+impl Sr {
+    pub const ALL: [Sr; 20] = [
+        Sr::Tid(0),
+        Sr::Tid(1),
+        Sr::Tid(2),
+        Sr::Ntid(0),
+        Sr::Ntid(1),
+        Sr::Ntid(2),
+        Sr::Ctaid(0),
+        Sr::Ctaid(1),
+        Sr::Ctaid(2),
+        Sr::Nctaid(0),
+        Sr::Nctaid(1),
+        Sr::Nctaid(2),
+        Sr::LaneId,
+        Sr::WarpId,
+        Sr::IsIu,
+        Sr::LanemaskEq,
+        Sr::LanemaskLe,
+        Sr::LanemaskLt,
+        Sr::LanemaskGe,
+        Sr::LanemaskGt,
+    ];
+
+    /// Its name in source, without `%`.
+    pub fn name(self) -> String {
+        let axis = |d: u8| ["x", "y", "z"][usize::from(d)];
+        match self {
+            Sr::Tid(d) => format!("tid.{}", axis(d)),
+            Sr::Ntid(d) => format!("ntid.{}", axis(d)),
+            Sr::Ctaid(d) => format!("ctaid.{}", axis(d)),
+            Sr::Nctaid(d) => format!("nctaid.{}", axis(d)),
+            Sr::LaneId => "laneid".into(),
+            Sr::WarpId => "warpid".into(),
+            Sr::IsIu => "is_iu".into(),
+            Sr::LanemaskEq => "lanemask_eq".into(),
+            Sr::LanemaskLe => "lanemask_le".into(),
+            Sr::LanemaskLt => "lanemask_lt".into(),
+            Sr::LanemaskGe => "lanemask_ge".into(),
+            Sr::LanemaskGt => "lanemask_gt".into(),
+        }
+    }
+
+    /// Its value in global thread `t` of a launch of `threads` threads in blocks
+    /// of 64 (PTX 10: thread and block indices, lane within the warp of 32, the
+    /// lane masks).
+    pub fn value(self, t: usize, threads: usize) -> u64 {
+        let (tid, block) = ((t % 64) as u64, (t / 64) as u64);
+        let lane = tid % 32;
+        let le = ((2u64 << lane) - 1) & 0xffff_ffff;
+        let lt = (1u64 << lane) - 1;
+        match self {
+            Sr::Tid(0) => tid,
+            Sr::Ntid(0) => 64,
+            Sr::Ctaid(0) => block,
+            Sr::Nctaid(0) => (threads / 64) as u64,
+            Sr::Tid(_) | Sr::Ctaid(_) => 0,
+            Sr::Ntid(_) | Sr::Nctaid(_) => 1,
+            Sr::LaneId => lane,
+            Sr::WarpId => tid / 32,
+            Sr::IsIu => 0,
+            Sr::LanemaskEq => 1 << lane,
+            Sr::LanemaskLe => le,
+            Sr::LanemaskLt => lt,
+            Sr::LanemaskGe => !lt & 0xffff_ffff,
+            Sr::LanemaskGt => !le & 0xffff_ffff,
+        }
+    }
+}
+
+/// Predicate logic: `and.pred or.pred xor.pred` (two sources), `not.pred`,
+/// `mov.pred` (one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PredOp {
+    And,
+    Or,
+    Xor,
+    Not,
+    Mov,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,6 +498,28 @@ pub fn eval(op: Op, v: &[u64], p: bool) -> u64 {
             ftz,
             sat,
         } => cvt(dst, src, rnd, ftz, sat, v[0]),
+        Op::Testp { test, ty } => u64::from(testp(test, ty, v[0])),
+        Op::Sfu { fun, ftz } => u64::from(sfu::best(sfu::want(fun, v[0] as u32, ftz))),
+        Op::Mov { ty } => int::low(ty.bits(), v[0]),
+        Op::PredLogic(op) => {
+            let (a, b) = (v[0] != 0, v.get(1).is_some_and(|&b| b != 0));
+            u64::from(match op {
+                PredOp::And => a && b,
+                PredOp::Or => a || b,
+                PredOp::Xor => a != b,
+                PredOp::Not => !a,
+                PredOp::Mov => a,
+            })
+        }
+        Op::Special(_)
+        | Op::Load { .. }
+        | Op::Store { .. }
+        | Op::Atomic { .. }
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Ballot { .. }
+        | Op::Activemask
+        | Op::Nothing => unreachable!("{op:?} needs the thread's or the warp's state"),
     }
 }
 
@@ -347,6 +532,22 @@ fn rcp_approx_ftz_f64(a: u64) -> u64 {
         0x7fff_ffff_0000_0000
     } else {
         r & 0xffff_ffff_0000_0000
+    }
+}
+
+/// PTX 9.7.3.2 `testp`: the class of a float pattern, by its fields.
+fn testp(test: TestpOp, ty: Ty, a: u64) -> bool {
+    let f = format(ty);
+    let a = int::low(ty.bits(), a);
+    let (nan, inf) = (f.is_nan(a), a & (f.sign() - 1) == f.infinity(false));
+    let zero = a & (f.sign() - 1) == 0;
+    match test {
+        TestpOp::Finite => !nan && !inf,
+        TestpOp::Infinite => inf,
+        TestpOp::Number => !nan,
+        TestpOp::NotANumber => nan,
+        TestpOp::Normal => !nan && !inf && !zero && !f.is_subnormal(a),
+        TestpOp::Subnormal => f.is_subnormal(a),
     }
 }
 
