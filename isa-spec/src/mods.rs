@@ -8,212 +8,43 @@ use crate::names::{
     Volatile, VoteMode,
 };
 
-/// A modifier field: which enumeration it encodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ModKind {
-    /// Operand type (`.u32`, `.f64`, `.b8`, ...).
-    Type,
-    /// Source type of `cvt` (written second: `cvt.f32.s32`).
-    SrcType,
-    /// Comparison of `setp`.
-    Cmp,
-    /// State space of `ld`/`st`/`cvta`.
-    Space,
-    /// Operation of `atom.global`.
-    AtomOp,
-    /// Half of an integer product (`.lo`, `.hi`).
-    Half,
-    /// Link of a directional blocksync; absent for the global form.
-    Side,
-    /// Rounding mode.
-    Rnd,
-    /// `.approx` / `.full`.
-    Prec,
-    /// `.ftz`.
-    Ftz,
-    /// `.sat`.
-    Sat,
-    /// `.volatile`.
-    Volatile,
-    /// `.nc`.
-    Nc,
-    /// `.uni`.
-    Uni,
-    /// `.to` of `cvta`.
-    To,
-    /// `.v2` / `.v4`.
-    Vector,
-    /// Cache operator.
-    CacheOp,
-    /// Mode of `shfl.sync`.
-    ShflMode,
-    /// Mode of `vote.sync`.
-    VoteMode,
-    /// Level of `membar`.
-    MemLevel,
-    /// Semantics of `fence`.
-    FenceSem,
-    /// Scope of `fence`.
-    Scope,
-    /// Direction of `shf`.
-    ShfDir,
-    /// Shift-amount mode of `shf`.
-    ShfMode,
-    /// Mode of `prmt`.
-    PrmtMode,
-    /// The `.pred` type of `vote.sync`.
-    PredTy,
-    /// `.shiftamt` of `bfind`.
-    ShiftAmt,
-    /// The class `testp` tests for.
-    TestpOp,
-}
-
-impl ModKind {
-    /// Every kind, in the order the reference page lists them.
-    pub const ALL: &'static [ModKind] = &[
-        ModKind::Type,
-        ModKind::SrcType,
-        ModKind::Cmp,
-        ModKind::Space,
-        ModKind::AtomOp,
-        ModKind::Half,
-        ModKind::Side,
-        ModKind::Rnd,
-        ModKind::Prec,
-        ModKind::Ftz,
-        ModKind::Sat,
-        ModKind::Volatile,
-        ModKind::Nc,
-        ModKind::Uni,
-        ModKind::To,
-        ModKind::Vector,
-        ModKind::CacheOp,
-        ModKind::ShflMode,
-        ModKind::VoteMode,
-        ModKind::MemLevel,
-        ModKind::FenceSem,
-        ModKind::Scope,
-        ModKind::ShfDir,
-        ModKind::ShfMode,
-        ModKind::PrmtMode,
-        ModKind::PredTy,
-        ModKind::ShiftAmt,
-        ModKind::TestpOp,
-    ];
-
-    /// All spellings of the enumeration, indexed by value code.
-    pub const fn names(self) -> &'static [&'static str] {
-        match self {
-            ModKind::Type | ModKind::SrcType => Ty::NAMES,
-            ModKind::Cmp => Cmp::NAMES,
-            ModKind::Space => Space::NAMES,
-            ModKind::AtomOp => AtomOp::NAMES,
-            ModKind::Half => Half::NAMES,
-            ModKind::Side => crate::names::Side::NAMES,
-            ModKind::Rnd => Rnd::NAMES,
-            ModKind::Prec => Prec::NAMES,
-            ModKind::Ftz => Ftz::NAMES,
-            ModKind::Sat => Sat::NAMES,
-            ModKind::Volatile => Volatile::NAMES,
-            ModKind::Nc => Nc::NAMES,
-            ModKind::Uni => Uni::NAMES,
-            ModKind::To => To::NAMES,
-            ModKind::Vector => Vector::NAMES,
-            ModKind::CacheOp => CacheOp::NAMES,
-            ModKind::ShflMode => ShflMode::NAMES,
-            ModKind::VoteMode => VoteMode::NAMES,
-            ModKind::MemLevel => MemLevel::NAMES,
-            ModKind::FenceSem => FenceSem::NAMES,
-            ModKind::Scope => Scope::NAMES,
-            ModKind::ShfDir => ShfDir::NAMES,
-            ModKind::ShfMode => ShfMode::NAMES,
-            ModKind::PrmtMode => PrmtMode::NAMES,
-            ModKind::PredTy => crate::names::PredTy::NAMES,
-            ModKind::ShiftAmt => crate::names::ShiftAmt::NAMES,
-            ModKind::TestpOp => TestpOp::NAMES,
-        }
-    }
-
-    /// Bits the field takes: enough for every value, plus "absent" if optional.
-    pub const fn width(self, optional: bool) -> u32 {
-        let n = self.names().len() as u32 + if optional { 1 } else { 0 };
-        u32::BITS - (n - 1).leading_zeros()
-    }
-
-    /// What the field is, for messages and the reference page.
-    pub const fn describe(self) -> &'static str {
-        match self {
-            ModKind::Type => "type",
-            ModKind::SrcType => "source type",
-            ModKind::Cmp => "comparison",
-            ModKind::Space => "state space",
-            ModKind::AtomOp => "atomic operation",
-            ModKind::Half => "product half",
-            ModKind::Side => "side",
-            ModKind::Rnd => "rounding",
-            ModKind::Prec => "precision",
-            ModKind::Ftz => "flush to zero",
-            ModKind::Sat => "saturation",
-            ModKind::Volatile => "volatile",
-            ModKind::Nc => "non-coherent",
-            ModKind::Uni => "uniform",
-            ModKind::To => "direction",
-            ModKind::Vector => "vector width",
-            ModKind::CacheOp => "cache operator",
-            ModKind::ShflMode => "shuffle mode",
-            ModKind::VoteMode => "vote mode",
-            ModKind::MemLevel => "barrier level",
-            ModKind::FenceSem => "fence semantics",
-            ModKind::Scope => "scope",
-            ModKind::ShfDir => "shift direction",
-            ModKind::ShfMode => "shift mode",
-            ModKind::PrmtMode => "permute mode",
-            ModKind::PredTy => "predicate type",
-            ModKind::ShiftAmt => "shift amount",
-            ModKind::TestpOp => "test",
-        }
-    }
-
-    /// Short name used in the encoding column of the reference page.
-    pub const fn short(self) -> &'static str {
-        match self {
-            ModKind::Type => "type",
-            ModKind::SrcType => "srctype",
-            ModKind::Cmp => "cmp",
-            ModKind::Space => "space",
-            ModKind::AtomOp => "atomop",
-            ModKind::Half => "half",
-            ModKind::Side => "side",
-            ModKind::Rnd => "rnd",
-            ModKind::Prec => "prec",
-            ModKind::Ftz => "ftz",
-            ModKind::Sat => "sat",
-            ModKind::Volatile => "volatile",
-            ModKind::Nc => "nc",
-            ModKind::Uni => "uni",
-            ModKind::To => "to",
-            ModKind::Vector => "vec",
-            ModKind::CacheOp => "cop",
-            ModKind::ShflMode => "mode",
-            ModKind::VoteMode => "mode",
-            ModKind::MemLevel => "level",
-            ModKind::FenceSem => "sem",
-            ModKind::Scope => "scope",
-            ModKind::ShfDir => "dir",
-            ModKind::ShfMode => "mode",
-            ModKind::PrmtMode => "mode",
-            ModKind::PredTy => "pred",
-            ModKind::ShiftAmt => "shiftamt",
-            ModKind::TestpOp => "test",
-        }
-    }
-}
-
-/// Declares [`Mods`] with one optional field per modifier kind and the accessors
-/// that map kinds to fields, so the list exists once.
+/// Declares, from one list, the modifier kinds ([`ModKind`] with its names,
+/// descriptions and short names) and [`Mods`] with one optional field per kind and
+/// the accessors that map kinds to fields: a new kind is one line of the list.
 macro_rules! mods {
-    ($($kind:ident => $field:ident : $ty:ident),+ $(,)?) => {
+    ($($(#[doc = $doc:literal])* $kind:ident => $field:ident : $ty:ident, $describe:literal, $short:literal;)+) => {
+        /// A modifier field: which enumeration it encodes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ModKind {
+            $($(#[doc = $doc])* $kind,)+
+        }
+
+        impl ModKind {
+            /// Every kind, in the order the reference page lists them.
+            pub const ALL: &'static [ModKind] = &[$(ModKind::$kind,)+];
+
+            /// All spellings of the enumeration, indexed by value code.
+            pub const fn names(self) -> &'static [&'static str] {
+                match self {
+                    $(ModKind::$kind => $ty::NAMES,)+
+                }
+            }
+
+            /// What the field is, for messages and the reference page.
+            pub const fn describe(self) -> &'static str {
+                match self {
+                    $(ModKind::$kind => $describe,)+
+                }
+            }
+
+            /// Short name used in the encoding column of the reference page.
+            pub const fn short(self) -> &'static str {
+                match self {
+                    $(ModKind::$kind => $short,)+
+                }
+            }
+        }
+
         /// Modifier values of an instruction (absent ones are `None`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
         pub struct Mods {
@@ -250,32 +81,68 @@ macro_rules! mods {
 }
 
 mods! {
-    Type => ty: Ty,
-    SrcType => src_ty: Ty,
-    Cmp => cmp: Cmp,
-    Space => space: Space,
-    AtomOp => atom: AtomOp,
-    Half => half: Half,
-    Side => side: Side,
-    Rnd => rnd: Rnd,
-    Prec => prec: Prec,
-    Ftz => ftz: Ftz,
-    Sat => sat: Sat,
-    Volatile => volatile: Volatile,
-    Nc => nc: Nc,
-    Uni => uni: Uni,
-    To => to: To,
-    Vector => vec: Vector,
-    CacheOp => cache: CacheOp,
-    ShflMode => shfl: ShflMode,
-    VoteMode => vote: VoteMode,
-    MemLevel => level: MemLevel,
-    FenceSem => sem: FenceSem,
-    Scope => scope: Scope,
-    ShfDir => dir: ShfDir,
-    ShfMode => shf_mode: ShfMode,
-    PrmtMode => prmt: PrmtMode,
-    PredTy => pred_ty: PredTy,
-    ShiftAmt => shiftamt: ShiftAmt,
-    TestpOp => testp: TestpOp,
+    /// Operand type (`.u32`, `.f64`, `.b8`, ...).
+    Type => ty: Ty, "type", "type";
+    /// Source type of `cvt` (written second: `cvt.f32.s32`).
+    SrcType => src_ty: Ty, "source type", "srctype";
+    /// Comparison of `setp`.
+    Cmp => cmp: Cmp, "comparison", "cmp";
+    /// State space of `ld`/`st`/`cvta`.
+    Space => space: Space, "state space", "space";
+    /// Operation of `atom.global`.
+    AtomOp => atom: AtomOp, "atomic operation", "atomop";
+    /// Half of an integer product (`.lo`, `.hi`).
+    Half => half: Half, "product half", "half";
+    /// Link of a directional blocksync; absent for the global form.
+    Side => side: Side, "side", "side";
+    /// Rounding mode.
+    Rnd => rnd: Rnd, "rounding", "rnd";
+    /// `.approx` / `.full`.
+    Prec => prec: Prec, "precision", "prec";
+    /// `.ftz`.
+    Ftz => ftz: Ftz, "flush to zero", "ftz";
+    /// `.sat`.
+    Sat => sat: Sat, "saturation", "sat";
+    /// `.volatile`.
+    Volatile => volatile: Volatile, "volatile", "volatile";
+    /// `.nc`.
+    Nc => nc: Nc, "non-coherent", "nc";
+    /// `.uni`.
+    Uni => uni: Uni, "uniform", "uni";
+    /// `.to` of `cvta`.
+    To => to: To, "direction", "to";
+    /// `.v2` / `.v4`.
+    Vector => vec: Vector, "vector width", "vec";
+    /// Cache operator.
+    CacheOp => cache: CacheOp, "cache operator", "cop";
+    /// Mode of `shfl.sync`.
+    ShflMode => shfl: ShflMode, "shuffle mode", "mode";
+    /// Mode of `vote.sync`.
+    VoteMode => vote: VoteMode, "vote mode", "mode";
+    /// Level of `membar`.
+    MemLevel => level: MemLevel, "barrier level", "level";
+    /// Semantics of `fence`.
+    FenceSem => sem: FenceSem, "fence semantics", "sem";
+    /// Scope of `fence`.
+    Scope => scope: Scope, "scope", "scope";
+    /// Direction of `shf`.
+    ShfDir => dir: ShfDir, "shift direction", "dir";
+    /// Shift-amount mode of `shf`.
+    ShfMode => shf_mode: ShfMode, "shift mode", "mode";
+    /// Mode of `prmt`.
+    PrmtMode => prmt: PrmtMode, "permute mode", "mode";
+    /// The `.pred` type of `vote.sync`.
+    PredTy => pred_ty: PredTy, "predicate type", "pred";
+    /// `.shiftamt` of `bfind`.
+    ShiftAmt => shiftamt: ShiftAmt, "shift amount", "shiftamt";
+    /// The class `testp` tests for.
+    TestpOp => testp: TestpOp, "test", "test";
+}
+
+impl ModKind {
+    /// Bits the field takes: enough for every value, plus "absent" if optional.
+    pub const fn width(self, optional: bool) -> u32 {
+        let n = self.names().len() as u32 + if optional { 1 } else { 0 };
+        u32::BITS - (n - 1).leading_zeros()
+    }
 }
