@@ -387,10 +387,18 @@ fn a_bare_ptx_run_warns_that_it_runs_one_block_of_32_threads() {
         "#include \"one.ptx\"\n.launch grid(2) block(64);\n.bind one(3);\n",
     );
     let kernel = spu_emu::read_kernel(&launch).unwrap_or_else(|e| panic!("{e}"));
-    assert!(!kernel.warnings.contains("runs as one block"), "{}", kernel.warnings);
+    assert!(
+        !kernel.warnings.contains("runs as one block"),
+        "{}",
+        kernel.warnings
+    );
     // The assembler on its own (no run) does not warn.
     let (_, warnings) =
         spu_asm::assemble_module_with("one.ptx", bare, &spu_asm::Options::default()).unwrap();
     assert_eq!(warnings.error_count(), 0);
-    assert!(!warnings.render("one.ptx", bare).contains("runs as one block"));
+    assert!(
+        !warnings
+            .render("one.ptx", bare)
+            .contains("runs as one block")
+    );
 }

@@ -374,8 +374,7 @@ impl UnitCounts {
         }
         // Where local memory is cached DRAM traffic, it is priced as global
         // accesses through the caches are.
-        let local_in_dram =
-            self.cached && matches!(program.access_of(pc), Some((Space::Local, _)));
+        let local_in_dram = self.cached && matches!(program.access_of(pc), Some((Space::Local, _)));
         match memory_components(program, pc) {
             ks if self.cached && ks == DRAM || local_in_dram => {
                 let [sent, dram] = self.cached_lines[pc];

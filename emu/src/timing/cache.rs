@@ -453,7 +453,16 @@ impl Caches {
         // Only local stores leave dirty lines in the L1 (global stores write
         // through): a dirty victim goes back to the L2.
         if let Some(victim) = self.l1[unit].allocate(line, start, ready, false, insert) {
-            self.l2_line(unit, victim, Caching::All, Insert::Normal, true, false, start, dram);
+            self.l2_line(
+                unit,
+                victim,
+                Caching::All,
+                Insert::Normal,
+                true,
+                false,
+                start,
+                dram,
+            );
         }
         ready
     }
@@ -504,7 +513,16 @@ impl Caches {
                 Probe::Miss => l1.counts.misses += 1,
             }
         }
-        self.l2_line(unit, line, Caching::All, Insert::Normal, true, false, now, dram)
+        self.l2_line(
+            unit,
+            line,
+            Caching::All,
+            Insert::Normal,
+            true,
+            false,
+            now,
+            dram,
+        )
     }
 
     /// A line access at the L2 (a load's miss in L1, a store, an atomic) at cycle

@@ -997,8 +997,14 @@ impl<'a> Grid<'a> {
                     && code.slot_generation.get(code.slot_of(target.warp))
                         == Some(&target.generation)
                 {
-                    let wake =
-                        code.resolve_ready(target.warp, dst, regs, ready, program, &mut unit.counts);
+                    let wake = code.resolve_ready(
+                        target.warp,
+                        dst,
+                        regs,
+                        ready,
+                        program,
+                        &mut unit.counts,
+                    );
                     unit.wake = unit.wake.min(wake);
                     self.schedule(target.unit);
                 }
