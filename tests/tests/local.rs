@@ -298,7 +298,7 @@ fn local_memory_on_a_gpu_goes_through_the_caches_as_hand_computed() {
     ] {
         let s = probe_stats(stride, &gtx480);
         let local = s.local.clone().expect("local traffic");
-        let c = s.caches.clone().expect("caches");
+        let c = s.caches.expect("caches");
         let got = [
             local.load_transactions,
             local.store_transactions,

@@ -476,7 +476,6 @@ impl Caches {
     /// (`-gpgpu_cache:dl1 32:128:4,L:L:m:N`: `LOCAL_WB_GLOBAL_WT`,
     /// `NO_WRITE_ALLOCATE`). Dirty local lines left in the L1 at the end are dead
     /// and dropped.
-    #[allow(clippy::too_many_arguments)]
     pub fn local(
         &mut self,
         unit: usize,
