@@ -343,10 +343,14 @@ fn check_counters(s: &Stats) -> Result<(), Damaged> {
     for name in ["DRAMP", "MCP"] {
         let n = s.counters.get(name).copied().unwrap_or(0);
         if u128::from(n) > most {
+            let local = if local > 0 {
+                format!(" and {local} to and from local memory (`local.*_words`)")
+            } else {
+                String::new()
+            };
             return Err(damaged(format!(
                 "`counters.{name}` is {n}, but the run moved {words} words off-chip \
-                 (`offchip.*_words`) and {local} to and from local memory \
-                 (`local.*_words`), which make at most {most} such events"
+                 (`offchip.*_words`){local}, which make at most {most} such events"
             )));
         }
     }
