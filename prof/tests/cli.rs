@@ -1522,3 +1522,33 @@ fn a_model_pipe_without_a_writer_is_refused_not_waited_on() {
         "{err}"
     );
 }
+
+/// Local memory on a GPU machine is DRAM traffic through the caches: statistics
+/// whose `DRAMP` and `MCP` come from local words alone (a kernel with no global
+/// access) read back and price as the run did.
+#[test]
+fn local_memory_statistics_of_a_gpu_run_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("strided.ptx");
+    std::fs::write(
+        &kernel,
+        ".version 7.0\n.target sm_52\n.address_size 64\n.visible .entry k()\n{\n\t.local .align 4 .b8 __local_depot0[128];\n\t.reg .b64 %SPL;\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<3>;\n\tmov.u64 %SPL, __local_depot0;\n\tmov.u32 %r1, %tid.x;\n\tmul.wide.u32 %rd1, %r1, 4;\n\tadd.s64 %rd2, %SPL, %rd1;\n\tst.local.u32 [%rd2], %r1;\n\tld.local.u32 %r2, [%rd2];\n\tret;\n}\n",
+    )
+    .unwrap();
+    let kernel = kernel.display().to_string();
+    let stats = dir.path().join("local.json").display().to_string();
+    let direct = ok(&[&kernel, "--machine", "gtx480", "--stats", &stats]);
+    let read = ok(&["--from-stats", &stats]);
+    let line = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("| DRAMP"))
+            .unwrap_or_else(|| panic!("no DRAMP line in\n{t}"))
+            .to_string()
+    };
+    assert_eq!(line(&direct), line(&read));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(json["offchip"]["load_words"], 0, "{json}");
+    assert_eq!(json["local"]["store_transactions"], 32, "{json}");
+    assert!(json["counters"]["DRAMP"].as_u64().unwrap() > 0, "{json}");
+}

@@ -516,6 +516,12 @@ fn a_bare_cuda_file_runs_with_its_parameters_from_d() {
         &[],
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    // The launch it runs is said, and how to choose another.
+    let e = stderr(&o);
+    assert!(
+        e.contains("`fill` runs as one block of 32 threads") && e.contains(".launch grid(X, Y, Z)"),
+        "{e}"
+    );
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
     assert_eq!(s["offchip"]["store_words"], 32, "{s}");

@@ -139,3 +139,34 @@ fn a_fault_names_a_3d_block_by_its_three_coordinates() {
         assert!(text.contains("in block (2, 4, 6) on SM"), "{name}: {text}");
     }
 }
+
+/// nvcc's form of a 3-D grid of 3-D blocks (`samples/cuda/grid3d_nvcc.ptx`): every
+/// thread writes its block's coordinates and its index in the block where the
+/// kernel says, on the SPU, on `gtx480` and in `--functional`.
+#[test]
+fn the_nvcc_3d_grid_sample_matches_a_reference_everywhere() {
+    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
+    let (gx, gy, gz) = (3u32, 2u32, 4u32);
+    let mut want = Vec::new();
+    for z in 0..gz {
+        for y in 0..gy {
+            for x in 0..gx {
+                want.extend((0..32u32).map(|t| x | (y << 8) | (z << 16) | (t << 24)));
+            }
+        }
+    }
+    for (name, machine, functional) in [
+        ("spu", Machine::default(), false),
+        ("gtx480", gtx480, false),
+        ("functional", Machine::default(), true),
+    ] {
+        let ran = spu_tests::run_in_mode(
+            &repo_path("samples/cuda/grid3d_nvcc.spu"),
+            &machine,
+            &[],
+            &[],
+            functional,
+        );
+        assert_eq!(ran.out_u32("OUT"), want, "{name}");
+    }
+}

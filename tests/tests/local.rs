@@ -225,3 +225,128 @@ fn local_words_are_counted_apart_in_the_stats() {
         assert!(!stats.to_json_text().contains("\"local\""));
     }
 }
+
+/// One warp stores its thread index to a local word, reads it back, and reads it
+/// again through an address that depends on the first read (so the second read
+/// waits for the first one's line): lane `l` uses local word `l * STRIDE`.
+fn probe_kernel() -> String {
+    format!(
+        "{HEAD}.visible .entry k(.param .u32 k_param_0)
+{{
+\t.local .align 4 .b8 __local_depot0[128];
+\t.reg .b64 %SPL;
+\t.reg .b32 %r<8>;
+\t.reg .b64 %rd<6>;
+\tmov.u64 %SPL, __local_depot0;
+\tld.param.u32 %r1, [k_param_0];
+\tmov.u32 %r2, %tid.x;
+\tmul.lo.s32 %r3, %r2, %r1;
+\tmul.wide.u32 %rd1, %r3, 4;
+\tadd.s64 %rd2, %SPL, %rd1;
+\tst.local.u32 [%rd2], %r2;
+\tld.local.u32 %r4, [%rd2];
+\tand.b32 %r5, %r4, 0;
+\tcvt.u64.u32 %rd3, %r5;
+\tadd.s64 %rd4, %rd2, %rd3;
+\tld.local.u32 %r6, [%rd4];
+\tret;
+}}
+"
+    )
+}
+
+/// The stats of the probe kernel with `STRIDE = stride`, one block of 32 threads.
+fn probe_stats(stride: u32, machine: &Machine) -> spu_emu::observe::stats::Stats {
+    let src = probe_kernel();
+    let (module, _) = spu_asm::assemble_module("k.ptx", &src).unwrap();
+    let options = spu_emu::LoadOptions {
+        defines: vec![format!("k_param_0={stride}")],
+        ..Default::default()
+    };
+    let mut image = spu_emu::load(module, machine, &options).unwrap();
+    let result = spu_emu::simulate(&mut image, machine, Default::default(), &mut |_| {})
+        .unwrap_or_else(|stop| panic!("{stop:?}"));
+    spu_emu::observe::stats::Stats::new(&result, &image, machine)
+}
+
+/// On `gtx480` local memory is cached DRAM traffic, laid out per thread
+/// interleaved (GPGPU-Sim's mapping): thread `t`'s local word `d` is at
+/// `(d * N + t) * 4` past the local area's start, where `N` = 32 threads x 8
+/// resident blocks x 15 SMs = 3840. Hand-computed counts (32-byte transactions,
+/// 128-byte lines, 16 KiB 4-way L1 of 32 sets, the L2's write-miss policy
+/// "fetch": a store that misses writes through to DRAM and fetches the line clean):
+///
+/// - Coalesced (`STRIDE = 0`, every lane at word 0): each access is 128 contiguous
+///   bytes, 4 transactions and 1 line. The store misses in the L1 (no allocation)
+///   and in the L2 (1 DRAM write, 1 DRAM read); the first load misses in the L1
+///   and merges into the L2's outstanding fetch; the second hits in the L1.
+/// - Strided (`STRIDE = 1`, lane `l` at word `l`): lanes are `N * 4` bytes (120
+///   lines) apart, 32 transactions and 32 lines per access. The store misses 32
+///   times in each cache (32 DRAM writes and reads), the first load misses 32
+///   times in the L1 and merges 32 times in the L2. Its lines fall in 4 of the
+///   L1's sets (`120 l mod 32`), 8 to a 4-way set, so the re-read finds none of
+///   them (least recently used first, each miss evicts the line read next): 32
+///   more L1 misses, 32 L2 hits.
+#[test]
+fn local_memory_on_a_gpu_goes_through_the_caches_as_hand_computed() {
+    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
+    // (stride, local load and store transactions, L1 hits, misses, L2 hits,
+    // misses, merges, DRAM lines read and written)
+    for (stride, want) in [
+        (0, [8, 4, 1, 2, 0, 1, 1, 1, 1]),
+        (1, [64, 32, 0, 96, 32, 32, 32, 32, 32]),
+    ] {
+        let s = probe_stats(stride, &gtx480);
+        let local = s.local.clone().expect("local traffic");
+        let c = s.caches.expect("caches");
+        let got = [
+            local.load_transactions,
+            local.store_transactions,
+            c.l1.hits,
+            c.l1.misses,
+            c.l2.hits,
+            c.l2.misses,
+            c.l2.mshr_merges,
+            c.dram_read_lines,
+            c.dram_write_lines,
+        ];
+        assert_eq!(got, want, "stride {stride}: {c:?}");
+        assert_eq!((local.load_words, local.store_words), (64, 32));
+        // No global traffic: what reached DRAM is local memory's.
+        assert_eq!(s.offchip.load_words + s.offchip.store_words, 0);
+    }
+}
+
+/// Priced as the traffic it is: on `gtx480` local accesses count the L1 (`DCP`),
+/// L2 (`L2CP`), interconnect (`NOCP`) and DRAM (`MCP`, `DRAMP`) components and no
+/// shared-memory accesses (`SHRDP`); on the SPU they stay beside the SM, priced
+/// and timed as shared memory, with no transactions, no caches and the run's
+/// length unchanged (measured before local memory went through the caches).
+#[test]
+fn local_memory_is_priced_as_cached_traffic_on_a_gpu_and_as_shared_memory_on_the_spu() {
+    use spu_emu::observe::counters::Component;
+    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
+    let s = probe_stats(1, &gtx480);
+    let k = |s: &spu_emu::observe::stats::Stats, c: Component| {
+        s.counters.get(c.name()).copied().unwrap_or(0)
+    };
+    assert_eq!(k(&s, Component::Shrdp), 0);
+    // 96 L1 lookups; 32 + 32 + 32 lines sent past the L1; 64 DRAM lines.
+    assert_eq!(k(&s, Component::Dcp), 96);
+    assert_eq!(k(&s, Component::L2cp), 96);
+    assert_eq!(k(&s, Component::Nocp), 96);
+    assert_eq!((k(&s, Component::Mcp), k(&s, Component::Dramp)), (64, 64));
+    let spu = probe_stats(1, &Machine::default());
+    let local = spu.local.clone().expect("local traffic");
+    assert_eq!((local.load_transactions, local.store_transactions), (0, 0));
+    assert_eq!((local.load_words, local.store_words), (64, 32));
+    assert!(spu.caches.is_none());
+    // One event per warp access: three accesses.
+    assert_eq!(k(&spu, Component::Shrdp), 3);
+    assert_eq!(k(&spu, Component::Dramp), 0);
+    assert_eq!(spu.cycles, SPU_CYCLES);
+}
+
+/// The probe kernel's length on the SPU with `STRIDE = 1`, local memory beside the
+/// SM (as before local memory went through the caches on GPUs).
+const SPU_CYCLES: u64 = 63;

@@ -360,3 +360,45 @@ fn initialiser_lists_fill_module_arrays_of_every_type() {
         }
     }
 }
+
+/// A `.ptx` file run on its own runs one block of 32 threads, and says so with how
+/// to choose another launch; through a launch file it says nothing of the kind.
+#[test]
+fn a_bare_ptx_run_warns_that_it_runs_one_block_of_32_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = ".version 7.5\n.target sm_52\n.address_size 64\n\n.visible .entry one(\n\t.param .u32 one_param_0\n)\n{\n\tret;\n}\n";
+    let ptx = write(dir.path(), "one.ptx", bare);
+    let kernel = spu_emu::read_kernel(&ptx).unwrap_or_else(|e| panic!("{e}"));
+    let w = &kernel.warnings;
+    assert!(
+        w.contains("`one` runs as one block of 32 threads: a `.ptx` or `.cu` file run on its own has no launch")
+            && w.contains("launched as `grid(1) block(32)`")
+            && w.contains("`.launch grid(X, Y, Z) block(X, Y, Z);`")
+            && w.contains("one.ptx:5:1"),
+        "{w}"
+    );
+    assert_eq!(
+        kernel.module.launch.block,
+        [32, 1, 1].map(spu_isa::format::Expr::constant)
+    );
+    let launch = write(
+        dir.path(),
+        "one.spu",
+        "#include \"one.ptx\"\n.launch grid(2) block(64);\n.bind one(3);\n",
+    );
+    let kernel = spu_emu::read_kernel(&launch).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !kernel.warnings.contains("runs as one block"),
+        "{}",
+        kernel.warnings
+    );
+    // The assembler on its own (no run) does not warn.
+    let (_, warnings) =
+        spu_asm::assemble_module_with("one.ptx", bare, &spu_asm::Options::default()).unwrap();
+    assert_eq!(warnings.error_count(), 0);
+    assert!(
+        !warnings
+            .render("one.ptx", bare)
+            .contains("runs as one block")
+    );
+}

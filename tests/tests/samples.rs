@@ -196,6 +196,7 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("cuda/printf_clang.spu", &[]),
         ("cuda/saxpy.spu", &[]),
         ("cuda/wave3d.spu", &[]),
+        ("cuda/grid3d_nvcc.spu", &[]),
         ("stencil2d/stencil_pc_cuda.spu", &["N=96", "K=64"]),
     ];
     let listed: Vec<std::path::PathBuf> = cases

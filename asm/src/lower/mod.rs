@@ -204,6 +204,7 @@ fn assemble_text(
     }
     diags.append(code_diags);
     asm.check_pointer_params(diags);
+    asm.check_default_launch(diags);
     if let Some(chosen) = asm.chosen {
         let called: Vec<u32> = asm
             .funcs

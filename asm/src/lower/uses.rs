@@ -127,6 +127,40 @@ impl Assembler<'_> {
     }
 }
 
+impl Assembler<'_> {
+    /// The warning of a run of a `.ptx` or `.cu` kernel with no launch file: it
+    /// runs the default launch, one block of 32 threads, which the user may not
+    /// expect.
+    pub(super) fn check_default_launch(&self, diags: &mut Diagnostics) {
+        if !self.options.launch
+            || self.launch_seen.is_some()
+            || self.first_bind.is_some()
+            || !self.pointer_params.is_empty()
+        {
+            return;
+        }
+        let Some(e) = &self.entry else {
+            return;
+        };
+        if !self.in_ptx_file(e.open.start) {
+            return;
+        }
+        let kernel = &e.name;
+        diags.push(
+            Diagnostic::warning(
+                format!(
+                    "`{kernel}` runs as one block of 32 threads: a `.ptx` or `.cu` file run on its own has no launch"
+                ),
+                e.open.clone(),
+            )
+            .label("launched as `grid(1) block(32)`")
+            .help(format!(
+                "to choose the grid and block, write a `.spu` file that `#include`s this one and says `.launch grid(X, Y, Z) block(X, Y, Z);` (and `.bind {kernel}(...);` for its parameters), and run that file; see \"Launching a PTX kernel\" in asm/LANGUAGE.md"
+            )),
+        );
+    }
+}
+
 /// Whether an operand names `name` (in an address or an expression).
 fn names(o: &Spanned<AstOperand<'_>>, name: &str) -> bool {
     let expr = match &o.node {

@@ -117,10 +117,14 @@ pub struct Traffic {
     /// Words DMA engines and virtual IUs moved (included in the totals above).
     pub engine_load_words: u64,
     pub engine_store_words: u64,
-    /// Words threads loaded from and stored to their local memory (not off-chip
-    /// traffic: see `RUNTIME.md`, Calls and local memory).
+    /// Words threads loaded from and stored to their local memory (not in the
+    /// off-chip counts above: see `RUNTIME.md`, Calls and local memory).
     pub local_load_words: u64,
     pub local_store_words: u64,
+    /// Transactions of those accesses where local memory is cached DRAM traffic
+    /// (machines with data caches); zero elsewhere.
+    pub local_load_transactions: u64,
+    pub local_store_transactions: u64,
 }
 
 impl Traffic {
@@ -137,6 +141,8 @@ impl Traffic {
         self.engine_store_words += other.engine_store_words;
         self.local_load_words += other.local_load_words;
         self.local_store_words += other.local_store_words;
+        self.local_load_transactions += other.local_load_transactions;
+        self.local_store_transactions += other.local_store_transactions;
     }
 
     /// Counts a local access of the lanes of `exec`, `words` words each.
@@ -247,8 +253,8 @@ pub struct UnitCounts {
     /// Threads whose guard held, for guarded instructions run in blocks.
     pub guard_threads: Vec<u64>,
     /// Set on machines whose global accesses go through data caches (timing
-    /// mode): the global accesses' `NOCP`, `MCP` and `DRAMP` events are then the
-    /// traffic past the L1 in `cached_lines`, not their transactions.
+    /// mode): the global and local accesses' `NOCP`, `MCP` and `DRAMP` events are
+    /// then the traffic past the L1 in `cached_lines`, not their transactions.
     pub cached: bool,
     /// Per instruction: lines sent from the unit to the L2 (or DRAM), and DRAM
     /// lines read and written, that its accesses caused.
@@ -264,6 +270,7 @@ pub fn memory_components(program: &Program, pc: usize) -> &'static [Component] {
         Some((Space::Global, _)) => DRAM,
         Some((Space::Shared, _)) => &[Component::Shrdp],
         Some((Space::Param, _)) => &[Component::Ccp],
+        // Beside the SM (the SPU); through the caches on GPUs (see `components_of`).
         Some((Space::Local, _)) => &[Component::Shrdp],
         Some(_) => &[Component::Cbp],
         None => &[],
@@ -365,8 +372,11 @@ impl UnitCounts {
             TimingClass::Shuffle => c.add(Component::Shrdp, issued),
             _ => {}
         }
+        // Where local memory is cached DRAM traffic, it is priced as global
+        // accesses through the caches are.
+        let local_in_dram = self.cached && matches!(program.access_of(pc), Some((Space::Local, _)));
         match memory_components(program, pc) {
-            ks if self.cached && ks == DRAM => {
+            ks if self.cached && ks == DRAM || local_in_dram => {
                 let [sent, dram] = self.cached_lines[pc];
                 c.add(Component::Nocp, sent);
                 c.add(Component::Mcp, dram);

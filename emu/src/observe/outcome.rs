@@ -195,13 +195,15 @@ pub struct CbTotals {
 pub struct CacheLevel {
     /// Accesses that found their line's data.
     pub hits: u64,
-    /// Accesses that allocated their line and went to the next level.
+    /// Accesses that missed and went to the next level: they allocate their line,
+    /// except local stores in an L1 (write-back on a hit, no allocation on a miss).
     pub misses: u64,
     /// Accesses that found their line's miss outstanding and waited for it.
     pub mshr_merges: u64,
     /// Misses that found every MSHR busy and waited for the earliest to complete.
     pub mshr_stalls: u64,
-    /// Dirty lines written back to DRAM on eviction.
+    /// Dirty lines written back to the next level on eviction (in an L1 only
+    /// local stores leave lines dirty).
     pub writebacks: u64,
     /// Accesses that passed the level by (cache operators; stores through the L1).
     pub bypasses: u64,

@@ -86,6 +86,13 @@ pub struct Offchip {
 pub struct LocalTraffic {
     pub load_words: u64,
     pub store_words: u64,
+    /// Transactions (aligned segments of `memory.transaction_bytes`) of those
+    /// words where local memory is cached DRAM traffic (machines with data
+    /// caches, timing mode); 0 elsewhere.
+    #[serde(default)]
+    pub load_transactions: u64,
+    #[serde(default)]
+    pub store_transactions: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -341,6 +348,8 @@ impl Stats {
             local: (t.local_load_words + t.local_store_words > 0).then_some(LocalTraffic {
                 load_words: t.local_load_words,
                 store_words: t.local_store_words,
+                load_transactions: t.local_load_transactions,
+                store_transactions: t.local_store_transactions,
             }),
             cb: Cb {
                 reads: result.cb.reads,

@@ -4,12 +4,16 @@
 //! addresses (constant cache); atomics take one transaction per thread, in lane
 //! order. Global accesses are deferred ([`crate::timing::effects`]): their DRAM
 //! transactions are queued, and loaded registers become ready, when the window of
-//! cycles they belong to is applied.
+//! cycles they belong to is applied. On machines with data caches, threads' local
+//! accesses are deferred the same way ([`local_cost`]): they are cached DRAM
+//! traffic there, at the per-thread interleaved addresses of [`local_addresses`].
 
-use crate::exec::lanes::{Lanes, distinct, transactions};
+use crate::exec::lanes::{Lanes, distinct, lanes_of, transactions};
+use crate::exec::ops::Reg;
 use crate::exec::space::Access;
 use crate::observe::counters::{Traffic, UnitCounts};
-use crate::timing::effects::PENDING;
+use crate::timing::cache::{Key, LOCAL_BASE};
+use crate::timing::effects::{Deferred, Effect, PENDING, Target};
 use crate::timing::env::Env;
 use spu_isa::TimingClass;
 
@@ -108,6 +112,100 @@ pub fn cost(
                 busy: waves * interval,
             }
         }
+    }
+}
+
+/// Where a warp's threads sit, for the addresses of their local memory: the unit,
+/// its block slot, the slots per unit and the threads of a block (whole warps), the
+/// warp's index in its block and its running call's frame base in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalPlace {
+    pub unit: u32,
+    pub slot: u32,
+    pub slots: u32,
+    pub block_threads: u32,
+    pub warp: u32,
+    pub frame: u32,
+}
+
+/// The addresses, in the caches' address space, of the `words` words each lane of
+/// `exec` accessed at frame-relative local byte addresses `addrs`, on a machine of
+/// `units` units. Word `d` of a thread's local memory sits `d * N * 4` bytes past
+/// its first, where `N` is the number of threads the machine can hold (threads per
+/// block x slots per unit x units), and a thread's first word is its index in its
+/// block plus its block's place (`unit + units * slot`) times the block's threads.
+/// So the same word of consecutive threads of a block is adjacent and a warp's
+/// access to one local offset coalesces. This is the mapping of GPGPU-Sim
+/// (`shader_core_ctx::translate_local_memaddr`, src/gpgpu-sim/shader.cc of
+/// gpgpu-sim/gpgpu-sim_distribution, with `-gpgpu_local_mem_map 1`: `Dnew = D*N +
+/// T%nTpC + nTpC*C`, `C = nS*K + S`).
+pub fn local_addresses(
+    place: LocalPlace,
+    units: u32,
+    addrs: &Lanes,
+    exec: u32,
+    words: u8,
+) -> Vec<u64> {
+    let n_tpc = u64::from(place.block_threads);
+    let threads = n_tpc * u64::from(place.slots) * u64::from(units);
+    let block = u64::from(place.unit) + u64::from(units) * u64::from(place.slot);
+    let mut out = Vec::with_capacity(32 * usize::from(words));
+    for l in lanes_of(exec) {
+        let thread = n_tpc * block + u64::from(place.warp) * 32 + l as u64;
+        let first = (u64::from(place.frame) + u64::from(addrs[l])) / 4;
+        for j in 0..u64::from(words) {
+            out.push(LOCAL_BASE + ((first + j) * threads + thread) * 4);
+        }
+    }
+    out
+}
+
+/// The cost of a local access of the lanes of `exec` (not empty) at
+/// frame-relative byte addresses `addrs` on a machine with data caches: counted as
+/// its transactions (aligned segments, as a global access's) and recorded as a
+/// deferred effect under `key` that goes through the caches; a load's `regs`
+/// registers from `dst` are ready when its lines are.
+#[allow(clippy::too_many_arguments)]
+pub fn local_cost(
+    place: LocalPlace,
+    (store, words): (bool, u8),
+    (dst, regs): (Reg, u8),
+    addrs: &Lanes,
+    exec: u32,
+    (pc, key, target): (u32, Key, Target),
+    env: &mut Env,
+    counts: &mut UnitCounts,
+    traffic: &mut Traffic,
+) -> Cost {
+    let now = key.0;
+    let at = local_addresses(place, env.timing.units(), addrs, exec, words);
+    let shift = env.timing.transaction_bytes().trailing_zeros();
+    let mut segments: Vec<u64> = at.iter().map(|a| a >> shift).collect();
+    segments.sort_unstable();
+    segments.dedup();
+    let segments = segments.len() as u64;
+    traffic.add_local(store, words, exec);
+    if store {
+        traffic.local_store_transactions += segments;
+    } else {
+        traffic.local_load_transactions += segments;
+    }
+    counts.transactions[pc as usize] += segments;
+    counts.mem_events[pc as usize] += segments;
+    env.sink.push(Deferred {
+        key,
+        effect: Effect::Local {
+            target,
+            pc,
+            store,
+            dst,
+            regs,
+            addrs: at,
+        },
+    });
+    Cost {
+        ready: if store { now } else { PENDING },
+        busy: segments.max(1),
     }
 }
 

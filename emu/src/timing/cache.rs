@@ -19,6 +19,9 @@
 //! "fetch"`, 3.x's write-allocate) or allocates it dirty without reading it
 //! (`"allocate"`, 4.x's lazy fetch-on-read). When the kernel ends, the dirty lines
 //! left in the L2 are written back ([`Caches::write_back_dirty`]).
+//!
+//! Threads' local memory goes through the same caches ([`Caches::local`]), at
+//! addresses of its own past global memory, written back from the L1.
 
 use crate::exec::ops::Caching;
 use crate::machine::L2WriteMiss;
@@ -28,6 +31,10 @@ use crate::timing::dram::Dram;
 /// Where an effect sits in a one-at-a-time simulation: cycle, unit, and the unit's
 /// own count of recorded effects and events.
 pub type Key = (u64, u32, u64);
+
+/// Where threads' local memory starts in the caches' address space: past every
+/// 32-bit global address, so local lines never alias global ones.
+pub const LOCAL_BASE: u64 = 1 << 32;
 
 /// The shape and timing of one cache (of one L2 bank).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -443,9 +450,78 @@ impl Caches {
         let ready = self
             .l2_line(unit, line, caching, insert, false, true, start, dram)
             .max(now + latency);
-        // The L1 never holds dirty lines (global stores write through).
-        self.l1[unit].allocate(line, start, ready, false, insert);
+        // Only local stores leave dirty lines in the L1 (global stores write
+        // through): a dirty victim goes back to the L2.
+        if let Some(victim) = self.l1[unit].allocate(line, start, ready, false, insert) {
+            self.l2_line(
+                unit,
+                victim,
+                Caching::All,
+                Insert::Normal,
+                true,
+                false,
+                start,
+                dram,
+            );
+        }
         ready
+    }
+
+    /// A warp's local load (or, with `store`, store) by `unit` at cycle `now`
+    /// (instruction `pc`) of the bytes at `addrs` in the local area
+    /// ([`LOCAL_BASE`] up): returns the cycle the last of its lines arrives (is
+    /// written). Loads go as global loads do; a store that hits in the L1 dirties
+    /// the line there (write-back) and one that misses writes through to the L2
+    /// without allocating: Fermi's L1 as GPGPU-Sim 3.x configures it
+    /// (`-gpgpu_cache:dl1 32:128:4,L:L:m:N`: `LOCAL_WB_GLOBAL_WT`,
+    /// `NO_WRITE_ALLOCATE`). Dirty local lines left in the L1 at the end are dead
+    /// and dropped.
+    pub fn local(
+        &mut self,
+        unit: usize,
+        pc: u32,
+        addrs: &[u64],
+        store: bool,
+        now: u64,
+        dram: &mut Dram,
+    ) -> u64 {
+        let mut lines: Vec<u64> = addrs.iter().map(|a| a >> self.line_shift).collect();
+        lines.sort_unstable();
+        lines.dedup();
+        self.noting(unit, pc, |c| {
+            let mut done = now;
+            for (i, &line) in lines.iter().enumerate() {
+                let at = now + i as u64;
+                let ready = if store {
+                    c.local_store_line(unit, line, at, dram)
+                } else {
+                    c.load_line(unit, line, Caching::All, at, dram)
+                };
+                done = done.max(ready);
+            }
+            done
+        })
+    }
+
+    fn local_store_line(&mut self, unit: usize, line: u64, now: u64, dram: &mut Dram) -> u64 {
+        if let Some(l1) = self.l1.get_mut(unit) {
+            let latency = l1.shape.latency;
+            match l1.probe(line, now, true) {
+                Probe::Hit(ready) => return ready,
+                Probe::Merge(ready) => return ready.max(now + latency),
+                Probe::Miss => l1.counts.misses += 1,
+            }
+        }
+        self.l2_line(
+            unit,
+            line,
+            Caching::All,
+            Insert::Normal,
+            true,
+            false,
+            now,
+            dram,
+        )
     }
 
     /// A line access at the L2 (a load's miss in L1, a store, an atomic) at cycle

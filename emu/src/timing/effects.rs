@@ -91,6 +91,18 @@ pub enum Effect {
         operands: Box<[Wide; 2]>,
         pc: u32,
     },
+    /// A warp's local load or store on a machine with data caches, at `addrs` in
+    /// the caches' address space (every word of every lane): its values moved when
+    /// it ran (local memory is the warp's own); here its lines go through the
+    /// caches, and a load's `regs` registers from `dst` become ready.
+    Local {
+        target: Target,
+        pc: u32,
+        store: bool,
+        dst: Reg,
+        regs: u8,
+        addrs: Vec<u64>,
+    },
     /// A DMA loader's tile: global memory into the engine's CB port; the engine
     /// may act again when the last transaction lands.
     DmaLoad {
@@ -314,6 +326,14 @@ pub enum Outcome {
         ready: u64,
         toggles: u64,
     },
+    /// Registers `dst ..` (`regs` of them) of the target warp, whose values it
+    /// already holds, are ready at `ready` (a local load through the caches).
+    Ready {
+        target: Target,
+        dst: Reg,
+        regs: u8,
+        ready: u64,
+    },
     /// The engine of `unit` (work item `generation`) may act again at `at`;
     /// `port_words` go to its CB port first (a DMA load).
     Engine {
@@ -462,6 +482,28 @@ pub fn apply(
                 high: (atom.words() == 2).then(|| word(1)),
                 ready,
                 toggles,
+            }
+        }
+        Effect::Local {
+            target,
+            pc,
+            store,
+            dst,
+            regs,
+            addrs,
+        } => {
+            let ready = match caches {
+                Some(c) => c.local(target.unit, pc, &addrs, store, now, dram),
+                None => now,
+            };
+            if store {
+                return Outcome::None;
+            }
+            Outcome::Ready {
+                target,
+                dst,
+                regs,
+                ready,
             }
         }
         Effect::DmaLoad {

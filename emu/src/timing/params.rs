@@ -40,6 +40,8 @@ pub struct Timing {
     dram_latency: u64,
     /// The shortest cache hit latency, if the machine has data caches.
     cache_latency: Option<u64>,
+    /// Units of the grid (for the addresses of local memory).
+    units: u32,
 }
 
 impl Timing {
@@ -73,6 +75,7 @@ impl Timing {
             transaction_bytes: m.transaction_bytes,
             dram_latency: u64::from(m.dram_latency),
             cache_latency: crate::timing::cache::Caches::min_latency(m),
+            units: m.sms(),
         }
     }
 
@@ -82,6 +85,21 @@ impl Timing {
     pub fn dram_window(&self) -> u64 {
         let dram = self.dram_latency + 1;
         self.cache_latency.map_or(dram, |c| c.min(dram))
+    }
+
+    /// True when threads' local memory is cached DRAM traffic: on machines with
+    /// data caches (GPUs). Elsewhere it sits beside the SM, timed as shared memory.
+    pub fn local_in_dram(&self) -> bool {
+        self.cache_latency.is_some()
+    }
+
+    pub fn units(&self) -> u32 {
+        self.units
+    }
+
+    /// Sets the number of units of the grid (SMs and boundary units).
+    pub fn set_units(&mut self, units: u32) {
+        self.units = units;
     }
 
     pub fn latency(&self, c: TimingClass) -> u64 {

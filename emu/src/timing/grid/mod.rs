@@ -142,7 +142,7 @@ pub struct Grid<'a> {
 
 impl<'a> Grid<'a> {
     pub fn new(image: &'a mut Image, machine: &Machine) -> Grid<'a> {
-        let timing = Timing::new(machine);
+        let mut timing = Timing::new(machine);
         let geo = Geometry::new(machine, image.launch.grid);
         let program = &image.program;
         let gpu = machine.is_gpu();
@@ -187,6 +187,7 @@ impl<'a> Grid<'a> {
             (left_in_pass, None)
         };
         let n = units.len();
+        timing.set_units(n as u32);
         let agents = if gpu.is_some() { n } else { geo.agents() };
         let global_sync = image.program.uses_global_sync();
         let window = timing.dram_window();
@@ -978,6 +979,30 @@ impl<'a> Grid<'a> {
                         mask,
                         &values,
                         high.as_deref(),
+                        ready,
+                        program,
+                        &mut unit.counts,
+                    );
+                    unit.wake = unit.wake.min(wake);
+                    self.schedule(target.unit);
+                }
+            }
+            Outcome::Ready {
+                target,
+                dst,
+                regs,
+                ready,
+            } => {
+                let program = &self.image.program;
+                let unit = &mut self.units[target.unit];
+                if let Work::Code(code) = &mut unit.work
+                    && code.slot_generation.get(code.slot_of(target.warp))
+                        == Some(&target.generation)
+                {
+                    let wake = code.resolve_ready(
+                        target.warp,
+                        dst,
+                        regs,
                         ready,
                         program,
                         &mut unit.counts,

@@ -443,6 +443,37 @@ impl Code {
                 reg.at = ready;
             }
         }
+        self.resolved(wi, program, counts)
+    }
+
+    /// Registers `dst ..` (`regs` of them) of warp `wi`, which already hold their
+    /// values, are ready at `ready`; returns the unit's new wake as
+    /// [`Code::resolve`] does.
+    pub fn resolve_ready(
+        &mut self,
+        wi: usize,
+        dst: crate::exec::ops::Reg,
+        regs: u8,
+        ready: u64,
+        program: &Program,
+        counts: &mut UnitCounts,
+    ) -> u64 {
+        if wi >= self.warps.len() {
+            return NEVER;
+        }
+        let d = usize::from(dst);
+        for r in d..d + usize::from(regs) {
+            let reg = &mut self.boards[wi].regs[r];
+            if reg.at == PENDING {
+                reg.at = ready;
+            }
+        }
+        self.resolved(wi, program, counts)
+    }
+
+    /// What follows a deferred result of warp `wi`: its stalls charged and its new
+    /// wake, if it waited for the result.
+    fn resolved(&mut self, wi: usize, program: &Program, counts: &mut UnitCounts) -> u64 {
         let was_waiting = self.boards[wi].ready >= PENDING;
         self.refresh(wi, program);
         let b = &self.boards[wi];

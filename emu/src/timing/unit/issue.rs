@@ -306,7 +306,40 @@ fn issue_general(
     let mut occupancy = timing.interval(class);
     let mut result_at = now + latency;
     let mut producer = Producer::Alu;
-    if !executed.access.is_none() {
+    if let Access::Local { store, words } = executed.access
+        && env.timing.local_in_dram()
+    {
+        // Cached DRAM traffic on a GPU: through the caches when the window is applied.
+        let warp = &code.warps[wi];
+        let place = access::LocalPlace {
+            unit: unit as u32,
+            slot: code.slot_of(wi) as u32,
+            slots: code.slots.len() as u32,
+            block_threads: code.block_warps() as u32 * 32,
+            warp: warp.index,
+            frame: warp.frame_base(),
+        };
+        let target = Target {
+            unit,
+            generation,
+            warp: wi,
+        };
+        let dst = (op.d, info.dst_regs.max(1));
+        let at = (pc, (now, unit as u32, *site.seq), target);
+        let cost = access::local_cost(
+            place,
+            (store, words),
+            dst,
+            &addrs,
+            exec,
+            at,
+            env,
+            site.counts,
+            site.traffic,
+        );
+        (occupancy, result_at) = (cost.busy, cost.ready);
+        producer = Producer::Memory;
+    } else if !executed.access.is_none() {
         let cost = access::cost(
             executed.access,
             &addrs,
