@@ -26,9 +26,10 @@ fn every_experiment_plans() {
         // Table 6.2's eight cases on seven platforms with 32x32 tiles, Table A.1's
         // four on three with 64x64 tiles.
         ("spu-vs-gpu.toml", 8 * 7 + 4 * 3, None),
-        // The suite's 17 cases, each on five SPU platforms with its SPU kernel and
-        // on two GPU platforms with its GPU kernel.
-        ("stencil-suite.toml", 17 * (5 + 2), None),
+        // The suite's 17 cases, each on seven SPU platforms with its SPU kernel
+        // (five with one block per SM, two with several) and on two GPU platforms
+        // with its GPU kernel.
+        ("stencil-suite.toml", 17 * (5 + 2 + 2), None),
     ] {
         let mut spec = Spec::read(&experiment(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         spec.allowed = vec![samples()];
