@@ -591,3 +591,60 @@ fn an_inner_link_access_costs_a_shared_memory_access() {
     // Without a fold the key is absent (the 282 baseline runs keep their JSON).
     assert_eq!(s.cb.inner_accesses, None);
 }
+
+/// The energy under a run's power trace sampled every `interval` cycles (the
+/// last interval may be short).
+fn trace_integral(b: &Breakdown, interval: u64) -> f64 {
+    let cycle = 1.0 / (b.freq_mhz * 1e6);
+    let dt = interval as f64 * cycle;
+    b.power_trace
+        .as_ref()
+        .expect("a sampled run has a trace")
+        .iter()
+        .enumerate()
+        .map(|(i, p)| p.dynamic_w * dt.min(b.time_s - i as f64 * dt).max(cycle))
+        .sum()
+}
+
+/// With several blocks per SM a boundary unit has one lane per block slot, but
+/// its idle and constant power is one unit's (#29): the samples count it as the
+/// totals do, so the power trace of a folded run integrates to its dynamic
+/// energy, IUs and DMA engines, 2x1 and 2x2 folds.
+#[test]
+fn the_power_trace_of_a_folded_run_integrates_to_its_dynamic_energy() {
+    let model = Model::load("default").unwrap();
+    let token = ("samples/pass_token.spu", &["P=2", "Q=2"][..]);
+    let stencil = ("samples/stencil2d/stencil_pc.spu", &["N=128", "K=32"][..]);
+    let room = "sm.shared_kib=160";
+    for (boundary, grid, sets, (kernel, defines)) in [
+        ("iu", "1x2", &["sm.fold_x=2"][..], token),
+        ("iu", "2x1", &["sm.fold_y=2"], token),
+        ("iu", "2x2", &["sm.fold_x=2", "sm.fold_y=2", room], stencil),
+        ("dma", "2x4", &["sm.fold_x=2", room], stencil),
+        ("dma", "2x2", &["sm.fold_x=2", "sm.fold_y=2", room], stencil),
+    ] {
+        let what = format!("{kernel} on {grid} {sets:?} {boundary}");
+        let mut m = machine(&[&format!("boundary.kind={boundary}")]);
+        m.set_grid(grid).unwrap();
+        for s in sets {
+            m.set(s).unwrap();
+        }
+        let interval = 50;
+        let stats = stats_of(kernel, &m, defines, Some(interval));
+        // The samples add up to the totals, idle and busy unit-cycles too.
+        let samples = stats.samples.as_ref().unwrap();
+        for c in ["IDLE_COREP", "CONST_DYNAMICP", "CBP"] {
+            let sampled: u64 = samples.components[c].iter().sum();
+            assert_eq!(sampled, stats.counters[c], "{what}: {c}");
+        }
+        let b = price(&stats, &model).unwrap();
+        check_invariants(&b, &what);
+        let integral = trace_integral(&b, interval);
+        let rel = (integral - b.dynamic_j).abs() / b.dynamic_j;
+        assert!(
+            rel < 1e-9,
+            "{what}: the trace integrates to {integral} J, dynamic is {} J",
+            b.dynamic_j
+        );
+    }
+}

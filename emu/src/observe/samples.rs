@@ -105,22 +105,36 @@ impl UnitSampler {
 }
 
 /// Adds up the units' snapshots into per-interval activity of a run of `end`
-/// cycles.
-pub fn combine(units: &[UnitSampler], end: u64) -> Samples {
+/// cycles. `lanes[u]` is how many units from `u` on one hardware unit's idle and
+/// constant power covers: 1, or for a boundary unit with several blocks per SM
+/// the lane count on its first lane and 0 on the others, as the run's totals
+/// count them (the unit is busy while its busiest lane is).
+pub fn combine(units: &[UnitSampler], lanes: &[usize], end: u64) -> Samples {
+    debug_assert_eq!(units.len(), lanes.len());
     let interval = units.first().map_or(1, |u| u.interval);
     let n = units.iter().map(|u| u.snapshots.len()).max().unwrap_or(0);
-    let n_units = units.len() as u64;
+    let powered = lanes.iter().filter(|&&l| l > 0).count() as u64;
     let mut prev = (ComponentCounts::default(), 0u64);
     let mut intervals = Vec::with_capacity(n);
     for i in 0..n {
         let mut counts = ComponentCounts::default();
-        let mut busy = 0;
-        for u in units {
-            if let Some((c, b)) = u.snapshots.get(i) {
-                counts.merge(c);
-                busy += b;
-            }
+        for (c, _) in units.iter().filter_map(|u| u.snapshots.get(i)) {
+            counts.merge(c);
         }
+        // Cumulative busy cycles of each hardware unit: a maximum of cumulative
+        // counts, so it never falls and ends at the run's total.
+        let busy: u64 = lanes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &l)| l > 0)
+            .map(|(u, &l)| {
+                units[u..(u + l).min(units.len())]
+                    .iter()
+                    .filter_map(|s| s.snapshots.get(i).map(|(_, b)| *b))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .sum();
         let start = i as u64 * interval;
         let len = (start + interval).min(end.max(start)) - start;
         let mut delta = counts.minus(&prev.0);
@@ -128,7 +142,7 @@ pub fn combine(units: &[UnitSampler], end: u64) -> Samples {
         delta.set(Component::ConstDynamicp, busy_delta);
         delta.set(
             Component::IdleCorep,
-            (n_units * len).saturating_sub(busy_delta),
+            (powered * len).saturating_sub(busy_delta),
         );
         intervals.push(delta);
         prev = (counts, busy);
@@ -150,7 +164,7 @@ mod tests {
         s.observe(end, ComponentCounts::default, |t| t);
         assert!(s.snapshots.len() <= MAX_SAMPLES);
         s.finish(end, ComponentCounts::default, |t| t);
-        let samples = combine(&[s], end);
+        let samples = combine(&[s], &[1], end);
         assert_eq!(samples.interval_cycles, 4, "doubled twice");
         assert_eq!(samples.intervals.len() as u64, end.div_ceil(4));
         // The unit is busy throughout; nothing is lost or counted twice.
@@ -170,7 +184,7 @@ mod tests {
         s.observe(end, ComponentCounts::default, |t| t / 2);
         assert!(s.snapshots.len() < 16);
         s.finish(end, ComponentCounts::default, |t| t / 2);
-        let samples = combine(&[s], end);
+        let samples = combine(&[s], &[1], end);
         assert_eq!(
             samples.interval_cycles, 64,
             "1000 cycles in fewer than 16 intervals"

@@ -722,29 +722,46 @@ impl<'a> Grid<'a> {
     /// unit): the hardware unit is one, busy while its busiest lane is, so its
     /// first lane carries that and the others nothing (`None`).
     pub(super) fn powered_cycles(&self) -> Vec<Option<u64>> {
+        self.power_lanes()
+            .iter()
+            .enumerate()
+            .map(|(u, &lanes)| {
+                (lanes > 0).then(|| {
+                    (u..u + lanes)
+                        .map(|k| self.units[k].busy_cycles)
+                        .max()
+                        .unwrap_or(0)
+                })
+            })
+            .collect()
+    }
+
+    /// For each unit, how many units from it on its idle and constant power covers
+    /// (see [`Self::powered_cycles`]): 1, or the lane count for a folded boundary
+    /// unit's first lane and 0 for its other lanes.
+    pub(super) fn power_lanes(&self) -> Vec<usize> {
         let [fx, fy] = self.geo.fold;
-        let mut out: Vec<Option<u64>> = self.units.iter().map(|u| Some(u.busy_cycles)).collect();
-        if fx * fy == 1 {
-            return out;
-        }
-        for (u, power) in out.iter_mut().enumerate() {
-            let (side, index) = match self.units[u].label {
-                UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => (side, index),
-                UnitLabel::Sm { .. } => continue,
-            };
-            let lanes = if matches!(side, Side::North | Side::South) {
-                fx
-            } else {
-                fy
-            };
-            *power = (index % lanes == 0).then(|| {
-                (0..lanes)
-                    .map(|k| self.units[u + k as usize].busy_cycles)
-                    .max()
-                    .unwrap_or(0)
-            });
-        }
-        out
+        self.units
+            .iter()
+            .map(|unit| {
+                let (side, index) = match unit.label {
+                    UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => (side, index),
+                    UnitLabel::Sm { .. } => return 1,
+                };
+                let lanes = if matches!(side, Side::North | Side::South) {
+                    fx
+                } else {
+                    fy
+                };
+                if fx * fy == 1 {
+                    1
+                } else if index % lanes == 0 {
+                    lanes as usize
+                } else {
+                    0
+                }
+            })
+            .collect()
     }
 
     /// The block slots of busy unit `u` that take part in a global blocksync: every

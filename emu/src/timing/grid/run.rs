@@ -248,7 +248,9 @@ impl Grid<'_> {
                 Some(s)
             })
             .collect();
-        let samples = self.sampling.map(|_| combine(&samplers, cycles));
+        let samples = self
+            .sampling
+            .map(|_| combine(&samplers, &self.power_lanes(), cycles));
         let pc_samples: Option<Vec<_>> = self
             .units
             .iter_mut()
