@@ -115,6 +115,8 @@ pub enum CudaError {
         unit: &'static str,
         default: u64,
     },
+    #[error("interrupted while compiling `{file}`")]
+    Interrupted { file: String },
     #[error("cannot compile `{file}`: {why}")]
     Io { file: String, why: String },
 }
@@ -315,6 +317,13 @@ fn run(
     capture: bool,
 ) -> Result<(std::process::ExitStatus, String), CudaError> {
     use std::io::Read;
+    // After Ctrl-C, SIGTERM or SIGHUP no clang starts (the handler stops those
+    // that run, and would miss a later one).
+    if spu_io::interrupt::requested() {
+        return Err(CudaError::Interrupted {
+            file: file.to_string(),
+        });
+    }
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())

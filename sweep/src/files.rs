@@ -159,7 +159,10 @@ mod tests {
         for (text, needle) in [
             ("../outside.spu", "outside the spec's folder"),
             ("link.spu", "outside the spec's folder"),
-            ("notes.txt", "a kernel must be a .spu, .ptx, .cu or .bin file"),
+            (
+                "notes.txt",
+                "a kernel must be a .spu, .ptx, .cu or .bin file",
+            ),
             ("/etc/passwd", "a machine file must be a .toml file"),
         ] {
             let kind = if text.starts_with('/') {

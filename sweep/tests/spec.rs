@@ -525,7 +525,7 @@ fn a_cu_kernel_is_planned_inside_the_spec_folder() {
     let dir = tempfile::tempdir().unwrap();
     let spec_dir = dir.path().join("study");
     std::fs::create_dir(&spec_dir).unwrap();
-    let cu = "extern \"C\" __global__ void k(int n) { }\n";
+    let cu = "extern \"C\" __global__ void k() { }\n";
     std::fs::write(spec_dir.join("k.cu"), cu).unwrap();
     std::fs::write(dir.path().join("out.cu"), cu).unwrap();
     let spec = Spec::parse("spec.toml", "[base]\nkernel = \"k.cu\"\n", &spec_dir, "s")

@@ -766,7 +766,10 @@ fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
     let pid_file = dir.path().join("clang.pid");
     std::fs::write(
         &fake,
-        format!("#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n", pid_file.display()),
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
+            pid_file.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -801,7 +804,10 @@ fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
             assert!(start.elapsed().as_secs() < 30, "{bin}: clang never started");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let clang = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+        let clang = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .to_string();
         let sent = Command::new("kill")
             .arg(format!("-{signal}"))
             .arg(child.id().to_string())
@@ -812,7 +818,10 @@ fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
             if let Some(s) = child.try_wait().unwrap() {
                 break s;
             }
-            assert!(start.elapsed().as_secs() < 30, "{bin} SIG{signal}: not ended");
+            assert!(
+                start.elapsed().as_secs() < 30,
+                "{bin} SIG{signal}: not ended"
+            );
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
         assert!(!status.success(), "{bin} SIG{signal}");

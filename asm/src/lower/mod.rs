@@ -557,16 +557,16 @@ impl<'m> Assembler<'m> {
         // A `.bind` that did not parse was reported; a missing binding would repeat it.
         self.bind_broken = outline.unclosed.is_some()
             || outline
-            .decls
-            .iter()
-            .filter(|d| d.owner == NO_OWNER || Some(d.owner) == chosen)
-            .filter(|d| matches!(d.kind, DeclKind::Bind))
-            .any(|d| {
-                !matches!(
-                    statement_at(text, d.start as usize).map(|s| s.node),
-                    Some(Stmt::Bind { .. })
-                )
-            });
+                .decls
+                .iter()
+                .filter(|d| d.owner == NO_OWNER || Some(d.owner) == chosen)
+                .filter(|d| matches!(d.kind, DeclKind::Bind))
+                .any(|d| {
+                    !matches!(
+                        statement_at(text, d.start as usize).map(|s| s.node),
+                        Some(Stmt::Bind { .. })
+                    )
+                });
         let mut bind = None;
         for (kind, s) in decls() {
             match (&s.node, kind) {

@@ -184,7 +184,9 @@ fn local_string_error(addr: u64) -> String {
          cannot tell them apart)"
             .to_string()
     } else {
-        format!("at address {addr:#x} is below every buffer: a local array's address or a bad pointer")
+        format!(
+            "at address {addr:#x} is below every buffer: a local array's address or a bad pointer"
+        )
     };
     format!(
         "the `%s` argument {what}; the SPU's `%s` prints only strings in global memory: pass a \
