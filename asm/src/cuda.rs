@@ -12,7 +12,8 @@
 //! `#include`s must), or be one of clang's own system headers, so clang never reads
 //! or quotes a file the user did not mean; the list is returned as inputs the tools
 //! never overwrite. clang is stopped past [`DEFAULT_TIMEOUT`] and past
-//! [`MEMORY_LIMIT`] of resident memory (macros can make it grow without end).
+//! [`MEMORY_LIMIT`] of resident memory (macros can make it grow without end), and
+//! when a signal ends the tool (the folder is then removed too).
 
 use crate::diag::Diagnostics;
 use std::path::{Path, PathBuf};
@@ -104,6 +105,18 @@ pub enum CudaError {
         roots: String,
         folder: String,
     },
+    #[error(
+        "the environment variable {var} is `{value}`, but it takes a whole number of {unit}, 1 \
+         or more (e.g. {var}={default}, the default); set it so, or unset it"
+    )]
+    Setting {
+        var: &'static str,
+        value: String,
+        unit: &'static str,
+        default: u64,
+    },
+    #[error("interrupted while compiling `{file}`")]
+    Interrupted { file: String },
     #[error("cannot compile `{file}`: {why}")]
     Io { file: String, why: String },
 }
@@ -139,22 +152,32 @@ fn find_clang(explicit: Option<&Path>, file: &str) -> Result<PathBuf, CudaError>
     })
 }
 
-/// The memory limit: [`MEMORY_ENV`] MiB if set to a positive number.
-fn memory_limit() -> u64 {
-    std::env::var(MEMORY_ENV)
-        .ok()
+/// A positive whole number from the environment variable `var`, or `default`
+/// when it is unset or empty; anything else is refused (a limit silently ignored
+/// would be a surprise hours later).
+fn env_limit(var: &'static str, unit: &'static str, default: u64) -> Result<u64, CudaError> {
+    let Some(raw) = std::env::var_os(var).filter(|v| !v.is_empty()) else {
+        return Ok(default);
+    };
+    raw.to_str()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&m| m > 0)
-        .map_or(MEMORY_LIMIT, |m| m.saturating_mul(1 << 20))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| CudaError::Setting {
+            var,
+            value: spu_io::quote::shorten(&raw.to_string_lossy()),
+            unit,
+            default,
+        })
 }
 
-/// The time limit: [`TIMEOUT_ENV`] seconds if set to a positive number.
-fn timeout() -> Duration {
-    std::env::var(TIMEOUT_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&s| s > 0)
-        .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
+/// The memory limit in bytes: [`MEMORY_ENV`] MiB if set.
+fn memory_limit() -> Result<u64, CudaError> {
+    env_limit(MEMORY_ENV, "MiB", MEMORY_LIMIT >> 20).map(|m| m.saturating_mul(1 << 20))
+}
+
+/// The time limit: [`TIMEOUT_ENV`] seconds if set.
+fn timeout() -> Result<Duration, CudaError> {
+    env_limit(TIMEOUT_ENV, "seconds", DEFAULT_TIMEOUT.as_secs()).map(Duration::from_secs)
 }
 
 /// Compiles the CUDA C file `cu` to PTX text with clang (`clang` names it, else
@@ -171,6 +194,8 @@ pub fn compile(
         file: file.clone(),
         why,
     };
+    // Checked before clang runs, so a mistyped limit is never silently ignored.
+    let limits = (timeout()?, memory_limit()?);
     let clang = find_clang(clang, &file)?;
     // Private (mode 0700: it holds the PTX of the user's file), removed when
     // dropped, also on an error.
@@ -184,6 +209,8 @@ pub fn compile(
     let dir = builder
         .tempdir()
         .map_err(|e| io(format!("cannot create a temporary folder: {e}")))?;
+    // Removed also when a signal ends the tool while clang runs (not by SIGKILL).
+    let _registered = Registered::folder(dir.path());
     let header = dir.path().join(HEADER_NAME);
     std::fs::write(&header, HEADER)
         .and_then(|()| {
@@ -229,7 +256,7 @@ pub fn compile(
     .arg("-o")
     .arg(&deps)
     .arg(&input);
-    let (status, said) = run(list, &clang, &file, true)?;
+    let (status, said) = run(list, &clang, &file, limits, true)?;
     // A preprocessing error is reported by the compilation below, as clang words it.
     let headers = if status.success() {
         let text = spu_io::read_regular(&deps, spu_io::MAX_INPUT_BYTES)
@@ -264,7 +291,7 @@ pub fn compile(
         .arg("-o")
         .arg(&out)
         .arg(&input);
-    let (status, _) = run(command, &clang, &file, false)?;
+    let (status, _) = run(command, &clang, &file, limits, false)?;
     if !status.success() {
         let status = match status.code() {
             Some(c) => format!("exit status {c}"),
@@ -280,15 +307,23 @@ pub fn compile(
     Ok(Compiled { ptx, headers })
 }
 
-/// Runs clang within [`timeout`] and [`MEMORY_LIMIT`]; its standard error goes to
-/// ours, or (`capture`) is returned (at most 1 MiB of it).
+/// Runs clang within `(limit, memory)` ([`timeout`], [`memory_limit`]); its
+/// standard error goes to ours, or (`capture`) is returned (at most 1 MiB of it).
 fn run(
     mut command: Command,
     clang: &Path,
     file: &str,
+    (limit, memory): (Duration, u64),
     capture: bool,
 ) -> Result<(std::process::ExitStatus, String), CudaError> {
     use std::io::Read;
+    // After Ctrl-C, SIGTERM or SIGHUP no clang starts (the handler stops those
+    // that run, and would miss a later one).
+    if spu_io::interrupt::requested() {
+        return Err(CudaError::Interrupted {
+            file: file.to_string(),
+        });
+    }
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -308,6 +343,8 @@ fn run(
                 error,
             },
         })?;
+    // Stopped if a signal ends the tool: nothing would bound it any more.
+    let _registered = Registered::child(child.id());
     // Read beside the wait, so a full pipe never stops clang.
     let said = child.stderr.take().map(|err| {
         std::thread::spawn(move || {
@@ -316,8 +353,6 @@ fn run(
             String::from_utf8_lossy(&buf).into_owned()
         })
     });
-    let limit = timeout();
-    let memory = memory_limit();
     let started = Instant::now();
     let stop = |child: &mut std::process::Child| {
         let _ = child.kill();
@@ -351,6 +386,34 @@ fn run(
     };
     let said = said.and_then(|t| t.join().ok()).unwrap_or_default();
     Ok((status, said))
+}
+
+/// A temporary folder or a child process that [`spu_io::interrupt`] cleans up if a
+/// signal ends the tool, for as long as this lives.
+enum Registered {
+    Folder(PathBuf),
+    Child(u32),
+}
+
+impl Registered {
+    fn folder(path: &Path) -> Self {
+        spu_io::interrupt::register_folder(path);
+        Registered::Folder(path.to_path_buf())
+    }
+
+    fn child(pid: u32) -> Self {
+        spu_io::interrupt::register_child(pid);
+        Registered::Child(pid)
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        match self {
+            Registered::Folder(p) => spu_io::interrupt::unregister_folder(p),
+            Registered::Child(pid) => spu_io::interrupt::unregister_child(*pid),
+        }
+    }
 }
 
 /// A process's resident memory, where the system shows it (`/proc` on Linux).

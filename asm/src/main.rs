@@ -67,7 +67,7 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::try_parse()
         .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
-    spu_io::interrupt::install();
+    spu_io::interrupt::install_with_termination();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => match spu_io::exit::special_code(e.as_ref()) {

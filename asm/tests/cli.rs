@@ -377,6 +377,7 @@ fn bad_input_matrix() {
     std::fs::write(tmp.join("utf16.h"), &utf16[..40]).unwrap();
     std::fs::write(tmp.join("nine.ptx"), NINE_PARAMETERS).unwrap();
     std::fs::write(tmp.join("struct.ptx"), STRUCT_PARAMETER).unwrap();
+    std::fs::write(tmp.join("brace.ptx"), UNCLOSED_BRACE).unwrap();
     let struct_launch = |arg: &str| {
         format!(
             "#include \"struct.ptx\"\n.global .f32 OUT[64];\n.launch grid(1) block(64);\n.bind st(\n    {arg});\n"
@@ -925,6 +926,26 @@ fn bad_input_matrix() {
             "call_through_a_register",
             vec![file("fptr.ptx", FUNCTION_POINTER), "--check".into()],
         ),
+        // A local array past a frame's 4080 bytes: the limit named and explained.
+        (
+            "local_array_past_a_frame",
+            vec![
+                file(
+                    "bigframe.ptx",
+                    ".version 7.0\n.target sm_52\n.address_size 64\n.visible .entry k()\n{\n\t.local .align 4 .b8 __local_depot0[4096];\n\tret;\n}\n",
+                ),
+                "--check".into(),
+            ],
+        ),
+        // An unclosed `{` in another kernel of an included file swallows the launch
+        // file's lines: the brace is named, not "needs a launch file".
+        (
+            "unclosed_brace_in_another_included_kernel",
+            vec![file(
+                "brace.spu",
+                "#include \"brace.ptx\"\n.global .u32 P[32] = zeros;\n.launch grid(1) block(32);\n.bind good(P);\n",
+            )],
+        ),
     ]);
     if fifo {
         cases.push((
@@ -962,6 +983,29 @@ const STRUCT_PARAMETER: &str = "\
 
 \tld.param.u64 %rd1, [st_param_0];
 \tld.param.u32 %r1, [st_param_0+8];
+\tret;
+}
+";
+
+/// Two PTX kernels; the second's block is never closed (`{ { {` where a line was).
+const UNCLOSED_BRACE: &str = "\
+.version 7.0
+.target sm_52
+.address_size 64
+.visible .entry good(.param .u64 p)
+{
+\t.reg .b32 %r<4>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [p];
+\tcvta.to.global.u64 %rd2, %rd1;
+\tmov.u32 %r1, 7;
+\tst.global.u32 [%rd2], %r1;
+\tret;
+}
+.visible .entry bad(.param .u64 p)
+{
+\t.reg .b32 %r<4>;
+\t{ { {
 \tret;
 }
 ";

@@ -79,7 +79,7 @@ fn main() -> ExitCode {
         .try_get_matches()
         .unwrap_or_else(|e| usage(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage(e));
-    spu_io::interrupt::install();
+    spu_io::interrupt::install_with_termination();
     match only_listing(&cli, &matches).and_then(|()| run(&cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => ExitCode::from(session::report_failure(e.as_ref())),

@@ -611,6 +611,10 @@ fn bad_input_matrix() {
             vec!["emu/tests/matrix/big_block.spu".into()],
         ),
         (
+            "block_too_deep",
+            vec!["emu/tests/matrix/deep_block.spu".into()],
+        ),
+        (
             "ramp_past_the_type",
             vec!["emu/tests/matrix/ramp_overflow.spu".into()],
         ),

@@ -1,8 +1,11 @@
-//! Ctrl-C. The handler sets a flag that long-running work (a simulation, writing an
-//! output) polls so it can stop cleanly and report where it was. If the work has not
-//! ended a second later (it was reading a pipe, or assembling), the handler removes
-//! every temporary output file still registered and ends the process with exit code
-//! 130, as shells report SIGINT. A second Ctrl-C ends it at once the same way.
+//! Ctrl-C (and, with [`install_with_termination`], SIGTERM and SIGHUP). The handler
+//! sets a flag that long-running work (a simulation, writing an output) polls so it
+//! can stop cleanly and report where it was. If the work has not ended a second
+//! later (it was reading a pipe, assembling, or waiting for clang), the handler
+//! stops the child processes still registered, removes every temporary output file
+//! and folder still registered and ends the process with exit code 128 + the
+//! signal (130 for SIGINT, as shells report it). A second signal ends it at once
+//! the same way. SIGKILL cannot be caught: it leaves them behind.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,12 +23,29 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// Temporary files to remove if the process ends from the handler.
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Temporary folders (with their contents) to remove if the process ends from the
+/// handler.
+static FOLDERS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Child processes (their ids) to stop if the process ends from the handler: they
+/// would outlive it, and the limits it watched them with.
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
 /// Installs the Ctrl-C handler (once per process) and returns the flag it sets.
 /// `None` if no handler could be installed (Ctrl-C then ends the process at once).
 pub fn install() -> Option<&'static AtomicBool> {
     static INSTALLED: OnceLock<bool> = OnceLock::new();
     let ok = *INSTALLED.get_or_init(|| ctrlc::set_handler(on_interrupt).is_ok());
     ok.then_some(&REQUESTED)
+}
+
+/// [`install`], and SIGTERM and SIGHUP (`kill`, `timeout`, a closed terminal)
+/// handled as Ctrl-C is. Call it first in `main`, before any thread starts (see
+/// [`crate::process::catch_termination`]); the signals stay blocked in the child
+/// processes started later, which are stopped through [`register_child`].
+pub fn install_with_termination() -> Option<&'static AtomicBool> {
+    crate::process::catch_termination(|signal| on_signal(128 + signal));
+    install()
 }
 
 /// True once Ctrl-C has been pressed (or [`stop`] called).
@@ -40,23 +60,84 @@ pub fn stop() {
 }
 
 fn on_interrupt() {
+    on_signal(i32::from(INTERRUPTED));
+}
+
+/// Asks the work to stop, then (after [`GRACE`], or at once the second time)
+/// ends the process with `code`.
+fn on_signal(code: i32) {
     if !REQUESTED.swap(true, Ordering::Relaxed) {
         std::thread::sleep(GRACE);
     }
-    end_now();
+    end_now(code);
 }
 
-/// Removes the registered temporaries and exits with 130.
-fn end_now() -> ! {
-    let paths = match TEMPORARIES.lock() {
+/// Everything in `list`, taken (also from a poisoned lock: the process is ending).
+fn take<T>(list: &Mutex<Vec<T>>) -> Vec<T> {
+    match list.lock() {
         Ok(mut list) => std::mem::take(&mut *list),
         Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
-    };
-    for p in paths {
+    }
+}
+
+/// Stops the registered children, removes the registered temporaries and exits
+/// with `code`.
+fn end_now(code: i32) -> ! {
+    let children = take(&CHILDREN);
+    for &pid in &children {
+        if let Ok(pid) = i32::try_from(pid) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+    if !children.is_empty() {
+        // Time for the signal to land, so no child writes into a folder removed below.
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for p in take(&TEMPORARIES) {
         let _ = std::fs::remove_file(p);
     }
+    for p in take(&FOLDERS) {
+        let _ = std::fs::remove_dir_all(p);
+    }
     crate::reportln!("error: interrupted");
-    std::process::exit(i32::from(INTERRUPTED))
+    std::process::exit(code)
+}
+
+/// Records a temporary folder to remove (with its contents) if the process is
+/// ended by a signal; [`unregister_folder`] once it is removed.
+pub fn register_folder(path: &Path) {
+    if let Ok(mut list) = FOLDERS.lock() {
+        list.push(path.to_path_buf());
+    }
+}
+
+/// Forgets a temporary folder registered with [`register_folder`].
+pub fn unregister_folder(path: &Path) {
+    if let Ok(mut list) = FOLDERS.lock()
+        && let Some(i) = list.iter().position(|p| p == path)
+    {
+        list.swap_remove(i);
+    }
+}
+
+/// Records a child process to stop if the process is ended by a signal;
+/// [`unregister_child`] once it has ended.
+pub fn register_child(pid: u32) {
+    if let Ok(mut list) = CHILDREN.lock() {
+        list.push(pid);
+    }
+}
+
+/// Forgets a child registered with [`register_child`].
+pub fn unregister_child(pid: u32) {
+    if let Ok(mut list) = CHILDREN.lock()
+        && let Some(i) = list.iter().position(|&p| p == pid)
+    {
+        list.swap_remove(i);
+    }
 }
 
 /// Records a temporary file to remove if the process is ended by Ctrl-C.

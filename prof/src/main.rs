@@ -107,7 +107,7 @@ fn main() -> ExitCode {
         .try_get_matches()
         .unwrap_or_else(|e| usage(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage(e));
-    spu_io::interrupt::install();
+    spu_io::interrupt::install_with_termination();
     let outcome = unused_options(&cli, &matches).and_then(|()| run(&cli));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

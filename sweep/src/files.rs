@@ -2,7 +2,7 @@
 //! `#include` resolves included files: relative to the spec, and only inside the
 //! spec's folder or a folder or file the command line allows (`--allow`), after
 //! following links. Each must be a regular file of its kind (a kernel `.spu`,
-//! `.ptx` or `.bin`, a machine or model `.toml`), so a spec from an untrusted
+//! `.ptx`, `.cu` or `.bin`, a machine or model `.toml`), so a spec from an untrusted
 //! source can neither make a sweep read a file elsewhere on the machine nor quote
 //! a file that is not source. The permissions of every file read narrow those of
 //! the results ([`Access`]), so records that quote a private file stay private.
@@ -21,7 +21,9 @@ pub enum Kind {
 impl Kind {
     fn extensions(self) -> &'static [&'static str] {
         match self {
-            Kind::Kernel => &["spu", "ptx", "bin"],
+            // A `.cu` file is compiled by clang as `spu-emu k.cu` does; the files it
+            // includes must sit in its folder, itself inside the spec's.
+            Kind::Kernel => &["spu", "ptx", "cu", "bin"],
             Kind::Machine | Kind::Model => &["toml"],
         }
     }
@@ -157,7 +159,10 @@ mod tests {
         for (text, needle) in [
             ("../outside.spu", "outside the spec's folder"),
             ("link.spu", "outside the spec's folder"),
-            ("notes.txt", "a kernel must be a .spu, .ptx or .bin file"),
+            (
+                "notes.txt",
+                "a kernel must be a .spu, .ptx, .cu or .bin file",
+            ),
             ("/etc/passwd", "a machine file must be a .toml file"),
         ] {
             let kind = if text.starts_with('/') {

@@ -517,6 +517,38 @@ fn lines(e: &SpecError) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// A `.cu` kernel is planned as `spu-emu k.cu` runs it (clang compiles it, and
+/// only where clang is missing does the run fail), confined to the spec's folder
+/// as other kernels are.
+#[test]
+fn a_cu_kernel_is_planned_inside_the_spec_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec_dir = dir.path().join("study");
+    std::fs::create_dir(&spec_dir).unwrap();
+    let cu = "extern \"C\" __global__ void k() { }\n";
+    std::fs::write(spec_dir.join("k.cu"), cu).unwrap();
+    std::fs::write(dir.path().join("out.cu"), cu).unwrap();
+    let spec = Spec::parse("spec.toml", "[base]\nkernel = \"k.cu\"\n", &spec_dir, "s")
+        .unwrap_or_else(|e| panic!("{}", e.rendered()));
+    let p = plan(&spec, &[]).unwrap_or_else(|e| match e {
+        Error::Spec(s) => panic!("{}", s.rendered()),
+        other => panic!("{other}"),
+    });
+    assert_eq!(p.runs.len(), 1);
+    assert!(
+        p.inputs
+            .contains(&spec_dir.join("k.cu").canonicalize().unwrap()),
+        "{:?}",
+        p.inputs
+    );
+    let (ps, _) = problems_in(&spec_dir, "[base]\nkernel = \"../out.cu\"\n");
+    assert!(
+        ps.iter()
+            .any(|(l, m)| *l == 2 && m.contains("is outside the spec's folder")),
+        "{ps:?}"
+    );
+}
+
 #[test]
 fn a_spec_reads_only_source_files_in_its_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -533,7 +565,7 @@ fn a_spec_reads_only_source_files_in_its_folder() {
         (
             "[base]\nkernel = \"../secret.txt\"\n".to_string(),
             2,
-            "a kernel must be a .spu, .ptx or .bin file",
+            "a kernel must be a .spu, .ptx, .cu or .bin file",
         ),
         (
             "[base]\nkernel = \"../secret.spu\"\n".to_string(),
@@ -548,7 +580,7 @@ fn a_spec_reads_only_source_files_in_its_folder() {
         (
             "[base]\nkernel = \"notes.txt\"\n".to_string(),
             2,
-            "a kernel must be a .spu, .ptx or .bin file",
+            "a kernel must be a .spu, .ptx, .cu or .bin file",
         ),
         (
             "[base]\nkernel = \"../../../../../etc/shadow\"\n".to_string(),

@@ -718,3 +718,129 @@ fn clangs_temporary_folder_is_private() {
     assert!(!o.status.success());
     assert_eq!(std::fs::read_to_string(&record).unwrap().trim(), "700");
 }
+
+/// A limit that is not a positive whole number is refused with the variable's
+/// name and what it takes, before clang runs (never silently the default).
+#[cfg(unix)]
+#[test]
+fn a_clang_limit_that_is_not_a_number_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("fake-clang");
+    let ran = dir.path().join("ran");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    for (var, value, unit) in [
+        ("SPU_CLANG_TIMEOUT", "abc", "seconds"),
+        ("SPU_CLANG_TIMEOUT", "0", "seconds"),
+        ("SPU_CLANG_MEMORY_MIB", "2g", "MiB"),
+        ("SPU_CLANG_MEMORY_MIB", "-5", "MiB"),
+    ] {
+        for bin in ["spu-asm", "spu-emu"] {
+            let o = tool(
+                bin,
+                &["k.cu"],
+                dir.path(),
+                &[("SPU_CLANG", fake.to_str().unwrap()), (var, value)],
+            );
+            let e = stderr(&o);
+            assert!(
+                !o.status.success()
+                    && e.contains(&format!(
+                        "the environment variable {var} is `{value}`, but it takes a whole number of {unit}, 1 or more"
+                    )),
+                "{bin} {var}={value}: {e}"
+            );
+            assert!(!ran.exists(), "{bin} {var}={value}: clang ran");
+        }
+    }
+}
+
+/// A tool ended by SIGTERM, SIGINT or SIGHUP while clang runs stops clang and
+/// removes clang's temporary folder (SIGKILL cannot be caught, and leaves it).
+#[cfg(unix)]
+#[test]
+fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("slow-clang");
+    let pid_file = dir.path().join("clang.pid");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    let leftovers = |tmp: &Path| -> Vec<String> {
+        std::fs::read_dir(tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("spu-cuda-"))
+            .collect()
+    };
+    for (bin, signal) in [
+        ("spu-asm", "TERM"),
+        ("spu-asm", "INT"),
+        ("spu-emu", "HUP"),
+        ("spu-emu", "TERM"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let _ = std::fs::remove_file(&pid_file);
+        let mut child = Command::new(binary(bin))
+            .arg("k.cu")
+            .current_dir(dir.path())
+            .env("SPU_CLANG", &fake)
+            .env("TMPDIR", tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until clang runs in its folder.
+        let start = std::time::Instant::now();
+        while !pid_file.exists() || leftovers(tmp.path()).is_empty() {
+            assert!(start.elapsed().as_secs() < 30, "{bin}: clang never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let clang = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .to_string();
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                start.elapsed().as_secs() < 30,
+                "{bin} SIG{signal}: not ended"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(!status.success(), "{bin} SIG{signal}");
+        assert_eq!(
+            leftovers(tmp.path()),
+            Vec::<String>::new(),
+            "{bin} SIG{signal}: the folder was left"
+        );
+        // clang is stopped too (gone, or a zombie waiting for init).
+        let state = std::fs::read_to_string(format!("/proc/{clang}/stat")).unwrap_or_default();
+        assert!(
+            state.is_empty() || state.contains(") Z "),
+            "{bin} SIG{signal}: clang still runs: {state}"
+        );
+    }
+}

@@ -192,9 +192,9 @@ impl Assembler<'_> {
                     name.span.clone(),
                 )
                 .label(format!(
-                    "{bytes} bytes from byte {offset}; a frame holds at most {limit}"
+                    "{bytes} bytes from byte {offset}; a kernel's or device function's frame holds at most {limit} bytes"
                 ))
-                .help("make a large per-thread array a `.global` buffer indexed by thread"),
+                .help(format!("each frame holds at most {limit} bytes (a call gives the next frame's start in 16-byte units, at most 255 of them), though a thread's frames together may use 64 KiB: split the array between functions, or make a large per-thread array a `.global` buffer indexed by thread")),
                 diags,
             );
         }

@@ -214,8 +214,41 @@ fn assemble_text(
             .collect();
         spare_other_entries(&outline, chosen, &called, diags);
     }
+    // After the sparing: a block left open is no kernel's own error.
+    report_unclosed(&outline, asm.chosen, diags);
     asm.colour |= asm.needs_colouring();
     asm.build(diags, earlier_errors)
+}
+
+/// A kernel or device function (other than the chosen kernel, which `build`
+/// reports) whose `{` is never closed: everything after it, also a launch file's
+/// lines after the `#include` of its file, was read as its body, so this comes
+/// before what that causes (a `.bind` not seen).
+fn report_unclosed(outline: &Outline<'_>, chosen: Option<u32>, diags: &mut Diagnostics) {
+    let Some(u) = &outline.unclosed else {
+        return;
+    };
+    if Some(u.owner) == chosen {
+        return;
+    }
+    let what = if u.owner >= outline::FUNC_OWNER {
+        "device function"
+    } else {
+        "kernel"
+    };
+    let mut d = Diagnostic::error(
+        format!("the `{{` of {what} `{}` is never closed", u.name),
+        u.open.clone(),
+    )
+    .label("no `}` closes this block")
+    .help(
+        "add the missing `}` (or remove an extra `{`); until then everything after it, also \
+         the lines after an `#include` of this file, is read as part of the block",
+    );
+    if let Some(inner) = &u.inner {
+        d = d.with_secondary(inner.clone(), "the innermost `{` still open");
+    }
+    diags.push(d);
 }
 
 /// Errors inside kernels other than the chosen one, and at device functions (which
@@ -367,7 +400,8 @@ struct Assembler<'m> {
     launch_block: Option<([Option<u64>; 3], Span)>,
     /// The first `.bind` of the kernel, which the others repeat (an error each).
     first_bind: Option<Span>,
-    /// A `.bind` of the chosen kernel that did not parse (so no binding is missing).
+    /// A `.bind` of the chosen kernel that did not parse, or a block left open that
+    /// may have swallowed it (so no binding is missing: the cause is reported).
     bind_broken: bool,
     /// The width of a pointer parameter (see [`Outline::pointer_bits`]).
     pointer_bits: u32,
@@ -522,17 +556,18 @@ impl<'m> Assembler<'m> {
                 .filter_map(|d| Some((d.kind, statement_at(text, d.start as usize)?)))
         };
         // A `.bind` that did not parse was reported; a missing binding would repeat it.
-        self.bind_broken = outline
-            .decls
-            .iter()
-            .filter(|d| d.owner == NO_OWNER || Some(d.owner) == chosen)
-            .filter(|d| matches!(d.kind, DeclKind::Bind))
-            .any(|d| {
-                !matches!(
-                    statement_at(text, d.start as usize).map(|s| s.node),
-                    Some(Stmt::Bind { .. })
-                )
-            });
+        self.bind_broken = outline.unclosed.is_some()
+            || outline
+                .decls
+                .iter()
+                .filter(|d| d.owner == NO_OWNER || Some(d.owner) == chosen)
+                .filter(|d| matches!(d.kind, DeclKind::Bind))
+                .any(|d| {
+                    !matches!(
+                        statement_at(text, d.start as usize).map(|s| s.node),
+                        Some(Stmt::Bind { .. })
+                    )
+                });
         let mut bind = None;
         for (kind, s) in decls() {
             match (&s.node, kind) {

@@ -16,6 +16,9 @@ pub const MAX_LABELS: usize = 1 << 20;
 /// Most kernels (`.entry` blocks) one file may define.
 pub const MAX_ENTRIES: usize = 1 << 16;
 
+/// Most nested `{`s whose place is kept, to name the innermost one left open.
+const MAX_NESTED: usize = 1024;
+
 /// No kernel: a statement outside every `.entry` block.
 pub(super) const NO_OWNER: u32 = u32::MAX;
 
@@ -70,6 +73,22 @@ pub(super) struct Outline<'s> {
     /// limit): syntax errors of the statements before this offset are still
     /// reported, and nothing is assembled.
     pub stopped_at: Option<usize>,
+    /// A kernel or device function whose block is not closed at the end of the
+    /// text (what follows it, also a launch file's lines after the `#include` of
+    /// its file, was read as its body).
+    pub unclosed: Option<Unclosed<'s>>,
+}
+
+/// A block left open at the end of the text.
+#[derive(Debug, Clone)]
+pub(super) struct Unclosed<'s> {
+    /// The kernel's index, or [`FUNC_OWNER`] + the device function's index.
+    pub owner: u32,
+    pub name: &'s str,
+    /// Its opening `{`.
+    pub open: crate::lexer::Span,
+    /// The innermost `{` still open, when it is another one.
+    pub inner: Option<crate::lexer::Span>,
 }
 
 /// Looks at every statement of `text`, reporting what is wrong between statements
@@ -83,6 +102,10 @@ pub(super) fn scan<'s>(text: &'s str, diags: &mut Diagnostics) -> Outline<'s> {
     let mut open = NO_OWNER;
     // Braces open inside the open kernel or function (call sequences nest).
     let mut depth = 0u32;
+    // The open block's name and `{`, and the inner `{`s still open (the first
+    // MAX_NESTED levels: a file of `{`s costs no memory per brace).
+    let mut block: Option<(&str, crate::lexer::Span)> = None;
+    let mut inner: Vec<crate::lexer::Span> = Vec::new();
     let mut instructions = 0usize;
     let to32 = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
     while let Some((tokens, _)) = split.next_statement() {
@@ -114,20 +137,33 @@ pub(super) fn scan<'s>(text: &'s str, diags: &mut Diagnostics) -> Outline<'s> {
                 }
                 open = to32(outline.entries.len());
                 depth = 1;
+                block = Some((name.node, tokens[tokens.len() - 1].1.clone()));
+                inner.clear();
                 outline.entries.push(name);
                 outline.entry_starts.push(to32(start));
                 outline.entry_ends.push(to32(text.len()));
             }
-            Shape::FuncOpen(_) => {
+            Shape::FuncOpen(name) => {
                 open = FUNC_OWNER + to32(outline.funcs.len()).min(FUNC_OWNER - 1);
                 depth = 1;
+                block = Some((name.node, tokens[tokens.len() - 1].1.clone()));
+                inner.clear();
                 outline.funcs.push(FuncOutline {
                     start: to32(start),
                     end: to32(text.len()),
                 });
             }
-            Shape::BlockOpen => depth += 1,
-            Shape::BlockClose if depth > 1 => depth -= 1,
+            Shape::BlockOpen => {
+                depth += 1;
+                if open != NO_OWNER && inner.len() == depth as usize - 2 && inner.len() < MAX_NESTED
+                {
+                    inner.push(span.clone());
+                }
+            }
+            Shape::BlockClose if depth > 1 => {
+                depth -= 1;
+                inner.truncate(depth as usize - 1);
+            }
             Shape::BlockClose if open >= FUNC_OWNER && open != NO_OWNER => {
                 if let Some(f) = outline.funcs.get_mut((open - FUNC_OWNER) as usize) {
                     f.end = to32(span.end);
@@ -174,6 +210,17 @@ pub(super) fn scan<'s>(text: &'s str, diags: &mut Diagnostics) -> Outline<'s> {
     }
     if split.stopped_early {
         outline.stopped_at = Some(text.len());
+    }
+    if open != NO_OWNER
+        && outline.stopped_at.is_none()
+        && let Some((name, at)) = block
+    {
+        outline.unclosed = Some(Unclosed {
+            owner: open,
+            name,
+            open: at,
+            inner: inner.last().cloned(),
+        });
     }
     diags.append(split.take_diagnostics());
     outline

@@ -194,12 +194,9 @@ pub fn format_c(
                 pad(&mut out, &spec, b"", &[v], false);
             }
             b's' => {
-                let addr = args.next(8)?;
-                let mut s = if addr == 0 {
-                    b"(null)".to_vec()
-                } else {
-                    string(addr)?
-                };
+                // Address 0 too goes to `string`: on the SPU it may be a local
+                // array's, not a null pointer (see `printf::local_string_error`).
+                let mut s = string(args.next(8)?)?;
                 if let Some(p) = spec.prec {
                     s.truncate(p);
                 }

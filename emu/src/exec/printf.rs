@@ -14,7 +14,7 @@
 use crate::exec::cformat::{ArgSource, format_c};
 use crate::exec::fault::FaultKind;
 use crate::exec::lanes::lanes_of;
-use crate::exec::memory::GlobalMemory;
+use crate::exec::memory::{FIRST_BUFFER, GlobalMemory};
 use crate::exec::space::LaneFault;
 use crate::exec::warp::{LOCAL_LIMIT_BYTES, Warp};
 use std::collections::BTreeMap;
@@ -175,6 +175,25 @@ fn global_string(
     }
 }
 
+/// A `%s` argument below every buffer. A generic local address on the SPU is the
+/// offset in the thread's frame, so 0 is a null pointer or a local array at the
+/// frame's start (CUDA prints `(null)` only for the first); neither is printed.
+fn local_string_error(addr: u64) -> String {
+    let what = if addr == 0 {
+        "is address 0: a null pointer, or a local array at the start of the frame (the SPU \
+         cannot tell them apart)"
+            .to_string()
+    } else {
+        format!(
+            "at address {addr:#x} is below every buffer: a local array's address or a bad pointer"
+        )
+    };
+    format!(
+        "the `%s` argument {what}; the SPU's `%s` prints only strings in global memory: pass a \
+         string constant or a `.global` buffer"
+    )
+}
+
 /// Runs `printf` for the lanes of `exec`: the frame at `frame_bytes` holds the
 /// format's address, the argument buffer's address and the result.
 pub fn run(
@@ -207,6 +226,9 @@ pub fn run(
             used: 0,
         };
         let text = format_c(&format, &mut reader, &mut |addr| {
+            if addr < u64::from(FIRST_BUFFER) {
+                return Err(local_string_error(addr));
+            }
             global_string(memory, addr, STRING_LIMIT, "the `%s` argument")
         })
         .map_err(|e| fault(e, l))?;

@@ -331,13 +331,15 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     let mut block = [0; 3];
     for (d, e) in l.block.iter().enumerate() {
         let what = format!("block dimension {}", ["x", "y", "z"][d]);
-        block[d] = within(
-            what.clone(),
-            eval(e, &what)?,
-            1,
-            4096,
-            "a block has at most 4096 threads along each dimension",
-        )?;
+        let (max, why) = if d == 2 {
+            (64, "a block has at most 64 threads along z, as in CUDA")
+        } else {
+            (
+                4096,
+                "a block has at most 4096 threads along x and along y (and no more in all than `sm.max_threads`, 1024 as in CUDA unless raised)",
+            )
+        };
+        block[d] = within(what.clone(), eval(e, &what)?, 1, max, why)?;
     }
     let threads = i64::from(block[0]) * i64::from(block[1]) * i64::from(block[2]);
     crate::machine::occupancy::check_block_threads(machine, threads as u64)
