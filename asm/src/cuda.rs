@@ -43,6 +43,17 @@ pub const MEMORY_LIMIT: u64 = 2 << 30;
 /// The environment variable that sets clang's memory limit in MiB.
 pub const MEMORY_ENV: &str = "SPU_CLANG_MEMORY_MIB";
 
+/// clang's CUDA device compilation without NVIDIA's toolkit, the same for the
+/// preprocessor pass and the compilation.
+const DEVICE_ONLY: [&str; 6] = [
+    "-x",
+    "cuda",
+    "--cuda-gpu-arch=sm_35",
+    "--cuda-device-only",
+    "-nocudainc",
+    "-nocudalib",
+];
+
 /// Names clang goes by, tried in order on `PATH`.
 const CLANG_NAMES: &[&str] = &[
     "clang", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14",
@@ -235,27 +246,15 @@ pub fn compile(
     // First the files it includes, read by the preprocessor alone (nothing quoted).
     let deps = dir.path().join("kernel.d");
     let mut list = Command::new(&clang);
-    list.args([
-        "-x",
-        "cuda",
-        "--cuda-gpu-arch=sm_35",
-        "--cuda-device-only",
-        "-nocudainc",
-        "-nocudalib",
-        "-E",
-        "-M",
-        "-MG",
-        "-MT",
-        "x",
-        "-v",
-    ])
-    .arg("-I")
-    .arg(dir.path())
-    .arg("-include")
-    .arg(&header)
-    .arg("-o")
-    .arg(&deps)
-    .arg(&input);
+    list.args(DEVICE_ONLY)
+        .args(["-E", "-M", "-MG", "-MT", "x", "-v"])
+        .arg("-I")
+        .arg(dir.path())
+        .arg("-include")
+        .arg(&header)
+        .arg("-o")
+        .arg(&deps)
+        .arg(&input);
     let (status, said) = run(list, &clang, &file, limits, true)?;
     // A preprocessing error is reported by the compilation below, as clang words it.
     let headers = if status.success() {
@@ -269,13 +268,8 @@ pub fn compile(
     };
     let mut command = Command::new(&clang);
     command
+        .args(DEVICE_ONLY)
         .args([
-            "-x",
-            "cuda",
-            "--cuda-gpu-arch=sm_35",
-            "--cuda-device-only",
-            "-nocudainc",
-            "-nocudalib",
             "-O2",
             "-S",
             // `.loc` lines: errors and statistics then name the `.cu` line, as the

@@ -8,7 +8,7 @@
 
 use spu_emu::Machine;
 use spu_tests::{Ran, binary, repo_path, run_in_mode};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn machines() -> Vec<(&'static str, Machine, bool)> {
@@ -427,15 +427,23 @@ fn a_missing_clang_says_how_to_install_one() {
     assert_eq!(left, ["saxpy.cu", "saxpy.spu"]);
 }
 
+/// A stand-in for clang in `dir`: an executable shell script `name` with `script`
+/// as its text, beside an empty `k.cu` to compile.
+#[cfg(unix)]
+fn fake_clang(dir: &Path, name: &str, script: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = dir.join(name);
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("k.cu"), "").unwrap();
+    fake
+}
+
 #[cfg(unix)]
 #[test]
 fn a_clang_that_hangs_is_stopped_at_the_time_limit() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("slow-clang");
-    std::fs::write(&fake, "#!/bin/sh\nexec sleep 60\n").unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    let fake = fake_clang(dir.path(), "slow-clang", "#!/bin/sh\nexec sleep 60\n");
     let start = std::time::Instant::now();
     let o = tool(
         "spu-asm",
@@ -659,17 +667,13 @@ fn no_output_overwrites_a_header_of_a_cu_file() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_clang_that_grows_without_end_is_stopped_at_the_memory_limit() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("big-clang");
     // Holds 256 MiB (written, so resident) for as long as it is let run.
-    std::fs::write(
-        &fake,
+    let fake = fake_clang(
+        dir.path(),
+        "big-clang",
         "#!/bin/sh\nexec python3 -c 'import time\nb = b\"x\" * (256 << 20)\ntime.sleep(60)'\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    );
     let start = std::time::Instant::now();
     let o = tool(
         "spu-asm",
@@ -695,20 +699,16 @@ fn a_clang_that_grows_without_end_is_stopped_at_the_memory_limit() {
 #[cfg(unix)]
 #[test]
 fn clangs_temporary_folder_is_private() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("stat-clang");
     let record = dir.path().join("mode.txt");
-    std::fs::write(
-        &fake,
-        format!(
+    let fake = fake_clang(
+        dir.path(),
+        "stat-clang",
+        &format!(
             "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\nstat -c %a \"$(dirname \"$out\")\" > '{}'\nexit 1\n",
             record.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    );
     let o = tool(
         "spu-asm",
         &["k.cu"],
@@ -724,17 +724,13 @@ fn clangs_temporary_folder_is_private() {
 #[cfg(unix)]
 #[test]
 fn a_clang_limit_that_is_not_a_number_is_refused() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("fake-clang");
     let ran = dir.path().join("ran");
-    std::fs::write(
-        &fake,
-        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", ran.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    let fake = fake_clang(
+        dir.path(),
+        "fake-clang",
+        &format!("#!/bin/sh\ntouch '{}'\nexit 1\n", ran.display()),
+    );
     for (var, value, unit) in [
         ("SPU_CLANG_TIMEOUT", "abc", "seconds"),
         ("SPU_CLANG_TIMEOUT", "0", "seconds"),
@@ -766,20 +762,16 @@ fn a_clang_limit_that_is_not_a_number_is_refused() {
 #[cfg(unix)]
 #[test]
 fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("slow-clang");
     let pid_file = dir.path().join("clang.pid");
-    std::fs::write(
-        &fake,
-        format!(
+    let fake = fake_clang(
+        dir.path(),
+        "slow-clang",
+        &format!(
             "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
             pid_file.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(dir.path().join("k.cu"), "").unwrap();
+    );
     let leftovers = |tmp: &Path| -> Vec<String> {
         std::fs::read_dir(tmp)
             .unwrap()
