@@ -5,7 +5,7 @@
 //! naming the thread and the line; the output bound keeps a prefix of the output.
 
 use spu_emu::cli::session::{SessionError, run_file};
-use spu_emu::exec::printf::OUTPUT_LIMIT;
+use spu_emu::exec::printlog::OUTPUT_LIMIT;
 use spu_emu::{LoadOptions, Machine, RunControl};
 use spu_tests::repo_path;
 use std::path::Path;

@@ -5,6 +5,7 @@
 //! its return values, each at a multiple of its size; a call sequence's `.param`s
 //! are the callee's frame, which starts at the caller's frame size.
 
+use super::local::MAX_FRAME;
 use super::{Assembler, LabelInfo};
 use crate::ast::{CallArg, EntryParam, Expr, Guard, Operand, Spanned, Stmt, TyTok};
 use crate::diag::{Diagnostic, Diagnostics};
@@ -13,10 +14,6 @@ use crate::operands::RegInfo;
 use crate::parse::{Statements, statement_at};
 use spu_isa::format::Label;
 use std::collections::HashMap;
-
-/// Largest frame a caller may have: the machine's `call` gives the callee's frame
-/// start in 16-byte units in 8 bits.
-pub(super) const MAX_FRAME: u32 = 255 * 16;
 
 /// A parameter or return value of a device function, in its frame.
 #[derive(Debug, Clone)]

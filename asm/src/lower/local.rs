@@ -14,6 +14,10 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::{const_int, parse_int};
 use crate::lexer::Span;
 
+/// Largest frame a caller may have: the machine's `call` gives the callee's frame
+/// start in 16-byte units in 8 bits.
+pub(super) const MAX_FRAME: u32 = 255 * 16;
+
 /// Largest alignment a local array may ask for: frames start at multiples of 16.
 const MAX_LOCAL_ALIGN: u32 = 16;
 
@@ -179,7 +183,7 @@ impl Assembler<'_> {
                 }
             },
         };
-        let limit = u64::from(super::funcs::MAX_FRAME);
+        let limit = u64::from(MAX_FRAME);
         let offset = self
             .frame
             .own()

@@ -23,7 +23,7 @@ pub struct Session {
     pub image: Image,
     pub result: RunResult,
     /// What the kernel's `printf` calls printed.
-    pub printed: crate::exec::printf::Printed,
+    pub printed: crate::exec::printlog::Printed,
 }
 
 /// Why a run did not complete.
@@ -51,7 +51,7 @@ pub enum SessionError {
         path: String,
         rendered: String,
         interrupted: bool,
-        printed: crate::exec::printf::Printed,
+        printed: crate::exec::printlog::Printed,
     },
 }
 
@@ -277,7 +277,7 @@ pub fn for_terminal(text: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
 /// standard error when standard output carries data (`--stats -`); a note about
 /// dropped texts goes to standard error.
 pub fn print_output(
-    printed: &crate::exec::printf::Printed,
+    printed: &crate::exec::printlog::Printed,
     to_stderr: bool,
 ) -> Result<(), spu_io::output::OutputError> {
     use std::io::{IsTerminal, Write};

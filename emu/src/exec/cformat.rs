@@ -3,7 +3,10 @@
 //! 0 #`, widths and precisions (also `*`) and the lengths `hh h l ll z j t`, with
 //! the same digits as the C library (floats are correctly rounded, ties to even).
 
-use crate::exec::printf::{FIELD_LIMIT, MAX_ARGS};
+/// Largest width or precision of a conversion.
+pub const FIELD_LIMIT: i64 = 4096;
+/// Most arguments one call takes, as CUDA's `printf`.
+pub const MAX_ARGS: usize = 32;
 
 /// Source of a call's arguments.
 pub trait ArgSource {

@@ -16,8 +16,8 @@
 //! - [`memory`]: the global memory image with unmapped guard gaps;
 //! - [`fault`]: what a thread can do wrong, with the context to report it;
 //! - [`race`]: the shared-memory race checker;
-//! - [`printf`]: the built-in `vprintf` and the output it keeps for after the run;
-//!   [`cformat`]: C's `printf` formatting it applies.
+//! - [`printf`]: the built-in `vprintf`; [`cformat`]: C's `printf` formatting it
+//!   applies; [`printlog`]: the output it keeps for after the run.
 //!
 //! Layer 2: may use [`crate::machine`] and [`crate::sem`] only.
 
@@ -31,6 +31,7 @@ pub mod lanes;
 pub mod memory;
 pub mod ops;
 pub mod printf;
+pub mod printlog;
 pub mod race;
 pub mod space;
 pub mod step;

@@ -229,7 +229,7 @@ pub struct Program {
     /// First instruction of each basic block, plus the end of the code.
     pub block_starts: Vec<u32>,
     /// What the kernel's `printf` calls print (shared by the program's copies).
-    pub printed: crate::exec::printf::PrintSink,
+    pub printed: crate::exec::printlog::PrintSink,
     /// Per basic block: it needs the per-instruction checks of
     /// [`crate::exec::step::execute_in_block`] (an instruction an Interface Unit
     /// lacks, or one that reads `%clock`); the others run without them.

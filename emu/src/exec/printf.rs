@@ -1,112 +1,27 @@
 //! The built-in `vprintf` (the `printf` instruction): each thread's call formats
 //! its format string (in global memory) with its argument buffer (in its local
 //! memory, laid out as CUDA's `vprintf` takes it: each argument at the next multiple
-//! of its size, `float`s promoted to `double`), as C's `printf` does. The texts are
-//! kept in a [`PrintLog`] by (block, warp, lane, program order) and printed after
-//! the run, so the output is the same whatever the order units ran in.
+//! of its size, `float`s promoted to `double`), as C's `printf` does
+//! ([`crate::exec::cformat`]). The texts go to the run's
+//! [`crate::exec::printlog::PrintLog`] and are printed after the run.
 //!
-//! Bounds: a format string of at most [`FORMAT_LIMIT`] bytes, widths and
-//! precisions up to [`FIELD_LIMIT`], [`MAX_ARGS`] arguments per call (as CUDA: the
-//! conversions past them are printed as written), and [`OUTPUT_LIMIT`] bytes of
-//! output per run: past it the texts last in the printing order are dropped and
-//! counted. A bad format is a fault of the thread that printed it.
+//! Bounds: a format string of at most [`FORMAT_LIMIT`] bytes, a `%s` argument of
+//! at most [`STRING_LIMIT`]; the limits of one conversion are `cformat`'s and of
+//! the run's output `printlog`'s. A bad format is a fault of the thread that
+//! printed it.
 
 use crate::exec::cformat::{ArgSource, format_c};
 use crate::exec::fault::FaultKind;
 use crate::exec::lanes::lanes_of;
 use crate::exec::memory::{FIRST_BUFFER, GlobalMemory};
+use crate::exec::printlog::PrintSink;
 use crate::exec::space::LaneFault;
 use crate::exec::warp::{LOCAL_LIMIT_BYTES, Warp};
-use std::collections::BTreeMap;
 
 /// Most bytes of one format string (its terminating zero excluded).
 pub const FORMAT_LIMIT: usize = 4096;
-/// Largest width or precision of a conversion.
-pub const FIELD_LIMIT: i64 = 4096;
-/// Most bytes of output a run keeps (CUDA's printf buffer holds 1 MiB by default).
-pub const OUTPUT_LIMIT: usize = 1 << 20;
-/// Most arguments one call takes, as CUDA's `printf`.
-pub const MAX_ARGS: usize = 32;
 /// Most bytes a `%s` argument may print.
 pub const STRING_LIMIT: usize = 1 << 16;
-
-/// Where a text goes in the output: block (its order in the grid), warp, lane and
-/// the order calls were made in (program order within a thread).
-type Key = (u64, u32, u32, u64);
-
-/// The texts printed so far, bounded by [`OUTPUT_LIMIT`]: when they exceed it the
-/// last in output order go. This keeps the same texts whatever the order the
-/// calls came in: a text is kept exactly when it and every text before it in the
-/// output fit in the bound.
-#[derive(Debug, Default)]
-pub struct PrintLog {
-    kept: BTreeMap<Key, Vec<u8>>,
-    bytes: usize,
-    calls: u64,
-    seq: u64,
-}
-
-/// What a run printed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Printed {
-    /// The texts in output order.
-    pub text: Vec<u8>,
-    /// Calls (one per thread) made, and how many of their texts were dropped past
-    /// [`OUTPUT_LIMIT`].
-    pub calls: u64,
-    pub dropped: u64,
-}
-
-impl Printed {
-    /// The note for standard error when texts were dropped.
-    pub fn dropped_note(&self) -> Option<String> {
-        (self.dropped > 0).then(|| {
-            format!(
-                "warning: `printf` output is limited to {} MiB per run: the last {} of {} texts (in output order) were dropped; print less, e.g. from fewer threads",
-                OUTPUT_LIMIT >> 20,
-                self.dropped,
-                self.calls
-            )
-        })
-    }
-}
-
-impl PrintLog {
-    fn add(&mut self, block: u64, warp: u32, lane: u32, text: Vec<u8>) {
-        self.calls += 1;
-        self.seq += 1;
-        self.bytes += text.len();
-        self.kept.insert((block, warp, lane, self.seq), text);
-        while self.bytes > OUTPUT_LIMIT {
-            match self.kept.pop_last() {
-                Some((_, t)) => self.bytes -= t.len(),
-                None => break,
-            }
-        }
-    }
-
-    /// Takes what was printed, leaving the log empty.
-    pub fn take(&mut self) -> Printed {
-        let log = std::mem::take(self);
-        let dropped = log.calls - log.kept.len() as u64;
-        Printed {
-            text: log.kept.into_values().flatten().collect(),
-            calls: log.calls,
-            dropped,
-        }
-    }
-}
-
-/// A shared [`PrintLog`]: every unit of a run adds to it.
-#[derive(Debug, Clone, Default)]
-pub struct PrintSink(std::sync::Arc<std::sync::Mutex<PrintLog>>);
-
-impl PrintSink {
-    /// Takes what was printed, leaving the log empty.
-    pub fn take(&self) -> Printed {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
-    }
-}
 
 /// A thread's local memory as `vprintf` reads it: frame-relative byte addresses.
 struct LocalBytes<'a> {
@@ -235,7 +150,7 @@ pub fn run(
         results.push((l, reader.used as u32, Some(text)));
     }
     let block = warp.print_order;
-    let mut log = sink.0.lock().unwrap_or_else(|e| e.into_inner());
+    let mut log = sink.lock();
     for (l, count, text) in results {
         if let Some(t) = text {
             log.add(block, warp.index, l as u32, t);
@@ -278,22 +193,5 @@ impl ArgSource for Args<'_, '_> {
 
     fn used(&self) -> usize {
         self.used
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_output_bound_keeps_a_prefix_in_output_order() {
-        let mut log = PrintLog::default();
-        let big = vec![b'x'; OUTPUT_LIMIT / 2];
-        // Arriving in reverse output order, the first two still win.
-        log.add(3, 0, 0, big.clone());
-        log.add(2, 0, 0, big.clone());
-        log.add(1, 0, 0, big.clone());
-        let p = log.take();
-        assert_eq!((p.calls, p.dropped, p.text.len()), (3, 1, OUTPUT_LIMIT));
     }
 }
