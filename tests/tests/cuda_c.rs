@@ -419,12 +419,18 @@ fn a_missing_clang_says_how_to_install_one() {
         "{e}"
     );
     // Nothing was written beside the user's files.
-    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+    let left = names_in(dir.path());
+    assert_eq!(left, ["saxpy.cu", "saxpy.spu"]);
+}
+
+/// The names of the files in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    left.sort();
-    assert_eq!(left, ["saxpy.cu", "saxpy.spu"]);
+    names.sort();
+    names
 }
 
 /// A stand-in for clang in `dir`: an executable shell script `name` with `script`
@@ -546,11 +552,7 @@ fn a_bare_cuda_file_runs_with_its_parameters_from_d() {
         "{e}"
     );
     // Only what was asked for is in the folder: the statistics.
-    let mut left: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
+    let left = names_in(dir.path());
     assert_eq!(left, ["fill.cu", "s.json"]);
 }
 
@@ -773,9 +775,8 @@ fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
         ),
     );
     let leftovers = |tmp: &Path| -> Vec<String> {
-        std::fs::read_dir(tmp)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        names_in(tmp)
+            .into_iter()
             .filter(|n| n.starts_with("spu-cuda-"))
             .collect()
     };
