@@ -22,7 +22,9 @@ const CVT_TYS: [Ty; 10] = [
     Ty::F32,
     Ty::F64,
 ];
-const VALUE_TYS: [Ty; 11] = [
+/// Every type a register value can have (bit, integer and float types of 16 to 64
+/// bits), in the order the corpus draws from.
+pub(super) const VALUE_TYS: [Ty; 11] = [
     Ty::B16,
     Ty::B32,
     Ty::B64,
@@ -148,17 +150,8 @@ pub(crate) fn instruction(rng: &mut Rng) -> Drawn {
             let ty = if left {
                 rng.pick(&[Ty::B16, Ty::B32, Ty::B64, Ty::U32, Ty::S32])
             } else {
-                rng.pick(&[
-                    Ty::B16,
-                    Ty::B32,
-                    Ty::B64,
-                    Ty::U16,
-                    Ty::S16,
-                    Ty::U32,
-                    Ty::S32,
-                    Ty::U64,
-                    Ty::S64,
-                ])
+                // Every value type but the floats.
+                rng.pick(&VALUE_TYS[..9])
             };
             let b = if rng.chance(40) {
                 let n = rng.below(70) as u64;

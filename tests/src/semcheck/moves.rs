@@ -3,25 +3,12 @@
 //! registers, predicate logic, `cvta`, `testp`; the SFU functions `ex2 lg2 sin cos`; and
 //! the instructions without a result (`nop`, `membar`, `fence`).
 
+use super::forms::VALUE_TYS;
 use super::random::{Rng, operand, reg};
 use super::reference::sfu::Fun;
 use super::reference::{Op, PredOp, Sr};
 use super::{Class, Drawn, Src};
 use spu_isa::{TestpOp, Ty};
-
-const MOV_TYS: [Ty; 11] = [
-    Ty::B16,
-    Ty::B32,
-    Ty::B64,
-    Ty::U16,
-    Ty::S16,
-    Ty::U32,
-    Ty::S32,
-    Ty::U64,
-    Ty::S64,
-    Ty::F32,
-    Ty::F64,
-];
 
 /// A register for a value of `ty`: a bit type may live in the float file of its
 /// width.
@@ -55,7 +42,7 @@ pub(crate) fn instruction(rng: &mut Rng) -> Drawn {
             Drawn::one(Op::Testp { test, ty }, &name, reg(rng, Class::P), vec![a])
         }
         0..=2 => {
-            let ty = rng.pick(&MOV_TYS);
+            let ty = rng.pick(&VALUE_TYS);
             let class = value_reg(rng, ty);
             let dst = reg(rng, class);
             let src = if rng.chance(40) {

@@ -2,8 +2,12 @@
 //! block when, and the occupancy the run reaches. An SPU never comes here: its
 //! units follow the pass plan of [`crate::load::plan`].
 
-use super::*;
+use super::Grid;
+use crate::load::Image;
+use crate::load::plan::{Role, WorkItem};
+use crate::machine::Machine;
 use crate::machine::occupancy::{BlockDemand, Occupancy, occupancy};
+use crate::timing::unit::Work;
 
 /// How a GPU hands out blocks: every block of the launch waits in one queue in
 /// launch order (x fastest), and SMs with a free slot take them round-robin, one

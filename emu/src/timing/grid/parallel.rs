@@ -27,12 +27,16 @@
 //! stream), or whose blocksync handshake is configured to take no cycle, uses the
 //! one-at-a-time event loop instead.
 
-use super::stepping::{self, Happened};
-use super::*;
+use super::stepping::{self, Happened, Shared};
+use super::{Grid, NEVER, shared};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::Program;
+use crate::observe::outcome::{Progress, Stop};
+use crate::timing::banks::WaveCache;
+use crate::timing::effects::{Deferred, PENDING};
 use crate::timing::engine::SpillStore;
-use crate::timing::unit::Timing;
+use crate::timing::unit::{Timing, Unit};
+use std::sync::Arc;
 use std::sync::mpsc;
 
 /// How many threads a run can use, or `None` when it must run in the one-at-a-time

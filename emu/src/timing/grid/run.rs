@@ -1,9 +1,15 @@
 //! Running the grid to the end: the one-at-a-time event loop, what follows the
 //! events of a cycle, choosing the next cycle (or stopping: deadlock, cycle limit,
-//! interrupt), and the run's result.
+//! interrupt), and the run's result with each unit's powered cycles.
 
-use super::*;
-
+use super::{Grid, NEVER, parallel};
+use crate::machine::UnitLabel;
+use crate::observe::activity::ActivityLog;
+use crate::observe::counters::{Component, PcCounters, Traffic};
+use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
+use crate::observe::samples::{UnitSampler, combine};
+use spu_isa::Side;
+use std::cmp::Reverse;
 impl Grid<'_> {
     /// Runs to completion, a fault, a deadlock or the cycle limit.
     pub fn run(
@@ -369,5 +375,53 @@ impl Grid<'_> {
             }));
         }
         Ok(())
+    }
+
+    /// The busy cycles each unit's idle and constant power are counted for: its
+    /// own, except for the lanes of a boundary unit with several blocks per SM
+    /// (`sm.fold_x` lanes per north or south unit, `sm.fold_y` per east or west
+    /// unit): the hardware unit is one, busy while its busiest lane is, so its
+    /// first lane carries that and the others nothing (`None`).
+    fn powered_cycles(&self) -> Vec<Option<u64>> {
+        self.power_lanes()
+            .iter()
+            .enumerate()
+            .map(|(u, &lanes)| {
+                (lanes > 0).then(|| {
+                    (u..u + lanes)
+                        .map(|k| self.units[k].busy_cycles)
+                        .max()
+                        .unwrap_or(0)
+                })
+            })
+            .collect()
+    }
+
+    /// For each unit, how many units from it on its idle and constant power covers
+    /// (see [`Self::powered_cycles`]): 1, or the lane count for a folded boundary
+    /// unit's first lane and 0 for its other lanes.
+    fn power_lanes(&self) -> Vec<usize> {
+        let [fx, fy] = self.geo.fold;
+        self.units
+            .iter()
+            .map(|unit| {
+                let (side, index) = match unit.label {
+                    UnitLabel::Iu { side, index } | UnitLabel::Dma { side, index } => (side, index),
+                    UnitLabel::Sm { .. } => return 1,
+                };
+                let lanes = if matches!(side, Side::North | Side::South) {
+                    fx
+                } else {
+                    fy
+                };
+                if fx * fy == 1 {
+                    1
+                } else if index % lanes == 0 {
+                    lanes as usize
+                } else {
+                    0
+                }
+            })
+            .collect()
     }
 }

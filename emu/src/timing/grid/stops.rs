@@ -3,11 +3,15 @@
 //! chain or cycle, what each waits for, and who made the syncs on the links between
 //! them.
 
-use super::*;
+use super::Grid;
+use crate::exec::fault::{Fault, FaultKind};
 use crate::exec::ops::Run;
 use crate::exec::warp::WarpState;
-use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, Place, SyncsBy, Waiting};
-use crate::timing::engine::DmaFault;
+use crate::load::plan::{Role, WorkItem};
+use crate::observe::outcome::{BlockedLink, CbLink, ChainEnd, Place, Stop, SyncsBy, Waiting};
+use crate::timing::cb::Link;
+use crate::timing::engine::{DmaFault, Task};
+use spu_isa::Side;
 
 impl Grid<'_> {
     pub(super) fn engine_stop(&self, u: usize, f: DmaFault, now: u64) -> Box<Stop> {

@@ -1,11 +1,16 @@
-//! Starting work: a unit takes its next item when its pass may start, and the item's
-//! role becomes a block, an IU program, a DMA engine or a virtual IU.
+//! Starting and finishing work: a unit takes its next item when its pass may
+//! start, and the item's role becomes a block, an IU program, a DMA engine or a
+//! virtual IU; a finished item is retired, and virtual IUs react to the units
+//! they wait for.
 
-use super::*;
+use super::{Grid, NEVER};
 use crate::exec::warp::WorkCtx;
+use crate::load::plan::{Role, WorkItem};
+use crate::machine::{Boundary, PassMode, UnitLabel};
 use crate::observe::activity::Activity;
-use crate::timing::engine::Engine;
-use crate::timing::unit::Code;
+use crate::timing::engine::{Engine, Task};
+use crate::timing::unit::{Code, Work};
+use spu_isa::Side;
 
 /// The port a boundary role on `side` uses: the one facing into the grid.
 fn inward_port(side: Side) -> Side {
@@ -216,6 +221,85 @@ impl Grid<'_> {
                 generation,
             );
             code.slots[slot] = Some(item);
+        }
+    }
+
+    pub(super) fn finish_item(&mut self, u: usize, now: u64) {
+        let unit = &mut self.units[u];
+        unit.observe(now, &self.image.program);
+        // Blocks still held by the slots of a multi-block SM end here too.
+        let mut items = Vec::new();
+        if let Work::Code(code) = &mut unit.work {
+            code.settle(now + 1, &mut unit.counts);
+            if code.slots.len() > 1 {
+                items.extend(code.slots.iter_mut().filter_map(Option::take));
+                unit.current = None;
+            }
+        }
+        unit.finish(now + 1);
+        unit.items_done += (items.len() as u64).saturating_sub(1);
+        if let Some(d) = &mut self.gpu {
+            d.resident(u, 0, 0, now + 1);
+        }
+        self.last_finish = self.last_finish.max(now + 1);
+        if let Some(log) = &mut unit.activity {
+            log.finish(now + 1);
+        }
+        self.arrived_global[u] = false;
+        items.extend(unit.current.take());
+        for item in items {
+            self.retire(u, item);
+        }
+    }
+
+    /// The agent that ran `item` on unit `u`: its block slot on an SM holding
+    /// several blocks, the unit otherwise.
+    pub(super) fn agent_of(&self, u: usize, item: &WorkItem) -> usize {
+        match item.role {
+            Role::Block { bx, by } if self.gpu.is_none() => {
+                self.geo.agent(u, self.geo.block_slot(bx, by))
+            }
+            _ => u,
+        }
+    }
+
+    /// The bookkeeping of a finished work item of unit `u`.
+    pub(super) fn retire(&mut self, u: usize, item: WorkItem) {
+        if let Role::Spill { key, .. } = item.role {
+            self.spills.entry(key).or_default().closed = true;
+        }
+        let agent = self.agent_of(u, &item);
+        self.completed[agent] = Some(item.pass);
+        self.arrived_global[agent] = false;
+        self.sync_pending[agent] = false;
+        self.left_in_pass[item.pass as usize] -= 1;
+        if matches!(item.role, Role::Block { .. }) {
+            self.blocks_done += 1;
+        }
+    }
+
+    /// Virtual IUs react to other units: a spiller whose producer has finished
+    /// stops waiting; a restorer waiting for tiles looks again.
+    pub(super) fn poll_engines(&mut self, now: u64) {
+        for u in 0..self.units.len() {
+            let Some(engine) = self.units[u].engine() else {
+                continue;
+            };
+            match engine.task {
+                Task::Spill { producer, pass, .. }
+                    if engine.is_waiting()
+                        && self.completed[producer].is_some_and(|c| c >= pass) =>
+                {
+                    let (l, end) = (engine.link, engine.end());
+                    self.links[l].withdraw(end);
+                    self.finish_item(u, now);
+                }
+                Task::Restore { .. } if !engine.is_waiting() && self.units[u].wake == NEVER => {
+                    self.units[u].wake = now + 1;
+                    self.schedule(u);
+                }
+                _ => {}
+            }
         }
     }
 }
