@@ -553,6 +553,10 @@ fn parse_stmt<'s>(
     if let Some(call) = ptx_call(tokens, &span, diags) {
         return call;
     }
+    if let Some(d) = texture_instr(tokens) {
+        diags.push(d);
+        return None;
+    }
     let input = tokens
         .iter()
         .map(|(t, s)| Ok::<_, ()>((s.start, *t, s.end)));
@@ -563,6 +567,36 @@ fn parse_stmt<'s>(
             entry_recovery(tokens, span.clone()).or_else(|| func_recovery(tokens, span))
         }
     }
+}
+
+/// A texture or surface instruction (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`,
+/// `suq`): refused by name, before its operands (`[t, {x, y}]`) fail to parse.
+fn texture_instr(tokens: &[Token<'_>]) -> Option<Diagnostic> {
+    let first = match tokens {
+        [
+            (Tok::At, _),
+            (Tok::Bang, _),
+            (Tok::Register(_), _),
+            rest @ ..,
+        ]
+        | [(Tok::At, _), (Tok::Register(_), _), rest @ ..]
+        | rest => rest.first()?,
+    };
+    let (Tok::Name(m), span) = first else {
+        return None;
+    };
+    let base = m.split('.').next().unwrap_or(m);
+    if !["tex", "tld4", "txq", "suld", "sust", "sured", "suq"].contains(&base) {
+        return None;
+    }
+    Some(
+        Diagnostic::error(
+            format!("texture and surface instructions (`{base}`) are not supported"),
+            span.clone(),
+        )
+        .label("the SPU has no texture units")
+        .help("read the array with `ld.global` instead (in CUDA C, index the array instead of using a texture)"),
+    )
 }
 
 /// PTX's call with parameter lists, `[@p] call[.uni] [(ret),] f[, (args)][, proto];`,

@@ -584,6 +584,13 @@ fn bad_input_matrix() {
                 &kernel("", "    .reg .pred %p<2>;\n    mov.pred %p0, 2;"),
             )],
         ),
+        (
+            "ptx_texture_read",
+            vec![file(
+                "tex.ptx",
+                ".version 7.5\n.target sm_52\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{\n\t.reg .f32 %f<5>;\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n\t.reg .pred %p<2>;\n\tld.param.u64 %rd1, [k_param_0];\n\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@!%p1 tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1}];\n\tret;\n}\n",
+            )],
+        ),
     ];
     cases.extend([
         // UTF-16 as PowerShell's `>` writes it: named, with the conversion.

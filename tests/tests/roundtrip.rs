@@ -7,8 +7,15 @@ use std::path::Path;
 fn assemble(name: &str, src: &str) -> Vec<u8> {
     match spu_asm::assemble(name, src) {
         Ok((bin, warnings)) => {
+            // A file of several kernels may warn about the kernels the launch does
+            // not choose (`samples/cuda/entries_*.spu`), and only about them.
+            let other_kernels = name.contains("/entries_")
+                && warnings
+                    .items
+                    .iter()
+                    .all(|w| w.label.contains("which is not assembled"));
             assert!(
-                warnings.is_empty(),
+                warnings.is_empty() || other_kernels,
                 "{name}:\n{}",
                 warnings.render(name, src)
             );

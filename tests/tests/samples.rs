@@ -197,6 +197,13 @@ fn every_sample_runs_clean_under_the_cb_checker() {
         ("cuda/saxpy.spu", &[]),
         ("cuda/wave3d.spu", &[]),
         ("cuda/grid3d_nvcc.spu", &[]),
+        ("cuda/predicates_nvcc.spu", &[]),
+        ("cuda/predicates_clang.spu", &[]),
+        ("cuda/wide_nvcc.spu", &[]),
+        ("cuda/wide_clang.spu", &[]),
+        ("cuda/entries_axpy.spu", &[]),
+        ("cuda/entries_stamp.spu", &[]),
+        ("cuda/tables_nvcc.spu", &[]),
         ("stencil2d/stencil_pc_cuda.spu", &["N=96", "K=64"]),
     ];
     let listed: Vec<std::path::PathBuf> = cases

@@ -6,7 +6,8 @@
 //!   register's width by the instruction's type (sign for signed types, zero for
 //!   unsigned and bit types). A 64-bit register is a pair of 32-bit ones here, so
 //!   the access uses the low half and a load then sets the high half;
-//! - `mov.pred %p, 0` / `1` (an immediate predicate, as nvcc 8 writes it), lowered
+//! - `mov.pred %p, 0` / `1` (an immediate predicate, as nvcc 8 writes it; clang
+//!   writes true as `-1`), lowered
 //!   to a `setp` of the constant; `xor.pred %p, %q, -1` (clang's negation) and the
 //!   other logic of a predicate with a constant, lowered to `not`, `mov` or a
 //!   constant.
@@ -98,7 +99,7 @@ impl Lowering<'_> {
         Some(Ok(out))
     }
 
-    /// `mov.pred %p, 0` or `1`: `setp.ne.u32 %p, K, 0` (the constant goes through a
+    /// `mov.pred %p, 0`, `1` or `-1`: `setp.ne.u32 %p, K, 0` (the constant goes through a
     /// temporary as any immediate the row cannot hold).
     pub(super) fn immediate_pred(
         &mut self,
@@ -114,17 +115,18 @@ impl Lowering<'_> {
         if matches!(e.node, Expr::Name(_)) {
             return None;
         }
+        // clang writes true as -1 (LLVM's `i1` constant), nvcc as 1.
         let k = match const_int(e, &self.scope.params) {
-            Ok(v @ (0 | 1)) => v,
+            Ok(v @ (-1..=1)) => v,
             _ => {
                 return Some(Err(vec![
-                    Diagnostic::error("an immediate predicate is 0 or 1", a.span.clone())
-                        .label("not 0 or 1")
-                        .help("write `mov.pred %p1, 0;` for false or `mov.pred %p1, 1;` for true"),
+                    Diagnostic::error("an immediate predicate is 0, 1 or -1", a.span.clone())
+                        .label("not 0, 1 or -1")
+                        .help("write `mov.pred %p1, 0;` for false or `mov.pred %p1, 1;` (or `-1`) for true"),
                 ]));
             }
         };
-        let text = if k == 1 { "1" } else { "0" };
+        let text = if k != 0 { "1" } else { "0" };
         let value = at(AstOperand::Expr(at(Expr::Int(text), &a.span)), &a.span);
         let zero = at(AstOperand::Expr(at(Expr::Int("0"), &a.span)), &a.span);
         let m = at("setp.ne.u32", &mnemonic.span);
