@@ -41,11 +41,33 @@ pub enum Producer {
     Memory,
 }
 
-/// When a general register's pending write lands, and what produces it.
+impl Producer {
+    /// The stall charged while waiting for an operand of this producer.
+    #[inline(always)]
+    const fn reason(self) -> StallReason {
+        match self {
+            Producer::Alu => StallReason::Dependency,
+            Producer::Memory => StallReason::Memory,
+        }
+    }
+}
+
+/// When a general register's pending write lands, and the stall charged while a
+/// consumer waits for it (from what produces it).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RegReady {
     pub(super) at: u64,
-    pub(super) producer: Producer,
+    reason: StallReason,
+}
+
+impl RegReady {
+    #[inline(always)]
+    pub(super) const fn new(at: u64, producer: Producer) -> RegReady {
+        RegReady {
+            at,
+            reason: producer.reason(),
+        }
+    }
 }
 
 /// A warp's scoreboard: when its registers and predicates are written and when it
@@ -72,13 +94,7 @@ pub(super) struct Scoreboard {
 impl Scoreboard {
     fn new(regs: usize, start: u64) -> Scoreboard {
         Scoreboard {
-            regs: vec![
-                RegReady {
-                    at: 0,
-                    producer: Producer::Alu
-                };
-                regs
-            ],
+            regs: vec![RegReady::new(0, Producer::Alu); regs],
             pred_ready: [0; 16],
             next_issue: start,
             ready: start,
@@ -88,35 +104,27 @@ impl Scoreboard {
         }
     }
 
-    /// When the operands of an instruction are ready, and the producer of the one
-    /// it waits for last (`None`: the issue time only).
+    /// When the operands of an instruction are ready, and the stall charged until
+    /// then: that of the operand it waits for last (the issue time only:
+    /// [`StallReason::Control`]).
     #[inline(always)]
-    fn operands_ready(&self, info: &OpInfo) -> (u64, Option<Producer>) {
+    fn operands_ready(&self, info: &OpInfo) -> (u64, StallReason) {
         let mut ready = self.next_issue;
-        let mut producer = None;
+        let mut reason = StallReason::Control;
         for &r in info.deps() {
             let reg = self.regs[usize::from(r)];
             if reg.at > ready {
                 ready = reg.at;
-                producer = Some(reg.producer);
+                reason = reg.reason;
             }
         }
         for &p in info.pdeps() {
             if self.pred_ready[usize::from(p)] > ready {
                 ready = self.pred_ready[usize::from(p)];
-                producer = Some(Producer::Alu);
+                reason = Producer::Alu.reason();
             }
         }
-        (ready, producer)
-    }
-}
-
-/// The stall charged while waiting for an operand of `producer`.
-fn stall_reason(producer: Option<Producer>) -> StallReason {
-    match producer {
-        None => StallReason::Control,
-        Some(Producer::Alu) => StallReason::Dependency,
-        Some(Producer::Memory) => StallReason::Memory,
+        (ready, reason)
     }
 }
 
@@ -406,9 +414,9 @@ impl Code {
         };
         match program.info.get(pc as usize) {
             Some(info) => {
-                let (ready, producer) = board.operands_ready(info);
+                let (ready, reason) = board.operands_ready(info);
                 board.ready = ready;
-                board.why = Stall::new(stall_reason(producer), pc);
+                board.why = Stall::new(reason, pc);
                 if ready >= PENDING {
                     board.why = board.why.pending_on(wi);
                 }

@@ -381,10 +381,7 @@ fn issue_general(
             if writes {
                 let d = usize::from(op.d);
                 for r in d..d + usize::from(info.dst_regs.max(1)) {
-                    board.regs[r] = RegReady {
-                        at: result_at,
-                        producer,
-                    };
+                    board.regs[r] = RegReady::new(result_at, producer);
                 }
             }
             if let Some(p) = op.pd {
@@ -427,10 +424,7 @@ fn issue_lanes(
     if op.d != NO_REG {
         let d = usize::from(op.d);
         for r in d..d + usize::from(info.dst_regs.max(1)) {
-            board.regs[r] = RegReady {
-                at: result_at,
-                producer: Producer::Alu,
-            };
+            board.regs[r] = RegReady::new(result_at, Producer::Alu);
         }
     }
     if let Some(p) = op.pd {
