@@ -30,6 +30,7 @@ pub struct Cost {
 /// lanes of `exec` at addresses `addrs`; counts the unit's traffic and its
 /// per-instruction events.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn cost(
     access: Access,
     addrs: &Lanes,

@@ -54,14 +54,22 @@ impl WaveCache {
         let mut rel = [0u32; 32];
         // A plain loop with one accumulator: the loop vectoriser handles it.
         let mut diff = 0;
-        for l in 0..32 {
-            let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
-                u32::MAX
-            } else {
-                0
-            };
-            rel[l] = addrs[l].wrapping_sub(first) & on;
-            diff |= rel[l] ^ e.rel[l];
+        if mask == u32::MAX {
+            // A full warp: the same loop without the lane mask.
+            for l in 0..32 {
+                rel[l] = addrs[l].wrapping_sub(first);
+                diff |= rel[l] ^ e.rel[l];
+            }
+        } else {
+            for l in 0..32 {
+                let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
+                    u32::MAX
+                } else {
+                    0
+                };
+                rel[l] = addrs[l].wrapping_sub(first) & on;
+                diff |= rel[l] ^ e.rel[l];
+            }
         }
         if diff == 0 && e.key == key {
             return e.waves;

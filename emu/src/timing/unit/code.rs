@@ -41,11 +41,33 @@ pub enum Producer {
     Memory,
 }
 
-/// When a general register's pending write lands, and what produces it.
+impl Producer {
+    /// The stall charged while waiting for an operand of this producer.
+    #[inline(always)]
+    const fn reason(self) -> StallReason {
+        match self {
+            Producer::Alu => StallReason::Dependency,
+            Producer::Memory => StallReason::Memory,
+        }
+    }
+}
+
+/// When a general register's pending write lands, and the stall charged while a
+/// consumer waits for it (from what produces it).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RegReady {
     pub(super) at: u64,
-    pub(super) producer: Producer,
+    reason: StallReason,
+}
+
+impl RegReady {
+    #[inline(always)]
+    pub(super) const fn new(at: u64, producer: Producer) -> RegReady {
+        RegReady {
+            at,
+            reason: producer.reason(),
+        }
+    }
 }
 
 /// A warp's scoreboard: when its registers and predicates are written and when it
@@ -61,6 +83,9 @@ pub(super) struct Scoreboard {
     /// then, and the pipeline it needs. Set by [`Code::refresh`], the one place
     /// that follows every issue and release.
     ready: u64,
+    /// `ready` while the warp runs, `NEVER` while it waits at a barrier or has
+    /// exited (its state as of the last [`Code::refresh`]).
+    avail: u64,
     why: Stall,
     /// Index into [`Code::pipe_free`] (3: none).
     pipe: u8,
@@ -69,49 +94,37 @@ pub(super) struct Scoreboard {
 impl Scoreboard {
     fn new(regs: usize, start: u64) -> Scoreboard {
         Scoreboard {
-            regs: vec![
-                RegReady {
-                    at: 0,
-                    producer: Producer::Alu
-                };
-                regs
-            ],
+            regs: vec![RegReady::new(0, Producer::Alu); regs],
             pred_ready: [0; 16],
             next_issue: start,
             ready: start,
+            avail: start,
             why: Stall::new(StallReason::Control, 0),
             pipe: NO_PIPE,
         }
     }
 
-    /// When the operands of an instruction are ready, and the producer of the one
-    /// it waits for last (`None`: the issue time only).
-    fn operands_ready(&self, info: &OpInfo) -> (u64, Option<Producer>) {
+    /// When the operands of an instruction are ready, and the stall charged until
+    /// then: that of the operand it waits for last (the issue time only:
+    /// [`StallReason::Control`]).
+    #[inline(always)]
+    fn operands_ready(&self, info: &OpInfo) -> (u64, StallReason) {
         let mut ready = self.next_issue;
-        let mut producer = None;
+        let mut reason = StallReason::Control;
         for &r in info.deps() {
             let reg = self.regs[usize::from(r)];
             if reg.at > ready {
                 ready = reg.at;
-                producer = Some(reg.producer);
+                reason = reg.reason;
             }
         }
         for &p in info.pdeps() {
             if self.pred_ready[usize::from(p)] > ready {
                 ready = self.pred_ready[usize::from(p)];
-                producer = Some(Producer::Alu);
+                reason = Producer::Alu.reason();
             }
         }
-        (ready, producer)
-    }
-}
-
-/// The stall charged while waiting for an operand of `producer`.
-fn stall_reason(producer: Option<Producer>) -> StallReason {
-    match producer {
-        None => StallReason::Control,
-        Some(Producer::Alu) => StallReason::Dependency,
-        Some(Producer::Memory) => StallReason::Memory,
+        (ready, reason)
     }
 }
 
@@ -131,6 +144,9 @@ pub(super) struct Scheduler {
     pub(super) since: u64,
     /// Cycles of one stall not yet added to the counters.
     run: Run,
+    /// With [`Code::single`]: the cycle from which the scheduler must be looked
+    /// at (its warp's [`Code::ready_at`] as of the last step).
+    pub(super) due: u64,
 }
 
 /// Code running on a unit.
@@ -146,10 +162,8 @@ pub struct Code {
     /// Every scheduler has one warp (warp `s` on scheduler `s`), the common case
     /// of the SPU's SMs and IUs, stepped by [`super::single`].
     pub(super) single: bool,
-    /// With `single`: the cycle from which each scheduler must be looked at (its
-    /// warp's [`Code::ready_at`] as of the last step), and the schedulers whose
-    /// warp changed since (issued, released, resolved, loaded; bit `s`).
-    pub(super) due: Vec<u64>,
+    /// With `single`: the schedulers whose warp changed since the last step
+    /// (issued, released, resolved, loaded; bit `s`).
     pub(super) touched: u32,
     /// Free-at cycle of each pipeline of each kind.
     pipes: [Vec<u64>; 3],
@@ -214,12 +228,12 @@ impl Code {
                 stall: Stall::NONE,
                 since: now,
                 run: Run::EMPTY,
+                due: 0,
             })
             .collect();
         let single = warps.len() == n && !poll_all();
         let mut code = Code {
             single,
-            due: vec![0; n],
             touched: 0,
             warps,
             boards,
@@ -386,20 +400,23 @@ impl Code {
 
     /// Recomputes what warp `wi`'s next instruction waits for: called after every
     /// issue and release of the warp (nothing else changes its scoreboard or PC).
-    #[inline]
+    #[inline(always)]
     pub(super) fn refresh(&mut self, wi: usize, program: &Program) {
         if self.single {
             self.touched |= 1 << (wi & 31);
         }
         let board = &mut self.boards[wi];
-        let Some(pc) = self.warps[wi].pc() else {
+        let warp = &self.warps[wi];
+        let running = matches!(warp.state, WarpState::Running);
+        let Some(pc) = warp.pc() else {
+            board.avail = NEVER;
             return;
         };
         match program.info.get(pc as usize) {
             Some(info) => {
-                let (ready, producer) = board.operands_ready(info);
+                let (ready, reason) = board.operands_ready(info);
                 board.ready = ready;
-                board.why = Stall::new(stall_reason(producer), pc);
+                board.why = Stall::new(reason, pc);
                 if ready >= PENDING {
                     board.why = board.why.pending_on(wi);
                 }
@@ -412,6 +429,7 @@ impl Code {
                 board.pipe = NO_PIPE;
             }
         }
+        board.avail = if running { board.ready } else { NEVER };
     }
 
     /// A deferred load or atomic of warp `wi` resolved: register `dst` gets
@@ -494,6 +512,7 @@ impl Code {
     }
 
     /// Sets warp `wi`'s next issue to `t` and recomputes what it waits for.
+    #[inline(always)]
     pub(super) fn set_next_issue(&mut self, wi: usize, t: u64, program: &Program) {
         self.boards[wi].next_issue = t;
         self.refresh(wi, program);
@@ -554,20 +573,32 @@ impl Code {
     /// now (`NEVER` while it waits at a barrier; `t` if it can issue at `t`).
     #[inline(always)]
     pub(super) fn ready_at(&self, wi: usize, t: u64) -> u64 {
-        if !matches!(self.warps[wi].state, WarpState::Running) {
-            return NEVER;
-        }
         let b = &self.boards[wi];
-        if b.ready > t {
-            return b.ready;
+        if b.avail > t {
+            return b.avail;
         }
-        self.pipe_free[usize::from(b.pipe)].max(t)
+        self.pipe_free[usize::from(b.pipe & 3)].max(t)
+    }
+
+    /// True while warp `wi` runs (as of its last [`Code::refresh`]): not at a
+    /// barrier, not exited.
+    #[inline(always)]
+    pub(super) fn runs(&self, wi: usize) -> bool {
+        self.boards[wi].avail != NEVER
     }
 
     /// Why warp `wi` (not done) cannot issue at `t`.
     #[inline]
     pub(super) fn stall_of(&self, wi: usize, t: u64) -> Stall {
         let b = &self.boards[wi];
+        if b.avail != NEVER {
+            // Running: its operands, or else its pipeline.
+            return if b.ready > t {
+                b.why
+            } else {
+                Stall::new(StallReason::PipeBusy, b.why.pc())
+            };
+        }
         match self.warps[wi].state {
             WarpState::AtBarrier(at) => Stall::new(StallReason::Barrier, at),
             WarpState::AtBlockSync(at) => Stall::new(StallReason::BlockSync, at),
@@ -620,6 +651,27 @@ impl Code {
         }
         if stall.pending().is_none() {
             self.schedulers[s].run.add(stall, cycles, counts);
+        } else {
+            self.charge_pending(s, stall, cycles, counts);
+        }
+    }
+
+    /// [`Code::charge`] straight to the counters, for intervals (the step by
+    /// issue): runs of equal stalls are rare there, and sums do not depend on
+    /// the order they are added in.
+    #[inline(always)]
+    pub(super) fn charge_now(
+        &mut self,
+        s: usize,
+        stall: Stall,
+        cycles: u64,
+        counts: &mut UnitCounts,
+    ) {
+        if stall == Stall::NONE || cycles == 0 {
+            return;
+        }
+        if stall.pending().is_none() {
+            add_stall(counts, stall, cycles);
         } else {
             self.charge_pending(s, stall, cycles, counts);
         }

@@ -8,7 +8,7 @@ use super::stall::Stall;
 use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
 use crate::exec::fault::{Fault, FaultKind, Faulted};
-use crate::exec::ops::{NO_REG, Program, Run};
+use crate::exec::ops::{NO_REG, Op, OpInfo, Program, Run};
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Executed, Flow};
 use crate::exec::warp::{Warp, WarpState};
@@ -219,7 +219,7 @@ pub(super) fn issue(
         let is_iu = code.ctx.iu.is_some();
         if env.trace.is_none() && !info.reads_clock && (!is_iu || info.class.units.iu()) {
             *site.seq += 1;
-            issue_lanes(code, wi, pc, f, now, env, site.counts);
+            issue_lanes(code, wi, pc, (op, info, f), now, env, site.counts);
             return Ok(StepEvent::None);
         }
     }
@@ -381,10 +381,7 @@ fn issue_general(
             if writes {
                 let d = usize::from(op.d);
                 for r in d..d + usize::from(info.dst_regs.max(1)) {
-                    board.regs[r] = RegReady {
-                        at: result_at,
-                        producer,
-                    };
+                    board.regs[r] = RegReady::new(result_at, producer);
                 }
             }
             if let Some(p) = op.pd {
@@ -410,13 +407,12 @@ fn issue_lanes(
     code: &mut Code,
     wi: usize,
     pc: u32,
-    f: crate::exec::ops::LaneFn,
+    (op, info, f): (&Op, &OpInfo, crate::exec::ops::LaneFn),
     now: u64,
     env: &Env,
     counts: &mut UnitCounts,
 ) {
     let program = env.program;
-    let (op, info) = (&program.ops[pc as usize], &program.info[pc as usize]);
     let warp = &mut code.warps[wi];
     let exec = step::guarded(op.guard, &warp.preds, warp.active());
     f(warp, op, exec);
@@ -428,10 +424,7 @@ fn issue_lanes(
     if op.d != NO_REG {
         let d = usize::from(op.d);
         for r in d..d + usize::from(info.dst_regs.max(1)) {
-            board.regs[r] = RegReady {
-                at: result_at,
-                producer: Producer::Alu,
-            };
+            board.regs[r] = RegReady::new(result_at, Producer::Alu);
         }
     }
     if let Some(p) = op.pd {
