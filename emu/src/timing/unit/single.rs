@@ -1,8 +1,9 @@
 //! The timing step of code whose schedulers have one warp each (warp `s` on
 //! scheduler `s`: the SPU's SMs and IUs), driven by issues rather than by polling
 //! every scheduler: a scheduler is looked at only from the cycle its warp can
-//! issue (`due` of [`super::code::Scheduler`]) or once its warp changed ([`super::code::Code::touched`]); the others
-//! keep their stall, which is charged as one interval when they are next looked at.
+//! issue (`due` of [`super::code::Scheduler`]) or once its warp changed
+//! ([`super::code::Code::touched`]); the others keep their stall, which is charged
+//! as one interval when they are next looked at.
 //!
 //! A scheduler left alone would have been charged the same stall, cycle for
 //! cycle, by the general step ([`super::issue`]): its warp's operands and state
