@@ -1202,3 +1202,31 @@ fn a_large_load_is_held_once() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Global memory this process cannot allocate (under `ulimit -v`) is an error that
+/// says so, not an abort with a backtrace.
+#[test]
+fn global_memory_past_a_memory_limit_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("big.spu");
+    std::fs::write(
+        &kernel,
+        ".global .u32 big[1000000000] = zeros;\n.launch grid(1) block(32);\n.entry k { exit; }\n",
+    )
+    .unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_spu-emu"))
+        .arg(&kernel)
+        .args(["-q", "--set", "memory.global_mib=4000"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{:?}: {err}", out.status);
+    assert!(
+        err.contains("buffers need 3815 MiB of global memory (`big` 3815 MiB), and this process could not allocate that much"),
+        "{err}"
+    );
+    assert!(!err.contains("backtrace"), "{err}");
+}
