@@ -1230,3 +1230,26 @@ fn global_memory_past_a_memory_limit_is_an_error() {
     );
     assert!(!err.contains("backtrace"), "{err}");
 }
+
+/// A machine file whose dotted key has thousands of parts gets a message that says
+/// what nests too deeply, not the parser's bare "recursion limit".
+#[test]
+fn a_machine_key_nested_too_deeply_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let machine = dir.path().join("deep.toml");
+    std::fs::write(&machine, format!("{} = 1\n", vec!["a"; 20_000].join("."))).unwrap();
+    let out = outcome(
+        &[
+            "samples/vecadd.spu",
+            "-q",
+            "--machine",
+            &machine.display().to_string(),
+        ],
+        dir.path(),
+    );
+    assert!(out.starts_with("exit: 1\n"), "{out}");
+    assert!(
+        out.contains("machine file `[TMP]/deep.toml`: keys nest too deeply"),
+        "{out}"
+    );
+}

@@ -963,3 +963,19 @@ fn a_utf16_spec_names_its_encoding_and_the_fix() {
         "{e}"
     );
 }
+
+/// A dotted key of thousands of parts says what nests too deeply, not the parser's
+/// bare "recursion limit".
+#[test]
+fn a_key_nested_too_deeply_is_explained() {
+    let text = format!(
+        "{} = 1\n[base]\nkernel = \"vecadd.spu\"\n",
+        vec!["a"; 20_000].join(".")
+    );
+    let ps = problems(&text);
+    assert!(
+        ps.iter()
+            .any(|(_, m)| m.starts_with("keys nest too deeply")),
+        "{ps:?}"
+    );
+}
