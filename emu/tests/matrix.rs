@@ -1253,3 +1253,31 @@ fn a_machine_key_nested_too_deeply_is_explained() {
         "{out}"
     );
 }
+
+/// A shape dimension of thousands of digits is quoted shortened, as other long
+/// text from a file is, not whole.
+#[test]
+fn a_huge_npy_dimension_is_shortened_in_the_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let digits = "9".repeat(30_000);
+    let file = dir.path().join("big.npy");
+    std::fs::write(
+        &file,
+        npy(&format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': ({digits},), }}"
+        )),
+    )
+    .unwrap();
+    let out = outcome(
+        &[
+            "samples/vecadd.spu",
+            "-q",
+            "--load",
+            &format!("A={}", file.display()),
+        ],
+        dir.path(),
+    );
+    assert!(out.starts_with("exit: 1\n"), "{out}");
+    assert!(out.contains("(30000 bytes), which is not a size"), "{out}");
+    assert!(out.len() < 2000, "{} bytes: {}", out.len(), &out[..300]);
+}
