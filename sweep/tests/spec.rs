@@ -979,3 +979,20 @@ fn a_key_nested_too_deeply_is_explained() {
         "{ps:?}"
     );
 }
+
+/// A table whose `name` is there but unusable gets that one problem, not also
+/// "a table needs a `name`".
+#[test]
+fn a_bad_table_name_is_reported_once() {
+    let text = "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [256, 512]\n[[table]]\nname = \"../escape\"\nrows = \"N\"\ncolumns = \"N\"\nvalue = \"cycles\"\n";
+    let ps = problems(text);
+    assert!(
+        ps.iter()
+            .any(|(l, m)| *l == 6 && m.contains("must be a plain file stem")),
+        "{ps:?}"
+    );
+    assert!(
+        !ps.iter().any(|(_, m)| m.contains("needs a `name`")),
+        "{ps:?}"
+    );
+}
