@@ -630,9 +630,14 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64, parent: Option<u32>) -> ExitCode {
 }
 
 /// One task of a Slurm batch: its runs, one after another, logged line by line.
-pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
+pub fn cmd_task(
+    dir: &Path,
+    batch: usize,
+    task: usize,
+    plan_sha256: Option<&str>,
+) -> Result<ExitCode> {
     let store = Store::open(dir)?;
-    let (b, plan, ids) = slurm::task(&store, batch, task)?;
+    let (b, plan, ids) = slurm::task(&store, batch, task, plan_sha256)?;
     let store = store.for_plan(&plan);
     let ids: Vec<String> = ids
         .into_iter()

@@ -201,6 +201,9 @@ enum Command {
         batch: usize,
         #[arg(long)]
         task: usize,
+        /// SHA-256 of the batch's plan as submitted (the job script gives it).
+        #[arg(long)]
+        plan_sha256: Option<String>,
     },
 }
 
@@ -309,7 +312,12 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         }
         Command::Plot(args) => cmd_plot(args),
         Command::Metrics { dir } => cmd_metrics(&dir),
-        Command::ExecTask { dir, batch, task } => cmd_task(&dir, batch, task),
+        Command::ExecTask {
+            dir,
+            batch,
+            task,
+            plan_sha256,
+        } => cmd_task(&dir, batch, task, plan_sha256.as_deref()),
         Command::ExecRun { .. } => unreachable!("handled in main"),
     }
 }
