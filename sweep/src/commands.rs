@@ -30,17 +30,21 @@ static ARMED: AtomicBool = AtomicBool::new(false);
 
 /// SIGTERM and SIGHUP (`kill`, `timeout`, batch systems, a closed terminal) stop
 /// runs as Ctrl-C does: children killed, their markers removed, finished records
-/// kept. Before runs start they end the process as they would by default. Call it
-/// before any thread starts.
+/// kept. Before runs start (while planning compiles a `.cu` kernel with clang, or
+/// a report is written) they, and Ctrl-C, end the process at once, stopping clang
+/// and removing temporaries first. Call it before any thread starts.
 pub fn catch_termination() {
-    spu_io::process::catch_termination(|signal| {
-        if ARMED.load(Ordering::SeqCst) {
-            STOP_SIGNAL.store(signal, Ordering::SeqCst);
-            STOP.store(true, Ordering::SeqCst);
-        } else {
-            std::process::exit(128 + signal);
-        }
-    });
+    spu_io::process::catch_termination(on_stop_signal);
+    let _ = ctrlc::set_handler(|| on_stop_signal(2));
+}
+
+fn on_stop_signal(signal: i32) {
+    if ARMED.load(Ordering::SeqCst) {
+        STOP_SIGNAL.store(signal, Ordering::SeqCst);
+        STOP.store(true, Ordering::SeqCst);
+    } else {
+        spu_io::interrupt::end(128 + signal);
+    }
 }
 
 /// The exit code of a stopped command: 128 plus the signal that stopped it.
@@ -151,10 +155,8 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
 }
 
 fn install_stop_handler() {
-    // Without the handler Ctrl-C ends the process at once, which also keeps every
-    // finished record (they are written atomically).
+    // From now on Ctrl-C, SIGTERM and SIGHUP stop the runs (`catch_termination`).
     ARMED.store(true, Ordering::SeqCst);
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed));
 }
 
 pub fn cmd_local(

@@ -218,10 +218,8 @@ fn main() -> ExitCode {
     {
         return exec_run(memory_mib, cpu_s, parent);
     }
-    if matches!(cli.command, Command::Run { .. } | Command::ExecTask { .. }) {
-        // Before any thread starts (see `catch_termination`).
-        catch_termination();
-    }
+    // Before any thread starts (see `catch_termination`); `exec-run` returned above.
+    catch_termination();
     match dispatch(cli.command) {
         Ok(code) => code,
         Err(e) => {
@@ -230,7 +228,8 @@ fn main() -> ExitCode {
             }
             // One line: a file name in the message cannot start a line of its own.
             spu_io::reportln!("error: {}", spu_io::quote::escape(&format!("{e:#}")));
-            ExitCode::FAILURE
+            // An error a signal caused (a write it cancelled) exits as the signal asks.
+            spu_io::interrupt::signalled().map_or(ExitCode::FAILURE, ExitCode::from)
         }
     }
 }
