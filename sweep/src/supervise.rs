@@ -193,7 +193,18 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
                 host: host(),
                 tool_version: TOOL_VERSION.into(),
             }),
-            Ok(ChildOutput::Failed { message, details }) => failed(message, details),
+            Ok(ChildOutput::Failed { message, details }) => {
+                // Global memory the run's address-space bound refused.
+                let message = if message.contains("could not allocate that much") {
+                    format!(
+                        "exceeded its memory bound of {} MiB (raise `memory_mib` in the spec or --memory): {message}",
+                        bounds.memory_mib
+                    )
+                } else {
+                    message
+                };
+                failed(message, details)
+            }
             Ok(ChildOutput::Refused { message }) => Outcome::Finished(Record {
                 id: req.run.id.clone(),
                 status: Status::Refused,
