@@ -221,7 +221,8 @@ fn main() -> ExitCode {
     // Before any thread starts (see `catch_termination`); `exec-run` returned above.
     catch_termination();
     match dispatch(cli.command) {
-        Ok(code) => code,
+        // Work that ended as a signal stopped it (clang killed) exits as the signal asks.
+        Ok(code) => spu_io::interrupt::signalled().map_or(code, ExitCode::from),
         Err(e) => {
             if let Some(Error::Spec(s)) = e.downcast_ref::<Error>() {
                 spu_io::report!("{}", s.rendered());
