@@ -318,6 +318,8 @@ fn run(
             file: file.to_string(),
         });
     }
+    // A group of its own, so what clang starts is stopped with it.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -349,7 +351,7 @@ fn run(
     });
     let started = Instant::now();
     let stop = |child: &mut std::process::Child| {
-        let _ = child.kill();
+        spu_io::process::kill_group(child.id());
         let _ = child.wait();
     };
     let status = loop {

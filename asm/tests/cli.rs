@@ -1355,3 +1355,39 @@ fn control_characters_never_reach_the_terminal() {
         );
     }
 }
+
+/// A file whose kernel calls thousands of device functions assembles in time
+/// linear in their number (each function's label scope was built from all of them:
+/// 8 000 took a minute, 50 000 hours).
+#[test]
+fn many_called_device_functions_assemble_quickly() {
+    let n = 8000;
+    let mut s = String::from(".version 7.5\n.target sm_52\n.address_size 64\n");
+    for i in (0..n).rev() {
+        s.push_str(&format!(
+            ".func (.param .b32 r) f{i}(.param .b32 a)\n{{\n .reg .b32 %r<2>;\n ld.param.b32 %r0, [a];\n"
+        ));
+        if i + 1 < n {
+            s.push_str(&format!(
+                " {{ .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r0; call (pr), f{}, (pa); ld.param.b32 %r1, [pr]; }}\n",
+                i + 1
+            ));
+        } else {
+            s.push_str(" mov.b32 %r1, %r0;\n");
+        }
+        s.push_str(" st.param.b32 [r], %r1;\n ret;\n}\n");
+    }
+    s.push_str(
+        ".visible .entry k()\n{\n .reg .b32 %r<3>;\n mov.u32 %r0, %tid.x;\n { .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r0; call (pr), f0, (pa); ld.param.b32 %r1, [pr]; }\n ret;\n}\n",
+    );
+    let (_dir, path) = temp("chain.ptx", s.as_bytes());
+    let started = std::time::Instant::now();
+    let out = spu_asm(&[&path, "--check"]);
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took.as_secs() < 20, "took {took:?}");
+}

@@ -1202,3 +1202,149 @@ fn a_large_load_is_held_once() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Global memory this process cannot allocate (under `ulimit -v`) is an error that
+/// says so, not an abort with a backtrace.
+#[test]
+fn global_memory_past_a_memory_limit_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("big.spu");
+    std::fs::write(
+        &kernel,
+        ".global .u32 big[1000000000] = zeros;\n.launch grid(1) block(32);\n.entry k { exit; }\n",
+    )
+    .unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_spu-emu"))
+        .arg(&kernel)
+        .args(["-q", "--set", "memory.global_mib=4000"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{:?}: {err}", out.status);
+    assert!(
+        err.contains("buffers need 3815 MiB of global memory (`big` 3815 MiB), and this process could not allocate that much"),
+        "{err}"
+    );
+    assert!(!err.contains("backtrace"), "{err}");
+}
+
+/// A machine file whose dotted key has thousands of parts gets a message that says
+/// what nests too deeply, not the parser's bare "recursion limit".
+#[test]
+fn a_machine_key_nested_too_deeply_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let machine = dir.path().join("deep.toml");
+    std::fs::write(&machine, format!("{} = 1\n", vec!["a"; 20_000].join("."))).unwrap();
+    let out = outcome(
+        &[
+            "samples/vecadd.spu",
+            "-q",
+            "--machine",
+            &machine.display().to_string(),
+        ],
+        dir.path(),
+    );
+    assert!(out.starts_with("exit: 1\n"), "{out}");
+    assert!(
+        out.contains("machine file `[TMP]/deep.toml`: keys nest too deeply"),
+        "{out}"
+    );
+}
+
+/// A shape dimension of thousands of digits is quoted shortened, as other long
+/// text from a file is, not whole.
+#[test]
+fn a_huge_npy_dimension_is_shortened_in_the_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let digits = "9".repeat(30_000);
+    let file = dir.path().join("big.npy");
+    std::fs::write(
+        &file,
+        npy(&format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': ({digits},), }}"
+        )),
+    )
+    .unwrap();
+    let out = outcome(
+        &[
+            "samples/vecadd.spu",
+            "-q",
+            "--load",
+            &format!("A={}", file.display()),
+        ],
+        dir.path(),
+    );
+    assert!(out.starts_with("exit: 1\n"), "{out}");
+    assert!(out.contains("(30000 bytes), which is not a size"), "{out}");
+    assert!(out.len() < 2000, "{} bytes: {}", out.len(), &out[..300]);
+}
+
+/// Runs `kernel` (source text) with `args` under a 20 s wall-time bound and a
+/// 1.5 GB address-space limit: (exit code, stderr, seconds taken).
+fn bounded_run(kernel: &str, args: &[&str]) -> (Option<i32>, String, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.spu");
+    std::fs::write(&path, kernel).unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new("timeout")
+        .arg("20")
+        .arg("sh")
+        .arg("-c")
+        .arg("ulimit -v 1500000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_spu-emu"))
+        .arg(&path)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        started.elapsed().as_secs_f64(),
+    )
+}
+
+/// In functional mode a warp that waits at an atomic's window lets the rounds run
+/// ahead of its instructions: `--max-cycles` still stops the run (it ran on for
+/// ever, every unit held at the cycle limit).
+#[test]
+fn functional_max_cycles_stops_a_warp_looping_on_an_atomic() {
+    let (code, err, secs) = bounded_run(
+        ".global .u32 flag[4] = zeros;\n.launch grid(1) block(32);\n.entry spin {\n .reg .u32 %r<4>;\n mov.u32 %r0, flag;\nL:\n atom.global.add.u32 %r1, [%r0], 1;\n bra L;\n}\n",
+        &[
+            "-q",
+            "--functional",
+            "--max-cycles",
+            "2000",
+            "--threads",
+            "2",
+        ],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the run exceeded --max-cycles 2 000"), "{err}");
+    assert!(secs < 15.0, "{secs} s");
+}
+
+/// A kernel storing in an endless loop on every warp of an 8x8 grid keeps its
+/// functional store log bounded (it reached gigabytes in one window and aborted).
+#[test]
+fn functional_store_log_stays_bounded() {
+    let (code, err, _) = bounded_run(
+        ".global .u32 flag[4] = zeros;\n.launch grid(64) block(1024);\n.entry spin {\n .reg .u32 %r<4>;\n mov.u32 %r0, flag;\nL:\n ld.global.u32 %r1, [%r0];\n add.u32 %r1, %r1, 1;\n st.global.u32 [%r0], %r1;\n bra L;\n}\n",
+        &[
+            "-q",
+            "--functional",
+            "--machine",
+            "spu-8x8",
+            "--max-cycles",
+            "100000",
+        ],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("the run exceeded --max-cycles 100 000"),
+        "{err}"
+    );
+}

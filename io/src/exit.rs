@@ -9,7 +9,8 @@ pub const CLOSED_PIPE: u8 = 141;
 
 /// The exit code an error asks for, looking through its whole chain of causes:
 /// [`INTERRUPTED`] for an output stopped by Ctrl-C, [`CLOSED_PIPE`] for output to a
-/// closed pipe (which the tools end quietly), or `None` for an ordinary error.
+/// closed pipe (which the tools end quietly), 128 + the signal for any error after a
+/// signal asked the work to stop, or `None` for an ordinary error.
 pub fn special_code(error: &(dyn std::error::Error + 'static)) -> Option<u8> {
     let mut cause = Some(error);
     while let Some(e) = cause {
@@ -34,7 +35,9 @@ pub fn special_code(error: &(dyn std::error::Error + 'static)) -> Option<u8> {
         }
         cause = e.source();
     }
-    None
+    // Any error after Ctrl-C, SIGTERM or SIGHUP follows from it (clang stopped, a
+    // run interrupted): exit as the signal asks, as the handler would.
+    crate::interrupt::signalled()
 }
 
 /// True for the error a write to a pipe without a reader gives.

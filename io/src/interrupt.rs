@@ -8,7 +8,7 @@
 //! the same way. SIGKILL cannot be caught: it leaves them behind.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -19,6 +19,9 @@ pub const INTERRUPTED: u8 = 130;
 const GRACE: Duration = Duration::from_millis(1000);
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// The exit code of the signal that set [`REQUESTED`] (0 while none did).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
 /// Temporary files to remove if the process ends from the handler.
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -53,6 +56,25 @@ pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
 }
 
+/// The exit code for the signal that asked the work to stop (130 after Ctrl-C, 143
+/// after SIGTERM, 129 after SIGHUP), or `None` if no signal did.
+pub fn signalled() -> Option<u8> {
+    u8::try_from(SIGNALLED.load(Ordering::Relaxed))
+        .ok()
+        .filter(|&code| code != 0)
+}
+
+/// Ends the process as a signal does when the work does not stop by itself: stops
+/// the registered children (and their process groups), removes the registered
+/// temporaries, says "interrupted" and exits with `code`. For a tool with handlers
+/// of its own, on a signal that comes before its work polls for one.
+pub fn end(code: i32) -> ! {
+    let _ = SIGNALLED.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
+    // No child starts from now on (see `register_child`).
+    REQUESTED.store(true, Ordering::Relaxed);
+    end_now(code)
+}
+
 /// Asks running work to stop as Ctrl-C does, without ending the process: for an
 /// output that failed while a run was writing it (a closed pipe, a full disk).
 pub fn stop() {
@@ -66,6 +88,7 @@ fn on_interrupt() {
 /// Asks the work to stop, then (after [`GRACE`], or at once the second time)
 /// ends the process with `code`.
 fn on_signal(code: i32) {
+    let _ = SIGNALLED.compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
     if !REQUESTED.swap(true, Ordering::Relaxed) {
         std::thread::sleep(GRACE);
     }
@@ -85,12 +108,7 @@ fn take<T>(list: &Mutex<Vec<T>>) -> Vec<T> {
 fn end_now(code: i32) -> ! {
     let children = take(&CHILDREN);
     for &pid in &children {
-        if let Ok(pid) = i32::try_from(pid) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
+        crate::process::kill_group(pid);
     }
     if !children.is_empty() {
         // Time for the signal to land, so no child writes into a folder removed below.
@@ -128,6 +146,10 @@ pub fn unregister_folder(path: &Path) {
 pub fn register_child(pid: u32) {
     if let Ok(mut list) = CHILDREN.lock() {
         list.push(pid);
+    }
+    // Started as a signal came (the handler may have stopped the others already).
+    if signalled().is_some() {
+        crate::process::kill_group(pid);
     }
 }
 

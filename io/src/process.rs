@@ -92,3 +92,17 @@ pub fn end_with_parent(parent: u32) {
         }
     });
 }
+
+/// Kills (SIGKILL) a child and, if it leads a process group of its own (started
+/// with `CommandExt::process_group(0)`), every process of that group: what a
+/// child such as clang started would otherwise outlive it. A child in our group
+/// is killed alone (no group has its id).
+pub fn kill_group(pid: u32) {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let Ok(pid) = i32::try_from(pid) else {
+        return;
+    };
+    let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+}

@@ -187,6 +187,23 @@ pub fn shorten_lines(text: &str) -> String {
     out
 }
 
+/// A TOML parser's message as the tools show it ([`shorten_lines`]), except its bare
+/// "recursion limit" (a dotted key of thousands of parts carries no position), which
+/// says what nests too deeply and what to do.
+pub fn toml_message(text: &str) -> String {
+    shorten_lines(&toml_reason(text))
+}
+
+/// A TOML parser's message, its bare "recursion limit" explained (see [`toml_message`]).
+pub fn toml_reason(text: &str) -> Cow<'_, str> {
+    if text.trim() == "recursion limit" {
+        return Cow::Borrowed(
+            "keys nest too deeply (a dotted key of hundreds of parts, or tables as deep); write them a few levels deep",
+        );
+    }
+    Cow::Borrowed(text)
+}
+
 /// For a TOML string where a number or a boolean was expected (`cols = "4"`), when
 /// its text is one (a quoted number is a string to TOML): how to fix it, as
 /// ``remove the quotes: write `4`, not `"4"` ``.

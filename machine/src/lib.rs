@@ -358,7 +358,7 @@ impl Machine {
             text.parse()
                 .map_err(|e: toml::de::Error| MachineError::Syntax {
                     file: file.to_string(),
-                    why: spu_io::quote::shorten_lines(e.to_string().trim_end())
+                    why: spu_io::quote::toml_message(e.to_string().trim_end())
                         .replace('\n', "\n  "),
                 })?;
         let mut machine = Machine::default();

@@ -1552,3 +1552,20 @@ fn local_memory_statistics_of_a_gpu_run_read_back() {
     assert_eq!(json["local"]["store_transactions"], 32, "{json}");
     assert!(json["counters"]["DRAMP"].as_u64().unwrap() > 0, "{json}");
 }
+
+/// A model whose dotted key has thousands of parts gets a message that says what
+/// nests too deeply, not the parser's bare "recursion limit".
+#[test]
+fn a_model_key_nested_too_deeply_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("deep.toml");
+    std::fs::write(&model, format!("{} = 1\n", vec!["a"; 20_000].join("."))).unwrap();
+    fails(
+        &[
+            "samples/vecadd.spu",
+            "--model",
+            &model.display().to_string(),
+        ],
+        &["deep.toml", "keys nest too deeply"],
+    );
+}

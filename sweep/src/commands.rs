@@ -30,17 +30,21 @@ static ARMED: AtomicBool = AtomicBool::new(false);
 
 /// SIGTERM and SIGHUP (`kill`, `timeout`, batch systems, a closed terminal) stop
 /// runs as Ctrl-C does: children killed, their markers removed, finished records
-/// kept. Before runs start they end the process as they would by default. Call it
-/// before any thread starts.
+/// kept. Before runs start (while planning compiles a `.cu` kernel with clang, or
+/// a report is written) they, and Ctrl-C, end the process at once, stopping clang
+/// and removing temporaries first. Call it before any thread starts.
 pub fn catch_termination() {
-    spu_io::process::catch_termination(|signal| {
-        if ARMED.load(Ordering::SeqCst) {
-            STOP_SIGNAL.store(signal, Ordering::SeqCst);
-            STOP.store(true, Ordering::SeqCst);
-        } else {
-            std::process::exit(128 + signal);
-        }
-    });
+    spu_io::process::catch_termination(on_stop_signal);
+    let _ = ctrlc::set_handler(|| on_stop_signal(2));
+}
+
+fn on_stop_signal(signal: i32) {
+    if ARMED.load(Ordering::SeqCst) {
+        STOP_SIGNAL.store(signal, Ordering::SeqCst);
+        STOP.store(true, Ordering::SeqCst);
+    } else {
+        spu_io::interrupt::end(128 + signal);
+    }
 }
 
 /// The exit code of a stopped command: 128 plus the signal that stopped it.
@@ -64,6 +68,7 @@ pub fn prepare(args: &SpecArgs) -> Result<(String, Plan, Store)> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
     let store = Store::create(&dir)?.for_plan(&plan);
+    refuse_inputs_among_own_files(&store, &plan)?;
     store.write_plan(&plan, &spec.text)?;
     Ok((spec.file, plan, store))
 }
@@ -150,10 +155,8 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
 }
 
 fn install_stop_handler() {
-    // Without the handler Ctrl-C ends the process at once, which also keeps every
-    // finished record (they are written atomically).
+    // From now on Ctrl-C, SIGTERM and SIGHUP stop the runs (`catch_termination`).
     ARMED.store(true, Ordering::SeqCst);
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::Relaxed));
 }
 
 pub fn cmd_local(
@@ -443,6 +446,66 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
 /// folder's own files (plan, spec copy, manifest, records, reports, Slurm batches)
 /// or a file the plan was made from.
 fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
+    let mut inputs = plan_inputs(plan);
+    let mut found: Vec<PathBuf> = crate::OWN_FILES.iter().map(|f| store.dir.join(f)).collect();
+    for sub in ["runs", "running", "slurm"] {
+        files_under(&store.dir.join(sub), &mut found);
+    }
+    for f in found {
+        inputs.push((
+            format!(
+                "`{}`, a file of the sweep's results folder",
+                spu_io::quote::path(&f)
+            ),
+            f,
+        ));
+    }
+    let inputs: Vec<(String, &Path)> = inputs
+        .iter()
+        .map(|(w, p)| (w.clone(), p.as_path()))
+        .collect();
+    spu_io::paths::check_distinct(
+        &inputs,
+        &[(format!("`-o {}`", spu_io::quote::path(output)), output)],
+    )?;
+    Ok(())
+}
+
+/// Refuses a sweep one of whose inputs is a file `run` and `collect` write in the
+/// results folder (a machine file kept as `DIR/spec.toml` would be replaced by
+/// the spec), before anything is written.
+fn refuse_inputs_among_own_files(store: &Store, plan: &Plan) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let mut own: Vec<PathBuf> = crate::OWN_FILES
+        .iter()
+        .chain(&["tables.md"])
+        .map(|f| store.dir.join(f))
+        .collect();
+    for sub in ["plots", "tables"] {
+        files_under(&store.dir.join(sub), &mut own);
+    }
+    let own: Vec<(PathBuf, (u64, u64))> = own
+        .into_iter()
+        .filter_map(|p| Some((p.clone(), id(&p)?)))
+        .collect();
+    for (what, input) in plan_inputs(plan) {
+        let Some(input_id) = id(&input) else {
+            continue;
+        };
+        if let Some((file, _)) = own.iter().find(|(_, o)| *o == input_id) {
+            anyhow::bail!(
+                "{what} is also `{}`, a file spu-sweep writes in the results folder; move it out of the results folder, or give another `--out`",
+                spu_io::quote::path(file)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The files a plan was made from (spec, kernels, the files they include, machine
+/// files, models), each with how a message names it.
+fn plan_inputs(plan: &Plan) -> Vec<(String, PathBuf)> {
     let mut inputs: Vec<(String, PathBuf)> = plan
         .inputs
         .iter()
@@ -471,28 +534,7 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
             ));
         }
     }
-    let mut found: Vec<PathBuf> = crate::OWN_FILES.iter().map(|f| store.dir.join(f)).collect();
-    for sub in ["runs", "running", "slurm"] {
-        files_under(&store.dir.join(sub), &mut found);
-    }
-    for f in found {
-        inputs.push((
-            format!(
-                "`{}`, a file of the sweep's results folder",
-                spu_io::quote::path(&f)
-            ),
-            f,
-        ));
-    }
-    let inputs: Vec<(String, &Path)> = inputs
-        .iter()
-        .map(|(w, p)| (w.clone(), p.as_path()))
-        .collect();
-    spu_io::paths::check_distinct(
-        &inputs,
-        &[(format!("`-o {}`", spu_io::quote::path(output)), output)],
-    )?;
-    Ok(())
+    inputs
 }
 
 /// Every file under `dir` (not following links).
@@ -590,9 +632,14 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64, parent: Option<u32>) -> ExitCode {
 }
 
 /// One task of a Slurm batch: its runs, one after another, logged line by line.
-pub fn cmd_task(dir: &Path, batch: usize, task: usize) -> Result<ExitCode> {
+pub fn cmd_task(
+    dir: &Path,
+    batch: usize,
+    task: usize,
+    plan_sha256: Option<&str>,
+) -> Result<ExitCode> {
     let store = Store::open(dir)?;
-    let (b, plan, ids) = slurm::task(&store, batch, task)?;
+    let (b, plan, ids) = slurm::task(&store, batch, task, plan_sha256)?;
     let store = store.for_plan(&plan);
     let ids: Vec<String> = ids
         .into_iter()

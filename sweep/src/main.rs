@@ -201,6 +201,9 @@ enum Command {
         batch: usize,
         #[arg(long)]
         task: usize,
+        /// SHA-256 of the batch's plan as submitted (the job script gives it).
+        #[arg(long)]
+        plan_sha256: Option<String>,
     },
 }
 
@@ -215,19 +218,19 @@ fn main() -> ExitCode {
     {
         return exec_run(memory_mib, cpu_s, parent);
     }
-    if matches!(cli.command, Command::Run { .. } | Command::ExecTask { .. }) {
-        // Before any thread starts (see `catch_termination`).
-        catch_termination();
-    }
+    // Before any thread starts (see `catch_termination`); `exec-run` returned above.
+    catch_termination();
     match dispatch(cli.command) {
-        Ok(code) => code,
+        // Work that ended as a signal stopped it (clang killed) exits as the signal asks.
+        Ok(code) => spu_io::interrupt::signalled().map_or(code, ExitCode::from),
         Err(e) => {
             if let Some(Error::Spec(s)) = e.downcast_ref::<Error>() {
                 spu_io::report!("{}", s.rendered());
             }
             // One line: a file name in the message cannot start a line of its own.
             spu_io::reportln!("error: {}", spu_io::quote::escape(&format!("{e:#}")));
-            ExitCode::FAILURE
+            // An error a signal caused (a write it cancelled) exits as the signal asks.
+            spu_io::interrupt::signalled().map_or(ExitCode::FAILURE, ExitCode::from)
         }
     }
 }
@@ -309,7 +312,12 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         }
         Command::Plot(args) => cmd_plot(args),
         Command::Metrics { dir } => cmd_metrics(&dir),
-        Command::ExecTask { dir, batch, task } => cmd_task(&dir, batch, task),
+        Command::ExecTask {
+            dir,
+            batch,
+            task,
+            plan_sha256,
+        } => cmd_task(&dir, batch, task, plan_sha256.as_deref()),
         Command::ExecRun { .. } => unreachable!("handled in main"),
     }
 }

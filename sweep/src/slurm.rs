@@ -56,6 +56,11 @@ pub struct Batch {
     /// Per-run bounds the tasks apply.
     pub timeout_s: u64,
     pub memory_mib: u64,
+    /// SHA-256 of the batch's plan (`slurm/batch-B.plan.json`) as submitted: the
+    /// job script passes it to its tasks, which refuse a plan edited since (it names
+    /// the files the runs read).
+    #[serde(default)]
+    pub plan_sha256: Option<String>,
 }
 
 /// Why submitting or querying failed.
@@ -364,8 +369,13 @@ pub fn script(
     {
         s.push_str(&format!("#SBATCH {}\n", sbatch_word(&d)));
     }
+    let check = match &batch.plan_sha256 {
+        // Hex digits only: nothing to quote.
+        Some(h) if h.bytes().all(|c| c.is_ascii_hexdigit()) => format!(" --plan-sha256 {h}"),
+        _ => String::new(),
+    };
     s.push_str(&format!(
-        "exec {} exec-task {} --batch {} --task \"$SLURM_ARRAY_TASK_ID\"\n",
+        "exec {} exec-task {} --batch {} --task \"$SLURM_ARRAY_TASK_ID\"{check}\n",
         shell_quote(&exe),
         shell_quote(&dir),
         batch.batch
@@ -420,14 +430,17 @@ pub fn submit(
         job_id: None,
         timeout_s,
         memory_mib,
+        plan_sha256: None,
     };
+    let plan_json = to_json(plan);
+    batch.plan_sha256 = Some(crate::plan::sha256_hex(&plan_json));
     let b = batch.batch;
     let dir = std::fs::canonicalize(&store.dir).unwrap_or_else(|_| store.dir.clone());
     // Checked before anything is written.
     let text = script(&dir, exe, &plan.name, &batch, opts)?;
     // Slurm writes the task logs there: a folder of the results folder's own.
     store.own_dir(Path::new("slurm/logs"))?;
-    store.write(&format!("slurm/batch-{b}.plan.json"), &to_json(plan))?;
+    store.write(&format!("slurm/batch-{b}.plan.json"), &plan_json)?;
     store.write(&format!("slurm/batch-{b}.json"), &to_json(&batch))?;
     let script_name = format!("slurm/batch-{b}.sh");
     store.write(&script_name, text.as_bytes())?;
@@ -478,10 +491,12 @@ pub fn batches(store: &Store) -> Vec<Batch> {
 }
 
 /// One task of a batch: the batch, the plan it was made from, and the task's run ids.
+/// With `plan_sha256` (from the job script), a plan whose bytes differ is refused.
 pub fn task(
     store: &Store,
     batch: usize,
     task: usize,
+    plan_sha256: Option<&str>,
 ) -> Result<(Batch, Plan, Vec<String>), SlurmError> {
     let b = batches(store)
         .into_iter()
@@ -490,7 +505,26 @@ pub fn task(
             path: spu_io::quote::path(&store.dir.join(format!("slurm/batch-{batch}.json"))),
             why: "no such batch".into(),
         })?;
-    let plan: Plan = store.read_json(&format!("slurm/batch-{batch}.plan.json"))?;
+    let name = format!("slurm/batch-{batch}.plan.json");
+    let path = spu_io::quote::path(&store.dir.join(&name));
+    let read_err = |why: String| StoreError::Read {
+        path: path.clone(),
+        why,
+    };
+    let bytes = store.read_own(&name).map_err(read_err)?;
+    if let Some(expected) = plan_sha256 {
+        let found = crate::plan::sha256_hex(&bytes);
+        if !found.eq_ignore_ascii_case(expected) {
+            return Err(read_err(format!(
+                "it changed since the job was submitted (SHA-256 {}, the job script says {}), and it names the files the runs read; a results folder holds only what spu-sweep wrote: submit the runs again with `spu-sweep run SPEC --slurm`",
+                shorten(&found),
+                shorten(expected)
+            ))
+            .into());
+        }
+    }
+    let plan: Plan =
+        serde_json::from_slice(&bytes).map_err(|e| read_err(format!("not a valid {name}: {e}")))?;
     let count = b.tasks.len();
     let ids = b
         .tasks

@@ -193,6 +193,19 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
                 host: host(),
                 tool_version: TOOL_VERSION.into(),
             }),
+            // Global memory the run's address-space bound refused: said as for an
+            // abort, the emulator's message kept in the details.
+            Ok(ChildOutput::Failed { message, details })
+                if message.contains("could not allocate that much") =>
+            {
+                failed(
+                    format!(
+                        "exceeded its memory bound of {} MiB (raise `memory_mib` in the spec or --memory)",
+                        bounds.memory_mib
+                    ),
+                    format!("{message}\n{details}"),
+                )
+            }
             Ok(ChildOutput::Failed { message, details }) => failed(message, details),
             Ok(ChildOutput::Refused { message }) => Outcome::Finished(Record {
                 id: req.run.id.clone(),

@@ -936,3 +936,63 @@ fn a_run_refused_by_a_precondition_is_recorded_as_refused() {
     let again = text(&sweep(&["run", &spec, "--out", &out, "--retry-failed"]).stderr);
     assert!(again.contains("2 finished, 0 to run"), "{again}");
 }
+
+/// SIGTERM or Ctrl-C while planning compiles a `.cu` kernel stops clang and what it
+/// started (a clang left behind had no time or memory bound any more), and exits
+/// as the signal asks; no later clang starts.
+#[test]
+fn a_signal_while_planning_stops_clang() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::ExitStatusExt;
+    for (signal, code) in [
+        (nix::sys::signal::Signal::SIGTERM, 143),
+        (nix::sys::signal::Signal::SIGINT, 130),
+    ] {
+        let (d, spec, _out) = setup("");
+        let dir = d.path();
+        let fake = dir.join("clang");
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/bin/bash\nsleep 300 &\necho $! >> {0}/pids\necho $$ >> {0}/pids\nwait\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(dir.join("k.cu"), "extern \"C\" __global__ void k() {}\n").unwrap();
+        std::fs::write(&spec, "[base]\nkernel = \"k.cu\"\n").unwrap();
+        let mut plan = Command::new(exe())
+            .args(["plan", &spec])
+            .env("SPU_CLANG", &fake)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pids = dir.join("pids");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::fs::read_to_string(&pids).map_or(0, |t| t.lines().count()) < 2 {
+            assert!(Instant::now() < deadline, "clang did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let started: Vec<u32> = std::fs::read_to_string(&pids)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        let _reap = Reap(started.clone());
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(plan.id() as i32), signal).unwrap();
+        let status = plan.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}: {status:?}");
+        assert!(status.signal().is_none());
+        for pid in started {
+            assert!(
+                ends_within_20_s(pid),
+                "{signal}: process {pid} outlived the sweep"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let lines = std::fs::read_to_string(&pids).unwrap().lines().count();
+        assert_eq!(lines, 2, "{signal}: a clang started after the signal");
+    }
+}

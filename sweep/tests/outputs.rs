@@ -443,3 +443,38 @@ fn folders_of_a_results_folder_that_are_links_are_refused() {
         );
     }
 }
+
+/// A machine file kept in the results folder as `spec.toml` (a name `run` writes
+/// there) is refused before anything is written, not replaced by the spec.
+#[test]
+fn run_never_writes_over_an_input_kept_in_the_results_folder() {
+    let (dir, spec, out) = setup("[base]\nkernel = \"vecadd.spu\"\n");
+    let o = sweep(&["run", &spec, "--out", &out, "-j", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let machine = dir.path().join("out/spec.toml");
+    std::fs::write(&machine, "[sm]\nmax_threads = 512\n").unwrap();
+    let spec2 = dir.path().join("spec2.toml");
+    std::fs::write(
+        &spec2,
+        "[base]\nkernel = \"vecadd.spu\"\nmachine = \"out/spec.toml\"\n",
+    )
+    .unwrap();
+    let o = sweep(&[
+        "run",
+        &spec2.display().to_string(),
+        "--out",
+        &out,
+        "-j",
+        "1",
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("a file spu-sweep writes in the results folder"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&machine).unwrap(),
+        "[sm]\nmax_threads = 512\n"
+    );
+}

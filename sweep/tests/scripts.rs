@@ -352,6 +352,7 @@ fn numbers_that_would_wrap_are_refused() {
         job_id: None,
         timeout_s: 365 * 24 * 3600,
         memory_mib: 1 << 30,
+        plan_sha256: None,
     };
     let opts = SlurmOptions::default();
     let e = script(Path::new("/d"), Path::new("/x"), "n", &batch, &opts).unwrap_err();
@@ -416,4 +417,42 @@ fn sbatch_args_cannot_replace_the_options_of_the_script() {
         "--sbatch-arg=-Q",
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// A batch plan edited after submission (someone else who can write to a shared
+/// results folder points a run at another file of the user's) is refused by the
+/// task: the job script carries the plan's SHA-256, and the file is never read.
+#[test]
+fn a_task_refuses_a_batch_plan_edited_after_submission() {
+    let bench = Bench::new("spec.toml");
+    let secret = bench.path("secret/notes.spu");
+    std::fs::create_dir(bench.path("secret")).unwrap();
+    std::fs::write(&secret, "TOPSECRET line\n").unwrap();
+    let o = bench.run(&["--slurm", "--dry-run", "--out", "o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let script = std::fs::read_to_string(bench.path("o/slurm/batch-0.sh")).unwrap();
+    assert!(script.contains(" --plan-sha256 "), "{script}");
+    let plan_path = bench.path("o/slurm/batch-0.plan.json");
+    let mut plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&plan_path).unwrap()).unwrap();
+    let hash = spu_sweep::plan::sha256_hex(&std::fs::read(&secret).unwrap());
+    for run in plan["runs"].as_array_mut().unwrap() {
+        run["kernel"] = secret.display().to_string().into();
+        run["kernel_sha256"] = hash.clone().into();
+    }
+    std::fs::write(&plan_path, serde_json::to_vec(&plan).unwrap()).unwrap();
+    let o = Command::new("bash")
+        .arg(bench.path("o/slurm/batch-0.sh"))
+        .env("SLURM_ARRAY_TASK_ID", "0")
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("changed since the job was submitted"), "{err}");
+    let runs: Vec<_> = std::fs::read_dir(bench.path("o/runs"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(runs.is_empty(), "records written: {runs:?}");
+    assert!(!text(&o.stdout).contains("TOPSECRET") && !err.contains("TOPSECRET"));
 }

@@ -963,3 +963,36 @@ fn a_utf16_spec_names_its_encoding_and_the_fix() {
         "{e}"
     );
 }
+
+/// A dotted key of thousands of parts says what nests too deeply, not the parser's
+/// bare "recursion limit".
+#[test]
+fn a_key_nested_too_deeply_is_explained() {
+    let text = format!(
+        "{} = 1\n[base]\nkernel = \"vecadd.spu\"\n",
+        vec!["a"; 20_000].join(".")
+    );
+    let ps = problems(&text);
+    assert!(
+        ps.iter()
+            .any(|(_, m)| m.starts_with("keys nest too deeply")),
+        "{ps:?}"
+    );
+}
+
+/// A table whose `name` is there but unusable gets that one problem, not also
+/// "a table needs a `name`".
+#[test]
+fn a_bad_table_name_is_reported_once() {
+    let text = "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [256, 512]\n[[table]]\nname = \"../escape\"\nrows = \"N\"\ncolumns = \"N\"\nvalue = \"cycles\"\n";
+    let ps = problems(text);
+    assert!(
+        ps.iter()
+            .any(|(l, m)| *l == 6 && m.contains("must be a plain file stem")),
+        "{ps:?}"
+    );
+    assert!(
+        !ps.iter().any(|(_, m)| m.contains("needs a `name`")),
+        "{ps:?}"
+    );
+}

@@ -837,3 +837,69 @@ fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
         );
     }
 }
+
+/// Ctrl-C while clang runs stops clang and what it started (clang runs in a process
+/// group of its own), and the tool exits 130 as after any Ctrl-C.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_while_clang_runs_stops_what_clang_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let fake = fake_clang(
+        dir.path(),
+        "clang-with-a-child",
+        &format!(
+            "#!/bin/bash\nsleep 300 &\necho $! >> '{}'\nwait\n",
+            pids.display()
+        ),
+    );
+    let ended = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+            s.rfind(')').is_some_and(|i| s[i + 2..].starts_with('Z'))
+        })
+    };
+    for (tool_name, args) in [
+        ("spu-asm", &["k.cu", "--check"][..]),
+        ("spu-emu", &["k.cu", "-q"][..]),
+        ("spu-prof", &["k.cu"][..]),
+    ] {
+        let _ = std::fs::remove_file(&pids);
+        let mut child = Command::new(binary(tool_name))
+            .args(args)
+            .current_dir(dir.path())
+            .env("SPU_CLANG", &fake)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let sleeper = loop {
+            if let Ok(t) = std::fs::read_to_string(&pids)
+                && let Some(line) = t.lines().next()
+            {
+                break line.to_string();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{tool_name}: clang did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let kill = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = child.wait().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !ended(&sleeper) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let survived = !ended(&sleeper);
+        if survived {
+            let _ = Command::new("kill").args(["-9", &sleeper]).status();
+        }
+        assert!(!survived, "{tool_name}: what clang started outlived it");
+        assert_eq!(status.code(), Some(130), "{tool_name}: {status:?}");
+    }
+}

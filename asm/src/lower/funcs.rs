@@ -289,11 +289,17 @@ impl Assembler<'_> {
     fn lower_func(&mut self, text: &str, i: usize, diags: &mut Diagnostics) {
         let f = self.funcs[i].clone();
         let saved_regs = std::mem::take(&mut self.scope.regs);
-        let mut labels: HashMap<String, u32> = self
-            .funcs
-            .iter()
-            .map(|g| (g.name.clone(), g.label))
-            .collect();
+        // The device functions' names, built once and lent to each function (a map
+        // built per function made a file of N called functions take N^2 time).
+        let mut labels = match self.func_labels.take() {
+            Some(labels) => labels,
+            None => self
+                .funcs
+                .iter()
+                .map(|g| (g.name.clone(), g.label))
+                .collect(),
+        };
+        let mut own = Vec::new();
         for l in &f.labels {
             if let Some(&id) = labels.get(&l.node) {
                 diags.push(
@@ -307,6 +313,7 @@ impl Assembler<'_> {
                 continue;
             }
             labels.insert(l.node.clone(), self.labels.len() as u32);
+            own.push(l.node.clone());
             self.labels.push(LabelInfo {
                 span: l.span.clone(),
                 pc: None,
@@ -400,7 +407,11 @@ impl Assembler<'_> {
         }
         self.frame = Frame::default();
         self.scope.regs = saved_regs;
-        self.scope.labels = saved_labels;
+        let mut labels = std::mem::replace(&mut self.scope.labels, saved_labels);
+        for name in &own {
+            labels.remove(name);
+        }
+        self.func_labels = Some(labels);
         self.cuda_loc = None;
     }
 

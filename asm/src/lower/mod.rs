@@ -416,6 +416,9 @@ struct Assembler<'m> {
     /// The file's device functions, by name and in order.
     funcs: Vec<funcs::FuncDef>,
     func_index: HashMap<String, usize>,
+    /// The device functions' names as labels, the scope every function's own labels
+    /// are added to (and removed from after it).
+    func_labels: Option<HashMap<String, u32>>,
     /// Device functions to lower after the kernel, in the order of their first call.
     func_queue: Vec<usize>,
     /// The frame of the code being lowered.
@@ -466,6 +469,7 @@ impl<'m> Assembler<'m> {
             dynamic_shared_used: false,
             funcs: Vec::new(),
             func_index: HashMap::new(),
+            func_labels: None,
             func_queue: Vec::new(),
             frame: funcs::Frame::default(),
             struct_ptrs: HashMap::new(),

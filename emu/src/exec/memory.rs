@@ -56,16 +56,31 @@ pub struct GlobalMemory {
 
 /// Why a layout does not fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "buffers need {needed_mib} MiB of global memory but the machine has {limit_mib} MiB ({}); {}",
-    largest(.buffers),
-    remedy(*.needed_mib)
-)]
+#[error("{}", self.describe())]
 pub struct LayoutError {
     pub needed_mib: u64,
     pub limit_mib: u64,
     /// Every buffer with its size in MiB (rounded up), in declaration order.
     pub buffers: Vec<(String, u64)>,
+    /// The machine has room, but this process could not allocate it.
+    pub host: bool,
+}
+
+impl LayoutError {
+    fn describe(&self) -> String {
+        let (needed, limit) = (self.needed_mib, self.limit_mib);
+        if self.host {
+            return format!(
+                "buffers need {needed} MiB of global memory ({}), and this process could not allocate that much (a memory limit such as `ulimit -v`, or too little free memory); use smaller sizes, or run where more memory is free",
+                largest(&self.buffers)
+            );
+        }
+        format!(
+            "buffers need {needed} MiB of global memory but the machine has {limit} MiB ({}); {}",
+            largest(&self.buffers),
+            remedy(needed)
+        )
+    }
 }
 
 /// Most global memory `memory.global_mib` may give (a 32-bit address space).
@@ -122,6 +137,18 @@ impl GlobalMemory {
                 needed_mib: used.div_ceil(1 << 20),
                 limit_mib: limit_bytes >> 20,
                 buffers: sizes,
+                host: false,
+            });
+        }
+        // Reserved fallibly, so a memory limit is an error rather than an abort.
+        let words_len = (next / 4) as usize;
+        let mut words: Vec<u32> = Vec::new();
+        if words.try_reserve_exact(words_len).is_err() {
+            return Err(LayoutError {
+                needed_mib: used.div_ceil(1 << 20),
+                limit_mib: limit_bytes >> 20,
+                buffers: sizes,
+                host: true,
             });
         }
         let mut page_owner = vec![NO_OWNER; (next / u64::from(PAGE)) as usize];
@@ -141,8 +168,9 @@ impl GlobalMemory {
             }
             regions.push(region);
         }
+        words.resize(words_len, 0);
         Ok(GlobalMemory {
-            words: vec![0; (next / 4) as usize],
+            words,
             regions,
             page_owner,
         })

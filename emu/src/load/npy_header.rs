@@ -103,9 +103,10 @@ fn dims(value: Value) -> Result<Vec<u64>, String> {
     items
         .into_iter()
         .map(|v| match v {
-            Value::Int(digits) => digits
-                .parse::<u64>()
-                .map_err(|_| format!("has dimension {digits}, which is not a size")),
+            Value::Int(digits) => digits.parse::<u64>().map_err(|_| {
+                let digits = spu_io::quote::shorten(&digits);
+                format!("has dimension {digits}, which is not a size")
+            }),
             _ => Err("is not a tuple of integers".into()),
         })
         .collect()

@@ -174,7 +174,7 @@ impl Chain<'_> {
             .parse()
             .map_err(|e: toml::de::Error| ModelError::Syntax {
                 file: file.to_string(),
-                why: spu_io::quote::shorten_lines(e.to_string().trim_end()).replace('\n', "\n  "),
+                why: spu_io::quote::toml_message(e.to_string().trim_end()).replace('\n', "\n  "),
             })?;
         let extends_err = |why: String| ModelError::Key {
             file: file.to_string(),

@@ -264,7 +264,8 @@ impl Spec {
             problems,
         };
         let root = DeTable::parse(text).map_err(|e| {
-            let mut p = Problem::whole(e.message().trim_end().to_string());
+            let why = spu_io::quote::toml_reason(e.message().trim_end()).into_owned();
+            let mut p = Problem::whole(why);
             p.span = e.span();
             error(vec![p.help("see `spu-sweep --help` for the spec format")])
         })?;

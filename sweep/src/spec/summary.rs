@@ -62,6 +62,8 @@ impl Walker {
     /// A `[[table]]`; `None` when it is unusable (the problems say why).
     pub(super) fn summary(&mut self, span: Span, t: &DeTable) -> Option<TableSpec> {
         let mut name = None;
+        // A `name` that is there but unusable has its own problem already.
+        let mut name_given = false;
         let mut title = None;
         let mut columns = None;
         let mut row_column: Option<Spanned<String>> = None;
@@ -77,7 +79,10 @@ impl Walker {
         for (k, v) in entries(t) {
             let key = k.get_ref().as_ref();
             match key {
-                "name" => name = self.file_stem(v, "table"),
+                "name" => {
+                    name_given = true;
+                    name = self.file_stem(v, "table");
+                }
                 "title" => title = self.string(v, key).map(|s| s.text),
                 "columns" => columns = self.string(v, key).map(|s| s.text),
                 "rows" => match v.get_ref() {
@@ -192,8 +197,11 @@ impl Walker {
             return None;
         };
         let Some(name) = name else {
-            self.problems
-                .push(Problem::at(span, "a table needs a `name`").label("names tables/NAME.md"));
+            if !name_given {
+                self.problems.push(
+                    Problem::at(span, "a table needs a `name`").label("names tables/NAME.md"),
+                );
+            }
             return None;
         };
         Some(TableSpec {

@@ -264,6 +264,8 @@ pub fn slurm_script(data: &[u8]) -> bool {
             job_id: None,
             timeout_s: number(&mut u, &[1, 3600, 365 * 24 * 3600])?,
             memory_mib: number(&mut u, &[16, 4096, 1 << 30, u64::MAX - 255])?,
+            // Any text: only hex digits may reach the script.
+            plan_sha256: u.arbitrary::<Option<String>>()?,
         };
         Ok((dir, exe, name, opts, batch))
     })() else {

@@ -184,8 +184,16 @@ impl Grid<'_> {
         let mut now = 0u64;
         let mut windows = 0u64;
         self.start_ready_work(now);
+        // Functional mode bounds its issued instructions, not its cycles (see
+        // `next_cycle`): a horizon at the cycle limit would stop every unit there
+        // while the rounds went on.
+        let last = if self.functional {
+            u64::MAX
+        } else {
+            max_cycles.saturating_add(1)
+        };
         loop {
-            let horizon = self.window_end.min(max_cycles.saturating_add(1));
+            let horizon = self.window_end.min(last);
             now = now.max(self.run_window(helpers, &mut pending, &mut spares, horizon)?);
             // The one-thread loop's queue is not used here.
             self.queue.clear();

@@ -21,6 +21,11 @@ const NEVER: u64 = u64::MAX;
 /// Warp instructions one warp may execute in one step.
 pub const SLICE: u32 = 10_000;
 
+/// Global stores and atomics a unit may log in one window before its warps wait
+/// for the window's end (about 9 MiB): a kernel storing in a loop would otherwise
+/// log a whole window of slices, gigabytes on a large grid.
+pub const LOG_LIMIT: usize = 1 << 15;
+
 impl Unit {
     /// Functional mode: runs every warp until it exits, waits at a barrier, a
     /// blocksync or an atomic, or has used its slice.
@@ -49,7 +54,10 @@ impl Unit {
         loop {
             let mut progressed = false;
             for (wi, left) in budget.iter_mut().enumerate() {
-                while *left > 0 && matches!(self.warp_state(wi), WarpState::Running) {
+                while *left > 0
+                    && matches!(self.warp_state(wi), WarpState::Running)
+                    && self.stores.entries.len() < LOG_LIMIT
+                {
                     progressed = true;
                     let (ran, event) = if traced {
                         (1, self.run_one(wi, now, env)?)
