@@ -36,7 +36,7 @@ pub use machine::Machine;
 pub use observe::outcome::{Progress, RunResult, Stop};
 pub use timing::grid::Grid;
 
-/// Warp instructions a run may issue without a global store or atomic, a
+/// Warp instructions a run may issue without a change to global memory, a
 /// finished work item or a blocksync before it is taken to spin forever: about
 /// a second of `--functional` at full speed.
 pub const DEFAULT_SPIN_LIMIT: u64 = 1 << 26;
@@ -53,7 +53,7 @@ pub struct RunControl {
     /// in one round).
     pub max_instructions: u64,
     /// Stop with [`Stop::Spinning`] when this many warp instructions pass without
-    /// a global store or atomic, a finished work item or a blocksync anywhere (0:
+    /// a change to global memory, a finished work item or a blocksync anywhere (0:
     /// never).
     pub spin_limit: u64,
     /// Record activity every this many cycles (power traces).

@@ -1,6 +1,6 @@
 //! Kernels that never end stop with an explanation and exit code 1, in both modes:
-//! `--spin-limit` ends a run in which no global store or atomic, finished block or
-//! blocksync happens (every thread of 16 blocks of 1 024 waiting for a flag nobody
+//! `--spin-limit` ends a run in which no change to global memory, finished block
+//! or blocksync happens (every thread of 16 blocks of 1 024 waiting for a flag nobody
 //! sets), and `--max-cycles` bounds a `--functional` run too (snapshots in
 //! `snapshots/endless__*.snap`). Each run is killed, and the test failed, if it
 //! has not ended after [`DEADLINE`].
@@ -21,8 +21,13 @@ fn root() -> PathBuf {
 
 /// Runs spu-emu on [`KERNEL`] with `args`: exit code and standard error.
 fn run(args: &[&str]) -> (Option<i32>, String) {
+    run_kernel(KERNEL, args)
+}
+
+/// Runs spu-emu on `kernel` with `args`: exit code and standard error.
+fn run_kernel(kernel: &str, args: &[&str]) -> (Option<i32>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
-        .arg(KERNEL)
+        .arg(kernel)
         .args(args)
         .current_dir(root())
         .stdout(Stdio::null())
@@ -35,7 +40,7 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
             child.kill().unwrap();
             child.wait().unwrap();
             panic!(
-                "`spu-emu {KERNEL} {}` still ran after {DEADLINE:?}",
+                "`spu-emu {kernel} {}` still ran after {DEADLINE:?}",
                 args.join(" ")
             );
         }
@@ -59,7 +64,7 @@ fn a_flag_nobody_sets_stops_with_the_spin_message_in_both_modes() {
         let (code, err) = run(&args);
         assert_eq!(code, Some(1), "{name}:\n{err}");
         assert!(
-            err.contains("100 000 warp instructions passed without a global store or atomic")
+            err.contains("100 000 warp instructions passed without a change to global memory")
                 && err.contains("0 of 16 blocks finished")
                 && err.contains("raise --spin-limit"),
             "{name}:\n{err}"
@@ -68,12 +73,31 @@ fn a_flag_nobody_sets_stops_with_the_spin_message_in_both_modes() {
     }
 }
 
+/// A failed compare-and-swap stores, but changes nothing: a warp spinning on a lock
+/// its own lane 0 holds is stopped by the spin limit in both modes (it used to run
+/// until `--max-cycles`, hours in timing mode).
+#[test]
+fn a_compare_and_swap_lock_that_starves_its_holder_stops_in_both_modes() {
+    for mode in [Some("--functional"), None] {
+        let mut args = vec!["-q", "--spin-limit", "100000", "--threads", "2"];
+        args.extend(mode);
+        let (code, err) = run_kernel("emu/tests/faults/cas_spin.spu", &args);
+        assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("100 000 warp instructions passed without a change to global memory")
+                && err.contains("0 of 1 blocks finished")
+                && err.contains("spin lock"),
+            "{mode:?}:\n{err}"
+        );
+    }
+}
+
 #[test]
 fn the_default_spin_limit_stops_a_functional_run() {
     let (code, err) = run(&["-q", "--functional"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains("67 108 864 warp instructions passed without a global store"),
+        err.contains("67 108 864 warp instructions passed without a change to global memory"),
         "{err}"
     );
 }

@@ -56,9 +56,10 @@ pub struct RunArgs {
     /// Stop with an error after this many warp instructions (both modes).
     #[arg(long, value_name = "N", default_value_t = 100_000_000_000)]
     pub max_instructions: u64,
-    /// Stop with an error when this many warp instructions pass without any global
-    /// store or atomic, finished block or blocksync anywhere (a kernel spinning on a
-    /// flag nobody sets); 0 turns the check off.
+    /// Stop with an error when this many warp instructions pass without any change
+    /// to global memory (a store or atomic that writes a new value), finished block
+    /// or blocksync anywhere (a kernel spinning on a flag nobody sets, or on a lock
+    /// with compare-and-swap); 0 turns the check off.
     #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT)]
     pub spin_limit: u64,
     /// Record activity every N cycles in the stats (`samples`), for power traces

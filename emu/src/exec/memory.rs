@@ -52,6 +52,10 @@ pub struct GlobalMemory {
     regions: Vec<Region>,
     /// Owning region of each page, or `NO_OWNER`.
     page_owner: Vec<u16>,
+    /// Writes that gave a word a new value: the run's progress (`--spin-limit`)
+    /// counts these, so failed compare-and-swaps and stores of the value already
+    /// there do not keep a stuck kernel alive.
+    changed: u64,
 }
 
 /// Why a layout does not fit.
@@ -173,6 +177,7 @@ impl GlobalMemory {
             words,
             regions,
             page_owner,
+            changed: 0,
         })
     }
 
@@ -201,7 +206,14 @@ impl GlobalMemory {
     /// Writes a word the caller has checked with [`GlobalMemory::region_of`].
     #[inline]
     pub fn write(&mut self, addr: u32, value: u32) {
-        self.words[(addr / 4) as usize] = value;
+        let word = &mut self.words[(addr / 4) as usize];
+        self.changed += u64::from(*word != value);
+        *word = value;
+    }
+
+    /// How many writes so far gave a word a new value.
+    pub fn changed_words(&self) -> u64 {
+        self.changed
     }
 
     /// The words holding a buffer's elements (packed little-endian; see

@@ -51,8 +51,9 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
-    /// `limit` warp instructions passed without a global store or atomic, a
-    /// finished work item or a blocksync (`--spin-limit`).
+    /// `limit` warp instructions passed without a change to global memory (a
+    /// store or atomic that gives a word a new value), a finished work item or a
+    /// blocksync (`--spin-limit`).
     Spinning {
         limit: u64,
         cycle: u64,

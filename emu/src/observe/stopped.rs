@@ -346,14 +346,14 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
         } => {
             let _ = writeln!(
                 s,
-                "error: {} warp instructions passed without a global store or atomic, a finished block or a blocksync anywhere (cycle {}, {blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
+                "error: {} warp instructions passed without a change to global memory, a finished block or a blocksync anywhere (cycle {}, {blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
                 grouped(*limit),
                 grouped(*cycle)
             );
             note(
                 &mut s,
                 2,
-                "help: if the kernel really computes that long without storing or synchronising, raise --spin-limit (0 turns the check off)",
+                "help: if the kernel really computes that long without changing global memory or synchronising, raise --spin-limit (0 turns the check off)",
             );
             note(&mut s, 2, SPIN_LOCK_NOTE);
         }

@@ -153,9 +153,11 @@ impl Grid<'_> {
     /// passed since it last stored to global memory, finished a work item or
     /// synchronised.
     fn check_spinning(&mut self, issued: u64, now: u64) -> Result<(), Box<Stop>> {
-        let stored: u64 = self.units.iter().map(|u| u.traffic.store_words).sum();
+        // Progress is a change to global memory, not a store: a loop of failed
+        // compare-and-swaps stores every time and changes nothing.
+        let changed = self.memory.changed_words();
         let done: u64 = self.units.iter().map(|u| u.items_done).sum();
-        let signature = stored + done + self.link_syncs + self.global_syncs;
+        let signature = changed + done + self.link_syncs + self.global_syncs;
         if signature != self.progress.0 {
             self.progress = (signature, issued);
         } else if self.spin_limit > 0 && issued - self.progress.1 > self.spin_limit {
