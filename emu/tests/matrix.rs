@@ -342,6 +342,24 @@ fn bad_input_matrix() {
         ),
         ("oob_global", vec!["emu/tests/faults/oob_load.spu".into()]),
         ("oob_shared", vec!["emu/tests/faults/shared_oob.spu".into()]),
+        (
+            "oob_shared_functional",
+            vec![
+                "emu/tests/faults/shared_oob.spu".into(),
+                "--functional".into(),
+            ],
+        ),
+        (
+            "misaligned_shared_in_a_partial_warp_functional",
+            vec![
+                "emu/tests/faults/shared_partial.spu".into(),
+                "--functional".into(),
+            ],
+        ),
+        (
+            "misaligned_shared_in_a_partial_warp",
+            vec!["emu/tests/faults/shared_partial.spu".into()],
+        ),
         ("oob_cb", vec!["emu/tests/matrix/cb_oob.spu".into()]),
         ("misaligned", vec!["emu/tests/faults/misaligned.spu".into()]),
         (

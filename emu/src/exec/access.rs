@@ -4,7 +4,9 @@
 //!
 //! Plain 32-bit accesses through a 32-bit base take the fast path: alignment and
 //! bounds of the whole access from the OR, minimum and maximum of its addresses,
-//! falling back to the lane-by-lane check only to name the first faulting lane.
+//! falling back to the lane-by-lane check only to name the first faulting lane
+//! (for shared memory, [`shared_word`] forms, checks and moves the words in one
+//! function, with the lane mask expanded by the caller).
 //! Every other access (8-, 16- and 64-bit elements, vectors, 64-bit bases) goes
 //! element by element.
 
@@ -32,6 +34,12 @@ pub fn memory<G: Global>(
     addrs: &mut Lanes,
 ) -> Result<Access, LaneFault> {
     if m.is_word() && !op.addr.wide {
+        if m.space == Space::Shared && !local.shared.is_empty() {
+            let size = local.shared_bytes;
+            let on = lanes::expand(exec);
+            shared_word(op, store, warp, local.shared, size, exec, &on, addrs)?;
+            return Ok(Access::Shared);
+        }
         let base = *warp.reg(usize::from(op.addr.base));
         let offset = op.addr.offset as u32;
         for l in 0..32 {
@@ -42,6 +50,68 @@ pub fn memory<G: Global>(
         );
     }
     elements(op, m, store, warp, local, global, exec, addrs)
+}
+
+/// A plain 32-bit shared-memory load or store through a 32-bit base, by the lanes
+/// of `mask` (not empty), whose expansion ([`lanes::expand`]) is `on`, in a
+/// shared space of `size` bytes held by `shared` (not empty). One pass forms the
+/// addresses (left in `addrs`) and checks them as [`check_bounded`] does, which
+/// runs only to name the faulting lane; a load blends into the destination with
+/// `on`. A basic block run under one mask expands it once for all its accesses.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn shared_word(
+    op: &Op,
+    store: bool,
+    warp: &mut Warp,
+    shared: &mut [u32],
+    size: u32,
+    mask: u32,
+    on: &Lanes,
+    addrs: &mut Lanes,
+) -> Result<(), LaneFault> {
+    let offset = op.addr.offset as u32;
+    let base = warp.reg(usize::from(op.addr.base));
+    // Inactive lanes count as address 0, as in `lanes::or_at_least`.
+    let (mut or, mut out) = (0u32, 0u32);
+    for l in 0..32 {
+        let a = base[l].wrapping_add(offset);
+        addrs[l] = a;
+        let v = a & on[l];
+        or |= v;
+        out |= u32::from(v >= size);
+    }
+    if or % 4 != 0 || out != 0 {
+        check_bounded(Space::Shared, addrs, mask, size, store)?;
+    }
+    // The buffer's length is a power of two at least the space's size, and every
+    // address was checked: masking the index changes nothing but spares a bounds
+    // check per lane (and lets a load read every lane).
+    let Some(wrap) = shared.len().checked_sub(1) else {
+        return Ok(());
+    };
+    if store {
+        let v = warp.reg(usize::from(op.src[0]));
+        if mask == u32::MAX {
+            for (&a, &x) in addrs.iter().zip(v) {
+                shared[(a / 4) as usize & wrap] = x;
+            }
+        } else {
+            for l in lanes_of(mask) {
+                shared[(addrs[l] / 4) as usize & wrap] = v[l];
+            }
+        }
+    } else {
+        let mut loaded = [0; 32];
+        for (v, &a) in loaded.iter_mut().zip(addrs.iter()) {
+            *v = shared[(a / 4) as usize & wrap];
+        }
+        let dst = &mut warp.regs[usize::from(op.d)];
+        for l in 0..32 {
+            dst[l] = (loaded[l] & on[l]) | (dst[l] & !on[l]);
+        }
+    }
+    Ok(())
 }
 
 /// Alignment and bounds of an access to a space of `size` bytes.

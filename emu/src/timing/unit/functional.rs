@@ -2,13 +2,17 @@
 //! scheduling, scoreboard or stall accounting, each for at most a slice of
 //! instructions per step so that a warp spinning on a flag cannot keep the others
 //! (or Ctrl-C) waiting. Global memory is seen through windows
-//! ([`crate::timing::window`]).
+//! ([`crate::timing::window`]). A basic block runs under one lane mask: it is
+//! expanded once, and plain 32-bit shared loads and stores go straight to
+//! [`access::shared_word`] with it.
 
 use super::code::Code;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
-use crate::exec::fault::Faulted;
-use crate::exec::lanes::{distinct, transactions};
+use crate::exec::access;
+use crate::exec::fault::{Fault, Faulted};
+use crate::exec::lanes::{self, distinct, transactions};
+use crate::exec::ops::{Op, Run};
 use crate::exec::race::Place;
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Flow};
@@ -145,6 +149,7 @@ impl Unit {
         let warp = &mut code.warps[wi];
         let mut pc = first;
         let ops = &program.ops[first as usize..end as usize];
+        let on = lanes::expand(active);
         // The block's instructions one by one; `$execute` runs `op`, the one at
         // `pc`. Only the last can end the block (control flow, a barrier, an
         // atomic); after any other the warp moves to the next block.
@@ -160,6 +165,47 @@ impl Unit {
                             count(counts, pc, exec);
                         } else if op.guard != spu_isa::Guard::Always {
                             counts.guard_threads[at] += u64::from(exec.count_ones());
+                        }
+                        pc += 1;
+                        if pc == end {
+                            warp.set_pc(pc - 1);
+                            warp.advance();
+                        }
+                        continue;
+                    }
+                    // Plain 32-bit shared loads and stores of every active lane:
+                    // straight to shared memory with the block's expanded mask.
+                    if $plain
+                        && active != 0
+                        && op.guard == spu_isa::Guard::Always
+                        && let Some(store) = shared_word_op(op)
+                        && !local.shared.is_empty()
+                    {
+                        let size = local.shared_bytes;
+                        access::shared_word(
+                            op,
+                            store,
+                            warp,
+                            local.shared,
+                            size,
+                            active,
+                            &on,
+                            &mut addrs,
+                        )
+                        .map_err(|(kind, lane)| {
+                            Box::new(Fault {
+                                kind,
+                                pc,
+                                warp: warp.index,
+                                lane,
+                            })
+                        })?;
+                        if !whole {
+                            count(counts, pc, active);
+                        }
+                        counts.mem_events[at] += 1;
+                        if let Some(r) = races.as_deref_mut() {
+                            r.check(place, warp, pc, program, &addrs, active);
                         }
                         pc += 1;
                         if pc == end {
@@ -327,6 +373,18 @@ impl Unit {
             Flow::BlockSync(_) => check_blocksync(code, wi, program),
         })
     }
+}
+
+/// Whether `op` is a plain 32-bit shared-memory access through a 32-bit base
+/// (and if so whether it stores).
+#[inline(always)]
+fn shared_word_op(op: &Op) -> Option<bool> {
+    let (m, store) = match op.run {
+        Run::Load(m) => (m, false),
+        Run::Store(m) => (m, true),
+        _ => return None,
+    };
+    (m.space == spu_isa::Space::Shared && m.is_word() && !op.addr.wide).then_some(store)
 }
 
 /// Counts what a memory access moved (functional mode has no costs, only counts).
