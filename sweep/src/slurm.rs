@@ -370,9 +370,18 @@ pub fn script(
         s.push_str(&format!("#SBATCH {}\n", sbatch_word(&d)));
     }
     let check = match &batch.plan_sha256 {
-        // Hex digits only: nothing to quote.
-        Some(h) if h.bytes().all(|c| c.is_ascii_hexdigit()) => format!(" --plan-sha256 {h}"),
-        _ => String::new(),
+        // 64 hex digits: nothing to quote.
+        Some(h) if h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit()) => {
+            format!(" --plan-sha256 {h}")
+        }
+        Some(h) => {
+            return Err(unsafe_value(
+                "the batch plan's SHA-256",
+                h,
+                "it is not 64 hexadecimal digits",
+            ));
+        }
+        None => String::new(),
     };
     s.push_str(&format!(
         "exec {} exec-task {} --batch {} --task \"$SLURM_ARRAY_TASK_ID\"{check}\n",

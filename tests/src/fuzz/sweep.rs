@@ -204,6 +204,12 @@ fn number(u: &mut Unstructured, usual: &[u64]) -> Result<u64> {
     }
 }
 
+/// 64 hexadecimal digits, as a plan's SHA-256 is written.
+fn hex64(u: &mut Unstructured) -> Result<String> {
+    let bytes: [u8; 32] = u.arbitrary()?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// A job script from arbitrary names, paths, options and numbers: refused, or made
 /// of exactly the lines the tool writes (shebang, one comment, one `#SBATCH` line
 /// per option, each read back by `sbatch` as that one option, and the one `exec`
@@ -264,8 +270,12 @@ pub fn slurm_script(data: &[u8]) -> bool {
             job_id: None,
             timeout_s: number(&mut u, &[1, 3600, 365 * 24 * 3600])?,
             memory_mib: number(&mut u, &[16, 4096, 1 << 30, u64::MAX - 255])?,
-            // Any text: only hex digits may reach the script.
-            plan_sha256: u.arbitrary::<Option<String>>()?,
+            // Any text, or a well-formed hash: only 64 hex digits may reach the script.
+            plan_sha256: if u.arbitrary()? {
+                Some(hex64(&mut u)?)
+            } else {
+                u.arbitrary::<Option<String>>()?
+            },
         };
         Ok((dir, exe, name, opts, batch))
     })() else {
@@ -311,20 +321,25 @@ pub fn slurm_script(data: &[u8]) -> bool {
     );
     let words = shell_words(lines[directives + 2]);
     let batch_number = batch.batch.to_string();
-    assert_eq!(
-        words,
-        [
-            "exec",
-            exe.as_str(),
-            "exec-task",
-            dir.as_str(),
-            "--batch",
-            batch_number.as_str(),
-            "--task",
-            "$SLURM_ARRAY_TASK_ID",
-        ],
-        "{text}"
-    );
+    let mut want = vec![
+        "exec",
+        exe.as_str(),
+        "exec-task",
+        dir.as_str(),
+        "--batch",
+        batch_number.as_str(),
+        "--task",
+        "$SLURM_ARRAY_TASK_ID",
+    ];
+    // A script is made only with a well-formed hash (or none), which its tasks check.
+    if let Some(h) = &batch.plan_sha256 {
+        assert!(
+            h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit()),
+            "a script with the hash `{h}`:\n{text}"
+        );
+        want.extend(["--plan-sha256", h.as_str()]);
+    }
+    assert_eq!(words, want, "{text}");
     true
 }
 
