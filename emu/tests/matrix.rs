@@ -1272,6 +1272,40 @@ fn a_machine_key_nested_too_deeply_is_explained() {
     );
 }
 
+/// Arrays and inline tables nested thousands deep in a machine file get the same
+/// explanation, at the parser's position, not its bare "cannot recurse further".
+#[test]
+fn a_machine_value_nested_too_deeply_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, value) in [
+        (
+            "array",
+            format!("{}1{}", "[".repeat(20_000), "]".repeat(20_000)),
+        ),
+        (
+            "table",
+            format!("{}1{}", "{a = ".repeat(5_000), "}".repeat(5_000)),
+        ),
+    ] {
+        let machine = dir.path().join("deep.toml");
+        std::fs::write(&machine, format!("x = {value}\n")).unwrap();
+        let out = outcome(
+            &[
+                "samples/vecadd.spu",
+                "-q",
+                "--machine",
+                &machine.display().to_string(),
+            ],
+            dir.path(),
+        );
+        assert!(out.starts_with("exit: 1\n"), "{name}: {out}");
+        assert!(
+            out.contains("values nest too deeply") && !out.contains("cannot recurse"),
+            "{name}: {out}"
+        );
+    }
+}
+
 /// A shape dimension of thousands of digits is quoted shortened, as other long
 /// text from a file is, not whole.
 #[test]

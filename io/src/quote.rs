@@ -188,8 +188,9 @@ pub fn shorten_lines(text: &str) -> String {
 }
 
 /// A TOML parser's message as the tools show it ([`shorten_lines`]), except its bare
-/// "recursion limit" (a dotted key of thousands of parts carries no position), which
-/// says what nests too deeply and what to do.
+/// "recursion limit" (a dotted key of thousands of parts carries no position) and
+/// its "cannot recurse further" (a value nested as deep), which say what nests too
+/// deeply and what to do.
 pub fn toml_message(text: &str) -> String {
     shorten_lines(&toml_reason(text))
 }
@@ -200,6 +201,14 @@ pub fn toml_reason(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(
             "keys nest too deeply (a dotted key of hundreds of parts, or tables as deep); write them a few levels deep",
         );
+    }
+    // The same limit met inside a value: the parser gives its position, then this.
+    const DEEP_VALUE: &str = "cannot recurse further; max recursion depth met";
+    if text.contains(DEEP_VALUE) {
+        return Cow::Owned(text.replace(
+            DEEP_VALUE,
+            "values nest too deeply (arrays or inline tables hundreds of levels deep); write them a few levels deep",
+        ));
     }
     Cow::Borrowed(text)
 }
