@@ -285,7 +285,12 @@ pub fn compile(
         .arg("-o")
         .arg(&out)
         .arg(&input);
-    let (status, _) = run(command, &clang, &file, limits, false)?;
+    // Captured and relayed escaped: a file name (or other text) in a diagnostic
+    // could otherwise drive the terminal.
+    let (status, said) = run(command, &clang, &file, limits, true)?;
+    if !said.is_empty() {
+        eprint!("{}", spu_io::quote::escape_lines(&said));
+    }
     if !status.success() {
         let status = match status.code() {
             Some(c) => format!("exit status {c}"),

@@ -445,6 +445,31 @@ fn fake_clang(dir: &Path, name: &str, script: &str) -> PathBuf {
     fake
 }
 
+/// clang's diagnostics reach the terminal escaped: a `.cu` file named with
+/// terminal escapes cannot set the title or the colours through them.
+#[cfg(unix)]
+#[test]
+fn clangs_diagnostics_are_relayed_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = fake_clang(
+        dir.path(),
+        "loud-clang",
+        "#!/bin/sh\nprintf 'k\\033]0;pwn\\007.cu:1:1: error: bad\\n' >&2\nexit 1\n",
+    );
+    let o = tool(
+        "spu-asm",
+        &["k.cu"],
+        dir.path(),
+        &[("SPU_CLANG", fake.to_str().unwrap())],
+    );
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("k\\u{1b}]0;pwn\\u{7}.cu:1:1: error: bad") && !e.contains('\u{1b}'),
+        "{e:?}"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn a_clang_that_hangs_is_stopped_at_the_time_limit() {
