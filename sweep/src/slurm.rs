@@ -469,6 +469,15 @@ pub fn submit(
         .unwrap_or("")
         .trim()
         .to_string();
+    if !is_job_id(&job) {
+        return Err(SlurmError::Failed {
+            command: "sbatch".into(),
+            stderr: format!(
+                "it printed `{}` where `--parsable` prints the job id (a number); the batch was not recorded as submitted",
+                shorten(&spu_io::quote::escape(out.trim())),
+            ),
+        });
+    }
     batch.job_id = Some(job);
     store.write(&format!("slurm/batch-{b}.json"), &to_json(&batch))?;
     Ok(batch)
@@ -566,7 +575,16 @@ pub fn wait(
 }
 
 /// Task states of a job in the queue (queued and running tasks), counted.
+/// A Slurm job id as `sbatch --parsable` prints it: digits (what a batch record
+/// holds is checked before it reaches `squeue` or `sacct`, or a terminal).
+pub fn is_job_id(job: &str) -> bool {
+    !job.is_empty() && job.len() <= 20 && job.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn squeue(job: &str) -> Result<Vec<(String, usize)>, SlurmError> {
+    if !is_job_id(job) {
+        return Err(unsafe_value("the job id", job, "it is not a number"));
+    }
     match output(
         Command::new("squeue").args(["-h", "-r", "-j", job, "-o", "%T"]),
         "squeue",
@@ -588,6 +606,9 @@ pub fn queue_states(job: &str) -> Option<Vec<(String, usize)>> {
 
 /// Final task states of a job from `sacct`; `None` without accounting.
 pub fn accounting_states(job: &str) -> Option<Vec<(String, usize)>> {
+    if !is_job_id(job) {
+        return None;
+    }
     let out = output(
         Command::new("sacct").args(["-n", "-P", "-X", "-j", job, "-o", "State"]),
         "sacct",

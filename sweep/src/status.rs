@@ -197,6 +197,9 @@ impl Progress {
                     queued += q.iter().map(|(_, n)| n).sum::<usize>();
                     format!("queue: {}", states(q))
                 }
+                None if !crate::slurm::is_job_id(&j.job_id) => {
+                    "queue: not asked (the recorded job id is not a number)".into()
+                }
                 None => "queue: squeue not available".into(),
             };
             let acct = match &j.accounting {
@@ -205,7 +208,7 @@ impl Progress {
             };
             s.push_str(&format!(
                 "slurm job {} (batch {}, {}): {queue}{acct}\n",
-                j.job_id,
+                spu_io::quote::escape(&j.job_id),
                 j.batch,
                 crate::count(j.tasks, "task")
             ));

@@ -456,3 +456,41 @@ fn a_task_refuses_a_batch_plan_edited_after_submission() {
     assert!(runs.is_empty(), "records written: {runs:?}");
     assert!(!text(&o.stdout).contains("TOPSECRET") && !err.contains("TOPSECRET"));
 }
+
+/// An `sbatch` that exits 0 without printing a job id (a wrapper that prints an
+/// error) is not taken as a submission, and a job id edited into a batch record is
+/// neither passed to `squeue` nor printed raw.
+#[test]
+fn a_job_id_that_is_not_a_number_is_refused() {
+    let b = Bench::new("spec.toml");
+    let fake = b.path("bin/sbatch");
+    std::fs::write(&fake, "#!/bin/bash\necho 'error: \u{1b}[31mno partition'\n").unwrap();
+    let o = b.run(&["--slurm", "--out", "s.sweep"]);
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("where `--parsable` prints the job id") && !err.contains('\u{1b}'),
+        "{err}"
+    );
+    let record = std::fs::read_to_string(b.path("s.sweep/slurm/batch-0.json")).unwrap();
+    assert!(record.contains("\"job_id\": null"), "{record}");
+    // A record edited to hold an option where the id goes.
+    std::fs::write(
+        b.path("s.sweep/slurm/batch-0.json"),
+        record.replace(
+            "\"job_id\": null",
+            "\"job_id\": \"--format=%all\\u001b]0;x\\u0007\"",
+        ),
+    )
+    .unwrap();
+    let o = Command::new(exe())
+        .args(["status", "s.sweep"])
+        .current_dir(b.dir.path())
+        .output()
+        .unwrap();
+    let out = text(&o.stdout) + &text(&o.stderr);
+    assert!(
+        out.contains("not asked (the recorded job id is not a number)") && !out.contains('\u{1b}'),
+        "{out}"
+    );
+}
