@@ -402,3 +402,49 @@ fn a_bare_ptx_run_warns_that_it_runs_one_block_of_32_threads() {
             .contains("runs as one block")
     );
 }
+
+/// A scalar `__shared__ int s;`, as clang and nvcc write it (`.shared .align 4 .u32
+/// name;`, no dimension): an array of one, shared by the block.
+const SCALAR_SHARED: &str = "\
+.version 7.0
+.target sm_52
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	.reg .pred %p<2>;
+	// __shared__ int s; one thread stores, all read after the barrier.
+	.shared .align 4 .u32 _ZZ1kE1s;
+	mov.u32 %r1, %tid.x;
+	setp.ne.s32 %p1, %r1, 0;
+	@%p1 bra WAIT;
+	mov.u32 %r2, 1234;
+	st.shared.u32 [_ZZ1kE1s], %r2;
+WAIT:
+	bar.sync 0;
+	ld.shared.u32 %r3, [_ZZ1kE1s];
+	add.s32 %r3, %r3, %r1;
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mul.wide.u32 %rd3, %r1, 4;
+	add.s64 %rd2, %rd2, %rd3;
+	st.global.u32 [%rd2], %r3;
+	ret;
+}
+";
+
+#[test]
+fn a_scalar_shared_variable_is_an_array_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "scalar.ptx", SCALAR_SHARED);
+    let launch = write(
+        dir.path(),
+        "scalar.spu",
+        "#include \"scalar.ptx\"\n.global .u32 OUT[64] = zeros;\n.launch grid(1) block(64);\n.bind k(OUT);\n",
+    );
+    let want: Vec<u32> = (0..64).map(|t| 1234 + t).collect();
+    for (name, bufs) in run_everywhere(&launch) {
+        assert_eq!(words(&bufs, "OUT"), want, "{name}");
+    }
+}

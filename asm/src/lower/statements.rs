@@ -454,7 +454,8 @@ impl Assembler<'_> {
             }
             self.dynamic_shared = Some((self.module.shared.len(), t.bits() / 8, name.span.clone()));
         }
-        let dims = if dynamic {
+        // A dynamic array is sized at launch; a scalar is an array of one.
+        let dims = if dynamic || dims.is_empty() {
             Some(vec![spu_isa::format::Expr::constant(1)])
         } else {
             self.dims(dims, diags)
