@@ -91,16 +91,7 @@ pub fn shared_word(
         return Ok(());
     };
     if store {
-        let v = warp.reg(usize::from(op.src[0]));
-        if mask == u32::MAX {
-            for (&a, &x) in addrs.iter().zip(v) {
-                shared[(a / 4) as usize & wrap] = x;
-            }
-        } else {
-            for l in lanes_of(mask) {
-                shared[(addrs[l] / 4) as usize & wrap] = v[l];
-            }
-        }
+        scatter(shared, wrap, addrs, warp.reg(usize::from(op.src[0])), mask);
     } else {
         let mut loaded = [0; 32];
         for (v, &a) in loaded.iter_mut().zip(addrs.iter()) {
@@ -112,6 +103,22 @@ pub fn shared_word(
         }
     }
     Ok(())
+}
+
+/// Stores `v` at the checked word addresses `addrs` of the lanes of `mask` in
+/// shared memory (`wrap` is its length less one: a power of two, so masking the
+/// index spares a bounds check per lane).
+#[inline(always)]
+fn scatter(shared: &mut [u32], wrap: usize, addrs: &Lanes, v: &Lanes, mask: u32) {
+    if mask == u32::MAX {
+        for (&a, &x) in addrs.iter().zip(v) {
+            shared[(a / 4) as usize & wrap] = x;
+        }
+    } else {
+        for l in lanes_of(mask) {
+            shared[(addrs[l] / 4) as usize & wrap] = v[l];
+        }
+    }
 }
 
 /// Alignment and bounds of an access to a space of `size` bytes.
@@ -226,16 +233,7 @@ fn word<G: Global>(
             // spares a bounds check per lane (and lets a load read every lane).
             let wrap = shared.len().wrapping_sub(1);
             if store {
-                let v = warp.reg(usize::from(data));
-                if mask == u32::MAX {
-                    for (&a, &x) in addrs.iter().zip(v) {
-                        shared[(a / 4) as usize & wrap] = x;
-                    }
-                } else {
-                    for l in lanes_of(mask) {
-                        shared[(addrs[l] / 4) as usize & wrap] = v[l];
-                    }
-                }
+                scatter(shared, wrap, addrs, warp.reg(usize::from(data)), mask);
             } else if !shared.is_empty() {
                 let mut loaded = [0; 32];
                 for (v, &a) in loaded.iter_mut().zip(addrs) {
