@@ -35,11 +35,29 @@ pub fn limit_self(memory_mib: u64, cpu_s: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// `SIGINT`, as `ExitStatus::signal` reports it.
-pub const SIGINT: i32 = nix::sys::signal::Signal::SIGINT as i32;
 /// `SIGXCPU` (the CPU-time limit of [`limit_self`]), as `ExitStatus::signal`
 /// reports it.
 pub const SIGXCPU: i32 = nix::sys::signal::Signal::SIGXCPU as i32;
+
+/// True for the signals that ask a process to stop (SIGINT, SIGTERM, SIGHUP): a
+/// child that dies of one was most likely stopped along with its parent (a
+/// Ctrl-C or a `kill` reaches the whole process group), not by its own fault.
+pub fn is_stop_request(signal: i32) -> bool {
+    use nix::sys::signal::Signal;
+    matches!(
+        Signal::try_from(signal),
+        Ok(Signal::SIGINT | Signal::SIGTERM | Signal::SIGHUP)
+    )
+}
+
+/// A signal as messages name it: `signal 15 (SIGTERM)`, or `signal 99` for a
+/// number this system does not know.
+pub fn describe_signal(signal: i32) -> String {
+    match nix::sys::signal::Signal::try_from(signal) {
+        Ok(s) => format!("signal {signal} ({})", s.as_str()),
+        Err(_) => format!("signal {signal}"),
+    }
+}
 
 /// The termination requests [`catch_termination`] handles: SIGTERM (`kill`,
 /// `timeout`, systemd, batch systems) and SIGHUP (a closed terminal).

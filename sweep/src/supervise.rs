@@ -168,7 +168,7 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
     let err = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
     let err = String::from_utf8_lossy(&err);
     let tail = tail(&err);
-    if stop.load(Ordering::Relaxed) && status.signal() == Some(spu_io::process::SIGINT) {
+    if stopped_with_sweep(status.signal(), stop) {
         return Outcome::Interrupted;
     }
     if timed_out {
@@ -231,12 +231,45 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
             "exceeded its memory bound of {} MiB (raise `memory_mib` in the spec or --memory)",
             bounds.memory_mib
         ),
-        (Some(sig), _) => format!("crashed with signal {sig}"),
+        (Some(sig), _) => format!(
+            "was killed by {} (not by a stop of the sweep)",
+            spu_io::process::describe_signal(sig)
+        ),
         (None, Some(101)) => "crashed (the simulator panicked; please report it)".into(),
         (None, Some(code)) => format!("ended with exit code {code}"),
         (None, None) => "ended without a status".into(),
     };
     failed(message, tail)
+}
+
+/// How long a run killed by a stop request (SIGINT, SIGTERM, SIGHUP) waits for
+/// the same signal to reach the sweep: one sent to the process group lands in
+/// both, in no set order.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// True when a run that ended by `signal` was stopped along with the sweep, so
+/// it is left to do again, not recorded: the sweep was told to stop (and then
+/// any signal may have ended the run), or the run died of a stop request that
+/// reaches the sweep within [`STOP_GRACE`]. A run killed on its own (a stop
+/// request sent to it alone, the out-of-memory killer) is a failure.
+fn stopped_with_sweep(signal: Option<i32>, stop: &AtomicBool) -> bool {
+    let Some(signal) = signal else {
+        return false;
+    };
+    if stop.load(Ordering::Relaxed) {
+        return true;
+    }
+    if !spu_io::process::is_stop_request(signal) {
+        return false;
+    }
+    let deadline = Instant::now() + STOP_GRACE;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+    }
+    false
 }
 
 fn tail(s: &str) -> String {

@@ -372,13 +372,16 @@ impl Drop for Reap {
 }
 
 /// A sweep whose one run spins for ever, once its `exec-run` child is running:
-/// (folder guard, results folder, the sweep, the run's pid).
+/// (folder guard, results folder, the sweep, the run's pid). The sweep leads a
+/// process group of its own, as a command a shell starts does.
 fn spinning_sweep() -> (tempfile::TempDir, String, std::process::Child, u32) {
+    use std::os::unix::process::CommandExt;
     let (d, spec, out) = setup("");
     write_kernels(d.path());
     std::fs::write(&spec, "timeout_s = 600\n[base]\nkernel = \"spin.spu\"\n").unwrap();
     let mut sweep = Command::new(exe())
         .args(["run", &spec, "--out", &out, "--jobs", "1"])
+        .process_group(0)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -441,6 +444,67 @@ fn sigterm_and_sighup_stop_the_runs_as_ctrl_c_does() {
             .collect();
         assert!(markers.is_empty(), "{signal}: markers left: {markers:?}");
     }
+}
+
+/// The exit status and standard error of a sweep that ends within 20 s.
+fn ended_sweep(mut sweep: std::process::Child, what: &str) -> (Option<i32>, String) {
+    assert!(ends_within_20_s(sweep.id()), "{what}: the sweep goes on");
+    let status = sweep.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut sweep.stderr.take().unwrap(), &mut err).unwrap();
+    (status.code(), err)
+}
+
+/// A signal sent to the sweep's whole process group (a shell's Ctrl-C, `kill --
+/// -PGID`, a closed terminal) kills the run too: it was stopped, not failed, so
+/// it is not recorded and the next `run` runs it.
+#[test]
+fn a_signal_to_the_process_group_leaves_the_run_to_resume() {
+    use nix::sys::signal::Signal;
+    for (signal, code) in [
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+        (Signal::SIGINT, 130),
+    ] {
+        let (_d, out, sweep, run) = spinning_sweep();
+        let _reap = Reap(vec![sweep.id(), run]);
+        let group = nix::unistd::Pid::from_raw(-(sweep.id() as i32));
+        nix::sys::signal::kill(group, signal).unwrap();
+        let (status, err) = ended_sweep(sweep, &signal.to_string());
+        assert_eq!(status, Some(code), "{signal}: {err}");
+        assert!(
+            err.contains("run the same command again to resume"),
+            "{signal}: {err}"
+        );
+        assert!(
+            records(&out).is_empty(),
+            "{signal}: the stopped run was recorded: {err}"
+        );
+        let status = text(&sweep_status(&out));
+        assert!(
+            status.contains("failed     0") && status.contains("remaining  1"),
+            "{signal}: {status}"
+        );
+    }
+}
+
+/// A run killed on its own (`kill` of just the run, the out-of-memory killer)
+/// while the sweep goes on is a failure, and its record names the signal.
+#[test]
+fn a_run_killed_alone_is_a_failure_naming_the_signal() {
+    let (_d, out, sweep, run) = spinning_sweep();
+    let _reap = Reap(vec![sweep.id(), run]);
+    let pid = nix::unistd::Pid::from_raw(run as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let (status, err) = ended_sweep(sweep, "SIGTERM to the run");
+    assert_eq!(status, Some(3), "{err}");
+    let records = records(&out);
+    assert_eq!(records.len(), 1, "{err}");
+    let record = std::fs::read_to_string(&records[0].0).unwrap();
+    assert!(
+        record.contains("\"status\": \"failed\"") && record.contains("signal 15 (SIGTERM)"),
+        "{record}"
+    );
 }
 
 #[test]
