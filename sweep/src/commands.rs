@@ -636,10 +636,10 @@ pub fn cmd_task(
     dir: &Path,
     batch: usize,
     task: usize,
-    plan_sha256: Option<&str>,
+    hashes: spu_sweep::task::Hashes<'_>,
 ) -> Result<ExitCode> {
     let store = Store::open(dir)?;
-    let (b, plan, ids) = slurm::task(&store, batch, task, plan_sha256)?;
+    let (b, plan, ids) = spu_sweep::task::task(&store, batch, task, hashes)?;
     let store = store.for_plan(&plan);
     let ids: Vec<String> = ids
         .into_iter()

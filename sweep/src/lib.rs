@@ -10,7 +10,7 @@
 //! - [`store`]: the results folder (plan, manifest, one record per run);
 //! - running: [`exec`] (one run inside the child process), [`supervise`] (the
 //!   child process, its bounds and failures), [`local`] (the worker pool),
-//!   [`slurm`] (array jobs);
+//!   [`slurm`] (array jobs), [`task`] (one array task's checked batch);
 //! - reports: [`metrics`] (keys, units, selection), [`table`] (CSV and JSON
 //!   lines), [`plot`] (SVG), [`summary`] (Markdown tables), [`status`].
 
@@ -28,6 +28,7 @@ pub mod store;
 pub mod summary;
 pub mod supervise;
 pub mod table;
+pub mod task;
 
 use std::path::PathBuf;
 

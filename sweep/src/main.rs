@@ -193,17 +193,24 @@ enum Command {
         #[arg(long)]
         parent: Option<u32>,
     },
-    /// Run one task of a Slurm batch; used by the job script.
+    /// Run one task of a Slurm batch; used by the job script `run --slurm` writes,
+    /// which gives every option.
     #[command(hide = true)]
     ExecTask {
+        /// The results folder.
         dir: PathBuf,
-        #[arg(long)]
+        /// The batch (`DIR/slurm/batch-B.json`).
+        #[arg(long, value_name = "B")]
         batch: usize,
-        #[arg(long)]
+        /// The task of the batch, from 0.
+        #[arg(long, value_name = "T")]
         task: usize,
-        /// SHA-256 of the batch's plan as submitted (the job script gives it).
-        #[arg(long)]
-        plan_sha256: Option<String>,
+        /// SHA-256 of the batch's plan (`DIR/slurm/batch-B.plan.json`) as submitted.
+        #[arg(long, value_name = "HEX")]
+        plan_sha256: String,
+        /// SHA-256 of the batch's runs and bounds as submitted.
+        #[arg(long, value_name = "HEX")]
+        batch_sha256: String,
     },
 }
 
@@ -317,7 +324,16 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             batch,
             task,
             plan_sha256,
-        } => cmd_task(&dir, batch, task, plan_sha256.as_deref()),
+            batch_sha256,
+        } => cmd_task(
+            &dir,
+            batch,
+            task,
+            spu_sweep::task::Hashes {
+                plan_sha256: &plan_sha256,
+                batch_sha256: &batch_sha256,
+            },
+        ),
         Command::ExecRun { .. } => unreachable!("handled in main"),
     }
 }

@@ -2,7 +2,9 @@
 //! tasks of a few runs each (many short runs per task, not one job per run), written
 //! as one `sbatch --array` job whose task `T` runs `spu-sweep exec-task DIR --batch B
 //! --task T` into the shared results folder. Each batch keeps a copy of the plan it
-//! was made from, so re-planning the folder while a job runs cannot confuse it.
+//! was made from, so re-planning the folder while a job runs cannot confuse it; the
+//! script carries the SHA-256 of that plan and of the batch, which the task checks
+//! ([`crate::task`]).
 //! Status comes from `squeue` (and `sacct` where accounting is enabled) plus the
 //! records themselves.
 //!
@@ -63,6 +65,31 @@ pub struct Batch {
     pub plan_sha256: Option<String>,
 }
 
+impl Batch {
+    /// SHA-256 of what the batch's tasks run (its number, runs, bounds and plan
+    /// hash; not the job id, recorded after submission): the job script passes it
+    /// to its tasks, which refuse a batch record edited since.
+    pub fn work_sha256(&self) -> String {
+        #[derive(Serialize)]
+        struct Work<'a> {
+            batch: usize,
+            tasks: &'a [Vec<String>],
+            timeout_s: u64,
+            memory_mib: u64,
+            plan_sha256: Option<&'a str>,
+        }
+        let work = Work {
+            batch: self.batch,
+            tasks: &self.tasks,
+            timeout_s: self.timeout_s,
+            memory_mib: self.memory_mib,
+            plan_sha256: self.plan_sha256.as_deref(),
+        };
+        // Strings, numbers and lists: serialising cannot fail.
+        crate::plan::sha256_hex(&serde_json::to_vec(&work).unwrap_or_default())
+    }
+}
+
 /// Why submitting or querying failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SlurmError {
@@ -75,12 +102,6 @@ pub enum SlurmError {
     },
     #[error("`{command}` failed: {stderr}")]
     Failed { command: String, stderr: String },
-    #[error("batch {batch} has no task {task} (it has {count})")]
-    NoTask {
-        batch: usize,
-        task: usize,
-        count: usize,
-    },
     #[error("{what} `{value}` cannot go into a Slurm job script: {why}")]
     Unsafe {
         what: String,
@@ -98,6 +119,10 @@ pub enum SlurmError {
     },
     #[error("a batch of no runs has no job script")]
     Empty,
+    #[error(
+        "a batch without its plan's SHA-256 has no job script: its tasks could not check the plan"
+    )]
+    NoPlanHash,
 }
 
 fn unsafe_value(what: &str, value: &str, why: &str) -> SlurmError {
@@ -369,11 +394,9 @@ pub fn script(
     {
         s.push_str(&format!("#SBATCH {}\n", sbatch_word(&d)));
     }
-    let check = match &batch.plan_sha256 {
+    let plan_sha256 = match &batch.plan_sha256 {
         // 64 hex digits: nothing to quote.
-        Some(h) if h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit()) => {
-            format!(" --plan-sha256 {h}")
-        }
+        Some(h) if h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit()) => h,
         Some(h) => {
             return Err(unsafe_value(
                 "the batch plan's SHA-256",
@@ -381,13 +404,14 @@ pub fn script(
                 "it is not 64 hexadecimal digits",
             ));
         }
-        None => String::new(),
+        None => return Err(SlurmError::NoPlanHash),
     };
     s.push_str(&format!(
-        "exec {} exec-task {} --batch {} --task \"$SLURM_ARRAY_TASK_ID\"{check}\n",
+        "exec {} exec-task {} --batch {} --task \"$SLURM_ARRAY_TASK_ID\" --plan-sha256 {plan_sha256} --batch-sha256 {}\n",
         shell_quote(&exe),
         shell_quote(&dir),
-        batch.batch
+        batch.batch,
+        batch.work_sha256()
     ));
     Ok(s)
 }
@@ -506,50 +530,6 @@ pub fn batches(store: &Store) -> Vec<Batch> {
         })
         .flatten()
         .collect()
-}
-
-/// One task of a batch: the batch, the plan it was made from, and the task's run ids.
-/// With `plan_sha256` (from the job script), a plan whose bytes differ is refused.
-pub fn task(
-    store: &Store,
-    batch: usize,
-    task: usize,
-    plan_sha256: Option<&str>,
-) -> Result<(Batch, Plan, Vec<String>), SlurmError> {
-    let b = batches(store)
-        .into_iter()
-        .find(|x| x.batch == batch)
-        .ok_or_else(|| StoreError::Read {
-            path: spu_io::quote::path(&store.dir.join(format!("slurm/batch-{batch}.json"))),
-            why: "no such batch".into(),
-        })?;
-    let name = format!("slurm/batch-{batch}.plan.json");
-    let path = spu_io::quote::path(&store.dir.join(&name));
-    let read_err = |why: String| StoreError::Read {
-        path: path.clone(),
-        why,
-    };
-    let bytes = store.read_own(&name).map_err(read_err)?;
-    if let Some(expected) = plan_sha256 {
-        let found = crate::plan::sha256_hex(&bytes);
-        if !found.eq_ignore_ascii_case(expected) {
-            return Err(read_err(format!(
-                "it changed since the job was submitted (SHA-256 {}, the job script says {}), and it names the files the runs read; a results folder holds only what spu-sweep wrote: submit the runs again with `spu-sweep run SPEC --slurm`",
-                shorten(&found),
-                shorten(expected)
-            ))
-            .into());
-        }
-    }
-    let plan: Plan =
-        serde_json::from_slice(&bytes).map_err(|e| read_err(format!("not a valid {name}: {e}")))?;
-    let count = b.tasks.len();
-    let ids = b
-        .tasks
-        .get(task)
-        .cloned()
-        .ok_or(SlurmError::NoTask { batch, task, count })?;
-    Ok((b, plan, ids))
 }
 
 /// Waits until no task of `job` is queued or running, calling `progress` about

@@ -4,7 +4,9 @@
 //! `%`) are quoted, so the script passes `bash -n`, `sbatch` reads each `#SBATCH`
 //! line back as the one option meant, and running it (as a recording fake `sbatch`
 //! does) runs nothing but `spu-sweep exec-task`. Numbers that would wrap are
-//! refused, and `--dry-run` writes the script without submitting it.
+//! refused, and `--dry-run` writes the script without submitting it. A task
+//! refuses a batch or plan edited after submission, and one that does not fit
+//! its plan.
 
 use spu_sweep::slurm::{Batch, SlurmError, SlurmOptions, script};
 use std::path::{Path, PathBuf};
@@ -352,7 +354,7 @@ fn numbers_that_would_wrap_are_refused() {
         job_id: None,
         timeout_s: 365 * 24 * 3600,
         memory_mib: 1 << 30,
-        plan_sha256: None,
+        plan_sha256: Some("0".repeat(64)),
     };
     let opts = SlurmOptions::default();
     let e = script(Path::new("/d"), Path::new("/x"), "n", &batch, &opts).unwrap_err();
@@ -493,4 +495,123 @@ fn a_job_id_that_is_not_a_number_is_refused() {
         out.contains("not asked (the recorded job id is not a number)") && !out.contains('\u{1b}'),
         "{out}"
     );
+}
+
+/// `spu-sweep exec-task` on batch 0 of the results folder `o` of `bench`, task
+/// `task`, with the given hashes.
+fn exec_task(bench: &Bench, task: &str, hashes: &[&str]) -> Output {
+    Command::new(exe())
+        .args(["exec-task", "o", "--batch", "0", "--task", task])
+        .args(hashes)
+        .current_dir(bench.dir.path())
+        .output()
+        .unwrap()
+}
+
+/// A batch record edited after submission (a run id swapped, a bound raised) is
+/// refused by the task, which the job script gives the batch's SHA-256; a batch
+/// that does not fit its plan is refused entry by entry, naming the file; and the
+/// hashes are not optional.
+#[test]
+fn a_task_refuses_a_batch_that_was_edited_or_does_not_fit_its_plan() {
+    let bench = Bench::new("spec.toml");
+    let o = bench.run(&["--slurm", "--dry-run", "--out", "o", "--runs-per-task", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let script = std::fs::read_to_string(bench.path("o/slurm/batch-0.sh")).unwrap();
+    let record = bench.path("o/slurm/batch-0.json");
+    let batch: Batch = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert_eq!(batch.tasks.len(), 2);
+    let plan_hash = batch.plan_sha256.clone().unwrap();
+    assert!(
+        script.contains(&format!(" --batch-sha256 {}\n", batch.work_sha256())),
+        "{script}"
+    );
+    let run_script = || {
+        let o = Command::new("bash")
+            .arg(bench.path("o/slurm/batch-0.sh"))
+            .env("SLURM_ARRAY_TASK_ID", "0")
+            .current_dir(bench.dir.path())
+            .output()
+            .unwrap();
+        (o.status.code(), text(&o.stderr))
+    };
+    let no_records = || {
+        std::fs::read_dir(bench.path("o/runs"))
+            .unwrap()
+            .next()
+            .is_none()
+    };
+    // The script's own hashes, the record edited.
+    let edits: [(&str, fn(&mut Batch)); 3] = [
+        ("an unknown run", |b| {
+            b.tasks[0][0] = "0123456789abcdef".into()
+        }),
+        ("a run twice", |b| b.tasks[0][0] = b.tasks[1][0].clone()),
+        ("a larger bound", |b| b.memory_mib *= 2),
+    ];
+    for (what, edit) in edits {
+        let mut edited = batch.clone();
+        edit(&mut edited);
+        std::fs::write(&record, serde_json::to_vec(&edited).unwrap()).unwrap();
+        let (code, err) = run_script();
+        assert_eq!(code, Some(1), "{what}: {err}");
+        assert!(
+            err.contains("slurm/batch-0.json")
+                && err.contains("changed since the job was submitted"),
+            "{what}: {err}"
+        );
+        assert!(no_records(), "{what}: a run was recorded");
+    }
+    // A batch that fits its hash but not its plan (as an older spu-sweep, or a
+    // hand-made script, could give): every entry is checked.
+    let plan = ["--plan-sha256", &plan_hash];
+    let edits: [(fn(&mut Batch), &str, &str); 4] = [
+        (
+            |b| b.tasks[1][0] = "0123456789abcdef".into(),
+            "0",
+            "task 1, entry 0: the batch's plan has no run `0123456789abcdef`",
+        ),
+        (
+            |b| {
+                let id = b.tasks[0][0].clone();
+                b.tasks[1].push(id);
+            },
+            "0",
+            "task 1, entry 1: run `",
+        ),
+        (|_| {}, "2", "batch 0 has no task 2: its tasks are 0 to 1"),
+        (|b| b.timeout_s = 0, "0", "`timeout_s` 0 is not 1 to"),
+    ];
+    for (edit, task, says) in edits {
+        let mut edited = batch.clone();
+        edit(&mut edited);
+        std::fs::write(&record, serde_json::to_vec(&edited).unwrap()).unwrap();
+        let hash = edited.work_sha256();
+        let o = exec_task(&bench, task, &[plan[0], plan[1], "--batch-sha256", &hash]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{says}: {err}");
+        assert!(
+            err.contains("slurm/batch-0.json") && err.contains(says),
+            "{says}: {err}"
+        );
+        assert!(no_records(), "{says}: a run was recorded");
+    }
+    // Without the hashes a task runs nothing.
+    std::fs::write(&record, serde_json::to_vec(&batch).unwrap()).unwrap();
+    let hash = batch.work_sha256();
+    for given in [
+        vec![],
+        vec!["--plan-sha256", &plan_hash],
+        vec!["--batch-sha256", &hash],
+    ] {
+        let o = exec_task(&bench, "0", &given);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{given:?}: {err}");
+        assert!(err.contains("required"), "{given:?}: {err}");
+        assert!(no_records(), "{given:?}: a run was recorded");
+    }
+    // The untouched batch runs.
+    let (code, err) = run_script();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!no_records());
 }
