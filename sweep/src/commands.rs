@@ -671,9 +671,12 @@ pub fn cmd_task(
     };
     let s = local::execute(pool, &ids)?;
     spu_io::outln!("{} done, {} failed in {:.1} s", s.done, s.failed, s.wall_s);
-    Ok(if s.interrupted {
-        stopped_code()
-    } else {
-        ExitCode::SUCCESS
-    })
+    if !s.interrupted {
+        return Ok(ExitCode::SUCCESS);
+    }
+    spu_io::outln!(
+        "stopped (the job was cancelled or ran out of time): {} not run, left to do; `spu-sweep run SPEC --slurm` submits them again",
+        runs(s.unfinished)
+    );
+    Ok(stopped_code())
 }

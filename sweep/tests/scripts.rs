@@ -615,3 +615,66 @@ fn a_task_refuses_a_batch_that_was_edited_or_does_not_fit_its_plan() {
     assert_eq!(code, Some(0), "{err}");
     assert!(!no_records());
 }
+
+/// True once a thread of process `pid` has a child (the task's run started).
+fn has_child(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|t| {
+            std::fs::read_to_string(t.path().join("children")).is_ok_and(|c| !c.trim().is_empty())
+        })
+}
+
+/// A task stopped by a signal to all its processes (`scancel` signals every
+/// process of the job) leaves its run to do, not failed, and says how to submit
+/// it again.
+#[test]
+fn a_cancelled_task_leaves_its_run_to_do() {
+    use std::os::unix::process::CommandExt;
+    let bench = Bench::new("spec.toml");
+    std::fs::write(
+        bench.path("spin.spu"),
+        "// Never ends.\n.launch grid(1, 1) block(32);\n.entry spin {\nLOOP:\n    bra LOOP;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &bench.spec,
+        "timeout_s = 600\n[base]\nkernel = \"spin.spu\"\n",
+    )
+    .unwrap();
+    let o = bench.run(&["--slurm", "--dry-run", "--out", "o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mut task = Command::new("bash")
+        .arg(bench.path("o/slurm/batch-0.sh"))
+        .env("SLURM_ARRAY_TASK_ID", "0")
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !has_child(task.id()) {
+        if std::time::Instant::now() > deadline {
+            let _ = task.kill();
+            panic!("the run did not start");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let group = nix::unistd::Pid::from_raw(-(task.id() as i32));
+    nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let o = task.wait_with_output().unwrap();
+    let log = text(&o.stdout) + &text(&o.stderr);
+    assert_eq!(o.status.code(), Some(143), "{log}");
+    assert!(
+        log.contains("1 run not run, left to do") && log.contains("--slurm` submits them again"),
+        "{log}"
+    );
+    for sub in ["runs", "running"] {
+        let left: Vec<_> = std::fs::read_dir(bench.path("o").join(sub))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "{sub}: {left:?}\n{log}");
+    }
+}

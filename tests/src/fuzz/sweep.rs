@@ -331,14 +331,17 @@ pub fn slurm_script(data: &[u8]) -> bool {
         "--task",
         "$SLURM_ARRAY_TASK_ID",
     ];
-    // A script is made only with a well-formed hash (or none), which its tasks check.
-    if let Some(h) = &batch.plan_sha256 {
-        assert!(
-            h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit()),
-            "a script with the hash `{h}`:\n{text}"
-        );
-        want.extend(["--plan-sha256", h.as_str()]);
-    }
+    // A script is made only with a well-formed plan hash, which its tasks check
+    // with the batch's own.
+    let Some(h) = &batch.plan_sha256 else {
+        panic!("a script without a plan hash:\n{text}");
+    };
+    assert!(
+        h.len() == 64 && h.bytes().all(|c| c.is_ascii_hexdigit()),
+        "a script with the hash `{h}`:\n{text}"
+    );
+    let work = batch.work_sha256();
+    want.extend(["--plan-sha256", h.as_str(), "--batch-sha256", work.as_str()]);
     assert_eq!(words, want, "{text}");
     true
 }
