@@ -470,7 +470,7 @@ fn a_signal_to_the_process_group_leaves_the_run_to_resume() {
         let _reap = Reap(vec![sweep.id(), run]);
         let group = nix::unistd::Pid::from_raw(-(sweep.id() as i32));
         nix::sys::signal::kill(group, signal).unwrap();
-        let (status, err) = ended_sweep(sweep, &signal.to_string());
+        let (status, err) = ended_sweep(sweep, signal.as_str());
         assert_eq!(status, Some(code), "{signal}: {err}");
         assert!(
             err.contains("run the same command again to resume"),

@@ -508,6 +508,9 @@ fn exec_task(bench: &Bench, task: &str, hashes: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A change to a batch record.
+type Edit = fn(&mut Batch);
+
 /// A batch record edited after submission (a run id swapped, a bound raised) is
 /// refused by the task, which the job script gives the batch's SHA-256; a batch
 /// that does not fit its plan is refused entry by entry, naming the file; and the
@@ -542,7 +545,7 @@ fn a_task_refuses_a_batch_that_was_edited_or_does_not_fit_its_plan() {
             .is_none()
     };
     // The script's own hashes, the record edited.
-    let edits: [(&str, fn(&mut Batch)); 3] = [
+    let edits: [(&str, Edit); 3] = [
         ("an unknown run", |b| {
             b.tasks[0][0] = "0123456789abcdef".into()
         }),
@@ -565,7 +568,7 @@ fn a_task_refuses_a_batch_that_was_edited_or_does_not_fit_its_plan() {
     // A batch that fits its hash but not its plan (as an older spu-sweep, or a
     // hand-made script, could give): every entry is checked.
     let plan = ["--plan-sha256", &plan_hash];
-    let edits: [(fn(&mut Batch), &str, &str); 4] = [
+    let edits: [(Edit, &str, &str); 4] = [
         (
             |b| b.tasks[1][0] = "0123456789abcdef".into(),
             "0",
