@@ -46,7 +46,8 @@ below it, or under a path given with --allow. Results are no more readable than 
 files they were made from.
 
 Exit status: 0 when every run finished, 3 when some runs failed (they are recorded),
-130 after Ctrl-C (finished runs are kept; run again to resume), 1 on errors.
+130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP (finished runs are kept, the
+runs stopped are not recorded; run again to resume), 1 on errors.
 The spec format and the results folder are described in sweep/README.md.";
 
 #[derive(Parser, Debug)]
