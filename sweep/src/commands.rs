@@ -103,7 +103,7 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
     let spec = read_spec(args)?;
     let plan = plan::plan(&spec, &args.extras)?;
     if format == "json" {
-        let json = spu_sweep::store::to_json(&plan);
+        let json = spu_sweep::plan::file::to_pretty(&plan);
         let text = spu_io::quote::json(std::str::from_utf8(&json)?);
         std::io::stdout().write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);

@@ -55,7 +55,7 @@ fn changed(path: &std::path::Path) -> RunFailure {
 pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     let run = &req.run;
     let mut machine = spu_emu::Machine::default();
-    for (k, v) in &run.machine {
+    for (k, v) in run.machine.iter() {
         machine.set(&format!("{k}={v}")).map_err(RunFailure::new)?;
     }
     // The files were checked when planning; one replaced since (by a link to a

@@ -465,7 +465,7 @@ pub fn submit(
         memory_mib,
         plan_sha256: None,
     };
-    let plan_json = to_json(plan);
+    let plan_json = crate::plan::file::to_bytes(plan);
     batch.plan_sha256 = Some(crate::plan::sha256_hex(&plan_json));
     let b = batch.batch;
     let dir = std::fs::canonicalize(&store.dir).unwrap_or_else(|_| store.dir.clone());
@@ -521,15 +521,37 @@ fn output(cmd: &mut Command, name: &str) -> Result<String, SlurmError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Every batch submitted into this results folder.
-pub fn batches(store: &Store) -> Vec<Batch> {
-    (0..)
-        .map_while(|b| {
-            let bytes = store.read_own(&format!("slurm/batch-{b}.json")).ok()?;
-            Some(serde_json::from_slice::<Batch>(&bytes).ok())
-        })
-        .flatten()
-        .collect()
+/// A batch record (`slurm/batch-B.json`) that cannot be read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DamagedBatch {
+    /// The file, as messages name it (escaped).
+    pub file: String,
+    pub why: String,
+}
+
+/// Every batch written into this results folder (numbered from 0 to the first
+/// number without a file), and the batch records that cannot be read.
+pub fn batches(store: &Store) -> (Vec<Batch>, Vec<DamagedBatch>) {
+    let (mut good, mut damaged) = (Vec::new(), Vec::new());
+    for b in 0.. {
+        let name = format!("slurm/batch-{b}.json");
+        let path = store.dir.join(&name);
+        if path.symlink_metadata().is_err() {
+            break;
+        }
+        let read = store.read_own(&name).and_then(|bytes| {
+            serde_json::from_slice::<Batch>(&bytes)
+                .map_err(|e| format!("it is not a batch record: {e}"))
+        });
+        match read {
+            Ok(batch) => good.push(batch),
+            Err(why) => damaged.push(DamagedBatch {
+                file: spu_io::quote::path(&path),
+                why,
+            }),
+        }
+    }
+    (good, damaged)
 }
 
 /// Waits until no task of `job` is queued or running, calling `progress` about

@@ -26,6 +26,9 @@ pub struct Progress {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub damaged: Vec<DamagedRecord>,
     pub jobs: Vec<Job>,
+    /// Slurm batch records that cannot be read (their jobs are not shown).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub damaged_batches: Vec<slurm::DamagedBatch>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,8 +70,11 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
         failures: Vec::new(),
         damaged,
         jobs: Vec::new(),
+        damaged_batches: Vec::new(),
     };
-    for b in slurm::batches(store) {
+    let (batches, damaged_batches) = slurm::batches(store);
+    p.damaged_batches = damaged_batches;
+    for b in batches {
         let Some(job_id) = b.job_id.clone() else {
             continue;
         };
@@ -189,6 +195,16 @@ impl Progress {
         }
         if !self.damaged.is_empty() {
             s.push_str(&format!("{REDO_DAMAGED}\n"));
+        }
+        for d in &self.damaged_batches {
+            s.push_str(&format!(
+                "damaged Slurm batch record `{}` (its job is not shown, and its tasks refuse to run): {}\n",
+                d.file,
+                escape(&d.why)
+            ));
+        }
+        if !self.damaged_batches.is_empty() {
+            s.push_str("submit the unfinished runs again with `spu-sweep run SPEC --slurm`\n");
         }
         let mut queued = 0;
         for j in &self.jobs {

@@ -226,13 +226,19 @@ impl Store {
     }
 
     pub fn plan(&self) -> Result<Plan, StoreError> {
-        self.read_json("plan.json")
+        let path = self.dir.join("plan.json");
+        let err = |why: String| StoreError::Read {
+            path: spu_io::quote::path(&path),
+            why,
+        };
+        let bytes = self.read_own("plan.json").map_err(err)?;
+        crate::plan::file::from_bytes(&bytes, "plan.json").map_err(err)
     }
 
     /// Writes the plan, a copy of the spec and the manifest.
     pub fn write_plan(&self, plan: &Plan, spec_text: &str) -> Result<(), StoreError> {
         self.write("spec.toml", spec_text.as_bytes())?;
-        self.write("plan.json", &to_json(plan))?;
+        self.write("plan.json", &crate::plan::file::to_bytes(plan))?;
         self.write("manifest.json", &to_json(&manifest(plan)))
     }
 
@@ -404,6 +410,14 @@ struct ManifestRun<'a> {
 
 fn manifest(plan: &Plan) -> Manifest<'_> {
     let mut seen = std::collections::HashSet::new();
+    // Runs of one machine share it: hashed once.
+    let mut machine_hashes = HashMap::new();
+    let mut machine_hash = |m: &std::sync::Arc<[(String, String)]>| {
+        machine_hashes
+            .entry(m.as_ptr())
+            .or_insert_with(|| sha256_hex(&serde_json::to_vec(&m[..]).unwrap_or_default()))
+            .clone()
+    };
     Manifest {
         tool: "spu-sweep",
         tool_version: TOOL_VERSION,
@@ -424,7 +438,7 @@ fn manifest(plan: &Plan) -> Manifest<'_> {
                 id: &r.id,
                 kernel: r.kernel.display().to_string(),
                 kernel_sha256: &r.kernel_sha256,
-                machine_sha256: sha256_hex(&serde_json::to_vec(&r.machine).unwrap_or_default()),
+                machine_sha256: machine_hash(&r.machine),
                 defines: &r.defines,
                 functional: r.functional,
                 max_cycles: r.max_cycles,

@@ -97,7 +97,7 @@ fn plan_of(store: &Store, batch: usize, expected: &str) -> Result<Plan, SlurmErr
         ))
         .into());
     }
-    Ok(serde_json::from_slice(&bytes).map_err(|e| read_err(format!("not a valid {name}: {e}")))?)
+    Ok(crate::plan::file::from_bytes(&bytes, &name).map_err(read_err)?)
 }
 
 /// Why a batch does not fit its plan, naming the entry: a run id the plan does

@@ -438,9 +438,8 @@ fn a_task_refuses_a_batch_plan_edited_after_submission() {
     let mut plan: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&plan_path).unwrap()).unwrap();
     let hash = spu_sweep::plan::sha256_hex(&std::fs::read(&secret).unwrap());
-    for run in plan["runs"].as_array_mut().unwrap() {
-        run["kernel"] = secret.display().to_string().into();
-        run["kernel_sha256"] = hash.clone().into();
+    for kernel in plan["kernels"].as_array_mut().unwrap() {
+        *kernel = serde_json::json!([secret.display().to_string(), hash]);
     }
     std::fs::write(&plan_path, serde_json::to_vec(&plan).unwrap()).unwrap();
     let o = Command::new("bash")

@@ -6,6 +6,7 @@
 //! cannot take, bad machine combinations) still point into the spec. The files a
 //! spec names are read in [`inputs`].
 
+pub mod file;
 mod inputs;
 mod reports;
 
@@ -16,8 +17,9 @@ use inputs::KernelFile;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use spu_io::quote::shorten;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The version of this tool, part of every run's identity.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -43,8 +45,10 @@ pub struct Run {
     /// Absolute path of the kernel file.
     pub kernel: PathBuf,
     pub kernel_sha256: String,
-    /// Every machine parameter, `(key, value)`, as `spu-emu --list-params` names them.
-    pub machine: Vec<(String, String)>,
+    /// Every machine parameter, `(key, value)`, as `spu-emu --list-params` names them;
+    /// shared by the runs of one machine.
+    #[serde(with = "file::shared")]
+    pub machine: Arc<[(String, String)]>,
     /// Kernel parameters, sorted by name.
     pub defines: Vec<(String, String)>,
     pub functional: bool,
@@ -54,8 +58,9 @@ pub struct Run {
     pub model_sha256: String,
 }
 
-/// Everything needed to run, resume and report a sweep; stored as `plan.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Everything needed to run, resume and report a sweep; stored as `plan.json`
+/// ([`file`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub name: String,
     pub description: String,
@@ -74,21 +79,13 @@ pub struct Plan {
     pub runs: Vec<Run>,
     pub plots: Vec<PlotSpec>,
     /// Summary tables (`[[table]]`), written to `tables/`.
-    #[serde(default)]
     pub tables: Vec<TableSpec>,
     /// Every file the plan was made from (the spec, kernels and the files they
     /// include, machine files, models and the models they extend), resolved:
     /// outputs must never overwrite them.
-    #[serde(default)]
     pub inputs: Vec<PathBuf>,
-    /// Permission bits the results may have at most: those every input file
-    /// grants (a plan written before they were kept: owner only).
-    #[serde(default = "owner_only")]
+    /// Permission bits the results may have at most: those every input file grants.
     pub file_mode: u32,
-}
-
-fn owner_only() -> u32 {
-    0o600
 }
 
 impl Plan {
@@ -149,7 +146,7 @@ pub fn identity(run: &Run) -> String {
         version: TOOL_VERSION,
         sources: SOURCES,
         kernel_sha256: &run.kernel_sha256,
-        machine: &run.machine,
+        machine: &run.machine[..],
         defines: &run.defines,
         functional: run.functional,
         max_cycles: run.max_cycles,
@@ -194,6 +191,7 @@ pub fn plan(spec: &Spec, extras: &[String]) -> Result<Plan, crate::Error> {
         inputs: spec.path.iter().cloned().collect(),
         file_mode: spec.mode,
         machine_errors: HashMap::new(),
+        shared_machines: HashSet::new(),
     };
     if let Some(why) = p.access.unusable() {
         p.problems.push(
@@ -202,7 +200,12 @@ pub fn plan(spec: &Spec, extras: &[String]) -> Result<Plan, crate::Error> {
     }
     let mut plan = p.plan(extras);
     if p.problems.is_empty() {
-        plan.inputs = p.inputs.into_iter().collect();
+        plan.inputs = p.inputs.iter().cloned().collect();
+        if let Some(problem) = file::too_large(&plan) {
+            p.problems.push(problem);
+        }
+    }
+    if p.problems.is_empty() {
         plan.file_mode = p.file_mode;
         Ok(plan)
     } else {
@@ -245,6 +248,8 @@ struct Planner<'s> {
     /// A machine error at a place in the spec -> its problem, the runs it hit and
     /// the first of them: reported once, however many runs share it.
     machine_errors: HashMap<MachineErrorAt, (usize, usize, String)>,
+    /// Machines resolved so far, one allocation each, shared by their runs.
+    shared_machines: HashSet<Arc<[(String, String)]>>,
 }
 
 /// A machine error's text and where in the spec its value is.
@@ -502,16 +507,25 @@ impl Planner<'_> {
                 return None;
             }
         };
+        let entries: Vec<(String, String)> = m
+            .entry_texts()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let machine = match self.shared_machines.get(&entries[..]) {
+            Some(m) => m.clone(),
+            None => {
+                let m: Arc<[(String, String)]> = Arc::from(entries);
+                self.shared_machines.insert(m.clone());
+                m
+            }
+        };
         Some(Run {
             id: String::new(),
             values: point.iter().map(|(_, v)| v.text.clone()).collect(),
             kernel: kernel.path,
             kernel_sha256: kernel.sha256,
-            machine: m
-                .entry_texts()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
+            machine,
             defines: settings
                 .iter()
                 .filter_map(|(f, v)| match f {

@@ -115,6 +115,11 @@ fn plan_in(f: &Fixture, data: &[u8]) -> bool {
                     !r.model.contains(SECRET) && !r.machine.iter().any(|(_, v)| v.contains(SECRET))
                 );
             }
+            // The plan file reads back as the plan it was written from.
+            let bytes = spu_sweep::plan::file::to_bytes(&plan);
+            assert_eq!(bytes.len() as u64, spu_sweep::plan::file::size(&plan));
+            let back = spu_sweep::plan::file::from_bytes(&bytes, "plan.json");
+            assert_eq!(back.as_ref(), Ok(&plan));
             true
         }
         Err(spu_sweep::Error::Spec(e)) => {

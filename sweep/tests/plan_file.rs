@@ -1,0 +1,136 @@
+//! The plan file a sweep writes is one its own commands read back: it stays small
+//! per run (what runs share is written once), a spec whose plan would be larger
+//! than the commands read is refused when it is planned, a plan of another format
+//! is refused with the way out, and `status` names a damaged Slurm batch record.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sweep(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A folder with `vecadd.spu` and `spec.toml` holding `spec`.
+fn setup(spec: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu"),
+        dir.path().join("vecadd.spu"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
+    dir
+}
+
+/// A spec of `n` runs (one `D.N` axis) and two machines, planned as a Slurm dry run
+/// into `o/`; returns the folder.
+fn planned(n: usize) -> (tempfile::TempDir, PathBuf) {
+    let values: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
+    let dir = setup(&format!(
+        "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nmachine = [\"spu-4x4\", \"spu-8x8\"]\n[[axis]]\nD.N = [{}]\n",
+        values.join(", ")
+    ));
+    let o = sweep(
+        dir.path(),
+        &["run", "spec.toml", "--slurm", "--dry-run", "--out", "o"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = dir.path().join("o");
+    (dir, out)
+}
+
+#[test]
+fn a_plan_costs_little_per_run_and_its_commands_read_it() {
+    let (dir, out) = planned(500);
+    for file in ["plan.json", "slurm/batch-0.plan.json"] {
+        let bytes = std::fs::metadata(out.join(file)).unwrap().len();
+        // Each run once cost its whole machine (about 4.7 KB); 100 000 runs must
+        // stay far below the 64 MiB the commands read.
+        assert!(bytes / 1000 < 200, "{file}: {bytes} bytes for 1000 runs");
+    }
+    let o = sweep(dir.path(), &["status", "o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("1000 runs"), "{}", text(&o.stdout));
+    // The plan read back holds both machines, whole.
+    let o = sweep(dir.path(), &["plan", "spec.toml", "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["machines"].as_array().unwrap().len(), 2, "{plan}");
+    assert_eq!(plan["runs"].as_array().unwrap().len(), 1000);
+}
+
+#[test]
+fn a_spec_whose_plan_would_be_too_large_to_read_back_is_refused_when_planned() {
+    // 100 x 100 runs, each with a 10 000-character label: about 100 MB of plan.
+    let long: Vec<String> = (0..100)
+        .map(|i| format!("\"{i}{}\"", "x".repeat(10_000)))
+        .collect();
+    let ns: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
+    let dir = setup(&format!(
+        "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nlabel.case = [{}]\n[[axis]]\nD.N = [{}]\n",
+        long.join(", "),
+        ns.join(", ")
+    ));
+    let o = sweep(
+        dir.path(),
+        &["run", "spec.toml", "--slurm", "--dry-run", "--out", "o"],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the plan of these 10000 runs would take")
+            && err.contains("more than the 64 MiB")
+            && err.contains("at most about 6"),
+        "{err}"
+    );
+    assert!(!dir.path().join("o/plan.json").exists());
+}
+
+#[test]
+fn a_plan_of_an_older_format_is_refused_with_the_way_out() {
+    let (dir, out) = planned(2);
+    let path = out.join("plan.json");
+    let mut plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    plan.as_object_mut().unwrap().remove("format");
+    std::fs::write(&path, serde_json::to_vec(&plan).unwrap()).unwrap();
+    for cmd in ["status", "collect"] {
+        let o = sweep(dir.path(), &[cmd, "o"]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("plan.json") && err.contains("planned by an older spu-sweep"),
+            "{cmd}: {err}"
+        );
+        assert!(err.contains("plan again"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn status_names_a_damaged_batch_record() {
+    let (dir, out) = planned(2);
+    std::fs::write(
+        out.join("slurm/batch-0.json"),
+        "{\"batch\": 0, \"tasks\": [",
+    )
+    .unwrap();
+    let o = sweep(dir.path(), &["status", "o"]);
+    let report = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        report.contains("damaged Slurm batch record") && report.contains("slurm/batch-0.json"),
+        "{report}"
+    );
+    let o = sweep(dir.path(), &["status", "o", "--format", "json"]);
+    let status: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let file = status["damaged_batches"][0]["file"].as_str().unwrap();
+    assert!(file.ends_with("slurm/batch-0.json"), "{status}");
+}
