@@ -93,6 +93,9 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
             .iter()
             .all(|j| j.queue.as_ref().is_some_and(|q| q.is_empty()));
     let here = crate::store::host();
+    // Failed runs are described by their columns: looked up once each.
+    let runs: std::collections::HashMap<&str, &crate::plan::Run> =
+        plan.runs.iter().rev().map(|r| (r.id.as_str(), r)).collect();
     for id in ids {
         match records.get(id).map(|r| r.status) {
             Some(Status::Done) => p.done += 1,
@@ -102,10 +105,9 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
                 } else {
                     p.refused += 1;
                 }
-                let run = plan.run(id);
                 p.failures.push(Failure {
                     run: id.to_string(),
-                    columns: run.map(|r| plan.describe(r)).unwrap_or_default(),
+                    columns: runs.get(id).map(|r| plan.describe(r)).unwrap_or_default(),
                     error: records[id].error.clone().unwrap_or_default(),
                     status: status.name().into(),
                 });

@@ -99,11 +99,6 @@ impl Plan {
             .collect()
     }
 
-    /// A run by id.
-    pub fn run(&self, id: &str) -> Option<&Run> {
-        self.runs.iter().find(|r| r.id == id)
-    }
-
     /// `N=128 machine=spu-4x4` for messages (escaped: [`spu_io::quote::escape`]).
     pub fn describe(&self, run: &Run) -> String {
         let escape = spu_io::quote::escape;
