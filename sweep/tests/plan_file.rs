@@ -86,8 +86,8 @@ fn a_spec_whose_plan_would_be_too_large_to_read_back_is_refused_when_planned() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("the plan of these 10000 runs would take")
-            && err.contains("more than the 64 MiB")
+        err.contains("the plan of these 10000 runs would")
+            && err.contains("the 64 MiB the sweep's commands read back")
             && err.contains("at most about 6"),
         "{err}"
     );
@@ -133,4 +133,28 @@ fn status_names_a_damaged_batch_record() {
     let status: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let file = status["damaged_batches"][0]["file"].as_str().unwrap();
     assert!(file.ends_with("slurm/batch-0.json"), "{status}");
+}
+
+#[test]
+fn planning_stops_as_soon_as_the_plan_is_too_large() {
+    // 100 000 runs of 40 000-character labels: 4 GB of plan, which planning must
+    // not hold; it stops after the first runs that fill the limit.
+    let long: Vec<String> = (0..100)
+        .map(|i| format!("\"{i}{}\"", "y".repeat(40_000)))
+        .collect();
+    let ns: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
+    let dir = setup(&format!(
+        "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nlabel.case = [{}]\n[[axis]]\nD.N = [{}]\n",
+        long.join(", "),
+        ns.join(", ")
+    ));
+    let o = sweep(dir.path(), &["plan", "spec.toml"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the plan of these 100000 runs would be larger than the 64 MiB")
+            && err.contains("the first 16")
+            && err.contains("at most about 16"),
+        "{err}"
+    );
 }

@@ -292,24 +292,47 @@ pub fn size(plan: &Plan) -> u64 {
 
 /// Why the plan cannot be used, if its file would be larger than the sweep's
 /// commands read (`status`, `collect` and Slurm tasks read it back).
-pub(super) fn too_large(plan: &Plan) -> Option<Problem> {
+pub(super) fn check_size(plan: &Plan) -> Option<Problem> {
     let bytes = size(plan);
+    (bytes > spu_io::MAX_INPUT_BYTES)
+        .then(|| too_large(plan.runs.len(), plan.runs.len(), bytes, true))
+}
+
+/// Bytes a run takes in its plan file at least: its id, column values and kernel
+/// parameters with the JSON around them (`{"id":"","values":[],"kernel":0,...}`).
+pub(super) fn own_bytes(run: &Run) -> u64 {
+    let values = run.values.iter().map(|v| v.len() + 3).sum::<usize>();
+    let defines = run
+        .defines
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 8)
+        .sum::<usize>();
+    (54 + run.id.len() + values + defines) as u64
+}
+
+/// The problem of a plan of `runs` runs too large to read back, of which the first
+/// `measured` take `bytes` (all of the plan's when `whole`).
+pub(super) fn too_large(runs: usize, measured: usize, bytes: u64, whole: bool) -> Problem {
     let limit = spu_io::MAX_INPUT_BYTES;
-    if bytes <= limit {
-        return None;
-    }
-    let runs = plan.runs.len() as u128;
-    let fit = runs * u128::from(limit) / u128::from(bytes);
-    Some(
-        Problem::whole(format!(
-            "the plan of these {runs} runs would take {:.1} MiB, more than the {} MiB the sweep's commands read back (its column values and kernel parameters are written once per run)",
-            bytes as f64 / (1 << 20) as f64,
+    let fit = measured as u128 * u128::from(limit) / u128::from(bytes.max(1));
+    let mib = format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64);
+    let what = if whole {
+        format!(
+            "would take {mib}, more than the {} MiB the sweep's commands read back",
             limit >> 20
-        ))
-        .help(format!(
-            "split the study into several specs of at most about {fit} runs each, or use shorter values"
-        )),
-    )
+        )
+    } else {
+        format!(
+            "would be larger than the {} MiB the sweep's commands read back: the first {measured} alone take {mib}",
+            limit >> 20
+        )
+    };
+    Problem::whole(format!(
+        "the plan of these {runs} runs {what} (each run's column values and kernel parameters are written in it)"
+    ))
+    .help(format!(
+        "split the study into several specs of at most about {fit} runs each, or use shorter values"
+    ))
 }
 
 /// A run's machine as a list, shared in memory (for the request a run's child

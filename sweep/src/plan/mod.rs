@@ -196,7 +196,7 @@ pub fn plan(spec: &Spec, extras: &[String]) -> Result<Plan, crate::Error> {
     let mut plan = p.plan(extras);
     if p.problems.is_empty() {
         plan.inputs = p.inputs.iter().cloned().collect();
-        if let Some(problem) = file::too_large(&plan) {
+        if let Some(problem) = file::check_size(&plan) {
             p.problems.push(problem);
         }
     }
@@ -311,13 +311,23 @@ impl Planner<'_> {
             );
         }
         if self.problems.is_empty() {
+            // What runs hold apart from each other, a lower bound of the plan
+            // file's size: planning stops once it alone is too large to read back.
+            let mut own_bytes = 0u64;
             for point in product(&axes) {
                 if self.excluded(&point) {
                     continue;
                 }
                 if let Some(mut run) = self.resolve(&point) {
                     run.id = identity(&run);
+                    own_bytes += file::own_bytes(&run);
                     runs.push(run);
+                    if own_bytes > spu_io::MAX_INPUT_BYTES {
+                        let total = count.unwrap_or(MAX_RUNS);
+                        self.problems
+                            .push(file::too_large(total, runs.len(), own_bytes, false));
+                        break;
+                    }
                 }
             }
             if runs.is_empty() && self.problems.is_empty() {
@@ -586,22 +596,24 @@ fn describe(point: &[(Field, Value)]) -> String {
         .join(" ")
 }
 
-/// The cartesian product, first axis slowest. No axes: one empty point.
-fn product<T: Clone>(axes: &[Vec<Vec<T>>]) -> Vec<Vec<T>> {
-    let mut out: Vec<Vec<T>> = vec![Vec::new()];
-    for axis in axes {
-        out = out
-            .iter()
-            .flat_map(|prefix| {
-                axis.iter().map(move |point| {
-                    let mut p = prefix.clone();
-                    p.extend(point.iter().cloned());
-                    p
-                })
-            })
-            .collect();
-    }
-    out
+/// The cartesian product, first axis slowest, a point at a time. No axes: one
+/// empty point.
+fn product<T: Clone>(axes: &[Vec<Vec<T>>]) -> impl Iterator<Item = Vec<T>> + '_ {
+    let total = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.len()))
+        .unwrap_or(0);
+    (0..total).map(move |mut i| {
+        let mut at = vec![0; axes.len()];
+        for (k, a) in axes.iter().enumerate().rev() {
+            at[k] = i % a.len();
+            i /= a.len();
+        }
+        at.iter()
+            .zip(axes)
+            .flat_map(|(&j, a)| a[j].iter().cloned())
+            .collect()
+    })
 }
 
 #[cfg(test)]
@@ -611,7 +623,7 @@ mod tests {
     #[test]
     fn product_varies_the_last_axis_fastest() {
         let axes = vec![vec![vec![1], vec![2]], vec![vec![10], vec![20], vec![30]]];
-        let p = product(&axes);
+        let p: Vec<_> = product(&axes).collect();
         assert_eq!(
             p,
             vec![
@@ -623,6 +635,9 @@ mod tests {
                 vec![2, 30]
             ]
         );
-        assert_eq!(product::<u8>(&[]), vec![Vec::<u8>::new()]);
+        assert_eq!(
+            product::<u8>(&[]).collect::<Vec<_>>(),
+            vec![Vec::<u8>::new()]
+        );
     }
 }
