@@ -3,9 +3,10 @@
 //! tables that runs name by index, and a machine is written as the entries in
 //! which it differs from the plan's base machine (every machine has the same keys,
 //! in the same order: [`spu_emu::Machine::entry_texts`]). A run costs its id, its
-//! column values and its kernel parameters, so a plan of [`super::MAX_RUNS`] runs
-//! stays well below the input limit the sweep's commands read it back with;
-//! [`size`] lets planning refuse a spec whose plan would not.
+//! column values and its kernel parameters (about 100 bytes with short values),
+//! so a plan of [`super::MAX_RUNS`] such runs stays well below the input limit the
+//! sweep's commands read it back with; [`size`] and [`own_bytes`] let planning
+//! refuse a spec whose plan would not fit (long values in a large product).
 //!
 //! The file carries its format version ([`FORMAT`]): a plan of another format is
 //! refused with a message saying to plan again, never misread.
