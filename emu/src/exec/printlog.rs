@@ -188,8 +188,10 @@ mod tests {
 
     #[test]
     fn a_text_past_a_full_bound_is_dropped_and_the_note_says_how_to_raise_it() {
-        let mut log = PrintLog::default();
-        log.limit = 10;
+        let mut log = PrintLog {
+            limit: 10,
+            ..PrintLog::default()
+        };
         for t in 0..5 {
             log.add(0, 0, t, b"abcd");
         }
