@@ -56,6 +56,9 @@ pub struct RunControl {
     /// a change to global memory, a finished work item or a blocksync anywhere (0:
     /// never).
     pub spin_limit: u64,
+    /// Keep at most this many bytes of the kernel's `printf` output (the texts
+    /// last in output order past it are dropped and counted).
+    pub printf_limit: usize,
     /// Record activity every this many cycles (power traces).
     pub sample_interval: Option<u64>,
     /// Keep at most this many samples per unit, doubling the interval as often as
@@ -88,6 +91,7 @@ impl Default for RunControl {
             max_cycles: u64::MAX,
             max_instructions: u64::MAX,
             spin_limit: DEFAULT_SPIN_LIMIT,
+            printf_limit: exec::printlog::OUTPUT_LIMIT,
             sample_interval: None,
             sample_limit: observe::samples::MAX_SAMPLES,
             functional: false,
@@ -109,6 +113,7 @@ pub fn simulate_traced(
     tracer: Option<observe::trace::Tracer>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunResult, Box<Stop>> {
+    image.program.printed.set_limit(control.printf_limit);
     Grid::new(image, machine)
         .functional(control.functional)
         .cb_check(control.cb_check)

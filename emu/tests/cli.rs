@@ -749,6 +749,7 @@ fn the_readme_describes_the_run_limits_in_the_words_of_the_help() {
         "--max-cycles <N>",
         "--max-instructions <N>",
         "--spin-limit <N>",
+        "--printf-limit <BYTES>",
     ] {
         // The option's paragraph, up to its default.
         let at = help.find(option).expect("option in --help") + option.len();

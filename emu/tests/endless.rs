@@ -2,8 +2,9 @@
 //! `--spin-limit` ends a run in which no change to global memory, finished block
 //! or blocksync happens (every thread of 16 blocks of 1 024 waiting for a flag nobody
 //! sets), and `--max-cycles` bounds a `--functional` run too (snapshots in
-//! `snapshots/endless__*.snap`). Each run is killed, and the test failed, if it
-//! has not ended after [`DEADLINE`].
+//! `snapshots/endless__*.snap`); a kernel that prints in an endless loop stops
+//! there too, its output bounded by `--printf-limit`. Each run is killed, and the
+//! test failed, if it has not ended after [`DEADLINE`].
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -69,8 +70,60 @@ fn a_flag_nobody_sets_stops_with_the_spin_message_in_both_modes() {
                 && err.contains("raise --spin-limit"),
             "{name}:\n{err}"
         );
+        // No atomics: the note on spin locks does not apply.
+        assert!(!err.contains("spin lock"), "{name}:\n{err}");
         insta::assert_snapshot!(name, err);
     }
+}
+
+/// A kernel that prints in an endless loop changes no global memory: the spin
+/// limit stops it with the usual explanation, and its output, all from before
+/// the stop, is bounded by `--printf-limit`, with a note on what was dropped.
+#[test]
+fn an_endless_printf_loop_stops_at_the_spin_limit_with_bounded_output() {
+    for mode in [Some("--functional"), None] {
+        let mut args = vec!["--spin-limit", "100000", "--printf-limit", "1000"];
+        args.extend(mode);
+        let out = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
+            .arg("emu/tests/faults/printf_loop.spu")
+            .args(&args)
+            .current_dir(root())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("100 000 warp instructions passed without a change to global memory")
+                && !err.contains("spin lock"),
+            "{mode:?}:\n{err}"
+        );
+        // Whole texts of thread 0 (block 0, warp 0, lane 0) first, up to the bound.
+        assert_eq!(
+            out.stdout,
+            "tick 0\n".repeat(1000 / 7).as_bytes(),
+            "{mode:?}"
+        );
+        assert!(
+            err.contains("warning: `printf` output is limited to 1 000 bytes per run: the last ")
+                && err.contains(
+                    "were dropped; raise the limit with `--printf-limit BYTES` (at most 1 GiB)"
+                ),
+            "{mode:?}:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn printf_limit_is_checked() {
+    let (code, err) = run_kernel(
+        "emu/tests/faults/printf_loop.spu",
+        &["--printf-limit", "1073741825"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--printf-limit") && err.contains("1073741824"),
+        "{err}"
+    );
 }
 
 /// A failed compare-and-swap stores, but changes nothing: a warp spinning on a lock

@@ -2,7 +2,8 @@
 //! exactly what the same calls print through the system's C library (a C program
 //! compiled here with `cc` is the independent reference), on the SPU, on `gtx480`
 //! and in functional mode, with 1, 2 and 4 threads; a bad format stops the run
-//! naming the thread and the line; the output bound keeps a prefix of the output.
+//! naming the thread and the line; the output bound keeps a prefix of the output;
+//! `%s` sees what the thread stored just before.
 
 use spu_emu::cli::session::{SessionError, run_file};
 use spu_emu::exec::printlog::OUTPUT_LIMIT;
@@ -281,5 +282,98 @@ fn printf_text_cannot_drive_the_terminal() {
             shown.contains("\\u{1b}]0;pwned\\u{7}\\u{1b}[31mRED0"),
             "{tool}: {shown:?}"
         );
+    }
+}
+
+/// Each thread stores its own string into a global buffer (16 bytes with
+/// `st.global.u8` in a loop, 4 with `atom.exch`, the terminating zero with
+/// `st.global.u32`) and prints it with `%s` at once: in program order the stores
+/// come first, so `printf` sees the whole string, in timing mode (where the
+/// stores wait for the end of their window) and functional mode (where they reach
+/// memory at the end of a window), on the SPU and `gtx480`, for any `--threads`.
+const STORED_STRING_PTX: &str = "
+.version 7.0
+.target sm_52
+.address_size 64
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+\t.param .b64 vprintf_param_0,
+\t.param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[4] = {37, 115, 10, 0};
+.global .align 4 .b8 buf[4096];
+.visible .entry k()
+{
+\t.local .align 8 .b8 \t__local_depot0[8];
+\t.reg .b64 \t%SP;
+\t.reg .b64 \t%SPL;
+\t.reg .pred \t%p<2>;
+\t.reg .b32 \t%r<8>;
+\t.reg .b64 \t%rd<8>;
+\tmov.u64 \t%SPL, __local_depot0;
+\tcvta.local.u64 \t%SP, %SPL;
+\tmov.u32 \t%r1, %tid.x;
+\tmov.u64 \t%rd4, buf;
+\tcvta.global.u64 \t%rd4, %rd4;
+\tmul.wide.u32 \t%rd5, %r1, 32;
+\tadd.s64 \t%rd4, %rd4, %rd5;
+\tmov.u32 \t%r2, 0;
+$L_loop:
+\tadd.u32 \t%r3, %r2, 97;
+\tadd.u32 \t%r3, %r3, %r1;
+\tcvt.u64.u32 \t%rd6, %r2;
+\tadd.s64 \t%rd7, %rd4, %rd6;
+\tst.global.u8 \t[%rd7], %r3;
+\tadd.u32 \t%r2, %r2, 1;
+\tsetp.lt.u32 \t%p1, %r2, 16;
+\t@%p1 bra \t$L_loop;
+\tmov.u32 \t%r5, 0x5a595857;
+\tatom.global.exch.b32 \t%r6, [%rd4+16], %r5;
+\tmov.u32 \t%r5, 0;
+\tst.global.u32 \t[%rd4+20], %r5;
+\tadd.u64 \t%rd1, %SP, 0;
+\tst.local.u64 \t[%SPL], %rd4;
+\tmov.u64 \t%rd2, $str;
+\tcvta.global.u64 \t%rd3, %rd2;
+\t{ // callseq 0, 0
+\t.param .b64 param0;
+\tst.param.b64 \t[param0+0], %rd3;
+\t.param .b64 param1;
+\tst.param.b64 \t[param1+0], %rd1;
+\t.param .b32 retval0;
+\tcall.uni (retval0), vprintf, (param0, param1);
+\tld.param.b32 \t%r4, [retval0+0];
+\t}
+\tret;
+}
+";
+
+#[test]
+fn a_string_the_thread_has_just_stored_is_printed_whole_in_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.ptx"), STORED_STRING_PTX).unwrap();
+    let launch = dir.path().join("k.spu");
+    std::fs::write(&launch, "#include \"k.ptx\"\n.launch grid(4) block(32);\n").unwrap();
+    // Thread t's bytes are 'a' + t + i (up to 0x8f), then "WXYZ".
+    let want: Vec<u8> = (0..4)
+        .flat_map(|_| 0..32u8)
+        .flat_map(|t| (0..16).map(move |i| b'a' + t + i).chain(*b"WXYZ\n"))
+        .collect();
+    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
+    for (name, machine, functional) in [
+        ("spu", Machine::default(), false),
+        ("gtx480", gtx480.clone(), false),
+        ("functional", Machine::default(), true),
+        ("gtx480 functional", gtx480, true),
+    ] {
+        for threads in [1, 4] {
+            let s = run(&launch, &machine, functional, threads);
+            assert!(
+                s.printed.text == want,
+                "{name} with {threads} threads: {}",
+                String::from_utf8_lossy(&s.printed.text)
+            );
+        }
     }
 }

@@ -62,6 +62,13 @@ pub struct RunArgs {
     /// with compare-and-swap); 0 turns the check off.
     #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT)]
     pub spin_limit: u64,
+    /// Keep at most this many bytes of the kernel's `printf` output, as CUDA's
+    /// printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by default) does: past it
+    /// the texts last in output order are dropped, and a warning says how many
+    /// (at most 1073741824, 1 GiB; 0 keeps none).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::exec::printlog::OUTPUT_LIMIT as u64,
+          value_parser = clap::value_parser!(u64).range(..=crate::exec::printlog::MAX_OUTPUT_LIMIT as u64))]
+    pub printf_limit: u64,
     /// Record activity every N cycles in the stats (`samples`), for power traces
     /// (GPUWattch sampled every 500).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -125,6 +132,7 @@ impl RunArgs {
             max_cycles: self.max_cycles,
             max_instructions: self.max_instructions,
             spin_limit: self.spin_limit,
+            printf_limit: self.printf_limit as usize,
             sample_interval: self.sample_interval,
             sample_limit: crate::observe::samples::MAX_SAMPLES,
             functional: self.functional,

@@ -35,13 +35,29 @@ pub fn format_c(
     args: &mut dyn ArgSource,
     string: &mut dyn FnMut(u64) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(fmt.len() + 16);
+    format_c_into(fmt, args, string, &mut out)?;
+    Ok(out)
+}
+
+/// [`format_c`], appending the text to `out` (on an error, part of it may be
+/// there).
+pub fn format_c_into(
+    fmt: &[u8],
+    args: &mut dyn ArgSource,
+    string: &mut dyn FnMut(u64) -> Result<Vec<u8>, String>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     let mut i = 0;
     while i < fmt.len() {
-        let c = fmt[i];
-        if c != b'%' {
-            out.push(c);
-            i += 1;
+        if fmt[i] != b'%' {
+            // The text up to the next conversion, as it is.
+            let run = fmt[i..]
+                .iter()
+                .position(|&c| c == b'%')
+                .unwrap_or(fmt.len() - i);
+            out.extend_from_slice(&fmt[i..i + run]);
+            i += run;
             continue;
         }
         let start = i;
@@ -154,14 +170,7 @@ pub fn format_c(
                 } else {
                     ""
                 };
-                integer(
-                    &mut out,
-                    &spec,
-                    sign,
-                    "",
-                    v.unsigned_abs().to_string(),
-                    false,
-                );
+                integer(out, &spec, sign, "", v.unsigned_abs().to_string(), false);
             }
             b'u' | b'x' | b'X' | b'o' => {
                 let raw = args.next(int_size)?;
@@ -183,18 +192,11 @@ pub fn format_c(
                     ),
                     _ => (format!("{v:o}"), ""),
                 };
-                integer(
-                    &mut out,
-                    &spec,
-                    "",
-                    prefix,
-                    digits,
-                    conv == b'o' && spec.hash,
-                );
+                integer(out, &spec, "", prefix, digits, conv == b'o' && spec.hash);
             }
             b'c' => {
                 let v = args.next(4)? as u8;
-                pad(&mut out, &spec, b"", &[v], false);
+                pad(out, &spec, b"", &[v], false);
             }
             b's' => {
                 // Address 0 too goes to `string`: on the SPU it may be a local
@@ -203,12 +205,12 @@ pub fn format_c(
                 if let Some(p) = spec.prec {
                     s.truncate(p);
                 }
-                pad(&mut out, &spec, b"", &s, false);
+                pad(out, &spec, b"", &s, false);
             }
             b'p' => {
                 let v = args.next(8)?;
                 if v == 0 {
-                    pad(&mut out, &spec, b"", b"(nil)", false);
+                    pad(out, &spec, b"", b"(nil)", false);
                 } else {
                     let sign = if spec.plus {
                         "+"
@@ -217,12 +219,12 @@ pub fn format_c(
                     } else {
                         ""
                     };
-                    integer(&mut out, &spec, sign, "0x", format!("{v:x}"), false);
+                    integer(out, &spec, sign, "0x", format!("{v:x}"), false);
                 }
             }
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' => {
                 let v = f64::from_bits(args.next(8)?);
-                float(&mut out, &spec, conv, v);
+                float(out, &spec, conv, v);
             }
             b'n' => {
                 return Err(format!(
@@ -244,7 +246,7 @@ pub fn format_c(
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The decimal number at `i` (0 if none) and where it ends; saturates.

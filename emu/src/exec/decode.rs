@@ -443,7 +443,9 @@ pub fn decode_program(
             }
         })
         .collect();
+    let prints = ops.iter().any(|o| matches!(o.run, Run::Printf { .. }));
     Ok(Program {
+        prints,
         ops,
         info,
         layout: layout.regs,

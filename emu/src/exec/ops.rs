@@ -230,6 +230,9 @@ pub struct Program {
     pub block_starts: Vec<u32>,
     /// What the kernel's `printf` calls print (shared by the program's copies).
     pub printed: crate::exec::printlog::PrintSink,
+    /// The kernel calls `printf`: timing mode keeps each unit's view of its own
+    /// stores for it ([`crate::exec::space::Global::seen`]).
+    pub prints: bool,
     /// Per basic block: it needs the per-instruction checks of
     /// [`crate::exec::step::execute_in_block`] (an instruction an Interface Unit
     /// lacks, or one that reads `%clock`); the others run without them.
@@ -270,6 +273,15 @@ impl Program {
         self.ops.iter().any(|o| match o.run {
             Run::Load(m) | Run::Store(m) => m.space.cb_side().is_some(),
             Run::BlockSync(_) => true,
+            _ => false,
+        })
+    }
+
+    /// True when the kernel can take a lock: it has a compare-and-swap or an
+    /// exchange atomic (`atom.cas`, `atom.exch`), what a spin lock is taken with.
+    pub fn takes_locks(&self) -> bool {
+        self.ops.iter().any(|o| match o.run {
+            Run::Atomic { atom, .. } => matches!(atom.op, None | Some(spu_isa::AtomOp::Exch)),
             _ => false,
         })
     }

@@ -1,7 +1,9 @@
 //! The built-in `vprintf` (the `printf` instruction): each thread's call formats
-//! its format string (in global memory) with its argument buffer (in its local
-//! memory, laid out as CUDA's `vprintf` takes it: each argument at the next multiple
-//! of its size, `float`s promoted to `double`), as C's `printf` does
+//! its format string (in global memory, as the thread sees it: after its own
+//! stores, also those the memory system has not applied yet) with its argument
+//! buffer (in its local memory, laid out as CUDA's `vprintf` takes it: each
+//! argument at the next multiple of its size, `float`s promoted to `double`), as
+//! C's `printf` does
 //! ([`crate::exec::cformat`]). The texts go to the run's
 //! [`crate::exec::printlog::PrintLog`] and are printed after the run.
 //!
@@ -10,12 +12,12 @@
 //! the run's output `printlog`'s. A bad format is a fault of the thread that
 //! printed it.
 
-use crate::exec::cformat::{ArgSource, format_c};
+use crate::exec::cformat::{ArgSource, format_c_into};
 use crate::exec::fault::FaultKind;
 use crate::exec::lanes::lanes_of;
-use crate::exec::memory::{FIRST_BUFFER, GlobalMemory};
+use crate::exec::memory::FIRST_BUFFER;
 use crate::exec::printlog::PrintSink;
-use crate::exec::space::LaneFault;
+use crate::exec::space::{Global, LaneFault};
 use crate::exec::warp::{LOCAL_LIMIT_BYTES, Warp};
 
 /// Most bytes of one format string (its terminating zero excluded).
@@ -46,6 +48,15 @@ impl LocalBytes<'_> {
     }
 
     fn value(&self, addr: u64, size: u64) -> Result<u64, String> {
+        let at = u64::from(self.warp.frame_base()) + addr;
+        if at % 4 == 0 && size % 4 == 0 && at + size <= u64::from(LOCAL_LIMIT_BYTES) {
+            // Whole words (every argument `vprintf` reads is aligned to its size).
+            let word = |i: u64| {
+                let w = self.warp.local.get(((at + i) / 4) as usize);
+                u64::from(w.map_or(0, |w| w[self.lane]))
+            };
+            return Ok((0..size / 4).fold(0, |v, k| v | word(4 * k) << (32 * k)));
+        }
         let mut v = 0u64;
         for i in 0..size {
             v |= u64::from(self.byte(addr + i)?) << (8 * i);
@@ -54,40 +65,47 @@ impl LocalBytes<'_> {
     }
 }
 
-/// The zero-terminated string at global address `addr`, at most `limit` bytes.
+/// The zero-terminated string at global address `addr`, at most `limit` bytes, as
+/// the thread sees memory (after its own stores, also those still on their way),
+/// read a word at a time within the buffer that holds `addr`.
 fn global_string(
-    memory: &GlobalMemory,
+    memory: &impl Global,
     addr: u64,
     limit: usize,
     what: &str,
 ) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
+    let layout = memory.layout();
+    let region = u32::try_from(addr)
+        .ok()
+        .and_then(|a| layout.region_of(a & !3));
+    let Some(region) = region else {
+        return Err(format!(
+            "{what} at address {addr:#x} is outside every buffer"
+        ));
+    };
+    // Every word that starts in the buffer is readable (the last one is padded).
+    let end = u64::from(layout.regions()[region].end()).next_multiple_of(4);
+    let mut out = Vec::with_capacity(32);
     let mut at = addr;
-    loop {
-        let word = u32::try_from(at & !3)
-            .ok()
-            .filter(|&w| memory.region_of(w).is_some());
-        let Some(word) = word else {
-            return Err(if at == addr {
-                format!("{what} at address {addr:#x} is outside every buffer")
-            } else {
-                format!(
-                    "{what} at address {addr:#x} runs past the end of its buffer without a terminating zero"
-                )
-            });
-        };
-        let b = (memory.read(word) >> (8 * (at % 4))) as u8;
-        if b == 0 {
-            return Ok(out);
+    while at < end {
+        let word = memory.seen((at & !3) as u32);
+        for shift in (at % 4)..4 {
+            let b = (word >> (8 * shift)) as u8;
+            if b == 0 {
+                return Ok(out);
+            }
+            if out.len() == limit {
+                return Err(format!(
+                    "{what} at address {addr:#x} is longer than {limit} bytes"
+                ));
+            }
+            out.push(b);
         }
-        if out.len() == limit {
-            return Err(format!(
-                "{what} at address {addr:#x} is longer than {limit} bytes"
-            ));
-        }
-        out.push(b);
-        at += 1;
+        at = (at & !3) + 4;
     }
+    Err(format!(
+        "{what} at address {addr:#x} runs past the end of its buffer without a terminating zero"
+    ))
 }
 
 /// A `%s` argument below every buffer. A generic local address on the SPU is the
@@ -113,13 +131,19 @@ fn local_string_error(addr: u64) -> String {
 /// format's address, the argument buffer's address and the result.
 pub fn run(
     sink: &PrintSink,
-    memory: &GlobalMemory,
+    memory: &impl Global,
     warp: &mut Warp,
     frame_bytes: u32,
     exec: u32,
 ) -> Result<(), LaneFault> {
     let fault = |what: String, l: usize| (FaultKind::Printf { what }, l as u32);
+    // Per lane: its result and the range of its text in `texts`.
     let mut results = Vec::new();
+    let mut texts = Vec::new();
+    // The lanes of a call mostly share their format and strings: each is read
+    // once (memory does not change between the lanes of one instruction).
+    let mut format: Option<(u64, Vec<u8>)> = None;
+    let mut string: Option<(u64, Vec<u8>)> = None;
     for l in lanes_of(exec) {
         let local = LocalBytes { warp, lane: l };
         let at = u64::from(frame_bytes);
@@ -132,28 +156,45 @@ pub fn run(
             results.push((l, -1i32 as u32, None));
             continue;
         }
-        let format = global_string(memory, fmt, FORMAT_LIMIT, "the format string")
-            .map_err(|e| fault(e, l))?;
+        if format.as_ref().is_none_or(|f| f.0 != fmt) {
+            let text = global_string(memory, fmt, FORMAT_LIMIT, "the format string")
+                .map_err(|e| fault(e, l))?;
+            format = Some((fmt, text));
+        }
+        let format = format.as_ref().map_or(&[][..], |f| &f.1[..]);
         let mut reader = Args {
             local: &local,
             base: args,
             next: 0,
             used: 0,
         };
-        let text = format_c(&format, &mut reader, &mut |addr| {
-            if addr < u64::from(FIRST_BUFFER) {
-                return Err(local_string_error(addr));
-            }
-            global_string(memory, addr, STRING_LIMIT, "the `%s` argument")
-        })
+        let start = texts.len();
+        format_c_into(
+            format,
+            &mut reader,
+            &mut |addr| {
+                if addr < u64::from(FIRST_BUFFER) {
+                    return Err(local_string_error(addr));
+                }
+                if let Some((at, s)) = &string
+                    && *at == addr
+                {
+                    return Ok(s.clone());
+                }
+                let s = global_string(memory, addr, STRING_LIMIT, "the `%s` argument")?;
+                string = Some((addr, s.clone()));
+                Ok(s)
+            },
+            &mut texts,
+        )
         .map_err(|e| fault(e, l))?;
-        results.push((l, reader.used as u32, Some(text)));
+        results.push((l, reader.used as u32, Some(start..texts.len())));
     }
     let block = warp.print_order;
     let mut log = sink.lock();
     for (l, count, text) in results {
         if let Some(t) = text {
-            log.add(block, warp.index, l as u32, t);
+            log.add(block, warp.index, l as u32, &texts[t]);
         }
         store_result(warp, frame_bytes + 16, l, count).map_err(|e| fault(e, l))?;
     }

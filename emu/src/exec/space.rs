@@ -33,6 +33,10 @@ pub struct Local<'a> {
 pub trait Global {
     /// The memory layout, for address checks.
     fn layout(&self) -> &GlobalMemory;
+    /// The word at `addr` (in a buffer) as the issuing warp sees it now, after
+    /// its earlier stores and atomics, also those that have not reached memory
+    /// yet: what `printf` reads, at once, unlike loads.
+    fn seen(&self, addr: u32) -> u32;
     /// Loads the lanes of `mask` into register `dst` of `warp`.
     fn load(&mut self, warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32);
     /// Stores `data` in the lanes of `mask`.

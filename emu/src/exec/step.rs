@@ -281,7 +281,7 @@ fn dispatch<G: Global, const ADVANCE: bool, const CHECKED: bool>(
         }
         Run::Printf { frame_bytes } => {
             if exec != 0 {
-                crate::exec::printf::run(&prog.printed, global.layout(), warp, frame_bytes, exec)
+                crate::exec::printf::run(&prog.printed, &*global, warp, frame_bytes, exec)
                     .map_err(|(k, l)| fault(k, l))?;
             }
             Flow::Next

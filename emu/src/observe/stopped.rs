@@ -336,7 +336,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 2,
                 "help: raise --max-instructions, or look for a loop that never ends",
             );
-            note(&mut s, 2, SPIN_LOCK_NOTE);
+            lock_note(&mut s, image);
         }
         Stop::Spinning {
             limit,
@@ -355,7 +355,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 2,
                 "help: if the kernel really computes that long without changing global memory or synchronising, raise --spin-limit (0 turns the check off)",
             );
-            note(&mut s, 2, SPIN_LOCK_NOTE);
+            lock_note(&mut s, image);
         }
         Stop::CycleLimit {
             limit,
@@ -372,10 +372,20 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 2,
                 "help: raise --max-cycles, or look for a loop that never ends",
             );
-            note(&mut s, 2, SPIN_LOCK_NOTE);
+            lock_note(&mut s, image);
         }
     }
     s
+}
+
+/// The note on spin locks, for a kernel that can take one ([`Program::takes_locks`]):
+/// other stuck kernels have the general help alone.
+///
+/// [`Program::takes_locks`]: crate::exec::ops::Program::takes_locks
+fn lock_note(s: &mut String, image: &Image) {
+    if image.program.takes_locks() {
+        note(s, 2, SPIN_LOCK_NOTE);
+    }
 }
 
 /// Why a lock between threads of one warp never ends here.

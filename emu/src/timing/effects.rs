@@ -27,6 +27,7 @@ use crate::sem::memory::Atomic;
 use crate::sem::memory::{field, merge_field};
 use crate::timing::cache::Caches;
 use crate::timing::dram::Dram;
+use crate::timing::window::StoreLog;
 use spu_isa::Ty;
 
 /// A time no deferred result can be known before: the ready time of a pending
@@ -159,6 +160,9 @@ pub struct Recorder<'a> {
     pub caching: Caching,
     /// The instruction's address.
     pub pc: u32,
+    /// The unit's view of what it stored in the window, kept when the kernel
+    /// prints (what `printf` reads: [`Global::seen`]).
+    pub seen: Option<&'a mut StoreLog>,
 }
 
 impl Recorder<'_> {
@@ -205,6 +209,13 @@ impl Global for Recorder<'_> {
         self.memory
     }
 
+    fn seen(&self, addr: u32) -> u32 {
+        match &self.seen {
+            Some(log) => log.read(self.memory, addr),
+            None => self.memory.read(addr),
+        }
+    }
+
     fn load(&mut self, _warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32) {
         let (segments, before) = self.transactions(addrs, mask);
         self.sink.push(Deferred {
@@ -243,6 +254,9 @@ impl Global for Recorder<'_> {
 
     fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32) {
         let (segments, before) = self.transactions(bytes, mask);
+        if let Some(log) = self.seen.as_deref_mut() {
+            log.note_narrow(self.memory, ty, bytes, data, mask);
+        }
         // Each lane's word is stored on its own: no toggles between lanes.
         self.sink.push(Deferred {
             key: self.key,
@@ -262,6 +276,9 @@ impl Global for Recorder<'_> {
 
     fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
         let (segments, before) = self.transactions(addrs, mask);
+        if let Some(log) = self.seen.as_deref_mut() {
+            log.note_store(addrs, data, mask);
+        }
         self.toggles += lane_toggles(data, mask);
         self.sink.push(Deferred {
             key: self.key,
@@ -292,6 +309,9 @@ impl Global for Recorder<'_> {
         if mask == 0 {
             // No lane, no transaction: nothing to defer.
             return;
+        }
+        if let Some(log) = self.seen.as_deref_mut() {
+            log.note_atomic(self.memory, atom, addrs, [a, b], mask);
         }
         self.sink.push(Deferred {
             key: self.key,

@@ -4,11 +4,15 @@
 //! (cycle, unit, program) order, and a warp that issued an atomic waits until then
 //! for the old value. The result does not depend on how units are spread over
 //! threads.
+//!
+//! A unit's view of what it stored ([`StoreLog::read`]) also serves timing mode,
+//! where `printf` reads strings at once while the stores before it wait for the
+//! end of their window ([`crate::timing::effects`]).
 
 use crate::exec::lanes::{
     Lanes, Wide, lane_toggles, lanes_of, wide_toggles, write_masked, write_wide,
 };
-use crate::exec::memory::GlobalMemory;
+use crate::exec::memory::{GlobalMemory, Words};
 use crate::exec::ops::Reg;
 use crate::exec::space::Global;
 use crate::exec::warp::{Warp, WarpState};
@@ -55,9 +59,26 @@ pub struct LoggedAtomic {
 /// view of what it stored.
 #[derive(Debug, Clone, Default)]
 pub struct StoreLog {
-    /// (cycle, access), in program order.
+    /// (cycle, access), in program order (functional mode only).
     pub entries: Vec<(u64, Logged)>,
+    /// The words the unit wrote in the window, as it wrote them.
     overlay: HashMap<u32, u32, BuildHasherDefault<WordHasher>>,
+}
+
+/// Memory as a unit sees it, for atomics applied to its view.
+struct View<'a> {
+    memory: &'a GlobalMemory,
+    log: &'a mut StoreLog,
+}
+
+impl Words for View<'_> {
+    fn read_word(&self, addr: u32) -> u32 {
+        self.log.read(self.memory, addr)
+    }
+
+    fn write_word(&mut self, addr: u32, value: u32) {
+        self.log.overlay.insert(addr, value);
+    }
 }
 
 impl StoreLog {
@@ -82,10 +103,52 @@ impl StoreLog {
         self.entries.push((now, Logged::Words(words)));
     }
 
+    /// The unit's store of `data` at the word addresses `addrs` (lanes of `mask`):
+    /// it sees the words from now on.
+    pub fn note_store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
+        for l in lanes_of(mask) {
+            self.overlay.insert(addrs[l], data[l]);
+        }
+    }
+
+    /// The unit's 8- or 16-bit store of `data` at the byte addresses `bytes`,
+    /// merged into its words in lane order.
+    pub fn note_narrow(
+        &mut self,
+        memory: &GlobalMemory,
+        ty: Ty,
+        bytes: &Lanes,
+        data: &Lanes,
+        mask: u32,
+    ) {
+        for l in lanes_of(mask) {
+            let word = bytes[l] & !3;
+            let new = merge_field(ty, self.read(memory, word), bytes[l], data[l]);
+            self.overlay.insert(word, new);
+        }
+    }
+
+    /// The unit's atomics, applied to its view in lane order (timing mode, where
+    /// the warp goes on before they reach memory).
+    pub fn note_atomic(
+        &mut self,
+        memory: &GlobalMemory,
+        atom: Atomic,
+        addrs: &Lanes,
+        operands: [&Wide; 2],
+        mask: u32,
+    ) {
+        let mut view = View { memory, log: self };
+        let [a, b] = operands;
+        crate::exec::memory::atomic_lanes(&mut view, atom, addrs, a, b, mask);
+    }
+
     /// Forgets the window's accesses once they have been applied.
     pub fn clear(&mut self) {
         self.entries.clear();
-        self.overlay.clear();
+        if !self.overlay.is_empty() {
+            self.overlay.clear();
+        }
     }
 }
 
@@ -104,6 +167,10 @@ pub struct Windowed<'a> {
 impl Global for Windowed<'_> {
     fn layout(&self) -> &GlobalMemory {
         self.memory
+    }
+
+    fn seen(&self, addr: u32) -> u32 {
+        self.log.read(self.memory, addr)
     }
 
     fn load(&mut self, warp: &mut Warp, dst: Reg, addrs: &Lanes, mask: u32) {
@@ -129,11 +196,7 @@ impl Global for Windowed<'_> {
 
     fn store_narrow(&mut self, ty: Ty, bytes: &Lanes, data: &Lanes, mask: u32) {
         // Each lane's word is stored on its own: no toggles between lanes.
-        for l in lanes_of(mask) {
-            let word = bytes[l] & !3;
-            let new = merge_field(ty, self.log.read(self.memory, word), bytes[l], data[l]);
-            self.log.overlay.insert(word, new);
-        }
+        self.log.note_narrow(self.memory, ty, bytes, data, mask);
         self.log.entries.push((
             self.now,
             Logged::Narrow {
@@ -146,9 +209,7 @@ impl Global for Windowed<'_> {
     }
 
     fn store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
-        for l in lanes_of(mask) {
-            self.log.overlay.insert(addrs[l], data[l]);
-        }
+        self.log.note_store(addrs, data, mask);
         self.toggles += lane_toggles(data, mask);
         self.log.entries.push((
             self.now,

@@ -77,6 +77,12 @@ impl Grid<'_> {
     /// results to the units (loaded registers and their ready time, engine wakes,
     /// spilled tiles' ready times).
     pub(super) fn apply_effects(&mut self) {
+        if self.image.program.prints {
+            // Memory now holds what the units stored: their views go.
+            for unit in &mut self.units {
+                unit.stores.clear();
+            }
+        }
         let mut list = std::mem::take(&mut self.effects);
         list.sort_by_key(|d| d.key);
         let bytes = self.timing.transaction_bytes();

@@ -165,6 +165,8 @@ pub(super) struct Site<'u> {
     pub(super) label: UnitLabel,
     pub(super) unit: usize,
     pub(super) seq: &'u mut u64,
+    /// The unit's view of its own stores (kept in timing mode for `printf`).
+    pub(super) stores: &'u mut crate::timing::window::StoreLog,
 }
 
 impl Unit {
@@ -182,6 +184,7 @@ impl Unit {
             id,
             seq,
             wake,
+            stores,
             ..
         } = self
         else {
@@ -195,6 +198,7 @@ impl Unit {
             label: *label,
             unit: *id,
             seq,
+            stores,
         };
         Some((code, site, wake))
     }
@@ -269,6 +273,7 @@ fn issue_general(
             transaction_bytes: env.timing.transaction_bytes(),
             caching: program.info[pc as usize].caching,
             pc,
+            seen: program.prints.then_some(&mut *site.stores),
         };
         let executed = step::execute(program, pc, warps, &mut local, &mut global, now, &mut addrs)?;
         site.traffic.toggles += global.toggles;
