@@ -643,7 +643,11 @@ mod tests {
             .unwrap_or_else(|| panic!("no folder named: {e}"));
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let dir = root.join(folder);
-        assert!(dir.join("gtx480.toml").is_file(), "{e}: no `{}`", dir.display());
+        assert!(
+            dir.join("gtx480.toml").is_file(),
+            "{e}: no `{}`",
+            dir.display()
+        );
     }
 
     /// The advice for a limit names a value the key can take, or none (#23 H10).
