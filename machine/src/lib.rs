@@ -329,7 +329,7 @@ fn unknown_key(key: &str) -> MachineError {
     if key == "extends" {
         return MachineError::UnknownKey {
             key: key.to_string(),
-            hint: " (machine files do not extend presets: copy a preset's file from emu/machines/ and edit it)".to_string(),
+            hint: " (machine files do not extend presets: copy a preset's file from machine/machines/ and edit it)".to_string(),
         };
     }
     let leaf = key.rsplit('.').next().unwrap_or(key);
@@ -609,7 +609,7 @@ mod tests {
                 1,
                 "`sm.max_threads`",
             ),
-            ("extends = \"gtx480\"\n", 1, "emu/machines/"),
+            ("extends = \"gtx480\"\n", 1, "machine/machines/"),
             ("[cb]\nsize_kib = \"16\"\n", 2, "remove the quotes"),
             ("[sm]\n\nmax_threads = [1]\n", 3, "an array is not valid"),
         ] {
@@ -628,6 +628,26 @@ mod tests {
         );
         let e = m.set_from_command_line("sm.max_threads").unwrap_err();
         assert!(matches!(e, MachineError::SetSyntax(_)), "{e}");
+    }
+
+    /// The advice for `extends` names the folder that holds the preset files.
+    #[test]
+    fn extends_advice_names_the_presets_folder() {
+        let e = Machine::from_toml("extends = \"gtx480\"\n", "`m.toml`")
+            .unwrap_err()
+            .to_string();
+        let folder = e
+            .split("copy a preset's file from ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no folder named: {e}"));
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let dir = root.join(folder);
+        assert!(
+            dir.join("gtx480.toml").is_file(),
+            "{e}: no `{}`",
+            dir.display()
+        );
     }
 
     /// The advice for a limit names a value the key can take, or none (#23 H10).

@@ -138,20 +138,43 @@ pub enum EnergyError {
     #[error("the statistics are damaged: {0}; rerun `spu-emu --stats`")]
     BadStats(String),
     #[error(
-        "model `{model}` makes {what} {value} (key `{key}` in {file}); such values cannot be priced: check that key"
+        "model `{model}` makes {what} {value} ({} in {file}); such values cannot be priced: check {}",
+        key_list(keys),
+        if keys.len() == 1 { "that key" } else { "those keys" }
     )]
     NotFinite {
         model: String,
         file: String,
         what: String,
         value: f64,
-        key: String,
+        /// The model keys behind the value (several when it is their product).
+        keys: Vec<String>,
     },
 }
 
-/// The model key behind a component, class or unit of a breakdown.
-fn key_of(model: &Model, name: &str) -> String {
-    match (&model.kind, name) {
+/// `key `a``, or `keys `a` and `b``.
+fn key_list(keys: &[String]) -> String {
+    let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    match quoted.as_slice() {
+        [one] => format!("key {one}"),
+        [rest @ .., last] => format!("keys {} and {last}", rest.join(", ")),
+        [] => "its largest value".to_string(),
+    }
+}
+
+/// The model keys behind a component, class or unit of a breakdown: wire energy
+/// is the product of the `[wires]` keys of its wire.
+fn key_of(model: &Model, name: &str) -> Vec<String> {
+    let key = match (&model.kind, name) {
+        (Kind::Components { .. }, "WIRE_CB") => {
+            return vec!["wires.pj_per_bit_mm".into(), "wires.cb_link_mm".into()];
+        }
+        (Kind::Components { .. }, "WIRE_OFFCHIP") => {
+            return vec!["wires.pj_per_bit_mm".into(), "wires.offchip_mm".into()];
+        }
+        (Kind::InstructionClasses { .. }, "EngineTransfers") => {
+            return vec!["engine_load_pj".into(), "engine_store_pj".into()];
+        }
         (Kind::Components { .. }, "SM") => "leakage_w.sm".into(),
         (Kind::Components { .. }, "IU") => "leakage_w.iu".into(),
         (Kind::Components { .. }, "DMA engine") => "leakage_w.dma".into(),
@@ -162,22 +185,20 @@ fn key_of(model: &Model, name: &str) -> String {
         (Kind::Components { .. }, "uncore") => "leakage_w.uncore".into(),
         (Kind::Components { .. }, c) => format!("event_pj.{c}"),
         (Kind::InstructionClasses { .. }, "chip (e0)") => "static_w".into(),
-        (Kind::InstructionClasses { .. }, "EngineTransfers") => {
-            "engine_load_pj or engine_store_pj".into()
-        }
         (Kind::InstructionClasses { .. }, c) => format!("class_pj.{c}"),
-    }
+    };
+    vec![key]
 }
 
 /// Refuses a breakdown with an infinite or undefined number, naming the model key
 /// that caused it (a model with values near 1e308 overflows when multiplied).
 fn check_finite(b: &Breakdown, model: &Model) -> Result<(), EnergyError> {
-    let fail = |what: String, value: f64, key: String| EnergyError::NotFinite {
+    let fail = |what: String, value: f64, keys: Vec<String>| EnergyError::NotFinite {
         model: spu_io::quote::shorten(&model.name),
         file: model.file.clone(),
         what,
         value,
-        key,
+        keys,
     };
     for u in &b.leakage_by_unit {
         if !u.total_w.is_finite() {
@@ -228,10 +249,7 @@ fn check_finite(b: &Breakdown, model: &Model) -> Result<(), EnergyError> {
                     .map(|u| (u.unit.as_str(), u.total_w)),
             )
             .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or_else(
-                || "its largest value".to_string(),
-                |(n, _)| key_of(model, n),
-            );
+            .map_or_else(Vec::new, |(n, _)| key_of(model, n));
         return Err(fail(what.to_string(), v, biggest));
     }
     Ok(())

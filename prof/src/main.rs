@@ -176,32 +176,36 @@ fn unused_options(cli: &Cli, matches: &clap::ArgMatches) -> Result<()> {
     Ok(())
 }
 
-fn read_json(path: &Path) -> Result<serde_json::Value> {
-    parse_json(path, &spu_io::read_text(path)?)
-}
-
-fn parse_json(path: &Path, text: &str) -> Result<serde_json::Value> {
-    spu_prof::inputs::parse_json(text)
+/// Checks JSON text before it is deserialized (nothing is built for it), and
+/// returns its top level.
+fn check_json(path: &Path, text: &str) -> Result<spu_emu::observe::json::Top> {
+    spu_emu::observe::json::check(text)
         .map_err(|e| anyhow::anyhow!("`{}` {e}", spu_io::quote::path(path)))
 }
 
-fn parse_stats(path: &Path, value: serde_json::Value) -> Result<Stats> {
+/// A statistics file, read and checked.
+fn read_stats(path: &Path) -> Result<Stats> {
+    let text = spu_io::read_text(path)?;
+    let top = check_json(path, &text)?;
+    parse_stats(path, &text, &top)
+}
+
+fn parse_stats(path: &Path, text: &str, top: &spu_emu::observe::json::Top) -> Result<Stats> {
+    use spu_emu::observe::json::Scalar;
     let supported = spu_emu::observe::stats::STATS_VERSION;
-    match value
-        .get("stats_version")
-        .and_then(serde_json::Value::as_u64)
-    {
-        Some(v) if v == u64::from(supported) => {}
-        Some(v) => bail!(
+    match top.get("stats_version") {
+        Some(Scalar::Count(v)) if *v == u64::from(supported) => {}
+        Some(Scalar::Count(v)) => bail!(
             "`{}` has stats_version {v}, but this spu-prof reads version {supported}; rerun `spu-emu --stats` with the spu-emu of this release",
             spu_io::quote::path(path)
         ),
-        None => bail!(
+        _ => bail!(
             "`{}` has no numeric `stats_version`, so it is not `spu-emu --stats` output; rerun `spu-emu --stats`",
             spu_io::quote::path(path)
         ),
     }
-    let stats: Stats = serde_json::from_value(value).with_context(|| {
+    let text = spu_emu::observe::json::strip_bom(text);
+    let stats: Stats = serde_json::from_str(text).with_context(|| {
         format!(
             "`{}` is not a statistics file from this version of spu-emu; rerun `spu-emu --stats`",
             spu_io::quote::path(path)
@@ -258,16 +262,17 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
         }
         return Ok(report);
     }
-    let value = parse_json(path, &text)?;
-    if value.get("stats_version").is_some() {
-        return Ok(price(&parse_stats(path, value)?, model)?);
+    let top = check_json(path, &text)?;
+    if top.get("stats_version").is_some() {
+        return Ok(price(&parse_stats(path, &text, &top)?, model)?);
     }
-    let report: Breakdown = serde_json::from_value(value).with_context(|| {
-        format!(
-            "`{}` is neither `spu-emu --stats` output nor a `spu-prof --format json` report",
-            spu_io::quote::path(path)
-        )
-    })?;
+    let report: Breakdown = serde_json::from_str(spu_emu::observe::json::strip_bom(&text))
+        .with_context(|| {
+            format!(
+                "`{}` is neither `spu-emu --stats` output nor a `spu-prof --format json` report",
+                spu_io::quote::path(path)
+            )
+        })?;
     if let Err(why) = spu_prof::inputs::check_report(&report) {
         bail!(
             "`{}`: the report is damaged: {why}; write it again with `spu-prof --format json`",
@@ -384,7 +389,7 @@ fn run(cli: &Cli) -> Result<()> {
                     "`--html` replays a run over time, which a statistics file does not hold; give the kernel instead of --from-stats"
                 );
             }
-            (parse_stats(path, read_json(path)?)?, path)
+            (read_stats(path)?, path)
         }
         (None, Some(kernel)) => {
             if cli.run.functional {

@@ -648,3 +648,24 @@ fn the_power_trace_of_a_folded_run_integrates_to_its_dynamic_energy() {
         );
     }
 }
+
+/// Wire energy that overflows names the `[wires]` keys the model sets, not a
+/// component key no model file can hold.
+#[test]
+fn overflowing_wires_name_the_wires_keys() {
+    let model = Model::from_text(
+        "[model]\nkind = \"components\"\nextends = \"default\"\n[wires]\npj_per_bit_mm = 1e300\ncb_link_mm = 1e300\noffchip_mm = 1e300\n",
+        "`m.toml`",
+    )
+    .unwrap();
+    let stats = stats_of("samples/vecadd.spu", &machine(&[]), &[], None);
+    let e = price(&stats, &model).unwrap_err().to_string();
+    assert!(
+        e.contains("`wires.pj_per_bit_mm`") && !e.contains("event_pj.WIRE"),
+        "{e}"
+    );
+    assert!(
+        e.contains("`wires.offchip_mm`") || e.contains("`wires.cb_link_mm`"),
+        "{e}"
+    );
+}

@@ -325,3 +325,67 @@ fn huge_energies_print_in_exponent_form() {
         assert!(longest < 300, "{args:?}: a line of {longest} bytes");
     }
 }
+
+/// A JSON bomb: an array of small objects, which as a generic tree would cost
+/// about a hundred times its text.
+fn bomb(n: usize) -> String {
+    format!("[{}]", vec![r#"{"a":0}"#; n].join(","))
+}
+
+/// JSON is checked as it is read, before anything is built from it: a document
+/// that is not an object is refused at its first byte, an unknown key where it
+/// is met (the message says where), and a page's data block that is damaged is
+/// called damaged, with its place in the page.
+#[test]
+fn json_is_refused_where_it_goes_wrong_before_anything_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = report(d, "good.json", |_| {});
+    let array = write(&d.join("array.json"), &bomb(400_000));
+    for args in [
+        vec!["--from-stats", &array],
+        vec!["--compare", &good, &array],
+    ] {
+        let err = fails(&args);
+        assert!(
+            err.contains("top level is an array, not an object (line 1, column 1)"),
+            "{err}"
+        );
+    }
+    let junk = stats(d, "junk.json", |v| {
+        v["junk"] = serde_json::from_str(&bomb(1000)).unwrap();
+    });
+    for args in [vec!["--from-stats", &junk], vec!["--compare", &junk, &good]] {
+        let err = fails(&args);
+        assert!(
+            err.contains("unknown field `junk`") && err.contains(" at line 1 column "),
+            "{err}"
+        );
+    }
+    let machine = stats(d, "machine.json", |v| {
+        v["machine"]["sm.schedulers"] = serde_json::from_str(&bomb(1000)).unwrap();
+    });
+    let err = fails(&["--from-stats", &machine]);
+    assert!(
+        err.contains("invalid type: sequence, expected a number or a word"),
+        "{err}"
+    );
+    let page = write(
+        &d.join("bomb.html"),
+        &format!(
+            "<html>\n<script type=\"application/json\" id=\"spu-data\">{}</script>\n",
+            bomb(400_000)
+        ),
+    );
+    let err = fails(&["--compare", &page, &good]);
+    assert!(
+        err.contains("has a damaged data block (line 2, column 47: it is an array, not an object)"),
+        "{err}"
+    );
+    let unclosed = write(
+        &d.join("unclosed.html"),
+        "<html>\n<script type=\"application/json\" id=\"spu-data\">{\"format\": \"spu-page\",\n\"version\": 1, \"runs\": [</script>",
+    );
+    let err = fails(&["--compare", &unclosed, &good]);
+    assert!(err.contains("(line 3, column 23: "), "{err}");
+}

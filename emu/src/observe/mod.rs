@@ -2,7 +2,7 @@
 //! counters ([`counters`]), activity over time ([`samples`], [`activity`] and its
 //! SVG [`timeline`], and when each instruction ran, [`pcs`]), a unit's detail for pages ([`detail`]), the instruction trace
 //! ([`trace`]), a run's results and stops ([`outcome`]), the `--stats` JSON
-//! ([`stats`]), the page that replays a run ([`html`]), the printed summary
+//! ([`stats`]) and reading such JSON back ([`json`]), the page that replays a run ([`html`]), the printed summary
 //! ([`report`]) and why a run stopped ([`stopped`]); the shared-memory races a run
 //! found ([`races`]).
 //!
@@ -13,6 +13,7 @@ pub mod activity;
 pub mod counters;
 pub mod detail;
 pub mod html;
+pub mod json;
 pub mod outcome;
 pub mod pcs;
 pub mod races;

@@ -45,6 +45,7 @@ pub struct Stats {
     pub blocksyncs: Blocksyncs,
     pub launch: LaunchStats,
     /// The resolved machine, every key.
+    #[serde(deserialize_with = "crate::observe::json::scalar_map")]
     pub machine: BTreeMap<String, serde_json::Value>,
     /// Totals per GPUWattch component (plus `CBP`).
     pub counters: Counts,

@@ -121,24 +121,70 @@ pub fn page(data: &PageData) -> String {
 
 /// The data of a page written by [`page`].
 pub fn read(text: &str) -> Result<PageData, PageError> {
+    use crate::observe::json::{self, JsonError, Scalar};
     let start = text.find(DATA_OPEN).ok_or(PageError::NotAPage)? + DATA_OPEN.len();
+    let (line0, column0) = position(text, start);
+    let block_at = || format!("the block from line {line0}, column {column0}");
     let len = text[start..]
         .find("</script>")
-        .ok_or_else(|| PageError::Damaged("the block is not closed".into()))?;
-    let value: serde_json::Value = serde_json::from_str(&text[start..start + len])
-        .map_err(|e| PageError::Damaged(e.to_string()))?;
-    if value.get("format").and_then(serde_json::Value::as_str) != Some(FORMAT) {
-        return Err(PageError::NotAPage);
+        .ok_or_else(|| PageError::Damaged(format!("{} is not closed", block_at())))?;
+    let block = &text[start..start + len];
+    // Where a position inside the block is in the page.
+    let at = |line: usize, column: usize| match line {
+        0 => block_at(),
+        1 => format!("line {line0}, column {}", column0 + column - 1),
+        _ => format!("line {}, column {column}", line0 + line - 1),
+    };
+    let syntax = |e: serde_json::Error| {
+        let text = e.to_string();
+        let what = text
+            .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
+            .unwrap_or(&text)
+            .to_string();
+        PageError::Damaged(format!("{}: {what}", at(e.line(), e.column())))
+    };
+    let top = json::check(block).map_err(|e| match e {
+        JsonError::Syntax(e) => syntax(e),
+        JsonError::Duplicate { key, line, column } => PageError::Damaged(format!(
+            "{}: the key `{key}` is given twice in one object",
+            at(line, column)
+        )),
+        JsonError::NotAnObject {
+            found,
+            line,
+            column,
+        } => PageError::Damaged(format!(
+            "{}: it is {found}, not an object",
+            at(line, column)
+        )),
+    })?;
+    if top.get("format") != Some(&Scalar::Text(FORMAT.to_string())) {
+        return Err(PageError::Damaged(format!(
+            "{} has no `format` \"{FORMAT}\"",
+            block_at()
+        )));
     }
-    match value.get("version").and_then(serde_json::Value::as_u64) {
-        Some(v) if v == u64::from(VERSION) => {}
-        Some(found) => return Err(PageError::Version { found }),
-        None => return Err(PageError::Damaged("no `version`".into())),
+    match top.get("version") {
+        Some(Scalar::Count(v)) if *v == u64::from(VERSION) => {}
+        Some(Scalar::Count(found)) => return Err(PageError::Version { found: *found }),
+        _ => {
+            return Err(PageError::Damaged(format!(
+                "{} has no `version`",
+                block_at()
+            )));
+        }
     }
-    let data: PageData =
-        serde_json::from_value(value).map_err(|e| PageError::Damaged(e.to_string()))?;
+    let data: PageData = serde_json::from_str(json::strip_bom(block)).map_err(syntax)?;
     if data.runs.is_empty() || data.runs.len() != data.labels.len() {
-        return Err(PageError::Damaged("no runs".into()));
+        return Err(PageError::Damaged(format!("{} has no runs", block_at())));
     }
     Ok(data)
+}
+
+/// The 1-based line and column (in bytes) of byte `offset` of `text`.
+fn position(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
 }

@@ -192,7 +192,11 @@ pub struct PageRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_times: Option<super::when::LineTimes>,
     /// Added by `spu-prof`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::observe::json::bounded_value"
+    )]
     pub energy: Option<serde_json::Value>,
 }
 
