@@ -164,6 +164,21 @@ fn quote(s: &str) -> String {
     spu_io::quote::escape(&s.replace('"', "'")).into_owned()
 }
 
+/// The files whose names a `.file` string cannot hold as they are (a `"` or a
+/// control character), each with the name the listing gives instead: a kernel
+/// re-assembled from the listing has a line table that names that file.
+pub fn renamed_files(m: &Module) -> Vec<(usize, &str, String)> {
+    m.lines
+        .files
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let q = quote(f);
+            (q != *f).then(|| (i, f.as_str(), q))
+        })
+        .collect()
+}
+
 /// Options of the listing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {

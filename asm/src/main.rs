@@ -18,7 +18,7 @@ use std::process::ExitCode;
         spu-asm launch.spu                         # a .spu file that includes a PTX kernel and binds it\n  \
         spu-asm launch.spu -I ../kernels           # ... and may include files from ../kernels\n  \
         spu-asm kernel.cu                          # CUDA C, compiled to PTX by clang\n  \
-        spu-asm -d kernel.bin                      # source that re-assembles to the same bytes\n  \
+        spu-asm -d kernel.bin                      # source that re-assembles to the same bytes (it warns when a file name cannot be kept)\n  \
         spu-asm -d kernel.bin --no-loc             # cleaner listing without .file/.loc lines\n  \
         spu-asm kernel.spu -v --machine gtx480     # registers, shared memory, occupancy on a GTX 480\n\n\
         The language is described in asm/LANGUAGE.md and the instructions in isa-spec/ISA.md."
@@ -109,6 +109,13 @@ fn run(cli: &Cli) -> Result<()> {
                 no_locations: cli.no_loc,
             },
         );
+        if !cli.no_loc {
+            for (i, name, listed) in spu_asm::disasm::renamed_files(&module) {
+                spu_io::reportln!(
+                    "warning: file {i}'s name `{name}` has a `\"` or a control character, which a `.file` string cannot hold; the listing names it \"{listed}\", so a kernel re-assembled from it names that file in its line table (rename the source file to keep the bytes)"
+                );
+            }
+        }
         return match &cli.output {
             Some(out) => write_output(cli, out, text.as_bytes(), &[]),
             None => Ok(spu_io::output::print(&text)?),

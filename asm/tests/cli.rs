@@ -1391,3 +1391,25 @@ fn many_called_device_functions_assemble_quickly() {
     );
     assert!(took.as_secs() < 20, "took {took:?}");
 }
+
+#[test]
+fn a_file_name_a_file_string_cannot_hold_is_named_in_a_warning() {
+    // A `"` in the source's name: the listing's `.file` string holds `'` instead, so a
+    // kernel re-assembled from it names another file; the disassembler says so.
+    let (dir, src) = temp("a\"b.spu", b".entry k {\n    exit;\n}\n");
+    assert!(spu_asm(&[&src]).status.success());
+    let bin = dir.path().join("a\"b.bin");
+    let out = spu_asm(&["-d", &bin.to_string_lossy()]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a'b.spu\";"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: file 0's name `") && err.contains("a\"b.spu`"),
+        "{err}"
+    );
+    // A name it can hold gets no warning.
+    let (dir, src) = temp("plain name.spu", b".entry k {\n    exit;\n}\n");
+    assert!(spu_asm(&[&src]).status.success());
+    let out = spu_asm(&["-d", &dir.path().join("plain name.bin").to_string_lossy()]);
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+}

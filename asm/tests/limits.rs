@@ -209,6 +209,12 @@ fn initialisers_must_fit_their_buffer() {
             "the seed must be a non-negative integer",
             "1e17",
         ),
+        // 2^53 + 1 is checked as the integer written, not as the double it rounds to.
+        (
+            ".global .f32 A[4] = random(9007199254740993, 0, 1);",
+            "the seed must be a non-negative integer",
+            "9007199254740993",
+        ),
         // Every element type has its own range.
         (
             ".global .u8 A[4] = const(256);",

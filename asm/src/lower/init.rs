@@ -57,9 +57,7 @@ pub(super) fn initialiser(e: &SExpr<'_>, ty: Ty) -> Result<Init, Diagnostic> {
         ("const", _) => return Err(wrong("one value")),
         ("ramp", [start, step]) => vec![(*start, 0, false), (*step, 1, true)],
         ("ramp", _) => return Err(wrong("a start and a step")),
-        ("random", [seed]) | ("random", [seed, _, _])
-            if seed.as_f64() < 0.0 || seed.as_f64().fract() != 0.0 || seed.as_f64() > MAX_SEED =>
-        {
+        ("random", [seed]) | ("random", [seed, _, _]) if !valid_seed(*seed) => {
             return Err(Diagnostic::error(
                 "the seed must be a non-negative integer",
                 args[0].span.clone(),
@@ -112,6 +110,18 @@ pub(super) fn initialiser(e: &SExpr<'_>, ty: Ty) -> Result<Init, Diagnostic> {
         }
         _ => Init::Zeros,
     })
+}
+
+/// A seed is an integer in 0..=2^53, compared exactly: an integer literal is not
+/// rounded to a double first (2^53 + 1 would round to 2^53 and pass).
+fn valid_seed(seed: Num) -> bool {
+    match seed.as_int() {
+        Some(i) => (0..=MAX_SEED as i128).contains(&i),
+        None => {
+            let v = seed.as_f64();
+            (0.0..=MAX_SEED).contains(&v) && v.fract() == 0.0
+        }
+    }
 }
 
 /// The bit pattern of a checked value in an element of `ty`.
