@@ -203,6 +203,7 @@ fn assemble_text(
         asm.code(text, &mut code_diags);
     }
     diags.append(code_diags);
+    asm.report_missing_kernel(diags, earlier_errors);
     asm.check_pointer_params(diags);
     asm.check_default_launch(diags);
     if let Some(chosen) = asm.chosen {
@@ -356,6 +357,9 @@ struct Assembler<'m> {
     chosen: Option<u32>,
     /// No kernel could be chosen (already reported).
     no_entry_chosen: bool,
+    /// The error for a kernel `--entry` or `.bind` names that no `.entry` defines,
+    /// reported at the end unless an earlier error explains it.
+    missing_kernel: Option<Diagnostic>,
     /// The `.extern .shared` array sized at launch: index and element bytes.
     dynamic_shared: Option<(usize, u32, Span)>,
     /// `.launch shared(BYTES)`: the dynamic shared size.
@@ -436,6 +440,7 @@ impl<'m> Assembler<'m> {
             options: options.clone(),
             chosen: None,
             no_entry_chosen: false,
+            missing_kernel: None,
             dynamic_shared: None,
             launch_shared: None,
             launch_shared_known: None,
