@@ -26,6 +26,7 @@ mod funcs;
 mod init;
 mod lineinfo;
 mod local;
+mod memory;
 mod outline;
 mod precondition;
 mod statements;
@@ -113,6 +114,10 @@ pub fn assemble_with_options(
             Diagnostic::error("the file is empty", 0..0)
                 .help("a kernel needs at least `.entry name { exit; }`"),
         );
+        return Err(diags);
+    }
+    if let Some(d) = memory::check(src) {
+        diags.push(d);
         return Err(diags);
     }
     if let Some(at) = bare_carriage_return(src) {
