@@ -315,7 +315,6 @@ fn run(
     (limit, memory): (Duration, u64),
     capture: bool,
 ) -> Result<(std::process::ExitStatus, String), CudaError> {
-    use std::io::Read;
     // After Ctrl-C, SIGTERM or SIGHUP no clang starts (the handler stops those
     // that run, and would miss a later one).
     if spu_io::interrupt::requested() {
@@ -347,13 +346,10 @@ fn run(
     // Stopped if a signal ends the tool: nothing would bound it any more.
     let _registered = Registered::child(child.id());
     // Read beside the wait, so a full pipe never stops clang.
-    let said = child.stderr.take().map(|err| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = err.take(1 << 20).read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    });
+    let said = child
+        .stderr
+        .take()
+        .and_then(|err| spu_io::process::read_on_thread(err, 1 << 20));
     let started = Instant::now();
     let stop = |child: &mut std::process::Child| {
         spu_io::process::kill_group(child.id());
@@ -385,7 +381,10 @@ fn run(
             }
         }
     };
-    let said = said.and_then(|t| t.join().ok()).unwrap_or_default();
+    let said = said
+        .and_then(|t| t.join().ok())
+        .map(|buf| String::from_utf8_lossy(&buf).into_owned())
+        .unwrap_or_default();
     Ok((status, said))
 }
 

@@ -69,7 +69,8 @@ fn main() -> ExitCode {
         .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
     spu_io::interrupt::install_with_termination();
     match run(&cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        // A signal that came as the work was finishing still ends it as the signal asks.
+        Ok(()) => spu_io::exit::unless_signalled(ExitCode::SUCCESS, true),
         Err(e) => match spu_io::exit::special_code(e.as_ref()) {
             // The reader of standard output went away: end quietly, as `cat` would.
             Some(code @ spu_io::exit::CLOSED_PIPE) => ExitCode::from(code),

@@ -1,6 +1,8 @@
 //! `spu-asm` on bad input of every kind: a non-zero exit, a one-line reason on
 //! stderr, no panic, and no output file.
 
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -245,6 +247,94 @@ fn ctrl_c_while_reading_the_input_exits_130() {
         "only the FIFO"
     );
 }
+
+/// Sends `signal` (a `kill` name: `INT`, `TERM`, `HUP`) to process `pid`.
+fn send(signal: &str, pid: u32) {
+    let killed = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+}
+
+/// The exit code a shell reports for each signal the tools stop on.
+const SIGNALS: [(&str, i32); 3] = [("INT", 130), ("TERM", 143), ("HUP", 129)];
+
+#[test]
+fn a_signal_that_comes_as_the_check_finishes_is_not_success() {
+    for (signal, code) in SIGNALS {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("k.spu");
+        if !spu_io::testing::make_fifo(&pipe) {
+            return;
+        }
+        let child = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+            .arg(&pipe)
+            .arg("--check")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        // The signal while the tool waits for its input; the input right after, so
+        // the check ends before the signal's grace period does.
+        send(signal, child.id());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if let Ok(mut w) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(O_NONBLOCK)
+            .open(&pipe)
+        {
+            let _ = w.write_all(b".entry k {\n    exit;\n}\n");
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {err}");
+        assert!(err.contains("error: interrupted"), "SIG{signal}: {err}");
+    }
+}
+
+#[test]
+fn a_signal_while_writing_the_output_exits_with_its_own_code() {
+    // A listing far larger than a pipe holds, written to standard output that is
+    // read only after the signal: the write notices it and stops.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("k.spu");
+    let body = "    add.u32 %r0, %r0, 1;\n".repeat(20_000);
+    std::fs::write(
+        &src,
+        format!(".entry k {{\n    .reg .u32 %r<1>;\n{body}    exit;\n}}\n"),
+    )
+    .unwrap();
+    let out = spu_asm(&[src.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bin = dir.path().join("k.bin");
+    for (signal, code) in SIGNALS {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+            .args(["-d", bin.to_str().unwrap(), "-o", "-"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 1];
+        std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+        send(signal, child.id());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut rest).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {err}");
+        assert!(err.contains("interrupted"), "SIG{signal}: {err}");
+    }
+}
+
+/// `O_NONBLOCK` on Linux: opening a FIFO to write fails at once if no one reads it.
+const O_NONBLOCK: i32 = 0o4000;
 
 #[test]
 fn includes_stay_inside_the_kernels_folder_and_are_regular_files() {
@@ -1412,4 +1502,40 @@ fn a_file_name_a_file_string_cannot_hold_is_named_in_a_warning() {
     assert!(spu_asm(&[&src]).status.success());
     let out = spu_asm(&["-d", &dir.path().join("plain name.bin").to_string_lossy()]);
     assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+}
+
+/// Under an address-space limit too tight for the input (`ulimit -v`), the tool
+/// says it is out of memory and exits 1: no panic of a thread that could not
+/// start, no abort of an allocation that failed.
+#[test]
+fn a_memory_limit_too_tight_for_the_input_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("big.spu");
+    let body: String = (0..100_000)
+        .map(|i| format!("    add.u32 %r{}, %r{}, {i};\n", i % 8, (i + 1) % 8))
+        .collect();
+    std::fs::write(
+        &src,
+        format!(".entry k {{\n    .reg .u32 %r<8>;\n{body}    exit;\n}}\n"),
+    )
+    .unwrap();
+    let src = src.to_str().unwrap();
+    for memory_mib in [8, 64] {
+        for args in [vec![src, "--check"], vec![src, "-o", "-"]] {
+            let out = spu_asm_limited(&args, memory_mib, 60);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{memory_mib} MiB, {args:?}: {err}"
+            );
+            assert!(
+                !err.contains("panicked") && !err.contains("memory allocation of"),
+                "{memory_mib} MiB: {err}"
+            );
+            let last = err.lines().last().unwrap_or_default();
+            assert!(last.starts_with("error: "), "{memory_mib} MiB: {err}");
+            assert!(err.contains("out of memory"), "{memory_mib} MiB: {err}");
+        }
+    }
 }

@@ -66,3 +66,74 @@ fn warnings_alone_do_not_fail_assembly() {
     let (_, warnings) = spu_asm::assemble("w.spu", &src).expect("warnings only");
     assert!(!warnings.has_errors() && !warnings.is_empty());
 }
+
+/// A launch file whose `#include` of the kernel fails, in every way it can, reports
+/// that cause alone: not also a `.bind` (or `--entry`) of a kernel that is not
+/// there, which only follows from it. A kernel that is simply misnamed still is.
+#[test]
+fn a_failed_include_is_reported_without_the_missing_kernel_it_causes() {
+    const KERNEL: &str = ".visible .entry k(.param .u64 k_param_0)\n{\n    exit;\n}\n";
+    let launch = |kernel: &str| {
+        format!(
+            "#include \"k.ptx\"\n.global .u32 X[4] = 0;\n.launch grid(1) block(4);\n.bind {kernel}(X);\n"
+        )
+    };
+    let broken_entry = KERNEL.replace(".entry", ".entryx");
+    let cases: [(&str, Option<&str>, &str); 4] = [
+        ("a missing file", None, "cannot include `k.ptx`"),
+        (
+            "an `#error`",
+            Some("#error not ported\n"),
+            "#error not ported",
+        ),
+        (
+            "an `#include` that fails in it",
+            Some("#include \"gone.ptx\"\n"),
+            "cannot include `gone.ptx`",
+        ),
+        (
+            "a kernel line that does not read",
+            Some(&broken_entry),
+            "unknown directive `.entryx`",
+        ),
+    ];
+    for (what, included, cause) in cases {
+        let mut read = |p: &Path| match included {
+            Some(text) if p.ends_with("k.ptx") => Ok(text.to_string()),
+            _ => Err("no such file".to_string()),
+        };
+        let src = launch("k");
+        let diags = spu_asm::assemble_with("launch.spu", &src, &mut read).unwrap_err();
+        let messages: Vec<_> = diags.items.iter().map(|d| d.message.as_str()).collect();
+        assert!(
+            messages.iter().any(|m| m.contains(cause)),
+            "{what}: {messages:?}"
+        );
+        assert!(
+            !messages.iter().any(|m| m.contains("no kernel")),
+            "{what}: the cause alone, not its consequence: {messages:?}"
+        );
+        let options = spu_asm::Options {
+            entry: Some("k".into()),
+            ..spu_asm::Options::default()
+        };
+        let diags = spu_asm::assemble_with_options("launch.spu", &launch("k"), &mut read, &options)
+            .unwrap_err();
+        assert!(
+            !diags.items.iter().any(|d| d.message.contains("no kernel")),
+            "{what} with --entry: {:?}",
+            diags.items
+        );
+    }
+    // An include that works and a `.bind` of a kernel it does not define.
+    let mut read = |_: &Path| Ok(KERNEL.to_string());
+    let diags = spu_asm::assemble_with("launch.spu", &launch("kk"), &mut read).unwrap_err();
+    assert_eq!(diags.error_count(), 1, "{:?}", diags.items);
+    assert!(
+        diags.items[0]
+            .message
+            .contains("`.bind` names `kk`, but no kernel has that name"),
+        "{:?}",
+        diags.items
+    );
+}

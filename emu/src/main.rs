@@ -81,7 +81,8 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage(e));
     spu_io::interrupt::install_with_termination();
     match only_listing(&cli, &matches).and_then(|()| run(&cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+        // A signal that came as the work was finishing still ends it as the signal asks.
+        Ok(()) => spu_io::exit::unless_signalled(ExitCode::SUCCESS, true),
         Err(e) => ExitCode::from(session::report_failure(e.as_ref())),
     }
 }

@@ -4,19 +4,21 @@ use crate::output::OutputError;
 
 /// After Ctrl-C, as shells report SIGINT (128 + 2).
 pub use crate::interrupt::INTERRUPTED;
+use std::process::ExitCode;
 /// When the reader of a pipe went away, as a tool ended by SIGPIPE (128 + 13).
 pub const CLOSED_PIPE: u8 = 141;
 
 /// The exit code an error asks for, looking through its whole chain of causes:
-/// [`INTERRUPTED`] for an output stopped by Ctrl-C, [`CLOSED_PIPE`] for output to a
-/// closed pipe (which the tools end quietly), 128 + the signal for any error after a
-/// signal asked the work to stop, or `None` for an ordinary error.
+/// 128 + the signal for an output a signal stopped (see
+/// [`stopped_code`](crate::interrupt::stopped_code)), [`CLOSED_PIPE`] for output to
+/// a closed pipe (which the tools end quietly), 128 + the signal for any error after
+/// a signal asked the work to stop, or `None` for an ordinary error.
 pub fn special_code(error: &(dyn std::error::Error + 'static)) -> Option<u8> {
     let mut cause = Some(error);
     while let Some(e) = cause {
         if let Some(o) = e.downcast_ref::<OutputError>() {
             return match o {
-                OutputError::Interrupted { .. } => Some(INTERRUPTED),
+                OutputError::Interrupted { .. } => Some(crate::interrupt::stopped_code()),
                 OutputError::Io { error, .. } if is_closed_pipe(error) => Some(CLOSED_PIPE),
                 _ => None,
             };
@@ -25,12 +27,12 @@ pub fn special_code(error: &(dyn std::error::Error + 'static)) -> Option<u8> {
             if is_closed_pipe(io) {
                 return Some(CLOSED_PIPE);
             }
-            // A write that Ctrl-C stopped, wrapped by a caller's own error type.
+            // A write that a signal stopped, wrapped by a caller's own error type.
             if io
                 .get_ref()
                 .is_some_and(|inner| inner.is::<crate::output::Cancelled>())
             {
-                return Some(INTERRUPTED);
+                return Some(crate::interrupt::stopped_code());
             }
         }
         cause = e.source();
@@ -38,6 +40,24 @@ pub fn special_code(error: &(dyn std::error::Error + 'static)) -> Option<u8> {
     // Any error after Ctrl-C, SIGTERM or SIGHUP follows from it (clang stopped, a
     // run interrupted): exit as the signal asks, as the handler would.
     crate::interrupt::signalled()
+}
+
+/// The exit code of work that ended without an error: `code` (success, or a
+/// tool's own code), unless a signal (Ctrl-C, SIGTERM, SIGHUP) asked it to stop
+/// meanwhile, too late for the work to notice (it was finishing). Then 128 + that
+/// signal, as if the signal had come a moment earlier: a tool asked to stop never
+/// reports success. `say`: print `error: interrupted` (false for a tool that
+/// reported the stop in its own words).
+pub fn unless_signalled(code: ExitCode, say: bool) -> ExitCode {
+    match crate::interrupt::signalled() {
+        Some(signal) => {
+            if say {
+                crate::reportln!("error: interrupted");
+            }
+            ExitCode::from(signal)
+        }
+        None => code,
+    }
 }
 
 /// True for the error a write to a pipe without a reader gives.

@@ -64,6 +64,20 @@ pub fn signalled() -> Option<u8> {
         .filter(|&code| code != 0)
 }
 
+/// The exit code for work a signal stopped: 128 + the signal received (130 for
+/// Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), or 130 for work stopped by [`stop`]
+/// with no signal.
+pub fn stopped_code() -> u8 {
+    signalled().unwrap_or(INTERRUPTED)
+}
+
+/// Records that `signal` asked the work to stop, for a tool whose work stops
+/// through a flag of its own (`spu-sweep`'s runs): [`signalled`] then answers
+/// 128 + it, so the tool exits as the signal asks however its work ends.
+pub fn note(signal: i32) {
+    let _ = SIGNALLED.compare_exchange(0, 128 + signal, Ordering::Relaxed, Ordering::Relaxed);
+}
+
 /// Ends the process as a signal does when the work does not stop by itself: stops
 /// the registered children (and their process groups), removes the registered
 /// temporaries, says "interrupted" and exits with `code`. For a tool with handlers

@@ -12,6 +12,21 @@ pub fn memory_ceiling_mib() -> Option<u64> {
     (hard != RLIM_INFINITY).then_some(hard >> 20)
 }
 
+/// The address space, in bytes, this process may use at most (its soft limit,
+/// `ulimit -v`), or `None` when there is no limit.
+pub fn memory_limit() -> Option<u64> {
+    let (soft, _) = getrlimit(Resource::RLIMIT_AS).ok()?;
+    (soft != RLIM_INFINITY).then_some(soft)
+}
+
+/// True when this process can still take `bytes` of memory: a probe that reserves
+/// them and gives them back at once, touching no page. For work whose memory
+/// grows with its input, to refuse an input that cannot fit with a clear message
+/// before an allocation deep inside fails (which ends the process with an abort).
+pub fn can_reserve(bytes: usize) -> bool {
+    Vec::<u8>::new().try_reserve_exact(bytes).is_ok()
+}
+
 /// Limits the calling process: address space to `memory_mib` MiB and CPU time to
 /// `cpu_s` seconds (the kernel then ends it with `SIGXCPU`). An inherited hard
 /// limit that is lower stays (a process may not raise its hard limits): the
@@ -79,12 +94,35 @@ pub fn catch_termination(on_signal: impl Fn(i32) + Send + 'static) -> bool {
     if set.thread_block().is_err() {
         return false;
     }
-    std::thread::spawn(move || {
+    let waiter = std::thread::Builder::new().spawn(move || {
         while let Ok(signal) = set.wait() {
             on_signal(signal as i32);
         }
     });
+    if waiter.is_err() {
+        // No thread can start (too little memory): the signals end the process
+        // as they would without the handler.
+        let _ = set.thread_unblock();
+        return false;
+    }
     true
+}
+
+/// Reads up to `max` bytes of `pipe` (a child's output) on a thread of its own,
+/// so a full pipe never stops the child while the caller waits for it. `None`
+/// when no thread can start (too little memory): the pipe is then closed and what
+/// the child writes to it is lost.
+pub fn read_on_thread(
+    pipe: impl std::io::Read + Send + 'static,
+    max: u64,
+) -> Option<std::thread::JoinHandle<Vec<u8>>> {
+    std::thread::Builder::new()
+        .spawn(move || {
+            let mut buf = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut std::io::Read::take(pipe, max), &mut buf);
+            buf
+        })
+        .ok()
 }
 
 /// Lets SIGTERM and SIGHUP end this process again (undoes the blocking a parent
@@ -100,7 +138,7 @@ pub fn end_with_parent(parent: u32) {
     if std::os::unix::process::parent_id() != parent {
         std::process::exit(129);
     }
-    std::thread::spawn(move || {
+    let watcher = std::thread::Builder::new().spawn(move || {
         loop {
             std::thread::sleep(std::time::Duration::from_millis(500));
             // Re-parented (to init or a subreaper): the parent is gone.
@@ -109,6 +147,12 @@ pub fn end_with_parent(parent: u32) {
             }
         }
     });
+    if watcher.is_err() {
+        // Nothing could watch the parent (too little memory): end rather than
+        // run unwatched.
+        crate::reportln!("error: out of memory while starting: cannot watch the parent process");
+        std::process::exit(1);
+    }
 }
 
 /// Kills (SIGKILL) a child and, if it leads a process group of its own (started

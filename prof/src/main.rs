@@ -110,7 +110,8 @@ fn main() -> ExitCode {
     spu_io::interrupt::install_with_termination();
     let outcome = unused_options(&cli, &matches).and_then(|()| run(&cli));
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        // A signal that came as the work was finishing still ends it as the signal asks.
+        Ok(()) => spu_io::exit::unless_signalled(ExitCode::SUCCESS, true),
         Err(e) => ExitCode::from(session::report_failure(e.as_ref())),
     }
 }

@@ -13,7 +13,7 @@ use spu_sweep::{exec, slurm};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// `1 run`, `2 runs`.
@@ -23,8 +23,8 @@ fn runs(n: usize) -> String {
 
 /// Set by Ctrl-C, SIGTERM or SIGHUP while runs go on.
 static STOP: AtomicBool = AtomicBool::new(false);
-/// The signal that set [`STOP`]: the exit code is 128 plus it (130 for Ctrl-C).
-static STOP_SIGNAL: AtomicI32 = AtomicI32::new(2);
+/// A command reported that it stopped (see [`stop_reported`]).
+static STOP_REPORTED: AtomicBool = AtomicBool::new(false);
 /// True once something polls [`STOP`] (runs, or waiting for a Slurm job).
 static ARMED: AtomicBool = AtomicBool::new(false);
 
@@ -40,16 +40,25 @@ pub fn catch_termination() {
 
 fn on_stop_signal(signal: i32) {
     if ARMED.load(Ordering::SeqCst) {
-        STOP_SIGNAL.store(signal, Ordering::SeqCst);
+        // The exit code is 128 plus the signal, however the command ends.
+        spu_io::interrupt::note(signal);
         STOP.store(true, Ordering::SeqCst);
     } else {
         spu_io::interrupt::end(128 + signal);
     }
 }
 
-/// The exit code of a stopped command: 128 plus the signal that stopped it.
+/// The exit code of a command that stopped (and said so): 128 plus the signal
+/// that stopped it.
 fn stopped_code() -> ExitCode {
-    ExitCode::from(u8::try_from(128 + STOP_SIGNAL.load(Ordering::SeqCst)).unwrap_or(130))
+    STOP_REPORTED.store(true, Ordering::SeqCst);
+    ExitCode::from(spu_io::interrupt::stopped_code())
+}
+
+/// True when the command ended by reporting its stop; false when a signal came
+/// too late for it to notice (as it finished), and nothing said so yet.
+pub fn stop_reported() -> bool {
+    STOP_REPORTED.load(Ordering::SeqCst)
 }
 
 /// Reads the spec, letting it name the paths the command line allows.

@@ -229,8 +229,9 @@ fn main() -> ExitCode {
     // Before any thread starts (see `catch_termination`); `exec-run` returned above.
     catch_termination();
     match dispatch(cli.command) {
-        // Work that ended as a signal stopped it (clang killed) exits as the signal asks.
-        Ok(code) => spu_io::interrupt::signalled().map_or(code, ExitCode::from),
+        // Work that ended as a signal stopped it (runs stopped, or a signal that came
+        // as the command finished) exits as the signal asks.
+        Ok(code) => spu_io::exit::unless_signalled(code, !commands::stop_reported()),
         Err(e) => {
             if let Some(Error::Spec(s)) = e.downcast_ref::<Error>() {
                 spu_io::report!("{}", s.rendered());

@@ -8,7 +8,7 @@ use crate::exec::{Reply, Request};
 use crate::plan::TOOL_VERSION;
 use crate::store::{Record, Status, host};
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -127,20 +127,15 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(&serde_json::to_vec(req).unwrap_or_default());
     }
-    let stdout = child.stdout.take().map(|out| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = out.take(MAX_STDOUT).read_to_end(&mut buf);
-            buf
-        })
-    });
-    let stderr = child.stderr.take().map(|err| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = err.take(MAX_STDOUT).read_to_end(&mut buf);
-            buf
-        })
-    });
+    use spu_io::process::read_on_thread;
+    let stdout = child
+        .stdout
+        .take()
+        .and_then(|p| read_on_thread(p, MAX_STDOUT));
+    let stderr = child
+        .stderr
+        .take()
+        .and_then(|p| read_on_thread(p, MAX_STDOUT));
     let timeout = Duration::from_secs(bounds.timeout_s);
     let mut nap = Duration::from_millis(1);
     let (status, timed_out) = loop {

@@ -18,7 +18,8 @@ use std::collections::HashMap;
 
 impl Assembler<'_> {
     /// The kernel of the file to assemble: `--entry`, the kernel `.bind` names, or
-    /// the file's only kernel; `None` (reported) when none can be chosen.
+    /// the file's only kernel; `None` (reported, or for a named kernel that is not
+    /// there, kept for [`Self::report_missing_kernel`]) when none can be chosen.
     pub(super) fn select_entry(
         &mut self,
         text: &str,
@@ -77,7 +78,7 @@ impl Assembler<'_> {
             if found.is_none() && !entries.is_empty() {
                 let d = Diagnostic::error(format!("no kernel is named `{want}`"), 0..0)
                     .label(format!("the file has {}", list()));
-                diags.push(match closest(&want, names()) {
+                self.missing_kernel = Some(match closest(&want, names()) {
                     Some(c) => d.help(format!("did you mean `--entry {c}`?")),
                     None => d.help(format!("choose one of {}", list())),
                 });
@@ -92,7 +93,7 @@ impl Assembler<'_> {
                     b.span.clone(),
                 )
                 .label("not an `.entry` of this file or its includes");
-                diags.push(match closest(b.node, names()) {
+                self.missing_kernel = Some(match closest(b.node, names()) {
                     Some(c) => d.help(format!("did you mean `{c}`?")),
                     None if entries.is_empty() => {
                         d.help("`#include` the PTX file that defines the kernel")
@@ -121,6 +122,24 @@ impl Assembler<'_> {
             (!entries.is_empty()).then_some(0)
         };
         chosen.map(|c| c as u32)
+    }
+
+    /// Reports the kernel `--entry` or `.bind` names and no `.entry` defines, unless
+    /// the text may lack it because of an error already reported: an `#include`
+    /// that failed, a preprocessing error (`earlier_errors`), or an error in an
+    /// included file (a kernel whose `.entry` line did not read). That error is the
+    /// cause; the missing kernel would only follow from it.
+    pub(super) fn report_missing_kernel(&mut self, diags: &mut Diagnostics, earlier_errors: bool) {
+        let Some(d) = self.missing_kernel.take() else {
+            return;
+        };
+        let in_include = diags
+            .items
+            .iter()
+            .any(|e| e.severity == crate::Severity::Error && self.map.origin(&e.span).file != 0);
+        if !earlier_errors && !in_include {
+            diags.push(d);
+        }
     }
 
     /// Makes the chosen entry's parameters kernel parameters, or binds them to the

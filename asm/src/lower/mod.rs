@@ -26,6 +26,7 @@ mod funcs;
 mod init;
 mod lineinfo;
 mod local;
+mod memory;
 mod outline;
 mod precondition;
 mod statements;
@@ -113,6 +114,10 @@ pub fn assemble_with_options(
             Diagnostic::error("the file is empty", 0..0)
                 .help("a kernel needs at least `.entry name { exit; }`"),
         );
+        return Err(diags);
+    }
+    if let Some(d) = memory::check(src) {
+        diags.push(d);
         return Err(diags);
     }
     if let Some(at) = bare_carriage_return(src) {
@@ -203,6 +208,7 @@ fn assemble_text(
         asm.code(text, &mut code_diags);
     }
     diags.append(code_diags);
+    asm.report_missing_kernel(diags, earlier_errors);
     asm.check_pointer_params(diags);
     asm.check_default_launch(diags);
     if let Some(chosen) = asm.chosen {
@@ -356,6 +362,9 @@ struct Assembler<'m> {
     chosen: Option<u32>,
     /// No kernel could be chosen (already reported).
     no_entry_chosen: bool,
+    /// The error for a kernel `--entry` or `.bind` names that no `.entry` defines,
+    /// reported at the end unless an earlier error explains it.
+    missing_kernel: Option<Diagnostic>,
     /// The `.extern .shared` array sized at launch: index and element bytes.
     dynamic_shared: Option<(usize, u32, Span)>,
     /// `.launch shared(BYTES)`: the dynamic shared size.
@@ -436,6 +445,7 @@ impl<'m> Assembler<'m> {
             options: options.clone(),
             chosen: None,
             no_entry_chosen: false,
+            missing_kernel: None,
             dynamic_shared: None,
             launch_shared: None,
             launch_shared_known: None,
