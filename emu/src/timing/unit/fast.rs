@@ -1,0 +1,118 @@
+//! The timing mode's fast paths of the issue step ([`super::issue::issue`]): a
+//! register operation, and a plain 32-bit shared-memory load or store, which need
+//! nothing of the unit but the warp, its block's shared memory and the counters.
+//! They have the same effect, counts and timing as the general path, without its
+//! memory scratch, dispatch over every kind of instruction, and flow handling.
+//! Which instruction may take one is resolved once per program
+//! ([`crate::timing::params::Path`]).
+
+use super::code::{Code, Producer, RegReady};
+use super::issue::{Site, count};
+use crate::exec::fault::{Fault, Faulted};
+use crate::exec::ops::{LaneFn, NO_REG, Op, OpInfo};
+use crate::exec::step;
+use crate::observe::counters::UnitCounts;
+use crate::timing::env::Env;
+use crate::timing::params::Timed;
+use spu_isa::TimingClass;
+
+/// Registers (and the predicate) `op` writes become ready at `at`, written by
+/// `producer`.
+#[inline(always)]
+pub(super) fn mark_written(
+    code: &mut Code,
+    wi: usize,
+    (op, info): (&Op, &OpInfo),
+    at: u64,
+    producer: Producer,
+) {
+    let board = &mut code.boards[wi];
+    if op.d != NO_REG {
+        let d = usize::from(op.d);
+        for r in d..d + usize::from(info.dst_regs.max(1)) {
+            board.regs[r] = RegReady::new(at, producer);
+        }
+    }
+    if let Some(p) = op.pd {
+        board.pred_ready[usize::from(p & 15)] = at;
+    }
+}
+
+/// Issues the register operation `op` (lane function `f`) at `pc` of warp `wi`.
+#[inline]
+pub(super) fn issue_lanes(
+    code: &mut Code,
+    wi: usize,
+    pc: u32,
+    (op, info, f): (&Op, &OpInfo, LaneFn),
+    timed: Timed,
+    now: u64,
+    env: &Env,
+    counts: &mut UnitCounts,
+) {
+    let warp = &mut code.warps[wi];
+    let exec = step::guarded(op.guard, &warp.preds, warp.active());
+    f(warp, op, exec);
+    warp.advance();
+    count(counts, pc, exec);
+    mark_written(code, wi, (op, info), now + timed.latency, Producer::Alu);
+    code.set_next_issue(wi, now + 1, env.program);
+    code.occupy(timed.pipe, now, timed.interval);
+}
+
+/// Issues the plain 32-bit shared-memory load or store (`store`) `op` at `pc` of
+/// warp `wi`; `false` (having done nothing) when no lane executes it or the unit
+/// has no shared memory, which the general path handles.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(super) fn issue_shared(
+    code: &mut Code,
+    wi: usize,
+    pc: u32,
+    (op, info, store): (&Op, &OpInfo, bool),
+    timed: Timed,
+    now: u64,
+    env: &mut Env,
+    site: &mut Site,
+) -> Faulted<bool> {
+    let range = code.shared_range(wi);
+    let size = code.ctx.shared_bytes;
+    let warp = &mut code.warps[wi];
+    let exec = step::guarded(op.guard, &warp.preds, warp.active());
+    let Some(shared) = code.shared.get_mut(range) else {
+        return Ok(false);
+    };
+    if exec == 0 || shared.is_empty() {
+        return Ok(false);
+    }
+    *site.seq += 1;
+    let mut addrs = [0u32; 32];
+    let on = crate::exec::lanes::expand(exec);
+    crate::exec::access::shared_word(op, store, warp, shared, size, exec, &on, &mut addrs)
+        .map_err(|(kind, lane)| {
+            Box::new(Fault {
+                kind,
+                pc,
+                warp: warp.index,
+                lane,
+            })
+        })?;
+    warp.advance();
+    if code.races.is_some() {
+        code.check_race(site.label, wi, pc, env.program, &addrs, exec);
+    }
+    count(site.counts, pc, exec);
+    // Bank conflicts serialise the access (as `crate::timing::access::cost` times
+    // a shared-memory access).
+    let timing = env.timing;
+    let waves = env.waves.waves(pc, &addrs, exec, timing.banks()).max(1);
+    let at = pc as usize;
+    site.counts.conflict_waves[at] += waves - 1;
+    site.counts.mem_events[at] += waves;
+    let interval = timing.interval(TimingClass::Shared);
+    let ready = now + timing.latency(TimingClass::Shared) + (waves - 1) * interval;
+    mark_written(code, wi, (op, info), ready, Producer::Memory);
+    code.set_next_issue(wi, now + 1, env.program);
+    code.occupy(timed.pipe, now, waves * interval);
+    Ok(true)
+}
