@@ -3,7 +3,7 @@
 //! class occupies; and, once per program, the same for each instruction
 //! ([`Timed`]).
 
-use crate::exec::ops::{Program, Run};
+use crate::exec::ops::{LaneFn, Program, Run};
 use crate::machine::{Machine, SchedulerPolicy};
 use spu_isa::TimingClass;
 use std::sync::Arc;
@@ -36,12 +36,12 @@ pub const NO_PIPE: u8 = 3;
 
 /// How the issue step runs an instruction (without a trace; with one, everything
 /// takes the general path).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Path {
     /// Through the execution core's dispatch.
     General,
-    /// A register operation that does not read `%clock`.
-    Lanes,
+    /// A register operation (this lane function) that does not read `%clock`.
+    Lanes(LaneFn),
     /// A plain 32-bit shared-memory load or store through a 32-bit base that does
     /// not read `%clock` (`true`: a store).
     SharedWord(bool),
@@ -124,7 +124,7 @@ impl Timing {
                 let class = info.class.timing;
                 let path = match op.run {
                     _ if info.reads_clock => Path::General,
-                    Run::Lanes(_) => Path::Lanes,
+                    Run::Lanes(f) => Path::Lanes(f),
                     Run::Load(m) | Run::Store(m)
                         if m.space == spu_isa::Space::Shared && m.is_word() && !op.addr.wide =>
                     {

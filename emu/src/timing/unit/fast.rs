@@ -9,7 +9,7 @@
 use super::code::{Code, Producer, RegReady};
 use super::issue::{Site, count};
 use crate::exec::fault::{Fault, Faulted};
-use crate::exec::ops::{LaneFn, NO_REG, Op, OpInfo};
+use crate::exec::ops::{LaneFn, NO_REG, Op, OpInfo, Program};
 use crate::exec::step;
 use crate::observe::counters::UnitCounts;
 use crate::timing::env::Env;
@@ -45,9 +45,9 @@ pub(super) fn issue_lanes(
     wi: usize,
     pc: u32,
     (op, info, f): (&Op, &OpInfo, LaneFn),
-    timed: Timed,
+    timed: &Timed,
     now: u64,
-    env: &Env,
+    program: &Program,
     counts: &mut UnitCounts,
 ) {
     let warp = &mut code.warps[wi];
@@ -56,7 +56,7 @@ pub(super) fn issue_lanes(
     warp.advance();
     count(counts, pc, exec);
     mark_written(code, wi, (op, info), now + timed.latency, Producer::Alu);
-    code.set_next_issue(wi, now + 1, env.program);
+    code.set_next_issue(wi, now + 1, program);
     code.occupy(timed.pipe, now, timed.interval);
 }
 
@@ -70,7 +70,7 @@ pub(super) fn issue_shared(
     wi: usize,
     pc: u32,
     (op, info, store): (&Op, &OpInfo, bool),
-    timed: Timed,
+    timed: &Timed,
     now: u64,
     env: &mut Env,
     site: &mut Site,
@@ -87,7 +87,12 @@ pub(super) fn issue_shared(
     }
     *site.seq += 1;
     let mut addrs = [0u32; 32];
-    let on = crate::exec::lanes::expand(exec);
+    // Every lane, the common case, without expanding the mask lane by lane.
+    let on = if exec == u32::MAX {
+        [u32::MAX; 32]
+    } else {
+        crate::exec::lanes::expand(exec)
+    };
     crate::exec::access::shared_word(op, store, warp, shared, size, exec, &on, &mut addrs)
         .map_err(|(kind, lane)| {
             Box::new(Fault {

@@ -212,20 +212,20 @@ pub(super) fn issue(
     env: &mut Env,
     site: &mut Site,
 ) -> Faulted<StepEvent> {
-    let program = env.program;
+    let (program, timing) = (env.program, env.timing);
     let pc = code.warps[wi].pc().unwrap_or(0);
     let at = pc as usize;
     if env.trace.is_none()
-        && let Some(&timed) = code.timed.get(at)
+        && let Some(timed) = timing.ops.get(at)
         && let Some((op, info)) = program.ops.get(at).zip(program.info.get(at))
     {
-        match (timed.path[code.kind & 1], op.run) {
-            (Path::Lanes, Run::Lanes(f)) => {
+        match timed.path[code.kind & 1] {
+            Path::Lanes(f) => {
                 *site.seq += 1;
-                fast::issue_lanes(code, wi, pc, (op, info, f), timed, now, env, site.counts);
+                fast::issue_lanes(code, wi, pc, (op, info, f), timed, now, program, site.counts);
                 return Ok(StepEvent::None);
             }
-            (Path::SharedWord(store), _)
+            Path::SharedWord(store)
                 if fast::issue_shared(code, wi, pc, (op, info, store), timed, now, env, site)? =>
             {
                 return Ok(StepEvent::None);
