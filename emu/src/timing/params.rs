@@ -45,6 +45,8 @@ pub enum Path {
     /// A plain 32-bit shared-memory load or store through a 32-bit base that does
     /// not read `%clock` (`true`: a store).
     SharedWord(bool),
+    /// A branch (target, reconvergence point) that does not read `%clock`.
+    Branch(u32, u32),
 }
 
 pub fn pipe_of(class: TimingClass) -> Option<Pipe> {
@@ -125,6 +127,7 @@ impl Timing {
                 let path = match op.run {
                     _ if info.reads_clock => Path::General,
                     Run::Lanes(f) => Path::Lanes(f),
+                    Run::Bra { target, reconv } => Path::Branch(target, reconv),
                     Run::Load(m) | Run::Store(m)
                         if m.space == spu_isa::Space::Shared && m.is_word() && !op.addr.wide =>
                     {

@@ -1,6 +1,7 @@
 //! The timing mode's fast paths of the issue step ([`super::issue::issue`]): a
-//! register operation, and a plain 32-bit shared-memory load or store, which need
-//! nothing of the unit but the warp, its block's shared memory and the counters.
+//! register operation, a branch, and a plain 32-bit shared-memory load or store,
+//! which need nothing of the unit but the warp, its block's shared memory and the
+//! counters.
 //! They have the same effect, counts and timing as the general path, without its
 //! memory scratch, dispatch over every kind of instruction, and flow handling.
 //! Which instruction may take one is resolved once per program
@@ -57,6 +58,28 @@ pub(super) fn issue_lanes(
     count(counts, pc, exec);
     mark_written(code, wi, (op, info), now + timed.latency, Producer::Alu);
     code.set_next_issue(wi, now + 1, program);
+    code.occupy(timed.pipe, now, timed.interval);
+}
+
+/// Issues the branch `op` to `target` (reconverging at `reconv`) at `pc` of warp
+/// `wi`: the warp may issue again after the branch latency.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(super) fn issue_branch(
+    code: &mut Code,
+    wi: usize,
+    pc: u32,
+    (op, target, reconv): (&Op, u32, u32),
+    timed: &Timed,
+    now: u64,
+    program: &Program,
+    site: &mut Site,
+) {
+    let warp = &mut code.warps[wi];
+    let exec = step::guarded(op.guard, &warp.preds, warp.active());
+    warp.branch(exec, target, reconv);
+    count(site.counts, pc, exec);
+    code.set_next_issue(wi, now + timed.latency, program);
     code.occupy(timed.pipe, now, timed.interval);
 }
 

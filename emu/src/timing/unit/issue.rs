@@ -230,6 +230,11 @@ pub(super) fn issue(
             {
                 return Ok(StepEvent::None);
             }
+            Path::Branch(target, reconv) => {
+                *site.seq += 1;
+                fast::issue_branch(code, wi, pc, (op, target, reconv), timed, now, program, site);
+                return Ok(StepEvent::None);
+            }
             _ => {}
         }
     }
