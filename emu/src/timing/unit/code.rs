@@ -416,7 +416,11 @@ impl Code {
             board.avail = NEVER;
             return;
         };
-        match program.info.get(pc as usize).zip(self.timed.get(pc as usize)) {
+        match program
+            .info
+            .get(pc as usize)
+            .zip(self.timed.get(pc as usize))
+        {
             Some((info, timed)) => {
                 let (ready, reason) = board.operands_ready(info);
                 board.ready = ready;

@@ -40,6 +40,7 @@ pub(super) fn mark_written(
 }
 
 /// Issues the register operation `op` (lane function `f`) at `pc` of warp `wi`.
+#[allow(clippy::too_many_arguments)]
 #[inline]
 pub(super) fn issue_lanes(
     code: &mut Code,
@@ -143,4 +144,61 @@ pub(super) fn issue_shared(
     code.set_next_issue(wi, now + 1, env.program);
     code.occupy(timed.pipe, now, waves * interval);
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::observe::trace::{TraceFilter, Tracer};
+    use crate::{LoadOptions, RunControl};
+
+    /// Everything a sample measured in timing mode on `machine`; with `general`,
+    /// a trace that prints nothing makes every instruction take the general path.
+    fn measured(machine: &str, file: &str, defines: &[&str], general: bool) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../samples")
+            .join(file);
+        let kernel = crate::read_kernel(&path).expect("the sample assembles");
+        let machine = crate::machine::preset(machine).expect("a preset");
+        let options = LoadOptions {
+            defines: defines.iter().map(|d| d.to_string()).collect(),
+            ..Default::default()
+        };
+        let mut image = crate::load(kernel.module.clone(), &machine, &options).expect("it loads");
+        let tracer = general.then(|| {
+            let filter = TraceFilter {
+                cycles: Some((u64::MAX, u64::MAX)),
+                ..Default::default()
+            };
+            Tracer::new(
+                &kernel.module,
+                &image.launch,
+                filter,
+                Box::new(std::io::sink()),
+            )
+        });
+        let result = crate::simulate_traced(
+            &mut image,
+            &machine,
+            RunControl::default(),
+            tracer,
+            &mut |_| {},
+        )
+        .expect("it runs");
+        assert!(result.units.iter().any(|u| u.issued > 0), "the run issues");
+        format!("{result:?}")
+    }
+
+    #[test]
+    fn the_fast_issue_paths_time_and_count_what_the_general_path_does() {
+        let cases: [(&str, &str, &[&str]); 3] = [
+            ("spu-4x4", "stencil2d/stencil_pc.spu", &["N=64", "K=64"]),
+            ("spu-4x4", "reduction.spu", &[]),
+            ("gtx480", "matmul.spu", &[]),
+        ];
+        for (machine, file, defines) in cases {
+            let fast = measured(machine, file, defines, false);
+            let general = measured(machine, file, defines, true);
+            assert_eq!(fast, general, "{machine} {file}");
+        }
+    }
 }

@@ -222,7 +222,16 @@ pub(super) fn issue(
         match timed.path[code.kind & 1] {
             Path::Lanes(f) => {
                 *site.seq += 1;
-                fast::issue_lanes(code, wi, pc, (op, info, f), timed, now, program, site.counts);
+                fast::issue_lanes(
+                    code,
+                    wi,
+                    pc,
+                    (op, info, f),
+                    timed,
+                    now,
+                    program,
+                    site.counts,
+                );
                 return Ok(StepEvent::None);
             }
             Path::SharedWord(store)
@@ -232,7 +241,16 @@ pub(super) fn issue(
             }
             Path::Branch(target, reconv) => {
                 *site.seq += 1;
-                fast::issue_branch(code, wi, pc, (op, target, reconv), timed, now, program, site);
+                fast::issue_branch(
+                    code,
+                    wi,
+                    pc,
+                    (op, target, reconv),
+                    timed,
+                    now,
+                    program,
+                    site,
+                );
                 return Ok(StepEvent::None);
             }
             _ => {}
