@@ -51,33 +51,37 @@ impl WaveCache {
         let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - BITS)) as usize;
         let first = addrs[(mask.trailing_zeros() & 31) as usize];
         let e = &mut self.entries[slot];
-        let mut rel = [0u32; 32];
-        // A plain loop with one accumulator: the loop vectoriser handles it.
-        let mut diff = 0;
-        if mask == u32::MAX {
-            // A full warp: the same loop without the lane mask.
-            for l in 0..32 {
-                rel[l] = addrs[l].wrapping_sub(first);
-                diff |= rel[l] ^ e.rel[l];
-            }
-        } else {
-            for l in 0..32 {
-                let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
-                    u32::MAX
-                } else {
-                    0
-                };
-                rel[l] = addrs[l].wrapping_sub(first) & on;
-                diff |= rel[l] ^ e.rel[l];
-            }
-        }
-        if diff == 0 && e.key == key {
+        let rel = relative(addrs, mask, first);
+        if e.key == key && rel.iter().zip(&e.rel).fold(0, |d, (a, b)| d | (a ^ b)) == 0 {
             return e.waves;
         }
         let waves = bank_waves(addrs, mask, banks);
         *e = Entry { key, rel, waves };
         waves
     }
+}
+
+/// The addresses of the lanes of `mask` relative to `first` (0 in other lanes).
+#[inline(always)]
+fn relative(addrs: &Lanes, mask: u32, first: u32) -> Lanes {
+    // Plain loops: the loop vectoriser handles them.
+    let mut rel = [0u32; 32];
+    if mask == u32::MAX {
+        // A full warp: the same loop without the lane mask.
+        for l in 0..32 {
+            rel[l] = addrs[l].wrapping_sub(first);
+        }
+    } else {
+        for l in 0..32 {
+            let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
+                u32::MAX
+            } else {
+                0
+            };
+            rel[l] = addrs[l].wrapping_sub(first) & on;
+        }
+    }
+    rel
 }
 
 /// Shared-memory waves: the most distinct words any one bank must serve (threads

@@ -1,9 +1,12 @@
 //! The machine parameters the issue step needs, resolved once from the machine
 //! file: latency and pipeline interval per timing class, and which pipeline each
-//! class occupies.
+//! class occupies; and, once per program, the same for each instruction
+//! ([`Timed`]).
 
+use crate::exec::ops::{LaneFn, Program, Run};
 use crate::machine::{Machine, SchedulerPolicy};
 use spu_isa::TimingClass;
+use std::sync::Arc;
 
 const CLASSES: usize = TimingClass::Shuffle as usize + 1;
 
@@ -13,6 +16,37 @@ pub enum Pipe {
     Core = 0,
     Sfu = 1,
     Mem = 2,
+}
+
+/// What the issue step needs of one instruction, resolved once per program: its
+/// class's latency and pipeline interval, the pipeline it occupies, and the path
+/// an SM and an IU issue it by.
+#[derive(Debug, Clone, Copy)]
+pub struct Timed {
+    pub latency: u64,
+    pub interval: u64,
+    /// Index of the pipeline kind ([`Pipe`]); [`NO_PIPE`] for none.
+    pub pipe: u8,
+    /// The path on an SM (index 0) and on an IU (index 1).
+    pub path: [Path; 2],
+}
+
+/// [`Timed::pipe`] of an instruction that needs no pipeline.
+pub const NO_PIPE: u8 = 3;
+
+/// How the issue step runs an instruction (without a trace; with one, everything
+/// takes the general path).
+#[derive(Debug, Clone, Copy)]
+pub enum Path {
+    /// Through the execution core's dispatch.
+    General,
+    /// A register operation (this lane function) that does not read `%clock`.
+    Lanes(LaneFn),
+    /// A plain 32-bit shared-memory load or store through a 32-bit base that does
+    /// not read `%clock` (`true`: a store).
+    SharedWord(bool),
+    /// A branch (target, reconvergence point) that does not read `%clock`.
+    Branch(u32, u32),
 }
 
 pub fn pipe_of(class: TimingClass) -> Option<Pipe> {
@@ -42,6 +76,8 @@ pub struct Timing {
     cache_latency: Option<u64>,
     /// Units of the grid (for the addresses of local memory).
     units: u32,
+    /// Each instruction of the program, resolved ([`Timing::resolve`]).
+    pub ops: Arc<[Timed]>,
 }
 
 impl Timing {
@@ -76,7 +112,43 @@ impl Timing {
             dram_latency: u64::from(m.dram_latency),
             cache_latency: crate::timing::cache::Caches::min_latency(m),
             units: m.sms(),
+            ops: Arc::from([]),
         }
+    }
+
+    /// Resolves each instruction of `program` for the issue step.
+    pub fn resolve(&mut self, program: &Program) {
+        self.ops = program
+            .ops
+            .iter()
+            .zip(&program.info)
+            .map(|(op, info)| {
+                let class = info.class.timing;
+                let path = match op.run {
+                    _ if info.reads_clock => Path::General,
+                    Run::Lanes(f) => Path::Lanes(f),
+                    Run::Bra { target, reconv } => Path::Branch(target, reconv),
+                    Run::Load(m) | Run::Store(m)
+                        if m.space == spu_isa::Space::Shared && m.is_word() && !op.addr.wide =>
+                    {
+                        Path::SharedWord(matches!(op.run, Run::Store(_)))
+                    }
+                    _ => Path::General,
+                };
+                // An IU lacks some instructions: the general path faults on them.
+                let on_iu = if info.class.units.iu() {
+                    path
+                } else {
+                    Path::General
+                };
+                Timed {
+                    latency: self.latency(class),
+                    interval: self.interval(class),
+                    pipe: pipe_of(class).map_or(NO_PIPE, |p| p as u8),
+                    path: [path, on_iu],
+                }
+            })
+            .collect();
     }
 
     /// Cycles within which no global access can complete: the DRAM latency plus

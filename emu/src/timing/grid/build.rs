@@ -22,6 +22,7 @@ use std::sync::Arc;
 impl<'a> Grid<'a> {
     pub fn new(image: &'a mut Image, machine: &Machine) -> Grid<'a> {
         let mut timing = Timing::new(machine);
+        timing.resolve(&image.program);
         let geo = Geometry::new(machine, image.launch.grid);
         let program = &image.program;
         let gpu = machine.is_gpu();

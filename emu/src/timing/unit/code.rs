@@ -12,7 +12,8 @@ use crate::exec::race::{Place, RaceCheck};
 use crate::exec::warp::{Warp, WarpState, WorkCtx};
 use crate::observe::counters::{StallReason, UnitCounts};
 use crate::timing::effects::PENDING;
-use crate::timing::params::{Timing, pipe_of};
+use crate::timing::params::{NO_PIPE, Timed, Timing};
+use std::sync::Arc;
 
 const NEVER: u64 = u64::MAX;
 
@@ -128,9 +129,6 @@ impl Scoreboard {
     }
 }
 
-/// [`Scoreboard::pipe`] of an instruction that needs no pipeline.
-const NO_PIPE: u8 = 3;
-
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Scheduler {
     /// Warps `first, first + stride, ...` belong to this scheduler, oldest first.
@@ -165,6 +163,10 @@ pub struct Code {
     /// With `single`: the schedulers whose warp changed since the last step
     /// (issued, released, resolved, loaded; bit `s`).
     pub(super) touched: u32,
+    /// Each instruction of the program as the issue step needs it.
+    pub(super) timed: Arc<[Timed]>,
+    /// The index into [`Timed::path`] of the unit's kind (0: SM, 1: IU).
+    pub(super) kind: usize,
     /// Free-at cycle of each pipeline of each kind.
     pipes: [Vec<u64>; 3],
     /// Earliest free-at cycle of each kind (with a fourth, never busy, for
@@ -233,6 +235,8 @@ impl Code {
             .collect();
         let single = warps.len() == n && !poll_all();
         let mut code = Code {
+            timed: Arc::clone(&timing.ops),
+            kind: usize::from(ctx.iu.is_some()),
             single,
             touched: 0,
             warps,
@@ -412,15 +416,19 @@ impl Code {
             board.avail = NEVER;
             return;
         };
-        match program.info.get(pc as usize) {
-            Some(info) => {
+        match program
+            .info
+            .get(pc as usize)
+            .zip(self.timed.get(pc as usize))
+        {
+            Some((info, timed)) => {
                 let (ready, reason) = board.operands_ready(info);
                 board.ready = ready;
                 board.why = Stall::new(reason, pc);
                 if ready >= PENDING {
                     board.why = board.why.pending_on(wi);
                 }
-                board.pipe = pipe_of(info.class.timing).map_or(NO_PIPE, |p| p as u8);
+                board.pipe = timed.pipe;
             }
             // Past the last instruction: issue reports it.
             None => {
@@ -558,14 +566,16 @@ impl Code {
             .collect()
     }
 
-    /// Occupies a pipeline of `class`'s kind for `cycles` from `now`.
-    pub(super) fn occupy(&mut self, class: spu_isa::TimingClass, now: u64, cycles: u64) {
-        if let Some(pipe) = pipe_of(class) {
-            let slots = &mut self.pipes[pipe as usize];
+    /// Occupies a pipeline of kind `pipe` ([`Timed::pipe`]) for `cycles` from
+    /// `now`.
+    #[inline(always)]
+    pub(super) fn occupy(&mut self, pipe: u8, now: u64, cycles: u64) {
+        let pipe = usize::from(pipe);
+        if let Some(slots) = self.pipes.get_mut(pipe) {
             if let Some(slot) = slots.iter_mut().find(|f| **f <= now) {
                 *slot = now + cycles.max(1);
             }
-            self.pipe_free[pipe as usize] = slots.iter().copied().min().unwrap_or(0);
+            self.pipe_free[pipe] = slots.iter().copied().min().unwrap_or(0);
         }
     }
 

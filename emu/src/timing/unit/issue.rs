@@ -3,12 +3,13 @@
 //! (latency, pipeline occupancy, scoreboard) and counted, with an optional trace
 //! line.
 
-use super::code::{Code, Producer, RegReady};
+use super::code::{Code, Producer};
+use super::fast;
 use super::stall::Stall;
 use super::{StepEvent, Unit};
 use crate::exec::cb::Port;
 use crate::exec::fault::{Fault, FaultKind, Faulted};
-use crate::exec::ops::{NO_REG, Op, OpInfo, Program, Run};
+use crate::exec::ops::{Program, Run};
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Executed, Flow};
 use crate::exec::warp::{Warp, WarpState};
@@ -17,6 +18,7 @@ use crate::observe::counters::{Traffic, UnitCounts};
 use crate::timing::access;
 use crate::timing::effects::{Recorder, Target};
 use crate::timing::env::Env;
+use crate::timing::params::Path;
 use spu_isa::TimingClass;
 
 impl Unit {
@@ -214,17 +216,48 @@ pub(super) fn issue(
     env: &mut Env,
     site: &mut Site,
 ) -> Faulted<StepEvent> {
-    let program = env.program;
+    let (program, timing) = (env.program, env.timing);
     let pc = code.warps[wi].pc().unwrap_or(0);
-    if let Some(op) = program.ops.get(pc as usize)
-        && let Run::Lanes(f) = op.run
+    let at = pc as usize;
+    if env.trace.is_none()
+        && let Some(timed) = timing.ops.get(at)
+        && let Some((op, info)) = program.ops.get(at).zip(program.info.get(at))
     {
-        let info = &program.info[pc as usize];
-        let is_iu = code.ctx.iu.is_some();
-        if env.trace.is_none() && !info.reads_clock && (!is_iu || info.class.units.iu()) {
-            *site.seq += 1;
-            issue_lanes(code, wi, pc, (op, info, f), now, env, site.counts);
-            return Ok(StepEvent::None);
+        match timed.path[code.kind & 1] {
+            Path::Lanes(f) => {
+                *site.seq += 1;
+                fast::issue_lanes(
+                    code,
+                    wi,
+                    pc,
+                    (op, info, f),
+                    timed,
+                    now,
+                    program,
+                    site.counts,
+                );
+                return Ok(StepEvent::None);
+            }
+            Path::SharedWord(store)
+                if fast::issue_shared(code, wi, pc, (op, info, store), timed, now, env, site)? =>
+            {
+                return Ok(StepEvent::None);
+            }
+            Path::Branch(target, reconv) => {
+                *site.seq += 1;
+                fast::issue_branch(
+                    code,
+                    wi,
+                    pc,
+                    (op, target, reconv),
+                    timed,
+                    now,
+                    program,
+                    site,
+                );
+                return Ok(StepEvent::None);
+            }
+            _ => {}
         }
     }
     issue_general(code, wi, pc, now, env, site)
@@ -305,10 +338,9 @@ fn issue_general(
     let (op, info) = (&program.ops[pc as usize], &program.info[pc as usize]);
     let exec = executed.exec;
     count(site.counts, pc, exec);
-    let timing = env.timing;
-    let class = info.class.timing;
-    let latency = timing.latency(class);
-    let mut occupancy = timing.interval(class);
+    let timed = code.timed[pc as usize];
+    let latency = timed.latency;
+    let mut occupancy = timed.interval;
     let mut result_at = now + latency;
     let mut producer = Producer::Alu;
     if let Access::Local { store, words } = executed.access
@@ -361,7 +393,7 @@ fn issue_general(
     Ok(match executed.flow {
         Flow::Branch => {
             code.set_next_issue(wi, now + latency, program);
-            code.occupy(class, now, occupancy);
+            code.occupy(timed.pipe, now, occupancy);
             StepEvent::None
         }
         Flow::Exit => {
@@ -379,18 +411,14 @@ fn issue_general(
             check_blocksync(code, wi, program)
         }
         Flow::Next => {
-            let board = &mut code.boards[wi];
             // A plain 32-bit load with no lane executing writes nothing.
             let word_load = matches!(op.run, Run::Load(m) if m.is_word() && !op.addr.wide);
-            let writes = op.d != NO_REG && !(word_load && executed.access.is_none());
-            if writes {
-                let d = usize::from(op.d);
-                for r in d..d + usize::from(info.dst_regs.max(1)) {
-                    board.regs[r] = RegReady::new(result_at, producer);
+            if word_load && executed.access.is_none() {
+                if let Some(p) = op.pd {
+                    code.boards[wi].pred_ready[usize::from(p & 15)] = result_at;
                 }
-            }
-            if let Some(p) = op.pd {
-                board.pred_ready[usize::from(p & 15)] = result_at;
+            } else {
+                fast::mark_written(code, wi, (op, info), result_at, producer);
             }
             let next = if matches!(op.run, Run::Nop) {
                 now + latency
@@ -398,45 +426,10 @@ fn issue_general(
                 now + 1
             };
             code.set_next_issue(wi, next, program);
-            code.occupy(class, now, occupancy);
+            code.occupy(timed.pipe, now, occupancy);
             StepEvent::None
         }
     })
-}
-
-/// [`issue`] of a register operation that needs nothing but the warp: no memory,
-/// no `%clock`, no trace line, allowed on the unit. The same effect, counts and
-/// timing as the general path, without its memory scratch and flow dispatch.
-#[inline]
-fn issue_lanes(
-    code: &mut Code,
-    wi: usize,
-    pc: u32,
-    (op, info, f): (&Op, &OpInfo, crate::exec::ops::LaneFn),
-    now: u64,
-    env: &Env,
-    counts: &mut UnitCounts,
-) {
-    let program = env.program;
-    let warp = &mut code.warps[wi];
-    let exec = step::guarded(op.guard, &warp.preds, warp.active());
-    f(warp, op, exec);
-    warp.advance();
-    count(counts, pc, exec);
-    let class = info.class.timing;
-    let result_at = now + env.timing.latency(class);
-    let board = &mut code.boards[wi];
-    if op.d != NO_REG {
-        let d = usize::from(op.d);
-        for r in d..d + usize::from(info.dst_regs.max(1)) {
-            board.regs[r] = RegReady::new(result_at, Producer::Alu);
-        }
-    }
-    if let Some(p) = op.pd {
-        board.pred_ready[usize::from(p & 15)] = result_at;
-    }
-    code.set_next_issue(wi, now + 1, program);
-    code.occupy(class, now, env.timing.interval(class));
 }
 
 /// Releases the warps of warp `wi`'s block at `bar.sync` once every live warp of

@@ -5,6 +5,7 @@
 //! grid: rendezvous, work items, global memory and the DRAM queue.
 
 mod code;
+mod fast;
 mod functional;
 mod issue;
 mod single;
