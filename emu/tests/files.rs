@@ -606,6 +606,36 @@ fn ctrl_c_while_an_output_blocks_leaves_nothing() {
 }
 
 #[test]
+fn a_signal_while_a_trace_is_written_exits_with_its_own_code() {
+    // A kernel that never ends, traced line by line into a file: the signal stops the
+    // run while the trace is being written, and the exit code is that signal's
+    // (the trace writer used to report every signal as Ctrl-C's 130).
+    for (signal, expected) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.txt");
+        let child = emu_cmd(&[
+            "emu/tests/faults/spin.spu",
+            "-q",
+            "--spin-limit",
+            "0",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--trace-limit",
+            "100000000",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        send(child.id(), signal);
+        let (code, err) = wait_at_most(child, Duration::from_secs(20));
+        assert_eq!(code, Some(expected), "SIG{signal}: {err}");
+        assert!(err.contains("was not written"), "SIG{signal}: {err}");
+        assert_eq!(leftovers(dir.path(), &[]), Vec::<String>::new());
+    }
+}
+
+#[test]
 fn ctrl_c_while_reading_an_input_ends_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let Some(pipe) = fifo(dir.path(), "k.spu") else {
