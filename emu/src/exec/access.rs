@@ -93,16 +93,37 @@ pub fn shared_word(
     if store {
         scatter(shared, wrap, addrs, warp.reg(usize::from(op.src[0])), mask);
     } else {
+        gather(
+            shared,
+            wrap,
+            addrs,
+            &mut warp.regs[usize::from(op.d)],
+            mask,
+            on,
+        );
+    }
+    Ok(())
+}
+
+/// Loads the words at the checked addresses `addrs` of the lanes of `mask` (whose
+/// expansion is `on`) from shared memory into `dst` (`wrap` as for [`scatter`]).
+/// Every lane's word is read; with every lane active straight into `dst`, else
+/// blended into it with `on`.
+#[inline(always)]
+fn gather(shared: &[u32], wrap: usize, addrs: &Lanes, dst: &mut Lanes, mask: u32, on: &Lanes) {
+    if mask == u32::MAX {
+        for (d, &a) in dst.iter_mut().zip(addrs) {
+            *d = shared[(a / 4) as usize & wrap];
+        }
+    } else {
         let mut loaded = [0; 32];
-        for (v, &a) in loaded.iter_mut().zip(addrs.iter()) {
+        for (v, &a) in loaded.iter_mut().zip(addrs) {
             *v = shared[(a / 4) as usize & wrap];
         }
-        let dst = &mut warp.regs[usize::from(op.d)];
         for l in 0..32 {
             dst[l] = (loaded[l] & on[l]) | (dst[l] & !on[l]);
         }
     }
-    Ok(())
 }
 
 /// Stores `v` at the checked word addresses `addrs` of the lanes of `mask` in
@@ -235,11 +256,15 @@ fn word<G: Global>(
             if store {
                 scatter(shared, wrap, addrs, warp.reg(usize::from(data)), mask);
             } else if !shared.is_empty() {
-                let mut loaded = [0; 32];
-                for (v, &a) in loaded.iter_mut().zip(addrs) {
-                    *v = shared[(a / 4) as usize & wrap];
-                }
-                lanes::write_masked(&mut warp.regs[usize::from(dst)], &loaded, mask);
+                let on = lanes::expand(mask);
+                gather(
+                    shared,
+                    wrap,
+                    addrs,
+                    &mut warp.regs[usize::from(dst)],
+                    mask,
+                    &on,
+                );
             }
             Ok(Access::Shared)
         }

@@ -25,9 +25,14 @@ pub const LANE_BIT: [u32; 32] = {
 /// All ones in the lanes of `mask`, zeros elsewhere.
 #[inline(always)]
 pub fn expand(mask: u32) -> Lanes {
+    // The form of `write_masked`'s loop, which the compiler vectorises.
     let mut out = [0; 32];
-    for (o, &bit) in out.iter_mut().zip(&LANE_BIT) {
-        *o = u32::from(mask & bit != 0).wrapping_neg();
+    for l in 0..32 {
+        out[l] = if mask & LANE_BIT[l] == LANE_BIT[l] {
+            u32::MAX
+        } else {
+            0
+        };
     }
     out
 }
