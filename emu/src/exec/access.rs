@@ -72,16 +72,19 @@ pub fn shared_word(
 ) -> Result<(), LaneFault> {
     let offset = op.addr.offset as u32;
     let base = warp.reg(usize::from(op.addr.base));
-    // Inactive lanes count as address 0, as in `lanes::or_at_least`.
-    let (mut or, mut out) = (0u32, 0u32);
+    // Inactive lanes count as address 0, as in `lanes::or_at_least`. An address
+    // below 2^31 is below `size` when subtracting `size` from it borrows (sets the
+    // top bit): every lane is in bounds when the OR of the addresses has the top
+    // bit clear and the AND of the differences has it set.
+    let (mut or, mut below) = (0u32, u32::MAX);
     for l in 0..32 {
         let a = base[l].wrapping_add(offset);
         addrs[l] = a;
         let v = a & on[l];
         or |= v;
-        out |= u32::from(v >= size);
+        below &= v.wrapping_sub(size);
     }
-    if or % 4 != 0 || out != 0 {
+    if or % 4 != 0 || or >> 31 != 0 || below >> 31 == 0 {
         check_bounded(Space::Shared, addrs, mask, size, store)?;
     }
     // The buffer's length is a power of two at least the space's size, and every

@@ -148,7 +148,7 @@ impl Unit {
         let warp = &mut code.warps[wi];
         let mut ran = 0;
         // The lane mask the blocks run under, expanded once while it stays.
-        let mut on_mask = 0;
+        let (mut on_mask, mut on_count) = (0, 0);
         let mut on = lanes::expand(0);
         let flow = loop {
             let first = warp.pc().unwrap_or(0);
@@ -158,6 +158,7 @@ impl Unit {
             let active = warp.active();
             if active != on_mask {
                 on_mask = active;
+                on_count = u64::from(active.count_ones());
                 on = lanes::expand(active);
             }
             let block = program.block_of[first as usize] as usize;
@@ -166,7 +167,7 @@ impl Unit {
             if whole {
                 counts.warp_instructions += u64::from(end - first);
                 counts.block_runs[block] += 1;
-                counts.block_threads[block] += u64::from(active.count_ones());
+                counts.block_threads[block] += on_count;
             }
             let mut pc = first;
             let ops = &program.ops[first as usize..end as usize];
