@@ -6,13 +6,12 @@
 //! through fall-through and branches, until it stops at a barrier, an exit, an
 //! atomic or the end of its slice. A block runs under one lane mask: it is
 //! expanded once (and kept while the next blocks run under the same mask), and
-//! plain 32-bit shared loads and stores go straight to [`access::shared_word`]
-//! with it.
+//! plain 32-bit shared and CB loads and stores go straight to
+//! [`words::shared_word`] and [`words::cb_word`] with it.
 
 use super::code::Code;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
-use crate::exec::access;
 use crate::exec::fault::{Fault, Faulted};
 use crate::exec::lanes::{self, distinct, transactions};
 use crate::exec::ops::{Op, Run};
@@ -20,8 +19,10 @@ use crate::exec::race::Place;
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Flow};
 use crate::exec::warp::{Warp, WarpState};
+use crate::exec::words;
 use crate::timing::env::Env;
 use crate::timing::window::Windowed;
+use spu_isa::Space;
 
 const NEVER: u64 = u64::MAX;
 
@@ -194,46 +195,71 @@ impl Unit {
                             }
                             continue;
                         }
-                        // Plain 32-bit shared loads and stores of every active lane:
-                        // straight to shared memory with the block's expanded mask.
+                        // Plain 32-bit shared and CB loads and stores of every active
+                        // lane: straight to the memory with the block's expanded mask;
+                        // `$moved` is the result of moving the words, `$shared` whether
+                        // they are in shared memory (race-checked).
+                        macro_rules! word_done {
+                            ($moved:expr, $shared:expr) => {{
+                                $moved.map_err(|(kind, lane)| {
+                                    Box::new(Fault {
+                                        kind,
+                                        pc,
+                                        warp: warp.index,
+                                        lane,
+                                    })
+                                })?;
+                                if !whole {
+                                    count(counts, pc, active);
+                                }
+                                counts.mem_events[at] += 1;
+                                if $shared && let Some(r) = races.as_deref_mut() {
+                                    r.check(place, warp, pc, program, &addrs, active);
+                                }
+                                pc += 1;
+                                if pc == end {
+                                    warp.set_pc(pc - 1);
+                                    warp.advance();
+                                }
+                                continue;
+                            }};
+                        }
                         if $plain
                             && active != 0
                             && op.guard == spu_isa::Guard::Always
-                            && let Some(store) = shared_word_op(op)
-                            && !local.shared.is_empty()
+                            && let Some((space, store)) = word_op(op)
                         {
-                            let size = local.shared_bytes;
-                            access::shared_word(
-                                op,
-                                store,
-                                warp,
-                                local.shared,
-                                size,
-                                active,
-                                &on,
-                                &mut addrs,
-                            )
-                            .map_err(|(kind, lane)| {
-                                Box::new(Fault {
-                                    kind,
-                                    pc,
-                                    warp: warp.index,
-                                    lane,
-                                })
-                            })?;
-                            if !whole {
-                                count(counts, pc, active);
+                            if space == Space::Shared && !local.shared.is_empty() {
+                                word_done!(
+                                    words::shared_word(
+                                        op,
+                                        store,
+                                        warp,
+                                        local.shared,
+                                        local.shared_bytes,
+                                        active,
+                                        &on,
+                                        &mut addrs,
+                                    ),
+                                    true
+                                );
                             }
-                            counts.mem_events[at] += 1;
-                            if let Some(r) = races.as_deref_mut() {
-                                r.check(place, warp, pc, program, &addrs, active);
+                            if let Some(side) = space.cb_side() {
+                                word_done!(
+                                    words::cb_word(
+                                        op,
+                                        space,
+                                        side,
+                                        store,
+                                        warp,
+                                        local.ports,
+                                        active,
+                                        &on,
+                                        &mut addrs,
+                                    ),
+                                    false
+                                );
                             }
-                            pc += 1;
-                            if pc == end {
-                                warp.set_pc(pc - 1);
-                                warp.advance();
-                            }
-                            continue;
                         }
                         let executed = $execute(op)?;
                         let exec = executed.exec;
@@ -404,16 +430,17 @@ impl Unit {
     }
 }
 
-/// Whether `op` is a plain 32-bit shared-memory access through a 32-bit base
-/// (and if so whether it stores).
+/// Whether `op` is a plain 32-bit shared-memory or CB access through a 32-bit
+/// base: its space and whether it stores.
 #[inline(always)]
-fn shared_word_op(op: &Op) -> Option<bool> {
+fn word_op(op: &Op) -> Option<(Space, bool)> {
     let (m, store) = match op.run {
         Run::Load(m) => (m, false),
         Run::Store(m) => (m, true),
         _ => return None,
     };
-    (m.space == spu_isa::Space::Shared && m.is_word() && !op.addr.wide).then_some(store)
+    let fast = m.space == Space::Shared || m.space.cb_side().is_some();
+    (fast && m.is_word() && !op.addr.wide).then_some((m.space, store))
 }
 
 /// Counts what a memory access moved (functional mode has no costs, only counts).
