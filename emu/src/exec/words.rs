@@ -1,7 +1,7 @@
 //! Plain 32-bit loads and stores through a 32-bit base in shared memory and CB
 //! ports, by the lanes of a mask expanded once by the caller (a basic block run
 //! under one mask): one pass forms every lane's address and checks the active
-//! ones (the lane-by-lane check of [`check_bounded`] runs only to name a faulting
+//! ones (the lane-by-lane check of `check_bounded` runs only to name a faulting
 //! lane), then the words move. The general path of [`crate::exec::access`] moves
 //! its shared and CB words with the same functions.
 
@@ -50,7 +50,7 @@ fn form_checked(
 /// A plain 32-bit shared-memory load or store through a 32-bit base, by the lanes
 /// of `mask` (not empty), whose expansion ([`lanes::expand`]) is `on`, in a
 /// shared space of `size` bytes held by `shared` (not empty): addresses formed
-/// and checked by [`form_checked`] (left in `addrs`); a load blends into the
+/// and checked by `form_checked` (left in `addrs`); a load blends into the
 /// destination with `on`. A basic block run under one mask expands it once for
 /// all its accesses.
 #[allow(clippy::too_many_arguments)]
@@ -123,8 +123,8 @@ fn blend(dst: &mut Lanes, value: &Lanes, on: &Lanes) {
 
 /// A plain 32-bit load or store through a 32-bit base in CB space `space`, the
 /// port of `side`, by the lanes of `mask` (not empty), whose expansion is `on`:
-/// the addresses formed and checked by [`form_checked`] (left in `addrs`), the
-/// words moved by [`cb_move`].
+/// the addresses formed and checked by `form_checked` (left in `addrs`), the
+/// words moved by `cb_move`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn cb_word(
