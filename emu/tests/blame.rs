@@ -97,6 +97,26 @@ fn the_cb_checker_names_the_read_the_link_and_the_missing_write() {
     insta::assert_snapshot!("cb_stale", err);
 }
 
+/// Functional mode moves plain CB words on its own path from the block loop: the
+/// checker stops the same read there.
+#[test]
+fn the_cb_checker_stops_the_same_read_in_functional_mode() {
+    let timing = fails(&["emu/tests/faults/cb_stale.spu", "--grid", "2x1", "-q"]);
+    let functional = fails(&[
+        "emu/tests/faults/cb_stale.spu",
+        "--grid",
+        "2x1",
+        "--functional",
+        "-q",
+    ]);
+    let first = |s: &str| s.lines().next().unwrap_or_default().to_string();
+    assert_eq!(first(&functional), first(&timing));
+    assert!(
+        functional.contains("in block (1, 0) on SM (1, 0), thread (16, 0, 0) (warp 0, lane 16)"),
+        "{functional}"
+    );
+}
+
 /// Words spilled and restored between passes keep whether they were written.
 #[test]
 fn the_cb_checker_sees_through_spills_and_restores() {

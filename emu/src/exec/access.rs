@@ -5,8 +5,8 @@
 //! Plain 32-bit accesses through a 32-bit base take the fast path: alignment and
 //! bounds of the whole access from the OR, minimum and maximum of its addresses,
 //! falling back to the lane-by-lane check only to name the first faulting lane
-//! (for shared memory, [`shared_word`] forms, checks and moves the words in one
-//! function, with the lane mask expanded by the caller).
+//! (for shared memory and CB ports, [`crate::exec::words`] forms, checks and
+//! moves the words in one function, with the lane mask expanded by the caller).
 //! Every other access (8-, 16- and 64-bit elements, vectors, 64-bit bases) goes
 //! element by element.
 
@@ -16,6 +16,7 @@ use crate::exec::memory::{GlobalMemory, SharedWords, atomic_lanes};
 use crate::exec::ops::{Mem, Op, Reg};
 use crate::exec::space::{Access, Global, LaneFault, Local};
 use crate::exec::warp::Warp;
+use crate::exec::words::{cb_move, gather, scatter, shared_word};
 use crate::sem::memory::{Atomic, field, merge_field};
 use spu_isa::{Side, Space, Ty};
 
@@ -50,75 +51,6 @@ pub fn memory<G: Global>(
         );
     }
     elements(op, m, store, warp, local, global, exec, addrs)
-}
-
-/// A plain 32-bit shared-memory load or store through a 32-bit base, by the lanes
-/// of `mask` (not empty), whose expansion ([`lanes::expand`]) is `on`, in a
-/// shared space of `size` bytes held by `shared` (not empty). One pass forms the
-/// addresses (left in `addrs`) and checks them as [`check_bounded`] does, which
-/// runs only to name the faulting lane; a load blends into the destination with
-/// `on`. A basic block run under one mask expands it once for all its accesses.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-pub fn shared_word(
-    op: &Op,
-    store: bool,
-    warp: &mut Warp,
-    shared: &mut [u32],
-    size: u32,
-    mask: u32,
-    on: &Lanes,
-    addrs: &mut Lanes,
-) -> Result<(), LaneFault> {
-    let offset = op.addr.offset as u32;
-    let base = warp.reg(usize::from(op.addr.base));
-    // Inactive lanes count as address 0, as in `lanes::or_at_least`.
-    let (mut or, mut out) = (0u32, 0u32);
-    for l in 0..32 {
-        let a = base[l].wrapping_add(offset);
-        addrs[l] = a;
-        let v = a & on[l];
-        or |= v;
-        out |= u32::from(v >= size);
-    }
-    if or % 4 != 0 || out != 0 {
-        check_bounded(Space::Shared, addrs, mask, size, store)?;
-    }
-    // The buffer's length is a power of two at least the space's size, and every
-    // address was checked: masking the index changes nothing but spares a bounds
-    // check per lane (and lets a load read every lane).
-    let Some(wrap) = shared.len().checked_sub(1) else {
-        return Ok(());
-    };
-    if store {
-        scatter(shared, wrap, addrs, warp.reg(usize::from(op.src[0])), mask);
-    } else {
-        let mut loaded = [0; 32];
-        for (v, &a) in loaded.iter_mut().zip(addrs.iter()) {
-            *v = shared[(a / 4) as usize & wrap];
-        }
-        let dst = &mut warp.regs[usize::from(op.d)];
-        for l in 0..32 {
-            dst[l] = (loaded[l] & on[l]) | (dst[l] & !on[l]);
-        }
-    }
-    Ok(())
-}
-
-/// Stores `v` at the checked word addresses `addrs` of the lanes of `mask` in
-/// shared memory (`wrap` is its length less one: a power of two, so masking the
-/// index spares a bounds check per lane).
-#[inline(always)]
-fn scatter(shared: &mut [u32], wrap: usize, addrs: &Lanes, v: &Lanes, mask: u32) {
-    if mask == u32::MAX {
-        for (&a, &x) in addrs.iter().zip(v) {
-            shared[(a / 4) as usize & wrap] = x;
-        }
-    } else {
-        for l in lanes_of(mask) {
-            shared[(addrs[l] / 4) as usize & wrap] = v[l];
-        }
-    }
 }
 
 /// Alignment and bounds of an access to a space of `size` bytes.
@@ -235,11 +167,15 @@ fn word<G: Global>(
             if store {
                 scatter(shared, wrap, addrs, warp.reg(usize::from(data)), mask);
             } else if !shared.is_empty() {
-                let mut loaded = [0; 32];
-                for (v, &a) in loaded.iter_mut().zip(addrs) {
-                    *v = shared[(a / 4) as usize & wrap];
-                }
-                lanes::write_masked(&mut warp.regs[usize::from(dst)], &loaded, mask);
+                let on = lanes::expand(mask);
+                gather(
+                    shared,
+                    wrap,
+                    addrs,
+                    &mut warp.regs[usize::from(dst)],
+                    mask,
+                    &on,
+                );
             }
             Ok(Access::Shared)
         }
@@ -276,18 +212,8 @@ fn word<G: Global>(
                 .as_mut()
                 .ok_or((FaultKind::NoCbPort { side }, lane0))?;
             check_bounded(space, addrs, mask, port.words() * 4, store)?;
-            if store {
-                port.write_lanes(addrs, warp.reg(usize::from(data)), mask);
-            } else {
-                let mut v = [0; 32];
-                port.read_lanes(addrs, mask, &mut v, warp.index)
-                    .map_err(|lane| {
-                        let addr = addrs[lane as usize];
-                        let held = port.held();
-                        (FaultKind::UnwrittenCb { side, addr, held }, lane)
-                    })?;
-                lanes::write_masked(&mut warp.regs[usize::from(dst)], &v, mask);
-            }
+            let on = lanes::expand(mask);
+            cb_move(port, side, store, data, dst, warp, mask, &on, addrs)?;
             Ok(Access::Cb)
         }
     }

@@ -25,9 +25,14 @@ pub const LANE_BIT: [u32; 32] = {
 /// All ones in the lanes of `mask`, zeros elsewhere.
 #[inline(always)]
 pub fn expand(mask: u32) -> Lanes {
+    // The form of `write_masked`'s loop, which the compiler vectorises.
     let mut out = [0; 32];
-    for (o, &bit) in out.iter_mut().zip(&LANE_BIT) {
-        *o = u32::from(mask & bit != 0).wrapping_neg();
+    for l in 0..32 {
+        out[l] = if mask & LANE_BIT[l] == LANE_BIT[l] {
+            u32::MAX
+        } else {
+            0
+        };
     }
     out
 }
@@ -58,12 +63,13 @@ pub fn or_outside(values: &Lanes, mask: u32, lo: u32, hi: u32) -> (u32, bool) {
 
 /// The OR of the lanes of `mask`, and whether any of them is at least `size`
 /// (inactive lanes count as 0, so a `size` of 0 always reports one outside).
-/// [`or_outside`] with `lo = 0`, one compare per lane.
+/// [`or_outside`] with `lo = 0`, one subtraction per lane ([`all_below`]).
 #[inline(always)]
 pub fn or_at_least(values: &Lanes, mask: u32, size: u32) -> (u32, bool) {
     // A plain loop with scalar accumulators: the loop vectoriser turns it into
-    // one AND, compare and OR per four lanes (an explicit expand does not).
-    let (mut or, mut out) = (0u32, 0u32);
+    // one AND, subtraction, AND and OR per four lanes (an explicit expand does
+    // not).
+    let (mut or, mut below) = (0u32, u32::MAX);
     for l in 0..32 {
         let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
             u32::MAX
@@ -72,9 +78,23 @@ pub fn or_at_least(values: &Lanes, mask: u32, size: u32) -> (u32, bool) {
         };
         let v = values[l] & on;
         or |= v;
-        out |= u32::from(v >= size);
+        below &= v.wrapping_sub(size);
     }
-    (or, out != 0)
+    let outside = if size <= 1 << 31 {
+        !all_below(or, below)
+    } else {
+        lanes_of(mask).any(|l| values[l] >= size)
+    };
+    (or, outside)
+}
+
+/// Whether every one of some values is below a `size` of at most 2^31, from the
+/// OR of the values and the AND of the differences `value - size`: a value below
+/// 2^31 is below such a `size` exactly when the subtraction borrows (which sets
+/// the top bit), and a value of 2^31 or more never is.
+#[inline(always)]
+pub fn all_below(or: u32, below: u32) -> bool {
+    or >> 31 == 0 && below >> 31 != 0
 }
 
 /// Writes `value` into the lanes of `mask`.

@@ -11,6 +11,7 @@
 //! - [`space`]: the memory an instruction reaches (the unit's own, the mode's
 //!   global memory) and the kind of access it made;
 //! - [`access`]: loads, stores and atomics, with fast address checks;
+//! - [`words`]: plain 32-bit shared and CB accesses in one pass over the lanes;
 //! - [`warp`]: a warp's registers, predicates and SIMT reconvergence stack;
 //! - [`cb`]: a unit's end of a Communication Buffer link;
 //! - [`memory`]: the global memory image with unmapped guard gaps;
@@ -36,3 +37,4 @@ pub mod race;
 pub mod space;
 pub mod step;
 pub mod warp;
+pub mod words;

@@ -2,14 +2,16 @@
 //! scheduling, scoreboard or stall accounting, each for at most a slice of
 //! instructions per step so that a warp spinning on a flag cannot keep the others
 //! (or Ctrl-C) waiting. Global memory is seen through windows
-//! ([`crate::timing::window`]). A basic block runs under one lane mask: it is
-//! expanded once, and plain 32-bit shared loads and stores go straight to
-//! [`access::shared_word`] with it.
+//! ([`crate::timing::window`]). A warp runs on from basic block to basic block,
+//! through fall-through and branches, until it stops at a barrier, an exit, an
+//! atomic or the end of its slice. A block runs under one lane mask: it is
+//! expanded once (and kept while the next blocks run under the same mask), and
+//! plain 32-bit shared and CB loads and stores go straight to
+//! [`words::shared_word`] and [`words::cb_word`] with it.
 
 use super::code::Code;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
 use super::{StepEvent, Unit, Work};
-use crate::exec::access;
 use crate::exec::fault::{Fault, Faulted};
 use crate::exec::lanes::{self, distinct, transactions};
 use crate::exec::ops::{Op, Run};
@@ -17,8 +19,10 @@ use crate::exec::race::Place;
 use crate::exec::space::{Access, Local};
 use crate::exec::step::{self, Flow};
 use crate::exec::warp::{Warp, WarpState};
+use crate::exec::words;
 use crate::timing::env::Env;
 use crate::timing::window::Windowed;
+use spu_isa::Space;
 
 const NEVER: u64 = u64::MAX;
 
@@ -66,7 +70,7 @@ impl Unit {
                     let (ran, event) = if traced {
                         (1, self.run_one(wi, now, env)?)
                     } else {
-                        self.run_block(wi, now, env)?
+                        self.run_blocks(wi, *left, now, env)?
                     };
                     *left = left.saturating_sub(ran);
                     if let StepEvent::BlockSync { .. } = event {
@@ -98,28 +102,24 @@ impl Unit {
         }
     }
 
-    /// Runs warp `wi` through one basic block (or the rest of the one it is in),
-    /// counting the block once; returns the instructions run.
-    fn run_block(&mut self, wi: usize, now: u64, env: &mut Env) -> Faulted<(u32, StepEvent)> {
+    /// Runs warp `wi` through basic blocks, starting with the rest of the one it is
+    /// in, each counted once, for as long as the caller's loop would call again:
+    /// while it has run fewer than `left` instructions, it is running, the unit's
+    /// store log has room, and its last block ended in straight-line flow or a
+    /// branch. Returns the instructions run and what the last block caused.
+    fn run_blocks(
+        &mut self,
+        wi: usize,
+        left: u32,
+        now: u64,
+        env: &mut Env,
+    ) -> Faulted<(u32, StepEvent)> {
         let program = env.program;
         let Work::Code(code) = &mut self.work else {
             return Ok((0, StepEvent::None));
         };
         let code: &mut Code = code;
-        let first = code.warps[wi].pc().unwrap_or(0);
-        if first as usize >= program.len() {
-            return Err(Box::new(past_the_end(&code.warps[wi], program)));
-        }
-        let active = code.warps[wi].active();
-        let block = program.block_of[first as usize] as usize;
-        let end = program.block_starts[block + 1];
-        let whole = program.block_starts[block] == first;
         let counts = &mut self.counts;
-        if whole {
-            counts.warp_instructions += u64::from(end - first);
-            counts.block_runs[block] += 1;
-            counts.block_threads[block] += u64::from(active.count_ones());
-        }
         let mut addrs = [0u32; 32];
         let is_iu = code.ctx.iu.is_some();
         let range = code.shared_range(wi);
@@ -147,134 +147,189 @@ impl Unit {
         };
         let traffic = &mut self.traffic;
         let warp = &mut code.warps[wi];
-        let mut pc = first;
-        let ops = &program.ops[first as usize..end as usize];
-        let on = lanes::expand(active);
-        // The block's instructions one by one; `$execute` runs `op`, the one at
-        // `pc`. Only the last can end the block (control flow, a barrier, an
-        // atomic); after any other the warp moves to the next block.
-        macro_rules! run_ops {
-            ($execute:expr, $plain:expr) => {{
-                let mut flow = Flow::Next;
-                for op in ops {
-                    let at = pc as usize;
-                    // Register operations first, the way the general path runs them
-                    // (they touch no memory and never end the block).
-                    if $plain && let Some(exec) = step::run_register_op(op, warp, active) {
+        let mut ran = 0;
+        // The lane mask the blocks run under, expanded once while it stays.
+        let (mut on_mask, mut on_count) = (0, 0);
+        let mut on = lanes::expand(0);
+        let flow = loop {
+            let first = warp.pc().unwrap_or(0);
+            if first as usize >= program.len() {
+                return Err(Box::new(past_the_end(warp, program)));
+            }
+            let active = warp.active();
+            if active != on_mask {
+                on_mask = active;
+                on_count = u64::from(active.count_ones());
+                on = lanes::expand(active);
+            }
+            let block = program.block_of[first as usize] as usize;
+            let end = program.block_starts[block + 1];
+            let whole = program.block_starts[block] == first;
+            if whole {
+                counts.warp_instructions += u64::from(end - first);
+                counts.block_runs[block] += 1;
+                counts.block_threads[block] += on_count;
+            }
+            let mut pc = first;
+            let ops = &program.ops[first as usize..end as usize];
+            // The block's instructions one by one; `$execute` runs `op`, the one at
+            // `pc`. Only the last can end the block (control flow, a barrier, an
+            // atomic); after any other the warp moves to the next block.
+            macro_rules! run_ops {
+                ($execute:expr, $plain:expr) => {{
+                    let mut flow = Flow::Next;
+                    for op in ops {
+                        let at = pc as usize;
+                        // Register operations first, the way the general path runs them
+                        // (they touch no memory and never end the block).
+                        if $plain && let Some(exec) = step::run_register_op(op, warp, active) {
+                            if !whole {
+                                count(counts, pc, exec);
+                            } else if op.guard != spu_isa::Guard::Always {
+                                counts.guard_threads[at] += u64::from(exec.count_ones());
+                            }
+                            pc += 1;
+                            if pc == end {
+                                warp.set_pc(pc - 1);
+                                warp.advance();
+                            }
+                            continue;
+                        }
+                        // Plain 32-bit shared and CB loads and stores of every active
+                        // lane: straight to the memory with the block's expanded mask;
+                        // `$moved` is the result of moving the words, `$shared` whether
+                        // they are in shared memory (race-checked).
+                        macro_rules! word_done {
+                            ($moved:expr, $shared:expr) => {{
+                                $moved.map_err(|(kind, lane)| {
+                                    Box::new(Fault {
+                                        kind,
+                                        pc,
+                                        warp: warp.index,
+                                        lane,
+                                    })
+                                })?;
+                                if !whole {
+                                    count(counts, pc, active);
+                                }
+                                counts.mem_events[at] += 1;
+                                if $shared && let Some(r) = races.as_deref_mut() {
+                                    r.check(place, warp, pc, program, &addrs, active);
+                                }
+                                pc += 1;
+                                if pc == end {
+                                    warp.set_pc(pc - 1);
+                                    warp.advance();
+                                }
+                                continue;
+                            }};
+                        }
+                        if $plain
+                            && active != 0
+                            && op.guard == spu_isa::Guard::Always
+                            && let Some((space, store)) = word_op(op)
+                        {
+                            if space == Space::Shared && !local.shared.is_empty() {
+                                word_done!(
+                                    words::shared_word(
+                                        op,
+                                        store,
+                                        warp,
+                                        local.shared,
+                                        local.shared_bytes,
+                                        active,
+                                        &on,
+                                        &mut addrs,
+                                    ),
+                                    true
+                                );
+                            }
+                            if let Some(side) = space.cb_side() {
+                                word_done!(
+                                    words::cb_word(
+                                        op,
+                                        space,
+                                        side,
+                                        store,
+                                        warp,
+                                        local.ports,
+                                        active,
+                                        &on,
+                                        &mut addrs,
+                                    ),
+                                    false
+                                );
+                            }
+                        }
+                        let executed = $execute(op)?;
+                        let exec = executed.exec;
                         if !whole {
                             count(counts, pc, exec);
                         } else if op.guard != spu_isa::Guard::Always {
                             counts.guard_threads[at] += u64::from(exec.count_ones());
                         }
-                        pc += 1;
-                        if pc == end {
-                            warp.set_pc(pc - 1);
-                            warp.advance();
-                        }
-                        continue;
-                    }
-                    // Plain 32-bit shared loads and stores of every active lane:
-                    // straight to shared memory with the block's expanded mask.
-                    if $plain
-                        && active != 0
-                        && op.guard == spu_isa::Guard::Always
-                        && let Some(store) = shared_word_op(op)
-                        && !local.shared.is_empty()
-                    {
-                        let size = local.shared_bytes;
-                        access::shared_word(
-                            op,
-                            store,
-                            warp,
-                            local.shared,
-                            size,
-                            active,
-                            &on,
-                            &mut addrs,
-                        )
-                        .map_err(|(kind, lane)| {
-                            Box::new(Fault {
-                                kind,
-                                pc,
-                                warp: warp.index,
-                                lane,
-                            })
-                        })?;
-                        if !whole {
-                            count(counts, pc, active);
-                        }
-                        counts.mem_events[at] += 1;
-                        if let Some(r) = races.as_deref_mut() {
-                            r.check(place, warp, pc, program, &addrs, active);
+                        if executed.access.is_shared() {
+                            counts.mem_events[at] += 1;
+                            if let Some(r) = races.as_deref_mut() {
+                                r.check(place, warp, pc, program, &addrs, exec);
+                            }
+                        } else if !executed.access.is_none() {
+                            account(executed.access, &addrs, exec, at, env, counts, traffic);
                         }
                         pc += 1;
                         if pc == end {
-                            warp.set_pc(pc - 1);
-                            warp.advance();
-                        }
-                        continue;
-                    }
-                    let executed = $execute(op)?;
-                    let exec = executed.exec;
-                    if !whole {
-                        count(counts, pc, exec);
-                    } else if op.guard != spu_isa::Guard::Always {
-                        counts.guard_threads[at] += u64::from(exec.count_ones());
-                    }
-                    if executed.access.is_shared() {
-                        counts.mem_events[at] += 1;
-                        if let Some(r) = races.as_deref_mut() {
-                            r.check(place, warp, pc, program, &addrs, exec);
-                        }
-                    } else if !executed.access.is_none() {
-                        account(executed.access, &addrs, exec, at, env, counts, traffic);
-                    }
-                    pc += 1;
-                    if pc == end {
-                        if op.run.ends_block() {
-                            flow = executed.flow;
-                        } else {
-                            // The next instruction starts a block: move the warp
-                            // there (and reconverge if it is a reconvergence point).
-                            warp.set_pc(pc - 1);
-                            warp.advance();
+                            if op.run.ends_block() {
+                                flow = executed.flow;
+                            } else {
+                                // The next instruction starts a block: move the warp
+                                // there (and reconverge if it is a reconvergence point).
+                                warp.set_pc(pc - 1);
+                                warp.advance();
+                            }
                         }
                     }
-                }
-                flow
-            }};
-        }
-        let flow = if program.block_checked[block].needed(is_iu) {
-            run_ops!(
-                |_: &crate::exec::ops::Op| step::execute_in_block(
-                    program,
-                    pc,
-                    warp,
-                    active,
-                    &mut local,
-                    &mut global,
-                    now,
-                    &mut addrs,
-                ),
-                false
-            )
-        } else {
-            run_ops!(
-                |op| step::execute_in_plain_block(
-                    program,
-                    op,
-                    pc,
-                    warp,
-                    active,
-                    &mut local,
-                    &mut global,
-                    &mut addrs,
-                ),
-                true
-            )
+                    flow
+                }};
+            }
+            let flow = if program.block_checked[block].needed(is_iu) {
+                run_ops!(
+                    |_: &crate::exec::ops::Op| step::execute_in_block(
+                        program,
+                        pc,
+                        warp,
+                        active,
+                        &mut local,
+                        &mut global,
+                        now,
+                        &mut addrs,
+                    ),
+                    false
+                )
+            } else {
+                run_ops!(
+                    |op| step::execute_in_plain_block(
+                        program,
+                        op,
+                        pc,
+                        warp,
+                        active,
+                        &mut local,
+                        &mut global,
+                        &mut addrs,
+                    ),
+                    true
+                )
+            };
+            ran += pc - first;
+            match flow {
+                Flow::Next | Flow::Branch
+                    if ran < left
+                        && warp.state == WarpState::Running
+                        && global.log.entries.len() < LOG_LIMIT => {}
+                _ => break flow,
+            }
         };
         traffic.toggles += global.toggles;
-        let ran = pc - first;
         Ok((
             ran,
             match flow {
@@ -375,16 +430,17 @@ impl Unit {
     }
 }
 
-/// Whether `op` is a plain 32-bit shared-memory access through a 32-bit base
-/// (and if so whether it stores).
+/// Whether `op` is a plain 32-bit shared-memory or CB access through a 32-bit
+/// base: its space and whether it stores.
 #[inline(always)]
-fn shared_word_op(op: &Op) -> Option<bool> {
+fn word_op(op: &Op) -> Option<(Space, bool)> {
     let (m, store) = match op.run {
         Run::Load(m) => (m, false),
         Run::Store(m) => (m, true),
         _ => return None,
     };
-    (m.space == spu_isa::Space::Shared && m.is_word() && !op.addr.wide).then_some(store)
+    let fast = m.space == Space::Shared || m.space.cb_side().is_some();
+    (fast && m.is_word() && !op.addr.wide).then_some((m.space, store))
 }
 
 /// Counts what a memory access moved (functional mode has no costs, only counts).
