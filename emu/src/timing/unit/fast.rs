@@ -117,7 +117,7 @@ pub(super) fn issue_shared(
     } else {
         crate::exec::lanes::expand(exec)
     };
-    crate::exec::access::shared_word(op, store, warp, shared, size, exec, &on, &mut addrs)
+    crate::exec::words::shared_word(op, store, warp, shared, size, exec, &on, &mut addrs)
         .map_err(|(kind, lane)| {
             Box::new(Fault {
                 kind,
