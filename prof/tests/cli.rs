@@ -1569,3 +1569,15 @@ fn a_model_key_nested_too_deeply_is_explained() {
         &["deep.toml", "keys nest too deeply"],
     );
 }
+
+#[test]
+fn a_dash_i_folder_that_does_not_exist_or_is_a_file_is_refused() {
+    fails(
+        &["samples/vecadd.spu", "-I", "samples/nowhere"],
+        &["`-I samples/nowhere`: no such folder"],
+    );
+    fails(
+        &["samples/vecadd.spu", "-I", "samples/vecadd.spu"],
+        &["`-I samples/vecadd.spu`: not a folder"],
+    );
+}
