@@ -1581,3 +1581,11 @@ fn a_dash_i_folder_that_does_not_exist_or_is_a_file_is_refused() {
         &["`-I samples/vecadd.spu`: not a folder"],
     );
 }
+
+#[test]
+fn a_parameter_set_twice_is_refused_naming_both() {
+    fails(
+        &["samples/vecadd.spu", "-D", "N=64", "-D", "N=128"],
+        &["`-D N=64` and `-D N=128` both set parameter `N`"],
+    );
+}
