@@ -85,3 +85,13 @@ fn a_parameter_set_twice_is_refused_naming_both() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_empty_grid_is_refused_for_its_size_not_for_occupancy() {
+    let out = verbose("vecadd.spu", &["-D", "N=0"]);
+    assert!(
+        out.contains("launch         refused: launch grid dimension x is 0"),
+        "{out}"
+    );
+    assert!(!out.contains("occupancy"), "{out}");
+}

@@ -311,6 +311,11 @@ impl Resources {
             }
         }
         let demand = self.demand();
+        // An empty grid or block is refused for its size, whatever an SM holds.
+        if let Some(why) = &self.empty_launch {
+            let _ = writeln!(s, "  launch         refused: {why}");
+            return s;
+        }
         if let Some(why) = self.refusal(machine) {
             let _ = writeln!(
                 s,
