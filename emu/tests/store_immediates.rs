@@ -6,7 +6,9 @@ use spu_isa::Ty;
 use std::process::Command;
 
 /// The store type, the two immediates stored, and the bytes each leaves in memory.
-const CASES: &[(&str, Ty, [&str; 2], [&[u8]; 2])] = &[
+type Case = (&'static str, Ty, [&'static str; 2], [&'static [u8]; 2]);
+
+const CASES: &[Case] = &[
     ("u8", Ty::U8, ["200", "0"], [&[200], &[0]]),
     ("s8", Ty::S8, ["-9", "127"], [&[0xf7], &[0x7f]]),
     ("b8", Ty::B8, ["0xab", "1"], [&[0xab], &[1]]),
