@@ -151,6 +151,7 @@ fn run(cli: &Cli) -> Result<()> {
         )),
         _ => None,
     };
+    spu_io::paths::check_include_dirs(&cli.include_dirs)?;
     // A `.cu` file's text is the PTX clang writes for it, named `k.cu.ptx`.
     let (path, src, headers) =
         spu_asm::cuda::source_text(&cli.input, src, cli.clang.as_deref(), &cli.include_dirs)?;

@@ -89,3 +89,14 @@ fn dash_i_is_refused_with_disassemble() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_dash_i_folder_that_does_not_exist_or_is_a_file_is_refused() {
+    let root = layout();
+    for (dir, reason) in [("nowhere", "no such folder"), ("lib/n.h", "not a folder")] {
+        let out = spu_asm(root.path(), &["launch/k.spu", "--check", "-I", dir]);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains(&format!("`-I {dir}`: {reason}")), "{err}");
+    }
+}

@@ -611,3 +611,22 @@ fn a_bare_ptx_call_of_an_undefined_function_is_refused_as_a_ptx_call() {
         );
     }
 }
+
+#[test]
+fn stores_of_immediates_assemble_at_every_width() {
+    for ty in [
+        "u8", "s8", "b8", "u16", "s16", "b16", "u32", "s32", "b32", "u64", "s64", "b64", "f32",
+        "f64",
+    ] {
+        let value = if ty.starts_with('f') { "1.5" } else { "0" };
+        let src = format!(
+            ".version 7.0\n.target sm_50\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{{\n\t.reg .b64 %rd<3>;\n\
+             \tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n\
+             \tst.global.{ty} [%rd2+16], {value};\n\tst.global.{ty} [%rd2+8], -1;\n\tret;\n}}\n"
+        );
+        if let Err(e) = assemble_entry(&src, None) {
+            panic!("st.global.{ty}:\n{e}");
+        }
+    }
+}

@@ -61,3 +61,37 @@ fn a_machine_file_is_read_like_a_preset() {
         "{text}"
     );
 }
+
+#[test]
+fn a_parameter_set_twice_is_refused_naming_both() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .current_dir(root)
+        .args([
+            "samples/vecadd.spu",
+            "--check",
+            "-v",
+            "-D",
+            "N=64",
+            "-D",
+            "N=128",
+        ])
+        .output()
+        .expect("spu-asm runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("`-D N=64` and `-D N=128` both set parameter `N`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_empty_grid_is_refused_for_its_size_not_for_occupancy() {
+    let out = verbose("vecadd.spu", &["-D", "N=0"]);
+    assert!(
+        out.contains("launch         refused: launch grid dimension x is 0"),
+        "{out}"
+    );
+    assert!(!out.contains("occupancy"), "{out}");
+}

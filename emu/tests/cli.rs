@@ -880,3 +880,11 @@ fn a_trace_of_a_3d_grid_names_blocks_by_their_three_coordinates() {
     let first = trace.lines().nth(1).expect("a traced line");
     assert!(first.contains("sm:1,3        1,0,1 "), "{trace}");
 }
+
+#[test]
+fn a_parameter_set_twice_is_refused_naming_both() {
+    fails(
+        &["samples/vecadd.spu", "-D", "N=64", "-D", "N=128"],
+        "`-D N=64` and `-D N=128` both set parameter `N`",
+    );
+}

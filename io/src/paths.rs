@@ -49,6 +49,26 @@ pub enum PathError {
     SameOutput { first: String, second: String },
     #[error("{first} and {second} both write to standard output; send one of them to a file")]
     BothStdout { first: String, second: String },
+    #[error("`-I {path}`: {reason}; name an existing folder the source may `#include` from")]
+    IncludeDir { path: String, reason: String },
+}
+
+/// Checks that each `-I DIR` names an existing folder (a missing folder or a file
+/// there is a mistake, not an empty folder).
+pub fn check_include_dirs(dirs: &[PathBuf]) -> Result<(), PathError> {
+    for dir in dirs {
+        let reason = match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(_) => "not a folder".to_string(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "no such folder".to_string(),
+            Err(e) => format!("cannot be read ({})", crate::quote::escape(&e.to_string())),
+        };
+        return Err(PathError::IncludeDir {
+            path: crate::quote::path(dir),
+            reason,
+        });
+    }
+    Ok(())
 }
 
 /// Checks that no output names an input or another output, and that each output
@@ -100,6 +120,23 @@ pub fn check_distinct(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn include_dirs_must_be_existing_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.h");
+        std::fs::write(&file, b"").unwrap();
+        assert!(check_include_dirs(&[dir.path().to_path_buf()]).is_ok());
+        let missing = dir.path().join("nope");
+        let err = check_include_dirs(&[dir.path().to_path_buf(), missing.clone()]).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("`-I ") && text.contains("nope`: no such folder"),
+            "{text}"
+        );
+        let text = check_include_dirs(&[file]).unwrap_err().to_string();
+        assert!(text.contains("f.h`: not a folder"), "{text}");
+    }
 
     #[test]
     fn same_files_are_found_however_they_are_spelled() {

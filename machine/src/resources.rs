@@ -311,6 +311,11 @@ impl Resources {
             }
         }
         let demand = self.demand();
+        // An empty grid or block is refused for its size, whatever an SM holds.
+        if let Some(why) = &self.empty_launch {
+            let _ = writeln!(s, "  launch         refused: {why}");
+            return s;
+        }
         if let Some(why) = self.refusal(machine) {
             let _ = writeln!(
                 s,
@@ -405,9 +410,28 @@ fn capacity(m: &Machine, limit: Limit) -> (u32, &'static str) {
     }
 }
 
+/// Refuses two `-D NAME=VALUE` that set the same parameter (the later one would
+/// silently win), naming both.
+pub fn check_repeated_defines(defines: &[String]) -> Result<(), String> {
+    let name = |d: &str| d.split_once('=').map(|(n, _)| n.trim().to_string());
+    for (i, d) in defines.iter().enumerate() {
+        let Some(n) = name(d) else { continue };
+        if let Some(first) = defines[..i].iter().find(|e| name(e).as_ref() == Some(&n)) {
+            return Err(format!(
+                "`-D {}` and `-D {}` both set parameter `{}`; give each parameter once",
+                crate::param::shorten(first),
+                crate::param::shorten(d),
+                crate::param::shorten(&n)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Each parameter's value: its default, or the value `defines` gives it; `None`
 /// for a parameter with neither.
 fn param_values(module: &Module, defines: &[String]) -> Result<Vec<Option<u64>>, String> {
+    check_repeated_defines(defines)?;
     let mut values: Vec<Option<u64>> = module.params.iter().map(|p| p.default).collect();
     for d in defines {
         let (name, text) = d

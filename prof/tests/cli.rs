@@ -1569,3 +1569,23 @@ fn a_model_key_nested_too_deeply_is_explained() {
         &["deep.toml", "keys nest too deeply"],
     );
 }
+
+#[test]
+fn a_dash_i_folder_that_does_not_exist_or_is_a_file_is_refused() {
+    fails(
+        &["samples/vecadd.spu", "-I", "samples/nowhere"],
+        &["`-I samples/nowhere`: no such folder"],
+    );
+    fails(
+        &["samples/vecadd.spu", "-I", "samples/vecadd.spu"],
+        &["`-I samples/vecadd.spu`: not a folder"],
+    );
+}
+
+#[test]
+fn a_parameter_set_twice_is_refused_naming_both() {
+    fails(
+        &["samples/vecadd.spu", "-D", "N=64", "-D", "N=128"],
+        &["`-D N=64` and `-D N=128` both set parameter `N`"],
+    );
+}

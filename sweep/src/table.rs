@@ -85,7 +85,7 @@ pub fn report(plan: &Plan, records: &HashMap<String, Record>) -> Report {
             field("error", &Json::from(e.as_str()));
         }
         line.push_str("}\n");
-        jsonl.push_str(&line);
+        jsonl.push_str(&spu_io::quote::json(&line));
     }
     Report {
         csv,
@@ -96,18 +96,21 @@ pub fn report(plan: &Plan, records: &HashMap<String, Record>) -> Report {
     }
 }
 
-/// Appends one CSV line (RFC 4180 quoting).
+/// Appends one CSV line (RFC 4180 quoting) of cells escaped as one line of text
+/// from the user ([`spu_io::quote::escape`]: a record's strings may hold control
+/// characters and line breaks, which would forge rows).
 fn push_row(out: &mut String, cells: &[String]) {
     for (i, c) in cells.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
+        let c = spu_io::quote::escape(c);
         if c.contains([',', '"', '\n', '\r']) {
             out.push('"');
             out.push_str(&c.replace('"', "\"\""));
             out.push('"');
         } else {
-            out.push_str(c);
+            out.push_str(&c);
         }
     }
     out.push('\n');
@@ -124,6 +127,13 @@ mod tests {
             &mut s,
             &["a".into(), "b,c".into(), "say \"hi\"".into(), "x\ny".into()],
         );
-        assert_eq!(s, "a,\"b,c\",\"say \"\"hi\"\"\",\"x\ny\"\n");
+        assert_eq!(s, "a,\"b,c\",\"say \"\"hi\"\"\",x\\ny\n");
+    }
+
+    #[test]
+    fn control_characters_in_cells_are_escaped() {
+        let mut s = String::new();
+        push_row(&mut s, &["\u{1b}[31mred\u{7}".into(), "1".into()]);
+        assert_eq!(s, "\\u{1b}[31mred\\u{7},1\n");
     }
 }

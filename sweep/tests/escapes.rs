@@ -154,3 +154,46 @@ fn metric_names_of_an_edited_record_are_escaped() {
     assert!(out.status.success(), "{text}");
     assert_eq!(text.matches(ESCAPED).count(), 2, "{text}");
 }
+
+#[test]
+fn strings_of_an_edited_record_reach_the_reports_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let vecadd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu");
+    std::fs::copy(vecadd, tmp.join("vecadd.spu")).unwrap();
+    std::fs::write(
+        tmp.join("ok.toml"),
+        "name = \"ok\"\n[base]\nkernel = \"vecadd.spu\"\nD.N = 256\n",
+    )
+    .unwrap();
+    let o = sweep(tmp, &["run", "ok.toml", "--jobs", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let runs = tmp.join("ok.sweep/runs");
+    let record = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    // A string where each number is expected, and an error text.
+    for (_, v) in r["metrics"].as_object_mut().unwrap() {
+        *v = HOSTILE.into();
+    }
+    r["error"] = HOSTILE.into();
+    std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
+    let out = sweep(tmp, &["collect", "ok.sweep"]);
+    clean("collect", &out);
+    for report in ["results.csv", "results.jsonl"] {
+        let bytes = std::fs::read(tmp.join("ok.sweep").join(report)).unwrap();
+        let hazards = terminal_hazards(&bytes);
+        assert!(
+            hazards.is_empty(),
+            "{report} carries {hazards:?}:\n{}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+    let csv = std::fs::read_to_string(tmp.join("ok.sweep/results.csv")).unwrap();
+    assert!(csv.contains(ESCAPED), "{csv}");
+}

@@ -330,8 +330,17 @@ impl Lowering<'_> {
                 } else {
                     bits as u32
                 };
+                // No `mov` writes 8 bits: a byte's value goes through a 16-bit move
+                // (a store writes its low byte); a narrow signed value is moved as
+                // .s16, the type its sign-extended bits are canonical for.
                 push(
-                    if ty.is_float() { ty } else { Ty::b(ty.bits()) },
+                    if ty.is_float() {
+                        ty
+                    } else if ty.is_signed() && ty.bits() < 32 {
+                        Ty::S16
+                    } else {
+                        Ty::b(ty.bits().max(16))
+                    },
                     raw,
                     0,
                     false,

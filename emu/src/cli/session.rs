@@ -112,6 +112,7 @@ pub fn run_traced(
     warnings: &mut dyn FnMut(&str),
 ) -> Result<Session, SessionError> {
     let machine = args.machine()?;
+    spu_io::paths::check_include_dirs(&args.include_dirs)?;
     let kernel = read(kernel_path, &args.include_dirs, args.clang.as_deref())?;
     included(&kernel.included)?;
     warnings(&kernel.warnings);

@@ -49,6 +49,8 @@ pub struct LoadOptions {
 pub enum LoadError {
     #[error("`-D {0}` needs the form NAME=VALUE, e.g. `-D N=256`")]
     DefineSyntax(String),
+    #[error("{0}")]
+    RepeatedDefine(String),
     #[error("the kernel has no parameter `{name}`; {list}")]
     UnknownParam { name: String, list: String },
     #[error("`-D {name}={value}`: parameter `{name}` is .{ty} and `{value}` {why}")]
@@ -876,8 +878,9 @@ fn param_words(params: &[ParamDecl], values: &[u64]) -> Vec<u32> {
 }
 
 /// Each parameter's value as a bit pattern, in declaration order: its default,
-/// or the last `-D NAME=VALUE` naming it.
+/// or the `-D NAME=VALUE` naming it (at most one may).
 fn resolve_params(module: &Module, defines: &[String]) -> Result<Vec<u64>, LoadError> {
+    spu_machine::resources::check_repeated_defines(defines).map_err(LoadError::RepeatedDefine)?;
     let mut values: Vec<Option<u64>> = module.params.iter().map(|p| p.default).collect();
     for d in defines {
         let (name, text) = d
