@@ -158,7 +158,11 @@ fn unused_options(cli: &Cli, matches: &clap::ArgMatches) -> Result<()> {
             (None, Some(short)) => format!("-{short}"),
             (None, None) => "the kernel".to_string(),
         };
+        let positional = arg.get_long().is_none() && arg.get_short().is_none();
         match mode {
+            "--list-models" if positional => bail!(
+                "a kernel does not apply to `--list-models`, which only lists the built-in models; drop the kernel"
+            ),
             "--list-models" => bail!(
                 "`{name}` does not apply to `--list-models`, which only lists the built-in models; drop it"
             ),

@@ -564,6 +564,14 @@ fn options_a_mode_does_not_honour_are_refused() {
         &["samples/vecadd.spu", "--by-line", "--format", "json"],
         &["`--by-line`", "`--format`"],
     );
+    // A kernel is named as one, not quoted as if the user had typed `the kernel`.
+    fails(
+        &["--list-models", "samples/vecadd.spu"],
+        &[
+            "a kernel does not apply to `--list-models`",
+            "drop the kernel",
+        ],
+    );
 }
 
 /// `--from-stats` of a pipe nothing writes to is refused after a bounded wait

@@ -27,14 +27,14 @@ fn data(
     records: &HashMap<String, Record>,
     p: &PlotSpec,
 ) -> Result<(Vec<Series>, Vec<String>), PlotError> {
-    let columns = plan.columns.join(", ");
+    let columns = crate::plan::columns_phrase(&plan.columns);
     let err = |message: String| PlotError {
         plot: p.name.clone(),
         message,
     };
     let unknown = |key: &str| {
         err(format!(
-            "`{key}` is neither a column ({columns}) nor a metric of the finished runs; `spu-sweep metrics DIR` lists the metrics"
+            "`{key}` is neither a column nor a metric of the finished runs ({columns}); `spu-sweep metrics DIR` lists the metrics"
         ))
     };
     let col = |name: &str| plan.columns.iter().position(|c| c == name);

@@ -147,7 +147,13 @@ fn bad_specs_name_the_key_and_line() {
     expect_problem(
         &format!("{base}{axis}[[plot]]\nname = \"p\"\nx = \"zz\"\ny = \"cycles\"\n"),
         5,
-        "plot `p`: `x = \"zz\"` is neither a column (`N`) nor a metric",
+        "plot `p`: `x = \"zz\"` is neither a column nor a metric (the columns are `N`)",
+    );
+    // A sweep without axes says it has no columns, not "a column ()".
+    expect_problem(
+        &format!("{base}[[plot]]\nname = \"p\"\nx = \"zz\"\ny = \"cycles\"\n"),
+        4,
+        "plot `p`: `x = \"zz\"` is neither a column nor a metric (this sweep has no axis columns)",
     );
     expect_problem(
         &format!("{base}{axis}[[plot]]\nname = \"p\"\nx = \"N\"\ny = \"counters.NOPE\"\n"),

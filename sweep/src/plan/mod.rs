@@ -225,6 +225,16 @@ fn quoted(items: &[String]) -> String {
         .join(", ")
 }
 
+/// The sweep's axis columns for a message: "the columns are `N`, `M`", or, for a
+/// sweep without axes, that it has none (not an empty list).
+pub(crate) fn columns_phrase(columns: &[String]) -> String {
+    if columns.is_empty() {
+        "this sweep has no axis columns".to_string()
+    } else {
+        format!("the columns are {}", quoted(columns))
+    }
+}
+
 struct Planner<'s> {
     spec: &'s Spec,
     /// Where the spec may read files.
@@ -430,7 +440,10 @@ impl Planner<'_> {
                             format!("`{}` is not a column of this sweep", shorten(col)),
                         )
                         .label("unknown column")
-                        .help(format!("exclusions name axis columns: {}", quoted(columns))),
+                        .help(format!(
+                            "exclusions name axis columns; {}",
+                            columns_phrase(columns)
+                        )),
                     );
                 }
             }

@@ -2,7 +2,7 @@
 //! before any run: metric keys (against every key a run can report), a plot's
 //! `x`, a table's `relative_to` and `mean` labels (against the planned runs).
 
-use super::{Planner, Run, quoted};
+use super::{Planner, Run, columns_phrase, quoted};
 use crate::diag::Problem;
 use crate::metrics::Catalogue;
 use crate::spec::TableRows;
@@ -40,10 +40,10 @@ impl Planner<'_> {
             if !columns.contains(&p.x) && !catalogue.knows(&p.x) {
                 let mut problem = unknown(
                     format!(
-                        "plot `{}`: `x = \"{}\"` is neither a column ({}) nor a metric",
+                        "plot `{}`: `x = \"{}\"` is neither a column nor a metric ({})",
                         shorten(&p.name),
                         shorten(&p.x),
-                        quoted(columns)
+                        columns_phrase(columns)
                     ),
                     &p.x,
                 );
