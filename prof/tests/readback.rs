@@ -436,6 +436,28 @@ fn a_page_with_unknown_keys_or_two_data_blocks_is_refused() {
             "{err}"
         );
     }
+    // The energy spu-prof adds is as strict.
+    for (path, key) in [
+        (
+            edited("energy.html", "\"energy\":{", "\"energy\":{\"zzz\":5,"),
+            "zzz",
+        ),
+        (
+            edited(
+                "breakdown.html",
+                "\"breakdown\":{",
+                "\"breakdown\":{\"qq\":5,",
+            ),
+            "qq",
+        ),
+    ] {
+        let err = fails(&["--compare", &path, &good]);
+        assert!(
+            err.contains("the page's energy is damaged: unknown field")
+                && err.contains(&format!("`{key}`")),
+            "{err}"
+        );
+    }
     // A second block (pages joined by hand) is refused, not ignored.
     let start = page.find("<script type=\"application/json\"").unwrap();
     let end = data + page[data..].find("</script>").unwrap() + "</script>".len();
