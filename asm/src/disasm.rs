@@ -174,7 +174,7 @@ pub fn renamed_files(m: &Module) -> Vec<(usize, &str, String)> {
         .enumerate()
         .filter_map(|(i, f)| {
             let q = quote(f);
-            (q != *f).then(|| (i, f.as_str(), q))
+            (q != *f).then_some((i, f.as_str(), q))
         })
         .collect()
 }
