@@ -117,15 +117,16 @@ pub(super) fn issue_shared(
     } else {
         crate::exec::lanes::expand(exec)
     };
-    crate::exec::words::shared_word(op, store, warp, shared, size, exec, &on, &mut addrs)
-        .map_err(|(kind, lane)| {
+    crate::exec::words::shared_word(op, store, warp, shared, size, exec, &on, &mut addrs).map_err(
+        |(kind, lane)| {
             Box::new(Fault {
                 kind,
                 pc,
                 warp: warp.index,
                 lane,
             })
-        })?;
+        },
+    )?;
     warp.advance();
     if code.races.is_some() {
         code.check_race(site.label, wi, pc, env.program, &addrs, exec);
