@@ -253,7 +253,14 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
             ),
             e => anyhow::anyhow!("`{}` {e}", path.display()),
         })?;
-        let report = spu_prof::page::breakdown_of(&data).with_context(|| {
+        let report = spu_prof::page::breakdown_of(&data)
+            .map_err(|why| {
+                anyhow::anyhow!(
+                    "`{}`: the page's energy is damaged: {why}; write it again with `spu-prof KERNEL --html`",
+                    path.display()
+                )
+            })?
+            .with_context(|| {
             format!(
                 "`{}` is a page without energy (written by spu-emu, or comparing two runs); write it with `spu-prof KERNEL --html`",
                 path.display()

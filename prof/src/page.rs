@@ -4,13 +4,14 @@
 
 use crate::energy::{Breakdown, EnergyError, present, price};
 use crate::model::{Kind, Model};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use spu_emu::observe::counters::Component;
 use spu_emu::observe::samples::Samples;
 use spu_emu::observe::stats::{SampleStats, Stats};
 
 /// One unit's energy.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct UnitEnergy {
     /// Its events priced, plus an equal share of the chip's constant power.
     pub dynamic_j: f64,
@@ -19,7 +20,8 @@ pub struct UnitEnergy {
 }
 
 /// The energy section of a page.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PageEnergy {
     pub breakdown: Breakdown,
     /// Per unit, in the page's unit order; absent for instruction-class models,
@@ -99,11 +101,17 @@ fn unit_energy(stats: &Stats, model: &Model, b: &Breakdown) -> Option<Vec<UnitEn
     )
 }
 
-/// The breakdown a page of one priced run carries, for `--compare`.
-pub fn breakdown_of(data: &spu_emu::observe::html::PageData) -> Option<Breakdown> {
+/// The breakdown a page of one priced run carries, for `--compare`: none when the
+/// page has no energy (written by spu-emu, or comparing two runs), or why its
+/// energy section is not one this version writes (an unknown key is refused, as
+/// everywhere in a page).
+pub fn breakdown_of(data: &spu_emu::observe::html::PageData) -> Result<Option<Breakdown>, String> {
     let [run] = data.runs.as_slice() else {
-        return None;
+        return Ok(None);
     };
-    let energy = run.energy.as_ref()?.get("breakdown")?.clone();
-    serde_json::from_value(energy).ok()
+    let Some(energy) = &run.energy else {
+        return Ok(None);
+    };
+    let energy = PageEnergy::deserialize(energy).map_err(|e| e.to_string())?;
+    Ok(Some(energy.breakdown))
 }

@@ -389,3 +389,88 @@ fn json_is_refused_where_it_goes_wrong_before_anything_is_built() {
     let err = fails(&["--compare", &unclosed, &good]);
     assert!(err.contains("(line 3, column 23: "), "{err}");
 }
+
+/// The 1-based line of byte `at` of `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at].matches('\n').count() + 1
+}
+
+#[test]
+fn a_page_with_unknown_keys_or_two_data_blocks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = report(d, "good.json", |_| {});
+    let priced = d.join("priced.html").display().to_string();
+    let out = prof(&["samples/vecadd.spu", "-q", "--html", &priced]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(&priced).unwrap();
+    // The page as written reads back.
+    let out = prof(&["-q", "--compare", &priced, &good]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let open = "id=\"spu-data\">";
+    let data = page.find(open).unwrap() + open.len();
+    let edited = |name: &str, from: &str, to: &str| {
+        assert!(page.contains(from), "{from}");
+        write(&d.join(name), &page.replacen(from, to, 1))
+    };
+    for (path, key) in [
+        (
+            edited("top.html", "{\"format\"", "{\"junk\":1,\"format\""),
+            "junk",
+        ),
+        (
+            edited("run.html", "\"runs\":[{", "\"runs\":[{\"zzz\":5,"),
+            "zzz",
+        ),
+        (
+            edited("machine.html", "\"machine\":{", "\"machine\":{\"zz\":[],"),
+            "zz",
+        ),
+    ] {
+        let err = fails(&["--compare", &path, &good]);
+        assert!(
+            err.contains(&format!(
+                "has a damaged data block (line {}, column ",
+                line_of(&page, data)
+            )) && err.contains(&format!("unknown field `{key}`")),
+            "{err}"
+        );
+    }
+    // The energy spu-prof adds is as strict.
+    for (path, key) in [
+        (
+            edited("energy.html", "\"energy\":{", "\"energy\":{\"zzz\":5,"),
+            "zzz",
+        ),
+        (
+            edited(
+                "breakdown.html",
+                "\"breakdown\":{",
+                "\"breakdown\":{\"qq\":5,",
+            ),
+            "qq",
+        ),
+    ] {
+        let err = fails(&["--compare", &path, &good]);
+        assert!(
+            err.contains("the page's energy is damaged: unknown field")
+                && err.contains(&format!("`{key}`")),
+            "{err}"
+        );
+    }
+    // A second block (pages joined by hand) is refused, not ignored.
+    let start = page.find("<script type=\"application/json\"").unwrap();
+    let end = data + page[data..].find("</script>").unwrap() + "</script>".len();
+    let block = &page[start..end];
+    let twice = page.replacen(block, &format!("{block}\n{block}"), 1);
+    let path = write(&d.join("twice.html"), &twice);
+    let err = fails(&["--compare", &path, &good]);
+    let first = line_of(&page, data);
+    let second = line_of(&twice, end + 1 + (data - start));
+    assert!(
+        err.contains(&format!(
+            "has two data blocks (from line {first} and from line {second})"
+        )),
+        "{err}"
+    );
+}

@@ -158,3 +158,59 @@ fn planning_stops_as_soon_as_the_plan_is_too_large() {
         "{err}"
     );
 }
+
+/// `status` and `collect` of `o/`: both must fail naming `plan.json`, `what`, and
+/// the way out.
+fn refused(dir: &Path, what: &str) {
+    for cmd in ["status", "collect"] {
+        let o = sweep(dir, &[cmd, "o"]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("plan.json") && err.contains(what) && err.contains("plan again"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_plan_edited_to_break_its_runs_is_refused_naming_the_entry() {
+    let (dir, out) = planned(2);
+    let path = out.join("plan.json");
+    let original: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut plan = original.clone();
+        f(&mut plan);
+        std::fs::write(&path, serde_json::to_vec(&plan).unwrap()).unwrap();
+    };
+    // Two different runs given one id: `status` and `collect` would count them
+    // apart.
+    edit(&|p| p["runs"][1]["id"] = p["runs"][0]["id"].clone());
+    refused(dir.path(), "runs 0 and 1 have the same id");
+    // More runs than a sweep may have.
+    edit(&|p| {
+        let run = p["runs"][0].clone();
+        *p["runs"].as_array_mut().unwrap() = vec![run; 120_000];
+    });
+    refused(dir.path(), "it has 120000 runs, more than the 100000");
+    edit(&|p| p["runs"].as_array_mut().unwrap().clear());
+    refused(dir.path(), "it has no runs");
+    // An id names the run's record file.
+    edit(&|p| p["runs"][2]["id"] = "../../x".into());
+    refused(
+        dir.path(),
+        "run 2 has the id `../../x`, but run ids are 16 hex digits",
+    );
+    edit(&|p| p["runs"][3]["model"] = 5.into());
+    refused(dir.path(), "run 3 names model 5, but the plan has 1");
+    // Rows that differ only in their column values are one run, with one id.
+    edit(&|p| {
+        let mut run = p["runs"][0].clone();
+        run["values"][1] = "99".into();
+        p["runs"][1] = run;
+    });
+    let o = sweep(dir.path(), &["status", "o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("3 runs"), "{}", text(&o.stdout));
+}

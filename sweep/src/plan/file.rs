@@ -163,6 +163,16 @@ impl PlanFile {
     }
 
     fn into_plan(self) -> Result<Plan, String> {
+        match self.runs.len() {
+            0 => return Err("it has no runs".into()),
+            n if n > super::MAX_RUNS => {
+                return Err(format!(
+                    "it has {n} runs, more than the {} a sweep may have",
+                    super::MAX_RUNS
+                ));
+            }
+            _ => {}
+        }
         let keys: HashMap<&str, usize> = self
             .base_machine
             .iter()
@@ -230,6 +240,7 @@ impl PlanFile {
                 })
             })
             .collect::<Result<Vec<Run>, String>>()?;
+        check_ids(&runs)?;
         Ok(Plan {
             name: self.name,
             description: self.description,
@@ -248,6 +259,40 @@ impl PlanFile {
             file_mode: self.file_mode,
         })
     }
+}
+
+/// Why the runs' ids are not ones planning gives: an id that is not 16 hex digits
+/// (it names the run's record file), or one id for two runs that differ in what
+/// they run. Rows that only differ in their column values are one run, and share
+/// an id.
+fn check_ids(runs: &[Run]) -> Result<(), String> {
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for (n, run) in runs.iter().enumerate() {
+        let id = run.id.as_str();
+        if id.len() != 16 || !id.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+            return Err(format!(
+                "run {n} has the id `{}`, but run ids are 16 hex digits",
+                spu_io::quote::shorten(&spu_io::quote::escape(id))
+            ));
+        }
+        let m = *first.entry(id).or_insert(n);
+        if m != n && !same_run(&runs[m], run) {
+            return Err(format!(
+                "runs {m} and {n} have the same id `{id}`, but differ in what they run"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether two runs run the same thing: what their id is the hash of.
+fn same_run(a: &Run, b: &Run) -> bool {
+    a.kernel_sha256 == b.kernel_sha256
+        && a.machine == b.machine
+        && a.defines == b.defines
+        && a.functional == b.functional
+        && a.max_cycles == b.max_cycles
+        && a.model_sha256 == b.model_sha256
 }
 
 /// The entries of `machine` that differ from `base` (same keys, same order).
@@ -353,6 +398,9 @@ pub(super) mod shared {
     }
 }
 
+/// The way out of a plan that cannot be read.
+const PLAN_AGAIN: &str = "plan again (`spu-sweep run SPEC` with the same --out)";
+
 /// Reads a plan file's bytes, or says why not (`name` names the file in the
 /// message): a plan of another format is refused, naming the way out.
 pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Plan, String> {
@@ -370,15 +418,14 @@ pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Plan, String> {
             ));
         }
         Ok(_) => {
-            return Err(
-                "it was planned by an older spu-sweep, whose plans this one does not read; plan again (`spu-sweep run SPEC` with the same --out)"
-                    .into(),
-            );
+            return Err(format!(
+                "it was planned by an older spu-sweep, whose plans this one does not read; {PLAN_AGAIN}"
+            ));
         }
         Err(e) => return Err(format!("not a valid {name}: {e}")),
     }
     let file: PlanFile =
         serde_json::from_slice(bytes).map_err(|e| format!("not a valid {name}: {e}"))?;
     file.into_plan()
-        .map_err(|why| format!("not a valid {name}: {why}"))
+        .map_err(|why| format!("not a valid {name}: {why}; it was edited or damaged: {PLAN_AGAIN}"))
 }

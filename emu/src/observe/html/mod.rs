@@ -34,6 +34,7 @@ const DATA_OPEN: &str = r#"<script type="application/json" id="spu-data">"#;
 
 /// The data of a page: one run, or two side by side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PageData {
     pub format: String,
     pub version: u32,
@@ -75,6 +76,10 @@ pub enum PageError {
     Version { found: u64 },
     #[error("has a damaged data block ({0}); write it again with `--html`")]
     Damaged(String),
+    #[error(
+        "has two data blocks (from line {first} and from line {second}), but a page has one; write it again with `--html`"
+    )]
+    TwoBlocks { first: usize, second: usize },
 }
 
 fn escape_html(s: &str) -> String {
@@ -119,7 +124,8 @@ pub fn page(data: &PageData) -> String {
         .replace("{{DATA}}", &json)
 }
 
-/// The data of a page written by [`page`].
+/// The data of a page written by [`page`]: its one data block, in which an unknown
+/// key is refused where it is met, as in statistics files.
 pub fn read(text: &str) -> Result<PageData, PageError> {
     use crate::observe::json::{self, JsonError, Scalar};
     let start = text.find(DATA_OPEN).ok_or(PageError::NotAPage)? + DATA_OPEN.len();
@@ -129,6 +135,13 @@ pub fn read(text: &str) -> Result<PageData, PageError> {
         .find("</script>")
         .ok_or_else(|| PageError::Damaged(format!("{} is not closed", block_at())))?;
     let block = &text[start..start + len];
+    if let Some(second) = text[start + len..].find(DATA_OPEN) {
+        let (second, _) = position(text, start + len + second);
+        return Err(PageError::TwoBlocks {
+            first: line0,
+            second,
+        });
+    }
     // Where a position inside the block is in the page.
     let at = |line: usize, column: usize| match line {
         0 => block_at(),

@@ -42,6 +42,7 @@ pub fn state_code(a: Activity) -> u64 {
 
 /// A state's legend entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StateView {
     pub name: String,
     pub colour: String,
@@ -51,6 +52,7 @@ pub struct StateView {
 
 /// The machine as drawn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MachineView {
     /// `spu` or `gpu`.
     pub kind: String,
@@ -67,6 +69,7 @@ pub struct MachineView {
 
 /// One end of a CB link, seen from a unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PortView {
     pub side: String,
     /// The unit at the other end (index into `units`).
@@ -82,6 +85,7 @@ pub struct PortView {
 
 /// One unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct UnitView {
     pub name: String,
     /// `sm`, `iu` or `dma`.
@@ -111,6 +115,7 @@ pub struct UnitView {
 
 /// One source line with instructions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LineView {
     /// Index into `sources`, or none for code without line information.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,6 +133,7 @@ pub struct LineView {
 
 /// A source file of the kernel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SourceView {
     pub name: String,
     /// The text, when the file may be quoted (the kernel or a file beside it).
@@ -137,6 +143,7 @@ pub struct SourceView {
 
 /// Activity per frame, summed over units.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Series {
     /// Unit-cycles with work.
     pub busy: Vec<u64>,
@@ -152,6 +159,7 @@ pub struct Series {
 
 /// The run's headline numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Totals {
     pub warp_instructions: u64,
     pub offchip_words: u64,
@@ -164,6 +172,7 @@ pub struct Totals {
 
 /// Everything a page shows of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PageRun {
     pub title: String,
     pub kernel: String,

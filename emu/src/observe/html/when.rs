@@ -14,6 +14,7 @@ pub const MAX_CELLS: usize = 1 << 16;
 
 /// When each line ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LineTimes {
     /// Cycles per frame below: the player's step, or a multiple of it when the
     /// cells would not have fitted.
