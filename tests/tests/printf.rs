@@ -377,3 +377,98 @@ fn a_string_the_thread_has_just_stored_is_printed_whole_in_both_modes() {
         }
     }
 }
+
+/// Thread 0 fills two global buffers, of 64 and 70 000 bytes, with `A` (no
+/// terminating zero in either) and prints 3 bytes of each with `%.3s`: as in C,
+/// a precision reads at most that many bytes and needs no terminator, however
+/// long the buffer.
+const PRECISION_STRING_PTX: &str = "
+.version 7.0
+.target sm_52
+.address_size 64
+.extern .func  (.param .b32 func_retval0) vprintf
+(
+\t.param .b64 vprintf_param_0,
+\t.param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[8] = {91, 37, 46, 51, 115, 93, 10, 0};
+.global .align 4 .b8 small[64];
+.global .align 4 .b8 big[70000];
+.visible .entry k()
+{
+\t.local .align 8 .b8 \t__local_depot0[8];
+\t.reg .b64 \t%SP;
+\t.reg .b64 \t%SPL;
+\t.reg .pred \t%p<3>;
+\t.reg .b32 \t%r<8>;
+\t.reg .b64 \t%rd<12>;
+\tmov.u64 \t%SPL, __local_depot0;
+\tcvta.local.u64 \t%SP, %SPL;
+\tmov.u32 \t%r1, %tid.x;
+\tsetp.ne.u32 \t%p2, %r1, 0;
+\t@%p2 bra \t$L_end;
+\tmov.u64 \t%rd4, small;
+\tcvta.global.u64 \t%rd4, %rd4;
+\tmov.u64 \t%rd8, big;
+\tcvta.global.u64 \t%rd8, %rd8;
+\tmov.u32 \t%r5, 0x41414141;
+\tmov.u32 \t%r2, 0;
+$L_small:
+\tcvt.u64.u32 \t%rd6, %r2;
+\tadd.s64 \t%rd7, %rd4, %rd6;
+\tst.global.u32 \t[%rd7], %r5;
+\tadd.u32 \t%r2, %r2, 4;
+\tsetp.lt.u32 \t%p1, %r2, 64;
+\t@%p1 bra \t$L_small;
+\tmov.u32 \t%r2, 0;
+$L_big:
+\tcvt.u64.u32 \t%rd6, %r2;
+\tadd.s64 \t%rd7, %rd8, %rd6;
+\tst.global.u32 \t[%rd7], %r5;
+\tadd.u32 \t%r2, %r2, 4;
+\tsetp.lt.u32 \t%p1, %r2, 70000;
+\t@%p1 bra \t$L_big;
+\tadd.u64 \t%rd1, %SP, 0;
+\tmov.u64 \t%rd2, $str;
+\tcvta.global.u64 \t%rd3, %rd2;
+\tst.local.u64 \t[%SPL], %rd4;
+\t{ // callseq 0, 0
+\t.param .b64 param0;
+\tst.param.b64 \t[param0+0], %rd3;
+\t.param .b64 param1;
+\tst.param.b64 \t[param1+0], %rd1;
+\t.param .b32 retval0;
+\tcall.uni (retval0), vprintf, (param0, param1);
+\tld.param.b32 \t%r4, [retval0+0];
+\t}
+\tst.local.u64 \t[%SPL], %rd8;
+\t{ // callseq 1, 0
+\t.param .b64 param0;
+\tst.param.b64 \t[param0+0], %rd3;
+\t.param .b64 param1;
+\tst.param.b64 \t[param1+0], %rd1;
+\t.param .b32 retval0;
+\tcall.uni (retval0), vprintf, (param0, param1);
+\tld.param.b32 \t%r4, [retval0+0];
+\t}
+$L_end:
+\tret;
+}
+";
+
+#[test]
+fn a_precision_reads_at_most_that_many_bytes_of_a_string_in_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.ptx"), PRECISION_STRING_PTX).unwrap();
+    let launch = dir.path().join("k.spu");
+    std::fs::write(&launch, "#include \"k.ptx\"\n.launch grid(1) block(32);\n").unwrap();
+    for functional in [false, true] {
+        let s = run(&launch, &Machine::default(), functional, 1);
+        assert_eq!(
+            String::from_utf8_lossy(&s.printed.text),
+            "[AAA]\n[AAA]\n",
+            "functional: {functional}"
+        );
+    }
+}

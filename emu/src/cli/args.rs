@@ -65,9 +65,9 @@ pub struct RunArgs {
     /// Keep at most this many bytes of the kernel's `printf` output, as CUDA's
     /// printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by default) does: past it
     /// the texts last in output order are dropped, and a warning says how many
-    /// (at most 1073741824, 1 GiB; 0 keeps none).
+    /// (at most 33554432, 32 MiB; 0 keeps none).
     #[arg(long, value_name = "BYTES", default_value_t = crate::exec::printlog::OUTPUT_LIMIT as u64,
-          value_parser = clap::value_parser!(u64).range(..=crate::exec::printlog::MAX_OUTPUT_LIMIT as u64))]
+          value_parser = printf_limit)]
     pub printf_limit: u64,
     /// Record activity every N cycles in the stats (`samples`), for power traces
     /// (GPUWattch sampled every 500).
@@ -169,3 +169,16 @@ pub const RUN_EXAMPLES: &str = "\
         --machine my.toml --set sm.scheduler_policy=gto\n  \
         -D N=1024 --load A=a.npy --dump C=c.npy # parameters and buffers\n  \
         --stats run.json                        # machine-readable statistics";
+
+/// Parses `--printf-limit`: a number of bytes up to the largest the run can hold.
+fn printf_limit(text: &str) -> Result<u64, String> {
+    let max = crate::exec::printlog::MAX_OUTPUT_LIMIT as u64;
+    match text.parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        Ok(_) => Err(format!(
+            "at most {max} bytes ({} MiB) of `printf` output can be kept, as it is held in memory until the run ends; give a smaller number",
+            max >> 20
+        )),
+        Err(_) => Err("expected a number of bytes, e.g. 1048576 for 1 MiB".to_string()),
+    }
+}

@@ -29,11 +29,12 @@ struct Spec {
 }
 
 /// Formats `fmt` as C's `printf` does, taking arguments from `args` and `%s`
-/// strings from `string`.
+/// strings from `string` (given the address and the precision: with one, at
+/// most that many bytes are read and no terminating zero is needed, as in C).
 pub fn format_c(
     fmt: &[u8],
     args: &mut dyn ArgSource,
-    string: &mut dyn FnMut(u64) -> Result<Vec<u8>, String>,
+    string: &mut dyn FnMut(u64, Option<usize>) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(fmt.len() + 16);
     format_c_into(fmt, args, string, &mut out)?;
@@ -45,7 +46,7 @@ pub fn format_c(
 pub fn format_c_into(
     fmt: &[u8],
     args: &mut dyn ArgSource,
-    string: &mut dyn FnMut(u64) -> Result<Vec<u8>, String>,
+    string: &mut dyn FnMut(u64, Option<usize>) -> Result<Vec<u8>, String>,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     let mut i = 0;
@@ -201,7 +202,7 @@ pub fn format_c_into(
             b's' => {
                 // Address 0 too goes to `string`: on the SPU it may be a local
                 // array's, not a null pointer (see `printf::local_string_error`).
-                let mut s = string(args.next(8)?)?;
+                let mut s = string(args.next(8)?, spec.prec)?;
                 if let Some(p) = spec.prec {
                     s.truncate(p);
                 }
@@ -424,7 +425,7 @@ mod tests {
 
     fn f(fmt: &str, args: &[u64]) -> Result<String, String> {
         let mut a = List(args.to_vec(), 0);
-        format_c(fmt.as_bytes(), &mut a, &mut |_| Ok(b"str".to_vec()))
+        format_c(fmt.as_bytes(), &mut a, &mut |_, _| Ok(b"str".to_vec()))
             .map(|v| String::from_utf8(v).expect("ascii"))
     }
 

@@ -8,7 +8,8 @@
 //! [`crate::exec::printlog::PrintLog`] and are printed after the run.
 //!
 //! Bounds: a format string of at most [`FORMAT_LIMIT`] bytes, a `%s` argument of
-//! at most [`STRING_LIMIT`]; the limits of one conversion are `cformat`'s and of
+//! at most [`STRING_LIMIT`] (with a precision, at most that many bytes are read,
+//! and need no terminating zero, as in C); the limits of one conversion are `cformat`'s and of
 //! the run's output `printlog`'s. A bad format is a fault of the thread that
 //! printed it.
 
@@ -67,11 +68,13 @@ impl LocalBytes<'_> {
 
 /// The zero-terminated string at global address `addr`, at most `limit` bytes, as
 /// the thread sees memory (after its own stores, also those still on their way),
-/// read a word at a time within the buffer that holds `addr`.
+/// read a word at a time within the buffer that holds `addr`. With `stop` (a `%s`
+/// precision), at most that many bytes are read and need no terminating zero.
 fn global_string(
     memory: &impl Global,
     addr: u64,
     limit: usize,
+    stop: Option<usize>,
     what: &str,
 ) -> Result<Vec<u8>, String> {
     let layout = memory.layout();
@@ -90,6 +93,9 @@ fn global_string(
     while at < end {
         let word = memory.seen((at & !3) as u32);
         for shift in (at % 4)..4 {
+            if stop == Some(out.len()) {
+                return Ok(out);
+            }
             let b = (word >> (8 * shift)) as u8;
             if b == 0 {
                 return Ok(out);
@@ -143,7 +149,7 @@ pub fn run(
     // The lanes of a call mostly share their format and strings: each is read
     // once (memory does not change between the lanes of one instruction).
     let mut format: Option<(u64, Vec<u8>)> = None;
-    let mut string: Option<(u64, Vec<u8>)> = None;
+    let mut string: Option<(u64, Option<usize>, Vec<u8>)> = None;
     for l in lanes_of(exec) {
         let local = LocalBytes { warp, lane: l };
         let at = u64::from(frame_bytes);
@@ -157,7 +163,7 @@ pub fn run(
             continue;
         }
         if format.as_ref().is_none_or(|f| f.0 != fmt) {
-            let text = global_string(memory, fmt, FORMAT_LIMIT, "the format string")
+            let text = global_string(memory, fmt, FORMAT_LIMIT, None, "the format string")
                 .map_err(|e| fault(e, l))?;
             format = Some((fmt, text));
         }
@@ -172,17 +178,18 @@ pub fn run(
         format_c_into(
             format,
             &mut reader,
-            &mut |addr| {
+            &mut |addr, stop| {
                 if addr < u64::from(FIRST_BUFFER) {
                     return Err(local_string_error(addr));
                 }
-                if let Some((at, s)) = &string
-                    && *at == addr
+                if let Some((at, at_stop, s)) = &string
+                    && (*at, *at_stop) == (addr, stop)
                 {
                     return Ok(s.clone());
                 }
-                let s = global_string(memory, addr, STRING_LIMIT, "the `%s` argument")?;
-                string = Some((addr, s.clone()));
+                let what = "the `%s` argument";
+                let s = global_string(memory, addr, STRING_LIMIT, stop, what)?;
+                string = Some((addr, stop, s.clone()));
                 Ok(s)
             },
             &mut texts,

@@ -4,27 +4,71 @@
 //! printing order are dropped and counted; a text that would go at once is not
 //! stored). The formatting is in [`crate::exec::printf`].
 
-use std::collections::BTreeMap;
+use std::collections::BinaryHeap;
 
 /// Most bytes of output a run keeps by default: CUDA's default printf buffer
 /// (`cudaLimitPrintfFifoSize`, 1 MiB); `--printf-limit` sets another.
 pub const OUTPUT_LIMIT: usize = 1 << 20;
 
-/// The largest bound `--printf-limit` takes (the texts are held in memory until
-/// the run ends).
-pub const MAX_OUTPUT_LIMIT: usize = 1 << 30;
+/// The largest bound `--printf-limit` takes, 32 MiB. The texts are held in memory
+/// until the run ends: about one byte per kept byte, plus a [`Kept`] record
+/// (32 bytes) per kept text, so a run whose calls print one byte each holds about
+/// 34 bytes per kept byte (about 1.1 GiB at this bound).
+pub const MAX_OUTPUT_LIMIT: usize = 1 << 25;
 
-/// Where a text goes in the output: block (its order in the grid), warp, lane and
-/// the order calls were made in (program order within a thread).
-type Key = (u64, u32, u32, u64);
+/// Dead bytes (of dropped texts) the text buffer holds at most past an eighth of
+/// its live bytes before it is compacted.
+const DEAD_SLACK: usize = 1 << 16;
+
+/// One kept text: where it goes in the output (block, its order in the grid;
+/// warp; lane; the order calls were made in, program order within a thread) and
+/// where its bytes are in [`PrintLog::buf`]. Ordered by place in the output only.
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    block: u64,
+    seq: u64,
+    warp: u32,
+    lane: u32,
+    off: u32,
+    len: u32,
+}
+
+impl Kept {
+    fn key(&self) -> (u64, u32, u32, u64) {
+        (self.block, self.warp, self.lane, self.seq)
+    }
+}
+
+impl PartialEq for Kept {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Kept {}
+impl PartialOrd for Kept {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Kept {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
 
 /// The texts printed so far, bounded by `limit` bytes: when they exceed it the
 /// last in output order go. This keeps the same texts whatever the order the
 /// calls came in: a text is kept exactly when it and every text before it in the
 /// output fit in the bound. Empty texts print nothing and are only counted.
+///
+/// The bytes are stored compactly: one buffer the texts are appended to (grown
+/// by a sixteenth at a time, compacted when dropped texts leave more than an
+/// eighth of it dead), and a max-heap of [`Kept`] records, so the last text in
+/// output order is the one to drop.
 #[derive(Debug)]
 pub struct PrintLog {
-    kept: BTreeMap<Key, Vec<u8>>,
+    buf: Vec<u8>,
+    kept: BinaryHeap<Kept>,
     bytes: usize,
     calls: u64,
     seq: u64,
@@ -36,7 +80,8 @@ pub struct PrintLog {
 impl Default for PrintLog {
     fn default() -> Self {
         PrintLog {
-            kept: BTreeMap::new(),
+            buf: Vec::new(),
+            kept: BinaryHeap::new(),
             bytes: 0,
             calls: 0,
             seq: 0,
@@ -97,24 +142,54 @@ impl PrintLog {
             return;
         }
         let key = (block, warp, lane, self.seq);
-        if self.bytes + text.len() > self.limit
-            && self.kept.last_key_value().is_none_or(|(k, _)| *k < key)
+        // Texts after this one in output order go first to make room; if it
+        // still does not fit, it is the last in output order and goes itself.
+        while self.bytes + text.len() > self.limit
+            && self.kept.peek().is_some_and(|k| k.key() > key)
         {
-            // Last in output order and past the bound: it would go at once.
+            if let Some(k) = self.kept.pop() {
+                self.bytes -= k.len as usize;
+                self.drop_text(k.len as usize);
+            }
+        }
+        if self.bytes + text.len() > self.limit {
             self.drop_text(text.len());
             return;
         }
-        self.bytes += text.len();
-        self.kept.insert(key, text.to_vec());
-        while self.bytes > self.limit {
-            match self.kept.pop_last() {
-                Some((_, t)) => {
-                    self.bytes -= t.len();
-                    self.drop_text(t.len());
-                }
-                None => break,
-            }
+        if self.buf.len() - self.bytes > self.bytes / 8 + DEAD_SLACK {
+            self.compact();
         }
+        let off = self.buf.len();
+        grow(&mut self.buf, text.len());
+        self.buf.extend_from_slice(text);
+        if self.kept.len() == self.kept.capacity() {
+            self.kept.reserve_exact(self.kept.len() / 16 + 64);
+        }
+        // The bound (at most MAX_OUTPUT_LIMIT) keeps offsets and lengths in u32.
+        self.kept.push(Kept {
+            block,
+            seq: self.seq,
+            warp,
+            lane,
+            off: off as u32,
+            len: text.len() as u32,
+        });
+        self.bytes += text.len();
+    }
+
+    /// Moves the kept texts' bytes together, in place, dropping the dead ones.
+    fn compact(&mut self) {
+        let mut kept = std::mem::take(&mut self.kept).into_vec();
+        kept.sort_unstable_by_key(|k| k.off);
+        let mut end = 0;
+        for k in &mut kept {
+            let (off, len) = (k.off as usize, k.len as usize);
+            self.buf.copy_within(off..off + len, end);
+            k.off = end as u32;
+            end += len;
+        }
+        self.buf.truncate(end);
+        self.kept = BinaryHeap::from(kept);
     }
 
     fn drop_text(&mut self, bytes: usize) {
@@ -127,13 +202,25 @@ impl PrintLog {
         let limit = self.limit;
         let log = std::mem::take(self);
         self.limit = limit;
+        let mut text = Vec::with_capacity(log.bytes);
+        for k in log.kept.into_sorted_vec() {
+            text.extend_from_slice(&log.buf[k.off as usize..][..k.len as usize]);
+        }
         Printed {
-            text: log.kept.into_values().flatten().collect(),
+            text,
             calls: log.calls,
             dropped: log.dropped,
             dropped_bytes: log.dropped_bytes,
             limit,
         }
+    }
+}
+
+/// Makes room in `buf` for `more` bytes, growing it by a sixteenth at least,
+/// not doubling it, so its capacity stays close to what it holds.
+fn grow(buf: &mut Vec<u8>, more: usize) {
+    if buf.capacity() - buf.len() < more {
+        buf.reserve_exact(more.max(buf.len() / 16 + 4096));
     }
 }
 
@@ -181,9 +268,73 @@ mod tests {
         for t in 0..1000 {
             log.add(0, 0, t, b"");
         }
-        assert!(log.kept.is_empty());
+        assert!(log.kept.is_empty() && log.buf.is_empty());
         let p = log.take();
         assert_eq!((p.calls, p.dropped, p.text.len()), (1000, 0, 0));
+    }
+
+    #[test]
+    fn kept_texts_cost_about_one_byte_each() {
+        // In output order: the buffer holds what is kept and little more.
+        let mut log = PrintLog {
+            limit: 4_000_000,
+            ..PrintLog::default()
+        };
+        for i in 0..50_000u32 {
+            log.add(0, 0, i, &[b'x'; 100]);
+        }
+        assert_eq!(log.bytes, 4_000_000);
+        assert!(
+            log.buf.capacity() <= 4_000_000 / 10 * 11 + 8192,
+            "{}",
+            log.buf.capacity()
+        );
+        assert!(
+            log.kept.capacity() <= 40_000 / 10 * 11 + 64,
+            "{}",
+            log.kept.capacity()
+        );
+        assert_eq!(std::mem::size_of::<Kept>(), 32);
+
+        // Out of output order, dropping texts already kept: dead bytes are
+        // compacted away before they reach an eighth of the live ones.
+        let mut log = PrintLog {
+            limit: 4_000_000,
+            ..PrintLog::default()
+        };
+        for i in 0..60_000u64 {
+            log.add(6 - i % 7, (i / 7) as u32, 0, &[b'x'; 100]);
+        }
+        assert_eq!(log.bytes, 4_000_000);
+        assert!(
+            log.buf.capacity() <= 4_000_000 / 4 * 5 + 2 * DEAD_SLACK,
+            "{}",
+            log.buf.capacity()
+        );
+        let p = log.take();
+        assert_eq!(p.text.len(), 4_000_000);
+        assert_eq!((p.calls, p.dropped_bytes), (60_000, 2_000_000));
+    }
+
+    #[test]
+    fn the_kept_texts_are_the_first_in_output_order_after_compaction() {
+        let mut log = PrintLog {
+            limit: 1000,
+            ..PrintLog::default()
+        };
+        // Later blocks first, then earlier ones push them out (compacting).
+        for block in (0..200u64).rev() {
+            for lane in 0..3 {
+                log.add(block, 0, lane, format!("{block:03}{lane}").as_bytes());
+            }
+        }
+        let p = log.take();
+        let want: String = (0..84u64)
+            .flat_map(|b| (0..3).map(move |l| format!("{b:03}{l}")))
+            .collect::<String>()[..1000]
+            .to_string();
+        assert_eq!(String::from_utf8(p.text).unwrap(), want);
+        assert_eq!(p.dropped_bytes, 600 * 4 - 1000);
     }
 
     #[test]
