@@ -196,6 +196,21 @@ impl Ty {
         })
     }
 
+    /// The low `self.bits()` of `v`, sign-extended for a signed type and
+    /// zero-extended otherwise: how a load or a read of a register widens a value
+    /// of this type (PTX's rule for loads into wider registers).
+    #[inline(always)]
+    pub fn extend(self, v: u64) -> u64 {
+        let w = self.bits();
+        if w >= 64 {
+            v
+        } else if self.is_signed() {
+            (((v << (64 - w)) as i64) >> (64 - w)) as u64
+        } else {
+            v & ((1u64 << w) - 1)
+        }
+    }
+
     /// True when a register declared with type `reg` may hold an operand of this
     /// instruction type: same size, and integer with integer or float with float,
     /// except that `.bN` meets any type of its size (PTX's type-checking rules).

@@ -18,6 +18,7 @@ use crate::eval::const_int;
 use crate::lexer::Span;
 use crate::regalloc::Class;
 use crate::vcode::{RegRef, Slot, VInstr};
+use spu_isa::format::RegTy;
 use spu_isa::{Guard, Instr, Mods, Opcode, Operand, Ty};
 
 type Lowered = Result<Vec<VInstr>, Vec<Diagnostic>>;
@@ -179,6 +180,11 @@ impl Lowering<'_> {
     ) -> Option<Lowered> {
         let m = mnemonic.node;
         let parts: Vec<&str> = m.split('.').collect();
+        if let ["ld", "param", ..] = parts.as_slice()
+            && let Some(done) = self.entry_arg_load(guard, mnemonic, &parts, operands, span)
+        {
+            return Some(done);
+        }
         if let Some(done) = self.wide_access(guard, mnemonic, &parts, operands, span) {
             return Some(done);
         }
@@ -211,7 +217,6 @@ impl Lowering<'_> {
             }
             ["mov", ty] => self.mov_halves(guard, mnemonic, ty, operands, span),
             ["setp", ..] => self.setp_combined(guard, mnemonic, &parts, operands, span),
-            ["ld", "param", ..] => self.entry_arg_load(guard, mnemonic, &parts, operands, span),
             ["call", ..] if !self.ptx => {
                 native_call_form(operands, &self.scope.params, span).map(Err)
             }
@@ -489,19 +494,32 @@ impl Lowering<'_> {
             let lo = format!("{d}.lo");
             let hi = format!("{d}.hi");
             let wide = ty.bits() == 64;
+            // The destination's width when it is an integer register (PTX lets a
+            // load of a narrower integer type extend into it).
+            let dest_bits = match scope.reg(d) {
+                Some((info, _)) if scope.regs.contains_key(*d) => match info.ty {
+                    RegTy::Val(t) if !t.is_float() => t.bits(),
+                    _ => 0,
+                },
+                _ => 0,
+            };
+            // A load of 8 to 32 bits into a 64-bit register: the low half takes the
+            // value, `extend_high` sets the high half by the type.
+            let widened = !wide && !ty.is_float() && dest_bits == 64;
             let mut out = Vec::new();
             let mut emit = |this: &mut Self, m: &str, ops: &[&Spanned<AstOperand<'_>>]| {
                 let m = at(m, &mnemonic.span);
                 this.machine_instr(guard, &m, ops, span)
                     .map(|v| out.extend(v))
             };
+            let (low, high) = (reg(&lo, dspan), reg(&hi, dspan));
             match &arg.bound {
                 Bound::Buffer(b) => {
                     let addr = value(Expr::Name(b), &off.span);
-                    if wide {
+                    if wide || widened {
                         let zero = value(Expr::Int("0"), &off.span);
-                        emit(self, "mov.u32", &[&reg(&lo, dspan), &addr])?;
-                        emit(self, "mov.u32", &[&reg(&hi, dspan), &zero])?;
+                        emit(self, "mov.u32", &[&low, &addr])?;
+                        emit(self, "mov.u32", &[&high, &zero])?;
                     } else {
                         emit(self, "mov.u32", &[&reg(d, dspan), &addr])?;
                     }
@@ -520,46 +538,51 @@ impl Lowering<'_> {
                         },
                         &src.span,
                     );
-                    if wide && qty.bits() == 32 {
-                        emit(self, &format!("ld.param.{qty}"), &[&reg(&lo, dspan), &from])?;
-                        if qty.is_signed() {
-                            let sign = value(Expr::Int("31"), &off.span);
-                            emit(
-                                self,
-                                "shr.s32",
-                                &[&reg(&hi, dspan), &reg(&lo, dspan), &sign],
-                            )?;
-                        } else {
-                            let zero = value(Expr::Int("0"), &off.span);
-                            emit(self, "mov.u32", &[&reg(&hi, dspan), &zero])?;
-                        }
+                    // A 64-bit entry parameter given a 32-bit kernel parameter reads
+                    // it as its own type; a narrower load as the instruction's.
+                    let half = if widened {
+                        Some(ty)
+                    } else {
+                        (wide && qty.bits() == 32).then_some(qty)
+                    };
+                    if let Some(t) = half {
+                        emit(self, &format!("ld.param.{t}"), &[&low, &from])?;
+                        out.extend(self.extend_high(
+                            guard,
+                            &mnemonic.span,
+                            &high,
+                            &low,
+                            t,
+                            span,
+                        )?);
                     } else {
                         emit(self, mnemonic.node, &[*dest, &from])?;
                     }
                 }
                 Bound::Const(bits) => {
                     let word = |w: u64| format!("0x{:x}", w & 0xffff_ffff);
-                    if wide {
-                        let (l, h) = (word(*bits), word(*bits >> 32));
-                        emit(
-                            self,
-                            "mov.b32",
-                            &[&reg(&lo, dspan), &value(Expr::Int(&l), &off.span)],
-                        )?;
-                        emit(
-                            self,
-                            "mov.b32",
-                            &[&reg(&hi, dspan), &value(Expr::Int(&h), &off.span)],
-                        )?;
+                    // The constant as the load reads it: extended by the type.
+                    let bits = if ty.is_float() {
+                        *bits
+                    } else {
+                        ty.extend(*bits)
+                    };
+                    if wide || widened {
+                        let (l, h) = (word(bits), word(bits >> 32));
+                        emit(self, "mov.b32", &[&low, &value(Expr::Int(&l), &off.span)])?;
+                        emit(self, "mov.b32", &[&high, &value(Expr::Int(&h), &off.span)])?;
                     } else if ty.is_float() {
-                        let f = format!("0f{:08X}", *bits as u32);
+                        let f = format!("0f{:08X}", bits as u32);
                         emit(
                             self,
                             &format!("mov.{ty}"),
                             &[*dest, &value(Expr::Float(&f), &off.span)],
                         )?;
+                    } else if dest_bits == 16 {
+                        let w = format!("0x{:x}", bits & 0xffff);
+                        emit(self, "mov.b16", &[*dest, &value(Expr::Int(&w), &off.span)])?;
                     } else {
-                        let w = word(*bits);
+                        let w = word(bits);
                         emit(self, "mov.b32", &[*dest, &value(Expr::Int(&w), &off.span)])?;
                     }
                 }

@@ -46,9 +46,6 @@ impl Lowering<'_> {
             Some(&"st") => false,
             _ => return None,
         };
-        if parts.get(1) == Some(&"param") {
-            return None;
-        }
         let ty = Ty::from_name(parts.last()?)?;
         if ty.is_float() || ty.bits() > 32 || parts.iter().any(|p| p.starts_with('v')) {
             return None;
@@ -77,26 +74,37 @@ impl Lowering<'_> {
             Err(e) => return Some(Err(e)),
         };
         if load {
-            // The high half repeats the sign of the loaded value, or is zero.
             let high = at(AstOperand::Register(hi.as_str()), &data.span);
-            let extend = if ty.is_signed() {
-                let sign = at(
-                    AstOperand::Expr(at(Expr::Int("31"), &data.span)),
-                    &data.span,
-                );
-                let m = at("shr.s32", &mnemonic.span);
-                self.machine_instr(guard, &m, &[&high, &low, &sign], span)
-            } else {
-                let zero = at(AstOperand::Expr(at(Expr::Int("0"), &data.span)), &data.span);
-                let m = at("mov.u32", &mnemonic.span);
-                self.machine_instr(guard, &m, &[&high, &zero], span)
-            };
-            match extend {
+            match self.extend_high(guard, &mnemonic.span, &high, &low, ty, span) {
                 Ok(v) => out.extend(v),
                 Err(e) => return Some(Err(e)),
             }
         }
         Some(Ok(out))
+    }
+
+    /// Sets `high`, the high half of a 64-bit register whose low half `low` was just
+    /// loaded with a value of `ty` (already extended to 32 bits): the sign of the
+    /// value for a signed type, zero otherwise. The one place that widens a load
+    /// into a 64-bit register, for every state space.
+    pub(super) fn extend_high(
+        &mut self,
+        guard: Option<&AstGuard<'_>>,
+        at_span: &Span,
+        high: &Spanned<AstOperand<'_>>,
+        low: &Spanned<AstOperand<'_>>,
+        ty: Ty,
+        span: &Span,
+    ) -> Lowered {
+        if ty.is_signed() {
+            let sign = at(AstOperand::Expr(at(Expr::Int("31"), &low.span)), &low.span);
+            let m = at("shr.s32", at_span);
+            self.machine_instr(guard, &m, &[high, low, &sign], span)
+        } else {
+            let zero = at(AstOperand::Expr(at(Expr::Int("0"), &low.span)), &low.span);
+            let m = at("mov.u32", at_span);
+            self.machine_instr(guard, &m, &[high, &zero], span)
+        }
     }
 
     /// `mov.pred %p, 0`, `1` or `-1`: `setp.ne.u32 %p, K, 0` (the constant goes through a

@@ -95,14 +95,7 @@ pub fn read(ty: Ty, raw: u64) -> u64 {
 /// The low `ty.bits()` of `v`, sign- or zero-extended.
 #[inline(always)]
 pub fn extend(ty: Ty, v: u64) -> u64 {
-    let w = ty.bits();
-    if w >= 64 {
-        v
-    } else if ty.is_signed() {
-        (((v << (64 - w)) as i64) >> (64 - w)) as u64
-    } else {
-        v & ((1u64 << w) - 1)
-    }
+    ty.extend(v)
 }
 
 /// The low `w` bits of `v`.
