@@ -12,6 +12,7 @@ mod eval;
 pub mod lexer;
 mod lint;
 mod lower;
+mod memory;
 mod operands;
 pub mod parse;
 pub mod preprocess;

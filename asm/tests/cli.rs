@@ -1267,6 +1267,53 @@ fn verbose_summary_agrees_with_the_emulator() {
 
 /// `spu-asm` with its address space and CPU time limited, as a hostile input's
 /// victim would run it.
+/// The same when the big text comes from an `#include` of a small launch file, or
+/// from macros a few hundred bytes long: the preprocessed text is checked as it
+/// grows, and the part that fit is not assembled (it would only report the cut).
+#[test]
+fn a_memory_limit_too_tight_for_included_or_expanded_text_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (0..100_000)
+        .map(|i| format!("    add.u32 %r{}, %r{}, {i};\n", i % 8, (i + 1) % 8))
+        .collect();
+    std::fs::write(
+        dir.path().join("big.spu"),
+        format!(".entry k {{\n    .reg .u32 %r<8>;\n{body}    exit;\n}}\n"),
+    )
+    .unwrap();
+    let launch = dir.path().join("launch.spu");
+    std::fs::write(&launch, "#include \"big.spu\"\n").unwrap();
+    // 8^6 adds: about 5 MB of text from under 400 bytes.
+    let mut macros = String::from("#define A0 add.u32 %r0, %r0, 1;\n");
+    for level in 1..=6 {
+        let prev = format!("A{} ", level - 1).repeat(8);
+        macros.push_str(&format!("#define A{level} {prev}\n"));
+    }
+    let expanded = dir.path().join("macros.spu");
+    std::fs::write(
+        &expanded,
+        format!("{macros}.entry k {{\n    .reg .u32 %r0;\n    A6\n    exit;\n}}\n"),
+    )
+    .unwrap();
+    for src in [&launch, &expanded] {
+        let src = src.to_str().unwrap();
+        for args in [vec![src, "--check"], vec![src, "-o", "-"]] {
+            let out = spu_asm_limited(&args, 64, 60);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                !err.contains("panicked") && !err.contains("memory allocation of"),
+                "{args:?}: {err}"
+            );
+            assert!(
+                err.contains("out of memory while assembling: the preprocessed source"),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("1 error found"), "{args:?}: {err}");
+        }
+    }
+}
+
 fn spu_asm_limited(args: &[&str], memory_mib: u64, cpu_s: u64) -> Output {
     Command::new("sh")
         .arg("-c")

@@ -26,7 +26,6 @@ mod funcs;
 mod init;
 mod lineinfo;
 mod local;
-mod memory;
 mod outline;
 mod precondition;
 mod statements;
@@ -116,7 +115,7 @@ pub fn assemble_with_options(
         );
         return Err(diags);
     }
-    if let Some(d) = memory::check(src) {
+    if let Some(d) = crate::memory::check(src) {
         diags.push(d);
         return Err(diags);
     }

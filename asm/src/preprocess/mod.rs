@@ -96,6 +96,12 @@ struct Pre<'a> {
     /// The expansion depth limit was reported for the current line or condition
     /// (once: every level below would report it again).
     depth_reported: bool,
+    /// The output's size when memory was last checked; `out_of_memory`: the check
+    /// failed (reported once) and nothing more is emitted.
+    memory_checked: usize,
+    out_of_memory: bool,
+    /// The main file's size, which the caller checked memory for.
+    main_len: usize,
 }
 
 /// Preprocesses `src` (named `path`); `read` loads included files. Errors are
@@ -122,12 +128,20 @@ pub fn preprocess(
         defines: 0,
         once: Default::default(),
         depth_reported: false,
+        memory_checked: 0,
+        out_of_memory: false,
+        main_len: src.len(),
     };
     pre.map.files.push(SourceFile {
         name: path.to_string(),
         text: src.to_string(),
     });
     pre.file(0);
+    if pre.out_of_memory {
+        // Assembling the part that fit would only report the cut as errors.
+        pre.out = String::new();
+        pre.map.segments.clear();
+    }
     (pre.out, pre.map, pre.diags)
 }
 
@@ -156,8 +170,26 @@ impl Pre<'_> {
         self.diags.push(d);
     }
 
+    /// Stops emitting once the output grows past what memory allows (see
+    /// [`crate::memory::check_growth`]); true while emitting may go on.
+    fn memory_allows(&mut self, more: usize) -> bool {
+        if !self.out_of_memory
+            && let Some(d) = crate::memory::check_growth(
+                self.out.len() + more,
+                self.main_len,
+                &mut self.memory_checked,
+            )
+        {
+            self.diags.push(d);
+            self.out_of_memory = true;
+            self.exhausted = true;
+            self.includes_exhausted = true;
+        }
+        !self.out_of_memory
+    }
+
     fn emit_direct(&mut self, file: usize, src_start: usize, text: &str) {
-        if text.is_empty() {
+        if text.is_empty() || !self.memory_allows(text.len()) {
             return;
         }
         let start = self.out.len();
@@ -184,7 +216,7 @@ impl Pre<'_> {
 
     fn emit_expansion(&mut self, file: usize, invocation: Span, macro_site: usize, text: &str) {
         let text = &unpaint(text);
-        if text.is_empty() {
+        if text.is_empty() || !self.memory_allows(text.len()) {
             return;
         }
         let start = self.out.len();
