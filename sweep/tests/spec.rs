@@ -152,7 +152,7 @@ fn bad_specs_name_the_key_and_line() {
     // A sweep without axes says it has no columns, not "a column ()".
     expect_problem(
         &format!("{base}[[plot]]\nname = \"p\"\nx = \"zz\"\ny = \"cycles\"\n"),
-       3,
+        3,
         "plot `p`: `x = \"zz\"` is neither a column nor a metric (this sweep has no axis columns)",
     );
     expect_problem(
