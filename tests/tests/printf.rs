@@ -105,11 +105,10 @@ fn printf_samples_print_what_c_prints_everywhere_and_for_any_threads() {
     }
 }
 
-/// A one-thread-per-line kernel printing `fmt` with `%d` of the thread index
-/// first, in nvcc's form, as a launch file of `threads` threads.
-fn kernel(dir: &Path, fmt: &str, threads: u32) -> std::path::PathBuf {
-    let bytes: Vec<String> = fmt.bytes().chain([0]).map(|b| b.to_string()).collect();
-    let src = format!(
+/// What nvcc writes before a kernel that calls `printf`: the PTX header and
+/// `vprintf`'s declaration.
+macro_rules! vprintf_header {
+    () => {
         ".version 7.0
 .target sm_52
 .address_size 64
@@ -119,7 +118,18 @@ fn kernel(dir: &Path, fmt: &str, threads: u32) -> std::path::PathBuf {
 \t.param .b64 vprintf_param_1
 )
 ;
-.global .align 1 .b8 $str[{}] = {{{}}};
+"
+    };
+}
+
+/// A one-thread-per-line kernel printing `fmt` with `%d` of the thread index
+/// first, in nvcc's form, as a launch file of `threads` threads.
+fn kernel(dir: &Path, fmt: &str, threads: u32) -> std::path::PathBuf {
+    let bytes: Vec<String> = fmt.bytes().chain([0]).map(|b| b.to_string()).collect();
+    let src = format!(
+        concat!(
+            vprintf_header!(),
+            ".global .align 1 .b8 $str[{}] = {{{}}};
 .visible .entry k()
 {{
 \t.local .align 8 .b8 \t__local_depot0[8];
@@ -145,7 +155,8 @@ fn kernel(dir: &Path, fmt: &str, threads: u32) -> std::path::PathBuf {
 \t}} // callseq 0
 \tret;
 }}
-",
+"
+        ),
         bytes.len(),
         bytes.join(", ")
     );
@@ -291,17 +302,9 @@ fn printf_text_cannot_drive_the_terminal() {
 /// come first, so `printf` sees the whole string, in timing mode (where the
 /// stores wait for the end of their window) and functional mode (where they reach
 /// memory at the end of a window), on the SPU and `gtx480`, for any `--threads`.
-const STORED_STRING_PTX: &str = "
-.version 7.0
-.target sm_52
-.address_size 64
-.extern .func  (.param .b32 func_retval0) vprintf
-(
-\t.param .b64 vprintf_param_0,
-\t.param .b64 vprintf_param_1
-)
-;
-.global .align 1 .b8 $str[4] = {37, 115, 10, 0};
+const STORED_STRING_PTX: &str = concat!(
+    vprintf_header!(),
+    ".global .align 1 .b8 $str[4] = {37, 115, 10, 0};
 .global .align 4 .b8 buf[4096];
 .visible .entry k()
 {
@@ -347,7 +350,8 @@ $L_loop:
 \t}
 \tret;
 }
-";
+",
+);
 
 #[test]
 fn a_string_the_thread_has_just_stored_is_printed_whole_in_both_modes() {
@@ -382,17 +386,9 @@ fn a_string_the_thread_has_just_stored_is_printed_whole_in_both_modes() {
 /// terminating zero in either) and prints 3 bytes of each with `%.3s`: as in C,
 /// a precision reads at most that many bytes and needs no terminator, however
 /// long the buffer.
-const PRECISION_STRING_PTX: &str = "
-.version 7.0
-.target sm_52
-.address_size 64
-.extern .func  (.param .b32 func_retval0) vprintf
-(
-\t.param .b64 vprintf_param_0,
-\t.param .b64 vprintf_param_1
-)
-;
-.global .align 1 .b8 $str[8] = {91, 37, 46, 51, 115, 93, 10, 0};
+const PRECISION_STRING_PTX: &str = concat!(
+    vprintf_header!(),
+    ".global .align 1 .b8 $str[8] = {91, 37, 46, 51, 115, 93, 10, 0};
 .global .align 4 .b8 small[64];
 .global .align 4 .b8 big[70000];
 .visible .entry k()
@@ -455,7 +451,8 @@ $L_big:
 $L_end:
 \tret;
 }
-";
+",
+);
 
 #[test]
 fn a_precision_reads_at_most_that_many_bytes_of_a_string_in_both_modes() {
