@@ -72,6 +72,8 @@ fn a_flag_nobody_sets_stops_with_the_spin_message_in_both_modes() {
         );
         // No atomics: the note on spin locks does not apply.
         assert!(!err.contains("spin lock"), "{name}:\n{err}");
+        // Functional mode has no cycles to name; timing mode names the cycle.
+        assert_eq!(err.contains("cycle"), mode.is_none(), "{name}:\n{err}");
         insta::assert_snapshot!(name, err);
     }
 }

@@ -56,7 +56,8 @@ pub enum Stop {
     /// blocksync (`--spin-limit`).
     Spinning {
         limit: u64,
-        cycle: u64,
+        /// The cycle it stopped at; `None` in functional mode, which has no cycles.
+        cycle: Option<u64>,
         blocks_done: u64,
         blocks_total: u64,
     },

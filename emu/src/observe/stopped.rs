@@ -344,11 +344,12 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             blocks_done,
             blocks_total,
         } => {
+            // Functional mode has no cycles: it names none.
+            let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
             let _ = writeln!(
                 s,
-                "error: {} warp instructions passed without a change to global memory, a finished block or a blocksync anywhere (cycle {}, {blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
-                grouped(*limit),
-                grouped(*cycle)
+                "error: {} warp instructions passed without a change to global memory, a finished block or a blocksync anywhere ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
+                grouped(*limit)
             );
             note(
                 &mut s,

@@ -163,7 +163,7 @@ impl Grid<'_> {
         } else if self.spin_limit > 0 && issued - self.progress.1 > self.spin_limit {
             return Err(Box::new(Stop::Spinning {
                 limit: self.spin_limit,
-                cycle: now,
+                cycle: (!self.functional).then_some(now),
                 blocks_done: self.blocks_done,
                 blocks_total: self.blocks_total,
             }));
