@@ -54,13 +54,24 @@ struct Cli {
     #[arg(long, value_name = "UNIT", requires = "trace")]
     trace_unit: Option<String>,
     /// Trace only this warp (index within its block).
-    #[arg(long, value_name = "W", requires = "trace")]
+    #[arg(
+        long,
+        value_name = "W",
+        requires = "trace",
+        allow_negative_numbers = true
+    )]
     trace_warp: Option<u32>,
     /// Trace only cycles FIRST..LAST.
     #[arg(long, value_name = "FIRST..LAST", requires = "trace")]
     trace_cycles: Option<String>,
     /// Stop tracing after this many lines.
-    #[arg(long, value_name = "N", default_value_t = 2000, requires = "trace")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 2000,
+        requires = "trace",
+        allow_negative_numbers = true
+    )]
     trace_limit: u64,
     /// Print every machine parameter with its unit, default and valid values.
     #[arg(long)]

@@ -318,6 +318,36 @@ fn a_failed_run_writes_no_stats() {
     );
 }
 
+/// A negative number given to a numeric option is refused as that option's value
+/// (the parser's reason, the option named), not taken for an unknown option; a
+/// `-1` where the kernel is expected stays an unknown option.
+#[test]
+fn negative_numbers_are_refused_as_values_of_their_options() {
+    let k = "samples/vecadd.spu";
+    for (args, option) in [
+        (&[k, "--max-cycles", "-1"][..], "'--max-cycles <N>'"),
+        (&[k, "--max-instructions", "-1"], "'--max-instructions <N>'"),
+        (&[k, "--spin-limit", "-1"], "'--spin-limit <N>'"),
+        (&[k, "--printf-limit", "-1"], "'--printf-limit <BYTES>'"),
+        (&[k, "--sample-interval", "-1"], "'--sample-interval <N>'"),
+        (&[k, "--threads", "-2"], "'--threads <N>'"),
+        (
+            &[k, "--trace", "-", "--trace-warp", "-1"],
+            "'--trace-warp <W>'",
+        ),
+        (
+            &[k, "--trace", "-", "--trace-limit", "-1"],
+            "'--trace-limit <N>'",
+        ),
+    ] {
+        let value = args[args.len() - 1];
+        let err = fails(args, &format!("invalid value '{value}' for {option}"));
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+    fails(&["-1"], "unexpected argument '-1'");
+    fails(&["--max-cycles", "5", "-1"], "unexpected argument '-1'");
+}
+
 #[test]
 fn run_time_errors_read_well() {
     for name in [

@@ -283,6 +283,20 @@ fn bad_inputs_are_reported() {
     assert!(!Path::new(&svg).exists());
 }
 
+/// A negative number given to a numeric run option is refused as that option's
+/// value, not taken for an unknown option.
+#[test]
+fn negative_numbers_are_refused_as_values_of_their_options() {
+    for (option, value) in [("--threads", "-2"), ("--max-cycles", "-1")] {
+        fails(
+            &["samples/vecadd.spu", option, value],
+            &[&format!("invalid value '{value}' for '{option} <N>'")],
+        );
+    }
+    let out = prof(&["samples/vecadd.spu", "--spin-limit", "-1"]);
+    assert!(!text(&out.stderr).contains("unexpected argument"));
+}
+
 #[test]
 fn deep_expressions_do_not_overflow_the_stack() {
     // A sum of 200 000 ones; 11 650 terms used to end the process with exit 134.

@@ -118,15 +118,15 @@ enum Command {
         #[command(flatten)]
         spec: SpecArgs,
         /// Runs at once [default: the number of cores].
-        #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         jobs: Option<u32>,
         /// Wall-time bound per run in seconds, at most a year [default: the spec's
         /// `timeout_s`, or 3600].
-        #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_S))]
+        #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_S), allow_negative_numbers = true)]
         timeout: Option<u64>,
         /// Memory bound per run in MiB, 16 to 2^30 [default: the spec's `memory_mib`,
         /// or 4096].
-        #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(MIN_MEMORY_MIB..=MAX_MEMORY_MIB))]
+        #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(MIN_MEMORY_MIB..=MAX_MEMORY_MIB), allow_negative_numbers = true)]
         memory: Option<u64>,
         /// Run failed runs again (by default a failure is a result and is kept).
         #[arg(long)]
@@ -138,13 +138,13 @@ enum Command {
         #[arg(long, value_name = "P", requires = "slurm")]
         partition: Option<String>,
         /// Most array tasks running at once.
-        #[arg(long, value_name = "K", requires = "slurm", value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_name = "K", requires = "slurm", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         max_parallel: Option<u32>,
         /// Runs per array task: many short runs share one task.
-        #[arg(long, value_name = "M", default_value_t = 10, requires = "slurm", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64))]
+        #[arg(long, value_name = "M", default_value_t = 10, requires = "slurm", value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS as u64), allow_negative_numbers = true)]
         runs_per_task: u64,
         /// Time limit per task in minutes [default: runs per task x timeout + 5].
-        #[arg(long, value_name = "MINUTES", requires = "slurm", value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASK_MINUTES))]
+        #[arg(long, value_name = "MINUTES", requires = "slurm", value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASK_MINUTES), allow_negative_numbers = true)]
         time: Option<u64>,
         /// Another `#SBATCH` option, one argument, e.g. `--sbatch-arg=--account=abc`
         /// (repeatable; quoted in the script as sbatch reads it).
@@ -186,12 +186,12 @@ enum Command {
     /// Run one run (request on standard input); used by `run`.
     #[command(hide = true)]
     ExecRun {
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         memory_mib: u64,
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         cpu_s: u64,
         /// The supervising process: the run ends when it does.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         parent: Option<u32>,
     },
     /// Run one task of a Slurm batch; used by the job script `run --slurm` writes,
@@ -201,10 +201,10 @@ enum Command {
         /// The results folder.
         dir: PathBuf,
         /// The batch (`DIR/slurm/batch-B.json`).
-        #[arg(long, value_name = "B")]
+        #[arg(long, value_name = "B", allow_negative_numbers = true)]
         batch: usize,
         /// The task of the batch, from 0.
-        #[arg(long, value_name = "T")]
+        #[arg(long, value_name = "T", allow_negative_numbers = true)]
         task: usize,
         /// SHA-256 of the batch's plan (`DIR/slurm/batch-B.plan.json`) as submitted.
         #[arg(long, value_name = "HEX")]

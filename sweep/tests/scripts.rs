@@ -328,6 +328,38 @@ fn the_task_logs_of_a_private_sweep_are_private() {
     }
 }
 
+/// A negative number is refused as the option's value, with the option named,
+/// not taken for an unknown option.
+#[test]
+fn negative_numbers_are_refused_as_values_of_their_options() {
+    let bench = Bench::new("spec.toml");
+    for (args, option) in [
+        (vec!["--memory", "-5"], "'--memory <MIB>'"),
+        (vec!["--jobs", "-1"], "'--jobs <N>'"),
+        (vec!["--timeout", "-1"], "'--timeout <SECONDS>'"),
+        (
+            vec!["--slurm", "--max-parallel", "-2"],
+            "'--max-parallel <K>'",
+        ),
+        (
+            vec!["--slurm", "--runs-per-task", "-1"],
+            "'--runs-per-task <M>'",
+        ),
+        (vec!["--slurm", "--time", "-3"], "'--time <MINUTES>'"),
+    ] {
+        let o = bench.run(&args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let value = args[args.len() - 1];
+        assert!(
+            err.contains(&format!("invalid value '{value}' for {option}"))
+                && !err.contains("unexpected argument"),
+            "{args:?}: {err}"
+        );
+        assert!(!bench.submitted());
+    }
+}
+
 #[test]
 fn numbers_that_would_wrap_are_refused() {
     let bench = Bench::new("spec.toml");

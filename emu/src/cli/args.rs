@@ -51,27 +51,37 @@ pub struct RunArgs {
     /// stores to DRAM (with --functional, which does not model time: once the
     /// busiest unit's warp instructions divided by its schedulers, the fewest cycles
     /// timing mode could take for them, pass N).
-    #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_000_000_000,
+        allow_negative_numbers = true
+    )]
     pub max_cycles: u64,
     /// Stop with an error after this many warp instructions (both modes).
-    #[arg(long, value_name = "N", default_value_t = 100_000_000_000)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 100_000_000_000,
+        allow_negative_numbers = true
+    )]
     pub max_instructions: u64,
     /// Stop with an error when this many warp instructions pass without any change
     /// to global memory (a store or atomic that writes a new value), finished block
     /// or blocksync anywhere (a kernel spinning on a flag nobody sets, or on a lock
     /// with compare-and-swap); 0 turns the check off.
-    #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT, allow_negative_numbers = true)]
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output, as CUDA's
     /// printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by default) does: past it
     /// the texts last in output order are dropped, and a warning says how many
     /// (at most 33554432, 32 MiB; 0 keeps none).
     #[arg(long, value_name = "BYTES", default_value_t = crate::exec::printlog::OUTPUT_LIMIT as u64,
-          value_parser = printf_limit)]
+          value_parser = printf_limit, allow_negative_numbers = true)]
     pub printf_limit: u64,
     /// Record activity every N cycles in the stats (`samples`), for power traces
     /// (GPUWattch sampled every 500).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     pub sample_interval: Option<u64>,
     /// Skip timing: many times faster, with the same off-chip counts and the same
     /// results except where the order in which warps interleave matters: sums of
@@ -89,7 +99,7 @@ pub struct RunArgs {
     pub functional: bool,
     /// Simulate on N threads (default: the number of cores). Results, stats and
     /// traces are identical for every N.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), allow_negative_numbers = true)]
     pub threads: Option<u32>,
     /// Do not stop at a CB read of a word its producer has not written since the
     /// link last switched (the CB checker, on by default, costs about 1%).
