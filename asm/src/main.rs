@@ -141,10 +141,11 @@ fn run(cli: &Cli) -> Result<()> {
     }
     // The machine first: a bad `--machine` is reported before any work.
     let machine = match &cli.machine {
-        Some(name) if cli.verbose => Some((
-            spu_machine::named(name)?,
-            format!("`{}`", spu_io::quote::escape(name)),
-        )),
+        Some(name) if cli.verbose => {
+            let machine = spu_machine::named(name)?;
+            machine.check_caches()?;
+            Some((machine, format!("`{}`", spu_io::quote::escape(name))))
+        }
         _ if cli.verbose => Some((
             spu_machine::Machine::default(),
             format!("`{}`", spu_machine::PRESETS[0].name),

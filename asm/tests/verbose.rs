@@ -95,3 +95,25 @@ fn an_empty_grid_is_refused_for_its_size_not_for_occupancy() {
     );
     assert!(!out.contains("occupancy"), "{out}");
 }
+
+/// A machine file whose cache is smaller than one set is refused, as `spu-emu`
+/// refuses it.
+#[test]
+fn a_machine_file_with_a_cache_smaller_than_one_set_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tiny.toml");
+    std::fs::write(&file, "[machine]\nkind = \"gpu\"\n[cache]\nl2_kib = 1\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .args(["samples/vecadd.spu", "--check", "-v", "--machine"])
+        .arg(&file)
+        .output()
+        .expect("spu-asm runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("machine key `cache.l2_kib`: 1 KiB is smaller than one set")
+            && stderr.contains("at least 12 "),
+        "{stderr}"
+    );
+}

@@ -348,6 +348,37 @@ fn negative_numbers_are_refused_as_values_of_their_options() {
     fails(&["--max-cycles", "5", "-1"], "unexpected argument '-1'");
 }
 
+/// A cache smaller than one set is refused, naming the keys and the smallest size.
+#[test]
+fn a_cache_smaller_than_one_set_is_refused() {
+    let err = fails(
+        &[
+            "samples/vecadd.spu",
+            "--machine",
+            "gtx480",
+            "--set",
+            "cache.l2_kib=4",
+        ],
+        "machine key `cache.l2_kib`: 4 KiB is smaller than one set for each of the L2's banks",
+    );
+    assert!(
+        err.contains("`cache.l2_ways` (8)") && err.contains("at least 12 "),
+        "{err}"
+    );
+    fails(
+        &[
+            "samples/vecadd.spu",
+            "--machine",
+            "gtx480",
+            "--set",
+            "cache.l1_ways=64",
+            "--set",
+            "cache.line_bytes=512",
+        ],
+        "`cache.l1_kib`: 16 KiB is smaller than one set of the L1",
+    );
+}
+
 #[test]
 fn run_time_errors_read_well() {
     for name in [

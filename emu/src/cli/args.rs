@@ -115,7 +115,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The machine: preset or file, then `--grid`, `--boundary`, `--passes`, then
-    /// each `--set` in order.
+    /// each `--set` in order; its caches checked once every key is set.
     pub fn machine(&self) -> Result<Machine, MachineError> {
         let mut m = match self.machine.as_deref() {
             None => Machine::default(),
@@ -133,6 +133,7 @@ impl RunArgs {
         for s in &self.sets {
             m.set_from_command_line(s)?;
         }
+        m.check_caches()?;
         Ok(m)
     }
 

@@ -1,0 +1,85 @@
+//! The data caches' shape as the machine keys give it: an L1 and each L2 bank must
+//! hold at least one set (`cache.l*_ways` lines of `cache.line_bytes`), or the
+//! configured size would mean a cache that cannot hold a line.
+
+use crate::{Machine, MachineError};
+
+impl Machine {
+    /// Refuses an L1, or an L2 bank, smaller than one set, naming the keys that
+    /// make a set and the smallest size that holds one. A size of 0 (no cache) is
+    /// always valid.
+    pub fn check_caches(&self) -> Result<(), MachineError> {
+        let line = u64::from(self.line_bytes);
+        let caches = [
+            (
+                "cache.l1_kib",
+                self.l1_kib,
+                "of the L1",
+                format!(
+                    "`cache.l1_ways` ({}) x `cache.line_bytes` ({line})",
+                    self.l1_ways
+                ),
+                u64::from(self.l1_ways) * line,
+            ),
+            (
+                "cache.l2_kib",
+                self.l2_kib,
+                "for each of the L2's banks",
+                format!(
+                    "`cache.l2_banks` ({}) x `cache.l2_ways` ({}) x `cache.line_bytes` ({line})",
+                    self.l2_banks, self.l2_ways
+                ),
+                u64::from(self.l2_banks) * u64::from(self.l2_ways) * line,
+            ),
+        ];
+        for (key, kib, place, factors, set_bytes) in caches {
+            if kib == 0 || u64::from(kib) * 1024 >= set_bytes {
+                continue;
+            }
+            return Err(MachineError::BadValue {
+                key: key.to_string(),
+                why: format!(
+                    "{kib} KiB is smaller than one set {place} ({factors} = {set_bytes} bytes); give `{key}` at least {} (or 0 for no cache), or make a set smaller",
+                    set_bytes.div_ceil(1024)
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::preset;
+
+    /// A cache smaller than one set is refused, naming the keys and the smallest
+    /// size; that size itself is accepted.
+    #[test]
+    fn a_cache_smaller_than_one_set_is_refused() {
+        let mut m = preset("gtx480").unwrap();
+        assert_eq!(m.check_caches(), Ok(()));
+        // 12 banks x 8 ways x 128 bytes = 12 KiB.
+        m.set("cache.l2_kib=11").unwrap();
+        let e = m.check_caches().unwrap_err().to_string();
+        assert!(
+            e.contains("`cache.l2_kib`")
+                && e.contains("`cache.l2_banks` (12) x `cache.l2_ways` (8) x `cache.line_bytes` (128) = 12288 bytes")
+                && e.contains("at least 12 "),
+            "{e}"
+        );
+        m.set("cache.l2_kib=12").unwrap();
+        assert_eq!(m.check_caches(), Ok(()));
+        // 64 ways x 512 bytes = 32 KiB.
+        m.set("cache.line_bytes=512").unwrap();
+        m.set("cache.l2_kib=0").unwrap();
+        m.set("cache.l1_ways=64").unwrap();
+        let e = m.check_caches().unwrap_err().to_string();
+        assert!(
+            e.contains("`cache.l1_kib`: 16 KiB is smaller than one set of the L1")
+                && e.contains("at least 32 "),
+            "{e}"
+        );
+        m.set("cache.l1_kib=0").unwrap();
+        assert_eq!(m.check_caches(), Ok(()));
+    }
+}
