@@ -202,7 +202,13 @@ pub fn format_c_into(
             b's' => {
                 // Address 0 too goes to `string`: on the SPU it may be a local
                 // array's, not a null pointer (see `printf::local_string_error`).
-                let mut s = string(args.next(8)?, spec.prec)?;
+                // With precision 0 nothing is read, as in C, so any address will do.
+                let addr = args.next(8)?;
+                let mut s = if spec.prec == Some(0) {
+                    Vec::new()
+                } else {
+                    string(addr, spec.prec)?
+                };
                 if let Some(p) = spec.prec {
                     s.truncate(p);
                 }
@@ -456,6 +462,19 @@ mod tests {
             "-1 18446744073709551615"
         );
         assert_eq!(f("%p %p", &[0, 0x10000]).unwrap(), "(nil) 0x10000");
+    }
+
+    /// With precision 0 a `%s` reads nothing, as in C: a null or bad pointer
+    /// prints an empty (padded) field rather than failing.
+    #[test]
+    fn a_zero_precision_string_reads_nothing() {
+        // `%.*s` takes its precision (0) and then the address (8).
+        let mut a = List(vec![0, 0, 0, 8], 0);
+        let out = format_c(b"[%.0s|%3.0s|%.*s]", &mut a, &mut |addr, _| {
+            Err(format!("read of {addr:#x}"))
+        });
+        assert_eq!(out.as_deref(), Ok(&b"[|   |]"[..]));
+        assert_eq!(a.used(), 4, "every argument is consumed");
     }
 
     #[test]
