@@ -204,22 +204,60 @@ const OPEN_SECTIONS: &[&str] = &["energy.components."];
 #[derive(Debug)]
 pub struct Catalogue {
     keys: std::collections::BTreeSet<String>,
+    /// The keys whose values are numbers (the others hold words or booleans).
+    numeric: std::collections::BTreeSet<String>,
 }
 
 impl Catalogue {
     pub fn new() -> Catalogue {
         let shape = spu_emu::observe::stats::Stats::shape();
-        let mut keys: std::collections::BTreeSet<String> =
-            collect(&shape, Some(&spu_prof::energy::Breakdown::default()))
-                .into_keys()
-                .collect();
+        let mut typed = collect(&shape, Some(&spu_prof::energy::Breakdown::default()));
         for c in spu_emu::observe::counters::Component::ALL {
-            keys.insert(format!("counters.{}", c.name()));
+            typed.insert(format!("counters.{}", c.name()), Json::from(0));
         }
-        for (k, _) in spu_emu::Machine::default().entries() {
-            keys.insert(format!("machine.{k}"));
+        for (k, v) in spu_emu::Machine::default().entries() {
+            typed.insert(format!("machine.{k}"), v);
         }
-        Catalogue { keys }
+        let numeric = typed
+            .iter()
+            .filter(|(_, v)| v.is_number())
+            .map(|(k, _)| k.clone())
+            .collect();
+        Catalogue {
+            keys: typed.into_keys().collect(),
+            numeric,
+        }
+    }
+
+    /// The catalogue, made once.
+    pub fn shared() -> &'static Catalogue {
+        static SHARED: std::sync::LazyLock<Catalogue> = std::sync::LazyLock::new(Catalogue::new);
+        &SHARED
+    }
+
+    /// Checks that every metric a run reports as a number (and every energy of an
+    /// open section) holds one; `Err` names the first that does not and what it
+    /// holds. Keys the catalogue does not know are left alone.
+    pub fn check_values(&self, metrics: &Metrics) -> Result<(), String> {
+        let numeric = |k: &str| {
+            self.numeric.contains(k)
+                || OPEN_SECTIONS
+                    .iter()
+                    .any(|s| k.len() > s.len() && k.starts_with(s))
+        };
+        let Some((key, value)) = metrics.iter().find(|(k, v)| numeric(k) && !v.is_number()) else {
+            return Ok(());
+        };
+        let held = match value {
+            Json::String(s) => format!("the string \"{}\"", spu_io::quote::shorten(s)),
+            Json::Array(_) => "an array".to_string(),
+            Json::Object(_) => "an object".to_string(),
+            other => other.to_string(),
+        };
+        Err(format!(
+            "its metric `{}` holds {held}, not a number",
+            spu_io::quote::shorten(key)
+        ))
     }
 
     /// Whether `key` (exact, or a pattern with `*`) names at least one metric.
@@ -300,7 +338,7 @@ mod tests {
     fn the_catalogue_is_what_runs_report() {
         let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
         let model = spu_prof::model::Model::load("default").unwrap();
-        let mut seen = std::collections::BTreeSet::new();
+        let (mut seen, mut runs) = (std::collections::BTreeSet::new(), Vec::new());
         // Local memory traffic is reported only by runs that have some.
         for (kernel, machine) in [
             ("vecadd.spu", "spu-4x4"),
@@ -314,9 +352,14 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{machine}: {e}"));
             let stats = spu_emu::observe::stats::Stats::new(&s.result, &s.image, &s.machine);
             let energy = spu_prof::energy::price(&stats, &model).unwrap();
-            seen.extend(collect(&stats, Some(&energy)).into_keys());
+            runs.push(collect(&stats, Some(&energy)));
         }
         let catalogue = Catalogue::new();
+        for metrics in &runs {
+            // What a run reports passes the check of an edited record's values.
+            assert_eq!(catalogue.check_values(metrics), Ok(()));
+            seen.extend(metrics.keys().cloned());
+        }
         let unknown: Vec<&String> = seen.iter().filter(|k| !catalogue.knows(k)).collect();
         assert!(
             unknown.is_empty(),
@@ -343,6 +386,26 @@ mod tests {
             catalogue.closest("offchip.lod_words"),
             Some("offchip.load_words")
         );
+    }
+
+    /// A number where a number is reported passes; a string, boolean or null
+    /// there is named with what it holds; keys the catalogue does not know pass.
+    #[test]
+    fn a_metric_that_should_be_a_number_must_hold_one() {
+        let c = Catalogue::shared();
+        let metrics = |k: &str, v: Json| Metrics::from([(k.to_string(), v)]);
+        assert_eq!(c.check_values(&metrics("cycles", Json::from(3))), Ok(()));
+        assert_eq!(c.check_values(&metrics("kernel", Json::from("k"))), Ok(()));
+        assert_eq!(c.check_values(&metrics("note", Json::from("x"))), Ok(()));
+        for (key, value, says) in [
+            ("cycles", Json::from("12"), "holds the string \"12\""),
+            ("energy.components.alu", Json::from(true), "holds true"),
+            ("machine.cb.size_kib", Json::Null, "holds null"),
+            ("counters.IDLE_COREP", Json::from(vec![1]), "holds an array"),
+        ] {
+            let e = c.check_values(&metrics(key, value)).unwrap_err();
+            assert_eq!(e, format!("its metric `{key}` {says}, not a number"));
+        }
     }
 
     #[test]

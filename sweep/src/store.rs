@@ -56,7 +56,8 @@ pub struct Record {
 }
 
 /// A run record that exists but cannot be read (cut short, edited, another
-/// run's): its run counts as not run, and running the sweep again replaces it.
+/// run's, a metric that should be a number holding something else): its run
+/// counts as not run, and running the sweep again replaces it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DamagedRecord {
     pub run: String,
@@ -267,6 +268,7 @@ impl Store {
                 spu_io::quote::shorten(&r.id)
             ));
         }
+        crate::metrics::Catalogue::shared().check_values(&r.metrics)?;
         Ok(Some(r))
     }
 

@@ -124,10 +124,9 @@ fn control_characters_never_reach_the_terminal() {
     }
 }
 
-#[test]
-fn metric_names_of_an_edited_record_are_escaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path();
+/// A sweep of one finished run in `tmp` (`ok.sweep`): its record's path and its
+/// text as JSON, to edit.
+fn one_record(tmp: &Path) -> (std::path::PathBuf, serde_json::Value) {
     let vecadd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu");
     std::fs::copy(vecadd, tmp.join("vecadd.spu")).unwrap();
     std::fs::write(
@@ -137,15 +136,21 @@ fn metric_names_of_an_edited_record_are_escaped() {
     .unwrap();
     let o = sweep(tmp, &["run", "ok.toml", "--jobs", "1"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let runs = tmp.join("ok.sweep/runs");
-    let record = std::fs::read_dir(&runs)
+    let record = std::fs::read_dir(tmp.join("ok.sweep/runs"))
         .unwrap()
         .next()
         .unwrap()
         .unwrap()
         .path();
-    let mut r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    let r = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    (record, r)
+}
+
+#[test]
+fn metric_names_of_an_edited_record_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let (record, mut r) = one_record(tmp);
     r["metrics"][HOSTILE] = 1.into();
     r["metrics"]["note"] = HOSTILE.into();
     std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
@@ -159,32 +164,18 @@ fn metric_names_of_an_edited_record_are_escaped() {
 fn strings_of_an_edited_record_reach_the_reports_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path();
-    let vecadd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu");
-    std::fs::copy(vecadd, tmp.join("vecadd.spu")).unwrap();
-    std::fs::write(
-        tmp.join("ok.toml"),
-        "name = \"ok\"\n[base]\nkernel = \"vecadd.spu\"\nD.N = 256\n",
-    )
-    .unwrap();
-    let o = sweep(tmp, &["run", "ok.toml", "--jobs", "1"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let runs = tmp.join("ok.sweep/runs");
-    let record = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let mut r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
-    // A string where each number is expected, and an error text.
+    let (record, mut r) = one_record(tmp);
+    // Each word a run reports (kernel and machine names, modes), and an error text.
     for (_, v) in r["metrics"].as_object_mut().unwrap() {
-        *v = HOSTILE.into();
+        if v.is_string() {
+            *v = HOSTILE.into();
+        }
     }
     r["error"] = HOSTILE.into();
     std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
     let out = sweep(tmp, &["collect", "ok.sweep"]);
-    clean("collect", &out);
+    let text = clean("collect", &out);
+    assert!(!text.contains("damaged"), "{text}");
     for report in ["results.csv", "results.jsonl"] {
         let bytes = std::fs::read(tmp.join("ok.sweep").join(report)).unwrap();
         let hazards = terminal_hazards(&bytes);
@@ -196,4 +187,35 @@ fn strings_of_an_edited_record_reach_the_reports_escaped() {
     }
     let csv = std::fs::read_to_string(tmp.join("ok.sweep/results.csv")).unwrap();
     assert!(csv.contains(ESCAPED), "{csv}");
+}
+
+/// A string where a run reports a number (a hand-edited record) makes the record
+/// damaged: `collect` and `status` name the record and the key, with the string
+/// escaped, and the run counts as not run.
+#[test]
+fn a_string_for_a_number_makes_a_damaged_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let (record, mut r) = one_record(tmp);
+    r["metrics"]["cycles"] = HOSTILE.into();
+    std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
+    let says = format!("its metric `cycles` holds the string \"{ESCAPED}");
+    let out = sweep(tmp, &["collect", "ok.sweep"]);
+    let text = clean("collect", &out);
+    assert!(
+        text.contains(&format!(
+            "warning: the record `{}` of run ",
+            record.strip_prefix(tmp).unwrap().display()
+        )) && text.contains(&says)
+            && text.contains("`spu-sweep run SPEC`"),
+        "{text}"
+    );
+    let csv = std::fs::read_to_string(tmp.join("ok.sweep/results.csv")).unwrap();
+    assert!(!csv.contains("pwned"), "{csv}");
+    let out = sweep(tmp, &["status", "ok.sweep"]);
+    let text = clean("status", &out);
+    assert!(
+        text.contains("damaged record `") && text.contains(&says) && text.contains("remaining  1"),
+        "{text}"
+    );
 }
