@@ -11,6 +11,7 @@
 
 mod build;
 mod dispatch;
+mod handoff;
 mod parallel;
 mod rendezvous;
 mod run;
