@@ -175,3 +175,27 @@ fn max_cycles_stops_a_functional_run() {
     );
     insta::assert_snapshot!("max_cycles_functional", err);
 }
+
+/// A loop that changes memory, but only one counter word, stops by the spin limit
+/// in both modes (it used to run until `--max-cycles`: minutes in timing mode,
+/// hours in functional mode); a loop as long that changes thousands of words is
+/// work, and runs to its end.
+#[test]
+fn a_counter_rewritten_forever_stops_but_work_on_many_words_does_not() {
+    for mode in [Some("--functional"), None] {
+        let mut args = vec!["-q", "--spin-limit", "100000", "--threads", "2"];
+        args.extend(mode);
+        let (code, err) = run_kernel("emu/tests/faults/counter_loop.spu", &args);
+        assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("warp instructions passed without a finished block or a blocksync")
+                && err.contains("all they changed in global memory was one word")
+                && err.contains("0 of 1 blocks finished")
+                && err.contains("raise --spin-limit"),
+            "{mode:?}:\n{err}"
+        );
+        assert_eq!(err.contains("cycle "), mode.is_none(), "{mode:?}:\n{err}");
+        let (code, err) = run_kernel("emu/tests/faults/many_words.spu", &args);
+        assert_eq!(code, Some(0), "{mode:?}:\n{err}");
+    }
+}

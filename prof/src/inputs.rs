@@ -269,6 +269,25 @@ fn check_totals(s: &Stats) -> Result<(), Damaged> {
                 )));
             }
         }
+        // Each scheduler issues at most one warp instruction per cycle (a
+        // functional run's stats marked as timed fail here).
+        let key = if u.kind == "sm" {
+            "sm.schedulers"
+        } else {
+            "iu.schedulers"
+        };
+        let schedulers = s
+            .machine
+            .get(key)
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(1);
+        if u128::from(u.issued) > u128::from(u.busy_cycles) * u128::from(schedulers) {
+            return Err(damaged(format!(
+                "unit {i}: `issued` is {}, more than its {} schedulers (`{key}`) can issue in \
+                 its {} busy cycles; stats of a `--functional` run cannot be priced",
+                u.issued, schedulers, u.busy_cycles
+            )));
+        }
     }
     let cycles = s.cycles as f64;
     if !agrees(s.ipc, warp as f64 / cycles.max(1.0)) {

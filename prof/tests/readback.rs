@@ -267,6 +267,21 @@ fn from_stats_refuses_statistics_no_run_could_make() {
             Box::new(|v| v["time_s"] = (-1.0).into()),
             "`time_s` is -1",
         ),
+        (
+            // What a `--functional` run's stats look like with `functional`
+            // turned off: a few rounds for many instructions.
+            "issue.json",
+            Box::new(|v| {
+                let unit = v["units"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .find(|u| u["kind"] == "sm" && u["issued"].as_u64().unwrap() > 2)
+                    .expect("vecadd keeps an SM busy");
+                unit["busy_cycles"] = 1.into();
+            }),
+            "more than its 2 schedulers (`sm.schedulers`) can issue in its 1 busy cycles",
+        ),
     ];
     for (name, edit, needle) in cases {
         let bad = stats(d, name, edit);

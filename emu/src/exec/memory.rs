@@ -56,6 +56,18 @@ pub struct GlobalMemory {
     /// counts these, so failed compare-and-swaps and stores of the value already
     /// there do not keep a stuck kernel alive.
     changed: u64,
+    /// The words given new values since a watch began (see [`GlobalMemory::watch`]).
+    watch: Option<Box<Watch>>,
+}
+
+/// How many distinct words a watch tells apart: a kernel that gives more words
+/// than this new values is doing work, not rewriting a few counters.
+pub const WATCH_WORDS: usize = 4096;
+
+/// Distinct words given new values during a watch, up to [`WATCH_WORDS`].
+#[derive(Debug, Clone, Default)]
+struct Watch {
+    words: std::collections::HashSet<u32>,
 }
 
 /// Why a layout does not fit.
@@ -178,6 +190,7 @@ impl GlobalMemory {
             regions,
             page_owner,
             changed: 0,
+            watch: None,
         })
     }
 
@@ -207,13 +220,38 @@ impl GlobalMemory {
     #[inline]
     pub fn write(&mut self, addr: u32, value: u32) {
         let word = &mut self.words[(addr / 4) as usize];
-        self.changed += u64::from(*word != value);
+        if *word != value {
+            self.changed += 1;
+            if let Some(watch) = self.watch.as_deref_mut()
+                && watch.words.len() < WATCH_WORDS
+            {
+                watch.words.insert(addr / 4);
+            }
+        }
         *word = value;
     }
 
     /// How many writes so far gave a word a new value.
     pub fn changed_words(&self) -> u64 {
         self.changed
+    }
+
+    /// Begins (again) to note which words get new values: a loop that keeps
+    /// rewriting the same few words (a counter, a flag) changes memory without
+    /// doing work, which [`GlobalMemory::watched_words`] then shows.
+    pub fn watch(&mut self) {
+        self.watch = Some(Box::default());
+    }
+
+    /// Stops noting words.
+    pub fn unwatch(&mut self) {
+        self.watch = None;
+    }
+
+    /// While a watch is on: how many distinct words got new values since it
+    /// began, counted up to [`WATCH_WORDS`].
+    pub fn watched_words(&self) -> Option<usize> {
+        self.watch.as_ref().map(|w| w.words.len())
     }
 
     /// The words holding a buffer's elements (packed little-endian; see

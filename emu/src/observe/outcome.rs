@@ -61,6 +61,18 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
+    /// The run made no progress (a finished work item or a blocksync) through
+    /// `limit` warp instructions while changing global memory only in `words`
+    /// distinct words, fewer than [`crate::exec::memory::WATCH_WORDS`]
+    /// (`--spin-limit`): a loop that rewrites a counter or a flag forever.
+    Rewriting {
+        limit: u64,
+        words: usize,
+        /// The cycle it stopped at; `None` in functional mode, which has no cycles.
+        cycle: Option<u64>,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
     /// Stopped on request (Ctrl-C).
     Interrupted {
         cycle: u64,

@@ -358,6 +358,34 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             );
             lock_note(&mut s, image);
         }
+        Stop::Rewriting {
+            limit,
+            words,
+            cycle,
+            blocks_done,
+            blocks_total,
+        } => {
+            let when = match cycle {
+                Some(c) => format!("cycle {}, ", grouped(*c)),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                s,
+                "error: {} warp instructions passed without a finished block or a blocksync anywhere, and all they changed in global memory was {} ({when}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that rewrites a counter or a flag",
+                grouped(*limit),
+                if *words == 1 {
+                    "one word".to_string()
+                } else {
+                    format!("the same {words} words")
+                },
+            );
+            note(
+                &mut s,
+                2,
+                "help: if the kernel really works that long on so few words without finishing a block or synchronising, raise --spin-limit (0 turns the check off)",
+            );
+            lock_note(&mut s, image);
+        }
         Stop::CycleLimit {
             limit,
             blocks_done,

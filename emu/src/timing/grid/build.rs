@@ -110,6 +110,8 @@ impl<'a> Grid<'a> {
             max_cycles: u64::MAX,
             spin_limit: 0,
             progress: (0, 0),
+            work_progress: (0, 0),
+            watch_from: 0,
             windows_passed: 0,
             limits_checked: 0,
             tracer: None,

@@ -11,6 +11,7 @@
 
 mod build;
 mod dispatch;
+mod handoff;
 mod parallel;
 mod rendezvous;
 mod run;
@@ -127,6 +128,11 @@ pub struct Grid<'a> {
     /// instructions issued by then.
     spin_limit: u64,
     progress: (u64, u64),
+    /// The same for work alone (work items finished, syncs), and the warp
+    /// instructions issued when the watch of rewritten words began (see
+    /// `check_spinning`).
+    work_progress: (u64, u64),
+    watch_from: u64,
     /// Windows passed so far: closed with deferred accesses pending, or crossed
     /// with none.
     windows_passed: u64,

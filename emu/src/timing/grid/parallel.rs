@@ -22,11 +22,13 @@
 //! work. Units that became able to run go into the next round. Deferred accesses
 //! of all threads are applied at the window's end by key, as with one thread.
 //!
-//! Threads block on channels between rounds; nothing spins. With one thread the
+//! Between rounds a thread waits for the other by polling for a short while,
+//! then parks (see `handoff`). With one thread the
 //! same rounds run on this thread alone. A run that writes a trace (one ordered
 //! stream), or whose blocksync handshake is configured to take no cycle, uses the
 //! one-at-a-time event loop instead.
 
+use super::handoff::Handoff;
 use super::stepping::{self, Happened, Shared};
 use super::{Grid, NEVER, shared};
 use crate::exec::memory::GlobalMemory;
@@ -36,8 +38,8 @@ use crate::timing::banks::WaveCache;
 use crate::timing::effects::{Deferred, PENDING};
 use crate::timing::engine::SpillStore;
 use crate::timing::unit::{Timing, Unit};
-use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// How many threads a run can use, or `None` when it must run in the one-at-a-time
 /// event loop ([`Grid::run_events`]). With one thread, the window-by-window
@@ -50,20 +52,58 @@ pub(super) fn usable_threads(grid: &Grid) -> Option<usize> {
     Some(grid.threads.min(grid.units.len()).max(1))
 }
 
-/// Units one thread steps in one round, and what they did.
-#[derive(Debug, Default)]
-struct Job {
-    /// Boxed: handed over without copying them.
-    #[allow(clippy::vec_box)]
-    units: Vec<Box<Unit>>,
+/// A round's units, which this thread and the helpers claim one at a time, in
+/// the order of what each cost in its last round, the dearest first (so that the
+/// threads end together, whatever the mix of busy SMs and idle boundary units).
+#[derive(Debug)]
+struct Round {
+    units: Vec<Mutex<Option<Box<Unit>>>>,
+    /// The next unit to claim.
+    next: AtomicUsize,
     horizon: u64,
-    memory: Option<Arc<GlobalMemory>>,
+    memory: Arc<GlobalMemory>,
+}
+
+/// What one thread's steps in a round produced.
+#[derive(Debug, Default)]
+struct Output {
     /// Deferred accesses recorded by the steps.
     sink: Vec<Deferred>,
     /// (unit, cycle, what happened) for each unit that stopped at an event.
     events: Vec<(usize, u64, Happened)>,
     /// Latest cycle stepped.
     last: u64,
+}
+
+/// A helper's part in a round: the round to claim units from, and its output.
+#[derive(Debug, Default)]
+struct Job {
+    round: Option<Arc<Round>>,
+    out: Output,
+}
+
+/// Claims units of `round` until none is left and steps each to the round's
+/// horizon or its next event.
+fn claim(
+    round: &Round,
+    shared: &Shared,
+    waves: &mut WaveCache,
+    sink: &mut Vec<Deferred>,
+    events: &mut Vec<(usize, u64, Happened)>,
+    last: &mut u64,
+) {
+    loop {
+        let i = round.next.fetch_add(1, Ordering::Relaxed);
+        let Some(slot) = round.units.get(i) else {
+            return;
+        };
+        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(unit) = slot.as_mut()
+            && let Some((t, h)) = stepping::advance(unit, round.horizon, shared, waves, sink, last)
+        {
+            events.push((unit.id, t, h));
+        }
+    }
 }
 
 /// What a helper thread reads for the whole run.
@@ -76,56 +116,69 @@ struct Context {
     spill_full: bool,
 }
 
-/// A helper thread's end of its channels, and its job's buffers between rounds.
+/// A helper thread's handoff, and its job's buffers between rounds.
 #[derive(Debug)]
-struct Helper {
-    jobs: mpsc::Sender<Job>,
-    done: mpsc::Receiver<Job>,
+struct Helper<'h> {
+    handoff: &'h Handoff<Job>,
     spare: Option<Job>,
 }
 
-/// A helper thread: steps the units of each job it is given.
-fn help(ctx: Context, jobs: mpsc::Receiver<Job>, done: mpsc::Sender<Job>) {
-    let mut waves = WaveCache::new();
-    // Units that read spills or completed passes never come here.
-    let spills = SpillStore::new();
-    while let Ok(mut job) = jobs.recv() {
-        let Some(memory) = job.memory.take() else {
-            continue;
-        };
-        let shared = Shared {
-            program: &ctx.program,
-            timing: &ctx.timing,
-            memory: &memory,
-            params: &ctx.params,
-            spills: &spills,
-            completed: &[],
-            functional: ctx.functional,
-            spill_full: ctx.spill_full,
-        };
-        for unit in &mut job.units {
-            if let Some((t, h)) = stepping::advance(
-                unit,
-                job.horizon,
-                &shared,
-                &mut waves,
-                &mut job.sink,
-                &mut job.last,
-            ) {
-                job.events.push((unit.id, t, h));
-            }
-        }
-        // The memory is shared no longer when the job returns, so the grid can
-        // change it at the window's end.
-        drop(memory);
-        if done.send(job).is_err() {
-            return;
-        }
+/// Closes the handoff when the helper thread ends, also by a panic, so that the
+/// grid waiting for its job wakes.
+struct Abandon<'h>(&'h Handoff<Job>);
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        self.0.abandon();
     }
 }
 
-/// The event each stopped unit waits for the grid to act on.
-type Pending = Vec<Option<(u64, Happened)>>;
+/// A helper thread: steps the units of each job it is given.
+fn help(ctx: Context, handoff: &Handoff<Job>) {
+    handoff.attach();
+    let _abandon = Abandon(handoff);
+    let mut waves = WaveCache::new();
+    // Units that read spills or completed passes never come here.
+    let spills = SpillStore::new();
+    while let Some(mut job) = handoff.take() {
+        if let Some(round) = job.round.take() {
+            let shared = Shared {
+                program: &ctx.program,
+                timing: &ctx.timing,
+                memory: &round.memory,
+                params: &ctx.params,
+                spills: &spills,
+                completed: &[],
+                functional: ctx.functional,
+                spill_full: ctx.spill_full,
+            };
+            let out = &mut job.out;
+            claim(
+                &round,
+                &shared,
+                &mut waves,
+                &mut out.sink,
+                &mut out.events,
+                &mut out.last,
+            );
+            // The memory is shared no longer when the job returns, so the grid
+            // can change it at the window's end.
+        }
+        handoff.give_back(job);
+    }
+}
+
+/// What the rounds of a run carry from one to the next.
+#[derive(Debug)]
+struct Rounds {
+    /// The event each stopped unit waits for the grid to act on.
+    pending: Vec<Option<(u64, Happened)>>,
+    /// Units that stood in for those away in the last round.
+    #[allow(clippy::vec_box)]
+    spares: Vec<Box<Unit>>,
+    /// Warp instructions each unit issued in its last round.
+    costs: Vec<u64>,
+}
 
 impl Grid<'_> {
     /// Runs on `threads` threads (this one and `threads - 1` helpers).
@@ -138,11 +191,10 @@ impl Grid<'_> {
         let program = Arc::new(self.image.program.clone());
         let timing = Arc::new(self.timing.clone());
         let params: Arc<[u32]> = self.image.params.clone().into();
+        let handoffs: Vec<Handoff<Job>> = (1..threads).map(|_| Handoff::new()).collect();
         std::thread::scope(|scope| {
             let mut helpers = Vec::with_capacity(threads - 1);
-            for _ in 1..threads {
-                let (job_tx, job_rx) = mpsc::channel();
-                let (done_tx, done_rx) = mpsc::channel();
+            for handoff in &handoffs {
                 let ctx = Context {
                     program: Arc::clone(&program),
                     timing: Arc::clone(&timing),
@@ -150,15 +202,18 @@ impl Grid<'_> {
                     functional: self.functional,
                     spill_full: self.spill_full,
                 };
-                scope.spawn(move || help(ctx, job_rx, done_tx));
+                scope.spawn(move || help(ctx, handoff));
                 helpers.push(Helper {
-                    jobs: job_tx,
-                    done: done_rx,
+                    handoff,
                     spare: Some(Job::default()),
                 });
             }
-            // Returning drops the helpers' channels, which ends their loops.
-            self.run_windows(&mut helpers, max_cycles, progress)
+            let run = self.run_windows(&mut helpers, max_cycles, progress);
+            // Ends the helpers' loops.
+            for handoff in &handoffs {
+                handoff.close();
+            }
+            run
         })
     }
 
@@ -175,12 +230,15 @@ impl Grid<'_> {
     /// The run, window by window; the same decisions as [`Grid::run_events`].
     fn run_windows(
         &mut self,
-        helpers: &mut [Helper],
+        helpers: &mut [Helper<'_>],
         max_cycles: u64,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), Box<Stop>> {
-        let mut pending: Pending = vec![None; self.units.len()];
-        let mut spares = Vec::new();
+        let mut rounds = Rounds {
+            pending: vec![None; self.units.len()],
+            spares: Vec::new(),
+            costs: vec![0; self.units.len()],
+        };
         let mut now = 0u64;
         let mut windows = 0u64;
         self.start_ready_work(now);
@@ -194,7 +252,7 @@ impl Grid<'_> {
         };
         loop {
             let horizon = self.window_end.min(last);
-            now = now.max(self.run_window(helpers, &mut pending, &mut spares, horizon)?);
+            now = now.max(self.run_window(helpers, &mut rounds, horizon)?);
             // The one-thread loop's queue is not used here.
             self.queue.clear();
             let mut next = self.earliest_wake();
@@ -218,17 +276,16 @@ impl Grid<'_> {
 
     /// Simulates every cycle before `horizon`; returns the latest cycle at which
     /// anything happened (0 if nothing did).
-    #[allow(clippy::vec_box)]
     fn run_window(
         &mut self,
-        helpers: &mut [Helper],
-        pending: &mut Pending,
-        spares: &mut Vec<Box<Unit>>,
+        helpers: &mut [Helper<'_>],
+        rounds: &mut Rounds,
         horizon: u64,
     ) -> Result<u64, Box<Stop>> {
         let mut last = 0u64;
         loop {
-            last = last.max(self.round(helpers, pending, spares, horizon));
+            last = last.max(self.round(helpers, rounds, horizon));
+            let pending = &mut rounds.pending;
             // The earliest cycle at which the grid has something to do.
             let mut t = NEVER;
             for (u, p) in pending.iter().enumerate() {
@@ -267,15 +324,13 @@ impl Grid<'_> {
     /// One round: every unit that can run before `horizon` (busy, not stopped at
     /// an event, not reading other units) steps ahead on some thread until the
     /// horizon or its next event. Returns the latest cycle stepped.
-    #[allow(clippy::vec_box)]
-    fn round(
-        &mut self,
-        helpers: &mut [Helper],
-        pending: &mut Pending,
-        spares: &mut Vec<Box<Unit>>,
-        horizon: u64,
-    ) -> u64 {
-        let runnable: Vec<usize> = (0..self.units.len())
+    fn round(&mut self, helpers: &mut [Helper<'_>], rounds: &mut Rounds, horizon: u64) -> u64 {
+        let Rounds {
+            pending,
+            spares,
+            costs,
+        } = rounds;
+        let mut runnable: Vec<usize> = (0..self.units.len())
             .filter(|&u| {
                 let unit = &self.units[u];
                 pending[u].is_none()
@@ -284,84 +339,83 @@ impl Grid<'_> {
                     && !stepping::reads_others(unit)
             })
             .collect();
-        let ways = (helpers.len() + 1).min(runnable.len());
-        // Hand each helper every `ways`-th unit; this thread keeps the first share.
-        for (w, helper) in helpers.iter_mut().enumerate().take(ways.saturating_sub(1)) {
-            let mut job = helper.spare.take().unwrap_or_default();
-            job.horizon = horizon;
-            job.memory = Some(Arc::clone(&self.memory));
-            job.last = 0;
-            for &u in runnable.iter().skip(w + 1).step_by(ways) {
-                let label = self.units[u].label;
-                let vacant = spares
-                    .pop()
-                    .unwrap_or_else(|| Box::new(Unit::new(u, label, &self.image.program)));
-                job.units
-                    .push(std::mem::replace(&mut self.units[u], vacant));
-            }
-            if let Err(mpsc::SendError(job)) = helper.jobs.send(job) {
-                // The helper is gone (it panicked): step its share here instead.
-                helper.spare = Some(job);
-            }
-        }
         let mut last = 0u64;
-        if ways > 0 {
+        let ways = (helpers.len() + 1).min(runnable.len());
+        if ways <= 1 {
+            // Nothing to share: no handoff.
             let shared = shared!(self);
-            for &u in runnable.iter().step_by(ways) {
-                if let Some(event) = stepping::advance(
+            for &u in &runnable {
+                let before = self.units[u].counts.warp_instructions;
+                let event = stepping::advance(
                     &mut self.units[u],
                     horizon,
                     &shared,
                     &mut self.waves,
                     &mut self.effects,
                     &mut last,
-                ) {
-                    pending[u] = Some(event);
+                );
+                costs[u] = self.units[u].counts.warp_instructions - before;
+                if event.is_some() {
+                    pending[u] = event;
                 }
             }
+            return last;
         }
-        for helper in helpers.iter_mut().take(ways.saturating_sub(1)) {
-            let mut job = match helper.spare.take() {
-                // Never sent: step it here.
-                Some(mut job) => {
-                    let memory = job
-                        .memory
-                        .take()
-                        .unwrap_or_else(|| Arc::clone(&self.memory));
-                    let shared = Shared {
-                        memory: &memory,
-                        ..shared!(self)
-                    };
-                    for unit in &mut job.units {
-                        if let Some((t, h)) = stepping::advance(
-                            unit,
-                            horizon,
-                            &shared,
-                            &mut self.waves,
-                            &mut job.sink,
-                            &mut job.last,
-                        ) {
-                            job.events.push((unit.id, t, h));
-                        }
-                    }
-                    job
-                }
-                None => helper
-                    .done
-                    .recv()
-                    .expect("a simulation thread stopped in the middle of a round"),
-            };
-            job.memory = None;
-            last = last.max(job.last);
-            for unit in job.units.drain(..) {
+        // The dearest first; by unit among equals.
+        runnable.sort_by_key(|&u| std::cmp::Reverse(costs[u]));
+        let mut units = Vec::with_capacity(runnable.len());
+        for &u in &runnable {
+            costs[u] = self.units[u].counts.warp_instructions;
+            let label = self.units[u].label;
+            let vacant = spares
+                .pop()
+                .unwrap_or_else(|| Box::new(Unit::new(u, label, &self.image.program)));
+            units.push(Mutex::new(Some(std::mem::replace(
+                &mut self.units[u],
+                vacant,
+            ))));
+        }
+        let round = Arc::new(Round {
+            units,
+            next: AtomicUsize::new(0),
+            horizon,
+            memory: Arc::clone(&self.memory),
+        });
+        for helper in helpers.iter_mut().take(ways - 1) {
+            let mut job = helper.spare.take().unwrap_or_default();
+            job.round = Some(Arc::clone(&round));
+            job.out.last = 0;
+            helper.handoff.send(job);
+        }
+        let mut events = Vec::new();
+        claim(
+            &round,
+            &shared!(self),
+            &mut self.waves,
+            &mut self.effects,
+            &mut events,
+            &mut last,
+        );
+        for helper in helpers.iter_mut().take(ways - 1) {
+            let mut job = helper
+                .handoff
+                .receive()
+                .expect("a simulation thread stopped in the middle of a round");
+            job.round = None;
+            last = last.max(job.out.last);
+            self.effects.append(&mut job.out.sink);
+            events.append(&mut job.out.events);
+            helper.spare = Some(job);
+        }
+        for (u, t, h) in events {
+            pending[u] = Some((t, h));
+        }
+        for slot in &round.units {
+            if let Some(unit) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 let u = unit.id;
+                costs[u] = unit.counts.warp_instructions - costs[u];
                 spares.push(std::mem::replace(&mut self.units[u], unit));
             }
-            self.effects.append(&mut job.sink);
-            for (u, t, h) in job.events.drain(..) {
-                pending[u] = Some((t, h));
-            }
-            helper.spare = Some(job);
         }
         last
     }

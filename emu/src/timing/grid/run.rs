@@ -3,6 +3,7 @@
 //! interrupt), and the run's result with each unit's powered cycles.
 
 use super::{Grid, NEVER, parallel};
+use crate::exec::memory::WATCH_WORDS;
 use crate::machine::UnitLabel;
 use crate::observe::activity::ActivityLog;
 use crate::observe::counters::{Component, PcCounters, Traffic};
@@ -10,6 +11,7 @@ use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
 use crate::observe::samples::{UnitSampler, combine};
 use spu_isa::Side;
 use std::cmp::Reverse;
+use std::sync::Arc;
 impl Grid<'_> {
     /// Runs to completion, a fault, a deadlock or the cycle limit.
     pub fn run(
@@ -151,13 +153,17 @@ impl Grid<'_> {
 
     /// Stops the run when `--spin-limit` warp instructions (of `issued` so far)
     /// passed since it last stored to global memory, finished a work item or
-    /// synchronised.
+    /// synchronised; or, when memory changed but no work item finished and no
+    /// sync happened, when all the changes of the last half of that many went to
+    /// a few words (fewer than `WATCH_WORDS`): an endless loop that counts or
+    /// toggles a flag.
     fn check_spinning(&mut self, issued: u64, now: u64) -> Result<(), Box<Stop>> {
         // Progress is a change to global memory, not a store: a loop of failed
         // compare-and-swaps stores every time and changes nothing.
         let changed = self.memory.changed_words();
         let done: u64 = self.units.iter().map(|u| u.items_done).sum();
-        let signature = changed + done + self.link_syncs + self.global_syncs;
+        let work = done + self.link_syncs + self.global_syncs;
+        let signature = changed + work;
         if signature != self.progress.0 {
             self.progress = (signature, issued);
         } else if self.spin_limit > 0 && issued - self.progress.1 > self.spin_limit {
@@ -167,6 +173,40 @@ impl Grid<'_> {
                 blocks_done: self.blocks_done,
                 blocks_total: self.blocks_total,
             }));
+        }
+        if self.spin_limit == 0 {
+            return Ok(());
+        }
+        let half = self.spin_limit / 2;
+        let watched = self.memory.watched_words();
+        if work != self.work_progress.0 {
+            self.work_progress = (work, issued);
+            if watched.is_some() {
+                Arc::make_mut(&mut self.memory).unwatch();
+            }
+            return Ok(());
+        }
+        match watched {
+            None if issued - self.work_progress.1 > half => {
+                Arc::make_mut(&mut self.memory).watch();
+                self.watch_from = issued;
+            }
+            // Many words changed: work after all; look again later.
+            Some(words) if words >= WATCH_WORDS => {
+                Arc::make_mut(&mut self.memory).unwatch();
+                self.work_progress = (work, issued);
+            }
+            // No change at all is the spin check's (above).
+            Some(words) if words > 0 && issued - self.watch_from > half => {
+                return Err(Box::new(Stop::Rewriting {
+                    limit: issued - self.work_progress.1,
+                    words,
+                    cycle: (!self.functional).then_some(now),
+                    blocks_done: self.blocks_done,
+                    blocks_total: self.blocks_total,
+                }));
+            }
+            _ => {}
         }
         Ok(())
     }
