@@ -69,7 +69,9 @@ pub struct RunArgs {
     /// Stop with an error when this many warp instructions pass without any change
     /// to global memory (a store or atomic that writes a new value), finished block
     /// or blocksync anywhere (a kernel spinning on a flag nobody sets, or on a lock
-    /// with compare-and-swap); 0 turns the check off.
+    /// with compare-and-swap), or pass with no finished block or blocksync and
+    /// changes to only a few words of global memory (a loop that counts in a word
+    /// forever); 0 turns the checks off.
     #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT, allow_negative_numbers = true)]
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output, as CUDA's
