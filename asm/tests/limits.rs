@@ -206,14 +206,24 @@ fn initialisers_must_fit_their_buffer() {
         ),
         (
             ".global .f32 A[4] = random(1e17);",
-            "the seed must be a non-negative integer",
+            "the seed is too large",
             "1e17",
         ),
         // 2^53 + 1 is checked as the integer written, not as the double it rounds to.
         (
             ".global .f32 A[4] = random(9007199254740993, 0, 1);",
-            "the seed must be a non-negative integer",
+            "the seed is too large",
             "9007199254740993",
+        ),
+        (
+            ".global .f32 A[4] = random(-1);",
+            "the seed must not be negative",
+            "-1",
+        ),
+        (
+            ".global .f32 A[4] = random(2.5);",
+            "the seed must be an integer",
+            "2.5",
         ),
         // Every element type has its own range.
         (

@@ -17,8 +17,8 @@ pub use elf::{FORMAT_VERSION, OLDEST_FORMAT_VERSION, SPU_MACHINE, read_module, w
 pub use expr::{BinOp, EvalError, Expr, MalformedExpr, Node};
 pub use model::{
     BufferDecl, CmpOp, DMA_FIELDS, DMA_OPTIONAL, DebugInfo, DmaDesc, GUARD_SLOT, Init, InstrDebug,
-    Label, Launch, LineTable, Module, ParamDecl, Precondition, RegDecl, RegName, RegTy, SharedDecl,
-    SourceLoc,
+    Label, Launch, LineTable, MAX_SEED, Module, ParamDecl, Precondition, RegDecl, RegName, RegTy,
+    SharedDecl, SourceLoc,
 };
 pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
 pub use param::{param_int, param_int_range, param_layout, param_size, parse_param_value};
