@@ -234,6 +234,10 @@ fn bad_command_lines_and_files_are_reported() {
         ),
         (&["emu/tests/faults/oob_load.spu"], "outside every buffer"),
         (
+            &["emu/tests/faults/atom_oob.spu"],
+            "global atomic on address 0x00010080, which is outside every buffer",
+        ),
+        (
             &["emu/tests/faults/narrow_past_end.spu"],
             "global load of a 1-byte value at address 0x00010005, which runs past the end of a buffer",
         ),
