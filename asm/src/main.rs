@@ -122,6 +122,13 @@ fn run(cli: &Cli) -> Result<()> {
             None => Ok(spu_io::output::print(&text)?),
         };
     }
+    if bytes.is_empty() && spu_isa::format::is_binary(&cli.input, &bytes) {
+        bail!(
+            "`{}` is not a valid SPU binary: {}; reassemble it with `spu-asm`",
+            spu_io::quote::path(&cli.input),
+            spu_isa::format::FormatError::Empty
+        );
+    }
     if bytes.starts_with(b"\x7fELF") {
         bail!(
             "`{}` is a binary, not source; to disassemble it run `spu-asm -d {}`",

@@ -94,6 +94,14 @@ fn truncated_and_corrupted_binaries() {
     let bin = std::fs::read(dir.path().join("k.bin")).unwrap();
     let (_d1, truncated) = temp("t.bin", &bin[..bin.len() / 2]);
     assert_clean_failure(&spu_asm(&["-d", &truncated]), "is not a valid SPU binary");
+    // An empty `.bin` is an empty binary, not empty source.
+    let (_d0, empty) = temp("e.bin", b"");
+    for args in [&["-d", empty.as_str()][..], &[empty.as_str()][..]] {
+        assert_clean_failure(
+            &spu_asm(args),
+            "is not a valid SPU binary: the file is empty (0 bytes)",
+        );
+    }
     let mut corrupt = bin.clone();
     corrupt[0x40] = 0xee; // first byte of .text: an unknown opcode
     let (_d2, corrupted) = temp("c.bin", &corrupt);

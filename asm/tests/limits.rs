@@ -206,14 +206,24 @@ fn initialisers_must_fit_their_buffer() {
         ),
         (
             ".global .f32 A[4] = random(1e17);",
-            "the seed must be a non-negative integer",
+            "the seed is too large",
             "1e17",
         ),
         // 2^53 + 1 is checked as the integer written, not as the double it rounds to.
         (
             ".global .f32 A[4] = random(9007199254740993, 0, 1);",
-            "the seed must be a non-negative integer",
+            "the seed is too large",
             "9007199254740993",
+        ),
+        (
+            ".global .f32 A[4] = random(-1);",
+            "the seed must not be negative",
+            "-1",
+        ),
+        (
+            ".global .f32 A[4] = random(2.5);",
+            "the seed must be an integer",
+            "2.5",
         ),
         // Every element type has its own range.
         (
@@ -569,4 +579,30 @@ fn a_negative_dynamic_shared_size_is_refused() {
     let diags = asm(&src).unwrap_err();
     assert_eq!(diags.items[0].message, "the dynamic shared size is 0 bytes");
     asm(&src.replace("shared(-0)", "shared(1)")).expect("one byte is a size");
+}
+
+#[test]
+fn an_empty_or_negative_grid_or_block_is_refused_at_its_line() {
+    let src = ".launch grid(1) block(-256);\n.entry k {\n    exit;\n}\n";
+    let diags = asm(src).unwrap_err();
+    assert_eq!(diags.error_count(), 1, "{}", diags.render("t.spu", src));
+    assert_eq!(diags.items[0].message, "block dimension x is -256");
+    let shown = diags.render("t.spu", src);
+    assert!(shown.contains("t.spu:1:"), "{shown}");
+    for (launch, message) in [
+        ("grid(1) block(32, 0)", "block dimension y is 0"),
+        ("grid(-1) block(32)", "launch grid dimension x is -1"),
+        ("grid(1, 1, 0) block(32)", "launch grid dimension z is 0"),
+    ] {
+        let src = src.replace("grid(1) block(-256)", launch);
+        let diags = asm(&src).unwrap_err();
+        assert_eq!(diags.items[0].message, message, "{launch}");
+    }
+    // Known through a parameter's default too.
+    let src = ".param .s32 B = -4;\n.launch grid(1) block(B);\n.entry k {\n    exit;\n}\n";
+    assert_eq!(
+        asm(src).unwrap_err().items[0].message,
+        "block dimension x is -4"
+    );
+    asm(".launch grid(1) block(1);\n.entry k {\n    exit;\n}\n").expect("one thread is a block");
 }

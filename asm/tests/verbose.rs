@@ -117,3 +117,33 @@ fn a_machine_file_with_a_cache_smaller_than_one_set_is_refused() {
         "{stderr}"
     );
 }
+
+/// A grid beyond a launch's limits is refused by `-v` as `spu-emu` refuses it,
+/// not given an occupancy.
+#[test]
+fn a_grid_beyond_the_z_limit_is_refused_as_spu_emu_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deep.spu");
+    std::fs::write(
+        &file,
+        ".param .u32 Z = 65535;\n.launch grid(1, 1, Z) block(32);\n.entry k {\n    exit;\n}\n",
+    )
+    .unwrap();
+    let run = |z: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+            .arg(&file)
+            .args(["--check", "-v", "-D", z])
+            .output()
+            .expect("spu-asm runs");
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let out = run("Z=65536");
+    assert!(
+        out.contains(
+            "launch         refused: launch grid dimension z is 65536, but a launch grid has at most 65535 blocks along z"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("occupancy"), "{out}");
+    assert!(run("Z=65535").contains("occupancy"));
+}

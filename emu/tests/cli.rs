@@ -121,12 +121,17 @@ fn bad_command_lines_and_files_are_reported() {
     elf.clear();
     elf.extend_from_slice(b"\x7fELF\x02\x01\x01");
     std::fs::write(d("truncated.bin"), &elf).unwrap();
+    std::fs::write(d("empty.bin"), b"").unwrap();
 
     let cases: &[(&[&str], &str)] = &[
         (&["missing.spu"], "cannot read `missing.spu`"),
         (&["samples"], "is a directory"),
         (&[&d("garbage.bin")], "neither an SPU binary nor UTF-8"),
         (&[&d("truncated.bin")], "not a valid SPU binary"),
+        (
+            &[&d("empty.bin")],
+            "is not a valid SPU binary: the file is empty (0 bytes)",
+        ),
         (&[&d("bad.spu")], "does not assemble"),
         (
             &["samples/vecadd.spu", "--machine", "spu-9x9"],
@@ -228,6 +233,10 @@ fn bad_command_lines_and_files_are_reported() {
             "exceeded --max-cycles",
         ),
         (&["emu/tests/faults/oob_load.spu"], "outside every buffer"),
+        (
+            &["emu/tests/faults/atom_oob.spu"],
+            "global atomic on address 0x00010080, which is outside every buffer",
+        ),
         (
             &["emu/tests/faults/narrow_past_end.spu"],
             "global load of a 1-byte value at address 0x00010005, which runs past the end of a buffer",

@@ -150,6 +150,27 @@ pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
     }
 }
 
+/// The largest extent of a launch's grid (`grid`) or block along `axis` (0 is x,
+/// 2 is z) on any machine, and the sentence that says so; spu-emu refuses a launch
+/// beyond it and `spu-asm -v` reports the refusal.
+pub fn launch_dim_limit(grid: bool, axis: usize) -> (i64, &'static str) {
+    match (grid, axis) {
+        (true, 2) => (
+            65535,
+            "a launch grid has at most 65535 blocks along z, as in CUDA",
+        ),
+        (true, _) => (
+            1 << 24,
+            "a launch grid has at most 16777216 blocks along x and along y",
+        ),
+        (false, 2) => (64, "a block has at most 64 threads along z, as in CUDA"),
+        (false, _) => (
+            4096,
+            "a block has at most 4096 threads along x and along y (and no more in all than `sm.max_threads`, 1024 as in CUDA unless raised)",
+        ),
+    }
+}
+
 /// Why a block of `threads` threads cannot run on `m` at all: more threads than
 /// an SM runs per block (`sm.max_threads`). spu-emu refuses such a launch.
 pub fn check_block_threads(m: &Machine, threads: u64) -> Result<(), String> {

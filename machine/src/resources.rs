@@ -84,8 +84,9 @@ pub struct Resources {
     pub has_dma: bool,
     /// The code accesses CBs or uses `bar.blocksync`.
     pub uses_cbs: bool,
-    /// Why the launch has no block to run (an empty grid or block), if it has none.
-    pub empty_launch: Option<String>,
+    /// Why the launch is refused whatever the machine (an empty grid or block, or
+    /// one beyond a launch's limits), if it is.
+    pub launch_refused: Option<String>,
 }
 
 impl Resources {
@@ -126,7 +127,7 @@ impl Resources {
                         || i.mods.space.and_then(|s| s.cb_side()).is_some()
                 })
             }),
-            empty_launch: None,
+            launch_refused: None,
         }
     }
 
@@ -155,19 +156,23 @@ impl Resources {
                 format!("{what} is {v}, more than any machine holds (at most 4294967295); use smaller sizes or parameter values")
             })
         };
-        let mut empty_launch = None;
-        for (what, dims) in [
-            ("launch grid dimension", &module.launch.grid),
-            ("block dimension", &module.launch.block),
+        let mut launch_refused = None;
+        for (grid, what, dims) in [
+            (true, "launch grid dimension", &module.launch.grid),
+            (false, "block dimension", &module.launch.block),
         ] {
             for (d, e) in dims.iter().enumerate() {
                 let v = eval(e, what)?;
-                if v < 1 && empty_launch.is_none() {
-                    empty_launch = Some(format!(
-                        "{what} {} is {v}, but it must be positive",
-                        ["x", "y", "z"][d]
-                    ));
-                }
+                let (most, why) = occupancy::launch_dim_limit(grid, d);
+                let axis = ["x", "y", "z"][d];
+                let refused = if v < 1 {
+                    Some(format!("{what} {axis} is {v}, but it must be positive"))
+                } else if v > most {
+                    Some(format!("{what} {axis} is {v}, but {why}"))
+                } else {
+                    None
+                };
+                launch_refused = launch_refused.or(refused);
             }
         }
         let mut threads: i64 = 1;
@@ -198,7 +203,7 @@ impl Resources {
             module.general_reg_count(),
             shared,
         );
-        r.empty_launch = empty_launch;
+        r.launch_refused = launch_refused;
         Ok(r)
     }
 
@@ -206,7 +211,7 @@ impl Resources {
     /// grid or block, a block larger than an SM runs or holds, or (on a GPU) CBs,
     /// `bar.blocksync` or boundary code; the checks are spu-emu's own.
     pub fn refusal(&self, machine: &Machine) -> Option<String> {
-        if let Some(why) = &self.empty_launch {
+        if let Some(why) = &self.launch_refused {
             return Some(why.clone());
         }
         occupancy::check_gpu_fit(machine, self.iu.is_some(), self.has_dma, self.uses_cbs)
@@ -311,8 +316,8 @@ impl Resources {
             }
         }
         let demand = self.demand();
-        // An empty grid or block is refused for its size, whatever an SM holds.
-        if let Some(why) = &self.empty_launch {
+        // An empty or oversized grid or block is refused, whatever an SM holds.
+        if let Some(why) = &self.launch_refused {
             let _ = writeln!(s, "  launch         refused: {why}");
             return s;
         }

@@ -179,10 +179,11 @@ fn a_bad_format_stops_the_run_naming_the_thread_and_the_line() {
         ("%d %n\n", "`%n` writes to memory"),
         ("%9999d\n", "the width 9999 of `%9999` is larger than 4096"),
         // Lane 0's argument is 0 (its `%tid.x`): a null pointer, or the generic
-        // address of a local array at frame offset 0, which it cannot tell apart.
+        // address of a shared or local array at offset 0, which it cannot tell
+        // apart (a `__shared__` array passed to `%s` is one).
         (
             "%s\n",
-            "the `%s` argument is address 0: a null pointer, or a local array at the start of the frame",
+            "the `%s` argument is address 0, which is not in global memory: a null pointer, or a shared or local array at offset 0",
         ),
     ] {
         let path = kernel(dir.path(), fmt, 4);

@@ -1,5 +1,6 @@
 //! The binary reader never panics: truncations and byte flips of valid binaries give
-//! typed errors (or a valid module), never a crash.
+//! typed errors (or a valid module), never a crash; and it refuses values the
+//! assembler refuses.
 
 use proptest::prelude::*;
 
@@ -32,5 +33,31 @@ proptest! {
             bin[i] = value;
         }
         let _ = spu_isa::format::read_module(&bin);
+    }
+}
+
+/// The reader refuses a seed the assembler refuses: a binary's seed is at most
+/// 2^53, so its disassembly assembles again.
+#[test]
+fn a_binary_with_a_seed_above_the_limit_is_refused_naming_its_buffer() {
+    let seed: u64 = 0x0012_3456_789a_bcde;
+    let src = format!(".global .f32 A[4] = random({seed});\n.entry k {{\n    exit;\n}}\n");
+    let mut bin = spu_asm::assemble("t.spu", &src).expect("assembles").0;
+    let at = bin
+        .windows(8)
+        .position(|w| w == seed.to_le_bytes())
+        .expect("the seed is stored");
+    for (limit, ok) in [(spu_isa::format::MAX_SEED, true), (u64::MAX - 7, false)] {
+        bin[at..at + 8].copy_from_slice(&limit.to_le_bytes());
+        let read = spu_isa::format::read_module(&bin);
+        if ok {
+            read.expect("2^53 is a seed");
+        } else {
+            let err = read.expect_err("above 2^53 is not a seed").to_string();
+            assert!(
+                err.contains("buffer `A` has random seed 18446744073709551608"),
+                "{err}"
+            );
+        }
     }
 }

@@ -386,6 +386,9 @@ impl Assembler<'_> {
             if name.node == "block" {
                 self.note_launch_block(args);
             }
+            if matches!(name.node, "grid" | "block") {
+                self.refuse_empty_launch_dims(name.node, args, diags);
+            }
             if name.node == "shared" {
                 self.launch_shared = vals.pop().map(|v| (v, name.span.clone()));
                 // Checked against the array in `size_dynamic_shared`.
@@ -404,6 +407,30 @@ impl Assembler<'_> {
             };
             for (slot, v) in target.iter_mut().zip(vals) {
                 *slot = v;
+            }
+        }
+    }
+
+    /// A grid or block extent known (with the defaults) to be zero or negative is
+    /// refused here with its place in the source, as the loader would refuse it.
+    fn refuse_empty_launch_dims(&self, what: &str, args: &[SExpr<'_>], diags: &mut Diagnostics) {
+        for (a, axis) in args.iter().zip(["x", "y", "z"]) {
+            if let Ok(Some(v)) = eval_with_defaults(a, &self.scope.params)
+                && v < 1
+            {
+                let kind = if what == "grid" {
+                    "launch grid"
+                } else {
+                    "block"
+                };
+                diags.push(
+                    Diagnostic::error(format!("{kind} dimension {axis} is {v}"), a.span.clone())
+                        .label("must be positive")
+                        .help(format!(
+                            "give at least 1 {} along each axis, e.g. `{what}(32)`",
+                            if what == "grid" { "block" } else { "thread" }
+                        )),
+                );
             }
         }
     }

@@ -11,10 +11,7 @@ use crate::diag::Diagnostic;
 use crate::eval::{Num, init_literal};
 use spu_io::suggest::closest;
 use spu_isa::Ty;
-use spu_isa::format::Init;
-
-/// Largest seed: a seed is read as a double, exact up to 2^53.
-const MAX_SEED: f64 = 9_007_199_254_740_992.0;
+use spu_isa::format::{Init, MAX_SEED};
 
 /// The initialiser of a buffer of `ty`: a call (`const(5)`), `zeros`, or a PTX
 /// variable's value (`= 5`, `= -1.5`).
@@ -57,12 +54,9 @@ pub(super) fn initialiser(e: &SExpr<'_>, ty: Ty) -> Result<Init, Diagnostic> {
         ("const", _) => return Err(wrong("one value")),
         ("ramp", [start, step]) => vec![(*start, 0, false), (*step, 1, true)],
         ("ramp", _) => return Err(wrong("a start and a step")),
-        ("random", [seed]) | ("random", [seed, _, _]) if !valid_seed(*seed) => {
-            return Err(Diagnostic::error(
-                "the seed must be a non-negative integer",
-                args[0].span.clone(),
-            )
-            .label(format!("expected 0..={MAX_SEED}")));
+        ("random", [seed]) | ("random", [seed, _, _]) if let Some(why) = seed_error(*seed) => {
+            return Err(Diagnostic::error(why, args[0].span.clone())
+                .label(format!("expected an integer in 0..={MAX_SEED} (2^53)")));
         }
         ("random", [_]) => vec![],
         ("random", [_, lo, hi]) => vec![(*lo, 1, false), (*hi, 2, false)],
@@ -112,15 +106,25 @@ pub(super) fn initialiser(e: &SExpr<'_>, ty: Ty) -> Result<Init, Diagnostic> {
     })
 }
 
-/// A seed is an integer in 0..=2^53, compared exactly: an integer literal is not
-/// rounded to a double first (2^53 + 1 would round to 2^53 and pass).
-fn valid_seed(seed: Num) -> bool {
-    match seed.as_int() {
-        Some(i) => (0..=MAX_SEED as i128).contains(&i),
+/// Why `seed` is not a seed, if it is not: a seed is an integer in 0..=2^53,
+/// compared exactly (an integer literal is not rounded to a double first: 2^53 + 1
+/// would round to 2^53 and pass).
+fn seed_error(seed: Num) -> Option<&'static str> {
+    let (negative, above, whole) = match seed.as_int() {
+        Some(i) => (i < 0, i > i128::from(MAX_SEED), true),
         None => {
             let v = seed.as_f64();
-            (0.0..=MAX_SEED).contains(&v) && v.fract() == 0.0
+            (v < 0.0, v > MAX_SEED as f64, v.fract() == 0.0)
         }
+    };
+    if negative {
+        Some("the seed must not be negative")
+    } else if above {
+        Some("the seed is too large")
+    } else if !whole {
+        Some("the seed must be an integer")
+    } else {
+        None
     }
 }
 

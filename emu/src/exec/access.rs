@@ -10,7 +10,7 @@
 //! Every other access (8-, 16- and 64-bit elements, vectors, 64-bit bases) goes
 //! element by element.
 
-use crate::exec::fault::FaultKind;
+use crate::exec::fault::{Dir, FaultKind};
 use crate::exec::lanes::{self, Lanes, Wide, lanes_of};
 use crate::exec::memory::{GlobalMemory, SharedWords, atomic_lanes};
 use crate::exec::ops::{Mem, Op, Reg};
@@ -59,7 +59,7 @@ pub(crate) fn check_bounded(
     addrs: &Lanes,
     mask: u32,
     size: u32,
-    store: bool,
+    dir: Dir,
 ) -> Result<(), LaneFault> {
     let (or, outside) = lanes::or_at_least(addrs, mask, size);
     if or % 4 == 0 && !outside {
@@ -76,7 +76,7 @@ pub(crate) fn check_bounded(
                     space,
                     addr,
                     size,
-                    store,
+                    dir,
                 },
                 l as u32,
             ));
@@ -94,7 +94,7 @@ pub fn check_global(
     addrs: &Lanes,
     mask: u32,
     size: u32,
-    store: bool,
+    dir: Dir,
 ) -> Result<(), LaneFault> {
     if mask == 0 {
         return Ok(());
@@ -122,9 +122,9 @@ pub fn check_global(
             return Err((kind, l as u32));
         }
         match memory.region_of(addr & !3) {
-            None => return Err((FaultKind::Unmapped { addr, store }, l as u32)),
+            None => return Err((FaultKind::Unmapped { addr, dir }, l as u32)),
             Some(r) if addr as u64 + u64::from(size) > u64::from(memory.regions()[r].end()) => {
-                return Err((FaultKind::PastEnd { addr, size, store }, l as u32));
+                return Err((FaultKind::PastEnd { addr, size, dir }, l as u32));
             }
             Some(_) => {}
         }
@@ -149,7 +149,7 @@ fn word<G: Global>(
 ) -> Result<Access, LaneFault> {
     match space {
         Space::Global => {
-            check_global(global.layout(), addrs, mask, 4, store)?;
+            check_global(global.layout(), addrs, mask, 4, Dir::of(store))?;
             if store {
                 global.store(addrs, warp.reg(usize::from(data)), mask);
             } else {
@@ -158,7 +158,7 @@ fn word<G: Global>(
             Ok(Access::Global { store, words: 1 })
         }
         Space::Shared => {
-            check_bounded(space, addrs, mask, local.shared_bytes, store)?;
+            check_bounded(space, addrs, mask, local.shared_bytes, Dir::of(store))?;
             let shared = &mut *local.shared;
             // The buffer's length is a power of two at least the space's size, and
             // every address was checked: masking the index changes nothing but
@@ -197,7 +197,7 @@ fn word<G: Global>(
         }
         Space::Param => {
             let params = local.params;
-            check_bounded(space, addrs, mask, params.len() as u32 * 4, store)?;
+            check_bounded(space, addrs, mask, params.len() as u32 * 4, Dir::of(store))?;
             let mut v = [0; 32];
             for l in lanes_of(mask) {
                 v[l] = params[(addrs[l] / 4) as usize];
@@ -211,7 +211,7 @@ fn word<G: Global>(
             let port = local.ports[side.code() as usize]
                 .as_mut()
                 .ok_or((FaultKind::NoCbPort { side }, lane0))?;
-            check_bounded(space, addrs, mask, port.words() * 4, store)?;
+            check_bounded(space, addrs, mask, port.words() * 4, Dir::of(store))?;
             let on = lanes::expand(mask);
             cb_move(port, side, store, data, dst, warp, mask, &on, addrs)?;
             Ok(Access::Cb)
@@ -377,7 +377,7 @@ fn narrow<G: Global>(
     if space == Space::Global {
         // Global memory may be deferred: the extraction and the merge happen where
         // the word is read, lane by lane, so lanes writing bytes of one word all land.
-        check_global(global.layout(), &bytes, exec, ty.bits() / 8, store)?;
+        check_global(global.layout(), &bytes, exec, ty.bits() / 8, Dir::of(store))?;
         if store {
             global.store_narrow(ty, &bytes, warp.reg(usize::from(data)), exec);
         } else {
@@ -398,7 +398,7 @@ fn narrow<G: Global>(
     match space {
         Space::Shared => {
             let shared = &mut *local.shared;
-            check_bounded(space, &words, exec, local.shared_bytes, true)?;
+            check_bounded(space, &words, exec, local.shared_bytes, Dir::Store)?;
             for l in lanes_of(exec) {
                 let i = (words[l] / 4) as usize;
                 shared[i] = merge(shared[i], l);
@@ -427,7 +427,7 @@ fn narrow<G: Global>(
             let port = local.ports[side.code() as usize]
                 .as_mut()
                 .ok_or((FaultKind::NoCbPort { side }, lane0))?;
-            check_bounded(space, &words, exec, port.words() * 4, true)?;
+            check_bounded(space, &words, exec, port.words() * 4, Dir::Store)?;
             port.accesses += 1;
             for l in lanes_of(exec) {
                 let w = words[l] / 4;
@@ -469,8 +469,8 @@ pub fn atomic<G: Global>(
         }
         // The last word of an 8-byte value must be inside the space too.
         let last = addrs.map(|x| x.wrapping_add(size - 4));
-        check_bounded(space, addrs, exec, local.shared_bytes, true)?;
-        check_bounded(space, &last, exec, local.shared_bytes, true)?;
+        check_bounded(space, addrs, exec, local.shared_bytes, Dir::Atomic)?;
+        check_bounded(space, &last, exec, local.shared_bytes, Dir::Atomic)?;
         let mut shared = SharedWords(&mut *local.shared);
         let old = atomic_lanes(&mut shared, atom, addrs, &va, &vb, exec);
         if let Some(d) = dst {
@@ -478,7 +478,7 @@ pub fn atomic<G: Global>(
         }
         return Ok(Access::SharedAtomic);
     }
-    check_global(global.layout(), addrs, exec, size, true)?;
+    check_global(global.layout(), addrs, exec, size, Dir::Atomic)?;
     global.atomic(warp, atom, dst, addrs, &va, &vb, exec);
     Ok(Access::Atomic { words })
 }

@@ -201,7 +201,7 @@ pub fn format_c_into(
             }
             b's' => {
                 // Address 0 too goes to `string`: on the SPU it may be a local
-                // array's, not a null pointer (see `printf::local_string_error`).
+                // or shared array's, not a null pointer (see `printf::local_string_error`).
                 // With precision 0 nothing is read, as in C, so any address will do.
                 let addr = args.next(8)?;
                 let mut s = if spec.prec == Some(0) {

@@ -5,20 +5,44 @@
 use spu_isa::Space;
 use std::fmt;
 
+/// What a faulting access did: load, store, or an atomic (which does both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    Load,
+    Store,
+    Atomic,
+}
+
+impl Dir {
+    /// A load or a store.
+    pub fn of(store: bool) -> Dir {
+        if store { Dir::Store } else { Dir::Load }
+    }
+
+    /// The access and its preposition: "load from", "store to", "atomic on".
+    fn verb(self) -> &'static str {
+        match self {
+            Dir::Load => "load from",
+            Dir::Store => "store to",
+            Dir::Atomic => "atomic on",
+        }
+    }
+}
+
 /// What a thread did wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FaultKind {
     /// A global address outside every buffer.
-    Unmapped { addr: u32, store: bool },
+    Unmapped { addr: u32, dir: Dir },
     /// An access of `size` bytes that starts inside a buffer and runs past its end
     /// (a buffer of 8- or 16-bit elements whose size is not a multiple of 4).
-    PastEnd { addr: u32, size: u32, store: bool },
+    PastEnd { addr: u32, size: u32, dir: Dir },
     /// An address past the end of a bounded space (shared, param, CB).
     OutOfRange {
         space: Space,
         addr: u32,
         size: u32,
-        store: bool,
+        dir: Dir,
     },
     /// An address that is not a multiple of 4.
     Misaligned { space: Space, addr: u32 },
@@ -89,27 +113,31 @@ pub struct Fault {
 
 impl fmt::Display for FaultKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let verb = |store: bool| if store { "store to" } else { "load from" };
+        let verb = |store: bool| Dir::of(store).verb();
         match self {
-            FaultKind::Unmapped { addr, store } => write!(
+            FaultKind::Unmapped { addr, dir } => write!(
                 f,
                 "global {} address {addr:#010x}, which is outside every buffer",
-                verb(*store)
+                dir.verb()
             ),
-            FaultKind::PastEnd { addr, size, store } => write!(
+            FaultKind::PastEnd { addr, size, dir } => write!(
                 f,
                 "global {} a {size}-byte value at address {addr:#010x}, which runs past the end of a buffer",
-                if *store { "store of" } else { "load of" }
+                match dir {
+                    Dir::Load => "load of",
+                    Dir::Store => "store of",
+                    Dir::Atomic => "atomic on",
+                }
             ),
             FaultKind::OutOfRange {
                 space,
                 addr,
                 size,
-                store,
+                dir,
             } => write!(
                 f,
                 "{space} {} byte address {addr:#x}, past the end of the {size}-byte {space} space",
-                verb(*store)
+                dir.verb()
             ),
             FaultKind::Misaligned { space, addr } => write!(
                 f,

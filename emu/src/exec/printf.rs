@@ -114,17 +114,19 @@ fn global_string(
     ))
 }
 
-/// A `%s` argument below every buffer. A generic local address on the SPU is the
-/// offset in the thread's frame, so 0 is a null pointer or a local array at the
-/// frame's start (CUDA prints `(null)` only for the first); neither is printed.
+/// A `%s` argument below every buffer. A generic shared or local address on the
+/// SPU is an offset in the block's shared memory or the thread's frame, so such an
+/// argument is a shared or local array's address or a bad pointer, and 0 may also
+/// be a null pointer (CUDA prints `(null)` only for that); none is printed.
 fn local_string_error(addr: u64) -> String {
     let what = if addr == 0 {
-        "is address 0: a null pointer, or a local array at the start of the frame (the SPU \
-         cannot tell them apart)"
+        "is address 0, which is not in global memory: a null pointer, or a shared or local \
+         array at offset 0 (the SPU cannot tell them apart)"
             .to_string()
     } else {
         format!(
-            "at address {addr:#x} is below every buffer: a local array's address or a bad pointer"
+            "at address {addr:#x} is below every buffer, so not in global memory: a shared or \
+             local array's address, or a bad pointer"
         )
     };
     format!(

@@ -7,7 +7,7 @@
 
 use crate::exec::access::check_bounded;
 use crate::exec::cb::Port;
-use crate::exec::fault::FaultKind;
+use crate::exec::fault::{Dir, FaultKind};
 use crate::exec::lanes::{self, Lanes, lanes_of};
 use crate::exec::ops::{Op, Reg};
 use crate::exec::space::LaneFault;
@@ -42,7 +42,7 @@ fn form_checked(
         below &= v.wrapping_sub(size);
     }
     if or % 4 != 0 || size > 1 << 31 || !lanes::all_below(or, below) {
-        check_bounded(space, addrs, mask, size, store)?;
+        check_bounded(space, addrs, mask, size, Dir::of(store))?;
     }
     Ok(())
 }

@@ -305,17 +305,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     let mut grid3 = [0; 3];
     for (d, e) in l.grid.iter().enumerate() {
         let what = format!("launch grid dimension {}", ["x", "y", "z"][d]);
-        let (max, why) = if d == 2 {
-            (
-                65535,
-                "a launch grid has at most 65535 blocks along z, as in CUDA",
-            )
-        } else {
-            (
-                1 << 24,
-                "a launch grid has at most 16777216 blocks along x and along y",
-            )
-        };
+        let (max, why) = crate::machine::occupancy::launch_dim_limit(true, d);
         grid3[d] = within(what.clone(), eval(e, &what)?, 1, max, why)?;
     }
     // z stacks y-rows: the run sees a 2-D grid of (x, y*z) blocks.
@@ -333,14 +323,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     let mut block = [0; 3];
     for (d, e) in l.block.iter().enumerate() {
         let what = format!("block dimension {}", ["x", "y", "z"][d]);
-        let (max, why) = if d == 2 {
-            (64, "a block has at most 64 threads along z, as in CUDA")
-        } else {
-            (
-                4096,
-                "a block has at most 4096 threads along x and along y (and no more in all than `sm.max_threads`, 1024 as in CUDA unless raised)",
-            )
-        };
+        let (max, why) = crate::machine::occupancy::launch_dim_limit(false, d);
         block[d] = within(what.clone(), eval(e, &what)?, 1, max, why)?;
     }
     let threads = i64::from(block[0]) * i64::from(block[1]) * i64::from(block[2]);

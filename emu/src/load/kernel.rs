@@ -106,7 +106,7 @@ pub fn read_kernel_using(
     clang: Option<&Path>,
 ) -> Result<Kernel, KernelError> {
     let bytes = spu_isa::format::read_input(path)?;
-    if bytes.starts_with(b"\x7fELF") {
+    if spu_isa::format::is_binary(path, &bytes) {
         let module = spu_isa::format::read_module(&bytes).map_err(|error| KernelError::Binary {
             path: spu_io::quote::path(path),
             error,

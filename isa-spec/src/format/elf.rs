@@ -270,6 +270,9 @@ fn elf_error(e: object::write::Error) -> FormatError {
 
 /// Parses and validates an SPU binary. Never panics on any input.
 pub fn read_module(data: &[u8]) -> Result<Module, FormatError> {
+    if data.is_empty() {
+        return Err(FormatError::Empty);
+    }
     if data.len() < 4 || &data[..4] != b"\x7fELF" {
         return Err(FormatError::NotElf);
     }

@@ -17,8 +17,8 @@ pub use elf::{FORMAT_VERSION, OLDEST_FORMAT_VERSION, SPU_MACHINE, read_module, w
 pub use expr::{BinOp, EvalError, Expr, MalformedExpr, Node};
 pub use model::{
     BufferDecl, CmpOp, DMA_FIELDS, DMA_OPTIONAL, DebugInfo, DmaDesc, GUARD_SLOT, Init, InstrDebug,
-    Label, Launch, LineTable, Module, ParamDecl, Precondition, RegDecl, RegName, RegTy, SharedDecl,
-    SourceLoc,
+    Label, Launch, LineTable, MAX_SEED, Module, ParamDecl, Precondition, RegDecl, RegName, RegTy,
+    SharedDecl, SourceLoc,
 };
 pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
 pub use param::{param_int, param_int_range, param_layout, param_size, parse_param_value};
@@ -28,9 +28,22 @@ pub use validate::MAX_SHARED_ALIGN;
 /// of code and 10 of line table.
 pub const MAX_INSTRUCTIONS: usize = (MAX_INPUT_BYTES / 18) as usize;
 
+/// Whether a file is read as a binary rather than as source: its bytes start as an
+/// ELF file's do, or it is empty and named `*.bin` (then refused as an empty binary,
+/// not assembled as empty source).
+pub fn is_binary(path: &std::path::Path, bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x7fELF")
+        || (bytes.is_empty()
+            && path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("bin")))
+}
+
 /// Why a file is not a valid SPU binary.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FormatError {
+    #[error("the file is empty (0 bytes)")]
+    Empty,
     #[error("not an ELF file (bad magic number)")]
     NotElf,
     #[error("not an SPU binary: {0}")]

@@ -44,6 +44,10 @@ pub struct ParamDecl {
     pub default: Option<u64>,
 }
 
+/// Largest seed of a `random` initialiser: 2^53, as a seed is written in the
+/// source as a number a double holds exactly.
+pub const MAX_SEED: u64 = 1 << 53;
+
 /// How a buffer is filled before the run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Init {
@@ -58,7 +62,8 @@ pub enum Init {
         start: f64,
         step: f64,
     },
-    /// Uniform in `[lo, hi)` from a seeded generator (integers: `[lo, hi]`).
+    /// Uniform in `[lo, hi)` from a seeded generator (integers: `[lo, hi]`); the
+    /// seed is at most [`MAX_SEED`].
     Random {
         seed: u64,
         lo: f64,

@@ -2,7 +2,7 @@
 //! branch target it names exists, the tables agree in length, and names and
 //! precondition messages are text a terminal shows as it is.
 
-use super::{FormatError, Module};
+use super::{FormatError, Init, MAX_SEED, Module};
 use crate::instr::{Instr, Operand, SymbolRef};
 
 /// Largest alignment a shared array may ask for.
@@ -55,6 +55,15 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
         return Err(FormatError::Invalid(format!(
             "shared array `{}` has alignment {} (expected a power of two up to {MAX_SHARED_ALIGN})",
             s.name, s.align
+        )));
+    }
+    if let Some((b, seed)) = m.buffers.iter().find_map(|b| match b.init {
+        Init::Random { seed, .. } if seed > MAX_SEED => Some((b, seed)),
+        _ => None,
+    }) {
+        return Err(FormatError::Invalid(format!(
+            "buffer `{}` has random seed {seed} (at most {MAX_SEED}, 2^53)",
+            b.name
         )));
     }
     check_debug(m)?;
