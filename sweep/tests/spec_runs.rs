@@ -1,5 +1,6 @@
 //! Specs whose runs could not give what they ask for are refused when planning,
-//! at the spec line: metrics a functional run does not report.
+//! at the spec line: metrics a functional run does not report, and axis values
+//! given twice (two runs that would be one).
 
 use spu_sweep::Error;
 use spu_sweep::plan::plan;
@@ -65,4 +66,40 @@ fn functional_runs_refuse_metrics_only_timing_reports() {
     let mixed = "metrics = [\"energy.total_j\"]\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nfunctional = [true, false]\n";
     assert_eq!(plans(mixed), 2);
     assert_eq!(plans(&format!("metrics = [\"offchip.words\"]\n{base}")), 1);
+}
+
+#[test]
+fn axis_values_given_twice_are_refused() {
+    let base = "[base]\nkernel = \"vecadd.spu\"\n";
+    let r = refused(&format!(
+        "{base}[[axis]]\nlabel.case = [\"same\", \"same\"]\n"
+    ));
+    assert!(
+        r.contains("spec.toml:4:") && r.contains("`label.case = same` twice"),
+        "{r}"
+    );
+    let r = refused(&format!("{base}[[axis]]\nD.N = [64, 128,\n  64]\n"));
+    assert!(
+        r.contains("spec.toml:5:") && r.contains("`D.N = 64` twice"),
+        "{r}"
+    );
+    // Zipped keys: a point is every key's value together.
+    assert_eq!(
+        plans(&format!(
+            "{base}[[axis]]\nD.N = [64, 64]\nlabel.case = [\"a\", \"b\"]\n"
+        )),
+        2
+    );
+    let r = refused(&format!(
+        "{base}[[axis]]\nD.N = [64, 64]\nlabel.case = [\"a\", \"a\"]\n"
+    ));
+    assert!(r.contains("`D.N = 64`, `label.case = a` twice"), "{r}");
+    // Extra values, which join the axis's when enabled, must differ from them.
+    let r = refused(&format!(
+        "{base}[[axis]]\nD.N = [64, 128]\n[axis.extra.large]\nD.N = [4096, 128]\n"
+    ));
+    assert!(
+        r.contains("spec.toml:6:") && r.contains("`D.N = 128` twice"),
+        "{r}"
+    );
 }
