@@ -483,3 +483,29 @@ fn run_never_writes_over_an_input_kept_in_the_results_folder() {
         "[sm]\nmax_threads = 512\n"
     );
 }
+
+/// A results folder path that names an existing file (the spec, given again as
+/// `--out`) is refused before anything is written, saying so and what to give.
+#[test]
+fn a_results_folder_path_naming_a_file_is_refused() {
+    let (d, spec, _) = setup("name = \"good\"\n[base]\nkernel = \"vecadd.spu\"\n");
+    let before = std::fs::read(&spec).unwrap();
+    let o = sweep(&["run", &spec, "--out", &spec]);
+    let err = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("names an existing file, the spec itself, not a results folder")
+            && err.contains("`--out good.sweep`"),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+    assert_eq!(std::fs::read(&spec).unwrap(), before);
+    let other = d.path().join("notes.txt");
+    std::fs::write(&other, "x").unwrap();
+    let o = sweep(&["run", &spec, "--out", &other.display().to_string()]);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("names an existing file, not a results folder") && !err.contains("the spec"),
+        "{err}"
+    );
+}
