@@ -102,6 +102,11 @@ pub enum StoreError {
     /// what to give instead.
     #[error("{0}")]
     FileAsFolder(String),
+    /// A file or folder inside a results folder, given where the folder is wanted.
+    #[error(
+        "`{inside}` is inside the results folder `{folder}`; give the folder itself: `{folder}`"
+    )]
+    InsideFolder { inside: String, folder: String },
 }
 
 /// The device and inode of an existing file, to compare paths spelled differently.
@@ -215,6 +220,26 @@ impl Store {
     /// Opens an existing results directory.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         if !dir.join("plan.json").is_file() {
+            // A file or folder of a results folder (its plan.json, say): name the folder.
+            let folder = dir
+                .exists()
+                .then(|| dir.ancestors().skip(1))
+                .into_iter()
+                .flatten()
+                .find_map(|a| {
+                    let a = if a.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        a
+                    };
+                    a.join("plan.json").is_file().then_some(a)
+                });
+            if let Some(folder) = folder {
+                return Err(StoreError::InsideFolder {
+                    inside: spu_io::quote::path(dir),
+                    folder: spu_io::quote::path(folder),
+                });
+            }
             return Err(StoreError::Missing(spu_io::quote::path(dir)));
         }
         Ok(Store {

@@ -509,3 +509,32 @@ fn a_results_folder_path_naming_a_file_is_refused() {
         "{err}"
     );
 }
+
+/// A file or folder inside a results folder (its plan.json) names the folder to
+/// give instead.
+#[test]
+fn a_path_inside_a_results_folder_names_the_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let folder = d.path().join("good.sweep");
+    std::fs::create_dir_all(folder.join("runs")).unwrap();
+    std::fs::write(folder.join("plan.json"), "{}").unwrap();
+    for inside in ["plan.json", "runs"] {
+        let o = sweep(&["collect", &folder.join(inside).display().to_string()]);
+        let err = text(&o.stderr);
+        assert!(!o.status.success());
+        assert!(
+            err.contains(&format!(
+                "is inside the results folder `{}`; give the folder itself",
+                folder.display()
+            )) && !err.contains("no plan.json"),
+            "{err}"
+        );
+    }
+    // A path that is not there still says it is no results folder.
+    let o = sweep(&["collect", &folder.join("nope").display().to_string()]);
+    assert!(
+        text(&o.stderr).contains("no plan.json"),
+        "{}",
+        text(&o.stderr)
+    );
+}
