@@ -107,6 +107,15 @@ pub enum MachineError {
     },
     #[error("`--grid {0}` needs the form PxQ with P, Q >= 1, e.g. `--grid 8x8`")]
     GridSyntax(String),
+    /// A shortcut option (`--grid`, `--boundary`, `--passes`) and a `--set` that give
+    /// one key different values.
+    #[error("{option} but `--set {assignment}` sets it to {second}; give only one of them")]
+    Conflict {
+        /// The option, the key and its value: "`--grid 2x2` sets `grid.cols` to 2".
+        option: String,
+        assignment: String,
+        second: String,
+    },
 }
 
 /// Documentation of one parameter.
@@ -396,6 +405,13 @@ impl Machine {
             .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
             .ok_or_else(|| MachineError::SetSyntax(param::shorten(assignment)))?;
         self.set_raw(key.trim(), &RawValue::from_text(value))
+    }
+
+    /// The current value of one key as machine-file text, if the key exists.
+    pub fn value_text(&self, key: &str) -> Option<String> {
+        self.entry_texts()
+            .into_iter()
+            .find_map(|(k, v)| (k == key).then_some(v))
     }
 
     /// Applies `--grid PxQ`.

@@ -222,6 +222,13 @@ fn parse_stats(path: &Path, text: &str, top: &spu_emu::observe::json::Top) -> Re
             spu_io::quote::path(path)
         );
     }
+    if let Err(e) = stats.machine() {
+        bail!(
+            "`{}`: {}; rerun `spu-emu --stats`",
+            spu_io::quote::path(path),
+            spu_prof::energy::EnergyError::Machine(e.to_string())
+        );
+    }
     Ok(stats)
 }
 

@@ -62,6 +62,14 @@ fn extends_stays_in_the_model_folder() {
         (model("syntax.toml", "../secret/bad.toml"), "outside"),
         (model("abs.toml", &bad_secret), "outside"),
         (model("link_to.toml", "link.toml"), "outside"),
+        // A missing file outside the folder gets the same answer as an existing
+        // one, so the message never tells whether a file exists there.
+        (
+            model("up_missing.toml", "../secret/missing.toml"),
+            "outside",
+        ),
+        (model("abs_missing.toml", "/nonexistent/x.toml"), "outside"),
+        (model("gone.toml", "gone/nothere.toml"), "cannot open"),
         (
             model("dev.toml", "/dev/zero"),
             "neither a built-in model nor a .toml file",
@@ -294,6 +302,24 @@ fn from_stats_refuses_statistics_no_run_could_make() {
     let fine = stats(d, "fine.json", |_| {});
     let out = prof(&["--from-stats", &fine]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// Statistics whose `machine` section is no valid machine are blamed on their
+/// file, as every other problem of a statistics file is.
+#[test]
+fn an_invalid_machine_in_statistics_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = stats(dir.path(), "machine.json", |v| {
+        v["machine"]["grid.cols"] = 0.into()
+    });
+    for args in [vec!["--from-stats", &bad], vec!["--compare", &bad, &bad]] {
+        let err = fails(&args);
+        assert!(
+            err.contains(&format!("`{bad}`: the statistics name an invalid machine"))
+                && err.contains("grid.cols"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -76,6 +76,7 @@ pub fn prepare(args: &SpecArgs) -> Result<(String, Plan, Store)> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
+    spu_sweep::store::refuse_file_as_folder(&dir, args.out.is_some(), &args.spec, &spec.name)?;
     let store = Store::create(&dir)?.for_plan(&plan);
     refuse_inputs_among_own_files(&store, &plan)?;
     store.write_plan(&plan, &spec.text)?;
@@ -484,8 +485,6 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
 /// results folder (a machine file kept as `DIR/spec.toml` would be replaced by
 /// the spec), before anything is written.
 fn refuse_inputs_among_own_files(store: &Store, plan: &Plan) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
     let mut own: Vec<PathBuf> = crate::OWN_FILES
         .iter()
         .chain(&["tables.md"])
@@ -496,10 +495,10 @@ fn refuse_inputs_among_own_files(store: &Store, plan: &Plan) -> Result<()> {
     }
     let own: Vec<(PathBuf, (u64, u64))> = own
         .into_iter()
-        .filter_map(|p| Some((p.clone(), id(&p)?)))
+        .filter_map(|p| Some((p.clone(), spu_sweep::store::file_id(&p)?)))
         .collect();
     for (what, input) in plan_inputs(plan) {
-        let Some(input_id) = id(&input) else {
+        let Some(input_id) = spu_sweep::store::file_id(&input) else {
             continue;
         };
         if let Some((file, _)) = own.iter().find(|(_, o)| *o == input_id) {

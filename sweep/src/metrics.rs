@@ -45,6 +45,12 @@ const SKIPPED_ENERGY: &[&str] = &[
 /// `cycles` count scheduling rounds).
 const TIMING_ONLY: &[&str] = &["cycles", "time_s", "ipc"];
 
+/// Whether only a timing run reports `key` (exact, or a pattern with `*`): energy
+/// and the timing-only metrics, which a functional run does not have.
+pub fn needs_timing(key: &str) -> bool {
+    key.starts_with("energy.") || TIMING_ONLY.contains(&key)
+}
+
 /// The metrics of a finished run; `energy` is `None` for a functional run, which
 /// gets no timing metrics either.
 pub fn collect(

@@ -98,6 +98,55 @@ pub enum StoreError {
     LinkedFolder(String),
     #[error("`{0}` is not a folder; a results folder holds its own files and folders: remove it")]
     NotAFolder(String),
+    /// The results folder path names an existing file; the text says which and
+    /// what to give instead.
+    #[error("{0}")]
+    FileAsFolder(String),
+    /// A file or folder inside a results folder, given where the folder is wanted.
+    #[error(
+        "`{inside}` is inside the results folder `{folder}`; give the folder itself: `{folder}`"
+    )]
+    InsideFolder { inside: String, folder: String },
+}
+
+/// The device and inode of an existing file, to compare paths spelled differently.
+pub fn file_id(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Refuses a results folder path that names an existing file (the spec itself,
+/// when `--out` repeats it), before anything is written. `out_given`: whether the
+/// path came from `--out` (else from the spec's `name`).
+pub fn refuse_file_as_folder(
+    dir: &Path,
+    out_given: bool,
+    spec: &Path,
+    name: &str,
+) -> Result<(), StoreError> {
+    if !dir.metadata().is_ok_and(|m| !m.is_dir()) {
+        return Ok(());
+    }
+    let shown = spu_io::quote::path(dir);
+    if !out_given {
+        return Err(StoreError::FileAsFolder(format!(
+            "the results folder `{shown}` (named after the spec's `name`) is an existing file; move the file away, or give the results another folder with `--out DIR`"
+        )));
+    }
+    let is_spec = file_id(dir).is_some() && file_id(dir) == file_id(spec);
+    let what = if is_spec { ", the spec itself" } else { "" };
+    let fallback = format!("{name}.sweep");
+    let instead = if dir == Path::new(&fallback) {
+        "a folder that does not exist yet".to_string()
+    } else {
+        format!(
+            "a folder that does not exist yet, e.g. `--out {}`, or leave `--out` out to use that one",
+            spu_io::quote::shorten(&fallback)
+        )
+    };
+    Err(StoreError::FileAsFolder(format!(
+        "`--out {shown}` names an existing file{what}, not a results folder; give {instead}"
+    )))
 }
 
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -171,6 +220,26 @@ impl Store {
     /// Opens an existing results directory.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         if !dir.join("plan.json").is_file() {
+            // A file or folder of a results folder (its plan.json, say): name the folder.
+            let folder = dir
+                .exists()
+                .then(|| dir.ancestors().skip(1))
+                .into_iter()
+                .flatten()
+                .find_map(|a| {
+                    let a = if a.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        a
+                    };
+                    a.join("plan.json").is_file().then_some(a)
+                });
+            if let Some(folder) = folder {
+                return Err(StoreError::InsideFolder {
+                    inside: spu_io::quote::path(dir),
+                    folder: spu_io::quote::path(folder),
+                });
+            }
             return Err(StoreError::Missing(spu_io::quote::path(dir)));
         }
         Ok(Store {

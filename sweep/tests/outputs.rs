@@ -483,3 +483,58 @@ fn run_never_writes_over_an_input_kept_in_the_results_folder() {
         "[sm]\nmax_threads = 512\n"
     );
 }
+
+/// A results folder path that names an existing file (the spec, given again as
+/// `--out`) is refused before anything is written, saying so and what to give.
+#[test]
+fn a_results_folder_path_naming_a_file_is_refused() {
+    let (d, spec, _) = setup("name = \"good\"\n[base]\nkernel = \"vecadd.spu\"\n");
+    let before = std::fs::read(&spec).unwrap();
+    let o = sweep(&["run", &spec, "--out", &spec]);
+    let err = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("names an existing file, the spec itself, not a results folder")
+            && err.contains("`--out good.sweep`"),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+    assert_eq!(std::fs::read(&spec).unwrap(), before);
+    let other = d.path().join("notes.txt");
+    std::fs::write(&other, "x").unwrap();
+    let o = sweep(&["run", &spec, "--out", &other.display().to_string()]);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("names an existing file, not a results folder") && !err.contains("the spec"),
+        "{err}"
+    );
+}
+
+/// A file or folder inside a results folder (its plan.json) names the folder to
+/// give instead.
+#[test]
+fn a_path_inside_a_results_folder_names_the_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let folder = d.path().join("good.sweep");
+    std::fs::create_dir_all(folder.join("runs")).unwrap();
+    std::fs::write(folder.join("plan.json"), "{}").unwrap();
+    for inside in ["plan.json", "runs"] {
+        let o = sweep(&["collect", &folder.join(inside).display().to_string()]);
+        let err = text(&o.stderr);
+        assert!(!o.status.success());
+        assert!(
+            err.contains(&format!(
+                "is inside the results folder `{}`; give the folder itself",
+                folder.display()
+            )) && !err.contains("no plan.json"),
+            "{err}"
+        );
+    }
+    // A path that is not there still says it is no results folder.
+    let o = sweep(&["collect", &folder.join("nope").display().to_string()]);
+    assert!(
+        text(&o.stderr).contains("no plan.json"),
+        "{}",
+        text(&o.stderr)
+    );
+}

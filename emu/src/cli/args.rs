@@ -117,7 +117,8 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The machine: preset or file, then `--grid`, `--boundary`, `--passes`, then
-    /// each `--set` in order; its caches checked once every key is set.
+    /// each `--set` in order; its caches checked once every key is set. A `--set`
+    /// that gives a key one of those options sets another value is refused.
     pub fn machine(&self) -> Result<Machine, MachineError> {
         let mut m = match self.machine.as_deref() {
             None => Machine::default(),
@@ -133,10 +134,57 @@ impl RunArgs {
             m.set(&format!("passes.mode={p}"))?;
         }
         for s in &self.sets {
+            let before = m.clone();
             m.set_from_command_line(s)?;
+            self.check_shortcut(s, &before, &m)?;
         }
         m.check_caches()?;
         Ok(m)
+    }
+
+    /// Refuses `--set KEY=VALUE` (taking `before` to `after`) when a shortcut option
+    /// set KEY and the assignment changed its value.
+    fn check_shortcut(
+        &self,
+        set: &str,
+        before: &Machine,
+        after: &Machine,
+    ) -> Result<(), MachineError> {
+        let Some((key, _)) = set.split_once('=') else {
+            return Ok(());
+        };
+        let key = key.trim();
+        let shortcuts = [
+            (
+                "--grid",
+                self.grid.as_deref(),
+                &["grid.cols", "grid.rows"][..],
+            ),
+            (
+                "--boundary",
+                self.boundary.as_deref(),
+                &["boundary.kind"][..],
+            ),
+            ("--passes", self.passes.as_deref(), &["passes.mode"][..]),
+        ];
+        let Some((name, Some(value), _)) =
+            shortcuts.iter().find(|(_, _, keys)| keys.contains(&key))
+        else {
+            return Ok(());
+        };
+        let (first, second) = (before.value_text(key), after.value_text(key));
+        if first == second {
+            return Ok(());
+        }
+        Err(MachineError::Conflict {
+            option: format!(
+                "`{name} {}` sets `{key}` to {}",
+                machine::param::shorten(value),
+                first.unwrap_or_default()
+            ),
+            assignment: machine::param::shorten(set),
+            second: second.unwrap_or_default(),
+        })
     }
 
     /// Run length and sampling.
@@ -193,5 +241,54 @@ fn printf_limit(text: &str) -> Result<u64, String> {
             max >> 20
         )),
         Err(_) => Err("expected a number of bytes, e.g. 1048576 for 1 MiB".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(grid: Option<&str>, passes: Option<&str>, sets: &[&str]) -> RunArgs {
+        RunArgs {
+            grid: grid.map(str::to_string),
+            passes: passes.map(str::to_string),
+            sets: sets.iter().map(|s| s.to_string()).collect(),
+            ..RunArgs::default()
+        }
+    }
+
+    #[test]
+    fn a_set_that_disagrees_with_a_shortcut_option_is_refused() {
+        let e = args(Some("2x2"), None, &["grid.cols=8"])
+            .machine()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`--grid 2x2`") && e.contains("`--set grid.cols=8`"),
+            "{e}"
+        );
+        assert!(e.contains("`grid.cols` to 2") && e.contains("to 8"), "{e}");
+        let e = args(None, Some("sequential"), &["passes.mode=overlapped"])
+            .machine()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`--passes sequential`") && e.contains("passes.mode"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_set_that_agrees_with_a_shortcut_option_or_sets_another_key_is_kept() {
+        let m = args(Some("2x2"), None, &["grid.cols = 2", "grid.rows=2"])
+            .machine()
+            .unwrap();
+        assert_eq!((m.grid_cols, m.grid_rows), (2, 2));
+        let m = args(None, None, &["grid.cols=8"]).machine().unwrap();
+        assert_eq!(m.grid_cols, 8);
+        let m = args(Some("2x2"), None, &["sm.schedulers=2"])
+            .machine()
+            .unwrap();
+        assert_eq!(m.grid_cols, 2);
     }
 }

@@ -298,18 +298,27 @@ impl Chain<'_> {
             )));
         };
         let path = dir.shown.join(base);
+        let outside = || {
+            extends_err(format!(
+                "`{}` is outside `{}`, the folder of the model named on the command line; an \
+                 extended model must sit in that folder or below it (copy it there)",
+                shorten(base),
+                spu_io::quote::path(root)
+            ))
+        };
+        // Confined as written before the file system is asked anything, so a path
+        // outside the folder gets one answer whether or not a file is there.
+        if !lexical(&dir.real.join(base)).starts_with(root) {
+            return Err(outside());
+        }
         let real = dir
             .real
             .join(base)
             .canonicalize()
             .map_err(|e| extends_err(format!("cannot open `{}`: {e}", shorten(base))))?;
+        // And as resolved, links followed.
         if !real.starts_with(root) {
-            return Err(extends_err(format!(
-                "`{}` is outside `{}`, the folder of the model named on the command line; an \
-                 extended model must sit in that folder or below it (copy it there)",
-                shorten(base),
-                spu_io::quote::path(root)
-            )));
+            return Err(outside());
         }
         // Checked on the opened file: nothing can be swapped in after the check.
         let bytes = spu_io::read_regular(&real, spu_io::MAX_INPUT_BYTES)
@@ -335,4 +344,20 @@ impl Chain<'_> {
             Some(real),
         ))
     }
+}
+
+/// `path` with `.` and `..` resolved as written (no link followed, nothing read).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }

@@ -347,6 +347,7 @@ impl Planner<'_> {
                 );
             }
             self.check_table_values(&columns, &runs);
+            self.check_functional_metrics(&runs);
         }
         Plan {
             name: spec.name.clone(),

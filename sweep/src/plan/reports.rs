@@ -81,6 +81,50 @@ impl Planner<'_> {
         }
     }
 
+    /// When every run is functional, no metric the spec names (its `metrics`,
+    /// plots' `x` and `y`, tables' values, rows and `per`) may be one only timing
+    /// runs report (energy, `cycles`, `time_s`, `ipc`).
+    pub(super) fn check_functional_metrics(&mut self, runs: &[Run]) {
+        if runs.is_empty() || runs.iter().any(|r| !r.functional) {
+            return;
+        }
+        let spec = self.spec;
+        let mut named: Vec<(std::ops::Range<usize>, String, &String)> = Vec::new();
+        for m in &spec.metrics {
+            named.push((m.span.clone(), "metric".into(), &m.text));
+        }
+        for (span, p) in &spec.plots {
+            let what = format!("plot `{}`", shorten(&p.name));
+            named.push((span.clone(), what.clone(), &p.x));
+            named.push((span.clone(), what, &p.y));
+        }
+        for (span, t) in &spec.tables {
+            let what = format!("table `{}`", shorten(&t.name));
+            let values: Vec<&String> = match &t.rows {
+                TableRows::Column { value, .. } => value.iter().collect(),
+                TableRows::Metrics(rows) => rows.iter().flat_map(|(_, m)| m).collect(),
+            };
+            for m in values.into_iter().chain(&t.per) {
+                named.push((span.clone(), what.clone(), m));
+            }
+        }
+        for (span, what, key) in named {
+            if crate::metrics::needs_timing(key) {
+                self.problems.push(
+                    Problem::at(
+                        span,
+                        format!(
+                            "{what} `{}`: functional runs do not report it (every run here is functional)",
+                            shorten(key)
+                        ),
+                    )
+                    .label("needs timing")
+                    .help("energy, `cycles`, `time_s` and `ipc` need timing: remove `functional = true` or name other metrics"),
+                );
+            }
+        }
+    }
+
     /// A table's `relative_to` must be a value of its `columns` column, and each
     /// `mean` label one of its rows, among the planned runs: known before any run.
     pub(super) fn check_table_values(&mut self, columns: &[String], runs: &[Run]) {

@@ -5,6 +5,7 @@
 use super::walk::{Entry, FIELD_KEYS, Walker, entries, is_string, plain_field};
 use super::{Axis, Column, Exclude, Field};
 use crate::diag::{Problem, Span};
+use spu_io::quote::shorten;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
@@ -98,7 +99,7 @@ impl Walker {
             );
             return None;
         }
-        let ok = self.zipped(&columns);
+        let ok = self.zipped(&columns) && self.unique_points(&[], &columns);
         let mut extra = Vec::new();
         for (_, v) in extra_entries {
             let Some(named) = self.table(v, "extra") else {
@@ -112,7 +113,10 @@ impl Walker {
                     continue;
                 };
                 let (cols, _) = self.columns(vt, false);
-                if self.zipped(&cols) && self.same_fields(&columns, &cols, name.span()) {
+                if self.zipped(&cols)
+                    && self.same_fields(&columns, &cols, name.span())
+                    && self.unique_points(&columns, &cols)
+                {
                     extra.push((name.get_ref().to_string(), name.span(), cols));
                 }
             }
@@ -161,6 +165,47 @@ impl Walker {
                     .label("duplicate"),
                 );
             }
+        }
+        ok
+    }
+
+    /// Two points of one axis (with its extras) that set every key alike would be
+    /// one run: refused at the second, with the duplicated values. `earlier` holds
+    /// the points the `columns` (zipped, of equal length) must differ from too.
+    fn unique_points(&mut self, earlier: &[Column], columns: &[Column]) -> bool {
+        fn point(columns: &[Column], i: usize) -> Vec<(String, String)> {
+            let mut p: Vec<(String, String)> = columns
+                .iter()
+                .map(|c| (c.field.spec_key(), c.values[i].text.clone()))
+                .collect();
+            p.sort();
+            p
+        }
+        let len = |cols: &[Column]| cols.first().map_or(0, |c| c.values.len());
+        let mut seen: std::collections::HashSet<Vec<(String, String)>> =
+            (0..len(earlier)).map(|i| point(earlier, i)).collect();
+        let mut ok = true;
+        for i in 0..len(columns) {
+            let p = point(columns, i);
+            if seen.contains(&p) {
+                ok = false;
+                let shown: Vec<String> = p
+                    .iter()
+                    .map(|(k, v)| format!("`{k} = {}`", shorten(v)))
+                    .collect();
+                self.problems.push(
+                    Problem::at(
+                        columns[0].values[i].span.clone(),
+                        format!(
+                            "the axis gives {} twice; the two would be one run",
+                            shown.join(", ")
+                        ),
+                    )
+                    .label("duplicate value")
+                    .help("remove the repeated value, or change it"),
+                );
+            }
+            seen.insert(p);
         }
         ok
     }
