@@ -52,10 +52,11 @@ pub struct RunControl {
     /// bound that matters in functional mode, where a warp runs to its next barrier
     /// in one round).
     pub max_instructions: u64,
-    /// Stop with [`Stop::Spinning`] when this many warp instructions pass without
-    /// a change to global memory, a finished work item or a blocksync anywhere, and
-    /// with [`Stop::Rewriting`] when they pass with no finished work item or
-    /// blocksync and changes to only a few words (0: never).
+    /// Stop with [`Stop::Spinning`] when this many warp instructions (or, timing
+    /// mode, cycles) pass without a change to global memory, a finished work item
+    /// or a blocksync anywhere, and with [`Stop::Rewriting`] when they pass with no
+    /// finished work item or blocksync and changes only to words changed before
+    /// (0: never).
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output (the texts
     /// last in output order past it are dropped and counted).

@@ -54,6 +54,16 @@ fn run_kernel(kernel: &str, args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
+/// What the spin limit stops these loops by: in timing mode they wait on memory
+/// and issue less than one warp instruction per cycle, so cycles come first.
+fn measure(mode: Option<&str>) -> &'static str {
+    if mode.is_some() {
+        "warp instructions"
+    } else {
+        "cycles"
+    }
+}
+
 #[test]
 fn a_flag_nobody_sets_stops_with_the_spin_message_in_both_modes() {
     for (name, mode) in [
@@ -65,15 +75,17 @@ fn a_flag_nobody_sets_stops_with_the_spin_message_in_both_modes() {
         let (code, err) = run(&args);
         assert_eq!(code, Some(1), "{name}:\n{err}");
         assert!(
-            err.contains("100 000 warp instructions passed without a change to global memory")
-                && err.contains("0 of 16 blocks finished")
+            err.contains(&format!(
+                "100 000 {} passed without a change to global memory",
+                measure(mode)
+            )) && err.contains("0 of 16 blocks finished")
                 && err.contains("raise --spin-limit"),
             "{name}:\n{err}"
         );
         // No atomics: the note on spin locks does not apply.
         assert!(!err.contains("spin lock"), "{name}:\n{err}");
         // Functional mode has no cycles to name; timing mode names the cycle.
-        assert_eq!(err.contains("cycle"), mode.is_none(), "{name}:\n{err}");
+        assert_eq!(err.contains("(cycle "), mode.is_none(), "{name}:\n{err}");
         insta::assert_snapshot!(name, err);
     }
 }
@@ -140,8 +152,10 @@ fn a_compare_and_swap_lock_that_starves_its_holder_stops_in_both_modes() {
         let (code, err) = run_kernel("emu/tests/faults/cas_spin.spu", &args);
         assert_eq!(code, Some(1), "{mode:?}:\n{err}");
         assert!(
-            err.contains("100 000 warp instructions passed without a change to global memory")
-                && err.contains("0 of 1 blocks finished")
+            err.contains(&format!(
+                "100 000 {} passed without a change to global memory",
+                measure(mode)
+            )) && err.contains("0 of 1 blocks finished")
                 && err.contains("spin lock"),
             "{mode:?}:\n{err}"
         );
@@ -178,8 +192,8 @@ fn max_cycles_stops_a_functional_run() {
 
 /// A loop that changes memory, but only one counter word, stops by the spin limit
 /// in both modes (it used to run until `--max-cycles`: minutes in timing mode,
-/// hours in functional mode); a loop as long that changes thousands of words is
-/// work, and runs to its end.
+/// hours in functional mode); so does one that sweeps over 8 192 words forever.
+/// A loop as long that writes 8 192 words once is work, and runs to its end.
 #[test]
 fn a_counter_rewritten_forever_stops_but_work_on_many_words_does_not() {
     for mode in [Some("--functional"), None] {
@@ -188,14 +202,41 @@ fn a_counter_rewritten_forever_stops_but_work_on_many_words_does_not() {
         let (code, err) = run_kernel("emu/tests/faults/counter_loop.spu", &args);
         assert_eq!(code, Some(1), "{mode:?}:\n{err}");
         assert!(
-            err.contains("warp instructions passed without a finished block or a blocksync")
-                && err.contains("all they changed in global memory was one word")
+            err.contains(&format!(
+                "100 000 {} passed without a finished block or a blocksync",
+                measure(mode)
+            )) && err
+                .contains("changed global memory only in words changed before, one word in all")
                 && err.contains("0 of 1 blocks finished")
                 && err.contains("raise --spin-limit"),
             "{mode:?}:\n{err}"
         );
         assert_eq!(err.contains("cycle "), mode.is_none(), "{mode:?}:\n{err}");
+        let (code, err) = run_kernel("emu/tests/faults/sweep_forever.spu", &args);
+        assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("only in words changed before, the same 8 192 words in all"),
+            "{mode:?}:\n{err}"
+        );
         let (code, err) = run_kernel("emu/tests/faults/many_words.spu", &args);
         assert_eq!(code, Some(0), "{mode:?}:\n{err}");
     }
+}
+
+/// In timing mode a loop that waits on memory latency issues few instructions
+/// per cycle: the spin limit counts cycles too, so such a loop stops as soon.
+#[test]
+fn a_latency_bound_spin_stops_by_cycles_in_timing_mode() {
+    let (code, err) = run_kernel(
+        "emu/tests/faults/counter_loop.spu",
+        &[
+            "-q",
+            "--spin-limit",
+            "100000",
+            "--set",
+            "memory.dram_latency_cycles=2000",
+        ],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("100 000 cycles passed without"), "{err}");
 }

@@ -60,14 +60,45 @@ pub struct GlobalMemory {
     watch: Option<Box<Watch>>,
 }
 
-/// How many distinct words a watch tells apart: a kernel that gives more words
-/// than this new values is doing work, not rewriting a few counters.
-pub const WATCH_WORDS: usize = 4096;
-
-/// Distinct words given new values during a watch, up to [`WATCH_WORDS`].
+/// Which words got new values during a watch: first it learns the words a
+/// kernel changes, then it looks for changes to words it has not seen.
 #[derive(Debug, Clone, Default)]
 struct Watch {
-    words: std::collections::HashSet<u32>,
+    /// One bit per word of memory: given a new value during the watch.
+    seen: Vec<u64>,
+    /// Distinct words changed so far.
+    words: u64,
+    /// Looking (after [`GlobalMemory::look`]): changes since, and how many of
+    /// them went to words not changed before in the watch.
+    looking: bool,
+    changes: u64,
+    fresh: u64,
+}
+
+/// What a watch saw (see [`GlobalMemory::watched`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watched {
+    /// Distinct words changed since the watch began.
+    pub words: u64,
+    /// Looking for changes to new words (see [`GlobalMemory::look`]).
+    pub looking: bool,
+    /// Changes since looking began, and those to words not changed before.
+    pub changes: u64,
+    pub fresh: u64,
+}
+
+impl Watch {
+    #[inline]
+    fn note(&mut self, word: usize) {
+        let (slot, bit) = (word / 64, 1u64 << (word % 64));
+        let new = self.seen[slot] & bit == 0;
+        self.seen[slot] |= bit;
+        self.words += u64::from(new);
+        if self.looking {
+            self.changes += 1;
+            self.fresh += u64::from(new);
+        }
+    }
 }
 
 /// Why a layout does not fit.
@@ -219,13 +250,12 @@ impl GlobalMemory {
     /// Writes a word the caller has checked with [`GlobalMemory::region_of`].
     #[inline]
     pub fn write(&mut self, addr: u32, value: u32) {
-        let word = &mut self.words[(addr / 4) as usize];
+        let i = (addr / 4) as usize;
+        let word = &mut self.words[i];
         if *word != value {
             self.changed += 1;
-            if let Some(watch) = self.watch.as_deref_mut()
-                && watch.words.len() < WATCH_WORDS
-            {
-                watch.words.insert(addr / 4);
+            if let Some(watch) = self.watch.as_deref_mut() {
+                watch.note(i);
             }
         }
         *word = value;
@@ -236,11 +266,23 @@ impl GlobalMemory {
         self.changed
     }
 
-    /// Begins (again) to note which words get new values: a loop that keeps
-    /// rewriting the same few words (a counter, a flag) changes memory without
-    /// doing work, which [`GlobalMemory::watched_words`] then shows.
+    /// Begins (again) to note which words get new values. A loop that only
+    /// rewrites words it has already changed (a counter, a flag, an array it
+    /// sweeps over and over) changes memory without getting anywhere; after
+    /// [`GlobalMemory::look`], [`GlobalMemory::watched`] tells such a loop from
+    /// one that reaches new words. One bit per word while the watch is on.
     pub fn watch(&mut self) {
-        self.watch = Some(Box::default());
+        self.watch = Some(Box::new(Watch {
+            seen: vec![0; self.words.len().div_ceil(64)],
+            ..Watch::default()
+        }));
+    }
+
+    /// From now on, counts changes, and changes to words the watch has not seen.
+    pub fn look(&mut self) {
+        if let Some(watch) = self.watch.as_deref_mut() {
+            watch.looking = true;
+        }
     }
 
     /// Stops noting words.
@@ -248,10 +290,14 @@ impl GlobalMemory {
         self.watch = None;
     }
 
-    /// While a watch is on: how many distinct words got new values since it
-    /// began, counted up to [`WATCH_WORDS`].
-    pub fn watched_words(&self) -> Option<usize> {
-        self.watch.as_ref().map(|w| w.words.len())
+    /// What the watch saw, while one is on.
+    pub fn watched(&self) -> Option<Watched> {
+        self.watch.as_ref().map(|w| Watched {
+            words: w.words,
+            looking: w.looking,
+            changes: w.changes,
+            fresh: w.fresh,
+        })
     }
 
     /// The words holding a buffer's elements (packed little-endian; see

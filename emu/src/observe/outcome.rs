@@ -51,23 +51,25 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
-    /// `limit` warp instructions passed without a change to global memory (a
-    /// store or atomic that gives a word a new value), a finished work item or a
-    /// blocksync (`--spin-limit`).
+    /// `limit` warp instructions (or, timing mode only, cycles: `by_cycles`)
+    /// passed without a change to global memory (a store or atomic that gives a
+    /// word a new value), a finished work item or a blocksync (`--spin-limit`).
     Spinning {
         limit: u64,
+        by_cycles: bool,
         /// The cycle it stopped at; `None` in functional mode, which has no cycles.
         cycle: Option<u64>,
         blocks_done: u64,
         blocks_total: u64,
     },
-    /// The run made no progress (a finished work item or a blocksync) through
-    /// `limit` warp instructions while changing global memory only in `words`
-    /// distinct words, fewer than [`crate::exec::memory::WATCH_WORDS`]
-    /// (`--spin-limit`): a loop that rewrites a counter or a flag forever.
+    /// As many passed without a finished work item or a blocksync, and the last
+    /// quarter of them changed global memory only in words the run had changed
+    /// before (`words` in all, `--spin-limit`): a loop that counts, toggles a flag
+    /// or sweeps an array forever.
     Rewriting {
         limit: u64,
-        words: usize,
+        by_cycles: bool,
+        words: u64,
         /// The cycle it stopped at; `None` in functional mode, which has no cycles.
         cycle: Option<u64>,
         blocks_done: u64,

@@ -340,6 +340,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
         }
         Stop::Spinning {
             limit,
+            by_cycles,
             cycle,
             blocks_done,
             blocks_total,
@@ -348,8 +349,9 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
             let _ = writeln!(
                 s,
-                "error: {} warp instructions passed without a change to global memory, a finished block or a blocksync anywhere ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
-                grouped(*limit)
+                "error: {} {} passed without a change to global memory, a finished block or a blocksync anywhere ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
+                grouped(*limit),
+                spun(*by_cycles),
             );
             note(
                 &mut s,
@@ -360,29 +362,28 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
         }
         Stop::Rewriting {
             limit,
+            by_cycles,
             words,
             cycle,
             blocks_done,
             blocks_total,
         } => {
-            let when = match cycle {
-                Some(c) => format!("cycle {}, ", grouped(*c)),
-                None => String::new(),
+            let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
+            let what = if *words == 1 {
+                "one word".to_string()
+            } else {
+                format!("the same {} words", grouped(*words))
             };
             let _ = writeln!(
                 s,
-                "error: {} warp instructions passed without a finished block or a blocksync anywhere, and all they changed in global memory was {} ({when}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that rewrites a counter or a flag",
+                "error: {} {} passed without a finished block or a blocksync anywhere, and the last of them changed global memory only in words changed before, {what} in all ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that rewrites a counter, a flag or an array over and over",
                 grouped(*limit),
-                if *words == 1 {
-                    "one word".to_string()
-                } else {
-                    format!("the same {words} words")
-                },
+                spun(*by_cycles),
             );
             note(
                 &mut s,
                 2,
-                "help: if the kernel really works that long on so few words without finishing a block or synchronising, raise --spin-limit (0 turns the check off)",
+                "help: if the kernel really works that long on the same words without finishing a block or synchronising, raise --spin-limit (0 turns the check off)",
             );
             lock_note(&mut s, image);
         }
@@ -419,6 +420,16 @@ fn lock_note(s: &mut String, image: &Image) {
 
 /// Why a lock between threads of one warp never ends here.
 const SPIN_LOCK_NOTE: &str = "note: a spin lock that threads of one warp take in turn never ends here: the threads of a warp that branch apart run one side at a time until they meet again (as on GPUs before Volta), so the spinning side can starve the lock holder; take such locks with one thread per warp";
+
+/// What a spin limit counted: warp instructions, or (timing mode, a loop waiting
+/// on memory latency) cycles.
+fn spun(by_cycles: bool) -> &'static str {
+    if by_cycles {
+        "cycles"
+    } else {
+        "warp instructions"
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,8 @@
 //! and the run's options (`--functional`, `--threads`, the checkers, traces,
 //! samples and limits).
 
-use super::Grid;
 use super::dispatch::Dispatch;
+use super::{Grid, Mark};
 use crate::load::Image;
 use crate::load::plan::{Geometry, plan};
 use crate::machine::{Machine, SpillExtent};
@@ -109,9 +109,8 @@ impl<'a> Grid<'a> {
             max_instructions: u64::MAX,
             max_cycles: u64::MAX,
             spin_limit: 0,
-            progress: (0, 0),
-            work_progress: (0, 0),
-            watch_from: 0,
+            progress: Mark::default(),
+            work_progress: Mark::default(),
             windows_passed: 0,
             limits_checked: 0,
             tracer: None,

@@ -59,6 +59,15 @@ macro_rules! shared {
 }
 use shared;
 
+/// A point of the run: a signature of its progress (a sum of counts that only
+/// grow) and the warp instructions issued and the cycle by then.
+#[derive(Debug, Clone, Copy, Default)]
+struct Mark {
+    signature: u64,
+    issued: u64,
+    cycle: u64,
+}
+
 /// The grid and its work.
 #[derive(Debug)]
 pub struct Grid<'a> {
@@ -123,16 +132,12 @@ pub struct Grid<'a> {
     max_instructions: u64,
     /// `--max-cycles`, including the drain of the last stores.
     max_cycles: u64,
-    /// `--spin-limit`, and the progress seen when the run last made any: its
-    /// signature (global words stored, work items finished, syncs) and the warp
-    /// instructions issued by then.
+    /// `--spin-limit`, and where the run last made progress: a change to global
+    /// memory, a work item finished or a sync (`progress`), or work alone
+    /// (`work_progress`).
     spin_limit: u64,
-    progress: (u64, u64),
-    /// The same for work alone (work items finished, syncs), and the warp
-    /// instructions issued when the watch of rewritten words began (see
-    /// `check_spinning`).
-    work_progress: (u64, u64),
-    watch_from: u64,
+    progress: Mark,
+    work_progress: Mark,
     /// Windows passed so far: closed with deferred accesses pending, or crossed
     /// with none.
     windows_passed: u64,

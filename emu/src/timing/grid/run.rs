@@ -2,8 +2,7 @@
 //! events of a cycle, choosing the next cycle (or stopping: deadlock, cycle limit,
 //! interrupt), and the run's result with each unit's powered cycles.
 
-use super::{Grid, NEVER, parallel};
-use crate::exec::memory::WATCH_WORDS;
+use super::{Grid, Mark, NEVER, parallel};
 use crate::machine::UnitLabel;
 use crate::observe::activity::ActivityLog;
 use crate::observe::counters::{Component, PcCounters, Traffic};
@@ -151,57 +150,82 @@ impl Grid<'_> {
         Ok(Some(now))
     }
 
-    /// Stops the run when `--spin-limit` warp instructions (of `issued` so far)
-    /// passed since it last stored to global memory, finished a work item or
-    /// synchronised; or, when memory changed but no work item finished and no
-    /// sync happened, when all the changes of the last half of that many went to
-    /// a few words (fewer than `WATCH_WORDS`): an endless loop that counts or
-    /// toggles a flag.
+    /// Stops the run when `--spin-limit` warp instructions (of `issued` so far),
+    /// or in timing mode as many cycles, passed since it last changed global
+    /// memory, finished a work item or synchronised ([`Stop::Spinning`]); or, when
+    /// memory changed but no work item finished and no sync happened, when the
+    /// changes went only to words it had changed before ([`Stop::Rewriting`]: a
+    /// loop that counts, toggles a flag or sweeps an array forever). For the
+    /// latter, global memory notes the words changed from half of the limit on,
+    /// and from three quarters on looks for changes to new ones, which count as
+    /// work.
     fn check_spinning(&mut self, issued: u64, now: u64) -> Result<(), Box<Stop>> {
+        if self.spin_limit == 0 {
+            return Ok(());
+        }
         // Progress is a change to global memory, not a store: a loop of failed
         // compare-and-swaps stores every time and changes nothing.
         let changed = self.memory.changed_words();
         let done: u64 = self.units.iter().map(|u| u.items_done).sum();
         let work = done + self.link_syncs + self.global_syncs;
         let signature = changed + work;
-        if signature != self.progress.0 {
-            self.progress = (signature, issued);
-        } else if self.spin_limit > 0 && issued - self.progress.1 > self.spin_limit {
+        let functional = self.functional;
+        // How far the run got since `mark`, and whether cycles (a loop waiting on
+        // memory latency) rather than instructions measured it.
+        let since = |mark: Mark| -> (u64, bool) {
+            let instructions = issued - mark.issued;
+            let cycles = if functional { 0 } else { now - mark.cycle };
+            (instructions.max(cycles), cycles > instructions)
+        };
+        let here = Mark {
+            signature,
+            issued,
+            cycle: now,
+        };
+        if signature != self.progress.signature {
+            self.progress = here;
+        } else if let (stalled, by_cycles) = since(self.progress)
+            && stalled > self.spin_limit
+        {
             return Err(Box::new(Stop::Spinning {
                 limit: self.spin_limit,
-                cycle: (!self.functional).then_some(now),
+                by_cycles,
+                cycle: (!functional).then_some(now),
                 blocks_done: self.blocks_done,
                 blocks_total: self.blocks_total,
             }));
         }
-        if self.spin_limit == 0 {
-            return Ok(());
-        }
-        let half = self.spin_limit / 2;
-        let watched = self.memory.watched_words();
-        if work != self.work_progress.0 {
-            self.work_progress = (work, issued);
+        let here = Mark {
+            signature: work,
+            ..here
+        };
+        let watched = self.memory.watched();
+        if work != self.work_progress.signature {
+            self.work_progress = here;
             if watched.is_some() {
                 Arc::make_mut(&mut self.memory).unwatch();
             }
             return Ok(());
         }
+        let (stalled, by_cycles) = since(self.work_progress);
+        let half = self.spin_limit / 2;
         match watched {
-            None if issued - self.work_progress.1 > half => {
-                Arc::make_mut(&mut self.memory).watch();
-                self.watch_from = issued;
+            None if stalled > half => Arc::make_mut(&mut self.memory).watch(),
+            Some(w) if !w.looking && stalled > half + half / 2 => {
+                Arc::make_mut(&mut self.memory).look();
             }
-            // Many words changed: work after all; look again later.
-            Some(words) if words >= WATCH_WORDS => {
+            // New words changed: work after all; look again later.
+            Some(w) if w.fresh > 0 => {
                 Arc::make_mut(&mut self.memory).unwatch();
-                self.work_progress = (work, issued);
+                self.work_progress = here;
             }
             // No change at all is the spin check's (above).
-            Some(words) if words > 0 && issued - self.watch_from > half => {
+            Some(w) if w.looking && w.changes > 0 && stalled > self.spin_limit => {
                 return Err(Box::new(Stop::Rewriting {
-                    limit: issued - self.work_progress.1,
-                    words,
-                    cycle: (!self.functional).then_some(now),
+                    limit: self.spin_limit,
+                    by_cycles,
+                    words: w.words,
+                    cycle: (!functional).then_some(now),
                     blocks_done: self.blocks_done,
                     blocks_total: self.blocks_total,
                 }));
