@@ -272,8 +272,8 @@ machine_params! {
         "cycles from a global access to its data from DRAM, without queueing. The SPU presets keep 400 (no data caches, thesis Table 6.1); the GPU presets use 255, GPGPU-Sim 3.x's GTX 480 path: crossbar 3 (`vc_alloc_delay` + `sw_alloc_delay` + a link cycle) + ROP 120 (`-rop_latency`) + L2 access 4 + DRAM queue 100 (`-dram_latency`) + GDDR5 activate and read 18 (tRCD 12 + CL 12 at 924 MHz) + a 128-byte burst 3 + crossbar back 7 (5 flits of 32 bytes)";
     dram_bandwidth_gbs: f64 = 177.4, "memory.bandwidth_gbs", "GB/s", Range::Float(0.001, 100_000.0),
         "off-chip bandwidth shared by every unit (GTX 480 GDDR5: 177.4 GB/s)";
-    transaction_bytes: u32 = 32, "memory.transaction_bytes", "bytes", Range::Int(4, 256),
-        "coalescing segment: a warp's global access costs one transaction per distinct aligned segment (uncached Fermi accesses: 32 bytes)";
+    transaction_bytes: u32 = 32, "memory.transaction_bytes", "bytes", Range::PowerOfTwo(4, 256),
+        "coalescing segment: a warp's global access costs one transaction per distinct aligned segment (uncached Fermi accesses: 32 bytes); a power of two, as segments are found by address bits";
     l1_kib: u32 = 0, "cache.l1_kib", "KiB", Range::Int(0, 1024),
         "L1 data cache of each SM, 0 for none (SPU: none, thesis Table 6.1; GTX 480: 16 KiB); also sets the cache's leakage in `spu-prof`. Sets = size / (ways x line): it must hold at least one";
     l1_ways: u32 = 4, "cache.l1_ways", "ways", Range::Int(1, 64),
@@ -717,6 +717,38 @@ mod tests {
         ));
         m.set_grid("8x2").unwrap();
         assert_eq!((m.grid_cols, m.grid_rows), (8, 2));
+    }
+
+    #[test]
+    fn sizes_found_by_address_bits_must_be_powers_of_two() {
+        // Global accesses coalesce by the address bits above the segment size, so
+        // 12-byte segments would silently count as 4-byte ones.
+        for (value, near) in [(12, "8 or 16"), (48, "32 or 64"), (100, "64 or 128")] {
+            let mut m = Machine::default();
+            let text = m
+                .set(&format!("memory.transaction_bytes={value}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                text.contains("memory.transaction_bytes")
+                    && text.contains(&format!("{value} is not a power of two"))
+                    && text.contains(near),
+                "{text}"
+            );
+            let toml = format!("[memory]\ntransaction_bytes = {value}\n");
+            let text = Machine::from_toml(&toml, "m.toml").unwrap_err().to_string();
+            assert!(
+                text.contains("transaction_bytes") && text.contains(near),
+                "{text}"
+            );
+        }
+        let mut m = Machine::default();
+        for value in [4, 64, 256] {
+            m.set(&format!("memory.transaction_bytes={value}")).unwrap();
+            assert_eq!(m.transaction_bytes, value);
+        }
+        let text = m.set("cache.line_bytes=96").unwrap_err().to_string();
+        assert!(text.contains("64 or 128"), "{text}");
     }
 
     #[test]

@@ -98,6 +98,15 @@ fn out_of_range(raw: &RawValue, range: Range) -> String {
         (RawValue::Int(_) | RawValue::Float(_), Range::Int(..) | Range::Float(..)) => {
             format!("{} is out of range: expected {range}", raw.describe())
         }
+        // `line_bytes = 100`: name the powers of two on either side.
+        (RawValue::Int(i), Range::PowerOfTwo(lo, hi)) if (lo..=hi).contains(i) => {
+            let above = (*i as u64).next_power_of_two();
+            format!(
+                "{} is not a power of two: expected {range}, such as {} or {above}",
+                raw.describe(),
+                above / 2
+            )
+        }
         // `cols = "4"`: TOML reads a quoted number as a string.
         (RawValue::Text(t), Range::Int(..) | Range::Float(..) | Range::PowerOfTwo(..))
             if spu_io::quote::unquote_hint(t).is_some() =>

@@ -16,8 +16,8 @@ pub fn reference_markdown() -> String {
     let defaults = Machine::default().entry_texts();
     let mut s = format!(
         "# Machine parameters\n\n\
-         Generated from `emu/src/machine/mod.rs`; do not edit by hand \
-         (`UPDATE_MACHINE_MD=1 cargo test -p spu-emu` regenerates it).\n\n\
+         Generated from `machine/src/lib.rs`; do not edit by hand \
+         (`UPDATE_MACHINE_MD=1 cargo test -p spu-machine machine_md` regenerates it).\n\n\
          {INTRO}\n\n\
          | key | default | unit | valid values | meaning |\n\
          |---|---|---|---|---|\n",

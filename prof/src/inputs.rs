@@ -1,11 +1,14 @@
 //! Checking what `spu-prof` reads back (`--from-stats` and `--compare`) as strictly
 //! as what a run of its own produces: a statistics file may only name the counters,
 //! stall reasons, unit kinds, sides and energy classes the emulator writes, its
-//! sample series must cover the run, and its numbers must be finite and agree with
-//! each other (the units' and instructions' counts add up, the cycles give the time
-//! and the IPC); a JSON report must hold finite, non-negative numbers whose totals
-//! add up, known component names, and a clock the machine table allows. Names and
-//! paths longer than a path can be are refused, never printed whole.
+//! sample series must cover the run and add up to its counters (`samples`), and
+//! its numbers must be finite and agree with each other (the units' and
+//! instructions' counts add up, the cycles give the time and the IPC); a JSON
+//! report must hold finite, non-negative numbers whose totals add up, known
+//! component names, and a clock the machine table allows. Names and paths longer
+//! than a path can be are refused, never printed whole.
+
+mod samples;
 
 use crate::energy::Breakdown;
 use spu_emu::observe::counters::{Component, StallReason};
@@ -169,31 +172,7 @@ pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
     check_totals(s)?;
     check_counters(s)?;
     check_units_match_machine(s)?;
-    if let Some(samples) = &s.samples {
-        if samples.interval_cycles == 0 {
-            return Err(damaged("`samples.interval_cycles` is 0"));
-        }
-        known("sampled counter", samples.components.keys(), &components)?;
-        let mut series = samples.components.iter();
-        let first = series.next().map(|(k, v)| (k, v.len()));
-        if let Some((name, n)) = first
-            && let Some((other, m)) = series.map(|(k, v)| (k, v.len())).find(|(_, m)| *m != n)
-        {
-            return Err(damaged(format!(
-                "the sample series have different lengths (`{name}` has {n}, `{other}` {m}); \
-                 every counter needs one sample per interval"
-            )));
-        }
-        let intervals = s.cycles.div_ceil(samples.interval_cycles);
-        if let Some((_, n)) = first
-            && n as u64 > intervals
-        {
-            return Err(damaged(format!(
-                "{n} samples of {} cycles cover more than the run's {} cycles",
-                samples.interval_cycles, s.cycles
-            )));
-        }
-    }
+    samples::check_samples(s, &components)?;
     Ok(())
 }
 

@@ -271,6 +271,36 @@ fn from_stats_refuses_statistics_no_run_could_make() {
             "cover more than the run's",
         ),
         (
+            // Every series cut to its first 5 samples: a trace of 500 of the
+            // run's cycles.
+            "too_few.json",
+            Box::new(|v| {
+                for s in v["samples"]["components"]
+                    .as_object_mut()
+                    .unwrap()
+                    .values_mut()
+                {
+                    s.as_array_mut().unwrap().truncate(5);
+                }
+            }),
+            "5 samples of 100 cycles cover only 500 of the run's",
+        ),
+        (
+            "sample_sum.json",
+            Box::new(|v| {
+                let total = v["counters"]["DRAMP"].as_u64().unwrap();
+                v["samples"]["components"]["DRAMP"][0] = 1_000_000_000_000_000u64.into();
+                let sum: u64 = v["samples"]["components"]["DRAMP"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .sum();
+                assert_ne!(sum, total);
+            }),
+            "the `DRAMP` samples add up to 1000000000",
+        ),
+        (
             "time.json",
             Box::new(|v| v["time_s"] = (-1.0).into()),
             "`time_s` is -1",
