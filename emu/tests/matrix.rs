@@ -953,7 +953,14 @@ fn ctrl_c_stops_a_functional_endless_loop_within_a_second() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("s.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_spu-emu"))
-        .args(["emu/tests/faults/spin.spu", "--functional", "-q", "--stats"])
+        .args([
+            "emu/tests/faults/spin.spu",
+            "--functional",
+            "-q",
+            "--spin-limit",
+            "0",
+            "--stats",
+        ])
         .arg(&stats)
         .current_dir(root())
         .stderr(std::process::Stdio::piped())
@@ -988,6 +995,8 @@ fn ctrl_c_stops_the_run_and_writes_nothing() {
         .args([
             "emu/tests/faults/spin.spu",
             "-q",
+            "--spin-limit",
+            "0",
             "--max-cycles",
             "1000000000000",
             "--stats",
