@@ -190,7 +190,9 @@ fn write_kernels(dir: &Path) {
     .unwrap();
     std::fs::write(
         dir.join("spin.spu"),
-        "// Never ends.\n.launch grid(1, 1) block(32);\n.entry spin {\nLOOP:\n    bra LOOP;\n}\n",
+        // A global sync each round: progress to the spin limit, so only the
+        // sweep's bounds stop it.
+        "// Never ends.\n.launch grid(1, 1) block(32);\n.entry spin {\nLOOP:\n    bar.blocksync;\n    bra LOOP;\n}\n",
     )
     .unwrap();
 }
