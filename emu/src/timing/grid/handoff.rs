@@ -64,14 +64,7 @@ impl<T> Handoff<T> {
     pub fn send(&self, value: T) {
         *self.slot() = Some(value);
         self.sent.fetch_add(1, Ordering::Release);
-        if let Some(helper) = self
-            .helper
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
-            helper.unpark();
-        }
+        self.wake_helper();
     }
 
     /// Owner: waits for the value sent last; `None` if the helper stopped first.
@@ -90,12 +83,14 @@ impl<T> Handoff<T> {
     /// Owner: tells the helper that nothing more comes.
     pub fn close(&self) {
         self.closed.store(true, Ordering::Release);
-        if let Some(helper) = self
-            .helper
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
+        self.wake_helper();
+    }
+
+    /// Wakes the helper if it parked (the lock orders this against `attach`, so
+    /// a helper that attaches later sees what was stored before).
+    fn wake_helper(&self) {
+        let helper = self.helper.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(helper) = helper.as_ref() {
             helper.unpark();
         }
     }
