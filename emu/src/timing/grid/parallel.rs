@@ -23,10 +23,10 @@
 //! of all threads are applied at the window's end by key, as with one thread.
 //!
 //! Between rounds a thread waits for the other by polling for a short while,
-//! then parks (see `handoff`). With one thread the
-//! same rounds run on this thread alone. A run that writes a trace (one ordered
-//! stream), or whose blocksync handshake is configured to take no cycle, uses the
-//! one-at-a-time event loop instead.
+//! then parks (see `handoff`). With one thread the same rounds run on this
+//! thread alone. A run that writes a trace (one ordered stream), or whose
+//! blocksync handshake is configured to take no cycle, uses the one-at-a-time
+//! event loop instead.
 
 use super::handoff::Handoff;
 use super::stepping::{self, Happened, Shared};
