@@ -52,8 +52,8 @@ pub struct RunControl {
     /// bound that matters in functional mode, where a warp runs to its next barrier
     /// in one round).
     pub max_instructions: u64,
-    /// Stop with [`Stop::Spinning`] when this many warp instructions (or, timing
-    /// mode, cycles) pass without a change to global memory, a finished work item
+    /// Stop with [`Stop::Spinning`] when one unit issues this many warp
+    /// instructions (or, timing mode, this many cycles pass) without a change to global memory, a finished work item
     /// or a blocksync anywhere, and with [`Stop::Rewriting`] when they pass with no
     /// finished work item or blocksync and changes only to words changed before
     /// (0: never).

@@ -58,7 +58,7 @@ fn run_kernel(kernel: &str, args: &[&str]) -> (Option<i32>, String) {
 /// and issue less than one warp instruction per cycle, so cycles come first.
 fn measure(mode: Option<&str>) -> &'static str {
     if mode.is_some() {
-        "warp instructions"
+        "warp instructions of one unit"
     } else {
         "cycles"
     }
@@ -107,8 +107,10 @@ fn an_endless_printf_loop_stops_at_the_spin_limit_with_bounded_output() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{mode:?}:\n{err}");
         assert!(
-            err.contains("100 000 warp instructions passed without a change to global memory")
-                && !err.contains("spin lock"),
+            err.contains(&format!(
+                "100 000 {} passed without a change to global memory",
+                measure(mode)
+            )) && !err.contains("spin lock"),
             "{mode:?}:\n{err}"
         );
         // Whole texts of thread 0 (block 0, warp 0, lane 0) first, up to the bound.
@@ -167,7 +169,9 @@ fn the_default_spin_limit_stops_a_functional_run() {
     let (code, err) = run(&["-q", "--functional"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains("67 108 864 warp instructions passed without a change to global memory"),
+        err.contains(
+            "67 108 864 warp instructions of one unit passed without a change to global memory"
+        ),
         "{err}"
     );
 }
@@ -239,4 +243,34 @@ fn a_latency_bound_spin_stops_by_cycles_in_timing_mode() {
     );
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("100 000 cycles passed without"), "{err}");
+}
+
+/// The spin limit counts the warp instructions of one unit, not of the whole
+/// grid: sixteen blocks computing in registers for 9 000 warp instructions each
+/// (144 160 in all, 36 428 cycles) before their one store are not stopped by a
+/// limit of 100 000 (a grid-wide count stopped them, and larger grids sooner).
+#[test]
+fn a_long_computation_on_many_units_is_not_taken_for_a_spin() {
+    for mode in [Some("--functional"), None] {
+        let mut args = vec!["-q", "--spin-limit", "100000"];
+        args.extend(mode);
+        let (code, err) = run_kernel("emu/tests/faults/long_compute.spu", &args);
+        assert_eq!(code, Some(0), "{mode:?}:\n{err}");
+    }
+}
+
+/// `--max-instructions` holds for a run that ends before the limit's periodic
+/// check (a functional run of matmul issued 83 456 with a limit of 10).
+#[test]
+fn max_instructions_holds_for_a_run_that_ends_between_checks() {
+    for mode in [Some("--functional"), None] {
+        let mut args = vec!["-q", "--max-instructions", "10"];
+        args.extend(mode);
+        let (code, err) = run_kernel("samples/matmul.spu", &args);
+        assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("the run issued --max-instructions 10 warp instructions"),
+            "{mode:?}:\n{err}"
+        );
+    }
 }

@@ -51,8 +51,8 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
-    /// `limit` warp instructions (or, timing mode only, cycles: `by_cycles`)
-    /// passed without a change to global memory (a store or atomic that gives a
+    /// A unit issued `limit` warp instructions (or, timing mode only, as many
+    /// cycles passed: `by_cycles`) without a change to global memory (a store or atomic that gives a
     /// word a new value), a finished work item or a blocksync (`--spin-limit`).
     Spinning {
         limit: u64,

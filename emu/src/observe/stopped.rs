@@ -421,13 +421,13 @@ fn lock_note(s: &mut String, image: &Image) {
 /// Why a lock between threads of one warp never ends here.
 const SPIN_LOCK_NOTE: &str = "note: a spin lock that threads of one warp take in turn never ends here: the threads of a warp that branch apart run one side at a time until they meet again (as on GPUs before Volta), so the spinning side can starve the lock holder; take such locks with one thread per warp";
 
-/// What a spin limit counted: warp instructions, or (timing mode, a loop waiting
-/// on memory latency) cycles.
+/// What a spin limit counted: the warp instructions of the unit that issued most,
+/// or (timing mode, a loop waiting on memory latency) cycles.
 fn spun(by_cycles: bool) -> &'static str {
     if by_cycles {
         "cycles"
     } else {
-        "warp instructions"
+        "warp instructions of one unit"
     }
 }
 

@@ -29,14 +29,34 @@ pub use validate::MAX_SHARED_ALIGN;
 pub const MAX_INSTRUCTIONS: usize = (MAX_INPUT_BYTES / 18) as usize;
 
 /// Whether a file is read as a binary rather than as source: its bytes start as an
-/// ELF file's do, or it is empty and named `*.bin` (then refused as an empty binary,
-/// not assembled as empty source).
+/// ELF file's do, or are a cut-off start of one, or it is empty and named `*.bin`
+/// (then refused as a binary, not assembled as source).
 pub fn is_binary(path: &std::path::Path, bytes: &[u8]) -> bool {
-    bytes.starts_with(b"\x7fELF")
+    const MAGIC: &[u8] = b"\x7fELF";
+    bytes.starts_with(MAGIC)
+        || (!bytes.is_empty() && MAGIC.starts_with(bytes))
         || (bytes.is_empty()
             && path
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("bin")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_binary;
+    use std::path::Path;
+
+    #[test]
+    fn a_cut_off_binary_is_a_binary() {
+        let bin = Path::new("k.bin");
+        assert!(is_binary(bin, b"\x7fELF\x01\x01"));
+        assert!(is_binary(bin, b"\x7f"));
+        assert!(is_binary(bin, b"\x7fEL"));
+        assert!(is_binary(Path::new("k"), b"\x7fE"));
+        assert!(is_binary(bin, b""));
+        assert!(!is_binary(Path::new("k.spu"), b""));
+        assert!(!is_binary(bin, b".entry k {"));
+    }
 }
 
 /// Why a file is not a valid SPU binary.

@@ -60,11 +60,11 @@ macro_rules! shared {
 use shared;
 
 /// A point of the run: a signature of its progress (a sum of counts that only
-/// grow) and the warp instructions issued and the cycle by then.
-#[derive(Debug, Clone, Copy, Default)]
+/// grow), the warp instructions each unit had issued and the cycle by then.
+#[derive(Debug, Clone, Default)]
 struct Mark {
     signature: u64,
-    issued: u64,
+    issued: Vec<u64>,
     cycle: u64,
 }
 

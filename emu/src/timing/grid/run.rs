@@ -29,6 +29,16 @@ impl Grid<'_> {
             Some(threads) => self.run_threads(threads, max_cycles, progress)?,
             None => self.run_events(max_cycles, progress)?,
         }
+        // The limit is checked as windows pass; a run that ends before the next
+        // check is held to it here.
+        let issued: u64 = self.units.iter().map(|u| u.counts.warp_instructions).sum();
+        if issued > self.max_instructions {
+            return Err(Box::new(Stop::InstructionLimit {
+                limit: self.max_instructions,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
         self.finish_run(progress)
     }
 
@@ -131,7 +141,7 @@ impl Grid<'_> {
                     blocks_total: self.blocks_total,
                 }));
             }
-            self.check_spinning(issued, now)?;
+            self.check_spinning(now)?;
         }
         // Functional mode does not model time: its bound is the fewest cycles the
         // busiest unit's warp instructions could take.
@@ -150,8 +160,8 @@ impl Grid<'_> {
         Ok(Some(now))
     }
 
-    /// Stops the run when `--spin-limit` warp instructions (of `issued` so far),
-    /// or in timing mode as many cycles, passed since it last changed global
+    /// Stops the run when one unit issued `--spin-limit` warp instructions, or in
+    /// timing mode as many cycles passed, since it last changed global
     /// memory, finished a work item or synchronised ([`Stop::Spinning`]); or, when
     /// memory changed but no work item finished and no sync happened, when the
     /// changes went only to words it had changed before ([`Stop::Rewriting`]: a
@@ -159,7 +169,7 @@ impl Grid<'_> {
     /// latter, global memory notes the words changed from half of the limit on,
     /// and from three quarters on looks for changes to new ones, which count as
     /// work.
-    fn check_spinning(&mut self, issued: u64, now: u64) -> Result<(), Box<Stop>> {
+    fn check_spinning(&mut self, now: u64) -> Result<(), Box<Stop>> {
         if self.spin_limit == 0 {
             return Ok(());
         }
@@ -170,21 +180,32 @@ impl Grid<'_> {
         let work = done + self.link_syncs + self.global_syncs;
         let signature = changed + work;
         let functional = self.functional;
-        // How far the run got since `mark`, and whether cycles (a loop waiting on
-        // memory latency) rather than instructions measured it.
-        let since = |mark: Mark| -> (u64, bool) {
-            let instructions = issued - mark.issued;
+        let issued: Vec<u64> = self
+            .units
+            .iter()
+            .map(|u| u.counts.warp_instructions)
+            .collect();
+        // How far the run got since `mark`: the most warp instructions one unit
+        // issued (a sum over the grid would grow with its size, and stop a long
+        // computation on a large grid sooner), or in timing mode the cycles, if
+        // more (a loop waiting on memory latency); and whether cycles measured it.
+        let since = |mark: &Mark| -> (u64, bool) {
+            let instructions = issued
+                .iter()
+                .enumerate()
+                .map(|(u, n)| n - mark.issued.get(u).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
             let cycles = if functional { 0 } else { now - mark.cycle };
             (instructions.max(cycles), cycles > instructions)
         };
-        let here = Mark {
-            signature,
-            issued,
-            cycle: now,
-        };
         if signature != self.progress.signature {
-            self.progress = here;
-        } else if let (stalled, by_cycles) = since(self.progress)
+            self.progress = Mark {
+                signature,
+                issued: issued.clone(),
+                cycle: now,
+            };
+        } else if let (stalled, by_cycles) = since(&self.progress)
             && stalled > self.spin_limit
         {
             return Err(Box::new(Stop::Spinning {
@@ -195,9 +216,11 @@ impl Grid<'_> {
                 blocks_total: self.blocks_total,
             }));
         }
+        let (stalled, by_cycles) = since(&self.work_progress);
         let here = Mark {
             signature: work,
-            ..here
+            issued,
+            cycle: now,
         };
         let watched = self.memory.watched();
         if work != self.work_progress.signature {
@@ -207,7 +230,6 @@ impl Grid<'_> {
             }
             return Ok(());
         }
-        let (stalled, by_cycles) = since(self.work_progress);
         let half = self.spin_limit / 2;
         match watched {
             None if stalled > half => Arc::make_mut(&mut self.memory).watch(),
