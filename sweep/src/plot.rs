@@ -63,6 +63,7 @@ fn data(
     let mut series: Vec<Series> = Vec::new();
     let mut xs: Vec<String> = Vec::new();
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    let mut missing: Option<&String> = None;
     for (ri, run) in plan.runs.iter().enumerate() {
         if filters.iter().any(|(i, v)| run.values[*i] != *v) {
             continue;
@@ -70,18 +71,26 @@ fn data(
         let Some(rec) = records.get(&run.id).filter(|r| r.status == Status::Done) else {
             continue;
         };
+        // A run without the metric (a functional run has no energy or time) is
+        // left out; the plot fails only if no run has it.
         let x = match x_col {
             Some(i) => run.values[i].clone(),
             None => match rec.metrics.get(&p.x) {
                 Some(v) => crate::metrics::cell(Some(v)),
-                None => return Err(unknown(&p.x)),
+                None => {
+                    missing = Some(&p.x);
+                    continue;
+                }
             },
         };
         let y = match rec.metrics.get(&p.y) {
             Some(v) => v
                 .as_f64()
                 .ok_or_else(|| err(format!("`{}` of run {} is not a number", p.y, run.id)))?,
-            None => return Err(unknown(&p.y)),
+            None => {
+                missing = Some(&p.y);
+                continue;
+            }
         };
         let name = if series_cols.is_empty() {
             p.y.clone()
@@ -117,6 +126,9 @@ fn data(
         }
     }
     if series.is_empty() {
+        if let Some(key) = missing {
+            return Err(unknown(key));
+        }
         let filter = if p.filters.is_empty() {
             String::new()
         } else {

@@ -1062,3 +1062,20 @@ fn a_signal_while_planning_stops_clang() {
         assert_eq!(lines, 2, "{signal}: a clang started after the signal");
     }
 }
+
+/// A plot of a metric only timed runs report (energy) in a sweep that also has
+/// functional runs is drawn from the timed runs (it was dropped with a warning
+/// that the metric was unknown).
+#[test]
+fn an_energy_plot_of_a_mixed_sweep_draws_the_timed_runs() {
+    let (_d, spec, out) = setup(
+        "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nfunctional = [false, true]\n\
+         [[axis]]\nD.N = [256, 512]\n[[plot]]\nname = \"e\"\nx = \"N\"\ny = \"energy.total_j\"\n",
+    );
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("plot `e`"), "{err}");
+    let svg = std::fs::read_to_string(Path::new(&out).join("plots/e.svg")).expect("plot e");
+    assert!(svg.contains("<svg"), "{svg}");
+}
