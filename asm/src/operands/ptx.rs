@@ -411,8 +411,11 @@ impl Lowering<'_> {
                 c = nc;
             }
             // `setp.CMP.BOP`: the predicate row of the boolean operation.
-            let bop_row = Opcode::from_mnemonic(&format!("{}.pred", parts[bop.unwrap_or(0)]))
-                .unwrap_or(Opcode::AndPred);
+            let bop_row = match bop.map(|i| parts[i]) {
+                Some("or") => Opcode::OrPred,
+                Some("xor") => Opcode::XorPred,
+                _ => Opcode::AndPred,
+            };
             let q_value = match q_vreg {
                 Some(_) => {
                     let u = self.vregs.add(Class::Pred, None);

@@ -67,12 +67,12 @@ pub struct RunArgs {
     )]
     pub max_instructions: u64,
     /// Stop with an error when one unit issues this many warp instructions (in
-    /// timing mode also: this many cycles pass) without any change to global memory (a store or atomic that
-    /// writes a new value), finished block or blocksync anywhere (a kernel spinning
-    /// on a flag nobody sets, or on a lock with compare-and-swap), or pass with no
-    /// finished block or blocksync and changes only to words changed before (a loop
-    /// that counts in a word, or rewrites an array, forever); 0 turns the checks
-    /// off.
+    /// timing mode also: this many cycles pass) without any change to global
+    /// memory (a store or atomic that writes a new value), finished block or
+    /// blocksync anywhere (a kernel spinning on a flag nobody sets, or on a lock
+    /// with compare-and-swap), or pass with no finished block or blocksync and
+    /// changes only to words changed before (a loop that counts in a word, or
+    /// rewrites an array, forever); 0 turns the checks off.
     #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT, allow_negative_numbers = true)]
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output, as CUDA's

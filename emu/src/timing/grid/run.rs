@@ -31,14 +31,7 @@ impl Grid<'_> {
         }
         // The limit is checked as windows pass; a run that ends before the next
         // check is held to it here.
-        let issued: u64 = self.units.iter().map(|u| u.counts.warp_instructions).sum();
-        if issued > self.max_instructions {
-            return Err(Box::new(Stop::InstructionLimit {
-                limit: self.max_instructions,
-                blocks_done: self.blocks_done,
-                blocks_total: self.blocks_total,
-            }));
-        }
+        self.check_instructions()?;
         self.finish_run(progress)
     }
 
@@ -133,14 +126,7 @@ impl Grid<'_> {
         // point.
         if self.windows_passed > self.limits_checked {
             self.limits_checked = self.windows_passed;
-            let issued: u64 = self.units.iter().map(|u| u.counts.warp_instructions).sum();
-            if issued > self.max_instructions {
-                return Err(Box::new(Stop::InstructionLimit {
-                    limit: self.max_instructions,
-                    blocks_done: self.blocks_done,
-                    blocks_total: self.blocks_total,
-                }));
-            }
+            self.check_instructions()?;
             self.check_spinning(now)?;
         }
         // Functional mode does not model time: its bound is the fewest cycles the
@@ -158,6 +144,20 @@ impl Grid<'_> {
             }));
         }
         Ok(Some(now))
+    }
+
+    /// Stops the run when it issued more than `--max-instructions` warp
+    /// instructions.
+    fn check_instructions(&self) -> Result<(), Box<Stop>> {
+        let issued: u64 = self.units.iter().map(|u| u.counts.warp_instructions).sum();
+        if issued > self.max_instructions {
+            return Err(Box::new(Stop::InstructionLimit {
+                limit: self.max_instructions,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
+        Ok(())
     }
 
     /// Stops the run when one unit issued `--spin-limit` warp instructions, or in
@@ -200,11 +200,9 @@ impl Grid<'_> {
             (instructions.max(cycles), cycles > instructions)
         };
         if signature != self.progress.signature {
-            self.progress = Mark {
-                signature,
-                issued: issued.clone(),
-                cycle: now,
-            };
+            self.progress.signature = signature;
+            self.progress.issued.clone_from(&issued);
+            self.progress.cycle = now;
         } else if let (stalled, by_cycles) = since(&self.progress)
             && stalled > self.spin_limit
         {
