@@ -54,9 +54,11 @@ pub struct RunControl {
     pub max_instructions: u64,
     /// Stop with [`Stop::Spinning`] when one unit issues this many warp
     /// instructions (or, timing mode, this many cycles pass) without a change to global memory, a finished work item
-    /// or a blocksync anywhere, and with [`Stop::Rewriting`] when they pass with no
-    /// finished work item or blocksync and changes only to words changed before
-    /// (0: never).
+    /// or a blocksync anywhere, with [`Stop::Rewriting`] when they pass with no
+    /// finished work item or blocksync and changes only to words changed before,
+    /// and with [`Stop::Synchronising`] when 16 times as many pass (a blocksync
+    /// weighing 1 024 warp instructions) with no finished work item and no change
+    /// to a new word (0: never).
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output (the texts
     /// last in output order past it are dropped and counted).

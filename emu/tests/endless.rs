@@ -3,7 +3,8 @@
 //! or blocksync happens (every thread of 16 blocks of 1 024 waiting for a flag nobody
 //! sets), and `--max-cycles` bounds a `--functional` run too (snapshots in
 //! `snapshots/endless__*.snap`); a kernel that prints in an endless loop stops
-//! there too, its output bounded by `--printf-limit`. Each run is killed, and the
+//! there too, its output bounded by `--printf-limit`; loops that rewrite the same
+//! words, or synchronise forever, stop too. Each run is killed, and the
 //! test failed, if it has not ended after [`DEADLINE`].
 
 use std::path::{Path, PathBuf};
@@ -270,6 +271,63 @@ fn max_instructions_holds_for_a_run_that_ends_between_checks() {
         assert_eq!(code, Some(1), "{mode:?}:\n{err}");
         assert!(
             err.contains("the run issued --max-instructions 10 warp instructions"),
+            "{mode:?}:\n{err}"
+        );
+    }
+}
+
+/// Loops that synchronise forever stop in both modes (they ran to `--max-cycles`,
+/// about ten minutes, because every sync counted as progress): a grid that
+/// counts in one word between global blocksyncs, and two blocks that pass a
+/// counter through a CB. Syncs weigh 1 024 warp instructions on a clock that
+/// allows 16 times the limit.
+#[test]
+fn loops_that_synchronise_forever_stop_in_both_modes() {
+    for mode in [Some("--functional"), None] {
+        let mut args = vec!["-q", "--spin-limit", "1000", "--threads", "2"];
+        args.extend(mode);
+        for (kernel, what) in [
+            ("sync_forever", "changing only one word"),
+            ("cb_forever", "changing no global memory"),
+        ] {
+            let (code, err) = run_kernel(&format!("emu/tests/faults/{kernel}.spu"), &args);
+            assert_eq!(code, Some(1), "{kernel} {mode:?}:\n{err}");
+            assert!(
+                err.contains("16 000 warp instructions of one unit (a blocksync it takes part in counting as 1 024) passed with")
+                    && err.contains(&format!("blocksyncs but no finished block, {what} ("))
+                    && err.contains("looks stuck in a loop that synchronises forever")
+                    && err.contains("needs a larger --spin-limit"),
+                "{kernel} {mode:?}:\n{err}"
+            );
+            assert_eq!(err.contains("cycle "), mode.is_none(), "{mode:?}:\n{err}");
+        }
+    }
+}
+
+/// An iterative kernel that synchronises each step is not taken for such a
+/// loop: 64 steps that each write new words run to the end, and so do 8 steps
+/// in place (syncs still count as progress for the limit itself); 64 steps in
+/// place, 16 times the limit, stop, and the message says what they changed.
+#[test]
+fn iterative_kernels_that_synchronise_run_unless_they_stay_in_place_too_long() {
+    let kernel = "emu/tests/faults/sync_steps.spu";
+    for mode in [Some("--functional"), None] {
+        let run_with = |defines: &[&str]| {
+            let mut args = vec!["-q", "--spin-limit", "1000"];
+            args.extend(mode);
+            for d in defines {
+                args.extend(["-D", d]);
+            }
+            run_kernel(kernel, &args)
+        };
+        let (code, err) = run_with(&["T=64", "FRESH=1"]);
+        assert_eq!(code, Some(0), "{mode:?}:\n{err}");
+        let (code, err) = run_with(&["T=8", "FRESH=0"]);
+        assert_eq!(code, Some(0), "{mode:?}:\n{err}");
+        let (code, err) = run_with(&["T=64", "FRESH=0"]);
+        assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("changing only the same 128 words") && err.contains("0 of 4 blocks"),
             "{mode:?}:\n{err}"
         );
     }

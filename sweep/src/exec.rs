@@ -85,6 +85,7 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     };
     let control = spu_emu::RunControl {
         max_cycles: run.max_cycles,
+        spin_limit: run.spin_limit,
         functional: run.functional,
         ..Default::default()
     };

@@ -475,6 +475,7 @@ struct ManifestRun<'a> {
     defines: &'a [(String, String)],
     functional: bool,
     max_cycles: u64,
+    spin_limit: u64,
     model: &'a str,
     model_sha256: &'a str,
 }
@@ -513,6 +514,7 @@ fn manifest(plan: &Plan) -> Manifest<'_> {
                 defines: &r.defines,
                 functional: r.functional,
                 max_cycles: r.max_cycles,
+                spin_limit: r.spin_limit,
                 model: &r.model,
                 model_sha256: &r.model_sha256,
             })

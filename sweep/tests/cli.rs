@@ -190,11 +190,45 @@ fn write_kernels(dir: &Path) {
     .unwrap();
     std::fs::write(
         dir.join("spin.spu"),
-        // A global sync each round: progress to the spin limit, so only the
-        // sweep's bounds stop it.
+        // A global sync each round, and nothing else: with `spin_limit = 0`
+        // only the sweep's bounds stop it.
         "// Never ends.\n.launch grid(1, 1) block(32);\n.entry spin {\nLOOP:\n    bar.blocksync;\n    bra LOOP;\n}\n",
     )
     .unwrap();
+}
+
+/// `spin_limit` is `spu-emu --spin-limit` for a run: a loop that synchronises
+/// forever fails with the emulator's explanation at a small limit, and a value
+/// that is not a whole number is refused at its line.
+#[test]
+fn spin_limit_bounds_a_run_and_is_checked() {
+    let (d, spec, out) = setup("");
+    write_kernels(d.path());
+    std::fs::write(
+        &spec,
+        "metrics = [\"cycles\"]\n[base]\nkernel = \"spin.spu\"\nspin_limit = 1000\n",
+    )
+    .unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let rows = csv(&out);
+    assert_eq!(rows[1][1], "failed");
+    assert!(
+        rows[1]
+            .last()
+            .unwrap()
+            .contains("looks stuck in a loop that synchronises forever"),
+        "{:?}",
+        rows[1]
+    );
+    std::fs::write(&spec, "[base]\nkernel = \"spin.spu\"\nspin_limit = -5\n").unwrap();
+    let o = sweep(&["plan", &spec]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("`-5` is not a spin limit") && err.contains(":3:14"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -244,7 +278,7 @@ fn time_and_memory_bounds_stop_runaway_runs() {
     write_kernels(d.path());
     std::fs::write(
         &spec,
-        "timeout_s = 1\n[[axis]]\nkernel = [\"spin.spu\", \"vecadd.spu\"]\n",
+        "timeout_s = 1\n[base]\nspin_limit = 0\n[[axis]]\nkernel = [\"spin.spu\", \"vecadd.spu\"]\n",
     )
     .unwrap();
     let started = Instant::now();
@@ -288,7 +322,7 @@ fn ctrl_c_keeps_finished_runs_and_the_sweep_resumes() {
     write_kernels(d.path());
     std::fs::write(
         &spec,
-        "timeout_s = 120\n[[axis]]\nkernel = [\"vecadd.spu\", \"spin.spu\", \"divergent.spu\"]\n",
+        "timeout_s = 120\n[base]\nspin_limit = 0\n[[axis]]\nkernel = [\"vecadd.spu\", \"spin.spu\", \"divergent.spu\"]\n",
     )
     .unwrap();
     let child = Command::new(exe())
@@ -380,7 +414,11 @@ fn spinning_sweep() -> (tempfile::TempDir, String, std::process::Child, u32) {
     use std::os::unix::process::CommandExt;
     let (d, spec, out) = setup("");
     write_kernels(d.path());
-    std::fs::write(&spec, "timeout_s = 600\n[base]\nkernel = \"spin.spu\"\n").unwrap();
+    std::fs::write(
+        &spec,
+        "timeout_s = 600\n[base]\nkernel = \"spin.spu\"\nspin_limit = 0\n",
+    )
+    .unwrap();
     let mut sweep = Command::new(exe())
         .args(["run", &spec, "--out", &out, "--jobs", "1"])
         .process_group(0)

@@ -675,7 +675,7 @@ fn a_cancelled_task_leaves_its_run_to_do() {
     .unwrap();
     std::fs::write(
         &bench.spec,
-        "timeout_s = 600\n[base]\nkernel = \"spin.spu\"\n",
+        "timeout_s = 600\n[base]\nkernel = \"spin.spu\"\nspin_limit = 0\n",
     )
     .unwrap();
     let o = bench.run(&["--slurm", "--dry-run", "--out", "o"]);

@@ -407,6 +407,7 @@ fn run_ids_change_exactly_when_results_can() {
         format!("{base}set = [\"sm.schedulers=1\"]\n"),
         format!("{base}functional = true\n"),
         format!("{base}max_cycles = 1000000\n"),
+        format!("{base}spin_limit = 1000\n"),
         format!("model = \"cyclops64\"\n{base}"),
     ];
     let mut ids = vec![a];

@@ -72,7 +72,10 @@ pub struct RunArgs {
     /// blocksync anywhere (a kernel spinning on a flag nobody sets, or on a lock
     /// with compare-and-swap), or pass with no finished block or blocksync and
     /// changes only to words changed before (a loop that counts in a word, or
-    /// rewrites an array, forever); 0 turns the checks off.
+    /// rewrites an array, forever); also when 16 times N pass with no finished
+    /// block and no change to a word not changed before, each blocksync a unit
+    /// takes part in counting as 1 024 of its warp instructions (a loop that
+    /// synchronises forever); 0 turns the checks off.
     #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT, allow_negative_numbers = true)]
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output, as CUDA's

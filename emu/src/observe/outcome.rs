@@ -75,6 +75,21 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
+    /// `limit` (the spin limit times 16) passed without a finished work item
+    /// or a change to a word of global memory not changed before, with `syncs`
+    /// blocksyncs over the grid in that time, each weighing 1 024 warp instructions
+    /// of the unit it released: a loop that synchronises forever (changing only
+    /// `words` words, or none).
+    Synchronising {
+        limit: u64,
+        by_cycles: bool,
+        syncs: u64,
+        words: u64,
+        /// The cycle it stopped at; `None` in functional mode, which has no cycles.
+        cycle: Option<u64>,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
     /// Stopped on request (Ctrl-C).
     Interrupted {
         cycle: u64,

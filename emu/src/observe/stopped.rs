@@ -387,6 +387,39 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             );
             lock_note(&mut s, image);
         }
+        Stop::Synchronising {
+            limit,
+            by_cycles,
+            syncs,
+            words,
+            cycle,
+            blocks_done,
+            blocks_total,
+        } => {
+            let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
+            let clock = if *by_cycles {
+                "cycles"
+            } else {
+                "warp instructions of one unit (a blocksync it takes part in counting as 1 024)"
+            };
+            let what = match words {
+                0 => "changing no global memory".to_string(),
+                1 => "changing only one word".to_string(),
+                n => format!("changing only the same {} words", grouped(*n)),
+            };
+            let _ = writeln!(
+                s,
+                "error: {} {clock} passed with {} blocksyncs but no finished block, {what} ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that synchronises forever",
+                grouped(*limit),
+                grouped(*syncs),
+            );
+            note(
+                &mut s,
+                2,
+                "help: syncs alone are not progress; a kernel that really iterates that long in place, synchronising each step without finishing a block or writing a new word, needs a larger --spin-limit (this check allows 16 times it; 0 turns the checks off)",
+            );
+            lock_note(&mut s, image);
+        }
         Stop::CycleLimit {
             limit,
             blocks_done,

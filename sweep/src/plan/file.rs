@@ -70,6 +70,19 @@ struct RunEntry {
         skip_serializing_if = "is_default_max_cycles"
     )]
     max_cycles: u64,
+    #[serde(
+        default = "default_spin_limit",
+        skip_serializing_if = "is_default_spin_limit"
+    )]
+    spin_limit: u64,
+}
+
+fn default_spin_limit() -> u64 {
+    spu_emu::DEFAULT_SPIN_LIMIT
+}
+
+fn is_default_spin_limit(n: &u64) -> bool {
+    *n == spu_emu::DEFAULT_SPIN_LIMIT
 }
 
 fn default_max_cycles() -> u64 {
@@ -135,6 +148,7 @@ impl PlanFile {
                     defines: r.defines.clone(),
                     functional: r.functional,
                     max_cycles: r.max_cycles,
+                    spin_limit: r.spin_limit,
                 }
             })
             .collect();
@@ -235,6 +249,7 @@ impl PlanFile {
                     defines: r.defines,
                     functional: r.functional,
                     max_cycles: r.max_cycles,
+                    spin_limit: r.spin_limit,
                     model,
                     model_sha256,
                 })
@@ -292,6 +307,7 @@ fn same_run(a: &Run, b: &Run) -> bool {
         && a.defines == b.defines
         && a.functional == b.functional
         && a.max_cycles == b.max_cycles
+        && a.spin_limit == b.spin_limit
         && a.model_sha256 == b.model_sha256
 }
 

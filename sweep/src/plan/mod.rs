@@ -53,6 +53,8 @@ pub struct Run {
     pub defines: Vec<(String, String)>,
     pub functional: bool,
     pub max_cycles: u64,
+    /// `spu-emu --spin-limit`.
+    pub spin_limit: u64,
     /// Energy model: a built-in name or an absolute path, and a hash of its contents.
     pub model: String,
     pub model_sha256: String,
@@ -122,6 +124,7 @@ struct Identity<'a> {
     defines: &'a [(String, String)],
     functional: bool,
     max_cycles: u64,
+    spin_limit: u64,
     model_sha256: &'a str,
 }
 
@@ -145,6 +148,7 @@ pub fn identity(run: &Run) -> String {
         defines: &run.defines,
         functional: run.functional,
         max_cycles: run.max_cycles,
+        spin_limit: run.spin_limit,
         model_sha256: &run.model_sha256,
     };
     // Plain strings, numbers and booleans: serialising cannot fail.
@@ -556,6 +560,9 @@ impl Planner<'_> {
             max_cycles: text(Field::MaxCycles)
                 .and_then(|t| t.parse().ok())
                 .unwrap_or(DEFAULT_MAX_CYCLES),
+            spin_limit: text(Field::SpinLimit)
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(spu_emu::DEFAULT_SPIN_LIMIT),
             model,
             model_sha256,
         })

@@ -28,6 +28,7 @@ pub enum Field {
     /// Functional mode (no timing).
     Functional,
     MaxCycles,
+    SpinLimit,
     /// A kernel parameter (`-D NAME=VALUE`).
     Define(String),
     /// A machine parameter (`--set KEY=VALUE`).
@@ -48,6 +49,7 @@ impl Field {
             Field::Passes => "passes".into(),
             Field::Functional => "functional".into(),
             Field::MaxCycles => "max_cycles".into(),
+            Field::SpinLimit => "spin_limit".into(),
             Field::Define(n) | Field::Set(n) | Field::Label(n) => n.clone(),
         }
     }

@@ -35,6 +35,7 @@ pub(super) const FIELD_KEYS: &[&str] = &[
     "passes",
     "functional",
     "max_cycles",
+    "spin_limit",
     "D",
     "set",
     "label",
@@ -517,6 +518,15 @@ impl Walker {
                 .label("expected a positive integer"),
             );
         }
+        if *field == Field::SpinLimit && v.text.parse::<u64>().is_err() {
+            self.problems.push(
+                Problem::at(
+                    v.span.clone(),
+                    format!("`{}` is not a spin limit", shorten(&v.text)),
+                )
+                .label("expected a whole number of warp instructions (0: no limit)"),
+            );
+        }
     }
 
     /// Checks a machine setting against the parameter table; `quoted` when the
@@ -577,6 +587,7 @@ pub(super) fn plain_field(key: &str) -> Option<Field> {
         "passes" => Field::Passes,
         "functional" => Field::Functional,
         "max_cycles" => Field::MaxCycles,
+        "spin_limit" => Field::SpinLimit,
         _ => return None,
     })
 }

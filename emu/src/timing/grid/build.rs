@@ -2,8 +2,9 @@
 //! and the run's options (`--functional`, `--threads`, the checkers, traces,
 //! samples and limits).
 
+use super::Grid;
 use super::dispatch::Dispatch;
-use super::{Grid, Mark};
+use super::spin::SpinCheck;
 use crate::load::Image;
 use crate::load::plan::{Geometry, plan};
 use crate::machine::{Machine, SpillExtent};
@@ -108,9 +109,7 @@ impl<'a> Grid<'a> {
             interrupt: None,
             max_instructions: u64::MAX,
             max_cycles: u64::MAX,
-            spin_limit: 0,
-            progress: Mark::default(),
-            work_progress: Mark::default(),
+            spin: SpinCheck::new(0),
             windows_passed: 0,
             limits_checked: 0,
             tracer: None,
@@ -206,7 +205,7 @@ impl<'a> Grid<'a> {
     /// Stops the run once `n` warp instructions pass without progress
     /// (`--spin-limit`; 0: never).
     pub fn with_spin_limit(mut self, n: u64) -> Self {
-        self.spin_limit = n;
+        self.spin = SpinCheck::new(n);
         self
     }
 

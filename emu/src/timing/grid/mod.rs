@@ -6,7 +6,7 @@
 //! what a unit's step did; `build` makes a grid and sets its options, `run` holds
 //! the loops and the run's result, `stepping` one step of one unit, `parallel` the
 //! window-by-window simulation on one or more threads, `rendezvous` blocksyncs and
-//! CB switches, `windows` deferred global accesses, `work` starting and finishing
+//! CB switches, `spin` the spin check, `windows` deferred global accesses, `work` starting and finishing
 //! work items, `dispatch` a GPU's blocks and occupancy, `stops` what went wrong.
 
 mod build;
@@ -15,6 +15,7 @@ mod handoff;
 mod parallel;
 mod rendezvous;
 mod run;
+mod spin;
 mod stepping;
 mod stops;
 mod windows;
@@ -58,15 +59,6 @@ macro_rules! shared {
     };
 }
 use shared;
-
-/// A point of the run: a signature of its progress (a sum of counts that only
-/// grow), the warp instructions each unit had issued and the cycle by then.
-#[derive(Debug, Clone, Default)]
-struct Mark {
-    signature: u64,
-    issued: Vec<u64>,
-    cycle: u64,
-}
 
 /// The grid and its work.
 #[derive(Debug)]
@@ -132,12 +124,8 @@ pub struct Grid<'a> {
     max_instructions: u64,
     /// `--max-cycles`, including the drain of the last stores.
     max_cycles: u64,
-    /// `--spin-limit`, and where the run last made progress: a change to global
-    /// memory, a work item finished or a sync (`progress`), or work alone
-    /// (`work_progress`).
-    spin_limit: u64,
-    progress: Mark,
-    work_progress: Mark,
+    /// `--spin-limit`: the marks of the run's last progress.
+    spin: spin::SpinCheck,
     /// Windows passed so far: closed with deferred accesses pending, or crossed
     /// with none.
     windows_passed: u64,

@@ -21,6 +21,7 @@ impl Grid<'_> {
         at: u64,
         key: Key,
     ) -> Result<(), Box<Stop>> {
+        self.units[u].syncs += 1;
         if let Some(log) = &mut self.units[u].activity {
             log.resume(at);
         }

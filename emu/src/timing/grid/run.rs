@@ -2,7 +2,8 @@
 //! events of a cycle, choosing the next cycle (or stopping: deadlock, cycle limit,
 //! interrupt), and the run's result with each unit's powered cycles.
 
-use super::{Grid, Mark, NEVER, parallel};
+use super::spin::{self, Verdict};
+use super::{Grid, NEVER, parallel};
 use crate::machine::UnitLabel;
 use crate::observe::activity::ActivityLog;
 use crate::observe::counters::{Component, PcCounters, Traffic};
@@ -10,7 +11,6 @@ use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
 use crate::observe::samples::{UnitSampler, combine};
 use spu_isa::Side;
 use std::cmp::Reverse;
-use std::sync::Arc;
 impl Grid<'_> {
     /// Runs to completion, a fault, a deadlock or the cycle limit.
     pub fn run(
@@ -160,99 +160,64 @@ impl Grid<'_> {
         Ok(())
     }
 
-    /// Stops the run when one unit issued `--spin-limit` warp instructions, or in
-    /// timing mode as many cycles passed, since it last changed global
-    /// memory, finished a work item or synchronised ([`Stop::Spinning`]); or, when
-    /// memory changed but no work item finished and no sync happened, when the
-    /// changes went only to words it had changed before ([`Stop::Rewriting`]: a
-    /// loop that counts, toggles a flag or sweeps an array forever). For the
-    /// latter, global memory notes the words changed from half of the limit on,
-    /// and from three quarters on looks for changes to new ones, which count as
-    /// work.
+    /// Stops the run when the spin check ([`super::spin`]) finds it no longer
+    /// gets anywhere.
     fn check_spinning(&mut self, now: u64) -> Result<(), Box<Stop>> {
-        if self.spin_limit == 0 {
+        if self.spin.limit() == 0 {
             return Ok(());
         }
-        // Progress is a change to global memory, not a store: a loop of failed
-        // compare-and-swaps stores every time and changes nothing.
-        let changed = self.memory.changed_words();
-        let done: u64 = self.units.iter().map(|u| u.items_done).sum();
-        let work = done + self.link_syncs + self.global_syncs;
-        let signature = changed + work;
-        let functional = self.functional;
         let issued: Vec<u64> = self
             .units
             .iter()
             .map(|u| u.counts.warp_instructions)
             .collect();
-        // How far the run got since `mark`: the most warp instructions one unit
-        // issued (a sum over the grid would grow with its size, and stop a long
-        // computation on a large grid sooner), or in timing mode the cycles, if
-        // more (a loop waiting on memory latency); and whether cycles measured it.
-        let since = |mark: &Mark| -> (u64, bool) {
-            let instructions = issued
-                .iter()
-                .enumerate()
-                .map(|(u, n)| n - mark.issued.get(u).copied().unwrap_or(0))
-                .max()
-                .unwrap_or(0);
-            let cycles = if functional { 0 } else { now - mark.cycle };
-            (instructions.max(cycles), cycles > instructions)
+        let unit_syncs: Vec<u64> = self.units.iter().map(|u| u.syncs).collect();
+        let counts = spin::Counts {
+            functional: self.functional,
+            now,
+            changed: self.memory.changed_words(),
+            items_done: self.units.iter().map(|u| u.items_done).sum(),
+            syncs: self.link_syncs + self.global_syncs,
+            issued: &issued,
+            unit_syncs: &unit_syncs,
         };
-        if signature != self.progress.signature {
-            self.progress.signature = signature;
-            self.progress.issued.clone_from(&issued);
-            self.progress.cycle = now;
-        } else if let (stalled, by_cycles) = since(&self.progress)
-            && stalled > self.spin_limit
-        {
-            return Err(Box::new(Stop::Spinning {
-                limit: self.spin_limit,
-                by_cycles,
-                cycle: (!functional).then_some(now),
-                blocks_done: self.blocks_done,
-                blocks_total: self.blocks_total,
-            }));
-        }
-        let (stalled, by_cycles) = since(&self.work_progress);
-        let here = Mark {
-            signature: work,
-            issued,
-            cycle: now,
-        };
-        let watched = self.memory.watched();
-        if work != self.work_progress.signature {
-            self.work_progress = here;
-            if watched.is_some() {
-                Arc::make_mut(&mut self.memory).unwatch();
-            }
+        let Some(verdict) = self.spin.check(&counts, &mut self.memory) else {
             return Ok(());
-        }
-        let half = self.spin_limit / 2;
-        match watched {
-            None if stalled > half => Arc::make_mut(&mut self.memory).watch(),
-            Some(w) if !w.looking && stalled > half + half / 2 => {
-                Arc::make_mut(&mut self.memory).look();
-            }
-            // New words changed: work after all; look again later.
-            Some(w) if w.fresh > 0 => {
-                Arc::make_mut(&mut self.memory).unwatch();
-                self.work_progress = here;
-            }
-            // No change at all is the spin check's (above).
-            Some(w) if w.looking && w.changes > 0 && stalled > self.spin_limit => {
-                return Err(Box::new(Stop::Rewriting {
-                    limit: self.spin_limit,
-                    by_cycles,
-                    words: w.words,
-                    cycle: (!functional).then_some(now),
-                    blocks_done: self.blocks_done,
-                    blocks_total: self.blocks_total,
-                }));
-            }
-            _ => {}
-        }
-        Ok(())
+        };
+        let (limit, blocks_done, blocks_total) =
+            (self.spin.limit(), self.blocks_done, self.blocks_total);
+        // Functional mode has no cycles: it names none.
+        let cycle = (!self.functional).then_some(now);
+        Err(Box::new(match verdict {
+            Verdict::Spinning { by_cycles } => Stop::Spinning {
+                limit,
+                by_cycles,
+                cycle,
+                blocks_done,
+                blocks_total,
+            },
+            Verdict::Rewriting { by_cycles, words } => Stop::Rewriting {
+                limit,
+                by_cycles,
+                words,
+                cycle,
+                blocks_done,
+                blocks_total,
+            },
+            Verdict::Synchronising {
+                by_cycles,
+                syncs,
+                words,
+            } => Stop::Synchronising {
+                limit: limit.saturating_mul(spin::DEEP),
+                by_cycles,
+                syncs,
+                words,
+                cycle,
+                blocks_done,
+                blocks_total,
+            },
+        }))
     }
 
     /// The fewest cycles the busiest unit's warp instructions could take: each

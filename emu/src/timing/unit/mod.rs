@@ -112,6 +112,8 @@ pub struct Unit {
     pub spill_wait_cycles: u64,
     /// Work items completed.
     pub items_done: u64,
+    /// Blocksyncs (of a link or global) the unit was released from.
+    pub syncs: u64,
     /// Global stores and atomics of functional mode waiting for the end of the
     /// window.
     pub stores: StoreLog,
@@ -147,6 +149,7 @@ impl Unit {
             code_cycles: 0,
             spill_wait_cycles: 0,
             items_done: 0,
+            syncs: 0,
             stores: StoreLog::default(),
             activity: None,
             sampler: None,
