@@ -291,6 +291,11 @@ pub fn compile(
     if !said.is_empty() {
         eprint!("{}", spu_io::quote::escape_lines(&said));
     }
+    // A signal to the tool stops clang too: that is the tool's interruption,
+    // not a failure of clang's.
+    if !status.success() && spu_io::interrupt::requested() {
+        return Err(CudaError::Interrupted { file });
+    }
     if !status.success() {
         let status = match status.code() {
             Some(c) => format!("exit status {c}"),

@@ -1,6 +1,6 @@
 //! The data caches' shape as the machine keys give it: an L1 and each L2 bank must
-//! hold at least one set (`cache.l*_ways` lines of `cache.line_bytes`), or the
-//! configured size would mean a cache that cannot hold a line.
+//! hold a whole number of sets (`cache.l*_ways` lines of `cache.line_bytes`), at
+//! least one, or the configured size would not be the cache simulated.
 
 use crate::{Machine, MachineError};
 
@@ -33,15 +33,33 @@ impl Machine {
             ),
         ];
         for (key, kib, place, factors, set_bytes) in caches {
-            if kib == 0 || u64::from(kib) * 1024 >= set_bytes {
+            let bytes = u64::from(kib) * 1024;
+            if kib == 0 || (bytes >= set_bytes && bytes % set_bytes == 0) {
                 continue;
             }
-            return Err(MachineError::BadValue {
-                key: key.to_string(),
-                why: format!(
+            let why = if bytes < set_bytes {
+                format!(
                     "{kib} KiB is smaller than one set {place} ({factors} = {set_bytes} bytes); give `{key}` at least {} (or 0 for no cache), or make a set smaller",
                     set_bytes.div_ceil(1024)
-                ),
+                )
+            } else {
+                // The nearest sizes in whole KiB that hold whole sets.
+                let whole = |k: &u64| (k * 1024) % set_bytes == 0;
+                let below = (1..u64::from(kib)).rev().find(whole);
+                let above = (u64::from(kib) + 1..=u64::from(kib) + set_bytes).find(whole);
+                let sizes = match (below, above) {
+                    (Some(b), Some(a)) => format!("{b} or {a}"),
+                    (None, Some(a)) => a.to_string(),
+                    _ => "a multiple of it".to_string(),
+                };
+                format!(
+                    "{kib} KiB is not a whole number of sets {place} ({factors} = {set_bytes} bytes: {:.2} sets), and a cache holds whole sets; give `{key}` {sizes} (or 0 for no cache), or change the ways",
+                    bytes as f64 / set_bytes as f64
+                )
+            };
+            return Err(MachineError::BadValue {
+                key: key.to_string(),
+                why,
             });
         }
         Ok(())
@@ -80,6 +98,24 @@ mod tests {
             "{e}"
         );
         m.set("cache.l1_kib=0").unwrap();
+        assert_eq!(m.check_caches(), Ok(()));
+    }
+
+    /// A cache that is not a whole number of sets is refused (the sets were
+    /// rounded down without a word), naming the nearest sizes that are.
+    #[test]
+    fn a_cache_of_part_of_a_set_is_refused() {
+        let mut m = preset("gtx480").unwrap();
+        // 3 ways x 128 bytes = 384 bytes: 16 KiB is 42.67 sets.
+        m.set("cache.l1_ways=3").unwrap();
+        let e = m.check_caches().unwrap_err().to_string();
+        assert!(
+            e.contains("`cache.l1_kib`: 16 KiB is not a whole number of sets of the L1")
+                && e.contains("384 bytes: 42.67 sets")
+                && e.contains("give `cache.l1_kib` 15 or 18"),
+            "{e}"
+        );
+        m.set("cache.l1_kib=15").unwrap();
         assert_eq!(m.check_caches(), Ok(()));
     }
 }

@@ -275,7 +275,7 @@ machine_params! {
     transaction_bytes: u32 = 32, "memory.transaction_bytes", "bytes", Range::PowerOfTwo(4, 256),
         "coalescing segment: a warp's global access costs one transaction per distinct aligned segment (uncached Fermi accesses: 32 bytes); a power of two, as segments are found by address bits";
     l1_kib: u32 = 0, "cache.l1_kib", "KiB", Range::Int(0, 1024),
-        "L1 data cache of each SM, 0 for none (SPU: none, thesis Table 6.1; GTX 480: 16 KiB); also sets the cache's leakage in `spu-prof`. Sets = size / (ways x line): it must hold at least one";
+        "L1 data cache of each SM, 0 for none (SPU: none, thesis Table 6.1; GTX 480: 16 KiB); also sets the cache's leakage in `spu-prof`. Sets = size / (ways x line): a whole number, at least one";
     l1_ways: u32 = 4, "cache.l1_ways", "ways", Range::Int(1, 64),
         "L1 associativity (GTX 480: 4)";
     l1_latency: u32 = 24, "cache.l1_latency_cycles", "cycles", CLASS_LATENCY_RANGE,
@@ -283,7 +283,7 @@ machine_params! {
     l1_mshrs: u32 = 32, "cache.l1_mshrs", "entries", Range::Int(1, 4096),
         "outstanding L1 misses per SM; a further miss waits for the earliest to complete (GPGPU-Sim 3.x GTX 480: 32, `-gpgpu_cache:dl1 ...,A:32:8`; 4.x: 64); merges into an outstanding miss are not limited";
     l2_kib: u32 = 0, "cache.l2_kib", "KiB", Range::Int(0, 65_536),
-        "shared L2 cache, 0 for none (SPU: none; GTX 480: 768 KiB); also sets the leakage of the L2 and of the network that reaches it in `spu-prof`. Split into `cache.l2_banks` banks by line address, each of size / banks / (ways x line) sets: it must hold at least one";
+        "shared L2 cache, 0 for none (SPU: none; GTX 480: 768 KiB); also sets the leakage of the L2 and of the network that reaches it in `spu-prof`. Split into `cache.l2_banks` banks by line address, each of size / banks / (ways x line) sets: a whole number, at least one";
     l2_banks: u32 = 12, "cache.l2_banks", "banks", Range::Int(1, 256),
         "L2 banks, chosen by line address modulo the count (GTX 480: 6 memory partitions x 2 sub-partitions = 12)";
     l2_ways: u32 = 8, "cache.l2_ways", "ways", Range::Int(1, 64),

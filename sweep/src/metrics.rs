@@ -251,6 +251,14 @@ impl Catalogue {
                     .iter()
                     .any(|s| k.len() > s.len() && k.starts_with(s))
         };
+        // Every count, time, energy and machine value is at least zero.
+        let negative = |v: &Json| v.as_f64().is_some_and(|x| x < 0.0);
+        if let Some((key, value)) = metrics.iter().find(|(k, v)| numeric(k) && negative(v)) {
+            return Err(format!(
+                "its metric `{}` holds {value}, but no metric is negative",
+                spu_io::quote::shorten(key)
+            ));
+        }
         let Some((key, value)) = metrics.iter().find(|(k, v)| numeric(k) && !v.is_number()) else {
             return Ok(());
         };

@@ -40,7 +40,7 @@ impl Status {
 pub struct Record {
     pub id: String,
     pub status: Status,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub metrics: Metrics,
     /// Why a failed run failed (one line), then its details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,6 +53,32 @@ pub struct Record {
     pub wall_s: f64,
     pub host: String,
     pub tool_version: String,
+}
+
+/// Reads a record's metrics, refusing a key given twice (a JSON map keeps the
+/// last without a word; a record the sweep wrote never repeats one).
+fn unique_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Metrics, D::Error> {
+    struct Unique;
+    impl<'de> serde::de::Visitor<'de> for Unique {
+        type Value = Metrics;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of metrics")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Metrics, A::Error> {
+            let mut metrics = Metrics::new();
+            while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
+                if metrics.contains_key(&key) {
+                    return Err(serde::de::Error::custom(format!(
+                        "the metric `{}` is given twice",
+                        spu_io::quote::shorten(&spu_io::quote::escape(&key))
+                    )));
+                }
+                metrics.insert(key, value);
+            }
+            Ok(metrics)
+        }
+    }
+    d.deserialize_map(Unique)
 }
 
 /// A run record that exists but cannot be read (cut short, edited, another

@@ -219,3 +219,32 @@ fn a_string_for_a_number_makes_a_damaged_record() {
         "{text}"
     );
 }
+
+/// A record no run writes is damaged too: a negative count (`"cycles": -5`),
+/// or a metric given twice (JSON keeps the last without a word).
+#[test]
+fn a_negative_or_repeated_metric_makes_a_damaged_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let (record, mut r) = one_record(tmp);
+    let good = std::fs::read_to_string(&record).unwrap();
+    r["metrics"]["cycles"] = (-5).into();
+    std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
+    let out = sweep(tmp, &["status", "ok.sweep"]);
+    let text = clean("status", &out);
+    assert!(
+        text.contains("damaged record `")
+            && text.contains("its metric `cycles` holds -5, but no metric is negative")
+            && text.contains("remaining  1"),
+        "{text}"
+    );
+    let twice = good.replacen("\"metrics\": {", "\"metrics\": {\"cycles\": 1,", 1);
+    assert_ne!(twice, good, "the record has a metrics object");
+    std::fs::write(&record, twice).unwrap();
+    let out = sweep(tmp, &["status", "ok.sweep"]);
+    let text = clean("status", &out);
+    assert!(
+        text.contains("damaged record `") && text.contains("the metric `cycles` is given twice"),
+        "{text}"
+    );
+}

@@ -102,4 +102,10 @@ fn axis_values_given_twice_are_refused() {
         r.contains("spec.toml:6:") && r.contains("`D.N = 128` twice"),
         "{r}"
     );
+    // One file named two ways is one value.
+    let r = refused("[[axis]]\nkernel = [\"vecadd.spu\", \"./vecadd.spu\"]\n");
+    assert!(
+        r.contains("spec.toml:2:") && r.contains("`kernel = vecadd.spu` twice"),
+        "{r}"
+    );
 }

@@ -784,8 +784,9 @@ fn a_clang_limit_that_is_not_a_number_is_refused() {
     }
 }
 
-/// A tool ended by SIGTERM, SIGINT or SIGHUP while clang runs stops clang and
-/// removes clang's temporary folder (SIGKILL cannot be caught, and leaves it).
+/// A tool ended by SIGTERM, SIGINT or SIGHUP while clang runs stops clang,
+/// removes clang's temporary folder (SIGKILL cannot be caught, and leaves it)
+/// and says it was interrupted (not that clang failed).
 #[cfg(unix)]
 #[test]
 fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
@@ -819,7 +820,7 @@ fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
             .env("SPU_CLANG", &fake)
             .env("TMPDIR", tmp.path())
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         // Until clang runs in its folder.
@@ -849,6 +850,15 @@ fn a_signal_while_clang_runs_leaves_no_temporary_folder() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
         assert!(!status.success(), "{bin} SIG{signal}");
+        // The tool was interrupted; clang did not fail.
+        let mut said = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+        assert!(
+            said.contains("interrupted while compiling `k.cu`")
+                && !said.contains("could not compile")
+                && !said.contains("cannot include"),
+            "{bin} SIG{signal}: {said}"
+        );
         assert_eq!(
             leftovers(tmp.path()),
             Vec::<String>::new(),

@@ -61,3 +61,31 @@ fn a_binary_with_a_seed_above_the_limit_is_refused_naming_its_buffer() {
         }
     }
 }
+
+/// The reader refuses a NaN or infinite initialiser, which no source gives and
+/// no buffer holds (`spu-asm -d` wrote `random(7, -1.0, NaN)`, which does not
+/// assemble again).
+#[test]
+fn a_binary_with_a_non_finite_initialiser_is_refused_naming_its_buffer() {
+    let hi: f64 = 0.328125;
+    let src = format!(".global .f32 A[4] = random(7, -1.0, {hi});\n.entry k {{\n    exit;\n}}\n");
+    let bin = spu_asm::assemble("t.spu", &src).expect("assembles").0;
+    let at = bin
+        .windows(8)
+        .position(|w| w == hi.to_le_bytes())
+        .expect("the bound is stored");
+    for (value, shown) in [(f64::NAN, "NaN"), (f64::INFINITY, "inf")] {
+        let mut bad = bin.clone();
+        bad[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        let err = spu_isa::format::read_module(&bad)
+            .expect_err("a non-finite bound is refused")
+            .to_string();
+        assert!(
+            err.contains(&format!(
+                "buffer `A` has random hi {shown} (initialisers are finite numbers)"
+            )),
+            "{err}"
+        );
+    }
+    spu_isa::format::read_module(&bin).expect("the original reads");
+}

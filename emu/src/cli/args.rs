@@ -137,27 +137,44 @@ impl RunArgs {
         if let Some(p) = &self.passes {
             m.set(&format!("passes.mode={p}"))?;
         }
-        for s in &self.sets {
+        for (n, s) in self.sets.iter().enumerate() {
             let before = m.clone();
             m.set_from_command_line(s)?;
-            self.check_shortcut(s, &before, &m)?;
+            self.check_shortcut(s, &self.sets[..n], &before, &m)?;
         }
         m.check_caches()?;
         Ok(m)
     }
 
     /// Refuses `--set KEY=VALUE` (taking `before` to `after`) when a shortcut option
-    /// set KEY and the assignment changed its value.
+    /// or an `earlier` `--set` set KEY and the assignment changed its value (the
+    /// last would win without a word).
     fn check_shortcut(
         &self,
         set: &str,
+        earlier: &[String],
         before: &Machine,
         after: &Machine,
     ) -> Result<(), MachineError> {
-        let Some((key, _)) = set.split_once('=') else {
+        let key_of = |s: &str| s.split_once('=').map(|(k, _)| k.trim().to_string());
+        let Some(key) = key_of(set) else {
             return Ok(());
         };
-        let key = key.trim();
+        let key = key.as_str();
+        let (first, second) = (before.value_text(key), after.value_text(key));
+        if let Some(e) = earlier.iter().rfind(|e| key_of(e).as_deref() == Some(key))
+            && first != second
+        {
+            return Err(MachineError::Conflict {
+                option: format!(
+                    "`--set {}` sets `{key}` to {}",
+                    machine::param::shorten(e),
+                    first.unwrap_or_default()
+                ),
+                assignment: machine::param::shorten(set),
+                second: second.unwrap_or_default(),
+            });
+        }
         let shortcuts = [
             (
                 "--grid",
@@ -176,7 +193,6 @@ impl RunArgs {
         else {
             return Ok(());
         };
-        let (first, second) = (before.value_text(key), after.value_text(key));
         if first == second {
             return Ok(());
         }
@@ -294,5 +310,28 @@ mod tests {
             .machine()
             .unwrap();
         assert_eq!(m.grid_cols, 2);
+    }
+
+    /// Two `--set`s of one key with different values are refused (the last won
+    /// without a word); the same value twice is kept.
+    #[test]
+    fn a_key_set_twice_to_different_values_is_refused() {
+        let e = args(
+            None,
+            None,
+            &["sm.schedulers=2", "grid.cols=3", "sm.schedulers=4"],
+        )
+        .machine()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("`--set sm.schedulers=2` sets `sm.schedulers` to 2")
+                && e.contains("`--set sm.schedulers=4` sets it to 4; give only one of them"),
+            "{e}"
+        );
+        let m = args(None, None, &["sm.schedulers=2", " sm.schedulers = 2"])
+            .machine()
+            .unwrap();
+        assert_eq!(m.sm_schedulers, 2);
     }
 }

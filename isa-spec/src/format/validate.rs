@@ -66,6 +66,25 @@ pub fn check(m: &Module) -> Result<(), FormatError> {
             b.name
         )));
     }
+    // The assembler writes finite numbers only; a NaN or infinity could not be
+    // written back as source (`spu-asm -d`), and no buffer can hold one.
+    if let Some((b, what, v)) = m.buffers.iter().find_map(|b| {
+        let values = match b.init {
+            Init::Const(v) => vec![("const", v)],
+            Init::Ramp { start, step } => vec![("ramp start", start), ("ramp step", step)],
+            Init::Random { lo, hi, .. } => vec![("random lo", lo), ("random hi", hi)],
+            _ => vec![],
+        };
+        values
+            .into_iter()
+            .find(|(_, v)| !v.is_finite())
+            .map(|(what, v)| (b, what, v))
+    }) {
+        return Err(FormatError::Invalid(format!(
+            "buffer `{}` has {what} {v} (initialisers are finite numbers)",
+            b.name
+        )));
+    }
     check_debug(m)?;
     let len = m.code.len() as u32;
     for (pc, word) in m.code.iter().enumerate() {

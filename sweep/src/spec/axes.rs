@@ -176,7 +176,21 @@ impl Walker {
         fn point(columns: &[Column], i: usize) -> Vec<(String, String)> {
             let mut p: Vec<(String, String)> = columns
                 .iter()
-                .map(|c| (c.field.spec_key(), c.values[i].text.clone()))
+                .map(|c| {
+                    let text = &c.values[i].text;
+                    let value = match c.field {
+                        // `./k.spu`, `k.spu` and `sub//k.spu` name one file.
+                        Field::Kernel | Field::Machine | Field::Model => {
+                            let path: std::path::PathBuf = std::path::Path::new(text)
+                                .components()
+                                .filter(|c| !matches!(c, std::path::Component::CurDir))
+                                .collect();
+                            path.display().to_string()
+                        }
+                        _ => text.clone(),
+                    };
+                    (c.field.spec_key(), value)
+                })
                 .collect();
             p.sort();
             p
