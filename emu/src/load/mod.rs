@@ -2,15 +2,17 @@
 //! resolving parameters, laying out and initialising buffers ([`init`], [`npy`],
 //! [`npy_header`]),
 //! decoding the code and evaluating DMA descriptors into an [`Image`]
-//! ([`image`]), and planning which unit does what in which pass ([`plan`]).
+//! ([`image`]; its checks in `checks`, parameters in `params`), and planning which unit does what in which pass ([`plan`]).
 //!
 //! Layer 3: may use [`crate::machine`] and [`crate::exec`].
 
+mod checks;
 pub mod image;
 pub mod init;
 pub mod kernel;
 pub mod npy;
 pub mod npy_header;
+mod params;
 pub mod plan;
 
 pub use image::{DmaPlan, Image, LaunchDims, LoadError, LoadOptions, load};

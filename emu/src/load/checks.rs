@@ -1,0 +1,241 @@
+//! What a run must satisfy before it starts, beyond the launch's own limits:
+//! the kernel's `.assert` preconditions, 32-bit words where the machine moves
+//! words (parameters, DMA), the size of the state the run would allocate, and
+//! whether the kernel fits the machine (a GPU has no CBs, IUs or DMA engines).
+
+use super::image::{LoadError, MAX_STATE_BYTES};
+use crate::exec::ops::Program;
+use crate::machine::{Boundary, Machine, PassMode};
+use spu_isa::Ty;
+use spu_isa::format::{Expr, Module};
+
+/// Refuses the run when an `.assert` of the kernel does not hold with the final
+/// parameter values.
+pub(super) fn check_preconditions(
+    module: &Module,
+    value_of: &dyn Fn(u16) -> Option<i64>,
+    eval: &dyn Fn(&Expr, &str) -> Result<i64, LoadError>,
+) -> Result<(), LoadError> {
+    for a in &module.preconditions {
+        let names = |i: u16| module.param_name(i);
+        let what = format!("the precondition `{}`", a.display(&names));
+        let (l, r) = (eval(&a.lhs, &what)?, eval(&a.rhs, &what)?);
+        if a.op.holds(l, r) {
+            continue;
+        }
+        let values: Vec<String> = a
+            .params()
+            .into_iter()
+            .map(|i| match value_of(i) {
+                Some(v) => format!("{} = {v}", names(i)),
+                None => format!("{} unset", names(i)),
+            })
+            .collect();
+        return Err(LoadError::Precondition {
+            message: spu_io::quote::escape(&a.message).to_string(),
+            condition: a.display(&names),
+            values: if values.is_empty() {
+                "any parameters".into()
+            } else {
+                values.join(", ")
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Kernel parameters hold 32-bit values (their defaults and `-D` values are 32-bit
+/// patterns; a 64-bit entry parameter bound to one is zero- or sign-extended); other
+/// parameter types are refused here with the declaration's name. Buffers and shared
+/// arrays may have any element type: they are byte-addressed and packed by element
+/// size. DMA moves 32-bit words, so a buffer a `.dma` descriptor names must have a
+/// 32-bit element type.
+pub(super) fn check_word_types(module: &Module) -> Result<(), LoadError> {
+    let word = |t: Ty| t.bits() == 32;
+    if let Some(p) = module.params.iter().find(|p| p.ty.bits() < 32) {
+        return Err(LoadError::Machine(format!(
+            "parameter `{}` is .{}: kernel parameters are 32- or 64-bit (.u32, .s32, .b32, .f32, .u64, .s64, .b64, .f64); declare it with one of those types",
+            p.name, p.ty
+        )));
+    }
+    for d in &module.dma {
+        if let Some(b) = module.buffers.get(usize::from(d.buffer))
+            && !word(b.ty)
+        {
+            return Err(LoadError::Machine(format!(
+                "`.dma {}` moves buffer `{}`, which is .{}: DMA engines move 32-bit words; declare the buffer .u32, .s32, .b32 or .f32",
+                d.side, b.name, b.ty
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Estimates, before anything is allocated for the run, the memory of every unit's
+/// warps (registers, scoreboards, stacks) and shared memory, the CBs and the
+/// per-instruction counters, and refuses runs above [`MAX_STATE_BYTES`].
+pub(super) fn check_state_size(
+    machine: &Machine,
+    program: &Program,
+    grid: [u32; 2],
+    threads: u64,
+    iu_threads: u32,
+    shared_bytes: u32,
+) -> Result<(), LoadError> {
+    /// A warp's bookkeeping besides its registers (stack, scoreboard, state).
+    const WARP_OVERHEAD: u64 = 1 << 10;
+    /// A unit's own state (counters, pipelines, schedulers, ports).
+    const UNIT_OVERHEAD: u64 = 4 << 10;
+    /// Counters and decoded form of one instruction.
+    const PER_INSTRUCTION: u64 = 640;
+    let slots = program.layout.slots() as u64;
+    let regs = u64::from(program.layout.general);
+    let warp = slots * 32 * 4 + regs * 16 + WARP_OVERHEAD;
+    let (cols, rows) = (u64::from(machine.grid_cols), u64::from(machine.grid_rows));
+    let sms = cols * rows;
+    let busy_sms = sms.min(u64::from(grid[0]) * u64::from(grid[1]));
+    // A GPU has SMs only: no boundary units and no CBs.
+    let gpu = machine.is_gpu();
+    // With a fold every boundary lane runs its own work.
+    let [fx, fy] = if gpu { [1, 1] } else { machine.fold() };
+    let boundary = if gpu {
+        0
+    } else {
+        2 * (cols * u64::from(fx) + rows * u64::from(fy))
+    };
+    // A GPU SM holds several resident blocks.
+    let resident = if gpu {
+        let demand = crate::machine::occupancy::BlockDemand {
+            threads: u32::try_from(threads).unwrap_or(u32::MAX),
+            registers: u32::from(program.layout.general),
+            shared_bytes,
+        };
+        u64::from(crate::machine::occupancy::occupancy(machine, demand).blocks)
+    } else {
+        u64::from(fx * fy)
+    };
+    let per_sm = resident * (threads.div_ceil(32) * warp + u64::from(shared_bytes)) + UNIT_OVERHEAD;
+    let per_boundary = u64::from(iu_threads).div_ceil(32) * warp + UNIT_OVERHEAD;
+    let links = if gpu {
+        0
+    } else {
+        let (w, h) = (cols * u64::from(fx), rows * u64::from(fy));
+        w * (h + 1) + h * (w + 1)
+    };
+    let cbs = 2 * links * u64::from(machine.cb_size_kib) * 1024;
+    let instructions = program.len() as u64;
+    let per_code = instructions * PER_INSTRUCTION;
+    let total = busy_sms * per_sm
+        + (sms - busy_sms) * UNIT_OVERHEAD
+        + boundary * per_boundary
+        + cbs
+        + per_code;
+    if total > MAX_STATE_BYTES {
+        return Err(LoadError::StateTooLarge {
+            total,
+            busy_sms,
+            per_sm,
+            boundary,
+            per_boundary,
+            cbs,
+            instructions,
+            per_code,
+        });
+    }
+    Ok(())
+}
+
+/// Checks the kernel against the machine's boundary and pass configuration.
+pub(super) fn check_machine_fit(
+    module: &Module,
+    program: &Program,
+    m: &Machine,
+    grid: [u32; 2],
+) -> Result<(), LoadError> {
+    let geo = crate::load::plan::Geometry::new(m, grid);
+    let [nx, ny] = geo.passes();
+    let passes = nx * ny;
+    let has_iu = module.iu_entry.is_some();
+    let has_dma = !module.dma.is_empty();
+    if m.is_gpu() {
+        crate::machine::occupancy::check_gpu_fit(m, has_iu, has_dma, program.uses_cbs())
+            .map_err(LoadError::Machine)?;
+        return Ok(());
+    }
+    match m.boundary {
+        Boundary::Iu if has_dma && !has_iu => {
+            return Err(LoadError::Machine(
+                "the kernel declares DMA descriptors but no IU code, and the machine has Interface Units; run it with `--boundary dma`".into(),
+            ));
+        }
+        Boundary::Dma if has_iu && !has_dma => {
+            return Err(LoadError::Machine(
+                "the kernel has IU code but no DMA descriptors, and the machine has DMA engines; run it with `--boundary iu` or add `.dma` descriptors".into(),
+            ));
+        }
+        _ => {}
+    }
+    // A partial pass hands its east or south role to the position past its last
+    // block; with a fold that runs only in slot 0 of an SM holding no blocks.
+    let sides: Vec<spu_isa::Side> = match m.boundary {
+        Boundary::Iu if has_iu => spu_isa::Side::ALL.to_vec(),
+        Boundary::Iu => Vec::new(),
+        Boundary::Dma => module.dma.iter().map(|d| d.side).collect(),
+    };
+    if m.is_folded()
+        && let Some(r) = crate::load::plan::stranded_role(geo, &sides)
+    {
+        let [fx, fy] = m.fold();
+        let (w, h) = (geo.width(), geo.height());
+        let work = match m.boundary {
+            Boundary::Iu => "IU code",
+            Boundary::Dma => "DMA descriptor",
+        };
+        let (along, need) = if r.side == spu_isa::Side::East {
+            (
+                "row",
+                format!("a last pass column a multiple of {fx} blocks wide and `sm.fold_y=1`"),
+            )
+        } else {
+            (
+                "column",
+                format!("a last pass row a multiple of {fy} blocks high and `sm.fold_x=1`"),
+            )
+        };
+        let one_pass = if grid[0] % fx == 0 && grid[1] % fy == 0 {
+            format!("`--grid {}x{}` (one pass), ", grid[0] / fx, grid[1] / fy)
+        } else {
+            String::new()
+        };
+        return Err(LoadError::Machine(format!(
+            "with `sm.fold_x` x `sm.fold_y` = {fx}x{fy} blocks per SM a pass covers {w}x{h} blocks on the {}x{} grid, and pass ({}, {}) of the launch's {}x{} blocks holds only {}x{}: its {} {work} for block {along} {} falls on position ({}, {}), slot {} of SM ({}, {}), and an SM runs a partial pass's boundary work only in slot 0 with no blocks beside it; use {one_pass}a multiple of {w}x{h} blocks, {need}, or `sm.fold_x=1` and `sm.fold_y=1`",
+            m.grid_cols,
+            m.grid_rows,
+            r.pass[0],
+            r.pass[1],
+            grid[0],
+            grid[1],
+            r.blocks[0],
+            r.blocks[1],
+            r.side,
+            if r.side == spu_isa::Side::East {
+                r.pass[1] * h + r.position[1]
+            } else {
+                r.pass[0] * w + r.position[0]
+            },
+            r.position[0],
+            r.position[1],
+            r.slot,
+            r.sm[0],
+            r.sm[1],
+        )));
+    }
+    let global_sync = program.uses_global_sync();
+    if global_sync && passes > 1 && m.pass_mode == PassMode::Overlapped {
+        return Err(LoadError::Machine(format!(
+            "the kernel uses global `bar.blocksync` and needs {passes} passes on a {}x{} grid; global blocksync is ill-defined with overlapped passes (thesis 4.3): run with `--passes sequential`, use a larger `--grid`, or use directional blocksync",
+            m.grid_cols, m.grid_rows
+        )));
+    }
+    Ok(())
+}
