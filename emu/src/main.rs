@@ -147,11 +147,17 @@ fn run(cli: &Cli) -> Result<()> {
             "`--html` replays the run over time, which --functional does not model; drop --functional"
         );
     }
-    // Standard output carrying data (JSON, a trace, a page, an SVG) gets nothing else.
-    let stdout_carries_data = [&cli.run.stats, &cli.trace, &cli.html, &cli.timeline]
-        .into_iter()
-        .flatten()
-        .any(|p| spu_io::output::is_stdout(p));
+    // Standard output carrying data (JSON, a trace, a page, an SVG, an array) gets
+    // nothing else.
+    let dumped_to_stdout = cli.run.dumps.iter().any(|d| {
+        d.split_once('=')
+            .is_some_and(|(_, file)| spu_io::output::is_stdout(std::path::Path::new(file)))
+    });
+    let stdout_carries_data = dumped_to_stdout
+        || [&cli.run.stats, &cli.trace, &cli.html, &cli.timeline]
+            .into_iter()
+            .flatten()
+            .any(|p| spu_io::output::is_stdout(p));
     let mut control = cli.run.control();
     control.activity = cli.timeline.is_some();
     let page_only_samples = cli.html.is_some() && page::record(&mut control);

@@ -146,19 +146,26 @@ fn printf_limit_is_checked() {
 
 /// A failed compare-and-swap stores, but changes nothing: a warp spinning on a lock
 /// its own lane 0 holds is stopped by the spin limit in both modes (it used to run
-/// until `--max-cycles`, hours in timing mode).
+/// until `--max-cycles`, hours in timing mode). It waits for its atomics: in
+/// timing mode on memory latency, so cycles count; in functional mode for the
+/// end of a window of scheduling rounds, so rounds count, 32 warp instructions
+/// each (counting its few instructions alone took minutes at the default limit).
 #[test]
 fn a_compare_and_swap_lock_that_starves_its_holder_stops_in_both_modes() {
-    for mode in [Some("--functional"), None] {
+    for (mode, clock) in [
+        (
+            Some("--functional"),
+            "3 125 scheduling rounds (of 32 warp instructions' worth each)",
+        ),
+        (None, "100 000 cycles"),
+    ] {
         let mut args = vec!["-q", "--spin-limit", "100000", "--threads", "2"];
         args.extend(mode);
         let (code, err) = run_kernel("emu/tests/faults/cas_spin.spu", &args);
         assert_eq!(code, Some(1), "{mode:?}:\n{err}");
         assert!(
-            err.contains(&format!(
-                "100 000 {} passed without a change to global memory",
-                measure(mode)
-            )) && err.contains("0 of 1 blocks finished")
+            err.contains(&format!("{clock} passed without a change to global memory"))
+                && err.contains("0 of 1 blocks finished")
                 && err.contains("spin lock"),
             "{mode:?}:\n{err}"
         );
@@ -328,6 +335,25 @@ fn iterative_kernels_that_synchronise_run_unless_they_stay_in_place_too_long() {
         assert_eq!(code, Some(1), "{mode:?}:\n{err}");
         assert!(
             err.contains("changing only the same 128 words") && err.contains("0 of 4 blocks"),
+            "{mode:?}:\n{err}"
+        );
+    }
+}
+
+/// A launch of several passes keeps each tile a pass sends on for the next: a
+/// pass that synchronises forever filled memory without bound (gigabytes in a
+/// minute, before the spin limit could stop it). The tiles count against the
+/// global memory the buffers leave, and the run stops when they outgrow it.
+#[test]
+fn spilled_tiles_of_an_endless_pass_are_bounded_by_global_memory() {
+    for mode in [Some("--functional"), None] {
+        let mut args = vec!["-q", "--grid", "1x1", "--set", "memory.global_mib=1"];
+        args.extend(mode);
+        let (code, err) = run_kernel("emu/tests/faults/cb_forever.spu", &args);
+        assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("error: the virtual IUs spilled 249 CB tiles (2 MiB), more than the 1 MiB of global memory the buffers leave (0 of 2 blocks finished)")
+                && err.contains("look for a loop that never ends"),
             "{mode:?}:\n{err}"
         );
     }

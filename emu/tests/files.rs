@@ -256,6 +256,28 @@ fn stats_on_standard_output_are_pure_json() {
     );
 }
 
+/// A dump to standard output (`-` or `/dev/stdout`) is the array alone: the
+/// summary and the kernel's printf output go to standard error (they were
+/// appended to the `.npy`, which then did not load again).
+#[test]
+fn a_dump_on_standard_output_is_the_array_alone() {
+    for to in ["-", "/dev/stdout"] {
+        let out = emu(&["samples/cuda/printf_nvcc.spu", "--dump", &format!("X={to}")]);
+        assert!(out.status.success(), "{to}: {}", text(&out.stderr));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("x.npy");
+        std::fs::write(&file, &out.stdout).unwrap();
+        let words =
+            spu_emu::load::npy::read(&file, "X", spu_isa::Ty::F32, &[100]).expect("only the array");
+        assert_eq!(f32::from_bits(words[0]), -3.25, "{to}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("block 0 thread  0:") && err.contains("kernel     _Z5helloPKfi"),
+            "{to}: {err}"
+        );
+    }
+}
+
 #[test]
 fn endless_and_huge_inputs_stop_at_the_limit() {
     let dir = tempfile::tempdir().unwrap();

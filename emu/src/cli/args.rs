@@ -67,7 +67,8 @@ pub struct RunArgs {
     )]
     pub max_instructions: u64,
     /// Stop with an error when one unit issues this many warp instructions (in
-    /// timing mode also: this many cycles pass) without any change to global
+    /// timing mode also: this many cycles pass; with --functional, scheduling
+    /// rounds count as 32 warp instructions each) without any change to global
     /// memory (a store or atomic that writes a new value), finished block or
     /// blocksync anywhere (a kernel spinning on a flag nobody sets, or on a lock
     /// with compare-and-swap), or pass with no finished block or blocksync and

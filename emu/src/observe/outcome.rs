@@ -11,6 +11,25 @@ use crate::observe::counters::Traffic;
 use crate::observe::counters::{ComponentCounts, StallReason};
 use spu_isa::Side;
 
+// The spin check's weights (`--spin-limit`, `timing::grid::spin`), which its
+// messages state.
+
+/// How many times the spin limit the synchronising clock allows.
+pub const DEEP: u64 = 16;
+
+/// Warp instructions a blocksync weighs on the synchronising clock: a loop of
+/// nothing but syncs reaches the limit after about 2^20 of them (at the default
+/// limit), a step of real work between syncs is hardly shortened.
+pub const SYNC_WEIGHT: u64 = 1024;
+
+/// Warp instructions a scheduling round of `--functional` weighs at least: a
+/// warp waiting for an atomic waits for the end of a window of
+/// `latency_cycles.blocksync` rounds (16 by default, about 512 on this clock, as
+/// timing mode's cycles count a DRAM latency), so a loop of atomics reaches the
+/// limit in about as many iterations in both modes, where counting its few
+/// instructions alone took minutes.
+pub const ROUND_WEIGHT: u64 = 32;
+
 /// Why a run stopped early.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
@@ -87,6 +106,17 @@ pub enum Stop {
         words: u64,
         /// The cycle it stopped at; `None` in functional mode, which has no cycles.
         cycle: Option<u64>,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
+    /// The virtual IUs' spilled CB tiles (`bytes` in `tiles`) outgrew the
+    /// global memory the buffers leave (`room` bytes of `memory.global_mib`): a
+    /// launch of several passes keeps each tile a pass sends on until the run
+    /// ends, so a pass that synchronises forever fills any memory.
+    SpillFull {
+        bytes: u64,
+        tiles: u64,
+        room: u64,
         blocks_done: u64,
         blocks_total: u64,
     },

@@ -11,7 +11,7 @@ use crate::load::Image;
 use crate::load::kernel::Kernel;
 use crate::load::plan::Role;
 use crate::machine::UnitLabel;
-use crate::observe::outcome::{CbLink, Stop};
+use crate::observe::outcome::{CbLink, DEEP, ROUND_WEIGHT, SYNC_WEIGHT, Stop};
 use crate::observe::report::grouped;
 use spu_isa::Side;
 use std::fmt::Write;
@@ -349,9 +349,8 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
             let _ = writeln!(
                 s,
-                "error: {} {} passed without a change to global memory, a finished block or a blocksync anywhere ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
-                grouped(*limit),
-                spun(*by_cycles),
+                "error: {} passed without a change to global memory, a finished block or a blocksync anywhere ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
+                spun(*limit, *by_cycles, cycle.is_none()),
             );
             note(
                 &mut s,
@@ -376,9 +375,8 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             };
             let _ = writeln!(
                 s,
-                "error: {} {} passed without a finished block or a blocksync anywhere, and the last of them changed global memory only in words changed before, {what} in all ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that rewrites a counter, a flag or an array over and over",
-                grouped(*limit),
-                spun(*by_cycles),
+                "error: {} passed without a finished block or a blocksync anywhere, and the last of them changed global memory only in words changed before, {what} in all ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that rewrites a counter, a flag or an array over and over",
+                spun(*limit, *by_cycles, cycle.is_none()),
             );
             note(
                 &mut s,
@@ -398,9 +396,13 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
         } => {
             let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
             let clock = if *by_cycles {
-                "cycles"
+                spun(*limit, true, cycle.is_none())
             } else {
-                "warp instructions of one unit (a blocksync it takes part in counting as 1 024)"
+                format!(
+                    "{} warp instructions of one unit (a blocksync it takes part in counting as {})",
+                    grouped(*limit),
+                    grouped(SYNC_WEIGHT)
+                )
             };
             let what = match words {
                 0 => "changing no global memory".to_string(),
@@ -409,16 +411,39 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             };
             let _ = writeln!(
                 s,
-                "error: {} {clock} passed with {} blocksyncs but no finished block, {what} ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that synchronises forever",
-                grouped(*limit),
+                "error: {clock} passed with {} blocksyncs but no finished block, {what} ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that synchronises forever",
                 grouped(*syncs),
             );
             note(
                 &mut s,
                 2,
-                "help: syncs alone are not progress; a kernel that really iterates that long in place, synchronising each step without finishing a block or writing a new word, needs a larger --spin-limit (this check allows 16 times it; 0 turns the checks off)",
+                &format!(
+                    "help: syncs alone are not progress; a kernel that really iterates that long in place, synchronising each step without finishing a block or writing a new word, needs a larger --spin-limit (this check allows {} times it; 0 turns the checks off)",
+                    DEEP
+                ),
             );
             lock_note(&mut s, image);
+        }
+        Stop::SpillFull {
+            bytes,
+            tiles,
+            room,
+            blocks_done,
+            blocks_total,
+        } => {
+            let mib = |b: u64| grouped(b.div_ceil(1 << 20));
+            let _ = writeln!(
+                s,
+                "error: the virtual IUs spilled {} CB tiles ({} MiB), more than the {} MiB of global memory the buffers leave ({blocks_done} of {blocks_total} blocks finished): the launch runs in several passes, and each tile a pass sends on is kept for the next, so a pass that synchronises in an endless loop fills any memory",
+                grouped(*tiles),
+                mib(*bytes),
+                mib(*room),
+            );
+            note(
+                &mut s,
+                2,
+                "help: look for a loop that never ends (each sync on a link at a pass boundary spills a tile); a kernel that really sends that much on needs a larger `memory.global_mib`, a grid with fewer passes (`--grid`), or `--set viu.spill=written` (only the words written are kept)",
+            );
         }
         Stop::CycleLimit {
             limit,
@@ -454,13 +479,18 @@ fn lock_note(s: &mut String, image: &Image) {
 /// Why a lock between threads of one warp never ends here.
 const SPIN_LOCK_NOTE: &str = "note: a spin lock that threads of one warp take in turn never ends here: the threads of a warp that branch apart run one side at a time until they meet again (as on GPUs before Volta), so the spinning side can starve the lock holder; take such locks with one thread per warp";
 
-/// What a spin limit counted: the warp instructions of the unit that issued most,
-/// or (timing mode, a loop waiting on memory latency) cycles.
-fn spun(by_cycles: bool) -> &'static str {
-    if by_cycles {
-        "cycles"
-    } else {
-        "warp instructions of one unit"
+/// How far a spin limit counted: the warp instructions of the unit that issued
+/// most, or (a loop waiting on memory latency or on its atomics) cycles, in
+/// functional mode scheduling rounds, which weigh [`ROUND_WEIGHT`] warp
+/// instructions each.
+fn spun(limit: u64, by_cycles: bool, functional: bool) -> String {
+    match (by_cycles, functional) {
+        (false, _) => format!("{} warp instructions of one unit", grouped(limit)),
+        (true, false) => format!("{} cycles", grouped(limit)),
+        (true, true) => format!(
+            "{} scheduling rounds (of {ROUND_WEIGHT} warp instructions' worth each)",
+            grouped(limit / ROUND_WEIGHT),
+        ),
     }
 }
 

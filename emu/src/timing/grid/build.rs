@@ -72,6 +72,15 @@ impl<'a> Grid<'a> {
         let agents = if gpu.is_some() { n } else { geo.agents() };
         let global_sync = image.program.uses_global_sync();
         let window = timing.dram_window();
+        // Spilled tiles live in the runtime's region of global memory, beside the
+        // buffers.
+        let buffers: u64 = image
+            .memory
+            .regions()
+            .iter()
+            .map(|r| u64::from(r.bytes()))
+            .sum();
+        let spill_room = (u64::from(machine.global_mib) << 20).saturating_sub(buffers);
         Grid {
             memory: Arc::new(std::mem::take(&mut image.memory)),
             threads: 1,
@@ -98,6 +107,8 @@ impl<'a> Grid<'a> {
             post_seq: 0,
             waves: WaveCache::new(),
             spills: SpillStore::new(),
+            spilled: 0,
+            spill_room,
             blocks_done: 0,
             global_syncs: 0,
             link_syncs: 0,

@@ -104,6 +104,10 @@ pub struct Grid<'a> {
     post_seq: u64,
     waves: WaveCache,
     spills: SpillStore,
+    /// Bytes of spilled tiles kept (words and their written bits), and the
+    /// global memory the buffers leave for them (`memory.global_mib`).
+    spilled: u64,
+    spill_room: u64,
     blocks_total: u64,
     blocks_done: u64,
     global_syncs: u64,

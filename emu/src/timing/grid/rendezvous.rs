@@ -30,7 +30,17 @@ impl Grid<'_> {
                 Ok((w, tile)) => {
                     self.units[u].wake = w;
                     if let Some((stream, tile)) = tile {
+                        self.spilled += tile.words.len() as u64 * 4 + tile.valid.len() as u64 * 8;
                         self.spills.entry(stream).or_default().tiles.push(tile);
+                        if self.spilled > self.spill_room {
+                            return Err(Box::new(Stop::SpillFull {
+                                bytes: self.spilled,
+                                tiles: self.spills.values().map(|s| s.tiles.len() as u64).sum(),
+                                room: self.spill_room,
+                                blocks_done: self.blocks_done,
+                                blocks_total: self.blocks_total,
+                            }));
+                        }
                     }
                 }
                 Err(f) => return Err(self.engine_stop(u, f, at)),

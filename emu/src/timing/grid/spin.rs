@@ -20,15 +20,8 @@
 //! change to a word it has not seen is work, which resets every clock.
 
 use crate::exec::memory::GlobalMemory;
+pub(super) use crate::observe::outcome::{DEEP, ROUND_WEIGHT, SYNC_WEIGHT};
 use std::sync::Arc;
-
-/// How many times the spin limit the synchronising clock allows.
-pub(super) const DEEP: u64 = 16;
-
-/// Warp instructions a blocksync weighs on the synchronising clock: a loop of
-/// nothing but syncs reaches the limit after about 2^20 of them (at the default
-/// limit), a step of real work between syncs is hardly shortened.
-pub(super) const SYNC_WEIGHT: u64 = 1024;
 
 /// A point of the run: a signature of its progress (a sum of counts that only
 /// grow), and each unit's warp instructions and syncs, and the cycle, by then.
@@ -58,7 +51,7 @@ impl Mark {
 
 /// The counts the check reads at the end of a window.
 pub(super) struct Counts<'a> {
-    /// Functional mode: cycles are not time, and do not count.
+    /// Functional mode: cycles are scheduling rounds ([`ROUND_WEIGHT`]).
     pub functional: bool,
     pub now: u64,
     /// Writes that gave a word a new value.
@@ -180,8 +173,9 @@ impl SpinCheck {
     /// How far the run got since `mark`: the most one unit issued (a sum over
     /// the grid would grow with its size, and stop a long computation on a large
     /// grid sooner), each sync it took part in weighing `sync_weight` warp
-    /// instructions, or in timing mode the cycles, if more (a loop waiting on
-    /// memory latency); and whether cycles measured it.
+    /// instructions, or the cycles (in functional mode the scheduling rounds,
+    /// each [`ROUND_WEIGHT`]), if more (a loop waiting on memory latency or on
+    /// its atomics); and whether cycles or rounds measured it.
     fn since(mark: &Mark, c: &Counts, sync_weight: u64) -> (u64, bool) {
         let before = |v: &[u64], u: usize| v.get(u).copied().unwrap_or(0);
         let instructions = (0..c.issued.len())
@@ -192,7 +186,11 @@ impl SpinCheck {
             })
             .max()
             .unwrap_or(0);
-        let cycles = if c.functional { 0 } else { c.now - mark.cycle };
+        let cycles = if c.functional {
+            (c.now - mark.cycle).saturating_mul(ROUND_WEIGHT)
+        } else {
+            c.now - mark.cycle
+        };
         (instructions.max(cycles), cycles > instructions)
     }
 }
