@@ -167,15 +167,7 @@ fn word<G: Global>(
             if store {
                 scatter(shared, wrap, addrs, warp.reg(usize::from(data)), mask);
             } else if !shared.is_empty() {
-                let on = lanes::expand(mask);
-                gather(
-                    shared,
-                    wrap,
-                    addrs,
-                    &mut warp.regs[usize::from(dst)],
-                    mask,
-                    &on,
-                );
+                gather(shared, wrap, addrs, &mut warp.regs[usize::from(dst)], mask);
             }
             Ok(Access::Shared)
         }

@@ -50,9 +50,9 @@ fn form_checked(
 /// A plain 32-bit shared-memory load or store through a 32-bit base, by the lanes
 /// of `mask` (not empty), whose expansion ([`lanes::expand`]) is `on`, in a
 /// shared space of `size` bytes held by `shared` (not empty): addresses formed
-/// and checked by `form_checked` (left in `addrs`); a load blends into the
-/// destination with `on`. A basic block run under one mask expands it once for
-/// all its accesses.
+/// and checked by `form_checked` (left in `addrs`); a load writes the lanes of
+/// `mask` of the destination. A basic block run under one mask expands it once
+/// for all its accesses.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn shared_word(
@@ -75,41 +75,25 @@ pub fn shared_word(
     if store {
         scatter(shared, wrap, addrs, warp.reg(usize::from(op.src[0])), mask);
     } else {
-        gather(
-            shared,
-            wrap,
-            addrs,
-            &mut warp.regs[usize::from(op.d)],
-            mask,
-            on,
-        );
+        gather(shared, wrap, addrs, &mut warp.regs[usize::from(op.d)], mask);
     }
     Ok(())
 }
 
-/// Loads the words at the checked addresses `addrs` of the lanes of `mask` (whose
-/// expansion is `on`) from shared memory into `dst` (`wrap` as for [`scatter`]).
-/// Every lane's word is read; with every lane active straight into `dst`, else
-/// blended into it with `on`.
+/// Loads the words at the checked addresses `addrs` of the lanes of `mask` from
+/// shared memory into `dst` (`wrap` as for [`scatter`]): with every lane active
+/// every lane's word, else only the active lanes' (a gather of all 32 and a blend
+/// cost more than a walk over the lanes of a partial mask).
 #[inline(always)]
-pub(crate) fn gather(
-    shared: &[u32],
-    wrap: usize,
-    addrs: &Lanes,
-    dst: &mut Lanes,
-    mask: u32,
-    on: &Lanes,
-) {
+pub(crate) fn gather(shared: &[u32], wrap: usize, addrs: &Lanes, dst: &mut Lanes, mask: u32) {
     if mask == u32::MAX {
         for (d, &a) in dst.iter_mut().zip(addrs) {
             *d = shared[(a / 4) as usize & wrap];
         }
     } else {
-        let mut loaded = [0; 32];
-        for (v, &a) in loaded.iter_mut().zip(addrs) {
-            *v = shared[(a / 4) as usize & wrap];
+        for l in lanes_of(mask) {
+            dst[l] = shared[(addrs[l] / 4) as usize & wrap];
         }
-        blend(dst, &loaded, on);
     }
 }
 
