@@ -204,8 +204,7 @@ fn word<G: Global>(
                 .as_mut()
                 .ok_or((FaultKind::NoCbPort { side }, lane0))?;
             check_bounded(space, addrs, mask, port.words() * 4, Dir::of(store))?;
-            let on = lanes::expand(mask);
-            cb_move(port, side, store, data, dst, warp, mask, &on, addrs)?;
+            cb_move(port, side, store, data, dst, warp, mask, addrs)?;
             Ok(Access::Cb)
         }
     }

@@ -97,14 +97,6 @@ pub(crate) fn gather(shared: &[u32], wrap: usize, addrs: &Lanes, dst: &mut Lanes
     }
 }
 
-/// Writes `value` into the lanes of `dst` where `on` is all ones.
-#[inline(always)]
-fn blend(dst: &mut Lanes, value: &Lanes, on: &Lanes) {
-    for l in 0..32 {
-        dst[l] = (value[l] & on[l]) | (dst[l] & !on[l]);
-    }
-}
-
 /// A plain 32-bit load or store through a 32-bit base in CB space `space`, the
 /// port of `side`, by the lanes of `mask` (not empty), whose expansion is `on`:
 /// the addresses formed and checked by `form_checked` (left in `addrs`), the
@@ -126,12 +118,12 @@ pub fn cb_word(
         .as_mut()
         .ok_or((FaultKind::NoCbPort { side }, mask.trailing_zeros()))?;
     form_checked(op, space, store, warp, port.words() * 4, mask, on, addrs)?;
-    cb_move(port, side, store, op.src[0], op.d, warp, mask, on, addrs)
+    cb_move(port, side, store, op.src[0], op.d, warp, mask, addrs)
 }
 
 /// Stores register `data` to, or loads register `dst` from, the checked byte
-/// addresses `addrs` of the lanes of `mask` (whose expansion is `on`) of a CB
-/// `port` on `side`.
+/// addresses `addrs` of the lanes of `mask` of a CB `port` on `side` (a load
+/// writes the lanes of `mask` of `dst` only, and none if it faults).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn cb_move(
@@ -142,20 +134,18 @@ pub(crate) fn cb_move(
     dst: Reg,
     warp: &mut Warp,
     mask: u32,
-    on: &Lanes,
     addrs: &Lanes,
 ) -> Result<(), LaneFault> {
     if store {
         port.write_lanes(addrs, warp.reg(usize::from(data)), mask);
     } else {
-        let mut v = [0; 32];
-        port.read_lanes(addrs, mask, &mut v, warp.index)
+        let reader = warp.index;
+        port.read_lanes(addrs, mask, &mut warp.regs[usize::from(dst)], reader)
             .map_err(|lane| {
                 let addr = addrs[lane as usize];
                 let held = port.held();
                 (FaultKind::UnwrittenCb { side, addr, held }, lane)
             })?;
-        blend(&mut warp.regs[usize::from(dst)], &v, on);
     }
     Ok(())
 }
