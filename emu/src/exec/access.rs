@@ -16,7 +16,7 @@ use crate::exec::memory::{GlobalMemory, SharedWords, atomic_lanes};
 use crate::exec::ops::{Mem, Op, Reg};
 use crate::exec::space::{Access, Global, LaneFault, Local};
 use crate::exec::warp::Warp;
-use crate::exec::words::{cb_move, gather, scatter, shared_word};
+use crate::exec::words::{cb_move, cb_word, gather, scatter, shared_word};
 use crate::sem::memory::{Atomic, field, merge_field};
 use spu_isa::{Side, Space, Ty};
 
@@ -40,6 +40,21 @@ pub fn memory<G: Global>(
             let on = lanes::expand(exec);
             shared_word(op, store, warp, local.shared, size, exec, &on, addrs)?;
             return Ok(Access::Shared);
+        }
+        if let Some(side) = m.space.cb_side() {
+            let on = lanes::expand(exec);
+            cb_word(
+                op,
+                m.space,
+                side,
+                store,
+                warp,
+                local.ports,
+                exec,
+                &on,
+                addrs,
+            )?;
+            return Ok(Access::Cb);
         }
         let base = *warp.reg(usize::from(op.addr.base));
         let offset = op.addr.offset as u32;

@@ -80,17 +80,12 @@ pub fn or_outside(values: &Lanes, mask: u32, lo: u32, hi: u32) -> (u32, bool) {
 /// [`or_outside`] with `lo = 0`, one subtraction per lane ([`all_below`]).
 #[inline(always)]
 pub fn or_at_least(values: &Lanes, mask: u32, size: u32) -> (u32, bool) {
-    // A plain loop with scalar accumulators: the loop vectoriser turns it into
-    // one AND, subtraction, AND and OR per four lanes (an explicit expand does
-    // not).
+    // A plain loop with scalar accumulators over the expanded mask: the loop
+    // vectoriser turns it into one AND, subtraction, AND and OR per four lanes.
     let (mut or, mut below) = (0u32, u32::MAX);
+    let on = expand(mask);
     for l in 0..32 {
-        let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
-            u32::MAX
-        } else {
-            0
-        };
-        let v = values[l] & on;
+        let v = values[l] & on[l];
         or |= v;
         below &= v.wrapping_sub(size);
     }
