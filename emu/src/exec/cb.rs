@@ -82,7 +82,7 @@ impl Port {
     /// lanes of `out`, leaving the others (the caller checked the addresses). With the checker on, a lane reading a
     /// word nobody wrote since the last switch stops the read: `Err(lane)`.
     /// `warp` is the reader's index in its block.
-    #[inline]
+    #[inline(always)]
     pub fn read_lanes(
         &mut self,
         addrs: &Lanes,
@@ -119,6 +119,7 @@ impl Port {
 
     /// Writes `values` to the byte addresses `addrs` in the lanes of `mask`, in lane
     /// order (the caller checked the addresses).
+    #[inline(always)]
     pub fn write_lanes(&mut self, addrs: &Lanes, values: &Lanes, mask: u32) {
         self.accesses += 1;
         // `write` lane by lane, with the counts kept in locals.
