@@ -16,7 +16,7 @@ use crate::exec::memory::{GlobalMemory, SharedWords, atomic_lanes};
 use crate::exec::ops::{Mem, Op, Reg};
 use crate::exec::space::{Access, Global, LaneFault, Local};
 use crate::exec::warp::Warp;
-use crate::exec::words::{cb_move, gather, scatter, shared_word};
+use crate::exec::words::{cb_move, cb_word, gather, scatter, shared_word};
 use crate::sem::memory::{Atomic, field, merge_field};
 use spu_isa::{Side, Space, Ty};
 
@@ -40,6 +40,21 @@ pub fn memory<G: Global>(
             let on = lanes::expand(exec);
             shared_word(op, store, warp, local.shared, size, exec, &on, addrs)?;
             return Ok(Access::Shared);
+        }
+        if let Some(side) = m.space.cb_side() {
+            let on = lanes::expand(exec);
+            cb_word(
+                op,
+                m.space,
+                side,
+                store,
+                warp,
+                local.ports,
+                exec,
+                &on,
+                addrs,
+            )?;
+            return Ok(Access::Cb);
         }
         let base = *warp.reg(usize::from(op.addr.base));
         let offset = op.addr.offset as u32;
@@ -167,15 +182,7 @@ fn word<G: Global>(
             if store {
                 scatter(shared, wrap, addrs, warp.reg(usize::from(data)), mask);
             } else if !shared.is_empty() {
-                let on = lanes::expand(mask);
-                gather(
-                    shared,
-                    wrap,
-                    addrs,
-                    &mut warp.regs[usize::from(dst)],
-                    mask,
-                    &on,
-                );
+                gather(shared, wrap, addrs, &mut warp.regs[usize::from(dst)], mask);
             }
             Ok(Access::Shared)
         }
@@ -212,8 +219,7 @@ fn word<G: Global>(
                 .as_mut()
                 .ok_or((FaultKind::NoCbPort { side }, lane0))?;
             check_bounded(space, addrs, mask, port.words() * 4, Dir::of(store))?;
-            let on = lanes::expand(mask);
-            cb_move(port, side, store, data, dst, warp, mask, &on, addrs)?;
+            cb_move(port, side, store, data, dst, warp, mask, addrs)?;
             Ok(Access::Cb)
         }
     }

@@ -78,11 +78,11 @@ impl Port {
         self.valid.iter().map(|w| w.count_ones()).sum()
     }
 
-    /// Reads the words of byte addresses `addrs` in the lanes of `mask` into `out`
-    /// (the caller checked the addresses). With the checker on, a lane reading a
+    /// Reads the words of byte addresses `addrs` in the lanes of `mask` into those
+    /// lanes of `out`, leaving the others (the caller checked the addresses). With the checker on, a lane reading a
     /// word nobody wrote since the last switch stops the read: `Err(lane)`.
     /// `warp` is the reader's index in its block.
-    #[inline]
+    #[inline(always)]
     pub fn read_lanes(
         &mut self,
         addrs: &Lanes,
@@ -98,20 +98,44 @@ impl Port {
             }
         }
         self.accesses += 1;
+        // `read_word` lane by lane, with the counts kept in locals.
         let reader = warp as usize + 1;
-        for l in lanes_of(mask) {
-            out[l] = self.read_word(addrs[l] / 4, reader);
+        if reader >= self.last_read.len() {
+            self.last_read.resize(reader + 1, 0);
         }
+        let (mut last, mut reads, mut toggles) = (self.last_read[reader], 0, 0);
+        for l in lanes_of(mask) {
+            let v = self.buffer[(addrs[l] / 4) as usize];
+            toggles += u64::from((v ^ last).count_ones());
+            last = v;
+            reads += 1;
+            out[l] = v;
+        }
+        self.last_read[reader] = last;
+        self.reads += reads;
+        self.read_toggles += toggles;
         Ok(())
     }
 
     /// Writes `values` to the byte addresses `addrs` in the lanes of `mask`, in lane
     /// order (the caller checked the addresses).
+    #[inline(always)]
     pub fn write_lanes(&mut self, addrs: &Lanes, values: &Lanes, mask: u32) {
         self.accesses += 1;
+        // `write` lane by lane, with the counts kept in locals.
+        let (mut writes, mut toggles, mut written) = (0, 0, self.written);
         for l in lanes_of(mask) {
-            self.write(addrs[l] / 4, values[l]);
+            let (word, value) = (addrs[l] / 4, values[l]);
+            let cell = &mut self.buffer[word as usize];
+            toggles += u64::from((*cell ^ value).count_ones());
+            *cell = value;
+            writes += 1;
+            written = written.max(word + 1);
+            self.valid[(word / 64) as usize] |= 1 << (word % 64);
         }
+        self.writes += writes;
+        self.write_toggles += toggles;
+        self.written = written;
     }
 
     /// Reads `n` consecutive words from word 0 (a spill), with the bits saying

@@ -22,17 +22,31 @@ pub const LANE_BIT: [u32; 32] = {
     b
 };
 
+/// The lanes of each byte of a mask: all ones where a bit is set.
+static EXPAND8: [[u32; 8]; 256] = {
+    let mut t = [[0; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut l = 0;
+        while l < 8 {
+            if b >> l & 1 != 0 {
+                t[b][l] = u32::MAX;
+            }
+            l += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// All ones in the lanes of `mask`, zeros elsewhere.
 #[inline(always)]
 pub fn expand(mask: u32) -> Lanes {
-    // The form of `write_masked`'s loop, which the compiler vectorises.
+    // Eight lanes at a time from a table: a loop testing each lane's bit
+    // compiles, without SSE4.1, to two multiplications per four lanes.
     let mut out = [0; 32];
-    for l in 0..32 {
-        out[l] = if mask & LANE_BIT[l] == LANE_BIT[l] {
-            u32::MAX
-        } else {
-            0
-        };
+    for (k, lanes) in out.chunks_exact_mut(8).enumerate() {
+        lanes.copy_from_slice(&EXPAND8[(mask >> (8 * k) & 0xff) as usize]);
     }
     out
 }
@@ -66,17 +80,12 @@ pub fn or_outside(values: &Lanes, mask: u32, lo: u32, hi: u32) -> (u32, bool) {
 /// [`or_outside`] with `lo = 0`, one subtraction per lane ([`all_below`]).
 #[inline(always)]
 pub fn or_at_least(values: &Lanes, mask: u32, size: u32) -> (u32, bool) {
-    // A plain loop with scalar accumulators: the loop vectoriser turns it into
-    // one AND, subtraction, AND and OR per four lanes (an explicit expand does
-    // not).
+    // A plain loop with scalar accumulators over the expanded mask: the loop
+    // vectoriser turns it into one AND, subtraction, AND and OR per four lanes.
     let (mut or, mut below) = (0u32, u32::MAX);
+    let on = expand(mask);
     for l in 0..32 {
-        let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
-            u32::MAX
-        } else {
-            0
-        };
-        let v = values[l] & on;
+        let v = values[l] & on[l];
         or |= v;
         below &= v.wrapping_sub(size);
     }
@@ -103,14 +112,9 @@ pub fn write_masked(dst: &mut Lanes, value: &Lanes, mask: u32) {
     if mask == u32::MAX {
         *dst = *value;
     } else {
-        // A plain loop: vectorised, where zipping an expanded mask is not.
+        let on = expand(mask);
         for l in 0..32 {
-            let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
-                u32::MAX
-            } else {
-                0
-            };
-            dst[l] = (value[l] & on) | (dst[l] & !on);
+            dst[l] = (value[l] & on[l]) | (dst[l] & !on[l]);
         }
     }
 }
@@ -189,6 +193,14 @@ pub fn toggles(words: impl Iterator<Item = u32>) -> u64 {
 
 /// Bits that change between consecutive lanes of `mask`, in lane order.
 pub fn lane_toggles(values: &Lanes, mask: u32) -> u64 {
+    if mask == u32::MAX {
+        // Every lane: a plain loop the compiler vectorises (at most 31 * 32).
+        let mut n = 0u32;
+        for l in 1..32 {
+            n += (values[l] ^ values[l - 1]).count_ones();
+        }
+        return u64::from(n);
+    }
     toggles(lanes_of(mask).map(|l| values[l]))
 }
 
@@ -270,5 +282,37 @@ mod tests {
         );
         let reversed: Lanes = std::array::from_fn(|l| 0x2000 - 4 * l as u32);
         assert_eq!(distinct(&reversed, u32::MAX, 5), 5);
+    }
+
+    #[test]
+    fn expand_sets_every_lane_of_the_mask_and_no_other() {
+        for mask in [
+            0,
+            1,
+            0x8000_0000,
+            u32::MAX,
+            0x1234_5678,
+            0xf0f0_0f0f,
+            0x00ff_ff00,
+        ] {
+            let on = expand(mask);
+            for (l, &v) in on.iter().enumerate() {
+                assert_eq!(
+                    v,
+                    if mask >> l & 1 != 0 { u32::MAX } else { 0 },
+                    "{mask:#x} lane {l}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn toggles_of_a_full_warp_are_those_of_its_lanes_in_order() {
+        let values: Lanes = std::array::from_fn(|l| (l as u32).wrapping_mul(0x9e37_79b9));
+        let by_lane = toggles(values.iter().copied());
+        assert_eq!(lane_toggles(&values, u32::MAX), by_lane);
+        assert_eq!(lane_toggles(&[u32::MAX; 32], u32::MAX), 0);
+        let alternating: Lanes = std::array::from_fn(|l| if l % 2 == 0 { 0 } else { u32::MAX });
+        assert_eq!(lane_toggles(&alternating, u32::MAX), 31 * 32);
     }
 }

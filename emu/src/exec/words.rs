@@ -50,9 +50,9 @@ fn form_checked(
 /// A plain 32-bit shared-memory load or store through a 32-bit base, by the lanes
 /// of `mask` (not empty), whose expansion ([`lanes::expand`]) is `on`, in a
 /// shared space of `size` bytes held by `shared` (not empty): addresses formed
-/// and checked by `form_checked` (left in `addrs`); a load blends into the
-/// destination with `on`. A basic block run under one mask expands it once for
-/// all its accesses.
+/// and checked by `form_checked` (left in `addrs`); a load writes the lanes of
+/// `mask` of the destination. A basic block run under one mask expands it once
+/// for all its accesses.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn shared_word(
@@ -75,49 +75,25 @@ pub fn shared_word(
     if store {
         scatter(shared, wrap, addrs, warp.reg(usize::from(op.src[0])), mask);
     } else {
-        gather(
-            shared,
-            wrap,
-            addrs,
-            &mut warp.regs[usize::from(op.d)],
-            mask,
-            on,
-        );
+        gather(shared, wrap, addrs, &mut warp.regs[usize::from(op.d)], mask);
     }
     Ok(())
 }
 
-/// Loads the words at the checked addresses `addrs` of the lanes of `mask` (whose
-/// expansion is `on`) from shared memory into `dst` (`wrap` as for [`scatter`]).
-/// Every lane's word is read; with every lane active straight into `dst`, else
-/// blended into it with `on`.
+/// Loads the words at the checked addresses `addrs` of the lanes of `mask` from
+/// shared memory into `dst` (`wrap` as for [`scatter`]): with every lane active
+/// every lane's word, else only the active lanes' (a gather of all 32 and a blend
+/// cost more than a walk over the lanes of a partial mask).
 #[inline(always)]
-pub(crate) fn gather(
-    shared: &[u32],
-    wrap: usize,
-    addrs: &Lanes,
-    dst: &mut Lanes,
-    mask: u32,
-    on: &Lanes,
-) {
+pub(crate) fn gather(shared: &[u32], wrap: usize, addrs: &Lanes, dst: &mut Lanes, mask: u32) {
     if mask == u32::MAX {
         for (d, &a) in dst.iter_mut().zip(addrs) {
             *d = shared[(a / 4) as usize & wrap];
         }
     } else {
-        let mut loaded = [0; 32];
-        for (v, &a) in loaded.iter_mut().zip(addrs) {
-            *v = shared[(a / 4) as usize & wrap];
+        for l in lanes_of(mask) {
+            dst[l] = shared[(addrs[l] / 4) as usize & wrap];
         }
-        blend(dst, &loaded, on);
-    }
-}
-
-/// Writes `value` into the lanes of `dst` where `on` is all ones.
-#[inline(always)]
-fn blend(dst: &mut Lanes, value: &Lanes, on: &Lanes) {
-    for l in 0..32 {
-        dst[l] = (value[l] & on[l]) | (dst[l] & !on[l]);
     }
 }
 
@@ -142,12 +118,12 @@ pub fn cb_word(
         .as_mut()
         .ok_or((FaultKind::NoCbPort { side }, mask.trailing_zeros()))?;
     form_checked(op, space, store, warp, port.words() * 4, mask, on, addrs)?;
-    cb_move(port, side, store, op.src[0], op.d, warp, mask, on, addrs)
+    cb_move(port, side, store, op.src[0], op.d, warp, mask, addrs)
 }
 
 /// Stores register `data` to, or loads register `dst` from, the checked byte
-/// addresses `addrs` of the lanes of `mask` (whose expansion is `on`) of a CB
-/// `port` on `side`.
+/// addresses `addrs` of the lanes of `mask` of a CB `port` on `side` (a load
+/// writes the lanes of `mask` of `dst` only, and none if it faults).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn cb_move(
@@ -158,20 +134,18 @@ pub(crate) fn cb_move(
     dst: Reg,
     warp: &mut Warp,
     mask: u32,
-    on: &Lanes,
     addrs: &Lanes,
 ) -> Result<(), LaneFault> {
     if store {
         port.write_lanes(addrs, warp.reg(usize::from(data)), mask);
     } else {
-        let mut v = [0; 32];
-        port.read_lanes(addrs, mask, &mut v, warp.index)
+        let reader = warp.index;
+        port.read_lanes(addrs, mask, &mut warp.regs[usize::from(dst)], reader)
             .map_err(|lane| {
                 let addr = addrs[lane as usize];
                 let held = port.held();
                 (FaultKind::UnwrittenCb { side, addr, held }, lane)
             })?;
-        blend(&mut warp.regs[usize::from(dst)], &v, on);
     }
     Ok(())
 }

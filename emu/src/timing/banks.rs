@@ -2,7 +2,7 @@
 //! several lanes need different words of one bank (threads reading the same word
 //! share one access), with a per-instruction cache of the last pattern.
 
-use crate::exec::lanes::{LANE_BIT, Lanes, lanes_of};
+use crate::exec::lanes::{Lanes, expand, lanes_of};
 
 /// Bank-conflict waves of recent accesses, keyed by instruction and lane mask and
 /// checked against the addresses of the active lanes relative to the first one
@@ -72,13 +72,9 @@ fn relative(addrs: &Lanes, mask: u32, first: u32) -> Lanes {
             rel[l] = addrs[l].wrapping_sub(first);
         }
     } else {
+        let on = expand(mask);
         for l in 0..32 {
-            let on = if mask & LANE_BIT[l] == LANE_BIT[l] {
-                u32::MAX
-            } else {
-                0
-            };
-            rel[l] = addrs[l].wrapping_sub(first) & on;
+            rel[l] = addrs[l].wrapping_sub(first) & on[l];
         }
     }
     rel

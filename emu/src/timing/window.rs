@@ -62,7 +62,81 @@ pub struct StoreLog {
     /// (cycle, access), in program order (functional mode only).
     pub entries: Vec<(u64, Logged)>,
     /// The words the unit wrote in the window, as it wrote them.
-    overlay: HashMap<u32, u32, BuildHasherDefault<WordHasher>>,
+    overlay: Overlay,
+}
+
+/// Words by byte address, kept by 128-byte line: a warp's store usually falls in
+/// a few lines, so it looks up a few entries instead of one per lane.
+#[derive(Debug, Clone, Default)]
+struct Overlay {
+    lines: HashMap<u32, Line, BuildHasherDefault<WordHasher>>,
+}
+
+/// The words of one line of the overlay, and which of them were written.
+#[derive(Debug, Clone, Copy, Default)]
+struct Line {
+    words: [u32; 32],
+    held: u32,
+}
+
+impl Line {
+    #[inline(always)]
+    fn set(&mut self, slot: usize, value: u32) {
+        self.words[slot] = value;
+        self.held |= 1 << slot;
+    }
+}
+
+/// The line key and slot of byte address `addr`: one to one (the two low bits,
+/// clear in a word address, go to the key's top bits).
+#[inline(always)]
+fn line_of(addr: u32) -> (u32, usize) {
+    ((addr >> 7) | (addr & 3) << 25, ((addr >> 2) & 31) as usize)
+}
+
+impl Overlay {
+    fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    fn get(&self, addr: u32) -> Option<u32> {
+        let (key, slot) = line_of(addr);
+        let line = self.lines.get(&key)?;
+        (line.held >> slot & 1 != 0).then_some(line.words[slot])
+    }
+
+    fn line(&mut self, key: u32) -> &mut Line {
+        self.lines.entry(key).or_default()
+    }
+
+    fn insert(&mut self, addr: u32, value: u32) {
+        let (key, slot) = line_of(addr);
+        self.line(key).set(slot, value);
+    }
+
+    /// Writes the words `data` at the addresses `addrs` of the lanes of `mask`,
+    /// in lane order, looking a line up only when it changes from the last lane's.
+    fn insert_lanes(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
+        let mut lanes = lanes_of(mask);
+        let Some(first) = lanes.next() else {
+            return;
+        };
+        let (mut key, slot) = line_of(addrs[first]);
+        let mut line = self.line(key);
+        line.set(slot, data[first]);
+        for l in lanes {
+            let (k, slot) = line_of(addrs[l]);
+            if k != key {
+                key = k;
+                line = self.line(k);
+            }
+            line.set(slot, data[l]);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.lines.clear();
+    }
 }
 
 /// Memory as a unit sees it, for atomics applied to its view.
@@ -88,10 +162,7 @@ impl StoreLog {
         if self.overlay.is_empty() {
             memory.read(addr)
         } else {
-            self.overlay
-                .get(&addr)
-                .copied()
-                .unwrap_or_else(|| memory.read(addr))
+            self.overlay.get(addr).unwrap_or_else(|| memory.read(addr))
         }
     }
 
@@ -106,9 +177,7 @@ impl StoreLog {
     /// The unit's store of `data` at the word addresses `addrs` (lanes of `mask`):
     /// it sees the words from now on.
     pub fn note_store(&mut self, addrs: &Lanes, data: &Lanes, mask: u32) {
-        for l in lanes_of(mask) {
-            self.overlay.insert(addrs[l], data[l]);
-        }
+        self.overlay.insert_lanes(addrs, data, mask);
     }
 
     /// The unit's 8- or 16-bit store of `data` at the byte addresses `bytes`,
@@ -321,5 +390,35 @@ impl Hasher for WordHasher {
 
     fn write_u32(&mut self, v: u32) {
         self.0 = (self.0.rotate_left(5) ^ u64::from(v)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_overlay_keeps_each_address_apart_and_the_last_write() {
+        let mut o = Overlay::default();
+        assert!(o.is_empty());
+        let addrs: Lanes = std::array::from_fn(|l| 0x1000 + 64 * l as u32);
+        let data: Lanes = std::array::from_fn(|l| l as u32 + 1);
+        o.insert_lanes(&addrs, &data, 0xffff_0001);
+        assert_eq!(o.get(0x1000), Some(1));
+        assert_eq!(o.get(0x1040), None, "lane 1 is not in the mask");
+        assert_eq!(o.get(0x1000 + 64 * 31), Some(32));
+        // Addresses differing only in their low bits or by a line are distinct.
+        o.insert(0x1001, 7);
+        o.insert(0x1080, 8);
+        assert_eq!(o.get(0x1080), Some(8));
+        assert_eq!(
+            (o.get(0x1000), o.get(0x1001), o.get(0x1002)),
+            (Some(1), Some(7), None)
+        );
+        // Lanes to the same word: the last in lane order wins.
+        o.insert_lanes(&[0x2000; 32], &data, u32::MAX);
+        assert_eq!(o.get(0x2000), Some(32));
+        o.clear();
+        assert!(o.is_empty() && o.get(0x1000).is_none());
     }
 }
