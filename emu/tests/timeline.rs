@@ -143,3 +143,45 @@ fn timelines_show_the_pass_structure() {
         "overlapped passes keep SM (0,0) busy"
     );
 }
+
+/// A launch of 65 536 one-thread blocks (4 096 passes of the 4x4 grid) draws a
+/// picture of bounded size: stretches and marks closer than half a pixel are one
+/// bar or one line (it drew every block: 24 MB, and a 1 024 x 1 024 launch 388 MB
+/// in 79 s).
+#[test]
+fn a_timeline_of_many_blocks_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("many.spu");
+    std::fs::write(
+        &kernel,
+        ".launch grid(256, 256) block(1);\n.entry k {\n    exit;\n}\n",
+    )
+    .unwrap();
+    let control = RunControl {
+        activity: true,
+        ..RunControl::default()
+    };
+    let m = Machine::default();
+    let run = spu_emu::cli::session::run_file(&kernel, &m, &Default::default(), control).unwrap();
+    let r = run.result;
+    let log = r.activity.as_ref().unwrap();
+    let stretches: usize = log.units.iter().map(Vec::len).sum();
+    assert!(stretches >= 65_536, "{stretches} stretches recorded");
+    let labels: Vec<_> = r.units.iter().map(|u| u.label).collect();
+    let svg = spu_emu::observe::timeline::svg(log, &labels, r.cycles, r.passes[0], "many");
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    let count = |tag: &str| doc.descendants().filter(|n| n.has_tag_name(tag)).count();
+    // At most about two bars and one mark per pixel of each row (16 SMs, 16 IUs).
+    let rows = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("row"))
+        .count();
+    assert!(rows <= 32, "{rows} rows");
+    assert!(count("rect") < rows * 2 * 1100, "{} bars", count("rect"));
+    assert!(svg.len() < 12 << 20, "{} bytes", svg.len());
+    let marks = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("pass-mark"))
+        .count();
+    assert!((1..=2200).contains(&marks), "{marks} pass marks");
+}

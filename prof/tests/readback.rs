@@ -545,3 +545,36 @@ fn a_page_with_unknown_keys_or_two_data_blocks_is_refused() {
         "{err}"
     );
 }
+
+/// Power samples of a run of many cycles at `--sample-interval 1` stay bounded:
+/// the grid's 32 units keep at most 32 768 snapshots each (1 048 576 together),
+/// doubling the interval as needed, so the stats are readable again (a 654 000-cycle
+/// run kept every cycle: 3.2 GiB, and a 138 MB stats file `--from-stats` refused).
+#[test]
+fn samples_at_every_cycle_stay_within_what_the_profiler_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let out = prof(&[
+        "samples/stencil2d/stencil_pc.spu",
+        "-D",
+        "N=64",
+        "-D",
+        "K=64",
+        "-q",
+        "--sample-interval",
+        "1",
+        "--stats",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let cycles = v["cycles"].as_u64().unwrap();
+    let interval = v["samples"]["interval_cycles"].as_u64().unwrap();
+    assert!(cycles > 32_768, "a run of {cycles} cycles");
+    assert!(
+        interval > 1 && cycles.div_ceil(interval) <= 32_768,
+        "{interval}"
+    );
+    let out = prof(&["--from-stats", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

@@ -8,8 +8,20 @@ use crate::observe::counters::{Component, ComponentCounts};
 /// Most snapshots a unit keeps; a longer run doubles the interval (dropping every
 /// other snapshot, which are cumulative) as often as needed, so memory stays
 /// bounded however long the run or small the interval. Every unit takes a snapshot
-/// at every boundary, so all units coarsen at the same boundaries.
-pub const MAX_SAMPLES: usize = 1 << 20;
+/// at every boundary, so all units coarsen at the same boundaries. At this many
+/// the stats' series take about 13 MB, well within what `spu-prof --from-stats`
+/// reads.
+pub const MAX_SAMPLES: usize = 1 << 16;
+
+/// Most snapshots all units keep together (about 160 MiB): a grid of many units
+/// keeps fewer each ([`per_unit_limit`]).
+pub const MAX_TOTAL_SAMPLES: usize = 1 << 20;
+
+/// The snapshots each of `units` units keeps: [`MAX_SAMPLES`], or fewer so that
+/// they keep at most [`MAX_TOTAL_SAMPLES`] together.
+pub fn per_unit_limit(units: usize) -> usize {
+    (MAX_TOTAL_SAMPLES / units.max(1)).clamp(2, MAX_SAMPLES)
+}
 
 /// One unit's snapshots while the grid runs.
 #[derive(Debug, Clone)]

@@ -3,7 +3,9 @@
 //! diagonal, then the boundary units; filled where a unit works, pale where it
 //! waits at a blocksync (coloured by side) or for a spill stream, blank where it
 //! is idle; dashed lines where each pass starts; a time axis with round ticks; a
-//! legend. Stretches too short to see are widened to [`MIN_WIDTH`].
+//! legend. Stretches too short to see are widened to [`MIN_WIDTH`], and those
+//! closer than half a pixel are drawn as one bar, so the picture stays small for
+//! any run.
 
 use crate::machine::UnitLabel;
 use crate::observe::activity::{Activity, ActivityLog};
@@ -22,6 +24,15 @@ pub const MIN_WIDTH: f64 = 1.5;
 const PASS_LANES: usize = 3;
 /// Approximate width of one character of 10-pixel sans-serif text.
 const CHAR_W: f64 = 5.6;
+
+/// One drawn bar of a row: its extent in pixels and its look.
+#[derive(Debug, Clone, Copy)]
+struct Bar {
+    x0: f64,
+    x1: f64,
+    fill: &'static str,
+    outlined: bool,
+}
 
 /// A round tick step (1, 2 or 5 times a power of ten) that divides `span` into
 /// at most `most` intervals.
@@ -158,15 +169,12 @@ pub fn svg(
         .collect();
     let hidden = labels.len() - rows.len();
     // Pass starts: the earliest start of any unit's work in that pass.
-    let mut pass_start: Vec<(u32, u64)> = Vec::new();
-    for segs in &log.units {
-        for seg in segs {
-            match pass_start.iter_mut().find(|(p, _)| *p == seg.pass) {
-                Some((_, t)) => *t = (*t).min(seg.start),
-                None => pass_start.push((seg.pass, seg.start)),
-            }
-        }
+    let mut starts: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+    for seg in log.units.iter().flatten() {
+        let t = starts.entry(seg.pass).or_insert(seg.start);
+        *t = (*t).min(seg.start);
     }
+    let mut pass_start: Vec<(u32, u64)> = starts.into_iter().collect();
     pass_start.sort_by_key(|&(p, t)| (t, p));
     // A GPU (SMs only) has no passes and runs only blocks.
     let gpu = labels.iter().all(|l| matches!(l, UnitLabel::Sm { .. }));
@@ -175,6 +183,16 @@ pub fn svg(
     }
     let end = cycles.max(1) as f64;
     let x = |t: u64| LEFT + (WIDTH - LEFT - RIGHT) * t as f64 / end;
+    // One mark per half pixel: a launch of many small passes would draw
+    // thousands of lines on one spot.
+    let mut last_mark = f64::NEG_INFINITY;
+    pass_start.retain(|&(_, t)| {
+        let keep = x(t) - last_mark >= 0.5;
+        if keep {
+            last_mark = x(t);
+        }
+        keep
+    });
     let pass_names: Vec<String> = pass_start
         .iter()
         .map(|(p, _)| format!("({},{})", p % passes_x.max(1), p / passes_x.max(1)))
@@ -305,31 +323,68 @@ pub fn svg(
             escape(&label(labels[u]))
         );
         let mut pass = None;
-        for seg in &log.units[u] {
-            if pass != Some(seg.pass) {
-                // A new work item (block, IU program, spill or restore) starts here.
-                pass = Some(seg.pass);
-                let _ = write!(
-                    s,
-                    r#"<line class="item-start" x1="{x0:.2}" x2="{x0:.2}" y1="{:.2}" y2="{:.2}" stroke="black" stroke-width="1.2"/>"#,
-                    y,
-                    y + row_h,
-                    x0 = x(seg.start)
-                );
-            }
-            let (x0, w) = drawn_extent(x(seg.start), x(seg.end), LEFT, WIDTH - RIGHT);
-            let fill = colour(seg.activity);
-            let stroke = if matches!(seg.activity, Activity::Wait(_) | Activity::SpillWait) {
+        let mut last_line = f64::NEG_INFINITY;
+        let mut pending: Option<Bar> = None;
+        let draw = |s: &mut String, b: Bar| {
+            let stroke = if b.outlined {
                 r##" stroke="#888" stroke-width="0.3""##
             } else {
                 ""
             };
             let _ = write!(
                 s,
-                r#"<rect x="{x0:.2}" y="{:.2}" width="{w:.2}" height="{:.2}" fill="{fill}"{stroke}/>"#,
+                r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="{}"{stroke}/>"#,
+                b.x0,
                 y + gap / 2.0,
-                row_h - gap
+                b.x1 - b.x0,
+                row_h - gap,
+                b.fill
             );
+        };
+        for seg in &log.units[u] {
+            let (x0, w) = drawn_extent(x(seg.start), x(seg.end), LEFT, WIDTH - RIGHT);
+            // A new work item (block, IU program, spill or restore) starts here;
+            // one mark per half pixel.
+            if pass != Some(seg.pass) {
+                pass = Some(seg.pass);
+                let at = x(seg.start);
+                if at - last_line >= 0.5 {
+                    last_line = at;
+                    let _ = write!(
+                        s,
+                        r#"<line class="item-start" x1="{at:.2}" x2="{at:.2}" y1="{:.2}" y2="{:.2}" stroke="black" stroke-width="1.2"/>"#,
+                        y,
+                        y + row_h,
+                    );
+                }
+            }
+            let bar = Bar {
+                x0,
+                x1: x0 + w,
+                fill: colour(seg.activity),
+                outlined: matches!(seg.activity, Activity::Wait(_) | Activity::SpillWait),
+            };
+            // Stretches are merged into one bar when they continue one of the
+            // same colour, or start within half a pixel of the bar's start (the
+            // first stretch's colour shows): so a row has at most a few bars per
+            // pixel, however many stretches a run of millions of blocks records.
+            pending = match pending {
+                Some(mut p)
+                    if bar.x0 < p.x0 + 0.5
+                        || (bar.fill == p.fill && bar.outlined == p.outlined && bar.x0 <= p.x1) =>
+                {
+                    p.x1 = p.x1.max(bar.x1);
+                    Some(p)
+                }
+                Some(p) => {
+                    draw(&mut s, p);
+                    Some(bar)
+                }
+                None => Some(bar),
+            };
+        }
+        if let Some(p) = pending {
+            draw(&mut s, p);
         }
         let _ = writeln!(s, "</g>");
     }

@@ -223,14 +223,20 @@ impl<'a> Grid<'a> {
     /// Records activity every `interval` cycles for power traces.
     pub fn with_sampling(mut self, interval: Option<u64>) -> Self {
         self.sampling = interval;
+        let limit = crate::observe::samples::per_unit_limit(self.units.len());
         for u in &mut self.units {
             u.sampler = interval.map(UnitSampler::new);
+            if let Some(s) = u.sampler.as_mut() {
+                s.set_limit(limit);
+            }
         }
         self
     }
 
-    /// Keeps at most `limit` samples per unit (a page needs few).
+    /// Keeps at most `limit` samples per unit (a page needs few), and never more
+    /// than the grid's share of the total.
     pub fn with_sample_limit(mut self, limit: usize) -> Self {
+        let limit = limit.min(crate::observe::samples::per_unit_limit(self.units.len()));
         for s in self.units.iter_mut().filter_map(|u| u.sampler.as_mut()) {
             s.set_limit(limit);
         }
