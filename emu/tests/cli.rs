@@ -958,3 +958,23 @@ fn a_parameter_set_twice_is_refused_naming_both() {
         "`-D N=64` and `-D N=128` both set parameter `N`",
     );
 }
+
+/// A usage error (an unknown option, a bad option value) exits with status 2, as
+/// the documentation says; other errors exit with 1.
+#[test]
+fn usage_errors_exit_with_status_2() {
+    for args in [
+        &["samples/vecadd.spu", "--bogus"][..],
+        &["samples/vecadd.spu", "--threads", "0"],
+    ] {
+        let out = emu(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}:\n{}",
+            text(&out.stderr)
+        );
+    }
+    let out = emu(&["no-such-kernel.spu"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
