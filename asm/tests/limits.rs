@@ -582,6 +582,28 @@ fn a_negative_dynamic_shared_size_is_refused() {
 }
 
 #[test]
+fn a_negative_dynamic_shared_size_is_refused_with_no_array_to_size() {
+    for (src, line) in [
+        (".launch shared(-1);\n.entry k {\n    exit;\n}\n", 1),
+        (
+            ".param .s32 S = -1;\n.launch shared(S);\n.entry k {\n    exit;\n}\n",
+            2,
+        ),
+    ] {
+        let diags = asm(src).unwrap_err();
+        let shown = diags.render("t.spu", src);
+        assert_eq!(diags.error_count(), 1, "{shown}");
+        assert_eq!(
+            diags.items[0].message,
+            "the dynamic shared size is -1 bytes"
+        );
+        assert!(shown.contains(&format!("t.spu:{line}:")), "{shown}");
+    }
+    // An unused size that is not negative only warns.
+    asm(".launch shared(0);\n.entry k {\n    exit;\n}\n").expect("an unused size is a warning");
+}
+
+#[test]
 fn an_empty_or_negative_grid_or_block_is_refused_at_its_line() {
     let src = ".launch grid(1) block(-256);\n.entry k {\n    exit;\n}\n";
     let diags = asm(src).unwrap_err();

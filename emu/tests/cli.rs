@@ -978,3 +978,16 @@ fn usage_errors_exit_with_status_2() {
     let out = emu(&["no-such-kernel.spu"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
 }
+
+/// An unused dynamic shared size (no `.extern .shared` array) that a `-D` makes
+/// negative is refused, as a negative grid is.
+#[test]
+fn an_unused_shared_size_made_negative_by_a_define_is_refused() {
+    let err = fails(
+        &["emu/tests/matrix/shared_unused_param.spu", "-D", "S=-1"],
+        "the dynamic shared size `.launch shared(..)` must not be negative",
+    );
+    assert!(err.contains("S = -1"), "{err}");
+    let out = emu(&["emu/tests/matrix/shared_unused_param.spu", "-D", "S=0"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
