@@ -1590,3 +1590,17 @@ fn a_memory_limit_too_tight_for_the_input_is_a_clear_error() {
         }
     }
 }
+
+/// A usage error (an unknown option, no input) exits with status 2, as the
+/// documentation says; other errors exit with 1.
+#[test]
+fn usage_errors_exit_with_status_2() {
+    for args in [&["--bogus"][..], &[]] {
+        let out = spu_asm(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}:\n{err}");
+        assert!(err.contains("error:"), "{args:?}:\n{err}");
+    }
+    let out = spu_asm(&["no-such-file.spu", "--check"]);
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -302,6 +302,24 @@ fn negating_the_most_negative_integer_is_an_overflow() {
     assert_eq!(msg, "constant expression overflows");
 }
 
+/// A multi-dimensional size is checked with the defaults as its product is:
+/// `A[N][N]` overflows where `A[N*N]` does, at the declaration's line.
+#[test]
+fn the_product_of_the_dimensions_is_checked_with_the_defaults() {
+    let src = ".param .u32 N = 4294967295;\n.global .f32 A[N][N] = zeros;\n.entry k { exit; }\n";
+    let diags = asm(src).unwrap_err();
+    let shown = diags.render("t.spu", src);
+    assert_eq!(diags.error_count(), 1, "{shown}");
+    assert_eq!(
+        diags.items[0].message, "the element count overflows",
+        "{shown}"
+    );
+    assert!(shown.contains("t.spu:2:"), "{shown}");
+    asm(&src.replace("4294967295", "4")).expect("16 elements");
+    // Unknown until launch: checked by the loader.
+    asm(&src.replace(" = 4294967295", "")).expect("no default");
+}
+
 #[test]
 fn a_byte_order_mark_is_accepted() {
     let src = format!("\u{feff}{}", kernel("", "    mov.u32 %r0, 1;"));
@@ -579,6 +597,28 @@ fn a_negative_dynamic_shared_size_is_refused() {
     let diags = asm(&src).unwrap_err();
     assert_eq!(diags.items[0].message, "the dynamic shared size is 0 bytes");
     asm(&src.replace("shared(-0)", "shared(1)")).expect("one byte is a size");
+}
+
+#[test]
+fn a_negative_dynamic_shared_size_is_refused_with_no_array_to_size() {
+    for (src, line) in [
+        (".launch shared(-1);\n.entry k {\n    exit;\n}\n", 1),
+        (
+            ".param .s32 S = -1;\n.launch shared(S);\n.entry k {\n    exit;\n}\n",
+            2,
+        ),
+    ] {
+        let diags = asm(src).unwrap_err();
+        let shown = diags.render("t.spu", src);
+        assert_eq!(diags.error_count(), 1, "{shown}");
+        assert_eq!(
+            diags.items[0].message,
+            "the dynamic shared size is -1 bytes"
+        );
+        assert!(shown.contains(&format!("t.spu:{line}:")), "{shown}");
+    }
+    // An unused size that is not negative only warns.
+    asm(".launch shared(0);\n.entry k {\n    exit;\n}\n").expect("an unused size is a warning");
 }
 
 #[test]

@@ -958,3 +958,69 @@ fn a_parameter_set_twice_is_refused_naming_both() {
         "`-D N=64` and `-D N=128` both set parameter `N`",
     );
 }
+
+/// A usage error (an unknown option, a bad option value) exits with status 2, as
+/// the documentation says; other errors exit with 1.
+#[test]
+fn usage_errors_exit_with_status_2() {
+    for args in [
+        &["samples/vecadd.spu", "--bogus"][..],
+        &["samples/vecadd.spu", "--threads", "0"],
+    ] {
+        let out = emu(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}:\n{}",
+            text(&out.stderr)
+        );
+    }
+    let out = emu(&["no-such-kernel.spu"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
+
+/// A launch or size expression that a `-D` makes invalid is refused naming the
+/// expression, its declaration and the `-D` value that made it, with the way to
+/// change it; an element count is the real one, not a saturated one.
+#[test]
+fn load_errors_name_the_expression_and_the_define() {
+    let err = fails(
+        &["samples/vecadd.spu", "-D", "N=0"],
+        "launch grid dimension x",
+    );
+    assert!(
+        err.contains("is 0, but it must be positive; it is `cdiv(N, 256)` in `.launch grid(..)`, with N = 0 (`-D N=0`): give N another value with `-D N=VALUE`"),
+        "{err}"
+    );
+    let k = "emu/tests/matrix/size_overflow.spu";
+    let err = fails(&[k, "-D", "N=4294967295"], "a dimension of buffer `A`");
+    assert!(
+        err.contains("`N * N` cannot be evaluated: integer overflow; it is in the `.global` declaration of `A`, with N = 4294967295 (`-D N=4294967295`): give N another value with `-D N=VALUE`"),
+        "{err}"
+    );
+    let err = fails(&[k, "-D", "N=40000"], "the element count of buffer `A`");
+    assert!(err.contains("is 1600000000, but"), "{err}");
+    // With A's size in range, B's two dimensions give the real product.
+    let src = std::fs::read_to_string(root().join(k)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let only_b = dir.path().join("b.spu");
+    std::fs::write(&only_b, src.replace("A[N*N]", "A[1]")).unwrap();
+    let err = fails(
+        &[&only_b.display().to_string(), "-D", "N=4294967295"],
+        "the element count of buffer `B` is 18446744065119617025, but a buffer holds at most 2^30 elements; it is `[N][N]` in the `.global` declaration of `B`, with N = 4294967295 (`-D N=4294967295`)",
+    );
+    assert!(!err.contains("9223372036854775807"), "{err}");
+}
+
+/// An unused dynamic shared size (no `.extern .shared` array) that a `-D` makes
+/// negative is refused, as a negative grid is.
+#[test]
+fn an_unused_shared_size_made_negative_by_a_define_is_refused() {
+    let err = fails(
+        &["emu/tests/matrix/shared_unused_param.spu", "-D", "S=-1"],
+        "the dynamic shared size `.launch shared(..)` must not be negative",
+    );
+    assert!(err.contains("S = -1"), "{err}");
+    let out = emu(&["emu/tests/matrix/shared_unused_param.spu", "-D", "S=0"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

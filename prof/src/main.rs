@@ -86,7 +86,9 @@ struct Cli {
     heatmap_metric: Metric,
     /// Compare two runs: `spu-prof --format json` reports, `spu-emu --stats` files
     /// (checked as strictly as a run's own) or pages written by `spu-prof --html`.
-    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["kernel", "from_stats"])]
+    // Any number is taken, so that a count other than two is refused as such (with
+    // exactly two, a third file would be taken for the kernel and refused as one).
+    #[arg(long, num_args = 1.., value_names = ["A.json", "B.json"], conflicts_with_all = ["kernel", "from_stats"])]
     compare: Option<Vec<PathBuf>>,
     /// Write the report to a file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -107,6 +109,18 @@ fn main() -> ExitCode {
         .try_get_matches()
         .unwrap_or_else(|e| usage(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage(e));
+    if let Some(files) = cli.compare.as_ref().filter(|f| f.len() != 2) {
+        usage(Cli::command().error(
+            clap::error::ErrorKind::WrongNumberOfValues,
+            format!(
+                "`--compare` takes exactly two files, A and B, but {}: `spu-prof --compare A.json B.json`",
+                match files.len() {
+                    1 => "only one was given".to_string(),
+                    n => format!("{n} were given"),
+                }
+            ),
+        ));
+    }
     spu_io::interrupt::install_with_termination();
     let outcome = unused_options(&cli, &matches).and_then(|()| run(&cli));
     match outcome {

@@ -1611,3 +1611,32 @@ fn a_parameter_set_twice_is_refused_naming_both() {
         &["`-D N=64` and `-D N=128` both set parameter `N`"],
     );
 }
+
+/// A usage error (an unknown option, a bad option value, a wrong count of files)
+/// exits with status 2, as the documentation says.
+#[test]
+fn usage_errors_exit_with_status_2() {
+    for (args, needle) in [
+        (
+            &["samples/vecadd.spu", "--bogus"][..],
+            "unexpected argument",
+        ),
+        (&["samples/vecadd.spu", "--format", "xml"], "invalid value"),
+        (
+            &["--compare", "a.json", "b.json", "c.json"],
+            "`--compare` takes exactly two files, A and B, but 3 were given",
+        ),
+        (
+            &["--compare", "a.json"],
+            "`--compare` takes exactly two files, A and B, but only one was given",
+        ),
+    ] {
+        let out = prof(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}:\n{err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected `{needle}` in\n{err}"
+        );
+    }
+}

@@ -109,6 +109,10 @@ pub enum StoreError {
     #[error("`{0}` exists and is not a sweep results folder (no plan.json); choose another --out")]
     NotASweep(String),
     #[error(
+        "`{dir}` is not a sweep results folder: its plan.json is not a plan `spu-sweep run` wrote ({why}); choose another --out"
+    )]
+    NotAPlan { dir: String, why: String },
+    #[error(
         "`{0}` is not a sweep results folder (no plan.json); give the folder `spu-sweep run` wrote"
     )]
     Missing(String),
@@ -192,6 +196,26 @@ impl Store {
                 .is_none();
             if !empty && !dir.join("plan.json").is_file() {
                 return Err(StoreError::NotASweep(spu_io::quote::path(dir)));
+            }
+            let linked = dir
+                .join("plan.json")
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink());
+            if !empty && !linked {
+                // A plan of another format or a damaged one is planned again; a
+                // file that is no plan at all is the user's, and so is the folder.
+                // (A link planted as plan.json is replaced, never followed.)
+                let probe = Store {
+                    dir: dir.to_path_buf(),
+                    mode: 0o600,
+                };
+                probe
+                    .read_own("plan.json")
+                    .and_then(|bytes| crate::plan::file::check_is_plan(&bytes))
+                    .map_err(|why| StoreError::NotAPlan {
+                        dir: spu_io::quote::path(dir),
+                        why,
+                    })?;
             }
         }
         std::fs::create_dir_all(dir).map_err(write_err(dir))?;

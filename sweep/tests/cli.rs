@@ -677,6 +677,35 @@ fn bad_specs_and_folders_get_clear_errors() {
         "keep me"
     );
 
+    // A folder holding a file named plan.json that is no plan is the user's too:
+    // nothing in it is replaced.
+    let mine = d.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    for (name, body) in [
+        ("plan.json", "x\n"),
+        ("results.csv", "my data\n"),
+        ("spec.toml", "my notes\n"),
+    ] {
+        std::fs::write(mine.join(name), body).unwrap();
+    }
+    let o = sweep(&["run", &spec, "--out", &mine.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("is not a sweep results folder")
+            && err.contains("not a valid plan.json")
+            && err.contains("choose another --out"),
+        "{err}"
+    );
+    for (name, body) in [
+        ("plan.json", "x\n"),
+        ("results.csv", "my data\n"),
+        ("spec.toml", "my notes\n"),
+    ] {
+        assert_eq!(std::fs::read_to_string(mine.join(name)).unwrap(), body);
+    }
+    assert_eq!(std::fs::read_dir(&mine).unwrap().count(), 3);
+
     let o = sweep(&["status", &d.path().display().to_string()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(

@@ -102,14 +102,33 @@ impl Assembler<'_> {
             return None;
         }
         let mut out = Vec::new();
+        // The element count with the defaults, checked as one size expression
+        // (`A[N][N]` as `A[N*N]`); `None` once a dimension is unknown.
+        let mut count = Some(1i64);
+        let mut overflowed = false;
         for d in dims {
             let e = self.expr(d, diags)?;
-            if let Ok(Some(v)) = eval_with_defaults(d, &self.scope.params)
+            let known = eval_with_defaults(d, &self.scope.params).ok().flatten();
+            if let Some(v) = known
                 && v <= 0
             {
                 diags.push(
                     Diagnostic::error(format!("dimension is {v}"), d.span.clone())
                         .label("must be at least 1"),
+                );
+                return None;
+            }
+            count = count.zip(known).and_then(|(c, v)| {
+                let n = c.checked_mul(v);
+                overflowed |= n.is_none();
+                n
+            });
+            if overflowed {
+                let (first, last) = (&dims[0].span, &d.span);
+                diags.push(
+                    Diagnostic::error("the element count overflows", first.start..last.end)
+                        .label("the product of the dimensions is out of 64-bit range")
+                        .help("give smaller dimensions (parameters' defaults included)"),
                 );
                 return None;
             }

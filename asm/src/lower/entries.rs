@@ -320,11 +320,32 @@ impl Assembler<'_> {
     /// elements, rounded up.
     pub(super) fn size_dynamic_shared(&mut self, diags: &mut Diagnostics) {
         let Some((index, elem, span)) = self.dynamic_shared.clone() else {
-            if let Some((_, at)) = &self.launch_shared {
+            // A negative size is refused even unused, as a negative grid is.
+            if let Some((v, at)) = self.launch_shared_known.clone().filter(|(v, _)| *v < 0) {
+                diags.push(
+                    Diagnostic::error(format!("the dynamic shared size is {v} bytes"), at)
+                        .label("must not be negative")
+                        .help("give the size in bytes of an `.extern .shared` array, e.g. `shared(4096)`, or drop `shared(..)`: no `.extern .shared` array uses it"),
+                );
+            } else if let Some((bytes, at)) = &self.launch_shared {
                 diags.push(
                     Diagnostic::warning("no `.extern .shared` array uses this size", at.clone())
                         .label("dynamic shared memory is unused"),
                 );
+                // The binary keeps no unused size: a size a `-D` may make negative
+                // is kept as a precondition, so that the loader refuses it.
+                if bytes.as_const().is_none() {
+                    self.module
+                        .preconditions
+                        .push(spu_isa::format::Precondition {
+                            lhs: bytes.clone(),
+                            op: spu_isa::format::CmpOp::Ge,
+                            rhs: StoredExpr::constant(0),
+                            message:
+                                "the dynamic shared size `.launch shared(..)` must not be negative"
+                                    .into(),
+                        });
+                }
             }
             return;
         };

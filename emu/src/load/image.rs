@@ -5,7 +5,7 @@
 //! and initialises global memory, applies `--load` files and decodes the code.
 
 use super::checks::{check_machine_fit, check_preconditions, check_state_size, check_word_types};
-use super::params::{buffer_args, param_words, resolve_params};
+use super::params::{buffer_args, expr_context, param_words, resolve_params};
 use crate::exec::decode::{DecodeError, decode_program};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Program, SymbolAddresses};
@@ -64,17 +64,20 @@ pub enum LoadError {
     },
     #[error("parameter `{name}` has no default value; give one with `-D {name}=VALUE`{hint}")]
     MissingParam { name: String, hint: &'static str },
-    #[error("{what} `{text}` cannot be evaluated: {why}")]
+    /// `context`: where the expression comes from and how to change it (or empty).
+    #[error("{what} `{text}` cannot be evaluated: {why}{context}")]
     BadExpr {
         what: String,
         text: String,
         why: String,
+        context: String,
     },
-    #[error("{what} is {value}, but {limit}")]
+    #[error("{what} is {value}, but {limit}{context}")]
     Limit {
         what: String,
-        value: i64,
+        value: String,
         limit: String,
+        context: String,
     },
     #[error(
         "the machine's state for this run would take {} ({busy_sms} busy SMs with {} each for registers and shared memory, {boundary} boundary units with {} each, {} of CBs, {} for {instructions} instructions' counters); the emulator holds at most {} besides global memory: use a smaller --grid, or fewer threads, registers or shared memory per block",
@@ -242,7 +245,11 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                 }
                 other => other.to_string(),
             },
+            context: String::new(),
         })
+    };
+    let context = |exprs: &[&Expr], decl: &str, show_text: bool| {
+        expr_context(&module, &values, &options.defines, exprs, decl, show_text)
     };
     check_preconditions(&module, &value_of, &eval)?;
     // `why` explains the upper bound (with the number, or a key whose value is added);
@@ -263,8 +270,9 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         };
         Err(LoadError::Limit {
             what,
-            value: v,
+            value: v.to_string(),
             limit,
+            context: String::new(),
         })
     };
 
@@ -273,7 +281,9 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     for (d, e) in l.grid.iter().enumerate() {
         let what = format!("launch grid dimension {}", ["x", "y", "z"][d]);
         let (max, why) = crate::machine::occupancy::launch_dim_limit(true, d);
-        grid3[d] = within(what.clone(), eval(e, &what)?, 1, max, why)?;
+        grid3[d] = eval(e, &what)
+            .and_then(|v| within(what.clone(), v, 1, max, why))
+            .map_err(|err| err.with_context(|t| context(&[e], "`.launch grid(..)`", t)))?;
     }
     // z stacks y-rows: the run sees a 2-D grid of (x, y*z) blocks.
     let grid_y = grid3[1];
@@ -291,7 +301,9 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     for (d, e) in l.block.iter().enumerate() {
         let what = format!("block dimension {}", ["x", "y", "z"][d]);
         let (max, why) = crate::machine::occupancy::launch_dim_limit(false, d);
-        block[d] = within(what.clone(), eval(e, &what)?, 1, max, why)?;
+        block[d] = eval(e, &what)
+            .and_then(|v| within(what.clone(), v, 1, max, why))
+            .map_err(|err| err.with_context(|t| context(&[e], "`.launch block(..)`", t)))?;
     }
     let threads = i64::from(block[0]) * i64::from(block[1]) * i64::from(block[2]);
     crate::machine::occupancy::check_block_threads(machine, threads as u64)
@@ -325,7 +337,9 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     )?;
     let has_iu_code = module.iu_entry.is_some();
     let iu_threads = if has_iu_code {
-        let v = eval(&l.iu_threads, "the IU thread count iu(T)")?;
+        let iu_context = |t| context(&[&l.iu_threads], "`.launch iu(..)`", t);
+        let v = eval(&l.iu_threads, "the IU thread count iu(T)")
+            .map_err(|err| err.with_context(iu_context))?;
         within(
             "the IU thread count iu(T)".into(),
             v,
@@ -336,24 +350,26 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
                 machine.iu_max_threads,
                 crate::machine::raise_limit("iu.max_threads", v.max(0) as u64)
             ),
-        )?
+        )
+        .map_err(|err| err.with_context(iu_context))?
     } else {
         0
     };
-    let (shared_offsets, shared_total) =
-        crate::machine::resources::shared_layout(&module.shared, |s, e| {
+    let (shared_offsets, shared_total) = crate::machine::resources::shared_layout(
+        &module.shared,
+        |s, e| {
             let what = format!("a dimension of shared array `{}`", s.name);
-            let v = eval(e, &what)?;
+            // An `.extern .shared` array's size is `.launch shared(..)`'s.
+            let decl = format!(
+                "the size of `{}` (its `.shared` declaration, or `.launch shared(..)` for an `.extern .shared` array)",
+                s.name
+            );
             // Like a launch dimension: a negative size is an error, not an empty array.
-            if v < 0 {
-                return Err(LoadError::Limit {
-                    what,
-                    value: v,
-                    limit: "it must not be negative".into(),
-                });
-            }
-            Ok(v)
-        })?;
+            eval(e, &what)
+                .and_then(|v| within(what.clone(), v, 0, i64::MAX, "").map(|_| v))
+                .map_err(|err| err.with_context(|t| context(&[e], &decl, t)))
+        },
+    )?;
     crate::machine::occupancy::check_block_shared(machine, shared_total.max(0) as u64)
         .map_err(LoadError::Machine)?;
     let shared_bytes = shared_total as u32;
@@ -361,27 +377,38 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     let mut layout = Vec::new();
     for b in &module.buffers {
         let mut dims = Vec::new();
-        let mut n: i64 = 1;
+        // The exact count: at most 4 dimensions of 32 bits each fit in 128 bits.
+        let mut n: Option<u128> = Some(1);
+        let decl = format!("the `.global` declaration of `{}`", b.name);
+        let all_dims: Vec<&Expr> = b.dims.iter().collect();
         for e in &b.dims {
             let what = format!("a dimension of buffer `{}`", b.name);
-            let v = within(
-                what.clone(),
-                eval(e, &what)?,
-                1,
-                i64::from(u32::MAX),
-                "a buffer dimension must fit in 32 bits",
-            )?;
+            let v = eval(e, &what)
+                .and_then(|v| {
+                    within(
+                        what.clone(),
+                        v,
+                        1,
+                        i64::from(u32::MAX),
+                        "a buffer dimension must fit in 32 bits",
+                    )
+                })
+                .map_err(|err| err.with_context(|t| context(&[e], &decl, t)))?;
             dims.push(u64::from(v));
-            n = n.saturating_mul(i64::from(v));
+            n = n.and_then(|n| n.checked_mul(u128::from(v)));
         }
-        within(
-            format!("the element count of buffer `{}`", b.name),
-            n,
-            1,
-            1 << 30,
-            "a buffer holds at most 2^30 elements",
-        )?;
-        layout.push((b.name.clone(), b.ty, dims, n as u64));
+        let n = match n {
+            Some(n) if n <= 1 << 30 => n as u64,
+            n => {
+                return Err(LoadError::Limit {
+                    what: format!("the element count of buffer `{}`", b.name),
+                    value: n.map_or_else(|| "2^128 or more".to_string(), |n| n.to_string()),
+                    limit: "a buffer holds at most 2^30 elements".into(),
+                    context: context(&all_dims, &decl, true),
+                });
+            }
+        };
+        layout.push((b.name.clone(), b.ty, dims, n));
     }
     for (b, (_, _, _, n)) in module.buffers.iter().zip(&layout) {
         super::init::check(&b.init, b.ty, *n).map_err(|why| LoadError::Init {

@@ -1,11 +1,12 @@
 //! Kernel parameters and buffer options: `-D NAME=VALUE` over the declared
 //! defaults, the parameter space's words, and the buffers `--load`/`--dump`
-//! name.
+//! name, and what an error about a launch or size expression says of the
+//! parameters it names.
 
 use super::image::LoadError;
 use crate::machine::param::shorten;
 use spu_isa::Ty;
-use spu_isa::format::{Module, ParamDecl};
+use spu_isa::format::{Expr, Module, Node, ParamDecl};
 use std::path::PathBuf;
 
 /// The buffers and files of every `option BUF=FILE` in `args`, one per buffer: a
@@ -87,6 +88,117 @@ pub(super) fn param_words(params: &[ParamDecl], values: &[u64]) -> Vec<u32> {
         }
     }
     words
+}
+
+/// What an error about a launch or size expression adds to its message: the
+/// expression (`text`) and the declaration it belongs to (`decl`), the values of
+/// the parameters it names and where each came from (a `-D` or the kernel's
+/// default), and how to change them. `show_text`: whether to quote the
+/// expression (not when the message already does).
+pub(super) fn expr_context(
+    module: &Module,
+    values: &[u64],
+    defines: &[String],
+    exprs: &[&Expr],
+    decl: &str,
+    show_text: bool,
+) -> String {
+    let names = |i: u16| module.param_name(i);
+    let text = exprs
+        .iter()
+        .map(|e| e.display(&names).to_string())
+        .collect::<Vec<_>>();
+    let text = match text.as_slice() {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join("][")),
+    };
+    let mut params: Vec<u16> = Vec::new();
+    for e in exprs {
+        for n in e.nodes() {
+            if let Node::Param(i) = n
+                && !params.contains(i)
+            {
+                params.push(*i);
+            }
+        }
+    }
+    let given = |name: &str| {
+        defines
+            .iter()
+            .filter_map(|d| d.split_once('='))
+            .any(|(n, _)| n.trim() == name)
+    };
+    let mut shown = Vec::new();
+    let mut names = Vec::new();
+    let mut fixes = Vec::new();
+    for i in params {
+        let (Some(p), Some(&raw)) = (
+            module.params.get(usize::from(i)),
+            values.get(usize::from(i)),
+        ) else {
+            continue;
+        };
+        let value = match spu_isa::format::param_int(p.ty, raw) {
+            Some(v) => v.to_string(),
+            None if !p.ty.is_float() => raw.to_string(),
+            None => format!("{raw:#x}"),
+        };
+        let name = spu_io::quote::escape(&p.name);
+        let from = if given(&p.name) {
+            format!("`-D {name}={value}`")
+        } else {
+            "the kernel's default".to_string()
+        };
+        shown.push(format!("{name} = {value} ({from})"));
+        fixes.push(format!("-D {name}=VALUE"));
+        names.push(name.into_owned());
+    }
+    let what = if show_text {
+        format!("`{text}` in {decl}")
+    } else {
+        format!("in {decl}")
+    };
+    if shown.is_empty() {
+        return format!("; it is {what}: change it there");
+    }
+    format!(
+        "; it is {what}, with {}: give {} {} with `{}`",
+        shown.join(", "),
+        names.join(", "),
+        if names.len() == 1 {
+            "another value"
+        } else {
+            "other values"
+        },
+        fixes.join(" ")
+    )
+}
+
+impl LoadError {
+    /// Adds to an error about a launch or size expression's value where the
+    /// expression comes from and how to change it ([`super::params::expr_context`]).
+    /// `context(show_text)` says it, quoting the expression if `show_text`.
+    pub(super) fn with_context(self, context: impl FnOnce(bool) -> String) -> LoadError {
+        match self {
+            LoadError::BadExpr {
+                what, text, why, ..
+            } => LoadError::BadExpr {
+                what,
+                text,
+                why,
+                context: context(false),
+            },
+            LoadError::Limit {
+                what, value, limit, ..
+            } => LoadError::Limit {
+                what,
+                value,
+                limit,
+                context: context(true),
+            },
+            other => other,
+        }
+    }
 }
 
 /// Each parameter's value as a bit pattern, in declaration order: its default,

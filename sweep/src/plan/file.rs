@@ -417,6 +417,18 @@ pub(super) mod shared {
 /// The way out of a plan that cannot be read.
 const PLAN_AGAIN: &str = "plan again (`spu-sweep run SPEC` with the same --out)";
 
+/// Whether `bytes` are a plan file of any format (a JSON object with a
+/// `format` number), or why not: a folder whose `plan.json` is not one was not
+/// written by `spu-sweep run`, and is not run into.
+pub fn check_is_plan(bytes: &[u8]) -> Result<(), String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("not a valid plan.json: {e}"))?;
+    match value.get("format") {
+        Some(f) if f.is_u64() => Ok(()),
+        _ => Err("not a valid plan.json: it has no format number".to_string()),
+    }
+}
+
 /// Reads a plan file's bytes, or says why not (`name` names the file in the
 /// message): a plan of another format is refused, naming the way out.
 pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Plan, String> {
