@@ -352,7 +352,7 @@ fn spilled_tiles_of_an_endless_pass_are_bounded_by_global_memory() {
         let (code, err) = run_kernel("emu/tests/faults/cb_forever.spu", &args);
         assert_eq!(code, Some(1), "{mode:?}:\n{err}");
         assert!(
-            err.contains("error: the virtual IUs spilled 249 CB tiles (2 MiB), more than the 1 MiB of global memory the buffers leave (0 of 2 blocks finished)")
+            err.contains("error: the virtual IUs spilled 249 CB tiles (2 MiB), more than the 1 MiB kept for them (the global memory the buffers leave, at most 1 GiB) (0 of 2 blocks finished)")
                 && err.contains("look for a loop that never ends"),
             "{mode:?}:\n{err}"
         );

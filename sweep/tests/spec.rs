@@ -1003,3 +1003,14 @@ fn a_bad_table_name_is_reported_once() {
         "{ps:?}"
     );
 }
+
+/// A key given twice in a `set` list is refused at its second value (the last
+/// won without a word; two `--set`s of one key are refused too).
+#[test]
+fn a_key_set_twice_in_a_set_list_is_refused() {
+    expect_problem(
+        "[base]\nkernel = \"vecadd.spu\"\nset = [\"sm.schedulers=2\", \"sm.schedulers = 4\"]\n",
+        3,
+        "`sm.schedulers` is set twice in `set` (to 2 and to 4)",
+    );
+}

@@ -110,7 +110,8 @@ pub enum Stop {
         blocks_total: u64,
     },
     /// The virtual IUs' spilled CB tiles (`bytes` in `tiles`) outgrew the
-    /// global memory the buffers leave (`room` bytes of `memory.global_mib`): a
+    /// global memory the buffers leave (`room` bytes of `memory.global_mib`, at
+    /// most 1 GiB): a
     /// launch of several passes keeps each tile a pass sends on until the run
     /// ends, so a pass that synchronises forever fills any memory.
     SpillFull {

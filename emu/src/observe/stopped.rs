@@ -434,7 +434,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             let mib = |b: u64| grouped(b.div_ceil(1 << 20));
             let _ = writeln!(
                 s,
-                "error: the virtual IUs spilled {} CB tiles ({} MiB), more than the {} MiB of global memory the buffers leave ({blocks_done} of {blocks_total} blocks finished): the launch runs in several passes, and each tile a pass sends on is kept for the next, so a pass that synchronises in an endless loop fills any memory",
+                "error: the virtual IUs spilled {} CB tiles ({} MiB), more than the {} MiB kept for them (the global memory the buffers leave, at most 1 GiB) ({blocks_done} of {blocks_total} blocks finished): the launch runs in several passes, and each tile a pass sends on is kept for the next, so a pass that synchronises in an endless loop fills any memory",
                 grouped(*tiles),
                 mib(*bytes),
                 mib(*room),

@@ -37,6 +37,9 @@ pub struct SpilledTile {
 #[derive(Debug, Clone, Default)]
 pub struct Stream {
     pub tiles: Vec<SpilledTile>,
+    /// Tiles before this one know when they are ready (a tile's `ready_at` is
+    /// set once, in order): where the search for the next one starts.
+    pub known: usize,
     /// The spilling VIU has finished: no more tiles will come.
     pub closed: bool,
 }

@@ -457,6 +457,24 @@ impl Walker {
                                         span: s.span.clone(),
                                     };
                                     self.check_set(&field, &value, false);
+                                    if let Some((_, first)) = out.iter().find(|(f, _)| *f == field) {
+                                        // The last would win without a word, as two
+                                        // `--set`s of one key would not.
+                                        self.problems.push(
+                                            Problem::at(
+                                                value.span.clone(),
+                                                format!(
+                                                    "`{}` is set twice in `set` (to {} and to {})",
+                                                    shorten(k.trim()),
+                                                    shorten(&first.text),
+                                                    shorten(&value.text)
+                                                ),
+                                            )
+                                            .label("second value")
+                                            .help("give each key once; to compare values, put them on an `[[axis]]` as `set.\"KEY\" = [...]`"),
+                                        );
+                                        continue;
+                                    }
                                     out.push((field, value));
                                 }
                                 _ => self.problems.push(

@@ -20,6 +20,11 @@ use crate::timing::unit::{Timing, Unit};
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
+/// Most bytes of spilled tiles a run keeps, whatever `memory.global_mib` allows:
+/// a pass boundary spills a tile per sync, megabytes for real kernels, and the
+/// emulator's own memory stays bounded.
+const MAX_SPILL_BYTES: u64 = 1 << 30;
+
 impl<'a> Grid<'a> {
     pub fn new(image: &'a mut Image, machine: &Machine) -> Grid<'a> {
         let mut timing = Timing::new(machine);
@@ -80,7 +85,9 @@ impl<'a> Grid<'a> {
             .iter()
             .map(|r| u64::from(r.bytes()))
             .sum();
-        let spill_room = (u64::from(machine.global_mib) << 20).saturating_sub(buffers);
+        let spill_room = (u64::from(machine.global_mib) << 20)
+            .saturating_sub(buffers)
+            .min(MAX_SPILL_BYTES);
         Grid {
             memory: Arc::new(std::mem::take(&mut image.memory)),
             threads: 1,

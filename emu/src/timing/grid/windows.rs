@@ -232,12 +232,16 @@ impl Grid<'_> {
                 self.schedule(u);
             }
             Outcome::Tile { stream, at } => {
-                if let Some(tile) = self
-                    .spills
-                    .get_mut(&stream)
-                    .and_then(|s| s.tiles.iter_mut().find(|t| t.ready_at == PENDING))
-                {
-                    tile.ready_at = at;
+                // The first tile still waiting: searched from the last one found,
+                // so a stream of n tiles costs n steps, not n^2 / 2.
+                if let Some(s) = self.spills.get_mut(&stream) {
+                    while s.tiles.get(s.known).is_some_and(|t| t.ready_at != PENDING) {
+                        s.known += 1;
+                    }
+                    if let Some(tile) = s.tiles.get_mut(s.known) {
+                        tile.ready_at = at;
+                        s.known += 1;
+                    }
                 }
             }
         }
