@@ -183,6 +183,11 @@ fn key_of(model: &Model, name: &str) -> Vec<String> {
         (Kind::Components { .. }, "L2") => "leakage_w.l2_per_kib".into(),
         (Kind::Components { .. }, "network to L2") => "leakage_w.noc".into(),
         (Kind::Components { .. }, "uncore") => "leakage_w.uncore".into(),
+        // A component priced per byte: its energy is `event_pj` scaled by
+        // bytes over `event_bytes`, so either may be the cause.
+        (Kind::Components { event_bytes, .. }, c) if event_bytes.keys().any(|k| k.name() == c) => {
+            return vec![format!("event_pj.{c}"), format!("event_bytes.{c}")];
+        }
         (Kind::Components { .. }, c) => format!("event_pj.{c}"),
         (Kind::InstructionClasses { .. }, "chip (e0)") => "static_w".into(),
         (Kind::InstructionClasses { .. }, c) => format!("class_pj.{c}"),

@@ -53,9 +53,11 @@ pub(crate) fn seconds(s: f64) -> String {
     spu_emu::observe::report::seconds(s)
 }
 
+/// `part` as a percentage of `whole`, divided first: `100 * part` overflows for
+/// a part near the largest double (a model may price a run that high).
 fn percent(part: f64, whole: f64) -> String {
     if whole > 0.0 {
-        format!("{}%", fixed(100.0 * part / whole, 1))
+        format!("{}%", fixed(part / whole * 100.0, 1))
     } else {
         "-".into()
     }
@@ -404,4 +406,15 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    /// A share of a total near the largest double is a percentage, not `inf%`.
+    #[test]
+    fn shares_of_huge_totals_are_finite() {
+        assert_eq!(super::percent(1.6e308, 1.6e308), "100.0%");
+        assert_eq!(super::percent(0.8e308, 1.6e308), "50.0%");
+        assert_eq!(super::percent(1.0, 4.0), "25.0%");
+    }
 }

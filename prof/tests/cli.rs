@@ -819,6 +819,20 @@ fn a_model_whose_energies_overflow_names_the_key() {
             "`inf` is not a finite number; give an energy or power >= 0",
         ],
     );
+    // A component priced per byte: a tiny `event_bytes` is as likely the cause as
+    // `event_pj` (only `event_pj` was named, which the file did not even set).
+    std::fs::write(
+        &model,
+        "[model]\nname = \"tiny\"\nextends = \"default\"\n[event_bytes]\nDRAMP = 1e-300\n",
+    )
+    .unwrap();
+    fails(
+        &["samples/vecadd.spu", "--model", model.to_str().unwrap()],
+        &[
+            "model `tiny` makes the energy of `DRAMP` inf",
+            "keys `event_pj.DRAMP` and `event_bytes.DRAMP`",
+        ],
+    );
 }
 
 /// The bad-input matrix: one case per kind of bad input, each with its exact
