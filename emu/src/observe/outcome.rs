@@ -123,7 +123,8 @@ pub enum Stop {
     },
     /// Stopped on request (Ctrl-C).
     Interrupted {
-        cycle: u64,
+        /// The cycle it stopped at; `None` in functional mode, which has no cycles.
+        cycle: Option<u64>,
         blocks_done: u64,
         blocks_total: u64,
     },

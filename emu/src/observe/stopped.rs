@@ -315,10 +315,11 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             blocks_done,
             blocks_total,
         } => {
+            // Functional mode has no cycles: it names none.
+            let at = cycle.map_or(String::new(), |c| format!(" at cycle {}", grouped(c)));
             let _ = writeln!(
                 s,
-                "error: interrupted at cycle {} with {blocks_done} of {blocks_total} blocks finished",
-                grouped(*cycle)
+                "error: interrupted{at} with {blocks_done} of {blocks_total} blocks finished"
             );
         }
         Stop::InstructionLimit {

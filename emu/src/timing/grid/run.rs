@@ -420,7 +420,7 @@ impl Grid<'_> {
             .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
         {
             return Err(Box::new(Stop::Interrupted {
-                cycle: now,
+                cycle: (!self.functional).then_some(now),
                 blocks_done: self.blocks_done,
                 blocks_total: self.blocks_total,
             }));
