@@ -1014,3 +1014,15 @@ fn a_key_set_twice_in_a_set_list_is_refused() {
         "`sm.schedulers` is set twice in `set` (to 2 and to 4)",
     );
 }
+
+/// An axis whose keys have different numbers of values, with extra values, is
+/// refused for that (the extras' check for repeated points indexed the axis's
+/// shorter key past its end and panicked).
+#[test]
+fn extras_of_an_axis_whose_keys_differ_in_length_are_not_compared() {
+    expect_problem(
+        "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nlabel.case = [\"a\", \"b\", \"c\"]\nD.N = [32, 64]\n[axis.extra.huge]\nlabel.case = [\"d\"]\nD.N = [256]\n",
+        5,
+        "`D.N` has 2 values but `label.case` in the same axis has 3",
+    );
+}

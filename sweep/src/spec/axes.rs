@@ -99,7 +99,8 @@ impl Walker {
             );
             return None;
         }
-        let ok = self.zipped(&columns) && self.unique_points(&[], &columns);
+        let zipped = self.zipped(&columns);
+        let ok = zipped && self.unique_points(&[], &columns);
         let mut extra = Vec::new();
         for (_, v) in extra_entries {
             let Some(named) = self.table(v, "extra") else {
@@ -113,9 +114,10 @@ impl Walker {
                     continue;
                 };
                 let (cols, _) = self.columns(vt, false);
+                // Points of the axis exist only when its columns are zipped.
                 if self.zipped(&cols)
                     && self.same_fields(&columns, &cols, name.span())
-                    && self.unique_points(&columns, &cols)
+                    && (!zipped || self.unique_points(&columns, &cols))
                 {
                     extra.push((name.get_ref().to_string(), name.span(), cols));
                 }
