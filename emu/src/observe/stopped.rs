@@ -347,7 +347,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             blocks_total,
         } => {
             // Functional mode has no cycles: it names none.
-            let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
+            let at = cycle_at(*cycle);
             let _ = writeln!(
                 s,
                 "error: {} passed without a change to global memory, a finished block or a blocksync anywhere ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
@@ -368,12 +368,8 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             blocks_done,
             blocks_total,
         } => {
-            let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
-            let what = if *words == 1 {
-                "one word".to_string()
-            } else {
-                format!("the same {} words", grouped(*words))
-            };
+            let at = cycle_at(*cycle);
+            let what = same_words(*words);
             let _ = writeln!(
                 s,
                 "error: {} passed without a finished block or a blocksync anywhere, and the last of them changed global memory only in words changed before, {what} in all ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that rewrites a counter, a flag or an array over and over",
@@ -395,7 +391,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             blocks_done,
             blocks_total,
         } => {
-            let at = cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)));
+            let at = cycle_at(*cycle);
             let clock = if *by_cycles {
                 spun(*limit, true, cycle.is_none())
             } else {
@@ -407,8 +403,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             };
             let what = match words {
                 0 => "changing no global memory".to_string(),
-                1 => "changing only one word".to_string(),
-                n => format!("changing only the same {} words", grouped(*n)),
+                n => format!("changing only {}", same_words(*n)),
             };
             let _ = writeln!(
                 s,
@@ -479,6 +474,21 @@ fn lock_note(s: &mut String, image: &Image) {
 
 /// Why a lock between threads of one warp never ends here.
 const SPIN_LOCK_NOTE: &str = "note: a spin lock that threads of one warp take in turn never ends here: the threads of a warp that branch apart run one side at a time until they meet again (as on GPUs before Volta), so the spinning side can starve the lock holder; take such locks with one thread per warp";
+
+/// `cycle 1 234, ` for a message's parenthesis; nothing in functional mode,
+/// which has no cycles.
+fn cycle_at(cycle: Option<u64>) -> String {
+    cycle.map_or(String::new(), |c| format!("cycle {}, ", grouped(c)))
+}
+
+/// `one word` or `the same 8 192 words`: what a loop kept rewriting.
+fn same_words(words: u64) -> String {
+    if words == 1 {
+        "one word".to_string()
+    } else {
+        format!("the same {} words", grouped(words))
+    }
+}
 
 /// How far a spin limit counted: the warp instructions of the unit that issued
 /// most, or (a loop waiting on memory latency or on its atomics) cycles, in
