@@ -58,7 +58,8 @@ pub struct RunControl {
     /// finished work item or blocksync and changes only to words changed before,
     /// and with [`Stop::Synchronising`] when 16 times as many pass (a blocksync
     /// weighing 1 024 warp instructions) with no finished work item and no change
-    /// to a new word (0: never).
+    /// to a new word; before any of them, with [`Stop::Repeating`] when every
+    /// warp comes back to a state it was in while nothing changed (0: never).
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output (the texts
     /// last in output order past it are dropped and counted).

@@ -229,7 +229,13 @@ fn bad_command_lines_and_files_are_reported() {
             "--boundary iu",
         ),
         (
-            &["emu/tests/faults/spin.spu", "--max-cycles", "20000"],
+            &[
+                "emu/tests/faults/spin.spu",
+                "--max-cycles",
+                "20000",
+                "--spin-limit",
+                "0",
+            ],
             "exceeded --max-cycles",
         ),
         (&["emu/tests/faults/oob_load.spu"], "outside every buffer"),

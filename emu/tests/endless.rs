@@ -1,7 +1,8 @@
 //! Kernels that never end stop with an explanation and exit code 1, in both modes:
-//! `--spin-limit` ends a run in which no change to global memory, finished block
-//! or blocksync happens (every thread of 16 blocks of 1 024 waiting for a flag nobody
-//! sets), and `--max-cycles` bounds a `--functional` run too (snapshots in
+//! a run whose every warp comes back to a state it was in, with nothing changed
+//! meanwhile, is stuck (every thread of 16 blocks of 1 024 waiting for a flag
+//! nobody sets); `--spin-limit` ends a run in which no change to global memory,
+//! finished block or blocksync happens (the same wait, counting its tries), and `--max-cycles` bounds a `--functional` run too (snapshots in
 //! `snapshots/endless__*.snap`); a kernel that prints in an endless loop stops
 //! there too, its output bounded by `--printf-limit`; loops that rewrite the same
 //! words, or synchronise forever, stop too. Each run is killed, and the
@@ -16,6 +17,9 @@ use std::time::{Duration, Instant};
 const DEADLINE: Duration = Duration::from_secs(600);
 
 const KERNEL: &str = "emu/tests/faults/flag_spin.spu";
+
+/// The same wait, counting its tries.
+const COUNTING: &str = "emu/tests/faults/flag_spin_counting.spu";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -65,15 +69,44 @@ fn measure(mode: Option<&str>) -> &'static str {
     }
 }
 
+/// Every warp waiting for a flag nobody sets comes back to the same state try
+/// after try: the repeat proof stops the run at the default limits, in seconds
+/// in both modes (the clocks alone took about a minute in functional mode).
 #[test]
-fn a_flag_nobody_sets_stops_with_the_spin_message_in_both_modes() {
+fn a_flag_nobody_sets_is_found_stuck_in_both_modes() {
+    for (name, mode) in [
+        ("stuck_functional", Some("--functional")),
+        ("stuck_timing", None),
+    ] {
+        let mut args = vec!["-q"];
+        args.extend(mode);
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(1), "{name}:\n{err}");
+        assert!(
+            err.contains("the kernel is stuck: each of its 128 running warps came back to a state it had been in")
+                && err.contains("12 blocks have not started")
+                && err.contains("0 of 16 blocks finished")
+                && err.contains("look for a wait on a flag"),
+            "{name}:\n{err}"
+        );
+        assert!(!err.contains("spin lock"), "{name}:\n{err}");
+        // Functional mode has no cycles to name; timing mode names the cycle.
+        assert_eq!(err.contains("(cycle "), mode.is_none(), "{name}:\n{err}");
+        insta::assert_snapshot!(name, err);
+    }
+}
+
+/// The same wait counting its tries in a register never repeats a state: the
+/// spin limit's clocks stop it, with their own explanation.
+#[test]
+fn a_flag_wait_that_counts_its_tries_stops_at_the_spin_limit_in_both_modes() {
     for (name, mode) in [
         ("spin_functional", Some("--functional")),
         ("spin_timing", None),
     ] {
         let mut args = vec!["-q", "--spin-limit", "100000"];
         args.extend(mode);
-        let (code, err) = run(&args);
+        let (code, err) = run_kernel(COUNTING, &args);
         assert_eq!(code, Some(1), "{name}:\n{err}");
         assert!(
             err.contains(&format!(
@@ -83,11 +116,53 @@ fn a_flag_nobody_sets_stops_with_the_spin_message_in_both_modes() {
                 && err.contains("raise --spin-limit"),
             "{name}:\n{err}"
         );
-        // No atomics: the note on spin locks does not apply.
         assert!(!err.contains("spin lock"), "{name}:\n{err}");
-        // Functional mode has no cycles to name; timing mode names the cycle.
         assert_eq!(err.contains("(cycle "), mode.is_none(), "{name}:\n{err}");
         insta::assert_snapshot!(name, err);
+    }
+}
+
+/// Blocks waiting for the launch's last block on a GPU that cannot hold them
+/// all: the 90 resident blocks spin until the proof stops them (the clocks
+/// alone took about 18 minutes in timing mode), and the message says why the
+/// last block never starts.
+#[test]
+fn blocks_waiting_for_a_block_that_cannot_start_are_found_stuck() {
+    for mode in [None, Some("--functional")] {
+        let mut args = vec!["--machine", "gtx480"];
+        args.extend(mode);
+        let (code, err) = run_kernel("emu/tests/faults/later_block.spu", &args);
+        assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("the kernel is stuck")
+                && err.contains("0 of 2000 blocks finished")
+                && err
+                    .contains("blocks have not started: they start only as running blocks finish"),
+            "{mode:?}:\n{err}"
+        );
+    }
+}
+
+/// Waiting warps repeat while one block computes (in registers, for 200 000
+/// rounds) towards the flag: that block does not repeat, so the run goes on,
+/// and every block gets past the wait.
+#[test]
+fn waiting_warps_beside_a_computing_block_are_not_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in [None, Some("--functional")] {
+        let out = dir.path().join("out.npy");
+        let dump = format!("out={}", out.display());
+        let mut args = vec!["-q", "--dump", &dump];
+        args.extend(mode);
+        let (code, err) = run_kernel("emu/tests/faults/late_flag.spu", &args);
+        assert_eq!(code, Some(0), "{mode:?}:\n{err}");
+        let bytes = std::fs::read(&out).unwrap();
+        // 16 little-endian ones after the header.
+        let data = &bytes[bytes.len() - 64..];
+        assert!(
+            data.chunks(4).all(|w| w == [1, 0, 0, 0]),
+            "{mode:?}: {data:?}"
+        );
     }
 }
 
@@ -174,7 +249,7 @@ fn a_compare_and_swap_lock_that_starves_its_holder_stops_in_both_modes() {
 
 #[test]
 fn the_default_spin_limit_stops_a_functional_run() {
-    let (code, err) = run(&["-q", "--functional"]);
+    let (code, err) = run_kernel(COUNTING, &["-q", "--functional", "-D", "BLOCKS=1"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains(

@@ -76,7 +76,9 @@ pub struct RunArgs {
     /// rewrites an array, forever); also when 16 times N pass with no finished
     /// block and no change to a word not changed before, each blocksync a unit
     /// takes part in counting as 1 024 of its warp instructions (a loop that
-    /// synchronises forever); 0 turns the checks off.
+    /// synchronises forever); 0 turns the checks off. Before that, a run whose
+    /// every warp comes back to a state it was in while nothing changed stops
+    /// as stuck (turned off by 0 too).
     #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT, allow_negative_numbers = true)]
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output, as CUDA's

@@ -98,6 +98,24 @@ impl Run {
                 | Run::Atomic { .. }
         )
     }
+
+    /// True for instructions that reach beyond the warp's registers, predicates
+    /// and SIMT stack, or wait for others: stores and atomics (any space), calls
+    /// and returns (their frames live in local memory), `printf`, barriers and
+    /// blocksyncs. A loop of other instructions changes nothing another warp
+    /// can see.
+    pub fn acts_beyond_warp(&self) -> bool {
+        matches!(
+            self,
+            Run::Store(_)
+                | Run::Atomic { .. }
+                | Run::Call { .. }
+                | Run::Ret
+                | Run::Printf { .. }
+                | Run::BarSync
+                | Run::BlockSync(_)
+        )
+    }
 }
 
 /// A predicate operand: its index and whether it is negated (`!%p`).

@@ -447,6 +447,67 @@ impl Warp {
     pub fn is_done(&self) -> bool {
         matches!(self.state, WarpState::Done)
     }
+
+    /// A 128-bit digest of what decides the warp's next instructions besides
+    /// memory: its SIMT stack (PCs, masks, reconvergence points), state,
+    /// predicates and own registers. Two equal digests of one warp mean the
+    /// same state (two independent 64-bit mixes; a chance collision is
+    /// negligible). Local memory and the calls in progress are left out: only
+    /// stores and calls change them.
+    pub fn fingerprint(&self) -> u128 {
+        let mut d = Digest::default();
+        let state = match self.state {
+            WarpState::Running => 0,
+            WarpState::AtBarrier(pc) => (1 << 32) | u64::from(pc),
+            WarpState::AtBlockSync(pc) => (2 << 32) | u64::from(pc),
+            WarpState::AtMemory => 3 << 32,
+            WarpState::Done => 4 << 32,
+        };
+        d.add(state);
+        d.add(u64::from(self.valid) | (u64::from(self.live) << 32));
+        for f in self.below.iter().chain(std::iter::once(&self.top)) {
+            d.add(u64::from(f.pc) | (u64::from(f.reconv) << 32));
+            d.add(u64::from(f.mask) | (u64::from(f.depth) << 32));
+        }
+        for pair in self.preds.chunks(2) {
+            d.add(u64::from(pair[0]) | (u64::from(pair[1]) << 32));
+        }
+        for lanes in &self.regs {
+            for pair in lanes.chunks(2) {
+                d.add(u64::from(pair[0]) | (u64::from(pair[1]) << 32));
+            }
+        }
+        d.finish()
+    }
+}
+
+/// Two independent 64-bit mixes of a stream of words (multiply-rotate steps
+/// with different odd constants), for [`Warp::fingerprint`].
+#[derive(Default)]
+struct Digest {
+    a: u64,
+    b: u64,
+    n: u64,
+}
+
+impl Digest {
+    #[inline(always)]
+    fn add(&mut self, w: u64) {
+        self.n += 1;
+        self.a = (self.a ^ w)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+        self.b = (self.b.rotate_left(17) ^ w ^ self.n).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    }
+
+    fn finish(self) -> u128 {
+        let mix = |mut x: u64| {
+            x ^= x >> 33;
+            x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            x ^ (x >> 33)
+        };
+        (u128::from(mix(self.a ^ self.n)) << 64) | u128::from(mix(self.b))
+    }
 }
 
 #[cfg(test)]

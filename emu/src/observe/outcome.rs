@@ -109,6 +109,23 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
+    /// Every warp still running came back to a state it had been in (the same
+    /// instruction, registers and predicates) having changed nothing outside
+    /// itself, and nothing else changed memory meanwhile, so it would repeat
+    /// forever; the other warps have exited or wait for them. `running` and
+    /// `waiting` warps; one of the running ones, of `unit`, at `pc`; `unstarted`
+    /// blocks wait to be placed.
+    Repeating {
+        running: u64,
+        waiting: u64,
+        unit: UnitLabel,
+        pc: u32,
+        unstarted: u64,
+        /// The cycle it stopped at; `None` in functional mode, which has no cycles.
+        cycle: Option<u64>,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
     /// The virtual IUs' spilled CB tiles (`bytes` in `tiles`) outgrew the
     /// global memory the buffers leave (`room` bytes of `memory.global_mib`, at
     /// most 1 GiB): a

@@ -360,6 +360,58 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             );
             lock_note(&mut s, image);
         }
+        Stop::Repeating {
+            running,
+            waiting,
+            unit,
+            pc,
+            unstarted,
+            cycle,
+            blocks_done,
+            blocks_total,
+        } => {
+            let at = cycle_at(*cycle);
+            let others = match waiting {
+                0 => String::new(),
+                n => format!(
+                    ", and {} waiting for them at a barrier or blocksync",
+                    count(*n, "other warp")
+                ),
+            };
+            let _ = writeln!(
+                s,
+                "error: the kernel is stuck: {} came back to a state it had been in (the same instruction, registers and predicates) without storing or synchronising, while nothing changed memory{others}, so the run would repeat forever ({at}{blocks_done} of {blocks_total} blocks finished)",
+                match running {
+                    1 => "its one running warp".to_string(),
+                    n => format!("each of its {} running warps", grouped(*n)),
+                },
+            );
+            let w = quote_source(&mut s, kernel, *pc);
+            note(
+                &mut s,
+                w,
+                &format!("note: a warp of {unit} loops here, for instance"),
+            );
+            if *unstarted > 0 {
+                note(
+                    &mut s,
+                    w,
+                    &format!(
+                        "note: {} not started: they start only as running blocks finish, so a running block that waits for one of them (for its flag, its result) waits forever",
+                        match unstarted {
+                            1 => "1 block has".to_string(),
+                            n => format!("{} blocks have", grouped(*n)),
+                        }
+                    ),
+                );
+            }
+            note(
+                &mut s,
+                w,
+                "help: look for a wait on a flag or a value that no thread sets, or sets only after the wait",
+            );
+            lock_note(&mut s, image);
+        }
         Stop::Rewriting {
             limit,
             by_cycles,

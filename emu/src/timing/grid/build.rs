@@ -4,6 +4,7 @@
 
 use super::Grid;
 use super::dispatch::Dispatch;
+use super::repeat::RepeatCheck;
 use super::spin::SpinCheck;
 use crate::load::Image;
 use crate::load::plan::{Geometry, plan};
@@ -88,6 +89,7 @@ impl<'a> Grid<'a> {
         let spill_room = (u64::from(machine.global_mib) << 20)
             .saturating_sub(buffers)
             .min(MAX_SPILL_BYTES);
+        let repeat = RepeatCheck::new(&image.program);
         Grid {
             memory: Arc::new(std::mem::take(&mut image.memory)),
             threads: 1,
@@ -128,6 +130,7 @@ impl<'a> Grid<'a> {
             max_instructions: u64::MAX,
             max_cycles: u64::MAX,
             spin: SpinCheck::new(0),
+            repeat,
             windows_passed: 0,
             limits_checked: 0,
             tracer: None,

@@ -6,7 +6,7 @@
 //! what a unit's step did; `build` makes a grid and sets its options, `run` holds
 //! the loops and the run's result, `stepping` one step of one unit, `parallel` the
 //! window-by-window simulation on one or more threads, `rendezvous` blocksyncs and
-//! CB switches, `spin` the spin check, `windows` deferred global accesses, `work` starting and finishing
+//! CB switches, `spin` the spin check, `repeat` the exact proof of an endless loop, `windows` deferred global accesses, `work` starting and finishing
 //! work items, `dispatch` a GPU's blocks and occupancy, `stops` what went wrong.
 
 mod build;
@@ -14,6 +14,7 @@ mod dispatch;
 mod handoff;
 mod parallel;
 mod rendezvous;
+mod repeat;
 mod run;
 mod spin;
 mod stepping;
@@ -130,6 +131,8 @@ pub struct Grid<'a> {
     max_cycles: u64,
     /// `--spin-limit`: the marks of the run's last progress.
     spin: spin::SpinCheck,
+    /// The proof that the run repeats forever (with the spin check).
+    repeat: repeat::RepeatCheck,
     /// Windows passed so far: closed with deferred accesses pending, or crossed
     /// with none.
     windows_passed: u64,

@@ -181,13 +181,14 @@ impl Grid<'_> {
             issued: &issued,
             unit_syncs: &unit_syncs,
         };
+        // Functional mode has no cycles: it names none.
+        let cycle = (!self.functional).then_some(now);
         let Some(verdict) = self.spin.check(&counts, &mut self.memory) else {
-            return Ok(());
+            self.repeat.stalled(self.spin.stalled(&counts));
+            return self.check_repeating(now);
         };
         let (limit, blocks_done, blocks_total) =
             (self.spin.limit(), self.blocks_done, self.blocks_total);
-        // Functional mode has no cycles: it names none.
-        let cycle = (!self.functional).then_some(now);
         Err(Box::new(match verdict {
             Verdict::Spinning { by_cycles } => Stop::Spinning {
                 limit,
@@ -217,6 +218,42 @@ impl Grid<'_> {
                 blocks_done,
                 blocks_total,
             },
+        }))
+    }
+
+    /// Stops the run when the repeat proof ([`super::repeat`]) finds every warp
+    /// in a loop it can never leave (at the end of a window, after the spin
+    /// check).
+    fn check_repeating(&mut self, now: u64) -> Result<(), Box<Stop>> {
+        let progress = self.memory.changed_words()
+            + self.units.iter().map(|u| u.items_done).sum::<u64>()
+            + self.link_syncs
+            + self.global_syncs;
+        let settled = !self.window_pending();
+        let program = &self.image.program;
+        let Some(caught) = self.repeat.look(&self.units, program, progress, settled) else {
+            return Ok(());
+        };
+        let resident: u64 = self
+            .units
+            .iter()
+            .filter(|u| matches!(u.label, UnitLabel::Sm { .. }))
+            .filter_map(|u| u.code())
+            .map(|c| c.resident() as u64)
+            .sum();
+        Err(Box::new(Stop::Repeating {
+            running: caught.running,
+            waiting: caught.waiting,
+            unit: caught.unit,
+            pc: caught.pc,
+            unstarted: self
+                .blocks_total
+                .saturating_sub(self.blocks_done)
+                .saturating_sub(resident),
+            // Functional mode has no cycles: it names none.
+            cycle: (!self.functional).then_some(now),
+            blocks_done: self.blocks_done,
+            blocks_total: self.blocks_total,
         }))
     }
 

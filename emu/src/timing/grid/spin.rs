@@ -170,6 +170,12 @@ impl SpinCheck {
         None
     }
 
+    /// How far the run got since its last progress of any kind (the first
+    /// clock), as of `c` (after [`SpinCheck::check`] looked at it).
+    pub fn stalled(&self, c: &Counts) -> u64 {
+        Self::since(&self.progress, c, 0).0
+    }
+
     /// How far the run got since `mark`: the most one unit issued (a sum over
     /// the grid would grow with its size, and stop a long computation on a large
     /// grid sooner), each sync it took part in weighing `sync_weight` warp

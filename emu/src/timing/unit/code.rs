@@ -298,6 +298,14 @@ impl Code {
         })
     }
 
+    /// True when no register or predicate of warp `wi` waits for a deferred
+    /// load or atomic: its registers hold everything it has executed.
+    pub fn settled(&self, wi: usize) -> bool {
+        self.boards.get(wi).is_some_and(|b| {
+            b.regs.iter().all(|r| r.at != PENDING) && b.pred_ready.iter().all(|&p| p != PENDING)
+        })
+    }
+
     /// A free slot (`None`: every slot holds a running block).
     pub fn free_slot(&self) -> Option<usize> {
         self.slots.iter().position(Option::is_none)

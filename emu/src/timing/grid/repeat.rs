@@ -1,0 +1,234 @@
+//! The repeat proof: a run caught in a loop it can never leave, found exactly
+//! instead of by a clock. It complements the spin check ([`super::spin`]), whose
+//! clocks must allow a long computation its time and so take a while to stop
+//! many warps spinning.
+//!
+//! Once the run has gone a little while without progress, the proof samples
+//! every warp at the ends of windows: its PC and a digest of its state
+//! ([`Warp::fingerprint`]). A warp is caught when a sample equals one taken
+//! earlier in the same epoch, an epoch being a stretch in which global memory
+//! did not change, no work item finished, no blocksync was released and no unit
+//! executed an instruction that reaches beyond its warp (a store, an atomic, a
+//! call, `printf`, a barrier: [`Run::acts_beyond_warp`]). Such a warp reads only
+//! memory nobody changes, so from the later sample on it repeats what it did
+//! since the earlier one, forever. When every warp of the grid is caught or has
+//! exited (a warp waiting at a barrier or blocksync counts as caught when its
+//! wait, too, was sampled twice: only a warp that arrives could release it), and
+//! no engine moves data, nothing can ever change: the run stops at once.
+//!
+//! A kernel that reads `%clock` is left to the clocks (its loops may wait for
+//! time to pass); so is any run with an engine at work or an access still to
+//! take effect.
+
+use crate::exec::ops::Program;
+use crate::exec::warp::{Warp, WarpState};
+use crate::machine::UnitLabel;
+use crate::timing::unit::{Unit, Work};
+
+const NEVER: u64 = u64::MAX;
+
+/// Samples kept per warp: a loop whose instructions the window ends fall on
+/// in a cycle of up to this many positions is caught.
+const KEPT: usize = 16;
+
+/// The progress clock (warp instructions of one unit, or cycles) from which
+/// warps are sampled.
+const FROM: u64 = 1 << 14;
+
+/// Warp instructions the grid must issue between two samplings per register
+/// slot of the warps sampled: digests cost a few host instructions per word,
+/// warp instructions hundreds, so sampling adds a few percent at most.
+const ISSUED_PER_SLOT: u64 = 4;
+
+/// One sample of a warp: its PC (none once it has exited) and digest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sample {
+    pc: Option<u32>,
+    digest: u128,
+}
+
+/// A run caught repeating: the warps running (not waiting), and one of them,
+/// where it was sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Caught {
+    pub running: u64,
+    pub waiting: u64,
+    pub unit: UnitLabel,
+    pub pc: u32,
+}
+
+/// The proof's state.
+#[derive(Debug, Default)]
+pub(super) struct RepeatCheck {
+    /// Off for programs that read `%clock`.
+    off: bool,
+    /// Instructions that reach beyond their warp.
+    acting: Vec<usize>,
+    /// The epoch's signature (a sum of counts that only grow).
+    epoch: Option<u64>,
+    /// Per unit, per warp: samples of this epoch, oldest first.
+    samples: Vec<Vec<Vec<Sample>>>,
+    /// Grid warp instructions at the last sampling.
+    sampled_at: u64,
+    /// How far the run got without progress, as the spin check last found.
+    stalled: u64,
+}
+
+impl RepeatCheck {
+    pub fn new(program: &Program) -> RepeatCheck {
+        RepeatCheck {
+            off: program.block_checked.iter().any(|c| c.clock),
+            acting: (0..program.len())
+                .filter(|&pc| program.ops[pc].run.acts_beyond_warp())
+                .collect(),
+            ..RepeatCheck::default()
+        }
+    }
+
+    /// Notes how far the run got without progress (the spin check's first
+    /// clock, at the end of a window).
+    pub fn stalled(&mut self, stalled: u64) {
+        self.stalled = stalled;
+    }
+
+    /// Looks at the grid: `progress` is a signature of global memory's changes,
+    /// finished work items and blocksyncs, `settled` whether every access has
+    /// taken effect. Returns the proof, if the run is caught.
+    pub fn look(
+        &mut self,
+        units: &[Box<Unit>],
+        program: &Program,
+        progress: u64,
+        settled: bool,
+    ) -> Option<Caught> {
+        if self.off || self.stalled < FROM || !settled {
+            self.epoch = None;
+            return None;
+        }
+        let issued: u64 = units.iter().map(|u| u.counts.warp_instructions).sum();
+        let acted: u64 = units
+            .iter()
+            .map(|u| {
+                self.acting
+                    .iter()
+                    .map(|&pc| u.counts.of(program, pc).0)
+                    .sum::<u64>()
+            })
+            .sum();
+        // Work begun counts too: a block placed in a free slot is news.
+        let begun: u64 = units.iter().map(|u| u.generation).sum();
+        let epoch = progress.wrapping_add(acted).wrapping_add(begun);
+        if self.epoch != Some(epoch) {
+            self.epoch = Some(epoch);
+            self.samples.clear();
+        }
+        let slots: u64 = units
+            .iter()
+            .filter_map(|u| u.code())
+            .map(|c| (c.warps.len() * c.warps.first().map_or(0, |w| w.regs.len())) as u64)
+            .sum();
+        if issued.saturating_sub(self.sampled_at) < slots.saturating_mul(ISSUED_PER_SLOT) {
+            return None;
+        }
+        self.sampled_at = issued;
+        self.sample(units)
+    }
+
+    /// Samples every warp; the proof, if every one is caught.
+    fn sample(&mut self, units: &[Box<Unit>]) -> Option<Caught> {
+        self.samples.resize_with(units.len(), Vec::new);
+        let mut all = true;
+        let mut caught: Option<Caught> = None;
+        for (unit, kept) in units.iter().zip(&mut self.samples) {
+            let code = match &unit.work {
+                Work::Idle => continue,
+                // An engine with nothing to do until an event wakes it (a
+                // release, a spilled tile) counts as a waiting warp; one that
+                // moves data is progress to come.
+                Work::Engine(_) => {
+                    let now = Sample {
+                        pc: None,
+                        digest: u128::from(unit.wake == NEVER),
+                    };
+                    kept.resize_with(1, Vec::new);
+                    if unit.wake != NEVER || !kept[0].contains(&now) {
+                        all = false;
+                        kept[0] = vec![now];
+                    }
+                    continue;
+                }
+                Work::Code(code) => code,
+            };
+            if kept.len() != code.warps.len() {
+                kept.clear();
+                kept.resize_with(code.warps.len(), Vec::new);
+            }
+            for (wi, (warp, seen)) in code.warps.iter().zip(kept.iter_mut()).enumerate() {
+                let waits = match warp.state {
+                    WarpState::Done => continue,
+                    WarpState::Running => false,
+                    WarpState::AtBarrier(_) | WarpState::AtBlockSync(_) => true,
+                    // Its atomics take effect at the end of the window.
+                    WarpState::AtMemory => {
+                        all = false;
+                        continue;
+                    }
+                };
+                if !code.settled(wi) {
+                    all = false;
+                    continue;
+                }
+                let now = Sample {
+                    pc: warp.pc(),
+                    digest: Warp::fingerprint(warp),
+                };
+                if seen.contains(&now) {
+                    let c = caught.get_or_insert(Caught {
+                        running: 0,
+                        waiting: 0,
+                        unit: unit.label,
+                        pc: now.pc.unwrap_or(0),
+                    });
+                    if waits {
+                        c.waiting += 1;
+                    } else {
+                        c.running += 1;
+                        if c.running == 1 {
+                            c.unit = unit.label;
+                            c.pc = now.pc.unwrap_or(0);
+                        }
+                    }
+                } else {
+                    all = false;
+                    if seen.len() == KEPT {
+                        seen.remove(0);
+                    }
+                    seen.push(now);
+                }
+            }
+        }
+        // Warps that only wait would be a deadlock, which the grid reports
+        // itself when nothing is left to wake.
+        caught.filter(|c| all && c.running > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::exec::ops::Run;
+
+    #[test]
+    fn acting_instructions_are_the_ones_that_reach_beyond_the_warp() {
+        assert!(Run::BarSync.acts_beyond_warp());
+        assert!(Run::Ret.acts_beyond_warp());
+        assert!(!Run::Nop.acts_beyond_warp());
+        assert!(!Run::Exit.acts_beyond_warp());
+        assert!(
+            !Run::Bra {
+                target: 0,
+                reconv: 0
+            }
+            .acts_beyond_warp()
+        );
+    }
+}
