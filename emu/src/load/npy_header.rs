@@ -46,6 +46,7 @@ pub fn parse(text: &str) -> Result<Header, String> {
     p.blank();
     p.expect(b'{', "the header to start with `{`")?;
     let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+    let mut seen: Vec<String> = Vec::new();
     loop {
         p.blank();
         if p.eat(b'}') {
@@ -56,12 +57,19 @@ pub fn parse(text: &str) -> Result<Header, String> {
             Value::Str(k) => k,
             _ => return Err(p.error_at(key_at, "a quoted key")),
         };
+        if seen.contains(&key) {
+            return Err(format!(
+                "its header gives `{}` twice (the second at byte {key_at}); save the array with `np.save`",
+                spu_io::quote::escape(&key)
+            ));
+        }
         p.blank();
         p.expect(b':', "`:` after a key")?;
         p.blank();
         let start = p.at;
         let value = p.value(1)?;
         let source = &text[start..p.at];
+        seen.push(key.clone());
         match key.as_str() {
             "descr" => {
                 descr = Some(match value {
@@ -74,7 +82,12 @@ pub fn parse(text: &str) -> Result<Header, String> {
                 _ => return Err(p.error_at(start, "`True` or `False` for `fortran_order`")),
             },
             "shape" => shape = Some(dims(value).map_err(|why| format!("its shape {why}"))?),
-            _ => {}
+            _ => {
+                return Err(format!(
+                    "its header has the key `{}` (at byte {key_at}), which NumPy does not write: a header holds `descr`, `fortran_order` and `shape` only; save the array with `np.save`",
+                    spu_io::quote::shorten(&key)
+                ));
+            }
         }
         p.blank();
         if !p.eat(b',') {
@@ -97,8 +110,15 @@ pub fn parse(text: &str) -> Result<Header, String> {
 
 /// The dimensions of a shape value: a tuple (or list) of non-negative integers.
 fn dims(value: Value) -> Result<Vec<u64>, String> {
-    let Value::Seq(items) = value else {
-        return Err("is not a tuple of integers".into());
+    let items = match value {
+        Value::Seq(items) => items,
+        Value::Int(digits) => {
+            let digits = spu_io::quote::shorten(&digits);
+            return Err(format!(
+                "is the number {digits}, not a tuple of integers: a one-dimensional shape is written `({digits},)`"
+            ));
+        }
+        _ => return Err("is not a tuple of integers".into()),
     };
     items
         .into_iter()
@@ -248,6 +268,8 @@ impl Parser<'_> {
     }
 
     /// A tuple or list: values separated by commas, a trailing comma allowed.
+    /// A tuple or list; as in Python, one value in parentheses without a comma,
+    /// `(4096)`, is that value, not a tuple.
     fn sequence(&mut self, close: u8, depth: usize) -> Result<Value, String> {
         self.at += 1;
         let mut items = Vec::new();
@@ -261,6 +283,9 @@ impl Parser<'_> {
             if !self.eat(b',') {
                 self.blank();
                 self.expect(close, &format!("`,` or `{}`", char::from(close)))?;
+                if close == b')' && items.len() == 1 {
+                    return Ok(items.pop().expect("one item"));
+                }
                 return Ok(Value::Seq(items));
             }
         }
@@ -313,15 +338,17 @@ mod tests {
                 .shape,
             Vec::<u64>::new()
         );
-        // Python 2's long integers, a record dtype and keys NumPy does not write.
+        // Python 2's long integers and a record dtype, with values of every kind.
         let h = parse(
-            "{'descr': [('a', '<f4'), ('b', '<i4', (2,))], 'fortran_order': False, 'shape': (3L,), 'x': {'k': [1.5, None, -2e3]}, }",
+            "{'descr': [('a', '<f4'), ('b', '<i4', (2,)), ('c', {'k': [1.5, None, -2e3]})], 'fortran_order': False, 'shape': (3L,), }",
         )
         .unwrap();
         assert_eq!(h.shape, vec![3]);
         assert_eq!(
             h.descr,
-            Descr::Other("[('a', '<f4'), ('b', '<i4', (2,))]".into())
+            Descr::Other(
+                "[('a', '<f4'), ('b', '<i4', (2,)), ('c', {'k': [1.5, None, -2e3]})]".into()
+            )
         );
     }
 
@@ -340,6 +367,25 @@ mod tests {
         let e = parse("{'descr': '<f4 }").unwrap_err();
         assert!(e.contains("closed on the same line"), "{e}");
         assert!(parse("{} x").unwrap_err().contains("nothing after"));
+        // What NumPy refuses: a key it does not write, a key twice, a shape
+        // that is a number in parentheses, not a tuple.
+        let e =
+            parse("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'x': 1}").unwrap_err();
+        assert!(
+            e.contains("the key `x`") && e.contains("`descr`, `fortran_order` and `shape` only"),
+            "{e}"
+        );
+        let e = parse("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,)}")
+            .unwrap_err();
+        assert!(e.contains("gives `descr` twice"), "{e}");
+        let e = parse("{'descr': '<f4', 'fortran_order': False, 'shape': (4096)}").unwrap_err();
+        assert!(e.contains("its shape is the number 4096, not a tuple of integers: a one-dimensional shape is written `(4096,)`"), "{e}");
+        assert_eq!(
+            parse("{'descr': '<f4', 'fortran_order': False, 'shape': ((4096),)}")
+                .unwrap()
+                .shape,
+            vec![4096]
+        );
         assert!(parse("").unwrap_err().contains("the end of the header"));
     }
 
@@ -347,7 +393,7 @@ mod tests {
     fn deep_nesting_is_refused_at_the_limit() {
         let nested = |n: usize, open: &str, close: &str| {
             format!(
-                "{{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': {}{}}}",
+                "{{'descr': {}'<f4'{}, 'fortran_order': False, 'shape': (1,)}}",
                 open.repeat(n),
                 close.repeat(n)
             )
