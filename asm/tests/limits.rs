@@ -646,3 +646,36 @@ fn an_empty_or_negative_grid_or_block_is_refused_at_its_line() {
     );
     asm(".launch grid(1) block(1);\n.entry k {\n    exit;\n}\n").expect("one thread is a block");
 }
+
+#[test]
+fn a_grid_or_block_beyond_any_machine_is_refused_at_its_line() {
+    let src = ".launch grid(1) block(1, 1, 65);\n.entry k {\n    exit;\n}\n";
+    let diags = asm(src).unwrap_err();
+    assert_eq!(diags.error_count(), 1, "{}", diags.render("t.spu", src));
+    let shown = diags.render("t.spu", src);
+    assert!(
+        shown.contains("block dimension z is 65")
+            && shown.contains("t.spu:1:29")
+            && shown.contains("at most 64")
+            && shown.contains("a block has at most 64 threads along z, as in CUDA"),
+        "{shown}"
+    );
+    for (launch, message) in [
+        ("grid(1) block(4097)", "block dimension x is 4097"),
+        (
+            "grid(1, 1, 65536) block(32)",
+            "launch grid dimension z is 65536",
+        ),
+        (
+            "grid(16777217) block(32)",
+            "launch grid dimension x is 16777217",
+        ),
+    ] {
+        let src = src.replace("grid(1) block(1, 1, 65)", launch);
+        let diags = asm(&src).unwrap_err();
+        assert_eq!(diags.items[0].message, message, "{launch}");
+    }
+    // The largest extents assemble (the loader then checks the machine's limits).
+    asm(".launch grid(1, 1, 65535) block(1, 1, 64);\n.entry k {\n    exit;\n}\n")
+        .expect("CUDA's largest z extents");
+}

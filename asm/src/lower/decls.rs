@@ -430,24 +430,35 @@ impl Assembler<'_> {
         }
     }
 
-    /// A grid or block extent known (with the defaults) to be zero or negative is
-    /// refused here with its place in the source, as the loader would refuse it.
+    /// A grid or block extent known (with the defaults) to be zero or negative, or
+    /// beyond what any machine launches, is refused here with its place in the
+    /// source, as the loader would refuse it.
     fn refuse_empty_launch_dims(&self, what: &str, args: &[SExpr<'_>], diags: &mut Diagnostics) {
-        for (a, axis) in args.iter().zip(["x", "y", "z"]) {
-            if let Ok(Some(v)) = eval_with_defaults(a, &self.scope.params)
-                && v < 1
-            {
-                let kind = if what == "grid" {
-                    "launch grid"
-                } else {
-                    "block"
-                };
+        let grid = what == "grid";
+        let (kind, unit) = if grid {
+            ("launch grid", "block")
+        } else {
+            ("block", "thread")
+        };
+        for (axis, (a, name)) in args.iter().zip(["x", "y", "z"]).enumerate() {
+            let Ok(Some(v)) = eval_with_defaults(a, &self.scope.params) else {
+                continue;
+            };
+            let (most, why) = spu_machine::occupancy::launch_dim_limit(grid, axis);
+            if v < 1 {
                 diags.push(
-                    Diagnostic::error(format!("{kind} dimension {axis} is {v}"), a.span.clone())
+                    Diagnostic::error(format!("{kind} dimension {name} is {v}"), a.span.clone())
                         .label("must be positive")
                         .help(format!(
-                            "give at least 1 {} along each axis, e.g. `{what}(32)`",
-                            if what == "grid" { "block" } else { "thread" }
+                            "give at least 1 {unit} along each axis, e.g. `{what}(32)`"
+                        )),
+                );
+            } else if v > most {
+                diags.push(
+                    Diagnostic::error(format!("{kind} dimension {name} is {v}"), a.span.clone())
+                        .label(format!("at most {most}"))
+                        .help(format!(
+                            "{why}; spread the {unit}s over the other axes, or launch fewer"
                         )),
                 );
             }
