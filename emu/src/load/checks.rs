@@ -86,8 +86,11 @@ pub(super) fn check_state_size(
     const WARP_OVERHEAD: u64 = 1 << 10;
     /// A unit's own state (counters, pipelines, schedulers, ports).
     const UNIT_OVERHEAD: u64 = 4 << 10;
-    /// Counters and decoded form of one instruction.
+    /// Counters and decoded form of one instruction, once per run.
     const PER_INSTRUCTION: u64 = 640;
+    /// Every unit's own counters of one instruction (issued, threads,
+    /// transactions, stalls by reason, cache lines, ...), measured at 161 bytes.
+    const PER_UNIT_INSTRUCTION: u64 = 168;
     let slots = program.layout.slots() as u64;
     let regs = u64::from(program.layout.general);
     let warp = slots * 32 * 4 + regs * 16 + WARP_OVERHEAD;
@@ -124,7 +127,9 @@ pub(super) fn check_state_size(
     };
     let cbs = 2 * links * u64::from(machine.cb_size_kib) * 1024;
     let instructions = program.len() as u64;
-    let per_code = instructions * PER_INSTRUCTION;
+    let units = sms + boundary;
+    let per_code = instructions * PER_INSTRUCTION
+        + units.saturating_mul(instructions.saturating_mul(PER_UNIT_INSTRUCTION));
     let total = busy_sms * per_sm
         + (sms - busy_sms) * UNIT_OVERHEAD
         + boundary * per_boundary
@@ -139,6 +144,7 @@ pub(super) fn check_state_size(
             per_boundary,
             cbs,
             instructions,
+            units,
             per_code,
         });
     }

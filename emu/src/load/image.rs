@@ -21,8 +21,9 @@ const MAX_BLOCKS: i64 = 1 << 22;
 const MAX_CB_MIB: i64 = 1024;
 
 /// Most memory the state of one run's units, CBs and per-instruction counters may
-/// take (global memory is bounded separately by `memory.global_mib`).
-pub const MAX_STATE_BYTES: u64 = 4 << 30;
+/// take (global memory is bounded separately by `memory.global_mib`), so that a
+/// run of a small kernel with the default global memory stays under 3 GiB.
+pub const MAX_STATE_BYTES: u64 = 1 << 30;
 
 /// A byte count in GiB, MiB or KiB.
 pub(super) fn size(bytes: u64) -> String {
@@ -80,7 +81,7 @@ pub enum LoadError {
         context: String,
     },
     #[error(
-        "the machine's state for this run would take {} ({busy_sms} busy SMs with {} each for registers and shared memory, {boundary} boundary units with {} each, {} of CBs, {} for {instructions} instructions' counters); the emulator holds at most {} besides global memory: use a smaller --grid, or fewer threads, registers or shared memory per block",
+        "the machine's state for this run would take {} ({busy_sms} busy SMs with {} each for registers and shared memory, {boundary} boundary units with {} each, {} of CBs, {} for the counters of {instructions} instructions on {units} units); the emulator holds at most {} besides global memory: use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel",
         size(*total), size(*per_sm), size(*per_boundary), size(*cbs), size(*per_code), size(MAX_STATE_BYTES)
     )]
     StateTooLarge {
@@ -91,6 +92,7 @@ pub enum LoadError {
         per_boundary: u64,
         cbs: u64,
         instructions: u64,
+        units: u64,
         per_code: u64,
     },
     #[error(
