@@ -311,7 +311,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     for e in &c.plot_errors {
         spu_io::reportln!("warning: {}", spu_io::quote::escape(&e.to_string()));
     }
-    for e in &c.table_errors {
+    for e in c.table_errors.iter().chain(&c.table_warnings) {
         spu_io::reportln!("warning: {}", spu_io::quote::escape(&e.to_string()));
     }
     for m in &c.report.unknown_metrics {

@@ -77,6 +77,9 @@ pub struct Collected {
     /// `tables.md`), and those that could not be.
     pub tables: Vec<PathBuf>,
     pub table_errors: Vec<summary::TableError>,
+    /// Cells of the written tables left empty because their value cannot be
+    /// computed (a `per` or `relative_to` of 0, an overflow).
+    pub table_warnings: Vec<summary::TableError>,
 }
 
 /// Writes `results.csv`, `results.jsonl`, the spec's plots and its summary tables
@@ -102,15 +105,17 @@ pub fn collect(store: &store::Store, plan: &plan::Plan) -> Result<Collected, Err
     }
     let mut tables = Vec::new();
     let mut table_errors = Vec::new();
+    let mut table_warnings = Vec::new();
     if records.values().any(|r| r.status == store::Status::Done) && !plan.tables.is_empty() {
         let mut all = String::new();
         for t in &plan.tables {
             match summary::markdown(plan, &records, t) {
                 Ok(md) => {
                     let name = format!("tables/{}.md", t.name);
-                    store.write(&name, md.as_bytes())?;
+                    store.write(&name, md.text.as_bytes())?;
                     tables.push(store.dir.join(name));
-                    all.push_str(&md);
+                    table_warnings.extend(md.warnings);
+                    all.push_str(&md.text);
                     all.push('\n');
                 }
                 Err(e) => table_errors.push(e),
@@ -124,5 +129,6 @@ pub fn collect(store: &store::Store, plan: &plan::Plan) -> Result<Collected, Err
         plot_errors,
         tables,
         table_errors,
+        table_warnings,
     })
 }

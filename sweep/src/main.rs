@@ -95,7 +95,7 @@ struct PlotArgs {
     #[arg(long)]
     title: Option<String>,
     /// `line` or `bars` [default: lines for a numeric x, bars otherwise].
-    #[arg(long, value_parser = ["line", "bars"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(spu_sweep::spec::rules::PLOT_KINDS))]
     kind: Option<String>,
     /// The SVG file [default: DIR/plots/METRIC.svg]; never a file of the sweep (its
     /// plan, records, reports, spec or kernels).

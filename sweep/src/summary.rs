@@ -4,6 +4,11 @@
 //! Like the reports they depend only on the plan and the records. Text from the
 //! spec (title, labels) is written as the terminal shows it ([`cell`]), so a `|`
 //! or a line break in a label cannot add a cell, a row or a heading.
+//!
+//! A cell never shows a number that is not finite: a cell with no value (no run
+//! there, or a functional run asked for a timing metric) is `-`, and so is one
+//! whose value cannot be computed (a `per` or `relative_to` of 0, an overflow),
+//! with a warning naming its row, its column and why ([`Markdown::warnings`]).
 
 use crate::plan::Plan;
 use crate::spec::{TableFormat, TableRows, TableSpec};
@@ -18,12 +23,32 @@ pub struct TableError {
     pub message: String,
 }
 
-/// The table's cells: row labels, column labels and values (`None`: no run).
+/// A table as Markdown, and the cells it left empty for a reason worth a warning.
+#[derive(Debug)]
+pub struct Markdown {
+    pub text: String,
+    pub warnings: Vec<TableError>,
+}
+
+/// A cell a run fills.
+#[derive(Clone, Copy)]
+enum Cell {
+    Value(f64),
+    /// A functional run asked for a metric only timing runs report.
+    Untimed,
+    /// A value that cannot be computed, and why.
+    Broken(&'static str),
+}
+
+/// The table's cells: row labels, column labels and the cells runs fill.
 struct Grid {
     rows: Vec<String>,
     columns: Vec<String>,
-    cells: HashMap<(usize, usize), f64>,
+    cells: HashMap<(usize, usize), Cell>,
 }
+
+/// Most empty cells named one by one for a table; the rest are counted.
+const MAX_WARNINGS: usize = 5;
 
 fn push_label(labels: &mut Vec<String>, label: &str) -> usize {
     labels.iter().position(|l| l == label).unwrap_or_else(|| {
@@ -84,22 +109,33 @@ fn grid(plan: &Plan, records: &HashMap<String, Record>, t: &TableSpec) -> Result
             continue;
         };
         let c = push_label(&mut g.columns, &run.values[column]);
-        let divisor = if t.per.is_empty() {
-            1.0
-        } else {
-            sum(rec, &t.per)
+        // A functional run reports no energy, cycles, time or IPC: not zeros.
+        let untimed = |metrics: &[String]| {
+            run.functional && metrics.iter().any(|m| crate::metrics::needs_timing(m))
         };
-        let cells: Vec<(usize, f64)> = match (&t.rows, row_column) {
+        let mut cell = |metrics: &[String]| -> Cell {
+            if untimed(metrics) || untimed(&t.per) {
+                return Cell::Untimed;
+            }
+            let value = sum(rec, metrics);
+            if t.per.is_empty() {
+                return Cell::Value(value);
+            }
+            let divisor = sum(rec, &t.per);
+            if divisor == 0.0 {
+                Cell::Broken("its `per` metrics are 0 there, and it is divided by them")
+            } else {
+                Cell::Value(value / divisor)
+            }
+        };
+        let cells: Vec<(usize, Cell)> = match (&t.rows, row_column) {
             (TableRows::Column { value, .. }, Some(rc)) => {
-                vec![(
-                    push_label(&mut g.rows, &run.values[rc]),
-                    sum(rec, value) / divisor,
-                )]
+                vec![(push_label(&mut g.rows, &run.values[rc]), cell(value))]
             }
             (TableRows::Metrics(rows), _) => rows
                 .iter()
                 .enumerate()
-                .map(|(r, (_, metrics))| (r, sum(rec, metrics) / divisor))
+                .map(|(r, (_, metrics))| (r, cell(metrics)))
                 .collect(),
             _ => Vec::new(),
         };
@@ -150,27 +186,45 @@ fn grouped(digits: &str) -> String {
     format!("{sign}{out}")
 }
 
-fn format_cell(v: f64, t: &TableSpec) -> String {
+/// The number a cell shows for `v` (scaled when it is a plain number), or why
+/// it shows none: a number that is not finite (an overflow).
+fn shown_number(v: f64, t: &TableSpec) -> Result<f64, &'static str> {
+    let x = match t.format {
+        TableFormat::Number => v * t.scale,
+        _ => v,
+    };
+    if x.is_finite() {
+        Ok(x)
+    } else if t.format == TableFormat::Number && v.is_finite() {
+        Err("multiplied by its `scale` it is too large for a number")
+    } else {
+        Err("it is too large for a number")
+    }
+}
+
+/// A cell's text for a number from [`shown_number`].
+fn format_cell(x: f64, t: &TableSpec) -> String {
     match t.format {
         TableFormat::Number => {
             let digits = t.digits.unwrap_or(0);
-            let text = format!("{:.*}", digits, v * t.scale);
+            let text = format!("{:.*}", digits, x);
             match text.split_once('.') {
                 Some((whole, frac)) => format!("{}.{frac}", grouped(whole)),
                 None => grouped(&text),
             }
         }
-        TableFormat::Ratio | TableFormat::Speedup => format!("{:.*}x", t.digits.unwrap_or(2), v),
-        TableFormat::Percent => format!("{:+.*}%", t.digits.unwrap_or(1), v),
+        TableFormat::Ratio | TableFormat::Speedup => format!("{:.*}x", t.digits.unwrap_or(2), x),
+        TableFormat::Percent => format!("{:+.*}%", t.digits.unwrap_or(1), x),
     }
 }
 
-/// The table as Markdown.
+/// The table as Markdown, with warnings for the cells it leaves empty because
+/// their value cannot be computed.
 pub fn markdown(
     plan: &Plan,
     records: &HashMap<String, Record>,
     t: &TableSpec,
-) -> Result<String, TableError> {
+) -> Result<Markdown, TableError> {
     let g = grid(plan, records, t)?;
     let err = |message: String| TableError {
         table: t.name.clone(),
@@ -187,19 +241,48 @@ pub fn markdown(
         })?),
         None => None,
     };
-    let shown = |r: usize, c: usize| -> Option<f64> {
-        let v = *g.cells.get(&(r, c))?;
-        match base {
-            None => Some(v),
-            Some(b) => {
-                let b = *g.cells.get(&(r, b))?;
-                let ratio = v / b;
-                match t.format {
-                    TableFormat::Percent => Some((ratio - 1.0) * 100.0),
-                    TableFormat::Speedup => Some(1.0 / ratio),
-                    _ => Some(ratio),
-                }
+    // `Err(None)`: empty with nothing to say (no run, no timing, or an empty
+    // base cell, which has its own warning); `Err(Some(why))`: worth a warning.
+    let relative = |r: usize, c: usize| -> Result<f64, Option<&'static str>> {
+        let v = match g.cells.get(&(r, c)) {
+            Some(Cell::Value(v)) => *v,
+            Some(Cell::Broken(why)) => return Err(Some(why)),
+            Some(Cell::Untimed) | None => return Err(None),
+        };
+        let Some(b) = base else {
+            return Ok(v);
+        };
+        let b = match g.cells.get(&(r, b)) {
+            Some(Cell::Value(b)) => *b,
+            _ => return Err(None),
+        };
+        if b == 0.0 {
+            return Err(Some(
+                "its `relative_to` cell is 0, and a relative cell is divided by it",
+            ));
+        }
+        let ratio = v / b;
+        Ok(match t.format {
+            TableFormat::Percent => (ratio - 1.0) * 100.0,
+            TableFormat::Speedup if ratio == 0.0 => {
+                return Err(Some("it is 0, and a speed-up divides by it"));
             }
+            TableFormat::Speedup => 1.0 / ratio,
+            _ => ratio,
+        })
+    };
+    let shown = |r: usize, c: usize| relative(r, c).and_then(|v| shown_number(v, t).map_err(Some));
+    let mut broken: Vec<String> = Vec::new();
+    let mut text = |r: &str, c: usize, x: Result<f64, Option<&str>>| match x {
+        Ok(x) => format_cell(x, t),
+        Err(why) => {
+            if let Some(why) = why {
+                broken.push(format!(
+                    "row `{r}`, column `{}` is left empty: {why}",
+                    g.columns[c]
+                ));
+            }
+            "-".to_string()
         }
     };
     let row_header = match &t.rows {
@@ -219,7 +302,7 @@ pub fn markdown(
     out.push_str(&format!("|---|{}\n", "---:|".repeat(g.columns.len())));
     for (r, label) in g.rows.iter().enumerate() {
         let cells: Vec<String> = (0..g.columns.len())
-            .map(|c| shown(r, c).map_or_else(|| "-".to_string(), |v| format_cell(v, t)))
+            .map(|c| text(label, c, shown(r, c)))
             .collect();
         out.push_str(&format!("| {} | {} |\n", cell(label), cells.join(" | ")));
     }
@@ -236,13 +319,18 @@ pub fn markdown(
                 })
             })
             .collect::<Result<_, _>>()?;
+        // A mean over a row with an empty cell is empty too; the row's own
+        // cell already has its warning.
         let cells: Vec<String> = (0..g.columns.len())
             .map(|c| {
-                let values: Option<Vec<f64>> = rows.iter().map(|&r| shown(r, c)).collect();
-                values.map_or_else(
-                    || "-".to_string(),
-                    |v| format_cell(v.iter().sum::<f64>() / v.len() as f64, t),
-                )
+                let values: Option<Vec<f64>> = rows.iter().map(|&r| relative(r, c).ok()).collect();
+                let mean = match values {
+                    Some(v) => {
+                        shown_number(v.iter().sum::<f64>() / v.len() as f64, t).map_err(Some)
+                    }
+                    None => Err(None),
+                };
+                text("mean", c, mean)
             })
             .collect();
         out.push_str(&format!(
@@ -255,7 +343,19 @@ pub fn markdown(
             cells.join(" | ")
         ));
     }
-    Ok(out)
+    let more = broken.len().saturating_sub(MAX_WARNINGS);
+    broken.truncate(MAX_WARNINGS);
+    if more > 0 {
+        broken.push(format!(
+            "{} left empty for these reasons",
+            crate::count(more, "other cell")
+        ));
+    }
+    let warnings = broken.into_iter().map(err).collect();
+    Ok(Markdown {
+        text: out,
+        warnings,
+    })
 }
 
 #[cfg(test)]

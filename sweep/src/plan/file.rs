@@ -9,7 +9,10 @@
 //! refuse a spec whose plan would not fit (long values in a large product).
 //!
 //! The file carries its format version ([`FORMAT`]): a plan of another format is
-//! refused with a message saying to plan again, never misread.
+//! refused with a message saying to plan again, never misread. What is read back
+//! keeps the rules planning kept (run ids; plots and tables by
+//! [`crate::spec::rules`]), so an edited file cannot name files outside the
+//! results folder: it is refused as damaged.
 
 use super::{Plan, Run};
 use crate::diag::Problem;
@@ -256,6 +259,7 @@ impl PlanFile {
             })
             .collect::<Result<Vec<Run>, String>>()?;
         check_ids(&runs)?;
+        crate::spec::rules::check_reports(&self.plots, &self.tables)?;
         Ok(Plan {
             name: self.name,
             description: self.description,

@@ -6,6 +6,7 @@
 
 mod axes;
 mod plot;
+pub mod rules;
 mod summary;
 mod walk;
 

@@ -2,6 +2,7 @@
 //! series by columns, filtered by `where`. Drawing is [`crate::plot`].
 
 use super::PlotSpec;
+use super::rules::kind_ok;
 use super::walk::{Walker, entries};
 use crate::diag::{Problem, Span};
 use spu_io::quote::shorten;
@@ -35,10 +36,12 @@ impl Walker {
             y_label: None,
         };
         let mut has = (false, false);
+        let mut named = false;
         for (k, v) in entries(t) {
             let key = k.get_ref().as_ref();
             match key {
                 "name" => {
+                    named = true;
                     if let Some(name) = self.file_stem(v, "plot") {
                         plot.name = name;
                     }
@@ -74,7 +77,7 @@ impl Walker {
                 "y_label" => plot.y_label = self.string(v, key).map(|s| s.text),
                 "kind" => {
                     if let Some(s) = self.string(v, key) {
-                        if s.text == "line" || s.text == "bars" {
+                        if kind_ok(&s.text) {
                             plot.kind = Some(s.text);
                         } else {
                             self.problems.push(
@@ -89,6 +92,11 @@ impl Walker {
                 }
                 _ => self.unknown(k, "a `[[plot]]`", PLOT_KEYS),
             }
+        }
+        // A plot with no `name` is named after the sweep, which may leave no room
+        // for its number.
+        if !named && !self.check_name(span.clone(), &plot.name, "the plot's default name") {
+            return None;
         }
         if !(has.0 && has.1) {
             self.problems.push(

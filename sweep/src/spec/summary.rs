@@ -2,6 +2,7 @@
 //! metrics) by row and column, optionally relative to one column, with a row of
 //! means. Rendering is [`crate::summary`].
 
+use super::rules::{MAX_DIGITS, digits_ok, needs_base, scale_ok};
 use super::walk::{Walker, entries};
 use super::{TableFormat, TableRows, TableSpec};
 use crate::diag::{Problem, Span};
@@ -124,7 +125,7 @@ impl Walker {
                 }
                 "scale" => match v.get_ref() {
                     DeValue::Float(f) => match f.as_str().parse::<f64>() {
-                        Ok(x) if x.is_finite() && x != 0.0 => scale = x,
+                        Ok(x) if scale_ok(x) => scale = x,
                         _ => self.expected(v, key, "a finite, non-zero number"),
                     },
                     DeValue::Integer(_) => {
@@ -135,10 +136,10 @@ impl Walker {
                     _ => self.expected(v, key, "a number"),
                 },
                 "digits" => match v.get_ref() {
-                    DeValue::Integer(i) if i.as_str().parse::<usize>().is_ok_and(|d| d <= 12) => {
+                    DeValue::Integer(i) if i.as_str().parse::<usize>().is_ok_and(digits_ok) => {
                         digits = i.as_str().parse().ok();
                     }
-                    _ => self.expected(v, key, "an integer from 0 to 12"),
+                    _ => self.expected(v, key, &format!("an integer from 0 to {MAX_DIGITS}")),
                 },
                 "mean" => {
                     for m in self.array(v, key).unwrap_or_default() {
@@ -150,7 +151,7 @@ impl Walker {
                 _ => self.unknown(k, "a `[[table]]`", TABLE_KEYS),
             }
         }
-        if format != TableFormat::Number && relative_to.is_none() {
+        if needs_base(format) && relative_to.is_none() {
             self.problems.push(
                 Problem::at(span.clone(), "a ratio or percent table needs `relative_to`")
                     .label("relative to what?")

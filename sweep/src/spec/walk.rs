@@ -3,6 +3,7 @@
 //! allowed choices reject. The top level and `[base]` are here; axes, plots and
 //! tables have their own modules.
 
+use super::rules::{NameFault, name_fault, plain_name, repeats};
 use super::{
     DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT_S, Field, MAX_MEMORY_MIB, MAX_NAME_BYTES, MAX_TIMEOUT_S,
     MIN_MEMORY_MIB, Spec, Value,
@@ -188,15 +189,20 @@ impl Walker {
     /// The `name` of a plot or table (`what`): it names a file, so a plain stem.
     pub(super) fn file_stem(&mut self, v: &Spanned<DeValue>, what: &str) -> Option<String> {
         let s = self.string(v, "name")?;
-        if !plain_name(&s.text) {
-            self.problems.push(
-                Problem::at(s.span, format!("a {what} name must be a plain file stem"))
-                    .label("no slashes, not empty, not starting with `.`"),
-            );
-            return None;
+        match name_fault(&s.text) {
+            None => Some(s.text),
+            Some(NameFault::NotPlain) => {
+                self.problems.push(
+                    Problem::at(s.span, format!("a {what} name must be a plain file stem"))
+                        .label("no slashes, not empty, not starting with `.`"),
+                );
+                None
+            }
+            Some(NameFault::TooLong) => {
+                self.check_name(s.span.clone(), &s.text, &format!("the {what} name"));
+                None
+            }
         }
-        self.check_name(s.span.clone(), &s.text, &format!("the {what} name"))
-            .then_some(s.text)
     }
 
     pub(super) fn check_name(&mut self, span: Span, name: &str, what: &str) -> bool {
@@ -394,27 +400,23 @@ impl Walker {
         file: &str,
     ) {
         let line = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
-        let mut seen: std::collections::HashMap<&str, &Span> = Default::default();
-        for (span, name) in items {
-            match seen.get(name.as_str()) {
-                Some(first) => self.problems.push(
-                    Problem::at(
-                        span.clone(),
-                        format!(
-                            "two `{what}`s are named `{}` (lines {} and {}); both would write `{}`",
-                            shorten(name),
-                            line(first.start),
-                            line(span.start),
-                            file.replace("{}", &shorten(name)),
-                        ),
-                    )
-                    .label(format!("second `{what}` named `{}`", shorten(name)))
-                    .help("give each a `name` of its own"),
-                ),
-                None => {
-                    seen.insert(name, span);
-                }
-            }
+        let items: Vec<(&Span, &String)> = items.collect();
+        for (first, second) in repeats(items.iter().map(|(_, n)| n.as_str())) {
+            let (first, (span, name)) = (items[first].0, items[second]);
+            self.problems.push(
+                Problem::at(
+                    span.clone(),
+                    format!(
+                        "two `{what}`s are named `{}` (lines {} and {}); both would write `{}`",
+                        shorten(name),
+                        line(first.start),
+                        line(span.start),
+                        file.replace("{}", &shorten(name)),
+                    ),
+                )
+                .label(format!("second `{what}` named `{}`", shorten(name)))
+                .help("give each a `name` of its own"),
+            );
         }
     }
 
@@ -585,14 +587,6 @@ impl Walker {
             );
         }
     }
-}
-
-/// A name usable as a file name: letters, digits, `-`, `_`, `.`, not starting with `.`.
-pub(super) fn plain_name(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('.')
-        && s.chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 pub(super) fn plain_field(key: &str) -> Option<Field> {

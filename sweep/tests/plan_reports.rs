@@ -1,0 +1,181 @@
+//! The plots and tables of a `plan.json` read back keep the rules of the spec
+//! they came from: a folder whose plan was edited to name a file outside it, a
+//! hidden file, one file for two tables, a scale of 0, more decimals than a cell
+//! has or a plot kind that is not drawn is refused as damaged, naming the field,
+//! and nothing is written.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sweep(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const SPEC: &str = r#"name = "t"
+[base]
+kernel = "vecadd.spu"
+[[axis]]
+D.N = [256, 512]
+[[table]]
+name = "tabx"
+rows = "N"
+columns = "N"
+value = "cycles"
+[[table]]
+name = "taby"
+rows = "N"
+columns = "N"
+value = "cycles"
+[[plot]]
+name = "plotp"
+x = "N"
+y = "cycles"
+"#;
+
+#[test]
+fn edited_plot_and_table_fields_in_a_plan_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("a/b");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu"),
+        work.join("vecadd.spu"),
+    )
+    .unwrap();
+    std::fs::write(work.join("spec.toml"), SPEC).unwrap();
+    let o = sweep(&work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let plan_path = work.join("o/plan.json");
+    let plan = std::fs::read_to_string(&plan_path).unwrap();
+    for field in [
+        "\"name\":\"tabx\"",
+        "\"name\":\"taby\"",
+        "\"name\":\"plotp\"",
+        "\"digits\":null",
+        "\"scale\":1.0",
+        "\"kind\":null",
+    ] {
+        assert!(plan.contains(field), "{field} not in {plan}");
+    }
+    let victim = dir.path().join("victim.md");
+    let outside = dir.path().join("outside.svg");
+    let abs = dir.path().join("abs");
+    let abs_name = abs.join("pwn").display().to_string();
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "\"digits\":null",
+            "\"digits\":100000".into(),
+            "`digits = 100000`",
+        ),
+        (
+            "\"digits\":null",
+            "\"digits\":18446744073709551615".into(),
+            "`digits = 18446744073709551615`",
+        ),
+        (
+            "\"name\":\"tabx\"",
+            "\"name\":\"../../victim\"".into(),
+            "table 0 is named `../../victim`",
+        ),
+        (
+            "\"name\":\"plotp\"",
+            "\"name\":\"../../outside\"".into(),
+            "plot 0 is named `../../outside`",
+        ),
+        (
+            "\"name\":\"plotp\"",
+            format!("\"name\":\"{abs_name}\""),
+            "plot 0 is named `/",
+        ),
+        (
+            "\"name\":\"plotp\"",
+            "\"name\":\"\"".into(),
+            "plot 0 is named ``",
+        ),
+        (
+            "\"name\":\"tabx\"",
+            "\"name\":\"\"".into(),
+            "table 0 is named ``",
+        ),
+        (
+            "\"name\":\"taby\"",
+            "\"name\":\"tabx\"".into(),
+            "tables 0 and 1 are both named `tabx`",
+        ),
+        ("\"scale\":1.0", "\"scale\":0.0".into(), "`scale = 0`"),
+        (
+            "\"kind\":null",
+            "\"kind\":\"pie\"".into(),
+            "`kind = \"pie\"`",
+        ),
+    ];
+    for (from, to, why) in &cases {
+        std::fs::write(&victim, "PRECIOUS NOTES\n").unwrap();
+        let _ = std::fs::remove_file(work.join("o/tables.md"));
+        std::fs::write(&plan_path, plan.replacen(from, to, 1)).unwrap();
+        for command in ["collect", "plot"] {
+            let o = sweep(&work, &[command, "o"]);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{command} with {to}: {err}");
+            assert!(
+                err.contains("not a valid plan.json") && err.contains(why),
+                "{command} with {to}: {err}"
+            );
+            assert!(err.contains("edited or damaged"), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "PRECIOUS NOTES\n"
+        );
+        assert!(!outside.exists(), "{to}");
+        assert!(!abs.exists(), "{to}");
+        assert!(!work.join("o/plots/.svg").exists(), "{to}");
+        assert!(!work.join("o/tables/.md").exists(), "{to}");
+        assert!(!work.join("o/tables.md").exists(), "{to}");
+    }
+    // The way out the message names: planning again writes a good plan.
+    let o = sweep(&work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        std::fs::read_to_string(&plan_path)
+            .unwrap()
+            .contains("\"kind\":null")
+    );
+    assert!(work.join("o/tables/tabx.md").exists());
+}
+
+/// A plot without a `name` is named after the sweep and numbered (`NAME-2`): a
+/// sweep name of the longest length leaves no room for the number, which the
+/// spec's check says, rather than writing a plan its own commands would refuse.
+#[test]
+fn a_default_plot_name_keeps_the_length_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu"),
+        dir.path().join("vecadd.spu"),
+    )
+    .unwrap();
+    let name = "a".repeat(100);
+    let spec = format!(
+        "name = \"{name}\"\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [256, 512]\n\
+         [[plot]]\nx = \"N\"\ny = \"cycles\"\n[[plot]]\nx = \"N\"\ny = \"offchip.words\"\n"
+    );
+    std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
+    let o = sweep(dir.path(), &["plan", "spec.toml"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the plot's default name `")
+            && err.contains("(102 bytes)` is longer than 100 bytes"),
+        "{err}"
+    );
+}
