@@ -1,6 +1,8 @@
-//! Which key of which file is to blame: an overflow names the keys the model
-//! really has, each with the file (or built-in model) that sets it; and a `-0.0`
-//! in a model is the 0 it means everywhere.
+//! Which model priced what, and which key of which file is to blame: `--compare`
+//! never applies `--model` silently to a file priced already, and says so when it
+//! compares runs priced with different models; an overflow names the keys the
+//! model really has, each with the file (or built-in model) that sets it; and a
+//! `-0.0` in a model is the 0 it means everywhere.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -41,6 +43,83 @@ fn write(dir: &Path, name: &str, body: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, body).unwrap();
     path.display().to_string()
+}
+
+#[test]
+fn compare_refuses_a_model_it_cannot_apply_and_says_when_models_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |name: &str| d.join(name).display().to_string();
+    let (stats, page, report, c64) = (p("s.json"), p("p.html"), p("r.json"), p("c64.json"));
+    ok(&[
+        "samples/vecadd.spu",
+        "-q",
+        "--stats",
+        &stats,
+        "--html",
+        &page,
+        "--format",
+        "json",
+        "-o",
+        &report,
+    ]);
+    ok(&[
+        "--from-stats",
+        &stats,
+        "--model",
+        "cyclops64",
+        "--format",
+        "json",
+        "-o",
+        &c64,
+    ]);
+    // Files priced with `default` cannot take `--model cyclops64`: each is named,
+    // with the model it was priced with.
+    for args in [
+        vec!["--compare", &page, &page],
+        vec!["--compare", &report, &report],
+        vec!["--compare", &report, &stats],
+        vec!["--compare", &stats, &page],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--model", "cyclops64"]);
+        let err = fails(&args);
+        let priced = if args[1] == stats { &args[2] } else { &args[1] };
+        assert!(
+            err.contains(&format!(
+                "`{priced}` is already priced with model `default`, so `--model cyclops64` \
+                 cannot apply to it"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    // Statistics take the model; a file priced with the model given agrees with it.
+    for args in [
+        ["--compare", &stats, &stats, "--model", "cyclops64"],
+        ["--compare", &c64, &stats, "--model", "cyclops64"],
+        ["--compare", &report, &stats, "--model", "default"],
+    ] {
+        let (out, err) = ok(&args);
+        assert!(!err.contains("warning"), "{args:?}: {err}");
+        let model = args[4];
+        assert_eq!(
+            out.matches(&format!("(model `{model}`)")).count(),
+            2,
+            "{args:?}: {out}"
+        );
+    }
+    // Runs priced with different models are compared with a warning saying so.
+    for format in ["table", "json", "csv"] {
+        let (_, err) = ok(&["--compare", &c64, &stats, "--format", format]);
+        assert!(
+            err.contains(&format!(
+                "warning: A (`{c64}`) is priced with model `cyclops64` (as the file was priced) \
+                 and B (`{stats}`) with model `default` (the default, as no `--model` was \
+                 given): the ratios B / A compare the models as well as the runs"
+            )),
+            "{err}"
+        );
+    }
 }
 
 #[test]
