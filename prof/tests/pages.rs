@@ -105,6 +105,19 @@ fn pages_as_written_compare_and_their_comparison_plays() {
             &["--sample-interval", "7"],
         ),
     ];
+    // A run drawn at frames of 512 cycles (one with more stretches than a page
+    // holds exactly) ends its last stretch at the end of the last whole frame.
+    let mut coarse = data(&pages[0]);
+    let run = &mut coarse.runs[0];
+    run.resolution_cycles = 512;
+    let last = run.cycles.div_ceil(512) * 512;
+    let stretches = &mut run.units[0].stretches;
+    let end = stretches.len() - 3;
+    stretches[end] = last;
+    let coarse_path = d.join("coarse.html");
+    std::fs::write(&coarse_path, html::page(&coarse)).unwrap();
+    let mut pages = pages.to_vec();
+    pages.push(coarse_path.display().to_string());
     let ab = d.join("ab.html").display().to_string();
     for p in &pages {
         let out = prof(&["--compare", p, &pages[0], "-o", "/dev/null", "--html", &ab]);

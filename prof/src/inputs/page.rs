@@ -244,6 +244,12 @@ fn check_unit(r: &PageRun, u: &UnitView, passes: Option<u64>) -> Result<(), Dama
             u.stretches.len()
         )));
     }
+    // Stretches drawn at frames of `resolution_cycles` cover whole frames, the
+    // last one past the run's end.
+    let last_cycle = match r.resolution_cycles {
+        0 | 1 => r.cycles,
+        step => r.cycles.div_ceil(step).saturating_mul(step),
+    };
     let mut last_end = 0;
     for (k, s) in u.stretches.chunks_exact(4).enumerate() {
         let [start, end, state, pass] = [s[0], s[1], s[2], s[3]];
@@ -252,10 +258,18 @@ fn check_unit(r: &PageRun, u: &UnitView, passes: Option<u64>) -> Result<(), Dama
                 "runs from cycle {start} to {end}, but stretches are in order and do not overlap \
                  (the one before ends at {last_end})"
             ))
-        } else if end > r.cycles {
+        } else if end > last_cycle {
             Some(format!(
-                "ends at cycle {end}, past the run's {} cycles",
-                r.cycles
+                "ends at cycle {end}, past the run's {} cycles{}",
+                r.cycles,
+                if last_cycle > r.cycles {
+                    format!(
+                        " (in whole frames of {} cycles, {last_cycle})",
+                        r.resolution_cycles
+                    )
+                } else {
+                    String::new()
+                }
             ))
         } else if state >= r.states.len() as u64 {
             Some(format!(
