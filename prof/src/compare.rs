@@ -1,10 +1,61 @@
 //! Two priced runs side by side with the ratio B / A, as a table, JSON or CSV:
-//! the run's figures, then every component either run has.
+//! the run's figures, then every component either run has; and which energy
+//! model each side was priced with ([`models`]).
 
 use crate::energy::Breakdown;
 use crate::report::{csv_field, csv_number, fixed, joules, seconds, table};
 use spu_io::quote::escape;
 use std::fmt::Write;
+
+/// One side of a comparison: its file as named, its breakdown, and whether the
+/// file came priced (a report or a page) rather than priced here (statistics).
+#[derive(Debug)]
+pub struct Side<'a> {
+    pub file: &'a str,
+    pub breakdown: &'a Breakdown,
+    pub priced_before: bool,
+}
+
+/// Checks the models the two sides are priced with against `--model` (`model`
+/// names it; `given` when it was on the command line). A side that came priced
+/// with another model than a given `--model` is refused: the option cannot apply
+/// to it. Sides priced with different models are compared, but with a warning,
+/// returned here: their ratios compare the models as well as the runs.
+pub fn models(sides: [&Side; 2], model: &str, given: bool) -> Result<Option<String>, String> {
+    if given {
+        for s in sides {
+            if s.priced_before && s.breakdown.model != model {
+                return Err(format!(
+                    "`{}` is already priced with model `{}`, so `--model {}` cannot apply to it; \
+                     drop `--model` to compare it as priced, or compare statistics files \
+                     (`spu-emu --stats`), which --compare prices with `--model`",
+                    escape(s.file),
+                    escape(&s.breakdown.model),
+                    escape(model)
+                ));
+            }
+        }
+    }
+    let [a, b] = sides;
+    if a.breakdown.model == b.breakdown.model {
+        return Ok(None);
+    }
+    let how = |s: &Side| match (s.priced_before, given) {
+        (true, _) => "as the file was priced",
+        (false, true) => "by `--model`",
+        (false, false) => "the default, as no `--model` was given",
+    };
+    Ok(Some(format!(
+        "A (`{}`) is priced with model `{}` ({}) and B (`{}`) with model `{}` ({}): the \
+         ratios B / A compare the models as well as the runs",
+        escape(a.file),
+        escape(&a.breakdown.model),
+        how(a),
+        escape(b.file),
+        escape(&b.breakdown.model),
+        how(b)
+    )))
+}
 
 /// One compared figure: its section, name and unit, and its value in A and B.
 struct Row {

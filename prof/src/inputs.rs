@@ -5,10 +5,16 @@
 //! its numbers must be finite and agree with each other (the units' and
 //! instructions' counts add up, the cycles give the time and the IPC); a JSON
 //! report must hold finite, non-negative numbers whose totals add up, known
-//! component names, and a clock the machine table allows. Names and paths longer
-//! than a path can be are refused, never printed whole.
+//! component names, and a clock the machine table allows; a page's data must hold
+//! together so that a page written from them plays (`page`). Units are checked
+//! against their machine the same way in statistics and pages (`units`). Names
+//! and paths longer than a path can be are refused, never printed whole.
 
+mod page;
 mod samples;
+mod units;
+
+pub use page::check_page;
 
 use crate::energy::Breakdown;
 use spu_emu::observe::counters::{Component, StallReason};
@@ -125,28 +131,7 @@ pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
     }
     short_name("the pass mode", &s.passes.mode)?;
     for (i, u) in s.units.iter().enumerate() {
-        let at = |why: String| damaged(format!("unit {i}: {why}"));
-        match (u.kind.as_str(), u.y, u.side.as_deref()) {
-            ("sm", Some(_), None) => {}
-            ("iu" | "dma", None, Some("north" | "south" | "east" | "west")) => {}
-            ("sm" | "iu" | "dma", _, _) => {
-                return Err(at(format!(
-                    "a `{}` unit needs {}",
-                    u.kind,
-                    if u.kind == "sm" {
-                        "a row `y` and no `side`"
-                    } else {
-                        "a `side` (north, south, east or west) and no row `y`"
-                    }
-                )));
-            }
-            (other, _, _) => {
-                return Err(at(format!(
-                    "unknown unit kind `{}`; expected sm, iu or dma",
-                    shorten(other)
-                )));
-            }
-        }
+        units::check_kind(i, &units::Place::of_stats(u))?;
         all_counters(&format!("unit {i} counter"), &u.counters)?;
         known("stall reason", u.stall_cycles.keys(), &stalls)?;
     }
@@ -171,7 +156,11 @@ pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
     }
     check_totals(s)?;
     check_counters(s)?;
-    check_units_match_machine(s)?;
+    if let Ok(m) = s.machine() {
+        // A section that is not a valid machine is refused when the run is priced.
+        let places: Vec<units::Place> = s.units.iter().map(units::Place::of_stats).collect();
+        units::check_on_machine(&places, &m, &units::STATS)?;
+    }
     samples::check_samples(s, &components)?;
     Ok(())
 }
@@ -387,113 +376,6 @@ fn check_counters(s: &Stats) -> Result<(), Damaged> {
                 "unit {i}: `CONST_DYNAMICP` and `IDLE_COREP` add up to {cycles} unit-cycles, \
                  more than the run's {} cycles",
                 s.cycles
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Checks that the units are those of the machine the `machine` section
-/// describes: `grid.cols` x `grid.rows` SMs and, on the SPU, a boundary unit of
-/// `boundary.kind` per edge position. A section that is not a valid machine is
-/// refused when the run is priced.
-fn check_units_match_machine(s: &Stats) -> Result<(), Damaged> {
-    let Ok(m) = s.machine() else {
-        return Ok(());
-    };
-    let (cols, rows) = (u64::from(m.grid_cols), u64::from(m.grid_rows));
-    let count = |kind: &str, side: Option<&str>| {
-        s.units
-            .iter()
-            .filter(|u| u.kind == kind && (side.is_none() || u.side.as_deref() == side))
-            .count() as u64
-    };
-    let sms = count("sm", None);
-    if sms != cols * rows {
-        return Err(damaged(format!(
-            "the `machine` section's `grid.cols` and `grid.rows` say {cols}x{rows} = {} SMs, \
-             but the file has {sms} SM units",
-            cols * rows
-        )));
-    }
-    // With several blocks per SM the boundary has a unit per lane (block column or
-    // row of a pass), `sm.fold_x` or `sm.fold_y` per SM along its side.
-    let [fx, fy] = if m.is_gpu() { [1, 1] } else { m.fold() };
-    let (lanes_x, lanes_y) = (cols * u64::from(fx), rows * u64::from(fy));
-    check_positions(s, cols, rows, (lanes_x, lanes_y))?;
-    let (iu, dma) = (count("iu", None), count("dma", None));
-    if m.is_gpu() {
-        if iu + dma > 0 {
-            return Err(damaged(format!(
-                "the `machine` section's `machine.kind` is `gpu`, but the file has {} boundary \
-                 units",
-                iu + dma
-            )));
-        }
-        return Ok(());
-    }
-    let kind = m.boundary.name();
-    let other = if kind == "iu" { dma } else { iu };
-    if other > 0 {
-        return Err(damaged(format!(
-            "the `machine` section's `boundary.kind` is `{kind}`, but the file has {other} {} \
-             units",
-            if kind == "iu" { "dma" } else { "iu" }
-        )));
-    }
-    for (side, n) in [
-        ("north", lanes_x),
-        ("south", lanes_x),
-        ("east", lanes_y),
-        ("west", lanes_y),
-    ] {
-        let have = count(kind, Some(side));
-        if have != n {
-            return Err(damaged(format!(
-                "the `machine` section's grid ({cols}x{rows}) has {n} `{kind}` units on its {side} \
-                 side, but the file has {have}"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Checks that every unit sits on the `machine` section's grid (an SM at column
-/// `x` < cols and row `y` < rows, a boundary unit at `x` < the lanes of its side)
-/// and that no two units share a place.
-fn check_positions(s: &Stats, cols: u64, rows: u64, lanes: (u64, u64)) -> Result<(), Damaged> {
-    let mut seen = std::collections::HashMap::new();
-    for (i, u) in s.units.iter().enumerate() {
-        let (x, y) = (u64::from(u.x), u.y.map(u64::from));
-        let side = u.side.as_deref();
-        let len = match side {
-            Some("east" | "west") => lanes.1,
-            Some(_) => lanes.0,
-            None => cols,
-        };
-        let outside = match (side, y) {
-            (None, Some(y)) if y >= rows => Some(format!("y = {y}")),
-            _ if x >= len => Some(format!("x = {x}")),
-            _ => None,
-        };
-        if let Some(at) = outside {
-            let whose = match side {
-                Some(side) => format!("the grid's {side} side, which has {len} places"),
-                None => format!("the {cols}x{rows} grid"),
-            };
-            return Err(damaged(format!(
-                "unit {i} (`{}`) is at {at}, outside {whose}",
-                shorten(&u.kind)
-            )));
-        }
-        let place = match side {
-            Some(side) => format!("{side} {x}"),
-            None => format!("({x}, {})", y.unwrap_or(0)),
-        };
-        // Kinds on one side share places: the boundary has one unit per place.
-        if let Some(first) = seen.insert(place.clone(), i) {
-            return Err(damaged(format!(
-                "units {first} and {i} are both at {place}; every unit has its own place"
             )));
         }
     }

@@ -122,7 +122,8 @@ fn main() -> ExitCode {
         ));
     }
     spu_io::interrupt::install_with_termination();
-    let outcome = unused_options(&cli, &matches).and_then(|()| run(&cli));
+    let model_given = matches.value_source("model") == Some(ValueSource::CommandLine);
+    let outcome = unused_options(&cli, &matches).and_then(|()| run(&cli, model_given));
     match outcome {
         // A signal that came as the work was finishing still ends it as the signal asks.
         Ok(()) => spu_io::exit::unless_signalled(ExitCode::SUCCESS, true),
@@ -249,13 +250,27 @@ fn parse_stats(path: &Path, text: &str, top: &spu_emu::observe::json::Top) -> Re
 /// A page written by `--html`.
 fn read_page(path: &Path) -> Result<spu_emu::observe::html::PageData> {
     let text = spu_io::read_text(path)?;
-    spu_emu::observe::html::read(&text).map_err(|e| match e {
+    let data = spu_emu::observe::html::read(&text).map_err(|e| match e {
         spu_emu::observe::html::PageError::NotAPage => anyhow::anyhow!(
             "`{}` {e}; `--compare A B --html` needs two pages written by `spu-prof KERNEL --html`, since statistics and reports hold no activity over time",
             path.display()
         ),
         e => anyhow::anyhow!("`{}` {e}", path.display()),
-    })
+    })?;
+    check_page(path, &data)?;
+    Ok(data)
+}
+
+/// Refuses a page whose data do not hold together (a page written from it would
+/// not play).
+fn check_page(path: &Path, data: &spu_emu::observe::html::PageData) -> Result<()> {
+    if let Err(why) = spu_prof::inputs::check_page(data) {
+        bail!(
+            "`{}`: the page's data are damaged: {why}; write it again with `spu-prof KERNEL --html`",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// True when `text` is HTML rather than JSON.
@@ -263,8 +278,9 @@ fn is_html(text: &str) -> bool {
     text.trim_start().starts_with('<')
 }
 
-/// A breakdown from a stats file, a saved JSON report or a page of a priced run.
-fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
+/// A breakdown from a stats file (priced with `model`), a saved JSON report or a
+/// page of a priced run; true when the file came priced.
+fn breakdown_from_file(path: &Path, model: &Model) -> Result<(Breakdown, bool)> {
     let text = spu_io::read_text(path)?;
     if is_html(text.trim_start_matches('\u{feff}')) {
         let data = spu_emu::observe::html::read(&text).map_err(|e| match e {
@@ -274,6 +290,7 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
             ),
             e => anyhow::anyhow!("`{}` {e}", path.display()),
         })?;
+        check_page(path, &data)?;
         let report = spu_prof::page::breakdown_of(&data)
             .map_err(|why| {
                 anyhow::anyhow!(
@@ -293,11 +310,11 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
                 path.display()
             );
         }
-        return Ok(report);
+        return Ok((report, true));
     }
     let top = check_json(path, &text)?;
     if top.get("stats_version").is_some() {
-        return Ok(price(&parse_stats(path, &text, &top)?, model)?);
+        return Ok((price(&parse_stats(path, &text, &top)?, model)?, false));
     }
     let report: Breakdown = serde_json::from_str(spu_emu::observe::json::strip_bom(&text))
         .with_context(|| {
@@ -312,7 +329,7 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<Breakdown> {
             spu_io::quote::path(path)
         );
     }
-    Ok(report)
+    Ok((report, true))
 }
 
 /// Refuses outputs that name an input or each other, before any work; `read` adds
@@ -351,7 +368,8 @@ fn check_paths(cli: &Cli, read: &[(String, PathBuf)]) -> Result<(), PathError> {
     outputs::check_paths(cli.kernel.as_deref(), &cli.run, &inputs, &outputs)
 }
 
-fn run(cli: &Cli) -> Result<()> {
+/// `model_given`: `--model` was on the command line (not its default).
+fn run(cli: &Cli, model_given: bool) -> Result<()> {
     if cli.list_models {
         let mut text = String::new();
         for b in BUILT_IN {
@@ -379,11 +397,22 @@ fn run(cli: &Cli) -> Result<()> {
     let report_to = cli.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     if let Some(paths) = &cli.compare {
         let (a, b) = (&paths[0], &paths[1]);
-        let (ba, bb) = (
+        let ((ba, pa), (bb, pb)) = (
             breakdown_from_file(a, &model)?,
             breakdown_from_file(b, &model)?,
         );
         let (an, bn) = (a.display().to_string(), b.display().to_string());
+        let side = |file, breakdown, priced_before| spu_prof::compare::Side {
+            file,
+            breakdown,
+            priced_before,
+        };
+        let (sa, sb) = (side(&an, &ba, pa), side(&bn, &bb, pb));
+        match spu_prof::compare::models([&sa, &sb], &model.name, model_given) {
+            Err(why) => bail!("{why}"),
+            Ok(Some(warning)) => spu_io::reportln!("warning: {warning}"),
+            Ok(None) => {}
+        }
         let text = match cli.format {
             Format::Table => spu_prof::compare::table_report(&ba, &an, &bb, &bn),
             Format::Json => spu_prof::compare::json_report(&ba, &an, &bb, &bn),

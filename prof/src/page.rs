@@ -113,5 +113,22 @@ pub fn breakdown_of(data: &spu_emu::observe::html::PageData) -> Result<Option<Br
         return Ok(None);
     };
     let energy = PageEnergy::deserialize(energy).map_err(|e| e.to_string())?;
+    let b = &energy.breakdown;
+    if b.cycles != run.cycles || b.kernel != run.kernel {
+        return Err(format!(
+            "it prices {} cycles of `{}`, but the page's run is {} cycles of `{}`",
+            b.cycles,
+            spu_io::quote::shorten(&b.kernel),
+            run.cycles,
+            spu_io::quote::shorten(&run.kernel)
+        ));
+    }
+    if let Some(units) = energy.units.as_ref().filter(|u| u.len() != run.units.len()) {
+        return Err(format!(
+            "it prices {} units, but the page has {}",
+            units.len(),
+            run.units.len()
+        ));
+    }
     Ok(Some(energy.breakdown))
 }

@@ -826,11 +826,16 @@ fn a_model_whose_energies_overflow_names_the_key() {
         "[model]\nname = \"tiny\"\nextends = \"default\"\n[event_bytes]\nDRAMP = 1e-300\n",
     )
     .unwrap();
+    // Each key is named with the file that sets it: `event_pj.DRAMP` comes from
+    // the built-in model the file extends.
     fails(
         &["samples/vecadd.spu", "--model", model.to_str().unwrap()],
         &[
             "model `tiny` makes the energy of `DRAMP` inf",
-            "keys `event_pj.DRAMP` and `event_bytes.DRAMP`",
+            &format!(
+                "(key `event_pj.DRAMP` in `default` (built in) and key `event_bytes.DRAMP` in `{}`)",
+                model.display()
+            ),
         ],
     );
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 const MAX_DEPTH: usize = 8;
 
 /// Which file set each key of a merged model.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Origins {
     /// The model as named (its file, or the built-in name): blamed for problems of
     /// the whole model.

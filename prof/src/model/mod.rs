@@ -119,6 +119,8 @@ pub struct Model {
     /// The files read from disk: the model file and those its `extends` chain
     /// names (none for a built-in model), so outputs can be refused on them.
     pub files: Vec<PathBuf>,
+    /// Which file of the `extends` chain set each key.
+    origins: Origins,
 }
 
 impl Model {
@@ -144,6 +146,12 @@ impl Model {
         let mut model = parse(&origins, &table, &shorten(name_or_path))?;
         model.files = files;
         Ok(model)
+    }
+
+    /// The file (or built-in model) that set `key` (`section.key`), as messages
+    /// name it: a key a model inherits is blamed on the model it comes from.
+    pub fn file_of(&self, key: &str) -> &str {
+        self.origins.of(key)
     }
 }
 
@@ -199,7 +207,9 @@ fn energy(file: &Origins, key: &str, v: &toml::Value) -> Result<f64, ModelError>
             format!("{x} is negative: energies and powers must be >= 0"),
         ));
     }
-    Ok(x)
+    // `-0.0` passes the test above; every consumer sees it as the 0 it means, never
+    // printed as `-0.00 W` or `-0.0` in a table.
+    Ok(x + 0.0)
 }
 
 fn text(file: &Origins, t: &toml::Table, key: &str) -> Result<Option<String>, ModelError> {
@@ -450,6 +460,7 @@ fn parse(file: &Origins, t: &toml::Table, unnamed: &str) -> Result<Model, ModelE
         file: file.top.clone(),
         kind,
         files: Vec::new(),
+        origins: file.clone(),
     })
 }
 
@@ -474,5 +485,19 @@ mod tests {
         };
         assert_eq!(event_pj[&Component::Nocp], 0.0);
         assert_eq!(event_pj[&Component::Dramp], 8000.0, "inherited");
+    }
+
+    #[test]
+    fn a_negative_zero_is_read_as_zero() {
+        let m = Model::from_text(
+            "[model]\nkind = \"instruction-classes\"\nextends = \"cyclops64\"\n\
+             [static_w]\nchip = -0.0\n",
+            "t.toml",
+        )
+        .unwrap();
+        let Kind::InstructionClasses { static_w, .. } = m.kind else {
+            panic!("an instruction-classes model")
+        };
+        assert!(static_w == 0.0 && static_w.is_sign_positive(), "{static_w}");
     }
 }
