@@ -184,7 +184,7 @@ fn bad_command_lines_and_files_are_reported() {
         (&["samples/matmul.spu", "-D", "N=20000"], "global memory"),
         (
             &["samples/matmul.spu", "-D", "N=1000000"],
-            "at most 4 194 304 blocks",
+            "at most 4194304 blocks",
         ),
         (
             &["samples/vecadd.spu", "--load", "Z=a.npy"],
@@ -801,7 +801,7 @@ fn limit_errors_say_what_is_too_big_and_how_to_fix_it() {
     // A huge value is too large, not "not positive".
     let err = fails(
         &["samples/vecadd.spu", "-D", "N=4294967295"],
-        "but a launch has at most 4 194 304 blocks",
+        "but a launch has at most 4194304 blocks",
     );
     assert!(!err.contains("positive"), "{err}");
     // The memory limit names the buffers and the key that raises it.

@@ -316,8 +316,12 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         i64::from(grid[0]) * i64::from(grid[1]),
         1,
         MAX_BLOCKS,
-        "a launch has at most 4 194 304 blocks",
-    )?;
+        "a launch has at most 4194304 blocks",
+    )
+    .map_err(|err| {
+        let exprs: Vec<&Expr> = l.grid.iter().collect();
+        err.with_context(|t| context(&exprs, "`.launch grid(..)`", t))
+    })?;
     // A GPU has no CBs (nor boundary units).
     // With a fold, links join positions (blocks), not SMs.
     let links = if machine.is_gpu() {
