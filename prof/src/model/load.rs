@@ -8,7 +8,7 @@
 
 use super::{BUILT_IN, BuiltIn, ModelError};
 use spu_io::quote::shorten;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Most `extends` in one chain (a cycle is reported as one before this is reached).
@@ -21,7 +21,7 @@ pub(super) struct Origins {
     /// the whole model.
     pub top: String,
     /// `section` and `section.key` -> the file that set it.
-    keys: HashMap<String, String>,
+    keys: BTreeMap<String, String>,
 }
 
 impl Origins {
@@ -125,7 +125,7 @@ pub(super) fn merged(
 ) -> Result<(toml::Table, Origins), ModelError> {
     let mut origins = Origins {
         top: file.to_string(),
-        keys: HashMap::new(),
+        keys: BTreeMap::new(),
     };
     let mut none = Vec::new();
     let (root, files) = match confine {

@@ -124,6 +124,18 @@ pub struct Model {
 }
 
 impl Model {
+    /// The model without where it came from (its file, the files read, which
+    /// file set each key): what prices a run, to tell whether two loads of a
+    /// model price alike.
+    pub fn pricing(&self) -> Model {
+        Model {
+            file: String::new(),
+            files: Vec::new(),
+            origins: Origins::default(),
+            ..self.clone()
+        }
+    }
+
     /// A model from TOML text; `file` names it in messages. `extends` may only name
     /// built-in models here.
     pub fn from_text(text: &str, file: &str) -> Result<Model, ModelError> {

@@ -158,10 +158,7 @@ pub fn identity(run: &Run) -> String {
 
 /// A hash of an energy model's resolved contents (not of where it was read from).
 pub fn model_hash(model: &spu_prof::model::Model) -> String {
-    let mut m = model.clone();
-    m.file.clear();
-    m.files.clear();
-    sha256_hex(format!("{m:?}").as_bytes())
+    sha256_hex(format!("{:?}", model.pricing()).as_bytes())
 }
 
 /// Expands a spec into its plan, with the named extra values included.
