@@ -37,7 +37,8 @@ pub enum Stop {
         fault: Fault,
         unit: UnitLabel,
         role: Role,
-        cycle: u64,
+        /// `None` in functional mode, which has no cycles.
+        cycle: Option<u64>,
         /// Block dimensions (IU code: threads, 1, 1), to name the thread.
         ntid: [u32; 3],
         /// For a CB checker error: the link read and its state.
@@ -48,10 +49,12 @@ pub enum Stop {
         kind: FaultKind,
         unit: UnitLabel,
         role: Role,
-        cycle: u64,
+        /// `None` in functional mode, which has no cycles.
+        cycle: Option<u64>,
     },
     Deadlock {
-        cycle: u64,
+        /// `None` in functional mode, which has no cycles.
+        cycle: Option<u64>,
         /// Units of one wait chain or cycle, each waiting for the next.
         chain: Vec<Waiting>,
         /// What the chain's last unit waits for.

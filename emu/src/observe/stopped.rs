@@ -245,14 +245,14 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 &mut s,
                 w,
                 &format!(
-                    "in {} on {unit}, thread ({}, {}, {}) (warp {}, lane {}), at cycle {}",
+                    "in {} on {unit}, thread ({}, {}, {}) (warp {}, lane {}){}",
                     block_3d(role_text(*role, *unit), *role, &image.launch),
                     t % nx,
                     t / nx % ny,
                     t / (nx * ny),
                     fault.warp,
                     fault.lane,
-                    grouped(*cycle)
+                    at_cycle(*cycle)
                 ),
             );
             if let FaultKind::Unmapped { addr, .. } | FaultKind::PastEnd { addr, .. } = fault.kind
@@ -297,9 +297,9 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 &mut s,
                 2,
                 &format!(
-                    "in {} on {unit}, at cycle {}",
+                    "in {} on {unit}{}",
                     role_text(*role, *unit),
-                    grouped(*cycle)
+                    at_cycle(*cycle)
                 ),
             );
             note(&mut s, 2, &format!("help: {}", kind.help()));
@@ -526,6 +526,12 @@ fn lock_note(s: &mut String, image: &Image) {
 
 /// Why a lock between threads of one warp never ends here.
 const SPIN_LOCK_NOTE: &str = "note: a spin lock that threads of one warp take in turn never ends here: the threads of a warp that branch apart run one side at a time until they meet again (as on GPUs before Volta), so the spinning side can starve the lock holder; take such locks with one thread per warp";
+
+/// `, at cycle 1 234` after a place; nothing in functional mode, which has no
+/// cycles.
+fn at_cycle(cycle: Option<u64>) -> String {
+    cycle.map_or(String::new(), |c| format!(", at cycle {}", grouped(c)))
+}
 
 /// `cycle 1 234, ` for a message's parenthesis; nothing in functional mode,
 /// which has no cycles.

@@ -209,7 +209,7 @@ fn render_waiting(s: &mut String, w: &Waiting, last: bool, kernel: &Kernel, imag
 /// A deadlock: its wait chain or cycle, what ends it, and the other waiting units.
 pub(super) fn render(
     s: &mut String,
-    cycle: u64,
+    cycle: Option<u64>,
     chain: &[Waiting],
     end: &ChainEnd,
     others: &[Place],
@@ -219,8 +219,8 @@ pub(super) fn render(
     let n = (chain.len() + others.len()) as u64;
     let _ = writeln!(
         s,
-        "error: deadlock at cycle {}: no unit can make progress; {} forever",
-        grouped(cycle),
+        "error: deadlock{}: no unit can make progress; {} forever",
+        cycle.map_or(String::new(), |c| format!(" at cycle {}", grouped(c))),
         if n == 1 {
             "1 unit waits".to_string()
         } else {

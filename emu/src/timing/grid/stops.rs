@@ -39,7 +39,7 @@ impl Grid<'_> {
             kind,
             unit: self.units[u].label,
             role,
-            cycle: now,
+            cycle: (!self.functional).then_some(now),
         })
     }
 
@@ -71,7 +71,7 @@ impl Grid<'_> {
             fault,
             unit: self.units[u].label,
             role: self.slot_item(u, slot).map_or(self.role(u), |i| i.role),
-            cycle: now,
+            cycle: (!self.functional).then_some(now),
             ntid: self.units[u].code().map_or([0; 3], |c| c.ctx.ntid),
             cb,
         })
@@ -335,7 +335,7 @@ impl Grid<'_> {
             .map(|&a| self.place(a))
             .collect();
         Box::new(Stop::Deadlock {
-            cycle: now,
+            cycle: (!self.functional).then_some(now),
             chain: agents.iter().map(|&a| self.waiting(a)).collect(),
             end,
             others,
