@@ -421,6 +421,17 @@ impl Pre<'_> {
                 self.file(id);
                 self.stack.pop();
             }
+            // A `.cu` file that could be read but not compiled gets clang's story.
+            Err(why) if crate::cuda::is_cuda(&path) && why.contains("clang") => self.error(
+                file,
+                span,
+                Diagnostic::error(format!("cannot include `{name}`"), 0..0)
+                    .label(why)
+                    .help(
+                        "a `.cu` file is compiled to PTX with clang before it is included: fix \
+                         what clang reports, or name another clang with `--clang PATH`",
+                    ),
+            ),
             Err(why) => self.error(
                 file,
                 span,
