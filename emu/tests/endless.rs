@@ -133,6 +133,14 @@ fn blocks_waiting_for_a_block_that_cannot_start_are_found_stuck() {
         args.extend(mode);
         let (code, err) = run_kernel("emu/tests/faults/later_block.spu", &args);
         assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        // Found at the same point whatever the threads.
+        let mut two = args.clone();
+        two.extend(["--threads", "2"]);
+        assert_eq!(
+            run_kernel("emu/tests/faults/later_block.spu", &two),
+            (code, err.clone()),
+            "{mode:?}"
+        );
         assert!(
             err.contains("the kernel is stuck")
                 && err.contains("0 of 2000 blocks finished")
