@@ -223,6 +223,16 @@ fn apply(
     })
 }
 
+/// The .f32 bit pattern of a name that means a special float (`nan`, `inf`,
+/// `infinity`, any case), for the help of a refusal.
+fn special_float_bits(name: &str) -> Option<&'static str> {
+    match name.to_ascii_lowercase().as_str() {
+        "nan" => Some("0f7FC00000"),
+        "inf" | "infinity" => Some("0f7F800000"),
+        _ => None,
+    }
+}
+
 /// A literal-only integer (instruction immediates), with parameters refused.
 pub fn const_int(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<i64, Diagnostic> {
     if let Some(name) = first_name(e) {
@@ -230,6 +240,10 @@ pub fn const_int(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<i64, Diagnostic>
         return Err(if params.iter().any(|p| p.name == name.0) {
             d.label("a parameter can change at launch (-D)")
                 .help(format!("read it with `ld.param.u32 %rX, [{}];`", name.0))
+        } else if let Some(bits) = special_float_bits(name.0) {
+            d.label("not a number literal").help(format!(
+                "write the float's bits: `{bits}` (as PTX does; `0f` and 8 hex digits for .f32, `0d` and 16 for .f64)"
+            ))
         } else {
             d.label("not a number").help(format!(
                 "if `{0}` is a buffer or shared array, take its address with `mov` (`mov.u32 %rX, {0};` or `mov.u32 %rX, {0}+4;`) or use it in an address (`[{0}+4]`)",

@@ -679,3 +679,26 @@ fn a_grid_or_block_beyond_any_machine_is_refused_at_its_line() {
     asm(".launch grid(1, 1, 65535) block(1, 1, 64);\n.entry k {\n    exit;\n}\n")
         .expect("CUDA's largest z extents");
 }
+
+#[test]
+fn nan_and_infinity_by_name_get_their_bit_patterns_as_help() {
+    for (name, bits) in [
+        ("nan", "0f7FC00000"),
+        ("Inf", "0f7F800000"),
+        ("infinity", "0f7F800000"),
+    ] {
+        let src = format!(
+            ".param .f32 X = {name};\n.launch grid(1) block(32);\n.entry k {{\n    exit;\n}}\n"
+        );
+        let diags = asm(&src).unwrap_err();
+        let shown = diags.render("t.spu", &src);
+        assert!(
+            shown.contains(&format!("write the float's bits: `{bits}`"))
+                && !shown.contains("buffer or shared array"),
+            "{shown}"
+        );
+    }
+    // The pattern itself is accepted.
+    asm(".param .f32 X = 0f7FC00000;\n.launch grid(1) block(32);\n.entry k {\n    exit;\n}\n")
+        .expect("a NaN's bits");
+}
