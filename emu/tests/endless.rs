@@ -123,9 +123,8 @@ fn a_flag_wait_that_counts_its_tries_stops_at_the_spin_limit_in_both_modes() {
 }
 
 /// Blocks waiting for the launch's last block on a GPU that cannot hold them
-/// all: the 90 resident blocks spin until the proof stops them (the clocks
-/// alone took about 18 minutes in timing mode), and the message says why the
-/// last block never starts.
+/// all: the 120 resident blocks spin until the proof stops them, and the
+/// message says why the last block never starts.
 #[test]
 fn blocks_waiting_for_a_block_that_cannot_start_are_found_stuck() {
     for mode in [None, Some("--functional")] {
@@ -148,6 +147,24 @@ fn blocks_waiting_for_a_block_that_cannot_start_are_found_stuck() {
                     .contains("blocks have not started: they start only as running blocks finish"),
             "{mode:?}:\n{err}"
         );
+    }
+}
+
+/// A warp waiting out a long latency (a division, a barrier's release) keeps
+/// its state without going anywhere: beside a warp spinning for its result, it
+/// is no loop, and the run finishes (it was stopped as stuck).
+#[test]
+fn warps_that_wait_long_are_not_taken_for_loops() {
+    for (kernel, set) in [
+        ("long_wait", "latency_cycles.int_div=20000"),
+        ("release_wait", "latency_cycles.barrier=100000"),
+    ] {
+        let (code, err) = run_kernel(
+            &format!("emu/tests/faults/{kernel}.spu"),
+            &["-q", "--set", set],
+        );
+        assert_eq!(code, Some(0), "{kernel}:\n{err}");
+        assert!(!err.contains("stuck"), "{kernel}:\n{err}");
     }
 }
 

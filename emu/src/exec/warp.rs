@@ -172,6 +172,9 @@ pub struct Warp {
     /// Where the block's `printf` output goes among the grid's: blocks in launch
     /// order (row-major), then Interface Units.
     pub print_order: u64,
+    /// Branches executed: a warp that came back to a state it was in has
+    /// branched meanwhile; one that merely waited has not.
+    pub branches: u64,
 }
 
 impl Warp {
@@ -219,6 +222,7 @@ impl Warp {
                 None => (u64::from(ctx.ctaid[1]) << 32) | u64::from(ctx.ctaid[0]),
                 Some((side, i)) => (1 << 63) | (u64::from(side.code()) << 32) | u64::from(i),
             },
+            branches: 0,
         }
     }
 
@@ -297,6 +301,7 @@ impl Warp {
         if !self.live {
             return;
         }
+        self.branches += 1;
         let top = &mut self.top;
         let not_taken = top.mask & !taken;
         let fall = top.pc + 1;

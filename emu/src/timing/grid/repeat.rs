@@ -6,7 +6,8 @@
 //! Once the run has gone a little while without progress, the proof samples
 //! every warp at the ends of windows: its PC and a digest of its state
 //! ([`Warp::fingerprint`]). A warp is caught when a sample equals one taken
-//! earlier in the same epoch, an epoch being a stretch in which global memory
+//! earlier in the same epoch and the warp has branched since (a warp that only
+//! waited, for a long latency or a barrier's release, never left), an epoch being a stretch in which global memory
 //! did not change, no work item finished, no blocksync was released and no unit
 //! executed an instruction that reaches beyond its warp (a store, an atomic, a
 //! call, `printf`, a barrier: [`Run::acts_beyond_warp`]). Such a warp reads only
@@ -42,11 +43,31 @@ const FROM: u64 = 1 << 14;
 /// iterations without a store, in timing mode; 2.9% at 4 per slot).
 const ISSUED_PER_SLOT: u64 = 16;
 
-/// One sample of a warp: its PC (none once it has exited) and digest.
+/// Cycles (in functional mode scheduling rounds) after which warps are sampled
+/// again however few instructions issued: warps that wait long on memory (720
+/// of them on one flag on a GPU) issue little, yet must be sampled to be seen
+/// going round.
+const CYCLES_BETWEEN: u64 = 1 << 15;
+
+/// One sample of a warp: its PC (none once it has exited), digest, and the
+/// branches it had executed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Sample {
     pc: Option<u32>,
     digest: u128,
+    branches: u64,
+}
+
+impl Sample {
+    /// True when the warp came back to the state of `earlier`: the same state,
+    /// reached again after at least one branch (a warp that only waited, for a
+    /// long latency or a release, did not come back; it never left). A warp
+    /// waiting at a barrier or blocksync (`waits`) repeats by staying.
+    fn repeats(&self, earlier: &Sample, waits: bool) -> bool {
+        self.pc == earlier.pc
+            && self.digest == earlier.digest
+            && (waits || self.branches > earlier.branches)
+    }
 }
 
 /// A run caught repeating: the warps running (not waiting), and one of them,
@@ -70,8 +91,9 @@ pub(super) struct RepeatCheck {
     epoch: Option<u64>,
     /// Per unit, per warp: samples of this epoch, oldest first.
     samples: Vec<Vec<Vec<Sample>>>,
-    /// Grid warp instructions at the last sampling.
+    /// Grid warp instructions and cycle at the last sampling.
     sampled_at: u64,
+    sampled_cycle: u64,
     /// How far the run got without progress, as the spin check last found.
     stalled: u64,
 }
@@ -93,13 +115,14 @@ impl RepeatCheck {
         self.stalled = stalled;
     }
 
-    /// Looks at the grid: `progress` is a signature of global memory's changes,
-    /// finished work items and blocksyncs, `settled` whether every access has
-    /// taken effect. Returns the proof, if the run is caught.
+    /// Looks at the grid at cycle `now`: `progress` is a signature of global
+    /// memory's changes, finished work items and blocksyncs, `settled` whether
+    /// every access has taken effect. Returns the proof, if the run is caught.
     pub fn look(
         &mut self,
         units: &[Box<Unit>],
         program: &Program,
+        now: u64,
         progress: u64,
         settled: bool,
     ) -> Option<Caught> {
@@ -129,10 +152,13 @@ impl RepeatCheck {
             .filter_map(|u| u.code())
             .map(|c| (c.warps.len() * c.warps.first().map_or(0, |w| w.regs.len())) as u64)
             .sum();
-        if issued.saturating_sub(self.sampled_at) < slots.saturating_mul(ISSUED_PER_SLOT) {
+        if issued.saturating_sub(self.sampled_at) < slots.saturating_mul(ISSUED_PER_SLOT)
+            && now.saturating_sub(self.sampled_cycle) < CYCLES_BETWEEN
+        {
             return None;
         }
         self.sampled_at = issued;
+        self.sampled_cycle = now;
         self.sample(units)
     }
 
@@ -151,9 +177,10 @@ impl RepeatCheck {
                     let now = Sample {
                         pc: None,
                         digest: u128::from(unit.wake == NEVER),
+                        branches: 0,
                     };
                     kept.resize_with(1, Vec::new);
-                    if unit.wake != NEVER || !kept[0].contains(&now) {
+                    if unit.wake != NEVER || !kept[0].iter().any(|e| now.repeats(e, true)) {
                         all = false;
                         kept[0] = vec![now];
                     }
@@ -183,8 +210,9 @@ impl RepeatCheck {
                 let now = Sample {
                     pc: warp.pc(),
                     digest: Warp::fingerprint(warp),
+                    branches: warp.branches,
                 };
-                if seen.contains(&now) {
+                if seen.iter().any(|e| now.repeats(e, waits)) {
                     let c = caught.get_or_insert(Caught {
                         running: 0,
                         waiting: 0,

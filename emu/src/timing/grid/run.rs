@@ -231,7 +231,10 @@ impl Grid<'_> {
             + self.global_syncs;
         let settled = !self.window_pending();
         let program = &self.image.program;
-        let Some(caught) = self.repeat.look(&self.units, program, progress, settled) else {
+        let Some(caught) = self
+            .repeat
+            .look(&self.units, program, now, progress, settled)
+        else {
             return Ok(());
         };
         let resident: u64 = self
