@@ -10,6 +10,7 @@ use spu_sweep::spec::Spec;
 use spu_sweep::store::{Status, Store};
 use spu_sweep::supervise::{Bounds, ChildOutput, RUN_FAILED};
 use spu_sweep::{exec, slurm};
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -565,26 +566,37 @@ pub fn cmd_metrics(dir: &Path) -> Result<ExitCode> {
     let plan = store.plan()?;
     let store = store.for_plan(&plan);
     let records = store.records(&plan);
-    let Some(first) = plan
+    // Every key of every finished run (a functional run has no energy, cycles or
+    // time, a timing run has them), in key order, with the value of the first
+    // finished run in plan order that has it.
+    let finished: Vec<_> = plan
         .runs
         .iter()
         .filter_map(|r| records.get(&r.id))
-        .find(|r| r.status == Status::Done)
-    else {
+        .filter(|r| r.status == Status::Done)
+        .collect();
+    if finished.is_empty() {
         bail!(
-            "no run of `{}` has finished yet; metrics are listed from a finished run",
+            "no run of `{}` has finished yet; metrics are listed from the finished runs",
             spu_io::quote::path(dir)
         );
-    };
+    }
+    let mut keys: BTreeMap<&str, (&serde_json::Value, &str)> = BTreeMap::new();
+    for r in finished {
+        for (k, v) in &r.metrics {
+            keys.entry(k.as_str()).or_insert((v, r.id.as_str()));
+        }
+    }
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
-    table.set_header(["metric", "unit", &format!("run {}", first.id)]);
+    table.set_header(["metric", "unit", "value", "of run"]);
     // A record is a file anyone may have edited: its keys and values are escaped.
-    for (k, v) in &first.metrics {
+    for (k, (v, id)) in keys {
         table.add_row([
             spu_io::quote::escape(k).into_owned(),
             spu_sweep::metrics::unit(k).unwrap_or("").to_string(),
             spu_io::quote::escape(&spu_sweep::metrics::cell(Some(v))).into_owned(),
+            id.to_string(),
         ]);
     }
     spu_io::outln!("{table}");

@@ -178,7 +178,7 @@ enum Command {
     /// Draw a metric against a column (or another metric) as SVG; without --x/--y,
     /// draw the spec's plots into DIR/plots.
     Plot(PlotArgs),
-    /// List the metric keys of the finished runs with units and the first run's values.
+    /// List every metric key of the finished runs with its unit and the value of the first finished run that has it.
     Metrics {
         /// The results folder.
         dir: PathBuf,

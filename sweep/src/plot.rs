@@ -2,6 +2,9 @@
 //! series per value of the series columns (by default the machine, when it varies).
 //! A numeric x gives lines with markers; a categorical x (machines, test-case
 //! labels) gives grouped bars.
+//!
+//! Text from the user (a title, an axis label, a series name, a category) is
+//! drawn through [`text`], so the SVG is always well-formed XML.
 
 use crate::plan::Plan;
 use crate::spec::PlotSpec;
@@ -9,6 +12,13 @@ use crate::store::{Record, Status};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::HashMap;
+
+/// Text from the user as drawn in the SVG: control and invisible characters
+/// escaped as on a terminal (`\u{1b}`; XML 1.0 cannot hold most control characters,
+/// not even as character references). `plotters` writes `&`, `<` and `>` as entities.
+fn text(s: &str) -> String {
+    spu_io::quote::escape(s).into_owned()
+}
 
 /// Why a plot cannot be drawn.
 #[derive(Debug, thiserror::Error)]
@@ -223,10 +233,11 @@ pub fn svg(
         Some(_) => false,
         None => numeric.is_none(),
     };
-    let title = p
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("{} against {}", p.y, p.x));
+    let title = text(
+        &p.title
+            .clone()
+            .unwrap_or_else(|| format!("{} against {}", p.y, p.x)),
+    );
     let ymax = series
         .iter()
         .flat_map(|(_, pts)| pts.iter().map(|(_, y)| y.abs()))
@@ -239,10 +250,10 @@ pub fn svg(
         }
     }
     let axis_desc = |label: &Option<String>, key: &str, unit: Option<String>| {
-        let text = label.as_deref().unwrap_or(key);
+        let shown = text(label.as_deref().unwrap_or(key));
         match unit {
-            Some(u) => format!("{text} [{u}]"),
-            None => text.to_string(),
+            Some(u) => format!("{shown} [{u}]"),
+            None => shown,
         }
     };
     let y_desc = axis_desc(&p.y_label, &p.y, unit);
@@ -295,7 +306,9 @@ pub fn svg(
         let label_x = move |x: &f64| {
             let i = x.round();
             if (x - i).abs() < 1e-6 && i >= 0.0 {
-                categories.get(i as usize).cloned().unwrap_or_default()
+                categories
+                    .get(i as usize)
+                    .map_or_else(String::new, |c| text(c))
             } else {
                 String::new()
             }
@@ -331,7 +344,7 @@ pub fn svg(
                         Rectangle::new([(left, base), (left + width * 0.92, *y)], color.filled())
                     }))
                     .map_err(|e| draw(&e))?
-                    .label(name.as_str())
+                    .label(text(name))
                     .legend(move |(x, y)| {
                         Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
                     });
@@ -358,7 +371,7 @@ pub fn svg(
                 chart
                     .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                     .map_err(|e| draw(&e))?
-                    .label(name.as_str())
+                    .label(text(name))
                     .legend(move |(x, y)| {
                         PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                     });

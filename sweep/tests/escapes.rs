@@ -2,7 +2,8 @@
 //! `spu-sweep`: spec errors quoting names and keys, the plan table, progress lines,
 //! status (with a failed run's error) and its JSON, and folder names. ESC, OSC,
 //! BEL, CR, a second byte order mark and other control characters
-//! ([`spu_io::testing::HOSTILE`]) never come out raw and never forge a line.
+//! ([`spu_io::testing::HOSTILE`]) never come out raw and never forge a line. In a
+//! plot they are escaped the same way, so the SVG stays well-formed XML.
 
 use spu_io::testing::{HOSTILE, quoted_string, terminal_hazards};
 use std::path::Path;
@@ -247,4 +248,54 @@ fn a_negative_or_repeated_metric_makes_a_damaged_record() {
         text.contains("damaged record `") && text.contains("the metric `cycles` is given twice"),
         "{text}"
     );
+}
+
+#[test]
+fn control_characters_in_plot_text_leave_the_svg_well_formed() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path();
+    let vecadd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu");
+    std::fs::copy(vecadd, tmp.join("vecadd.spu")).unwrap();
+    std::fs::write(
+        tmp.join("p.toml"),
+        concat!(
+            "name = \"p\"\nmetrics = [\"cycles\"]\n[base]\nkernel = \"vecadd.spu\"\n",
+            "[[axis]]\nD.N = [256, 512]\nlabel.case = [\"a\\u001b[31mred\", \"b\\u0007bell\"]\n",
+            "[[plot]]\nname = \"e\"\nx = \"N\"\ny = \"cycles\"\nseries = \"case\"\n",
+            "title = \"T\\u001b]0;x\\u0007 & <b>\"\nx_label = \"xl\\u0001\"\ny_label = \"y\\r\\n<\"\n",
+            "[[plot]]\nname = \"bars\"\nx = \"case\"\ny = \"cycles\"\nseries = \"N\"\n",
+        ),
+    )
+    .unwrap();
+    let o = sweep(tmp, &["run", "p.toml", "--jobs", "1"]);
+    clean("run", &o);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (plot, shown) in [
+        (
+            "e",
+            &[
+                "T\\u{1b}]0;x\\u{7} & <b>",
+                "xl\\u{1}",
+                "y\\r\\n< [cycles]",
+                "a\\u{1b}[31mred",
+            ][..],
+        ),
+        ("bars", &["a\\u{1b}[31mred", "b\\u{7}bell"][..]),
+    ] {
+        let svg = std::fs::read_to_string(tmp.join(format!("p.sweep/plots/{plot}.svg"))).unwrap();
+        let raw: Vec<char> = svg
+            .chars()
+            .filter(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+            .collect();
+        assert!(raw.is_empty(), "{plot}.svg holds raw {raw:?}");
+        let doc = roxmltree::Document::parse(&svg)
+            .unwrap_or_else(|e| panic!("{plot}.svg is not well-formed XML: {e}"));
+        let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+        for s in shown {
+            assert!(
+                texts.iter().any(|t| t.trim() == *s),
+                "{plot}.svg: {s} missing: {texts:?}"
+            );
+        }
+    }
 }

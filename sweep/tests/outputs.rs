@@ -1,7 +1,8 @@
 //! What a sweep writes: its files are no more readable than its inputs, a spec
 //! cannot make it read (and quote) files outside its folder, `plot -o` never
 //! overwrites a file of the sweep, and functional runs are recorded with the
-//! emulator's metrics instead of failing.
+//! emulator's metrics instead of failing (and `metrics` lists the keys of all
+//! finished runs).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -229,6 +230,19 @@ fn functional_runs_are_recorded_without_energy() {
     assert_eq!(rows[1][cycles], "", "{csv}");
     assert_eq!(rows[2][words], "768", "{csv}");
     assert_ne!(rows[2][total], "", "{csv}");
+    // `metrics` lists the keys of every finished run, not only the first (functional)
+    // one's: the timing run's energy, cycles, ipc and time are there, with its value.
+    let o = sweep(&["metrics", &out]);
+    let m = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for key in ["energy.total_j", "cycles", "ipc", "time_s", "offchip.words"] {
+        assert!(
+            m.lines().any(|l| l.split_whitespace().next() == Some(key)),
+            "{key} missing:\n{m}"
+        );
+    }
+    let cycles = m.lines().filter(|l| l.trim_start().starts_with("cycles "));
+    assert_eq!(cycles.count(), 1, "{m}");
 }
 
 #[test]
