@@ -6,6 +6,7 @@ use crate::energy::{Breakdown, EnergyError, present, price};
 use crate::model::{Kind, Model};
 use serde::{Deserialize, Serialize};
 use spu_emu::observe::counters::Component;
+use spu_emu::observe::html::frames::MAX_FRAMES;
 use spu_emu::observe::samples::Samples;
 use spu_emu::observe::stats::{SampleStats, Stats};
 
@@ -123,12 +124,38 @@ pub fn breakdown_of(data: &spu_emu::observe::html::PageData) -> Result<Option<Br
             spu_io::quote::shorten(&run.kernel)
         ));
     }
+    if b.machine != run.machine.summary || b.freq_mhz != run.machine.freq_mhz {
+        return Err(format!(
+            "it prices a run at {} MHz on `{}`, but the page's run is at {} MHz on `{}`",
+            b.freq_mhz,
+            spu_io::quote::shorten(&b.machine),
+            run.machine.freq_mhz,
+            spu_io::quote::shorten(&run.machine.summary)
+        ));
+    }
     if let Some(units) = energy.units.as_ref().filter(|u| u.len() != run.units.len()) {
         return Err(format!(
             "it prices {} units, but the page has {}",
             units.len(),
             run.units.len()
         ));
+    }
+    if let Some(trace) = &b.power_trace {
+        // The trace has a value per sampled interval; the page's frames are those
+        // intervals merged pairwise until a page holds them.
+        let mut merged = trace.len();
+        while merged > MAX_FRAMES {
+            merged = merged.div_ceil(2);
+        }
+        let frames = run.cycles.div_ceil(run.frame_cycles.max(1));
+        if merged as u64 != frames {
+            return Err(format!(
+                "its power trace has {} values, but the page's run has {frames} frames of \
+                 {} cycles (`frame_cycles`), one value per sampled interval",
+                trace.len(),
+                run.frame_cycles
+            ));
+        }
     }
     Ok(Some(energy.breakdown))
 }

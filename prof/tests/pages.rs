@@ -104,6 +104,14 @@ fn pages_as_written_compare_and_their_comparison_plays() {
             "samples/reduction.spu",
             &["--sample-interval", "7"],
         ),
+        // More sampled intervals than a page has frames: its power trace keeps
+        // them all, the page merges them.
+        page(
+            d,
+            "merged.html",
+            "samples/matmul.spu",
+            &["--sample-interval", "1", "--set", "memory.bandwidth_gbs=1"],
+        ),
     ];
     // A run drawn at frames of 512 cycles (one with more stretches than a page
     // holds exactly) ends its last stretch at the end of the last whole frame.
@@ -116,8 +124,15 @@ fn pages_as_written_compare_and_their_comparison_plays() {
     stretches[end] = last;
     let coarse_path = d.join("coarse.html");
     std::fs::write(&coarse_path, html::page(&coarse)).unwrap();
+    // The page does not say `sm.max_threads`: a block of as many threads as the
+    // machine table lets an SM run (raised from the 1024 of CUDA) compares.
+    let mut raised = data(&pages[0]);
+    raised.runs[0].block = [64, 64, 1];
+    let raised_path = d.join("raised.html");
+    std::fs::write(&raised_path, html::page(&raised)).unwrap();
     let mut pages = pages.to_vec();
     pages.push(coarse_path.display().to_string());
+    pages.push(raised_path.display().to_string());
     let ab = d.join("ab.html").display().to_string();
     for p in &pages {
         let out = prof(&["--compare", p, &pages[0], "-o", "/dev/null", "--html", &ab]);
@@ -214,6 +229,69 @@ fn pages_whose_data_contradict_themselves_are_refused() {
                 e["units"].as_array_mut().unwrap().pop();
             },
             "the page's energy is damaged: it prices 31 units, but the page has 32",
+        ),
+        (
+            "cb_of_0_kib",
+            |r| r.machine.cb_kib = 0,
+            "`machine.cb_kib` is `0`, not a machine the machine table allows (machine key \
+             `cb.size_kib`: the integer 0 is out of range: expected an integer in 1..=1024)",
+        ),
+        (
+            "cb_of_5000000_kib",
+            |r| r.machine.cb_kib = 5_000_000,
+            "`machine.cb_kib` is `5000000`, not a machine the machine table allows",
+        ),
+        (
+            "l1_of_99999999_kib",
+            |r| r.machine.l1_kib = 99_999_999,
+            "`machine.l1_kib` is `99999999`, not a machine the machine table allows",
+        ),
+        (
+            "l2_of_99999999_kib",
+            |r| r.machine.l2_kib = 99_999_999,
+            "`machine.l2_kib` is `99999999`, not a machine the machine table allows",
+        ),
+        (
+            "block_of_100000",
+            |r| r.block = [100_000, 1, 1],
+            "the launch is a grid of 16x1 blocks of 100000x1x1 threads, but a block has at \
+             most 4096 threads along x",
+        ),
+        (
+            "block_z_of_65",
+            |r| r.block = [1, 1, 65],
+            "a block has at most 64 threads along z",
+        ),
+        (
+            "grid_of_2_to_the_25",
+            |r| r.grid = [1 << 25, 1],
+            "a launch grid has at most 16777216 blocks along x and along y",
+        ),
+        (
+            "block_of_8192_threads",
+            |r| r.block = [64, 64, 2],
+            "blocks of 64x64x2 threads: the block size in threads is 8192, but an SM runs at \
+             most 1024 threads per block (`sm.max_threads`); launch fewer threads per block \
+             (no machine allows more: `sm.max_threads` is at most 4096)",
+        ),
+        (
+            "power_trace_of_5",
+            |r| {
+                let e = r.energy.as_mut().unwrap();
+                let sample = serde_json::json!({"t_s": 0.0, "dynamic_w": 0.0});
+                e["breakdown"]["power_trace"] = serde_json::json!(vec![sample; 5]);
+            },
+            "the page's energy is damaged: its power trace has 5 values, but the page's run \
+             has 1240 frames of 2 cycles",
+        ),
+        (
+            "energy_of_another_machine",
+            |r| {
+                let e = r.energy.as_mut().unwrap();
+                e["breakdown"]["machine"] = "GPU, 15 SMs".into();
+            },
+            "the page's energy is damaged: it prices a run at 700 MHz on `GPU, 15 SMs`, but \
+             the page's run is at 700 MHz on `4x4 SMs, iu boundary",
         ),
     ];
     let ab = d.join("ab.html");

@@ -1,8 +1,9 @@
 //! Checking a page read back (`--compare A.html B.html`) as strictly as a
 //! statistics file: its data must hold together as the emulator writes them, so
 //! that a page written from it plays. The states are this version's; the machine
-//! is one the machine table allows, with the units of its grid ([`super::units`])
-//! and the passes its launch takes; every index (a stretch's state, a port's
+//! is one the machine table allows (each key through the table's setter), with the
+//! units of its grid ([`super::units`]); the launch is within spu-emu's limits and
+//! takes the passes the page says; every index (a stretch's state, a port's
 //! partner, a unit's line, a line's source file) points at something the page has;
 //! stretches and rendezvous lie inside the run, in order; the series have one
 //! value per frame and add up to the units' counters; and nothing is longer than
@@ -12,6 +13,7 @@ use super::units::{self, Names, Place};
 use super::{Damaged, component_names, damaged, known, short_name, stall_names};
 use spu_emu::Machine;
 use spu_emu::load::plan::Geometry;
+use spu_emu::machine::occupancy::{check_block_threads, launch_dim_limit};
 use spu_emu::observe::html::frames::{MAX_FRAMES, MAX_HANDOVERS, MAX_SEGMENTS};
 use spu_emu::observe::html::record::{PageRun, STATES, UnitView};
 use spu_emu::observe::html::{PageData, when};
@@ -120,6 +122,9 @@ fn machine(r: &PageRun) -> Result<Machine, Damaged> {
         ("grid.rows", "rows", v.rows.to_string()),
         ("boundary.kind", "boundary", v.boundary.clone()),
         ("clock.freq_mhz", "freq_mhz", v.freq_mhz.to_string()),
+        ("cb.size_kib", "cb_kib", v.cb_kib.to_string()),
+        ("cache.l1_kib", "l1_kib", v.l1_kib.to_string()),
+        ("cache.l2_kib", "l2_kib", v.l2_kib.to_string()),
     ];
     for (key, field, value) in settings {
         m.set(&format!("{key}={value}")).map_err(|e| {
@@ -151,12 +156,32 @@ fn machine(r: &PageRun) -> Result<Machine, Damaged> {
 }
 
 /// The launch's blocks and the passes it takes on the machine; returns the passes.
+/// Its extents are within the launch limits spu-emu keeps, and its blocks within
+/// the threads an SM may run per block: the page does not say `sm.max_threads`,
+/// so the most the machine table allows for it.
 fn check_launch(r: &PageRun, m: &Machine) -> Result<u64, Damaged> {
+    let launch = format!(
+        "the launch is a grid of {}x{} blocks of {}x{}x{} threads",
+        r.grid[0], r.grid[1], r.block[0], r.block[1], r.block[2]
+    );
     if r.grid.contains(&0) || r.block.contains(&0) {
-        return Err(damaged(format!(
-            "the launch is a grid of {}x{} blocks of {}x{}x{} threads; none may be 0",
-            r.grid[0], r.grid[1], r.block[0], r.block[1], r.block[2]
-        )));
+        return Err(damaged(format!("{launch}; none may be 0")));
+    }
+    let extents = r.grid.iter().map(|&n| (true, n)).enumerate();
+    let extents = extents.chain(r.block.iter().map(|&n| (false, n)).enumerate());
+    for (axis, (grid, n)) in extents {
+        let (most, why) = launch_dim_limit(grid, axis);
+        if i64::from(n) > most {
+            return Err(damaged(format!("{launch}, but {why}")));
+        }
+    }
+    let threads: u64 = r.block.iter().map(|&n| u64::from(n)).product();
+    if threads > u64::from(m.sm_max_threads) {
+        let mut most = m.clone();
+        if most.set(&format!("sm.max_threads={threads}")).is_err() {
+            let why = check_block_threads(m, threads).err().unwrap_or_default();
+            return Err(damaged(format!("{launch}: {why}")));
+        }
     }
     let expected = if m.is_gpu() {
         [1, 1]
