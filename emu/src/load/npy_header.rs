@@ -32,7 +32,11 @@ enum Value {
     Bool(bool),
     /// An integer's digits, with its sign.
     Int(String),
-    Seq(Vec<Value>),
+    /// A tuple `( )` (`list`: a list `[ ]`).
+    Seq {
+        items: Vec<Value>,
+        list: bool,
+    },
     /// Anything else (None, a float, a dict).
     Other,
 }
@@ -111,7 +115,12 @@ pub fn parse(text: &str) -> Result<Header, String> {
 /// The dimensions of a shape value: a tuple (or list) of non-negative integers.
 fn dims(value: Value) -> Result<Vec<u64>, String> {
     let items = match value {
-        Value::Seq(items) => items,
+        Value::Seq { items, list: false } => items,
+        Value::Seq { list: true, .. } => {
+            return Err(
+                "is a list, not a tuple of integers: NumPy writes a shape as `(16,)`".into(),
+            );
+        }
         Value::Int(digits) => {
             let digits = spu_io::quote::shorten(&digits);
             return Err(format!(
@@ -276,7 +285,10 @@ impl Parser<'_> {
         loop {
             self.blank();
             if self.eat(close) {
-                return Ok(Value::Seq(items));
+                return Ok(Value::Seq {
+                    items,
+                    list: close == b']',
+                });
             }
             items.push(self.value(depth + 1)?);
             self.blank();
@@ -286,7 +298,10 @@ impl Parser<'_> {
                 if close == b')' && items.len() == 1 {
                     return Ok(items.pop().expect("one item"));
                 }
-                return Ok(Value::Seq(items));
+                return Ok(Value::Seq {
+                    items,
+                    list: close == b']',
+                });
             }
         }
     }
@@ -378,6 +393,8 @@ mod tests {
         let e = parse("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,)}")
             .unwrap_err();
         assert!(e.contains("gives `descr` twice"), "{e}");
+        let e = parse("{'descr': '<f4', 'fortran_order': False, 'shape': [16]}").unwrap_err();
+        assert!(e.contains("its shape is a list, not a tuple"), "{e}");
         let e = parse("{'descr': '<f4', 'fortran_order': False, 'shape': (4096)}").unwrap_err();
         assert!(e.contains("its shape is the number 4096, not a tuple of integers: a one-dimensional shape is written `(4096,)`"), "{e}");
         assert_eq!(
