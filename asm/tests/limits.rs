@@ -675,9 +675,27 @@ fn a_grid_or_block_beyond_any_machine_is_refused_at_its_line() {
         let diags = asm(&src).unwrap_err();
         assert_eq!(diags.items[0].message, message, "{launch}");
     }
+    // In all: threads a block has, blocks a launch has.
+    for (launch, message) in [
+        ("grid(1) block(4096, 2)", "the block has 8192 threads"),
+        (
+            "grid(4194305) block(32)",
+            "the launch grid has 4194305 blocks",
+        ),
+        (
+            "grid(2048, 2048, 2) block(32)",
+            "the launch grid has 8388608 blocks",
+        ),
+    ] {
+        let src = src.replace("grid(1) block(1, 1, 65)", launch);
+        let diags = asm(&src).unwrap_err();
+        assert_eq!(diags.items[0].message, message, "{launch}");
+    }
     // The largest extents assemble (the loader then checks the machine's limits).
     asm(".launch grid(1, 1, 65535) block(1, 1, 64);\n.entry k {\n    exit;\n}\n")
         .expect("CUDA's largest z extents");
+    asm(".launch grid(2048, 2048) block(64, 64);\n.entry k {\n    exit;\n}\n")
+        .expect("the most blocks, the most threads");
 }
 
 #[test]

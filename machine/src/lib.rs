@@ -194,7 +194,7 @@ machine_params! {
         "warp schedulers per SM, each issuing at most one warp instruction per cycle (Fermi: 2)";
     scheduler_policy: SchedulerPolicy = SchedulerPolicy::Lrr, "sm.scheduler_policy", "", Range::Choice(SchedulerPolicy::NAMES),
         "warp scheduling policy of SMs and IUs: loose round-robin or greedy-then-oldest";
-    sm_max_threads: u32 = 1024, "sm.max_threads", "threads", Range::Int(1, 4096),
+    sm_max_threads: u32 = 1024, "sm.max_threads", "threads", Range::Int(1, occupancy::MAX_BLOCK_THREADS),
         "most threads in one block (Fermi: 1024)";
     sm_max_blocks: u32 = 8, "sm.max_blocks", "blocks", Range::Int(1, 64),
         "most blocks resident on one SM at once, on a GPU (`machine.kind = \"gpu\"`) (GPGPU-Sim GTX 480: `-gpgpu_shader_cta 8`); 1 gives one block per SM. An SPU runs one block per SM in passes, or the `sm.fold_x` x `sm.fold_y` blocks of a fold, at most this many";

@@ -150,6 +150,13 @@ pub fn occupancy(m: &Machine, demand: BlockDemand) -> Occupancy {
     }
 }
 
+/// Most blocks a launch may have, on any machine.
+pub const MAX_LAUNCH_BLOCKS: i64 = 1 << 22;
+
+/// Most threads a block may have on any machine: the largest `sm.max_threads`
+/// the machine table allows.
+pub const MAX_BLOCK_THREADS: i64 = 4096;
+
 /// The largest extent of a launch's grid (`grid`) or block along `axis` (0 is x,
 /// 2 is z) on any machine, and the sentence that says so; spu-emu refuses a launch
 /// beyond it and `spu-asm -v` reports the refusal.

@@ -440,10 +440,13 @@ impl Assembler<'_> {
         } else {
             ("block", "thread")
         };
+        let mut total = Some(1i64);
         for (axis, (a, name)) in args.iter().zip(["x", "y", "z"]).enumerate() {
             let Ok(Some(v)) = eval_with_defaults(a, &self.scope.params) else {
+                total = None;
                 continue;
             };
+            total = total.and_then(|t| t.checked_mul(v));
             let (most, why) = spu_machine::occupancy::launch_dim_limit(grid, axis);
             if v < 1 {
                 diags.push(
@@ -461,7 +464,34 @@ impl Assembler<'_> {
                             "{why}; spread the {unit}s over the other axes, or launch fewer"
                         )),
                 );
+                return;
             }
+        }
+        use spu_machine::occupancy::{MAX_BLOCK_THREADS, MAX_LAUNCH_BLOCKS};
+        let (most, why) = if grid {
+            (
+                MAX_LAUNCH_BLOCKS,
+                format!("a launch has at most {MAX_LAUNCH_BLOCKS} blocks"),
+            )
+        } else {
+            (
+                MAX_BLOCK_THREADS,
+                format!(
+                    "no machine runs more than {MAX_BLOCK_THREADS} threads in a block (`sm.max_threads` is at most {MAX_BLOCK_THREADS}, 1024 unless raised)"
+                ),
+            )
+        };
+        if let (Some(t), Some(first), Some(last)) = (total, args.first(), args.last())
+            && t > most
+        {
+            diags.push(
+                Diagnostic::error(
+                    format!("the {kind} has {t} {unit}s"),
+                    first.span.start..last.span.end,
+                )
+                .label(format!("at most {most} in all"))
+                .help(format!("{why}; launch fewer")),
+            );
         }
     }
 

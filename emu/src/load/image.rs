@@ -16,7 +16,7 @@ use spu_isa::format::{Expr, Module};
 use std::path::PathBuf;
 
 /// Most blocks a launch may have.
-const MAX_BLOCKS: i64 = 1 << 22;
+const MAX_BLOCKS: i64 = crate::machine::occupancy::MAX_LAUNCH_BLOCKS;
 /// Most CB storage the emulator allocates, in MiB.
 const MAX_CB_MIB: i64 = 1024;
 
