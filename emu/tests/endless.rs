@@ -160,7 +160,7 @@ fn warps_that_wait_long_are_not_taken_for_loops() {
         ("release_wait", "latency_cycles.barrier=100000"),
     ] {
         let (code, err) = run_kernel(
-            &format!("emu/tests/faults/{kernel}.spu"),
+            &format!("emu/tests/waits/{kernel}.spu"),
             &["-q", "--set", set],
         );
         assert_eq!(code, Some(0), "{kernel}:\n{err}");
@@ -179,7 +179,7 @@ fn waiting_warps_beside_a_computing_block_are_not_stopped() {
         let dump = format!("out={}", out.display());
         let mut args = vec!["-q", "--dump", &dump];
         args.extend(mode);
-        let (code, err) = run_kernel("emu/tests/faults/late_flag.spu", &args);
+        let (code, err) = run_kernel("emu/tests/waits/late_flag.spu", &args);
         assert_eq!(code, Some(0), "{mode:?}:\n{err}");
         let bytes = std::fs::read(&out).unwrap();
         // 16 little-endian ones after the header.
