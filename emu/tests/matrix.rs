@@ -626,6 +626,19 @@ fn bad_input_matrix() {
             ],
         ),
         (
+            // 48 KiB of shared memory on each of 3 600 SMs fit; with the race
+            // checker's record of each of its words they do not.
+            "machine_state_with_race_check_too_large",
+            vec![
+                "emu/tests/matrix/shared_per_block.spu".into(),
+                "-D".into(),
+                "G=60".into(),
+                "--grid".into(),
+                "60x60".into(),
+                "--race-check".into(),
+            ],
+        ),
+        (
             // 5 000 instructions' counters on each of 4 352 units.
             "machine_state_of_a_long_kernel_too_large",
             vec![p("long_kernel.spu"), "--grid".into(), "64x64".into()],

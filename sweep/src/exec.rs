@@ -82,6 +82,7 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
             .collect(),
         loads: Vec::new(),
         dumps: Vec::new(),
+        race_check: false,
     };
     let control = spu_emu::RunControl {
         max_cycles: run.max_cycles,

@@ -235,6 +235,7 @@ impl RunArgs {
             defines: self.defines.clone(),
             loads: self.loads.clone(),
             dumps: self.dumps.clone(),
+            race_check: self.race_check,
         }
     }
 }

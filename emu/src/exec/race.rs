@@ -53,6 +53,10 @@ pub struct Race {
 /// Distinct pairs of instructions a unit keeps (later pairs are only counted).
 const MOST_PAIRS: usize = 16;
 
+/// Bytes the checker keeps per word of shared memory (`--race-check`, counted in
+/// the loader's estimate of a run's state).
+pub const CELL_BYTES: u64 = std::mem::size_of::<Cell>() as u64;
+
 /// The accesses of one word since its last barrier: keys of the last write and
 /// of the reads of two different warps, each `(epoch + 1) << 32 | warp` (0: none),
 /// and their instructions. Two keys with the same high half are of one epoch.

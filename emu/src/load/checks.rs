@@ -81,6 +81,7 @@ pub(super) fn check_state_size(
     threads: u64,
     iu_threads: u32,
     shared_bytes: u32,
+    race_check: bool,
 ) -> Result<(), LoadError> {
     /// A warp's bookkeeping besides its registers (stack, scoreboard, state).
     const WARP_OVERHEAD: u64 = 1 << 10;
@@ -117,7 +118,15 @@ pub(super) fn check_state_size(
     } else {
         u64::from(fx * fy)
     };
-    let per_sm = resident * (threads.div_ceil(32) * warp + u64::from(shared_bytes)) + UNIT_OVERHEAD;
+    // The race checker keeps a record of every word of the shared memory a block
+    // slot holds (a power of two of words).
+    let race_cells = if race_check {
+        u64::from(shared_bytes / 4).next_power_of_two() * crate::exec::race::CELL_BYTES
+    } else {
+        0
+    };
+    let per_sm = resident * (threads.div_ceil(32) * warp + u64::from(shared_bytes) + race_cells)
+        + UNIT_OVERHEAD;
     let per_boundary = u64::from(iu_threads).div_ceil(32) * warp + UNIT_OVERHEAD;
     let links = if gpu {
         0
@@ -146,6 +155,7 @@ pub(super) fn check_state_size(
             instructions,
             units,
             per_code,
+            race_check,
         });
     }
     Ok(())

@@ -45,6 +45,9 @@ pub struct LoadOptions {
     pub loads: Vec<String>,
     /// `--dump BUF=file.npy` (checked here so a typo fails before a long run).
     pub dumps: Vec<String>,
+    /// `--race-check` will be on: its record of every shared word counts in the
+    /// estimate of the run's state.
+    pub race_check: bool,
 }
 
 /// Why a kernel cannot be loaded.
@@ -81,8 +84,9 @@ pub enum LoadError {
         context: String,
     },
     #[error(
-        "the machine's state for this run would take {} ({busy_sms} busy SMs with {} each for registers and shared memory, {boundary} boundary units with {} each, {} of CBs, {} for the counters of {instructions} instructions on {units} units); the emulator holds at most {} besides global memory: use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel",
-        size(*total), size(*per_sm), size(*per_boundary), size(*cbs), size(*per_code), size(MAX_STATE_BYTES)
+        "the machine's state for this run would take {} ({busy_sms} busy SMs with {} each for registers and shared memory{}, {boundary} boundary units with {} each, {} of CBs, {} for the counters of {instructions} instructions on {units} units); the emulator holds at most {} besides global memory: use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel",
+        size(*total), size(*per_sm), if *race_check { " and --race-check's record of every shared word" } else { "" },
+        size(*per_boundary), size(*cbs), size(*per_code), size(MAX_STATE_BYTES)
     )]
     StateTooLarge {
         total: u64,
@@ -94,6 +98,7 @@ pub enum LoadError {
         instructions: u64,
         units: u64,
         per_code: u64,
+        race_check: bool,
     },
     #[error(
         "the initialiser of buffer `{name}` does not fit its type: {why}; change the initialiser, or the buffer's size or type"
@@ -507,6 +512,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         threads as u64,
         iu_threads,
         shared_bytes,
+        options.race_check,
     )?;
     check_machine_fit(&module, &program, machine, grid)?;
     let mut dma = [None; 4];
