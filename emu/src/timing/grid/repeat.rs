@@ -96,8 +96,20 @@ pub(super) struct RepeatCheck {
     /// Grid warp instructions and cycle at the last sampling.
     sampled_at: u64,
     sampled_cycle: u64,
-    /// How far the run got without progress, as the spin check last found.
-    stalled: u64,
+}
+
+/// The grid at the end of a window, as the proof needs it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Moment {
+    /// The cycle (in functional mode, the scheduling round).
+    pub now: u64,
+    /// How far the run got without progress (the spin check's first clock).
+    pub stalled: u64,
+    /// The spin check's signature of progress: global memory's changes,
+    /// finished work items and blocksyncs.
+    pub progress: u64,
+    /// Every access has taken effect.
+    pub settled: bool,
 }
 
 impl RepeatCheck {
@@ -111,24 +123,16 @@ impl RepeatCheck {
         }
     }
 
-    /// Notes how far the run got without progress (the spin check's first
-    /// clock, at the end of a window).
-    pub fn stalled(&mut self, stalled: u64) {
-        self.stalled = stalled;
-    }
-
-    /// Looks at the grid at cycle `now`: `progress` is a signature of global
-    /// memory's changes, finished work items and blocksyncs, `settled` whether
-    /// every access has taken effect. Returns the proof, if the run is caught.
-    pub fn look(
-        &mut self,
-        units: &[Box<Unit>],
-        program: &Program,
-        now: u64,
-        progress: u64,
-        settled: bool,
-    ) -> Option<Caught> {
-        if self.off || self.stalled < FROM || !settled {
+    /// Looks at the grid at moment `at`; returns the proof, if the run is
+    /// caught.
+    pub fn look(&mut self, units: &[Box<Unit>], program: &Program, at: Moment) -> Option<Caught> {
+        let Moment {
+            now,
+            stalled,
+            progress,
+            settled,
+        } = at;
+        if self.off || stalled < FROM || !settled {
             self.epoch = None;
             return None;
         }

@@ -2,6 +2,7 @@
 //! events of a cycle, choosing the next cycle (or stopping: deadlock, cycle limit,
 //! interrupt), and the run's result with each unit's powered cycles.
 
+use super::repeat;
 use super::spin::{self, Verdict};
 use super::{Grid, NEVER, parallel};
 use crate::machine::UnitLabel;
@@ -184,8 +185,13 @@ impl Grid<'_> {
         // Functional mode has no cycles: it names none.
         let cycle = (!self.functional).then_some(now);
         let Some(verdict) = self.spin.check(&counts, &mut self.memory) else {
-            self.repeat.stalled(self.spin.stalled(&counts));
-            return self.check_repeating(now);
+            let at = repeat::Moment {
+                now,
+                stalled: self.spin.stalled(&counts),
+                progress: counts.changed + counts.items_done + counts.syncs,
+                settled: !self.window_pending(),
+            };
+            return self.check_repeating(at);
         };
         let (limit, blocks_done, blocks_total) =
             (self.spin.limit(), self.blocks_done, self.blocks_total);
@@ -224,17 +230,9 @@ impl Grid<'_> {
     /// Stops the run when the repeat proof ([`super::repeat`]) finds every warp
     /// in a loop it can never leave (at the end of a window, after the spin
     /// check).
-    fn check_repeating(&mut self, now: u64) -> Result<(), Box<Stop>> {
-        let progress = self.memory.changed_words()
-            + self.units.iter().map(|u| u.items_done).sum::<u64>()
-            + self.link_syncs
-            + self.global_syncs;
-        let settled = !self.window_pending();
+    fn check_repeating(&mut self, at: repeat::Moment) -> Result<(), Box<Stop>> {
         let program = &self.image.program;
-        let Some(caught) = self
-            .repeat
-            .look(&self.units, program, now, progress, settled)
-        else {
+        let Some(caught) = self.repeat.look(&self.units, program, at) else {
             return Ok(());
         };
         let resident: u64 = self
@@ -254,7 +252,7 @@ impl Grid<'_> {
                 .saturating_sub(self.blocks_done)
                 .saturating_sub(resident),
             // Functional mode has no cycles: it names none.
-            cycle: (!self.functional).then_some(now),
+            cycle: (!self.functional).then_some(at.now),
             blocks_done: self.blocks_done,
             blocks_total: self.blocks_total,
         }))
