@@ -2,24 +2,11 @@
 //! output form is produced, and bad models and inputs give errors that name the
 //! file, the key and the problem.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn prof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-prof"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("spu-prof runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{prof, root, text};
 
 fn ok(args: &[&str]) -> String {
     let out = prof(args);

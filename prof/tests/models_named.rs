@@ -4,24 +4,10 @@
 //! model really has, each with the file (or built-in model) that sets it; and a
 //! `-0.0` in a model is the 0 it means everywhere.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn prof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-prof"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("spu-prof runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{prof, text};
 
 /// Runs `args`, expecting success; returns standard output and standard error.
 fn ok(args: &[&str]) -> (String, String) {

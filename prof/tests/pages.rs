@@ -6,24 +6,11 @@
 //! and where, and no comparison page is written.
 
 use spu_emu::observe::html::{self, PageData, PageRun};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn prof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-prof"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("spu-prof runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{prof, text};
 
 /// A page of `kernel` run with `args`, written into `dir` as `name`.
 fn page(dir: &Path, name: &str, kernel: &str, args: &[&str]) -> String {

@@ -3,24 +3,10 @@
 //! on the file that has it; `--compare` reports and `--from-stats` statistics are
 //! checked as strictly as a run's own, and huge numbers print in exponent form.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn prof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-prof"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("spu-prof runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{prof, text};
 
 /// Runs `args`, expecting failure; returns standard error.
 fn fails(args: &[&str]) -> String {
