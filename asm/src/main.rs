@@ -1,7 +1,7 @@
 //! `spu-asm`: assemble `.spu` source into a `.bin`, or disassemble a `.bin`.
 
 use anyhow::{Context, Result, bail};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -56,16 +56,34 @@ struct Cli {
     verbose: bool,
     /// With -v: the machine (a preset, e.g. spu-4x4 or gtx480, or a TOML machine
     /// file) the occupancy is for [default: spu-4x4, as spu-emu's].
-    #[arg(long, value_name = "PRESET|FILE", requires = "verbose")]
+    #[arg(long, value_name = "PRESET|FILE")]
     machine: Option<String>,
     /// With -v: set a kernel parameter the sizes depend on (repeatable), as
     /// `spu-emu -D` does; others keep their defaults.
-    #[arg(short = 'D', value_name = "NAME=VALUE", requires = "verbose")]
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
     defines: Vec<String>,
+}
+
+/// `-D` and `--machine` choose what the summary of `-v` is for, and nothing
+/// else: without `-v` they are refused, saying so.
+fn check_verbose_options(cli: &Cli) -> Result<(), clap::Error> {
+    let what = match () {
+        _ if cli.verbose => return Ok(()),
+        _ if !cli.defines.is_empty() => "-D NAME=VALUE sets a parameter's value",
+        _ if cli.machine.is_some() => "--machine chooses the machine",
+        _ => return Ok(()),
+    };
+    Err(Cli::command().error(
+        clap::error::ErrorKind::MissingRequiredArgument,
+        format!(
+            "{what} for the resource summary of -v only (the binary does not depend on it: spu-emu's -D and --machine choose them for a run): add -v, or leave the option out"
+        ),
+    ))
 }
 
 fn main() -> ExitCode {
     let cli = Cli::try_parse()
+        .and_then(|cli| check_verbose_options(&cli).map(|()| cli))
         .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
     spu_io::interrupt::install_with_termination();
     match run(&cli) {
@@ -173,12 +191,14 @@ fn run(cli: &Cli) -> Result<()> {
         Ok((bin, warnings)) => {
             spu_io::report!("{}", warnings.render(&path, &src));
             let mut summary = None;
+            let mut refused = None;
             if let Some((machine, name)) = &machine {
                 let module = spu_isa::format::read_module(&bin)
                     .context("the assembled binary does not read back")?;
                 let resources = spu_machine::resources::Resources::evaluate(&module, &cli.defines)
                     .map_err(|e| anyhow::anyhow!("the resource summary (-v): {e}"))?;
                 summary = Some(resources.report(&module.name, machine, name));
+                refused = resources.refusal(machine).map(|why| (why, name));
             }
             // The summary follows the output: a refused output prints only its error.
             if !cli.check {
@@ -198,6 +218,18 @@ fn run(cli: &Cli) -> Result<()> {
             }
             if let Some(text) = summary {
                 spu_io::output::print(&text)?;
+            }
+            // The binary is written all the same: the launch depends on the
+            // machine and the parameter values, which a run chooses again.
+            if let Some((why, name)) = refused {
+                bail!(
+                    "spu-emu refuses this launch on {name}{}: {why}",
+                    if cli.defines.is_empty() {
+                        ""
+                    } else {
+                        " with these -D values"
+                    }
+                );
             }
             Ok(())
         }

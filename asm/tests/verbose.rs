@@ -3,7 +3,8 @@
 
 use std::process::Command;
 
-fn verbose(sample: &str, args: &[&str]) -> String {
+/// `spu-asm --check -v ARGS` on a sample: its exit, standard output and error.
+fn run(sample: &str, args: &[&str]) -> (bool, String, String) {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
         .current_dir(root)
@@ -12,9 +13,25 @@ fn verbose(sample: &str, args: &[&str]) -> String {
         .args(args)
         .output()
         .expect("spu-asm runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{sample}: {stderr}");
-    String::from_utf8(out.stdout).expect("UTF-8")
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).expect("UTF-8"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The summary of a launch spu-emu runs.
+fn verbose(sample: &str, args: &[&str]) -> String {
+    let (ok, out, err) = run(sample, args);
+    assert!(ok, "{sample}: {err}");
+    out
+}
+
+/// The summary and the error of a launch spu-emu refuses, which fails.
+fn refused(sample: &str, args: &[&str]) -> (String, String) {
+    let (ok, out, err) = run(sample, args);
+    assert!(!ok, "{sample} {args:?} succeeded: {out}");
+    (out, err)
 }
 
 #[test]
@@ -88,12 +105,65 @@ fn a_parameter_set_twice_is_refused_naming_both() {
 
 #[test]
 fn an_empty_grid_is_refused_for_its_size_not_for_occupancy() {
-    let out = verbose("vecadd.spu", &["-D", "N=0"]);
+    let (out, err) = refused("vecadd.spu", &["-D", "N=0"]);
     assert!(
         out.contains("launch         refused: launch grid dimension x is 0"),
         "{out}"
     );
     assert!(!out.contains("occupancy"), "{out}");
+    assert!(
+        err.contains("spu-emu refuses this launch on `spu-4x4` with these -D values: launch grid dimension x is 0"),
+        "{err}"
+    );
+}
+
+/// A block deeper than every machine allows, and a block too large for an SM of
+/// the machine, are errors with a non-zero exit, not only a line of the summary.
+#[test]
+fn a_refused_launch_is_an_error() {
+    let (out, err) = refused(
+        "micro/occupancy.spu",
+        &["--machine", "gtx480", "-D", "THREADS=2048"],
+    );
+    assert!(out.contains("so the launch is refused"), "{out}");
+    assert!(
+        err.contains("error: spu-emu refuses this launch on `gtx480`"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deep.spu");
+    std::fs::write(
+        &file,
+        ".param .u32 BZ = 1;\n.launch grid(1) block(1, 1, BZ);\n.entry k {\n    exit;\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .arg(&file)
+        .args(["--check", "-v", "--machine", "gtx480", "-D", "BZ=65"])
+        .output()
+        .expect("spu-asm runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("block dimension z is 65"), "{err}");
+}
+
+/// `-D` and `--machine` without `-v` say what they are for and what to do.
+#[test]
+fn a_define_without_verbose_says_why_it_needs_it() {
+    for args in [&["-D", "N=4"][..], &["--machine", "gtx480"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .args(["samples/vecadd.spu", "--check"])
+            .args(args)
+            .output()
+            .expect("spu-asm runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("for the resource summary of -v only") && err.contains("add -v"),
+            "{err}"
+        );
+    }
 }
 
 /// A machine file whose cache is smaller than one set is refused, as `spu-emu`
