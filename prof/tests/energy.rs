@@ -669,3 +669,21 @@ fn overflowing_wires_name_the_wires_keys() {
         "{e}"
     );
 }
+
+/// Leakage that overflows only as a sum names every key that adds to it, not the
+/// last of them alone.
+#[test]
+fn an_overflowing_sum_of_leakage_names_every_key_in_it() {
+    let model = Model::from_text(
+        "[model]\nkind = \"components\"\nextends = \"default\"\n[leakage_w]\nsm = 1e307\niu = 1e307\n",
+        "`m.toml`",
+    )
+    .unwrap();
+    let stats = stats_of("samples/vecadd.spu", &machine(&[]), &[], None);
+    let e = price(&stats, &model).unwrap_err().to_string();
+    assert!(
+        e.contains("the leakage power inf")
+            && e.contains("keys `leakage_w.sm` and `leakage_w.iu` in `m.toml`"),
+        "{e}"
+    );
+}

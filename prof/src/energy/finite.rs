@@ -97,39 +97,66 @@ pub(super) fn check_finite(b: &Breakdown, model: &Model) -> Result<(), EnergyErr
             ));
         }
     }
+    // Which parts each sum adds up: leakage, dynamic energy or both.
+    let (leak, dynamic, both) = (Part::Leakage, Part::Dynamic, Part::Both);
     let totals = [
-        ("the leakage power", b.leakage_w),
-        ("the static energy", b.static_j),
-        ("the dynamic energy", b.dynamic_j),
-        ("the total energy", b.total_j),
-        ("the average power", b.avg_power_w),
-        ("the energy-delay product", b.edp_js),
+        ("the leakage power", b.leakage_w, leak),
+        ("the static energy", b.static_j, leak),
+        ("the dynamic energy", b.dynamic_j, dynamic),
+        ("the total energy", b.total_j, both),
+        ("the average power", b.avg_power_w, both),
+        ("the energy-delay product", b.edp_js, both),
     ];
     let traced = b
         .power_trace
         .iter()
         .flatten()
-        .map(|p| ("the power trace", p.dynamic_w));
-    let lines = b.lines.values().map(|j| ("a line's energy", *j));
-    if let Some((what, v)) = totals
+        .map(|p| ("the power trace", p.dynamic_w, dynamic));
+    let lines = b.lines.values().map(|j| ("a line's energy", *j, dynamic));
+    if let Some((what, v, part)) = totals
         .into_iter()
         .chain(traced)
         .chain(lines)
-        .find(|(_, v)| !v.is_finite())
+        .find(|(_, v, _)| !v.is_finite())
     {
-        // The largest component or leakage is the likely cause.
-        let biggest = b
-            .components
-            .iter()
-            .map(|(n, j)| (n.as_str(), *j))
-            .chain(
-                b.leakage_by_unit
-                    .iter()
-                    .map(|u| (u.unit.as_str(), u.total_w)),
-            )
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or_else(Vec::new, |(n, _)| key_of(model, n));
-        return Err(fail(what.to_string(), v, biggest));
+        return Err(fail(what.to_string(), v, contributors(b, model, part)));
     }
     Ok(())
+}
+
+/// The parts of a breakdown a sum adds up.
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    Leakage,
+    Dynamic,
+    Both,
+}
+
+/// The keys behind a finite sum's terms that overflow it together: each term of
+/// `part` within a millionth of the largest (a sum of finite terms overflows
+/// only when the largest are near the limit, and it takes all of them).
+fn contributors(b: &Breakdown, model: &Model, part: Part) -> Vec<String> {
+    let components = b
+        .components
+        .iter()
+        .filter(|_| part != Part::Leakage)
+        .map(|(n, j)| (n.as_str(), *j));
+    let leakage = b
+        .leakage_by_unit
+        .iter()
+        .filter(|_| part != Part::Dynamic)
+        .map(|u| (u.unit.as_str(), u.total_w));
+    let terms: Vec<(&str, f64)> = leakage.chain(components).collect();
+    let largest = terms.iter().map(|t| t.1).fold(0.0, f64::max);
+    let mut keys = Vec::new();
+    for (name, v) in terms {
+        if largest > 0.0 && v >= largest * 1e-6 {
+            for key in key_of(model, name) {
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+        }
+    }
+    keys
 }
