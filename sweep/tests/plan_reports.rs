@@ -153,6 +153,62 @@ fn edited_plot_and_table_fields_in_a_plan_are_refused() {
     assert!(work.join("o/tables/tabx.md").exists());
 }
 
+/// A field of the wrong type and a key no plan has are refused with the same way
+/// out as other damage (a type error gave serde's message alone, and an unknown
+/// key was ignored).
+#[test]
+fn a_plan_with_a_value_of_the_wrong_type_or_an_unknown_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu"),
+        work.join("vecadd.spu"),
+    )
+    .unwrap();
+    std::fs::write(work.join("spec.toml"), SPEC).unwrap();
+    let o = sweep(work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let plan_path = work.join("o/plan.json");
+    let plan = std::fs::read_to_string(&plan_path).unwrap();
+    // The plan as written reads back.
+    let o = sweep(work, &["collect", "o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let cases = [
+        ("\"digits\":null", "\"digits\":-1", "invalid value"),
+        ("\"digits\":null", "\"digits\":2.5", "invalid type"),
+        ("\"scale\":1.0", "\"scale\":\"1\"", "invalid type"),
+        (
+            "\"kind\":null",
+            "\"kind\":null,\"bogus\":1",
+            "unknown field `bogus`",
+        ),
+        (
+            "\"scale\":1.0",
+            "\"scale\":1.0,\"bogus\":1",
+            "unknown field `bogus`",
+        ),
+        (
+            "\"format\":2",
+            "\"format\":2,\"bogus\":1",
+            "unknown field `bogus`",
+        ),
+        ("\"plots\":[", "\"plots\":null,\"x\":[", "invalid type"),
+    ];
+    for (from, to, why) in cases {
+        assert!(plan.contains(from), "{from} not in {plan}");
+        std::fs::write(&plan_path, plan.replacen(from, to, 1)).unwrap();
+        let o = sweep(work, &["collect", "o"]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{to}: {err}");
+        assert!(
+            err.contains("not a valid plan.json")
+                && err.contains(why)
+                && err.contains("it was edited or damaged: plan again"),
+            "{to}: {err}"
+        );
+    }
+}
+
 /// A plot without a `name` is named after the sweep and numbered (`NAME-2`): a
 /// sweep name of the longest length leaves no room for the number, which the
 /// spec's check says, rather than writing a plan its own commands would refuse.

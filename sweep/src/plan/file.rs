@@ -29,6 +29,7 @@ pub const FORMAT: u32 = 2;
 type Entries = Vec<(String, String)>;
 
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PlanFile {
     format: u32,
     name: String,
@@ -58,6 +59,7 @@ struct PlanFile {
 
 /// One run; `kernel`, `machine` and `model` index the plan's tables.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RunEntry {
     id: String,
     values: Vec<String>,
@@ -454,10 +456,13 @@ pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Plan, String> {
                 "it was planned by an older spu-sweep, whose plans this one does not read; {PLAN_AGAIN}"
             ));
         }
-        Err(e) => return Err(format!("not a valid {name}: {e}")),
+        Err(e) => return Err(damaged(name, e)),
     }
-    let file: PlanFile =
-        serde_json::from_slice(bytes).map_err(|e| format!("not a valid {name}: {e}"))?;
-    file.into_plan()
-        .map_err(|why| format!("not a valid {name}: {why}; it was edited or damaged: {PLAN_AGAIN}"))
+    let file: PlanFile = serde_json::from_slice(bytes).map_err(|e| damaged(name, e))?;
+    file.into_plan().map_err(|why| damaged(name, why))
+}
+
+/// Why a plan file of this format cannot be read, and the way out.
+fn damaged(name: &str, why: impl std::fmt::Display) -> String {
+    format!("not a valid {name}: {why}; it was edited or damaged: {PLAN_AGAIN}")
 }

@@ -109,6 +109,7 @@ pub struct Exclude {
 
 /// A plot drawn after the runs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlotSpec {
     /// File stem of the SVG.
     pub name: String,
@@ -135,6 +136,7 @@ pub struct PlotSpec {
 /// A summary table written after the runs (`[[table]]`): one cell per row and
 /// column, optionally relative to one column, with a row of means.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TableSpec {
     /// File stem of `tables/NAME.md`.
     pub name: String,
@@ -173,6 +175,7 @@ fn one() -> f64 {
 
 /// What the rows of a summary table are.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum TableRows {
     /// One row per value of a run column; a cell is the sum of the metrics.
     Column { column: String, value: Vec<String> },
