@@ -85,15 +85,15 @@ fn data(
         // left out; the plot fails only if no run has it.
         let x = match x_col {
             Some(i) => run.values[i].clone(),
-            None => match rec.metrics.get(&p.x) {
-                Some(v) => crate::metrics::cell(Some(v)),
+            None => match crate::metrics::value(&rec.metrics, &p.x) {
+                Some(v) => crate::metrics::cell(Some(&v)),
                 None => {
                     missing = Some(&p.x);
                     continue;
                 }
             },
         };
-        let y = match rec.metrics.get(&p.y) {
+        let y = match crate::metrics::value(&rec.metrics, &p.y) {
             Some(v) => v
                 .as_f64()
                 .ok_or_else(|| err(format!("`{}` of run {} is not a number", p.y, run.id)))?,

@@ -39,7 +39,7 @@ pub fn report(plan: &Plan, records: &HashMap<String, Record>) -> Report {
     } else {
         metrics
             .iter()
-            .filter(|m| !done.iter().any(|r| r.metrics.contains_key(*m)))
+            .filter(|m| !done.iter().any(|r| metrics::value(&r.metrics, m).is_some()))
             .cloned()
             .collect()
     };
@@ -60,7 +60,11 @@ pub fn report(plan: &Plan, records: &HashMap<String, Record>) -> Report {
         };
         let mut row = vec![run.id.clone(), rec.status.name().to_string()];
         row.extend(run.values.iter().cloned());
-        row.extend(metrics.iter().map(|m| cell(rec.metrics.get(m))));
+        let values: Vec<Option<Json>> = metrics
+            .iter()
+            .map(|m| metrics::value(&rec.metrics, m))
+            .collect();
+        row.extend(values.iter().map(|v| cell(v.as_ref())));
         row.push(rec.error.clone().unwrap_or_default());
         push_row(&mut csv, &row);
 
@@ -78,8 +82,8 @@ pub fn report(plan: &Plan, records: &HashMap<String, Record>) -> Report {
         for (c, v) in plan.columns.iter().zip(&run.values) {
             field(c, &Json::from(v.as_str()));
         }
-        for m in &metrics {
-            field(m, rec.metrics.get(m).unwrap_or(&Json::Null));
+        for (m, v) in metrics.iter().zip(&values) {
+            field(m, v.as_ref().unwrap_or(&Json::Null));
         }
         if let Some(e) = &rec.error {
             field("error", &Json::from(e.as_str()));

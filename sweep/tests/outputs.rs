@@ -552,3 +552,41 @@ fn a_path_inside_a_results_folder_names_the_folder() {
         text(&o.stderr)
     );
 }
+
+/// A component a model prices at 0 reads 0 in `results.csv` for the runs that
+/// model priced (it was an empty cell, which means not measured), and stays
+/// empty for a functional run, which is not priced.
+#[test]
+fn a_component_priced_at_zero_reads_zero_not_empty() {
+    let (d, spec, out) = setup(
+        "name = \"zero\"\nmetrics = [\"energy.components.FPUP\"]\n[base]\nkernel = \"vecadd.spu\"\nD.N = 64\n[[axis]]\nlabel.how = [\"priced\", \"free\", \"functional\"]\nmodel = [\"default\", \"zero.toml\", \"default\"]\nfunctional = [false, false, true]\n",
+    );
+    std::fs::write(
+        d.path().join("zero.toml"),
+        "[model]\nname = \"zero\"\nextends = \"default\"\n[event_pj]\nFPUP = 0.0\n",
+    )
+    .unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "-j", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let csv = std::fs::read_to_string(Path::new(&out).join("results.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let col = rows[0]
+        .iter()
+        .position(|h| h.starts_with("energy.components.FPUP"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    let cell = |how: &str| {
+        rows[1..]
+            .iter()
+            .find(|r| r.contains(&how))
+            .unwrap_or_else(|| panic!("{how}: {csv}"))[col]
+            .to_string()
+    };
+    assert!(cell("priced").parse::<f64>().unwrap() > 0.0, "{csv}");
+    assert_eq!(cell("free"), "0.0", "{csv}");
+    assert_eq!(cell("functional"), "", "{csv}");
+    let jsonl = std::fs::read_to_string(Path::new(&out).join("results.jsonl")).unwrap();
+    assert!(
+        jsonl.contains("\"how\":\"free\"") && jsonl.contains("\"energy.components.FPUP\":0.0"),
+        "{jsonl}"
+    );
+}
