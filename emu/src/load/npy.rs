@@ -1,7 +1,9 @@
 //! Buffers in NumPy `.npy` files: little-endian, C order, dtype matching the
 //! declaration (`.u8 .b8` -> `|u1`, `.s8` -> `|i1`, `.u16 .b16` -> `<u2`, `.s16` ->
 //! `<i2`, `.u32 .b32` -> `<u4`, `.s32` -> `<i4`, `.f32` -> `<f4`, `.u64 .b64` ->
-//! `<u8`, `.s64` -> `<i8`, `.f64` -> `<f8`), shape equal to the declared dimensions.
+//! `<u8`, `.s64` -> `<i8`, `.f64` -> `<f8`; a type string with `=`, `|` or no
+//! byte order, as NumPy reads it on a little-endian machine, counts as
+//! little-endian), shape equal to the declared dimensions.
 //! An input's header is parsed ([`super::npy_header`]) and checked against the
 //! buffer before its body, and no more than the buffer's size is ever read; outputs
 //! are streamed to a temporary file that is renamed into place.
@@ -97,6 +99,28 @@ pub fn dtype(ty: Ty) -> &'static str {
     }
 }
 
+/// A number's type string as NumPy reads it on a little-endian machine, spelled
+/// as NumPy writes it: `=`, `|` or no byte-order character is the machine's
+/// order, little-endian (`f4`, `=f4` and `|f4` are `<f4`), and a one-byte number
+/// has none (`<u1` and `u1` are `|u1`). Other type strings are kept as they are.
+fn spelled(t: &str) -> String {
+    let (order, rest) = match t.as_bytes().first() {
+        Some(b'<' | b'=' | b'|') => ('<', &t[1..]),
+        Some(b'>') => ('>', &t[1..]),
+        _ => ('<', t),
+    };
+    let mut chars = rest.chars();
+    let number = matches!(chars.next(), Some('b' | 'i' | 'u' | 'f' | 'c'));
+    let size = chars.as_str();
+    if !number || size.is_empty() || !size.bytes().all(|b| b.is_ascii_digit()) {
+        t.to_string()
+    } else if size == "1" {
+        format!("|{rest}")
+    } else {
+        format!("{order}{rest}")
+    }
+}
+
 /// A shape as a message shows it: `[64, 64]`, or for more than 8 dimensions (a
 /// header may list thousands) the first 8 and their number.
 fn shape_text(dims: &[u64]) -> String {
@@ -188,10 +212,7 @@ pub fn read_into(
         })
         .and_then(|text| npy_header::parse(text).map_err(format))?;
     let found = match &header.descr {
-        // As NumPy spells a type string (`<u1` is `|u1`).
-        Descr::Type(t) => t
-            .parse::<npyz::TypeStr>()
-            .map_or_else(|_| t.clone(), |t| t.to_string()),
+        Descr::Type(t) => spelled(t),
         Descr::Other(text) => text.clone(),
     };
     if found != dtype(ty) {
@@ -398,5 +419,49 @@ mod tests {
         assert!(e.contains("`|u1`") && e.contains("`|i1`"), "{e}");
         let e = read(&path, "A", Ty::U16, &[5]).unwrap_err().to_string();
         assert!(e.contains("astype('<u2')"), "{e}");
+    }
+
+    /// The type strings NumPy reads as little-endian on a little-endian machine
+    /// are read so; a big-endian one is refused.
+    #[test]
+    fn native_and_unordered_type_strings_read_as_numpy_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        let words: Vec<u32> = (0..4).map(|i| (i as f32 + 0.5).to_bits()).collect();
+        write(&path, Ty::F32, &[4], &words).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let newline = bytes.iter().position(|&b| b == b'\n').unwrap();
+        let at = bytes.windows(5).position(|w| w == b"'<f4'").unwrap();
+        for descr in ["'f4'", "'=f4'", "'|f4'", "\"<f4\""] {
+            // The same header length: a space before its newline makes up the
+            // difference of one.
+            let mut edited = bytes[..at].to_vec();
+            edited.extend_from_slice(descr.as_bytes());
+            edited.extend_from_slice(&bytes[at + 5..newline]);
+            match descr.len() {
+                4 => edited.push(b' '),
+                5 => {}
+                _ => {
+                    assert_eq!(edited.pop(), Some(b' '));
+                }
+            }
+            edited.extend_from_slice(&bytes[newline..]);
+            std::fs::write(&path, &edited).unwrap();
+            assert_eq!(read(&path, "A", Ty::F32, &[4]).unwrap(), words, "{descr}");
+        }
+        // Big-endian data is refused, naming the type string.
+        let mut edited = bytes.clone();
+        edited[at + 1] = b'>';
+        std::fs::write(&path, &edited).unwrap();
+        let e = read(&path, "A", Ty::F32, &[4]).unwrap_err().to_string();
+        assert!(e.contains("`>f4`"), "{e}");
+        assert_eq!(spelled("<u1"), "|u1");
+        assert_eq!(spelled("u1"), "|u1");
+        assert_eq!(spelled("=i1"), "|i1");
+        assert_eq!(spelled(">u1"), "|u1");
+        assert_eq!(spelled(">f4"), ">f4");
+        assert_eq!(spelled("i8"), "<i8");
+        assert_eq!(spelled("|S10"), "|S10");
+        assert_eq!(spelled("float32"), "float32");
     }
 }

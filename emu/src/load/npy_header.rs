@@ -1,8 +1,10 @@
 //! The header of a `.npy` file: a Python dict literal such as
 //! `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`, read in one pass
 //! that never goes back, with values nested at most [`MAX_DEPTH`] deep, so a hostile
-//! header costs time linear in its length and a bounded stack. Keys besides the
-//! three NumPy writes are read and ignored.
+//! header costs time linear in its length and a bounded stack. As NumPy's
+//! `ast.literal_eval` does, a key given twice keeps its last value, and integers
+//! may be written in hex, octal or binary and with `_`; a key besides the three
+//! NumPy writes is refused, as NumPy refuses it.
 
 /// Deepest nesting of tuples, lists and dicts accepted (NumPy's own headers nest
 /// two deep; a record dtype a few more).
@@ -49,8 +51,8 @@ pub fn parse(text: &str) -> Result<Header, String> {
     };
     p.blank();
     p.expect(b'{', "the header to start with `{`")?;
+    // Each key's last value, with where it starts and its text.
     let (mut descr, mut fortran_order, mut shape) = (None, None, None);
-    let mut seen: Vec<String> = Vec::new();
     loop {
         p.blank();
         if p.eat(b'}') {
@@ -61,38 +63,24 @@ pub fn parse(text: &str) -> Result<Header, String> {
             Value::Str(k) => k,
             _ => return Err(p.error_at(key_at, "a quoted key")),
         };
-        if seen.contains(&key) {
-            return Err(format!(
-                "its header gives `{}` twice (the second at byte {key_at}); save the array with `np.save`",
-                spu_io::quote::escape(&key)
-            ));
-        }
         p.blank();
         p.expect(b':', "`:` after a key")?;
         p.blank();
         let start = p.at;
         let value = p.value(1)?;
         let source = &text[start..p.at];
-        seen.push(key.clone());
-        match key.as_str() {
-            "descr" => {
-                descr = Some(match value {
-                    Value::Str(s) => Descr::Type(s),
-                    _ => Descr::Other(source.to_string()),
-                })
-            }
-            "fortran_order" => match value {
-                Value::Bool(b) => fortran_order = Some(b),
-                _ => return Err(p.error_at(start, "`True` or `False` for `fortran_order`")),
-            },
-            "shape" => shape = Some(dims(value).map_err(|why| format!("its shape {why}"))?),
+        let slot = match key.as_str() {
+            "descr" => &mut descr,
+            "fortran_order" => &mut fortran_order,
+            "shape" => &mut shape,
             _ => {
                 return Err(format!(
-                    "its header has the key `{}` (at byte {key_at}), which NumPy does not write: a header holds `descr`, `fortran_order` and `shape` only; save the array with `np.save`",
+                    "its header has the key `{}` (at byte {key_at}), which NumPy refuses: a header holds `descr`, `fortran_order` and `shape` only; save the array with `np.save`",
                     spu_io::quote::shorten(&key)
                 ));
             }
-        }
+        };
+        *slot = Some((value, start, source));
         p.blank();
         if !p.eat(b',') {
             p.blank();
@@ -105,10 +93,20 @@ pub fn parse(text: &str) -> Result<Header, String> {
         return Err(p.error_at(p.at, "nothing after the closing `}`"));
     }
     let missing = |key: &str| format!("its header has no `{key}`; save the array with `np.save`");
+    let descr = match descr.ok_or_else(|| missing("descr"))? {
+        (Value::Str(s), _, _) => Descr::Type(s),
+        (_, _, source) => Descr::Other(source.to_string()),
+    };
+    let fortran_order = match fortran_order.ok_or_else(|| missing("fortran_order"))? {
+        (Value::Bool(b), _, _) => b,
+        (_, start, _) => return Err(p.error_at(start, "`True` or `False` for `fortran_order`")),
+    };
+    let (shape, _, _) = shape.ok_or_else(|| missing("shape"))?;
+    let shape = dims(shape).map_err(|why| format!("its shape {why}"))?;
     Ok(Header {
-        descr: descr.ok_or_else(|| missing("descr"))?,
-        fortran_order: fortran_order.ok_or_else(|| missing("fortran_order"))?,
-        shape: shape.ok_or_else(|| missing("shape"))?,
+        descr,
+        fortran_order,
+        shape,
     })
 }
 
@@ -254,6 +252,9 @@ impl Parser<'_> {
         if matches!(self.text.get(self.at), Some(b'-' | b'+')) {
             self.at += 1;
         }
+        if let Some(radix) = self.radix() {
+            return self.radix_int(start, radix);
+        }
         let mut integer = true;
         while let Some(&b) = self.text.get(self.at) {
             match b {
@@ -273,6 +274,38 @@ impl Parser<'_> {
             Value::Int(digits.trim_start_matches('+').to_string())
         } else {
             Value::Other
+        }
+    }
+
+    /// The radix of a `0x`, `0o` or `0b` prefix at the current byte, if one is there.
+    fn radix(&self) -> Option<u32> {
+        match (self.text.get(self.at), self.text.get(self.at + 1)) {
+            (Some(b'0'), Some(b'x' | b'X')) => Some(16),
+            (Some(b'0'), Some(b'o' | b'O')) => Some(8),
+            (Some(b'0'), Some(b'b' | b'B')) => Some(2),
+            _ => None,
+        }
+    }
+
+    /// An integer in hex, octal or binary (its prefix at the current byte, its
+    /// sign from `start`), as decimal digits; one no `u64` holds keeps its text,
+    /// which no size reads.
+    fn radix_int(&mut self, start: usize, radix: u32) -> Value {
+        self.at += 2;
+        let digits_at = self.at;
+        while self
+            .text
+            .get(self.at)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        {
+            self.at += 1;
+        }
+        let text = String::from_utf8_lossy(&self.text[start..self.at]).into_owned();
+        let digits = String::from_utf8_lossy(&self.text[digits_at..self.at]).replace('_', "");
+        match u64::from_str_radix(&digits, radix) {
+            Ok(v) if self.text[start] == b'-' && v != 0 => Value::Int(format!("-{v}")),
+            Ok(v) => Value::Int(v.to_string()),
+            Err(_) => Value::Int(text),
         }
     }
 
@@ -382,17 +415,14 @@ mod tests {
         let e = parse("{'descr': '<f4 }").unwrap_err();
         assert!(e.contains("closed on the same line"), "{e}");
         assert!(parse("{} x").unwrap_err().contains("nothing after"));
-        // What NumPy refuses: a key it does not write, a key twice, a shape
-        // that is a number in parentheses, not a tuple.
+        // What NumPy refuses: a key it does not write, a shape that is a list or
+        // a number in parentheses, not a tuple.
         let e =
             parse("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'x': 1}").unwrap_err();
         assert!(
             e.contains("the key `x`") && e.contains("`descr`, `fortran_order` and `shape` only"),
             "{e}"
         );
-        let e = parse("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,)}")
-            .unwrap_err();
-        assert!(e.contains("gives `descr` twice"), "{e}");
         let e = parse("{'descr': '<f4', 'fortran_order': False, 'shape': [16]}").unwrap_err();
         assert!(e.contains("its shape is a list, not a tuple"), "{e}");
         let e = parse("{'descr': '<f4', 'fortran_order': False, 'shape': (4096)}").unwrap_err();
@@ -404,6 +434,39 @@ mod tests {
             vec![4096]
         );
         assert!(parse("").unwrap_err().contains("the end of the header"));
+    }
+
+    /// What Python's `ast.literal_eval`, which NumPy reads a header with, accepts:
+    /// a key twice keeps its last value (the first need not be valid), and
+    /// integers in hex, octal, binary or with `_`.
+    #[test]
+    fn what_numpy_accepts_is_accepted() {
+        let h = parse(
+            "{'descr': '<i4', 'fortran_order': 0, 'shape': (1.5,), 'descr': '<f4', 'fortran_order': False, 'shape': (4,)}",
+        )
+        .unwrap();
+        assert_eq!(
+            h,
+            Header {
+                descr: Descr::Type("<f4".into()),
+                fortran_order: false,
+                shape: vec![4],
+            }
+        );
+        let h = parse(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (0x10, 0o17, 0B101, 1_000, 0x_ff)}",
+        )
+        .unwrap();
+        assert_eq!(h.shape, vec![16, 15, 5, 1000, 255]);
+        let e = parse("{'descr': '<f4', 'fortran_order': False, 'shape': (-0x10,)}").unwrap_err();
+        assert!(e.contains("dimension -16"), "{e}");
+        let e =
+            parse("{'descr': '<f4', 'fortran_order': False, 'shape': (0x1_0000_0000_0000_0000,)}")
+                .unwrap_err();
+        assert!(
+            e.contains("dimension 0x1_0000_0000_0000_0000, which is not a size"),
+            "{e}"
+        );
     }
 
     #[test]
