@@ -255,3 +255,31 @@ pub(super) fn check_machine_fit(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::image::{LoadError, MAX_STATE_BYTES};
+
+    /// A refusal just above the limit reads two different amounts.
+    #[test]
+    fn a_state_just_above_the_limit_names_two_different_sizes() {
+        let err = LoadError::StateTooLarge {
+            total: MAX_STATE_BYTES + 4096,
+            busy_sms: 1,
+            per_sm: MAX_STATE_BYTES,
+            boundary: 0,
+            per_boundary: 0,
+            cbs: 0,
+            instructions: 1,
+            units: 1,
+            per_code: 4096,
+            race_check: false,
+        }
+        .to_string();
+        assert!(
+            err.contains("would take 1.0 GiB (1 073 745 920 bytes)")
+                && err.contains("at most 1.0 GiB (1 073 741 824 bytes)"),
+            "{err}"
+        );
+    }
+}

@@ -36,6 +36,22 @@ pub(super) fn size(bytes: u64) -> String {
     }
 }
 
+/// `size` of an amount and of the limit it is compared with, with the exact bytes
+/// of both added when the two would read the same ("1.0 GiB" for a total just
+/// above 1 GiB).
+pub(super) fn sizes_apart(bytes: u64, limit: u64) -> [String; 2] {
+    let (a, b) = (size(bytes), size(limit));
+    if a == b && bytes != limit {
+        let exact = |n: u64| crate::observe::report::grouped(n);
+        [
+            format!("{a} ({} bytes)", exact(bytes)),
+            format!("{b} ({} bytes)", exact(limit)),
+        ]
+    } else {
+        [a, b]
+    }
+}
+
 /// What the user asked for besides the machine.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
@@ -85,8 +101,8 @@ pub enum LoadError {
     },
     #[error(
         "the machine's state for this run would take {} ({busy_sms} busy SMs with {} each for registers and shared memory{}, {boundary} boundary units with {} each, {} of CBs, {} for the counters of {instructions} instructions on {units} units); the emulator holds at most {} besides global memory: use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel",
-        size(*total), size(*per_sm), if *race_check { " and --race-check's record of every shared word" } else { "" },
-        size(*per_boundary), size(*cbs), size(*per_code), size(MAX_STATE_BYTES)
+        sizes_apart(*total, MAX_STATE_BYTES)[0], size(*per_sm), if *race_check { " and --race-check's record of every shared word" } else { "" },
+        size(*per_boundary), size(*cbs), size(*per_code), sizes_apart(*total, MAX_STATE_BYTES)[1]
     )]
     StateTooLarge {
         total: u64,
