@@ -329,8 +329,8 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
         } => {
             let _ = writeln!(
                 s,
-                "error: the run issued --max-instructions {} warp instructions with {blocks_done} of {blocks_total} blocks finished",
-                grouped(*limit)
+                "error: the run issued --max-instructions {} with {blocks_done} of {blocks_total} blocks finished",
+                count(*limit, "warp instruction")
             );
             note(
                 &mut s,
@@ -397,11 +397,12 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     &mut s,
                     w,
                     &format!(
-                        "note: {} not started: they start only as running blocks finish, so a running block that waits for one of them (for its flag, its result) waits forever",
+                        "note: {} only as running blocks finish, so a running block that waits for {} (for its flag, its result) waits forever",
                         match unstarted {
-                            1 => "1 block has".to_string(),
-                            n => format!("{} blocks have", grouped(*n)),
-                        }
+                            1 => "1 block has not started: it starts".to_string(),
+                            n => format!("{} blocks have not started: they start", grouped(*n)),
+                        },
+                        if *unstarted == 1 { "it" } else { "one of them" },
                     ),
                 );
             }
@@ -448,8 +449,8 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 spun(*limit, true, cycle.is_none())
             } else {
                 format!(
-                    "{} warp instructions of one unit (a blocksync it takes part in counting as {})",
-                    grouped(*limit),
+                    "{} of one unit (a blocksync it takes part in counting as {})",
+                    count(*limit, "warp instruction"),
                     grouped(SYNC_WEIGHT)
                 )
             };
@@ -459,8 +460,8 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             };
             let _ = writeln!(
                 s,
-                "error: {clock} passed with {} blocksyncs but no finished block, {what} ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that synchronises forever",
-                grouped(*syncs),
+                "error: {clock} passed with {} but no finished block, {what} ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that synchronises forever",
+                count(*syncs, "blocksync"),
             );
             note(
                 &mut s,
@@ -482,8 +483,8 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             let mib = |b: u64| grouped(b.div_ceil(1 << 20));
             let _ = writeln!(
                 s,
-                "error: the virtual IUs spilled {} CB tiles ({} MiB), more than the {} MiB kept for them (the global memory the buffers leave, at most 1 GiB) ({blocks_done} of {blocks_total} blocks finished): the launch runs in several passes, and each tile a pass sends on is kept for the next, so a pass that synchronises in an endless loop fills any memory",
-                grouped(*tiles),
+                "error: the virtual IUs spilled {} ({} MiB), more than the {} MiB kept for them (the global memory the buffers leave, at most 1 GiB) ({blocks_done} of {blocks_total} blocks finished): the launch runs in several passes, and each tile a pass sends on is kept for the next, so a pass that synchronises in an endless loop fills any memory",
+                count(*tiles, "CB tile"),
                 mib(*bytes),
                 mib(*room),
             );
@@ -554,11 +555,11 @@ fn same_words(words: u64) -> String {
 /// instructions each.
 fn spun(limit: u64, by_cycles: bool, functional: bool) -> String {
     match (by_cycles, functional) {
-        (false, _) => format!("{} warp instructions of one unit", grouped(limit)),
-        (true, false) => format!("{} cycles", grouped(limit)),
+        (false, _) => format!("{} of one unit", count(limit, "warp instruction")),
+        (true, false) => count(limit, "cycle"),
         (true, true) => format!(
-            "{} scheduling rounds (of {ROUND_WEIGHT} warp instructions' worth each)",
-            grouped(limit / ROUND_WEIGHT),
+            "{} (of {ROUND_WEIGHT} warp instructions' worth each)",
+            count(limit / ROUND_WEIGHT, "scheduling round"),
         ),
     }
 }
@@ -572,5 +573,16 @@ mod tests {
         assert_eq!(count(1, "time"), "1 time");
         assert_eq!(count(0, "time"), "0 times");
         assert_eq!(count(1234, "sync"), "1 234 syncs");
+    }
+
+    #[test]
+    fn a_spin_limit_of_one_reads_in_the_singular() {
+        assert_eq!(spun(1, true, false), "1 cycle");
+        assert_eq!(spun(1, false, false), "1 warp instruction of one unit");
+        assert_eq!(
+            spun(ROUND_WEIGHT, true, true),
+            format!("1 scheduling round (of {ROUND_WEIGHT} warp instructions' worth each)")
+        );
+        assert_eq!(spun(2, true, false), "2 cycles");
     }
 }
