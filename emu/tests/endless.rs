@@ -150,6 +150,40 @@ fn blocks_waiting_for_a_block_that_cannot_start_are_found_stuck() {
     }
 }
 
+/// A software grid barrier (16 blocks of 256 threads, thread 0 of each adding to
+/// a counter and spinning until all 16 have) finishes in timing mode, where a
+/// GTX 480 SM holds 6 such blocks; functional mode runs one block per SM, so on
+/// its 15 SMs the last block never starts: the stop says so, and that timing
+/// mode runs them co-resident. The note appears only then: not in timing mode,
+/// nor on the SPU, whose SMs hold one block.
+#[test]
+fn a_grid_barrier_stuck_in_functional_mode_says_why() {
+    const BARRIER: &str = "emu/tests/faults/grid_barrier.spu";
+    let (code, err) = run_kernel(BARRIER, &["-q", "--machine", "gtx480"]);
+    assert_eq!(code, Some(0), "{err}");
+    let note = "functional mode runs one block per SM at a time, though this machine holds 6 blocks of this kernel per SM at once";
+    for extra in [&[][..], &["--spin-limit", "2000"][..]] {
+        let mut args = vec!["-q", "--machine", "gtx480", "--functional"];
+        args.extend(extra);
+        let (code, err) = run_kernel(BARRIER, &args);
+        assert_eq!(code, Some(1), "{extra:?}:\n{err}");
+        assert!(
+            err.contains(note)
+                && err.contains("blocks that wait for other blocks of the launch")
+                && err.contains("timing mode (without --functional) runs up to 90 blocks at once"),
+            "{extra:?}:\n{err}"
+        );
+    }
+    // Stuck in timing mode too (2 000 blocks wait for the last): the note is
+    // functional mode's alone.
+    let (code, err) = run_kernel("emu/tests/faults/later_block.spu", &["--machine", "gtx480"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("functional mode runs"), "{err}");
+    let (code, err) = run_kernel(KERNEL, &["-q", "--functional"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("functional mode runs"), "{err}");
+}
+
 /// A warp waiting out a long latency (a division, a barrier's release) keeps
 /// its state without going anywhere: beside a warp spinning for its result, it
 /// is no loop, and the run finishes (it was stopped as stuck).

@@ -30,6 +30,17 @@ pub const SYNC_WEIGHT: u64 = 1024;
 /// instructions alone took minutes.
 pub const ROUND_WEIGHT: u64 = 32;
 
+/// A stuck run of `--functional` on a machine whose SMs hold several of the
+/// kernel's blocks at once: functional mode runs one block per SM at a time, so
+/// `unstarted` blocks had not started, where timing mode holds `per_sm` per SM,
+/// `held` in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OneBlockPerSm {
+    pub per_sm: u32,
+    pub held: u64,
+    pub unstarted: u64,
+}
+
 /// Why a run stopped early.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
@@ -83,6 +94,8 @@ pub enum Stop {
         cycle: Option<u64>,
         blocks_done: u64,
         blocks_total: u64,
+        /// Functional mode left blocks unstarted that timing mode holds.
+        one_block_per_sm: Option<OneBlockPerSm>,
     },
     /// As many passed without a finished work item or a blocksync, and the last
     /// quarter of them changed global memory only in words the run had changed
@@ -96,6 +109,8 @@ pub enum Stop {
         cycle: Option<u64>,
         blocks_done: u64,
         blocks_total: u64,
+        /// Functional mode left blocks unstarted that timing mode holds.
+        one_block_per_sm: Option<OneBlockPerSm>,
     },
     /// `limit` (the spin limit times 16) passed without a finished work item
     /// or a change to a word of global memory not changed before, with `syncs`
@@ -111,6 +126,8 @@ pub enum Stop {
         cycle: Option<u64>,
         blocks_done: u64,
         blocks_total: u64,
+        /// Functional mode left blocks unstarted that timing mode holds.
+        one_block_per_sm: Option<OneBlockPerSm>,
     },
     /// Every warp still running came back to a state it had been in (the same
     /// instruction, registers and predicates) having changed nothing outside
@@ -128,6 +145,8 @@ pub enum Stop {
         cycle: Option<u64>,
         blocks_done: u64,
         blocks_total: u64,
+        /// Functional mode left blocks unstarted that timing mode holds.
+        one_block_per_sm: Option<OneBlockPerSm>,
     },
     /// The virtual IUs' spilled CB tiles (`bytes` in `tiles`) outgrew the
     /// global memory the buffers leave (`room` bytes of `memory.global_mib`, at

@@ -1,10 +1,13 @@
 //! Why a run stopped, rendered for the terminal: a fault with the instruction, its
 //! source line, the unit, block and thread (and, for a CB checker error, the link
 //! and the sync that is probably missing); a deadlock (rendered by [`deadlock`]);
-//! the cycle limit; an interruption. The words for units, roles and counts that
-//! both use live here.
+//! the cycle limit; an interruption; a stuck run (with the notes of [`stuck`]).
+//! The words for units, roles and counts that these use live here.
 
 mod deadlock;
+mod stuck;
+
+use stuck::{lock_note, one_block_note};
 
 use crate::exec::fault::FaultKind;
 use crate::load::Image;
@@ -345,6 +348,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             cycle,
             blocks_done,
             blocks_total,
+            one_block_per_sm,
         } => {
             // Functional mode has no cycles: it names none.
             let at = cycle_at(*cycle);
@@ -353,6 +357,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: {} passed without a change to global memory, a finished block or a blocksync anywhere ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
                 spun(*limit, *by_cycles, cycle.is_none()),
             );
+            one_block_note(&mut s, 2, one_block_per_sm, true);
             note(
                 &mut s,
                 2,
@@ -369,6 +374,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             cycle,
             blocks_done,
             blocks_total,
+            one_block_per_sm,
         } => {
             let at = cycle_at(*cycle);
             let others = match waiting {
@@ -406,6 +412,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     ),
                 );
             }
+            one_block_note(&mut s, w, one_block_per_sm, false);
             note(
                 &mut s,
                 w,
@@ -420,6 +427,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             cycle,
             blocks_done,
             blocks_total,
+            one_block_per_sm,
         } => {
             let at = cycle_at(*cycle);
             let what = same_words(*words);
@@ -428,6 +436,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: {} passed without a finished block or a blocksync anywhere, and the last of them changed global memory only in words changed before, {what} in all ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that rewrites a counter, a flag or an array over and over",
                 spun(*limit, *by_cycles, cycle.is_none()),
             );
+            one_block_note(&mut s, 2, one_block_per_sm, true);
             note(
                 &mut s,
                 2,
@@ -443,6 +452,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             cycle,
             blocks_done,
             blocks_total,
+            one_block_per_sm,
         } => {
             let at = cycle_at(*cycle);
             let clock = if *by_cycles {
@@ -463,6 +473,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: {clock} passed with {} but no finished block, {what} ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that synchronises forever",
                 count(*syncs, "blocksync"),
             );
+            one_block_note(&mut s, 2, one_block_per_sm, true);
             note(
                 &mut s,
                 2,
@@ -514,19 +525,6 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
     }
     s
 }
-
-/// The note on spin locks, for a kernel that can take one ([`Program::takes_locks`]):
-/// other stuck kernels have the general help alone.
-///
-/// [`Program::takes_locks`]: crate::exec::ops::Program::takes_locks
-fn lock_note(s: &mut String, image: &Image) {
-    if image.program.takes_locks() {
-        note(s, 2, SPIN_LOCK_NOTE);
-    }
-}
-
-/// Why a lock between threads of one warp never ends here.
-const SPIN_LOCK_NOTE: &str = "note: a spin lock that threads of one warp take in turn never ends here: the threads of a warp that branch apart run one side at a time until they meet again (as on GPUs before Volta), so the spinning side can starve the lock holder; take such locks with one thread per warp";
 
 /// `, at cycle 1 234` after a place; nothing in functional mode, which has no
 /// cycles.

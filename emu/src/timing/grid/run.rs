@@ -8,7 +8,7 @@ use super::{Grid, NEVER, parallel};
 use crate::machine::UnitLabel;
 use crate::observe::activity::ActivityLog;
 use crate::observe::counters::{Component, PcCounters, Traffic};
-use crate::observe::outcome::{CbTotals, Progress, RunResult, Stop};
+use crate::observe::outcome::{CbTotals, OneBlockPerSm, Progress, RunResult, Stop};
 use crate::observe::samples::{UnitSampler, combine};
 use spu_isa::Side;
 use std::cmp::Reverse;
@@ -195,6 +195,7 @@ impl Grid<'_> {
         };
         let (limit, blocks_done, blocks_total) =
             (self.spin.limit(), self.blocks_done, self.blocks_total);
+        let one_block_per_sm = self.one_block_per_sm();
         Err(Box::new(match verdict {
             Verdict::Spinning { by_cycles } => Stop::Spinning {
                 limit,
@@ -202,6 +203,7 @@ impl Grid<'_> {
                 cycle,
                 blocks_done,
                 blocks_total,
+                one_block_per_sm,
             },
             Verdict::Rewriting { by_cycles, words } => Stop::Rewriting {
                 limit,
@@ -210,6 +212,7 @@ impl Grid<'_> {
                 cycle,
                 blocks_done,
                 blocks_total,
+                one_block_per_sm,
             },
             Verdict::Synchronising {
                 by_cycles,
@@ -223,6 +226,7 @@ impl Grid<'_> {
                 cycle,
                 blocks_done,
                 blocks_total,
+                one_block_per_sm,
             },
         }))
     }
@@ -235,6 +239,22 @@ impl Grid<'_> {
         let Some(caught) = self.repeat.look(&self.units, program, at) else {
             return Ok(());
         };
+        Err(Box::new(Stop::Repeating {
+            running: caught.running,
+            waiting: caught.waiting,
+            unit: caught.unit,
+            pc: caught.pc,
+            unstarted: self.unstarted(),
+            // Functional mode has no cycles: it names none.
+            cycle: (!self.functional).then_some(at.now),
+            blocks_done: self.blocks_done,
+            blocks_total: self.blocks_total,
+            one_block_per_sm: self.one_block_per_sm(),
+        }))
+    }
+
+    /// Blocks neither finished nor resident on an SM.
+    fn unstarted(&self) -> u64 {
         let resident: u64 = self
             .units
             .iter()
@@ -242,20 +262,22 @@ impl Grid<'_> {
             .filter_map(|u| u.code())
             .map(|c| c.resident() as u64)
             .sum();
-        Err(Box::new(Stop::Repeating {
-            running: caught.running,
-            waiting: caught.waiting,
-            unit: caught.unit,
-            pc: caught.pc,
-            unstarted: self
-                .blocks_total
-                .saturating_sub(self.blocks_done)
-                .saturating_sub(resident),
-            // Functional mode has no cycles: it names none.
-            cycle: (!self.functional).then_some(at.now),
-            blocks_done: self.blocks_done,
-            blocks_total: self.blocks_total,
-        }))
+        self.blocks_total
+            .saturating_sub(self.blocks_done)
+            .saturating_sub(resident)
+    }
+
+    /// In functional mode on a GPU whose SMs hold several of the kernel's blocks,
+    /// with blocks not started: what timing mode would hold at once.
+    fn one_block_per_sm(&self) -> Option<OneBlockPerSm> {
+        let gpu = self.gpu.as_ref().filter(|_| self.functional)?;
+        let per_sm = gpu.occupancy.blocks;
+        let unstarted = self.unstarted();
+        (per_sm > 1 && unstarted > 0).then(|| OneBlockPerSm {
+            per_sm,
+            held: u64::from(per_sm) * gpu.peak.len() as u64,
+            unstarted,
+        })
     }
 
     /// The fewest cycles the busiest unit's warp instructions could take: each
