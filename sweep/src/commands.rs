@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use spu_sweep::local::{self, Show};
 use spu_sweep::plan::{self, Plan};
 use spu_sweep::spec::Spec;
-use spu_sweep::store::{Status, Store};
+use spu_sweep::store::{Status, Store, StoreError};
 use spu_sweep::supervise::{Bounds, ChildOutput, RUN_FAILED};
 use spu_sweep::{exec, slurm};
 use std::collections::BTreeMap;
@@ -123,7 +123,13 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
-    let store = Store::open(&dir).ok();
+    // Without a sweep there yet every run is pending; a sweep whose folders
+    // are not its own is refused, as by every command that reads it.
+    let store = match Store::open(&dir) {
+        Ok(store) => Some(store),
+        Err(e @ (StoreError::LinkedFolder(_) | StoreError::NotAFolder(_))) => return Err(e.into()),
+        Err(_) => None,
+    };
     let (records, damaged) = store.as_ref().map(|s| s.scan(&plan)).unwrap_or_default();
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);

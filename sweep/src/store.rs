@@ -179,6 +179,22 @@ pub fn refuse_file_as_folder(
     )))
 }
 
+/// The folders of a results folder: each is the folder's own, never a link.
+pub const FOLDERS: [&str; 5] = ["runs", "running", "plots", "tables", "slurm"];
+
+/// Whether `path` (inside a results folder) is a folder of its own: `Ok(false)`
+/// when nothing is there, an error when a link or something else is.
+fn own_folder(path: &Path) -> Result<bool, StoreError> {
+    match path.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => {
+            Err(StoreError::LinkedFolder(spu_io::quote::path(path)))
+        }
+        Ok(m) if m.is_dir() => Ok(true),
+        Ok(_) => Err(StoreError::NotAFolder(spu_io::quote::path(path))),
+        Err(_) => Ok(false),
+    }
+}
+
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |error| StoreError::Write {
         path: spu_io::quote::path(path),
@@ -223,6 +239,7 @@ impl Store {
             dir: dir.to_path_buf(),
             mode: 0o600,
         };
+        store.check_folders()?;
         store.own_dir(Path::new("runs"))?;
         store.own_dir(Path::new("running"))?;
         Ok(store)
@@ -235,13 +252,10 @@ impl Store {
         let mut d = self.dir.clone();
         for part in rel.components() {
             d.push(part);
-            match d.symlink_metadata() {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(StoreError::LinkedFolder(spu_io::quote::path(&d)));
-                }
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => return Err(StoreError::NotAFolder(spu_io::quote::path(&d))),
-                Err(_) => match std::fs::create_dir(&d) {
+            match own_folder(&d) {
+                Ok(true) => {}
+                Err(e) => return Err(e),
+                Ok(false) => match std::fs::create_dir(&d) {
                     Ok(()) => {}
                     // Made meanwhile (another worker): checked again.
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -252,6 +266,16 @@ impl Store {
                     Err(e) => return Err(write_err(&d)(e)),
                 },
             }
+        }
+        Ok(())
+    }
+
+    /// Refuses a results folder one of whose own folders ([`FOLDERS`]) is a link or
+    /// not a folder, before a command reads anything through it; a missing one is
+    /// made when something is written there.
+    fn check_folders(&self) -> Result<(), StoreError> {
+        for sub in FOLDERS {
+            own_folder(&self.dir.join(sub))?;
         }
         Ok(())
     }
@@ -292,10 +316,12 @@ impl Store {
             }
             return Err(StoreError::Missing(spu_io::quote::path(dir)));
         }
-        Ok(Store {
+        let store = Store {
             dir: dir.to_path_buf(),
             mode: 0o600,
-        })
+        };
+        store.check_folders()?;
+        Ok(store)
     }
 
     /// Writes a file of the folder (`name` relative to it), replacing whatever has

@@ -1,0 +1,81 @@
+//! Commands on a results folder someone changed by hand: a folder of the results
+//! folder that is a link is refused by every command that reads it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Two runs of vecadd, with a plot and a summary table when `reports`; returns
+/// (guard, spec, results folder), the sweep run.
+fn finished(reports: bool) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/vecadd.spu"),
+        dir.path().join("vecadd.spu"),
+    )
+    .unwrap();
+    let mut body = "name = \"f\"\n[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nD.N = [256, 512]\nlabel.case = [\"a\", \"b\"]\n".to_string();
+    if reports {
+        body.push_str("[[plot]]\nname = \"p\"\nx = \"N\"\ny = \"cycles\"\n[[table]]\nname = \"t\"\nrows = \"case\"\ncolumns = \"N\"\nvalue = \"cycles\"\n");
+    }
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, body).unwrap();
+    let out = dir.path().join("out").display().to_string();
+    let spec = spec.display().to_string();
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    (dir, spec, out)
+}
+
+#[test]
+fn every_command_refuses_a_folder_of_the_results_folder_that_is_a_link() {
+    let (d, spec, out) = finished(true);
+    let out_dir = Path::new(&out);
+    let elsewhere = d.path().join("elsewhere");
+    for sub in ["runs", "running", "plots", "tables", "slurm"] {
+        let at = out_dir.join(sub);
+        let kept = d.path().join(format!("kept-{sub}"));
+        if at.exists() {
+            std::fs::rename(&at, &kept).unwrap();
+        } else {
+            std::fs::create_dir(&kept).unwrap();
+        }
+        // The folder moved out, and a link to it in its place.
+        std::fs::rename(&kept, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &at).unwrap();
+        let commands: [&[&str]; 6] = [
+            &["status", &out],
+            &["status", &out, "--format", "json"],
+            &["collect", &out],
+            &["metrics", &out],
+            &["plot", &out],
+            &["plan", &spec, "--out", &out],
+        ];
+        for args in commands {
+            let o = sweep(args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{sub}, {args:?}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "`{out}/{sub}` is a symbolic link; a results folder holds its own files and folders: remove it"
+                )),
+                "{sub}, {args:?}: {err}"
+            );
+            assert!(o.stdout.is_empty(), "{sub}, {args:?}: {}", text(&o.stdout));
+        }
+        std::fs::remove_file(&at).unwrap();
+        std::fs::rename(&elsewhere, &at).unwrap();
+    }
+    let o = sweep(&["status", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
