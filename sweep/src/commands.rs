@@ -84,10 +84,15 @@ pub fn prepare(args: &SpecArgs) -> Result<(String, Plan, Store)> {
     Ok((spec.file, plan, store))
 }
 
-/// Runs of the plan still to do, distinct, in plan order.
-pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
-    let records = store.records(plan);
-    plan.unique_ids()
+/// Runs of the plan still to do, distinct, in plan order; refused, before any
+/// run, when a folder stands where a record would be written.
+pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Result<Vec<String>> {
+    let (records, damaged) = store.scan(plan);
+    if damaged.iter().any(|d| d.folder) {
+        bail!("{}", spu_sweep::status::redo_damaged(&damaged));
+    }
+    Ok(plan
+        .unique_ids()
         .into_iter()
         .filter(|id| match records.get(*id).map(|r| r.status) {
             Some(Status::Done | Status::Refused) => false,
@@ -95,7 +100,7 @@ pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
             None => true,
         })
         .map(str::to_string)
-        .collect()
+        .collect())
 }
 
 pub fn report_plan(plan: &Plan, store: &Store, pending: usize, spec_file: &str) {
@@ -375,7 +380,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         );
     }
     if !damaged.is_empty() {
-        spu_io::reportln!("{}", spu_sweep::store::REDO_DAMAGED);
+        spu_io::reportln!("{}", spu_sweep::status::redo_damaged(&damaged));
     }
     if failed > 0 {
         spu_io::reportln!(

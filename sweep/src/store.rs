@@ -83,17 +83,18 @@ fn unique_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Metrics, D::Err
 
 /// A run record that exists but cannot be read (cut short, edited, another
 /// run's, a metric that should be a number holding something else): its run
-/// counts as not run, and running the sweep again replaces it.
+/// counts as not run, and running the sweep again replaces it (unless it is a
+/// folder, which is the user's to remove).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DamagedRecord {
     pub run: String,
     /// The record file, as messages name it.
     pub file: String,
     pub why: String,
+    /// The record's name is a folder, which running again cannot replace.
+    #[serde(skip)]
+    pub folder: bool,
 }
-
-/// What to do about damaged records, for messages.
-pub const REDO_DAMAGED: &str = "run the sweep again (`spu-sweep run SPEC`) to redo the runs of damaged records: it replaces each one";
 
 /// A results directory.
 #[derive(Debug, Clone)]
@@ -360,6 +361,9 @@ impl Store {
                     "it is a symbolic link; a results folder holds its own files: remove it".into(),
                 );
             }
+            Ok(m) if m.is_dir() => {
+                return Err("it is a folder, not a file the sweep wrote".into());
+            }
             Ok(m) if !m.is_file() => {
                 return Err(
                     "it is not a regular file; a results folder holds its own files: remove it"
@@ -437,6 +441,10 @@ impl Store {
                     run: id.to_string(),
                     file: spu_io::quote::path(&self.record_path(id)),
                     why,
+                    folder: self
+                        .record_path(id)
+                        .symlink_metadata()
+                        .is_ok_and(|m| m.is_dir()),
                 }),
             }
         }

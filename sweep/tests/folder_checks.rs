@@ -1,5 +1,7 @@
-//! Commands on a results folder someone changed by hand: a folder of the results
-//! folder that is a link is refused by every command that reads it.
+//! Commands on a results folder someone changed by hand: a record replaced by a
+//! folder is named as a folder to remove (by `status`, `collect` and `run` alike,
+//! and never removed), and a folder of the results folder that is a link is
+//! refused by every command that reads it.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -35,6 +37,47 @@ fn finished(reports: bool) -> (tempfile::TempDir, String, String) {
     let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     (dir, spec, out)
+}
+
+#[test]
+fn a_record_replaced_by_a_folder_is_named_for_removal_not_promised_a_redo() {
+    let (_d, spec, out) = finished(false);
+    let runs = Path::new(&out).join("runs");
+    let record = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(&record).unwrap();
+    std::fs::create_dir(&record).unwrap();
+    std::fs::write(record.join("mine.txt"), "kept\n").unwrap();
+    let shown = record.display().to_string();
+    let remove = format!("remove the folder `{shown}`");
+    for cmd in ["status", "collect"] {
+        let o = sweep(&[cmd, &out]);
+        let all = text(&o.stdout) + &text(&o.stderr);
+        assert!(o.status.success(), "{cmd}: {all}");
+        assert!(all.contains(&remove), "{cmd}: {all}");
+        // The advice to run again is for records `run` can replace; it cannot
+        // replace a folder.
+        assert!(!all.contains("it replaces each one"), "{cmd}: {all}");
+    }
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&remove), "{err}");
+    assert!(!err.contains("it is a directory"), "{err}");
+    // The folder is the user's: never removed.
+    assert_eq!(
+        std::fs::read_to_string(record.join("mine.txt")).unwrap(),
+        "kept\n"
+    );
+    // Once it is removed, the run is done again.
+    std::fs::remove_dir_all(&record).unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(record.is_file());
 }
 
 #[test]
