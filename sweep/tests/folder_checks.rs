@@ -1,7 +1,8 @@
-//! Commands on a results folder someone changed by hand: a record replaced by a
-//! folder is named as a folder to remove (by `status`, `collect` and `run` alike,
-//! and never removed), and a folder of the results folder that is a link is
-//! refused by every command that reads it.
+//! Commands on a results folder someone changed by hand, and `plot` on it: a
+//! record replaced by a folder is named as a folder to remove (by `status`,
+//! `collect` and `run` alike, and never removed), a folder of the results folder
+//! that is a link is refused by every command that reads it, and `plot --y` says
+//! what it takes.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -78,6 +79,21 @@ fn a_record_replaced_by_a_folder_is_named_for_removal_not_promised_a_redo() {
     let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(record.is_file());
+}
+
+#[test]
+fn plot_y_given_a_column_says_it_takes_a_metric() {
+    let (d, _spec, out) = finished(false);
+    let svg = d.path().join("n.svg").display().to_string();
+    let o = sweep(&["plot", &out, "--x", "case", "--y", "N", "-o", &svg]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`N` is a column of the sweep, not a metric: y takes a metric"),
+        "{err}"
+    );
+    assert!(!err.contains("neither a column nor a metric"), "{err}");
+    assert!(!Path::new(&svg).exists());
 }
 
 #[test]
