@@ -429,12 +429,12 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
                 .with_context(|| format!("`--where {f}` needs the form COLUMN=VALUE"))
         })
         .collect::<Result<Vec<_>>>()?;
-    // Without `-o` the plot is a file of the results folder's own.
+    // Without `-o` the plot is a file of the results folder's own, in its
+    // `plots/` folder, made if missing.
     let own = output
         .is_none()
         .then(|| format!("plots/{}.svg", y.replace('.', "_")));
     let output = output.unwrap_or_else(|| dir.join(own.as_deref().unwrap_or_default()));
-    refuse_inputs(&store, &plan, &output)?;
     let spec = spu_sweep::spec::PlotSpec {
         name: output
             .file_stem()
@@ -448,7 +448,12 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         x_label: None,
         y_label: None,
     };
+    // A wrong column or metric is reported before anything about the output.
     let svg = spu_sweep::plot::svg(&plan, &store.records(&plan), &spec)?;
+    if own.is_some() {
+        store.own_dir(Path::new("plots"))?;
+    }
+    refuse_inputs(&store, &plan, &output)?;
     if let Some(name) = own {
         store.write(&name, svg.as_bytes())?;
         spu_io::outln!("{}", spu_io::quote::path(&output));

@@ -1,8 +1,9 @@
 //! Commands on a results folder someone changed by hand, and `plot` on it: a
 //! record replaced by a folder is named as a folder to remove (by `status`,
 //! `collect` and `run` alike, and never removed), a folder of the results folder
-//! that is a link is refused by every command that reads it, and `plot --y` says
-//! what it takes.
+//! that is a link is refused by every command that reads it, `plot --y` says
+//! what it takes, and `plot` makes its default `plots/` folder, after checking
+//! the metric.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -79,6 +80,28 @@ fn a_record_replaced_by_a_folder_is_named_for_removal_not_promised_a_redo() {
     let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(record.is_file());
+}
+
+#[test]
+fn plot_makes_its_default_folder_and_names_a_wrong_metric_first() {
+    let (_d, _spec, out) = finished(false);
+    let plots = Path::new(&out).join("plots");
+    assert!(!plots.exists());
+    // A wrong metric is named as such, and nothing is made.
+    let o = sweep(&["plot", &out, "--x", "N", "--y", "nonexistent.metric"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`nonexistent.metric` is not a metric of the finished runs"),
+        "{err}"
+    );
+    assert!(!err.contains("does not exist"), "{err}");
+    assert!(!plots.exists());
+    let o = sweep(&["plot", &out, "--x", "N", "--y", "cycles"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let svg = plots.join("cycles.svg");
+    assert_eq!(text(&o.stdout).trim(), svg.display().to_string());
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
 }
 
 #[test]
