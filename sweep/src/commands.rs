@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use spu_sweep::local::{self, Show};
 use spu_sweep::plan::{self, Plan};
 use spu_sweep::spec::Spec;
-use spu_sweep::store::{Status, Store};
+use spu_sweep::store::{Status, Store, StoreError};
 use spu_sweep::supervise::{Bounds, ChildOutput, RUN_FAILED};
 use spu_sweep::{exec, slurm};
 use std::collections::BTreeMap;
@@ -84,10 +84,15 @@ pub fn prepare(args: &SpecArgs) -> Result<(String, Plan, Store)> {
     Ok((spec.file, plan, store))
 }
 
-/// Runs of the plan still to do, distinct, in plan order.
-pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
-    let records = store.records(plan);
-    plan.unique_ids()
+/// Runs of the plan still to do, distinct, in plan order; refused, before any
+/// run, when a folder stands where a record would be written.
+pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Result<Vec<String>> {
+    let (records, damaged) = store.scan(plan);
+    if damaged.iter().any(|d| d.folder) {
+        bail!("{}", spu_sweep::status::redo_damaged(&damaged));
+    }
+    Ok(plan
+        .unique_ids()
         .into_iter()
         .filter(|id| match records.get(*id).map(|r| r.status) {
             Some(Status::Done | Status::Refused) => false,
@@ -95,7 +100,7 @@ pub fn pending(store: &Store, plan: &Plan, retry_failed: bool) -> Vec<String> {
             None => true,
         })
         .map(str::to_string)
-        .collect()
+        .collect())
 }
 
 pub fn report_plan(plan: &Plan, store: &Store, pending: usize, spec_file: &str) {
@@ -123,7 +128,13 @@ pub fn cmd_plan(args: &SpecArgs, format: &str) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}.sweep", spec.name)));
-    let store = Store::open(&dir).ok();
+    // Without a sweep there yet every run is pending; a sweep whose folders
+    // are not its own is refused, as by every command that reads it.
+    let store = match Store::open(&dir) {
+        Ok(store) => Some(store),
+        Err(e @ (StoreError::LinkedFolder(_) | StoreError::NotAFolder(_))) => return Err(e.into()),
+        Err(_) => None,
+    };
     let (records, damaged) = store.as_ref().map(|s| s.scan(&plan)).unwrap_or_default();
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
@@ -369,7 +380,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         );
     }
     if !damaged.is_empty() {
-        spu_io::reportln!("{}", spu_sweep::store::REDO_DAMAGED);
+        spu_io::reportln!("{}", spu_sweep::status::redo_damaged(&damaged));
     }
     if failed > 0 {
         spu_io::reportln!(
@@ -418,12 +429,12 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
                 .with_context(|| format!("`--where {f}` needs the form COLUMN=VALUE"))
         })
         .collect::<Result<Vec<_>>>()?;
-    // Without `-o` the plot is a file of the results folder's own.
+    // Without `-o` the plot is a file of the results folder's own, in its
+    // `plots/` folder, made if missing.
     let own = output
         .is_none()
         .then(|| format!("plots/{}.svg", y.replace('.', "_")));
     let output = output.unwrap_or_else(|| dir.join(own.as_deref().unwrap_or_default()));
-    refuse_inputs(&store, &plan, &output)?;
     let spec = spu_sweep::spec::PlotSpec {
         name: output
             .file_stem()
@@ -437,7 +448,12 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
         x_label: None,
         y_label: None,
     };
+    // A wrong column or metric is reported before anything about the output.
     let svg = spu_sweep::plot::svg(&plan, &store.records(&plan), &spec)?;
+    if own.is_some() {
+        store.own_dir(Path::new("plots"))?;
+    }
+    refuse_inputs(&store, &plan, &output)?;
     if let Some(name) = own {
         store.write(&name, svg.as_bytes())?;
         spu_io::outln!("{}", spu_io::quote::path(&output));

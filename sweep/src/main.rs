@@ -282,7 +282,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
                 timeout_s: timeout.unwrap_or(plan.timeout_s),
                 memory_mib: memory.unwrap_or(plan.memory_mib),
             };
-            let pending = pending(&store, &plan, retry_failed);
+            let pending = pending(&store, &plan, retry_failed)?;
             report_plan(&plan, &store, pending.len(), &spec_file);
             if slurm {
                 cmd_slurm(&store, &plan, &pending, &opts, bounds)

@@ -42,12 +42,24 @@ fn data(
         plot: p.name.clone(),
         message,
     };
-    let unknown = |key: &str| {
-        err(format!(
-            "`{key}` is neither a column nor a metric of the finished runs ({columns}); `spu-sweep metrics DIR` lists the metrics"
-        ))
-    };
     let col = |name: &str| plan.columns.iter().position(|c| c == name);
+    // x takes a column or a metric, y a metric only.
+    let unknown = |key: &str, on_y: bool| {
+        let lists = "`spu-sweep metrics DIR` lists the metrics";
+        err(if on_y {
+            if col(key).is_some() {
+                format!(
+                    "`{key}` is a column of the sweep, not a metric: y takes a metric ({lists}); a column goes on x or in the series"
+                )
+            } else {
+                format!("`{key}` is not a metric of the finished runs; {lists}")
+            }
+        } else {
+            format!(
+                "`{key}` is neither a column nor a metric of the finished runs ({columns}); {lists}"
+            )
+        })
+    };
     let series_cols: Vec<usize> = if p.series.is_empty() {
         // Default: one series per machine, when the machine varies.
         col("machine")
@@ -73,7 +85,8 @@ fn data(
     let mut series: Vec<Series> = Vec::new();
     let mut xs: Vec<String> = Vec::new();
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
-    let mut missing: Option<&String> = None;
+    // The key no run has, and whether it is y's.
+    let mut missing: Option<(&String, bool)> = None;
     for (ri, run) in plan.runs.iter().enumerate() {
         if filters.iter().any(|(i, v)| run.values[*i] != *v) {
             continue;
@@ -88,7 +101,7 @@ fn data(
             None => match crate::metrics::value(&rec.metrics, &p.x) {
                 Some(v) => crate::metrics::cell(Some(&v)),
                 None => {
-                    missing = Some(&p.x);
+                    missing = Some((&p.x, false));
                     continue;
                 }
             },
@@ -98,7 +111,7 @@ fn data(
                 .as_f64()
                 .ok_or_else(|| err(format!("`{}` of run {} is not a number", p.y, run.id)))?,
             None => {
-                missing = Some(&p.y);
+                missing = Some((&p.y, true));
                 continue;
             }
         };
@@ -136,8 +149,8 @@ fn data(
         }
     }
     if series.is_empty() {
-        if let Some(key) = missing {
-            return Err(unknown(key));
+        if let Some((key, on_y)) = missing {
+            return Err(unknown(key, on_y));
         }
         let filter = if p.filters.is_empty() {
             String::new()

@@ -1,11 +1,54 @@
 //! `spu-sweep status`: how far a sweep is (done, failed, running, remaining), why
 //! runs failed, and for Slurm sweeps what the queue (and accounting, where enabled)
-//! says about each submitted array job.
+//! says about each submitted array job; and what to do about damaged records.
 
 use crate::plan::Plan;
 use crate::slurm;
-use crate::store::{DamagedRecord, REDO_DAMAGED, Status, Store};
+use crate::store::{DamagedRecord, Status, Store};
 use serde::Serialize;
+
+const REDO_DAMAGED: &str = "run the sweep again (`spu-sweep run SPEC`) to redo the runs of damaged records: it replaces each one";
+
+/// What to do about damaged records, for messages: running again replaces a
+/// damaged file, but a folder in a record's place is the user's, and only they
+/// may remove it (`run` refuses to start until they have).
+pub fn redo_damaged(damaged: &[DamagedRecord]) -> String {
+    let folders: Vec<&str> = damaged
+        .iter()
+        .filter(|d| d.folder)
+        .map(|d| d.file.as_str())
+        .collect();
+    let Some(first) = folders.first() else {
+        return REDO_DAMAGED.into();
+    };
+    let named = if folders.len() == 1 {
+        format!("a folder stands where a run record belongs: remove the folder `{first}`")
+    } else {
+        let shown: Vec<String> = folders.iter().take(5).map(|f| format!("`{f}`")).collect();
+        let more = if folders.len() > 5 {
+            format!(" and {} more", folders.len() - 5)
+        } else {
+            String::new()
+        };
+        format!(
+            "folders stand where run records belong: remove the folders {}{more}",
+            shown.join(", ")
+        )
+    };
+    let mut s = format!(
+        "{named} (a record cannot replace a folder, and spu-sweep never removes one), then run the sweep again (`spu-sweep run SPEC`) to redo {}",
+        if folders.len() == 1 {
+            "its run"
+        } else {
+            "their runs"
+        }
+    );
+    if folders.len() < damaged.len() {
+        s.push('\n');
+        s.push_str(REDO_DAMAGED);
+    }
+    s
+}
 
 /// A sweep's progress.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -196,7 +239,7 @@ impl Progress {
             ));
         }
         if !self.damaged.is_empty() {
-            s.push_str(&format!("{REDO_DAMAGED}\n"));
+            s.push_str(&format!("{}\n", redo_damaged(&self.damaged)));
         }
         for d in &self.damaged_batches {
             s.push_str(&format!(

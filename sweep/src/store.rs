@@ -83,17 +83,18 @@ fn unique_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Metrics, D::Err
 
 /// A run record that exists but cannot be read (cut short, edited, another
 /// run's, a metric that should be a number holding something else): its run
-/// counts as not run, and running the sweep again replaces it.
+/// counts as not run, and running the sweep again replaces it (unless it is a
+/// folder, which is the user's to remove).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DamagedRecord {
     pub run: String,
     /// The record file, as messages name it.
     pub file: String,
     pub why: String,
+    /// The record's name is a folder, which running again cannot replace.
+    #[serde(skip)]
+    pub folder: bool,
 }
-
-/// What to do about damaged records, for messages.
-pub const REDO_DAMAGED: &str = "run the sweep again (`spu-sweep run SPEC`) to redo the runs of damaged records: it replaces each one";
 
 /// A results directory.
 #[derive(Debug, Clone)]
@@ -179,6 +180,22 @@ pub fn refuse_file_as_folder(
     )))
 }
 
+/// The folders of a results folder: each is the folder's own, never a link.
+pub const FOLDERS: [&str; 5] = ["runs", "running", "plots", "tables", "slurm"];
+
+/// Whether `path` (inside a results folder) is a folder of its own: `Ok(false)`
+/// when nothing is there, an error when a link or something else is.
+fn own_folder(path: &Path) -> Result<bool, StoreError> {
+    match path.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => {
+            Err(StoreError::LinkedFolder(spu_io::quote::path(path)))
+        }
+        Ok(m) if m.is_dir() => Ok(true),
+        Ok(_) => Err(StoreError::NotAFolder(spu_io::quote::path(path))),
+        Err(_) => Ok(false),
+    }
+}
+
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |error| StoreError::Write {
         path: spu_io::quote::path(path),
@@ -223,6 +240,7 @@ impl Store {
             dir: dir.to_path_buf(),
             mode: 0o600,
         };
+        store.check_folders()?;
         store.own_dir(Path::new("runs"))?;
         store.own_dir(Path::new("running"))?;
         Ok(store)
@@ -235,13 +253,10 @@ impl Store {
         let mut d = self.dir.clone();
         for part in rel.components() {
             d.push(part);
-            match d.symlink_metadata() {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(StoreError::LinkedFolder(spu_io::quote::path(&d)));
-                }
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => return Err(StoreError::NotAFolder(spu_io::quote::path(&d))),
-                Err(_) => match std::fs::create_dir(&d) {
+            match own_folder(&d) {
+                Ok(true) => {}
+                Err(e) => return Err(e),
+                Ok(false) => match std::fs::create_dir(&d) {
                     Ok(()) => {}
                     // Made meanwhile (another worker): checked again.
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -252,6 +267,16 @@ impl Store {
                     Err(e) => return Err(write_err(&d)(e)),
                 },
             }
+        }
+        Ok(())
+    }
+
+    /// Refuses a results folder one of whose own folders ([`FOLDERS`]) is a link or
+    /// not a folder, before a command reads anything through it; a missing one is
+    /// made when something is written there.
+    fn check_folders(&self) -> Result<(), StoreError> {
+        for sub in FOLDERS {
+            own_folder(&self.dir.join(sub))?;
         }
         Ok(())
     }
@@ -292,10 +317,12 @@ impl Store {
             }
             return Err(StoreError::Missing(spu_io::quote::path(dir)));
         }
-        Ok(Store {
+        let store = Store {
             dir: dir.to_path_buf(),
             mode: 0o600,
-        })
+        };
+        store.check_folders()?;
+        Ok(store)
     }
 
     /// Writes a file of the folder (`name` relative to it), replacing whatever has
@@ -333,6 +360,9 @@ impl Store {
                 return Err(
                     "it is a symbolic link; a results folder holds its own files: remove it".into(),
                 );
+            }
+            Ok(m) if m.is_dir() => {
+                return Err("it is a folder, not a file the sweep wrote".into());
             }
             Ok(m) if !m.is_file() => {
                 return Err(
@@ -411,6 +441,10 @@ impl Store {
                     run: id.to_string(),
                     file: spu_io::quote::path(&self.record_path(id)),
                     why,
+                    folder: self
+                        .record_path(id)
+                        .symlink_metadata()
+                        .is_ok_and(|m| m.is_dir()),
                 }),
             }
         }

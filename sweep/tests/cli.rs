@@ -628,7 +628,7 @@ fn plan_status_plot_and_metrics_commands() {
     let o = sweep(&["plot", &out, "--x", "N", "--y", "nonesuch", "-o", &svg_path]);
     assert!(!o.status.success());
     assert!(
-        text(&o.stderr).contains("`nonesuch` is neither a column"),
+        text(&o.stderr).contains("`nonesuch` is not a metric of the finished runs"),
         "{}",
         text(&o.stderr)
     );
