@@ -321,20 +321,35 @@ fn from_stats_refuses_statistics_no_run_could_make() {
 }
 
 /// Statistics whose `machine` section is no valid machine are blamed on their
-/// file, as every other problem of a statistics file is.
+/// file, as every other problem of a statistics file is, and on the machine key
+/// before any number computed from it (a clock of 1e308 MHz is out of range, not
+/// a reason the run's time is wrong).
 #[test]
 fn an_invalid_machine_in_statistics_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = stats(dir.path(), "machine.json", |v| {
-        v["machine"]["grid.cols"] = 0.into()
-    });
-    for args in [vec!["--from-stats", &bad], vec!["--compare", &bad, &bad]] {
-        let err = fails(&args);
-        assert!(
-            err.contains(&format!("`{bad}`: the statistics name an invalid machine"))
-                && err.contains("grid.cols"),
-            "{args:?}: {err}"
-        );
+    let cases: [(&str, serde_json::Value, &str); 2] = [
+        ("grid.cols", 0.into(), "grid.cols"),
+        (
+            "clock.freq_mhz",
+            1e308.into(),
+            "the number 1e308 is out of range: expected a number in 1..=10000",
+        ),
+    ];
+    for (key, value, needle) in cases {
+        let bad = stats(dir.path(), &format!("{key}.json"), |v| {
+            v["machine"][key] = value.clone()
+        });
+        for args in [vec!["--from-stats", &bad], vec!["--compare", &bad, &bad]] {
+            let err = fails(&args);
+            assert!(
+                err.contains(&format!("`{bad}`: the statistics name an invalid machine"))
+                    && err.contains(key)
+                    && err.contains(needle)
+                    && !err.contains("time_s"),
+                "{args:?}: {err}"
+            );
+            assert!(err.len() < 400, "{args:?}: {err}");
+        }
     }
 }
 
