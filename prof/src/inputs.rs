@@ -4,13 +4,14 @@
 //! and energy classes the emulator writes, its sample series must cover the run
 //! and add up to its counters (`samples`), and its numbers must be finite and
 //! agree with each other and with its machine (the units' and instructions' counts
-//! add up, the cycles give the time and the IPC); a JSON
-//! report must hold finite, non-negative numbers whose totals add up, known
-//! component names, and a clock the machine table allows; a page's data must hold
-//! together so that a page written from them plays (`page`). Units are checked
-//! against their machine the same way in statistics and pages (`units`). Names
-//! and paths longer than a path can be are refused, never printed whole.
+//! add up, the cycles give the time and the IPC); a JSON report must hold finite,
+//! non-negative numbers whose totals add up, known component names, and a clock
+//! the machine table allows; a page's data must hold together so that a page
+//! written from them plays (`page`). Units and launches are checked against their
+//! machine the same way in statistics and pages (`units`, `launch`). Names and
+//! paths longer than a path can be are refused, never printed whole.
 
+mod launch;
 mod page;
 mod samples;
 mod units;
@@ -163,6 +164,20 @@ pub fn check_stats(s: &Stats, m: &Machine) -> Result<(), Damaged> {
     check_counters(s)?;
     let places: Vec<units::Place> = s.units.iter().map(units::Place::of_stats).collect();
     units::check_on_machine(&places, m, &units::STATS)?;
+    let run = launch::Launch {
+        grid: s.launch.grid,
+        block: s.launch.block,
+        passes: [s.passes.x, s.passes.y],
+        iu_threads: Some(s.launch.iu_threads),
+    };
+    launch::check_launch(&run, m, &launch::STATS)?;
+    if s.passes.mode != m.pass_mode.name() {
+        return Err(damaged(format!(
+            "`passes.mode` is `{}`, but the `machine` section's `passes.mode` is `{}`",
+            shorten(&s.passes.mode),
+            m.pass_mode.name()
+        )));
+    }
     samples::check_samples(s, &components)?;
     Ok(())
 }
