@@ -1,15 +1,17 @@
 //! Checking what `spu-prof` reads back (`--from-stats` and `--compare`) as strictly
-//! as what a run of its own produces: a statistics file may only name the counters,
-//! stall reasons, unit kinds, sides and energy classes the emulator writes, its
-//! sample series must cover the run and add up to its counters (`samples`), and
-//! its numbers must be finite and agree with each other (the units' and
-//! instructions' counts add up, the cycles give the time and the IPC); a JSON
-//! report must hold finite, non-negative numbers whose totals add up, known
-//! component names, and a clock the machine table allows; a page's data must hold
-//! together so that a page written from them plays (`page`). Units are checked
-//! against their machine the same way in statistics and pages (`units`). Names
-//! and paths longer than a path can be are refused, never printed whole.
+//! as what a run of its own produces: a statistics file names a machine the machine
+//! table allows and may only name the counters, stall reasons, unit kinds, sides
+//! and energy classes the emulator writes, its sample series must cover the run
+//! and add up to its counters (`samples`), and its numbers must be finite and
+//! agree with each other and with its machine (the units' and instructions' counts
+//! add up, the cycles give the time and the IPC); a JSON report must hold finite,
+//! non-negative numbers whose totals add up, known component names, and a clock
+//! the machine table allows; a page's data must hold together so that a page
+//! written from them plays (`page`). Units and launches are checked against their
+//! machine the same way in statistics and pages (`units`, `launch`). Names and
+//! paths longer than a path can be are refused, never printed whole.
 
+mod launch;
 mod page;
 mod samples;
 mod units;
@@ -17,6 +19,7 @@ mod units;
 pub use page::check_page;
 
 use crate::energy::Breakdown;
+use spu_emu::Machine;
 use spu_emu::observe::counters::{Component, StallReason};
 use spu_emu::observe::stats::{Counts, Stats};
 use spu_io::quote::shorten;
@@ -108,8 +111,11 @@ fn consistent(what: &str, stated: f64, expected: f64) -> Result<(), Damaged> {
 }
 
 /// Checks the counters of a statistics file (names, units, samples, numbers) as
-/// the emulator writes them. The machine is checked when the run is priced.
-pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
+/// the emulator writes them, on `m`: the machine its `machine` section names,
+/// which the caller has rebuilt with [`Stats::machine`] (each key through the
+/// machine table's setter, as a machine file's), so that no check here reads a
+/// value the machine table refuses.
+pub fn check_stats(s: &Stats, m: &Machine) -> Result<(), Damaged> {
     let components = component_names();
     let stalls = stall_names();
     short_name("the kernel name", &s.kernel)?;
@@ -154,12 +160,23 @@ pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
             short_name("an instruction's text", t)?;
         }
     }
-    check_totals(s)?;
+    check_totals(s, m)?;
     check_counters(s)?;
-    if let Ok(m) = s.machine() {
-        // A section that is not a valid machine is refused when the run is priced.
-        let places: Vec<units::Place> = s.units.iter().map(units::Place::of_stats).collect();
-        units::check_on_machine(&places, &m, &units::STATS)?;
+    let places: Vec<units::Place> = s.units.iter().map(units::Place::of_stats).collect();
+    units::check_on_machine(&places, m, &units::STATS)?;
+    let run = launch::Launch {
+        grid: s.launch.grid,
+        block: s.launch.block,
+        passes: [s.passes.x, s.passes.y],
+        iu_threads: Some(s.launch.iu_threads),
+    };
+    launch::check_launch(&run, m, &launch::STATS)?;
+    if s.passes.mode != m.pass_mode.name() {
+        return Err(damaged(format!(
+            "`passes.mode` is `{}`, but the `machine` section's `passes.mode` is `{}`",
+            shorten(&s.passes.mode),
+            m.pass_mode.name()
+        )));
     }
     samples::check_samples(s, &components)?;
     Ok(())
@@ -169,7 +186,7 @@ pub fn check_stats(s: &Stats) -> Result<(), Damaged> {
 /// the units' and the instructions' counts add up to the run's, a warp issues at
 /// most 32 threads' instructions, and a timed run's cycles cover what its units
 /// did and give its `time_s` and `ipc`.
-fn check_totals(s: &Stats) -> Result<(), Damaged> {
+fn check_totals(s: &Stats, m: &Machine) -> Result<(), Damaged> {
     let warp = s.instructions.warp;
     let thread = s.instructions.thread;
     if u128::from(thread) > 32 * u128::from(warp) {
@@ -239,16 +256,11 @@ fn check_totals(s: &Stats) -> Result<(), Damaged> {
         }
         // Each scheduler issues at most one warp instruction per cycle (a
         // functional run's stats marked as timed fail here).
-        let key = if u.kind == "sm" {
-            "sm.schedulers"
+        let (key, schedulers) = if u.kind == "sm" {
+            ("sm.schedulers", m.sm_schedulers)
         } else {
-            "iu.schedulers"
+            ("iu.schedulers", m.iu_schedulers)
         };
-        let schedulers = s
-            .machine
-            .get(key)
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(1);
         if u128::from(u.issued) > u128::from(u.busy_cycles) * u128::from(schedulers) {
             return Err(damaged(format!(
                 "unit {i}: `issued` is {}, more than its {} schedulers (`{key}`) can issue in \
@@ -266,13 +278,8 @@ fn check_totals(s: &Stats) -> Result<(), Damaged> {
             num(warp as f64 / cycles.max(1.0))
         )));
     }
-    if let Some(mhz) = s
-        .machine
-        .get("clock.freq_mhz")
-        .and_then(serde_json::Value::as_f64)
-        .filter(|f| *f > 0.0)
-        && !agrees(s.time_s, cycles / (mhz * 1e6))
-    {
+    let mhz = m.freq_mhz;
+    if !agrees(s.time_s, cycles / (mhz * 1e6)) {
         return Err(damaged(format!(
             "`time_s` is {}, but {} cycles at {mhz} MHz make it {}",
             num(s.time_s),

@@ -231,17 +231,18 @@ fn parse_stats(path: &Path, text: &str, top: &spu_emu::observe::json::Top) -> Re
             spu_io::quote::path(path)
         )
     })?;
-    if let Err(why) = spu_prof::inputs::check_stats(&stats) {
-        bail!(
-            "`{}`: the statistics are damaged: {why}; rerun `spu-emu --stats`",
-            spu_io::quote::path(path)
-        );
-    }
-    if let Err(e) = stats.machine() {
-        bail!(
+    // The machine first: the other checks read its values.
+    let machine = stats.machine().map_err(|e| {
+        anyhow::anyhow!(
             "`{}`: {}; rerun `spu-emu --stats`",
             spu_io::quote::path(path),
             spu_prof::energy::EnergyError::Machine(e.to_string())
+        )
+    })?;
+    if let Err(why) = spu_prof::inputs::check_stats(&stats, &machine) {
+        bail!(
+            "`{}`: the statistics are damaged: {why}; rerun `spu-emu --stats`",
+            spu_io::quote::path(path)
         );
     }
     Ok(stats)

@@ -258,8 +258,14 @@ fn pages_whose_data_contradict_themselves_are_refused() {
             "block_of_8192_threads",
             |r| r.block = [64, 64, 2],
             "blocks of 64x64x2 threads: the block size in threads is 8192, but an SM runs at \
-             most 1024 threads per block (`sm.max_threads`); launch fewer threads per block \
+             most 4096 threads per block (`sm.max_threads`); launch fewer threads per block \
              (no machine allows more: `sm.max_threads` is at most 4096)",
+        ),
+        (
+            "grid_of_4096x4096",
+            |r| r.grid = [4096, 4096],
+            "the launch is a grid of 4096x4096 blocks of 256x1x1 threads, but a launch has at \
+             most 4194304 blocks",
         ),
         (
             "power_trace_of_5",

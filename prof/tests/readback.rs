@@ -321,20 +321,87 @@ fn from_stats_refuses_statistics_no_run_could_make() {
 }
 
 /// Statistics whose `machine` section is no valid machine are blamed on their
-/// file, as every other problem of a statistics file is.
+/// file, as every other problem of a statistics file is, and on the machine key
+/// before any number computed from it (a clock of 1e308 MHz is out of range, not
+/// a reason the run's time is wrong).
 #[test]
 fn an_invalid_machine_in_statistics_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = stats(dir.path(), "machine.json", |v| {
-        v["machine"]["grid.cols"] = 0.into()
-    });
-    for args in [vec!["--from-stats", &bad], vec!["--compare", &bad, &bad]] {
-        let err = fails(&args);
-        assert!(
-            err.contains(&format!("`{bad}`: the statistics name an invalid machine"))
-                && err.contains("grid.cols"),
-            "{args:?}: {err}"
-        );
+    let cases: [(&str, serde_json::Value, &str); 2] = [
+        ("grid.cols", 0.into(), "grid.cols"),
+        (
+            "clock.freq_mhz",
+            1e308.into(),
+            "the number 1e308 is out of range: expected a number in 1..=10000",
+        ),
+    ];
+    for (key, value, needle) in cases {
+        let bad = stats(dir.path(), &format!("{key}.json"), |v| {
+            v["machine"][key] = value.clone()
+        });
+        for args in [vec!["--from-stats", &bad], vec!["--compare", &bad, &bad]] {
+            let err = fails(&args);
+            assert!(
+                err.contains(&format!("`{bad}`: the statistics name an invalid machine"))
+                    && err.contains(key)
+                    && err.contains(needle)
+                    && !err.contains("time_s"),
+                "{args:?}: {err}"
+            );
+            assert!(err.len() < 400, "{args:?}: {err}");
+        }
+    }
+}
+
+/// A statistics file's launch is held to the limits spu-emu keeps when it loads a
+/// kernel, as a page's is, by `--from-stats` and `--compare` alike: a block no
+/// machine runs, one beyond the machine's `sm.max_threads`, more IU threads than
+/// `iu.max_threads`, passes the launch does not take on the machine, and a pass
+/// mode other than the machine's.
+#[test]
+fn statistics_whose_launch_no_run_could_make_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "block.json",
+            Box::new(|v| v["launch"]["block"] = serde_json::json!([100_000, 1, 1])),
+            "`launch.grid` and `launch.block` make a grid of 16x1 blocks of 100000x1x1 \
+             threads, but a block has at most 4096 threads along x",
+        ),
+        (
+            "threads.json",
+            Box::new(|v| v["launch"]["block"] = serde_json::json!([64, 32, 1])),
+            "the block size in threads is 2048, but an SM runs at most 1024 threads per block \
+             (`sm.max_threads`)",
+        ),
+        (
+            "iu.json",
+            Box::new(|v| v["launch"]["iu_threads"] = 5000.into()),
+            "`launch.iu_threads` is 5000, but an Interface Unit runs at most 1024 threads",
+        ),
+        (
+            "passes.json",
+            Box::new(|v| v["passes"]["x"] = 9.into()),
+            "`passes` is 9x1, but a launch of 16x1 blocks (`launch.grid`) on the `machine` \
+             section's 4x4 SMs takes 4x1",
+        ),
+        (
+            "mode.json",
+            Box::new(|v| v["passes"]["mode"] = "sequential".into()),
+            "`passes.mode` is `sequential`, but the `machine` section's `passes.mode` is \
+             `overlapped`",
+        ),
+    ];
+    for (name, edit, needle) in cases {
+        let bad = stats(dir.path(), name, edit);
+        for args in [vec!["--from-stats", &bad], vec!["--compare", &bad, &bad]] {
+            let err = fails(&args);
+            assert!(
+                err.contains(&format!("`{bad}`: the statistics are damaged"))
+                    && err.contains(needle),
+                "{args:?}: {err}"
+            );
+        }
     }
 }
 

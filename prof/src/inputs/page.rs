@@ -3,17 +3,17 @@
 //! that a page written from it plays. The states are this version's; the machine
 //! is one the machine table allows (each key through the table's setter), with the
 //! units of its grid ([`super::units`]); the launch is within spu-emu's limits and
-//! takes the passes the page says; every index (a stretch's state, a port's
-//! partner, a unit's line, a line's source file) points at something the page has;
-//! stretches and rendezvous lie inside the run, in order; the series have one
-//! value per frame and add up to the units' counters; and nothing is longer than
-//! a page of this version can be.
+//! takes the passes the page says ([`super::launch`]); every index (a stretch's
+//! state, a port's partner, a unit's line, a line's source file) points at
+//! something the page has; stretches and rendezvous lie inside the run, in order;
+//! the series have one value per frame and add up to the units' counters; and
+//! nothing is longer than a page of this version can be.
 
+use super::launch::{self, Launch};
 use super::units::{self, Names, Place};
 use super::{Damaged, component_names, damaged, known, short_name, stall_names};
 use spu_emu::Machine;
-use spu_emu::load::plan::Geometry;
-use spu_emu::machine::occupancy::{check_block_threads, launch_dim_limit};
+use spu_emu::machine::occupancy::MAX_BLOCK_THREADS;
 use spu_emu::observe::html::frames::{MAX_FRAMES, MAX_HANDOVERS, MAX_SEGMENTS};
 use spu_emu::observe::html::record::{PageRun, STATES, UnitView};
 use spu_emu::observe::html::{PageData, when};
@@ -62,7 +62,13 @@ fn check_run(r: &PageRun) -> Result<(), Damaged> {
         units::check_kind(i, p)?;
     }
     units::check_on_machine(&places, &m, &PAGE)?;
-    let passes = check_launch(r, &m)?;
+    let launch = Launch {
+        grid: r.grid,
+        block: r.block,
+        passes: r.passes,
+        iu_threads: None,
+    };
+    let passes = launch::check_launch(&launch, &m, &launch::PAGE)?;
     check_frames(r)?;
     known("counter", r.component_events.keys(), &component_names())?;
     let mut stretches = 0;
@@ -112,7 +118,8 @@ fn check_states(r: &PageRun) -> Result<(), Damaged> {
 }
 
 /// The machine the page describes, through the machine table's own checks, with
-/// the blocks per SM its boundary units show.
+/// the blocks per SM its boundary units show. The page does not say
+/// `sm.max_threads`, so the machine has the most the machine table allows.
 fn machine(r: &PageRun) -> Result<Machine, Damaged> {
     let v = &r.machine;
     let mut m = Machine::default();
@@ -134,6 +141,7 @@ fn machine(r: &PageRun) -> Result<Machine, Damaged> {
             ))
         })?;
     }
+    m.sm_max_threads = MAX_BLOCK_THREADS as u32;
     if !m.is_gpu() {
         // Several blocks per SM show as several boundary units per SM along a side;
         // a count that is no such multiple is refused by the units' check.
@@ -153,56 +161,6 @@ fn machine(r: &PageRun) -> Result<Machine, Damaged> {
         }
     }
     Ok(m)
-}
-
-/// The launch's blocks and the passes it takes on the machine; returns the passes.
-/// Its extents are within the launch limits spu-emu keeps, and its blocks within
-/// the threads an SM may run per block: the page does not say `sm.max_threads`,
-/// so the most the machine table allows for it.
-fn check_launch(r: &PageRun, m: &Machine) -> Result<u64, Damaged> {
-    let launch = format!(
-        "the launch is a grid of {}x{} blocks of {}x{}x{} threads",
-        r.grid[0], r.grid[1], r.block[0], r.block[1], r.block[2]
-    );
-    if r.grid.contains(&0) || r.block.contains(&0) {
-        return Err(damaged(format!("{launch}; none may be 0")));
-    }
-    let extents = r.grid.iter().map(|&n| (true, n)).enumerate();
-    let extents = extents.chain(r.block.iter().map(|&n| (false, n)).enumerate());
-    for (axis, (grid, n)) in extents {
-        let (most, why) = launch_dim_limit(grid, axis);
-        if i64::from(n) > most {
-            return Err(damaged(format!("{launch}, but {why}")));
-        }
-    }
-    let threads: u64 = r.block.iter().map(|&n| u64::from(n)).product();
-    if threads > u64::from(m.sm_max_threads) {
-        let mut most = m.clone();
-        if most.set(&format!("sm.max_threads={threads}")).is_err() {
-            let why = check_block_threads(m, threads).err().unwrap_or_default();
-            return Err(damaged(format!("{launch}: {why}")));
-        }
-    }
-    let expected = if m.is_gpu() {
-        [1, 1]
-    } else {
-        Geometry::new(m, r.grid).passes()
-    };
-    if r.passes != expected {
-        return Err(damaged(format!(
-            "`passes` is {}x{}, but a launch of {}x{} blocks (`grid`) on the page's {}x{} SMs \
-             takes {}x{}",
-            r.passes[0],
-            r.passes[1],
-            r.grid[0],
-            r.grid[1],
-            m.grid_cols,
-            m.grid_rows,
-            expected[0],
-            expected[1]
-        )));
-    }
-    Ok(u64::from(expected[0]) * u64::from(expected[1]))
 }
 
 /// The player's frames and the series drawn over them: one value per frame of
