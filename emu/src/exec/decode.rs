@@ -443,6 +443,12 @@ pub fn decode_program(
             }
         })
         .collect();
+    let block_pure = block_starts
+        .windows(2)
+        .map(|b| {
+            (b[0] as usize..b[1] as usize).all(|pc| changes_only_the_warp(&ops[pc], &info[pc]))
+        })
+        .collect();
     let prints = ops.iter().any(|o| matches!(o.run, Run::Printf { .. }));
     Ok(Program {
         prints,
@@ -453,7 +459,20 @@ pub fn decode_program(
         block_starts,
         printed: Default::default(),
         block_checked,
+        block_pure,
     })
+}
+
+/// True for an instruction whose only effect is on its warp's registers,
+/// predicates and place: a register operation, a branch, or a load from memory
+/// other than a CB (whose reads are recorded), not reading `%clock`.
+fn changes_only_the_warp(op: &Op, info: &OpInfo) -> bool {
+    !info.reads_clock
+        && match op.run {
+            Run::Lanes(_) | Run::Bra { .. } | Run::Nop => true,
+            Run::Load(m) => m.space.cb_side().is_none(),
+            _ => false,
+        }
 }
 
 /// The register file's layout and where each operand lands in it.

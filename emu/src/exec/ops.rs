@@ -255,6 +255,12 @@ pub struct Program {
     /// [`crate::exec::step::execute_in_block`] (an instruction an Interface Unit
     /// lacks, or one that reads `%clock`); the others run without them.
     pub block_checked: Vec<Checks>,
+    /// Per basic block: its instructions change nothing but the warp's
+    /// registers, predicates and place (register operations, branches, loads
+    /// other than from a CB, no `%clock`), so a warp that comes back to a state
+    /// through such blocks alone repeats them while memory stays as it is
+    /// ([`crate::timing::unit`]'s functional shortcut).
+    pub block_pure: Vec<bool>,
 }
 
 /// What the instructions of a basic block need checked as they execute.

@@ -30,7 +30,7 @@ pub const MAX_CALL_DEPTH: usize = 64;
 pub const LOCAL_LIMIT_BYTES: u32 = 64 * 1024;
 
 /// One SIMT stack entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Frame {
     pc: u32,
     reconv: u32,
@@ -61,8 +61,9 @@ pub enum CallError {
 }
 
 /// Why a warp is not issuing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WarpState {
+    #[default]
     Running,
     /// Waiting at `bar.sync` (instruction index).
     AtBarrier(u32),
@@ -453,6 +454,23 @@ impl Warp {
         matches!(self.state, WarpState::Done)
     }
 
+    /// Copies into `s` what decides the warp's next instructions besides memory
+    /// (as [`Warp::fingerprint`] digests it), reusing `s`'s allocation.
+    pub fn save(&self, s: &mut Snapshot) {
+        s.regs.clone_from(&self.regs);
+        s.below.clone_from(&self.below);
+        (s.preds, s.top, s.live, s.valid, s.state) =
+            (self.preds, self.top, self.live, self.valid, self.state);
+    }
+
+    /// True when the warp is in the state `s` saved: exactly, not by digest.
+    pub fn is_in(&self, s: &Snapshot) -> bool {
+        (self.preds, self.top, self.live, self.valid, self.state)
+            == (s.preds, s.top, s.live, s.valid, s.state)
+            && self.below == s.below
+            && self.regs == s.regs
+    }
+
     /// A 128-bit digest of what decides the warp's next instructions besides
     /// memory: its SIMT stack (PCs, masks, reconvergence points), state,
     /// predicates and own registers. Two equal digests of one warp mean the
@@ -484,6 +502,18 @@ impl Warp {
         }
         d.finish()
     }
+}
+
+/// A warp's state as [`Warp::save`] keeps it, to tell when the warp is back in it.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    regs: Vec<Lanes>,
+    preds: [u32; 16],
+    top: Frame,
+    live: bool,
+    valid: u32,
+    below: Vec<Frame>,
+    state: WarpState,
 }
 
 /// Two independent 64-bit mixes of a stream of words (multiply-rotate steps

@@ -145,6 +145,43 @@ impl Traffic {
         self.local_store_transactions += other.local_store_transactions;
     }
 
+    /// Adds `times` more of what was counted since `before`, as if what happened
+    /// in between happened `times` more times.
+    pub fn add_repeats(&mut self, before: &Traffic, times: u64) {
+        let Traffic {
+            load_words,
+            store_words,
+            spill_words,
+            restore_words,
+            load_transactions,
+            store_transactions,
+            toggles,
+            engine_load_words,
+            engine_store_words,
+            local_load_words,
+            local_store_words,
+            local_load_transactions,
+            local_store_transactions,
+        } = before;
+        let more = |n: &mut u64, was: u64| *n += (*n - was) * times;
+        more(&mut self.load_words, *load_words);
+        more(&mut self.store_words, *store_words);
+        more(&mut self.spill_words, *spill_words);
+        more(&mut self.restore_words, *restore_words);
+        more(&mut self.load_transactions, *load_transactions);
+        more(&mut self.store_transactions, *store_transactions);
+        more(&mut self.toggles, *toggles);
+        more(&mut self.engine_load_words, *engine_load_words);
+        more(&mut self.engine_store_words, *engine_store_words);
+        more(&mut self.local_load_words, *local_load_words);
+        more(&mut self.local_store_words, *local_store_words);
+        more(&mut self.local_load_transactions, *local_load_transactions);
+        more(
+            &mut self.local_store_transactions,
+            *local_store_transactions,
+        );
+    }
+
     /// Counts a local access of the lanes of `exec`, `words` words each.
     pub fn add_local(&mut self, store: bool, words: u8, exec: u32) {
         let n = u64::from(exec.count_ones()) * u64::from(words);
@@ -296,6 +333,48 @@ impl UnitCounts {
             cached_lines: vec![[0; 2]; instructions],
             warp_instructions: 0,
         }
+    }
+
+    /// Adds `times` more of what was counted since `before` (the same unit's
+    /// counts earlier), as if what happened in between happened `times` more
+    /// times.
+    pub fn add_repeats(&mut self, before: &UnitCounts, times: u64) {
+        fn more(now: &mut [u64], was: &[u64], times: u64) {
+            for (n, w) in now.iter_mut().zip(was) {
+                *n += (*n - w) * times;
+            }
+        }
+        let UnitCounts {
+            warp_instructions,
+            issued,
+            threads,
+            transactions,
+            conflict_waves,
+            mem_events,
+            stalls,
+            idle,
+            block_runs,
+            block_threads,
+            guard_threads,
+            cached: _,
+            cached_lines,
+        } = before;
+        self.warp_instructions += (self.warp_instructions - warp_instructions) * times;
+        self.idle += (self.idle - idle) * times;
+        more(&mut self.issued, issued, times);
+        more(&mut self.threads, threads, times);
+        more(&mut self.transactions, transactions, times);
+        more(&mut self.conflict_waves, conflict_waves, times);
+        more(&mut self.mem_events, mem_events, times);
+        more(&mut self.block_runs, block_runs, times);
+        more(&mut self.block_threads, block_threads, times);
+        more(&mut self.guard_threads, guard_threads, times);
+        more(self.stalls.as_flattened_mut(), stalls.as_flattened(), times);
+        more(
+            self.cached_lines.as_flattened_mut(),
+            cached_lines.as_flattened(),
+            times,
+        );
     }
 
     /// Warp instructions issued and thread instructions executed by instruction

@@ -174,6 +174,9 @@ pub struct Code {
     pipe_free: [u64; 4],
     /// Functional mode: instructions each warp may still run in this step.
     pub(super) budget: Vec<u32>,
+    /// Functional mode: the warps whose last run skipped turns of a loop
+    /// ([`super::shortcut`]): they are watched sooner in the next.
+    pub(super) spinners: Vec<bool>,
     /// Stall cycles (warp, instruction, cycles) whose reason waits for a deferred
     /// load of the warp.
     deferred: Vec<(usize, u32, u64)>,
@@ -218,6 +221,7 @@ impl Code {
             })
             .collect();
         let shared_words = (ctx.shared_bytes / 4).next_power_of_two() as usize;
+        let n_warps = warps.len();
         let boards = (0..warps.len())
             .map(|_| Scoreboard::new(regs, now))
             .collect();
@@ -248,6 +252,7 @@ impl Code {
             pipes: timing.pipes.map(|n| vec![0; n]),
             pipe_free: [0; 4],
             budget: Vec::new(),
+            spinners: vec![false; n_warps],
             deferred: Vec::new(),
             block_warps,
             shared_words,

@@ -11,6 +11,7 @@
 
 use super::code::Code;
 use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
+use super::shortcut::{Shortcut, Tally};
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::{Fault, Faulted};
 use crate::exec::lanes::{self, distinct, transactions};
@@ -151,6 +152,10 @@ impl Unit {
         // The lane mask the blocks run under, expanded once while it stays.
         let (mut on_mask, mut on_count) = (0, 0);
         let mut on = lanes::expand(0);
+        // Loops that change nothing but the warp (not watched while races are
+        // checked: the checker records every shared access).
+        let watch = races.is_none();
+        let mut shortcut = Shortcut::new(code.spinners[wi]);
         let flow = loop {
             let first = warp.pc().unwrap_or(0);
             if first as usize >= program.len() {
@@ -165,6 +170,15 @@ impl Unit {
             let block = program.block_of[first as usize] as usize;
             let end = program.block_starts[block + 1];
             let whole = program.block_starts[block] == first;
+            let pure = whole && watch && program.block_pure[block];
+            if shortcut.due(pure, ran) {
+                let tally = Tally {
+                    counts,
+                    traffic,
+                    toggles: &mut global.toggles,
+                };
+                ran += shortcut.look(first, ran, left, warp, tally);
+            }
             if whole {
                 counts.warp_instructions += u64::from(end - first);
                 counts.block_runs[block] += 1;
@@ -330,6 +344,7 @@ impl Unit {
             }
         };
         traffic.toggles += global.toggles;
+        code.spinners[wi] = shortcut.skipped;
         Ok((
             ran,
             match flow {

@@ -8,6 +8,7 @@ mod code;
 mod fast;
 mod functional;
 mod issue;
+mod shortcut;
 mod single;
 mod stall;
 
