@@ -142,10 +142,17 @@ fn run(cli: &Cli) -> Result<()> {
         own_outputs.push((format!("`--html {}`", h.display()), h.clone()));
     }
     outputs::check_paths(Some(path), &cli.run, &[], &own_outputs)?;
-    if cli.html.is_some() && cli.run.functional {
-        anyhow::bail!(
-            "`--html` replays the run over time, which --functional does not model; drop --functional"
-        );
+    if cli.run.functional {
+        if cli.html.is_some() {
+            anyhow::bail!(
+                "`--html` replays the run over time, which --functional does not model; drop --functional"
+            );
+        }
+        if cli.timeline.is_some() {
+            anyhow::bail!(
+                "`--timeline` draws what each unit did cycle by cycle, which --functional does not model; drop --functional"
+            );
+        }
     }
     // Standard output carrying data (JSON, a trace, a page, an SVG, an array) gets
     // nothing else.

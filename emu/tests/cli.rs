@@ -361,6 +361,30 @@ fn negative_numbers_are_refused_as_values_of_their_options() {
     }
     fails(&["-1"], "unexpected argument '-1'");
     fails(&["--max-cycles", "5", "-1"], "unexpected argument '-1'");
+    // A negative grid reaches the machine's own check, not a tip about `--`.
+    let err = fails(&[k, "--grid", "-4x4"], "`grid.cols`");
+    assert!(!err.contains("tip:"), "{err}");
+    // Zero gets the reason, not an unsigned range.
+    let err = fails(&[k, "--sample-interval", "0"], "at least 1");
+    assert!(!err.contains("18446744073709551615"), "{err}");
+}
+
+#[test]
+fn pictures_over_time_are_refused_with_functional() {
+    for option in ["--timeline", "--html"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("picture");
+        fails(
+            &[
+                "samples/vecadd.spu",
+                "--functional",
+                option,
+                out.to_str().unwrap(),
+            ],
+            "drop --functional",
+        );
+        assert!(!out.exists(), "{option}: nothing is written");
+    }
 }
 
 /// A cache smaller than one set is refused, naming the keys and the smallest size.

@@ -13,7 +13,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE|PRESET")]
     pub machine: Option<String>,
     /// SM grid: P columns (west to east) by Q rows (north to south).
-    #[arg(long, value_name = "PxQ")]
+    #[arg(long, value_name = "PxQ", allow_hyphen_values = true)]
     pub grid: Option<String>,
     /// Units on the grid boundary.
     #[arg(long, value_parser = ["iu", "dma"])]
@@ -90,7 +90,7 @@ pub struct RunArgs {
     pub printf_limit: u64,
     /// Record activity every N cycles in the stats (`samples`), for power traces
     /// (GPUWattch sampled every 500).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = at_least_one, allow_negative_numbers = true)]
     pub sample_interval: Option<u64>,
     /// Skip timing: many times faster, with the same off-chip counts and the same
     /// results except where the order in which warps interleave matters: sums of
@@ -265,6 +265,15 @@ fn printf_limit(text: &str) -> Result<u64, String> {
             max >> 20
         )),
         Err(_) => Err("expected a number of bytes, e.g. 1048576 for 1 MiB".to_string()),
+    }
+}
+
+/// A count of at least 1 (`--sample-interval`).
+fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("it must be at least 1 (cycles between samples)".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number of cycles, at least 1, e.g. 500".to_string()),
     }
 }
 
