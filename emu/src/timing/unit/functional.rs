@@ -135,6 +135,7 @@ impl Unit {
             shared: &mut code.shared[range],
             shared_bytes: code.ctx.shared_bytes,
             params: env.params,
+            local_bytes: env.local_bytes,
             ports: super::ports_of(&mut self.ports, &mut self.slot_ports, slot),
             is_iu,
         };
@@ -370,6 +371,7 @@ impl Unit {
                 shared: &mut code.shared[range],
                 shared_bytes: code.ctx.shared_bytes,
                 params: env.params,
+                local_bytes: env.local_bytes,
                 ports: super::ports_of(&mut self.ports, &mut self.slot_ports, slot),
                 is_iu,
             };
