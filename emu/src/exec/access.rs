@@ -187,7 +187,7 @@ fn word<G: Global>(
             Ok(Access::Shared)
         }
         Space::Local => {
-            let index = local_words(warp, addrs, mask, store)?;
+            let index = local_words(warp, addrs, mask, store, local.local_bytes)?;
             if store {
                 let v = *warp.reg(usize::from(data));
                 for l in lanes_of(mask) {
@@ -226,11 +226,16 @@ fn word<G: Global>(
 }
 
 /// The word index in the thread's local memory of each lane's frame-relative byte
-/// address (a multiple of 4), checked against the local memory's size; the warp's
-/// local memory grows to hold them.
-fn local_words(warp: &mut Warp, addrs: &Lanes, mask: u32, store: bool) -> Result<Lanes, LaneFault> {
+/// address (a multiple of 4), checked against the `limit` bytes of local memory a
+/// thread has in this run; the warp's local memory grows to hold them.
+fn local_words(
+    warp: &mut Warp,
+    addrs: &Lanes,
+    mask: u32,
+    store: bool,
+    limit: u32,
+) -> Result<Lanes, LaneFault> {
     let frame = warp.frame_base();
-    let limit = crate::exec::warp::LOCAL_LIMIT_BYTES;
     let mut index = [0u32; 32];
     let mut top = 0;
     for l in lanes_of(mask) {
@@ -252,10 +257,22 @@ fn local_words(warp: &mut Warp, addrs: &Lanes, mask: u32, store: bool) -> Result
         index[l] = (offset / 4) as u32;
         top = top.max(index[l] as usize + 1);
     }
-    if warp.local.len() < top {
-        warp.local.resize(top, [0; 32]);
-    }
+    grow_local(warp, top, limit);
     Ok(index)
+}
+
+/// Grows the warp's local memory to at least `words` words (of every lane),
+/// doubling as a vector does but never holding room past the `limit` bytes a
+/// thread may use (that room is what the run's state estimate counts).
+pub fn grow_local(warp: &mut Warp, words: usize, limit: u32) {
+    let len = warp.local.len();
+    if len < words {
+        let room = (limit / 4) as usize;
+        let want = (2 * len).min(room).max(words);
+        warp.local
+            .reserve_exact(want.saturating_sub(warp.local.capacity()));
+        warp.local.resize(words, [0; 32]);
+    }
 }
 
 /// The byte address `[base + offset]` of each lane of `exec` in `addrs`, checked
@@ -412,7 +429,7 @@ fn narrow<G: Global>(
             Ok(Access::Shared)
         }
         Space::Local => {
-            let index = local_words(warp, &words, exec, true)?;
+            let index = local_words(warp, &words, exec, true, local.local_bytes)?;
             for l in lanes_of(exec) {
                 let cell = &mut warp.local[index[l] as usize][l];
                 *cell = merge(*cell, l);

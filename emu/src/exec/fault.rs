@@ -2,6 +2,7 @@
 //! lacks, deadlocks, running out of cycles), with the context a user needs to find
 //! the bug: instruction, source line, unit, block, thread, address.
 
+use crate::exec::warp::LOCAL_LIMIT_BYTES;
 use spu_isa::Space;
 use std::fmt;
 
@@ -215,9 +216,10 @@ impl fmt::Display for FaultKind {
                 ),
                 Ok(_) => write!(
                     f,
-                    "local {} address {addr} of the running call's frame (byte {} of the thread's local memory, as the frame starts at byte {frame}), past the {limit}-byte local memory of a thread",
+                    "local {} address {addr} of the running call's frame (byte {} of the thread's local memory, as the frame starts at byte {frame}), past {}",
                     verb(*store),
-                    u64::from(*frame) + u64::from(*addr)
+                    u64::from(*frame) + u64::from(*addr),
+                    local_memory(*limit)
                 ),
             },
             FaultKind::Printf { what } => write!(f, "`printf`: {what}"),
@@ -281,4 +283,17 @@ impl FaultKind {
             }
         }
     }
+}
+
+/// The local memory a thread has in a run of `limit` bytes each, as a fault names
+/// it: less than [`LOCAL_LIMIT_BYTES`] only where the run's state would otherwise
+/// pass the emulator's limit, which the message says with its fix.
+pub fn local_memory(limit: u32) -> String {
+    if limit >= LOCAL_LIMIT_BYTES {
+        return format!("the {limit}-byte local memory of a thread");
+    }
+    format!(
+        "the {limit} bytes of local memory a thread has in this run: the run holds so many threads at once that the emulator's {} state limit leaves each only that much of its {LOCAL_LIMIT_BYTES} bytes; use a smaller --grid or fewer threads per block",
+        crate::load::image::size(crate::load::image::MAX_STATE_BYTES)
+    )
 }

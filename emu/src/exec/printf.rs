@@ -136,13 +136,15 @@ fn local_string_error(addr: u64) -> String {
 }
 
 /// Runs `printf` for the lanes of `exec`: the frame at `frame_bytes` holds the
-/// format's address, the argument buffer's address and the result.
+/// format's address, the argument buffer's address and the result (in the
+/// `limit` bytes of local memory a thread has in this run).
 pub fn run(
     sink: &PrintSink,
     memory: &impl Global,
     warp: &mut Warp,
     frame_bytes: u32,
     exec: u32,
+    limit: u32,
 ) -> Result<(), LaneFault> {
     let fault = |what: String, l: usize| (FaultKind::Printf { what }, l as u32);
     // Per lane: its result and the range of its text in `texts`.
@@ -205,23 +207,28 @@ pub fn run(
         if let Some(t) = text {
             log.add(block, warp.index, l as u32, &texts[t]);
         }
-        store_result(warp, frame_bytes + 16, l, count).map_err(|e| fault(e, l))?;
+        store_result(warp, frame_bytes + 16, l, count, limit).map_err(|e| fault(e, l))?;
     }
     Ok(())
 }
 
 /// Stores `vprintf`'s result in the frame.
-fn store_result(warp: &mut Warp, addr: u32, lane: usize, value: u32) -> Result<(), String> {
+fn store_result(
+    warp: &mut Warp,
+    addr: u32,
+    lane: usize,
+    value: u32,
+    limit: u32,
+) -> Result<(), String> {
     let at = u64::from(warp.frame_base()) + u64::from(addr);
-    if at + 4 > u64::from(LOCAL_LIMIT_BYTES) {
+    if at + 4 > u64::from(limit) {
         return Err(format!(
-            "its result at local address {addr} is past the {LOCAL_LIMIT_BYTES}-byte local memory of a thread"
+            "its result at local address {addr} is past {}",
+            crate::exec::fault::local_memory(limit)
         ));
     }
     let index = (at / 4) as usize;
-    if warp.local.len() <= index {
-        warp.local.resize(index + 1, [0; 32]);
-    }
+    crate::exec::access::grow_local(warp, index + 1, limit);
     warp.local[index][lane] = value;
     Ok(())
 }

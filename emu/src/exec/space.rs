@@ -23,6 +23,8 @@ pub struct Local<'a> {
     /// Size of the block's shared space in bytes.
     pub shared_bytes: u32,
     pub params: &'a [u32],
+    /// The local memory a thread may use, in bytes.
+    pub local_bytes: u32,
     /// CB ports by side code.
     pub ports: &'a mut [Option<Port>; 4],
     /// The unit runs IU code (no FPU, SFU or shared memory, thesis Table 5.2).

@@ -281,7 +281,8 @@ fn dispatch<G: Global, const ADVANCE: bool, const CHECKED: bool>(
         }
         Run::Printf { frame_bytes } => {
             if exec != 0 {
-                crate::exec::printf::run(&prog.printed, &*global, warp, frame_bytes, exec)
+                let limit = local.local_bytes;
+                crate::exec::printf::run(&prog.printed, &*global, warp, frame_bytes, exec, limit)
                     .map_err(|(k, l)| fault(k, l))?;
             }
             Flow::Next

@@ -4,7 +4,8 @@
 //! whether the kernel fits the machine (a GPU has no CBs, IUs or DMA engines).
 
 use super::image::{LoadError, MAX_STATE_BYTES};
-use crate::exec::ops::Program;
+use crate::exec::ops::{Program, Run};
+use crate::exec::warp::LOCAL_LIMIT_BYTES;
 use crate::machine::{Boundary, Machine, PassMode};
 use spu_isa::Ty;
 use spu_isa::format::{Expr, Module};
@@ -73,7 +74,8 @@ pub(super) fn check_word_types(module: &Module) -> Result<(), LoadError> {
 
 /// Estimates, before anything is allocated for the run, the memory of every unit's
 /// warps (registers, scoreboards, stacks) and shared memory, the CBs and the
-/// per-instruction counters, and refuses runs above [`MAX_STATE_BYTES`].
+/// per-instruction counters, and refuses runs above [`MAX_STATE_BYTES`]. Returns
+/// the local memory each thread may use ([`local_allowance`]).
 pub(super) fn check_state_size(
     machine: &Machine,
     program: &Program,
@@ -82,7 +84,7 @@ pub(super) fn check_state_size(
     iu_threads: u32,
     shared_bytes: u32,
     race_check: bool,
-) -> Result<(), LoadError> {
+) -> Result<u32, LoadError> {
     /// A warp's bookkeeping besides its registers (stack, scoreboard, state).
     const WARP_OVERHEAD: u64 = 1 << 10;
     /// A unit's own state (counters, pipelines, schedulers, ports).
@@ -158,7 +160,43 @@ pub(super) fn check_state_size(
             race_check,
         });
     }
-    Ok(())
+    // Every thread a unit holds at once keeps its own local memory (a warp's grows
+    // for all 32 lanes together).
+    let local_threads = (busy_sms * resident * threads.div_ceil(32)
+        + boundary * u64::from(iu_threads).div_ceil(32))
+        * 32;
+    local_allowance(program, MAX_STATE_BYTES - total, local_threads)
+}
+
+/// The local memory each of `threads` threads held at once may use: the whole
+/// [`LOCAL_LIMIT_BYTES`] when `room` (what the rest of the run's state leaves of
+/// [`MAX_STATE_BYTES`]) holds it for all of them, else their share of `room`. A
+/// run whose threads would need more stops when one does (the same thread for any
+/// number of host threads: each warp's use depends on its own instructions only).
+/// The local memory a kernel's calls and `printf`s need (their frames start past
+/// the caller's) is known here: a share below it is refused at once.
+fn local_allowance(program: &Program, room: u64, threads: u64) -> Result<u32, LoadError> {
+    let share = (room / threads.max(1)).min(u64::from(LOCAL_LIMIT_BYTES)) as u32 / 16 * 16;
+    let frames = program
+        .ops
+        .iter()
+        .filter_map(|op| match op.run {
+            Run::Call { frame_bytes, .. } => Some(u64::from(frame_bytes)),
+            // `vprintf`'s result is the word at byte 16 of its frame.
+            Run::Printf { frame_bytes } => Some(u64::from(frame_bytes) + 20),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    if frames > u64::from(share) {
+        return Err(LoadError::LocalTooLarge {
+            threads,
+            share,
+            frames,
+            most: room / frames,
+        });
+    }
+    Ok(share)
 }
 
 /// Checks the kernel against the machine's boundary and pass configuration.

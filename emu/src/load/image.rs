@@ -26,7 +26,7 @@ const MAX_CB_MIB: i64 = 1024;
 pub const MAX_STATE_BYTES: u64 = 1 << 30;
 
 /// A byte count in GiB, MiB or KiB.
-pub(super) fn size(bytes: u64) -> String {
+pub(crate) fn size(bytes: u64) -> String {
     if bytes >= 1 << 30 {
         format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
     } else if bytes >= 1 << 20 {
@@ -117,6 +117,16 @@ pub enum LoadError {
         race_check: bool,
     },
     #[error(
+        "the kernel's calls reach byte {frames} of a thread's local memory (their frames start past their callers'), and this run holds {threads} threads at once, which leaves {share} bytes of local memory a thread within the emulator's {} state limit; use a smaller --grid or fewer threads per block, so that at most {most} threads are held at once, or smaller local arrays",
+        size(MAX_STATE_BYTES)
+    )]
+    LocalTooLarge {
+        threads: u64,
+        share: u32,
+        frames: u64,
+        most: u64,
+    },
+    #[error(
         "the initialiser of buffer `{name}` does not fit its type: {why}; change the initialiser, or the buffer's size or type"
     )]
     Init { name: String, why: String },
@@ -203,6 +213,10 @@ pub struct Image {
     /// Byte offset of each shared array, and the total.
     pub shared_offsets: Vec<u32>,
     pub shared_bytes: u32,
+    /// The local memory a thread may use in this run (up to
+    /// [`crate::exec::warp::LOCAL_LIMIT_BYTES`]: less when the run holds so many
+    /// threads at once that their local memory would pass [`MAX_STATE_BYTES`]).
+    pub local_bytes: u32,
     /// `--dump` requests: buffer index and file.
     pub dumps: Vec<(usize, PathBuf)>,
     /// DMA descriptors by side code, evaluated.
@@ -521,7 +535,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         )?;
     }
 
-    check_state_size(
+    let local_bytes = check_state_size(
         machine,
         &program,
         grid,
@@ -600,6 +614,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         memory,
         shared_offsets,
         shared_bytes,
+        local_bytes,
         dumps,
         dma,
     })

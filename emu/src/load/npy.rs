@@ -167,12 +167,13 @@ pub fn read_into(
             "it does not start with the .npy magic `\\x93NUMPY`".into(),
         ));
     }
-    let len_bytes = match prefix[6] {
-        1 => 2,
-        2 | 3 => 4,
-        v => {
+    // NumPy reads versions 1.0, 2.0 and 3.0 only.
+    let len_bytes = match (prefix[6], prefix[7]) {
+        (1, 0) => 2,
+        (2 | 3, 0) => 4,
+        (major, minor) => {
             return Err(format(format!(
-                "format version {v} is not supported (1 to 3 are)"
+                "its format version is {major}.{minor}; .npy files of versions 1.0, 2.0 and 3.0 are read (NumPy's `np.save` writes them)"
             )));
         }
     };
@@ -463,5 +464,41 @@ mod tests {
         assert_eq!(spelled("i8"), "<i8");
         assert_eq!(spelled("|S10"), "|S10");
         assert_eq!(spelled("float32"), "float32");
+    }
+
+    /// Only the format versions NumPy reads, (1, 0), (2, 0) and (3, 0), are read; a
+    /// file of another version, such as 1.1, is refused naming it.
+    #[test]
+    fn only_the_format_versions_numpy_reads_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        let words: Vec<u32> = (0..4).collect();
+        write(&path, Ty::U32, &[4], &words).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes[6..8], [1, 0]);
+        for (major, minor) in [(1, 1), (2, 1), (0, 0), (4, 0), (1, 255)] {
+            let mut edited = bytes.clone();
+            edited[6..8].copy_from_slice(&[major, minor]);
+            std::fs::write(&path, &edited).unwrap();
+            let e = read(&path, "A", Ty::U32, &[4]).unwrap_err().to_string();
+            let named = format!("format version is {major}.{minor};");
+            assert!(e.contains(&named) && e.contains("1.0, 2.0 and 3.0"), "{e}");
+        }
+        // Version 2.0 and 3.0 headers have a 4-byte length: the same header
+        // rewritten with one reads.
+        let full = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+        let header = &bytes[10..10 + full];
+        assert!(header.ends_with(b"  \n"));
+        for major in [2, 3] {
+            // Two bytes more of length, two spaces less of padding.
+            let mut edited = MAGIC.to_vec();
+            edited.extend_from_slice(&[major, 0]);
+            edited.extend_from_slice(&(full as u32 - 2).to_le_bytes());
+            edited.extend_from_slice(&header[..full - 3]);
+            edited.push(b'\n');
+            edited.extend_from_slice(&bytes[10 + full..]);
+            std::fs::write(&path, &edited).unwrap();
+            assert_eq!(read(&path, "A", Ty::U32, &[4]).unwrap(), words, "{major}");
+        }
     }
 }

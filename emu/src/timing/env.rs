@@ -17,6 +17,8 @@ pub struct Env<'a> {
     pub timing: &'a Timing,
     pub memory: &'a GlobalMemory,
     pub params: &'a [u32],
+    /// The local memory a thread may use ([`crate::load::Image::local_bytes`]).
+    pub local_bytes: u32,
     /// Bank-conflict waves of recent shared-memory and CB accesses.
     pub waves: &'a mut WaveCache,
     /// Functional mode: no timing, only results and counts.

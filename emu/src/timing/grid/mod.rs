@@ -52,6 +52,7 @@ macro_rules! shared {
             timing: &$grid.timing,
             memory: &$grid.memory,
             params: &$grid.image.params,
+            local_bytes: $grid.image.local_bytes,
             spills: &$grid.spills,
             completed: &$grid.completed,
             functional: $grid.functional,

@@ -112,6 +112,7 @@ struct Context {
     program: Arc<Program>,
     timing: Arc<Timing>,
     params: Arc<[u32]>,
+    local_bytes: u32,
     functional: bool,
     spill_full: bool,
 }
@@ -147,6 +148,7 @@ fn help(ctx: Context, handoff: &Handoff<Job>) {
                 timing: &ctx.timing,
                 memory: &round.memory,
                 params: &ctx.params,
+                local_bytes: ctx.local_bytes,
                 spills: &spills,
                 completed: &[],
                 functional: ctx.functional,
@@ -199,6 +201,7 @@ impl Grid<'_> {
                     program: Arc::clone(&program),
                     timing: Arc::clone(&timing),
                     params: Arc::clone(&params),
+                    local_bytes: self.image.local_bytes,
                     functional: self.functional,
                     spill_full: self.spill_full,
                 };

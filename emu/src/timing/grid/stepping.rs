@@ -20,6 +20,8 @@ pub struct Shared<'s> {
     pub timing: &'s Timing,
     pub memory: &'s GlobalMemory,
     pub params: &'s [u32],
+    /// The local memory a thread may use ([`crate::load::Image::local_bytes`]).
+    pub local_bytes: u32,
     /// Spilled tiles (read by restoring virtual IUs only).
     pub spills: &'s SpillStore,
     /// Last pass each unit has completed (read by spilling virtual IUs only).
@@ -130,6 +132,7 @@ pub fn step(
         timing: shared.timing,
         memory: shared.memory,
         params: shared.params,
+        local_bytes: shared.local_bytes,
         waves,
         functional: shared.functional,
         sink,
@@ -164,6 +167,7 @@ pub fn advance(
             timing: shared.timing,
             memory: shared.memory,
             params: shared.params,
+            local_bytes: shared.local_bytes,
             waves,
             functional: shared.functional,
             sink,

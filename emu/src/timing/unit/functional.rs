@@ -136,6 +136,7 @@ impl Unit {
             shared: &mut code.shared[range],
             shared_bytes: code.ctx.shared_bytes,
             params: env.params,
+            local_bytes: env.local_bytes,
             ports: super::ports_of(&mut self.ports, &mut self.slot_ports, slot),
             is_iu,
         };
@@ -385,6 +386,7 @@ impl Unit {
                 shared: &mut code.shared[range],
                 shared_bytes: code.ctx.shared_bytes,
                 params: env.params,
+                local_bytes: env.local_bytes,
                 ports: super::ports_of(&mut self.ports, &mut self.slot_ports, slot),
                 is_iu,
             };

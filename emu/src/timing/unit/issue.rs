@@ -289,6 +289,7 @@ fn issue_general(
             shared,
             shared_bytes,
             params: env.params,
+            local_bytes: env.local_bytes,
             ports,
             is_iu,
         };
