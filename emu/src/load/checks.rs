@@ -146,6 +146,7 @@ pub(super) fn check_state_size(
         + boundary * per_boundary
         + cbs
         + per_code;
+    let race_record = busy_sms * resident * race_cells;
     if total > MAX_STATE_BYTES {
         return Err(LoadError::StateTooLarge {
             total,
@@ -157,7 +158,7 @@ pub(super) fn check_state_size(
             instructions,
             units,
             per_code,
-            race_check,
+            race_record,
         });
     }
     // Every thread a unit holds at once keeps its own local memory (a warp's grows
@@ -311,12 +312,64 @@ mod tests {
             instructions: 1,
             units: 1,
             per_code: 4096,
-            race_check: false,
+            race_record: 0,
         }
         .to_string();
         assert!(
             err.contains("would take 1.0 GiB (1 073 745 920 bytes)")
                 && err.contains("at most 1.0 GiB (1 073 741 824 bytes)"),
+            "{err}"
+        );
+        // One of each in the singular; a GPU's missing boundary units and CBs
+        // are not listed.
+        assert!(
+            err.contains("(1 busy SM with") && err.contains("of 1 instruction on 1 unit)"),
+            "{err}"
+        );
+        assert!(!err.contains("boundary") && !err.contains("CBs"), "{err}");
+    }
+
+    /// With `--race-check` the refusal says its record counts and that the run
+    /// fits without it.
+    #[test]
+    fn a_state_too_large_with_race_check_suggests_running_without_it() {
+        let err = LoadError::StateTooLarge {
+            total: 3 * MAX_STATE_BYTES,
+            busy_sms: 3600,
+            per_sm: 1 << 20,
+            boundary: 240,
+            per_boundary: 1 << 10,
+            cbs: 1 << 20,
+            instructions: 40,
+            units: 3840,
+            per_code: 1 << 20,
+            race_record: 2 * MAX_STATE_BYTES,
+        }
+        .to_string();
+        assert!(
+            err.contains("--race-check's record") && err.contains("run without --race-check"),
+            "{err}"
+        );
+        assert!(
+            err.contains("240 boundary units with") && err.contains("of CBs"),
+            "{err}"
+        );
+        // Suggested only where the run would fit without the record.
+        let err = LoadError::StateTooLarge {
+            total: 3 * MAX_STATE_BYTES,
+            busy_sms: 3600,
+            per_sm: 1 << 20,
+            boundary: 0,
+            per_boundary: 0,
+            cbs: 0,
+            instructions: 40,
+            units: 3600,
+            per_code: 1 << 20,
+            race_record: MAX_STATE_BYTES,
+        }
+        .to_string();
+        assert!(
+            err.contains("--race-check's record") && !err.contains("without --race-check"),
             "{err}"
         );
     }

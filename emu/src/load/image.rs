@@ -52,6 +52,73 @@ pub(super) fn sizes_apart(bytes: u64, limit: u64) -> [String; 2] {
     }
 }
 
+/// `n` and a noun, with the noun in the plural unless `n` is 1.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The message of [`LoadError::StateTooLarge`]: the total, what it is made of
+/// (boundary units and CBs only where the machine has them), the limit, and what
+/// to change.
+fn state_too_large(e: &LoadError) -> String {
+    let LoadError::StateTooLarge {
+        total,
+        busy_sms,
+        per_sm,
+        boundary,
+        per_boundary,
+        cbs,
+        instructions,
+        units,
+        per_code,
+        race_record,
+    } = e
+    else {
+        return String::new();
+    };
+    let without_record = total - race_record;
+    let [total, limit] = sizes_apart(*total, MAX_STATE_BYTES);
+    let record = if *race_record > 0 {
+        " and --race-check's record of every shared word"
+    } else {
+        ""
+    };
+    let mut parts = vec![format!(
+        "{} with {} each for registers and shared memory{record}",
+        counted(*busy_sms, "busy SM", "busy SMs"),
+        size(*per_sm)
+    )];
+    if *boundary > 0 {
+        parts.push(format!(
+            "{} with {} each",
+            counted(*boundary, "boundary unit", "boundary units"),
+            size(*per_boundary)
+        ));
+    }
+    if *cbs > 0 {
+        parts.push(format!("{} of CBs", size(*cbs)));
+    }
+    parts.push(format!(
+        "{} for the counters of {} on {}",
+        size(*per_code),
+        counted(*instructions, "instruction", "instructions"),
+        counted(*units, "unit", "units")
+    ));
+    let fix = "use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel";
+    let fix = if *race_record > 0 && without_record <= MAX_STATE_BYTES {
+        format!(
+            "run without --race-check (its record takes {}), or {fix}",
+            size(*race_record)
+        )
+    } else {
+        fix.to_string()
+    };
+    format!(
+        "the machine's state for this run would take {total} ({}); the emulator holds at most {limit} besides global memory: {fix}",
+        parts.join(", ")
+    )
+}
+
 /// What the user asked for besides the machine.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
@@ -99,11 +166,7 @@ pub enum LoadError {
         limit: String,
         context: String,
     },
-    #[error(
-        "the machine's state for this run would take {} ({busy_sms} busy SMs with {} each for registers and shared memory{}, {boundary} boundary units with {} each, {} of CBs, {} for the counters of {instructions} instructions on {units} units); the emulator holds at most {} besides global memory: use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel",
-        sizes_apart(*total, MAX_STATE_BYTES)[0], size(*per_sm), if *race_check { " and --race-check's record of every shared word" } else { "" },
-        size(*per_boundary), size(*cbs), size(*per_code), sizes_apart(*total, MAX_STATE_BYTES)[1]
-    )]
+    #[error("{}", state_too_large(self))]
     StateTooLarge {
         total: u64,
         busy_sms: u64,
@@ -114,7 +177,8 @@ pub enum LoadError {
         instructions: u64,
         units: u64,
         per_code: u64,
-        race_check: bool,
+        /// Bytes of `--race-check`'s records in the total (0: off).
+        race_record: u64,
     },
     #[error(
         "the kernel's calls reach byte {frames} of a thread's local memory (their frames start past their callers'), and this run holds {threads} threads at once, which leaves {share} bytes of local memory a thread within the emulator's {} state limit; use a smaller --grid or fewer threads per block, so that at most {most} threads are held at once, or smaller local arrays",
