@@ -210,11 +210,26 @@ const OWNED_OPTIONS: &[(&str, Option<char>, &str)] = &[
     ("time", Some('t'), "set it with --time, in minutes"),
     ("partition", Some('p'), "set it with --partition"),
     ("wrap", None, "the job runs the script spu-sweep writes"),
+    (
+        "parsable",
+        None,
+        "it passes it to sbatch to read the job id",
+    ),
+    (
+        "test-only",
+        None,
+        "it submits what it writes; `spu-sweep run --slurm --dry-run` writes the scripts without submitting them",
+    ),
+    (
+        "wait",
+        Some('W'),
+        "sbatch would not return until the job ends; `spu-sweep run --slurm --wait` waits and shows progress",
+    ),
 ];
 
 /// Short `sbatch` options that take no value, so another may follow in one word
 /// (`-Qa 0-9` is `-Q -a 0-9`).
-const FLAG_LETTERS: &[char] = &['h', 'H', 'O', 'Q', 's', 'u', 'v', 'V', 'W'];
+const FLAG_LETTERS: &[char] = &['h', 'H', 'O', 'Q', 's', 'u', 'v', 'V'];
 
 /// The option of [`OWNED_OPTIONS`] an `--sbatch-arg` word sets, if any: a long
 /// name or a prefix of one (`sbatch` takes `--arr` for `--array`), or a short
@@ -645,6 +660,22 @@ mod tests {
         );
         assert_eq!(deal(&ids, 100).len(), 1);
         assert_eq!(deal(&ids, 1).len(), 7);
+    }
+
+    #[test]
+    fn options_that_change_what_sbatch_prints_or_whether_it_submits_are_owned() {
+        for (arg, owned) in [
+            ("--parsable", Some("parsable")),
+            ("--test-only", Some("test-only")),
+            ("--test", Some("test-only")),
+            ("--wait", Some("wait")),
+            ("-W", Some("wait")),
+            ("-QW", Some("wait")),
+            ("--account=abc", None),
+            ("-Q", None),
+        ] {
+            assert_eq!(owned_option(arg).map(|o| o.0), owned, "{arg}");
+        }
     }
 
     #[test]
