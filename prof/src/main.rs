@@ -419,7 +419,8 @@ fn run(cli: &Cli, model_given: bool) -> Result<()> {
             Format::Json => spu_prof::compare::json_report(&ba, &an, &bb, &bn),
             Format::Csv => spu_prof::compare::csv_report(&ba, &bb),
         };
-        files.add(&report_to, text.as_bytes())?;
+        // The pages are read before anything is written, so a run named by
+        // statistics is refused before the table reaches the terminal.
         if let Some(out) = &cli.html {
             let run =
                 |label: &str, path: &Path| -> Result<(String, spu_emu::observe::html::PageRun)> {
@@ -435,6 +436,7 @@ fn run(cli: &Cli, model_given: bool) -> Result<()> {
             let page = spu_emu::observe::html::PageData::pair(run("A", a)?, run("B", b)?);
             files.add(out, spu_emu::observe::html::page(&page).as_bytes())?;
         }
+        files.add(&report_to, text.as_bytes())?;
         return Ok(files.commit()?);
     }
     // Source text for --by-line: files named with --source, the kernel's own text,

@@ -315,3 +315,36 @@ fn pages_whose_data_contradict_themselves_are_refused() {
         }
     }
 }
+
+/// `--compare A B --html` with statistics instead of pages is refused before
+/// anything is written: no table on standard output, no page.
+#[test]
+fn a_comparison_page_of_statistics_is_refused_before_the_table_is_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("a.json").display().to_string();
+    let run = prof(&[
+        "samples/vecadd.spu",
+        "-q",
+        "-o",
+        "/dev/null",
+        "--stats",
+        &stats,
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let out_page = dir.path().join("ab.html");
+    let out = prof(&[
+        "--compare",
+        &stats,
+        &stats,
+        "--html",
+        out_page.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("is not a page written by `--html`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "printed: {}", text(&out.stdout));
+    assert!(!out_page.exists());
+}
