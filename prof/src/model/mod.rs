@@ -340,6 +340,13 @@ fn parse(file: &Origins, t: &toml::Table, unnamed: &str) -> Result<Model, ModelE
     let name = text(file, m, "name")?
         .filter(|_| file.of("model.name") == file.top)
         .unwrap_or_else(|| unnamed.to_string());
+    if name.trim().is_empty() {
+        return Err(key_err(
+            file,
+            "model.name",
+            "is empty; give the model a name (reports and comparisons show it), or leave the key out to use the file's name",
+        ));
+    }
     let description = text(file, m, "description")?.unwrap_or_default();
     let sources = match m.get("sources") {
         None => Vec::new(),
@@ -511,5 +518,17 @@ mod tests {
             panic!("an instruction-classes model")
         };
         assert!(static_w == 0.0 && static_w.is_sign_positive(), "{static_w}");
+    }
+
+    #[test]
+    fn an_empty_name_is_refused() {
+        for name in ["", "  "] {
+            let text = format!("[model]\nname = \"{name}\"\nextends = \"cyclops64\"\n");
+            let err = Model::from_text(&text, "t.toml").unwrap_err().to_string();
+            assert!(
+                err.contains("model.name") && err.contains("is empty"),
+                "{err}"
+            );
+        }
     }
 }
