@@ -302,6 +302,28 @@ fn bad_specs_name_the_key_and_line() {
     expect_problem("[base\nkernel = 1\n", 1, "");
 }
 
+/// A column of the spec's own may not take the name of a column every sweep
+/// has or of a metric: it would replace it, or stand beside it under its name.
+#[test]
+fn columns_may_not_take_the_names_of_built_in_columns_or_metrics() {
+    let base = "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\n";
+    for (key, taken) in [
+        ("label.kernel", "a column every sweep has"),
+        ("label.machine", "a column every sweep has"),
+        ("label.cycles", "a metric's name"),
+        ("label.\"energy.total_j\"", "a metric's name"),
+        ("D.ipc", "a metric's name"),
+    ] {
+        expect_problem(&format!("{base}{key} = [\"a\", \"b\"]\n"), 4, taken);
+    }
+    // A machine setting is a metric only under `machine.`.
+    let p = planned(
+        &format!("{base}set.\"cb.size_kib\" = [4, 8]\nlabel.case = [\"a\", \"b\"]\n"),
+        &[],
+    );
+    assert_eq!(p.runs.len(), 2);
+}
+
 #[test]
 fn every_problem_of_a_file_is_reported_at_once() {
     let ps = problems(

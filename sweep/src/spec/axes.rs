@@ -36,6 +36,9 @@ impl Walker {
                             "set" => Field::Set(n),
                             _ => Field::Label(n),
                         };
+                        if !self.check_column_name(&field, name.span()) {
+                            continue;
+                        }
                         if let Some(c) = self.column(field, name.span(), values) {
                             columns.push(c);
                         }
@@ -58,6 +61,35 @@ impl Walker {
             }
         }
         (columns, extras)
+    }
+
+    /// A column named by `D.`, `set.` or `label.` must not take the name of a
+    /// column the sweep fills itself (`kernel`, `machine`, ...) or of a metric
+    /// (`cycles`, `energy.total_j`, ...): it would replace that column, or stand
+    /// beside it under the same name.
+    fn check_column_name(&mut self, field: &Field, span: Span) -> bool {
+        let name = field.column();
+        // A machine key (`cb.size_kib`) is a metric only under `machine.`.
+        let taken = if FIELD_KEYS.contains(&name.as_str()) {
+            "a column every sweep has"
+        } else if !matches!(field, Field::Set(_)) && crate::metrics::Catalogue::new().knows(&name) {
+            "a metric's name"
+        } else {
+            return true;
+        };
+        self.problems.push(
+            Problem::at(
+                span,
+                format!(
+                    "`{}` names its column `{}`, which is {taken}",
+                    field.spec_key(),
+                    shorten(&name)
+                ),
+            )
+            .label("name taken")
+            .help("choose another name; results, tables and plots name columns and metrics alike"),
+        );
+        false
     }
 
     fn column(&mut self, field: Field, key_span: Span, v: &Spanned<DeValue>) -> Option<Column> {
