@@ -307,13 +307,19 @@ impl Default for Catalogue {
 /// A finished run's value of metric `key`. spu-prof leaves the components of 0 J
 /// out of a breakdown (none of their events, or a model that prices them at 0),
 /// so in a run that was priced (it has `energy.total_j`) a component it lacks is
-/// 0; missing means not measured (a functional run, which is not priced).
+/// 0; missing means not measured (a functional run, which is not priced), or a
+/// name that is no component (`energy.components.BOGUS`).
 pub fn value(metrics: &Metrics, key: &str) -> Option<Json> {
+    let component = |k: &str| {
+        k.strip_prefix("energy.components.").is_some_and(|name| {
+            spu_emu::observe::counters::Component::ALL
+                .iter()
+                .any(|c| c.name() == name)
+        })
+    };
     match metrics.get(key) {
         Some(v) => Some(v.clone()),
-        None if key.starts_with("energy.components.") && metrics.contains_key("energy.total_j") => {
-            Some(Json::from(0.0))
-        }
+        None if component(key) && metrics.contains_key("energy.total_j") => Some(Json::from(0.0)),
         None => None,
     }
 }

@@ -559,7 +559,7 @@ fn a_path_inside_a_results_folder_names_the_folder() {
 #[test]
 fn a_component_priced_at_zero_reads_zero_not_empty() {
     let (d, spec, out) = setup(
-        "name = \"zero\"\nmetrics = [\"energy.components.FPUP\"]\n[base]\nkernel = \"vecadd.spu\"\nD.N = 64\n[[axis]]\nlabel.how = [\"priced\", \"free\", \"functional\"]\nmodel = [\"default\", \"zero.toml\", \"default\"]\nfunctional = [false, false, true]\n",
+        "name = \"zero\"\nmetrics = [\"energy.components.FPUP\", \"energy.components.BOGUS\"]\n[base]\nkernel = \"vecadd.spu\"\nD.N = 64\n[[axis]]\nlabel.how = [\"priced\", \"free\", \"functional\"]\nmodel = [\"default\", \"zero.toml\", \"default\"]\nfunctional = [false, false, true]\n",
     );
     std::fs::write(
         d.path().join("zero.toml"),
@@ -584,6 +584,17 @@ fn a_component_priced_at_zero_reads_zero_not_empty() {
     assert!(cell("priced").parse::<f64>().unwrap() > 0.0, "{csv}");
     assert_eq!(cell("free"), "0.0", "{csv}");
     assert_eq!(cell("functional"), "", "{csv}");
+    // A name that is no component is not measured, not free.
+    let bogus = rows[0]
+        .iter()
+        .position(|h| h.starts_with("energy.components.BOGUS"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    assert!(rows[1..].iter().all(|r| r[bogus].is_empty()), "{csv}");
+    assert!(
+        text(&o.stderr).contains("no finished run has the metric `energy.components.BOGUS`"),
+        "{}",
+        text(&o.stderr)
+    );
     let jsonl = std::fs::read_to_string(Path::new(&out).join("results.jsonl")).unwrap();
     assert!(
         jsonl.contains("\"how\":\"free\"") && jsonl.contains("\"energy.components.FPUP\":0.0"),
