@@ -464,11 +464,21 @@ impl Warp {
     }
 
     /// True when the warp is in the state `s` saved: exactly, not by digest.
-    pub fn is_in(&self, s: &Snapshot) -> bool {
-        (self.preds, self.top, self.live, self.valid, self.state)
-            == (s.preds, s.top, s.live, s.valid, s.state)
-            && self.below == s.below
-            && self.regs == s.regs
+    /// Register `hint` is compared first, and becomes the first register that
+    /// differs: a loop that counts differs in its counter turn after turn.
+    pub fn is_in(&self, s: &Snapshot, hint: &mut usize) -> bool {
+        if (self.preds, self.top, self.live, self.valid, self.state)
+            != (s.preds, s.top, s.live, s.valid, s.state)
+            || self.regs.len() != s.regs.len()
+            || self.regs.get(*hint) != s.regs.get(*hint)
+        {
+            return false;
+        }
+        if let Some(r) = self.regs.iter().zip(&s.regs).position(|(a, b)| a != b) {
+            *hint = r;
+            return false;
+        }
+        self.below == s.below
     }
 
     /// A 128-bit digest of what decides the warp's next instructions besides

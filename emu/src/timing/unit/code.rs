@@ -174,9 +174,9 @@ pub struct Code {
     pipe_free: [u64; 4],
     /// Functional mode: instructions each warp may still run in this step.
     pub(super) budget: Vec<u32>,
-    /// Functional mode: the warps whose last run skipped turns of a loop
-    /// ([`super::shortcut`]): they are watched sooner in the next.
-    pub(super) spinners: Vec<bool>,
+    /// Functional mode: after how many instructions of a stretch of pure blocks
+    /// each warp is watched for loops in its next run ([`super::shortcut`]).
+    pub(super) watch_from: Vec<u32>,
     /// Stall cycles (warp, instruction, cycles) whose reason waits for a deferred
     /// load of the warp.
     deferred: Vec<(usize, u32, u64)>,
@@ -252,7 +252,7 @@ impl Code {
             pipes: timing.pipes.map(|n| vec![0; n]),
             pipe_free: [0; 4],
             budget: Vec::new(),
-            spinners: vec![false; n_warps],
+            watch_from: vec![super::shortcut::WATCH_FROM; n_warps],
             deferred: Vec::new(),
             block_warps,
             shared_words,

@@ -156,7 +156,7 @@ impl Unit {
         // Loops that change nothing but the warp (not watched while races are
         // checked: the checker records every shared access).
         let watch = races.is_none();
-        let mut shortcut = Shortcut::new(code.spinners[wi]);
+        let mut shortcut = Shortcut::new(code.watch_from[wi]);
         let flow = loop {
             let first = warp.pc().unwrap_or(0);
             if first as usize >= program.len() {
@@ -172,7 +172,7 @@ impl Unit {
             let end = program.block_starts[block + 1];
             let whole = program.block_starts[block] == first;
             let pure = whole && watch && program.block_pure[block];
-            if shortcut.due(pure, ran) {
+            if shortcut.due(pure, first, ran) {
                 let tally = Tally {
                     counts,
                     traffic,
@@ -345,7 +345,7 @@ impl Unit {
             }
         };
         traffic.toggles += global.toggles;
-        code.spinners[wi] = shortcut.skipped;
+        code.watch_from[wi] = shortcut.next_watch();
         Ok((
             ran,
             match flow {

@@ -12,11 +12,13 @@
 //! or on a value that never changes.
 //!
 //! The shortcut watches a warp once it has run [`WATCH_FROM`] instructions of
-//! such blocks in a row ([`WATCH_SPINNER_FROM`] if its last run skipped a loop):
-//! it saves the warp's state at instructions 256, 512, 1024, ... of the stretch
-//! and compares it with the warp's at each later start of the same block (the
-//! saved state moves on at each doubling, so a loop of any length is caught once
-//! the stretch is twice as long as the loop). Once the
+//! such blocks in a row (fewer if its last run skipped a loop, more, up to
+//! [`WATCH_AT_MOST`], if its loops did not repeat): it saves the warp's state at
+//! instructions 256, 512, 1024, ... of the stretch and compares it with the
+//! warp's at later starts of the same block (the saved state moves on at each
+//! doubling, so a loop of any length is caught once the stretch is twice as long
+//! as the loop; after many comparisons that differ, only every second, fourth,
+//! ... visit is compared, which still meets a multiple of the loop's period). Once the
 //! warp is back in a saved state, one more turn of the loop is run with the
 //! counts and traffic saved before it; every whole turn left in the slice is
 //! then added at once (each count grows by the turns times what one turn added),
@@ -29,15 +31,28 @@ use crate::observe::counters::{Traffic, UnitCounts};
 
 /// Instructions of pure blocks a warp runs in a row before it is watched: below
 /// that, saving and comparing its state would cost more than the loops it could
-/// skip (a loop computing through a long stretch without storing is compared
-/// at each turn).
+/// skip.
 pub const WATCH_FROM: u32 = 256;
 
-/// The same for a warp whose last run ended in a skipped loop: a warp spinning
-/// on a flag spins again in the next step, until the flag changes.
-pub const WATCH_SPINNER_FROM: u32 = 8;
+/// The same for a warp whose last run skipped a loop: a warp spinning on a flag
+/// spins again in the next step, until the flag changes.
+const WATCH_SPINNER_FROM: u32 = 8;
 
-/// No stretch of pure blocks is running.
+/// A warp whose loops did not repeat in its last run, which ran no other blocks
+/// (a loop that counts, for a whole slice), is watched later and later in the
+/// next, and past this not at all, until it runs another kind of block or
+/// skips a loop.
+const WATCH_AT_MOST: u32 = 8192;
+
+/// Comparisons with one saved state after which only every second visit of its
+/// block is compared, then every fourth, ... (up to every [`MAX_STEP`]th): a loop
+/// whose state changes every turn (a counter) costs less and less, and one that
+/// repeats is still caught, at a visit that is a multiple of both its period and
+/// the step.
+const MISSES_PER_STEP: u32 = 16;
+const MAX_STEP: u32 = 4096;
+
+/// No stretch of pure blocks is running, no state is saved, no turn is measured.
 const NONE: u32 = u32::MAX;
 
 /// What a warp's run of blocks knows about its current stretch of pure blocks.
@@ -46,19 +61,30 @@ pub(super) struct Shortcut {
     from: u32,
     /// The instruction count at which the state is saved next.
     next_save: u32,
-    /// The saved state: the block start's PC and instruction count, and the warp.
-    saved: Option<(u32, u32, Snapshot)>,
-    /// One more turn is being run: it ends at this instruction count, and these
-    /// are the counts from before it.
-    turn: Option<Turn>,
-    /// [`WATCH_FROM`] or [`WATCH_SPINNER_FROM`].
+    /// The PC of the block start where the state was saved (`NONE`: none), the
+    /// instruction count then, and the warp's state.
+    at: u32,
+    since: u32,
+    state: Snapshot,
+    /// Visits of `at` since the save, the comparisons that failed, the visits
+    /// between two comparisons, and the register that differed last.
+    visits: u32,
+    misses: u32,
+    step: u32,
+    hint: usize,
+    /// One more turn is being run: it ends at this instruction count (`NONE`:
+    /// none), and these are the counts from before it.
+    ends: u32,
+    turn: Option<Box<Turn>>,
+    /// When to watch a stretch (from the warp's last run; `NONE`: never).
     watch_from: u32,
+    /// The run went through a block that is not pure.
+    impure: bool,
     /// Turns were skipped in this run.
-    pub skipped: bool,
+    skipped: bool,
 }
 
 struct Turn {
-    ends: u32,
     counts: UnitCounts,
     traffic: Traffic,
     toggles: u64,
@@ -75,47 +101,68 @@ pub(super) struct Tally<'a> {
 }
 
 impl Shortcut {
-    /// The shortcut of a warp that skipped turns in its last run (`spinner`) or
-    /// not.
-    pub fn new(spinner: bool) -> Shortcut {
+    /// The shortcut of a warp that is watched from the `watch_from`th
+    /// instruction of a stretch of pure blocks (as its last run left it:
+    /// [`Shortcut::next_watch`]).
+    pub fn new(watch_from: u32) -> Shortcut {
         #[cfg(test)]
-        if tests::OFF.with(|o| o.get()) {
-            return Shortcut {
-                watch_from: NONE,
-                ..Shortcut::new_watching(spinner)
-            };
-        }
-        Shortcut::new_watching(spinner)
-    }
-
-    fn new_watching(spinner: bool) -> Shortcut {
+        let watch_from = if tests::OFF.with(|o| o.get()) {
+            NONE
+        } else {
+            watch_from
+        };
         Shortcut {
             from: NONE,
             next_save: NONE,
-            saved: None,
+            at: NONE,
+            since: 0,
+            state: Snapshot::default(),
+            visits: 0,
+            misses: 0,
+            step: 1,
+            hint: 0,
+            ends: NONE,
             turn: None,
-            watch_from: if spinner {
-                WATCH_SPINNER_FROM
-            } else {
-                WATCH_FROM
-            },
+            watch_from,
+            impure: false,
             skipped: false,
         }
     }
 
-    /// Forgets the stretch of pure blocks (the warp ran something else).
-    fn restart(&mut self) {
-        (self.from, self.next_save, self.saved, self.turn) = (NONE, NONE, None, None);
+    /// When to watch the warp in its next run: soon after a skip, later after
+    /// comparisons that found no loop, as before otherwise.
+    pub fn next_watch(&self) -> u32 {
+        let later = self.watch_from.saturating_mul(2).max(WATCH_FROM);
+        match () {
+            _ if self.skipped => WATCH_SPINNER_FROM,
+            // Loops that did not repeat: later, and not at all in a warp that
+            // ran nothing else, until it does.
+            _ if self.misses >= MISSES_PER_STEP && !self.impure && later > WATCH_AT_MOST => NONE,
+            _ if self.misses >= MISSES_PER_STEP => later.min(WATCH_AT_MOST),
+            _ if self.impure => self.watch_from.min(WATCH_AT_MOST),
+            _ => self.watch_from,
+        }
     }
 
-    /// At the start of a block that is `pure` (or not), after `ran` instructions
-    /// of the warp's run: true when [`Shortcut::look`] has work to do.
+    /// Forgets the stretch of pure blocks (the warp ran something else); the
+    /// saved state's room is kept for the next.
+    fn restart(&mut self) {
+        (self.from, self.next_save, self.at, self.ends, self.turn) = (NONE, NONE, NONE, NONE, None);
+    }
+
+    /// At the start of the block at `pc`, which is `pure` (or not), after `ran`
+    /// instructions of the warp's run: true when [`Shortcut::look`] has work to
+    /// do.
     #[inline(always)]
-    pub fn due(&mut self, pure: bool, ran: u32) -> bool {
+    pub fn due(&mut self, pure: bool, pc: u32, ran: u32) -> bool {
         if !pure {
+            self.impure = true;
             if self.from != NONE {
                 self.restart();
             }
+            return false;
+        }
+        if self.watch_from == NONE {
             return false;
         }
         if self.from == NONE {
@@ -123,7 +170,14 @@ impl Shortcut {
             self.next_save = ran.saturating_add(self.watch_from);
             return false;
         }
-        ran >= self.next_save || self.saved.is_some()
+        if pc == self.at {
+            // Visits between comparisons pass here, without a call.
+            self.visits += 1;
+            if self.visits & (self.step - 1) == 0 {
+                return true;
+            }
+        }
+        ran >= self.next_save || ran >= self.ends
     }
 
     /// At the start of the pure block at `pc`, after `ran` of the `left`
@@ -132,69 +186,83 @@ impl Shortcut {
     #[cold]
     #[inline(never)]
     pub fn look(&mut self, pc: u32, ran: u32, left: u32, warp: &mut Warp, tally: Tally) -> u32 {
-        if let Some(turn) = &self.turn {
-            if ran < turn.ends {
+        if self.turn.is_some() {
+            if ran < self.ends {
                 return 0;
             }
-            let back = ran == turn.ends && self.saved.as_ref().is_some_and(|s| s.0 == pc);
             let turn = self.turn.take().expect("checked");
-            if !back || !self.saved.as_ref().is_some_and(|s| warp.is_in(&s.2)) {
-                // Not a loop after all (it cannot happen: the turn repeated a
-                // path from an equal state); watch again from here.
-                self.restart();
-                return 0;
-            }
-            let period = ran - self.saved.as_ref().map_or(ran, |s| s.1);
-            // Whole turns that start before the slice's end, as the run would.
-            let times = (left - 1 - ran) / period.max(1);
-            if period == 0 || times == 0 {
-                self.restart();
-                return 0;
-            }
-            let n = u64::from(times);
-            tally.counts.add_repeats(&turn.counts, n);
-            tally.traffic.add_repeats(&turn.traffic, n);
-            *tally.toggles += (*tally.toggles - turn.toggles) * n;
-            warp.branches += (warp.branches - turn.branches) * n;
-            self.restart();
-            self.skipped = true;
-            #[cfg(test)]
-            tests::SKIPPED.with(|k| k.set(k.get() + u64::from(times)));
-            return times * period;
+            return self.end_turn(&turn, pc, ran, left, warp, tally);
         }
-        if let Some((at, since, state)) = &self.saved
-            && *at == pc
-            && warp.is_in(state)
-        {
-            let period = ran - since;
-            // A turn to measure and at least one more to add.
-            if ran.saturating_add(period.saturating_mul(2)) < left {
-                self.turn = Some(Turn {
-                    ends: ran + period,
-                    counts: tally.counts.clone(),
-                    traffic: tally.traffic.clone(),
-                    toggles: *tally.toggles,
-                    branches: warp.branches,
-                });
-                // The turn starts from the saved state: keep it for the check.
-                if let Some(s) = &mut self.saved {
-                    (s.0, s.1) = (pc, ran);
-                }
-            } else {
-                self.saved = None;
-                self.next_save = NONE;
+        if pc == self.at && self.visits & (self.step - 1) == 0 {
+            if warp.is_in(&self.state, &mut self.hint) {
+                self.start_turn(ran, left, warp, tally);
+                return 0;
             }
-            return 0;
+            self.misses += 1;
+            if self.misses % MISSES_PER_STEP == 0 && self.step < MAX_STEP {
+                self.step *= 2;
+            }
         }
         if ran >= self.next_save {
-            let mut state = self.saved.take().map(|s| s.2).unwrap_or_default();
-            warp.save(&mut state);
-            self.saved = Some((pc, ran, state));
+            warp.save(&mut self.state);
+            (self.at, self.since, self.visits) = (pc, ran, 0);
             self.next_save = self
                 .from
                 .saturating_add((ran - self.from).saturating_mul(2));
         }
         0
+    }
+
+    /// The warp is back in the saved state after `ran` instructions: one more
+    /// turn of the same length is run from here with the counts saved, if the
+    /// slice holds it and at least one more.
+    fn start_turn(&mut self, ran: u32, left: u32, warp: &Warp, tally: Tally) {
+        let period = ran - self.since;
+        if period == 0 || ran.saturating_add(period.saturating_mul(2)) >= left {
+            // Not worth it: stop watching this stretch.
+            (self.at, self.next_save) = (NONE, NONE);
+            return;
+        }
+        self.turn = Some(Box::new(Turn {
+            counts: tally.counts.clone(),
+            traffic: tally.traffic.clone(),
+            toggles: *tally.toggles,
+            branches: warp.branches,
+        }));
+        (self.since, self.ends) = (ran, ran + period);
+    }
+
+    /// At the first block start at or past the measured turn's end: the whole
+    /// turns left in the slice added at once.
+    fn end_turn(
+        &mut self,
+        turn: &Turn,
+        pc: u32,
+        ran: u32,
+        left: u32,
+        warp: &mut Warp,
+        tally: Tally,
+    ) -> u32 {
+        let period = ran - self.since;
+        let back = ran == self.ends && pc == self.at && warp.is_in(&self.state, &mut self.hint);
+        // Whole turns that start before the slice's end, as the run would.
+        let times = if back { (left - 1 - ran) / period } else { 0 };
+        if times == 0 {
+            // Not a loop after all (which cannot happen: the turn repeated a
+            // path from an equal state), or no turn left; watch again from here.
+            self.restart();
+            return 0;
+        }
+        let n = u64::from(times);
+        tally.counts.add_repeats(&turn.counts, n);
+        tally.traffic.add_repeats(&turn.traffic, n);
+        *tally.toggles += (*tally.toggles - turn.toggles) * n;
+        warp.branches += (warp.branches - turn.branches) * n;
+        self.restart();
+        self.skipped = true;
+        #[cfg(test)]
+        tests::SKIPPED.with(|k| k.set(k.get() + n));
+        times * period
     }
 }
 
