@@ -270,7 +270,11 @@ impl Parser<'_> {
         if integer && self.eat(b'L') {
             return Value::Int(digits);
         }
-        if integer && digits.bytes().any(|b| b.is_ascii_digit()) {
+        // Python 3 refuses a decimal literal with a leading zero (`016`), which
+        // Python 2 read as octal; zeros alone (`00`) are 0.
+        let body = digits.trim_start_matches(['+', '-']);
+        let octal_like = body.len() > 1 && body.starts_with('0') && body.bytes().any(|b| b != b'0');
+        if integer && !octal_like && digits.bytes().any(|b| b.is_ascii_digit()) {
             Value::Int(digits.trim_start_matches('+').to_string())
         } else {
             Value::Other
@@ -467,6 +471,13 @@ mod tests {
             e.contains("dimension 0x1_0000_0000_0000_0000, which is not a size"),
             "{e}"
         );
+        // Python 3 refuses a leading zero (Python 2 read `016` as octal 14).
+        for shape in ["(016,)", "(00016,)", "(4, 08)"] {
+            let text = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}}}");
+            assert!(parse(&text).is_err(), "{shape}");
+        }
+        let h = parse("{'descr': '<f4', 'fortran_order': False, 'shape': (00, 0_0)}").unwrap();
+        assert_eq!(h.shape, vec![0, 0]);
     }
 
     #[test]
