@@ -208,7 +208,7 @@ machine_params! {
         "most warps resident on one SM at once (Fermi: 48)";
     sm_registers: u32 = 32768, "sm.registers", "32-bit registers", Range::Int(32, 1 << 20),
         "register file of one SM; a block needs threads x declared registers (Fermi: 32768)";
-    sm_shared_kib: u32 = 48, "sm.shared_kib", "KiB", Range::Int(0, 1024),
+    sm_shared_kib: u32 = 48, "sm.shared_kib", "KiB", Range::Int(0, occupancy::MAX_SHARED_KIB),
         "shared memory of one SM (Fermi: 48 KiB)";
     shared_banks: u32 = 32, "sm.shared_banks", "banks", Range::Int(1, 64),
         "shared-memory banks, 4 bytes wide; distinct words in one bank serialise";
@@ -220,7 +220,7 @@ machine_params! {
         "load/store pipelines per unit (shared, global, param, CB accesses)";
     iu_schedulers: u32 = 1, "iu.schedulers", "schedulers", Range::Int(1, 8),
         "warp schedulers per Interface Unit";
-    iu_max_threads: u32 = 1024, "iu.max_threads", "threads", Range::Int(1, 4096),
+    iu_max_threads: u32 = 1024, "iu.max_threads", "threads", Range::Int(1, occupancy::MAX_IU_THREADS),
         "most threads an Interface Unit runs (the launch's iu(T))";
     iu_registers: u32 = 32768, "iu.registers", "32-bit registers", Range::Int(32, 1 << 20),
         "register file of one Interface Unit (thesis Table 5.2: IUs keep a register file)";

@@ -157,6 +157,14 @@ pub const MAX_LAUNCH_BLOCKS: i64 = 1 << 22;
 /// the machine table allows.
 pub const MAX_BLOCK_THREADS: i64 = 4096;
 
+/// Most threads an Interface Unit may run on any machine: the largest
+/// `iu.max_threads` the machine table allows.
+pub const MAX_IU_THREADS: i64 = 4096;
+
+/// Most shared memory, in KiB, an SM may have on any machine: the largest
+/// `sm.shared_kib` the machine table allows.
+pub const MAX_SHARED_KIB: i64 = 1024;
+
 /// The largest extent of a launch's grid (`grid`) or block along `axis` (0 is x,
 /// 2 is z) on any machine, and the sentence that says so; spu-emu refuses a launch
 /// beyond it and `spu-asm -v` reports the refusal.

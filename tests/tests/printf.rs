@@ -177,6 +177,10 @@ fn a_bad_format_stops_the_run_naming_the_thread_and_the_line() {
         ("%d %q\n", "`%q` is not a `printf` conversion"),
         ("%d 50%", "the format ends inside the conversion `%`"),
         ("%d %n\n", "`%n` writes to memory"),
+        (
+            "%d %ls\n",
+            "the conversion `%ls` (wide characters, `wchar_t`) is not supported",
+        ),
         ("%9999d\n", "the width 9999 of `%9999` is larger than 4096"),
         // Lane 0's argument is 0 (its `%tid.x`): a null pointer, or the generic
         // address of a shared or local array at offset 0, which it cannot tell

@@ -21,6 +21,7 @@ impl Assembler<'_> {
     ) -> Option<Module> {
         self.size_dynamic_shared(diags);
         self.check_launch_bounds(diags);
+        self.check_launch_iu(diags);
         match &self.entry {
             None if self.no_entry_chosen => return None,
             // After other errors, a missing kernel is most likely one of their
@@ -134,6 +135,27 @@ impl Assembler<'_> {
                 d = d.with_secondary(self.code.span(pc), label);
             }
             diags.push(d.help(f.help));
+        }
+    }
+
+    /// `.launch iu(T)` known (with the defaults) to be zero or negative, or beyond
+    /// what any Interface Unit runs, is refused when there is IU code to run, as
+    /// the loader would refuse it.
+    fn check_launch_iu(&self, diags: &mut Diagnostics) {
+        use spu_machine::occupancy::MAX_IU_THREADS;
+        let (Some(_), Some((v, at))) = (&self.iu_entry, &self.launch_iu_known) else {
+            return;
+        };
+        let d = Diagnostic::error(format!("the IU thread count is {v}"), at.clone());
+        if *v < 1 {
+            diags.push(
+                d.label("must be positive")
+                    .help("give the threads each Interface Unit runs, e.g. `iu(32)`"),
+            );
+        } else if *v > MAX_IU_THREADS {
+            diags.push(d.label(format!("at most {MAX_IU_THREADS}")).help(format!(
+                "no machine runs more IU threads (`iu.max_threads` is at most {MAX_IU_THREADS}); launch fewer"
+            )));
         }
     }
 

@@ -395,18 +395,29 @@ impl Assembler<'_> {
                 );
                 continue;
             }
-            let mut vals = Vec::new();
-            for a in args {
-                match self.expr(a, diags) {
-                    Some(e) => vals.push(e),
-                    None => return,
-                }
-            }
+            let Some(mut vals) = args
+                .iter()
+                .map(|a| self.expr(a, diags))
+                .collect::<Option<Vec<_>>>()
+            else {
+                // Reported: the array it sizes is not also "not sized".
+                self.launch_shared_broken |= name.node == "shared";
+                continue;
+            };
             if name.node == "block" {
                 self.note_launch_block(args);
             }
             if matches!(name.node, "grid" | "block") {
                 self.refuse_empty_launch_dims(name.node, args, diags);
+            }
+            if name.node == "iu" {
+                // Checked in `check_launch_iu` once the `.iu` code is known.
+                self.launch_iu_known = args.first().and_then(|a| {
+                    Some((
+                        eval_with_defaults(a, &self.scope.params).ok()??,
+                        a.span.clone(),
+                    ))
+                });
             }
             if name.node == "shared" {
                 self.launch_shared = vals.pop().map(|v| (v, name.span.clone()));

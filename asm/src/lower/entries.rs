@@ -14,6 +14,7 @@ use crate::operands::{Bound, EntryArg};
 use crate::parse::statement_at;
 use spu_io::suggest::closest;
 use spu_isa::format::{BinOp, Expr as StoredExpr};
+use spu_machine::occupancy::MAX_SHARED_KIB;
 use std::collections::HashMap;
 
 impl Assembler<'_> {
@@ -319,6 +320,9 @@ impl Assembler<'_> {
     /// Gives the `.extern .shared` array its size: `.launch shared(BYTES)` in
     /// elements, rounded up.
     pub(super) fn size_dynamic_shared(&mut self, diags: &mut Diagnostics) {
+        if self.launch_shared_broken {
+            return;
+        }
         let Some((index, elem, span)) = self.dynamic_shared.clone() else {
             // A negative size is refused even unused, as a negative grid is.
             if let Some((v, at)) = self.launch_shared_known.clone().filter(|(v, _)| *v < 0) {
@@ -379,6 +383,15 @@ impl Assembler<'_> {
                     .label("must be positive")
                     .with_secondary(span, "the array it sizes")
                     .help("give the size in bytes of the `.extern .shared` array, e.g. `shared(4096)`"),
+            );
+        } else if let Some((v, at)) = self.launch_shared_known.clone()
+            && v > MAX_SHARED_KIB * 1024
+        {
+            diags.push(
+                Diagnostic::error(format!("the dynamic shared size is {v} bytes"), at)
+                    .label(format!("at most {} bytes", MAX_SHARED_KIB * 1024))
+                    .with_secondary(span, "the array it sizes")
+                    .help(format!("no machine has more shared memory per SM (`sm.shared_kib` is at most {MAX_SHARED_KIB} KiB); declare a smaller array")),
             );
         }
         let elems = StoredExpr::binary(

@@ -370,6 +370,10 @@ struct Assembler<'m> {
     launch_shared: Option<(spu_isa::format::Expr, Span)>,
     /// Its value with the parameters' defaults, if known, and where it is written.
     launch_shared_known: Option<(i64, Span)>,
+    /// `.launch shared(..)` is given but its value is in error (already reported).
+    launch_shared_broken: bool,
+    /// `.launch iu(T)` with the parameters' defaults, if known, and where it is written.
+    launch_iu_known: Option<(i64, Span)>,
     /// Registers are coloured by the allocator rather than placed by declaration.
     colour: bool,
     vregs: VRegs,
@@ -448,6 +452,8 @@ impl<'m> Assembler<'m> {
             dynamic_shared: None,
             launch_shared: None,
             launch_shared_known: None,
+            launch_shared_broken: false,
+            launch_iu_known: None,
             colour: false,
             vregs: VRegs::default(),
             decls_fit: true,

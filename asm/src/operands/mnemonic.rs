@@ -16,34 +16,7 @@ pub(super) fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods)
         .rev()
         .find_map(|k| Opcode::from_mnemonic(&parts[..k].join(".")).map(|op| (op, k)));
     let Some((op, consumed)) = found else {
-        let d = Diagnostic::error(format!("unknown instruction `{text}`"), span.clone())
-            .label("not in the instruction set");
-        let base = parts[0];
-        let rest: String = parts[1..].iter().map(|p| format!(".{p}")).collect();
-        // `atom.add.u32`: the rows of `atom` and `red` name their state space.
-        let spaced: Vec<String> = TABLE
-            .iter()
-            .map(|r| r.mnemonic)
-            .filter(|m| m.split('.').count() == 2 && m.split('.').next() == Some(base))
-            .map(|m| format!("`{m}{rest}`"))
-            .collect();
-        if !spaced.is_empty() {
-            return Err(d.help(format!(
-                "`{base}` needs a state space: {} (generic addresses, PTX without a state space, are not supported)",
-                spaced.join(" or ")
-            )));
-        }
-        return Err(
-            match closest(
-                base,
-                TABLE
-                    .iter()
-                    .map(|r| r.mnemonic.split('.').next().unwrap_or("")),
-            ) {
-                Some(s) => d.help(format!("did you mean `{s}{rest}`?")),
-                None => d.help("see isa-spec/ISA.md for the instruction set"),
-            },
-        );
+        return Err(unknown_instruction(text, &parts, span));
     };
     let spec = op.spec();
     let mut mods = Mods::default();
@@ -191,6 +164,76 @@ pub(super) fn resolve_mnemonic(text: &str, span: &Span) -> Result<(Opcode, Mods)
         .help(format!("for example: `{}`", spec.example)));
     }
     Ok((op, mods))
+}
+
+/// A mnemonic that no row prefixes. The help only ever names instructions
+/// that resolve.
+fn unknown_instruction(text: &str, parts: &[&str], span: &Span) -> Diagnostic {
+    let d = Diagnostic::error(format!("unknown instruction `{text}`"), span.clone())
+        .label("not in the instruction set");
+    let base = parts[0];
+    let rest: String = parts[1..].iter().map(|p| format!(".{p}")).collect();
+    let resolves = |m: &str| resolve_mnemonic(m, &(0..m.len())).is_ok();
+    // The rows of `atom` and `red` name their state space: `atom.global`, `atom.shared`.
+    let spaced: Vec<&str> = TABLE
+        .iter()
+        .map(|r| r.mnemonic)
+        .filter(|m| m.split('.').count() == 2 && m.split('.').next() == Some(base))
+        .collect();
+    if spaced.is_empty() {
+        return match closest(
+            base,
+            TABLE
+                .iter()
+                .map(|r| r.mnemonic.split('.').next().unwrap_or("")),
+        ) {
+            Some(s) => d.help(format!("did you mean `{s}{rest}`?")),
+            None => d.help("see isa-spec/ISA.md for the instruction set"),
+        };
+    }
+    let spaces: Vec<String> = spaced
+        .iter()
+        .map(|m| format!("`.{}`", &m[base.len() + 1..]))
+        .collect();
+    if let Some(&space) = parts.get(1)
+        && (ModKind::Space.names().contains(&space) || space == "const")
+    {
+        // A state space the instruction lacks (`red.shared`, `atom.local`).
+        let lacks = format!(
+            "`{base}` works on {} memory, not `.{space}`",
+            spaces.join(" or ")
+        );
+        let tail: String = parts[2..].iter().map(|p| format!(".{p}")).collect();
+        let atom = format!("atom.{space}{tail}");
+        return d.help(if base == "red" && resolves(&atom) {
+            format!(
+                "{lacks}; for `.{space}` memory write `{atom} %rN, [addr], b;` with a destination register whose value you ignore"
+            )
+        } else {
+            lacks
+        });
+    }
+    let fits: Vec<String> = spaced
+        .iter()
+        .map(|m| format!("{m}{rest}"))
+        .filter(|m| resolves(m))
+        .map(|m| format!("`{m}`"))
+        .collect();
+    let example = TABLE
+        .iter()
+        .find(|r| r.mnemonic == spaced[0])
+        .map_or("", |r| r.example);
+    d.help(if fits.is_empty() {
+        format!(
+            "`{base}` needs a state space ({}), e.g. `{example}` (generic addresses, PTX without a state space, are not supported)",
+            spaces.join(" or ")
+        )
+    } else {
+        format!(
+            "`{base}` needs a state space: {} (generic addresses, PTX without a state space, are not supported)",
+            fits.join(" or ")
+        )
+    })
 }
 
 /// A part where a required modifier of `kind` goes that is neither one of its

@@ -2,6 +2,7 @@
 //! applies it: conversions `d i u x X o c s p f F e E g G %`, the flags `- + space
 //! 0 #`, widths and precisions (also `*`) and the lengths `hh h l ll z j t`, with
 //! the same digits as the C library (floats are correctly rounded, ties to even).
+//! Wide characters (`%ls`, `%lc`), `%a` and `long double` are refused.
 
 /// Largest width or precision of a conversion.
 pub const FIELD_LIMIT: i64 = 4096;
@@ -147,6 +148,14 @@ pub fn format_c_into(
         if conv == b'%' {
             out.push(b'%');
             continue;
+        }
+        if long && matches!(conv, b's' | b'c') {
+            // `wchar_t` text (4-byte UTF-32 on Linux) read as bytes would stop at
+            // the first character's zero bytes.
+            return Err(format!(
+                "the conversion `{}` (wide characters, `wchar_t`) is not supported; print `char` text with `%s` or `%c`",
+                shown(start, i)
+            ));
         }
         if verbatim || (full(args) && b"diouxXcspfFeEgG".contains(&conv)) {
             out.extend_from_slice(&fmt[start..i]);
@@ -486,5 +495,12 @@ mod tests {
                 .contains("`%q` is not a `printf` conversion")
         );
         assert!(f("%5000d", &[1]).unwrap_err().contains("larger than 4096"));
+        for wide in ["%ls", "%lc", "%-5ls", "%.2ls"] {
+            let err = f(wide, &[0x1000]).unwrap_err();
+            assert!(
+                err.contains(&format!("the conversion `{wide}` (wide characters")),
+                "{err}"
+            );
+        }
     }
 }

@@ -572,7 +572,7 @@ macro_rules! for_each_instr {
             rules: &[Rule::AtomOpType],
             flow: Next,
             sem: atomic,
-            doc: "atomically: value at addr = old op b, as `atom.global` but returning nothing (what compilers emit for an atomic whose result is unused); no `exch`",
+            doc: "atomically: value at addr = old op b, as `atom.global` but returning nothing (what compilers emit for an atomic whose result is unused); no `exch`; no `.shared` form (PTX's `red.shared`): write `atom.shared` and ignore its result",
             example: "red.global.add.u32 [%r2], %r3;",
         },
         Ldu {
