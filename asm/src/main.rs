@@ -217,7 +217,15 @@ fn run(cli: &Cli) -> Result<()> {
                 write_output(cli, &out, &bin, &included)?;
             }
             if let Some(text) = summary {
-                spu_io::output::print(&text)?;
+                // Beside a binary on standard output, the summary goes to the
+                // terminal's other stream, never into the binary.
+                let binary_on_stdout =
+                    !cli.check && cli.output.as_deref().is_some_and(spu_io::output::is_stdout);
+                if binary_on_stdout {
+                    spu_io::report!("{text}");
+                } else {
+                    spu_io::output::print(&text)?;
+                }
             }
             // The binary is written all the same: the launch depends on the
             // machine and the parameter values, which a run chooses again.

@@ -217,3 +217,74 @@ fn a_grid_beyond_the_z_limit_is_refused_as_spu_emu_refuses_it() {
     assert!(!out.contains("occupancy"), "{out}");
     assert!(run("Z=65535").contains("occupancy"));
 }
+
+/// `spu-asm --check -v` of `source` (written to a temporary file) with `args`.
+fn run_source(source: &str, args: &[&str]) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.spu");
+    std::fs::write(&path, source).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+        .arg(&path)
+        .args(["--check", "-v"])
+        .args(args)
+        .output()
+        .expect("spu-asm runs");
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).expect("UTF-8"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The IU thread count and the number of blocks, which spu-emu refuses beyond
+/// their limits, are refused by `-v` as well.
+#[test]
+fn iu_threads_and_launch_blocks_beyond_the_limits_are_refused() {
+    let iu = ".param .u32 IT = 32;\n.launch grid(4, 4) block(32) iu(IT);\n\
+              .entry k {\n    .reg .u32 %r<2>;\n    mov.u32 %r1, %tid.x;\n    exit;\n\
+              .iu\n    mov.u32 %r1, %tid.x;\n    exit;\n}\n";
+    let (ok, _, err) = run_source(iu, &[]);
+    assert!(ok, "{err}");
+    for (define, why) in [
+        ("IT=2000", "an Interface Unit runs at most 1024 threads"),
+        ("IT=0", "it must be positive"),
+    ] {
+        let (ok, out, err) = run_source(iu, &["-D", define]);
+        assert!(!ok, "{define}: {out}");
+        assert!(
+            out.contains("launch         refused") && out.contains(why),
+            "{out}"
+        );
+        assert!(
+            err.contains("spu-emu refuses this launch") && err.contains(why),
+            "{err}"
+        );
+    }
+    let grid = ".param .u32 G = 4;\n.launch grid(G) block(32);\n\
+                .entry k {\n    .reg .u32 %r<2>;\n    mov.u32 %r1, %tid.x;\n    exit;\n}\n";
+    let (ok, out, err) = run_source(grid, &["-D", "G=5000000"]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("a launch has at most 4194304 blocks"), "{err}");
+}
+
+/// With the binary on standard output, the summary goes to standard error: the
+/// binary is the one `-o FILE` writes.
+#[test]
+fn the_summary_stays_out_of_a_binary_on_standard_output() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.bin");
+    let asm = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_spu-asm"))
+            .current_dir(root)
+            .arg("samples/vecadd.spu")
+            .args(args)
+            .output()
+            .expect("spu-asm runs")
+    };
+    let piped = asm(&["-o", "-", "-v"]);
+    assert!(piped.status.success());
+    assert!(asm(&["-o", file.to_str().unwrap()]).status.success());
+    assert_eq!(piped.stdout, std::fs::read(&file).unwrap());
+    assert!(String::from_utf8_lossy(&piped.stderr).contains("kernel `vecadd`"));
+}

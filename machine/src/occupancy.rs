@@ -199,6 +199,35 @@ pub fn check_block_threads(m: &Machine, threads: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Why an Interface Unit of `m` cannot run `threads` threads of IU code: none, or
+/// more than it runs (`iu.max_threads`). spu-emu refuses such a launch.
+pub fn check_iu_threads(m: &Machine, threads: i64) -> Result<(), String> {
+    if threads < 1 {
+        return Err(format!(
+            "the IU thread count iu(T) is {threads}, but it must be positive"
+        ));
+    }
+    if threads > i64::from(m.iu_max_threads) {
+        return Err(format!(
+            "the IU thread count iu(T) is {threads}, but an Interface Unit runs at most {} threads (`iu.max_threads`); launch fewer IU threads{}",
+            m.iu_max_threads,
+            crate::raise_limit("iu.max_threads", threads as u64)
+        ));
+    }
+    Ok(())
+}
+
+/// Why a launch of `blocks` blocks cannot run: more than any launch has
+/// ([`MAX_LAUNCH_BLOCKS`]). spu-emu refuses such a launch.
+pub fn check_launch_blocks(blocks: i64) -> Result<(), String> {
+    if blocks > MAX_LAUNCH_BLOCKS {
+        return Err(format!(
+            "the number of blocks in the launch is {blocks}, but a launch has at most {MAX_LAUNCH_BLOCKS} blocks"
+        ));
+    }
+    Ok(())
+}
+
 /// Why a block of `bytes` bytes of shared memory cannot run on `m` at all: more
 /// than an SM has (`sm.shared_kib`). spu-emu refuses such a launch.
 pub fn check_block_shared(m: &Machine, bytes: u64) -> Result<(), String> {

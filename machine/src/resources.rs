@@ -87,6 +87,9 @@ pub struct Resources {
     /// Why the launch is refused whatever the machine (an empty grid or block, or
     /// one beyond a launch's limits), if it is.
     pub launch_refused: Option<String>,
+    /// The IU thread count `iu(T)` as the launch gives it, when there is IU code
+    /// (checked against a machine by [`Resources::refusal`]).
+    pub iu_asked: Option<i64>,
 }
 
 impl Resources {
@@ -128,6 +131,7 @@ impl Resources {
                 })
             }),
             launch_refused: None,
+            iu_asked: None,
         }
     }
 
@@ -157,6 +161,7 @@ impl Resources {
             })
         };
         let mut launch_refused = None;
+        let mut iu_asked = None;
         for (grid, what, dims) in [
             (true, "launch grid dimension", &module.launch.grid),
             (false, "block dimension", &module.launch.block),
@@ -175,16 +180,24 @@ impl Resources {
                 launch_refused = launch_refused.or(refused);
             }
         }
+        if launch_refused.is_none() {
+            let mut blocks: i64 = 1;
+            for e in &module.launch.grid {
+                blocks = blocks.saturating_mul(eval(e, "the launch grid")?.max(0));
+            }
+            launch_refused = occupancy::check_launch_blocks(blocks).err();
+        }
         let mut threads: i64 = 1;
         for e in &module.launch.block {
             threads = threads.saturating_mul(eval(e, "the block size")?.max(0));
         }
         let threads = size(threads, "the block size in threads")?;
         let iu_threads = match module.iu_entry {
-            Some(_) => size(
-                eval(&module.launch.iu_threads, "the IU thread count")?,
-                "the IU thread count",
-            )?,
+            Some(_) => {
+                let v = eval(&module.launch.iu_threads, "the IU thread count")?;
+                iu_asked = Some(v);
+                size(v.max(0), "the IU thread count")?
+            }
             None => 0,
         };
         let (_, shared) = shared_layout(&module.shared, |s, e| {
@@ -204,6 +217,7 @@ impl Resources {
             shared,
         );
         r.launch_refused = launch_refused;
+        r.iu_asked = iu_asked;
         Ok(r)
     }
 
@@ -215,6 +229,10 @@ impl Resources {
             return Some(why.clone());
         }
         occupancy::check_gpu_fit(machine, self.iu.is_some(), self.has_dma, self.uses_cbs)
+            .and_then(|()| {
+                self.iu_asked
+                    .map_or(Ok(()), |t| occupancy::check_iu_threads(machine, t))
+            })
             .and_then(|()| occupancy::check_block_threads(machine, u64::from(self.threads)))
             .and_then(|()| occupancy::check_block_shared(machine, u64::from(self.shared_bytes)))
             .and_then(
@@ -317,7 +335,10 @@ impl Resources {
         }
         let demand = self.demand();
         // An empty or oversized grid or block is refused, whatever an SM holds.
-        if let Some(why) = &self.launch_refused {
+        let iu = self
+            .iu_asked
+            .and_then(|t| occupancy::check_iu_threads(machine, t).err());
+        if let Some(why) = self.launch_refused.as_ref().or(iu.as_ref()) {
             let _ = writeln!(s, "  launch         refused: {why}");
             return s;
         }
