@@ -985,6 +985,12 @@ fn ctrl_c_stops_a_functional_endless_loop_within_a_second() {
             "-q",
             "--spin-limit",
             "0",
+            // Functional mode skips the loop's turns: it reaches the default
+            // bounds within a second.
+            "--max-cycles",
+            "18446744073709551615",
+            "--max-instructions",
+            "18446744073709551615",
             "--stats",
         ])
         .arg(&stats)
