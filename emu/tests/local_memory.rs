@@ -30,7 +30,7 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
 /// one or two host threads and in functional mode.
 #[test]
 fn local_memory_past_the_run_s_share_stops_the_run() {
-    let kernel = "emu/tests/faults/local_share.spu";
+    let kernel = "emu/tests/local/share.spu";
     let grid = ["-D", "G=8", "--grid", "8x8"];
     let mut seen = Vec::new();
     for extra in [
@@ -62,7 +62,7 @@ fn local_memory_past_the_run_s_share_stops_the_run() {
 #[test]
 fn local_memory_within_the_run_s_share_is_used() {
     let (code, err) = run(&[
-        "emu/tests/faults/local_share.spu",
+        "emu/tests/local/share.spu",
         "-q",
         "-D",
         "G=8",
@@ -79,7 +79,7 @@ fn local_memory_within_the_run_s_share_is_used() {
 /// A 15x15 grid on the same machine holds few enough threads.
 #[test]
 fn calls_past_the_run_s_local_share_are_refused_before_the_run() {
-    let kernel = "emu/tests/faults/local_frames.spu";
+    let kernel = "emu/tests/local/frames.spu";
     let (code, err) = run(&[kernel, "-q", "-D", "G=16", "--grid", "16x16"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
