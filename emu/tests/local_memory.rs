@@ -46,7 +46,7 @@ fn local_memory_past_the_run_s_share_stops_the_run() {
         assert!(
             err.contains("local store to address 65532")
                 && err.contains("bytes of local memory a thread has in this run")
-                && err.contains("1.0 GiB state limit")
+                && err.contains("the emulator's limit on a run's state")
                 && err.contains("use a smaller --grid or fewer threads per block")
                 && !err.contains("panicked"),
             "{extra:?}: {err}"

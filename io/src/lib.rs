@@ -21,6 +21,7 @@
 pub mod exit;
 pub mod input;
 pub mod interrupt;
+pub mod numbers;
 pub mod output;
 pub mod paths;
 pub mod process;

@@ -16,7 +16,7 @@ use crate::exec::memory::{GlobalMemory, SharedWords, atomic_lanes};
 use crate::exec::ops::{Mem, Op, Reg};
 use crate::exec::space::{Access, Global, LaneFault, Local};
 use crate::exec::warp::Warp;
-use crate::exec::words::{cb_move, cb_word, gather, scatter, shared_word};
+use crate::exec::words::{cb_move, cb_word, check_bounded, gather, scatter, shared_word};
 use crate::sem::memory::{Atomic, field, merge_field};
 use spu_isa::{Side, Space, Ty};
 
@@ -66,38 +66,6 @@ pub fn memory<G: Global>(
         );
     }
     elements(op, m, store, warp, local, global, exec, addrs)
-}
-
-/// Alignment and bounds of an access to a space of `size` bytes.
-pub(crate) fn check_bounded(
-    space: Space,
-    addrs: &Lanes,
-    mask: u32,
-    size: u32,
-    dir: Dir,
-) -> Result<(), LaneFault> {
-    let (or, outside) = lanes::or_at_least(addrs, mask, size);
-    if or % 4 == 0 && !outside {
-        return Ok(());
-    }
-    for l in lanes_of(mask) {
-        let addr = addrs[l];
-        if addr % 4 != 0 {
-            return Err((FaultKind::Misaligned { space, addr }, l as u32));
-        }
-        if addr >= size {
-            return Err((
-                FaultKind::OutOfRange {
-                    space,
-                    addr,
-                    size,
-                    dir,
-                },
-                l as u32,
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Alignment and mapping of a global access of `size` bytes (1, 2, 4 or 8) per

@@ -293,7 +293,6 @@ pub fn local_memory(limit: u32) -> String {
         return format!("the {limit}-byte local memory of a thread");
     }
     format!(
-        "the {limit} bytes of local memory a thread has in this run: the run holds so many threads at once that the emulator's {} state limit leaves each only that much of its {LOCAL_LIMIT_BYTES} bytes; use a smaller --grid or fewer threads per block",
-        crate::load::image::size(crate::load::image::MAX_STATE_BYTES)
+        "the {limit} bytes of local memory a thread has in this run: the run holds so many threads at once that the emulator's limit on a run's state leaves each only that much of its {LOCAL_LIMIT_BYTES} bytes; use a smaller --grid or fewer threads per block"
     )
 }

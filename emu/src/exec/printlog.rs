@@ -130,7 +130,7 @@ fn bytes_text(n: u64) -> String {
     } else if n == 1 {
         "1 byte".to_string()
     } else {
-        format!("{} bytes", crate::observe::report::grouped(n))
+        format!("{} bytes", spu_io::numbers::grouped(n))
     }
 }
 

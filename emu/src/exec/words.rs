@@ -1,11 +1,11 @@
 //! Plain 32-bit loads and stores through a 32-bit base in shared memory and CB
 //! ports, by the lanes of a mask expanded once by the caller (a basic block run
 //! under one mask): one pass forms every lane's address and checks the active
-//! ones (the lane-by-lane check of `check_bounded` runs only to name a faulting
+//! ones (the lane-by-lane check of [`check_bounded`] runs only to name a faulting
 //! lane), then the words move. The general path of [`crate::exec::access`] moves
-//! its shared and CB words with the same functions.
+//! its shared and CB words with the same functions, and checks the addresses of
+//! every shared, parameter and CB access with [`check_bounded`].
 
-use crate::exec::access::check_bounded;
 use crate::exec::cb::Port;
 use crate::exec::fault::{Dir, FaultKind};
 use crate::exec::lanes::{self, Lanes, lanes_of};
@@ -164,4 +164,36 @@ pub(crate) fn scatter(shared: &mut [u32], wrap: usize, addrs: &Lanes, v: &Lanes,
             shared[(addrs[l] / 4) as usize & wrap] = v[l];
         }
     }
+}
+
+/// Alignment and bounds of an access to a space of `size` bytes.
+pub(crate) fn check_bounded(
+    space: Space,
+    addrs: &Lanes,
+    mask: u32,
+    size: u32,
+    dir: Dir,
+) -> Result<(), LaneFault> {
+    let (or, outside) = lanes::or_at_least(addrs, mask, size);
+    if or % 4 == 0 && !outside {
+        return Ok(());
+    }
+    for l in lanes_of(mask) {
+        let addr = addrs[l];
+        if addr % 4 != 0 {
+            return Err((FaultKind::Misaligned { space, addr }, l as u32));
+        }
+        if addr >= size {
+            return Err((
+                FaultKind::OutOfRange {
+                    space,
+                    addr,
+                    size,
+                    dir,
+                },
+                l as u32,
+            ));
+        }
+    }
+    Ok(())
 }

@@ -7,18 +7,7 @@ use crate::machine::UnitLabel;
 use crate::observe::outcome::RunResult;
 use std::fmt::Write;
 
-/// Groups digits in threes: `98 304`.
-pub fn grouped(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use spu_io::numbers::grouped;
 
 /// A duration in seconds with a readable unit.
 pub fn seconds(s: f64) -> String {
