@@ -1,4 +1,5 @@
-//! Numbers as the tools print them for people: digits grouped in threes.
+//! Numbers as the tools print them for people: digits grouped in threes, and
+//! counts with their noun in the singular or the plural.
 
 /// Groups digits in threes: `98 304`.
 pub fn grouped(n: u64) -> String {
@@ -13,6 +14,15 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// `n` and a noun that takes an `s` in the plural: `1 block`, `8 blocks`.
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -21,5 +31,12 @@ mod tests {
         assert_eq!(super::grouped(999), "999");
         assert_eq!(super::grouped(98_304), "98 304");
         assert_eq!(super::grouped(1_073_741_824), "1 073 741 824");
+    }
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(super::counted(1, "block"), "1 block");
+        assert_eq!(super::counted(0, "block"), "0 blocks");
+        assert_eq!(super::counted(1024, "thread"), "1024 threads");
     }
 }

@@ -304,11 +304,7 @@ machine_params! {
 
 /// `1 block`, `8 blocks`.
 pub fn plural(n: u32, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
+    spu_io::numbers::counted(u64::from(n), what)
 }
 
 /// The end of a limit's advice: ", or raise the limit with `--set KEY=N`" for the

@@ -199,22 +199,34 @@ pub fn check_block_threads(m: &Machine, threads: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The upper bound of an IU thread count on `m`, with the fix for `threads`.
+pub fn iu_threads_limit(m: &Machine, threads: i64) -> String {
+    format!(
+        "an Interface Unit runs at most {} threads (`iu.max_threads`); launch fewer IU threads{}",
+        m.iu_max_threads,
+        crate::raise_limit("iu.max_threads", threads.max(0) as u64)
+    )
+}
+
 /// Why an Interface Unit of `m` cannot run `threads` threads of IU code: none, or
 /// more than it runs (`iu.max_threads`). spu-emu refuses such a launch.
 pub fn check_iu_threads(m: &Machine, threads: i64) -> Result<(), String> {
+    let what = "the IU thread count iu(T)";
     if threads < 1 {
-        return Err(format!(
-            "the IU thread count iu(T) is {threads}, but it must be positive"
-        ));
+        return Err(format!("{what} is {threads}, but it must be positive"));
     }
     if threads > i64::from(m.iu_max_threads) {
         return Err(format!(
-            "the IU thread count iu(T) is {threads}, but an Interface Unit runs at most {} threads (`iu.max_threads`); launch fewer IU threads{}",
-            m.iu_max_threads,
-            crate::raise_limit("iu.max_threads", threads as u64)
+            "{what} is {threads}, but {}",
+            iu_threads_limit(m, threads)
         ));
     }
     Ok(())
+}
+
+/// The upper bound of the number of blocks in a launch.
+pub fn launch_blocks_limit() -> String {
+    format!("a launch has at most {MAX_LAUNCH_BLOCKS} blocks")
 }
 
 /// Why a launch of `blocks` blocks cannot run: more than any launch has
@@ -222,7 +234,8 @@ pub fn check_iu_threads(m: &Machine, threads: i64) -> Result<(), String> {
 pub fn check_launch_blocks(blocks: i64) -> Result<(), String> {
     if blocks > MAX_LAUNCH_BLOCKS {
         return Err(format!(
-            "the number of blocks in the launch is {blocks}, but a launch has at most {MAX_LAUNCH_BLOCKS} blocks"
+            "the number of blocks in the launch is {blocks}, but {}",
+            launch_blocks_limit()
         ));
     }
     Ok(())

@@ -3,10 +3,11 @@
 //! words (parameters, DMA), the size of the state the run would allocate, and
 //! whether the kernel fits the machine (a GPU has no CBs, IUs or DMA engines).
 
-use super::image::{LoadError, MAX_STATE_BYTES};
+use super::image::{LoadError, MAX_STATE_BYTES, size, sizes_apart};
 use crate::exec::ops::{Program, Run};
 use crate::exec::warp::LOCAL_LIMIT_BYTES;
 use crate::machine::{Boundary, Machine, PassMode};
+use spu_io::numbers::counted;
 use spu_isa::Ty;
 use spu_isa::format::{Expr, Module};
 
@@ -148,7 +149,7 @@ pub(super) fn check_state_size(
         + per_code;
     let race_record = busy_sms * resident * race_cells;
     if total > MAX_STATE_BYTES {
-        return Err(LoadError::StateTooLarge {
+        return Err(LoadError::StateTooLarge(StateEstimate {
             total,
             busy_sms,
             per_sm,
@@ -159,7 +160,7 @@ pub(super) fn check_state_size(
             units,
             per_code,
             race_record,
-        });
+        }));
     }
     // Every thread a unit holds at once keeps its own local memory (a warp's grows
     // for all 32 lanes together).
@@ -295,6 +296,84 @@ pub(super) fn check_machine_fit(
     Ok(())
 }
 
+/// The state a run would allocate, part by part ([`check_state_size`]); shown
+/// when it passes [`MAX_STATE_BYTES`] ([`LoadError::StateTooLarge`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateEstimate {
+    pub total: u64,
+    pub busy_sms: u64,
+    pub per_sm: u64,
+    pub boundary: u64,
+    pub per_boundary: u64,
+    pub cbs: u64,
+    pub instructions: u64,
+    pub units: u64,
+    pub per_code: u64,
+    /// Bytes of `--race-check`'s records in the total (0: off).
+    pub race_record: u64,
+}
+
+/// The total, what it is made of (boundary units and CBs only where the machine
+/// has them), the limit, and what to change.
+impl std::fmt::Display for StateEstimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let StateEstimate {
+            total,
+            busy_sms,
+            per_sm,
+            boundary,
+            per_boundary,
+            cbs,
+            instructions,
+            units,
+            per_code,
+            race_record,
+        } = self;
+        let without_record = total - race_record;
+        let [total, limit] = sizes_apart(*total, MAX_STATE_BYTES);
+        let record = if *race_record > 0 {
+            " and --race-check's record of every shared word"
+        } else {
+            ""
+        };
+        let mut parts = vec![format!(
+            "{} with {} each for registers and shared memory{record}",
+            counted(*busy_sms, "busy SM"),
+            size(*per_sm)
+        )];
+        if *boundary > 0 {
+            parts.push(format!(
+                "{} with {} each",
+                counted(*boundary, "boundary unit"),
+                size(*per_boundary)
+            ));
+        }
+        if *cbs > 0 {
+            parts.push(format!("{} of CBs", size(*cbs)));
+        }
+        parts.push(format!(
+            "{} for the counters of {} on {}",
+            size(*per_code),
+            counted(*instructions, "instruction"),
+            counted(*units, "unit")
+        ));
+        let fix = "use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel";
+        let fix = if *race_record > 0 && without_record <= MAX_STATE_BYTES {
+            format!(
+                "run without --race-check (its record takes {}), or {fix}",
+                size(*race_record)
+            )
+        } else {
+            fix.to_string()
+        };
+        write!(
+            f,
+            "the machine's state for this run would take {total} ({}); the emulator holds at most {limit} besides global memory: {fix}",
+            parts.join(", ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::image::{LoadError, MAX_STATE_BYTES};
@@ -302,7 +381,7 @@ mod tests {
     /// A refusal just above the limit reads two different amounts.
     #[test]
     fn a_state_just_above_the_limit_names_two_different_sizes() {
-        let err = LoadError::StateTooLarge {
+        let err = LoadError::StateTooLarge(super::StateEstimate {
             total: MAX_STATE_BYTES + 4096,
             busy_sms: 1,
             per_sm: MAX_STATE_BYTES,
@@ -313,7 +392,7 @@ mod tests {
             units: 1,
             per_code: 4096,
             race_record: 0,
-        }
+        })
         .to_string();
         assert!(
             err.contains("would take 1.0 GiB (1 073 745 920 bytes)")
@@ -333,7 +412,7 @@ mod tests {
     /// fits without it.
     #[test]
     fn a_state_too_large_with_race_check_suggests_running_without_it() {
-        let err = LoadError::StateTooLarge {
+        let err = LoadError::StateTooLarge(super::StateEstimate {
             total: 3 * MAX_STATE_BYTES,
             busy_sms: 3600,
             per_sm: 1 << 20,
@@ -344,7 +423,7 @@ mod tests {
             units: 3840,
             per_code: 1 << 20,
             race_record: 2 * MAX_STATE_BYTES,
-        }
+        })
         .to_string();
         assert!(
             err.contains("--race-check's record") && err.contains("run without --race-check"),
@@ -355,7 +434,7 @@ mod tests {
             "{err}"
         );
         // Suggested only where the run would fit without the record.
-        let err = LoadError::StateTooLarge {
+        let err = LoadError::StateTooLarge(super::StateEstimate {
             total: 3 * MAX_STATE_BYTES,
             busy_sms: 3600,
             per_sm: 1 << 20,
@@ -366,7 +445,7 @@ mod tests {
             units: 3600,
             per_code: 1 << 20,
             race_record: MAX_STATE_BYTES,
-        }
+        })
         .to_string();
         assert!(
             err.contains("--race-check's record") && !err.contains("without --race-check"),

@@ -42,7 +42,7 @@ pub(crate) fn size(bytes: u64) -> String {
 pub(super) fn sizes_apart(bytes: u64, limit: u64) -> [String; 2] {
     let (a, b) = (size(bytes), size(limit));
     if a == b && bytes != limit {
-        let exact = |n: u64| crate::observe::report::grouped(n);
+        let exact = spu_io::numbers::grouped;
         [
             format!("{a} ({} bytes)", exact(bytes)),
             format!("{b} ({} bytes)", exact(limit)),
@@ -50,73 +50,6 @@ pub(super) fn sizes_apart(bytes: u64, limit: u64) -> [String; 2] {
     } else {
         [a, b]
     }
-}
-
-/// `n` and a noun, with the noun in the plural unless `n` is 1.
-fn counted(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The message of [`LoadError::StateTooLarge`]: the total, what it is made of
-/// (boundary units and CBs only where the machine has them), the limit, and what
-/// to change.
-fn state_too_large(e: &LoadError) -> String {
-    let LoadError::StateTooLarge {
-        total,
-        busy_sms,
-        per_sm,
-        boundary,
-        per_boundary,
-        cbs,
-        instructions,
-        units,
-        per_code,
-        race_record,
-    } = e
-    else {
-        return String::new();
-    };
-    let without_record = total - race_record;
-    let [total, limit] = sizes_apart(*total, MAX_STATE_BYTES);
-    let record = if *race_record > 0 {
-        " and --race-check's record of every shared word"
-    } else {
-        ""
-    };
-    let mut parts = vec![format!(
-        "{} with {} each for registers and shared memory{record}",
-        counted(*busy_sms, "busy SM", "busy SMs"),
-        size(*per_sm)
-    )];
-    if *boundary > 0 {
-        parts.push(format!(
-            "{} with {} each",
-            counted(*boundary, "boundary unit", "boundary units"),
-            size(*per_boundary)
-        ));
-    }
-    if *cbs > 0 {
-        parts.push(format!("{} of CBs", size(*cbs)));
-    }
-    parts.push(format!(
-        "{} for the counters of {} on {}",
-        size(*per_code),
-        counted(*instructions, "instruction", "instructions"),
-        counted(*units, "unit", "units")
-    ));
-    let fix = "use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel";
-    let fix = if *race_record > 0 && without_record <= MAX_STATE_BYTES {
-        format!(
-            "run without --race-check (its record takes {}), or {fix}",
-            size(*race_record)
-        )
-    } else {
-        fix.to_string()
-    };
-    format!(
-        "the machine's state for this run would take {total} ({}); the emulator holds at most {limit} besides global memory: {fix}",
-        parts.join(", ")
-    )
 }
 
 /// What the user asked for besides the machine.
@@ -166,20 +99,8 @@ pub enum LoadError {
         limit: String,
         context: String,
     },
-    #[error("{}", state_too_large(self))]
-    StateTooLarge {
-        total: u64,
-        busy_sms: u64,
-        per_sm: u64,
-        boundary: u64,
-        per_boundary: u64,
-        cbs: u64,
-        instructions: u64,
-        units: u64,
-        per_code: u64,
-        /// Bytes of `--race-check`'s records in the total (0: off).
-        race_record: u64,
-    },
+    #[error("{0}")]
+    StateTooLarge(super::checks::StateEstimate),
     #[error(
         "the kernel's calls reach byte {frames} of a thread's local memory (their frames start past their callers'), and this run holds {threads} threads at once, which leaves {share} bytes of local memory a thread within the emulator's {} state limit; use a smaller --grid or fewer threads per block, so that at most {most} threads are held at once, or smaller local arrays",
         size(MAX_STATE_BYTES)
@@ -415,7 +336,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         i64::from(grid[0]) * i64::from(grid[1]),
         1,
         MAX_BLOCKS,
-        "a launch has at most 4194304 blocks",
+        &crate::machine::occupancy::launch_blocks_limit(),
     )
     .map_err(|err| {
         let exprs: Vec<&Expr> = l.grid.iter().collect();
@@ -450,11 +371,7 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
             v,
             1,
             i64::from(machine.iu_max_threads),
-            &format!(
-                "an Interface Unit runs at most {} threads (`iu.max_threads`); launch fewer IU threads{}",
-                machine.iu_max_threads,
-                crate::machine::raise_limit("iu.max_threads", v.max(0) as u64)
-            ),
+            &crate::machine::occupancy::iu_threads_limit(machine, v),
         )
         .map_err(|err| err.with_context(iu_context))?
     } else {

@@ -100,7 +100,7 @@ fn check_states(r: &PageRun) -> Result<(), Damaged> {
     if r.states.len() != STATES.len() {
         return Err(damaged(format!(
             "`states` lists {}, but a page of this version has {}",
-            counted(r.states.len() as u64, "state"),
+            spu_io::numbers::counted(r.states.len() as u64, "state"),
             STATES.len()
         )));
     }
@@ -190,7 +190,7 @@ fn check_frames(r: &PageRun) -> Result<(), Damaged> {
             return Err(damaged(format!(
                 "`series.{name}` has {}, but the run's {} cycles in frames of {} \
                  (`frame_cycles`) make {frames} frames{}",
-                counted(n, "value"),
+                spu_io::numbers::counted(n, "value"),
                 r.cycles,
                 r.frame_cycles,
                 if frames > MAX_FRAMES as u64 {
@@ -322,7 +322,7 @@ fn check_unit(r: &PageRun, u: &UnitView, passes: Option<u64>) -> Result<(), Dama
         return Err(damaged(format!(
             "`lines` names line {}, but the page has {}",
             l[0],
-            counted(r.lines.len() as u64, "line")
+            spu_io::numbers::counted(r.lines.len() as u64, "line")
         )));
     }
     for (what, n) in [
@@ -355,7 +355,7 @@ fn check_lines(r: &PageRun) -> Result<(), Damaged> {
             return Err(damaged(format!(
                 "line {i} (`{}`) is in source file {f}, but the page has {}",
                 shorten(&l.key),
-                counted(r.sources.len() as u64, "source file")
+                spu_io::numbers::counted(r.sources.len() as u64, "source file")
             )));
         }
         short_name("a line's key", &l.key)?;
@@ -392,7 +392,7 @@ fn check_line_times(r: &PageRun, t: &when::LineTimes) -> Result<(), Damaged> {
     if t.lines.len() != r.lines.len() {
         return Err(damaged(format!(
             "`line_times.lines` has {}, but the page has {}",
-            counted(t.lines.len() as u64, "line"),
+            spu_io::numbers::counted(t.lines.len() as u64, "line"),
             r.lines.len()
         )));
     }
@@ -435,11 +435,6 @@ fn check_line_times(r: &PageRun, t: &when::LineTimes) -> Result<(), Damaged> {
         )));
     }
     Ok(())
-}
-
-/// `1 line`, `2 lines`.
-fn counted(n: u64, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The run's warp instructions are the units' and the lines' (as in statistics).
