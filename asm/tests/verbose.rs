@@ -1,14 +1,19 @@
 //! `spu-asm -v`: what one block of a kernel holds and the occupancy it allows on a
 //! machine, for a few samples on the SPU and on the GTX 480 preset.
 
+use std::path::Path;
 use std::process::Command;
 
 /// `spu-asm --check -v ARGS` on a sample: its exit, standard output and error.
 fn run(sample: &str, args: &[&str]) -> (bool, String, String) {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    check_verbose(&Path::new(root).join("samples").join(sample), args)
+}
+
+/// `spu-asm FILE --check -v ARGS`: its exit, standard output and error.
+fn check_verbose(file: &Path, args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
-        .current_dir(root)
-        .arg(format!("samples/{sample}"))
+        .arg(file)
         .args(["--check", "-v"])
         .args(args)
         .output()
@@ -223,17 +228,7 @@ fn run_source(source: &str, args: &[&str]) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("k.spu");
     std::fs::write(&path, source).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_spu-asm"))
-        .arg(&path)
-        .args(["--check", "-v"])
-        .args(args)
-        .output()
-        .expect("spu-asm runs");
-    (
-        out.status.success(),
-        String::from_utf8(out.stdout).expect("UTF-8"),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    check_verbose(&path, args)
 }
 
 /// The IU thread count and the number of blocks, which spu-emu refuses beyond
