@@ -7,15 +7,10 @@
 
 use spu_io::testing::{HOSTILE, quoted_string, terminal_hazards};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn sweep(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::sweep_in;
 
 fn clean(name: &str, out: &Output) -> String {
     for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
@@ -100,7 +95,7 @@ fn control_characters_never_reach_the_terminal() {
             false,
         ),
     ] {
-        let out = sweep(tmp, &args);
+        let out = sweep_in(tmp, &args);
         let text = clean(name, &out);
         assert_eq!(out.status.success(), ok, "{name}:\n{text}");
         match name {
@@ -135,7 +130,7 @@ fn one_record(tmp: &Path) -> (std::path::PathBuf, serde_json::Value) {
         "name = \"ok\"\n[base]\nkernel = \"vecadd.spu\"\nD.N = 256\n",
     )
     .unwrap();
-    let o = sweep(tmp, &["run", "ok.toml", "--jobs", "1"]);
+    let o = sweep_in(tmp, &["run", "ok.toml", "--jobs", "1"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let record = std::fs::read_dir(tmp.join("ok.sweep/runs"))
         .unwrap()
@@ -155,7 +150,7 @@ fn metric_names_of_an_edited_record_are_escaped() {
     r["metrics"][HOSTILE] = 1.into();
     r["metrics"]["note"] = HOSTILE.into();
     std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
-    let out = sweep(tmp, &["metrics", "ok.sweep"]);
+    let out = sweep_in(tmp, &["metrics", "ok.sweep"]);
     let text = clean("metrics", &out);
     assert!(out.status.success(), "{text}");
     assert_eq!(text.matches(ESCAPED).count(), 2, "{text}");
@@ -174,7 +169,7 @@ fn strings_of_an_edited_record_reach_the_reports_escaped() {
     }
     r["error"] = HOSTILE.into();
     std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
-    let out = sweep(tmp, &["collect", "ok.sweep"]);
+    let out = sweep_in(tmp, &["collect", "ok.sweep"]);
     let text = clean("collect", &out);
     assert!(!text.contains("damaged"), "{text}");
     for report in ["results.csv", "results.jsonl"] {
@@ -201,7 +196,7 @@ fn a_string_for_a_number_makes_a_damaged_record() {
     r["metrics"]["cycles"] = HOSTILE.into();
     std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
     let says = format!("its metric `cycles` holds the string \"{ESCAPED}");
-    let out = sweep(tmp, &["collect", "ok.sweep"]);
+    let out = sweep_in(tmp, &["collect", "ok.sweep"]);
     let text = clean("collect", &out);
     assert!(
         text.contains(&format!(
@@ -213,7 +208,7 @@ fn a_string_for_a_number_makes_a_damaged_record() {
     );
     let csv = std::fs::read_to_string(tmp.join("ok.sweep/results.csv")).unwrap();
     assert!(!csv.contains("pwned"), "{csv}");
-    let out = sweep(tmp, &["status", "ok.sweep"]);
+    let out = sweep_in(tmp, &["status", "ok.sweep"]);
     let text = clean("status", &out);
     assert!(
         text.contains("damaged record `") && text.contains(&says) && text.contains("remaining  1"),
@@ -231,7 +226,7 @@ fn a_negative_or_repeated_metric_makes_a_damaged_record() {
     let good = std::fs::read_to_string(&record).unwrap();
     r["metrics"]["cycles"] = (-5).into();
     std::fs::write(&record, serde_json::to_vec(&r).unwrap()).unwrap();
-    let out = sweep(tmp, &["status", "ok.sweep"]);
+    let out = sweep_in(tmp, &["status", "ok.sweep"]);
     let text = clean("status", &out);
     assert!(
         text.contains("damaged record `")
@@ -242,7 +237,7 @@ fn a_negative_or_repeated_metric_makes_a_damaged_record() {
     let twice = good.replacen("\"metrics\": {", "\"metrics\": {\"cycles\": 1,", 1);
     assert_ne!(twice, good, "the record has a metrics object");
     std::fs::write(&record, twice).unwrap();
-    let out = sweep(tmp, &["status", "ok.sweep"]);
+    let out = sweep_in(tmp, &["status", "ok.sweep"]);
     let text = clean("status", &out);
     assert!(
         text.contains("damaged record `") && text.contains("the metric `cycles` is given twice"),
@@ -267,7 +262,7 @@ fn control_characters_in_plot_text_leave_the_svg_well_formed() {
         ),
     )
     .unwrap();
-    let o = sweep(tmp, &["run", "p.toml", "--jobs", "1"]);
+    let o = sweep_in(tmp, &["run", "p.toml", "--jobs", "1"]);
     clean("run", &o);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for (plot, shown) in [

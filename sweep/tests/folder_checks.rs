@@ -6,18 +6,9 @@
 //! the metric.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn sweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{sweep, text};
 
 /// Two runs of vecadd, with a plot and a summary table when `reports`; returns
 /// (guard, spec, results folder), the sweep run.

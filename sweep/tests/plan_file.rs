@@ -4,19 +4,9 @@
 //! is refused with the way out, and `status` names a damaged Slurm batch record.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn sweep(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{sweep_in, text};
 
 /// A folder with `vecadd.spu` and `spec.toml` holding `spec`.
 fn setup(spec: &str) -> tempfile::TempDir {
@@ -38,7 +28,7 @@ fn planned(n: usize) -> (tempfile::TempDir, PathBuf) {
         "[base]\nkernel = \"vecadd.spu\"\n[[axis]]\nmachine = [\"spu-4x4\", \"spu-8x8\"]\n[[axis]]\nD.N = [{}]\n",
         values.join(", ")
     ));
-    let o = sweep(
+    let o = sweep_in(
         dir.path(),
         &["run", "spec.toml", "--slurm", "--dry-run", "--out", "o"],
     );
@@ -56,11 +46,11 @@ fn a_plan_costs_little_per_run_and_its_commands_read_it() {
         // stay far below the 64 MiB the commands read.
         assert!(bytes / 1000 < 200, "{file}: {bytes} bytes for 1000 runs");
     }
-    let o = sweep(dir.path(), &["status", "o"]);
+    let o = sweep_in(dir.path(), &["status", "o"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("1000 runs"), "{}", text(&o.stdout));
     // The plan read back holds both machines, whole.
-    let o = sweep(dir.path(), &["plan", "spec.toml", "--format", "json"]);
+    let o = sweep_in(dir.path(), &["plan", "spec.toml", "--format", "json"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(plan["machines"].as_array().unwrap().len(), 2, "{plan}");
@@ -79,7 +69,7 @@ fn a_spec_whose_plan_would_be_too_large_to_read_back_is_refused_when_planned() {
         long.join(", "),
         ns.join(", ")
     ));
-    let o = sweep(
+    let o = sweep_in(
         dir.path(),
         &["run", "spec.toml", "--slurm", "--dry-run", "--out", "o"],
     );
@@ -103,7 +93,7 @@ fn a_plan_of_an_older_format_is_refused_with_the_way_out() {
     plan.as_object_mut().unwrap().remove("format");
     std::fs::write(&path, serde_json::to_vec(&plan).unwrap()).unwrap();
     for cmd in ["status", "collect"] {
-        let o = sweep(dir.path(), &[cmd, "o"]);
+        let o = sweep_in(dir.path(), &[cmd, "o"]);
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
         assert!(
@@ -122,14 +112,14 @@ fn status_names_a_damaged_batch_record() {
         "{\"batch\": 0, \"tasks\": [",
     )
     .unwrap();
-    let o = sweep(dir.path(), &["status", "o"]);
+    let o = sweep_in(dir.path(), &["status", "o"]);
     let report = text(&o.stdout);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
         report.contains("damaged Slurm batch record") && report.contains("slurm/batch-0.json"),
         "{report}"
     );
-    let o = sweep(dir.path(), &["status", "o", "--format", "json"]);
+    let o = sweep_in(dir.path(), &["status", "o", "--format", "json"]);
     let status: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let file = status["damaged_batches"][0]["file"].as_str().unwrap();
     assert!(file.ends_with("slurm/batch-0.json"), "{status}");
@@ -148,7 +138,7 @@ fn planning_stops_as_soon_as_the_plan_is_too_large() {
         long.join(", "),
         ns.join(", ")
     ));
-    let o = sweep(dir.path(), &["plan", "spec.toml"]);
+    let o = sweep_in(dir.path(), &["plan", "spec.toml"]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -163,7 +153,7 @@ fn planning_stops_as_soon_as_the_plan_is_too_large() {
 /// the way out.
 fn refused(dir: &Path, what: &str) {
     for cmd in ["status", "collect"] {
-        let o = sweep(dir, &[cmd, "o"]);
+        let o = sweep_in(dir, &[cmd, "o"]);
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
         assert!(
@@ -210,7 +200,7 @@ fn a_plan_edited_to_break_its_runs_is_refused_naming_the_entry() {
         run["values"][1] = "99".into();
         p["runs"][1] = run;
     });
-    let o = sweep(dir.path(), &["status", "o"]);
+    let o = sweep_in(dir.path(), &["status", "o"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("3 runs"), "{}", text(&o.stdout));
 }

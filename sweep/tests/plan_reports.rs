@@ -5,19 +5,9 @@
 //! and nothing is written.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn sweep(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{sweep_in, text};
 
 const SPEC: &str = r#"name = "t"
 [base]
@@ -51,7 +41,7 @@ fn edited_plot_and_table_fields_in_a_plan_are_refused() {
     )
     .unwrap();
     std::fs::write(work.join("spec.toml"), SPEC).unwrap();
-    let o = sweep(&work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
+    let o = sweep_in(&work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let plan_path = work.join("o/plan.json");
     let plan = std::fs::read_to_string(&plan_path).unwrap();
@@ -122,7 +112,7 @@ fn edited_plot_and_table_fields_in_a_plan_are_refused() {
         let _ = std::fs::remove_file(work.join("o/tables.md"));
         std::fs::write(&plan_path, plan.replacen(from, to, 1)).unwrap();
         for command in ["collect", "plot"] {
-            let o = sweep(&work, &[command, "o"]);
+            let o = sweep_in(&work, &[command, "o"]);
             let err = text(&o.stderr);
             assert_eq!(o.status.code(), Some(1), "{command} with {to}: {err}");
             assert!(
@@ -143,7 +133,7 @@ fn edited_plot_and_table_fields_in_a_plan_are_refused() {
         assert!(!work.join("o/tables.md").exists(), "{to}");
     }
     // The way out the message names: planning again writes a good plan.
-    let o = sweep(&work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
+    let o = sweep_in(&work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
         std::fs::read_to_string(&plan_path)
@@ -166,12 +156,12 @@ fn a_plan_with_a_value_of_the_wrong_type_or_an_unknown_key_is_refused() {
     )
     .unwrap();
     std::fs::write(work.join("spec.toml"), SPEC).unwrap();
-    let o = sweep(work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
+    let o = sweep_in(work, &["run", "spec.toml", "--out", "o", "-j", "1"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let plan_path = work.join("o/plan.json");
     let plan = std::fs::read_to_string(&plan_path).unwrap();
     // The plan as written reads back.
-    let o = sweep(work, &["collect", "o"]);
+    let o = sweep_in(work, &["collect", "o"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let cases = [
         ("\"digits\":null", "\"digits\":-1", "invalid value"),
@@ -197,7 +187,7 @@ fn a_plan_with_a_value_of_the_wrong_type_or_an_unknown_key_is_refused() {
     for (from, to, why) in cases {
         assert!(plan.contains(from), "{from} not in {plan}");
         std::fs::write(&plan_path, plan.replacen(from, to, 1)).unwrap();
-        let o = sweep(work, &["collect", "o"]);
+        let o = sweep_in(work, &["collect", "o"]);
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{to}: {err}");
         assert!(
@@ -226,7 +216,7 @@ fn a_default_plot_name_keeps_the_length_limit() {
          [[plot]]\nx = \"N\"\ny = \"cycles\"\n[[plot]]\nx = \"N\"\ny = \"offchip.words\"\n"
     );
     std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
-    let o = sweep(dir.path(), &["plan", "spec.toml"]);
+    let o = sweep_in(dir.path(), &["plan", "spec.toml"]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(

@@ -12,12 +12,11 @@ use spu_sweep::slurm::{Batch, SlurmError, SlurmOptions, script};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::text;
+
 fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_spu-sweep")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A folder with a spec (`spec.toml` unless named), vecadd beside it, and a fake

@@ -7,9 +7,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::text;
 
 /// Why the test cannot run here, if it cannot.
 fn no_cluster() -> Option<String> {

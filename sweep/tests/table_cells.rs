@@ -5,19 +5,9 @@
 //! without a word, and enter no mean and no ratio.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn sweep(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{sweep_in, text};
 
 /// Runs `spec` (with `vecadd.spu` beside it) into `o/`: the tables and stderr.
 fn run(spec: &str) -> (tempfile::TempDir, String, String) {
@@ -28,7 +18,7 @@ fn run(spec: &str) -> (tempfile::TempDir, String, String) {
     )
     .unwrap();
     std::fs::write(dir.path().join("spec.toml"), spec).unwrap();
-    let o = sweep(dir.path(), &["run", "spec.toml", "--out", "o", "-j", "2"]);
+    let o = sweep_in(dir.path(), &["run", "spec.toml", "--out", "o", "-j", "2"]);
     let err = text(&o.stderr);
     assert!(o.status.success(), "{err}");
     let tables = std::fs::read_to_string(dir.path().join("o/tables.md")).unwrap();
