@@ -317,51 +317,39 @@ pub struct StateEstimate {
 /// has them), the limit, and what to change.
 impl std::fmt::Display for StateEstimate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let StateEstimate {
-            total,
-            busy_sms,
-            per_sm,
-            boundary,
-            per_boundary,
-            cbs,
-            instructions,
-            units,
-            per_code,
-            race_record,
-        } = self;
-        let without_record = total - race_record;
-        let [total, limit] = sizes_apart(*total, MAX_STATE_BYTES);
-        let record = if *race_record > 0 {
+        let without_record = self.total - self.race_record;
+        let [total, limit] = sizes_apart(self.total, MAX_STATE_BYTES);
+        let record = if self.race_record > 0 {
             " and --race-check's record of every shared word"
         } else {
             ""
         };
         let mut parts = vec![format!(
             "{} with {} each for registers and shared memory{record}",
-            counted(*busy_sms, "busy SM"),
-            size(*per_sm)
+            counted(self.busy_sms, "busy SM"),
+            size(self.per_sm)
         )];
-        if *boundary > 0 {
+        if self.boundary > 0 {
             parts.push(format!(
                 "{} with {} each",
-                counted(*boundary, "boundary unit"),
-                size(*per_boundary)
+                counted(self.boundary, "boundary unit"),
+                size(self.per_boundary)
             ));
         }
-        if *cbs > 0 {
-            parts.push(format!("{} of CBs", size(*cbs)));
+        if self.cbs > 0 {
+            parts.push(format!("{} of CBs", size(self.cbs)));
         }
         parts.push(format!(
             "{} for the counters of {} on {}",
-            size(*per_code),
-            counted(*instructions, "instruction"),
-            counted(*units, "unit")
+            size(self.per_code),
+            counted(self.instructions, "instruction"),
+            counted(self.units, "unit")
         ));
         let fix = "use a smaller --grid, or fewer threads, registers or shared memory per block, or a shorter kernel";
-        let fix = if *race_record > 0 && without_record <= MAX_STATE_BYTES {
+        let fix = if self.race_record > 0 && without_record <= MAX_STATE_BYTES {
             format!(
                 "run without --race-check (its record takes {}), or {fix}",
-                size(*race_record)
+                size(self.race_record)
             )
         } else {
             fix.to_string()
