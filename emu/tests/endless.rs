@@ -96,8 +96,47 @@ fn a_flag_nobody_sets_is_found_stuck_in_both_modes() {
     }
 }
 
-/// The same wait counting its tries in a register never repeats a state: the
-/// spin limit's clocks stop it, with their own explanation.
+/// A wait that counts its tries (`while (*flag == 0) tries++;`, the count
+/// stored after the wait) changes a register on every try, but the count decides
+/// nothing in the loop: the repeat proof stops it in every mode, at the same
+/// point for 1 and 2 threads (the clocks alone took minutes on large grids).
+#[test]
+fn a_flag_wait_that_counts_its_tries_is_found_stuck() {
+    for mode in [
+        vec![],
+        vec!["--functional"],
+        vec!["--machine", "gtx480"],
+        vec!["--machine", "gtx480", "--functional"],
+    ] {
+        let mut args = vec!["-q", "-D", "G=16", "--grid", "16x16"];
+        args.extend(&mode);
+        let (code, err) = run_kernel("emu/tests/faults/flag_spin_tries.spu", &args);
+        assert_eq!(
+            code,
+            Some(1),
+            "{mode:?}:
+{err}"
+        );
+        assert!(
+            err.contains("the kernel is stuck: each of its")
+                && err.contains("counters that decide nothing aside")
+                && err.contains("0 of 256 blocks finished")
+                && err.contains("flag_spin_tries.spu:"),
+            "{mode:?}:
+{err}"
+        );
+        args.extend(["--threads", "2"]);
+        assert_eq!(
+            run_kernel("emu/tests/faults/flag_spin_tries.spu", &args),
+            (code, err.clone()),
+            "{mode:?}"
+        );
+    }
+}
+
+/// The same wait giving up after 2^32 tries never repeats a state (its count
+/// decides when it ends): the spin limit's clocks stop it, with their own
+/// explanation.
 #[test]
 fn a_flag_wait_that_counts_its_tries_stops_at_the_spin_limit_in_both_modes() {
     for (name, mode) in [

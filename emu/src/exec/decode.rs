@@ -7,6 +7,7 @@
 //! code is then cut into basic blocks.
 
 use crate::exec::apply;
+use crate::exec::loops::{Counting, Touches};
 use crate::exec::ops::{
     Address, Caching, Checks, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, Run,
     SymbolAddresses,
@@ -353,6 +354,22 @@ impl Draft {
         Ok(d)
     }
 
+    /// The general registers the instruction reads (operands, then the
+    /// address base) and writes, pairs and groups whole.
+    fn touches(&self) -> Touches {
+        let span = |(r, n): (u8, u8)| (0..n).map(move |k| Reg::from(r) + Reg::from(k));
+        let srcs = self.srcs.iter().filter_map(|s| match *s {
+            Src::Reg(r, n) => Some((r, n)),
+            _ => None,
+        });
+        let base = self.base.map(|(b, wide)| (b, if wide { 2 } else { 1 }));
+        Touches {
+            reads: srcs.chain(base).flat_map(span).collect(),
+            writes: self.dst.into_iter().flat_map(span).collect(),
+            clock: self.srcs.contains(&Src::Special(Special::Clock)),
+        }
+    }
+
     /// The load or store of this `ld`, `ldu` or `st`.
     fn mem(&self) -> Result<Mem, String> {
         let m = self.instr.mods;
@@ -449,6 +466,8 @@ pub fn decode_program(
             (b[0] as usize..b[1] as usize).all(|pc| changes_only_the_warp(&ops[pc], &info[pc]))
         })
         .collect();
+    let touches: Vec<Touches> = drafts.iter().map(Draft::touches).collect();
+    let counting = Counting::find(&ops, &touches, &block_of, &block_starts);
     let prints = ops.iter().any(|o| matches!(o.run, Run::Printf { .. }));
     Ok(Program {
         prints,
@@ -460,6 +479,7 @@ pub fn decode_program(
         printed: Default::default(),
         block_checked,
         block_pure,
+        counting,
     })
 }
 
@@ -566,13 +586,8 @@ impl Layout {
 /// (operands, then the address base) and writes, pairs and groups whole; the
 /// predicates (guard, the one written, then those read).
 fn info_of(d: &Draft) -> OpInfo {
-    let span = |(r, n): (u8, u8)| (0..n).map(move |k| Reg::from(r) + Reg::from(k));
-    let srcs = d.srcs.iter().filter_map(|s| match *s {
-        Src::Reg(r, n) => Some((r, n)),
-        _ => None,
-    });
-    let base = d.base.map(|(b, wide)| (b, if wide { 2 } else { 1 }));
-    let regs: Vec<Reg> = srcs.chain(base).chain(d.dst).flat_map(span).collect();
+    let touches = d.touches();
+    let regs: Vec<Reg> = touches.reads.into_iter().chain(touches.writes).collect();
     let n = regs.len().min(MAX_DEPS);
     let mut deps = [0; MAX_DEPS];
     deps[..n].copy_from_slice(&regs[..n]);
@@ -602,7 +617,7 @@ fn info_of(d: &Draft) -> OpInfo {
         pdeps,
         n_pdeps: preds.len() as u8,
         rf_accesses: n as u8,
-        reads_clock: d.srcs.contains(&Src::Special(Special::Clock)),
+        reads_clock: touches.clock,
         dst_general: d.dst.map(|(r, _)| r),
         dst_regs: d.dst.map_or(0, |(_, n)| n),
         writes_pred: d.op.pd.is_some(),

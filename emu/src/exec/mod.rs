@@ -3,6 +3,8 @@
 //! - [`ops`]: the ops the kernel's code is decoded into once, whose operands are
 //!   all register-file slots (constants and special registers included), and the
 //!   program of them cut into basic blocks;
+//! - [`loops`]: the registers a loop only counts with, which the repeat proof
+//!   may leave out of a warp's state;
 //! - [`decode`]: instruction words to ops, stamped from the ISA table;
 //! - [`apply`]: the semantics of [`crate::sem`] applied over a warp's lanes;
 //! - [`lanes`]: values of 32 lanes, masks, coalescing and toggles;
@@ -29,6 +31,7 @@ pub mod cformat;
 pub mod decode;
 pub mod fault;
 pub mod lanes;
+pub mod loops;
 pub mod memory;
 pub mod ops;
 pub mod printf;

@@ -261,6 +261,9 @@ pub struct Program {
     /// through such blocks alone repeats them while memory stays as it is
     /// ([`crate::timing::unit`]'s functional shortcut).
     pub block_pure: Vec<bool>,
+    /// Per basic block in a loop: the registers the loop only counts with
+    /// ([`crate::exec::loops`]), which the repeat proof leaves out.
+    pub counting: crate::exec::loops::Counting,
 }
 
 /// What the instructions of a basic block need checked as they execute.

@@ -487,7 +487,15 @@ impl Warp {
     /// same state (two independent 64-bit mixes; a chance collision is
     /// negligible). Local memory and the calls in progress are left out: only
     /// stores and calls change them.
-    pub fn fingerprint(&self) -> u128 {
+    ///
+    /// The register slots `counting` names are left out too when nothing waits
+    /// below the top of the SIMT stack: the registers its loop only counts with
+    /// ([`crate::exec::loops`]). Between two such moments at the same place the
+    /// warp ran only instructions of that loop (every path it took, a
+    /// divergent one's other side included, leads back to the place), so those
+    /// registers did not steer it.
+    pub fn fingerprint(&self, counting: impl Fn(usize) -> bool) -> u128 {
+        let whole = !self.below.is_empty();
         let mut d = Digest::default();
         let state = match self.state {
             WarpState::Running => 0,
@@ -505,7 +513,10 @@ impl Warp {
         for pair in self.preds.chunks(2) {
             d.add(u64::from(pair[0]) | (u64::from(pair[1]) << 32));
         }
-        for lanes in &self.regs {
+        for (slot, lanes) in self.regs.iter().enumerate() {
+            if !whole && counting(slot) {
+                continue;
+            }
             for pair in lanes.chunks(2) {
                 d.add(u64::from(pair[0]) | (u64::from(pair[1]) << 32));
             }

@@ -130,7 +130,8 @@ pub enum Stop {
         one_block_per_sm: Option<OneBlockPerSm>,
     },
     /// Every warp still running came back to a state it had been in (the same
-    /// instruction, registers and predicates) having changed nothing outside
+    /// instruction, predicates and registers, those its loop only counts with
+    /// aside) having changed nothing outside
     /// itself, and nothing else changed memory meanwhile, so it would repeat
     /// forever; the other warps have exited or wait for them. `running` and
     /// `waiting` warps; one of the running ones, of `unit`, at `pc`; `unstarted`

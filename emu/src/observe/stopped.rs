@@ -386,7 +386,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             };
             let _ = writeln!(
                 s,
-                "error: the kernel is stuck: {} came back to a state it had been in (the same instruction, registers and predicates) without storing or synchronising, while nothing changed memory{others}, so the run would repeat forever ({at}{blocks_done} of {blocks_total} blocks finished)",
+                "error: the kernel is stuck: {} came back to a state it had been in (the same instruction, predicates and registers, counters that decide nothing aside) without storing or synchronising, while nothing changed memory{others}, so the run would repeat forever ({at}{blocks_done} of {blocks_total} blocks finished)",
                 match running {
                     1 => "its one running warp".to_string(),
                     n => format!("each of its {} running warps", grouped(*n)),

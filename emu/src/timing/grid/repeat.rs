@@ -5,7 +5,9 @@
 //!
 //! Once the run has gone a little while without progress, the proof samples
 //! every warp at the ends of windows: its PC and a digest of its state
-//! ([`Warp::fingerprint`]). A warp is caught when a sample equals one taken
+//! ([`crate::exec::warp::Warp::fingerprint`]), without the registers its loop
+//! only counts with ([`crate::exec::loops`]: `while (*flag == 0) tries++;`
+//! goes round forever all the same). A warp is caught when a sample equals one taken
 //! earlier in the same epoch and the warp has branched since (a warp that only
 //! waited, for a long latency or a barrier's release, never left), an epoch being a stretch in which global memory
 //! did not change, no work item finished, no blocksync was released and no unit
@@ -22,7 +24,7 @@
 //! take effect.
 
 use crate::exec::ops::Program;
-use crate::exec::warp::{Warp, WarpState};
+use crate::exec::warp::WarpState;
 use crate::machine::UnitLabel;
 use crate::timing::unit::{Unit, Work};
 
@@ -169,11 +171,11 @@ impl RepeatCheck {
             self.epoch = Some(epoch);
             self.samples.clear();
         }
-        self.sample(units)
+        self.sample(units, program)
     }
 
     /// Samples every warp; the proof, if every one is caught.
-    fn sample(&mut self, units: &[Box<Unit>]) -> Option<Caught> {
+    fn sample(&mut self, units: &[Box<Unit>], program: &Program) -> Option<Caught> {
         self.samples.resize_with(units.len(), Vec::new);
         let mut all = true;
         let mut caught: Option<Caught> = None;
@@ -217,9 +219,14 @@ impl RepeatCheck {
                     all = false;
                     continue;
                 }
+                let pc = warp.pc();
+                let counting = pc.and_then(|pc| {
+                    let block = program.block_of.get(pc as usize)?;
+                    program.counting.of(*block as usize)
+                });
                 let now = Sample {
-                    pc: warp.pc(),
-                    digest: Warp::fingerprint(warp),
+                    pc,
+                    digest: warp.fingerprint(|slot| counting.is_some_and(|c| c.contains(slot))),
                     branches: warp.branches,
                 };
                 if seen.iter().any(|e| now.repeats(e, waits)) {
