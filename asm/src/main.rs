@@ -198,7 +198,13 @@ fn run(cli: &Cli) -> Result<()> {
                 let resources = spu_machine::resources::Resources::evaluate(&module, &cli.defines)
                     .map_err(|e| anyhow::anyhow!("the resource summary (-v): {e}"))?;
                 summary = Some(resources.report(&module.name, machine, name));
-                refused = resources.refusal(machine).map(|why| (why, name));
+                // The -D values are named only when the defaults would run.
+                let by_defines = !cli.defines.is_empty()
+                    && spu_machine::resources::Resources::evaluate(&module, &[])
+                        .is_ok_and(|r| r.refusal(machine).is_none());
+                refused = resources
+                    .refusal(machine)
+                    .map(|why| (why, name, by_defines));
             }
             // The summary follows the output: a refused output prints only its error.
             if !cli.check {
@@ -229,13 +235,13 @@ fn run(cli: &Cli) -> Result<()> {
             }
             // The binary is written all the same: the launch depends on the
             // machine and the parameter values, which a run chooses again.
-            if let Some((why, name)) = refused {
+            if let Some((why, name, by_defines)) = refused {
                 bail!(
                     "spu-emu refuses this launch on {name}{}: {why}",
-                    if cli.defines.is_empty() {
-                        ""
-                    } else {
+                    if by_defines {
                         " with these -D values"
+                    } else {
+                        ""
                     }
                 );
             }

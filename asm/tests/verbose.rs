@@ -262,6 +262,27 @@ fn iu_threads_and_launch_blocks_beyond_the_limits_are_refused() {
     assert!(err.contains("a launch has at most 4194304 blocks"), "{err}");
 }
 
+/// The refusal blames the -D values only when the launch would run with the
+/// parameters' defaults.
+#[test]
+fn a_refusal_names_the_d_values_only_when_they_cause_it() {
+    let source = ".param .u32 B = 32;\n.param .u32 X = 1;\n.launch grid(4, 4) block(B);\n\
+                  .entry k {\n    .reg .u32 %r<2>;\n    mov.u32 %r1, %tid.x;\n    exit;\n}\n";
+    let (ok, _, err) = run_source(source, &["-D", "B=2048"]);
+    assert!(!ok);
+    assert!(
+        err.contains("refuses this launch on `spu-4x4` with these -D values: "),
+        "{err}"
+    );
+    let constant = source.replace("block(B)", "block(2048)");
+    let (ok, _, err) = run_source(&constant, &["-D", "X=2"]);
+    assert!(!ok);
+    assert!(
+        err.contains("refuses this launch on `spu-4x4`: ") && !err.contains("-D values"),
+        "{err}"
+    );
+}
+
 /// With the binary on standard output, the summary goes to standard error: the
 /// binary is the one `-o FILE` writes.
 #[test]

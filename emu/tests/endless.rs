@@ -186,6 +186,14 @@ fn blocks_waiting_for_a_block_that_cannot_start_are_found_stuck() {
                     .contains("blocks have not started: they start only as running blocks finish"),
             "{mode:?}:\n{err}"
         );
+        // Functional mode's note does not send the user to timing mode, which
+        // holds fewer blocks than the launch too.
+        assert_eq!(
+            err.contains("timing mode holds up to 120 blocks at once too, fewer than the launch's 2 000, so a wait for every block of the launch never ends there either"),
+            mode.is_some(),
+            "{mode:?}:\n{err}"
+        );
+        assert!(!err.contains("co-resident"), "{mode:?}:\n{err}");
     }
 }
 
@@ -450,7 +458,7 @@ fn max_instructions_holds_for_a_run_that_ends_between_checks() {
         let (code, err) = run_kernel("samples/matmul.spu", &args);
         assert_eq!(code, Some(1), "{mode:?}:\n{err}");
         assert!(
-            err.contains("the run issued --max-instructions 10 warp instructions"),
+            err.contains("the run exceeded --max-instructions 10 warp instructions"),
             "{mode:?}:\n{err}"
         );
     }

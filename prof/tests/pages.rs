@@ -257,9 +257,8 @@ fn pages_whose_data_contradict_themselves_are_refused() {
         (
             "block_of_8192_threads",
             |r| r.block = [64, 64, 2],
-            "blocks of 64x64x2 threads: the block size in threads is 8192, but an SM runs at \
-             most 4096 threads per block (`sm.max_threads`); launch fewer threads per block \
-             (no machine allows more: `sm.max_threads` is at most 4096)",
+            "blocks of 64x64x2 threads, 8192 threads per block, but the page's SMs run at \
+             most 4096 (`sm.max_threads`)",
         ),
         (
             "grid_of_4096x4096",

@@ -194,6 +194,9 @@ fn a_plan_edited_to_break_its_runs_is_refused_naming_the_entry() {
     );
     edit(&|p| p["runs"][3]["model"] = 5.into());
     refused(dir.path(), "run 3 names model 5, but the plan has 1");
+    // Records get at most the inputs' permission bits: set-id bits are none.
+    edit(&|p| p["file_mode"] = 0o4777.into());
+    refused(dir.path(), "its `file_mode` is 0o4777, not permission bits");
     // Rows that differ only in their column values are one run, with one id.
     edit(&|p| {
         let mut run = p["runs"][0].clone();

@@ -78,7 +78,10 @@ pub struct RunArgs {
     /// takes part in counting as 1 024 of its warp instructions (a loop that
     /// synchronises forever); 0 turns the checks off. Before that, a run whose
     /// every warp comes back to a state it was in while nothing changed stops
-    /// as stuck (turned off by 0 too).
+    /// as stuck (turned off by 0 too). The checks are made at the end of each
+    /// window of global-memory visibility (one DRAM latency; with --functional,
+    /// the blocksync latency in rounds), so a run stops up to a window past N,
+    /// and a run shorter than a window is not stopped.
     #[arg(long, value_name = "N", default_value_t = crate::DEFAULT_SPIN_LIMIT, allow_negative_numbers = true)]
     pub spin_limit: u64,
     /// Keep at most this many bytes of the kernel's `printf` output, as CUDA's

@@ -332,7 +332,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
         } => {
             let _ = writeln!(
                 s,
-                "error: the run issued --max-instructions {} with {blocks_done} of {blocks_total} blocks finished",
+                "error: the run exceeded --max-instructions {} with {blocks_done} of {blocks_total} blocks finished",
                 count(*limit, "warp instruction")
             );
             note(
@@ -357,7 +357,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: {} passed without a change to global memory, a finished block or a blocksync anywhere ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop, such as a wait for a flag nobody sets",
                 spun(*limit, *by_cycles, cycle.is_none()),
             );
-            one_block_note(&mut s, 2, one_block_per_sm, true);
+            one_block_note(&mut s, 2, one_block_per_sm, true, *blocks_total);
             note(
                 &mut s,
                 2,
@@ -412,7 +412,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     ),
                 );
             }
-            one_block_note(&mut s, w, one_block_per_sm, false);
+            one_block_note(&mut s, w, one_block_per_sm, false, *blocks_total);
             note(
                 &mut s,
                 w,
@@ -436,7 +436,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: {} passed without a finished block or a blocksync anywhere, and the last of them changed global memory only in words changed before, {what} in all ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that rewrites a counter, a flag or an array over and over",
                 spun(*limit, *by_cycles, cycle.is_none()),
             );
-            one_block_note(&mut s, 2, one_block_per_sm, true);
+            one_block_note(&mut s, 2, one_block_per_sm, true, *blocks_total);
             note(
                 &mut s,
                 2,
@@ -473,7 +473,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: {clock} passed with {} but no finished block, {what} ({at}{blocks_done} of {blocks_total} blocks finished): the kernel looks stuck in a loop that synchronises forever",
                 count(*syncs, "blocksync"),
             );
-            one_block_note(&mut s, 2, one_block_per_sm, true);
+            one_block_note(&mut s, 2, one_block_per_sm, true, *blocks_total);
             note(
                 &mut s,
                 2,

@@ -8,7 +8,7 @@
 use super::{Damaged, damaged};
 use spu_emu::Machine;
 use spu_emu::load::plan::Geometry;
-use spu_emu::machine::occupancy::{MAX_LAUNCH_BLOCKS, check_block_threads, launch_dim_limit};
+use spu_emu::machine::occupancy::{MAX_LAUNCH_BLOCKS, launch_dim_limit};
 
 /// A file's launch.
 pub(super) struct Launch {
@@ -79,7 +79,13 @@ pub(super) fn check_launch(l: &Launch, m: &Machine, names: &Names) -> Result<u64
         )));
     }
     let threads: u64 = l.block.iter().map(|&n| u64::from(n)).product();
-    check_block_threads(m, threads).map_err(|why| damaged(format!("{launch}: {why}")))?;
+    // The limit is the file's machine's: a run's `--set` is no fix here.
+    if threads > u64::from(m.sm_max_threads) {
+        return Err(damaged(format!(
+            "{launch}, {threads} threads per block, but {} SMs run at most {} (`sm.max_threads`)",
+            names.sms, m.sm_max_threads
+        )));
+    }
     if let Some(iu) = l.iu_threads {
         let most = if m.is_gpu() { 0 } else { m.iu_max_threads };
         if iu > most {

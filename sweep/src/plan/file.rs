@@ -182,6 +182,12 @@ impl PlanFile {
     }
 
     fn into_plan(self) -> Result<Plan, String> {
+        if self.file_mode > crate::files::OPEN_MODE {
+            return Err(format!(
+                "its `file_mode` is {:#o}, not permission bits (0 to 0o777, those every input grants)",
+                self.file_mode
+            ));
+        }
         match self.runs.len() {
             0 => return Err("it has no runs".into()),
             n if n > super::MAX_RUNS => {

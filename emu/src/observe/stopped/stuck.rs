@@ -15,6 +15,7 @@ pub(super) fn one_block_note(
     width: usize,
     one: &Option<OneBlockPerSm>,
     unstarted: bool,
+    blocks_total: u64,
 ) {
     let Some(one) = one else {
         return;
@@ -24,13 +25,26 @@ pub(super) fn one_block_note(
         1 => ", and 1 block has not started".to_string(),
         n => format!(", and {} blocks have not started", grouped(n)),
     };
+    // A launch larger than the machine holds cannot wait for all its blocks in
+    // timing mode either.
+    let timing = if blocks_total > one.held {
+        format!(
+            "timing mode holds up to {} at once too, fewer than the launch's {}, so a wait for every block of the launch never ends there either",
+            count(one.held, "block"),
+            grouped(blocks_total),
+        )
+    } else {
+        format!(
+            "timing mode (without --functional) runs up to {} at once, co-resident as the machine runs them",
+            count(one.held, "block"),
+        )
+    };
     note(
         s,
         width,
         &format!(
-            "note: functional mode runs one block per SM at a time, though this machine holds {} of this kernel per SM at once{waiting}: blocks that wait for other blocks of the launch (a grid barrier, a flag another block sets) may never see them start here; timing mode (without --functional) runs up to {} at once, co-resident as the machine runs them",
+            "note: functional mode runs one block per SM at a time, though this machine holds {} of this kernel per SM at once{waiting}: blocks that wait for other blocks of the launch (a grid barrier, a flag another block sets) may never see them start here; {timing}",
             count(u64::from(one.per_sm), "block"),
-            count(one.held, "block"),
         ),
     );
 }
