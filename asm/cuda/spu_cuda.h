@@ -270,28 +270,95 @@ __SPU_FN float __powf(float x, float y) {
     return __nvvm_ex2_approx_f(y * __nvvm_lg2_approx_f(x));
 }
 __SPU_FN float __fdividef(float x, float y) { return __nvvm_div_approx_f(x, y); }
-__SPU_FN float __frcp_rn(float x) { return __nvvm_rcp_rn_f(x); }
-__SPU_FN float __fsqrt_rn(float x) { return __nvvm_sqrt_rn_f(x); }
 __SPU_FN float __frsqrt_rn(float x) { return __nvvm_rsqrt_approx_f(x); }
 __SPU_FN float __saturatef(float x) { return __nvvm_saturate_f(x); }
-__SPU_FN float __fmaf_rn(float a, float b, float c) { return __nvvm_fma_rn_f(a, b, c); }
-// Never fused into an fma with a neighbouring operation (clang, like nvcc, fuses
-// `a * b + c` otherwise): for results that must match another program bit for bit.
-// (Inline PTX: clang would turn its built-ins for these back into plain operations.)
-#define __SPU_RN(T, NAME, OP, TY, C)                                              \
-    __SPU_FN T NAME(T a, T b) {                                                   \
+// The correctly rounded operations in each of CUDA's rounding directions: _rn (to
+// nearest, ties to even), _rz (towards zero), _ru (up: PTX's .rp), _rd (down:
+// PTX's .rm). Never fused into an fma with a neighbouring operation (clang, like
+// nvcc, fuses `a * b + c` otherwise): for results that must match another program
+// bit for bit. (Inline PTX: clang would turn its built-ins for these back into
+// plain operations.)
+#define __SPU_OP1(T, NAME, PTX, C)                                                \
+    __SPU_FN T NAME(T a) {                                                        \
         T d;                                                                      \
-        asm(OP ".rn." TY " %0, %1, %2;" : "=" C(d) : C(a), C(b));                 \
+        asm(PTX " %0, %1;" : "=" C(d) : C(a));                                    \
         return d;                                                                 \
     }
-__SPU_RN(float, __fadd_rn, "add", "f32", "f")
-__SPU_RN(float, __fsub_rn, "sub", "f32", "f")
-__SPU_RN(float, __fmul_rn, "mul", "f32", "f")
-__SPU_RN(float, __fdiv_rn, "div", "f32", "f")
-__SPU_RN(double, __dadd_rn, "add", "f64", "d")
-__SPU_RN(double, __dsub_rn, "sub", "f64", "d")
-__SPU_RN(double, __dmul_rn, "mul", "f64", "d")
-#undef __SPU_RN
+#define __SPU_OP2(T, NAME, PTX, C)                                                \
+    __SPU_FN T NAME(T a, T b) {                                                   \
+        T d;                                                                      \
+        asm(PTX " %0, %1, %2;" : "=" C(d) : C(a), C(b));                          \
+        return d;                                                                 \
+    }
+#define __SPU_OP3(T, NAME, PTX, C)                                                \
+    __SPU_FN T NAME(T a, T b, T c) {                                              \
+        T d;                                                                      \
+        asm(PTX " %0, %1, %2, %3;" : "=" C(d) : C(a), C(b), C(c));                \
+        return d;                                                                 \
+    }
+#define __SPU_ROUNDED(N, T, NAME, OP, TY, C)                                      \
+    __SPU_OP##N(T, NAME##_rn, OP ".rn." TY, C)                                    \
+    __SPU_OP##N(T, NAME##_rz, OP ".rz." TY, C)                                    \
+    __SPU_OP##N(T, NAME##_ru, OP ".rp." TY, C)                                    \
+    __SPU_OP##N(T, NAME##_rd, OP ".rm." TY, C)
+__SPU_ROUNDED(2, float, __fadd, "add", "f32", "f")
+__SPU_ROUNDED(2, float, __fsub, "sub", "f32", "f")
+__SPU_ROUNDED(2, float, __fmul, "mul", "f32", "f")
+__SPU_ROUNDED(2, float, __fdiv, "div", "f32", "f")
+__SPU_ROUNDED(3, float, __fmaf, "fma", "f32", "f")
+__SPU_ROUNDED(1, float, __frcp, "rcp", "f32", "f")
+__SPU_ROUNDED(1, float, __fsqrt, "sqrt", "f32", "f")
+__SPU_ROUNDED(2, double, __dadd, "add", "f64", "d")
+__SPU_ROUNDED(2, double, __dsub, "sub", "f64", "d")
+__SPU_ROUNDED(2, double, __dmul, "mul", "f64", "d")
+__SPU_ROUNDED(2, double, __ddiv, "div", "f64", "d")
+__SPU_ROUNDED(3, double, __fma, "fma", "f64", "d")
+__SPU_ROUNDED(1, double, __drcp, "rcp", "f64", "d")
+__SPU_ROUNDED(1, double, __dsqrt, "sqrt", "f64", "d")
+
+// Conversions in each rounding direction: to an integer, PTX's .rni/.rzi/.rpi/.rmi
+// (NaN gives the value PTX gives); to a float, .rn/.rz/.rp/.rm.
+#define __SPU_CVT(TO, FROM, NAME, PTX, CTO, CFROM)                                \
+    __SPU_FN TO NAME(FROM a) {                                                    \
+        TO d;                                                                     \
+        asm(PTX " %0, %1;" : "=" CTO(d) : CFROM(a));                              \
+        return d;                                                                 \
+    }
+#define __SPU_TO_INT(TO, FROM, NAME, TYS, CTO, CFROM)                             \
+    __SPU_CVT(TO, FROM, NAME##_rn, "cvt.rni." TYS, CTO, CFROM)                    \
+    __SPU_CVT(TO, FROM, NAME##_rz, "cvt.rzi." TYS, CTO, CFROM)                    \
+    __SPU_CVT(TO, FROM, NAME##_ru, "cvt.rpi." TYS, CTO, CFROM)                    \
+    __SPU_CVT(TO, FROM, NAME##_rd, "cvt.rmi." TYS, CTO, CFROM)
+#define __SPU_TO_FLOAT(TO, FROM, NAME, TYS, CTO, CFROM)                           \
+    __SPU_CVT(TO, FROM, NAME##_rn, "cvt.rn." TYS, CTO, CFROM)                     \
+    __SPU_CVT(TO, FROM, NAME##_rz, "cvt.rz." TYS, CTO, CFROM)                     \
+    __SPU_CVT(TO, FROM, NAME##_ru, "cvt.rp." TYS, CTO, CFROM)                     \
+    __SPU_CVT(TO, FROM, NAME##_rd, "cvt.rm." TYS, CTO, CFROM)
+__SPU_TO_INT(int, float, __float2int, "s32.f32", "r", "f")
+__SPU_TO_INT(unsigned int, float, __float2uint, "u32.f32", "r", "f")
+__SPU_TO_INT(long long, float, __float2ll, "s64.f32", "l", "f")
+__SPU_TO_INT(unsigned long long, float, __float2ull, "u64.f32", "l", "f")
+__SPU_TO_INT(int, double, __double2int, "s32.f64", "r", "d")
+__SPU_TO_INT(unsigned int, double, __double2uint, "u32.f64", "r", "d")
+__SPU_TO_INT(long long, double, __double2ll, "s64.f64", "l", "d")
+__SPU_TO_INT(unsigned long long, double, __double2ull, "u64.f64", "l", "d")
+__SPU_TO_FLOAT(float, int, __int2float, "f32.s32", "f", "r")
+__SPU_TO_FLOAT(float, unsigned int, __uint2float, "f32.u32", "f", "r")
+__SPU_TO_FLOAT(float, long long, __ll2float, "f32.s64", "f", "l")
+__SPU_TO_FLOAT(float, unsigned long long, __ull2float, "f32.u64", "f", "l")
+__SPU_TO_FLOAT(double, long long, __ll2double, "f64.s64", "d", "l")
+__SPU_TO_FLOAT(double, unsigned long long, __ull2double, "f64.u64", "d", "l")
+__SPU_TO_FLOAT(float, double, __double2float, "f32.f64", "f", "d")
+// Exact: every 32-bit integer is a double.
+__SPU_CVT(double, int, __int2double_rn, "cvt.rn.f64.s32", "d", "r")
+__SPU_CVT(double, unsigned int, __uint2double_rn, "cvt.rn.f64.u32", "d", "r")
+#undef __SPU_TO_FLOAT
+#undef __SPU_TO_INT
+#undef __SPU_CVT
+#undef __SPU_ROUNDED
+#undef __SPU_OP3
+#undef __SPU_OP2
+#undef __SPU_OP1
 
 // ---------------------------------------------------------------- maths library
 
