@@ -187,10 +187,12 @@ impl GlobalMemory {
                 host: false,
             });
         }
-        // Reserved fallibly, so a memory limit is an error rather than an abort.
+        // Reserved fallibly first, so a memory limit is an error rather than an
+        // abort; then allocated zeroed, which the system gives as pages it fills
+        // only when written: buffers the kernel never writes cost no memory.
         let words_len = (next / 4) as usize;
-        let mut words: Vec<u32> = Vec::new();
-        if words.try_reserve_exact(words_len).is_err() {
+        let mut trial: Vec<u32> = Vec::new();
+        if trial.try_reserve_exact(words_len).is_err() {
             return Err(LayoutError {
                 needed_mib: used.div_ceil(1 << 20),
                 limit_mib: limit_bytes >> 20,
@@ -215,7 +217,8 @@ impl GlobalMemory {
             }
             regions.push(region);
         }
-        words.resize(words_len, 0);
+        drop(trial);
+        let words = vec![0u32; words_len];
         Ok(GlobalMemory {
             words,
             regions,

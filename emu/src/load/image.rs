@@ -443,7 +443,10 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
     let dumps = buffer_args(&module, "--dump", &options.dumps)?;
     for (i, b) in module.buffers.iter().enumerate() {
         // A loaded buffer gets every word from its file: its initialiser is moot.
-        if loads.iter().any(|(index, _)| *index == i) {
+        // Fresh memory is zero already.
+        if loads.iter().any(|(index, _)| *index == i)
+            || matches!(b.init, spu_isa::format::Init::Zeros)
+        {
             continue;
         }
         let elements = memory.regions()[i].len as usize;

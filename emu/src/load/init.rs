@@ -164,10 +164,16 @@ pub fn set_element(words: &mut [u32], ty: Ty, i: usize, bits: u64) {
     }
 }
 
+/// Sets every word to 0, writing only those that are not: fresh memory's pages,
+/// all zero, stay untouched (the system backs them only once written).
+fn zero(words: &mut [u32]) {
+    words.iter_mut().filter(|w| **w != 0).for_each(|w| *w = 0);
+}
+
 /// Fills the `elements` elements of a buffer from its initialiser.
 pub fn fill(words: &mut [u32], ty: Ty, elements: usize, init: &Init) {
     match *init {
-        Init::Zeros => words.fill(0),
+        Init::Zeros => zero(words),
         Init::Const(v) => {
             let bits = ty.bits_of(v);
             for i in 0..elements {
@@ -204,7 +210,7 @@ pub fn fill(words: &mut [u32], ty: Ty, elements: usize, init: &Init) {
             }
         }
         Init::Values(ref values) => {
-            words.fill(0);
+            zero(words);
             for (i, bits) in values.iter().take(elements).enumerate() {
                 set_element(words, ty, i, *bits);
             }
