@@ -134,6 +134,35 @@ fn a_flag_wait_that_counts_its_tries_is_found_stuck() {
     }
 }
 
+/// A flag wait of 2 048 warps on a 16 x 16 grid: memory is busy enough that
+/// some warp nearly always waits for its load, so the proof keeps each warp it
+/// caught looping for the rest of the epoch. It stopped at cycle 3 622 634 (19
+/// s) when every warp had to be caught at one moment, and not within minutes on
+/// 32 x 32.
+#[test]
+fn a_flag_wait_of_many_warps_on_a_large_grid_is_found_stuck_soon() {
+    let args = ["-q", "--grid", "16x16"];
+    let (code, err) = run_kernel("emu/tests/faults/flag_spin_warps.spu", &args);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("the kernel is stuck: each of its 2 048 running warps"),
+        "{err}"
+    );
+    let cycle: u64 = err
+        .split("(cycle ")
+        .nth(1)
+        .and_then(|t| t.split(',').next())
+        .map(|n| n.replace(' ', "").parse().unwrap())
+        .expect("the stop names its cycle");
+    assert!(cycle < 500_000, "stopped at cycle {cycle}:\n{err}");
+    let mut two = args.to_vec();
+    two.extend(["--threads", "2"]);
+    assert_eq!(
+        run_kernel("emu/tests/faults/flag_spin_warps.spu", &two),
+        (code, err)
+    );
+}
+
 /// The same wait giving up after 2^32 tries never repeats a state (its count
 /// decides when it ends): the spin limit's clocks stop it, with their own
 /// explanation.

@@ -74,6 +74,20 @@ impl Sample {
     }
 }
 
+/// What the proof knows of one warp in the current epoch.
+#[derive(Debug, Default)]
+struct Watched {
+    /// Samples, oldest first.
+    seen: Vec<Sample>,
+    /// Caught running round a loop, at this PC: it repeats for as long as the
+    /// epoch lasts, so it need not be caught again, even when a later sampling
+    /// finds its loads still on their way (with many warps reading memory, one
+    /// of them nearly always waits for a load). A warp caught waiting at a
+    /// barrier is looked at again each time: a release can end its wait
+    /// without anything that changes the epoch.
+    caught: Option<u32>,
+}
+
 /// A run caught repeating: the warps running (not waiting), and one of them,
 /// where it was sampled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,8 +107,9 @@ pub(super) struct RepeatCheck {
     acting: Vec<usize>,
     /// The epoch's signature (a sum of counts that only grow).
     epoch: Option<u64>,
-    /// Per unit, per warp: samples of this epoch, oldest first.
-    samples: Vec<Vec<Vec<Sample>>>,
+    /// Per unit, per warp: samples of this epoch, oldest first, and whether
+    /// the warp has been caught in it.
+    samples: Vec<Vec<Watched>>,
     /// Grid warp instructions and cycle at the last sampling.
     sampled_at: u64,
     sampled_cycle: u64,
@@ -191,10 +206,10 @@ impl RepeatCheck {
                         digest: u128::from(unit.wake == NEVER),
                         branches: 0,
                     };
-                    kept.resize_with(1, Vec::new);
-                    if unit.wake != NEVER || !kept[0].iter().any(|e| now.repeats(e, true)) {
+                    kept.resize_with(1, Watched::default);
+                    if unit.wake != NEVER || !kept[0].seen.iter().any(|e| now.repeats(e, true)) {
                         all = false;
-                        kept[0] = vec![now];
+                        kept[0].seen = vec![now];
                     }
                     continue;
                 }
@@ -202,9 +217,9 @@ impl RepeatCheck {
             };
             if kept.len() != code.warps.len() {
                 kept.clear();
-                kept.resize_with(code.warps.len(), Vec::new);
+                kept.resize_with(code.warps.len(), Watched::default);
             }
-            for (wi, (warp, seen)) in code.warps.iter().zip(kept.iter_mut()).enumerate() {
+            for (wi, (warp, watched)) in code.warps.iter().zip(kept.iter_mut()).enumerate() {
                 let waits = match warp.state {
                     WarpState::Done => continue,
                     WarpState::Running => false,
@@ -215,6 +230,27 @@ impl RepeatCheck {
                         continue;
                     }
                 };
+                let mut tally = |waits: bool, pc: u32| {
+                    let c = caught.get_or_insert(Caught {
+                        running: 0,
+                        waiting: 0,
+                        unit: unit.label,
+                        pc,
+                    });
+                    if waits {
+                        c.waiting += 1;
+                    } else {
+                        c.running += 1;
+                        if c.running == 1 {
+                            c.unit = unit.label;
+                            c.pc = pc;
+                        }
+                    }
+                };
+                if let Some(pc) = watched.caught {
+                    tally(false, pc);
+                    continue;
+                }
                 if !code.settled(wi) {
                     all = false;
                     continue;
@@ -229,22 +265,14 @@ impl RepeatCheck {
                     digest: warp.fingerprint(|slot| counting.is_some_and(|c| c.contains(slot))),
                     branches: warp.branches,
                 };
+                let seen = &mut watched.seen;
                 if seen.iter().any(|e| now.repeats(e, waits)) {
-                    let c = caught.get_or_insert(Caught {
-                        running: 0,
-                        waiting: 0,
-                        unit: unit.label,
-                        pc: now.pc.unwrap_or(0),
-                    });
-                    if waits {
-                        c.waiting += 1;
-                    } else {
-                        c.running += 1;
-                        if c.running == 1 {
-                            c.unit = unit.label;
-                            c.pc = now.pc.unwrap_or(0);
-                        }
+                    let pc = now.pc.unwrap_or(0);
+                    if !waits {
+                        watched.caught = Some(pc);
+                        seen.clear();
                     }
+                    tally(waits, pc);
                 } else {
                     all = false;
                     if seen.len() == KEPT {
