@@ -9,6 +9,23 @@ use std::path::Path;
 /// Largest input file the tools accept.
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
+/// Largest settings file (a machine or an energy model) the tools parse: such a
+/// file holds a few hundred keys, and a parsed key costs hundreds of bytes, so a
+/// file of 64 MiB of short keys would take gigabytes.
+pub const MAX_SETTINGS_BYTES: usize = 1 << 20;
+
+/// Why a settings file's `text` is too large to parse (`what`: "a machine
+/// file"), if it is.
+pub fn settings_too_large(text: &str, what: &str) -> Option<String> {
+    (text.len() > MAX_SETTINGS_BYTES).then(|| {
+        format!(
+            "it is {} bytes long, but {what} is at most {} bytes (1 MiB: a few hundred keys); is it the right file?",
+            crate::numbers::grouped(text.len() as u64),
+            crate::numbers::grouped(MAX_SETTINGS_BYTES as u64)
+        )
+    })
+}
+
 /// Why an input file cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {

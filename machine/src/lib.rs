@@ -438,6 +438,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_machine_file_of_more_than_a_mebibyte_is_refused_before_parsing() {
+        // 60 MiB of short keys once took 3.2 GB to parse before the first error.
+        let keys: String = (0..100_000).map(|i| format!("k{i} = 1\n")).collect();
+        let text = format!("[grid]\n{keys}");
+        assert!(text.len() > 1 << 20);
+        let e = Machine::from_toml(&text, "`m.toml`")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`m.toml`") && e.contains("but a machine file is at most 1 048 576 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn machine_file_overrides_defaults() {
         let m = Machine::from_toml(
             "[grid]\ncols = 8\n[sm]\nscheduler_policy = \"gto\"\n",

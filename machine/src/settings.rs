@@ -42,6 +42,12 @@ pub(crate) fn unknown_key(key: &str) -> MachineError {
 impl Machine {
     /// Reads a machine file over the defaults. `file` names it in messages.
     pub fn from_toml(text: &str, file: &str) -> Result<Machine, MachineError> {
+        if let Some(why) = spu_io::input::settings_too_large(text, "a machine file") {
+            return Err(MachineError::Syntax {
+                file: file.to_string(),
+                why,
+            });
+        }
         let table: toml::Table =
             text.parse()
                 .map_err(|e: toml::de::Error| MachineError::Syntax {

@@ -54,6 +54,9 @@ impl Problem {
     }
 }
 
+/// Problems shown of a spec that has more: the first ones in the file.
+pub const MAX_SHOWN: usize = 50;
+
 /// Every problem found in one spec file.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("`{}` is not a valid sweep spec ({} problem{})", spu_io::quote::escape(file), problems.len(), if problems.len() == 1 { "" } else { "s" })]
@@ -74,7 +77,7 @@ impl SpecError {
         };
         let len = self.text.len();
         let mut out = String::new();
-        for p in &self.problems {
+        for p in self.problems.iter().take(MAX_SHOWN) {
             let mut d = Diagnostic::error().with_message(escape(&p.message));
             if let Some(s) = &p.span {
                 let start = s.start.min(len);
@@ -109,6 +112,12 @@ impl SpecError {
                     escape(&p.message)
                 )),
             }
+        }
+        if self.problems.len() > MAX_SHOWN {
+            out.push_str(&format!(
+                "note: {} more problems are not shown; fix these first\n",
+                spu_io::numbers::grouped((self.problems.len() - MAX_SHOWN) as u64)
+            ));
         }
         out
     }

@@ -1048,3 +1048,33 @@ fn extras_of_an_axis_whose_keys_differ_in_length_are_not_compared() {
         "`D.N` has 2 values but `label.case` in the same axis has 3",
     );
 }
+
+/// A spec larger than 4 MiB is refused before it is parsed (60 MiB of short keys
+/// took 6.5 GB and a minute), and a spec with many problems shows the first 50.
+#[test]
+fn a_huge_spec_is_refused_and_many_problems_are_shown_in_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.toml");
+    let keys: String = (0..600_000).map(|i| format!("x{i} = 1\n")).collect();
+    std::fs::write(&big, format!("[base]\nkernel = \"k.spu\"\n{keys}")).unwrap();
+    let e = match Spec::read(&big) {
+        Err(Error::Spec(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        e.rendered()
+            .contains("but a spec is at most 4 194 304 bytes"),
+        "{}",
+        e.rendered()
+    );
+    let keys: String = (0..60).map(|i| format!("x{i} = 1\n")).collect();
+    let e = parse(&format!("[base]\nkernel = \"k.spu\"\n{keys}")).unwrap_err();
+    assert_eq!(e.problems.len(), 60);
+    let text = e.rendered();
+    assert_eq!(text.matches("error: unknown key").count(), 50, "{text}");
+    assert!(text.contains("unknown key `x49`") && !text.contains("unknown key `x50`"));
+    assert!(
+        text.contains("note: 10 more problems are not shown; fix these first"),
+        "{text}"
+    );
+}

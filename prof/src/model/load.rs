@@ -170,6 +170,12 @@ impl Chain<'_> {
         text: &str,
         dir: Option<Folder>,
     ) -> Result<toml::Table, ModelError> {
+        if let Some(why) = spu_io::input::settings_too_large(text, "an energy model") {
+            return Err(ModelError::Syntax {
+                file: file.to_string(),
+                why,
+            });
+        }
         let table: toml::Table = text
             .parse()
             .map_err(|e: toml::de::Error| ModelError::Syntax {

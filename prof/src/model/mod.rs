@@ -488,6 +488,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_model_of_more_than_a_mebibyte_is_refused_before_parsing() {
+        let keys: String = (0..100_000).map(|i| format!("K{i} = 1\n")).collect();
+        let text = format!("[event_pj]\n{keys}");
+        let e = Model::from_text(&text, "`m.toml`").unwrap_err().to_string();
+        assert!(
+            e.contains("`m.toml`") && e.contains("but an energy model is at most 1 048 576 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn built_in_models_load() {
         for b in BUILT_IN {
             let m = Model::load(b.name).unwrap_or_else(|e| panic!("{e}"));

@@ -237,6 +237,10 @@ pub const MAX_TIMEOUT_S: u64 = 365 * 24 * 3600;
 /// Smallest and largest per-run memory bound (1 PiB).
 pub const MIN_MEMORY_MIB: u64 = 16;
 pub const MAX_MEMORY_MIB: u64 = 1 << 30;
+/// Largest spec file: parsing costs about a hundred bytes per byte of short
+/// keys, so this keeps a hostile spec's parse under half a gigabyte.
+pub const MAX_SPEC_BYTES: usize = 4 << 20;
+
 /// Longest name of a sweep, plot, column or extra (it names files and columns).
 pub const MAX_NAME_BYTES: usize = 100;
 
@@ -247,6 +251,19 @@ impl Spec {
         let file = path.display().to_string();
         // UTF-16 or UTF-32 text is named, with the `iconv` command that converts it.
         let text = spu_io::input::text_from(path, bytes)?;
+        if text.len() > MAX_SPEC_BYTES {
+            return Err(SpecError {
+                file,
+                text: String::new(),
+                problems: vec![Problem::whole(format!(
+                    "it is {} bytes long, but a spec is at most {} bytes (4 MiB: an axis of 100 000 values takes under 1 MiB)",
+                    spu_io::numbers::grouped(text.len() as u64),
+                    spu_io::numbers::grouped(MAX_SPEC_BYTES as u64)
+                ))
+                .help("is it the right file?")],
+            }
+            .into());
+        }
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
