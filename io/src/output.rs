@@ -26,6 +26,8 @@ pub enum OutputError {
     Directory { path: String },
     #[error("cannot write `{path}`: it is a block device; give a file name")]
     BlockDevice { path: String },
+    #[error("cannot write `{path}`: a name ending in `/` names a directory; give a file name")]
+    EndsInSlash { path: String },
     #[error(
         "cannot write `{path}`: it is a symbolic link to a file that does not exist; remove the link or give another name"
     )]
@@ -167,6 +169,9 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
     let p = || crate::quote::path(path);
     if stream_of(path).is_some() {
         return Ok(());
+    }
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(OutputError::EndsInSlash { path: p() });
     }
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(OutputError::Directory { path: p() }),

@@ -92,6 +92,23 @@ fn a_dangling_link_and_a_directory_are_refused() {
     assert_eq!(others(dir.path(), &["gone.json"]), Vec::<String>::new());
 }
 
+/// A name ending in `/` names a directory, whether or not it exists: refused by
+/// the check made before any work (it used to pass, and the run failed at its
+/// end with the system's "Not a directory").
+#[test]
+fn a_name_ending_in_a_slash_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["nothere/", "sub/x.json/"] {
+        let e = spu_io::output::check_target(&dir.path().join(name)).unwrap_err();
+        assert!(matches!(e, OutputError::EndsInSlash { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("a name ending in `/` names a directory; give a file name"),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn the_mode_and_owner_of_a_replaced_file_are_kept() {
     let dir = tempfile::tempdir().unwrap();

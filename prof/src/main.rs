@@ -315,7 +315,9 @@ fn breakdown_from_file(path: &Path, model: &Model) -> Result<(Breakdown, bool)> 
     }
     let top = check_json(path, &text)?;
     if top.get("stats_version").is_some() {
-        return Ok((price(&parse_stats(path, &text, &top)?, model)?, false));
+        let priced = price(&parse_stats(path, &text, &top)?, model)
+            .with_context(|| format!("`{}`", spu_io::quote::path(path)))?;
+        return Ok((priced, false));
     }
     let report: Breakdown = serde_json::from_str(spu_emu::observe::json::strip_bom(&text))
         .with_context(|| {

@@ -662,7 +662,10 @@ fn functional_runs_are_not_priced() {
     let functional = edited_stats(dir.path(), "f.json", true, |_| {});
     let timed = edited_stats(dir.path(), "t.json", false, |_| {});
     fails(&["--from-stats", &functional], &[needle]);
-    fails(&["--compare", &timed, &functional], &[needle]);
+    // Of the two files compared, the one at fault is named.
+    let named = format!("`{functional}`: {needle}");
+    fails(&["--compare", &timed, &functional], &[&named]);
+    fails(&["--compare", &functional, &timed], &[&named]);
 }
 
 /// A statistics file or report that starts with a UTF-8 byte order mark (as some

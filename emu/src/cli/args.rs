@@ -95,10 +95,11 @@ pub struct RunArgs {
     /// (GPUWattch sampled every 500).
     #[arg(long, value_name = "N", value_parser = at_least_one, allow_negative_numbers = true)]
     pub sample_interval: Option<u64>,
-    /// Skip timing: many times faster, with the same off-chip counts and the same
-    /// results except where the order in which warps interleave matters: sums of
-    /// float atomic adds (they round in another order), the old values atomics
-    /// return, what `atom.exch` and `atom.cas` races leave, and data races (a
+    /// Skip timing: many times faster, with the same off-chip counts (but for
+    /// the toggles of atomics' old values, which come back in another order)
+    /// and the same results except where the order in which warps interleave
+    /// matters: sums of float atomic adds (they round in another order), the old
+    /// values atomics return, what `atom.exch` and `atom.cas` races leave, and data races (a
     /// shared- or global-memory word one warp writes and another reads without a
     /// barrier between them): warps of a block race on shared memory
     /// (`--race-check` reports it), or a thread reads a global word that a warp of
