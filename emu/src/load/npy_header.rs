@@ -221,30 +221,82 @@ impl Parser<'_> {
 
     fn string(&mut self, quote: u8) -> Result<Value, String> {
         let start = self.at;
+        let unclosed = |p: &Self| p.error_at(start, "a string closed on the same line");
         self.at += 1;
         let mut out = Vec::new();
         loop {
             match self.text.get(self.at) {
-                None => return Err(self.error_at(start, "a string closed on the same line")),
+                None | Some(b'\n') => return Err(unclosed(self)),
                 Some(b'\\') => {
-                    // An escaped character is taken as it is (`\'` is a quote).
                     let Some(&next) = self.text.get(self.at + 1) else {
-                        return Err(self.error_at(start, "a string closed on the same line"));
+                        return Err(unclosed(self));
                     };
-                    out.push(next);
                     self.at += 2;
+                    self.escape(next, &mut out)
+                        .map_err(|what| self.error_at(start, what))?;
                 }
                 Some(&b) if b == quote => {
                     self.at += 1;
                     return Ok(Value::Str(String::from_utf8_lossy(&out).into_owned()));
                 }
-                Some(b'\n') => return Err(self.error_at(start, "a string closed on the same line")),
                 Some(&b) => {
                     out.push(b);
                     self.at += 1;
                 }
             }
         }
+    }
+
+    /// Appends the character of Python's escape `\` `e` (and the digits after
+    /// it, which it consumes) to `out`; an unknown escape keeps its backslash,
+    /// as Python does.
+    fn escape(&mut self, e: u8, out: &mut Vec<u8>) -> Result<(), &'static str> {
+        let simple = match e {
+            b'\\' | b'\'' | b'"' => Some(e),
+            b'n' => Some(b'\n'),
+            b't' => Some(b'\t'),
+            b'r' => Some(b'\r'),
+            b'a' => Some(7),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'v' => Some(11),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+            return Ok(());
+        }
+        let (digits, radix, what) = match e {
+            b'x' => (2, 16, "two hex digits after `\\x`"),
+            b'u' => (4, 16, "four hex digits after `\\u`"),
+            b'U' => (8, 16, "eight hex digits after `\\U`"),
+            b'0'..=b'7' => {
+                // Up to three octal digits, the first already read.
+                self.at -= 1;
+                let n = self.text[self.at..]
+                    .iter()
+                    .take(3)
+                    .take_while(|d| (b'0'..=b'7').contains(d))
+                    .count();
+                (n, 8, "octal digits")
+            }
+            _ => {
+                out.extend([b'\\', e]);
+                return Ok(());
+            }
+        };
+        let text = self
+            .text
+            .get(self.at..self.at + digits)
+            .and_then(|d| std::str::from_utf8(d).ok())
+            .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or(what)?;
+        let code = u32::from_str_radix(text, radix).map_err(|_| what)?;
+        let c = char::from_u32(code).ok_or("a character code Unicode has")?;
+        self.at += digits;
+        let mut buf = [0; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        Ok(())
     }
 
     fn number(&mut self) -> Value {
@@ -402,6 +454,33 @@ mod tests {
                 "[('a', '<f4'), ('b', '<i4', (2,)), ('c', {'k': [1.5, None, -2e3]})]".into()
             )
         );
+    }
+
+    /// Strings decode Python's escapes, as NumPy reads them.
+    #[test]
+    fn strings_decode_pythons_escapes() {
+        let descr = |d: &str| {
+            parse(&format!(
+                "{{'descr': '{d}', 'fortran_order': False, 'shape': (1,)}}"
+            ))
+            .map(|h| h.descr)
+        };
+        for d in [
+            r"\u003cu4",
+            r"\x3cu4",
+            r"\074u4",
+            r"\U0000003cu4",
+            r"<\u0075\x34",
+        ] {
+            assert_eq!(descr(d), Ok(Descr::Type("<u4".into())), "{d}");
+        }
+        assert_eq!(descr(r"<u4\x1b"), Ok(Descr::Type("<u4\u{1b}".into())));
+        assert_eq!(descr(r"<\'u4"), Ok(Descr::Type("<'u4".into())));
+        // An unknown escape keeps its backslash.
+        assert_eq!(descr(r"<\qu4"), Ok(Descr::Type("<\\qu4".into())));
+        for bad in [r"\x3", r"\u12", r"\xzz", r"\U00110000"] {
+            assert!(descr(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
