@@ -452,6 +452,9 @@ fn initialisers_are_range_checked_for_every_element_type() {
         ".global .u64 x[4] = const(4294967296);",
         ".global .s64 x[4] = ramp(-9007199254740992, 1);",
         ".global .f64 x[4] = const(1e300);",
+        // FLT_MAX as C and NumPy print it: above f32::MAX, but rounding to it.
+        ".global .f32 x[4] = const(3.4028235e38);",
+        ".global .f32 x[4] = ramp(-3.4028235e38, 1e30);",
     ] {
         assert!(asm(&kernel(decl, "")).is_ok(), "{decl}");
     }

@@ -127,6 +127,17 @@ impl Ty {
         }
     }
 
+    /// True when `v` can initialise a value of this type: within
+    /// [`Ty::value_range`], or for `.f32` rounding to a finite f32
+    /// (3.4028235e38, FLT_MAX as C and NumPy print it, lies just above it).
+    pub fn holds(self, v: f64) -> bool {
+        let (lo, hi) = self.value_range();
+        match self {
+            Ty::F32 => (v as f32).is_finite(),
+            _ => v.is_finite() && lo <= v && v <= hi,
+        }
+    }
+
     /// The bit pattern (in the low [`Ty::bits`] bits) of `v`, a value within
     /// [`Ty::value_range`]: floats rounded to nearest, integers two's complement.
     pub fn bits_of(self, v: f64) -> u64 {

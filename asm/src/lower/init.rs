@@ -209,7 +209,7 @@ fn check_float(v: f64, ty: Ty, text: &str, arg: &SExpr<'_>) -> Result<(), Diagno
         Ty::F32 => format!("{:e}", f32::MAX),
         _ => format!("{hi:e}"),
     };
-    if !v.is_finite() || v.abs() > hi {
+    if !ty.holds(v) {
         return Err(
             Diagnostic::error(format!("`{text}` does not fit in .{ty}"), arg.span.clone())
                 .label(format!("expected a magnitude of at most {shown}")),

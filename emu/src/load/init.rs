@@ -71,12 +71,14 @@ pub fn check(init: &Init, ty: Ty, elements: u64) -> Result<(), String> {
     };
     let (lo, hi) = ty.value_range();
     let show = |v: f64| match ty {
-        Ty::F32 | Ty::F64 => format!("{v:e}"),
+        // f32's bounds shown as the f32s they are (3.4028235e38).
+        Ty::F32 => format!("{:e}", v as f32),
+        Ty::F64 => format!("{v:e}"),
         _ if v.fract() == 0.0 && v.abs() < 1.9e19 => format!("{}", v as i128),
         _ => format!("{v}"),
     };
     for (what, v) in values {
-        if !v.is_finite() || v < lo || v > hi {
+        if !ty.holds(v) {
             return Err(format!(
                 "{what} is {}, outside .{ty} ({}..={})",
                 show(v),
