@@ -104,6 +104,17 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     escape_with(text, Keep::Nothing, &mut |_, _, _| {}).map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
+/// Text written where two different values must stay different (a cell of a
+/// table, a category of a plot): as [`escape`], with a backslash written `\\`,
+/// so that a line break (`\n`) and a backslash followed by `n` stay apart.
+pub fn escape_distinct(text: &str) -> Cow<'_, str> {
+    if text.contains('\\') {
+        Cow::Owned(escape(&text.replace('\\', "\\\\")).into_owned())
+    } else {
+        escape(text)
+    }
+}
+
 /// Text quoted as lines (a message of several lines, a file): as [`escape`], but
 /// line breaks (`\n`, `\r\n`) and tabs stay.
 pub fn escape_lines(text: &str) -> Cow<'_, str> {

@@ -15,9 +15,10 @@ use std::collections::HashMap;
 
 /// Text from the user as drawn in the SVG: control and invisible characters
 /// escaped as on a terminal (`\u{1b}`; XML 1.0 cannot hold most control characters,
-/// not even as character references). `plotters` writes `&`, `<` and `>` as entities.
+/// not even as character references), a backslash doubled so that two different
+/// labels never look the same. `plotters` writes `&`, `<` and `>` as entities.
 fn text(s: &str) -> String {
-    spu_io::quote::escape(s).into_owned()
+    spu_io::quote::escape_distinct(s).into_owned()
 }
 
 /// Why a plot cannot be drawn.

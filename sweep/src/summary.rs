@@ -170,7 +170,7 @@ fn grid(plan: &Plan, records: &HashMap<String, Record>, t: &TableSpec) -> Result
 /// (a line break becomes `\n`, so a title cannot start a heading), with `|`
 /// written `\|` so it stays inside its cell.
 fn cell(text: &str) -> String {
-    spu_io::quote::escape(text).replace('|', "\\|")
+    spu_io::quote::escape_distinct(text).replace('|', "\\|")
 }
 
 /// `1234567` -> `1 234 567`.

@@ -101,14 +101,15 @@ pub fn report(plan: &Plan, records: &HashMap<String, Record>) -> Report {
 }
 
 /// Appends one CSV line (RFC 4180 quoting) of cells escaped as one line of text
-/// from the user ([`spu_io::quote::escape`]: a record's strings may hold control
-/// characters and line breaks, which would forge rows).
+/// from the user ([`spu_io::quote::escape_distinct`]: a record's strings may hold
+/// control characters and line breaks, which would forge rows, and two different
+/// values stay two different cells).
 fn push_row(out: &mut String, cells: &[String]) {
     for (i, c) in cells.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        let c = spu_io::quote::escape(c);
+        let c = spu_io::quote::escape_distinct(c);
         if c.contains([',', '"', '\n', '\r']) {
             out.push('"');
             out.push_str(&c.replace('"', "\"\""));
@@ -123,6 +124,14 @@ fn push_row(out: &mut String, cells: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line break and a backslash followed by `n` stay two different cells.
+    #[test]
+    fn different_values_stay_different_cells() {
+        let mut s = String::new();
+        push_row(&mut s, &["x\ny".into(), r"x\ny".into(), "\u{1b}".into()]);
+        assert_eq!(s, r"x\ny,x\\ny,\u{1b}".to_string() + "\n");
+    }
 
     #[test]
     fn cells_with_separators_are_quoted() {
