@@ -1054,3 +1054,23 @@ fn an_unused_shared_size_made_negative_by_a_define_is_refused() {
     let out = emu(&["emu/tests/matrix/shared_unused_param.spu", "-D", "S=0"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// A run stopped by --max-cycles after every block finished was completing its
+/// last stores: the help does not send the user looking for an endless loop.
+#[test]
+fn max_cycles_after_every_block_finished_says_so() {
+    let err = fails(
+        &["samples/vecadd.spu", "-q", "--max-cycles", "2400"],
+        "with 16 of 16 blocks finished",
+    );
+    assert!(
+        err.contains("every block had finished, and the run was still completing its last stores")
+            && !err.contains("never ends"),
+        "{err}"
+    );
+    let err = fails(
+        &["samples/vecadd.spu", "-q", "--max-cycles", "100"],
+        "with 0 of 16 blocks finished",
+    );
+    assert!(err.contains("look for a loop that never ends"), "{err}");
+}

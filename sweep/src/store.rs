@@ -117,6 +117,8 @@ pub enum StoreError {
         "`{0}` is not a sweep results folder (no plan.json); give the folder `spu-sweep run` wrote"
     )]
     Missing(String),
+    #[error("`{0}` does not exist; give the folder `spu-sweep run` wrote (its --out)")]
+    NoFolder(String),
     #[error("cannot write `{path}`: {error}")]
     Write { path: String, error: std::io::Error },
     #[error("cannot read `{path}`: {why}")]
@@ -314,6 +316,9 @@ impl Store {
                     inside: spu_io::quote::path(dir),
                     folder: spu_io::quote::path(folder),
                 });
+            }
+            if !dir.exists() {
+                return Err(StoreError::NoFolder(spu_io::quote::path(dir)));
             }
             return Err(StoreError::Missing(spu_io::quote::path(dir)));
         }

@@ -661,6 +661,19 @@ fn bad_specs_and_folders_get_clear_errors() {
         "nothing is written for a bad spec"
     );
 
+    // A folder that does not exist is named as missing, for every command
+    // that reads one.
+    let gone = d.path().join("gone").display().to_string();
+    for cmd in ["status", "collect"] {
+        let o = sweep(&[cmd, &gone]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            text(&o.stderr).contains(&format!("`{gone}` does not exist; give the folder")),
+            "{cmd}: {}",
+            text(&o.stderr)
+        );
+    }
+
     std::fs::write(&spec, vecadd_spec("64")).unwrap();
     let busy = d.path().join("busy");
     std::fs::create_dir(&busy).unwrap();

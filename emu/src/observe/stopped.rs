@@ -515,11 +515,13 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: the run exceeded --max-cycles {} with {blocks_done} of {blocks_total} blocks finished",
                 grouped(*limit)
             );
-            note(
-                &mut s,
-                2,
-                "help: raise --max-cycles, or look for a loop that never ends",
-            );
+            // Every block done: the run was draining its last stores.
+            let help = if blocks_done == blocks_total {
+                "help: raise --max-cycles: every block had finished, and the run was still completing its last stores"
+            } else {
+                "help: raise --max-cycles, or look for a loop that never ends"
+            };
+            note(&mut s, 2, help);
             lock_note(&mut s, image);
         }
     }
