@@ -1,5 +1,5 @@
-//! Numbers as the tools print them for people: digits grouped in threes, and
-//! counts with their noun in the singular or the plural.
+//! Numbers as the tools print them for people: digits grouped in threes,
+//! counts with their noun in the singular or the plural, and floats kept short.
 
 /// Groups digits in threes: `98 304`.
 pub fn grouped(n: u64) -> String {
@@ -23,8 +23,26 @@ pub fn counted(n: u64, noun: &str) -> String {
     }
 }
 
+/// A number for a message: exponent form when plain form would run long
+/// (`1e-300`, not three hundred zeros).
+pub fn short(v: f64) -> String {
+    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn very_small_and_large_numbers_are_short() {
+        assert_eq!(super::short(-1e-300), "-1e-300");
+        assert_eq!(super::short(2.5e20), "2.5e20");
+        assert_eq!(super::short(0.125), "0.125");
+        assert_eq!(super::short(0.0), "0");
+    }
+
     #[test]
     fn digits_are_grouped_in_threes() {
         assert_eq!(super::grouped(0), "0");

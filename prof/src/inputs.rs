@@ -74,14 +74,7 @@ fn short_name(what: &str, text: &str) -> Result<(), Damaged> {
     Ok(())
 }
 
-/// A number for a message: exponent form when plain form would run long.
-fn num(v: f64) -> String {
-    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        v.to_string()
-    }
-}
+use spu_io::numbers::short as num;
 
 fn finite(what: &str, v: f64) -> Result<(), Damaged> {
     if !v.is_finite() || v < 0.0 {

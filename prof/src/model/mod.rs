@@ -216,7 +216,10 @@ fn energy(file: &Origins, key: &str, v: &toml::Value) -> Result<f64, ModelError>
         return Err(key_err(
             file,
             key,
-            format!("{x} is negative: energies and powers must be >= 0"),
+            format!(
+                "{} is negative: energies and powers must be >= 0",
+                spu_io::numbers::short(x)
+            ),
         ));
     }
     // `-0.0` passes the test above; every consumer sees it as the 0 it means, never
