@@ -687,10 +687,12 @@ fn caching_of(instr: &Instr) -> Caching {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use spu_isa::TimingClass;
 
-    fn program(file: &str) -> crate::exec::ops::Program {
+    /// The decoded program of kernel `file` (relative to the crate), loaded on
+    /// `spu-4x4`.
+    pub(crate) fn program(file: &str) -> crate::exec::ops::Program {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         let kernel = crate::read_kernel(&path).expect("the kernel assembles");
         let machine = crate::machine::preset("spu-4x4").expect("a preset");

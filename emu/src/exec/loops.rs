@@ -291,14 +291,7 @@ fn strongly_connected(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn program(file: &str) -> crate::exec::ops::Program {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
-        let kernel = crate::read_kernel(&path).expect("the kernel assembles");
-        let machine = crate::machine::preset("spu-4x4").expect("a preset");
-        let image = crate::load(kernel.module, &machine, &Default::default()).expect("it loads");
-        image.program
-    }
+    use crate::exec::decode::tests::program;
 
     /// The general registers counting in the loop of the block with the
     /// instruction at `pc`.
