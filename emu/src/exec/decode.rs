@@ -7,7 +7,7 @@
 //! code is then cut into basic blocks.
 
 use crate::exec::apply;
-use crate::exec::loops::{Counting, Touches};
+use crate::exec::loops::{Counting, Flow, Touches};
 use crate::exec::ops::{
     Address, Caching, Checks, MAX_DEPS, Mem, NO_PC, NO_REG, Op, OpInfo, PredSrc, Program, Reg, Run,
     SymbolAddresses,
@@ -363,10 +363,23 @@ impl Draft {
             _ => None,
         });
         let base = self.base.map(|(b, wide)| (b, if wide { 2 } else { 1 }));
+        let conditional = self.op.guard != Guard::Always;
         Touches {
             reads: srcs.chain(base).flat_map(span).collect(),
             writes: self.dst.into_iter().flat_map(span).collect(),
             clock: self.srcs.contains(&Src::Special(Special::Clock)),
+            registers_only: matches!(self.op.run, Run::Lanes(_)) && self.op.pd.is_none(),
+            flow: match self.op.run {
+                Run::Bra { target, reconv } => Flow::Branch {
+                    target,
+                    reconv: (reconv != NO_PC).then_some(reconv),
+                    conditional,
+                },
+                Run::Call { target, .. } => Flow::Call { target },
+                Run::Ret => Flow::Return { conditional },
+                Run::Exit => Flow::Exit { conditional },
+                _ => Flow::Next,
+            },
         }
     }
 
@@ -467,7 +480,7 @@ pub fn decode_program(
         })
         .collect();
     let touches: Vec<Touches> = drafts.iter().map(Draft::touches).collect();
-    let counting = Counting::find(&ops, &touches, &block_of, &block_starts);
+    let counting = Counting::find(&touches, &block_of, &block_starts);
     let prints = ops.iter().any(|o| matches!(o.run, Run::Printf { .. }));
     Ok(Program {
         prints,
@@ -687,12 +700,10 @@ fn caching_of(instr: &Instr) -> Caching {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use spu_isa::TimingClass;
 
-    /// The decoded program of kernel `file` (relative to the crate), loaded on
-    /// `spu-4x4`.
-    pub(crate) fn program(file: &str) -> crate::exec::ops::Program {
+    fn program(file: &str) -> crate::exec::ops::Program {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         let kernel = crate::read_kernel(&path).expect("the kernel assembles");
         let machine = crate::machine::preset("spu-4x4").expect("a preset");

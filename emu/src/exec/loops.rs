@@ -20,8 +20,8 @@
 //! operation reads it to write a pinned register. Counting registers are the
 //! ones the loop's register operations write that are not pinned.
 
-use crate::exec::ops::{NO_PC, Op, Reg, Run};
-use spu_isa::Guard;
+/// A register slot (as [`crate::exec::ops::Reg`]).
+type Reg = u16;
 
 /// Words of a [`RegBits`]: general registers are numbered below 256, and a
 /// group of up to four starts at any of them.
@@ -68,14 +68,38 @@ impl RegBits {
     }
 }
 
-/// The general registers an instruction reads (operands and address base) and
-/// writes, pairs and groups whole.
+/// Where control goes after an instruction, as the loop graph needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flow {
+    /// To the next instruction.
+    #[default]
+    Next,
+    /// To `target` (and to the next instruction if `conditional`); divergent
+    /// paths meet at `reconv`.
+    Branch {
+        target: u32,
+        reconv: Option<u32>,
+        conditional: bool,
+    },
+    /// Into the function at `target`, and back after it.
+    Call { target: u32 },
+    /// Back after a call (or, `conditional`, on to the next instruction).
+    Return { conditional: bool },
+    /// Out of the thread (or, `conditional`, on to the next instruction).
+    Exit { conditional: bool },
+}
+
+/// What the analysis needs of one instruction: the general registers it reads
+/// (operands and address base) and writes, pairs and groups whole; whether it
+/// reads `%clock`; whether it is a register operation that writes nothing but
+/// its general registers (no predicate, no memory); where control goes next.
 #[derive(Debug, Clone, Default)]
 pub struct Touches {
     pub reads: Vec<Reg>,
     pub writes: Vec<Reg>,
-    /// The instruction reads `%clock`.
     pub clock: bool,
+    pub registers_only: bool,
+    pub flow: Flow,
 }
 
 /// The counting registers of every basic block's loop.
@@ -97,17 +121,12 @@ impl Counting {
         }
     }
 
-    /// Finds them for code `ops` cut into blocks at `block_starts` (the first
-    /// instruction of each, then the end), `touches` giving each instruction's
-    /// registers.
-    pub fn find(
-        ops: &[Op],
-        touches: &[Touches],
-        block_of: &[u32],
-        block_starts: &[u32],
-    ) -> Counting {
+    /// Finds them for code whose instructions `touches` describes, cut into
+    /// basic blocks at `block_starts` (the first instruction of each, then the
+    /// end; `block_of` maps an instruction to its block).
+    pub fn find(touches: &[Touches], block_of: &[u32], block_starts: &[u32]) -> Counting {
         let blocks = block_starts.len().saturating_sub(1);
-        let succ = successors(ops, block_of, block_starts);
+        let succ = successors(touches, block_of, block_starts);
         let mut counting = Counting {
             of_block: vec![0; blocks],
             sets: vec![RegBits::default()],
@@ -123,7 +142,7 @@ impl Counting {
             let pcs = part
                 .iter()
                 .flat_map(|&b| block_starts[b] as usize..block_starts[b + 1] as usize);
-            let set = counting_in(ops, touches, pcs, &mut feeds);
+            let set = counting_in(touches, pcs, &mut feeds);
             if !set.is_empty() {
                 for &b in &part {
                     counting.of_block[b] = counting.sets.len() as u32;
@@ -135,16 +154,9 @@ impl Counting {
     }
 }
 
-/// True for an instruction whose only effect is to write the general registers
-/// it names from the registers it reads.
-fn only_counts(op: &Op, t: &Touches) -> bool {
-    matches!(op.run, Run::Lanes(_)) && op.pd.is_none() && !t.clock
-}
-
 /// The counting registers of a loop whose instructions are `pcs`; `feeds` is
 /// scratch (every entry empty on entry and on return).
 fn counting_in(
-    ops: &[Op],
     touches: &[Touches],
     pcs: impl Iterator<Item = usize> + Clone,
     feeds: &mut [RegBits],
@@ -153,7 +165,9 @@ fn counting_in(
     let mut written = RegBits::default();
     for pc in pcs.clone() {
         let t = &touches[pc];
-        if only_counts(&ops[pc], t) {
+        // Its only effect: to write the general registers it names from the
+        // registers it reads.
+        if t.registers_only && !t.clock {
             let mut reads = RegBits::default();
             t.reads.iter().for_each(|&r| reads.insert(r));
             for &w in &t.writes {
@@ -191,35 +205,39 @@ fn counting_in(
 /// return, one more node (numbered after the blocks, holding no code) whose
 /// successors are every return point, so the graph stays as large as the code
 /// however many calls and returns it has.
-fn successors(ops: &[Op], block_of: &[u32], block_starts: &[u32]) -> Vec<Vec<usize>> {
+fn successors(touches: &[Touches], block_of: &[u32], block_starts: &[u32]) -> Vec<Vec<usize>> {
     let blocks = block_starts.len().saturating_sub(1);
     let block = |pc: u32| block_of.get(pc as usize).map(|&b| b as usize);
-    let returns: Vec<usize> = ops
+    let returns: Vec<usize> = touches
         .iter()
         .enumerate()
-        .filter(|(_, o)| matches!(o.run, Run::Call { .. }))
+        .filter(|(_, t)| matches!(t.flow, Flow::Call { .. }))
         .filter_map(|(pc, _)| block(pc as u32 + 1))
         .collect();
     let through_return = blocks;
     let mut succ: Vec<Vec<usize>> = (0..blocks)
         .map(|b| {
             let last = block_starts[b + 1] as usize - 1;
-            let op = &ops[last];
             let next = block(last as u32 + 1);
-            let conditional = op.guard != Guard::Always;
-            let mut out: Vec<usize> = match op.run {
-                Run::Bra { target, reconv } => {
-                    let jumps = [block(target), block(reconv).filter(|_| reconv != NO_PC)];
+            let mut out: Vec<usize> = match touches[last].flow {
+                Flow::Branch {
+                    target,
+                    reconv,
+                    conditional,
+                } => {
+                    let jumps = [block(target), reconv.and_then(block)];
                     let falls = next.filter(|_| conditional);
                     jumps.into_iter().chain([falls]).flatten().collect()
                 }
-                Run::Call { target, .. } => [block(target), next].into_iter().flatten().collect(),
-                Run::Ret => [Some(through_return), next.filter(|_| conditional)]
-                    .into_iter()
-                    .flatten()
-                    .collect(),
-                Run::Exit => next.filter(|_| conditional).into_iter().collect(),
-                _ => next.into_iter().collect(),
+                Flow::Call { target } => [block(target), next].into_iter().flatten().collect(),
+                Flow::Return { conditional } => {
+                    [Some(through_return), next.filter(|_| conditional)]
+                        .into_iter()
+                        .flatten()
+                        .collect()
+                }
+                Flow::Exit { conditional } => next.filter(|_| conditional).into_iter().collect(),
+                Flow::Next => next.into_iter().collect(),
             };
             out.sort_unstable();
             out.dedup();
@@ -291,85 +309,38 @@ fn strongly_connected(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::decode::tests::program;
-
-    /// The general registers counting in the loop of the block with the
-    /// instruction at `pc`.
-    fn counting_at(p: &crate::exec::ops::Program, pc: usize) -> Vec<usize> {
-        let block = p.block_of[pc] as usize;
-        p.counting
-            .of(block)
-            .map(|c| {
-                c.iter()
-                    .filter(|&s| s < usize::from(p.layout.general))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// `tries++` and a second count fed by it are counting; the flag's address
-    /// and value are not; outside the loop nothing is.
-    #[test]
-    fn a_wait_that_counts_its_tries_counts_in_two_registers() {
-        let p = program("tests/faults/flag_spin_tries.spu");
-        // mov, mov, mov, then the loop: add, mad, ld, setp, bra (the
-        // assembler may renumber registers: the add's and the mad's).
-        let mut counts = vec![usize::from(p.ops[3].d), usize::from(p.ops[4].d)];
-        counts.sort_unstable();
-        assert_eq!(counting_at(&p, 3), counts);
-        assert_eq!(counting_at(&p, 7), counts);
-        assert!(counting_at(&p, 0).is_empty());
-        assert!(counting_at(&p, 8).is_empty());
-    }
-
-    /// A count that decides when the loop ends, and one feeding a register that
-    /// decides it, are not counting.
-    #[test]
-    fn a_count_the_loop_compares_is_not_counting() {
-        let p = program("tests/faults/flag_spin_counting.spu");
-        assert!((0..p.len()).all(|pc| counting_at(&p, pc).is_empty()));
-        // Block 0 counts to 200 000; the others count their tries.
-        let p = program("tests/waits/late_flag.spu");
-        let loops: Vec<usize> = (0..p.len())
-            .filter_map(|pc| match p.ops[pc].run {
-                Run::Bra { target, .. } if (target as usize) < pc => Some(target as usize),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(loops.len(), 2);
-        assert!(counting_at(&p, loops[0]).is_empty());
-        // Its first instruction is the count's add.
-        assert_eq!(
-            counting_at(&p, loops[1]),
-            vec![usize::from(p.ops[loops[1]].d)]
-        );
-    }
 
     /// Every return reaches every return point through one node: the graph of
     /// 3 000 calls and 3 000 returns has a few edges per block, not millions.
     #[test]
     fn many_calls_and_returns_keep_the_graph_linear() {
-        let dir = tempfile::tempdir().unwrap();
-        let n = 3000;
-        let mut src = String::from(
-            ".launch grid(1) block(32);\n.entry k {\n    .reg .u32 %r<2>;\n    .reg .pred %p<2>;\n    mov.u32 %r0, 0;\n    setp.ne.u32 %p1, %r0, 0;\n",
-        );
-        src += &"    call.uni F, 1;\n".repeat(n);
-        src += "    exit;\nF:\n    add.u32 %r0, %r0, 1;\n";
-        src += &"    @%p1 ret;\n".repeat(n);
-        src += "    ret;\n}\n";
-        let path = dir.path().join("calls.spu");
-        std::fs::write(&path, src).unwrap();
-        let kernel = crate::read_kernel(&path).expect("the kernel assembles");
-        let machine = crate::machine::preset("spu-4x4").unwrap();
-        let p = crate::load(kernel.module, &machine, &Default::default())
-            .unwrap()
-            .program;
-        let succ = successors(&p.ops, &p.block_of, &p.block_starts);
-        let blocks = p.block_starts.len() - 1;
-        assert!(blocks > 2 * n);
+        let n = 3000u32;
+        // n calls of the function at n + 1, an exit, the function's body of n
+        // conditional returns and one return; one block per instruction.
+        let mut code = vec![Flow::Call { target: n + 1 }; n as usize];
+        code.push(Flow::Exit { conditional: false });
+        code.extend(vec![Flow::Return { conditional: true }; n as usize]);
+        code.push(Flow::Return { conditional: false });
+        let touches: Vec<Touches> = code
+            .into_iter()
+            .map(|flow| Touches {
+                flow,
+                ..Touches::default()
+            })
+            .collect();
+        let len = touches.len() as u32;
+        let block_of: Vec<u32> = (0..len).collect();
+        let block_starts: Vec<u32> = (0..=len).collect();
+        let succ = successors(&touches, &block_of, &block_starts);
         let edges: usize = succ.iter().map(Vec::len).sum();
-        assert!(edges < 4 * succ.len(), "{edges} edges for {blocks} blocks");
+        assert!(edges < 4 * succ.len(), "{edges} edges for {len} blocks");
+        // The calls, the function and the return node make one loop.
+        let parts = strongly_connected(&succ);
+        assert!(
+            parts.iter().any(|p| p.len() > 2 * n as usize),
+            "{}",
+            parts.len()
+        );
     }
 
     #[test]
