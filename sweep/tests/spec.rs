@@ -1078,3 +1078,41 @@ fn a_huge_spec_is_refused_and_many_problems_are_shown_in_part() {
         "{text}"
     );
 }
+
+/// Axes whose product passes the limit say how many runs they make, and of
+/// which axes.
+#[test]
+fn too_many_runs_are_counted() {
+    let values = |n: usize| {
+        (1..=n)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let text = format!(
+        "[base]\nkernel = \"k.spu\"\n[[axis]]\nD.N = [{}]\n[[axis]]\nD.K = [{}]\n",
+        values(400),
+        values(300)
+    );
+    let e = parse(&text).map(|_| ()).err();
+    let rendered = match e {
+        Some(e) => e.rendered(),
+        None => {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::copy(samples().join("vecadd.spu"), dir.path().join("k.spu")).unwrap();
+            let path = dir.path().join("spec.toml");
+            std::fs::write(&path, &text).unwrap();
+            let spec = Spec::read(&path).unwrap();
+            match plan(&spec, &[]) {
+                Err(Error::Spec(e)) => e.rendered(),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    assert!(
+        rendered.contains(
+            "the axes make 120000 runs (400 x 300), more than the 100000 a sweep may have"
+        ),
+        "{rendered}"
+    );
+}

@@ -313,12 +313,17 @@ impl Planner<'_> {
         let mut runs = Vec::new();
         let count = axes
             .iter()
-            .try_fold(1usize, |n, a| n.checked_mul(a.len()))
-            .filter(|&n| n <= MAX_RUNS);
-        if count.is_none() {
+            .try_fold(1u128, |n, a| n.checked_mul(a.len() as u128));
+        let fits = count.filter(|&n| n <= MAX_RUNS as u128).map(|n| n as usize);
+        if fits.is_none() {
+            let sizes: Vec<String> = axes.iter().map(|a| a.len().to_string()).collect();
+            let made = count.map_or("more than 2^128".to_string(), |n| n.to_string());
             self.problems.push(
-                Problem::whole(format!("the axes make more than {MAX_RUNS} runs"))
-                    .help("split the study into several specs"),
+                Problem::whole(format!(
+                    "the axes make {made} runs ({}), more than the {MAX_RUNS} a sweep may have",
+                    sizes.join(" x ")
+                ))
+                .help("split the study into several specs, or use fewer values per axis"),
             );
         }
         if self.problems.is_empty() {
@@ -334,7 +339,7 @@ impl Planner<'_> {
                     own_bytes += file::own_bytes(&run);
                     runs.push(run);
                     if own_bytes > spu_io::MAX_INPUT_BYTES {
-                        let total = count.unwrap_or(MAX_RUNS);
+                        let total = fits.unwrap_or(MAX_RUNS);
                         self.problems
                             .push(file::too_large(total, runs.len(), own_bytes, false));
                         break;
