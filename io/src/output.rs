@@ -170,15 +170,15 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
     if stream_of(path).is_some() {
         return Ok(());
     }
-    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
-        return Err(OutputError::EndsInSlash { path: p() });
-    }
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(OutputError::Directory { path: p() }),
         Ok(m) if m.file_type().is_block_device() => Err(OutputError::BlockDevice { path: p() }),
         Ok(_) => Ok(()),
         Err(_) if std::fs::symlink_metadata(path).is_ok() => {
             Err(OutputError::DanglingLink { path: p() })
+        }
+        Err(_) if path.as_os_str().as_encoded_bytes().ends_with(b"/") => {
+            Err(OutputError::EndsInSlash { path: p() })
         }
         Err(_) => {
             let dir = match path.parent() {
