@@ -280,16 +280,21 @@ fn warps_that_wait_long_are_not_taken_for_loops() {
 
 /// Waiting warps repeat while one block computes (in registers, for 200 000
 /// rounds) towards the flag: that block does not repeat, so the run goes on,
-/// and every block gets past the wait.
+/// and every block gets past the wait; also when the waiters count their
+/// tries.
 #[test]
 fn waiting_warps_beside_a_computing_block_are_not_stopped() {
     let dir = tempfile::tempdir().unwrap();
-    for mode in [None, Some("--functional")] {
+    let kernels = ["late_flag", "late_flag_tries"];
+    for (kernel, mode) in kernels
+        .iter()
+        .flat_map(|k| [(k, None), (k, Some("--functional"))])
+    {
         let out = dir.path().join("out.npy");
         let dump = format!("out={}", out.display());
         let mut args = vec!["-q", "--dump", &dump];
         args.extend(mode);
-        let (code, err) = run_kernel("emu/tests/waits/late_flag.spu", &args);
+        let (code, err) = run_kernel(&format!("emu/tests/waits/{kernel}.spu"), &args);
         assert_eq!(code, Some(0), "{mode:?}:\n{err}");
         let bytes = std::fs::read(&out).unwrap();
         // 16 little-endian ones after the header.

@@ -51,7 +51,7 @@ fn a_count_the_loop_compares_is_not_counting() {
     let p = program("tests/faults/flag_spin_counting.spu");
     assert!((0..p.len()).all(|pc| counting_at(&p, pc).is_empty()));
     // Block 0 counts to 200 000; the others count their tries.
-    let p = program("tests/waits/late_flag.spu");
+    let p = program("tests/waits/late_flag_tries.spu");
     let loops: Vec<usize> = (0..p.len())
         .filter_map(|pc| match p.ops[pc].run {
             Run::Bra { target, .. } if (target as usize) < pc => Some(target as usize),

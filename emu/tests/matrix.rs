@@ -191,7 +191,7 @@ fn bad_input_matrix() {
     std::fs::write(p("long.npy"), &long).unwrap();
     std::fs::write(
         p("long_line.toml"),
-        format!("[sm]\nschedulers = {}\n", "k".repeat(2 << 20)),
+        format!("[sm]\nschedulers = {}\n", "k".repeat(1 << 19)),
     )
     .unwrap();
     std::fs::copy(root().join("samples/vecadd.spu"), p("body.inc")).unwrap();

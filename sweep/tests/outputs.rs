@@ -536,10 +536,10 @@ fn a_path_inside_a_results_folder_names_the_folder() {
             "{err}"
         );
     }
-    // A path that is not there still says it is no results folder.
+    // A path that is not there says so.
     let o = sweep(&["collect", &folder.join("nope").display().to_string()]);
     assert!(
-        text(&o.stderr).contains("no plan.json"),
+        text(&o.stderr).contains("nope` does not exist; give the folder"),
         "{}",
         text(&o.stderr)
     );
