@@ -167,11 +167,23 @@ __SPU_FN int atomicXor(int *p, int v) { return __nvvm_atom_xor_gen_i(p, v); }
 __SPU_FN unsigned int atomicXor(unsigned int *p, unsigned int v) {
     return __nvvm_atom_xor_gen_i((int *)p, (int)v);
 }
+// clang writes atom.inc and atom.dec for a generic address, which the SPU does
+// not have: a compare-and-swap loop gives CUDA's values (inc: 0 once the old
+// value reaches v, else old + 1; dec: v when the old value is 0 or above v, else
+// old - 1).
 __SPU_FN unsigned int atomicInc(unsigned int *p, unsigned int v) {
-    return __nvvm_atom_inc_gen_ui(p, v);
+    unsigned int old = *(volatile unsigned int *)p, seen;
+    while ((seen = atomicCAS(p, old, old >= v ? 0u : old + 1u)) != old) {
+        old = seen;
+    }
+    return old;
 }
 __SPU_FN unsigned int atomicDec(unsigned int *p, unsigned int v) {
-    return __nvvm_atom_dec_gen_ui(p, v);
+    unsigned int old = *(volatile unsigned int *)p, seen;
+    while ((seen = atomicCAS(p, old, (old == 0u || old > v) ? v : old - 1u)) != old) {
+        old = seen;
+    }
+    return old;
 }
 
 // ---------------------------------------------------------------- bits
@@ -375,12 +387,23 @@ __SPU_FN double fmax(double a, double b) { return __nvvm_fmax_d(a, b); }
 __SPU_FN float floorf(float x) { return __nvvm_floor_f(x); }
 __SPU_FN float ceilf(float x) { return __nvvm_ceil_f(x); }
 __SPU_FN float truncf(float x) { return __nvvm_trunc_f(x); }
-__SPU_FN float rintf(float x) { return __nvvm_round_f(x); }
-__SPU_FN float nearbyintf(float x) { return __nvvm_round_f(x); }
+// Halfway cases to even (clang 14 turns __nvvm_round_* into C's round, away
+// from zero): PTX's cvt.rni.
+__SPU_FN float rintf(float x) {
+    float d;
+    asm("cvt.rni.f32.f32 %0, %1;" : "=f"(d) : "f"(x));
+    return d;
+}
+__SPU_FN float nearbyintf(float x) { return rintf(x); }
 __SPU_FN double floor(double x) { return __nvvm_floor_d(x); }
 __SPU_FN double ceil(double x) { return __nvvm_ceil_d(x); }
 __SPU_FN double trunc(double x) { return __nvvm_trunc_d(x); }
-__SPU_FN double rint(double x) { return __nvvm_round_d(x); }
+__SPU_FN double rint(double x) {
+    double d;
+    asm("cvt.rni.f64.f64 %0, %1;" : "=d"(d) : "d"(x));
+    return d;
+}
+__SPU_FN double nearbyint(double x) { return rint(x); }
 // Halfway cases away from zero, as C's roundf.
 __SPU_FN float roundf(float x) {
     float t = truncf(x);

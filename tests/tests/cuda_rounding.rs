@@ -1,5 +1,6 @@
 //! CUDA's rounding intrinsics through clang (`__fadd_rz`, `__fmaf_ru`,
-//! `__dsqrt_rd`, `__float2int_rn`, `__ull2double_ru`, ...): each one, in each
+//! `__dsqrt_rd`, `__float2int_rn`, `__ull2double_ru`, ...), `rint` and the
+//! wrapping atomics (`atomicInc`, `atomicDec`): each one, in each
 //! direction, on operands whose exact result lies between two representable
 //! values, so that every direction gives a value of its own. The expected values
 //! are worked out here by hand from the exact results (IEEE 754 §4.3), not by the
@@ -230,6 +231,26 @@ fn cases() -> Vec<(&'static str, Kind, u64)> {
         ("__double2float_rz(-1e300)", F, f32b(-f32::MAX)),
         ("__int2double_rn(-7)", D, f64b(-7.0)),
         ("__uint2double_rn(4294967295u)", D, f64b(4_294_967_295.0)),
+        // C's rint: halfway cases to even, the sign kept.
+        ("rintf(2.5f)", F, f32b(2.0)),
+        ("rintf(3.5f)", F, f32b(4.0)),
+        ("rintf(-0.5f)", F, f32b(-0.0)),
+        ("nearbyintf(0.5f)", F, f32b(0.0)),
+        ("rint(2.5)", D, f64b(2.0)),
+        ("nearbyint(-1.5)", D, f64b(-2.0)),
+        // atomicInc and atomicDec on w[0] (0 at the start), one after another:
+        // inc wraps to 0 once the old value reaches 2; dec gives 2 from 0 or
+        // from above 2.
+        ("atomicInc(w, 2u)", U, 0),
+        ("atomicInc(w, 2u)", U, 1),
+        ("atomicInc(w, 2u)", U, 2),
+        ("atomicInc(w, 2u)", U, 0),
+        ("atomicDec(w, 2u)", U, 1),
+        ("atomicDec(w, 2u)", U, 0),
+        ("atomicDec(w, 2u)", U, 2),
+        ("atomicExch(w, 7u)", U, 1),
+        ("atomicDec(w, 2u)", U, 7),
+        ("w[0]", U, 2),
     ]
 }
 
@@ -255,14 +276,14 @@ fn every_rounding_intrinsic_rounds_its_own_way() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("rounding.cu"),
-        format!("extern \"C\" __global__ void rounding(unsigned long long *r) {{\n    if (threadIdx.x != 0) return;\n{stores}}}\n"),
+        format!("extern \"C\" __global__ void rounding(unsigned long long *r, unsigned int *w) {{\n    if (threadIdx.x != 0) return;\n{stores}}}\n"),
     )
     .unwrap();
     let launch = dir.path().join("rounding.spu");
     std::fs::write(
         &launch,
         format!(
-            "#include \"rounding.cu\"\n.global .u64 R[{}] = zeros;\n.launch grid(1) block(32);\n.bind rounding(R);\n",
+            "#include \"rounding.cu\"\n.global .u64 R[{}] = zeros;\n.global .u32 W[1] = zeros;\n.launch grid(1) block(32);\n.bind rounding(R, W);\n",
             cases.len()
         ),
     )
