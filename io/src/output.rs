@@ -26,7 +26,9 @@ pub enum OutputError {
     Directory { path: String },
     #[error("cannot write `{path}`: it is a block device; give a file name")]
     BlockDevice { path: String },
-    #[error("cannot write `{path}`: a name ending in `/` names a directory; give a file name")]
+    #[error(
+        "cannot write `{path}`: a name ending in `/`, `/.` or `/..` names a directory; give a file name"
+    )]
     EndsInSlash { path: String },
     #[error(
         "cannot write `{path}`: it is a symbolic link to a file that does not exist; remove the link or give another name"
@@ -163,6 +165,17 @@ fn through_special_dirs(path: &Path) -> bool {
     false
 }
 
+/// True for a name that can only be a directory's: ending in `/`, `/.` or
+/// `/..`, or `.` or `..` itself.
+fn names_a_directory(path: &Path) -> bool {
+    let b = path.as_os_str().as_encoded_bytes();
+    [&b"/"[..], b"/.", b"/.."]
+        .iter()
+        .any(|end| b.ends_with(end))
+        || b == b"."
+        || b == b".."
+}
+
 /// Checks, before any work, that `path` can be an output: not a directory, a block
 /// device or a dangling link, and in a directory that exists. Creates nothing.
 pub fn check_target(path: &Path) -> Result<(), OutputError> {
@@ -177,9 +190,7 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
         Err(_) if std::fs::symlink_metadata(path).is_ok() => {
             Err(OutputError::DanglingLink { path: p() })
         }
-        Err(_) if path.as_os_str().as_encoded_bytes().ends_with(b"/") => {
-            Err(OutputError::EndsInSlash { path: p() })
-        }
+        Err(_) if names_a_directory(path) => Err(OutputError::EndsInSlash { path: p() }),
         Err(_) => {
             let dir = match path.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d,

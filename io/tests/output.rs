@@ -98,12 +98,13 @@ fn a_dangling_link_and_a_directory_are_refused() {
 #[test]
 fn a_name_ending_in_a_slash_is_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["nothere/", "sub/x.json/"] {
+    for name in ["nothere/", "sub/x.json/", "nothere/.", "nothere/.."] {
         let e = spu_io::output::check_target(&dir.path().join(name)).unwrap_err();
         assert!(matches!(e, OutputError::EndsInSlash { .. }), "{e}");
         assert!(
-            e.to_string()
-                .contains("a name ending in `/` names a directory; give a file name"),
+            e.to_string().contains(
+                "a name ending in `/`, `/.` or `/..` names a directory; give a file name"
+            ),
             "{e}"
         );
     }

@@ -204,8 +204,11 @@ pub fn fill(words: &mut [u32], ty: Ty, elements: usize, init: &Init) {
             for i in 0..elements {
                 let u = rng.next_unit();
                 let bits = match ty {
-                    // Rounded to f32 from the f64 draw (as always for .f32).
-                    Ty::F32 | Ty::F64 => ty.bits_of(lo + u * (hi - lo)),
+                    // Rounded to f32 from the f64 draw (as always for .f32). A
+                    // range wider than the largest double (-1e308 to 1e308)
+                    // is drawn as a blend of its ends, which cannot overflow.
+                    Ty::F32 | Ty::F64 if (hi - lo).is_finite() => ty.bits_of(lo + u * (hi - lo)),
+                    Ty::F32 | Ty::F64 => ty.bits_of(lo * (1.0 - u) + hi * u),
                     _ => ty.bits_of((lo + (u * (hi - lo + 1.0)).floor()).min(hi)),
                 };
                 set_element(words, ty, i, bits);
@@ -269,6 +272,21 @@ mod tests {
         assert!(check(&Init::Values(vec![1, 2, 3]), Ty::U8, 2).is_err());
         assert!(check(&Init::Values(vec![256]), Ty::U8, 2).is_err());
         assert!(check(&Init::Values(vec![255, 0]), Ty::U8, 2).is_ok());
+        // A range wider than the largest double stays finite and within it.
+        let mut wide = [0u32; 64];
+        let (lo, hi) = (-f64::MAX, f64::MAX);
+        fill(&mut wide, Ty::F64, 32, &Init::Random { seed: 1, lo, hi });
+        let values: Vec<f64> = wide
+            .chunks(2)
+            .map(|w| f64::from_bits(u64::from(w[0]) | u64::from(w[1]) << 32))
+            .collect();
+        assert!(
+            values
+                .iter()
+                .all(|v| v.is_finite() && (lo..=hi).contains(v)),
+            "{values:?}"
+        );
+        assert!(values.iter().any(|v| *v < -1e300) && values.iter().any(|v| *v > 1e300));
     }
 
     #[test]
