@@ -205,7 +205,15 @@ impl Grid<'_> {
                     functional: self.functional,
                     spill_full: self.spill_full,
                 };
-                scope.spawn(move || help(ctx, handoff));
+                // A thread the system cannot start (a memory limit, a thread
+                // limit) leaves the run to those started: results do not
+                // depend on their number.
+                let started = std::thread::Builder::new()
+                    .name("spu-emu step".into())
+                    .spawn_scoped(scope, move || help(ctx, handoff));
+                if started.is_err() {
+                    break;
+                }
                 helpers.push(Helper {
                     handoff,
                     spare: Some(Job::default()),
