@@ -231,6 +231,12 @@ impl Parser<'_> {
                     let Some(&next) = self.text.get(self.at + 1) else {
                         return Err(unclosed(self));
                     };
+                    if next == b'N' {
+                        return Err(format!(
+                            "its header has a character named by `\\N{{...}}` at byte {} of the header, which is not read here; write the character itself",
+                            self.at
+                        ));
+                    }
                     self.at += 2;
                     self.escape(next, &mut out)
                         .map_err(|what| self.error_at(start, what))?;
@@ -251,6 +257,10 @@ impl Parser<'_> {
     /// it, which it consumes) to `out`; an unknown escape keeps its backslash,
     /// as Python does.
     fn escape(&mut self, e: u8, out: &mut Vec<u8>) -> Result<(), &'static str> {
+        if e == b'\n' {
+            // A line continuation: nothing.
+            return Ok(());
+        }
         let simple = match e {
             b'\\' | b'\'' | b'"' => Some(e),
             b'n' => Some(b'\n'),
@@ -481,6 +491,10 @@ mod tests {
         for bad in [r"\x3", r"\u12", r"\xzz", r"\U00110000"] {
             assert!(descr(bad).is_err(), "{bad}");
         }
+        // A line continuation is nothing; a named character is refused, saying so.
+        assert_eq!(descr("<u\\\n4"), Ok(Descr::Type("<u4".into())));
+        let e = descr(r"\N{LESS-THAN SIGN}u4").unwrap_err();
+        assert!(e.contains("`\\N{...}`"), "{e}");
     }
 
     #[test]
