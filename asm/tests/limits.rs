@@ -161,6 +161,13 @@ fn parameter_defaults_take_the_values_dash_d_takes() {
             "`2147483648` is not a valid .s32 value",
         ),
         (".param .f32 X = 1e39;", "`1e39` does not fit in .f32"),
+        // A double first (PTX's rule), as an initialiser reads it: this one is
+        // the double half way between f32's largest and 2^128, which rounds to
+        // infinity as an f32.
+        (
+            ".param .f32 X = 3.4028235677973366e38;",
+            "`3.4028235677973366e38` does not fit in .f32",
+        ),
     ] {
         assert_eq!(first_error(&kernel(decl, "")).0, msg, "{decl}");
     }

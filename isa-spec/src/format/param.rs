@@ -138,7 +138,12 @@ fn float_bits(text: &str, ty: Ty) -> Result<u64, String> {
         )
     };
     if ty == Ty::F32 {
-        let v: f32 = text.parse().map_err(|_| malformed())?;
+        // A decimal is read as a double and rounded to f32 from there, as the
+        // assembler reads every floating-point constant (PTX's rule).
+        let v: f32 = match text.parse::<f64>() {
+            Ok(d) if !d.is_nan() => d as f32,
+            _ => text.parse().map_err(|_| malformed())?,
+        };
         if v.is_infinite() && !literal_inf {
             return Err(out_of_range(format!("{:e}", f32::MAX)));
         }
@@ -184,6 +189,23 @@ pub fn parse_param_value(text: &str, ty: Ty) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An .f32 value is read as a double and rounded from there, as the
+    /// assembler reads constants.
+    #[test]
+    fn f32_values_round_through_a_double() {
+        let f32_max = u64::from(f32::MAX.to_bits());
+        assert_eq!(parse_param_value("3.4028235e38", Ty::F32), Ok(f32_max));
+        assert!(parse_param_value("3.4028235677973366e38", Ty::F32).is_err());
+        assert_eq!(
+            parse_param_value("0.1", Ty::F32),
+            Ok(u64::from(0.1f32.to_bits()))
+        );
+        assert_eq!(
+            parse_param_value("nan", Ty::F32),
+            Ok(u64::from(f32::NAN.to_bits()))
+        );
+    }
 
     #[test]
     fn layout_aligns_64_bit_parameters() {
