@@ -28,16 +28,15 @@ pub fn parse_int(text: &str) -> Option<i64> {
 }
 
 /// Parses a float literal (`1.5`, `2e3`, or the exact bit pattern `0f3F800000`) as f32.
-/// A decimal literal is a double, as PTX reads every floating-point constant (PTX
-/// ISA, "Floating-point literals"), rounded to f32 from there: the same value as an
-/// `.f32` buffer's initialiser gets.
+/// A decimal literal is a double rounded to f32 ([`spu_isa::format::decimal_f32`]):
+/// the same value as an `.f32` buffer's initialiser gets.
 pub fn parse_f32(text: &str) -> Option<f32> {
     if text.starts_with("0d") || text.starts_with("0D") {
         return parse_f64(text).map(|v| v as f32);
     }
     match text.strip_prefix("0f").or_else(|| text.strip_prefix("0F")) {
         Some(hex) => u32::from_str_radix(hex, 16).ok().map(f32::from_bits),
-        None => text.parse::<f64>().ok().map(|v| v as f32),
+        None => spu_isa::format::decimal_f32(text),
     }
 }
 

@@ -452,6 +452,7 @@ pub fn decode_program(
     let layout = Layout::of(&drafts, declared_regs)?;
     let mut ops = Vec::with_capacity(drafts.len());
     let mut info = Vec::with_capacity(drafts.len());
+    let mut touches = Vec::with_capacity(drafts.len());
     for (pc, d) in drafts.iter_mut().enumerate() {
         for (k, s) in d.srcs.iter().enumerate() {
             d.op.src[k] = layout.slot(*s);
@@ -459,7 +460,9 @@ pub fn decode_program(
         d.op.d = d.dst.map_or(NO_REG, |(r, _)| Reg::from(r));
         d.op.addr.base = d.base.map_or(layout.zero, |(b, _)| Reg::from(b));
         d.op.run = run_of(d).map_err(|what| DecodeError::Damaged { pc, what })?;
-        info.push(info_of(d));
+        let t = d.touches();
+        info.push(info_of(d, &t));
+        touches.push(t);
         ops.push(d.op);
     }
     let (block_of, block_starts) = basic_blocks(&ops);
@@ -479,7 +482,6 @@ pub fn decode_program(
             (b[0] as usize..b[1] as usize).all(|pc| changes_only_the_warp(&ops[pc], &info[pc]))
         })
         .collect();
-    let touches: Vec<Touches> = drafts.iter().map(Draft::touches).collect();
     let counting = Counting::find(&touches, &block_of, &block_starts);
     let prints = ops.iter().any(|o| matches!(o.run, Run::Printf { .. }));
     Ok(Program {
@@ -598,9 +600,13 @@ impl Layout {
 /// The timing facts of a decoded instruction: the general registers it reads
 /// (operands, then the address base) and writes, pairs and groups whole; the
 /// predicates (guard, the one written, then those read).
-fn info_of(d: &Draft) -> OpInfo {
-    let touches = d.touches();
-    let regs: Vec<Reg> = touches.reads.into_iter().chain(touches.writes).collect();
+fn info_of(d: &Draft, touches: &Touches) -> OpInfo {
+    let regs: Vec<Reg> = touches
+        .reads
+        .iter()
+        .chain(&touches.writes)
+        .copied()
+        .collect();
     let n = regs.len().min(MAX_DEPS);
     let mut deps = [0; MAX_DEPS];
     deps[..n].copy_from_slice(&regs[..n]);

@@ -21,7 +21,9 @@ pub use model::{
     SharedDecl, SourceLoc,
 };
 pub use output::{InputError, MAX_INPUT_BYTES, read_input, write_atomically};
-pub use param::{param_int, param_int_range, param_layout, param_size, parse_param_value};
+pub use param::{
+    decimal_f32, param_int, param_int_range, param_layout, param_size, parse_param_value,
+};
 pub use validate::MAX_SHARED_ALIGN;
 
 /// Most instructions a binary within [`MAX_INPUT_BYTES`] can hold: each takes 8 bytes

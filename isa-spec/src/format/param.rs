@@ -89,6 +89,16 @@ fn parse_int(text: &str) -> Option<i128> {
 /// nearest value of the type, `inf`, `-inf`, `nan`, or an exact bit pattern
 /// (`0f` + 8 hex digits for an f32, `0d` + 16 hex digits for an f64, as in
 /// PTX; an `0f` pattern given to an `.f64` is widened exactly).
+/// A decimal number (or `inf`, `nan`) as an f32: read as a double and rounded
+/// to f32 from there, as PTX reads every floating-point constant (PTX ISA,
+/// "Floating-point literals"), for parameters and the assembler alike.
+pub fn decimal_f32(text: &str) -> Option<f32> {
+    match text.parse::<f64>() {
+        Ok(d) if !d.is_nan() => Some(d as f32),
+        _ => text.parse().ok(),
+    }
+}
+
 fn float_bits(text: &str, ty: Ty) -> Result<u64, String> {
     let pattern = |prefix: [&str; 2], digits: usize| {
         let hex = text
@@ -138,12 +148,7 @@ fn float_bits(text: &str, ty: Ty) -> Result<u64, String> {
         )
     };
     if ty == Ty::F32 {
-        // A decimal is read as a double and rounded to f32 from there, as the
-        // assembler reads every floating-point constant (PTX's rule).
-        let v: f32 = match text.parse::<f64>() {
-            Ok(d) if !d.is_nan() => d as f32,
-            _ => text.parse().map_err(|_| malformed())?,
-        };
+        let v = decimal_f32(text).ok_or_else(malformed)?;
         if v.is_infinite() && !literal_inf {
             return Err(out_of_range(format!("{:e}", f32::MAX)));
         }
