@@ -11,7 +11,7 @@
 //   maths library (expf, logf, sinf, powf, ...) implemented here, because libdevice
 //   is part of NVIDIA's toolkit: correctly rounded where PTX has an instruction
 //   (sqrtf, fmaf, floorf, ...), within 1 ulp otherwise (computed in double
-//   precision and rounded once; sinf/cosf/tanf for |x| < 2^28, see below);
+//   precision and rounded once, with C99 Annex F's special values);
 // - the SPU's own extensions: Communication Buffer loads and stores, blocksync in
 //   each direction and globally, and code for the Interface Units (spu_is_iu).
 //
@@ -414,7 +414,8 @@ __SPU_FN double fma(double a, double b, double c) { return __nvvm_fma_rn_d(a, b,
 __SPU_FN float copysignf(float a, float b) {
     return __int_as_float((__float_as_int(a) & 0x7fffffff) | (__float_as_int(b) & (int)0x80000000));
 }
-__SPU_FN float fdimf(float a, float b) { return a > b ? a - b : 0.0f; }
+// NaN when either operand is NaN (C99 7.12.12.1), as CUDA's fdimf.
+__SPU_FN float fdimf(float a, float b) { return a > b ? a - b : a != a || b != b ? a + b : 0.0f; }
 __SPU_FN int isnan(float x) { return x != x; }
 __SPU_FN int isinf(float x) { return fabsf(x) == __int_as_float(0x7f800000); }
 __SPU_FN int isfinite(float x) { return fabsf(x) < __int_as_float(0x7f800000); }
@@ -495,6 +496,7 @@ __SPU_LIB float expf(float x) { return (float)__spu_exp((double)x); }
 __SPU_LIB float exp2f(float x) { return (float)__spu_exp((double)x * 0.69314718055994531); }
 __SPU_LIB float exp10f(float x) { return (float)__spu_exp((double)x * 2.3025850929940457); }
 __SPU_LIB float expm1f(float x) {
+    if (x == 0.0f) return x;  // keeps the sign of zero (C99 F.9.3.3)
     // Near 0, e^x - 1 loses its digits to cancellation; the series keeps them.
     double d = (double)x;
     if (fabs(d) < 1e-3) return (float)(d + d * d * (0.5 + d * (1.0 / 6.0 + d / 24.0)));
@@ -511,6 +513,7 @@ __SPU_LIB float log1pf(float x) {
 __SPU_LIB float powf(float x, float y) {
     if (y == 0.0f || x == 1.0f) return 1.0f;
     if (x != x || y != y) return x + y;
+    if (x == -1.0f && isinf(y)) return 1.0f;  // C99 F.9.4.4
     double ax = fabs((double)x);
     // A negative base needs an integer exponent; an odd one keeps the sign.
     bool odd = false;
@@ -532,6 +535,8 @@ __SPU_LIB float cbrtf(float x) {
     return x < 0.0f ? -(float)r : (float)r;
 }
 __SPU_LIB float hypotf(float a, float b) {
+    // An infinite side wins over a NaN (C99 F.9.4.3).
+    if (isinf(a) || isinf(b)) return __int_as_float(0x7f800000);
     return (float)sqrt((double)a * (double)a + (double)b * (double)b);
 }
 __SPU_LIB float sinhf(float x) {
@@ -545,6 +550,7 @@ __SPU_LIB float coshf(float x) {
     return (float)((e + 1.0 / e) * 0.5);
 }
 __SPU_LIB float tanhf(float x) {
+    if (x == 0.0f) return x;  // keeps the sign of zero (C99 F.9.2.6)
     double d = (double)x;
     if (fabs(d) < 1e-3) return (float)(d - d * d * d / 3.0);
     if (fabs(d) > 20.0) return d > 0.0 ? 1.0f : -1.0f;
@@ -552,9 +558,10 @@ __SPU_LIB float tanhf(float x) {
     return (float)((e - 1.0) / (e + 1.0));
 }
 
-// sin and cos: x = n pi/2 + y in double (pi/2 in 33 + 53 bits: exact enough for
-// |x| < 2^28; a larger argument loses accuracy, where CUDA's sinf stays within
-// 2 ulp), then musl's double-precision kernels on |y| <= pi/4.
+// sin and cos: x = n pi/2 + y, then musl's double-precision kernels on
+// |y| <= pi/4. For |x| < 2^28, y in double with pi/2 in 25 + 53 bits (n has at
+// most 28 bits, so n times the first part is exact); above, Payne and Hanek's
+// reduction with 2/pi to 224 bits (__spu_reduce_large).
 __SPU_FN double __spu_sin_kernel(double x) {
     const double S1 = -1.66666666416265235595e-01, S2 = 8.33332938588946318e-03,
                  S3 = -1.98393348360966317347e-04, S4 = 2.71831149398982191475e-06;
@@ -567,13 +574,51 @@ __SPU_FN double __spu_cos_kernel(double x) {
     double z = x * x, w = z * z, r = C2 + z * C3;
     return ((1.0 + z * C0) + w * C1) + (w * z) * r;
 }
+// |x| >= 2^28 (finite): x = m 2^e with m an integer below 2^24, so x 2/pi =
+// m T 2^(e - 224) with T = floor(2^224 2/pi). Returns the bits of m T around the
+// binary point: two integer bits (n mod 4), then 62 fraction bits. The bits of
+// 2/pi beyond T change m T by less than 2^24, far below them (e <= 104 puts
+// them at bit 58 or above). Not inlined, so that its array stays out of the
+// callers' frames.
+__SPU_LIB unsigned long long __spu_x_2_over_pi(float x) {
+    const unsigned int T[7] = {0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0,
+                               0xdb629599, 0x3c439041, 0xfe5163ab};
+    unsigned int ix = __float_as_uint(x);
+    int e = (int)((ix >> 23) & 0xff) - 150;
+    unsigned long long m = (ix & 0x7fffff) | 0x800000;
+    unsigned int p[8];  // m T, most significant word first
+    unsigned long long c = 0;
+#pragma unroll
+    for (int i = 6; i >= 0; i--) {
+        c += m * T[i];
+        p[i + 1] = (unsigned int)c;
+        c >>= 32;
+    }
+    p[0] = (unsigned int)c;
+    int lo = 224 - e - 62;  // the lowest bit wanted
+    int a = lo >> 5, s = lo & 31;
+    unsigned long long w = ((unsigned long long)p[6 - a] << 32) | p[7 - a];
+    if (s) w = (w >> s) | ((unsigned long long)p[5 - a] << (64 - s));
+    return w;
+}
+// x = n pi/2 + y with |y| <= pi/4 (about); returns n.
 __SPU_FN int __spu_reduce(float x, double *y) {
+    if (fabsf(x) >= 268435456.0f) {  // 2^28: Payne and Hanek
+        unsigned long long w = __spu_x_2_over_pi(fabsf(x));
+        // To the nearest multiple of pi/2: the fraction as a signed 62-bit number.
+        long long f = (long long)(w << 2) >> 2;
+        int n = (int)(w >> 62) + (f < 0);
+        double r = (double)f * 3.4061215800865545e-19;  // (pi/2) / 2^62
+        *y = x < 0.0f ? -r : r;
+        return x < 0.0f ? -n : n;
+    }
     double d = (double)x;
     double n = rint(d * 6.36619772367581382433e-01);
     *y = (d - n * 1.57079631090164184570e+00) - n * 1.58932547735281966916e-08;
     return (int)(long long)n;
 }
 __SPU_LIB float sinf(float x) {
+    if (x == 0.0f) return x;  // keeps the sign of zero
     if (isinf(x)) return __int_as_float(0x7fc00000);
     double y;
     int n = __spu_reduce(x, &y);
@@ -604,6 +649,7 @@ __SPU_LIB void sincosf(float x, float *s, float *c) {
     *c = cosf(x);
 }
 __SPU_LIB float tanf(float x) {
+    if (x == 0.0f) return x;  // keeps the sign of zero
     if (isinf(x)) return __int_as_float(0x7fc00000);
     double y;
     int n = __spu_reduce(x, &y);
@@ -612,6 +658,7 @@ __SPU_LIB float tanf(float x) {
 }
 // atan on [0, 1] by argument halving and its series; the others from it.
 __SPU_LIB double __spu_atan(double x) {
+    if (x == 0.0) return x;  // keeps the sign of zero
     double a = fabs(x);
     bool inv = a > 1.0;
     if (inv) a = 1.0 / a;
@@ -635,6 +682,9 @@ __SPU_LIB float atanf(float x) { return (float)__spu_atan((double)x); }
 __SPU_LIB float atan2f(float y, float x) {
     double dy = (double)y, dx = (double)x;
     const double pi = 3.14159265358979323846;
+    if (x != x || y != y) return x + y;
+    // Both infinite: the diagonals (C99 F.9.1.4).
+    if (isinf(x) && isinf(y)) return copysignf(x > 0.0f ? (float)(pi / 4) : (float)(3 * pi / 4), y);
     if (x == 0.0f) return y == 0.0f ? (signbit(x) ? (signbit(y) ? -(float)pi : (float)pi) : y)
                                    : (y > 0.0f ? (float)(pi / 2) : -(float)(pi / 2));
     double r = __spu_atan(dy / dx);

@@ -46,8 +46,8 @@ fn local_memory_past_the_run_s_share_stops_the_run() {
         assert!(
             err.contains("local store to address 65532")
                 && err.contains("bytes of local memory a thread has in this run")
-                && err.contains("the emulator's limit on a run's state")
-                && err.contains("use a smaller --grid or fewer threads per block")
+                && err.contains("the emulator's limits on a run's memory")
+                && err.contains("use a smaller --grid, fewer threads per block or smaller buffers")
                 && !err.contains("panicked"),
             "{extra:?}: {err}"
         );
@@ -85,7 +85,7 @@ fn calls_past_the_run_s_local_share_are_refused_before_the_run() {
     assert!(
         err.contains("the kernel's calls reach byte 4080 of a thread's local memory")
             && err.contains("this run holds 262144 threads at once")
-            && err.contains("use a smaller --grid or fewer threads per block")
+            && err.contains("use a smaller --grid or fewer threads per block, so that at most")
             && !err.contains("stopped"),
         "{err}"
     );

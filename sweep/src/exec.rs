@@ -83,6 +83,7 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
         loads: Vec::new(),
         dumps: Vec::new(),
         race_check: false,
+        host_threads: 1,
     };
     let control = spu_emu::RunControl {
         max_cycles: run.max_cycles,

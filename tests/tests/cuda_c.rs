@@ -243,6 +243,9 @@ extern "C" __global__ void maths(float *A, float *B, float *R, int n) {
     a[22] = spread(h, -10, 30, true);        r[22] = floorf(a[22]);
     a[23] = uniform(h, -0.2f, 0.2f);         r[23] = expm1f(a[23]);
     a[24] = spread(h, -40, 0, true);         r[24] = log1pf(a[24]);
+    a[25] = spread(h, 28, 128, true);        r[25] = sinf(a[25]);
+    a[26] = spread(h, 28, 128, true);        r[26] = cosf(a[26]);
+    a[27] = spread(h, 28, 128, true);        r[27] = tanf(a[27]);
     for (int f = 0; f < F; f++) {
         A[f * n + i] = a[f];
         B[f * n + i] = (f == 9 || f == 11 || f == 18) ? b[f] : 0.0f;
@@ -261,9 +264,9 @@ fn exact(f: usize, a: f32, b: f32) -> f32 {
         3 => x.ln(),
         4 => x.log2(),
         5 => x.log10(),
-        6 => x.sin(),
-        7 => x.cos(),
-        8 => x.tan(),
+        6 | 25 => x.sin(),
+        7 | 26 => x.cos(),
+        8 | 27 => x.tan(),
         9 => x.powf(y),
         10 => x.atan(),
         11 => x.atan2(y),
@@ -283,7 +286,7 @@ fn exact(f: usize, a: f32, b: f32) -> f32 {
     r as f32
 }
 
-const NAMES: [&str; 25] = [
+const NAMES: [&str; 28] = [
     "expf",
     "exp2f",
     "exp10f",
@@ -309,6 +312,9 @@ const NAMES: [&str; 25] = [
     "floorf",
     "expm1f (small)",
     "log1pf (small)",
+    "sinf (2^28 and above)",
+    "cosf (2^28 and above)",
+    "tanf (2^28 and above)",
 ];
 
 #[test]

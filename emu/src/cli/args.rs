@@ -240,6 +240,7 @@ impl RunArgs {
             loads: self.loads.clone(),
             dumps: self.dumps.clone(),
             race_check: self.race_check,
+            host_threads: self.threads.map_or_else(default_threads, |n| n as usize),
         }
     }
 }

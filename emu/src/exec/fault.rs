@@ -293,6 +293,6 @@ pub fn local_memory(limit: u32) -> String {
         return format!("the {limit}-byte local memory of a thread");
     }
     format!(
-        "the {limit} bytes of local memory a thread has in this run: the run holds so many threads at once that the emulator's limit on a run's state leaves each only that much of its {LOCAL_LIMIT_BYTES} bytes; use a smaller --grid or fewer threads per block"
+        "the {limit} bytes of local memory a thread has in this run: the run holds so many threads at once that the emulator's limits on a run's memory (its state alone, and its state with the buffers) leave each only that much of its {LOCAL_LIMIT_BYTES} bytes; use a smaller --grid, fewer threads per block or smaller buffers"
     )
 }

@@ -187,20 +187,19 @@ impl GlobalMemory {
                 host: false,
             });
         }
-        // Reserved fallibly first, so a memory limit is an error rather than an
-        // abort; then allocated zeroed, which the system gives as pages it fills
-        // only when written: buffers the kernel never writes cost no memory.
         let words_len = (next / 4) as usize;
-        let mut trial: Vec<u32> = Vec::new();
-        if trial.try_reserve_exact(words_len).is_err() {
-            return Err(LayoutError {
-                needed_mib: used.div_ceil(1 << 20),
-                limit_mib: limit_bytes >> 20,
-                buffers: sizes,
-                host: true,
-            });
-        }
-        let mut page_owner = vec![NO_OWNER; (next / u64::from(PAGE)) as usize];
+        let pages = (next / u64::from(PAGE)) as usize;
+        let host_error = || LayoutError {
+            needed_mib: used.div_ceil(1 << 20),
+            limit_mib: limit_bytes >> 20,
+            buffers: sizes.clone(),
+            host: true,
+        };
+        let mut page_owner: Vec<u16> = Vec::new();
+        page_owner
+            .try_reserve_exact(pages)
+            .map_err(|_| host_error())?;
+        page_owner.resize(pages, NO_OWNER);
         let mut regions = Vec::new();
         for (i, (name, ty, dims, base, len)) in placed.into_iter().enumerate() {
             let region = Region {
@@ -217,6 +216,14 @@ impl GlobalMemory {
             }
             regions.push(region);
         }
+        // Reserved fallibly first, so a memory limit is an error rather than an
+        // abort; then, with nothing allocated in between, allocated zeroed, which
+        // the system gives as pages it fills only when written: buffers the
+        // kernel never writes cost no memory.
+        let mut trial: Vec<u32> = Vec::new();
+        trial
+            .try_reserve_exact(words_len)
+            .map_err(|_| host_error())?;
         drop(trial);
         let words = vec![0u32; words_len];
         Ok(GlobalMemory {
@@ -226,6 +233,11 @@ impl GlobalMemory {
             changed: 0,
             watch: None,
         })
+    }
+
+    /// Bytes the layout spans (buffers with their guard pages), written or not.
+    pub fn bytes(&self) -> u64 {
+        self.words.len() as u64 * 4
     }
 
     /// The buffers, in declaration order.

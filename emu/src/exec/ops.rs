@@ -322,6 +322,15 @@ impl Program {
 
     /// The state space instruction `pc` loads from or stores to, and whether it
     /// stores (atomics store): what its memory events count as.
+    /// Whether a thread may touch local memory: a local access, a call's frame
+    /// or `printf`'s.
+    pub fn may_use_local(&self) -> bool {
+        self.ops.iter().enumerate().any(|(pc, op)| {
+            matches!(op.run, Run::Call { .. } | Run::Printf { .. })
+                || matches!(self.access_of(pc), Some((Space::Local, _)))
+        })
+    }
+
     pub fn access_of(&self, pc: usize) -> Option<(Space, bool)> {
         match self.ops.get(pc)?.run {
             Run::Load(m) => Some((m.space, false)),

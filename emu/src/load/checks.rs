@@ -3,7 +3,8 @@
 //! words (parameters, DMA), the size of the state the run would allocate, and
 //! whether the kernel fits the machine (a GPU has no CBs, IUs or DMA engines).
 
-use super::image::{LoadError, MAX_STATE_BYTES, size, sizes_apart};
+use super::image::{LoadError, MAX_STATE_BYTES, RUN_BYTES};
+use super::sizes::{limit_size, size, sizes_apart};
 use crate::exec::ops::{Program, Run};
 use crate::exec::warp::LOCAL_LIMIT_BYTES;
 use crate::machine::{Boundary, Machine, PassMode};
@@ -73,10 +74,32 @@ pub(super) fn check_word_types(module: &Module) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Estimates, before anything is allocated for the run, the memory of every unit's
+/// What [`check_state_size`] leaves a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct StateRoom {
+    /// The local memory each thread may use ([`local_allowance`]).
+    pub local_bytes: u32,
+    /// The state the run may allocate: the estimate, and the local memory its
+    /// threads may use when the kernel uses local memory at all.
+    pub state_bytes: u64,
+    /// What the run's budget leaves beside the buffers and that state (for
+    /// spilled CB tiles).
+    pub spare_bytes: u64,
+}
+
+/// The most a run's global memory and state may take together: [`RUN_BYTES`],
+/// or `memory.global_mib` where the user set that higher.
+pub(super) fn run_budget(machine: &Machine) -> u64 {
+    RUN_BYTES.max(u64::from(machine.global_mib) << 20)
+}
+
+/// Estimates, before the run's state is allocated, the memory of every unit's
 /// warps (registers, scoreboards, stacks) and shared memory, the CBs and the
-/// per-instruction counters, and refuses runs above [`MAX_STATE_BYTES`]. Returns
-/// the local memory each thread may use ([`local_allowance`]).
+/// per-instruction counters, and refuses runs above [`MAX_STATE_BYTES`], or
+/// whose state and `global_bytes` of buffers (as laid out, written or not)
+/// together pass the run's budget ([`run_budget`]). Returns the local memory each
+/// thread may use and what is left.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn check_state_size(
     machine: &Machine,
     program: &Program,
@@ -85,7 +108,8 @@ pub(super) fn check_state_size(
     iu_threads: u32,
     shared_bytes: u32,
     race_check: bool,
-) -> Result<u32, LoadError> {
+    global_bytes: u64,
+) -> Result<StateRoom, LoadError> {
     /// A warp's bookkeeping besides its registers (stack, scoreboard, state).
     const WARP_OVERHEAD: u64 = 1 << 10;
     /// A unit's own state (counters, pipelines, schedulers, ports).
@@ -148,7 +172,8 @@ pub(super) fn check_state_size(
         + cbs
         + per_code;
     let race_record = busy_sms * resident * race_cells;
-    if total > MAX_STATE_BYTES {
+    let budget = run_budget(machine);
+    if total > MAX_STATE_BYTES || global_bytes + total > budget {
         return Err(LoadError::StateTooLarge(StateEstimate {
             total,
             busy_sms,
@@ -160,6 +185,8 @@ pub(super) fn check_state_size(
             units,
             per_code,
             race_record,
+            global_bytes,
+            budget,
         }));
     }
     // Every thread a unit holds at once keeps its own local memory (a warp's grows
@@ -167,7 +194,56 @@ pub(super) fn check_state_size(
     let local_threads = (busy_sms * resident * threads.div_ceil(32)
         + boundary * u64::from(iu_threads).div_ceil(32))
         * 32;
-    local_allowance(program, MAX_STATE_BYTES - total, local_threads)
+    let room = (MAX_STATE_BYTES - total).min(budget - global_bytes - total);
+    let local_bytes = local_allowance(program, room, local_threads)?;
+    let local = if program.may_use_local() {
+        local_threads * u64::from(local_bytes)
+    } else {
+        0
+    };
+    Ok(StateRoom {
+        local_bytes,
+        state_bytes: total + local,
+        spare_bytes: budget - global_bytes - total - local,
+    })
+}
+
+/// Memory beyond the state estimate that a run is checked to be able to get
+/// before it starts (statistics, reports), besides [`THREAD_BYTES`] a host thread.
+const HEADROOM_BYTES: u64 = 64 << 20;
+
+/// The address space a worker thread may take: its stack and the heap the
+/// system's allocator gives each thread (64 MiB of address space with glibc).
+const THREAD_BYTES: u64 = 72 << 20;
+
+/// The headroom [`super::load`] checks a run has beside its state, for `threads` host
+/// threads (one runs without workers).
+fn headroom(threads: usize) -> u64 {
+    let workers = if threads > 1 { threads as u64 } else { 0 };
+    HEADROOM_BYTES + workers * THREAD_BYTES
+}
+
+/// Reserves, and gives back, the run's state and the headroom beside it: a
+/// memory limit (`ulimit -v`) that leaves the run less is an error here, not an
+/// abort halfway through the run.
+pub(super) fn check_host_memory(
+    state_bytes: u64,
+    global_bytes: u64,
+    threads: usize,
+) -> Result<(), LoadError> {
+    let headroom = headroom(threads);
+    let mut trial: Vec<u8> = Vec::new();
+    if trial
+        .try_reserve_exact((state_bytes + headroom) as usize)
+        .is_err()
+    {
+        return Err(LoadError::HostMemory {
+            state: state_bytes,
+            headroom,
+            global: global_bytes,
+        });
+    }
+    Ok(())
 }
 
 /// The local memory each of `threads` threads held at once may use: the whole
@@ -311,6 +387,10 @@ pub struct StateEstimate {
     pub per_code: u64,
     /// Bytes of `--race-check`'s records in the total (0: off).
     pub race_record: u64,
+    /// The buffers as laid out.
+    pub global_bytes: u64,
+    /// The most buffers and state may take together ([`run_budget`]).
+    pub budget: u64,
 }
 
 /// The total, what it is made of (boundary units and CBs only where the machine
@@ -354,10 +434,25 @@ impl std::fmt::Display for StateEstimate {
         } else {
             fix.to_string()
         };
+        if self.total > MAX_STATE_BYTES {
+            return write!(
+                f,
+                "the machine's state for this run would take {total} ({}); the emulator holds at most {limit} besides global memory: {fix}",
+                parts.join(", ")
+            );
+        }
+        // Within the state's own limit, but not beside the buffers.
+        let (both, budget) = (
+            size(self.global_bytes + self.total),
+            limit_size(self.budget),
+        );
         write!(
             f,
-            "the machine's state for this run would take {total} ({}); the emulator holds at most {limit} besides global memory: {fix}",
-            parts.join(", ")
+            "the buffers ({} as laid out) and the machine's state for this run ({}: {}) would take {both} together; a run holds at most {budget} of both (or `memory.global_mib`, where that is larger), so that it stays under 2 GiB: use smaller buffers, or {}",
+            size(self.global_bytes),
+            size(self.total),
+            parts.join(", "),
+            fix.strip_prefix("use ").unwrap_or(&fix)
         )
     }
 }
@@ -380,6 +475,8 @@ mod tests {
             units: 1,
             per_code: 4096,
             race_record: 0,
+            global_bytes: 0,
+            budget: super::super::image::RUN_BYTES,
         })
         .to_string();
         assert!(
@@ -411,6 +508,8 @@ mod tests {
             units: 3840,
             per_code: 1 << 20,
             race_record: 2 * MAX_STATE_BYTES,
+            global_bytes: 0,
+            budget: super::super::image::RUN_BYTES,
         })
         .to_string();
         assert!(
@@ -433,6 +532,8 @@ mod tests {
             units: 3600,
             per_code: 1 << 20,
             race_record: MAX_STATE_BYTES,
+            global_bytes: 0,
+            budget: super::super::image::RUN_BYTES,
         })
         .to_string();
         assert!(

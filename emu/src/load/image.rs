@@ -4,8 +4,11 @@
 //! against the machine (the launch's limits here, the rest in `checks`), lays out
 //! and initialises global memory, applies `--load` files and decodes the code.
 
-use super::checks::{check_machine_fit, check_preconditions, check_state_size, check_word_types};
+use super::checks::{
+    check_host_memory, check_machine_fit, check_preconditions, check_state_size, check_word_types,
+};
 use super::params::{buffer_args, expr_context, param_words, resolve_params};
+pub(crate) use super::sizes::{limit_size, size};
 use crate::exec::decode::{DecodeError, decode_program};
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Program, SymbolAddresses};
@@ -25,32 +28,11 @@ const MAX_CB_MIB: i64 = 1024;
 /// run of a small kernel with the default global memory stays under 3 GiB.
 pub const MAX_STATE_BYTES: u64 = 1 << 30;
 
-/// A byte count in GiB, MiB or KiB.
-pub(crate) fn size(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
-        format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
-    } else if bytes >= 1 << 20 {
-        format!("{} MiB", bytes.div_ceil(1 << 20))
-    } else {
-        format!("{} KiB", bytes.div_ceil(1 << 10))
-    }
-}
-
-/// `size` of an amount and of the limit it is compared with, with the exact bytes
-/// of both added when the two would read the same ("1.0 GiB" for a total just
-/// above 1 GiB).
-pub(super) fn sizes_apart(bytes: u64, limit: u64) -> [String; 2] {
-    let (a, b) = (size(bytes), size(limit));
-    if a == b && bytes != limit {
-        let exact = spu_io::numbers::grouped;
-        [
-            format!("{a} ({} bytes)", exact(bytes)),
-            format!("{b} ({} bytes)", exact(limit)),
-        ]
-    } else {
-        [a, b]
-    }
-}
+/// Most memory a run's buffers (as laid out, written or not) and its state may
+/// take together, unless `memory.global_mib` is set higher: with what the
+/// estimate leaves out (the code, the statistics, threads' stacks), a run stays
+/// under 2 GiB.
+pub const RUN_BYTES: u64 = 1792 << 20;
 
 /// What the user asked for besides the machine.
 #[derive(Debug, Clone, Default)]
@@ -64,6 +46,9 @@ pub struct LoadOptions {
     /// `--race-check` will be on: its record of every shared word counts in the
     /// estimate of the run's state.
     pub race_check: bool,
+    /// Host threads the run will use (`--threads`; 0 is taken as 1): each
+    /// counts in the memory checked before the run.
+    pub host_threads: usize,
 }
 
 /// Why a kernel cannot be loaded.
@@ -102,8 +87,9 @@ pub enum LoadError {
     #[error("{0}")]
     StateTooLarge(super::checks::StateEstimate),
     #[error(
-        "the kernel's calls reach byte {frames} of a thread's local memory (their frames start past their callers'), and this run holds {threads} threads at once, which leaves {share} bytes of local memory a thread within the emulator's {} state limit; use a smaller --grid or fewer threads per block, so that at most {most} threads are held at once, or smaller local arrays",
-        size(MAX_STATE_BYTES)
+        "the kernel's calls reach byte {frames} of a thread's local memory (their frames start past their callers'), and this run holds {threads} threads at once, which leaves {share} bytes of local memory a thread within the emulator's limits on a run's memory ({} of state, {} with the buffers); use a smaller --grid or fewer threads per block, so that at most {most} threads are held at once, smaller local arrays or smaller buffers",
+        limit_size(MAX_STATE_BYTES),
+        limit_size(RUN_BYTES)
     )]
     LocalTooLarge {
         threads: u64,
@@ -136,6 +122,18 @@ pub enum LoadError {
     Npy(#[from] NpyError),
     #[error(transparent)]
     Layout(#[from] crate::exec::memory::LayoutError),
+    #[error(
+        "the run needs about {} besides its buffers ({} of state and {} of headroom for host threads, statistics and reports), and this process could not allocate that much beside the buffers' {} (a memory limit such as `ulimit -v`, or too little free memory); raise the limit, use fewer --threads, a smaller --grid or smaller buffers, or run where more memory is free",
+        size(state + headroom),
+        size(*state),
+        size(*headroom),
+        size(*global)
+    )]
+    HostMemory {
+        state: u64,
+        headroom: u64,
+        global: u64,
+    },
     #[error(transparent)]
     Decode(#[from] DecodeError),
     #[error("{0}")]
@@ -202,6 +200,9 @@ pub struct Image {
     /// [`crate::exec::warp::LOCAL_LIMIT_BYTES`]: less when the run holds so many
     /// threads at once that their local memory would pass [`MAX_STATE_BYTES`]).
     pub local_bytes: u32,
+    /// What the run's budget of memory ([`RUN_BYTES`]) leaves beside the
+    /// buffers and the state: the most spilled CB tiles may take.
+    pub spare_bytes: u64,
     /// `--dump` requests: buffer index and file.
     pub dumps: Vec<(usize, PathBuf)>,
     /// DMA descriptors by side code, evaluated.
@@ -519,7 +520,8 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         )?;
     }
 
-    let local_bytes = check_state_size(
+    let global_bytes = memory.bytes();
+    let room = check_state_size(
         machine,
         &program,
         grid,
@@ -527,7 +529,9 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         iu_threads,
         shared_bytes,
         options.race_check,
+        global_bytes,
     )?;
+    check_host_memory(room.state_bytes, global_bytes, options.host_threads)?;
     check_machine_fit(&module, &program, machine, grid)?;
     let mut dma = [None; 4];
     for d in &module.dma {
@@ -598,7 +602,8 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         memory,
         shared_offsets,
         shared_bytes,
-        local_bytes,
+        local_bytes: room.local_bytes,
+        spare_bytes: room.spare_bytes,
         dumps,
         dma,
     })

@@ -2,7 +2,7 @@
 //! resolving parameters, laying out and initialising buffers ([`init`], [`npy`],
 //! [`npy_header`]),
 //! decoding the code and evaluating DMA descriptors into an [`Image`]
-//! ([`image`]; its checks in `checks`, parameters in `params`), and planning which unit does what in which pass ([`plan`]).
+//! ([`image`]; its checks in `checks`, parameters in `params`, byte counts in `sizes`), and planning which unit does what in which pass ([`plan`]).
 //!
 //! Layer 3: may use [`crate::machine`] and [`crate::exec`].
 
@@ -14,5 +14,8 @@ pub mod npy;
 pub mod npy_header;
 mod params;
 pub mod plan;
+mod sizes;
 
-pub use image::{DmaPlan, Image, LaunchDims, LoadError, LoadOptions, load};
+pub use image::{
+    DmaPlan, Image, LaunchDims, LoadError, LoadOptions, MAX_STATE_BYTES, RUN_BYTES, load,
+};

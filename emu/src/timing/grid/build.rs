@@ -88,7 +88,8 @@ impl<'a> Grid<'a> {
             .sum();
         let spill_room = (u64::from(machine.global_mib) << 20)
             .saturating_sub(buffers)
-            .min(MAX_SPILL_BYTES);
+            .min(MAX_SPILL_BYTES)
+            .min(image.spare_bytes);
         let repeat = RepeatCheck::new(&image.program);
         Grid {
             memory: Arc::new(std::mem::take(&mut image.memory)),

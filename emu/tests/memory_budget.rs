@@ -1,0 +1,122 @@
+//! A run's memory as a whole: its buffers (as laid out, written or not) and its
+//! state are bounded together, so that a run stays under 2 GiB, and a memory
+//! limit on the process (`ulimit -v`) is a clear error before the run, never an
+//! abort or a panic halfway through.
+
+use std::process::Command;
+
+/// A kernel of `blocks` x `blocks` blocks of 1 024 threads with 32 registers
+/// each, beside `buffer_mib` MiB of zeros, whose threads store to local memory
+/// at byte `local` when it is given.
+fn kernel(blocks: u32, buffer_mib: u64, local: Option<u32>) -> String {
+    let local = local.map_or(String::new(), |at| {
+        format!("    st.local.u32 [{at}], %r0;\n")
+    });
+    format!(
+        ".global .u32 BIG[{}] = zeros;\n\
+         .launch grid({blocks}, {blocks}) block(1024);\n\
+         .entry k {{\n    .reg .u32 %r<32>;\n    mov.u32 %r0, %tid.x;\n{local}    exit;\n}}\n",
+        buffer_mib << 18
+    )
+}
+
+fn load(
+    source: &str,
+    machine: &spu_emu::Machine,
+) -> Result<spu_emu::load::Image, spu_emu::load::LoadError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.spu");
+    std::fs::write(&path, source).unwrap();
+    let kernel = spu_emu::read_kernel(&path).expect("the kernel assembles");
+    spu_emu::load(kernel.module, machine, &Default::default())
+}
+
+/// 64 x 64 SMs holding blocks of 1 024 threads take about 0.8 GiB of state:
+/// beside 0.5 GiB of buffers that runs, beside 1 GiB the two are refused
+/// together with their breakdown, unless `memory.global_mib` is set above
+/// both.
+#[test]
+fn buffers_and_state_are_bounded_together() {
+    let mut machine = spu_emu::machine::preset("spu-4x4").unwrap();
+    machine.grid_cols = 64;
+    machine.grid_rows = 64;
+    assert!(load(&kernel(64, 512, None), &machine).is_ok());
+    let err = load(&kernel(64, 1024, None), &machine)
+        .expect_err("1 GiB of buffers beside 0.8 GiB of state is refused")
+        .to_string();
+    assert!(
+        err.starts_with("the buffers (1.0 GiB as laid out) and the machine's state for this run (")
+            && err.contains("4096 busy SMs with")
+            && err.contains("together; a run holds at most 1.75 GiB of both")
+            && err.contains("use smaller buffers, or a smaller --grid"),
+        "{err}"
+    );
+    machine.global_mib = 3000;
+    assert!(load(&kernel(64, 1024, None), &machine).is_ok());
+}
+
+/// On `gtx480` (15 SMs, each holding one block of 1 024 threads), 1.5 GiB of
+/// buffers leave the threads' local memory a share of what the budget has left,
+/// not 64 KiB each.
+#[test]
+fn big_buffers_shrink_each_threads_local_memory() {
+    let machine = spu_emu::machine::preset("gtx480").unwrap();
+    let roomy = load(&kernel(16, 1, Some(0)), &machine).expect("it loads");
+    assert_eq!(roomy.local_bytes, 64 << 10);
+    let tight = load(&kernel(16, 1535, Some(0)), &machine).expect("it loads");
+    let threads = 15 * 1024;
+    assert!(
+        tight.local_bytes < 32 << 10 && tight.local_bytes >= 8 << 10,
+        "{} bytes of local memory a thread",
+        tight.local_bytes
+    );
+    let total = tight.memory.bytes() + threads * u64::from(tight.local_bytes);
+    assert!(total <= spu_emu::load::RUN_BYTES, "{total} bytes");
+}
+
+/// Under every address-space limit from 256 MiB to 1.5 GiB in steps of 2 MiB,
+/// a run with 577 MiB of buffers on four host threads either runs or says what
+/// it could not allocate: never an abort (a failed allocation of the buffers'
+/// page table, of the run's state, of a thread) or a panic.
+#[test]
+fn a_memory_limit_is_an_error_at_any_size() {
+    if Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no `sh` to set a memory limit with");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.spu");
+    std::fs::write(&path, kernel(1, 577, None).replace("1024", "32")).unwrap();
+    let (mut ran, mut refused) = (0, 0);
+    for mib in (256..1536).step_by(2) {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v {}; exec \"$0\" \"$1\" --threads 4 -q",
+                mib << 10
+            ))
+            .arg(env!("CARGO_BIN_EXE_spu-emu"))
+            .arg(&path)
+            .output()
+            .expect("sh runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => ran += 1,
+            Some(1)
+                if err.contains("could not allocate")
+                    && !err.contains("panicked")
+                    && !err.contains("memory allocation of") =>
+            {
+                refused += 1
+            }
+            code => panic!("under `ulimit -v` of {mib} MiB: exit {code:?}\n{err}"),
+        }
+    }
+    // The range covers both outcomes.
+    assert!(ran > 0 && refused > 0, "{ran} ran, {refused} refused");
+}
