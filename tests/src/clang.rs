@@ -2,7 +2,7 @@
 //! that include one): without it they are skipped with a printed reason, except
 //! when `SPU_REQUIRE_CLANG=1` (CI sets it), where a missing clang fails them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// True when the tests must not skip for want of clang.
 pub fn required() -> bool {
@@ -46,4 +46,33 @@ pub fn skip(what: &str) -> bool {
         "skipped {what}: no clang (`apt-get install clang` runs it; SPU_REQUIRE_CLANG=1 makes this an error)"
     );
     true
+}
+
+/// Writes `NAME.cu`, a kernel `NAME(params)` whose thread 0 runs `body`, and
+/// `NAME.spu`, its launch (`decls`, one block of 32 threads, `.bind NAME(args)`),
+/// into `dir`; returns the launch file.
+pub fn one_thread_kernel(
+    dir: &Path,
+    name: &str,
+    params: &str,
+    body: &str,
+    decls: &str,
+    args: &str,
+) -> PathBuf {
+    std::fs::write(
+        dir.join(format!("{name}.cu")),
+        format!(
+            "extern \"C\" __global__ void {name}({params}) {{\n    if (threadIdx.x != 0) return;\n{body}}}\n"
+        ),
+    )
+    .unwrap();
+    let launch = dir.join(format!("{name}.spu"));
+    std::fs::write(
+        &launch,
+        format!(
+            "#include \"{name}.cu\"\n{decls}.launch grid(1) block(32);\n.bind {name}({args});\n"
+        ),
+    )
+    .unwrap();
+    launch
 }

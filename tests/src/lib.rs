@@ -175,6 +175,16 @@ pub fn run_in_mode(
     }
 }
 
+/// The machines and modes results must agree on: the SPU (timing), `gtx480`
+/// and `--functional`, with their names.
+pub fn every_mode() -> [(&'static str, Machine, bool); 3] {
+    [
+        ("spu", Machine::default(), false),
+        ("gtx480", spu_emu::machine::preset("gtx480").unwrap(), false),
+        ("functional", Machine::default(), true),
+    ]
+}
+
 /// Runs a repository kernel on the default machine.
 pub fn run(rel: &str, defines: &[&str]) -> Ran {
     run_with(&repo_path(rel), &Machine::default(), defines)

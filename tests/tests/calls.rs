@@ -14,16 +14,11 @@ fn run(file: &str, machine: &Machine, functional: bool) -> (Vec<f32>, Vec<f32>, 
 
 #[test]
 fn device_function_samples_match_a_reference_everywhere() {
-    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
     for file in [
         "samples/cuda/calls_nvcc.spu",
         "samples/cuda/calls_clang.spu",
     ] {
-        for (name, machine, functional) in [
-            ("spu", Machine::default(), false),
-            ("gtx480", gtx480.clone(), false),
-            ("functional", Machine::default(), true),
-        ] {
+        for (name, machine, functional) in spu_tests::every_mode() {
             let (x, y, f) = run(file, &machine, functional);
             assert_eq!(x.len(), 1000, "{file} {name}");
             // The inputs reach past the clamp on both sides.

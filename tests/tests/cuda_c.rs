@@ -11,20 +11,12 @@ use spu_tests::{Ran, binary, repo_path, run_in_mode};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn machines() -> Vec<(&'static str, Machine, bool)> {
-    vec![
-        ("spu", Machine::default(), false),
-        ("gtx480", spu_emu::machine::preset("gtx480").unwrap(), false),
-        ("functional", Machine::default(), true),
-    ]
-}
-
 #[test]
 fn saxpy_matches_a_reference_everywhere() {
     if spu_tests::clang::skip("saxpy.cu") {
         return;
     }
-    for (name, machine, functional) in machines() {
+    for (name, machine, functional) in spu_tests::every_mode() {
         let ran = run_in_mode(
             &repo_path("samples/cuda/saxpy.spu"),
             &machine,
@@ -60,7 +52,7 @@ fn wave3d_matches_a_reference_everywhere() {
         return;
     }
     let (nx, ny, nz) = (40, 6, 3);
-    for (name, machine, functional) in machines() {
+    for (name, machine, functional) in spu_tests::every_mode() {
         for (defines, amplitude, harmonics) in
             [(&[][..], 2.0, 5), (&["AMP=-0.5", "HARM=8"][..], -0.5, 8)]
         {
@@ -107,7 +99,7 @@ fn wave3d_prints_a_line_per_block_in_launch_order() {
         defines: vec!["AMP=-0.5".into(), "HARM=8".into()],
         ..Default::default()
     };
-    for (name, machine, functional) in machines() {
+    for (name, machine, functional) in spu_tests::every_mode() {
         for threads in [1, 2] {
             let control = spu_emu::RunControl {
                 functional,

@@ -6,7 +6,6 @@
 //! are worked out here by hand from the exact results (IEEE 754 §4.3), not by the
 //! emulator's arithmetic; on the SPU, `gtx480` and in `--functional`.
 
-use spu_emu::Machine;
 use spu_tests::run_in_mode;
 
 /// How a case's value is stored as 64 bits.
@@ -274,25 +273,18 @@ fn every_rounding_intrinsic_rounds_its_own_way() {
         })
         .collect();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("rounding.cu"),
-        format!("extern \"C\" __global__ void rounding(unsigned long long *r, unsigned int *w) {{\n    if (threadIdx.x != 0) return;\n{stores}}}\n"),
-    )
-    .unwrap();
-    let launch = dir.path().join("rounding.spu");
-    std::fs::write(
-        &launch,
-        format!(
-            "#include \"rounding.cu\"\n.global .u64 R[{}] = zeros;\n.global .u32 W[1] = zeros;\n.launch grid(1) block(32);\n.bind rounding(R, W);\n",
+    let launch = spu_tests::clang::one_thread_kernel(
+        dir.path(),
+        "rounding",
+        "unsigned long long *r, unsigned int *w",
+        &stores,
+        &format!(
+            ".global .u64 R[{}] = zeros;\n.global .u32 W[1] = zeros;\n",
             cases.len()
         ),
-    )
-    .unwrap();
-    for (name, machine, functional) in [
-        ("spu", Machine::default(), false),
-        ("gtx480", spu_emu::machine::preset("gtx480").unwrap(), false),
-        ("functional", Machine::default(), true),
-    ] {
+        "R, W",
+    );
+    for (name, machine, functional) in spu_tests::every_mode() {
         let got = run_in_mode(&launch, &machine, &[], &[], functional).out_bits("R");
         for ((expr, _, want), got) in cases.iter().zip(got) {
             assert_eq!(got, *want, "{name}: {expr} gave {got:#x}, want {want:#x}");

@@ -6,7 +6,6 @@
 //! trigonometric functions taken from Rust's double-precision functions and
 //! allowed 1 ulp. On the SPU, `gtx480` and in `--functional`.
 
-use spu_emu::Machine;
 use spu_tests::run_in_mode;
 
 /// What a case must give.
@@ -135,29 +134,20 @@ fn the_maths_library_gives_c99s_special_values() {
         .map(|b| b.to_string())
         .collect();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("special.cu"),
-        format!(
-            "extern \"C\" __global__ void special(const float *x, float *r) {{\n    if (threadIdx.x != 0) return;\n{calls}}}\n"
-        ),
-    )
-    .unwrap();
-    let launch = dir.path().join("special.spu");
-    std::fs::write(
-        &launch,
-        format!(
-            "#include \"special.cu\"\n.global .u32 X[{}] = {{{}}};\n.global .f32 R[{}] = zeros;\n.launch grid(1) block(32);\n.bind special(X, R);\n",
+    let launch = spu_tests::clang::one_thread_kernel(
+        dir.path(),
+        "special",
+        "const float *x, float *r",
+        &calls,
+        &format!(
+            ".global .u32 X[{}] = {{{}}};\n.global .f32 R[{}] = zeros;\n",
             bits.len(),
             bits.join(", "),
             cases.len()
         ),
-    )
-    .unwrap();
-    for (name, machine, functional) in [
-        ("spu", Machine::default(), false),
-        ("gtx480", spu_emu::machine::preset("gtx480").unwrap(), false),
-        ("functional", Machine::default(), true),
-    ] {
+        "X, R",
+    );
+    for (name, machine, functional) in spu_tests::every_mode() {
         let got = run_in_mode(&launch, &machine, &[], &[], functional).out_f32("R");
         for ((call, a, b, want), got) in cases.iter().zip(got) {
             let ok = match *want {

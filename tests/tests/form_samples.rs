@@ -5,23 +5,12 @@
 //! (`tables_nvcc`). Each is checked against results computed here, on the SPU, on
 //! `gtx480` and in `--functional`.
 
-use spu_emu::Machine;
 use spu_tests::{Ran, repo_path};
-
-/// The three configurations every sample runs on.
-fn machines() -> [(&'static str, Machine, bool); 3] {
-    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
-    [
-        ("spu", Machine::default(), false),
-        ("gtx480", gtx480, false),
-        ("functional", Machine::default(), true),
-    ]
-}
 
 /// Runs `samples/cuda/{file}` with `defines` on every configuration.
 fn everywhere(file: &str, defines: &[&str]) -> Vec<(&'static str, Ran)> {
     let path = repo_path(&format!("samples/cuda/{file}"));
-    machines()
+    spu_tests::every_mode()
         .into_iter()
         .map(|(name, machine, functional)| {
             (

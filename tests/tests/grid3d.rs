@@ -122,11 +122,7 @@ fn only_a_3d_grid_makes_a_version_7_binary() {
 fn a_fault_names_a_3d_block_by_its_three_coordinates() {
     let path = repo_path("tests/grid3d/fault3.spu");
     let kernel = spu_emu::read_kernel(&path).unwrap_or_else(|e| panic!("{e}"));
-    for (name, machine, functional) in [
-        ("spu", Machine::default(), false),
-        ("gtx480", spu_emu::machine::preset("gtx480").unwrap(), false),
-        ("functional", Machine::default(), true),
-    ] {
+    for (name, machine, functional) in spu_tests::every_mode() {
         let mut image =
             spu_emu::load(kernel.module.clone(), &machine, &LoadOptions::default()).unwrap();
         let control = RunControl {
@@ -145,7 +141,6 @@ fn a_fault_names_a_3d_block_by_its_three_coordinates() {
 /// kernel says, on the SPU, on `gtx480` and in `--functional`.
 #[test]
 fn the_nvcc_3d_grid_sample_matches_a_reference_everywhere() {
-    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
     let (gx, gy, gz) = (3u32, 2u32, 4u32);
     let mut want = Vec::new();
     for z in 0..gz {
@@ -155,11 +150,7 @@ fn the_nvcc_3d_grid_sample_matches_a_reference_everywhere() {
             }
         }
     }
-    for (name, machine, functional) in [
-        ("spu", Machine::default(), false),
-        ("gtx480", gtx480, false),
-        ("functional", Machine::default(), true),
-    ] {
+    for (name, machine, functional) in spu_tests::every_mode() {
         let ran = spu_tests::run_in_mode(
             &repo_path("samples/cuda/grid3d_nvcc.spu"),
             &machine,

@@ -29,16 +29,11 @@ fn reference(v: u32) -> u32 {
 
 #[test]
 fn local_array_samples_match_a_reference_everywhere() {
-    let gtx480 = spu_emu::machine::preset("gtx480").unwrap();
     for file in [
         "samples/cuda/local_nvcc.spu",
         "samples/cuda/local_clang.spu",
     ] {
-        for (name, machine, functional) in [
-            ("spu", Machine::default(), false),
-            ("gtx480", gtx480.clone(), false),
-            ("functional", Machine::default(), true),
-        ] {
+        for (name, machine, functional) in spu_tests::every_mode() {
             let (x, out) = run(file, &machine, functional);
             assert_eq!(x.len(), 1000, "{file} {name}");
             for i in 0..x.len() {
