@@ -207,6 +207,7 @@ fn run(cli: &Cli) -> Result<()> {
                     .map(|why| (why, name, by_defines));
             }
             // The summary follows the output: a refused output prints only its error.
+            let mut written = None;
             if !cli.check {
                 let out = cli
                     .output
@@ -221,6 +222,7 @@ fn run(cli: &Cli) -> Result<()> {
                     .chain(headers.iter().chain(&warnings.headers).cloned())
                     .collect();
                 write_output(cli, &out, &bin, &included)?;
+                written = Some(out);
             }
             if let Some(text) = summary {
                 // Beside a binary on standard output, the summary goes to the
@@ -236,8 +238,18 @@ fn run(cli: &Cli) -> Result<()> {
             // The binary is written all the same: the launch depends on the
             // machine and the parameter values, which a run chooses again.
             if let Some((why, name, by_defines)) = refused {
+                // A device (standard output, /dev/null) holds no binary to speak of.
+                let note = match written
+                    .filter(|o| !spu_io::output::is_stdout(o) && !o.starts_with("/dev"))
+                {
+                    Some(out) => format!(
+                        " (`{}` is written all the same: a run chooses its -D values and machine again)",
+                        spu_io::quote::escape(&out.display().to_string())
+                    ),
+                    None => String::new(),
+                };
                 bail!(
-                    "spu-emu refuses this launch on {name}{}: {why}",
+                    "spu-emu refuses this launch on {name}{}: {why}{note}",
                     if by_defines {
                         " with these -D values"
                     } else {

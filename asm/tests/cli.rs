@@ -1269,6 +1269,38 @@ fn verbose_summary_agrees_with_the_emulator() {
     }
 }
 
+/// A launch `-v` finds refused still writes its binary (a run may choose other
+/// -D values or another machine), and the error says so.
+#[test]
+fn a_refused_launch_says_its_binary_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("k.spu");
+    std::fs::write(
+        &src,
+        ".param .u32 T = 32;\n.launch grid(1) block(T);\n.entry k {\n    exit;\n}\n",
+    )
+    .unwrap();
+    let bin = tmp.path().join("k.bin");
+    let out = spu_asm(&[
+        src.to_str().unwrap(),
+        "-v",
+        "-D",
+        "T=0",
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("spu-emu refuses this launch")
+            && err.contains(
+                "k.bin` is written all the same: a run chooses its -D values and machine again"
+            ),
+        "{err}"
+    );
+    assert!(bin.exists());
+}
+
 /// `spu-asm` with its address space and CPU time limited, as a hostile input's
 /// victim would run it.
 /// The same when the big text comes from an `#include` of a small launch file, or
