@@ -238,7 +238,7 @@ pub fn read_text_without_waiting(path: &Path) -> Result<String, InputError> {
         .read(true)
         .custom_flags(OFlags::NONBLOCK.bits() as i32)
         .open(path)
-        .map_err(io)?;
+        .map_err(|e| io(open_failure(path, e)))?;
     let meta = file.metadata().map_err(io)?;
     if meta.is_dir() {
         return Err(InputError::Directory { path: p() });
@@ -287,7 +287,7 @@ pub fn open_input(path: &Path) -> Result<(File, std::fs::Metadata), InputError> 
         .read(true)
         .custom_flags(OFlags::NONBLOCK.bits() as i32)
         .open(path)
-        .map_err(io)?;
+        .map_err(|e| io(open_failure(path, e)))?;
     let meta = file.metadata().map_err(io)?;
     if meta.is_dir() {
         return Err(InputError::Directory { path: p() });
@@ -300,6 +300,18 @@ pub fn open_input(path: &Path) -> Result<(File, std::fs::Metadata), InputError> 
     }
     rustix::fs::fcntl_setfl(&file, OFlags::empty()).map_err(|e| io(e.into()))?;
     Ok((file, meta))
+}
+
+/// Why `path` could not be opened: the system's reason, with what `-` would mean
+/// elsewhere said when no file has that name.
+fn open_failure(path: &Path, error: std::io::Error) -> std::io::Error {
+    if error.kind() == std::io::ErrorKind::NotFound && path == Path::new("-") {
+        return std::io::Error::new(
+            error.kind(),
+            "no file has that name, and the tools do not read standard input: save it to a file and give that",
+        );
+    }
+    error
 }
 
 /// Waits up to [`PIPE_WAIT`] for a pipe opened without blocking to have bytes to
@@ -377,6 +389,15 @@ pub fn read_quotable(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dash_is_a_file_name_and_the_error_says_so() {
+        let err = read_input(Path::new("-")).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "cannot read `-`: no file has that name, and the tools do not read standard input: save it to a file and give that"
+        );
+    }
 
     #[test]
     fn endless_devices_stop_at_the_limit() {
