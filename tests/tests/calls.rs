@@ -37,6 +37,56 @@ fn device_function_samples_match_a_reference_everywhere() {
     }
 }
 
+/// A load or atomic still in flight when a call or a return switches registers
+/// lands in the activation that issued it: the caller's loaded value is there
+/// after the call (the callee's own `%b` is gone), a callee's load at `ret` does
+/// not overwrite the caller's `%b`, and an atomic's old value survives the call.
+/// Each kernel stores `%b` per thread: every thread the same value, or (`None`)
+/// the atomic's old values.
+#[test]
+fn a_load_in_flight_at_a_call_or_return_lands_in_its_own_activation() {
+    let head = ".global .u32 Y[128] = const(7);\n.global .u32 OUT[128] = zeros;\n.launch grid(1) block(128);\n.entry k {\n    .reg .u32 %i, %a, %b;\n    mov.u32 %i, %tid.x;\n    shl.b32 %i, %i, 2;\n    mov.u32 %a, Y;\n    add.u32 %a, %a, %i;\n";
+    let tail =
+        "    mov.u32 %a, OUT;\n    add.u32 %a, %a, %i;\n    st.global.u32 [%a], %b;\n    exit;\n";
+    let cases: [(&str, &str, &str, Option<u32>); 3] = [
+        (
+            "load before call",
+            "    ld.global.u32 %b, [%a];\n    call F, 1;\n",
+            "F:\n    mov.u32 %b, 99;\n    ret;\n",
+            Some(7),
+        ),
+        (
+            "load before ret",
+            "    mov.u32 %b, 5;\n    call F, 1;\n",
+            "F:\n    ld.global.u32 %b, [%a];\n    ret;\n",
+            Some(5),
+        ),
+        (
+            "atomic before call",
+            "    mov.u32 %a, Y;\n    atom.global.add.u32 %b, [%a], 1;\n    call F, 1;\n",
+            "F:\n    mov.u32 %b, 0;\n    ret;\n",
+            None,
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (what, body, func, want) in cases {
+        let path = dir.path().join("k.spu");
+        std::fs::write(&path, format!("{head}{body}{tail}{func}}}\n")).unwrap();
+        for (name, machine, functional) in spu_tests::every_mode() {
+            let out = spu_tests::run_in_mode(&path, &machine, &[], &[], functional).out_u32("OUT");
+            match want {
+                Some(v) => assert!(out.iter().all(|&o| o == v), "{what}, {name}: {out:?}"),
+                None => {
+                    // The old values of 128 increments of 7, in some order.
+                    let mut got = out.clone();
+                    got.sort_unstable();
+                    assert_eq!(got, (7..135).collect::<Vec<u32>>(), "{what}, {name}");
+                }
+            }
+        }
+    }
+}
+
 /// A `.func` that calls itself without end: assembled like any recursion, stopped
 /// at run time by the machine's bound on nested calls, with the thread named.
 #[test]

@@ -641,6 +641,7 @@ fn info_of(d: &Draft, touches: &Touches) -> OpInfo {
         dst_regs: d.dst.map_or(0, |(_, n)| n),
         writes_pred: d.op.pd.is_some(),
         caching: caching_of(&d.instr),
+        waits_all: matches!(d.op.run, Run::Call { .. } | Run::Ret),
     }
 }
 

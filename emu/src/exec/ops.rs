@@ -201,6 +201,10 @@ pub struct OpInfo {
     pub writes_pred: bool,
     /// How a global access uses the data caches (GPU machines).
     pub caching: Caching,
+    /// A call or a return: it switches the warp to another activation's
+    /// registers, so it waits for every pending write of the one it leaves (a
+    /// load in flight lands in the activation that issued it).
+    pub waits_all: bool,
 }
 
 /// How a global access uses the caches, from its PTX cache operator (PTX ISA,

@@ -110,6 +110,9 @@ impl Scoreboard {
     /// [`StallReason::Control`]).
     #[inline(always)]
     fn operands_ready(&self, info: &OpInfo) -> (u64, StallReason) {
+        if info.waits_all {
+            return self.all_written();
+        }
         let mut ready = self.next_issue;
         let mut reason = StallReason::Control;
         for &r in info.deps() {
@@ -122,6 +125,29 @@ impl Scoreboard {
         for &p in info.pdeps() {
             if self.pred_ready[usize::from(p)] > ready {
                 ready = self.pred_ready[usize::from(p)];
+                reason = Producer::Alu.reason();
+            }
+        }
+        (ready, reason)
+    }
+}
+
+impl Scoreboard {
+    /// When every pending write of the warp has landed (a call or a return, see
+    /// [`OpInfo::waits_all`]), and the stall charged until then.
+    #[cold]
+    fn all_written(&self) -> (u64, StallReason) {
+        let mut ready = self.next_issue;
+        let mut reason = StallReason::Control;
+        for reg in &self.regs {
+            if reg.at > ready {
+                ready = reg.at;
+                reason = reg.reason;
+            }
+        }
+        for &at in &self.pred_ready {
+            if at > ready {
+                ready = at;
                 reason = Producer::Alu.reason();
             }
         }
