@@ -519,7 +519,8 @@ __SPU_LIB float powf(float x, float y) {
     bool odd = false;
     if (x < 0.0f || (x == 0.0f && signbit(x))) {
         if (truncf(y) != y) {
-            if (x < 0.0f) return __int_as_float(0x7fc00000);
+            // -inf to a non-integer power is +inf or +0 (C99 F.9.4.4).
+            if (x < 0.0f && !isinf(x)) return __int_as_float(0x7fc00000);
         } else {
             odd = fabsf(y) < 16777216.0f && ((long long)y & 1);
         }
@@ -644,7 +645,8 @@ __SPU_LIB float cosf(float x) {
     }
     return (float)r;
 }
-__SPU_LIB void sincosf(float x, float *s, float *c) {
+// Inlined, so that `s` and `c` may point at the caller's local variables.
+__SPU_FN void sincosf(float x, float *s, float *c) {
     *s = sinf(x);
     *c = cosf(x);
 }

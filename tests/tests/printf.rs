@@ -387,14 +387,14 @@ fn a_string_the_thread_has_just_stored_is_printed_whole_in_both_modes() {
     }
 }
 
-/// Thread 0 fills two global buffers, of 64 and 70 000 bytes, with `A` (no
-/// terminating zero in either) and prints 3 bytes of each with `%.3s`: as in C,
+/// Thread 0 fills two global buffers, of 4 and 70 000 bytes, with `A` (no
+/// terminating zero in either) and prints 4 bytes of each with `%.4s`: as in C,
 /// a precision reads at most that many bytes and needs no terminator, however
-/// long the buffer.
+/// long the buffer, or however exactly it ends at the buffer's end.
 const PRECISION_STRING_PTX: &str = concat!(
     vprintf_header!(),
-    ".global .align 1 .b8 $str[8] = {91, 37, 46, 51, 115, 93, 10, 0};
-.global .align 4 .b8 small[64];
+    ".global .align 1 .b8 $str[8] = {91, 37, 46, 52, 115, 93, 10, 0};
+.global .align 4 .b8 small[4];
 .global .align 4 .b8 big[70000];
 .visible .entry k()
 {
@@ -420,7 +420,7 @@ $L_small:
 \tadd.s64 \t%rd7, %rd4, %rd6;
 \tst.global.u32 \t[%rd7], %r5;
 \tadd.u32 \t%r2, %r2, 4;
-\tsetp.lt.u32 \t%p1, %r2, 64;
+\tsetp.lt.u32 \t%p1, %r2, 4;
 \t@%p1 bra \t$L_small;
 \tmov.u32 \t%r2, 0;
 $L_big:
@@ -469,7 +469,7 @@ fn a_precision_reads_at_most_that_many_bytes_of_a_string_in_both_modes() {
         let s = run(&launch, &Machine::default(), functional, 1);
         assert_eq!(
             String::from_utf8_lossy(&s.printed.text),
-            "[AAA]\n[AAA]\n",
+            "[AAAA]\n[AAAA]\n",
             "functional: {functional}"
         );
     }

@@ -109,6 +109,10 @@ fn global_string(
         }
         at = (at & !3) + 4;
     }
+    // A precision that ends exactly at the buffer's end needs no terminator.
+    if stop == Some(out.len()) {
+        return Ok(out);
+    }
     Err(format!(
         "{what} at address {addr:#x} runs past the end of its buffer without a terminating zero"
     ))
