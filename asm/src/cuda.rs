@@ -54,6 +54,11 @@ const DEVICE_ONLY: [&str; 6] = [
     "-nocudalib",
 ];
 
+/// The options of the compilation that change what the preprocessor sees
+/// (`-O2` defines `__OPTIMIZE__`): the include listing passes them too, so it
+/// lists the files the compilation reads.
+const MACRO_FLAGS: [&str; 1] = ["-O2"];
+
 /// Names clang goes by, tried in order on `PATH`.
 const CLANG_NAMES: &[&str] = &[
     "clang", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14",
@@ -247,6 +252,7 @@ pub fn compile(
     let deps = dir.path().join("kernel.d");
     let mut list = Command::new(&clang);
     list.args(DEVICE_ONLY)
+        .args(MACRO_FLAGS)
         .args(["-E", "-M", "-MG", "-MT", "x", "-v"])
         .arg("-I")
         .arg(dir.path())
@@ -256,21 +262,33 @@ pub fn compile(
         .arg(&deps)
         .arg(&input);
     let (status, said) = run(list, &clang, &file, limits, true)?;
-    // A preprocessing error is reported by the compilation below, as clang words it.
-    let headers = if status.success() {
-        let text = spu_io::read_regular(&deps, spu_io::MAX_INPUT_BYTES)
-            .and_then(Result::ok)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        confine(cu, include_dirs, dir.path(), &parse_deps(&text), &said)?
-    } else {
-        Vec::new()
-    };
+    if !status.success() {
+        // Never compiled unconfined: a message about a file outside the allowed
+        // folders (which may quote it) refuses that file; the rest are relayed.
+        confine(
+            cu,
+            include_dirs,
+            dir.path(),
+            &diagnostic_files(&said),
+            &said,
+        )?;
+        // Without the search list `-v` printed first.
+        let end = "End of search list.\n";
+        let messages = said
+            .find(end)
+            .map_or(&said[..], |at| &said[at + end.len()..]);
+        return Err(failed(file, status, messages));
+    }
+    let text = spu_io::read_regular(&deps, spu_io::MAX_INPUT_BYTES)
+        .and_then(Result::ok)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let headers = confine(cu, include_dirs, dir.path(), &parse_deps(&text), &said)?;
     let mut command = Command::new(&clang);
     command
         .args(DEVICE_ONLY)
+        .args(MACRO_FLAGS)
         .args([
-            "-O2",
             "-S",
             // `.loc` lines: errors and statistics then name the `.cu` line, as the
             // user named the file, and the header as it sits in the sources.
@@ -288,20 +306,11 @@ pub fn compile(
     // Captured and relayed escaped: a file name (or other text) in a diagnostic
     // could otherwise drive the terminal.
     let (status, said) = run(command, &clang, &file, limits, true)?;
+    if !status.success() {
+        return Err(failed(file, status, &said));
+    }
     if !said.is_empty() {
         eprint!("{}", spu_io::quote::escape_lines(&said));
-    }
-    // A signal to the tool stops clang too: that is the tool's interruption,
-    // not a failure of clang's.
-    if !status.success() && spu_io::interrupt::requested() {
-        return Err(CudaError::Interrupted { file });
-    }
-    if !status.success() {
-        let status = match status.code() {
-            Some(c) => format!("exit status {c}"),
-            None => "stopped by a signal".to_string(),
-        };
-        return Err(CudaError::Failed { file, status });
     }
     let bytes = spu_io::read_regular(&out, spu_io::MAX_INPUT_BYTES)
         .ok_or_else(|| io("clang wrote no PTX".to_string()))?
@@ -309,6 +318,47 @@ pub fn compile(
     let ptx =
         String::from_utf8(bytes).map_err(|_| io("clang's PTX is not UTF-8 text".to_string()))?;
     Ok(Compiled { ptx, headers })
+}
+
+/// clang's messages relayed (escaped), and why it failed: interrupted by the
+/// tool's own signal, or clang's exit status.
+fn failed(file: String, status: std::process::ExitStatus, said: &str) -> CudaError {
+    if !said.is_empty() {
+        eprint!("{}", spu_io::quote::escape_lines(said));
+    }
+    // A signal to the tool stops clang too: that is the tool's interruption,
+    // not a failure of clang's.
+    if spu_io::interrupt::requested() {
+        return CudaError::Interrupted { file };
+    }
+    let status = match status.code() {
+        Some(c) => format!("exit status {c}"),
+        None => "stopped by a signal".to_string(),
+    };
+    CudaError::Failed { file, status }
+}
+
+/// The files clang's messages name: `FILE:LINE:COL: error: ...` and `In file
+/// included from FILE:LINE:`.
+fn diagnostic_files(said: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for line in said.lines() {
+        let line = line.strip_prefix("In file included from ").unwrap_or(line);
+        let place = line
+            .char_indices()
+            .filter(|&(_, c)| c == ':')
+            .find(|&(i, _)| {
+                let rest = &line[i + 1..];
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                i > 0 && digits > 0 && matches!(rest.as_bytes().get(digits), Some(b':' | b','))
+            });
+        if let Some((i, _)) = place
+            && !files.iter().any(|f| f == &line[..i])
+        {
+            files.push(line[..i].to_string());
+        }
+    }
+    files
 }
 
 /// Runs clang within `(limit, memory)` ([`timeout`], [`memory_limit`]); its
@@ -609,6 +659,15 @@ pub fn source_text(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_name_their_files() {
+        let said = "In file included from <built-in>:1:\nIn file included from k/k.cu:1:\n../p/s.txt:3:2: error: invalid preprocessing directive\n#x\n ^\nk/k.cu:2:2: error: stop\n #include \"/usr/include/x\" \n";
+        assert_eq!(
+            diagnostic_files(said),
+            ["<built-in>", "k/k.cu", "../p/s.txt"]
+        );
+    }
 
     #[test]
     fn dependency_lists_read_as_make_writes_them() {

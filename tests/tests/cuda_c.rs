@@ -598,6 +598,9 @@ fn a_cu_file_includes_only_files_in_its_folder() {
     let outside = tempfile::tempdir().unwrap();
     let secret = outside.path().join("secret.h");
     std::fs::write(&secret, "TOPSECRET password=hunter2\n").unwrap();
+    // A line the preprocessor complains about, quoting it.
+    let noisy = outside.path().join("noisy.h");
+    std::fs::write(&noisy, "# TOPSECRET directive\n").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kernel = "extern \"C\" __global__ void k(int *p) { p[threadIdx.x] = 1; }\n";
     let up = format!("{}", secret.display());
@@ -606,9 +609,28 @@ fn a_cu_file_includes_only_files_in_its_folder() {
         "../".repeat(dir.path().components().count()),
         up.trim_start_matches('/')
     );
-    for (name, include) in [
-        ("rel.cu", format!("#include \"{relative}\"\n")),
-        ("abs.cu", format!("#include \"{up}\"\n")),
+    // Each case: the file, its includes, and whether the refusal names the file
+    // outside (a preprocessing error of the kernel's own stops the run first).
+    for (name, include, names_it) in [
+        ("rel.cu", format!("#include \"{relative}\"\n"), true),
+        ("abs.cu", format!("#include \"{up}\"\n"), true),
+        // Only the compilation's options define `__OPTIMIZE__`.
+        (
+            "optimised.cu",
+            format!("#ifdef __OPTIMIZE__\n#include \"{up}\"\n#endif\n"),
+            true,
+        ),
+        // A preprocessing error before the include: never compiled unconfined.
+        (
+            "error.cu",
+            format!("#error stop\n#include \"{up}\"\n"),
+            false,
+        ),
+        (
+            "noisy.cu",
+            format!("#error stop\n#include \"{}\"\n", noisy.display()),
+            true,
+        ),
         (
             "angle.cu",
             format!(
@@ -616,6 +638,7 @@ fn a_cu_file_includes_only_files_in_its_folder() {
                 "../".repeat(12),
                 up.trim_start_matches('/')
             ),
+            true,
         ),
     ] {
         std::fs::write(dir.path().join(name), format!("{include}{kernel}")).unwrap();
@@ -628,8 +651,9 @@ fn a_cu_file_includes_only_files_in_its_folder() {
             let e = stderr(&o);
             assert!(!o.status.success(), "{tool_name} {name}: {e}");
             assert!(!e.contains("TOPSECRET"), "{tool_name} {name}: {e}");
-            assert!(
+            assert_eq!(
                 e.contains("outside") && e.contains("-I "),
+                names_it,
                 "{tool_name} {name}: {e}"
             );
         }
