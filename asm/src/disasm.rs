@@ -223,6 +223,11 @@ pub fn disassemble(m: &Module, options: Options) -> String {
                 let shift = 64 - b.ty.bits();
                 format!("const({})", ((bits << shift) as i64) >> shift)
             }
+            // A float's bits (an infinity or NaN).
+            Init::ConstBits(bits) if b.ty == spu_isa::Ty::F32 => {
+                format!("const(0f{:08X})", bits as u32)
+            }
+            Init::ConstBits(bits) if b.ty == spu_isa::Ty::F64 => format!("const(0d{bits:016X})"),
             Init::ConstBits(bits) => format!("const({bits})"),
             Init::Ramp { start, step } => format!("ramp({}, {})", num(start), num(step)),
             Init::Random { seed, lo, hi } => format!("random({seed}, {}, {})", num(lo), num(hi)),

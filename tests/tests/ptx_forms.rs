@@ -251,16 +251,16 @@ const LISTS: [(&str, &str, &str, u32, u32, &str); 6] = [
     (
         "f32",
         "tf32",
-        "0f3F800000, 0fBFC00000, 0f7F7FFFFF",
-        3,
+        "0f3F800000, 0fBFC00000, 0f7F7FFFFF, 0f7F800000, 0fFF800000, 0f7FC00001",
+        6,
         4,
         "%f1",
     ),
     (
         "f64",
         "tf64",
-        "0d3FF0000000000000, 0dC000000000000000",
-        2,
+        "0d3FF0000000000000, 0dC000000000000000, 0dFFF0000000000000",
+        3,
         8,
         "%fd1",
     ),
@@ -329,14 +329,22 @@ fn initialiser_lists_fill_module_arrays_of_every_type() {
                 .flat_map(|v| v.to_le_bytes())
                 .collect(),
         ),
+        // Infinities and NaNs as nvcc writes `INFINITY` and `NAN`, bit for bit.
         pack(
-            [1.0f32, -1.5, f32::MAX]
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect(),
+            [
+                1.0f32.to_bits(),
+                (-1.5f32).to_bits(),
+                f32::MAX.to_bits(),
+                0x7F80_0000,
+                0xFF80_0000,
+                0x7FC0_0001,
+            ]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
         ),
         pack(
-            [1.0f64, -2.0]
+            [1.0f64, -2.0, f64::NEG_INFINITY]
                 .iter()
                 .flat_map(|v| v.to_le_bytes())
                 .collect(),
@@ -446,5 +454,46 @@ fn a_scalar_shared_variable_is_an_array_of_one() {
     let want: Vec<u32> = (0..64).map(|t| 1234 + t).collect();
     for (name, bufs) in run_everywhere(&launch) {
         assert_eq!(words(&bufs, "OUT"), want, "{name}");
+    }
+}
+
+/// A scalar module variable holds an infinity or a NaN bit for bit
+/// (`__device__ float m = -INFINITY;` in nvcc's PTX).
+#[test]
+fn a_scalar_module_variable_holds_an_infinity_or_nan_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "s.ptx",
+        ".version 7.0
+.target sm_52
+.address_size 64
+.global .align 4 .f32 ninf = 0fFF800000;
+.global .align 8 .f64 dnan = 0d7FF8000000000001;
+.visible .entry s(.param .u64 s_param_0, .param .u64 s_param_1)
+{
+\t.reg .f32 \t%f<2>;
+\t.reg .f64 \t%fd<2>;
+\t.reg .b64 \t%rd<6>;
+\tld.param.u64 \t%rd1, [s_param_0];
+\tcvta.to.global.u64 \t%rd2, %rd1;
+\tld.global.f32 \t%f1, [ninf];
+\tst.global.f32 \t[%rd2], %f1;
+\tld.param.u64 \t%rd3, [s_param_1];
+\tcvta.to.global.u64 \t%rd4, %rd3;
+\tld.global.f64 \t%fd1, [dnan];
+\tst.global.f64 \t[%rd4], %fd1;
+\tret;
+}
+",
+    );
+    let launch = write(
+        dir.path(),
+        "s.spu",
+        "#include \"s.ptx\"\n.global .f32 A[1] = zeros;\n.global .f64 B[1] = zeros;\n.launch grid(1) block(32);\n.bind s(A, B);\n",
+    );
+    for (name, bufs) in run_everywhere(&launch) {
+        assert_eq!(words(&bufs, "A"), [0xFF80_0000], "{name}");
+        assert_eq!(words(&bufs, "B"), [1, 0x7FF8_0000], "{name}");
     }
 }

@@ -139,8 +139,12 @@ fn value_bits(v: Num, ty: Ty) -> u64 {
 }
 
 /// Every element is `v`: as a double when the double is exact, else (integers a
-/// double cannot hold, above 2^53) as the element's bit pattern.
+/// double cannot hold, above 2^53, and a float bit pattern's infinity or NaN) as
+/// the element's bit pattern.
 fn const_init(v: Num, ty: Ty) -> Init {
+    if ty.is_float() && !v.as_f64().is_finite() {
+        return Init::ConstBits(ty.bits_of(v.as_f64()));
+    }
     match v.as_int() {
         Some(i) if ty.is_int() && v.as_f64() as i128 != i => {
             let mask = u128::MAX >> (128 - ty.bits());
@@ -203,6 +207,12 @@ fn check_value(v: Num, ty: Ty, is_step: bool, arg: &SExpr<'_>) -> Result<(), Dia
 }
 
 fn check_float(v: f64, ty: Ty, text: &str, arg: &SExpr<'_>) -> Result<(), Diagnostic> {
+    // A `0f`/`0d` bit pattern is a value of its type, infinities and NaNs too
+    // (what nvcc writes for `INFINITY` or `NAN`).
+    let pattern = matches!(&arg.node, Expr::Float(t) if t.len() > 2 && matches!(&t[..2], "0f" | "0F" | "0d" | "0D"));
+    if pattern && !v.is_finite() {
+        return Ok(());
+    }
     let (_, hi) = ty.value_range();
     // f32's bound shown as the f32 it is (3.4028235e38).
     let shown = match ty {

@@ -51,10 +51,10 @@ pub fn check(init: &Init, ty: Ty, elements: u64) -> Result<(), String> {
     let values: Vec<(&str, f64)> = match init {
         Init::Zeros => vec![],
         Init::ConstBits(bits) => {
-            return match ty.is_int() && (ty.bits() == 64 || bits >> ty.bits() == 0) {
+            return match ty.bits() == 64 || bits >> ty.bits() == 0 {
                 true => Ok(()),
                 false => Err(format!(
-                    "the const bit pattern {bits:#x} is not a .{ty} value (bit patterns are for integer buffers, within the element's width)"
+                    "the const bit pattern {bits:#x} is not a .{ty} value (a bit pattern lies within the element's width)"
                 )),
             };
         }
