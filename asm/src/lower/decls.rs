@@ -174,7 +174,7 @@ impl Assembler<'_> {
         if self.module.buffers.len() >= usize::from(MAX_SYMBOLS) {
             diags.push(
                 Diagnostic::error("too many buffers", name.span.clone())
-                    .label(format!("a kernel has at most {MAX_SYMBOLS}")),
+                    .label(format!("a kernel has at most {MAX_SYMBOLS} buffers")),
             );
             self.scope.poisoned.insert(name.node.to_string());
             return;

@@ -417,7 +417,7 @@ impl Assembler<'_> {
         if self.module.shared.len() >= usize::from(MAX_SYMBOLS) {
             diags.push(
                 Diagnostic::error("too many shared arrays", name.span.clone())
-                    .label(format!("a kernel has at most {MAX_SYMBOLS}")),
+                    .label(format!("a kernel has at most {MAX_SYMBOLS} shared arrays")),
             );
             return false;
         }

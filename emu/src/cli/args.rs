@@ -27,7 +27,8 @@ pub struct RunArgs {
     pub sets: Vec<String>,
     /// Set a kernel parameter over its declared default (repeatable): an integer in
     /// the range of the parameter's type (32- or 64-bit, decimal or 0x hex), or for
-    /// .f32/.f64 a number (rounded to nearest), inf, nan or a 0f/0d bit pattern.
+    /// .f32/.f64 a number (read as a double, as PTX reads constants, then rounded to
+    /// nearest), inf, nan or a 0f/0d bit pattern.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     pub defines: Vec<String>,
     /// A folder whose files (and those below it) a source kernel may `#include`,
