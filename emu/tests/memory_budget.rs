@@ -120,3 +120,24 @@ fn a_memory_limit_is_an_error_at_any_size() {
     // The range covers both outcomes.
     assert!(ran > 0 && refused > 0, "{ran} ran, {refused} refused");
 }
+
+/// Millions of passes on one SM: the units' work queues count in the state, so
+/// 2 048 x 1 024 blocks of one warp on a 1 x 1 grid are refused before anything
+/// is allocated (they took about 0.55 GiB, past the estimate), and a quarter of
+/// them run.
+#[test]
+fn the_work_queues_of_millions_of_passes_count_in_the_state() {
+    let mut machine = spu_emu::machine::preset("spu-4x4").unwrap();
+    machine.grid_cols = 1;
+    machine.grid_rows = 1;
+    let source =
+        |gx: u32| format!(".launch grid({gx}, 1024) block(32);\n.entry k {{\n    exit;\n}}\n");
+    let err = load(&source(2048), &machine)
+        .expect_err("2 million passes are refused")
+        .to_string();
+    assert!(
+        err.contains("for the work queues of the launch's passes"),
+        "{err}"
+    );
+    assert!(load(&source(512), &machine).is_ok());
+}

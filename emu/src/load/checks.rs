@@ -119,6 +119,8 @@ pub(super) fn check_state_size(
     /// Every unit's own counters of one instruction (issued, threads,
     /// transactions, stalls by reason, cache lines, ...), measured at 161 bytes.
     const PER_UNIT_INSTRUCTION: u64 = 168;
+    /// The run's bookkeeping of one pass (blocks left, spilled tiles, ...).
+    const PER_PASS: u64 = 48;
     let slots = program.layout.slots() as u64;
     let regs = u64::from(program.layout.general);
     let warp = slots * 32 * 4 + regs * 16 + WARP_OVERHEAD;
@@ -162,6 +164,17 @@ pub(super) fn check_state_size(
         w * (h + 1) + h * (w + 1)
     };
     let cbs = 2 * links * u64::from(machine.cb_size_kib) * 1024;
+    // Every unit's queue of work items, one per block and per boundary unit a
+    // pass (a queue grows by doubling, so up to twice that), and the per-pass
+    // counts; a GPU hands blocks out as SMs free up.
+    let queues = if gpu {
+        0
+    } else {
+        let [gx, gy] = grid.map(u64::from);
+        let passes = gx.div_ceil(cols * u64::from(fx)) * gy.div_ceil(rows * u64::from(fy));
+        let items = gx * gy + passes * boundary;
+        2 * items * std::mem::size_of::<crate::load::plan::WorkItem>() as u64 + passes * PER_PASS
+    };
     let instructions = program.len() as u64;
     let units = sms + boundary;
     let per_code = instructions * PER_INSTRUCTION
@@ -170,6 +183,7 @@ pub(super) fn check_state_size(
         + (sms - busy_sms) * UNIT_OVERHEAD
         + boundary * per_boundary
         + cbs
+        + queues
         + per_code;
     let race_record = busy_sms * resident * race_cells;
     let budget = run_budget(machine);
@@ -181,6 +195,7 @@ pub(super) fn check_state_size(
             boundary,
             per_boundary,
             cbs,
+            queues,
             instructions,
             units,
             per_code,
@@ -382,6 +397,8 @@ pub struct StateEstimate {
     pub boundary: u64,
     pub per_boundary: u64,
     pub cbs: u64,
+    /// The units' work queues (SPU machines; shown from 1 MiB).
+    pub queues: u64,
     pub instructions: u64,
     pub units: u64,
     pub per_code: u64,
@@ -418,6 +435,12 @@ impl std::fmt::Display for StateEstimate {
         }
         if self.cbs > 0 {
             parts.push(format!("{} of CBs", size(self.cbs)));
+        }
+        if self.queues >= 1 << 20 {
+            parts.push(format!(
+                "{} for the work queues of the launch's passes",
+                size(self.queues)
+            ));
         }
         parts.push(format!(
             "{} for the counters of {} on {}",
@@ -471,6 +494,7 @@ mod tests {
             boundary: 0,
             per_boundary: 0,
             cbs: 0,
+            queues: 0,
             instructions: 1,
             units: 1,
             per_code: 4096,
@@ -504,6 +528,7 @@ mod tests {
             boundary: 240,
             per_boundary: 1 << 10,
             cbs: 1 << 20,
+            queues: 0,
             instructions: 40,
             units: 3840,
             per_code: 1 << 20,
@@ -528,6 +553,7 @@ mod tests {
             boundary: 0,
             per_boundary: 0,
             cbs: 0,
+            queues: 0,
             instructions: 40,
             units: 3600,
             per_code: 1 << 20,
