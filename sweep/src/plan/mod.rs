@@ -14,6 +14,7 @@ use crate::diag::{Problem, SpecError};
 use crate::files::Access;
 use crate::spec::{Field, PlotSpec, Spec, TableRows, TableSpec, Value};
 use inputs::KernelFile;
+pub use inputs::kernel_hash;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use spu_io::quote::shorten;
@@ -44,6 +45,7 @@ pub struct Run {
     pub values: Vec<String>,
     /// Absolute path of the kernel file.
     pub kernel: PathBuf,
+    /// The kernel's bytes and those of the files it includes ([`kernel_hash`]).
     pub kernel_sha256: String,
     /// Every machine parameter, `(key, value)`, as `spu-emu --list-params` names them;
     /// shared by the runs of one machine.
