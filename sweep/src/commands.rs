@@ -268,7 +268,7 @@ pub fn cmd_slurm(
             "submitted job {job}: {} in {}; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             runs(pending.len()),
             spu_sweep::count(batch.tasks.len(), "array task"),
-            dir = spu_io::quote::path(&store.dir)
+            dir = spu_sweep::arg_path(&store.dir)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -304,7 +304,7 @@ pub fn cmd_slurm(
     if !finished {
         spu_io::reportln!(
             "stopped waiting; job {job} goes on: follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
-            dir = spu_io::quote::path(&store.dir)
+            dir = spu_sweep::arg_path(&store.dir)
         );
         return Ok(stopped_code());
     }
@@ -329,7 +329,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     for m in &c.report.unknown_metrics {
         spu_io::reportln!(
             "warning: no finished run has the metric `{m}`; `spu-sweep metrics {}` lists them",
-            spu_io::quote::path(&store.dir)
+            spu_sweep::arg_path(&store.dir)
         );
     }
     let records = store.records(plan);
@@ -386,7 +386,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         spu_io::reportln!(
             "{} failed; `spu-sweep status {}` shows why",
             runs(failed),
-            spu_io::quote::path(&store.dir)
+            spu_sweep::arg_path(&store.dir)
         );
         return Ok(ExitCode::from(3));
     }
