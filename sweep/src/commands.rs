@@ -268,7 +268,7 @@ pub fn cmd_slurm(
             "submitted job {job}: {} in {}; follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
             runs(pending.len()),
             spu_sweep::count(batch.tasks.len(), "array task"),
-            dir = spu_io::quote::path(&store.dir)
+            dir = spu_sweep::arg_path(&store.dir)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -304,7 +304,7 @@ pub fn cmd_slurm(
     if !finished {
         spu_io::reportln!(
             "stopped waiting; job {job} goes on: follow with `spu-sweep status {dir}`, gather with `spu-sweep collect {dir}`",
-            dir = spu_io::quote::path(&store.dir)
+            dir = spu_sweep::arg_path(&store.dir)
         );
         return Ok(stopped_code());
     }
@@ -329,7 +329,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
     for m in &c.report.unknown_metrics {
         spu_io::reportln!(
             "warning: no finished run has the metric `{m}`; `spu-sweep metrics {}` lists them",
-            spu_io::quote::path(&store.dir)
+            spu_sweep::arg_path(&store.dir)
         );
     }
     let records = store.records(plan);
@@ -386,7 +386,7 @@ pub fn finish(store: &Store, plan: &Plan) -> Result<ExitCode> {
         spu_io::reportln!(
             "{} failed; `spu-sweep status {}` shows why",
             runs(failed),
-            spu_io::quote::path(&store.dir)
+            spu_sweep::arg_path(&store.dir)
         );
         return Ok(ExitCode::from(3));
     }
@@ -471,11 +471,12 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
 
 /// Refuses a plot output that would overwrite a file of the sweep: the results
 /// folder's own files (plan, spec copy, manifest, records, reports, Slurm batches)
-/// or a file the plan was made from.
+/// or a file the plan was made from; and one that would be a new file among the
+/// results folder's own, or inside its [`STATE_DIRS`].
 fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
     let mut inputs = plan_inputs(plan);
     let mut found: Vec<PathBuf> = crate::OWN_FILES.iter().map(|f| store.dir.join(f)).collect();
-    for sub in ["runs", "running", "slurm"] {
+    for sub in STATE_DIRS {
         files_under(&store.dir.join(sub), &mut found);
     }
     for f in found {
@@ -495,7 +496,47 @@ fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
         &inputs,
         &[(format!("`-o {}`", spu_io::quote::path(output)), output)],
     )?;
+    if let Some(place) = own_place(store, output) {
+        bail!(
+            "`-o {}` is {place} of the results folder `{}`, which spu-sweep keeps for itself; write the plot elsewhere (without `-o` it goes to `plots/`)",
+            spu_io::quote::path(output),
+            spu_io::quote::path(&store.dir)
+        );
+    }
     Ok(())
+}
+
+/// Folders of a results folder that hold its state: run records, marks of
+/// running runs, Slurm batches and their logs.
+const STATE_DIRS: &[&str] = &["runs", "running", "slurm"];
+
+/// How a message names the place `output` would be written to, if that is one of
+/// the results folder's own files or inside one of its [`STATE_DIRS`], whether or
+/// not the file exists yet (the folder that would hold it is resolved, links and
+/// all).
+fn own_place(store: &Store, output: &Path) -> Option<String> {
+    let name = output.file_name()?;
+    let parent = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let real = parent.canonicalize().ok()?.join(name);
+    let dir = store.dir.canonicalize().ok()?;
+    let rel = real.strip_prefix(&dir).ok()?;
+    let mut parts = rel.components();
+    let first = parts.next()?.as_os_str().to_str()?;
+    let last = parts.next().is_none();
+    if STATE_DIRS.contains(&first) {
+        Some(if last {
+            format!("the folder `{first}/`")
+        } else {
+            format!("inside `{first}/`")
+        })
+    } else if last && crate::OWN_FILES.contains(&first) {
+        Some(format!("the file `{first}`"))
+    } else {
+        None
+    }
 }
 
 /// Refuses a sweep one of whose inputs is a file `run` and `collect` write in the

@@ -1,7 +1,8 @@
 //! One run, executed inside the child process (`spu-sweep exec-run`): bounds its own
 //! memory and CPU time with rlimits, rebuilds the machine from the plan's resolved
 //! parameters, runs the kernel through `spu_emu::cli::session::run_file`, prices it with
-//! `spu_prof::energy::price` and returns the metrics. A functional run models no
+//! `spu_prof::energy::price` and returns the metrics, unless the kernel or a file it
+//! includes changed since planning. A functional run models no
 //! cycles, so it is not priced: its metrics are the emulator's, without time and
 //! energy.
 
@@ -71,9 +72,15 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
     let bytes = spu_io::read_regular(&run.kernel, spu_io::MAX_INPUT_BYTES)
         .ok_or_else(|| changed(&run.kernel))?
         .map_err(RunFailure::new)?;
-    if crate::plan::sha256_hex(&bytes) != run.kernel_sha256 {
-        return Err(changed(&run.kernel));
-    }
+    // The kernel's hash covers the files it includes, known once it is assembled:
+    // checked after the run, which is dropped if they differ from the plan's.
+    let unchanged = |included: &[std::path::PathBuf]| {
+        if crate::plan::kernel_hash(&bytes, included) == run.kernel_sha256 {
+            Ok(())
+        } else {
+            Err(changed(&run.kernel))
+        }
+    };
     let options = spu_emu::LoadOptions {
         defines: run
             .defines
@@ -91,17 +98,28 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
         functional: run.functional,
         ..Default::default()
     };
-    let session = spu_emu::cli::session::run_file(&run.kernel, &machine, &options, control)
-        .map_err(|e| RunFailure {
-            message: one_line(&e),
-            details: e.details().to_string(),
-            refused: matches!(
-                e,
-                spu_emu::cli::session::SessionError::Load(
-                    spu_emu::load::LoadError::Precondition { .. }
-                )
-            ),
-        })?;
+    let session = match spu_emu::cli::session::run_file(&run.kernel, &machine, &options, control) {
+        Ok(session) => {
+            unchanged(&session.kernel.included)?;
+            session
+        }
+        Err(e) => {
+            // A kernel that no longer assembles includes nothing that can be listed.
+            let included =
+                spu_emu::read_kernel(&run.kernel).map_or_else(|_| Vec::new(), |k| k.included);
+            unchanged(&included)?;
+            return Err(RunFailure {
+                message: one_line(&e),
+                details: e.details().to_string(),
+                refused: matches!(
+                    e,
+                    spu_emu::cli::session::SessionError::Load(
+                        spu_emu::load::LoadError::Precondition { .. }
+                    )
+                ),
+            });
+        }
+    };
     let stats =
         spu_emu::observe::stats::Stats::new(&session.result, &session.image, &session.machine);
     let energy = if run.functional {

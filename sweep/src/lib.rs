@@ -32,6 +32,17 @@ pub mod task;
 
 use std::path::PathBuf;
 
+/// A path as a command the user is told to type takes it: escaped
+/// ([`spu_io::quote::path`]), with `./` before a relative path that starts with `-`
+/// (a sweep named `-o`), which the command would read as an option.
+pub fn arg_path(path: &std::path::Path) -> String {
+    if path.as_os_str().as_encoded_bytes().starts_with(b"-") {
+        spu_io::quote::path(&std::path::Path::new(".").join(path))
+    } else {
+        spu_io::quote::path(path)
+    }
+}
+
 /// A count with its noun, `1 run` or `2 runs`, by the rule the other tools'
 /// messages follow.
 pub fn count(n: usize, what: &str) -> String {

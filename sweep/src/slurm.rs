@@ -496,7 +496,16 @@ pub fn submit(
         return Ok(batch);
     }
     let mut cmd = Command::new("sbatch");
-    cmd.arg("--parsable").arg(store.dir.join(&script_name));
+    // The script by its absolute path: a results folder named `-o.sweep` would read
+    // as sbatch's option `-o`, and sbatch would take the job script from standard
+    // input instead.
+    let submitted = dir.join(&script_name);
+    let submitted = if submitted.is_absolute() {
+        submitted
+    } else {
+        Path::new(".").join(submitted)
+    };
+    cmd.arg("--parsable").arg(submitted);
     // Task logs quote errors of runs: keep them as private as the inputs.
     if store.mode() & 0o044 != 0o044 {
         cmd.env("SLURM_UMASK", "0077");

@@ -168,12 +168,14 @@ pub fn progress(store: &Store, plan: &Plan) -> Progress {
     p
 }
 
+/// Task states as `squeue`/`sacct` printed them (escaped: [`spu_io::quote::escape`])
+/// with their counts.
 fn states(s: &[(String, usize)]) -> String {
     if s.is_empty() {
         return "none".into();
     }
     s.iter()
-        .map(|(state, n)| format!("{n} {}", state.to_lowercase()))
+        .map(|(state, n)| format!("{n} {}", spu_io::quote::escape(&state.to_lowercase())))
         .collect::<Vec<_>>()
         .join(", ")
 }

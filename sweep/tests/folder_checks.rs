@@ -2,8 +2,8 @@
 //! record replaced by a folder is named as a folder to remove (by `status`,
 //! `collect` and `run` alike, and never removed), a folder of the results folder
 //! that is a link is refused by every command that reads it, `plot --y` says
-//! what it takes, and `plot` makes its default `plots/` folder, after checking
-//! the metric.
+//! what it takes, `plot` makes its default `plots/` folder, after checking
+//! the metric, and `plot -o` never writes a new file among the folder's own.
 
 use std::path::Path;
 
@@ -151,4 +151,48 @@ fn every_command_refuses_a_folder_of_the_results_folder_that_is_a_link() {
     }
     let o = sweep(&["status", &out]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// `plot -o` into `runs/`, `running/` or `slurm/`, at a file not there yet, is
+/// refused and writes nothing: an SVG named like a pending run's record
+/// was taken for a damaged record.
+#[test]
+fn plot_o_never_writes_a_new_file_among_the_results_folders_own() {
+    let (_d, _spec, out) = finished(false);
+    let o = Path::new(&out);
+    let runs = o.join("runs");
+    let record = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // The run is pending again: its record's name is free.
+    std::fs::remove_file(&record).unwrap();
+    std::fs::create_dir_all(o.join("running")).unwrap();
+    std::fs::create_dir_all(o.join("slurm")).unwrap();
+    let id = record.file_stem().unwrap().to_str().unwrap().to_string();
+    let spelled = format!("{out}/plots/../runs/x.svg");
+    let targets = [
+        record.display().to_string(),
+        runs.join("anything.svg").display().to_string(),
+        o.join("running").join(&id).display().to_string(),
+        o.join("slurm/batch-0.sh").display().to_string(),
+        spelled,
+    ];
+    std::fs::create_dir_all(o.join("plots")).unwrap();
+    for t in &targets {
+        let r = sweep(&["plot", &out, "--x", "N", "--y", "cycles", "-o", t]);
+        let err = text(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{t}: {err}");
+        assert!(
+            err.contains("which spu-sweep keeps for itself"),
+            "{t}: {err}"
+        );
+        assert!(!Path::new(t).exists(), "{t} was written");
+    }
+    let o = sweep(&["status", &out]);
+    let all = text(&o.stdout) + &text(&o.stderr);
+    assert!(o.status.success(), "{all}");
+    assert!(!all.contains("damaged"), "{all}");
 }

@@ -1,5 +1,6 @@
-//! The files of a plan: kernels (hashed, and read or assembled once so their
-//! parameters can be checked), machine files and energy models, each found
+//! The files of a plan: kernels (hashed with the files they include, and read or
+//! assembled once so their parameters can be checked), machine files and energy
+//! models, each found
 //! through [`crate::files`] and counted as an input of the sweep (its permissions
 //! narrow the results'), and the check of each run's `D` values against the
 //! kernel's parameters.
@@ -13,13 +14,39 @@ use spu_isa::format::ParamDecl;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A kernel file as planned: where it is, its hash, and its parameters (`None`
-/// when it does not assemble: its runs fail and say why).
+/// A kernel file as planned: where it is, its hash ([`kernel_hash`]), and its
+/// parameters (`None` when it does not assemble: its runs fail and say why).
 #[derive(Debug, Clone)]
 pub(super) struct KernelFile {
     pub path: PathBuf,
     pub sha256: String,
     params: Option<Vec<ParamDecl>>,
+}
+
+/// The hash a run's identity holds for its kernel: of the kernel file's `bytes`
+/// and of every file the assembler read for it besides (`included`: `#include`d
+/// `.spu`/`.ptx` files, the `.cu` file of a launch file and the headers clang read
+/// for it), in the order they were read, so changing any of them runs the kernel's
+/// runs again. A kernel that includes nothing is hashed by its own bytes. A file
+/// that cannot be read again counts as such, not as an error: the run that reads
+/// it says why.
+pub fn kernel_hash(bytes: &[u8], included: &[PathBuf]) -> String {
+    let own = sha256_hex(bytes);
+    if included.is_empty() {
+        return own;
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut parts = vec![own];
+    for f in included {
+        let real = f.canonicalize().unwrap_or_else(|_| f.clone());
+        if seen.insert(real.clone()) {
+            parts.push(match spu_io::read_regular(&real, spu_io::MAX_INPUT_BYTES) {
+                Some(Ok(b)) => sha256_hex(&b),
+                _ => "unreadable".to_string(),
+            });
+        }
+    }
+    sha256_hex(parts.join("\n").as_bytes())
 }
 
 impl Planner<'_> {
@@ -65,11 +92,14 @@ impl Planner<'_> {
         }
         let resolved = self.file(v, Kind::Kernel, "kernel file").and_then(|path| {
             match spu_isa::format::read_input(&path) {
-                Ok(bytes) => Some(KernelFile {
-                    sha256: sha256_hex(&bytes),
-                    params: self.params(&path),
-                    path,
-                }),
+                Ok(bytes) => {
+                    let (params, included) = self.params(&path);
+                    Some(KernelFile {
+                        sha256: kernel_hash(&bytes, &included),
+                        params,
+                        path,
+                    })
+                }
                 Err(e) => {
                     self.problems
                         .push(Problem::at(v.span.clone(), e.to_string()).label("kernel file"));
@@ -82,13 +112,16 @@ impl Planner<'_> {
     }
 
     /// The parameters a kernel declares, read (or assembled) once while planning,
-    /// so `D` values are checked before any run; `None` if it does not assemble.
-    fn params(&mut self, path: &Path) -> Option<Vec<ParamDecl>> {
-        let kernel = spu_emu::read_kernel(path).ok()?;
+    /// so `D` values are checked before any run (`None` if it does not assemble),
+    /// and the files the assembler read for it besides the kernel.
+    fn params(&mut self, path: &Path) -> (Option<Vec<ParamDecl>>, Vec<PathBuf>) {
+        let Ok(kernel) = spu_emu::read_kernel(path) else {
+            return (None, Vec::new());
+        };
         for f in &kernel.included {
             self.also_read(f);
         }
-        Some(kernel.module.params)
+        (Some(kernel.module.params), kernel.included)
     }
 
     /// Loads an energy model once; `None` after a reported problem.

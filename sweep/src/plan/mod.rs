@@ -4,8 +4,9 @@
 //! them and the tool version ([`identity`]). Problems that only show up here
 //! (missing or forbidden files, kernel parameters the kernel does not declare or
 //! cannot take, bad machine combinations) still point into the spec. The files a
-//! spec names are read in [`inputs`].
+//! spec names are read in [`inputs`], and exclusions matched in [`exclude`].
 
+mod exclude;
 pub mod file;
 mod inputs;
 mod reports;
@@ -14,6 +15,7 @@ use crate::diag::{Problem, SpecError};
 use crate::files::Access;
 use crate::spec::{Field, PlotSpec, Spec, TableRows, TableSpec, Value};
 use inputs::KernelFile;
+pub use inputs::kernel_hash;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use spu_io::quote::shorten;
@@ -44,6 +46,7 @@ pub struct Run {
     pub values: Vec<String>,
     /// Absolute path of the kernel file.
     pub kernel: PathBuf,
+    /// The kernel's bytes and those of the files it includes ([`kernel_hash`]).
     pub kernel_sha256: String,
     /// Every machine parameter, `(key, value)`, as `spu-emu --list-params` names them;
     /// shared by the runs of one machine.
@@ -330,8 +333,9 @@ impl Planner<'_> {
             // What runs hold apart from each other, a lower bound of the plan
             // file's size: planning stops once it alone is too large to read back.
             let mut own_bytes = 0u64;
+            let exclusions = exclude::Exclusions::new(&spec.excludes);
             for point in product(&axes) {
-                if self.excluded(&point) {
+                if exclusions.exclude(&point) {
                     continue;
                 }
                 if let Some(mut run) = self.resolve(&point) {
@@ -455,17 +459,6 @@ impl Planner<'_> {
                 }
             }
         }
-    }
-
-    fn excluded(&self, point: &[(Field, Value)]) -> bool {
-        self.spec.excludes.iter().any(|e| {
-            e.conditions.iter().all(|(col, _, values)| {
-                point
-                    .iter()
-                    .find(|(f, _)| f.column() == *col)
-                    .is_some_and(|(_, v)| values.iter().any(|x| x.text == v.text))
-            })
-        })
     }
 
     /// Resolves one point of the product (axis values over `[base]`).
