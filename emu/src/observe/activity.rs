@@ -63,6 +63,10 @@ pub struct ActivityLog {
     pub units: Vec<Vec<Segment>>,
 }
 
+/// Stretches and rendezvous all units together keep at most (about 100 MiB):
+/// past it a unit's record is coarsened ([`UnitActivity::bounded`]).
+pub const MAX_RECORDED: usize = 1 << 22;
+
 /// One unit's activity as it is recorded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UnitActivity {
@@ -71,11 +75,53 @@ pub struct UnitActivity {
     /// The work activity the unit returns to after a sync.
     working: (Activity, u32),
     /// Releases from a directional blocksync: the cycle the unit went on and the
-    /// side whose link switched (both ends of a link record the same cycle).
+    /// side whose link switched (both ends of a link record the same cycle);
+    /// thinned, as stretches are coarsened, past `cap`.
     pub handovers: Vec<(u64, Side)>,
+    /// Every release, by side code (exact, however thinned `handovers` is).
+    pub handover_counts: [u64; 4],
+    /// Most stretches or rendezvous kept (0: no bound).
+    cap: usize,
 }
 
 impl UnitActivity {
+    /// A record for one of `units` units that keeps its share of
+    /// [`MAX_RECORDED`] (at least 1 024): past it, each two neighbouring
+    /// stretches become one (the longer one's activity, over both and the gap
+    /// between), and every other rendezvous is dropped. A run of millions of
+    /// syncs is then drawn at a coarser grain (as a page already draws it), in
+    /// bounded memory.
+    pub fn bounded(units: usize) -> UnitActivity {
+        UnitActivity {
+            cap: (MAX_RECORDED / units.max(1)).max(1024),
+            ..UnitActivity::default()
+        }
+    }
+
+    /// Halves the stretches, see [`UnitActivity::bounded`].
+    #[cold]
+    fn coarsen(&mut self) {
+        let merged: Vec<Segment> = self
+            .segments
+            .chunks(2)
+            .map(|pair| {
+                let (a, b) = (pair[0], pair[pair.len() - 1]);
+                let longer = if b.end - b.start > a.end - a.start {
+                    b
+                } else {
+                    a
+                };
+                Segment {
+                    start: a.start,
+                    end: b.end,
+                    activity: longer.activity,
+                    pass: longer.pass,
+                }
+            })
+            .collect();
+        self.segments = merged;
+    }
+
     fn set(&mut self, at: u64, activity: Activity, pass: u32) {
         if let Some((start, a, p)) = self.open.take()
             && at > start
@@ -91,6 +137,9 @@ impl UnitActivity {
                     activity: a,
                     pass: p,
                 }),
+            }
+            if self.cap > 0 && self.segments.len() > self.cap {
+                self.coarsen();
             }
         }
         self.open = (activity != Activity::Idle).then_some((at, activity, pass));
@@ -118,7 +167,15 @@ impl UnitActivity {
     /// The unit is released from a blocksync, or ends a pause, at `at`.
     pub fn resume(&mut self, at: u64) {
         if let Some((_, Activity::Wait(Some(side)), _)) = self.open {
+            self.handover_counts[usize::from(side.code())] += 1;
             self.handovers.push((at, side));
+            if self.cap > 0 && self.handovers.len() > self.cap {
+                let mut keep = false;
+                self.handovers.retain(|_| {
+                    keep = !keep;
+                    keep
+                });
+            }
         }
         let (a, p) = self.working;
         self.set(at, a, p);
@@ -138,6 +195,37 @@ impl UnitActivity {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A million syncs keep at most the unit's share of stretches and
+    /// rendezvous, spanning the whole run, with every rendezvous counted.
+    #[test]
+    fn a_record_of_millions_of_syncs_stays_bounded() {
+        let mut a = UnitActivity::bounded(1 << 20);
+        a.start(0, Activity::Compute, 0);
+        for i in 0..1_000_000u64 {
+            a.wait(10 * i + 5, Some(Side::South));
+            a.resume(10 * i + 8);
+        }
+        a.finish(10_000_000);
+        assert!(a.segments.len() <= 1024, "{}", a.segments.len());
+        assert!(a.handovers.len() <= 1024, "{}", a.handovers.len());
+        assert_eq!(
+            a.handover_counts[usize::from(Side::South.code())],
+            1_000_000
+        );
+        assert_eq!(a.segments.first().map(|s| s.start), Some(0));
+        assert_eq!(a.segments.last().map(|s| s.end), Some(10_000_000));
+        // Still in order, without overlaps.
+        assert!(a.segments.windows(2).all(|w| w[0].end <= w[1].start));
+        // Unbounded, the same record keeps every stretch.
+        let mut all = UnitActivity::default();
+        all.start(0, Activity::Compute, 0);
+        for i in 0..1000u64 {
+            all.wait(10 * i + 5, Some(Side::South));
+            all.resume(10 * i + 8);
+        }
+        assert_eq!(all.segments.len(), 2000);
+    }
 
     #[test]
     fn a_spill_wait_that_ends_the_work_is_idle_time() {

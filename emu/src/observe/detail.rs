@@ -36,6 +36,8 @@ pub struct UnitDetail {
     /// Completed directional rendezvous: the cycle both ends went on, and this
     /// unit's side of the link.
     pub handovers: Vec<(u64, Side)>,
+    /// Every rendezvous by side code (`handovers` may be thinned).
+    pub handover_counts: [u64; 4],
     /// Instructions the unit issued or stalled on, in PC order.
     pub pcs: Vec<PcTime>,
 }
@@ -69,6 +71,7 @@ impl UnitDetail {
         UnitDetail {
             ports,
             handovers: activity.handovers.clone(),
+            handover_counts: activity.handover_counts,
             pcs,
         }
     }

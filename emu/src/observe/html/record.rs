@@ -372,8 +372,7 @@ impl PageRun {
                                 writes: p.writes,
                                 read_toggles: p.read_toggles,
                                 write_toggles: p.write_toggles,
-                                handovers: d.handovers.iter().filter(|(_, s)| *s == side).count()
-                                    as u64,
+                                handovers: d.handover_counts[code],
                             })
                         })
                     })

@@ -205,8 +205,9 @@ impl<'a> Grid<'a> {
     /// Records what every unit does over time (for timelines).
     pub fn with_activity(mut self, on: bool) -> Self {
         self.activity = on;
+        let n = self.units.len();
         for u in &mut self.units {
-            u.activity = on.then(UnitActivity::default);
+            u.activity = on.then(|| UnitActivity::bounded(n));
         }
         self
     }
