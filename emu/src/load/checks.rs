@@ -47,20 +47,12 @@ pub(super) fn check_preconditions(
     Ok(())
 }
 
-/// Kernel parameters hold 32-bit values (their defaults and `-D` values are 32-bit
-/// patterns; a 64-bit entry parameter bound to one is zero- or sign-extended); other
-/// parameter types are refused here with the declaration's name. Buffers and shared
-/// arrays may have any element type: they are byte-addressed and packed by element
-/// size. DMA moves 32-bit words, so a buffer a `.dma` descriptor names must have a
-/// 32-bit element type.
+/// DMA moves 32-bit words, so a buffer a `.dma` descriptor names must have a
+/// 32-bit element type. (Parameters may have any type: each takes its own size in
+/// parameter space, see [`spu_isa::format::param_layout`]; buffers and shared
+/// arrays are byte-addressed and packed by element size.)
 pub(super) fn check_word_types(module: &Module) -> Result<(), LoadError> {
     let word = |t: Ty| t.bits() == 32;
-    if let Some(p) = module.params.iter().find(|p| p.ty.bits() < 32) {
-        return Err(LoadError::Machine(format!(
-            "parameter `{}` is .{}: kernel parameters are 32- or 64-bit (.u32, .s32, .b32, .f32, .u64, .s64, .b64, .f64); declare it with one of those types",
-            p.name, p.ty
-        )));
-    }
     for d in &module.dma {
         if let Some(b) = module.buffers.get(usize::from(d.buffer))
             && !word(b.ty)

@@ -81,10 +81,14 @@ pub(super) fn param_words(params: &[ParamDecl], values: &[u64]) -> Vec<u32> {
     let (offsets, size) = spu_isa::format::param_layout(params.iter().map(|p| p.ty));
     let mut words = vec![0u32; size as usize / 4];
     for ((p, at), v) in params.iter().zip(offsets).zip(values) {
-        let w = at as usize / 4;
-        words[w] = *v as u32;
-        if p.ty.bits() == 64 {
-            words[w + 1] = (*v >> 32) as u32;
+        // Each byte of the value, little-endian, at its offset (a field of 1 or 2
+        // bytes shares its word with its neighbours).
+        for (k, byte) in v.to_le_bytes()[..(p.ty.bits() / 8) as usize]
+            .iter()
+            .enumerate()
+        {
+            let b = at as usize + k;
+            words[b / 4] |= u32::from(*byte) << (8 * (b % 4));
         }
     }
     words

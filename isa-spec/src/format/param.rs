@@ -5,17 +5,18 @@
 
 use crate::Ty;
 
-/// Bytes a parameter of type `ty` occupies in parameter space: 8 for 64-bit types,
-/// 4 for every other (the loader accepts only 32- and 64-bit parameters).
+/// Bytes a parameter of type `ty` occupies in parameter space: its own size, as
+/// a C struct's field (a `short` field of a struct passed by value is 2 bytes).
 pub fn param_size(ty: Ty) -> u32 {
-    if ty.bits() == 64 { 8 } else { 4 }
+    ty.bits() / 8
 }
 
 /// The parameter space layout: each parameter's byte offset, in declaration order,
 /// and the total size in bytes. Parameters follow each other, each at the next
-/// multiple of its size (a 64-bit parameter is 8-byte aligned, so a 32-bit one
-/// before it may leave a 4-byte gap); the total is a multiple of 4. A 64-bit value
-/// is stored low word first.
+/// multiple of its size, as C lays out a struct (a 64-bit parameter is 8-byte
+/// aligned, so a 32-bit one before it may leave a 4-byte gap; a 16-bit one takes 2
+/// bytes); the total is rounded up to a multiple of 4. Values are little-endian (a
+/// 64-bit value low word first).
 pub fn param_layout(tys: impl IntoIterator<Item = Ty>) -> (Vec<u32>, u32) {
     let mut next = 0u32;
     let offsets = tys
@@ -27,7 +28,7 @@ pub fn param_layout(tys: impl IntoIterator<Item = Ty>) -> (Vec<u32>, u32) {
             at
         })
         .collect();
-    (offsets, next)
+    (offsets, next.next_multiple_of(4))
 }
 
 /// The values an integer parameter type holds, `(lowest, highest)`; `None` for the
@@ -52,8 +53,12 @@ pub fn param_int(ty: Ty, bits: u64) -> Option<i64> {
         Ty::F32 | Ty::F64 => None,
         Ty::S64 => Some(bits as i64),
         Ty::U64 | Ty::B64 => i64::try_from(bits).ok(),
-        t if t.is_signed() => Some(i64::from(bits as u32 as i32)),
-        _ => Some(i64::from(bits as u32)),
+        // Sign-extended from the type's width (`.s16`, `.s32`).
+        t if t.is_signed() => {
+            let shift = 64 - t.bits();
+            Some(((bits << shift) as i64) >> shift)
+        }
+        t => Some((bits & (u64::MAX >> (64 - t.bits()))) as i64),
     }
 }
 
