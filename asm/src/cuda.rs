@@ -248,6 +248,8 @@ pub fn compile(
     } else {
         cu.to_path_buf()
     };
+    // A pipe or device named by an `#include` would hold clang's preprocessor up.
+    check_named_includes(cu, include_dirs)?;
     // First the files it includes, read by the preprocessor alone (nothing quoted).
     let deps = dir.path().join("kernel.d");
     let mut list = Command::new(&clang);
@@ -318,6 +320,83 @@ pub fn compile(
     let ptx =
         String::from_utf8(bytes).map_err(|_| io("clang's PTX is not UTF-8 text".to_string()))?;
     Ok(Compiled { ptx, headers })
+}
+
+/// Most files [`check_named_includes`] reads.
+const MAX_SCANNED: usize = 1024;
+
+/// Refuses an `#include` (as written: `"name"` or `<name>`, in the `.cu` file
+/// and, transitively, in the regular files it names) that names a pipe, a device
+/// or a folder, which clang's preprocessor would block on or fail at: found in
+/// the including file's folder or one of `include_dirs`, as clang looks. Only
+/// files inside the kernel's folder and `include_dirs` are read (the listing
+/// refuses the others); names made by macros are left to clang.
+fn check_named_includes(cu: &Path, include_dirs: &[PathBuf]) -> Result<(), CudaError> {
+    let folder = match cu.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let roots: Vec<PathBuf> = std::iter::once(&folder)
+        .chain(include_dirs)
+        .filter_map(|d| d.canonicalize().ok())
+        .collect();
+    let inside = |p: &Path| {
+        p.canonicalize()
+            .is_ok_and(|r| roots.iter().any(|d| r.starts_with(d)))
+    };
+    let mut queue = vec![cu.to_path_buf()];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(file) = queue.pop() {
+        if seen.len() >= MAX_SCANNED || !seen.insert(file.clone()) {
+            continue;
+        }
+        let Some(Ok(bytes)) = spu_io::read_regular(&file, spu_io::MAX_INPUT_BYTES) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        for line in text.lines() {
+            let Some(rest) = line.trim_start().strip_prefix('#') else {
+                continue;
+            };
+            let Some(rest) = rest.trim_start().strip_prefix("include") else {
+                continue;
+            };
+            let rest = rest.trim_start();
+            let (close, quoted) = match rest.chars().next() {
+                Some('"') => ('"', true),
+                Some('<') => ('>', false),
+                _ => continue,
+            };
+            let Some(name) = rest[1..].split(close).next().filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            let dirs = quoted
+                .then(|| here.clone())
+                .into_iter()
+                .chain(include_dirs.iter().cloned());
+            let Some((path, meta)) = dirs
+                .map(|d| d.join(name))
+                .find_map(|p| std::fs::metadata(&p).ok().map(|m| (p, m)))
+            else {
+                continue;
+            };
+            if meta.is_file() {
+                if inside(&path) {
+                    queue.push(path);
+                }
+            } else {
+                return Err(CudaError::Io {
+                    file: cu.display().to_string(),
+                    why: format!(
+                        "`#include` names `{}`, which is not a regular file (a folder, pipe or device): clang would wait on it or fail; copy its text into a file beside the kernel",
+                        spu_io::quote::path(&path)
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// clang's messages relayed (escaped), and why it failed: interrupted by the

@@ -967,3 +967,39 @@ fn ctrl_c_while_clang_runs_stops_what_clang_started() {
         assert_eq!(status.code(), Some(130), "{tool_name}: {status:?}");
     }
 }
+
+/// An `#include` of a named pipe, directly or through a header, or of a folder is
+/// refused at once, naming it, before clang would wait on it.
+#[test]
+fn a_cu_file_including_a_pipe_or_folder_is_refused_at_once() {
+    if spu_tests::clang::skip("includes of special files") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let made = Command::new("mkfifo")
+        .arg(dir.path().join("f.h"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("skipped: no `mkfifo` to make a named pipe with");
+        return;
+    }
+    std::fs::create_dir(dir.path().join("d.h")).unwrap();
+    std::fs::write(dir.path().join("via.h"), "#pragma once\n#include \"f.h\"\n").unwrap();
+    let kernel = "extern \"C\" __global__ void k(int *p) { p[0] = 1; }\n";
+    for (name, include, named) in [
+        ("pipe.cu", "#include \"f.h\"\n", "f.h"),
+        ("via.cu", "#include \"via.h\"\n", "f.h"),
+        ("folder.cu", "#  include <d.h>\n", "./d.h"),
+    ] {
+        std::fs::write(dir.path().join(name), format!("{include}{kernel}")).unwrap();
+        let args = [name, "--check", "-I", "."];
+        let o = tool("spu-asm", &args, dir.path(), &[("SPU_CLANG_TIMEOUT", "20")]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {e}");
+        assert!(
+            e.contains(&format!("names `{named}`, which is not a regular file")),
+            "{name}: {e}"
+        );
+    }
+}
