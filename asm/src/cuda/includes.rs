@@ -1,0 +1,236 @@
+//! What a `.cu` file may include: before clang runs, no `#include` it names
+//! (as written) may be a pipe, a device or a folder ([`check_named_includes`]);
+//! after the preprocessor's listing, every file it read must sit in the kernel's
+//! folder or a folder given with `-I DIR`, or be one of clang's system headers
+//! ([`confine`], from [`parse_deps`] and [`system_dirs`]); and a failed listing
+//! refuses the files outside that its messages name ([`diagnostic_files`]).
+
+use super::CudaError;
+use std::path::{Path, PathBuf};
+
+/// Most files [`check_named_includes`] reads.
+const MAX_SCANNED: usize = 1024;
+
+/// Refuses an `#include` (as written: `"name"` or `<name>`, in the `.cu` file
+/// and, transitively, in the regular files it names) that names a pipe, a device
+/// or a folder, which clang's preprocessor would block on or fail at: found in
+/// the including file's folder or one of `include_dirs`, as clang looks. Only
+/// files inside the kernel's folder and `include_dirs` are read (the listing
+/// refuses the others); names made by macros are left to clang.
+pub(super) fn check_named_includes(cu: &Path, include_dirs: &[PathBuf]) -> Result<(), CudaError> {
+    let folder = match cu.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let roots: Vec<PathBuf> = std::iter::once(&folder)
+        .chain(include_dirs)
+        .filter_map(|d| d.canonicalize().ok())
+        .collect();
+    let inside = |p: &Path| {
+        p.canonicalize()
+            .is_ok_and(|r| roots.iter().any(|d| r.starts_with(d)))
+    };
+    let mut queue = vec![cu.to_path_buf()];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(file) = queue.pop() {
+        if seen.len() >= MAX_SCANNED || !seen.insert(file.clone()) {
+            continue;
+        }
+        let Some(Ok(bytes)) = spu_io::read_regular(&file, spu_io::MAX_INPUT_BYTES) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        for line in text.lines() {
+            let Some(rest) = line.trim_start().strip_prefix('#') else {
+                continue;
+            };
+            let Some(rest) = rest.trim_start().strip_prefix("include") else {
+                continue;
+            };
+            let rest = rest.trim_start();
+            let (close, quoted) = match rest.chars().next() {
+                Some('"') => ('"', true),
+                Some('<') => ('>', false),
+                _ => continue,
+            };
+            let Some(name) = rest[1..].split(close).next().filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            let dirs = quoted
+                .then(|| here.clone())
+                .into_iter()
+                .chain(include_dirs.iter().cloned());
+            let Some((path, meta)) = dirs
+                .map(|d| d.join(name))
+                .find_map(|p| std::fs::metadata(&p).ok().map(|m| (p, m)))
+            else {
+                continue;
+            };
+            if meta.is_file() {
+                if inside(&path) {
+                    queue.push(path);
+                }
+            } else {
+                return Err(CudaError::Io {
+                    file: cu.display().to_string(),
+                    why: format!(
+                        "`#include` names `{}`, which is not a regular file (a folder, pipe or device): clang would wait on it or fail; copy its text into a file beside the kernel",
+                        spu_io::quote::path(&path)
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The files clang's messages name: `FILE:LINE:COL: error: ...` and `In file
+/// included from FILE:LINE:`.
+pub(super) fn diagnostic_files(said: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for line in said.lines() {
+        let line = line.strip_prefix("In file included from ").unwrap_or(line);
+        let place = line
+            .char_indices()
+            .filter(|&(_, c)| c == ':')
+            .find(|&(i, _)| {
+                let rest = &line[i + 1..];
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                i > 0 && digits > 0 && matches!(rest.as_bytes().get(digits), Some(b':' | b','))
+            });
+        if let Some((i, _)) = place
+            && !files.iter().any(|f| f == &line[..i])
+        {
+            files.push(line[..i].to_string());
+        }
+    }
+    files
+}
+
+/// The files of a make rule `x: a b\ c \` as clang writes it with `-M -MT x`.
+pub(super) fn parse_deps(text: &str) -> Vec<String> {
+    let text = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let body = text.strip_prefix("x:").unwrap_or(&text);
+    let mut files = Vec::new();
+    let mut word = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some(' ' | '#' | '\\')) => {
+                word.extend(chars.next());
+            }
+            '$' if chars.peek() == Some(&'$') => {
+                chars.next();
+                word.push('$');
+            }
+            c if c.is_whitespace() => {
+                if !word.is_empty() {
+                    files.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        files.push(word);
+    }
+    files
+}
+
+/// clang's system include folders, from the search list `-v` prints.
+fn system_dirs(said: &str) -> Vec<PathBuf> {
+    said.lines()
+        .skip_while(|l| !l.starts_with("#include <...> search starts here:"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("End of search list."))
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_suffix(" (framework directory)").unwrap_or(l);
+            Path::new(l).canonicalize().ok()
+        })
+        .collect()
+}
+
+/// The files `cu` includes (`deps`) that are the user's, each checked to sit in
+/// `cu`'s folder or one of `include_dirs`; clang's system headers and the SPU's
+/// header in `temp` pass unlisted, any other file is refused.
+pub(super) fn confine(
+    cu: &Path,
+    include_dirs: &[PathBuf],
+    temp: &Path,
+    deps: &[String],
+    said: &str,
+) -> Result<Vec<PathBuf>, CudaError> {
+    let folder = match cu.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let named: Vec<PathBuf> = std::iter::once(folder)
+        .chain(include_dirs.iter().cloned())
+        .collect();
+    let roots: Vec<PathBuf> = named.iter().filter_map(|d| d.canonicalize().ok()).collect();
+    let system = system_dirs(said);
+    let temp = temp.canonicalize().unwrap_or_else(|_| temp.to_path_buf());
+    let own = cu.canonicalize().ok();
+    let mut headers = Vec::new();
+    for dep in deps {
+        let path = PathBuf::from(dep);
+        // Missing files (`-MG`) are clang's to report.
+        let Ok(real) = path.canonicalize() else {
+            continue;
+        };
+        if Some(&real) == own.as_ref() || real.starts_with(&temp) {
+            continue;
+        }
+        if roots.iter().any(|r| real.starts_with(r)) {
+            headers.push(path);
+        } else if !system.iter().any(|s| real.starts_with(s)) {
+            let quoted: Vec<String> = named.iter().map(|d| format!("`{}`", d.display())).collect();
+            return Err(CudaError::Outside {
+                file: cu.display().to_string(),
+                header: dep.clone(),
+                real: real.display().to_string(),
+                roots: quoted.join(", "),
+                folder: spu_io::quote::path(real.parent().unwrap_or(&real)),
+            });
+        }
+    }
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_their_files() {
+        let said = "In file included from <built-in>:1:\nIn file included from k/k.cu:1:\n../p/s.txt:3:2: error: invalid preprocessing directive\n#x\n ^\nk/k.cu:2:2: error: stop\n #include \"/usr/include/x\" \n";
+        assert_eq!(
+            diagnostic_files(said),
+            ["<built-in>", "k/k.cu", "../p/s.txt"]
+        );
+    }
+
+    #[test]
+    fn dependency_lists_read_as_make_writes_them() {
+        let text = "x: k.cu /tmp/d/spu_cuda.h \\\n  sub/a\\ b.h c$$d.h e\\#f.h \\\r\n  last.h\n";
+        assert_eq!(
+            parse_deps(text),
+            [
+                "k.cu",
+                "/tmp/d/spu_cuda.h",
+                "sub/a b.h",
+                "c$d.h",
+                "e#f.h",
+                "last.h"
+            ]
+        );
+    }
+
+    #[test]
+    fn system_folders_come_from_the_search_list() {
+        let said = "clang -cc1 ...\n#include \"...\" search starts here:\n /tmp\n#include <...> search starts here:\n /\n /nonexistent-folder\nEnd of search list.\n";
+        assert_eq!(system_dirs(said), [PathBuf::from("/")]);
+    }
+}
