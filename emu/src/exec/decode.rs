@@ -642,6 +642,7 @@ fn info_of(d: &Draft, touches: &Touches) -> OpInfo {
         writes_pred: d.op.pd.is_some(),
         caching: caching_of(&d.instr),
         waits_all: matches!(d.op.run, Run::Call { .. } | Run::Ret),
+        is_return: matches!(d.op.run, Run::Ret),
     }
 }
 

@@ -205,6 +205,8 @@ pub struct OpInfo {
     /// registers, so it waits for every pending write of the one it leaves (a
     /// load in flight lands in the activation that issued it).
     pub waits_all: bool,
+    /// A return (the entry's own ends the warp, and waits for nothing).
+    pub is_return: bool,
 }
 
 /// How a global access uses the caches, from its PTX cache operator (PTX ISA,

@@ -108,9 +108,11 @@ impl Scoreboard {
     /// When the operands of an instruction are ready, and the stall charged until
     /// then: that of the operand it waits for last (the issue time only:
     /// [`StallReason::Control`]).
+    /// `in_call`: the warp runs a called function (a `ret` switches registers,
+    /// while the entry's own `ret` ends the warp and needs nothing).
     #[inline(always)]
-    fn operands_ready(&self, info: &OpInfo) -> (u64, StallReason) {
-        if info.waits_all {
+    fn operands_ready(&self, info: &OpInfo, in_call: bool) -> (u64, StallReason) {
+        if info.waits_all && (in_call || !info.is_return) {
             return self.all_written();
         }
         let mut ready = self.next_issue;
@@ -461,7 +463,7 @@ impl Code {
             .zip(self.timed.get(pc as usize))
         {
             Some((info, timed)) => {
-                let (ready, reason) = board.operands_ready(info);
+                let (ready, reason) = board.operands_ready(info, warp.depth() > 0);
                 board.ready = ready;
                 board.why = Stall::new(reason, pc);
                 if ready >= PENDING {
