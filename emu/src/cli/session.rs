@@ -173,7 +173,12 @@ pub fn run_file(
     control: RunControl,
 ) -> Result<Session, SessionError> {
     let kernel = read(kernel_path, &[], None)?;
-    let image = load(kernel.module.clone(), machine, options)?;
+    // The threads the run will use count in the memory checked before it.
+    let options = crate::LoadOptions {
+        host_threads: options.host_threads.max(control.threads),
+        ..options.clone()
+    };
+    let image = load(kernel.module.clone(), machine, &options)?;
     simulate_loaded(
         kernel_path,
         kernel,
