@@ -84,7 +84,7 @@ fn check_verbose_options(cli: &Cli) -> Result<(), clap::Error> {
 fn main() -> ExitCode {
     let cli = Cli::try_parse()
         .and_then(|cli| check_verbose_options(&cli).map(|()| cli))
-        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
+        .unwrap_or_else(|e| spu_io::exit::after_parse(e));
     spu_io::interrupt::install_with_termination();
     match run(&cli) {
         // A signal that came as the work was finishing still ends it as the signal asks.

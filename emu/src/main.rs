@@ -83,13 +83,10 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let usage = |e: clap::Error| -> ! {
-        spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code())
-    };
     let matches = Cli::command()
         .try_get_matches()
-        .unwrap_or_else(|e| usage(e));
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage(e));
+        .unwrap_or_else(|e| spu_io::exit::after_parse(e));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| spu_io::exit::after_parse(e));
     spu_io::interrupt::install_with_termination();
     match only_listing(&cli, &matches).and_then(|()| run(&cli)) {
         // A signal that came as the work was finishing still ends it as the signal asks.

@@ -1,4 +1,5 @@
-//! Exit codes the tools share beyond 0 (success) and 1 (an error was reported).
+//! Exit codes the tools share beyond 0 (success) and 1 (an error was reported), and
+//! the end of a tool whose command line the argument parser answered or refused.
 
 use crate::output::OutputError;
 
@@ -102,12 +103,76 @@ pub fn print_or_exit(text: &str) {
 }
 
 /// Ends a tool whose command line the argument parser answered or refused (`--help`,
-/// `--version`, a usage error). `printed` is how writing that text went and `code`
-/// the parser's exit code. Help or a version that cannot be written to standard
+/// `--version`, a usage error), with the parser's text and exit code (2 for a usage
+/// error). The user's text in a usage error (the value of `--jobs x`, an unknown
+/// option) is escaped ([`crate::quote::escape`]) like any other message, so that
+/// control characters and bidirectional overrides do not reach the terminal; the
+/// parser's own wording, hints and colours stay. Help and the version hold no user
+/// text and are written as they are.
+pub fn after_parse(error: clap::Error) -> ! {
+    let error = escape_user_text(error);
+    after_usage(error.print(), !error.use_stderr(), error.exit_code())
+}
+
+/// The parser's error with the user's text in it escaped (see [`after_parse`]).
+fn escape_user_text(mut error: clap::Error) -> clap::Error {
+    use clap::builder::StyledStr;
+    use clap::error::ContextValue;
+    // The user's texts that need escaping, longest first, and how they are shown.
+    let mut raw: Vec<(String, String)> = error
+        .context()
+        .flat_map(|(_, value)| match value {
+            ContextValue::String(s) => std::slice::from_ref(s),
+            ContextValue::Strings(v) => v.as_slice(),
+            _ => &[],
+        })
+        .filter_map(|s| match crate::quote::escape(s) {
+            std::borrow::Cow::Owned(shown) => Some((s.clone(), shown)),
+            std::borrow::Cow::Borrowed(_) => None,
+        })
+        .collect();
+    if raw.is_empty() {
+        return error;
+    }
+    raw.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+    let shown = |text: &str| {
+        raw.iter().fold(text.to_string(), |t, (s, shown)| {
+            t.replace(s.as_str(), shown)
+        })
+    };
+    // A hint quoting the user's text (`to pass '--x' as a value, use '-- --x'`) is
+    // styled text: the user's text in it is replaced, the parser's styles stay.
+    let styled = |s: &StyledStr| StyledStr::from(shown(&s.ansi().to_string()));
+    let escaped: Vec<_> = error
+        .context()
+        .map(|(kind, value)| {
+            let value = match value {
+                ContextValue::String(s) => ContextValue::String(shown(s)),
+                ContextValue::Strings(v) => {
+                    ContextValue::Strings(v.iter().map(|s| shown(s)).collect())
+                }
+                ContextValue::StyledStr(s) => ContextValue::StyledStr(styled(s)),
+                ContextValue::StyledStrs(v) => {
+                    ContextValue::StyledStrs(v.iter().map(styled).collect())
+                }
+                other => other.clone(),
+            };
+            (kind, value)
+        })
+        .collect();
+    for (kind, value) in escaped {
+        error.insert(kind, value);
+    }
+    error
+}
+
+/// Ends a tool whose command line the argument parser answered or refused (see
+/// [`after_parse`]). `printed` is how writing that text went and `code` the
+/// parser's exit code. Help or a version that cannot be written to standard
 /// output (`--help > /dev/full`) is an error (exit 1), a closed pipe ends quietly
 /// with [`CLOSED_PIPE`]; a usage error keeps its code whatever happened to
 /// standard error.
-pub fn after_usage(printed: std::io::Result<()>, to_stdout: bool, code: i32) -> ! {
+fn after_usage(printed: std::io::Result<()>, to_stdout: bool, code: i32) -> ! {
     use std::io::Write as _;
     if to_stdout {
         match printed.and_then(|()| std::io::stdout().flush()) {
@@ -139,6 +204,37 @@ mod tests {
     #[derive(Debug, thiserror::Error)]
     #[error("cannot write `d.npy`")]
     struct Wrapper(#[source] std::io::Error);
+
+    /// The user's text in a usage error, and in the hint quoting it, is escaped;
+    /// the parser's own text and exit code stay.
+    #[test]
+    fn a_usage_error_shows_the_users_text_escaped() {
+        let evil = "5\u{1b}]0;title\u{7}\u{202e}";
+        let cmd = || {
+            // Without the parser's colours, any escape character left is the user's.
+            clap::Command::new("tool")
+                .styles(clap::builder::Styles::plain())
+                .arg(
+                    clap::Arg::new("n")
+                        .long("n")
+                        .value_parser(clap::value_parser!(u32)),
+                )
+        };
+        for args in [
+            vec!["tool", "--n", evil],
+            vec!["tool", &format!("--x{evil}")],
+        ] {
+            let e = escape_user_text(cmd().try_get_matches_from(&args).unwrap_err());
+            let text = e.render().ansi().to_string();
+            assert!(text.contains("5\\u{1b}]0;title\\u{7}\\u{202e}"), "{text}");
+            assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text:?}");
+            assert!(
+                text.contains("For more information, try '--help'."),
+                "{text}"
+            );
+            assert_eq!(e.exit_code(), 2);
+        }
+    }
 
     #[test]
     fn a_write_stopped_by_ctrl_c_exits_130_through_a_wrapper() {

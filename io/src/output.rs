@@ -1,10 +1,12 @@
 //! Output files. A regular file (or one a symbolic link points to) is replaced
 //! atomically: the data goes to a temporary created exclusively, with an
 //! unpredictable name, in the target's directory; on commit it gets the replaced
-//! file's mode (and owner, where permitted), is synced and renamed over the target.
+//! file's mode, owner and group (the group where the user belongs to it), is
+//! synced and renamed over the target.
 //! A link stays a link. Character devices, pipes and sockets (`/dev/null`, a FIFO)
 //! are written directly and never renamed over; `-` and `/dev/stdout` are standard
-//! output. Directories and block devices are refused. A file a tool owns in a
+//! output. Directories and block devices are refused, and so is a file the user
+//! may not write or does not own (see [`may_replace`]). A file a tool owns in a
 //! folder of its own ([`replace_file`]) is replaced whatever has its name, a link
 //! included: the link itself, never its target. A temporary that is not
 //! committed (an error, a dropped file, Ctrl-C) is removed; where the file system
@@ -34,6 +36,14 @@ pub enum OutputError {
         "cannot write `{path}`: it is a symbolic link to a file that does not exist; remove the link or give another name"
     )]
     DanglingLink { path: String },
+    #[error(
+        "cannot write `{path}`: it is read-only (mode {mode:03o}); make it writable (`chmod u+w`), remove it or choose another file"
+    )]
+    ReadOnly { path: String, mode: u32 },
+    #[error(
+        "cannot write `{path}`: it belongs to another user (uid {uid}, mode {mode:03o}), and a replacement would belong to you; ask its owner, or choose another file"
+    )]
+    NotOwner { path: String, uid: u32, mode: u32 },
     #[error("interrupted; `{path}` was not written")]
     Interrupted { path: String },
 }
@@ -186,6 +196,7 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(OutputError::Directory { path: p() }),
         Ok(m) if m.file_type().is_block_device() => Err(OutputError::BlockDevice { path: p() }),
+        Ok(m) if m.is_file() && !through_special_dirs(path) => may_replace(path, &m),
         Ok(_) => Ok(()),
         Err(_) if std::fs::symlink_metadata(path).is_ok() => {
             Err(OutputError::DanglingLink { path: p() })
@@ -261,6 +272,7 @@ impl OutputFile {
                 return Ok(direct(Sink::Direct(file)));
             }
             Ok(m) => {
+                may_replace(path, &m)?;
                 let target =
                     if std::fs::symlink_metadata(path).is_ok_and(|l| l.file_type().is_symlink()) {
                         std::fs::canonicalize(path).map_err(io_err)?
@@ -417,6 +429,38 @@ fn without_temp_path(e: io::Error) -> io::Error {
     match text.find(" at path ") {
         Some(i) => io::Error::new(e.kind(), &text[..i]),
         None => e,
+    }
+}
+
+/// Checks that the regular file `path` (with metadata `m`, links followed) may be
+/// replaced by this user: it must be writable by them, as a shell's `>` would
+/// need, and, unless they are root, theirs. A replacement is a new file that
+/// belongs to its writer, and only root may give it back to another owner, so a
+/// file of another user is refused even where its group or other bits allow
+/// writing.
+fn may_replace(path: &Path, m: &Metadata) -> Result<(), OutputError> {
+    let mode = m.permissions().mode() & 0o7777;
+    let me = rustix::process::geteuid();
+    if !me.is_root() && m.uid() != me.as_raw() {
+        return Err(OutputError::NotOwner {
+            path: crate::quote::path(path),
+            uid: m.uid(),
+            mode,
+        });
+    }
+    use rustix::fs::{Access, AtFlags, CWD};
+    match rustix::fs::accessat(CWD, path, Access::WRITE_OK, AtFlags::EACCESS) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::ACCESS && mode & 0o200 == 0 => {
+            Err(OutputError::ReadOnly {
+                path: crate::quote::path(path),
+                mode,
+            })
+        }
+        Err(e) => Err(OutputError::Io {
+            path: crate::quote::path(path),
+            error: e.into(),
+        }),
     }
 }
 

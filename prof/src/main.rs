@@ -102,15 +102,12 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let usage = |e: clap::Error| -> ! {
-        spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code())
-    };
     let matches = Cli::command()
         .try_get_matches()
-        .unwrap_or_else(|e| usage(e));
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage(e));
+        .unwrap_or_else(|e| spu_io::exit::after_parse(e));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| spu_io::exit::after_parse(e));
     if let Some(files) = cli.compare.as_ref().filter(|f| f.len() != 2) {
-        usage(Cli::command().error(
+        spu_io::exit::after_parse(Cli::command().error(
             clap::error::ErrorKind::WrongNumberOfValues,
             format!(
                 "`--compare` takes exactly two files, A and B, but {}: `spu-prof --compare A.json B.json`",

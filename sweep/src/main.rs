@@ -216,8 +216,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::try_parse()
-        .unwrap_or_else(|e| spu_io::exit::after_usage(e.print(), !e.use_stderr(), e.exit_code()));
+    let cli = Cli::try_parse().unwrap_or_else(|e| spu_io::exit::after_parse(e));
     if let Command::ExecRun {
         memory_mib,
         cpu_s,
