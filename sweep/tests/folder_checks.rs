@@ -32,16 +32,20 @@ fn finished(reports: bool) -> (tempfile::TempDir, String, String) {
     (dir, spec, out)
 }
 
-#[test]
-fn a_record_replaced_by_a_folder_is_named_for_removal_not_promised_a_redo() {
-    let (_d, spec, out) = finished(false);
-    let runs = Path::new(&out).join("runs");
-    let record = std::fs::read_dir(&runs)
+/// The first run record in the results folder `out`.
+fn first_record(out: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(out.join("runs"))
         .unwrap()
         .next()
         .unwrap()
         .unwrap()
-        .path();
+        .path()
+}
+
+#[test]
+fn a_record_replaced_by_a_folder_is_named_for_removal_not_promised_a_redo() {
+    let (_d, spec, out) = finished(false);
+    let record = first_record(Path::new(&out));
     std::fs::remove_file(&record).unwrap();
     std::fs::create_dir(&record).unwrap();
     std::fs::write(record.join("mine.txt"), "kept\n").unwrap();
@@ -161,12 +165,7 @@ fn plot_o_never_writes_a_new_file_among_the_results_folders_own() {
     let (_d, _spec, out) = finished(false);
     let o = Path::new(&out);
     let runs = o.join("runs");
-    let record = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let record = first_record(o);
     // The run is pending again: its record's name is free.
     std::fs::remove_file(&record).unwrap();
     std::fs::create_dir_all(o.join("running")).unwrap();
