@@ -219,10 +219,12 @@ impl GlobalMemory {
         // Reserved fallibly first, so a memory limit is an error rather than an
         // abort; then, with nothing allocated in between, allocated zeroed, which
         // the system gives as pages it fills only when written: buffers the
-        // kernel never writes cost no memory.
+        // kernel never writes cost no memory. The reservation is 4 MiB larger:
+        // what the allocator keeps of the first (a trimmed heap's pad) must not
+        // make the second fail at a limit the first just fit.
         let mut trial: Vec<u32> = Vec::new();
         trial
-            .try_reserve_exact(words_len)
+            .try_reserve_exact(words_len + (1 << 20))
             .map_err(|_| host_error())?;
         drop(trial);
         let words = vec![0u32; words_len];
