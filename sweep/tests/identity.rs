@@ -4,7 +4,6 @@
 //! planning is refused, not recorded under the old id.
 
 use std::path::Path;
-use std::process::Command;
 
 mod common;
 use common::{sweep, text};
@@ -87,13 +86,7 @@ fn an_included_file_changed_after_planning_is_not_recorded_under_the_old_id() {
     )
     .unwrap();
     // The task as the job script runs it.
-    let o = Command::new("bash")
-        .arg(Path::new(&out).join("slurm/batch-0.sh"))
-        .env("SLURM_ARRAY_TASK_ID", "0")
-        .output()
-        .unwrap();
-    let log = text(&o.stdout);
-    assert!(o.status.success(), "{log}{}", text(&o.stderr));
+    let log = common::run_first_task(Path::new(&out));
     assert!(log.contains("changed since the sweep was planned"), "{log}");
     assert!(log.contains("k.spu"), "{log}");
 }

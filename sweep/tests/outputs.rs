@@ -6,7 +6,6 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 mod common;
 use common::{sweep, text};
@@ -261,13 +260,7 @@ fn files_replaced_after_planning_are_not_read() {
         std::fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink(secret, &path).unwrap();
         // The task as the job script runs it, with the hashes it checks.
-        let o = Command::new("bash")
-            .arg(Path::new(&out).join("slurm/batch-0.sh"))
-            .env("SLURM_ARRAY_TASK_ID", "0")
-            .output()
-            .unwrap();
-        let log = text(&o.stdout);
-        assert!(o.status.success(), "{log}{}", text(&o.stderr));
+        let log = common::run_first_task(Path::new(&out));
         assert!(
             log.contains("changed since the sweep was planned"),
             "{file}: {log}"

@@ -26,3 +26,16 @@ pub fn sweep_in(dir: &Path, args: &[&str]) -> Output {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// Runs task 0 of the first batch script in the results folder `out`, as Slurm
+/// would, and returns its log (standard output), asserting that it succeeded.
+pub fn run_first_task(out: &Path) -> String {
+    let o = Command::new("bash")
+        .arg(out.join("slurm/batch-0.sh"))
+        .env("SLURM_ARRAY_TASK_ID", "0")
+        .output()
+        .unwrap();
+    let log = text(&o.stdout);
+    assert!(o.status.success(), "{log}{}", text(&o.stderr));
+    log
+}
