@@ -79,7 +79,6 @@ fn big_buffers_shrink_each_threads_local_memory() {
 /// it could not allocate: never an abort (a failed allocation of the buffers'
 /// page table, of the run's state, of a thread) or a panic.
 #[test]
-#[ignore = "open: now and then (about one scan in four) the zeroed allocation of the buffers aborts right after their fallible reservation succeeded, at one limit of the scan; run with --ignored"]
 fn a_memory_limit_is_an_error_at_any_size() {
     if Command::new("sh")
         .arg("-c")

@@ -94,12 +94,19 @@ pub fn catch_termination(on_signal: impl Fn(i32) + Send + 'static) -> bool {
     if set.thread_block().is_err() {
         return false;
     }
+    // The caller waits until the thread runs: a thread's start takes its own
+    // allocator arena (64 MiB of address space with glibc), which must not come
+    // between a later fallible reservation and the allocation it vouched for.
+    let (started, running) = std::sync::mpsc::sync_channel(1);
     let waiter = std::thread::Builder::new().spawn(move || {
+        let _ = started.send(());
         while let Ok(signal) = set.wait() {
             on_signal(signal as i32);
         }
     });
-    if waiter.is_err() {
+    if waiter.is_ok() {
+        let _ = running.recv();
+    } else {
         // No thread can start (too little memory): the signals end the process
         // as they would without the handler.
         let _ = set.thread_unblock();

@@ -216,18 +216,14 @@ impl GlobalMemory {
             }
             regions.push(region);
         }
-        // Reserved fallibly first, so a memory limit is an error rather than an
-        // abort; then, with nothing allocated in between, allocated zeroed, which
-        // the system gives as pages it fills only when written: buffers the
-        // kernel never writes cost no memory. The reservation is 4 MiB larger:
-        // what the allocator keeps of the first (a trimmed heap's pad) must not
-        // make the second fail at a limit the first just fit.
-        let mut trial: Vec<u32> = Vec::new();
-        trial
-            .try_reserve_exact(words_len + (1 << 20))
-            .map_err(|_| host_error())?;
-        drop(trial);
-        let words = vec![0u32; words_len];
+        // Allocated zeroed and fallibly, so a memory limit is an error rather
+        // than an abort; the system gives zeroed pages it fills only when
+        // written, so buffers the kernel never writes cost no memory. (A
+        // fallible reservation followed by an infallible allocation is not
+        // enough: a thread started earlier, such as the signal handlers', may
+        // take its allocator arena in between.)
+        let words: Vec<u32> =
+            bytemuck::allocation::try_zeroed_vec(words_len).map_err(|()| host_error())?;
         Ok(GlobalMemory {
             words,
             regions,
