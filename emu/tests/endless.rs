@@ -260,6 +260,38 @@ fn a_grid_barrier_stuck_in_functional_mode_says_why() {
     assert!(!err.contains("functional mode runs"), "{err}");
 }
 
+/// A loop of nothing but a barrier in every block is proven stuck in both
+/// modes, the warps of each SM compared together (the clocks took over a
+/// minute to stop it on a 4 x 4 grid); a loop of barriers that counts to its
+/// end in a register is no such loop: it runs to the end and stores its count.
+#[test]
+fn a_loop_of_barriers_is_found_stuck_and_one_that_counts_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in [Some("--functional"), None] {
+        let mut args = vec!["-q"];
+        args.extend(mode);
+        let (code, err) = run_kernel("emu/tests/faults/barrier_loop.spu", &args);
+        assert_eq!(code, Some(1), "{mode:?}:\n{err}");
+        assert!(
+            err.contains("each of its 512 running warps came back with the warps beside it to a state they had all been in at one moment")
+                && err.contains("passing only barriers of its own block")
+                && err.contains("look for a loop around a barrier"),
+            "{mode:?}:\n{err}"
+        );
+        let dump = dir.path().join("out.npy");
+        let dump_arg = format!("out={}", dump.display());
+        args.extend(["-D", "STEPS=3000", "--dump", &dump_arg]);
+        let (code, err) = run_kernel("emu/tests/faults/barrier_steps.spu", &args);
+        assert_eq!(code, Some(0), "{mode:?}:\n{err}");
+        let bytes = std::fs::read(&dump).unwrap();
+        let counts: Vec<u32> = bytes[bytes.len() - 64..]
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(counts, [3000; 16], "{mode:?}");
+    }
+}
+
 /// A warp waiting out a long latency (a division, a barrier's release) keeps
 /// its state without going anywhere: beside a warp spinning for its result, it
 /// is no loop, and the run finishes (it was stopped as stuck).

@@ -135,12 +135,14 @@ pub enum Stop {
     /// itself, and nothing else changed memory meanwhile, so it would repeat
     /// forever; the other warps have exited or wait for them. `running` and
     /// `waiting` warps; one of the running ones, of `unit`, at `pc`; `unstarted`
-    /// blocks wait to be placed.
+    /// blocks wait to be placed. `together`: the warps of each unit came back
+    /// together, passing only barriers (`bar.sync`) of their own blocks.
     Repeating {
         running: u64,
         waiting: u64,
         unit: UnitLabel,
         pc: u32,
+        together: bool,
         unstarted: u64,
         /// The cycle it stopped at; `None` in functional mode, which has no cycles.
         cycle: Option<u64>,

@@ -370,6 +370,7 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             waiting,
             unit,
             pc,
+            together,
             unstarted,
             cycle,
             blocks_done,
@@ -384,9 +385,14 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                     count(*n, "other warp")
                 ),
             };
+            let how = if *together {
+                "with the warps beside it to a state they had all been in at one moment (the same instructions, predicates and registers, counters that decide nothing aside), passing only barriers of its own block and storing nothing"
+            } else {
+                "to a state it had been in (the same instruction, predicates and registers, counters that decide nothing aside) without storing or synchronising"
+            };
             let _ = writeln!(
                 s,
-                "error: the kernel is stuck: {} came back to a state it had been in (the same instruction, predicates and registers, counters that decide nothing aside) without storing or synchronising, while nothing changed memory{others}, so the run would repeat forever ({at}{blocks_done} of {blocks_total} blocks finished)",
+                "error: the kernel is stuck: {} came back {how}, while nothing changed memory{others}, so the run would repeat forever ({at}{blocks_done} of {blocks_total} blocks finished)",
                 match running {
                     1 => "its one running warp".to_string(),
                     n => format!("each of its {} running warps", grouped(*n)),
@@ -416,7 +422,11 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
             note(
                 &mut s,
                 w,
-                "help: look for a wait on a flag or a value that no thread sets, or sets only after the wait",
+                if *together {
+                    "help: look for a loop around a barrier whose exit depends on nothing the loop changes"
+                } else {
+                    "help: look for a wait on a flag or a value that no thread sets, or sets only after the wait"
+                },
             );
             lock_note(&mut s, image);
         }

@@ -19,11 +19,20 @@
 //! wait, too, was sampled twice: only a warp that arrives could release it), and
 //! no engine moves data, nothing can ever change: the run stops at once.
 //!
+//! A barrier (`bar.sync`) reaches only the warps of its own block, so it does
+//! not end an epoch; but while warps wait for each other, a warp's own state no
+//! longer decides its future. In kernels with barriers the proof therefore also
+//! compares each unit's warps together, and once a barrier has been passed in an
+//! epoch only that comparison decides: a unit is caught when all its warps,
+//! sampled at one moment, are each in the state they were in at one earlier
+//! sampling of the epoch (`L: bar.sync 0; bra L;` in every block, which the
+//! clocks took over a minute to stop on a 4 x 4 grid).
+//!
 //! A kernel that reads `%clock` is left to the clocks (its loops may wait for
 //! time to pass); so is any run with an engine at work or an access still to
 //! take effect.
 
-use crate::exec::ops::Program;
+use crate::exec::ops::{Program, Run};
 use crate::exec::warp::WarpState;
 use crate::machine::UnitLabel;
 use crate::timing::unit::{Unit, Work};
@@ -74,6 +83,20 @@ impl Sample {
     }
 }
 
+/// One warp at a sampling of the unit-wide comparison: `None` once it has
+/// exited, else its sample and whether it waits at a barrier or blocksync.
+type WarpAt = Option<(Sample, bool)>;
+
+/// What the unit-wide comparison knows of one unit in the current epoch.
+#[derive(Debug, Default)]
+struct Together {
+    /// Its warps at each sampling, oldest first.
+    seen: Vec<Vec<WarpAt>>,
+    /// Caught: every warp came back to where it was at one earlier sampling,
+    /// so the unit repeats for as long as the epoch lasts.
+    caught: bool,
+}
+
 /// What the proof knows of one warp in the current epoch.
 #[derive(Debug, Default)]
 struct Watched {
@@ -96,6 +119,8 @@ pub(super) struct Caught {
     pub waiting: u64,
     pub unit: UnitLabel,
     pub pc: u32,
+    /// Caught by comparing units as a whole, after barriers were passed.
+    pub together: bool,
 }
 
 /// The proof's state.
@@ -103,8 +128,15 @@ pub(super) struct Caught {
 pub(super) struct RepeatCheck {
     /// Off for programs that read `%clock`.
     off: bool,
-    /// Instructions that reach beyond their warp.
+    /// Instructions that reach beyond their warp, barriers excepted.
     acting: Vec<usize>,
+    /// Barriers (`bar.sync`), which reach only their block.
+    barriers: Vec<usize>,
+    /// Barriers passed in the grid when the epoch began; once more are, only
+    /// the comparison of units as a whole decides.
+    barriers_at_epoch: u64,
+    /// Per unit: the unit-wide comparison of this epoch.
+    together: Vec<Together>,
     /// The epoch's signature (a sum of counts that only grow).
     epoch: Option<u64>,
     /// Per unit, per warp: samples of this epoch, oldest first, and whether
@@ -134,7 +166,13 @@ impl RepeatCheck {
         RepeatCheck {
             off: program.block_checked.iter().any(|c| c.clock),
             acting: (0..program.len())
-                .filter(|&pc| program.ops[pc].run.acts_beyond_warp())
+                .filter(|&pc| {
+                    let run = &program.ops[pc].run;
+                    run.acts_beyond_warp() && !matches!(run, Run::BarSync)
+                })
+                .collect(),
+            barriers: (0..program.len())
+                .filter(|&pc| matches!(program.ops[pc].run, Run::BarSync))
                 .collect(),
             ..RepeatCheck::default()
         }
@@ -170,23 +208,40 @@ impl RepeatCheck {
         // samplings only if none of them changed in between: it need only be
         // taken when sampling (taking it every window cost 5% of a stencil's
         // host instructions).
-        let acted: u64 = units
-            .iter()
-            .map(|u| {
-                self.acting
-                    .iter()
-                    .map(|&pc| u.counts.of(program, pc).0)
-                    .sum::<u64>()
-            })
-            .sum();
+        let executed = |pcs: &[usize]| -> u64 {
+            units
+                .iter()
+                .map(|u| {
+                    pcs.iter()
+                        .map(|&pc| u.counts.of(program, pc).0)
+                        .sum::<u64>()
+                })
+                .sum()
+        };
+        let acted = executed(&self.acting);
+        let barriers = executed(&self.barriers);
         // Work begun counts too: a block placed in a free slot is news.
         let begun: u64 = units.iter().map(|u| u.generation).sum();
         let epoch = progress.wrapping_add(acted).wrapping_add(begun);
         if self.epoch != Some(epoch) {
             self.epoch = Some(epoch);
+            self.barriers_at_epoch = barriers;
             self.samples.clear();
+            self.together.clear();
         }
-        self.sample(units, program)
+        // Units are compared as a whole from the epoch's start in kernels with
+        // barriers, so the comparison has its history when a barrier is passed;
+        // from then on it alone decides.
+        let together = if self.barriers.is_empty() {
+            None
+        } else {
+            self.sample_together(units, program)
+        };
+        if barriers == self.barriers_at_epoch {
+            self.sample(units, program).or(together)
+        } else {
+            together
+        }
     }
 
     /// Samples every warp; the proof, if every one is caught.
@@ -236,6 +291,7 @@ impl RepeatCheck {
                         waiting: 0,
                         unit: unit.label,
                         pc,
+                        together: false,
                     });
                     if waits {
                         c.waiting += 1;
@@ -284,6 +340,99 @@ impl RepeatCheck {
         }
         // Warps that only wait would be a deadlock, which the grid reports
         // itself when nothing is left to wake.
+        caught.filter(|c| all && c.running > 0)
+    }
+
+    /// Samples every unit's warps together; the proof, if every unit is
+    /// caught (its warps all back where they were at one earlier sampling).
+    fn sample_together(&mut self, units: &[Box<Unit>], program: &Program) -> Option<Caught> {
+        self.together.resize_with(units.len(), Together::default);
+        let mut all = true;
+        let mut caught: Option<Caught> = None;
+        'units: for (unit, kept) in units.iter().zip(&mut self.together) {
+            let code = match &unit.work {
+                Work::Idle => continue,
+                // An engine waits on others or moves data: this comparison is
+                // for barriers inside blocks, so it leaves such runs to the
+                // clocks.
+                Work::Engine(_) => {
+                    all = false;
+                    continue;
+                }
+                Work::Code(code) => code,
+            };
+            let mut now: Vec<WarpAt> = Vec::with_capacity(code.warps.len());
+            for (wi, warp) in code.warps.iter().enumerate() {
+                let waits = match warp.state {
+                    WarpState::Done => {
+                        now.push(None);
+                        continue;
+                    }
+                    WarpState::Running => false,
+                    WarpState::AtBarrier(_) | WarpState::AtBlockSync(_) => true,
+                    // Its atomics take effect at the end of the window.
+                    WarpState::AtMemory => {
+                        all = false;
+                        continue 'units;
+                    }
+                };
+                if !code.settled(wi) {
+                    all = false;
+                    continue 'units;
+                }
+                let pc = warp.pc();
+                let counting = pc.and_then(|pc| {
+                    let block = program.block_of.get(pc as usize)?;
+                    program.counting.of(*block as usize)
+                });
+                let sample = Sample {
+                    pc,
+                    digest: warp.fingerprint(|slot| counting.is_some_and(|c| c.contains(slot))),
+                    branches: warp.branches,
+                };
+                now.push(Some((sample, waits)));
+            }
+            let back = |earlier: &Vec<WarpAt>| {
+                earlier.len() == now.len()
+                    && now.iter().zip(earlier).all(|(a, b)| match (a, b) {
+                        (None, None) => true,
+                        (Some((a, waits)), Some((b, was_waiting))) => {
+                            waits == was_waiting && a.repeats(b, *waits)
+                        }
+                        _ => false,
+                    })
+            };
+            if !kept.caught && kept.seen.iter().any(back) {
+                kept.caught = true;
+                kept.seen.clear();
+            }
+            if !kept.caught {
+                all = false;
+                if kept.seen.len() == KEPT {
+                    kept.seen.remove(0);
+                }
+                kept.seen.push(now);
+                continue;
+            }
+            for (sample, waits) in now.iter().flatten() {
+                let c = caught.get_or_insert(Caught {
+                    running: 0,
+                    waiting: 0,
+                    unit: unit.label,
+                    pc: sample.pc.unwrap_or(0),
+                    together: true,
+                });
+                if *waits {
+                    c.waiting += 1;
+                } else {
+                    c.running += 1;
+                    if c.running == 1 {
+                        c.unit = unit.label;
+                        c.pc = sample.pc.unwrap_or(0);
+                    }
+                }
+            }
+        }
         caught.filter(|c| all && c.running > 0)
     }
 }

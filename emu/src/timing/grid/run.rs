@@ -244,6 +244,7 @@ impl Grid<'_> {
             waiting: caught.waiting,
             unit: caught.unit,
             pc: caught.pc,
+            together: caught.together,
             unstarted: self.unstarted(),
             // Functional mode has no cycles: it names none.
             cycle: (!self.functional).then_some(at.now),
