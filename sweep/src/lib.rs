@@ -7,7 +7,8 @@
 //! - the spec: [`spec`] (parsing, with spans) and [`diag`] (its error reports);
 //! - [`plan`]: the runs of a spec, resolved and identified, reading only the
 //!   files [`files`] lets it;
-//! - [`store`]: the results folder (plan, manifest, one record per run);
+//! - [`store`]: the results folder (plan, manifest, one record per run), its
+//!   JSON files all in [`json`]'s form;
 //! - running: [`exec`] (one run inside the child process), [`supervise`] (the
 //!   child process, its bounds and failures), [`local`] (the worker pool),
 //!   [`slurm`] (array jobs), [`task`] (one array task's checked batch);
@@ -17,6 +18,7 @@
 pub mod diag;
 pub mod exec;
 pub mod files;
+pub mod json;
 pub mod local;
 pub mod metrics;
 pub mod plan;

@@ -14,8 +14,9 @@
 //! the command is quoted for the shell, and numbers are computed without
 //! overflow.
 
+use crate::json::to_json;
 use crate::plan::Plan;
-use crate::store::{Store, StoreError, to_json};
+use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use spu_io::quote::shorten;
 use std::path::Path;

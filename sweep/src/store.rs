@@ -8,6 +8,7 @@
 //! there is replaced, never written through), a folder inside it that is a link is
 //! refused, and a record that is a link or not a regular file is read as damaged.
 
+use crate::json::to_json;
 use crate::metrics::Metrics;
 use crate::plan::{Plan, SOURCES, TOOL_VERSION, sha256_hex};
 use serde::{Deserialize, Serialize};
@@ -519,14 +520,6 @@ impl Drop for RunningMark {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
-}
-
-/// Pretty JSON with a final newline.
-pub fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
-    // Plain data with string keys: serialising cannot fail.
-    let mut s = serde_json::to_vec_pretty(v).expect("serialises");
-    s.push(b'\n');
-    s
 }
 
 /// This machine's host name.

@@ -7,12 +7,12 @@
 use super::checks::{
     check_host_memory, check_machine_fit, check_preconditions, check_state_size, check_word_types,
 };
+use super::error::LoadError;
 use super::params::{buffer_args, expr_context, param_words, resolve_params};
-pub(crate) use super::sizes::{limit_size, size};
-use crate::exec::decode::{DecodeError, decode_program};
+use crate::exec::decode::decode_program;
 use crate::exec::memory::GlobalMemory;
 use crate::exec::ops::{Program, SymbolAddresses};
-use crate::load::npy::{self, NpyError};
+use crate::load::npy;
 use crate::machine::{Boundary, Machine};
 use spu_isa::Ty;
 use spu_isa::format::{Expr, Module};
@@ -22,17 +22,6 @@ use std::path::PathBuf;
 const MAX_BLOCKS: i64 = crate::machine::occupancy::MAX_LAUNCH_BLOCKS;
 /// Most CB storage the emulator allocates, in MiB.
 const MAX_CB_MIB: i64 = 1024;
-
-/// Most memory the state of one run's units, CBs and per-instruction counters may
-/// take (global memory is bounded separately by `memory.global_mib`), so that a
-/// run of a small kernel with the default global memory stays under 3 GiB.
-pub const MAX_STATE_BYTES: u64 = 1 << 30;
-
-/// Most memory a run's buffers (as laid out, written or not) and its state may
-/// take together, unless `memory.global_mib` is set higher: with what the
-/// estimate leaves out (the code, the statistics, threads' stacks), a run stays
-/// under 2 GiB.
-pub const RUN_BYTES: u64 = 1792 << 20;
 
 /// What the user asked for besides the machine.
 #[derive(Debug, Clone, Default)]
@@ -49,103 +38,6 @@ pub struct LoadOptions {
     /// Host threads the run will use (`--threads`; 0 is taken as 1): each
     /// counts in the memory checked before the run.
     pub host_threads: usize,
-}
-
-/// Why a kernel cannot be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("`-D {0}` needs the form NAME=VALUE, e.g. `-D N=256`")]
-    DefineSyntax(String),
-    #[error("{0}")]
-    RepeatedDefine(String),
-    #[error("the kernel has no parameter `{name}`; {list}")]
-    UnknownParam { name: String, list: String },
-    #[error("`-D {name}={value}`: parameter `{name}` is .{ty} and `{value}` {why}")]
-    BadParamValue {
-        name: String,
-        ty: Ty,
-        value: String,
-        why: String,
-    },
-    #[error("parameter `{name}` has no default value; give one with `-D {name}=VALUE`{hint}")]
-    MissingParam { name: String, hint: &'static str },
-    /// `context`: where the expression comes from and how to change it (or empty).
-    #[error("{what} `{text}` cannot be evaluated: {why}{context}")]
-    BadExpr {
-        what: String,
-        text: String,
-        why: String,
-        context: String,
-    },
-    #[error("{what} is {value}, but {limit}{context}")]
-    Limit {
-        what: String,
-        value: String,
-        limit: String,
-        context: String,
-    },
-    #[error("{0}")]
-    StateTooLarge(super::checks::StateEstimate),
-    #[error(
-        "the kernel's calls reach byte {frames} of a thread's local memory (their frames start past their callers'), and this run holds {threads} threads at once, which leaves {share} bytes of local memory a thread within the emulator's limits on a run's memory ({} of state, {} with the buffers); use a smaller --grid or fewer threads per block, so that at most {most} threads are held at once, smaller local arrays or smaller buffers",
-        limit_size(MAX_STATE_BYTES),
-        limit_size(RUN_BYTES)
-    )]
-    LocalTooLarge {
-        threads: u64,
-        share: u32,
-        frames: u64,
-        most: u64,
-    },
-    #[error(
-        "the initialiser of buffer `{name}` does not fit its type: {why}; change the initialiser, or the buffer's size or type"
-    )]
-    Init { name: String, why: String },
-    #[error("`{option} {arg}` needs the form BUF=FILE.npy")]
-    BufferArgSyntax { option: &'static str, arg: String },
-    #[error("`{option}`: the kernel has no buffer `{name}`; buffers are {list}")]
-    UnknownBuffer {
-        option: &'static str,
-        name: String,
-        list: String,
-    },
-    #[error(
-        "`{option} {first}` and `{option} {second}` both name buffer `{name}`; give one {option} per buffer"
-    )]
-    BufferTwice {
-        option: &'static str,
-        first: String,
-        second: String,
-        name: String,
-    },
-    #[error(transparent)]
-    Npy(#[from] NpyError),
-    #[error(transparent)]
-    Layout(#[from] crate::exec::memory::LayoutError),
-    #[error(
-        "the run needs about {} besides its buffers ({} of state and {} of headroom for host threads, statistics and reports), and this process could not allocate that much beside the buffers' {} (a memory limit such as `ulimit -v`, or too little free memory); raise the limit, use fewer --threads, a smaller --grid or smaller buffers, or run where more memory is free",
-        size(state + headroom),
-        size(*state),
-        size(*headroom),
-        size(*global)
-    )]
-    HostMemory {
-        state: u64,
-        headroom: u64,
-        global: u64,
-    },
-    #[error(transparent)]
-    Decode(#[from] DecodeError),
-    #[error("{0}")]
-    Machine(String),
-    #[error(
-        "precondition failed: {message}: `{condition}` does not hold with {values}; choose values that meet it with `-D NAME=VALUE`"
-    )]
-    Precondition {
-        message: String,
-        condition: String,
-        values: String,
-    },
 }
 
 /// Evaluated launch dimensions.

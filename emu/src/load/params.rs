@@ -3,7 +3,7 @@
 //! name, and what an error about a launch or size expression says of the
 //! parameters it names.
 
-use super::image::LoadError;
+use super::error::LoadError;
 use crate::machine::param::shorten;
 use spu_isa::Ty;
 use spu_isa::format::{Expr, Module, Node, ParamDecl};

@@ -343,7 +343,7 @@ pub fn to_bytes(plan: &Plan) -> Vec<u8> {
 
 /// The plan as pretty JSON (for `spu-sweep plan --format json`).
 pub fn to_pretty(plan: &Plan) -> Vec<u8> {
-    crate::store::to_json(&PlanFile::of(plan))
+    crate::json::to_json(&PlanFile::of(plan))
 }
 
 /// How many bytes [`to_bytes`] makes, without keeping them.

@@ -1,4 +1,4 @@
-//! The timing mode's fast paths of the issue step ([`super::issue::issue`]): a
+//! The timing mode's fast paths of the issue step (`super::issue::issue`): a
 //! register operation, a branch, and a plain 32-bit shared-memory load or store,
 //! which need nothing of the unit but the warp, its block's shared memory and the
 //! counters.
@@ -8,7 +8,7 @@
 //! ([`crate::timing::params::Path`]).
 
 use super::code::{Code, Producer, RegReady};
-use super::issue::{Site, count};
+use super::site::{Site, count};
 use crate::exec::fault::{Fault, Faulted};
 use crate::exec::ops::{LaneFn, NO_REG, Op, OpInfo, Program};
 use crate::exec::step;

@@ -10,8 +10,9 @@
 //! [`words::shared_word`] and [`words::cb_word`] with it.
 
 use super::code::Code;
-use super::issue::{check_barrier, check_blocksync, count, past_the_end, trace_writes};
+use super::issue::{check_barrier, check_blocksync, past_the_end, trace_writes};
 use super::shortcut::{Shortcut, Tally};
+use super::site::count;
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::{Fault, Faulted};
 use crate::exec::lanes::{self, distinct, transactions};

@@ -10,6 +10,7 @@ mod functional;
 mod issue;
 mod shortcut;
 mod single;
+mod site;
 mod stall;
 
 use crate::exec::cb::Port;

@@ -13,7 +13,8 @@
 //! scheduler is planned again as the general step plans every scheduler.
 
 use super::code::Code;
-use super::issue::{Site, issue};
+use super::issue::issue;
+use super::site::Site;
 use super::stall::Stall;
 use super::{StepEvent, Unit, Work};
 use crate::exec::fault::Faulted;
