@@ -658,6 +658,54 @@ fn a_cu_file_includes_only_files_in_its_folder() {
             );
         }
     }
+    // A folder named `a:1:` beside the kernel cannot hide the file a failed
+    // listing's message names.
+    std::fs::create_dir(dir.path().join("a:1:")).unwrap();
+    let hidden = format!(
+        "a:1:/{}{}",
+        "../".repeat(dir.path().components().count()),
+        noisy.display().to_string().trim_start_matches('/')
+    );
+    std::fs::write(
+        dir.path().join("colon.cu"),
+        format!("#include \"{hidden}\"\n{kernel}"),
+    )
+    .unwrap();
+    let o = tool("spu-asm", &["colon.cu", "--check"], dir.path(), &[]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && !e.contains("TOPSECRET"), "{e}");
+    assert!(e.contains("outside"), "{e}");
+    // The listing's own file is not where the compilation searches: both see
+    // the same files, so an include under `__has_include` of it stays out.
+    std::fs::write(
+        dir.path().join("probe.cu"),
+        format!("#if __has_include(\"kernel.d\")\n#include \"{up}\"\n#endif\n{kernel}"),
+    )
+    .unwrap();
+    let o = tool("spu-asm", &["probe.cu", "--check"], dir.path(), &[]);
+    let e = stderr(&o);
+    assert!(o.status.success() && !e.contains("TOPSECRET"), "{e}");
+    // A header whose name clang cannot list unambiguously (a tab) cannot be
+    // checked: refused, not skipped.
+    std::fs::create_dir(dir.path().join("t\tb")).unwrap();
+    std::fs::write(dir.path().join("t\tb/h.h"), "#define SCALE 3\n").unwrap();
+    std::fs::write(
+        dir.path().join("tab.cu"),
+        format!("#include \"t\tb/h.h\"\n{kernel}"),
+    )
+    .unwrap();
+    let o = tool("spu-asm", &["tab.cu", "--check"], dir.path(), &[]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("no file that can be checked"), "{e}");
+    // clang's compiler proper reads a name starting with `@` as a file of
+    // options, whatever folder it is in: refused before clang runs.
+    std::fs::write(dir.path().join("@k.cu"), kernel).unwrap();
+    std::fs::write(dir.path().join("k.cu"), "-fsyntax-only\n").unwrap();
+    for file in ["@k.cu", "./@k.cu"] {
+        let o = tool("spu-asm", &[file, "--check"], dir.path(), &[]);
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains("starting with `@`"), "{e}");
+    }
     // The same header under `-I` is allowed.
     std::fs::write(outside.path().join("ok.h"), "#define SCALE 3\n").unwrap();
     std::fs::write(
@@ -685,10 +733,12 @@ fn no_output_overwrites_a_header_of_a_cu_file() {
     }
     let dir = tempfile::tempdir().unwrap();
     let header = "#pragma once\n#define SCALE 3\n";
-    std::fs::write(dir.path().join("h.cuh"), header).unwrap();
+    // In a folder whose name has a no-break space, which clang lists as it is.
+    std::fs::create_dir(dir.path().join("my\u{a0}h")).unwrap();
+    std::fs::write(dir.path().join("my\u{a0}h/h.cuh"), header).unwrap();
     std::fs::write(
         dir.path().join("hk.cu"),
-        "#include \"h.cuh\"\nextern \"C\" __global__ void k(int *p) { p[threadIdx.x] = SCALE; }\n",
+        "#include \"my\u{a0}h/h.cuh\"\nextern \"C\" __global__ void k(int *p) { p[threadIdx.x] = SCALE; }\n",
     )
     .unwrap();
     std::fs::write(
@@ -696,12 +746,14 @@ fn no_output_overwrites_a_header_of_a_cu_file() {
         "#include \"hk.cu\"\n.global .s32 P[32] = zeros;\n.launch grid(1) block(32);\n.bind k(P);\n",
     )
     .unwrap();
+    let h = "my\u{a0}h/h.cuh";
+    let dump = format!("P={h}");
     for (tool_name, args) in [
-        ("spu-emu", vec!["hk.spu", "-q", "--stats", "h.cuh"]),
-        ("spu-emu", vec!["hk.spu", "-q", "--dump", "P=h.cuh"]),
-        ("spu-prof", vec!["hk.spu", "--heatmap", "h.cuh"]),
-        ("spu-asm", vec!["hk.cu", "-o", "h.cuh"]),
-        ("spu-asm", vec!["hk.spu", "-o", "h.cuh"]),
+        ("spu-emu", vec!["hk.spu", "-q", "--stats", h]),
+        ("spu-emu", vec!["hk.spu", "-q", "--dump", &dump]),
+        ("spu-prof", vec!["hk.spu", "--heatmap", h]),
+        ("spu-asm", vec!["hk.cu", "-o", h]),
+        ("spu-asm", vec!["hk.spu", "-o", h]),
     ] {
         let o = tool(tool_name, &args, dir.path(), &[]);
         let e = stderr(&o);
@@ -711,7 +763,7 @@ fn no_output_overwrites_a_header_of_a_cu_file() {
             "{tool_name} {args:?}: {e}"
         );
         assert_eq!(
-            std::fs::read_to_string(dir.path().join("h.cuh")).unwrap(),
+            std::fs::read_to_string(dir.path().join(h)).unwrap(),
             header,
             "{tool_name} {args:?}"
         );

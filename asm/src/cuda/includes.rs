@@ -85,30 +85,36 @@ pub(super) fn check_named_includes(cu: &Path, include_dirs: &[PathBuf]) -> Resul
     Ok(())
 }
 
-/// The files clang's messages name: `FILE:LINE:COL: error: ...` and `In file
-/// included from FILE:LINE:`.
+/// The files clang's messages may name: `FILE:LINE:COL: error: ...` and `In
+/// file included from FILE:LINE:`. A name may itself hold `:12:` (a folder
+/// `a:1:`), so every text before a `:LINE:` or `:LINE,` on a line is a
+/// candidate; [`confine`] checks those that name a file.
 pub(super) fn diagnostic_files(said: &str) -> Vec<String> {
-    let mut files = Vec::new();
+    let mut files: Vec<String> = Vec::new();
     for line in said.lines() {
         let line = line.strip_prefix("In file included from ").unwrap_or(line);
-        let place = line
+        let places = line
             .char_indices()
             .filter(|&(_, c)| c == ':')
-            .find(|&(i, _)| {
+            .filter(|&(i, _)| {
                 let rest = &line[i + 1..];
                 let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
                 i > 0 && digits > 0 && matches!(rest.as_bytes().get(digits), Some(b':' | b','))
             });
-        if let Some((i, _)) = place
-            && !files.iter().any(|f| f == &line[..i])
-        {
-            files.push(line[..i].to_string());
+        for (i, _) in places {
+            if !files.iter().any(|f| f == &line[..i]) {
+                files.push(line[..i].to_string());
+            }
         }
     }
     files
 }
 
-/// The files of a make rule `x: a b\ c \` as clang writes it with `-M -MT x`.
+/// The files of a make rule `x: a b\ c \` as clang writes it with `-M -MT x`:
+/// a space is written `\ ` (and the backslashes before it doubled), `#` as
+/// `\#`, `$` as `$$`; any other character, tabs and other spaces included, as
+/// it is. A name clang cannot write unambiguously (with a tab or a line break)
+/// comes out in pieces that name no file, which [`confine`] refuses.
 pub(super) fn parse_deps(text: &str) -> Vec<String> {
     let text = text.replace("\\\r\n", " ").replace("\\\n", " ");
     let body = text.strip_prefix("x:").unwrap_or(&text);
@@ -117,14 +123,32 @@ pub(super) fn parse_deps(text: &str) -> Vec<String> {
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\\' if matches!(chars.peek(), Some(' ' | '#' | '\\')) => {
-                word.extend(chars.next());
+            '\\' => {
+                let mut run = 1;
+                while chars.peek() == Some(&'\\') {
+                    chars.next();
+                    run += 1;
+                }
+                match chars.peek() {
+                    // 2n + 1 backslashes: n of the name's, then a space.
+                    Some(' ') if run % 2 == 1 => {
+                        chars.next();
+                        word.extend(std::iter::repeat_n('\\', run / 2));
+                        word.push(' ');
+                    }
+                    Some('#') => {
+                        chars.next();
+                        word.extend(std::iter::repeat_n('\\', run - 1));
+                        word.push('#');
+                    }
+                    _ => word.extend(std::iter::repeat_n('\\', run)),
+                }
             }
             '$' if chars.peek() == Some(&'$') => {
                 chars.next();
                 word.push('$');
             }
-            c if c.is_whitespace() => {
+            ' ' | '\t' | '\n' | '\r' => {
                 if !word.is_empty() {
                     files.push(std::mem::take(&mut word));
                 }
@@ -152,6 +176,15 @@ fn system_dirs(said: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Names of files to check: clang's list of what it read ([`parse_deps`]), or
+/// candidates from its messages ([`diagnostic_files`]), of which only those
+/// that name a file count.
+#[derive(Debug)]
+pub(super) enum Deps {
+    Listed(Vec<String>),
+    Named(Vec<String>),
+}
+
 /// The files `cu` includes (`deps`) that are the user's, each checked to sit in
 /// `cu`'s folder or one of `include_dirs`; clang's system headers and the SPU's
 /// header in `temp` pass unlisted, any other file is refused.
@@ -159,9 +192,13 @@ pub(super) fn confine(
     cu: &Path,
     include_dirs: &[PathBuf],
     temp: &Path,
-    deps: &[String],
+    deps: &Deps,
     said: &str,
 ) -> Result<Vec<PathBuf>, CudaError> {
+    let (deps, listed) = match deps {
+        Deps::Listed(d) => (d, true),
+        Deps::Named(d) => (d, false),
+    };
     let folder = match cu.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -176,9 +213,17 @@ pub(super) fn confine(
     let mut headers = Vec::new();
     for dep in deps {
         let path = PathBuf::from(dep);
-        // Missing files (`-MG`) are clang's to report.
+        // A name that resolves to no file (one `-MG` lists as missing, or one
+        // clang could not write unambiguously) cannot be checked: refused.
         let Ok(real) = path.canonicalize() else {
-            continue;
+            // Texts of messages that only look like names: not files.
+            if !listed {
+                continue;
+            }
+            return Err(CudaError::Unlisted {
+                file: cu.display().to_string(),
+                header: dep.clone(),
+            });
         };
         if Some(&real) == own.as_ref() || real.starts_with(&temp) {
             continue;
@@ -206,10 +251,10 @@ mod tests {
     #[test]
     fn messages_name_their_files() {
         let said = "In file included from <built-in>:1:\nIn file included from k/k.cu:1:\n../p/s.txt:3:2: error: invalid preprocessing directive\n#x\n ^\nk/k.cu:2:2: error: stop\n #include \"/usr/include/x\" \n";
-        assert_eq!(
-            diagnostic_files(said),
-            ["<built-in>", "k/k.cu", "../p/s.txt"]
-        );
+        let files = diagnostic_files(said);
+        for name in ["<built-in>", "k/k.cu", "../p/s.txt"] {
+            assert!(files.iter().any(|f| f == name), "{name}: {files:?}");
+        }
     }
 
     #[test]
@@ -226,6 +271,26 @@ mod tests {
                 "last.h"
             ]
         );
+    }
+
+    #[test]
+    fn names_with_backslashes_and_unusual_spaces_read_as_clang_writes_them() {
+        // `x\\y` (two backslashes, no space after), `a\ b` (a backslash, then a
+        // space: three backslashes written), a no-break space, a tab (clang does
+        // not escape it: two pieces).
+        let text = "x: x\\\\y/h.h a\\\\\\ b.h c\u{a0}d.h e\tf.h\n";
+        assert_eq!(
+            parse_deps(text),
+            ["x\\\\y/h.h", "a\\ b.h", "c\u{a0}d.h", "e", "f.h"]
+        );
+    }
+
+    #[test]
+    fn every_name_a_message_line_may_hold_is_a_candidate() {
+        let said = "./a:1:/../p/s.h:3:4: error: x\n";
+        let files = diagnostic_files(said);
+        assert!(files.contains(&"./a".to_string()), "{files:?}");
+        assert!(files.contains(&"./a:1:/../p/s.h".to_string()), "{files:?}");
     }
 
     #[test]

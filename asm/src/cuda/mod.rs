@@ -18,7 +18,7 @@
 mod includes;
 
 use crate::diag::Diagnostics;
-use includes::{check_named_includes, confine, diagnostic_files, parse_deps};
+use includes::{Deps, check_named_includes, confine, diagnostic_files, parse_deps};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,14 +47,16 @@ pub const MEMORY_LIMIT: u64 = 2 << 30;
 pub const MEMORY_ENV: &str = "SPU_CLANG_MEMORY_MIB";
 
 /// clang's CUDA device compilation without NVIDIA's toolkit, the same for the
-/// preprocessor pass and the compilation.
-const DEVICE_ONLY: [&str; 6] = [
+/// preprocessor pass and the compilation; a crash leaves no reproducer (the
+/// preprocessed source) in the system's temporary folder.
+const DEVICE_ONLY: [&str; 7] = [
     "-x",
     "cuda",
     "--cuda-gpu-arch=sm_35",
     "--cuda-device-only",
     "-nocudainc",
     "-nocudalib",
+    "-fno-crash-diagnostics",
 ];
 
 /// The options of the compilation that change what the preprocessor sees
@@ -124,6 +126,12 @@ pub enum CudaError {
         roots: String,
         folder: String,
     },
+    #[error(
+        "`{file}` includes `{header}`, which is no file that can be checked: it does not exist, \
+         or its name holds a tab, a line break or another character clang's list of included \
+         files cannot show; create the file, or rename it"
+    )]
+    Unlisted { file: String, header: String },
     #[error(
         "the environment variable {var} is `{value}`, but it takes a whole number of {unit}, 1 \
          or more (e.g. {var}={default}, the default); set it so, or unset it"
@@ -213,6 +221,17 @@ pub fn compile(
         file: file.clone(),
         why,
     };
+    // clang hands the file's name to its compiler proper, which reads a name
+    // starting with `@` as a file of options, whatever folder it sits in.
+    if cu
+        .file_name()
+        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"@"))
+    {
+        return Err(io(
+            "clang would read a file name starting with `@` as a file of options to run it with; rename the file"
+                .to_string(),
+        ));
+    }
     // Checked before clang runs, so a mistyped limit is never silently ignored.
     let limits = (timeout()?, memory_limit()?);
     let clang = find_clang(clang, &file)?;
@@ -244,7 +263,16 @@ pub fn compile(
                 "cannot write the header into the temporary folder: {e}"
             ))
         })?;
-    let out = dir.path().join("kernel.ptx");
+    // What clang writes goes into a folder of its own, which no `#include` or
+    // `__has_include` searches: both passes must see the same files.
+    let work = dir.path().join("out");
+    let mut folder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+    folder
+        .create(&work)
+        .map_err(|e| io(format!("cannot create a temporary folder: {e}")))?;
+    let out = work.join("kernel.ptx");
     // A name starting with `-` would read as an option.
     let input = if file.starts_with('-') {
         Path::new(".").join(cu)
@@ -254,7 +282,7 @@ pub fn compile(
     // A pipe or device named by an `#include` would hold clang's preprocessor up.
     check_named_includes(cu, include_dirs)?;
     // First the files it includes, read by the preprocessor alone (nothing quoted).
-    let deps = dir.path().join("kernel.d");
+    let deps = work.join("kernel.d");
     let mut list = Command::new(&clang);
     list.args(DEVICE_ONLY)
         .args(MACRO_FLAGS)
@@ -274,7 +302,7 @@ pub fn compile(
             cu,
             include_dirs,
             dir.path(),
-            &diagnostic_files(&said),
+            &Deps::Named(diagnostic_files(&said)),
             &said,
         )?;
         // Without the search list `-v` printed first.
@@ -284,11 +312,11 @@ pub fn compile(
             .map_or(&said[..], |at| &said[at + end.len()..]);
         return Err(failed(file, status, messages));
     }
-    let text = spu_io::read_regular(&deps, spu_io::MAX_INPUT_BYTES)
-        .and_then(Result::ok)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
-    let headers = confine(cu, include_dirs, dir.path(), &parse_deps(&text), &said)?;
+    let text = read_listing(&deps).map_err(io)?;
+    let headers = confine(cu, include_dirs, dir.path(), &Deps::Listed(parse_deps(&text)), &said)?;
+    // The compilation lists what it read too, checked again: a file changed
+    // between the two passes cannot bring in another.
+    let compiled_deps = work.join("compiled.d");
     let mut command = Command::new(&clang);
     command
         .args(DEVICE_ONLY)
@@ -305,12 +333,21 @@ pub fn compile(
         .arg(dir.path())
         .arg("-include")
         .arg(&header)
+        .args(["-MD", "-MT", "x", "-MF"])
+        .arg(&compiled_deps)
         .arg("-o")
         .arg(&out)
         .arg(&input);
     // Captured and relayed escaped: a file name (or other text) in a diagnostic
     // could otherwise drive the terminal.
-    let (status, said) = run(command, &clang, &file, limits, true)?;
+    let (status, compile_said) = run(command, &clang, &file, limits, true)?;
+    // Checked before any message is relayed (clang writes no list after a
+    // fatal error, which ends it at the file it names).
+    if status.success() || compiled_deps.exists() {
+        let text = read_listing(&compiled_deps).map_err(io)?;
+        confine(cu, include_dirs, dir.path(), &Deps::Listed(parse_deps(&text)), &said)?;
+    }
+    let said = compile_said;
     if !status.success() {
         return Err(failed(file, status, &said));
     }
@@ -323,6 +360,18 @@ pub fn compile(
     let ptx =
         String::from_utf8(bytes).map_err(|_| io("clang's PTX is not UTF-8 text".to_string()))?;
     Ok(Compiled { ptx, headers })
+}
+
+/// The dependency list clang wrote to `path`; an unreadable or over-large one is
+/// an error (never an empty list, which would check nothing).
+fn read_listing(path: &Path) -> Result<String, String> {
+    match spu_io::read_regular(path, spu_io::MAX_INPUT_BYTES) {
+        Some(Ok(b)) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Some(Err(e)) => Err(format!(
+            "cannot read clang's list of the files it includes ({e}); too many or too long include names cannot be checked"
+        )),
+        None => Err("clang wrote no list of the files it includes".to_string()),
+    }
 }
 
 /// clang's messages relayed (escaped), and why it failed: interrupted by the
