@@ -436,8 +436,9 @@ struct Assembler<'m> {
     /// The frame of the code being lowered.
     frame: funcs::Frame,
     /// Registers holding a struct parameter's address (clang's `mov.b64 %rd1,
-    /// k_param_0;`) -> the parameter.
-    struct_ptrs: HashMap<String, String>,
+    /// k_param_0;`, a copy of such a register, or one plus a constant) -> the
+    /// parameter and the byte offset.
+    struct_ptrs: HashMap<String, (String, i64)>,
 }
 
 impl<'m> Assembler<'m> {

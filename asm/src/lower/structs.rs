@@ -5,8 +5,11 @@
 //! offset or the next multiple of its size), checked against the declared size and
 //! alignment; and read as nvcc writes it (`ld.param.u64 %rd1, [k_param_3+8]`) or as
 //! clang does, through the parameter's address (`mov.b64 %rd1, k_param_0;
-//! ld.param.f32 %f1, [%rd1+4]`), a vector read (`ld.param.v2.u32`) one element at a
-//! time. A read of bytes no field covers gives zero.
+//! ld.param.f32 %f1, [%rd1+4]`, also through a copy of that register or one plus
+//! a constant), a vector read (`ld.param.v2.u32`) one element at a time. A read
+//! of bytes no field covers gives zero; any other use of such an address (a
+//! store, a call, arithmetic the assembler cannot follow) is refused at its
+//! line, as the parameter has no address in global memory.
 
 use super::Assembler;
 use crate::ast::{BindArg, EntryParam, Expr, Operand, Spanned, TyTok};
@@ -275,10 +278,54 @@ impl Assembler<'_> {
             && let Expr::Name(n) = &e.node
             && self.scope.entry_structs.contains_key(*n)
         {
-            self.struct_ptrs.insert(d.to_string(), n.to_string());
+            self.struct_ptrs.insert(d.to_string(), (n.to_string(), 0));
             return true;
         }
+        // A copy of such a register (`mov.u64 %rd2, %rd1;`), or it plus a
+        // constant (`add.s64 %rd3, %rd1, 8;`): another address in the struct.
+        let wide = matches!(parts.last(), Some(&("b64" | "u64" | "s64")));
+        if let (Some(&("mov" | "add")), true, Some(d), None) =
+            (parts.first(), wide, dest, guard)
+            && let Some(Operand::Register(src)) = operands.get(1).map(|o| &o.node)
+            && let Some((n, at)) = self.struct_ptrs.get(*src).cloned()
+        {
+            let plus = match (parts[0], operands.get(2).map(|o| &o.node)) {
+                ("mov", None) => Some(0),
+                ("add", Some(Operand::Expr(e))) => match &e.node {
+                    Expr::Int(k) => parse_int(k),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(plus) = plus.filter(|_| operands.len() == if parts[0] == "mov" { 2 } else { 3 }) {
+                self.struct_ptrs.insert(d.to_string(), (n, at.saturating_add(plus)));
+                return true;
+            }
+        }
         if parts.first() != Some(&"ld") || parts.get(1) != Some(&"param") {
+            // Any other use of a struct's address cannot be followed.
+            for o in operands.iter().skip(usize::from(dest.is_some())) {
+                let used = match &o.node {
+                    Operand::Register(r) => Some(*r),
+                    Operand::Mem { base: Some(b), .. } => Some(b.node),
+                    _ => None,
+                };
+                if let Some(r) = used
+                    && let Some((n, _)) = self.struct_ptrs.get(r)
+                {
+                    diags.push(
+                        Diagnostic::error(
+                            format!("`%{r}` holds the address of the struct parameter `{n}`, which this instruction cannot use"),
+                            o.span.clone(),
+                        )
+                        .label("read only through `ld.param`")
+                        .help(format!(
+                            "a struct parameter has no address in memory: read its fields with `ld.param` through `%{r}` (plus a constant), or pass the fields as parameters of their own"
+                        )),
+                    );
+                    return true;
+                }
+            }
             if let Some(d) = dest {
                 self.struct_ptrs.remove(d);
             }
@@ -295,11 +342,14 @@ impl Assembler<'_> {
         // The struct and the byte offset read.
         let (name, plus) = match (base, offset.as_ref().map(|e| &e.node)) {
             (Some(b), None) => match self.struct_ptrs.get(b.node) {
-                Some(n) => (n.clone(), 0),
+                Some((n, at)) => (n.clone(), *at),
                 None => return false,
             },
             (Some(b), Some(Expr::Int(k))) => match self.struct_ptrs.get(b.node) {
-                Some(n) => (n.clone(), parse_int(k).unwrap_or(-1)),
+                Some((n, at)) => (
+                    n.clone(),
+                    parse_int(k).map_or(-1, |k| at.saturating_add(k)),
+                ),
                 None => return false,
             },
             (None, Some(Expr::Name(n))) if self.scope.entry_structs.contains_key(*n) => {
