@@ -696,7 +696,10 @@ fn a_cu_file_includes_only_files_in_its_folder() {
     .unwrap();
     let o = tool("spu-asm", &["tab.cu", "--check"], dir.path(), &[]);
     let e = stderr(&o);
-    assert!(!o.status.success() && e.contains("no file that can be checked"), "{e}");
+    assert!(
+        !o.status.success() && e.contains("no file that can be checked"),
+        "{e}"
+    );
     // clang's compiler proper reads a name starting with `@` as a file of
     // options, whatever folder it is in: refused before clang runs.
     std::fs::write(dir.path().join("@k.cu"), kernel).unwrap();
@@ -704,7 +707,10 @@ fn a_cu_file_includes_only_files_in_its_folder() {
     for file in ["@k.cu", "./@k.cu"] {
         let o = tool("spu-asm", &[file, "--check"], dir.path(), &[]);
         let e = stderr(&o);
-        assert!(!o.status.success() && e.contains("starting with `@`"), "{e}");
+        assert!(
+            !o.status.success() && e.contains("starting with `@`"),
+            "{e}"
+        );
     }
     // The same header under `-I` is allowed.
     std::fs::write(outside.path().join("ok.h"), "#define SCALE 3\n").unwrap();
@@ -1053,5 +1059,24 @@ fn a_cu_file_including_a_pipe_or_folder_is_refused_at_once() {
             e.contains(&format!("names `{named}`, which is not a regular file")),
             "{name}: {e}"
         );
+    }
+    // Spellings the check before clang does not read (a macro, `#import`, a
+    // comment inside the directive): clang is stopped as soon as it waits on
+    // the pipe, long before its time limit.
+    for (name, include) in [
+        ("macro.cu", "#define F \"f.h\"\n#include F\n"),
+        ("import.cu", "#import \"f.h\"\n"),
+        ("comment.cu", "#/**/include \"f.h\"\n"),
+    ] {
+        std::fs::write(dir.path().join(name), format!("{include}{kernel}")).unwrap();
+        let o = tool(
+            "spu-asm",
+            &[name, "--check"],
+            dir.path(),
+            &[("SPU_CLANG_TIMEOUT", "600")],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {e}");
+        assert!(e.contains("clang waits on a named pipe"), "{name}: {e}");
     }
 }

@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 /// Most files [`check_named_includes`] reads.
 const MAX_SCANNED: usize = 1024;
 
+/// Most bytes [`check_named_includes`] reads in all (each file once, however
+/// many spellings name it).
+const MAX_SCANNED_BYTES: u64 = spu_io::MAX_INPUT_BYTES;
+
 /// Refuses an `#include` (as written: `"name"` or `<name>`, in the `.cu` file
 /// and, transitively, in the regular files it names) that names a pipe, a device
 /// or a folder, which clang's preprocessor would block on or fail at: found in
@@ -32,13 +36,16 @@ pub(super) fn check_named_includes(cu: &Path, include_dirs: &[PathBuf]) -> Resul
     };
     let mut queue = vec![cu.to_path_buf()];
     let mut seen = std::collections::HashSet::new();
+    let mut budget = MAX_SCANNED_BYTES;
     while let Some(file) = queue.pop() {
-        if seen.len() >= MAX_SCANNED || !seen.insert(file.clone()) {
+        let real = file.canonicalize().unwrap_or_else(|_| file.clone());
+        if seen.len() >= MAX_SCANNED || !seen.insert(real) {
             continue;
         }
-        let Some(Ok(bytes)) = spu_io::read_regular(&file, spu_io::MAX_INPUT_BYTES) else {
+        let Some(Ok(bytes)) = spu_io::read_regular(&file, budget) else {
             continue;
         };
+        budget = budget.saturating_sub(bytes.len() as u64);
         let text = String::from_utf8_lossy(&bytes);
         let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
         for line in text.lines() {

@@ -12,7 +12,8 @@
 //! `#include`s must), or be one of clang's own system headers, so clang never reads
 //! or quotes a file the user did not mean; the list is returned as inputs the tools
 //! never overwrite. clang is stopped past [`DEFAULT_TIMEOUT`] and past
-//! [`MEMORY_LIMIT`] of resident memory (macros can make it grow without end), and
+//! [`MEMORY_LIMIT`] of resident memory (macros can make it grow without end), as
+//! soon as it waits on a named pipe (an `#include` of one in any spelling), and
 //! when a signal ends the tool (the folder is then removed too).
 
 mod includes;
@@ -313,7 +314,13 @@ pub fn compile(
         return Err(failed(file, status, messages));
     }
     let text = read_listing(&deps).map_err(io)?;
-    let headers = confine(cu, include_dirs, dir.path(), &Deps::Listed(parse_deps(&text)), &said)?;
+    let headers = confine(
+        cu,
+        include_dirs,
+        dir.path(),
+        &Deps::Listed(parse_deps(&text)),
+        &said,
+    )?;
     // The compilation lists what it read too, checked again: a file changed
     // between the two passes cannot bring in another.
     let compiled_deps = work.join("compiled.d");
@@ -345,7 +352,13 @@ pub fn compile(
     // fatal error, which ends it at the file it names).
     if status.success() || compiled_deps.exists() {
         let text = read_listing(&compiled_deps).map_err(io)?;
-        confine(cu, include_dirs, dir.path(), &Deps::Listed(parse_deps(&text)), &said)?;
+        confine(
+            cu,
+            include_dirs,
+            dir.path(),
+            &Deps::Listed(parse_deps(&text)),
+            &said,
+        )?;
     }
     let said = compile_said;
     if !status.success() {
@@ -451,6 +464,15 @@ fn run(
                     secs: limit.as_secs(),
                 });
             }
+            // Opening or reading a named pipe: an `#include` in a spelling the
+            // check before clang did not see (a macro, `#import`, a link).
+            Ok(None) if waits_on_pipe(child.id()) => {
+                stop(&mut child);
+                return Err(CudaError::Io {
+                    file: file.to_string(),
+                    why: "clang waits on a named pipe (FIFO) that the file includes, which may never end; copy its text into a file beside the kernel".to_string(),
+                });
+            }
             Ok(None) if resident_bytes(child.id()).is_some_and(|b| b > memory) => {
                 stop(&mut child);
                 return Err(CudaError::Memory {
@@ -500,6 +522,15 @@ impl Drop for Registered {
             Registered::Child(pid) => spu_io::interrupt::unregister_child(*pid),
         }
     }
+}
+
+/// True when a process sleeps opening or reading a pipe, where the system shows
+/// it (`/proc` on Linux). clang's standard input is empty and it only writes its
+/// output, so such a wait is a named pipe among the files it reads.
+fn waits_on_pipe(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/wchan")).is_ok_and(|w| {
+        w == "wait_for_partner" || w.starts_with("pipe_read") || w.starts_with("pipe_wait")
+    })
 }
 
 /// A process's resident memory, where the system shows it (`/proc` on Linux).

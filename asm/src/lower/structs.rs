@@ -284,8 +284,7 @@ impl Assembler<'_> {
         // A copy of such a register (`mov.u64 %rd2, %rd1;`), or it plus a
         // constant (`add.s64 %rd3, %rd1, 8;`): another address in the struct.
         let wide = matches!(parts.last(), Some(&("b64" | "u64" | "s64")));
-        if let (Some(&("mov" | "add")), true, Some(d), None) =
-            (parts.first(), wide, dest, guard)
+        if let (Some(&("mov" | "add")), true, Some(d), None) = (parts.first(), wide, dest, guard)
             && let Some(Operand::Register(src)) = operands.get(1).map(|o| &o.node)
             && let Some((n, at)) = self.struct_ptrs.get(*src).cloned()
         {
@@ -297,8 +296,11 @@ impl Assembler<'_> {
                 },
                 _ => None,
             };
-            if let Some(plus) = plus.filter(|_| operands.len() == if parts[0] == "mov" { 2 } else { 3 }) {
-                self.struct_ptrs.insert(d.to_string(), (n, at.saturating_add(plus)));
+            if let Some(plus) =
+                plus.filter(|_| operands.len() == if parts[0] == "mov" { 2 } else { 3 })
+            {
+                self.struct_ptrs
+                    .insert(d.to_string(), (n, at.saturating_add(plus)));
                 return true;
             }
         }
@@ -346,10 +348,7 @@ impl Assembler<'_> {
                 None => return false,
             },
             (Some(b), Some(Expr::Int(k))) => match self.struct_ptrs.get(b.node) {
-                Some((n, at)) => (
-                    n.clone(),
-                    parse_int(k).map_or(-1, |k| at.saturating_add(k)),
-                ),
+                Some((n, at)) => (n.clone(), parse_int(k).map_or(-1, |k| at.saturating_add(k))),
                 None => return false,
             },
             (None, Some(Expr::Name(n))) if self.scope.entry_structs.contains_key(*n) => {
