@@ -141,3 +141,20 @@ fn the_work_queues_of_millions_of_passes_count_in_the_state() {
     );
     assert!(load(&source(512), &machine).is_ok());
 }
+
+/// Each unit's L1 keeps state per line: on a 64 x 64 GPU with 1 MiB L1s that is
+/// about 1 GiB, which the estimate counts and names (it was left out, and the
+/// run aborted under a memory limit the check before it had passed).
+#[test]
+fn the_caches_count_in_the_state() {
+    let mut machine = spu_emu::machine::preset("gtx480").unwrap();
+    machine.grid_cols = 64;
+    machine.grid_rows = 64;
+    machine.l1_kib = 1024;
+    let err = load(&kernel(64, 1, None), &machine)
+        .expect_err("1 GiB of cache lines is refused")
+        .to_string();
+    assert!(err.contains("GiB for the caches' lines"), "{err}");
+    machine.l1_kib = 16;
+    assert!(load(&kernel(64, 1, None), &machine).is_ok());
+}

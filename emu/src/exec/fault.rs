@@ -77,7 +77,12 @@ pub enum FaultKind {
     /// recursion), of the function at instruction `target`.
     CallTooDeep { target: u32, depth: u32 },
     /// A call whose frame would start past the thread's local memory.
-    FrameTooLarge { target: u32, base: u32, limit: u32 },
+    FrameTooLarge {
+        target: u32,
+        base: u32,
+        saved: u32,
+        limit: u32,
+    },
     /// A local access of a thread outside its local memory: `addr` is the address
     /// as the code gave it (relative to the running call's frame, which starts at
     /// byte `frame` of the thread's local memory).
@@ -196,10 +201,11 @@ impl fmt::Display for FaultKind {
             FaultKind::FrameTooLarge {
                 target,
                 base,
+                saved,
                 limit,
             } => write!(
                 f,
-                "a call of the function at instruction {target} would start its local frame at byte {base}, past the {limit}-byte local memory of a thread"
+                "a call of the function at instruction {target} would start its local frame at byte {base}, and with the {saved} bytes of registers the calls in progress keep, pass the {limit}-byte local memory a thread has in this run"
             ),
             FaultKind::LocalOutOfRange {
                 addr,

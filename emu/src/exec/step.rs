@@ -251,13 +251,15 @@ fn dispatch<G: Global, const ADVANCE: bool, const CHECKED: bool>(
         } => {
             ends_block::<ADVANCE>(warp, pc);
             let depth = warp.depth() as u32;
-            warp.call(exec, target, frame_bytes).map_err(|e| {
+            let limit = local.local_bytes.min(LOCAL_LIMIT_BYTES);
+            warp.call(exec, target, frame_bytes, limit).map_err(|e| {
                 let kind = match e {
                     CallError::TooDeep => FaultKind::CallTooDeep { target, depth },
-                    CallError::FrameTooLarge { base } => FaultKind::FrameTooLarge {
+                    CallError::FrameTooLarge { base, saved } => FaultKind::FrameTooLarge {
                         target,
                         base,
-                        limit: LOCAL_LIMIT_BYTES,
+                        saved,
+                        limit,
                     },
                 };
                 fault(kind, exec.trailing_zeros())

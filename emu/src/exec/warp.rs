@@ -56,8 +56,9 @@ struct CallRecord {
 pub enum CallError {
     /// [`MAX_CALL_DEPTH`] calls are already in progress.
     TooDeep,
-    /// The callee's frame would start past [`LOCAL_LIMIT_BYTES`].
-    FrameTooLarge { base: u32 },
+    /// The callee's frame would start at `base`, and with the `saved` bytes of
+    /// registers the calls in progress keep, pass the thread's local memory.
+    FrameTooLarge { base: u32, saved: u32 },
 }
 
 /// Why a warp is not issuing.
@@ -385,7 +386,17 @@ impl Warp {
     /// Executes a `call` at the running PC: the lanes of `taken` run the function at
     /// `target` with a local frame `frame_bytes` past the caller's; every lane of the
     /// entry continues after the call once they have all returned.
-    pub fn call(&mut self, taken: u32, target: u32, frame_bytes: u32) -> Result<(), CallError> {
+    ///
+    /// A call keeps the caller's registers until it returns: they count, per
+    /// thread, against its local memory of `limit` bytes (at most
+    /// [`LOCAL_LIMIT_BYTES`]), as a GPU keeps them in its call stack there.
+    pub fn call(
+        &mut self,
+        taken: u32,
+        target: u32,
+        frame_bytes: u32,
+        limit: u32,
+    ) -> Result<(), CallError> {
         if !self.live {
             return Ok(());
         }
@@ -397,8 +408,9 @@ impl Warp {
             return Err(CallError::TooDeep);
         }
         let base = self.base.saturating_add(frame_bytes);
-        if base >= LOCAL_LIMIT_BYTES {
-            return Err(CallError::FrameTooLarge { base });
+        let saved = u32::try_from((self.calls.len() + 1) * self.regs.len() * 4).unwrap_or(u32::MAX);
+        if base >= LOCAL_LIMIT_BYTES || base.saturating_add(saved) > limit.min(LOCAL_LIMIT_BYTES) {
+            return Err(CallError::FrameTooLarge { base, saved });
         }
         // The warp's own slots (general and special registers); constants never change.
         self.calls.push(CallRecord {
@@ -647,7 +659,7 @@ mod tests {
         // 0: @p call 10; 1: after. 10: @q ret; 11: ret
         let mut w = warp(32);
         w.regs[0] = [7; 32];
-        w.call(0x0000_00ff, 10, 16).unwrap();
+        w.call(0x0000_00ff, 10, 16, LOCAL_LIMIT_BYTES).unwrap();
         assert_eq!((w.pc(), w.active(), w.depth()), (Some(10), 0xff, 1));
         assert_eq!(w.frame_base(), 16);
         w.regs[0] = [9; 32]; // the callee's own use of the register
@@ -663,16 +675,32 @@ mod tests {
         let mut w = warp(32);
         for depth in 0..MAX_CALL_DEPTH {
             assert_eq!(w.depth(), depth);
-            w.call(u32::MAX, 5, 0).unwrap();
+            w.call(u32::MAX, 5, 0, LOCAL_LIMIT_BYTES).unwrap();
         }
-        assert_eq!(w.call(u32::MAX, 5, 0), Err(CallError::TooDeep));
+        assert_eq!(
+            w.call(u32::MAX, 5, 0, LOCAL_LIMIT_BYTES),
+            Err(CallError::TooDeep)
+        );
         let mut w = warp(32);
         w.ret(0xffff_0000);
         assert_eq!(w.active(), 0xffff);
-        assert_eq!(
-            w.call(1, 5, LOCAL_LIMIT_BYTES),
+        assert!(matches!(
+            w.call(1, 5, LOCAL_LIMIT_BYTES, LOCAL_LIMIT_BYTES),
             Err(CallError::FrameTooLarge {
-                base: LOCAL_LIMIT_BYTES
+                base: LOCAL_LIMIT_BYTES,
+                ..
+            })
+        ));
+        // The registers calls keep count against the thread's local memory.
+        let mut w = warp(32);
+        let per_call = w.regs.len() as u32 * 4;
+        w.call(1, 5, 0, 2 * per_call).unwrap();
+        w.call(1, 5, 0, 2 * per_call).unwrap();
+        assert_eq!(
+            w.call(1, 5, 0, 2 * per_call),
+            Err(CallError::FrameTooLarge {
+                base: 0,
+                saved: 3 * per_call
             })
         );
     }

@@ -127,6 +127,8 @@ pub struct StateEstimate {
     pub boundary: u64,
     pub per_boundary: u64,
     pub cbs: u64,
+    /// The caches' line state (GPU machines).
+    pub caches: u64,
     /// The units' work queues (SPU machines; shown from 1 MiB).
     pub queues: u64,
     pub instructions: u64,
@@ -166,6 +168,9 @@ impl std::fmt::Display for StateEstimate {
         }
         if self.cbs > 0 {
             parts.push(format!("{} of CBs", size(self.cbs)));
+        }
+        if self.caches > 0 {
+            parts.push(format!("{} for the caches' lines", size(self.caches)));
         }
         if self.queues >= 1 << 20 {
             parts.push(format!(
@@ -225,6 +230,7 @@ mod tests {
             boundary: 0,
             per_boundary: 0,
             cbs: 0,
+            caches: 0,
             queues: 0,
             instructions: 1,
             units: 1,
@@ -259,6 +265,7 @@ mod tests {
             boundary: 240,
             per_boundary: 1 << 10,
             cbs: 1 << 20,
+            caches: 0,
             queues: 0,
             instructions: 40,
             units: 3840,
@@ -284,6 +291,7 @@ mod tests {
             boundary: 0,
             per_boundary: 0,
             cbs: 0,
+            caches: 0,
             queues: 0,
             instructions: 40,
             units: 3600,

@@ -672,6 +672,15 @@ impl Caches {
 mod tests {
     use super::*;
 
+    /// The loader's state estimate counts each line of every cache at this size.
+    #[test]
+    fn a_lines_state_is_what_the_estimate_counts() {
+        assert_eq!(
+            std::mem::size_of::<Line>() as u64,
+            crate::load::CACHE_LINE_STATE_BYTES
+        );
+    }
+
     fn small() -> Cache {
         Cache::new(Shape {
             sets: 2,
