@@ -501,9 +501,19 @@ fn parse_u64(text: &str) -> Option<u64> {
 /// A constant f64 (literals, integers, negation).
 pub fn const_float64(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f64, Diagnostic> {
     match &e.node {
-        Expr::Float(t) => {
-            parse_f64(t).ok_or_else(|| Diagnostic::error("malformed float literal", e.span.clone()))
-        }
+        Expr::Float(t) => match parse_f64(t) {
+            // A hex bit pattern (`0d7FF0...`) may be an infinity; a decimal past
+            // the range is refused, as `.param .f64` and `-D` refuse it.
+            Some(v) if v.is_finite() || t.starts_with(['0']) && t[1..].starts_with(['d', 'D', 'f', 'F']) => {
+                Ok(v)
+            }
+            Some(_) => Err(Diagnostic::error(
+                format!("`{t}` does not fit in .f64"),
+                e.span.clone(),
+            )
+            .label(format!("expected a magnitude of at most {:e}", f64::MAX))),
+            None => Err(Diagnostic::error("malformed float literal", e.span.clone())),
+        },
         Expr::Neg(_) => {
             let (x, negations) = peel_negations(e);
             let v = const_float64(x, params)?;

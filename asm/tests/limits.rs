@@ -178,6 +178,25 @@ fn parameter_defaults_take_the_values_dash_d_takes() {
     .expect("the extremes and bit patterns are valid");
 }
 
+/// An `.f64` immediate past the f64 range is refused as `.param .f64` refuses
+/// it (it was taken as an infinity); bit patterns of an infinity stay valid.
+#[test]
+fn f64_immediates_must_fit() {
+    for (body, msg) in [
+        ("    mov.f64 %d0, 1.8e308;", "`1.8e308` does not fit in .f64"),
+        ("    add.f64 %d0, %d0, 1e309;", "`1e309` does not fit in .f64"),
+        ("    mov.f64 %d0, -1e400;", "`1e400` does not fit in .f64"),
+    ] {
+        let src = kernel("", &format!("    .reg .f64 %d<1>;\n{body}"));
+        assert_eq!(first_error(&src).0, msg, "{body}");
+    }
+    asm(&kernel(
+        "",
+        "    .reg .f64 %d<1>;\n    mov.f64 %d0, 0d7FF0000000000000;\n    mov.f64 %d0, 1.7976931348623157e308;",
+    ))
+    .expect("an infinity's bit pattern and the largest finite value are valid");
+}
+
 #[test]
 fn initialisers_must_fit_their_buffer() {
     for (decl, msg, at) in [
