@@ -504,7 +504,10 @@ pub fn const_float64(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f64, Diagnos
         Expr::Float(t) => match parse_f64(t) {
             // A hex bit pattern (`0d7FF0...`) may be an infinity; a decimal past
             // the range is refused, as `.param .f64` and `-D` refuse it.
-            Some(v) if v.is_finite() || t.starts_with(['0']) && t[1..].starts_with(['d', 'D', 'f', 'F']) => {
+            Some(v)
+                if v.is_finite()
+                    || t.starts_with(['0']) && t[1..].starts_with(['d', 'D', 'f', 'F']) =>
+            {
                 Ok(v)
             }
             Some(_) => Err(Diagnostic::error(

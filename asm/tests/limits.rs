@@ -183,8 +183,14 @@ fn parameter_defaults_take_the_values_dash_d_takes() {
 #[test]
 fn f64_immediates_must_fit() {
     for (body, msg) in [
-        ("    mov.f64 %d0, 1.8e308;", "`1.8e308` does not fit in .f64"),
-        ("    add.f64 %d0, %d0, 1e309;", "`1e309` does not fit in .f64"),
+        (
+            "    mov.f64 %d0, 1.8e308;",
+            "`1.8e308` does not fit in .f64",
+        ),
+        (
+            "    add.f64 %d0, %d0, 1e309;",
+            "`1e309` does not fit in .f64",
+        ),
         ("    mov.f64 %d0, -1e400;", "`1e400` does not fit in .f64"),
     ] {
         let src = kernel("", &format!("    .reg .f64 %d<1>;\n{body}"));

@@ -184,9 +184,18 @@ pub fn parse_param_value(text: &str, ty: Ty) -> Result<u64, String> {
             let mut why = format!("is out of range for .{ty} ({lo} .. {hi})");
             if v < 0 && !ty.is_signed() {
                 let signed = Ty::int(ty.bits(), true);
-                why.push_str(&format!(
-                    "; declare the parameter .{signed} for negative values"
-                ));
+                // The two's complement, for a parameter whose declaration the
+                // user does not write (clang's or nvcc's `.u32` for an `int`).
+                let wrapped = (v as u64) & (u64::MAX >> (64 - ty.bits()));
+                if int_bits(v, signed).is_some() {
+                    why.push_str(&format!(
+                        "; declare the parameter .{signed} for negative values, or give the same bits as .{ty}: {wrapped}"
+                    ));
+                } else {
+                    why.push_str(&format!(
+                        "; declare the parameter .{signed} for negative values"
+                    ));
+                }
             }
             why
         }),
@@ -199,6 +208,23 @@ pub fn parse_param_value(text: &str, ty: Ty) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A negative value for an unsigned parameter names both fixes, the second
+    /// one for a declaration the user does not write (clang's `.u32` for an
+    /// `int`).
+    #[test]
+    fn a_negative_unsigned_value_says_which_bits_to_give() {
+        let why = parse_param_value("-5", Ty::U32).unwrap_err();
+        assert!(
+            why.ends_with("declare the parameter .s32 for negative values, or give the same bits as .u32: 4294967291"),
+            "{why}"
+        );
+        let why = parse_param_value("-300", Ty::U8).unwrap_err();
+        assert!(
+            why.ends_with("declare the parameter .s8 for negative values"),
+            "{why}"
+        );
+    }
 
     /// An .f32 value is read as a double and rounded from there, as the
     /// assembler reads constants.
