@@ -82,6 +82,9 @@ fn xy([x, y]: [u32; 2]) -> String {
     format!("({x}, {y})")
 }
 
+/// Longest source line a message quotes (the assembler's bound too).
+const MAX_QUOTED_LINE: usize = 1000;
+
 /// `file:line:col` and the source line of instruction `pc`, if known, escaped for
 /// the terminal.
 fn location(kernel: &Kernel, pc: u32) -> (String, Option<(u32, String)>) {
@@ -95,9 +98,16 @@ fn location(kernel: &Kernel, pc: u32) -> (String, Option<(u32, String)>) {
                 .get(usize::from(loc.file))
                 .cloned()
                 .unwrap_or_else(|| "?".into());
-            let text = kernel
-                .source_line(&file, loc.line)
-                .map(|t| (loc.line, escape_lines(t).into_owned()));
+            // A line too long to read in a message is named by its length, as
+            // the assembler does.
+            let text = kernel.source_line(&file, loc.line).map(|t| {
+                let shown = if t.len() <= MAX_QUOTED_LINE {
+                    escape_lines(t).into_owned()
+                } else {
+                    format!("(the line is {} bytes long and not shown)", t.len())
+                };
+                (loc.line, shown)
+            });
             (format!("{}:{}:{}", escape(&file), loc.line, loc.col), text)
         }
         None => (format!("instruction {pc}"), None),
