@@ -348,21 +348,48 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
     }
     for file in files {
         let shown = escape(file);
-        let Some(text) = source(file) else {
-            let _ = writeln!(
-                s,
-                "({shown}: source not quoted; name it with --source FILE, or keep it beside the kernel or statistics file; per-line totals below)\n"
-            );
-            continue;
+        // Without its text a file's lines still get their totals, text left out.
+        let (text, lines): (Option<String>, Vec<usize>) = match source(file) {
+            Some(text) => {
+                let n = text.lines().count();
+                (Some(text), (1..=n).collect())
+            }
+            None => {
+                let mut lines: Vec<usize> = b
+                    .lines
+                    .keys()
+                    .chain(b.line_detail.keys())
+                    .filter_map(|k| k.rsplit_once(':'))
+                    .filter(|(f, _)| *f == file)
+                    .filter_map(|(_, l)| l.parse().ok())
+                    .collect();
+                lines.sort_unstable();
+                lines.dedup();
+                (None, lines)
+            }
         };
-        let _ = writeln!(s, "{shown}");
+        match &text {
+            Some(_) => {
+                let _ = writeln!(s, "{shown}");
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "{shown} (source not quoted; name it with --source FILE, or keep it beside the kernel or statistics file)"
+                );
+            }
+        }
         let _ = writeln!(
             s,
             "{:>12} {:>7} {:>12} {:>12} {:>12}  {:>5} | source",
             "energy", "share", "events", "waiting", "warp instrs", "line"
         );
-        for (i, src) in text.lines().enumerate() {
-            let key = format!("{file}:{}", i + 1);
+        let texts: Vec<&str> = text
+            .as_deref()
+            .map_or_else(Vec::new, |t| t.lines().collect());
+        for line in lines {
+            let src = texts.get(line - 1).copied().unwrap_or("");
+            let key = format!("{file}:{line}");
             let j = b.lines.get(&key).copied();
             let detail = b.line_detail.get(&key);
             let (e, share) = match j {
@@ -382,8 +409,7 @@ pub fn by_line_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) ->
                 .unwrap_or_default();
             let _ = writeln!(
                 s,
-                "{e:>12} {share:>7} {events:>12} {waiting:>12} {n:>12}  {:>5} | {}",
-                i + 1,
+                "{e:>12} {share:>7} {events:>12} {waiting:>12} {n:>12}  {line:>5} | {}",
                 spu_io::quote::escape_lines(src)
             );
         }

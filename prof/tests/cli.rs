@@ -326,6 +326,12 @@ fn a_statistics_file_cannot_make_by_line_print_other_files() {
             out.contains("source not quoted; name it with --source FILE"),
             "{out}"
         );
+        // Its lines still get their totals, without text.
+        assert!(
+            out.lines()
+                .any(|l| l.trim_end().ends_with(" |") && l.contains(" nJ ")),
+            "{out}"
+        );
         assert!(start.elapsed() < std::time::Duration::from_secs(20));
     }
 }
