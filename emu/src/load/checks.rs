@@ -98,6 +98,24 @@ fn cache_lines(kib: u32, ways: u32, line: u32, banks: u32) -> u64 {
     (per_bank / u64::from(ways)).max(1) * u64::from(ways) * u64::from(banks)
 }
 
+/// Counters and decoded form of one instruction, once per run.
+const PER_INSTRUCTION: u64 = 640;
+
+/// Refuses, before anything is decoded or laid out, a kernel whose
+/// instructions alone (decoded, with the run's counters of each) pass
+/// [`MAX_STATE_BYTES`]: decoding them would take that memory before
+/// [`check_state_size`] could refuse it.
+pub(super) fn check_code_size(instructions: usize) -> Result<(), LoadError> {
+    let bytes = (instructions as u64).saturating_mul(PER_INSTRUCTION);
+    if bytes > MAX_STATE_BYTES {
+        return Err(LoadError::CodeTooLarge {
+            count: spu_io::numbers::grouped(instructions as u64),
+            bytes,
+        });
+    }
+    Ok(())
+}
+
 /// Estimates, before the run's state is allocated, the memory of every unit's
 /// warps (registers, scoreboards, stacks) and shared memory, the CBs and the
 /// per-instruction counters, and refuses runs above [`MAX_STATE_BYTES`], or
@@ -119,8 +137,7 @@ pub(super) fn check_state_size(
     const WARP_OVERHEAD: u64 = 1 << 10;
     /// A unit's own state (counters, pipelines, schedulers, ports).
     const UNIT_OVERHEAD: u64 = 4 << 10;
-    /// Counters and decoded form of one instruction, once per run.
-    const PER_INSTRUCTION: u64 = 640;
+
     /// Every unit's own counters of one instruction (issued, threads,
     /// transactions, stalls by reason, cache lines, ...), measured at 161 bytes.
     const PER_UNIT_INSTRUCTION: u64 = 168;
@@ -407,4 +424,19 @@ pub(super) fn check_machine_fit(
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A kernel too long to decode within the state's limit is refused before
+    /// it is decoded (3.6 million instructions took 1.8 GB first).
+    #[test]
+    fn a_kernel_too_long_to_decode_is_refused_first() {
+        assert!(super::check_code_size(100_000).is_ok());
+        let err = super::check_code_size(3_600_001).unwrap_err().to_string();
+        assert!(
+            err.starts_with("the kernel has 3 600 001 instructions; decoded, with their counters, they would take 2.1 GiB, past the 1 GiB"),
+            "{err}"
+        );
+    }
 }

@@ -55,6 +55,12 @@ pub enum LoadError {
     #[error("{0}")]
     StateTooLarge(StateEstimate),
     #[error(
+        "the kernel has {count} instructions; decoded, with their counters, they would take {}, past the {} the emulator holds besides global memory: split the kernel, or loop instead of unrolling",
+        size(*bytes),
+        limit_size(MAX_STATE_BYTES)
+    )]
+    CodeTooLarge { count: String, bytes: u64 },
+    #[error(
         "the kernel's calls reach byte {frames} of a thread's local memory (their frames start past their callers'), and this run holds {threads} threads at once, which leaves {share} bytes of local memory a thread within the emulator's limits on a run's memory ({} of state, {} with the buffers); use a smaller --grid or fewer threads per block, so that at most {most} threads are held at once, smaller local arrays or smaller buffers",
         limit_size(MAX_STATE_BYTES),
         limit_size(RUN_BYTES)

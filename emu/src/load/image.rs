@@ -5,7 +5,8 @@
 //! and initialises global memory, applies `--load` files and decodes the code.
 
 use super::checks::{
-    check_host_memory, check_machine_fit, check_preconditions, check_state_size, check_word_types,
+    check_code_size, check_host_memory, check_machine_fit, check_preconditions, check_state_size,
+    check_word_types,
 };
 use super::error::LoadError;
 use super::params::{buffer_args, expr_context, param_words, resolve_params};
@@ -133,6 +134,7 @@ impl Image {
 /// Loads a module onto a machine.
 pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<Image, LoadError> {
     check_word_types(&module)?;
+    check_code_size(module.code.len())?;
     let values = resolve_params(&module, &options.defines)?;
     let value_of = |i: u16| -> Option<i64> {
         let p = module.params.get(usize::from(i))?;
