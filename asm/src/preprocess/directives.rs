@@ -244,6 +244,23 @@ impl Pre<'_> {
                 }
                 at += p.len() + 1;
             }
+            if params.len() > super::MAX_MACRO_PARAMS {
+                self.error(
+                    file,
+                    span,
+                    Diagnostic::error(
+                        format!(
+                            "macro `{name}` has {} parameters, more than the {} a macro may have",
+                            params.len(),
+                            super::MAX_MACRO_PARAMS
+                        ),
+                        0..0,
+                    )
+                    .label("in this definition")
+                    .help("pass the values as fewer parameters, or write the text out"),
+                );
+                return;
+            }
             if let Some((bad, _)) = params
                 .iter()
                 .find(|(p, _)| !p.bytes().all(ident_byte) || p.as_bytes()[0].is_ascii_digit())

@@ -46,6 +46,9 @@ const MAX_INCLUDED_BYTES: usize = spu_io::MAX_INPUT_BYTES as usize;
 pub const MAX_DEFINES: usize = 1 << 16;
 /// Longest `#if` condition after macro expansion.
 const MAX_CONDITION_BYTES: usize = 1 << 20;
+/// Most parameters of one macro (C requires 127; checking and replacing them
+/// takes time that grows with their number times the macro's text).
+pub const MAX_MACRO_PARAMS: usize = 256;
 
 /// A `#define`.
 #[derive(Debug, Clone)]
