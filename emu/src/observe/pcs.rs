@@ -2,8 +2,10 @@
 //! unit's warp instructions per instruction between the sampler's boundaries, kept
 //! sparse (only instructions that ran in an interval). The interval doubles, merging
 //! neighbours, when a unit holds more than [`MAX_INTERVALS`] intervals or
-//! [`MAX_ENTRIES`] entries, so memory stays bounded however long the run. Recorded
-//! only for pages.
+//! [`MAX_ENTRIES`] entries (fewer each on a grid of many units, so that all
+//! units together keep at most [`MAX_TOTAL_INTERVALS`] and
+//! [`MAX_TOTAL_ENTRIES`]), so memory stays bounded however long the run and
+//! large the grid. Recorded only for pages.
 
 /// Most intervals a unit keeps (the page's frames).
 pub const MAX_INTERVALS: usize = crate::observe::html::frames::MAX_FRAMES;
@@ -11,6 +13,13 @@ pub const MAX_INTERVALS: usize = crate::observe::html::frames::MAX_FRAMES;
 /// Most (instruction, count) entries a unit keeps, all intervals together (half
 /// a MiB; a page keeps no more cells than this of all units together).
 pub const MAX_ENTRIES: usize = 1 << 16;
+
+/// Most intervals all units keep together (each costs a few words even when
+/// empty: 40 000 units of 2 048 took 2 GB).
+pub const MAX_TOTAL_INTERVALS: usize = 1 << 20;
+
+/// Most entries all units keep together (32 MiB).
+pub const MAX_TOTAL_ENTRIES: usize = 1 << 22;
 
 /// One interval's instructions: (pc, warp instructions issued), in pc order.
 pub type Interval = Vec<(u32, u32)>;
@@ -24,6 +33,10 @@ pub struct PcSampler {
     last: Vec<u64>,
     intervals: Vec<Interval>,
     entries: usize,
+    /// This unit's share of the totals: [`MAX_INTERVALS`] and [`MAX_ENTRIES`]
+    /// unless the grid has many units.
+    max_intervals: usize,
+    max_entries: usize,
 }
 
 /// One unit's per-instruction counts: interval `i` covers cycles
@@ -36,14 +49,17 @@ pub struct PcSamples {
 
 impl PcSampler {
     /// A sampler of a program of `pcs` instructions, with boundaries every
-    /// `interval` cycles.
-    pub fn new(interval: u64, pcs: usize) -> PcSampler {
+    /// `interval` cycles, on a grid of `units` units.
+    pub fn new(interval: u64, pcs: usize, units: usize) -> PcSampler {
+        let units = units.max(1);
         PcSampler {
             interval: interval.max(1),
             next: interval.max(1),
             last: vec![0; pcs],
             intervals: Vec::new(),
             entries: 0,
+            max_intervals: (MAX_TOTAL_INTERVALS / units).clamp(2, MAX_INTERVALS),
+            max_entries: (MAX_TOTAL_ENTRIES / units).clamp(2, MAX_ENTRIES),
         }
     }
 
@@ -91,7 +107,7 @@ impl PcSampler {
         self.entries += interval.len();
         self.intervals.push(interval);
         let mut gave_back = false;
-        while (self.intervals.len() >= MAX_INTERVALS || self.entries > MAX_ENTRIES)
+        while (self.intervals.len() >= self.max_intervals || self.entries > self.max_entries)
             && self.intervals.len() > 1
         {
             gave_back |= self.coarsen(ended);
@@ -175,7 +191,7 @@ mod tests {
     /// A unit that issues `per_cycle(c)` instructions of pc `c % pcs` at cycle `c`,
     /// observed every cycle up to `end`.
     fn run(end: u64, pcs: usize) -> (PcSamples, Vec<u64>) {
-        let mut s = PcSampler::new(1, pcs);
+        let mut s = PcSampler::new(1, pcs, 1);
         let mut counts = vec![0u64; pcs];
         for c in 0..end {
             s.observe(c, |pc| counts[pc]);
@@ -216,7 +232,7 @@ mod tests {
     #[test]
     fn an_interval_holds_what_ran_in_it() {
         // pc 0 runs at cycles 0..10, pc 1 at 10..20; intervals of 4 cycles.
-        let mut s = PcSampler::new(4, 2);
+        let mut s = PcSampler::new(4, 2, 1);
         let mut counts = [0u64; 2];
         for c in 0..20u64 {
             s.observe(c, |pc| counts[pc]);
@@ -240,7 +256,7 @@ mod tests {
     fn many_instructions_coarsen_to_the_entry_limit() {
         // Every pc of a long program runs in every cycle.
         let pcs = 1000;
-        let mut s = PcSampler::new(1, pcs);
+        let mut s = PcSampler::new(1, pcs, 1);
         let end = 4 * (MAX_ENTRIES / pcs) as u64;
         for c in 0..end {
             s.observe(c, |_| c);
@@ -249,5 +265,21 @@ mod tests {
         assert!(s.intervals.iter().map(Vec::len).sum::<usize>() <= MAX_ENTRIES);
         assert!(s.interval_cycles >= 4);
         assert_eq!(totals(&s, pcs), vec![end; pcs]);
+    }
+
+    #[test]
+    fn a_grid_of_many_units_keeps_fewer_intervals_each() {
+        let units = 40_000;
+        let mut s = PcSampler::new(1, 2, units);
+        for c in 0..10_000u64 {
+            s.observe(c, |_| c);
+        }
+        let s = s.finish(10_000, |_| 10_000);
+        assert!(
+            s.intervals.len() < MAX_TOTAL_INTERVALS / units,
+            "{}",
+            s.intervals.len()
+        );
+        assert_eq!(totals(&s, 2), vec![10_000; 2]);
     }
 }

@@ -192,12 +192,12 @@ impl<'a> Grid<'a> {
     /// Records when each instruction ran on each unit, at the sampling
     /// boundaries (after [`Grid::with_sampling`]; nothing without sampling).
     pub fn with_pc_samples(mut self, on: bool) -> Self {
-        let pcs = self.image.program.len();
+        let (pcs, units) = (self.image.program.len(), self.units.len());
         for u in &mut self.units {
             u.pcs = self
                 .sampling
                 .filter(|_| on)
-                .map(|i| crate::observe::pcs::PcSampler::new(i, pcs));
+                .map(|i| crate::observe::pcs::PcSampler::new(i, pcs, units));
         }
         self
     }
