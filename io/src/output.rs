@@ -149,10 +149,19 @@ fn stream_of(path: &Path) -> Option<u8> {
     }
 }
 
-/// True when `path` reaches its file through `/dev` or `/proc` (a descriptor link
-/// such as `/dev/fd/3`): such files are written in place, never renamed over.
+/// True when `path` reaches its file through a descriptor link (`/dev/fd/3`,
+/// `/dev/stdout`, `/proc/self/fd/3`): such files are written in place, never
+/// renamed over. A regular file elsewhere under `/dev` (a tmpfs at `/dev/shm`)
+/// is replaced as any other.
 fn through_special_dirs(path: &Path) -> bool {
-    let special = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+    let special = |p: &Path| {
+        p.starts_with("/dev/fd")
+            || ["/dev/stdin", "/dev/stdout", "/dev/stderr"]
+                .iter()
+                .any(|s| p.starts_with(s))
+            || (p.starts_with("/proc")
+                && p.components().nth(3) == Some(std::path::Component::Normal("fd".as_ref())))
+    };
     if special(path) {
         return true;
     }
@@ -556,4 +565,26 @@ pub fn print(text: &str) -> Result<(), OutputError> {
             path: "standard output".into(),
             error,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A regular file under `/dev` (a tmpfs at `/dev/shm`) is replaced through a
+    /// temporary as any other: an output given up leaves it as it was (it was
+    /// truncated in place).
+    #[test]
+    fn a_regular_file_under_dev_is_replaced_not_written_in_place() {
+        let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
+            eprintln!("skipped: no /dev/shm to write in");
+            return;
+        };
+        let path = dir.path().join("run.json");
+        std::fs::write(&path, "earlier").unwrap();
+        let mut out = OutputFile::create(&path).unwrap();
+        std::io::Write::write_all(&mut out, b"new").unwrap();
+        drop(out);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "earlier");
+    }
 }

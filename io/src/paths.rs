@@ -14,8 +14,9 @@ enum FileId {
     Stdout,
 }
 
-/// The identity of `path`, or `None` for files several outputs may share (devices,
-/// pipes: `/dev/null` twice is fine).
+/// The identity of `path`, or `None` for files several outputs may share
+/// (devices: `/dev/null` twice is fine). A named pipe has one: two outputs
+/// written into one pipe reach its reader as one stream neither format reads.
 fn file_id(path: &Path) -> Option<FileId> {
     if matches!(
         path.to_str(),
@@ -24,7 +25,9 @@ fn file_id(path: &Path) -> Option<FileId> {
         return Some(FileId::Stdout);
     }
     match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => Some(FileId::Inode(m.dev(), m.ino())),
+        Ok(m) if m.is_file() || std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()) => {
+            Some(FileId::Inode(m.dev(), m.ino()))
+        }
         Ok(_) => None,
         Err(_) => {
             let name = path.file_name()?;
@@ -136,6 +139,35 @@ mod tests {
         );
         let text = check_include_dirs(&[file]).unwrap_err().to_string();
         assert!(text.contains("f.h`: not a folder"), "{text}");
+    }
+
+    /// Two outputs into one named pipe are refused (the reader got both
+    /// back to back); `/dev/null` may still take several.
+    #[test]
+    fn two_outputs_into_one_pipe_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("p");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !made {
+            eprintln!("skipped: no `mkfifo` to make a named pipe with");
+            return;
+        }
+        let named = |s: &str| format!("`{s}`");
+        let err = check_distinct(
+            &[],
+            &[
+                (named("--stats"), pipe.as_path()),
+                (named("--dump"), pipe.as_path()),
+            ],
+        )
+        .unwrap_err();
+        assert!(matches!(err, PathError::SameOutput { .. }), "{err}");
+        let null = Path::new("/dev/null");
+        check_distinct(&[], &[(named("--stats"), null), (named("--dump"), null)])
+            .expect("several outputs may go to /dev/null");
     }
 
     #[test]
