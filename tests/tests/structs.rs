@@ -247,3 +247,43 @@ fn a_struct_read_through_a_copy_of_its_address_reads_its_fields() {
         "{e}"
     );
 }
+
+/// A file-scope `__shared__` array and a `static __shared__` one in a device
+/// function (clang declares both at module scope, `.visible .shared` and
+/// `.shared`): each is the kernel's shared array, everywhere.
+#[test]
+fn module_scope_shared_arrays_are_the_kernels() {
+    if spu_tests::clang::skip("module-scope shared arrays") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ms.cu"),
+        "__shared__ int gs[64];\n\
+         __device__ int part_sum(int v) {\n\
+         \x20   static __shared__ int part[2];\n\
+         \x20   if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;\n\
+         \x20   __syncthreads();\n\
+         \x20   return part[0] + part[1];\n\
+         }\n\
+         extern \"C\" __global__ void ms(int *o) {\n\
+         \x20   gs[threadIdx.x] = threadIdx.x * 3;\n\
+         \x20   __syncthreads();\n\
+         \x20   o[threadIdx.x] = gs[63 - threadIdx.x] + part_sum(threadIdx.x);\n\
+         }\n",
+    )
+    .unwrap();
+    let launch = dir.path().join("ms.spu");
+    std::fs::write(
+        &launch,
+        "#include \"ms.cu\"\n.global .s32 O[64] = zeros;\n.launch grid(1) block(64);\n.bind ms(O);\n",
+    )
+    .unwrap();
+    for (name, machine, functional) in spu_tests::every_mode() {
+        let out = spu_tests::run_in_mode(&launch, &machine, &[], &[], functional).out_u32("O");
+        for (i, v) in out.iter().enumerate() {
+            // Lanes 0 and 32 write 0 and 32 into `part`.
+            assert_eq!(*v, (63 - i as u32) * 3 + 32, "{name}: O[{i}]");
+        }
+    }
+}

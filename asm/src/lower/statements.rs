@@ -75,11 +75,11 @@ impl Assembler<'_> {
             return;
         }
         // nvcc declares `extern __shared__` arrays (`.extern .shared`) at module
-        // scope, before the entries that use them.
+        // scope, before the entries that use them, and clang file-scope and
+        // `static` `__shared__` arrays (`.visible .shared`).
         let needs_entry = matches!(
             s.node,
             Stmt::Reg { .. }
-                | Stmt::Shared { dynamic: false, .. }
                 | Stmt::Local { .. }
                 | Stmt::Label { .. }
                 | Stmt::Instr { .. }
