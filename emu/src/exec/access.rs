@@ -12,7 +12,7 @@
 
 use crate::exec::fault::{Dir, FaultKind};
 use crate::exec::lanes::{self, Lanes, Wide, lanes_of};
-use crate::exec::memory::{GlobalMemory, SharedWords, atomic_lanes};
+use crate::exec::memory::{Counted, GlobalMemory, SharedWords, atomic_lanes};
 use crate::exec::ops::{Mem, Op, Reg};
 use crate::exec::space::{Access, Global, LaneFault, Local};
 use crate::exec::warp::Warp;
@@ -463,7 +463,12 @@ pub fn atomic<G: Global>(
         check_bounded(space, addrs, exec, local.shared_bytes, Dir::Atomic)?;
         check_bounded(space, &last, exec, local.shared_bytes, Dir::Atomic)?;
         let mut shared = SharedWords(&mut *local.shared);
-        let old = atomic_lanes(&mut shared, atom, addrs, &va, &vb, exec);
+        let mut counted = Counted {
+            words: &mut shared,
+            changed: 0,
+        };
+        let old = atomic_lanes(&mut counted, atom, addrs, &va, &vb, exec);
+        warp.shared_changes += counted.changed;
         if let Some(d) = dst {
             lanes::write_wide(&mut warp.regs, usize::from(d), &old, op.d_regs.min(2), exec);
         }

@@ -372,6 +372,27 @@ impl Words for SharedWords<'_> {
     }
 }
 
+/// Words that count the writes that change one (a failed compare-and-swap
+/// changes nothing).
+#[derive(Debug)]
+pub struct Counted<'a, M: Words> {
+    pub words: &'a mut M,
+    pub changed: u64,
+}
+
+impl<M: Words> Words for Counted<'_, M> {
+    fn read_word(&self, addr: u32) -> u32 {
+        self.words.read_word(addr)
+    }
+
+    fn write_word(&mut self, addr: u32, value: u32) {
+        if self.words.read_word(addr) != value {
+            self.changed += 1;
+        }
+        self.words.write_word(addr, value);
+    }
+}
+
 /// Applies a warp's atomic `atom` to the checked and aligned addresses of the
 /// lanes in `mask`, one lane after another in lane order, and returns each lane's
 /// old value: the one place every execution mode applies atomics, in global and in

@@ -177,6 +177,9 @@ pub struct Warp {
     /// Branches executed: a warp that came back to a state it was in has
     /// branched meanwhile; one that merely waited has not.
     pub branches: u64,
+    /// Shared-memory words its atomics changed (a failed compare-and-swap
+    /// changes none): the repeat proof's sign that the warp acted.
+    pub shared_changes: u64,
 }
 
 impl Warp {
@@ -225,6 +228,7 @@ impl Warp {
                 Some((side, i)) => (1 << 63) | (u64::from(side.code()) << 32) | u64::from(i),
             },
             branches: 0,
+            shared_changes: 0,
         }
     }
 

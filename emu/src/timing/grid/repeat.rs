@@ -11,8 +11,10 @@
 //! earlier in the same epoch and the warp has branched since (a warp that only
 //! waited, for a long latency or a barrier's release, never left), an epoch being a stretch in which global memory
 //! did not change, no work item finished, no blocksync was released and no unit
-//! executed an instruction that reaches beyond its warp (a store, an atomic, a
-//! call, `printf`, a barrier: [`Run::acts_beyond_warp`]). Such a warp reads only
+//! executed an instruction that reaches beyond its warp (a store, a call,
+//! `printf`, a barrier: [`Run::acts_beyond_warp`]; an atomic only when it changes
+//! a word, so a compare-and-swap lock that never opens is caught too). Such a
+//! warp reads only
 //! memory nobody changes, so from the later sample on it repeats what it did
 //! since the earlier one, forever. When every warp of the grid is caught or has
 //! exited (a warp waiting at a barrier or blocksync counts as caught when its
@@ -167,8 +169,10 @@ impl RepeatCheck {
             off: program.block_checked.iter().any(|c| c.clock),
             acting: (0..program.len())
                 .filter(|&pc| {
+                    // Atomics count by what they change: global words in the
+                    // progress, shared ones in the warps' own counts.
                     let run = &program.ops[pc].run;
-                    run.acts_beyond_warp() && !matches!(run, Run::BarSync)
+                    run.acts_beyond_warp() && !matches!(run, Run::BarSync | Run::Atomic { .. })
                 })
                 .collect(),
             barriers: (0..program.len())
@@ -222,7 +226,16 @@ impl RepeatCheck {
         let barriers = executed(&self.barriers);
         // Work begun counts too: a block placed in a free slot is news.
         let begun: u64 = units.iter().map(|u| u.generation).sum();
-        let epoch = progress.wrapping_add(acted).wrapping_add(begun);
+        let shared: u64 = units
+            .iter()
+            .filter_map(|u| u.code())
+            .flat_map(|c| &c.warps)
+            .map(|w| w.shared_changes)
+            .sum();
+        let epoch = progress
+            .wrapping_add(acted)
+            .wrapping_add(begun)
+            .wrapping_add(shared);
         if self.epoch != Some(epoch) {
             self.epoch = Some(epoch);
             self.barriers_at_epoch = barriers;
