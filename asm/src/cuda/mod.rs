@@ -360,6 +360,15 @@ pub fn compile(
             &said,
         )?;
     }
+    // Without a list (an error in a directive ends clang before it writes one),
+    // the files the messages name are checked, as after a failed listing.
+    confine(
+        cu,
+        include_dirs,
+        dir.path(),
+        &Deps::Named(diagnostic_files(&compile_said)),
+        &said,
+    )?;
     let said = compile_said;
     if !status.success() {
         return Err(failed(file, status, &said));
