@@ -432,19 +432,7 @@ fn wide_literal(e: &SExpr<'_>) -> Option<Result<i128, Diagnostic>> {
 /// `0d`/`0f` bit pattern), possibly negated, or an exactly representable integer.
 fn const_f64_exact(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f64, Diagnostic> {
     match &e.node {
-        Expr::Float(t) => match parse_f64(t) {
-            Some(v)
-                if v.is_finite() || ["0f", "0F", "0d", "0D"].iter().any(|p| t.starts_with(p)) =>
-            {
-                Ok(v)
-            }
-            Some(_) => Err(Diagnostic::error(
-                format!("`{t}` does not fit in .f64"),
-                e.span.clone(),
-            )
-            .label(format!("expected a magnitude of at most {:e}", f64::MAX))),
-            None => Err(Diagnostic::error("malformed float literal", e.span.clone())),
-        },
+        Expr::Float(t) => f64_literal(t, e),
         Expr::Neg(_) => {
             let (x, negations) = peel_negations(e);
             let v = const_f64_exact(x, params)?;
@@ -498,25 +486,26 @@ fn parse_u64(text: &str) -> Option<u64> {
     }
 }
 
+/// An `.f64` literal: a decimal past the range is refused (as `.param .f64` and
+/// `-D` refuse it); a bit pattern (`0d7FF0...`, `0f7F800000`) may be an
+/// infinity.
+fn f64_literal(t: &str, e: &SExpr<'_>) -> Result<f64, Diagnostic> {
+    match parse_f64(t) {
+        Some(v) if v.is_finite() || ["0f", "0F", "0d", "0D"].iter().any(|p| t.starts_with(p)) => {
+            Ok(v)
+        }
+        Some(_) => Err(
+            Diagnostic::error(format!("`{t}` does not fit in .f64"), e.span.clone())
+                .label(format!("expected a magnitude of at most {:e}", f64::MAX)),
+        ),
+        None => Err(Diagnostic::error("malformed float literal", e.span.clone())),
+    }
+}
+
 /// A constant f64 (literals, integers, negation).
 pub fn const_float64(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f64, Diagnostic> {
     match &e.node {
-        Expr::Float(t) => match parse_f64(t) {
-            // A hex bit pattern (`0d7FF0...`) may be an infinity; a decimal past
-            // the range is refused, as `.param .f64` and `-D` refuse it.
-            Some(v)
-                if v.is_finite()
-                    || t.starts_with(['0']) && t[1..].starts_with(['d', 'D', 'f', 'F']) =>
-            {
-                Ok(v)
-            }
-            Some(_) => Err(Diagnostic::error(
-                format!("`{t}` does not fit in .f64"),
-                e.span.clone(),
-            )
-            .label(format!("expected a magnitude of at most {:e}", f64::MAX))),
-            None => Err(Diagnostic::error("malformed float literal", e.span.clone())),
-        },
+        Expr::Float(t) => f64_literal(t, e),
         Expr::Neg(_) => {
             let (x, negations) = peel_negations(e);
             let v = const_float64(x, params)?;

@@ -74,6 +74,21 @@ struct Sample {
 }
 
 impl Sample {
+    /// Warp `warp` now: its PC, the digest of its state without the registers
+    /// its loop only counts with, and its branches.
+    fn of(warp: &crate::exec::warp::Warp, program: &Program) -> Sample {
+        let pc = warp.pc();
+        let counting = pc.and_then(|pc| {
+            let block = program.block_of.get(pc as usize)?;
+            program.counting.of(*block as usize)
+        });
+        Sample {
+            pc,
+            digest: warp.fingerprint(|slot| counting.is_some_and(|c| c.contains(slot))),
+            branches: warp.branches,
+        }
+    }
+
     /// True when the warp came back to the state of `earlier`: the same state,
     /// reached again after at least one branch (a warp that only waited, for a
     /// long latency or a release, did not come back; it never left). A warp
@@ -324,16 +339,7 @@ impl RepeatCheck {
                     all = false;
                     continue;
                 }
-                let pc = warp.pc();
-                let counting = pc.and_then(|pc| {
-                    let block = program.block_of.get(pc as usize)?;
-                    program.counting.of(*block as usize)
-                });
-                let now = Sample {
-                    pc,
-                    digest: warp.fingerprint(|slot| counting.is_some_and(|c| c.contains(slot))),
-                    branches: warp.branches,
-                };
+                let now = Sample::of(warp, program);
                 let seen = &mut watched.seen;
                 if seen.iter().any(|e| now.repeats(e, waits)) {
                     let pc = now.pc.unwrap_or(0);
@@ -393,17 +399,7 @@ impl RepeatCheck {
                     all = false;
                     continue 'units;
                 }
-                let pc = warp.pc();
-                let counting = pc.and_then(|pc| {
-                    let block = program.block_of.get(pc as usize)?;
-                    program.counting.of(*block as usize)
-                });
-                let sample = Sample {
-                    pc,
-                    digest: warp.fingerprint(|slot| counting.is_some_and(|c| c.contains(slot))),
-                    branches: warp.branches,
-                };
-                now.push(Some((sample, waits)));
+                now.push(Some((Sample::of(warp, program), waits)));
             }
             let back = |earlier: &Vec<WarpAt>| {
                 earlier.len() == now.len()
