@@ -321,8 +321,10 @@ pub fn compile(
         &Deps::Listed(parse_deps(&text)),
         &said,
     )?;
-    // The compilation lists what it read too, checked again: a file changed
-    // between the two passes cannot bring in another.
+    // The compilation lists what it read too, checked again, so a file changed
+    // between the two passes to bring in another is caught. The check is by
+    // path, after clang has read: a link swapped in and out again while clang
+    // reads is not seen (compiling a private copy of the checked files would).
     let compiled_deps = work.join("compiled.d");
     let mut command = Command::new(&clang);
     command
