@@ -153,7 +153,7 @@ fn stream_of(path: &Path) -> Option<u8> {
 /// `/dev/stdout`, `/proc/self/fd/3`): such files are written in place, never
 /// renamed over. A regular file elsewhere under `/dev` (a tmpfs at `/dev/shm`)
 /// is replaced as any other.
-fn through_special_dirs(path: &Path) -> bool {
+fn through_descriptor_links(path: &Path) -> bool {
     let special = |p: &Path| {
         p.starts_with("/dev/fd")
             || ["/dev/stdin", "/dev/stdout", "/dev/stderr"]
@@ -205,7 +205,7 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(OutputError::Directory { path: p() }),
         Ok(m) if m.file_type().is_block_device() => Err(OutputError::BlockDevice { path: p() }),
-        Ok(m) if m.is_file() && !through_special_dirs(path) => may_replace(path, &m),
+        Ok(m) if m.is_file() && !through_descriptor_links(path) => may_replace(path, &m),
         Ok(_) => Ok(()),
         Err(_) if std::fs::symlink_metadata(path).is_ok() => {
             Err(OutputError::DanglingLink { path: p() })
@@ -271,7 +271,7 @@ impl OutputFile {
             Ok(m) if m.file_type().is_fifo() => {
                 return Ok(direct(Sink::Direct(open_pipe(path)?)));
             }
-            Ok(m) if !m.is_file() || through_special_dirs(path) => {
+            Ok(m) if !m.is_file() || through_descriptor_links(path) => {
                 // A device or socket, or a file behind a descriptor link: in place.
                 let file = std::fs::OpenOptions::new()
                     .write(true)

@@ -4,7 +4,27 @@
 
 use crate::{Machine, MachineError};
 
+/// Sets of a cache of `kib` KiB in `banks` banks of `ways` lines of `line`
+/// bytes per set: at least one; none without the cache (`kib` 0).
+fn sets(kib: u32, ways: u32, line: u32, banks: u32) -> u32 {
+    if kib == 0 {
+        return 0;
+    }
+    let lines = u64::from(kib) * 1024 / u64::from(line.max(1)) / u64::from(banks.max(1));
+    u32::try_from((lines / u64::from(ways.max(1))).max(1)).unwrap_or(u32::MAX)
+}
+
 impl Machine {
+    /// The sets of each unit's L1 (0 without one).
+    pub fn l1_sets(&self) -> u32 {
+        sets(self.l1_kib, self.l1_ways, self.line_bytes, 1)
+    }
+
+    /// The sets of each of the L2's banks (0 without an L2).
+    pub fn l2_bank_sets(&self) -> u32 {
+        sets(self.l2_kib, self.l2_ways, self.line_bytes, self.l2_banks)
+    }
+
     /// Refuses an L1, or an L2 bank, smaller than one set, naming the keys that
     /// make a set and the smallest size that holds one. A size of 0 (no cache) is
     /// always valid.

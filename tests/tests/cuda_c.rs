@@ -658,6 +658,12 @@ fn a_cu_file_includes_only_files_in_its_folder() {
             );
         }
     }
+    // Writes a `.cu` file and checks it: whether it assembled, and its messages.
+    let check = |name: &str, text: String| {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let o = tool("spu-asm", &[name, "--check"], dir.path(), &[]);
+        (o.status.success(), stderr(&o))
+    };
     // A folder named `a:1:` beside the kernel cannot hide the file a failed
     // listing's message names.
     std::fs::create_dir(dir.path().join("a:1:")).unwrap();
@@ -666,51 +672,30 @@ fn a_cu_file_includes_only_files_in_its_folder() {
         "../".repeat(dir.path().components().count()),
         noisy.display().to_string().trim_start_matches('/')
     );
-    std::fs::write(
-        dir.path().join("colon.cu"),
-        format!("#include \"{hidden}\"\n{kernel}"),
-    )
-    .unwrap();
-    let o = tool("spu-asm", &["colon.cu", "--check"], dir.path(), &[]);
-    let e = stderr(&o);
-    assert!(!o.status.success() && !e.contains("TOPSECRET"), "{e}");
-    assert!(e.contains("outside"), "{e}");
+    let (ok, e) = check("colon.cu", format!("#include \"{hidden}\"\n{kernel}"));
+    assert!(
+        !ok && !e.contains("TOPSECRET") && e.contains("outside"),
+        "{e}"
+    );
     // The listing's own file is not where the compilation searches: both see
     // the same files, so an include under `__has_include` of it stays out.
-    std::fs::write(
-        dir.path().join("probe.cu"),
+    let (ok, e) = check(
+        "probe.cu",
         format!("#if __has_include(\"kernel.d\")\n#include \"{up}\"\n#endif\n{kernel}"),
-    )
-    .unwrap();
-    let o = tool("spu-asm", &["probe.cu", "--check"], dir.path(), &[]);
-    let e = stderr(&o);
-    assert!(o.status.success() && !e.contains("TOPSECRET"), "{e}");
+    );
+    assert!(ok && !e.contains("TOPSECRET"), "{e}");
     // A header whose name clang cannot list unambiguously (a tab) cannot be
     // checked: refused, not skipped.
     std::fs::create_dir(dir.path().join("t\tb")).unwrap();
     std::fs::write(dir.path().join("t\tb/h.h"), "#define SCALE 3\n").unwrap();
-    std::fs::write(
-        dir.path().join("tab.cu"),
-        format!("#include \"t\tb/h.h\"\n{kernel}"),
-    )
-    .unwrap();
-    let o = tool("spu-asm", &["tab.cu", "--check"], dir.path(), &[]);
-    let e = stderr(&o);
-    assert!(
-        !o.status.success() && e.contains("no file that can be checked"),
-        "{e}"
-    );
+    let (ok, e) = check("tab.cu", format!("#include \"t\tb/h.h\"\n{kernel}"));
+    assert!(!ok && e.contains("no file that can be checked"), "{e}");
     // clang's compiler proper reads a name starting with `@` as a file of
     // options, whatever folder it is in: refused before clang runs.
-    std::fs::write(dir.path().join("@k.cu"), kernel).unwrap();
     std::fs::write(dir.path().join("k.cu"), "-fsyntax-only\n").unwrap();
     for file in ["@k.cu", "./@k.cu"] {
-        let o = tool("spu-asm", &[file, "--check"], dir.path(), &[]);
-        let e = stderr(&o);
-        assert!(
-            !o.status.success() && e.contains("starting with `@`"),
-            "{e}"
-        );
+        let (ok, e) = check(file, kernel.to_string());
+        assert!(!ok && e.contains("starting with `@`"), "{e}");
     }
     // The same header under `-I` is allowed.
     std::fs::write(outside.path().join("ok.h"), "#define SCALE 3\n").unwrap();

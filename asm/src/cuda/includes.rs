@@ -98,6 +98,8 @@ pub(super) fn check_named_includes(cu: &Path, include_dirs: &[PathBuf]) -> Resul
 /// candidate; [`confine`] checks those that name a file.
 pub(super) fn diagnostic_files(said: &str) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
+    // Up to 1 MiB of messages: candidates are deduplicated through a set.
+    let mut seen = std::collections::HashSet::new();
     for line in said.lines() {
         let line = line.strip_prefix("In file included from ").unwrap_or(line);
         let places = line
@@ -109,7 +111,7 @@ pub(super) fn diagnostic_files(said: &str) -> Vec<String> {
                 i > 0 && digits > 0 && matches!(rest.as_bytes().get(digits), Some(b':' | b','))
             });
         for (i, _) in places {
-            if !files.iter().any(|f| f == &line[..i]) {
+            if seen.insert(&line[..i]) {
                 files.push(line[..i].to_string());
             }
         }

@@ -313,14 +313,19 @@ pub fn compile(
             .map_or(&said[..], |at| &said[at + end.len()..]);
         return Err(failed(file, status, messages));
     }
-    let text = read_listing(&deps).map_err(io)?;
-    let headers = confine(
-        cu,
-        include_dirs,
-        dir.path(),
-        &Deps::Listed(parse_deps(&text)),
-        &said,
-    )?;
+    // The files a list clang wrote names, each confined (clang's system folders
+    // from the listing pass's search list).
+    let listed = |list: &Path| -> Result<Vec<PathBuf>, CudaError> {
+        let text = read_listing(list).map_err(io)?;
+        confine(
+            cu,
+            include_dirs,
+            dir.path(),
+            &Deps::Listed(parse_deps(&text)),
+            &said,
+        )
+    };
+    let headers = listed(&deps)?;
     // The compilation lists what it read too, checked again, so a file changed
     // between the two passes to bring in another is caught. The check is by
     // path, after clang has read: a link swapped in and out again while clang
@@ -353,14 +358,7 @@ pub fn compile(
     // Checked before any message is relayed (clang writes no list after a
     // fatal error, which ends it at the file it names).
     if status.success() || compiled_deps.exists() {
-        let text = read_listing(&compiled_deps).map_err(io)?;
-        confine(
-            cu,
-            include_dirs,
-            dir.path(),
-            &Deps::Listed(parse_deps(&text)),
-            &said,
-        )?;
+        listed(&compiled_deps)?;
     }
     // Without a list (an error in a directive ends clang before it writes one),
     // the files the messages name are checked, as after a failed listing.

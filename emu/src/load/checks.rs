@@ -88,16 +88,6 @@ pub(super) fn run_budget(machine: &Machine) -> u64 {
 /// equal).
 pub const CACHE_LINE_STATE_BYTES: u64 = 32;
 
-/// The lines a cache of `kib` KiB in `banks` banks keeps state for, as
-/// `timing::cache` shapes it (at least one set per bank).
-fn cache_lines(kib: u32, ways: u32, line: u32, banks: u32) -> u64 {
-    if kib == 0 || line == 0 || ways == 0 || banks == 0 {
-        return 0;
-    }
-    let per_bank = u64::from(kib) * 1024 / u64::from(line) / u64::from(banks);
-    (per_bank / u64::from(ways)).max(1) * u64::from(ways) * u64::from(banks)
-}
-
 /// Counters and decoded form of one instruction, once per run.
 const PER_INSTRUCTION: u64 = 640;
 
@@ -200,20 +190,14 @@ pub(super) fn check_state_size(
     let instructions = program.len() as u64;
     let units = sms + boundary;
     // Every unit's L1 and the L2's banks keep each line's state.
-    let caches = (units
-        .saturating_mul(cache_lines(
-            machine.l1_kib,
-            machine.l1_ways,
-            machine.line_bytes,
-            1,
-        ))
-        .saturating_add(cache_lines(
-            machine.l2_kib,
-            machine.l2_ways,
-            machine.line_bytes,
-            machine.l2_banks,
-        )))
-    .saturating_mul(CACHE_LINE_STATE_BYTES);
+    let l1_lines = u64::from(machine.l1_sets()) * u64::from(machine.l1_ways);
+    let l2_lines = u64::from(machine.l2_bank_sets())
+        * u64::from(machine.l2_ways)
+        * u64::from(machine.l2_banks);
+    let caches = units
+        .saturating_mul(l1_lines)
+        .saturating_add(l2_lines)
+        .saturating_mul(CACHE_LINE_STATE_BYTES);
     let per_code = instructions * PER_INSTRUCTION
         + units.saturating_mul(instructions.saturating_mul(PER_UNIT_INSTRUCTION));
     let total = busy_sms * per_sm

@@ -254,10 +254,9 @@ pub struct Caches {
     traffic: Vec<(usize, u32, [u64; 2])>,
 }
 
-fn shape(kib: u32, ways: u32, line: u32, banks: u32, latency: u32, mshrs: u32) -> Shape {
-    let lines = u64::from(kib) * 1024 / u64::from(line) / u64::from(banks);
+fn shape(sets: u32, ways: u32, latency: u32, mshrs: u32) -> Shape {
     Shape {
-        sets: (lines / u64::from(ways)).max(1) as u32,
+        sets: sets.max(1),
         ways,
         latency: u64::from(latency),
         mshrs,
@@ -271,15 +270,8 @@ impl Caches {
             return None;
         }
         let line = m.line_bytes;
-        let l1 = shape(m.l1_kib, m.l1_ways, line, 1, m.l1_latency, m.l1_mshrs);
-        let l2 = shape(
-            m.l2_kib,
-            m.l2_ways,
-            line,
-            m.l2_banks,
-            m.l2_latency,
-            m.l2_mshrs,
-        );
+        let l1 = shape(m.l1_sets(), m.l1_ways, m.l1_latency, m.l1_mshrs);
+        let l2 = shape(m.l2_bank_sets(), m.l2_ways, m.l2_latency, m.l2_mshrs);
         Some(Caches {
             l1: if m.l1_kib > 0 {
                 vec![Cache::new(l1); units]

@@ -154,8 +154,11 @@ pub(super) struct RepeatCheck {
     barriers_at_epoch: u64,
     /// Per unit: the unit-wide comparison of this epoch.
     together: Vec<Together>,
-    /// The epoch's signature (a sum of counts that only grow).
-    epoch: Option<u64>,
+    /// The epoch's signature: the progress, the acting instructions executed,
+    /// the work begun, and the shared words atomics changed (this one counted
+    /// by the warps, so it starts again with a new block, which the work begun
+    /// tells).
+    epoch: Option<[u64; 4]>,
     /// Per unit, per warp: samples of this epoch, oldest first, and whether
     /// the warp has been caught in it.
     samples: Vec<Vec<Watched>>,
@@ -223,9 +226,9 @@ impl RepeatCheck {
         }
         self.sampled_at = issued;
         self.sampled_cycle = now;
-        // The epoch is a sum of counts that only grow, so it is the same at two
-        // samplings only if none of them changed in between: it need only be
-        // taken when sampling (taking it every window cost 5% of a stencil's
+        // The epoch's counts only grow while the same work runs, so it is the
+        // same at two samplings only if none of them changed in between: it
+        // need only be taken when sampling (taking it every window cost 5% of a stencil's
         // host instructions).
         let executed = |pcs: &[usize]| -> u64 {
             units
@@ -247,10 +250,7 @@ impl RepeatCheck {
             .flat_map(|c| &c.warps)
             .map(|w| w.shared_changes)
             .sum();
-        let epoch = progress
-            .wrapping_add(acted)
-            .wrapping_add(begun)
-            .wrapping_add(shared);
+        let epoch = [progress, acted, begun, shared];
         if self.epoch != Some(epoch) {
             self.epoch = Some(epoch);
             self.barriers_at_epoch = barriers;

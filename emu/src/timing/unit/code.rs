@@ -463,7 +463,9 @@ impl Code {
             .zip(self.timed.get(pc as usize))
         {
             Some((info, timed)) => {
-                let (ready, reason) = board.operands_ready(info, warp.depth() > 0);
+                // Only a call or return asks whether the warp is in a call.
+                let in_call = info.waits_all && warp.depth() > 0;
+                let (ready, reason) = board.operands_ready(info, in_call);
                 board.ready = ready;
                 board.why = Stall::new(reason, pc);
                 if ready >= PENDING {
