@@ -158,3 +158,42 @@ fn the_caches_count_in_the_state() {
     machine.l1_kib = 16;
     assert!(load(&kernel(64, 1, None), &machine).is_ok());
 }
+
+/// The statistics write each instruction's source file name beside it, so a
+/// line table that names a long file for many instructions is refused before
+/// the run, naming the file and the fix, rather than growing the statistics
+/// (and the reports built from them) past the memory limit. Just below the
+/// limit the kernel loads.
+#[test]
+fn file_names_repeated_per_instruction_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("/{}.cu", "d".repeat(59_996));
+    let machine = spu_emu::machine::preset("spu-4x4").unwrap();
+    for (count, refused) in [(2_000, false), (2_300, true)] {
+        let mut ptx = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.file 1 \"{name}\"\n\
+             .visible .entry k()\n{{\n.reg .b32 %r<4>;\n"
+        );
+        for i in 1..=count {
+            ptx += &format!(".loc 1 {i} 1\nmov.u32 %r1, %tid.x;\n");
+        }
+        ptx += "ret;\n}\n";
+        std::fs::write(dir.path().join("k.ptx"), ptx).unwrap();
+        let launch = dir.path().join("k.spu");
+        std::fs::write(&launch, "#include \"k.ptx\"\n.launch grid(1) block(32);\n").unwrap();
+        let kernel = spu_emu::read_kernel(&launch).expect("the kernel assembles");
+        let loaded = spu_emu::load(kernel.module, &machine, &Default::default());
+        match loaded {
+            Ok(_) => assert!(!refused, "{count} instructions load"),
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(refused, "{count} instructions are refused: {msg}");
+                // `ret` takes the last `.loc` too.
+                assert!(msg.contains("for 2 301 instructions"), "{msg}");
+                assert!(msg.contains("(60000 bytes)"), "{msg}");
+                assert!(msg.contains("past the 128 MiB"), "{msg}");
+                assert!(msg.contains("shorter path"), "{msg}");
+            }
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! words (parameters, DMA), the size of the state the run would allocate, and
 //! whether the kernel fits the machine (a GPU has no CBs, IUs or DMA engines).
 
-use super::error::{LoadError, MAX_STATE_BYTES, RUN_BYTES, StateEstimate};
+use super::error::{LINE_NAMES_BYTES, LoadError, MAX_STATE_BYTES, RUN_BYTES, StateEstimate};
 use crate::exec::ops::{Program, Run};
 use crate::exec::warp::LOCAL_LIMIT_BYTES;
 use crate::machine::{Boundary, Machine, PassMode};
@@ -104,6 +104,38 @@ pub(super) fn check_code_size(instructions: usize) -> Result<(), LoadError> {
         });
     }
     Ok(())
+}
+
+/// Refuses a kernel whose line table, with each instruction's file name written
+/// out, passes [`LINE_NAMES_BYTES`]: the statistics and every report built from
+/// them would take that memory (and that much of a file) for names alone.
+pub(super) fn check_line_names(module: &Module) -> Result<(), LoadError> {
+    let files = &module.lines.files;
+    let mut uses = vec![0u64; files.len()];
+    for l in &module.lines.locs {
+        if let Some(n) = uses.get_mut(usize::from(l.file)) {
+            *n += 1;
+        }
+    }
+    let bytes = |(f, n): (&String, &u64)| (f.len() as u64).saturating_mul(*n);
+    let total = files
+        .iter()
+        .zip(&uses)
+        .map(bytes)
+        .fold(0u64, u64::saturating_add);
+    if total <= LINE_NAMES_BYTES {
+        return Ok(());
+    }
+    let (file, count) = files
+        .iter()
+        .zip(&uses)
+        .max_by_key(|p| bytes(*p))
+        .expect("a total above zero has a file");
+    Err(LoadError::LineNamesTooLarge {
+        file: spu_io::quote::shorten(file),
+        count: spu_io::numbers::grouped(*count),
+        total,
+    })
 }
 
 /// Estimates, before the run's state is allocated, the memory of every unit's

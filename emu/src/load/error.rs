@@ -13,6 +13,10 @@ use spu_isa::Ty;
 /// run of a small kernel with the default global memory stays under 3 GiB.
 pub const MAX_STATE_BYTES: u64 = 1 << 30;
 
+/// The most the line table's file names may take when written out once per
+/// instruction, as the statistics (`pcs[].file`), reports and traces write them.
+pub const LINE_NAMES_BYTES: u64 = 128 << 20;
+
 /// Most memory a run's buffers (as laid out, written or not) and its state may
 /// take together, unless `memory.global_mib` is set higher: with what the
 /// estimate leaves out (the code, the statistics, threads' stacks), a run stays
@@ -60,6 +64,16 @@ pub enum LoadError {
         limit_size(MAX_STATE_BYTES)
     )]
     CodeTooLarge { count: String, bytes: u64 },
+    #[error(
+        "the kernel's line table names the source file `{file}` for {count} instructions; the statistics, reports and traces write an instruction's file name with each instruction, {} of names in all, past the {} they may take: assemble from a shorter path (a shorter `.file` name, or the source in a folder with a shorter path)",
+        size(*total),
+        limit_size(LINE_NAMES_BYTES)
+    )]
+    LineNamesTooLarge {
+        file: String,
+        count: String,
+        total: u64,
+    },
     #[error(
         "the kernel's calls reach byte {frames} of a thread's local memory (their frames start past their callers'), and this run holds {threads} threads at once, which leaves {share} bytes of local memory a thread within the emulator's limits on a run's memory ({} of state, {} with the buffers); use a smaller --grid or fewer threads per block, so that at most {most} threads are held at once, smaller local arrays or smaller buffers",
         limit_size(MAX_STATE_BYTES),

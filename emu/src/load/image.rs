@@ -5,8 +5,8 @@
 //! and initialises global memory, applies `--load` files and decodes the code.
 
 use super::checks::{
-    check_code_size, check_host_memory, check_machine_fit, check_preconditions, check_state_size,
-    check_word_types,
+    check_code_size, check_host_memory, check_line_names, check_machine_fit, check_preconditions,
+    check_state_size, check_word_types,
 };
 use super::error::LoadError;
 use super::params::{buffer_args, expr_context, param_words, resolve_params};
@@ -135,6 +135,7 @@ impl Image {
 pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<Image, LoadError> {
     check_word_types(&module)?;
     check_code_size(module.code.len())?;
+    check_line_names(&module)?;
     let values = resolve_params(&module, &options.defines)?;
     let value_of = |i: u16| -> Option<i64> {
         let p = module.params.get(usize::from(i))?;
