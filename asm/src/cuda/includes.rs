@@ -22,14 +22,8 @@ const MAX_SCANNED_BYTES: u64 = spu_io::MAX_INPUT_BYTES;
 /// files inside the kernel's folder and `include_dirs` are read (the listing
 /// refuses the others); names made by macros are left to clang.
 pub(super) fn check_named_includes(cu: &Path, include_dirs: &[PathBuf]) -> Result<(), CudaError> {
-    let folder = match cu.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let roots: Vec<PathBuf> = std::iter::once(&folder)
-        .chain(include_dirs)
-        .filter_map(|d| d.canonicalize().ok())
-        .collect();
+    let allowed = Allowed::new(cu, include_dirs);
+    let roots = &allowed.roots;
     let inside = |p: &Path| {
         p.canonicalize()
             .is_ok_and(|r| roots.iter().any(|d| r.starts_with(d)))
@@ -185,6 +179,48 @@ fn system_dirs(said: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The folders a `.cu` file may include from: its own and `-I DIR`s, as named
+/// (for messages) and resolved.
+pub(super) struct Allowed {
+    named: Vec<PathBuf>,
+    roots: Vec<PathBuf>,
+}
+
+impl Allowed {
+    pub(super) fn new(cu: &Path, include_dirs: &[PathBuf]) -> Allowed {
+        let folder = match cu.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let named: Vec<PathBuf> = std::iter::once(folder)
+            .chain(include_dirs.iter().cloned())
+            .collect();
+        let roots = named.iter().filter_map(|d| d.canonicalize().ok()).collect();
+        Allowed { named, roots }
+    }
+
+    /// Whether the file at the resolved path `real` sits in an allowed folder.
+    pub(super) fn holds(&self, real: &Path) -> bool {
+        self.roots.iter().any(|r| real.starts_with(r))
+    }
+
+    /// The refusal of `header` (as `cu` names it), which resolves to `real`.
+    pub(super) fn outside(&self, cu: &Path, header: &str, real: &Path) -> CudaError {
+        let quoted: Vec<String> = self
+            .named
+            .iter()
+            .map(|d| format!("`{}`", d.display()))
+            .collect();
+        CudaError::Outside {
+            file: cu.display().to_string(),
+            header: header.to_string(),
+            real: real.display().to_string(),
+            roots: quoted.join(", "),
+            folder: spu_io::quote::path(real.parent().unwrap_or(real)),
+        }
+    }
+}
+
 /// Names of files to check: clang's list of what it read ([`parse_deps`]), or
 /// candidates from its messages ([`diagnostic_files`]), of which only those
 /// that name a file count.
@@ -208,14 +244,7 @@ pub(super) fn confine(
         Deps::Listed(d) => (d, true),
         Deps::Named(d) => (d, false),
     };
-    let folder = match cu.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let named: Vec<PathBuf> = std::iter::once(folder)
-        .chain(include_dirs.iter().cloned())
-        .collect();
-    let roots: Vec<PathBuf> = named.iter().filter_map(|d| d.canonicalize().ok()).collect();
+    let allowed = Allowed::new(cu, include_dirs);
     let system = system_dirs(said);
     let temp = temp.canonicalize().unwrap_or_else(|_| temp.to_path_buf());
     let own = cu.canonicalize().ok();
@@ -237,17 +266,10 @@ pub(super) fn confine(
         if Some(&real) == own.as_ref() || real.starts_with(&temp) {
             continue;
         }
-        if roots.iter().any(|r| real.starts_with(r)) {
+        if allowed.holds(&real) {
             headers.push(path);
         } else if !system.iter().any(|s| real.starts_with(s)) {
-            let quoted: Vec<String> = named.iter().map(|d| format!("`{}`", d.display())).collect();
-            return Err(CudaError::Outside {
-                file: cu.display().to_string(),
-                header: dep.clone(),
-                real: real.display().to_string(),
-                roots: quoted.join(", "),
-                folder: spu_io::quote::path(real.parent().unwrap_or(&real)),
-            });
+            return Err(allowed.outside(cu, dep, &real));
         }
     }
     Ok(headers)

@@ -17,9 +17,11 @@
 //! when a signal ends the tool (the folder is then removed too).
 
 mod includes;
+mod mirror;
 
 use crate::diag::Diagnostics;
 use includes::{Deps, check_named_includes, confine, diagnostic_files, parse_deps};
+use mirror::Mirror;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -288,6 +290,9 @@ pub fn compile(
     list.args(DEVICE_ONLY)
         .args(MACRO_FLAGS)
         .args(["-E", "-M", "-MG", "-MT", "x", "-v"])
+        // Its messages name the file, line and column but quote no source
+        // line: this pass reads the real files, which may change under it.
+        .arg("-fno-caret-diagnostics")
         .arg("-I")
         .arg(dir.path())
         .arg("-include")
@@ -326,13 +331,15 @@ pub fn compile(
         )
     };
     let headers = listed(&deps)?;
-    // The compilation lists what it read too, checked again, so a file changed
-    // between the two passes to bring in another is caught. The check is by
-    // path, after clang has read: a link swapped in and out again while clang
-    // reads is not seen (compiling a private copy of the checked files would).
+    // The compilation reads a private copy of the files just checked, each
+    // checked again as it is copied.
+    let mirror = Mirror::make(dir.path(), cu, &headers, include_dirs)?;
+    // It lists what it read too, checked again: an `#include` of an absolute
+    // path reads the real file, not a copy.
     let compiled_deps = work.join("compiled.d");
     let mut command = Command::new(&clang);
     command
+        .current_dir(&mirror.cwd)
         .args(DEVICE_ONLY)
         .args(MACRO_FLAGS)
         .args([
@@ -343,6 +350,7 @@ pub fn compile(
             "-fdebug-compilation-dir=.",
         ])
         .arg(prefix_map(dir.path()))
+        .args(copy_names(&mirror.root))
         .arg("-I")
         .arg(dir.path())
         .arg("-include")
@@ -351,10 +359,15 @@ pub fn compile(
         .arg(&compiled_deps)
         .arg("-o")
         .arg(&out)
-        .arg(&input);
+        .arg(mirror.path(&input));
     // Captured and relayed escaped: a file name (or other text) in a diagnostic
     // could otherwise drive the terminal.
     let (status, compile_said) = run(command, &clang, &file, limits, true)?;
+    // Absolute names of copies as the user's files are named.
+    let compile_said = match mirror.root.to_str() {
+        Some(root) => compile_said.replace(root, ""),
+        None => compile_said,
+    };
     // Checked before any message is relayed (clang writes no list after a
     // fatal error, which ends it at the file it names).
     if status.success() || compiled_deps.exists() {
@@ -557,6 +570,17 @@ fn prefix_map(dir: &Path) -> std::ffi::OsString {
     o.push(dir);
     o.push("=asm/cuda");
     o
+}
+
+/// clang's options that name a copy of the user's file below `root` ([`Mirror`])
+/// as the file itself, in the line table and in `__FILE__`.
+fn copy_names(root: &Path) -> [std::ffi::OsString; 2] {
+    ["-fdebug-prefix-map=", "-fmacro-prefix-map="].map(|o| {
+        let mut o = std::ffi::OsString::from(o);
+        o.push(root);
+        o.push("=");
+        o
+    })
 }
 
 /// Adds to every diagnostic in PTX that clang wrote the `.cu` line it came from,
