@@ -11,7 +11,8 @@
 //! each must sit in its folder or a folder given with `-I DIR` (as a `.spu` file's
 //! `#include`s must), or be one of clang's own system headers, so clang never reads
 //! or quotes a file the user did not mean; the list is returned as inputs the tools
-//! never overwrite. clang is stopped past [`DEFAULT_TIMEOUT`] and past
+//! never overwrite; the compilation reads private copies of those files
+//! ([`mirror`]). clang is stopped past [`DEFAULT_TIMEOUT`] and past
 //! [`MEMORY_LIMIT`] of resident memory (macros can make it grow without end), as
 //! soon as it waits on a named pipe (an `#include` of one in any spelling), and
 //! when a signal ends the tool (the folder is then removed too).
