@@ -58,6 +58,15 @@ pub(super) fn check_named_includes(cu: &Path, include_dirs: &[PathBuf]) -> Resul
             let Some(name) = rest[1..].split(close).next().filter(|n| !n.is_empty()) else {
                 continue;
             };
+            // clang's list of the files it read separates names by white space
+            // and cannot show these characters: a name holding one would be
+            // read back as other names.
+            if name.contains(['\t', '\u{b}', '\u{c}', '\r']) {
+                return Err(CudaError::Unlisted {
+                    file: spu_io::quote::path(cu),
+                    header: spu_io::quote::escape(name).into_owned(),
+                });
+            }
             let dirs = quoted
                 .then(|| here.clone())
                 .into_iter()
@@ -74,7 +83,7 @@ pub(super) fn check_named_includes(cu: &Path, include_dirs: &[PathBuf]) -> Resul
                 }
             } else {
                 return Err(CudaError::Io {
-                    file: cu.display().to_string(),
+                    file: spu_io::quote::path(cu),
                     why: format!(
                         "`#include` names `{}`, which is not a regular file (a folder, pipe or device): clang would wait on it or fail; copy its text into a file beside the kernel",
                         spu_io::quote::path(&path)
@@ -166,7 +175,7 @@ pub(super) fn parse_deps(text: &str) -> Vec<String> {
 }
 
 /// clang's system include folders, from the search list `-v` prints.
-fn system_dirs(said: &str) -> Vec<PathBuf> {
+pub(super) fn system_dirs(said: &str) -> Vec<PathBuf> {
     said.lines()
         .skip_while(|l| !l.starts_with("#include <...> search starts here:"))
         .skip(1)
@@ -209,12 +218,12 @@ impl Allowed {
         let quoted: Vec<String> = self
             .named
             .iter()
-            .map(|d| format!("`{}`", d.display()))
+            .map(|d| format!("`{}`", spu_io::quote::path(d)))
             .collect();
         CudaError::Outside {
-            file: cu.display().to_string(),
-            header: header.to_string(),
-            real: real.display().to_string(),
+            file: spu_io::quote::path(cu),
+            header: spu_io::quote::escape(header).into_owned(),
+            real: spu_io::quote::path(real),
             roots: quoted.join(", "),
             folder: spu_io::quote::path(real.parent().unwrap_or(real)),
         }
@@ -238,14 +247,13 @@ pub(super) fn confine(
     include_dirs: &[PathBuf],
     temp: &Path,
     deps: &Deps,
-    said: &str,
+    system: &[PathBuf],
 ) -> Result<Vec<PathBuf>, CudaError> {
     let (deps, listed) = match deps {
         Deps::Listed(d) => (d, true),
         Deps::Named(d) => (d, false),
     };
     let allowed = Allowed::new(cu, include_dirs);
-    let system = system_dirs(said);
     let temp = temp.canonicalize().unwrap_or_else(|_| temp.to_path_buf());
     let own = cu.canonicalize().ok();
     let mut headers = Vec::new();
@@ -259,8 +267,8 @@ pub(super) fn confine(
                 continue;
             }
             return Err(CudaError::Unlisted {
-                file: cu.display().to_string(),
-                header: dep.clone(),
+                file: spu_io::quote::path(cu),
+                header: spu_io::quote::escape(dep).into_owned(),
             });
         };
         if Some(&real) == own.as_ref() || real.starts_with(&temp) {

@@ -34,7 +34,7 @@ impl Mirror {
         include_dirs: &[PathBuf],
     ) -> Result<Mirror, CudaError> {
         let io = |why: String| CudaError::Io {
-            file: cu.display().to_string(),
+            file: spu_io::quote::path(cu),
             why,
         };
         let cwd = std::env::current_dir()
@@ -76,7 +76,7 @@ impl Mirror {
     ) -> Result<(), CudaError> {
         let cu = check.map_or(name, |(_, cu)| cu);
         let io = |why: String| CudaError::Io {
-            file: cu.display().to_string(),
+            file: spu_io::quote::path(cu),
             why,
         };
         let shown = spu_io::quote::path(name);

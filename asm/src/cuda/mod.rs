@@ -21,7 +21,7 @@ mod includes;
 mod mirror;
 
 use crate::diag::Diagnostics;
-use includes::{Deps, check_named_includes, confine, diagnostic_files, parse_deps};
+use includes::{Deps, check_named_includes, confine, diagnostic_files, parse_deps, system_dirs};
 use mirror::Mirror;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -220,7 +220,7 @@ pub fn compile(
     clang: Option<&Path>,
     include_dirs: &[PathBuf],
 ) -> Result<Compiled, CudaError> {
-    let file = cu.display().to_string();
+    let file = spu_io::quote::path(cu);
     let io = |why: String| CudaError::Io {
         file: file.clone(),
         why,
@@ -233,6 +233,19 @@ pub fn compile(
     {
         return Err(io(
             "clang would read a file name starting with `@` as a file of options to run it with; rename the file"
+                .to_string(),
+        ));
+    }
+    // clang prints and lists names as they are: a line break in one would read
+    // as a line of its own (a message, or a folder of its search list).
+    if cu
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .any(|b| b.is_ascii_control())
+    {
+        return Err(io(
+            "its path holds a line break, a tab or another control character, which clang's messages and lists of files cannot show unambiguously; rename the file or its folder"
                 .to_string(),
         ));
     }
@@ -253,6 +266,13 @@ pub fn compile(
         .map_err(|e| io(format!("cannot create a temporary folder: {e}")))?;
     // Removed also when a signal ends the tool while clang runs (not by SIGKILL).
     let _registered = Registered::folder(dir.path());
+    // clang's `-fdebug-prefix-map=FOLDER=NAME` ends the folder at its first `=`.
+    if dir.path().as_os_str().as_encoded_bytes().contains(&b'=') {
+        return Err(io(format!(
+            "the temporary folder `{}` has a `=` in its path, which clang's options cannot name; set TMPDIR to a folder without one",
+            spu_io::quote::path(dir.path())
+        )));
+    }
     let header = dir.path().join(HEADER_NAME);
     std::fs::write(&header, HEADER)
         .and_then(|()| {
@@ -277,8 +297,11 @@ pub fn compile(
         .create(&work)
         .map_err(|e| io(format!("cannot create a temporary folder: {e}")))?;
     let out = work.join("kernel.ptx");
-    // A name starting with `-` would read as an option.
-    let input = if file.starts_with('-') {
+    // A name starting with `-` would read as an option, one starting with `@`
+    // as a file of options.
+    let input = if cu.as_os_str().as_encoded_bytes().starts_with(b"-")
+        || cu.as_os_str().as_encoded_bytes().starts_with(b"@")
+    {
         Path::new(".").join(cu)
     } else {
         cu.to_path_buf()
@@ -290,7 +313,7 @@ pub fn compile(
     let mut list = Command::new(&clang);
     list.args(DEVICE_ONLY)
         .args(MACRO_FLAGS)
-        .args(["-E", "-M", "-MG", "-MT", "x", "-v"])
+        .args(["-E", "-M", "-MG", "-MT", "x"])
         // Its messages name the file, line and column but quote no source
         // line: this pass reads the real files, which may change under it.
         .arg("-fno-caret-diagnostics")
@@ -301,6 +324,7 @@ pub fn compile(
         .arg("-o")
         .arg(&deps)
         .arg(&input);
+    let system = system_folders(&clang, &work, &file, limits)?;
     let (status, said) = run(list, &clang, &file, limits, true)?;
     if !status.success() {
         // Never compiled unconfined: a message about a file outside the allowed
@@ -310,17 +334,11 @@ pub fn compile(
             include_dirs,
             dir.path(),
             &Deps::Named(diagnostic_files(&said)),
-            &said,
+            &system,
         )?;
-        // Without the search list `-v` printed first.
-        let end = "End of search list.\n";
-        let messages = said
-            .find(end)
-            .map_or(&said[..], |at| &said[at + end.len()..]);
-        return Err(failed(file, status, messages));
+        return Err(failed(file, status, &said));
     }
-    // The files a list clang wrote names, each confined (clang's system folders
-    // from the listing pass's search list).
+    // The files a list clang wrote names, each confined.
     let listed = |list: &Path| -> Result<Vec<PathBuf>, CudaError> {
         let text = read_listing(list).map_err(io)?;
         confine(
@@ -328,7 +346,7 @@ pub fn compile(
             include_dirs,
             dir.path(),
             &Deps::Listed(parse_deps(&text)),
-            &said,
+            &system,
         )
     };
     let headers = listed(&deps)?;
@@ -381,7 +399,7 @@ pub fn compile(
         include_dirs,
         dir.path(),
         &Deps::Named(diagnostic_files(&compile_said)),
-        &said,
+        &system,
     )?;
     let said = compile_said;
     if !status.success() {
@@ -396,6 +414,36 @@ pub fn compile(
     let ptx =
         String::from_utf8(bytes).map_err(|_| io("clang's PTX is not UTF-8 text".to_string()))?;
     Ok(Compiled { ptx, headers })
+}
+
+/// clang's system folders (where `#include <...>` looks after `-I`), from the
+/// search list `-v` prints for an empty file of the private folder `work`: a
+/// list no name of the user's can forge (the user's kernel, folders and
+/// working folder are never printed beside it).
+fn system_folders(
+    clang: &Path,
+    work: &Path,
+    file: &str,
+    limits: (Duration, u64),
+) -> Result<Vec<PathBuf>, CudaError> {
+    let empty = work.join("empty.cu");
+    std::fs::write(&empty, "").map_err(|e| CudaError::Io {
+        file: file.to_string(),
+        why: format!("cannot write into the temporary folder: {e}"),
+    })?;
+    let mut probe = Command::new(clang);
+    probe
+        .current_dir(work)
+        .args(DEVICE_ONLY)
+        .args(MACRO_FLAGS)
+        .args(["-E", "-v", "-o"])
+        .arg(work.join("empty.i"))
+        .arg(&empty);
+    let (status, said) = run(probe, clang, file, limits, true)?;
+    if !status.success() {
+        return Err(failed(file.to_string(), status, &said));
+    }
+    Ok(system_dirs(&said))
 }
 
 /// The dependency list clang wrote to `path`; an unreadable or over-large one is
