@@ -92,7 +92,11 @@ __SPU_BUILTIN_CONVERSIONS(__cuda_builtin_gridDim_t)
 
 // ---------------------------------------------------------------- barriers, fences
 
-// __syncthreads() is clang's built-in (`bar.sync 0`).
+// __syncthreads() is an asm statement that clobbers memory, not clang's built-in:
+// clang 14 takes its built-in (llvm.nvvm.barrier0) for one that touches no
+// memory, and at -O2 moves a load of a `__shared__` variable above it.
+__SPU_FN void __spu_syncthreads() { asm volatile("bar.sync 0;" ::: "memory"); }
+#define __syncthreads() __spu_syncthreads()
 __SPU_FN void __syncwarp(unsigned int mask = 0xffffffffu) {
     asm volatile("bar.warp.sync %0;" ::"r"(mask) : "memory");
 }
