@@ -288,6 +288,8 @@ impl Assembler<'_> {
 
     fn lower_func(&mut self, text: &str, i: usize, diags: &mut Diagnostics) {
         let f = self.funcs[i].clone();
+        // Registers are a function's own.
+        self.struct_regs = Default::default();
         let saved_regs = std::mem::take(&mut self.scope.regs);
         // The device functions' names, built once and lent to each function (a map
         // built per function made a file of N called functions take N^2 time).

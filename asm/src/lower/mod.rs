@@ -435,10 +435,9 @@ struct Assembler<'m> {
     func_queue: Vec<usize>,
     /// The frame of the code being lowered.
     frame: funcs::Frame,
-    /// Registers holding a struct parameter's address (clang's `mov.b64 %rd1,
-    /// k_param_0;`, a copy of such a register, or one plus a constant) -> the
-    /// parameter and the byte offset.
-    struct_ptrs: HashMap<String, (String, i64)>,
+    /// Registers holding a struct parameter's address in the code being
+    /// lowered, and the registers it has written and read so far.
+    struct_regs: structs::StructRegs,
 }
 
 impl<'m> Assembler<'m> {
@@ -488,7 +487,7 @@ impl<'m> Assembler<'m> {
             func_labels: None,
             func_queue: Vec::new(),
             frame: funcs::Frame::default(),
-            struct_ptrs: HashMap::new(),
+            struct_regs: Default::default(),
         }
     }
 

@@ -256,6 +256,12 @@ impl Assembler<'_> {
     /// Lowers a read of a struct parameter through its address (clang) or as a
     /// vector (`ld.param.v2`), and records which registers hold a struct's address;
     /// false when the instruction is no such read (the caller lowers it).
+    ///
+    /// The address is followed in the order of the text, which is the order of
+    /// the run only in straight-line code: a register that holds it must be
+    /// written once, unguarded, and not read before (as clang writes it outside
+    /// loops); any other flow of the address (a loop's increment, a join of two
+    /// paths) is refused at its line.
     pub(super) fn struct_instr(
         &mut self,
         guard: Option<&crate::ast::Guard<'_>>,
@@ -272,95 +278,137 @@ impl Assembler<'_> {
             Some(Operand::Register(r)) => Some(*r),
             _ => None,
         };
-        // `mov.b64 %rd1, k_param_0;`: the register stands for the struct's address.
-        if let (Some(&"mov"), Some(d), Some(Operand::Expr(e))) =
-            (parts.first(), dest, operands.get(1).map(|o| &o.node))
-            && let Expr::Name(n) = &e.node
-            && self.scope.entry_structs.contains_key(*n)
-        {
-            self.struct_ptrs.insert(d.to_string(), (n.to_string(), 0));
+        // The new address a `mov`/`add` makes: `mov.b64 %rd1, k_param_0;`, a copy
+        // of such a register (`mov.u64 %rd2, %rd1;`) or it plus a constant
+        // (`add.s64 %rd3, %rd1, 8;`).
+        let made = match (parts.first(), dest, operands.get(1).map(|o| &o.node)) {
+            (Some(&"mov"), Some(_), Some(Operand::Expr(e))) if operands.len() == 2 => {
+                match &e.node {
+                    Expr::Name(n) if self.scope.entry_structs.contains_key(*n) => {
+                        Some((n.to_string(), Some(0)))
+                    }
+                    _ => None,
+                }
+            }
+            (Some(&op @ ("mov" | "add")), Some(_), Some(Operand::Register(src)))
+                if matches!(parts.last(), Some(&("b64" | "u64" | "s64"))) =>
+            {
+                self.struct_regs.ptrs.get(*src).cloned().map(|(n, at)| {
+                    let plus = match (op, operands.get(2).map(|o| &o.node)) {
+                        ("mov", None) => Some(0),
+                        ("add", Some(Operand::Expr(e))) if operands.len() == 3 => {
+                            const_int(e, &self.scope.params).ok()
+                        }
+                        _ => None,
+                    };
+                    (n, plus.map(|p| at.checked_add(p).unwrap_or(-1)))
+                })
+            }
+            _ => None,
+        };
+        if let (Some((n, Some(at))), Some(d)) = (&made, dest) {
+            let dspan = &operands[0].span;
+            let why = if guard.is_some() {
+                Some("it is written under a guard")
+            } else if self.struct_regs.written.contains(d) {
+                Some("it was written before (a loop's step, or a join of two paths)")
+            } else if self.struct_regs.read.contains(d) {
+                Some("it is read before this line (in a loop?)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                diags.push(unfollowed(d, n, why, dspan));
+                return true;
+            }
+            self.struct_regs.written.insert(d.to_string());
+            self.struct_regs
+                .ptrs
+                .insert(d.to_string(), (n.clone(), *at));
             return true;
         }
-        // A copy of such a register (`mov.u64 %rd2, %rd1;`), or it plus a
-        // constant (`add.s64 %rd3, %rd1, 8;`): another address in the struct.
-        let wide = matches!(parts.last(), Some(&("b64" | "u64" | "s64")));
-        if let (Some(&("mov" | "add")), true, Some(d), None) = (parts.first(), wide, dest, guard)
-            && let Some(Operand::Register(src)) = operands.get(1).map(|o| &o.node)
-            && let Some((n, at)) = self.struct_ptrs.get(*src).cloned()
-        {
-            let plus = match (parts[0], operands.get(2).map(|o| &o.node)) {
-                ("mov", None) => Some(0),
-                ("add", Some(Operand::Expr(e))) => match &e.node {
-                    Expr::Int(k) => parse_int(k),
-                    _ => None,
-                },
-                _ => None,
+        // Registers read, and those written (the first operand's).
+        let written: Vec<&str> = match operands.first().map(|o| &o.node) {
+            Some(Operand::Register(r)) => vec![*r],
+            Some(Operand::Vector(rs)) => rs.iter().map(|r| r.node).collect(),
+            Some(Operand::RegPred(r, p)) => vec![*r, p.node],
+            _ => Vec::new(),
+        };
+        let skip = usize::from(!written.is_empty());
+        let read_through = operands.get(1).and_then(used);
+        let reads_param = parts.first() == Some(&"ld") && parts.get(1) == Some(&"param");
+        for o in operands.iter().skip(skip) {
+            let Some(r) = used(o) else { continue };
+            let Some((n, _)) = self.struct_regs.ptrs.get(r) else {
+                self.struct_regs.read.insert(r.to_string());
+                continue;
             };
-            if let Some(plus) =
-                plus.filter(|_| operands.len() == if parts[0] == "mov" { 2 } else { 3 })
-            {
-                self.struct_ptrs
-                    .insert(d.to_string(), (n, at.saturating_add(plus)));
+            // The one use that is followed: `ld.param` through the register.
+            if reads_param && Some(r) == read_through {
+                continue;
+            }
+            diags.push(
+                Diagnostic::error(
+                    format!("`%{r}` holds the address of the struct parameter `{n}`, which this instruction cannot use"),
+                    o.span.clone(),
+                )
+                .label("read only through `ld.param`")
+                .help(format!(
+                    "a struct parameter has no address in memory: read its fields with `ld.param` through `%{r}` (plus a constant), or pass the fields as parameters of their own"
+                )),
+            );
+            return true;
+        }
+        for w in &written {
+            if let Some((n, _)) = self.struct_regs.ptrs.get(*w) {
+                diags.push(unfollowed(
+                    w,
+                    n,
+                    "it is written again here",
+                    &operands[0].span,
+                ));
                 return true;
             }
         }
-        if parts.first() != Some(&"ld") || parts.get(1) != Some(&"param") {
-            // Any other use of a struct's address cannot be followed.
-            for o in operands.iter().skip(usize::from(dest.is_some())) {
-                let used = match &o.node {
-                    Operand::Register(r) => Some(*r),
-                    Operand::Mem { base: Some(b), .. } => Some(b.node),
-                    _ => None,
-                };
-                if let Some(r) = used
-                    && let Some((n, _)) = self.struct_ptrs.get(r)
-                {
-                    diags.push(
-                        Diagnostic::error(
-                            format!("`%{r}` holds the address of the struct parameter `{n}`, which this instruction cannot use"),
-                            o.span.clone(),
-                        )
-                        .label("read only through `ld.param`")
-                        .help(format!(
-                            "a struct parameter has no address in memory: read its fields with `ld.param` through `%{r}` (plus a constant), or pass the fields as parameters of their own"
-                        )),
-                    );
-                    return true;
-                }
-            }
-            if let Some(d) = dest {
-                self.struct_ptrs.remove(d);
-            }
+        self.struct_regs
+            .written
+            .extend(written.iter().map(|w| w.to_string()));
+        if !reads_param {
             return false;
         }
         let Some(Operand::Mem {
             base,
-            negative: false,
+            negative,
             offset,
         }) = operands.get(1).map(|o| &o.node)
         else {
             return false;
         };
-        // The struct and the byte offset read.
-        let (name, plus) = match (base, offset.as_ref().map(|e| &e.node)) {
-            (Some(b), None) => match self.struct_ptrs.get(b.node) {
-                Some((n, at)) => (n.clone(), *at),
-                None => return false,
-            },
-            (Some(b), Some(Expr::Int(k))) => match self.struct_ptrs.get(b.node) {
-                Some((n, at)) => (n.clone(), parse_int(k).map_or(-1, |k| at.saturating_add(k))),
-                None => return false,
-            },
-            (None, Some(Expr::Name(n))) if self.scope.entry_structs.contains_key(*n) => {
-                (n.to_string(), 0)
-            }
-            (None, Some(Expr::Binary('+', a, b))) => match (&a.node, &b.node) {
-                (Expr::Name(n), Expr::Int(k)) if self.scope.entry_structs.contains_key(*n) => {
-                    (n.to_string(), parse_int(k).unwrap_or(-1))
+        let constant = |e: &crate::ast::SExpr<'_>| {
+            const_int(e, &self.scope.params)
+                .ok()
+                .and_then(|k| if *negative { k.checked_neg() } else { Some(k) })
+        };
+        // The struct and the byte offset read (-1 when outside any struct).
+        let (name, plus) = match (base, offset) {
+            (Some(b), offset) => match self.struct_regs.ptrs.get(b.node) {
+                Some((n, at)) => {
+                    let k = offset.as_ref().map_or(Some(0), constant);
+                    (n.clone(), k.and_then(|k| at.checked_add(k)).unwrap_or(-1))
                 }
+                None => return false,
+            },
+            (None, Some(e)) => match &e.node {
+                Expr::Name(n) if self.scope.entry_structs.contains_key(*n) => (n.to_string(), 0),
+                Expr::Binary('+', a, b) => match (&a.node, &b.node) {
+                    (Expr::Name(n), Expr::Int(k)) if self.scope.entry_structs.contains_key(*n) => {
+                        (n.to_string(), parse_int(k).unwrap_or(-1))
+                    }
+                    _ => return false,
+                },
                 _ => return false,
             },
-            _ => return false,
+            (None, None) => return false,
         };
         let regs: Vec<Spanned<&str>> = match &operands[0].node {
             Operand::Register(r) => vec![Spanned {
@@ -418,4 +466,36 @@ impl Assembler<'_> {
         }
         true
     }
+}
+
+/// The registers of the code being lowered that hold a struct parameter's
+/// address (-> the parameter and the byte offset), and those written and read
+/// so far.
+#[derive(Debug, Clone, Default)]
+pub(super) struct StructRegs {
+    ptrs: std::collections::HashMap<String, (String, i64)>,
+    written: std::collections::HashSet<String>,
+    read: std::collections::HashSet<String>,
+}
+
+/// The register an operand reads: itself, or a memory operand's base.
+fn used<'a>(o: &Spanned<Operand<'a>>) -> Option<&'a str> {
+    match &o.node {
+        Operand::Register(r) => Some(*r),
+        Operand::Mem { base: Some(b), .. } => Some(b.node),
+        _ => None,
+    }
+}
+
+/// The refusal of a flow of struct `n`'s address through `%r` that the
+/// assembler cannot follow, and `why`.
+fn unfollowed(r: &str, n: &str, why: &str, at: &Span) -> Diagnostic {
+    Diagnostic::error(
+        format!("`%{r}` would hold the address of the struct parameter `{n}`, but {why}"),
+        at.clone(),
+    )
+    .label("not followed")
+    .help(format!(
+        "the assembler follows a struct's address through registers written once, in straight-line code, as clang writes it outside loops; read the fields by constant offsets (`s.x`, not `s.w[i]` in a loop), or pass what the loop reads as a buffer or as parameters of their own"
+    ))
 }

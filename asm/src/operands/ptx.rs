@@ -136,14 +136,17 @@ fn struct_field(
     let s = scope.entry_structs.get(name)?;
     let ty = ty.unwrap_or(Ty::U32);
     let width = i64::from(ty.bits() / 8);
-    if k < 0 || k + width > i64::from(s.bytes) {
+    if k < 0
+        || k.checked_add(width)
+            .is_none_or(|end| end > i64::from(s.bytes))
+    {
         return Some(Err(Diagnostic::error(
             format!("this read is outside `{name}`"),
             at.clone(),
         )
         .label(format!(
             "bytes {k}..{} of a {}-byte struct",
-            k + width,
+            i128::from(k) + i128::from(width),
             s.bytes
         ))));
     }
