@@ -244,8 +244,10 @@ pub fn grow_local(warp: &mut Warp, words: usize, limit: u32) {
 }
 
 /// The byte address `[base + offset]` of each lane of `exec` in `addrs`, checked
-/// for an access of `size` bytes: a 64-bit base must have a zero high word, and
-/// the address must be a multiple of `size`.
+/// for an access of `size` bytes: with a 64-bit base the sum is taken in 64 bits
+/// (PTX's address arithmetic: a base below zero plus an offset may land in the
+/// space) and its high word must be zero, and the address must be a multiple of
+/// `size`.
 fn addresses(
     op: &Op,
     space: Space,
@@ -260,7 +262,11 @@ fn addresses(
         let lo = warp.reg(r)[l];
         let hi = if at.wide { warp.reg(r + 1)[l] } else { 0 };
         if hi != 0 {
-            return Err((FaultKind::WideAddress { hi, lo }, l as u32));
+            let full = (u64::from(hi) << 32 | u64::from(lo)).wrapping_add(at.offset as i64 as u64);
+            if full >> 32 != 0 {
+                let (hi, lo) = ((full >> 32) as u32, full as u32);
+                return Err((FaultKind::WideAddress { hi, lo }, l as u32));
+            }
         }
         addrs[l] = lo.wrapping_add(at.offset as u32);
     }

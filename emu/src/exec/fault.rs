@@ -151,7 +151,7 @@ impl fmt::Display for FaultKind {
             ),
             FaultKind::WideAddress { hi, lo } => write!(
                 f,
-                "the 64-bit address register holds {hi:#x}_{lo:08x}, above 4 GiB (SPU addresses are 32-bit)"
+                "the 64-bit address (register plus offset) is {hi:#x}_{lo:08x}, above 4 GiB (SPU addresses are 32-bit)"
             ),
             FaultKind::MisalignedBy { space, addr, size } => write!(
                 f,
