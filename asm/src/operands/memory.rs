@@ -260,6 +260,7 @@ impl Lowering<'_> {
                 offset: 0,
             });
         }
+        let mut base_ref = None;
         let (has_base, wide) = match base {
             Some(b) => {
                 let wide = matches!(
@@ -269,7 +270,7 @@ impl Lowering<'_> {
                 );
                 let want = if wide { Ty::U64 } else { Ty::U32 };
                 let (u, _) = self.value_reg(b.node, &b.span, Some(want), mnemonic)?;
-                st.refs.push(RegRef {
+                base_ref = Some(RegRef {
                     slot: Slot::Base(k),
                     vreg: u.vreg,
                     offset: u.offset,
@@ -329,6 +330,72 @@ impl Lowering<'_> {
                 }
             },
         };
+        // A register plus an offset the instruction cannot hold: the sum goes
+        // into a temporary first (`mov` of the offset, `add` of the base).
+        if let Some(b) = base_ref
+            && !(-32768..=32767).contains(&off)
+            && let Ok(small) = i32::try_from(off)
+        {
+            let t = self
+                .vregs
+                .add(if wide { Class::Pair } else { Class::Single }, None);
+            let ty = if wide { Ty::S64 } else { Ty::S32 };
+            let at = |slot: usize| RegRef {
+                slot: Slot::Operand(slot),
+                vreg: t,
+                offset: 0,
+                part: false,
+            };
+            let make = |op: Opcode, operands: &[Operand]| {
+                let mods = Mods {
+                    ty: Some(ty),
+                    ..Mods::default()
+                };
+                Instr::new(op, Guard::Always, mods, operands)
+                    .map_err(|e| Diagnostic::error(e.to_string(), span.clone()))
+            };
+            let mov = make(
+                Opcode::Mov,
+                &[Operand::Reg(0), Operand::Imm32(small as u32)],
+            )?;
+            st.pre.push(VInstr {
+                instr: mov,
+                refs: vec![at(0)],
+                target: None,
+                helper: false,
+            });
+            let add = make(
+                Opcode::Add,
+                &[Operand::Reg(0), Operand::Reg(0), Operand::Reg(0)],
+            )?;
+            st.pre.push(VInstr {
+                instr: add,
+                refs: vec![
+                    at(0),
+                    RegRef {
+                        slot: Slot::Operand(1),
+                        ..b
+                    },
+                    at(2),
+                ],
+                target: None,
+                helper: false,
+            });
+            st.refs.push(RegRef {
+                slot: Slot::Base(k),
+                vreg: t,
+                offset: 0,
+                part: false,
+            });
+            return Ok(Operand::Mem {
+                base: Some(0),
+                wide,
+                offset: 0,
+            });
+        }
+        if let Some(b) = base_ref {
+            st.refs.push(b);
+        }
         if !(-32768..=32767).contains(&off) {
             let s = offset.map_or(span.clone(), |e| e.span.clone());
             return Err(Diagnostic::error(
