@@ -20,6 +20,15 @@ impl Assembler<'_> {
         earlier_errors: bool,
     ) -> Option<Module> {
         self.size_dynamic_shared(diags);
+        // A module-scope array the kernel never names (another kernel's, in a
+        // file of several) takes no room: one element keeps it a valid array.
+        for i in std::mem::take(&mut self.module_shared) {
+            if !self.names_shared(i)
+                && let Some(s) = self.module.shared.get_mut(i)
+            {
+                s.dims = vec![spu_isa::format::Expr::constant(1)];
+            }
+        }
         self.check_launch_bounds(diags);
         self.check_launch_iu(diags);
         match &self.entry {

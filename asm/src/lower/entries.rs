@@ -317,13 +317,32 @@ impl Assembler<'_> {
             }
     }
 
-    /// Gives the `.extern .shared` array its size: `.launch shared(BYTES)` in
-    /// elements, rounded up.
+    /// Gives the `.extern .shared` array the kernel names its size:
+    /// `.launch shared(BYTES)` in elements, rounded up. (A file may declare
+    /// several, one per kernel, as clang does; the others keep one element.)
     pub(super) fn size_dynamic_shared(&mut self, diags: &mut Diagnostics) {
         if self.launch_shared_broken {
             return;
         }
-        let Some((index, elem, span)) = self.dynamic_shared.clone() else {
+        let named: Vec<_> = self
+            .dynamic_shared
+            .iter()
+            .filter(|(i, _, _)| self.names_shared(*i))
+            .cloned()
+            .collect();
+        if let [first, second, ..] = &named[..] {
+            diags.push(
+                Diagnostic::error(
+                    "the kernel names a second `.extern .shared` array",
+                    second.2.clone(),
+                )
+                .with_secondary(first.2.clone(), "the first one")
+                .help("CUDA gives every dynamic shared array of a kernel the same address: name one, and address its parts with offsets"),
+            );
+            return;
+        }
+        let chosen = named.first().or(self.dynamic_shared.first()).cloned();
+        let Some((index, elem, span)) = chosen else {
             // A negative size is refused even unused, as a negative grid is.
             if let Some((v, at)) = self.launch_shared_known.clone().filter(|(v, _)| *v < 0) {
                 diags.push(
@@ -354,7 +373,7 @@ impl Assembler<'_> {
             return;
         };
         let Some((bytes, _)) = self.launch_shared.clone() else {
-            if !self.dynamic_shared_used {
+            if !self.names_shared(index) {
                 // nvcc declares it at module scope for every kernel of the file: a
                 // kernel that never names it needs no size. One element keeps it a
                 // valid array (a binary's arrays have at least one).

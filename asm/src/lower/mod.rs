@@ -364,8 +364,14 @@ struct Assembler<'m> {
     /// The error for a kernel `--entry` or `.bind` names that no `.entry` defines,
     /// reported at the end unless an earlier error explains it.
     missing_kernel: Option<Diagnostic>,
-    /// The `.extern .shared` array sized at launch: index and element bytes.
-    dynamic_shared: Option<(usize, u32, Span)>,
+    /// The `.extern .shared` arrays (one is sized at launch): index, element
+    /// bytes and declaration.
+    dynamic_shared: Vec<(usize, u32, Span)>,
+    /// The statement being lowered is at module scope (outside any body).
+    module_scope: bool,
+    /// The `.shared` arrays declared at module scope (by index), which a kernel
+    /// that never names them does not hold.
+    module_shared: Vec<usize>,
     /// `.launch shared(BYTES)`: the dynamic shared size.
     launch_shared: Option<(spu_isa::format::Expr, Span)>,
     /// Its value with the parameters' defaults, if known, and where it is written.
@@ -423,8 +429,8 @@ struct Assembler<'m> {
     param_regs: HashMap<String, String>,
     /// Entry parameters used as global addresses, in order of first use.
     pointer_params: Vec<String>,
-    /// An instruction names the `.extern .shared` array.
-    dynamic_shared_used: bool,
+    /// The shared arrays the kernel's instructions name.
+    shared_used: std::collections::HashSet<String>,
     /// The file's device functions, by name and in order.
     funcs: Vec<funcs::FuncDef>,
     func_index: HashMap<String, usize>,
@@ -449,7 +455,9 @@ impl<'m> Assembler<'m> {
             chosen: None,
             no_entry_chosen: false,
             missing_kernel: None,
-            dynamic_shared: None,
+            dynamic_shared: Vec::new(),
+            module_scope: false,
+            module_shared: Vec::new(),
             launch_shared: None,
             launch_shared_known: None,
             launch_shared_broken: false,
@@ -481,7 +489,7 @@ impl<'m> Assembler<'m> {
             entry_params: Vec::new(),
             param_regs: HashMap::new(),
             pointer_params: Vec::new(),
-            dynamic_shared_used: false,
+            shared_used: Default::default(),
             funcs: Vec::new(),
             func_index: HashMap::new(),
             func_labels: None,

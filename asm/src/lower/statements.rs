@@ -58,7 +58,9 @@ impl Assembler<'_> {
                     self.scope_open();
                     continue;
                 }
+                self.module_scope = owner == NO_OWNER;
                 self.statement(&s, diags);
+                self.module_scope = false;
             }
         }
         diags.append(statements.take_diagnostics());
@@ -277,6 +279,7 @@ impl Assembler<'_> {
                 mnemonic,
                 operands,
             } => {
+                self.note_shared(operands);
                 if self.uses_poisoned(guard.as_ref(), operands) {
                     return;
                 }
@@ -442,17 +445,10 @@ impl Assembler<'_> {
             },
         };
         if dynamic {
-            if let Some((_, _, prev)) = &self.dynamic_shared {
-                diags.push(
-                    Diagnostic::error("a second `.extern .shared` array", name.span.clone())
-                        .with_secondary(prev.clone(), "the first one")
-                        .help(
-                            "declare one dynamic shared array and address its parts with offsets",
-                        ),
-                );
-                return false;
-            }
-            self.dynamic_shared = Some((self.module.shared.len(), t.bits() / 8, name.span.clone()));
+            self.dynamic_shared
+                .push((self.module.shared.len(), t.bits() / 8, name.span.clone()));
+        } else if self.module_scope {
+            self.module_shared.push(self.module.shared.len());
         }
         // A dynamic array is sized at launch; a scalar is an array of one.
         let dims = if dynamic || dims.is_empty() {

@@ -1,5 +1,6 @@
-//! What the assembled kernel's instructions use. Whether it names the `.extern
-//! .shared` array (one it does not use needs no size at launch). Which parameters
+//! What the assembled kernel's instructions use. Which shared arrays it names
+//! (a module-scope array or an `.extern .shared` one it does not name takes no
+//! room). Which parameters
 //! of a PTX kernel are pointers, for a kernel run without a launch file: a parameter whose value (`ld.param.u64 %rd1, [P]`) is converted by
 //! `cvta.to.global` or used as a global address. Such a kernel cannot run from its
 //! `.ptx` file alone (no buffer stands behind the pointer), so a run refuses it with
@@ -17,13 +18,42 @@ impl Assembler<'_> {
         mnemonic: &Spanned<&str>,
         operands: &[Spanned<AstOperand<'_>>],
     ) {
-        if let Some((index, _, _)) = self.dynamic_shared
-            && !self.dynamic_shared_used
-            && let Some(name) = self.module.shared.get(index).map(|s| s.name.clone())
-        {
-            self.dynamic_shared_used = operands.iter().any(|o| names(o, &name));
-        }
         self.track_pointers(mnemonic, operands);
+    }
+
+    /// Notes the shared arrays an instruction names: a kernel holds the
+    /// module-scope arrays it names, and sizes the `.extern .shared` one it names.
+    pub(super) fn note_shared(&mut self, operands: &[Spanned<AstOperand<'_>>]) {
+        if self.scope.shared.is_empty() {
+            return;
+        }
+        for o in operands {
+            let expr = match &o.node {
+                AstOperand::Mem {
+                    offset: Some(e), ..
+                }
+                | AstOperand::Expr(e) => e,
+                _ => continue,
+            };
+            let _ = walk(expr, |step| {
+                if let Step::Enter(e) = step
+                    && let Expr::Name(n) = e.node
+                    && self.scope.shared.contains_key(n)
+                    && !self.shared_used.contains(n)
+                {
+                    self.shared_used.insert(n.to_string());
+                }
+                Ok::<bool, ()>(true)
+            });
+        }
+    }
+
+    /// Whether the kernel names shared array `index`.
+    pub(super) fn names_shared(&self, index: usize) -> bool {
+        self.module
+            .shared
+            .get(index)
+            .is_some_and(|s| self.shared_used.contains(&s.name))
     }
 
     fn track_pointers(&mut self, mnemonic: &Spanned<&str>, operands: &[Spanned<AstOperand<'_>>]) {
@@ -159,25 +189,4 @@ impl Assembler<'_> {
             )),
         );
     }
-}
-
-/// Whether an operand names `name` (in an address or an expression).
-fn names(o: &Spanned<AstOperand<'_>>, name: &str) -> bool {
-    let expr = match &o.node {
-        AstOperand::Mem {
-            offset: Some(e), ..
-        }
-        | AstOperand::Expr(e) => e,
-        _ => return false,
-    };
-    let mut found = false;
-    let _ = walk(expr, |step| {
-        if let Step::Enter(e) = step
-            && let Expr::Name(n) = e.node
-        {
-            found |= n == name;
-        }
-        Ok::<bool, ()>(!found)
-    });
-    found
 }
