@@ -37,6 +37,10 @@ pub enum OutputError {
     )]
     DanglingLink { path: String },
     #[error(
+        "cannot write `{path}`: it names a file descriptor that is not open; open it for the tool (as `3>FILE` in the shell) or give a file name"
+    )]
+    NoDescriptor { path: String },
+    #[error(
         "cannot write `{path}`: it is read-only (mode {mode:03o}); make it writable (`chmod u+w`), remove it or choose another file"
     )]
     ReadOnly { path: String, mode: u32 },
@@ -136,6 +140,22 @@ impl std::fmt::Debug for OutputFile {
     }
 }
 
+/// Whether `path` (a name through descriptor links, as `/proc/thread-self/fd/1`
+/// or `/dev/./stdout`) reaches the file standard output is.
+pub(crate) fn reaches_stdout(path: &Path) -> bool {
+    use std::os::fd::AsFd;
+    if !through_descriptor_links(path) {
+        return false;
+    }
+    let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    let Ok(out) = File::from(fd).metadata() else {
+        return false;
+    };
+    std::fs::metadata(path).is_ok_and(|m| m.dev() == out.dev() && m.ino() == out.ino())
+}
+
 /// True for `-` (standard output by convention) and the names of standard output.
 pub fn is_stdout(path: &Path) -> bool {
     stream_of(path) == Some(1)
@@ -153,7 +173,7 @@ fn stream_of(path: &Path) -> Option<u8> {
 /// `/dev/stdout`, `/proc/self/fd/3`): such files are written in place, never
 /// renamed over. A regular file elsewhere under `/dev` (a tmpfs at `/dev/shm`)
 /// is replaced as any other.
-fn through_descriptor_links(path: &Path) -> bool {
+pub(crate) fn through_descriptor_links(path: &Path) -> bool {
     let special = |p: &Path| {
         p.starts_with("/dev/fd")
             || ["/dev/stdin", "/dev/stdout", "/dev/stderr"]
@@ -210,6 +230,9 @@ pub fn check_target(path: &Path) -> Result<(), OutputError> {
         Err(_) if std::fs::symlink_metadata(path).is_ok() => {
             Err(OutputError::DanglingLink { path: p() })
         }
+        // `/proc/self/fd/3` with nothing open as 3: the name would later reach
+        // whatever the tool itself opens as 3.
+        Err(_) if through_descriptor_links(path) => Err(OutputError::NoDescriptor { path: p() }),
         Err(_) if names_a_directory(path) => Err(OutputError::EndsInSlash { path: p() }),
         Err(_) => {
             let dir = match path.parent() {

@@ -21,7 +21,8 @@ fn file_id(path: &Path) -> Option<FileId> {
     if matches!(
         path.to_str(),
         Some("-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1")
-    ) {
+    ) || crate::output::reaches_stdout(path)
+    {
         return Some(FileId::Stdout);
     }
     match std::fs::metadata(path) {
