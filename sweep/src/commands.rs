@@ -555,7 +555,21 @@ fn refuse_inputs_among_own_files(store: &Store, plan: &Plan) -> Result<()> {
         .into_iter()
         .filter_map(|p| Some((p.clone(), spu_sweep::store::file_id(&p)?)))
         .collect();
+    // The folders whose files spu-sweep writes (records, job scripts and logs,
+    // plots, tables), whether or not a file of that name exists yet.
+    let folders: Vec<PathBuf> = ["runs", "running", "slurm", "plots", "tables"]
+        .iter()
+        .filter_map(|sub| store.dir.join(sub).canonicalize().ok())
+        .collect();
     for (what, input) in plan_inputs(plan) {
+        if let Ok(real) = input.canonicalize()
+            && let Some(folder) = folders.iter().find(|f| real.starts_with(f))
+        {
+            anyhow::bail!(
+                "{what} is in `{}`, a folder whose files spu-sweep writes; move it out of the results folder, or give another `--out`",
+                spu_io::quote::path(folder)
+            );
+        }
         let Some(input_id) = spu_sweep::store::file_id(&input) else {
             continue;
         };
@@ -671,6 +685,7 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64, parent: Option<u32>) -> ExitCode {
         let out = ChildOutput::Failed {
             message,
             details: String::new(),
+            out_of_memory: false,
         };
         spu_io::outln!("{}", serde_json::to_string(&out).unwrap_or_default());
         ExitCode::from(RUN_FAILED as u8)
@@ -696,6 +711,7 @@ pub fn exec_run(memory_mib: u64, cpu_s: u64, parent: Option<u32>) -> ExitCode {
             ChildOutput::Failed {
                 message: f.message,
                 details: f.details,
+                out_of_memory: f.out_of_memory,
             },
             ExitCode::from(RUN_FAILED as u8),
         ),

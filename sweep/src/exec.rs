@@ -33,6 +33,8 @@ pub struct RunFailure {
     pub details: String,
     /// The kernel's preconditions refused the parameters.
     pub refused: bool,
+    /// The process could not allocate the run's memory (its memory bound).
+    pub out_of_memory: bool,
 }
 
 impl RunFailure {
@@ -41,6 +43,7 @@ impl RunFailure {
             message: message.to_string(),
             details: String::new(),
             refused: false,
+            out_of_memory: false,
         }
     }
 }
@@ -115,6 +118,15 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
                     e,
                     spu_emu::cli::session::SessionError::Load(
                         spu_emu::load::LoadError::Precondition { .. }
+                    )
+                ),
+                out_of_memory: matches!(
+                    e,
+                    spu_emu::cli::session::SessionError::Load(
+                        spu_emu::load::LoadError::HostMemory { .. }
+                            | spu_emu::load::LoadError::Layout(
+                                spu_emu::exec::memory::LayoutError { host: true, .. }
+                            )
                     )
                 ),
             });

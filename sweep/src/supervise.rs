@@ -54,6 +54,9 @@ pub enum ChildOutput {
     Failed {
         message: String,
         details: String,
+        /// The run could not allocate its memory (within its bound).
+        #[serde(default)]
+        out_of_memory: bool,
     },
     /// The kernel's preconditions refused the run's parameters.
     Refused {
@@ -190,18 +193,20 @@ pub fn run_child(exe: &Path, req: &Request, bounds: Bounds, stop: &AtomicBool) -
             }),
             // Global memory the run's address-space bound refused: said as for an
             // abort, the emulator's message kept in the details.
-            Ok(ChildOutput::Failed { message, details })
-                if message.contains("could not allocate that much") =>
-            {
-                failed(
-                    format!(
-                        "exceeded its memory bound of {} MiB (raise `memory_mib` in the spec or --memory)",
-                        bounds.memory_mib
-                    ),
-                    format!("{message}\n{details}"),
-                )
-            }
-            Ok(ChildOutput::Failed { message, details }) => failed(message, details),
+            Ok(ChildOutput::Failed {
+                message,
+                details,
+                out_of_memory: true,
+            }) => failed(
+                format!(
+                    "exceeded its memory bound of {} MiB (raise `memory_mib` in the spec or --memory)",
+                    bounds.memory_mib
+                ),
+                format!("{message}\n{details}"),
+            ),
+            Ok(ChildOutput::Failed {
+                message, details, ..
+            }) => failed(message, details),
             Ok(ChildOutput::Refused { message }) => Outcome::Finished(Record {
                 id: req.run.id.clone(),
                 status: Status::Refused,

@@ -195,3 +195,65 @@ fn plot_o_never_writes_a_new_file_among_the_results_folders_own() {
     assert!(o.status.success(), "{all}");
     assert!(!all.contains("damaged"), "{all}");
 }
+
+/// An input of the sweep inside one of the folders whose files spu-sweep
+/// writes (`slurm/` here, where `--slurm --dry-run` writes its job scripts) is
+/// refused before anything is written, whether or not a file of spu-sweep's
+/// has that name yet.
+#[test]
+fn an_input_inside_a_folder_spu_sweep_writes_is_refused() {
+    let (dir, spec, out) = finished(false);
+    let slurm = Path::new(&out).join("slurm");
+    std::fs::create_dir_all(&slurm).unwrap();
+    let precious = "// my definitions\n";
+    let header = slurm.join("batch-0.sh");
+    std::fs::write(&header, precious).unwrap();
+    let kernel = dir.path().join("vecadd.spu");
+    let text_of = std::fs::read_to_string(&kernel).unwrap();
+    std::fs::write(
+        &kernel,
+        format!("#include \"out/slurm/batch-0.sh\"\n{text_of}"),
+    )
+    .unwrap();
+    let o = sweep(&["run", &spec, "--out", &out, "--slurm", "--dry-run"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("a folder whose files spu-sweep writes"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&header).unwrap(), precious);
+}
+
+/// A run's failure is told by what it is, not by the words of its message: an
+/// assembly error quoting "could not allocate that much" is an assembly error,
+/// not the run's memory bound.
+#[test]
+fn a_failure_is_classified_by_its_kind_not_its_words() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.spu"),
+        "#error could not allocate that much shared memory\n",
+    )
+    .unwrap();
+    let spec = dir.path().join("s.toml");
+    std::fs::write(&spec, "[base]\nkernel = \"bad.spu\"\n").unwrap();
+    let out = dir.path().join("res").display().to_string();
+    let o = sweep(&[
+        "run",
+        &spec.display().to_string(),
+        "--out",
+        &out,
+        "--jobs",
+        "1",
+    ]);
+    let all = text(&o.stdout) + &text(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{all}");
+    assert!(all.contains("does not assemble"), "{all}");
+    assert!(!all.contains("memory bound"), "{all}");
+    let csv = std::fs::read_to_string(Path::new(&out).join("results.csv")).unwrap();
+    assert!(
+        csv.contains("does not assemble") && !csv.contains("memory bound"),
+        "{csv}"
+    );
+}
