@@ -21,7 +21,7 @@ pub enum NpyError {
     #[error("`{path}` is not a valid .npy file: {why}")]
     Format { path: String, why: String },
     #[error(
-        "`{path}` has dtype `{found}` but buffer `{buffer}` is .{ty}, which needs `{expected}`; convert it with `a.astype('{expected}')`"
+        "`{path}` has dtype `{found}` but buffer `{buffer}` is .{ty}, which needs `{expected}`; {how}"
     )]
     Dtype {
         path: String,
@@ -29,6 +29,9 @@ pub enum NpyError {
         ty: Ty,
         found: String,
         expected: &'static str,
+        /// The fix: convert the values, or (for a byte buffer the array's bytes
+        /// fill) reinterpret them.
+        how: String,
     },
     #[error(
         "`{path}` has shape {found} but buffer `{buffer}` is declared with shape {expected}; reshape it or change the kernel's parameters with -D"
@@ -217,12 +220,32 @@ pub fn read_into(
         Descr::Other(text) => text.clone(),
     };
     if found != dtype(ty) {
+        let expected = dtype(ty);
+        // A `.b8` buffer (clang's `__device__ float table[4]` is `.b8 table[16]`)
+        // holds the bytes of an array of any number type of its size.
+        let item = found
+            .get(2..)
+            .and_then(|n| n.parse::<u64>().ok())
+            .filter(|_| matches!(found.as_bytes().get(1), Some(b'b' | b'i' | b'u' | b'f')));
+        let bytes = |shape: &[u64]| shape.iter().try_fold(1u64, |a, d| a.checked_mul(*d));
+        let same_bytes = item
+            .zip(bytes(&header.shape))
+            .and_then(|(i, n)| n.checked_mul(i))
+            == bytes(dims);
+        let how = if ty == Ty::B8 && same_bytes {
+            format!(
+                "the buffer holds the array's bytes: reinterpret them with `a.view('{expected}')`"
+            )
+        } else {
+            format!("convert it with `a.astype('{expected}')`")
+        };
         return Err(NpyError::Dtype {
             path: p,
             buffer: buffer.to_string(),
             ty,
             found: spu_io::quote::shorten(&found),
-            expected: dtype(ty),
+            expected,
+            how,
         });
     }
     if header.shape != dims {
@@ -420,6 +443,14 @@ mod tests {
         assert!(e.contains("`|u1`") && e.contains("`|i1`"), "{e}");
         let e = read(&path, "A", Ty::U16, &[5]).unwrap_err().to_string();
         assert!(e.contains("astype('<u2')"), "{e}");
+        // A byte buffer the array's bytes fill (clang's `__device__ float t[4]`
+        // is `.b8 t[16]`): reinterpreted, not converted.
+        let floats: Vec<u32> = (0..4).map(|i| (i as f32).to_bits()).collect();
+        write(&path, Ty::F32, &[4], &floats).unwrap();
+        let e = read(&path, "T", Ty::B8, &[16]).unwrap_err().to_string();
+        assert!(e.contains("reinterpret them with `a.view('|u1')`"), "{e}");
+        let e = read(&path, "T", Ty::B8, &[12]).unwrap_err().to_string();
+        assert!(e.contains("astype('|u1')"), "{e}");
     }
 
     /// The type strings NumPy reads as little-endian on a little-endian machine
