@@ -781,3 +781,32 @@ fn nan_and_infinity_by_name_get_their_bit_patterns_as_help() {
     asm(".param .f32 X = 0f7FC00000;\n.launch grid(1) block(32);\n.entry k {\n    exit;\n}\n")
         .expect("a NaN's bits");
 }
+
+/// Blocks nest at most 256 deep, and each level costs only what it declares:
+/// 256 nested blocks under 60 000 declared registers assemble, the 257th is
+/// refused at its `{`, and a register declared in one block may be declared
+/// again in the next.
+#[test]
+fn blocks_nest_256_deep_and_cost_what_they_declare() {
+    let nested = |levels: usize| {
+        let decls: String = (0..60)
+            .map(|j| format!("    .reg .u32 %w{j}_<1000>;\n"))
+            .collect();
+        let body = format!(
+            "{decls}{}    mov.u32 %r0, %tid.x;\n{}",
+            (0..levels)
+                .map(|i| format!("    {{ .reg .u32 %x{i};\n"))
+                .collect::<String>(),
+            "    }\n".repeat(levels)
+        );
+        kernel("", &body)
+    };
+    asm(&nested(256)).expect("256 levels assemble");
+    let src = nested(257);
+    let (msg, at) = first_error(&src);
+    assert_eq!(msg, "blocks nest more than 256 deep here");
+    assert_eq!(at, "{");
+    let again =
+        "    { .reg .u32 %t;\n    mov.u32 %t, 1; }\n    { .reg .u32 %t;\n    mov.u32 %t, 2; }";
+    asm(&kernel("", again)).expect("a name declared again in the next block");
+}

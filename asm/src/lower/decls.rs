@@ -340,6 +340,9 @@ impl Assembler<'_> {
             for n in names {
                 let at = u8::try_from(*used).ok().filter(|_| *used + elem <= limit);
                 let vreg = self.vregs.add_named(class, at, &n);
+                if self.frame.in_block() {
+                    self.frame.declared.push(n.clone());
+                }
                 self.scope
                     .regs
                     .insert(n, crate::operands::RegInfo { vreg, ty: rty });

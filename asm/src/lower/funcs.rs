@@ -10,10 +10,12 @@ use super::{Assembler, LabelInfo};
 use crate::ast::{CallArg, EntryParam, Expr, Guard, Operand, Spanned, Stmt, TyTok};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::lexer::Span;
-use crate::operands::RegInfo;
 use crate::parse::{Statements, statement_at};
 use spu_isa::format::Label;
 use std::collections::HashMap;
+
+/// Most levels `{ }` blocks nest (well past what compilers write).
+pub(super) const MAX_BLOCK_DEPTH: usize = 256;
 
 /// A parameter or return value of a device function, in its frame.
 #[derive(Debug, Clone)]
@@ -50,8 +52,9 @@ pub(super) struct Slot {
     bytes: u32,
 }
 
-/// What a call sequence's block hides until it closes: registers, slots, next byte.
-type Saved = (HashMap<String, RegInfo>, HashMap<String, Slot>, u32);
+/// What a call sequence's block hides until it closes: how many registers were
+/// declared before it ([`Frame::declared`]), slots, next byte.
+type Saved = (usize, HashMap<String, Slot>, u32);
 
 /// The frame of the code being lowered.
 #[derive(Debug, Clone, Default)]
@@ -66,6 +69,10 @@ pub(super) struct Frame {
     /// The next free byte of the callee's frame in the open call sequence.
     next: u32,
     saved: Vec<Saved>,
+    /// Registers declared inside open blocks, in order: a block's `}` removes
+    /// those declared since its `{` (an undo list, not a copy of every name per
+    /// level).
+    pub declared: Vec<String>,
     /// Local arrays (`.local`) and their byte offsets in the frame, in order.
     locals: Vec<(String, u32)>,
     /// Registers holding a local address (see `local.rs`).
@@ -77,6 +84,11 @@ pub(super) struct Frame {
 }
 
 impl Frame {
+    /// Whether a block (`{ ... }`) is open.
+    pub(super) fn in_block(&self) -> bool {
+        !self.saved.is_empty()
+    }
+
     /// The frame offset of local array `name`.
     pub(super) fn local(&self, name: &str) -> Option<u32> {
         self.locals.iter().find(|(n, _)| n == name).map(|l| l.1)
@@ -358,7 +370,7 @@ impl Assembler<'_> {
         let mut close = None;
         for s in statements.by_ref() {
             match &s.node {
-                Stmt::BlockOpen => self.scope_open(),
+                Stmt::BlockOpen => self.scope_open(&s.span, diags),
                 Stmt::BlockClose if self.frame.depth > 0 => self.scope_close(),
                 Stmt::BlockClose => {
                     close = Some(s.span.clone());
@@ -418,18 +430,37 @@ impl Assembler<'_> {
     }
 
     /// `{` of a call sequence: its registers and `.param`s are its own.
-    pub(super) fn scope_open(&mut self) {
+    /// `{`: a block whose declarations end at its `}`. Blocks nest at most
+    /// [`MAX_BLOCK_DEPTH`] deep (each level keeps a copy of the names visible).
+    pub(super) fn scope_open(&mut self, at: &Span, diags: &mut Diagnostics) {
         let f = &mut self.frame;
-        f.saved
-            .push((self.scope.regs.clone(), f.slots.clone(), f.next));
         f.depth += 1;
+        if f.saved.len() >= MAX_BLOCK_DEPTH {
+            if f.depth as usize == MAX_BLOCK_DEPTH + 1 {
+                diags.push(
+                    Diagnostic::error(
+                        format!("blocks nest more than {MAX_BLOCK_DEPTH} deep here"),
+                        at.clone(),
+                    )
+                    .label("too deep")
+                    .help("compilers nest a few blocks (a call's `{ .param ... }`); close blocks before opening more"),
+                );
+            }
+            return;
+        }
+        f.saved.push((f.declared.len(), f.slots.clone(), f.next));
         f.next = 0;
     }
 
     /// `}` of a call sequence.
     pub(super) fn scope_close(&mut self) {
-        if let Some((regs, slots, next)) = self.frame.saved.pop() {
-            self.scope.regs = regs;
+        // Levels past the limit saved nothing.
+        if self.frame.depth as usize == self.frame.saved.len()
+            && let Some((declared, slots, next)) = self.frame.saved.pop()
+        {
+            for name in self.frame.declared.drain(declared..) {
+                self.scope.regs.remove(&name);
+            }
             self.frame.slots = slots;
             self.frame.next = next;
         }

@@ -55,7 +55,7 @@ impl Assembler<'_> {
             };
             if self.active(owner) {
                 if matches!(s.node, Stmt::BlockOpen) {
-                    self.scope_open();
+                    self.scope_open(&s.span, diags);
                     continue;
                 }
                 self.module_scope = owner == NO_OWNER;
