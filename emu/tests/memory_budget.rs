@@ -197,3 +197,48 @@ fn file_names_repeated_per_instruction_are_bounded() {
         }
     }
 }
+
+/// Threads that fill their local memory up to the run's allowance: the warps'
+/// local memory grows store by store during the run, and a memory limit that
+/// leaves too little for that growth stops the run with an error that says so,
+/// at any limit, never an abort.
+#[test]
+fn local_memory_growing_under_a_memory_limit_is_an_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("local.spu");
+    std::fs::write(
+        &path,
+        ".global .u32 OUT[30720] = zeros;\n.launch grid(120) block(256);\n\
+         .entry k {\n    .local .align 16 .b8 frame[4080];\n    .reg .u32 %r<6>;\n\
+         .reg .u64 %rd<4>;\n    .reg .pred %p;\n    mov.u32 %r1, 0;\n    mov.u64 %rd1, frame;\n\
+         STEP:\n    cvt.u64.u32 %rd2, %r1;\n    add.u64 %rd3, %rd1, %rd2;\n\
+         st.local.u32 [%rd3], %r1;\n    add.u32 %r1, %r1, 512;\n\
+         setp.lt.u32 %p, %r1, 45000;\n    @%p bra STEP;\n    exit;\n}\n",
+    )
+    .unwrap();
+    let (mut ran, mut stopped) = (0, 0);
+    for mib in (1300..=1550).step_by(50) {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v {}; exec \"$0\" \"$1\" --machine gtx480 --threads 2 -q",
+                mib << 10
+            ))
+            .arg(env!("CARGO_BIN_EXE_spu-emu"))
+            .arg(&path)
+            .output()
+            .expect("sh runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => ran += 1,
+            Some(1)
+                if err.contains("could not allocate") && !err.contains("memory allocation of") =>
+            {
+                stopped += 1
+            }
+            code => panic!("under `ulimit -v` of {mib} MiB: exit {code:?}\n{err}"),
+        }
+    }
+    // The range covers both outcomes.
+    assert!(ran > 0 && stopped > 0, "{ran} ran, {stopped} stopped");
+}

@@ -225,22 +225,28 @@ fn local_words(
         index[l] = (offset / 4) as u32;
         top = top.max(index[l] as usize + 1);
     }
-    grow_local(warp, top, limit);
+    grow_local(warp, top, limit).map_err(|kind| (kind, mask.trailing_zeros()))?;
     Ok(index)
 }
 
 /// Grows the warp's local memory to at least `words` words (of every lane),
 /// doubling as a vector does but never holding room past the `limit` bytes a
-/// thread may use (that room is what the run's state estimate counts).
-pub fn grow_local(warp: &mut Warp, words: usize, limit: u32) {
+/// thread may use (that room is what the run's state estimate counts). Memory
+/// the host cannot give is a fault of the run, not an abort.
+pub fn grow_local(warp: &mut Warp, words: usize, limit: u32) -> Result<(), FaultKind> {
     let len = warp.local.len();
     if len < words {
         let room = (limit / 4) as usize;
         let want = (2 * len).min(room).max(words);
-        warp.local
-            .reserve_exact(want.saturating_sub(warp.local.capacity()));
+        let more = want.saturating_sub(warp.local.capacity());
+        if warp.local.try_reserve_exact(more).is_err() {
+            return Err(FaultKind::HostMemory {
+                bytes: (more as u64).saturating_mul(128),
+            });
+        }
         warp.local.resize(words, [0; 32]);
     }
+    Ok(())
 }
 
 /// The byte address `[base + offset]` of each lane of `exec` in `addrs`, checked

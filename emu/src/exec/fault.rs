@@ -55,6 +55,9 @@ pub enum FaultKind {
     NotOnIu { what: &'static str },
     /// Execution ran past the last instruction (a path without `exit`).
     PastTheEnd { last: u32 },
+    /// The host could not allocate `bytes` more for a thread's local memory
+    /// (within what the run may use: a limit such as `ulimit -v`).
+    HostMemory { bytes: u64 },
     /// A CB access or directional blocksync on a side where the unit has no link.
     NoCbPort { side: spu_isa::Side },
     /// A CB read of a word the producer has not written since the link last
@@ -161,6 +164,10 @@ impl fmt::Display for FaultKind {
                 f,
                 "an Interface Unit reached an instruction that needs {what}, which IUs do not have (thesis Table 5.2)"
             ),
+            FaultKind::HostMemory { bytes } => write!(
+                f,
+                "the emulator could not allocate {bytes} more bytes for the warp's local memory (a memory limit such as `ulimit -v`, or too little free memory)"
+            ),
             FaultKind::PastTheEnd { last } => write!(
                 f,
                 "a thread ran past the last instruction ({last} instructions) without reaching `exit`"
@@ -265,6 +272,9 @@ impl FaultKind {
             }
             FaultKind::PastTheEnd { .. } => {
                 "end every path of the kernel (and of the IU code) with `exit`"
+            }
+            FaultKind::HostMemory { .. } => {
+                "raise the memory limit, run fewer threads at once (a smaller --grid or block) or use less local memory per thread"
             }
             FaultKind::NoCbPort { .. } => {
                 "north IUs write south, west IUs write east, south IUs read north, east IUs read west"

@@ -232,7 +232,7 @@ fn store_result(
         ));
     }
     let index = (at / 4) as usize;
-    crate::exec::access::grow_local(warp, index + 1, limit);
+    crate::exec::access::grow_local(warp, index + 1, limit).map_err(|k| k.to_string())?;
     warp.local[index][lane] = value;
     Ok(())
 }
