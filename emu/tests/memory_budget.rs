@@ -242,3 +242,33 @@ fn local_memory_growing_under_a_memory_limit_is_an_error_not_an_abort() {
     // The range covers both outcomes.
     assert!(ran > 0 && stopped > 0, "{ran} ran, {stopped} stopped");
 }
+
+/// What grows during a run (here spilled CB tiles: a launch of many passes on
+/// a grid with large CBs) under a memory limit the pre-run check accepts: the
+/// run stops with an error that names the memory limit, at every limit in the
+/// range, never an abort.
+#[test]
+fn what_grows_during_a_run_stops_it_with_an_error_under_a_memory_limit() {
+    let (mut ran, mut stopped) = (0, 0);
+    for mib in [300, 600, 2000] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v {}; exec \"$0\" samples/pass_token.spu -D P=256 -D Q=8 --set cb.size_kib=1024 --threads 1 -q",
+                mib << 10
+            ))
+            .arg(env!("CARGO_BIN_EXE_spu-emu"))
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .output()
+            .expect("sh runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => ran += 1,
+            Some(1) if err.contains("could no longer allocate the 64 MiB a run keeps free") => {
+                stopped += 1
+            }
+            code => panic!("under `ulimit -v` of {mib} MiB: exit {code:?}\n{err}"),
+        }
+    }
+    assert!(ran > 0 && stopped > 0, "{ran} ran, {stopped} stopped");
+}

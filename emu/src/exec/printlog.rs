@@ -75,6 +75,7 @@ pub struct PrintLog {
     dropped: u64,
     dropped_bytes: u64,
     limit: usize,
+    starved: u64,
 }
 
 impl Default for PrintLog {
@@ -88,6 +89,7 @@ impl Default for PrintLog {
             dropped: 0,
             dropped_bytes: 0,
             limit: OUTPUT_LIMIT,
+            starved: 0,
         }
     }
 }
@@ -103,12 +105,20 @@ pub struct Printed {
     pub dropped: u64,
     pub dropped_bytes: u64,
     pub limit: usize,
+    /// Of the dropped texts, those the host had no memory for (a memory limit).
+    pub starved: u64,
 }
 
 impl Printed {
     /// The note for standard error when texts were dropped.
     pub fn dropped_note(&self) -> Option<String> {
         (self.dropped > 0).then(|| {
+            if self.starved > 0 {
+                return format!(
+                    "warning: {} of {} `printf` texts were dropped because this process could not allocate memory to keep them (a memory limit such as `ulimit -v`); raise the limit, or print less",
+                    self.dropped, self.calls
+                );
+            }
             format!(
                 "warning: `printf` output is limited to {} per run: the last {} of {} texts (in output order, {} in all) were dropped; raise the limit with `--printf-limit BYTES` (at most {}), or print less, e.g. from fewer threads",
                 bytes_text(self.limit as u64),
@@ -159,12 +169,20 @@ impl PrintLog {
         if self.buf.len() - self.bytes > self.bytes / 8 + DEAD_SLACK {
             self.compact();
         }
-        let off = self.buf.len();
-        grow(&mut self.buf, text.len());
-        self.buf.extend_from_slice(text);
-        if self.kept.len() == self.kept.capacity() {
-            self.kept.reserve_exact(self.kept.len() / 16 + 64);
+        // Room the host cannot give (a memory limit) drops the text, as the
+        // bound does, rather than ending the run.
+        let room = self.kept.len() < self.kept.capacity()
+            || self
+                .kept
+                .try_reserve_exact(self.kept.len() / 16 + 64)
+                .is_ok();
+        if !room || !grow(&mut self.buf, text.len()) {
+            self.starved += 1;
+            self.drop_text(text.len());
+            return;
         }
+        let off = self.buf.len();
+        self.buf.extend_from_slice(text);
         // The bound (at most MAX_OUTPUT_LIMIT) keeps offsets and lengths in u32.
         self.kept.push(Kept {
             block,
@@ -212,16 +230,19 @@ impl PrintLog {
             dropped: log.dropped,
             dropped_bytes: log.dropped_bytes,
             limit,
+            starved: log.starved,
         }
     }
 }
 
 /// Makes room in `buf` for `more` bytes, growing it by a sixteenth at least,
-/// not doubling it, so its capacity stays close to what it holds.
-fn grow(buf: &mut Vec<u8>, more: usize) {
-    if buf.capacity() - buf.len() < more {
-        buf.reserve_exact(more.max(buf.len() / 16 + 4096));
-    }
+/// not doubling it, so its capacity stays close to what it holds; false when
+/// the host cannot give it.
+fn grow(buf: &mut Vec<u8>, more: usize) -> bool {
+    buf.capacity() - buf.len() >= more
+        || buf
+            .try_reserve_exact(more.max(buf.len() / 16 + 4096))
+            .is_ok()
 }
 
 /// A shared [`PrintLog`]: every unit of a run adds to it.

@@ -280,7 +280,7 @@ pub(super) fn check_state_size(
 
 /// Memory beyond the state estimate that a run is checked to be able to get
 /// before it starts (statistics, reports), besides [`THREAD_BYTES`] a host thread.
-const HEADROOM_BYTES: u64 = 64 << 20;
+pub const HEADROOM_BYTES: u64 = 64 << 20;
 
 /// The address space a worker thread may take: its stack and the heap the
 /// system's allocator gives each thread (64 MiB of address space with glibc).

@@ -18,6 +18,6 @@ mod params;
 pub mod plan;
 mod sizes;
 
-pub use checks::CACHE_LINE_STATE_BYTES;
+pub use checks::{CACHE_LINE_STATE_BYTES, HEADROOM_BYTES};
 pub use error::{LoadError, MAX_STATE_BYTES, RUN_BYTES, StateEstimate};
 pub use image::{DmaPlan, Image, LaunchDims, LoadOptions, load};

@@ -170,6 +170,15 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
+    /// The process could no longer allocate the headroom a run keeps free (a
+    /// memory limit such as `ulimit -v` reached by what grows during the run).
+    HostMemory {
+        /// The cycle it stopped at; `None` in functional mode.
+        cycle: Option<u64>,
+        headroom: u64,
+        blocks_done: u64,
+        blocks_total: u64,
+    },
 }
 
 /// The link of a CB checker error: who writes it, how far both ends got, and

@@ -335,6 +335,24 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: interrupted{at} with {blocks_done} of {blocks_total} blocks finished"
             );
         }
+        Stop::HostMemory {
+            cycle,
+            headroom,
+            blocks_done,
+            blocks_total,
+        } => {
+            let at = cycle.map_or(String::new(), |c| format!(" at cycle {}", grouped(c)));
+            let _ = writeln!(
+                s,
+                "error: the run stopped{at} with {blocks_done} of {blocks_total} blocks finished: this process could no longer allocate the {} MiB a run keeps free beside what it holds (a memory limit such as `ulimit -v`, or too little free memory); what grows during a run (recordings for --html and --sample-interval, kept printf text, spilled CB tiles, threads' local memory) reached it",
+                headroom >> 20
+            );
+            note(
+                &mut s,
+                2,
+                "help: raise the memory limit, or record less (a smaller --printf-limit, a larger --sample-interval, no --html), or run a smaller launch",
+            );
+        }
         Stop::InstructionLimit {
             limit,
             blocks_done,

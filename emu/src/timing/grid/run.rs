@@ -307,6 +307,7 @@ impl Grid<'_> {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), Box<Stop>> {
         self.check_interrupt(now)?;
+        self.check_headroom(now)?;
         progress(Progress {
             cycle: now,
             blocks_done: self.blocks_done,
@@ -472,6 +473,26 @@ impl Grid<'_> {
                     all
                 }),
         })
+    }
+
+    /// Stops the run when the process can no longer allocate the headroom a run
+    /// keeps free (checked with progress: every few thousand steps), so that a
+    /// memory limit reached by what grows during the run (recordings, printf
+    /// text, spilled tiles, local memory) is an error, not an abort.
+    fn check_headroom(&self, now: u64) -> Result<(), Box<Stop>> {
+        let headroom = crate::load::HEADROOM_BYTES;
+        if Vec::<u8>::new()
+            .try_reserve_exact(headroom as usize)
+            .is_err()
+        {
+            return Err(Box::new(Stop::HostMemory {
+                cycle: (!self.functional).then_some(now),
+                headroom,
+                blocks_done: self.blocks_done,
+                blocks_total: self.blocks_total,
+            }));
+        }
+        Ok(())
     }
 
     /// Stops the run if Ctrl-C was pressed.
