@@ -284,7 +284,7 @@ pub fn const_f32(e: &SExpr<'_>, params: &[ParamInfo]) -> Result<f32, Diagnostic>
         Expr::Float(t) => match parse_f32(t) {
             Some(v) if v.is_finite() || t.starts_with("0f") || t.starts_with("0F") => Ok(v),
             Some(_) => Err(Diagnostic::error(
-                format!("`{t}` does not fit in .f32"),
+                format!("`{}` does not fit in .f32", spu_io::quote::shorten(t)),
                 e.span.clone(),
             )
             .label(format!("expected a magnitude of at most {:e}", f32::MAX))),
@@ -494,10 +494,11 @@ fn f64_literal(t: &str, e: &SExpr<'_>) -> Result<f64, Diagnostic> {
         Some(v) if v.is_finite() || ["0f", "0F", "0d", "0D"].iter().any(|p| t.starts_with(p)) => {
             Ok(v)
         }
-        Some(_) => Err(
-            Diagnostic::error(format!("`{t}` does not fit in .f64"), e.span.clone())
-                .label(format!("expected a magnitude of at most {:e}", f64::MAX)),
-        ),
+        Some(_) => Err(Diagnostic::error(
+            format!("`{}` does not fit in .f64", spu_io::quote::shorten(t)),
+            e.span.clone(),
+        )
+        .label(format!("expected a magnitude of at most {:e}", f64::MAX))),
         None => Err(Diagnostic::error("malformed float literal", e.span.clone())),
     }
 }

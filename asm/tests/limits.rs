@@ -810,3 +810,27 @@ fn blocks_nest_256_deep_and_cost_what_they_declare() {
         "    { .reg .u32 %t;\n    mov.u32 %t, 1; }\n    { .reg .u32 %t;\n    mov.u32 %t, 2; }";
     asm(&kernel("", again)).expect("a name declared again in the next block");
 }
+
+/// A float literal too large for its type is named by its start and length,
+/// not repeated whole (a literal of a million digits made a message as long).
+#[test]
+fn a_huge_float_literal_is_named_by_its_start() {
+    let literal = format!("1e{}", "9".repeat(1_000_000));
+    for src in [
+        kernel("", &format!("    add.f32 %f0, %f0, {literal};")),
+        kernel(&format!(".param .f64 A = {literal};"), ""),
+    ] {
+        let diags = asm(&src).expect_err("must not assemble");
+        let d = diags
+            .items
+            .iter()
+            .find(|d| d.severity == spu_asm::Severity::Error)
+            .expect("an error");
+        assert!(
+            d.message.contains("(1000002 bytes)` does not fit in .f"),
+            "{}",
+            d.message
+        );
+        assert!(d.message.len() < 200, "{}", d.message.len());
+    }
+}

@@ -198,10 +198,11 @@ fn check_value(v: Num, ty: Ty, is_step: bool, arg: &SExpr<'_>) -> Result<(), Dia
     }
     let (lo, hi) = int_range(ty, is_step);
     if x < lo || x > hi {
-        return Err(
-            Diagnostic::error(format!("`{text}` does not fit in .{ty}"), arg.span.clone())
-                .label(format!("expected {lo}..={hi}")),
-        );
+        return Err(Diagnostic::error(
+            format!("`{}` does not fit in .{ty}", spu_io::quote::shorten(&text)),
+            arg.span.clone(),
+        )
+        .label(format!("expected {lo}..={hi}")));
     }
     Ok(())
 }
@@ -220,10 +221,11 @@ fn check_float(v: f64, ty: Ty, text: &str, arg: &SExpr<'_>) -> Result<(), Diagno
         _ => format!("{hi:e}"),
     };
     if !ty.holds(v) {
-        return Err(
-            Diagnostic::error(format!("`{text}` does not fit in .{ty}"), arg.span.clone())
-                .label(format!("expected a magnitude of at most {shown}")),
-        );
+        return Err(Diagnostic::error(
+            format!("`{}` does not fit in .{ty}", spu_io::quote::shorten(&text)),
+            arg.span.clone(),
+        )
+        .label(format!("expected a magnitude of at most {shown}")));
     }
     Ok(())
 }
