@@ -475,8 +475,12 @@ pub fn cmd_plot(args: PlotArgs) -> Result<ExitCode> {
 /// results folder's own, or inside its [`STATE_DIRS`].
 fn refuse_inputs(store: &Store, plan: &Plan, output: &Path) -> Result<()> {
     let mut inputs = plan_inputs(plan);
-    let mut found: Vec<PathBuf> = crate::OWN_FILES.iter().map(|f| store.dir.join(f)).collect();
-    for sub in STATE_DIRS {
+    let mut found: Vec<PathBuf> = crate::OWN_FILES
+        .iter()
+        .chain(&["tables.md"])
+        .map(|f| store.dir.join(f))
+        .collect();
+    for sub in STATE_DIRS.iter().chain(&["tables"]) {
         files_under(&store.dir.join(sub), &mut found);
     }
     for f in found {
@@ -526,13 +530,15 @@ fn own_place(store: &Store, output: &Path) -> Option<String> {
     let mut parts = rel.components();
     let first = parts.next()?.as_os_str().to_str()?;
     let last = parts.next().is_none();
-    if STATE_DIRS.contains(&first) {
+    // The summary tables (`tables.md`, `tables/`) are the reports `collect`
+    // rewrites: not for a plot either.
+    if STATE_DIRS.contains(&first) || first == "tables" {
         Some(if last {
             format!("the folder `{first}/`")
         } else {
             format!("inside `{first}/`")
         })
-    } else if last && crate::OWN_FILES.contains(&first) {
+    } else if last && (crate::OWN_FILES.contains(&first) || first == "tables.md") {
         Some(format!("the file `{first}`"))
     } else {
         None

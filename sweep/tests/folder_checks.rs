@@ -170,6 +170,7 @@ fn plot_o_never_writes_a_new_file_among_the_results_folders_own() {
     std::fs::remove_file(&record).unwrap();
     std::fs::create_dir_all(o.join("running")).unwrap();
     std::fs::create_dir_all(o.join("slurm")).unwrap();
+    std::fs::create_dir_all(o.join("tables")).unwrap();
     let id = record.file_stem().unwrap().to_str().unwrap().to_string();
     let spelled = format!("{out}/plots/../runs/x.svg");
     let targets = [
@@ -177,6 +178,7 @@ fn plot_o_never_writes_a_new_file_among_the_results_folders_own() {
         runs.join("anything.svg").display().to_string(),
         o.join("running").join(&id).display().to_string(),
         o.join("slurm/batch-0.sh").display().to_string(),
+        o.join("tables/t.md").display().to_string(),
         spelled,
     ];
     std::fs::create_dir_all(o.join("plots")).unwrap();
@@ -190,6 +192,21 @@ fn plot_o_never_writes_a_new_file_among_the_results_folders_own() {
         );
         assert!(!Path::new(t).exists(), "{t} was written");
     }
+    // The summary report `collect` writes is not a plot's either.
+    let tables = o.join("tables.md");
+    let before = std::fs::read(&tables).ok();
+    let r = sweep(&[
+        "plot",
+        &out,
+        "--x",
+        "N",
+        "--y",
+        "cycles",
+        "-o",
+        tables.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r.stderr));
+    assert_eq!(std::fs::read(&tables).ok(), before);
     let o = sweep(&["status", &out]);
     let all = text(&o.stdout) + &text(&o.stderr);
     assert!(o.status.success(), "{all}");
