@@ -222,7 +222,7 @@ fn check_float(v: f64, ty: Ty, text: &str, arg: &SExpr<'_>) -> Result<(), Diagno
     };
     if !ty.holds(v) {
         return Err(Diagnostic::error(
-            format!("`{}` does not fit in .{ty}", spu_io::quote::shorten(&text)),
+            format!("`{}` does not fit in .{ty}", spu_io::quote::shorten(text)),
             arg.span.clone(),
         )
         .label(format!("expected a magnitude of at most {shown}")));

@@ -495,7 +495,7 @@ fn unfollowed(r: &str, n: &str, why: &str, at: &Span) -> Diagnostic {
         at.clone(),
     )
     .label("not followed")
-    .help(format!(
-        "the assembler follows a struct's address through registers written once, in straight-line code, as clang writes it outside loops; read the fields by constant offsets (`s.x`, not `s.w[i]` in a loop), or pass what the loop reads as a buffer or as parameters of their own"
-    ))
+    .help(
+        "the assembler follows a struct's address through registers written once, in straight-line code, as clang writes it outside loops; read the fields by constant offsets (`s.x`, not `s.w[i]` in a loop), or pass what the loop reads as a buffer or as parameters of their own",
+    )
 }

@@ -170,6 +170,9 @@ pub enum Stop {
         blocks_done: u64,
         blocks_total: u64,
     },
+    /// The run finished, but the outputs its recordings make (`needed` bytes)
+    /// cannot be allocated (a memory limit such as `ulimit -v`).
+    OutputMemory { needed: u64 },
     /// The process could no longer allocate the headroom a run keeps free (a
     /// memory limit such as `ulimit -v` reached by what grows during the run).
     HostMemory {

@@ -33,6 +33,9 @@ pub struct UnitSampler {
     limit: usize,
     /// Cumulative (counts, busy cycles) at each boundary.
     snapshots: Vec<(ComponentCounts, u64)>,
+    /// A snapshot the host had no memory for (a memory limit) was lost: the
+    /// run's samples cannot be trusted.
+    pub starved: bool,
 }
 
 /// Per-interval activity.
@@ -51,6 +54,7 @@ impl UnitSampler {
             next: interval.max(1),
             limit: MAX_SAMPLES,
             snapshots: Vec::new(),
+            starved: false,
         }
     }
 
@@ -81,6 +85,10 @@ impl UnitSampler {
         let counts = counts();
         while now >= self.next {
             let at = self.next;
+            if self.snapshots.try_reserve(1).is_err() {
+                self.starved = true;
+                return;
+            }
             self.snapshots.push((counts.clone(), busy_until(at)));
             self.next += self.interval;
             if self.snapshots.len() >= self.limit {
@@ -102,6 +110,11 @@ impl UnitSampler {
         self.next = (self.snapshots.len() as u64 + 1) * self.interval;
     }
 
+    /// Snapshots kept.
+    pub fn kept(&self) -> usize {
+        self.snapshots.len()
+    }
+
     /// Closes the last interval at `end`.
     pub fn finish(
         &mut self,
@@ -111,6 +124,10 @@ impl UnitSampler {
     ) {
         self.observe(end, &counts, &busy_until);
         if end > self.next - self.interval {
+            if self.snapshots.try_reserve(1).is_err() {
+                self.starved = true;
+                return;
+            }
             self.snapshots.push((counts(), busy_until(end)));
         }
     }

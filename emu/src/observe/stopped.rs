@@ -335,6 +335,18 @@ pub fn render_stop(stop: &Stop, kernel: &Kernel, image: &Image) -> String {
                 "error: interrupted{at} with {blocks_done} of {blocks_total} blocks finished"
             );
         }
+        Stop::OutputMemory { needed } => {
+            let _ = writeln!(
+                s,
+                "error: the run finished, but this process cannot allocate the {} MiB the statistics and reports of its recordings (--sample-interval samples, --html activity) need (a memory limit such as `ulimit -v`, or too little free memory)",
+                needed.div_ceil(1 << 20)
+            );
+            note(
+                &mut s,
+                2,
+                "help: raise the memory limit, or record less: a larger --sample-interval, no --html, or a smaller launch",
+            );
+        }
         Stop::HostMemory {
             cycle,
             headroom,

@@ -281,6 +281,9 @@ impl Grid<'_> {
                 self.report(now, progress)?;
             } else {
                 self.check_interrupt(now)?;
+                if self.recording() {
+                    self.check_headroom(now)?;
+                }
             }
         }
     }
