@@ -31,6 +31,33 @@ fn load(
     spu_emu::load(kernel.module, machine, &Default::default())
 }
 
+/// Runs `spu-emu ARGS` (from the repository) under `ulimit -v` of `mib` MiB;
+/// true when it ran, false when it stopped with an error `says` one of, and a
+/// failed test otherwise (an abort, a panic, another error).
+fn under_limit(mib: u64, args: &[&str], says: &[&str]) -> bool {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {}; exec \"$@\"", mib << 10))
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_spu-emu"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .expect("sh runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => true,
+        Some(1)
+            if says.iter().any(|s| err.contains(s))
+                && !err.contains("panicked")
+                && !err.contains("memory allocation of") =>
+        {
+            false
+        }
+        code => panic!("under `ulimit -v` of {mib} MiB: exit {code:?}\n{err}"),
+    }
+}
+
 /// 64 x 64 SMs holding blocks of 1 024 threads take about 0.8 GiB of state:
 /// beside 0.5 GiB of buffers that runs, beside 1 GiB the two are refused
 /// together with their breakdown, unless `memory.global_mib` is set above
@@ -93,28 +120,15 @@ fn a_memory_limit_is_an_error_at_any_size() {
     let path = dir.path().join("k.spu");
     std::fs::write(&path, kernel(1, 577, None).replace("1024", "32")).unwrap();
     let (mut ran, mut refused) = (0, 0);
+    let path = path.to_str().unwrap();
     for mib in (256..1536).step_by(2) {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "ulimit -v {}; exec \"$0\" \"$1\" --threads 4 -q",
-                mib << 10
-            ))
-            .arg(env!("CARGO_BIN_EXE_spu-emu"))
-            .arg(&path)
-            .output()
-            .expect("sh runs");
-        let err = String::from_utf8_lossy(&out.stderr);
-        match out.status.code() {
-            Some(0) => ran += 1,
-            Some(1)
-                if err.contains("could not allocate")
-                    && !err.contains("panicked")
-                    && !err.contains("memory allocation of") =>
-            {
-                refused += 1
-            }
-            code => panic!("under `ulimit -v` of {mib} MiB: exit {code:?}\n{err}"),
+        match under_limit(
+            mib,
+            &[path, "--threads", "4", "-q"],
+            &["could not allocate"],
+        ) {
+            true => ran += 1,
+            false => refused += 1,
         }
     }
     // The range covers both outcomes.
@@ -217,30 +231,15 @@ fn local_memory_growing_under_a_memory_limit_is_an_error_not_an_abort() {
     )
     .unwrap();
     let (mut ran, mut stopped) = (0, 0);
+    let path = path.to_str().unwrap();
+    // Refused before the run, stopped as the headroom ran out, or a fault where
+    // a warp's local memory could not grow.
+    let says = ["could not allocate", "could no longer allocate"];
     for mib in (1300..=1550).step_by(50) {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "ulimit -v {}; exec \"$0\" \"$1\" --machine gtx480 --threads 2 -q",
-                mib << 10
-            ))
-            .arg(env!("CARGO_BIN_EXE_spu-emu"))
-            .arg(&path)
-            .output()
-            .expect("sh runs");
-        let err = String::from_utf8_lossy(&out.stderr);
-        match out.status.code() {
-            Some(0) => ran += 1,
-            // Refused before the run, stopped as the headroom ran out, or a
-            // fault where a warp's local memory could not grow.
-            Some(1)
-                if (err.contains("could not allocate")
-                    || err.contains("could no longer allocate"))
-                    && !err.contains("memory allocation of") =>
-            {
-                stopped += 1
-            }
-            code => panic!("under `ulimit -v` of {mib} MiB: exit {code:?}\n{err}"),
+        let args = [path, "--machine", "gtx480", "--threads", "2", "-q"];
+        match under_limit(mib, &args, &says) {
+            true => ran += 1,
+            false => stopped += 1,
         }
     }
     // The range covers both outcomes.
@@ -254,24 +253,26 @@ fn local_memory_growing_under_a_memory_limit_is_an_error_not_an_abort() {
 #[test]
 fn what_grows_during_a_run_stops_it_with_an_error_under_a_memory_limit() {
     let (mut ran, mut stopped) = (0, 0);
+    let args = [
+        "samples/pass_token.spu",
+        "-D",
+        "P=256",
+        "-D",
+        "Q=8",
+        "--set",
+        "cb.size_kib=1024",
+        "--threads",
+        "1",
+        "-q",
+    ];
     for mib in [300, 600, 2000] {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "ulimit -v {}; exec \"$0\" samples/pass_token.spu -D P=256 -D Q=8 --set cb.size_kib=1024 --threads 1 -q",
-                mib << 10
-            ))
-            .arg(env!("CARGO_BIN_EXE_spu-emu"))
-            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-            .output()
-            .expect("sh runs");
-        let err = String::from_utf8_lossy(&out.stderr);
-        match out.status.code() {
-            Some(0) => ran += 1,
-            Some(1) if err.contains("could no longer allocate the 64 MiB a run keeps free") => {
-                stopped += 1
-            }
-            code => panic!("under `ulimit -v` of {mib} MiB: exit {code:?}\n{err}"),
+        match under_limit(
+            mib,
+            &args,
+            &["could no longer allocate the 64 MiB a run keeps free"],
+        ) {
+            true => ran += 1,
+            false => stopped += 1,
         }
     }
     assert!(ran > 0 && stopped > 0, "{ran} ran, {stopped} stopped");
