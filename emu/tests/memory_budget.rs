@@ -277,3 +277,31 @@ fn what_grows_during_a_run_stops_it_with_an_error_under_a_memory_limit() {
     }
     assert!(ran > 0 && stopped > 0, "{ran} ran, {stopped} stopped");
 }
+
+/// The recordings a run is asked for (samples, the activity a page draws) grow
+/// with its length, up to their bounds: those bounds count in the memory checked
+/// before the run, so a limit that leaves them no room is an error before the
+/// run, not an abort while the recordings or their outputs are built.
+#[test]
+fn recordings_count_in_the_memory_checked_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.spu");
+    std::fs::write(
+        &path,
+        ".global .u32 OUT[4096] = zeros;\n.launch grid(4096) block(32);\n\
+         .entry k {\n    .reg .u32 %r<6>;\n    .reg .pred %p;\n    mov.u32 %r1, 0;\n\
+         STEP:\n    add.u32 %r1, %r1, 1;\n    setp.lt.u32 %p, %r1, 50;\n    @%p bra STEP;\n\
+         exit;\n}\n",
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let html = dir.path().join("page.html");
+    let plain = [path, "-q", "--grid", "64x64", "--threads", "1"];
+    assert!(under_limit(400, &plain, &[]), "the plain run fits");
+    let says = ["could not allocate that much"];
+    let sampled = [&plain[..], &["--sample-interval", "1"]].concat();
+    assert!(!under_limit(400, &sampled, &says), "samples are refused");
+    let page = [&plain[..], &["--html", html.to_str().unwrap()]].concat();
+    assert!(!under_limit(400, &page, &says), "a page is refused");
+    assert!(!html.exists());
+}

@@ -94,6 +94,8 @@ pub fn execute(req: &Request) -> Result<Reply, RunFailure> {
         dumps: Vec::new(),
         race_check: false,
         host_threads: 1,
+        // Counted by the run from its recordings.
+        recording_bytes: 0,
     };
     let control = spu_emu::RunControl {
         max_cycles: run.max_cycles,

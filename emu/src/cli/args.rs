@@ -242,6 +242,7 @@ impl RunArgs {
             dumps: self.dumps.clone(),
             race_check: self.race_check,
             host_threads: self.threads.map_or_else(default_threads, |n| n as usize),
+            recording_bytes: 0,
         }
     }
 }

@@ -116,7 +116,11 @@ pub fn run_traced(
     let kernel = read(kernel_path, &args.include_dirs, args.clang.as_deref())?;
     included(&kernel.included)?;
     warnings(&kernel.warnings);
-    let image = load(kernel.module.clone(), &machine, &args.load_options())?;
+    let options = crate::LoadOptions {
+        recording_bytes: recording_bytes(&control, &machine),
+        ..args.load_options()
+    };
+    let image = load(kernel.module.clone(), &machine, &options)?;
     let bar = (show_progress && std::io::stdout().is_terminal()).then(|| {
         let bar = ProgressBar::new(image.launch.grid.iter().map(|&g| u64::from(g)).product());
         bar.set_style(
@@ -176,6 +180,7 @@ pub fn run_file(
     // The threads the run will use count in the memory checked before it.
     let options = crate::LoadOptions {
         host_threads: options.host_threads.max(control.threads),
+        recording_bytes: recording_bytes(&control, machine),
         ..options.clone()
     };
     let image = load(kernel.module.clone(), machine, &options)?;
@@ -188,6 +193,27 @@ pub fn run_file(
         None,
         &mut |_| {},
     )
+}
+
+/// The most the run's recordings may take, by their bounds: the samples of
+/// `--sample-interval` (and those a page takes) and the activity of `--html` and
+/// `--timeline`, each about three times over for the outputs made from them.
+fn recording_bytes(control: &RunControl, machine: &Machine) -> u64 {
+    use crate::observe::{activity, counters::ComponentCounts, samples};
+    let (cols, rows) = (machine.grid_cols as usize, machine.grid_rows as usize);
+    // SMs and the boundary units around them.
+    let units = cols * rows + 2 * (cols + rows);
+    let snapshots = control.sample_interval.map_or(0, |_| {
+        units * control.sample_limit.min(samples::per_unit_limit(units))
+    });
+    let segments = if control.activity {
+        units * (activity::MAX_RECORDED / units).max(1024)
+    } else {
+        0
+    };
+    let bytes = snapshots * std::mem::size_of::<(ComponentCounts, u64)>()
+        + segments * std::mem::size_of::<activity::Segment>();
+    3 * bytes as u64
 }
 
 /// Reads or assembles a kernel, keeping assembler diagnostics for printing.

@@ -300,8 +300,9 @@ pub(super) fn check_host_memory(
     state_bytes: u64,
     global_bytes: u64,
     threads: usize,
+    recording_bytes: u64,
 ) -> Result<(), LoadError> {
-    let headroom = headroom(threads);
+    let headroom = headroom(threads).saturating_add(recording_bytes);
     let mut trial: Vec<u8> = Vec::new();
     if trial
         .try_reserve_exact((state_bytes + headroom) as usize)

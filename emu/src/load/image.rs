@@ -39,6 +39,10 @@ pub struct LoadOptions {
     /// Host threads the run will use (`--threads`; 0 is taken as 1): each
     /// counts in the memory checked before the run.
     pub host_threads: usize,
+    /// The most the run's recordings (samples, activity for pages and
+    /// timelines) and the outputs made from them may take: counted in the
+    /// memory checked before the run.
+    pub recording_bytes: u64,
 }
 
 /// Evaluated launch dimensions.
@@ -426,7 +430,12 @@ pub fn load(module: Module, machine: &Machine, options: &LoadOptions) -> Result<
         options.race_check,
         global_bytes,
     )?;
-    check_host_memory(room.state_bytes, global_bytes, options.host_threads)?;
+    check_host_memory(
+        room.state_bytes,
+        global_bytes,
+        options.host_threads,
+        options.recording_bytes,
+    )?;
     check_machine_fit(&module, &program, machine, grid)?;
     let mut dma = [None; 4];
     for d in &module.dma {
