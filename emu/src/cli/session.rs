@@ -241,8 +241,7 @@ fn simulate_loaded(
     tracer: Option<crate::observe::trace::Tracer>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Session, SessionError> {
-    let run = crate::simulate_traced(&mut image, &machine, control, tracer, progress)
-        .and_then(|result| outputs_fit(&result).map(|()| result));
+    let run = crate::simulate_traced(&mut image, &machine, control, tracer, progress);
     let printed = image.program.printed.take();
     match run {
         Ok(result) => Ok(Session {
@@ -259,29 +258,6 @@ fn simulate_loaded(
             printed,
         }),
     }
-}
-
-/// Checks that the outputs built from a finished run's recordings (the samples
-/// of `--sample-interval` and the activity `--html` draws, each written out as
-/// numbers in several forms) can be allocated beside the run's headroom: under
-/// a memory limit that leaves too little, an error, not an abort while the
-/// statistics or the page are built.
-fn outputs_fit(result: &crate::RunResult) -> Result<(), Box<crate::Stop>> {
-    let samples = result.samples.as_ref().map_or(0, |s| {
-        s.intervals.len() as u64
-            * std::mem::size_of::<crate::observe::counters::ComponentCounts>() as u64
-    });
-    let activity = result.activity.as_ref().map_or(0, |a| {
-        a.units.iter().map(|u| u.len() as u64).sum::<u64>()
-            * std::mem::size_of::<crate::observe::activity::Segment>() as u64
-    });
-    // The statistics copy the samples and write them as text (about 4 times
-    // their size); the page draws the activity (about 3 times).
-    let needed = 4 * samples + 3 * activity + crate::load::HEADROOM_BYTES;
-    if samples + activity > 0 && Vec::<u8>::new().try_reserve_exact(needed as usize).is_err() {
-        return Err(Box::new(crate::Stop::OutputMemory { needed }));
-    }
-    Ok(())
 }
 
 /// Prints a command-line failure: the details a session error carries

@@ -281,9 +281,6 @@ impl Grid<'_> {
                 self.report(now, progress)?;
             } else {
                 self.check_interrupt(now)?;
-                if self.recording() {
-                    self.check_headroom(now)?;
-                }
             }
         }
     }

@@ -76,8 +76,6 @@ impl Grid<'_> {
             iterations += 1;
             if iterations % 4096 == 0 {
                 self.report(now, progress)?;
-            } else if iterations % 16 == 0 && self.recording() {
-                self.check_headroom(now)?;
             }
         }
     }
@@ -488,7 +486,7 @@ impl Grid<'_> {
     /// keeps free (checked with progress: every few thousand steps), so that a
     /// memory limit reached by what grows during the run (recordings, printf
     /// text, spilled tiles, local memory) is an error, not an abort.
-    pub(super) fn check_headroom(&self, now: u64) -> Result<(), Box<Stop>> {
+    fn check_headroom(&self, now: u64) -> Result<(), Box<Stop>> {
         let headroom = crate::load::HEADROOM_BYTES;
         if Vec::<u8>::new()
             .try_reserve_exact(headroom as usize)
@@ -502,12 +500,6 @@ impl Grid<'_> {
             }));
         }
         Ok(())
-    }
-
-    /// Whether the run records what grows with its length (samples, activity):
-    /// its headroom is then checked more often.
-    pub(super) fn recording(&self) -> bool {
-        self.activity || self.sampling.is_some()
     }
 
     /// Stops the run if Ctrl-C was pressed.
