@@ -350,6 +350,8 @@ impl Assembler<'_> {
             own: f.frame,
             ..Frame::default()
         };
+        self.frame.local_ptrs =
+            super::local::local_registers(text, f.start as usize, |n| self.frame.slot(n).is_some());
         let pc = self.code.len() as u32;
         self.labels[f.label as usize].pc = Some(pc);
         self.module.labels.push(Label {

@@ -5,8 +5,12 @@
 //! __local_depot0;` gives that offset and `[%SPL+8]` or `[__local_depot0+8]` reach
 //! it. A generic address of local memory (`cvta.local`) is the same offset: the
 //! assembler follows the registers that hold one (copies, sums and differences of a
-//! `cvta.local` result or a local array's name, in program order) and lowers a
-//! generic `ld`/`st` through such a register to `ld.local`/`st.local`.
+//! `cvta.local` result or a local array's name) and lowers a generic `ld`/`st`
+//! through such a register to `ld.local`/`st.local`. A register counts only when
+//! every write to it in the function makes a local address ([`local_registers`],
+//! before the function is lowered): one that is local on one path and shared or
+//! global on another (clang's join of two pointers) is not followed, and a generic
+//! access through it is refused rather than sent to local memory.
 
 use super::Assembler;
 use crate::ast::{Expr, Operand, SExpr, Spanned, Step, TyTok, walk};
@@ -103,6 +107,112 @@ fn names_any(e: &SExpr<'_>, pred: impl Fn(&str) -> bool) -> bool {
         _ => Ok(true),
     })
     .is_err()
+}
+
+/// How a write makes its register's value: a local address for certain, one if
+/// any of the registers it copies or sums holds one, or something else.
+enum Def {
+    Local,
+    From(Vec<String>),
+    Other,
+}
+
+/// The registers of the function or kernel whose header starts at byte `start`
+/// of `text` that hold a local address wherever they are read: every write to
+/// them is a `cvta.local`, a copy, sum or difference of a local array's or frame
+/// slot's name (`slot` tells the function's own), or of such a register. The
+/// largest such set (a pointer stepped in a loop, `add %rd5, %rd5, 4`, stays
+/// local), found by dropping registers with a write that is not local until none
+/// is left.
+pub(super) fn local_registers(
+    text: &str,
+    start: usize,
+    slot: impl Fn(&str) -> bool,
+) -> std::collections::HashSet<String> {
+    use crate::ast::Stmt;
+    let mut statements = crate::parse::Statements::new(text, start, false, false);
+    statements.next(); // the header
+    let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut defs: Vec<(String, Def)> = Vec::new();
+    let mut depth = 0u32;
+    for s in statements.by_ref() {
+        match &s.node {
+            Stmt::BlockOpen => depth += 1,
+            Stmt::BlockClose if depth > 0 => depth -= 1,
+            Stmt::BlockClose | Stmt::EntryOpen { .. } | Stmt::FuncOpen { .. } => break,
+            Stmt::Local { name, .. } | Stmt::Param { name, .. } | Stmt::ParamArray { name, .. } => {
+                names.insert(name.node);
+            }
+            Stmt::Instr {
+                mnemonic, operands, ..
+            } => {
+                let parts: Vec<&str> = mnemonic.node.split('.').collect();
+                if parts.first() == Some(&"st") {
+                    continue;
+                }
+                let written: Vec<&str> = match operands.first().map(|o| &o.node) {
+                    Some(Operand::Register(r)) => vec![*r],
+                    Some(Operand::Vector(rs)) => rs.iter().map(|r| r.node).collect(),
+                    Some(Operand::RegPred(r, p)) => vec![*r, p.node],
+                    _ => continue,
+                };
+                let def = match (written.as_slice(), operands.first().map(|o| &o.node)) {
+                    ([_], Some(Operand::Register(_))) => {
+                        let cvta_local = parts.first() == Some(&"cvta")
+                            && parts.get(1..3).is_some_and(|p| p.contains(&"local"));
+                        // clang writes `or.b64 %rd2, %rd1, 4;` for an offset below the
+                        // array's alignment (frames keep it), where it means `add`.
+                        let or_offset = parts.first() == Some(&"or")
+                            && matches!(operands.get(2).map(|o| &o.node), Some(Operand::Expr(_)));
+                        let copies = or_offset
+                            || matches!(parts.first(), Some(&"mov" | &"add" | &"sub" | &"cvt"));
+                        if cvta_local {
+                            Def::Local
+                        } else if !copies {
+                            Def::Other
+                        } else {
+                            let mut from = Vec::new();
+                            let mut local = false;
+                            for o in operands.iter().skip(1) {
+                                match &o.node {
+                                    Operand::Register(r) => from.push(r.to_string()),
+                                    Operand::Expr(e) => {
+                                        local |= names_any(e, |n| names.contains(n) || slot(n))
+                                    }
+                                    _ => {}
+                                }
+                            }
+                            if local { Def::Local } else { Def::From(from) }
+                        }
+                    }
+                    _ => Def::Other,
+                };
+                let mut written = written.into_iter();
+                if let Some(first) = written.next() {
+                    defs.push((first.to_string(), def));
+                }
+                defs.extend(written.map(|r| (r.to_string(), Def::Other)));
+            }
+            _ => {}
+        }
+    }
+    let mut held: std::collections::HashSet<String> = defs.iter().map(|(r, _)| r.clone()).collect();
+    loop {
+        let before = held.len();
+        for (r, def) in &defs {
+            let local = match def {
+                Def::Local => true,
+                Def::From(from) => from.iter().any(|f| held.contains(f)),
+                Def::Other => false,
+            };
+            if !local {
+                held.remove(r);
+            }
+        }
+        if held.len() == before {
+            return held;
+        }
+    }
 }
 
 impl Assembler<'_> {
@@ -221,13 +331,6 @@ impl Assembler<'_> {
         // address of a struct parameter: `mov.b64 %rd1, f_param_0;`).
         let is_local = |n: &str| self.frame.local(n).or(self.frame.slot(n)).is_some();
         let local_reg = |r: &str| self.frame.local_ptrs.contains(r);
-        // Whether a source operand is a local address (a register holding one or a
-        // local array's name).
-        let source_local = operands.iter().skip(1).any(|o| match &o.node {
-            Operand::Register(r) => local_reg(r),
-            Operand::Expr(e) => names_any(e, is_local),
-            _ => false,
-        });
         let names_local = operands.iter().any(|o| match &o.node {
             Operand::Expr(e) => names_any(e, is_local),
             Operand::Mem {
@@ -235,10 +338,6 @@ impl Assembler<'_> {
             } => names_any(e, is_local),
             _ => false,
         });
-        let dest = match operands.first().map(|o| &o.node) {
-            Some(Operand::Register(r)) => Some(r.to_string()),
-            _ => None,
-        };
         // `cvta.local`/`cvta.to.local`: generic and local addresses are the same.
         let cvta_local =
             parts.first() == Some(&"cvta") && parts.get(1..3).is_some_and(|p| p.contains(&"local"));
@@ -253,22 +352,6 @@ impl Assembler<'_> {
         let param_local = matches!(parts.first(), Some(&"ld" | &"st"))
             && parts.get(1) == Some(&"param")
             && mem_base.is_some_and(local_reg);
-        // Program order decides what a register holds.
-        if let Some(d) = &dest
-            && !matches!(parts.first(), Some(&"st"))
-        {
-            // clang writes `or.b64 %rd2, %rd1, 4;` for an offset below the
-            // array's alignment (frames keep it), where it means `add`.
-            let or_offset = parts.first() == Some(&"or")
-                && matches!(operands.get(2).map(|o| &o.node), Some(Operand::Expr(_)));
-            let copies =
-                or_offset || matches!(parts.first(), Some(&"mov" | &"add" | &"sub" | &"cvt"));
-            if cvta_local || (copies && source_local) {
-                self.frame.local_ptrs.insert(d.clone());
-            } else {
-                self.frame.local_ptrs.remove(d);
-            }
-        }
         if !(cvta_local || names_local || generic_local || param_local) {
             return false;
         }

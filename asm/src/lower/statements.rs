@@ -54,6 +54,10 @@ impl Assembler<'_> {
                 _ => open,
             };
             if self.active(owner) {
+                if matches!(s.node, Stmt::EntryOpen { .. }) {
+                    self.frame.local_ptrs =
+                        super::local::local_registers(text, s.span.start, |_| false);
+                }
                 if matches!(s.node, Stmt::BlockOpen) {
                     self.scope_open(&s.span, diags);
                     continue;

@@ -51,26 +51,69 @@ impl Lowering<'_> {
             ]));
         }
         let names = [format!("{}.lo", whole.0), format!("{}.hi", whole.0)];
-        let mov = Spanned {
-            node: "mov.b32",
-            span: mnemonic.span.clone(),
+        // (destination, source) of each half's move, with their spans.
+        let moves: Vec<((&str, &Span), (&str, &Span))> = names
+            .iter()
+            .zip(parts.iter())
+            .map(|(half, part)| {
+                let whole_half = (half.as_str(), whole.1);
+                let piece = (part.node, &part.span);
+                if unpack {
+                    (piece, whole_half)
+                } else {
+                    (whole_half, piece)
+                }
+            })
+            .collect();
+        fn reg<'a>((name, at): (&'a str, &Span)) -> Spanned<AstOperand<'a>> {
+            Spanned {
+                node: AstOperand::Register(name),
+                span: at.clone(),
+            }
+        }
+        let same = |a: (&str, &Span), b: (&str, &Span)| {
+            a.0.trim_start_matches('%') == b.0.trim_start_matches('%')
         };
-        let mut out = Vec::new();
-        for (half, part) in names.iter().zip(parts.iter()) {
-            let whole_half = Spanned {
-                node: AstOperand::Register(half.as_str()),
-                span: whole.1.clone(),
-            };
-            let piece = Spanned {
-                node: AstOperand::Register(part.node),
-                span: part.span.clone(),
-            };
-            let ops = if unpack {
-                [&piece, &whole_half]
+        let [first, second] = [moves[0], moves[1]];
+        // A `mov` reads its source before it writes: when the first move would
+        // overwrite what the second reads, the halves move the other way round,
+        // or, when they swap (`mov.b64 {%x.hi, %x.lo}, %x;`), by three `xor`s.
+        let steps: Vec<(&str, [(&str, &Span); 3])> =
+            if same(first.0, second.1) && same(second.0, first.1) {
+                if same(first.0, first.1) {
+                    Vec::new()
+                } else {
+                    let (a, b) = (first.0, second.0);
+                    vec![
+                        ("xor.b32", [a, a, b]),
+                        ("xor.b32", [b, b, a]),
+                        ("xor.b32", [a, a, b]),
+                    ]
+                }
+            } else if same(first.0, second.1) {
+                vec![
+                    ("mov.b32", [second.0, second.1, second.1]),
+                    ("mov.b32", [first.0, first.1, first.1]),
+                ]
             } else {
-                [&whole_half, &piece]
+                vec![
+                    ("mov.b32", [first.0, first.1, first.1]),
+                    ("mov.b32", [second.0, second.1, second.1]),
+                ]
             };
-            match self.machine_instr(guard, &mov, &ops, span) {
+        let mut out = Vec::new();
+        for (op, regs) in steps {
+            let m = Spanned {
+                node: op,
+                span: mnemonic.span.clone(),
+            };
+            let ops: Vec<Spanned<AstOperand<'_>>> = regs.iter().map(|r| reg(*r)).collect();
+            let ops: Vec<&Spanned<AstOperand<'_>>> = if op == "mov.b32" {
+                ops.iter().take(2).collect()
+            } else {
+                ops.iter().collect()
+            };
+            match self.machine_instr(guard, &m, &ops, span) {
                 Ok(v) => out.extend(v),
                 Err(e) => return Some(Err(e)),
             }

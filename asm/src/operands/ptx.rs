@@ -389,10 +389,24 @@ impl Lowering<'_> {
             let Some(cmp) = out.last_mut() else {
                 return Ok(out);
             };
-            let g = (
+            let mut g = (
                 cmp.instr.guard,
                 cmp.refs.iter().find(|r| r.slot == Slot::Guard).copied(),
             );
+            // The guard is read once, for the whole instruction: when it is a
+            // destination (`@%p1 setp.lt.u32 %p1|%p2, ...`), a copy taken before
+            // the comparison guards what follows it.
+            if let Some(r) = &mut g.1
+                && (r.vreg == p_vreg || Some(r.vreg) == q_vreg)
+            {
+                let copy = self.vregs.add(Class::Pred, None);
+                let mov = self.pred_op(Opcode::MovPred, copy, &[r.vreg], (Guard::Always, None))?;
+                r.vreg = copy;
+                out.insert(out.len() - 1, mov);
+            }
+            let Some(cmp) = out.last_mut() else {
+                return Ok(out);
+            };
             let Some((mut c, negated)) = c else {
                 // p = a cmp b; q = !p.
                 if let Some(q) = q_vreg {
