@@ -241,7 +241,13 @@ pub fn svg(
     p: &PlotSpec,
 ) -> Result<String, PlotError> {
     let (mut series, xs) = data(plan, records, p)?;
-    let numeric: Option<Vec<f64>> = xs.iter().map(|x| x.parse::<f64>().ok()).collect();
+    // Numbers whose axis, with its margins, is finite (a label `inf` or
+    // `1e308` is drawn as a category: an infinite range never finishes drawing).
+    let numeric: Option<Vec<f64>> = xs
+        .iter()
+        .map(|x| x.parse::<f64>().ok().filter(|v| v.is_finite()))
+        .collect::<Option<Vec<f64>>>()
+        .filter(|v| x_range(v).is_some());
     let bars = match p.kind.as_deref() {
         Some("bars") => true,
         Some(_) => false,
@@ -286,12 +292,22 @@ pub fn svg(
         .iter()
         .flat_map(|(_, pts)| pts.iter().map(|(_, y)| *y))
         .fold(0.0f64, f64::min);
-    let pad = (ymax - ymin).abs().max(f64::MIN_POSITIVE) * 0.08;
+    let pad = (ymax * 0.08 - ymin * 0.08).abs().max(f64::MIN_POSITIVE);
     let yrange = if ymin >= 0.0 {
         0.0..ymax + pad
     } else {
         ymin - pad..ymax + pad
     };
+    if !(yrange.start.is_finite() && yrange.end.is_finite()) {
+        return Err(PlotError {
+            plot: p.name.clone(),
+            message: format!(
+                "the values of `{}` reach {}, too far for an axis to hold them; plot a metric in other units, or leave out the runs that give them",
+                p.y,
+                if ymax.abs() >= ymin.abs() { ymax } else { ymin }
+            ),
+        });
+    }
     let mut out = String::new();
     let draw = |e: &dyn std::fmt::Display| PlotError {
         plot: p.name.clone(),
@@ -301,12 +317,7 @@ pub fn svg(
         let root = SVGBackend::with_string(&mut out, (900, 540)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw(&e))?;
         let xrange = match (&numeric, bars) {
-            (Some(v), false) => {
-                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let m = ((hi - lo) * 0.05).max(0.5);
-                (lo - m)..(hi + m)
-            }
+            (Some(v), false) => x_range(v).unwrap_or(-0.5..0.5),
             _ => -0.5..(xs.len() as f64 - 0.5),
         };
         let mut chart = ChartBuilder::on(&root)
@@ -404,6 +415,17 @@ pub fn svg(
         root.present().map_err(|e| draw(&e))?;
     }
     Ok(out)
+}
+
+
+/// The x axis of numeric values: their range with a margin of 5% (at least
+/// 0.5) each side, if that is finite.
+fn x_range(v: &[f64]) -> Option<std::ops::Range<f64>> {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let m = (hi * 0.05 - lo * 0.05).max(0.5);
+    let range = (lo - m)..(hi + m);
+    (range.start.is_finite() && range.end.is_finite()).then_some(range)
 }
 
 #[cfg(test)]

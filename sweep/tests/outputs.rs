@@ -586,3 +586,53 @@ fn a_component_priced_at_zero_reads_zero_not_empty() {
         "{jsonl}"
     );
 }
+
+/// A numeric x whose axis would be infinite once padded (a label `inf`, a
+/// parameter at the largest double) is drawn as categories; the drawing used to
+/// loop for ever. A metric too large for an axis is refused by name.
+#[test]
+fn plots_of_values_at_the_edge_of_the_doubles_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.spu"),
+        ".param .f64 A = 1.0;\n.param .u32 N = 256;\n.launch grid(1) block(32);\n.entry k {\n    exit;\n}\n",
+    )
+    .unwrap();
+    for (name, axis, x) in [
+        ("a", "label.x = [\"1\", \"inf\"]\nD.N = [256, 512]", "x"),
+        ("b", "D.A = [0.0, 1.7976931348623157e308]", "A"),
+    ] {
+        let spec = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &spec,
+            format!(
+                "name = \"{name}\"\n[base]\nkernel = \"k.spu\"\n[[axis]]\n{axis}\n[[plot]]\nname = \"p\"\nx = \"{x}\"\ny = \"cycles\"\n"
+            ),
+        )
+        .unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
+            .args(["run", spec.to_str().unwrap(), "--jobs", "1", "--out"])
+            .arg(dir.path().join(format!("out-{name}")))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                child.kill().unwrap();
+                panic!("{name}: the sweep did not finish in 120 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(status.success(), "{name}: {err}");
+        let svg = std::fs::read_to_string(dir.path().join(format!("out-{name}/plots/p.svg")))
+            .unwrap_or_else(|e| panic!("{name}: {e}: {err}"));
+        assert!(svg.contains("</svg>"), "{name}");
+    }
+}
