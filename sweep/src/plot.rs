@@ -417,7 +417,6 @@ pub fn svg(
     Ok(out)
 }
 
-
 /// The x axis of numeric values: their range with a margin of 5% (at least
 /// 0.5) each side, if that is finite.
 fn x_range(v: &[f64]) -> Option<std::ops::Range<f64>> {

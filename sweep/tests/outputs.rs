@@ -636,3 +636,76 @@ fn plots_of_values_at_the_edge_of_the_doubles_finish() {
         assert!(svg.contains("</svg>"), "{name}");
     }
 }
+
+/// The files a run's messages may quote besides the kernel keep its records
+/// private too: a private header of a kernel that does not assemble (which
+/// files it includes is then not known), and a private source beside a binary
+/// whose line table names it.
+#[test]
+fn records_are_no_more_readable_than_the_files_they_may_quote() {
+    let private = |p: &Path| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    };
+    let open = |p: &Path| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    };
+    let check = |out: &str, secret: &str| {
+        let written = files(Path::new(out));
+        let quoted: Vec<&PathBuf> = written
+            .iter()
+            .filter(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(secret)))
+            .collect();
+        assert!(!quoted.is_empty(), "nothing quotes {secret}: {written:?}");
+        for f in written
+            .iter()
+            .filter(|f| !f.starts_with(Path::new(out).join("running")))
+        {
+            assert_eq!(mode(f) & 0o077, 0, "{} is {:o}", f.display(), mode(f));
+        }
+    };
+    // An included header that does not parse.
+    let (d, spec, out) = setup("name = \"inc\"\n[base]\nkernel = \"k.spu\"\n");
+    let header = d.path().join("secret.h");
+    std::fs::write(&header, "PASSWORD_hunter2 = 1;\n").unwrap();
+    private(&header);
+    let kernel = d.path().join("k.spu");
+    std::fs::write(
+        &kernel,
+        "#include \"secret.h\"\n.launch grid(1) block(32);\n.entry k {\n    exit;\n}\n",
+    )
+    .unwrap();
+    open(&kernel);
+    open(Path::new(&spec));
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    check(&out, "PASSWORD_hunter2");
+
+    // A binary whose line table names a private source beside it, run to a fault.
+    let (d, spec, out) = setup("name = \"bin\"\n[base]\nkernel = \"k.bin\"\n");
+    let source = d.path().join("priv.spu");
+    std::fs::write(&source, "PASSWORD_hunter3\n").unwrap();
+    private(&source);
+    let listing = d.path().join("src.spu");
+    std::fs::write(
+        &listing,
+        ".launch grid(1) block(32);\n.file 0 \"priv.spu\";\n.entry e {\n    .reg .u32 %r<4>;\n\
+         .loc 0 1 1\n    mov.u32 %r1, 0x7;\n.loc 0 1 1\n    ld.global.u32 %r2, [%r1];\n    exit;\n}\n",
+    )
+    .unwrap();
+    let bin = d.path().join("k.bin");
+    // The workspace's assembler, built beside the sweep tool.
+    let asm = Path::new(env!("CARGO_BIN_EXE_spu-sweep")).with_file_name("spu-asm");
+    let o = std::process::Command::new(asm)
+        .arg(&listing)
+        .arg("-o")
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::remove_file(&listing).unwrap();
+    open(&bin);
+    open(Path::new(&spec));
+    let o = sweep(&["run", &spec, "--out", &out, "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    check(&out, "PASSWORD_hunter3");
+}

@@ -113,13 +113,27 @@ impl Planner<'_> {
 
     /// The parameters a kernel declares, read (or assembled) once while planning,
     /// so `D` values are checked before any run (`None` if it does not assemble),
-    /// and the files the assembler read for it besides the kernel.
+    /// and the files the assembler read for it besides the kernel. The files a
+    /// run's messages may quote narrow the sweep's file mode: those included, and
+    /// the sources beside the kernel its line table names; when it does not
+    /// assemble, which files its messages quote is not known, so its records are
+    /// private (600).
     fn params(&mut self, path: &Path) -> (Option<Vec<ParamDecl>>, Vec<PathBuf>) {
         let Ok(kernel) = spu_emu::read_kernel(path) else {
+            self.file_mode &= 0o600;
             return (None, Vec::new());
         };
         for f in &kernel.included {
             self.also_read(f);
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        for name in kernel.sources.keys() {
+            if let Some(file) = Path::new(name).file_name() {
+                self.also_read(&dir.join(file));
+            }
         }
         (Some(kernel.module.params), kernel.included)
     }
