@@ -114,6 +114,11 @@ fn write_output(cli: &Cli, path: &Path, bytes: &[u8], included: &[PathBuf]) -> R
 }
 
 fn run(cli: &Cli) -> Result<()> {
+    // Standard output redirected to the input (`spu-asm -d k.bin >> k.bin`).
+    spu_io::paths::check_distinct(
+        &[(format!("`{}`", cli.input.display()), cli.input.as_path())],
+        &[],
+    )?;
     let bytes = spu_isa::format::read_input(&cli.input)?;
     if cli.disassemble {
         let module = spu_isa::format::read_module(&bytes).with_context(|| {

@@ -42,6 +42,14 @@ fn file_id(path: &Path) -> Option<FileId> {
     }
 }
 
+/// The identity of the regular file standard output writes to, if it is one.
+fn stdout_file() -> Option<FileId> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let m = std::fs::File::from(fd).metadata().ok()?;
+    m.is_file().then(|| FileId::Inode(m.dev(), m.ino()))
+}
+
 /// Why the outputs cannot be written as asked.
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
@@ -51,6 +59,10 @@ pub enum PathError {
     OverwritesInput { output: String, input: String },
     #[error("{first} and {second} name the same file; give each output its own file")]
     SameOutput { first: String, second: String },
+    #[error(
+        "standard output is the input {input} (a redirection such as `>> FILE` to it); send standard output to another file"
+    )]
+    StdoutIsInput { input: String },
     #[error("{first} and {second} both write to standard output; send one of them to a file")]
     BothStdout { first: String, second: String },
     #[error("`-I {path}`: {reason}; name an existing folder the source may `#include` from")]
@@ -88,6 +100,15 @@ pub fn check_distinct(
         .filter_map(|(what, p)| Some((what, file_id(p)?)))
         .collect();
     let escape = |label: &str| crate::quote::escape(label).into_owned();
+    // What the tool prints goes to standard output: a regular file there (the
+    // shell's `>> kernel.spu`) must not be an input, as `cat` refuses.
+    if let Some(out) = stdout_file()
+        && let Some((input, _)) = inputs.iter().find(|(_, i)| *i == out)
+    {
+        return Err(PathError::StdoutIsInput {
+            input: escape(input),
+        });
+    }
     let mut seen: Vec<(&String, FileId)> = Vec::new();
     for (what, p) in outputs {
         crate::output::check_target(p)?;
