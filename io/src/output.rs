@@ -33,6 +33,10 @@ pub enum OutputError {
     )]
     EndsInSlash { path: String },
     #[error(
+        "cannot write `{path}`: its name is {bytes} bytes long, and a file name has at most 255; give a shorter name"
+    )]
+    NameTooLong { path: String, bytes: usize },
+    #[error(
         "cannot write `{path}`: it is a symbolic link to a file that does not exist; remove the link or give another name"
     )]
     DanglingLink { path: String },
@@ -215,12 +219,25 @@ fn names_a_directory(path: &Path) -> bool {
         || b == b".."
 }
 
+/// The longest file name (one path component) Linux file systems take, in bytes.
+const NAME_MAX: usize = 255;
+
 /// Checks, before any work, that `path` can be an output: not a directory, a block
 /// device or a dangling link, and in a directory that exists. Creates nothing.
 pub fn check_target(path: &Path) -> Result<(), OutputError> {
     let p = || crate::quote::path(path);
     if stream_of(path).is_some() {
         return Ok(());
+    }
+    // Checked before any work: the file system would refuse the name only when
+    // the output is written, after the run.
+    if let Some(name) = path.file_name()
+        && name.len() > NAME_MAX
+    {
+        return Err(OutputError::NameTooLong {
+            path: p(),
+            bytes: name.len(),
+        });
     }
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(OutputError::Directory { path: p() }),

@@ -25,7 +25,13 @@ pub(crate) enum Temp {
 impl Temp {
     /// A temporary in `dir` for a file called `name`, with mode 0666 less the umask.
     pub fn create(dir: &Path, name: &str) -> io::Result<Temp> {
-        let prefix = format!(".{name}.");
+        // `.NAME.XXXXXX.tmp` is 12 bytes longer than the name: a long name is
+        // cut (at a character boundary) so the temporary's fits in 255 bytes.
+        let mut cut = name.len().min(200);
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let prefix = format!(".{}.", &name[..cut]);
         if Path::new("/proc/self/fd").is_dir() {
             use rustix::fs::{Mode, OFlags};
             let flags = OFlags::RDWR | OFlags::TMPFILE | OFlags::CLOEXEC;

@@ -262,3 +262,32 @@ fn a_tool_replaces_a_link_in_its_own_folder_and_leaves_the_target() {
         Vec::<String>::new()
     );
 }
+
+/// Any name the file system takes is written (the temporary's own name, 12
+/// bytes longer, is cut to fit), and a longer one is refused before any work,
+/// naming the user's file.
+#[test]
+fn long_names_are_written_and_too_long_ones_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    for len in [243, 244, 250, 255] {
+        let name = format!(
+            "{}.json",
+            "é".repeat((len - 5) / 2) + &"a".repeat((len - 5) % 2)
+        );
+        assert_eq!(name.len(), len);
+        let path = dir.path().join(&name);
+        write_file(&path, b"{}\n").unwrap_or_else(|e| panic!("{len}: {e}"));
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\n");
+        assert!(others(dir.path(), &[]).iter().all(|n| !n.ends_with(".tmp")));
+    }
+    let name = "a".repeat(256);
+    let err = spu_io::output::check_target(&dir.path().join(&name)).unwrap_err();
+    assert!(
+        matches!(err, OutputError::NameTooLong { bytes: 256, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("at most 255; give a shorter name"),
+        "{err}"
+    );
+}
