@@ -193,8 +193,8 @@ fn run(cli: &Cli) -> Result<()> {
     let page_samples = page::samples(&mut s.result, page_only_samples);
     let mut files = Outputs::default();
     if let Some(out) = &cli.run.stats {
-        let text = stats::Stats::new(&s.result, &s.image, &s.machine).to_json_text();
-        files.add(out, text.as_bytes())?;
+        let stats = stats::Stats::new(&s.result, &s.image, &s.machine);
+        files.add_written(out, |w| stats.write_json(w))?;
     }
     if let (Some(out), Some(log)) = (&cli.timeline, &s.result.activity) {
         let labels: Vec<_> = s.result.units.iter().map(|u| u.label).collect();

@@ -160,6 +160,93 @@ pub fn json(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A writer of JSON text that escapes as [`json`] does, on the way to `inner`:
+/// a document of a gigabyte is written without being held as text first. Each
+/// write must hold UTF-8 (a character cut between writes is joined).
+#[derive(Debug)]
+pub struct JsonWriter<W: std::io::Write> {
+    inner: W,
+    /// The start of a character the last write ended inside.
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> JsonWriter<W> {
+    pub fn new(inner: W) -> Self {
+        JsonWriter {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    /// The inner writer, after checking no character was left cut.
+    pub fn finish(self) -> std::io::Result<W> {
+        if self.pending.is_empty() {
+            Ok(self.inner)
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "JSON text ended inside a character",
+            ))
+        }
+    }
+
+    fn pass(&mut self, text: &str) -> std::io::Result<()> {
+        match json(text) {
+            Cow::Borrowed(t) => self.inner.write_all(t.as_bytes()),
+            Cow::Owned(t) => self.inner.write_all(t.as_bytes()),
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        if !self.pending.is_empty() {
+            // Complete the cut character from the start of this write.
+            while !rest.is_empty() && self.pending.len() < 4 {
+                self.pending.push(rest[0]);
+                rest = &rest[1..];
+                if let Ok(c) = std::str::from_utf8(&self.pending) {
+                    let c = c.to_string();
+                    self.pending.clear();
+                    self.pass(&c)?;
+                    break;
+                }
+            }
+            if !self.pending.is_empty() {
+                if self.pending.len() >= 4 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "JSON text is not UTF-8",
+                    ));
+                }
+                return Ok(buf.len());
+            }
+        }
+        let (text, cut) = match std::str::from_utf8(rest) {
+            Ok(t) => (t, &[][..]),
+            Err(e) if e.error_len().is_none() => {
+                let (ok, cut) = rest.split_at(e.valid_up_to());
+                // Valid up to `valid_up_to` by the error's own account.
+                (std::str::from_utf8(ok).unwrap_or_default(), cut)
+            }
+            Err(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "JSON text is not UTF-8",
+                ));
+            }
+        };
+        self.pass(text)?;
+        self.pending.extend_from_slice(cut);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// A path as a message or report names it: shown by [`Path::display`], escaped.
 pub fn path(path: &Path) -> String {
     escape(&path.display().to_string()).into_owned()
@@ -315,6 +402,24 @@ impl<'a> EscapedLines<'a> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_json_writer_escapes_as_json_does_across_cut_writes() {
+        use std::io::Write;
+        let text = "{\"a\": \"caf\u{e9} \u{9b}x\u{202e}y\u{feff}\u{1f600}\"}\n";
+        let want = json(text).into_owned();
+        for step in [1, 2, 3, 5, 1000] {
+            let mut w = JsonWriter::new(Vec::new());
+            for chunk in text.as_bytes().chunks(step) {
+                w.write_all(chunk).unwrap();
+            }
+            let got = String::from_utf8(w.finish().unwrap()).unwrap();
+            assert_eq!(got, want, "chunks of {step}");
+        }
+        let mut w = JsonWriter::new(Vec::new());
+        w.write_all(&[0xe2, 0x80]).unwrap();
+        assert!(w.finish().is_err(), "a cut character at the end");
+    }
     use super::*;
 
     #[test]

@@ -487,7 +487,7 @@ fn run(cli: &Cli, model_given: bool) -> Result<()> {
             }
             let stats = Stats::new(&s.result, &s.image, &s.machine);
             if let Some(out) = &cli.run.stats {
-                files.add(out, stats.to_json_text().as_bytes())?;
+                files.add_written(out, |w| stats.write_json(w))?;
             }
             for (index, file) in &s.image.dumps {
                 let r = &s.image.memory.regions()[*index];
@@ -534,7 +534,11 @@ fn run(cli: &Cli, model_given: bool) -> Result<()> {
     } else {
         match cli.format {
             Format::Table => report::table_report(&breakdown, &source),
-            Format::Json => report::json_report(&breakdown),
+            // Written as it is made: a long kernel's report is hundreds of megabytes.
+            Format::Json => {
+                files.add_written(&report_to, |w| report::write_json_report(&breakdown, w))?;
+                return Ok(files.commit()?);
+            }
             Format::Csv => report::csv_report(&breakdown),
         }
     };

@@ -228,9 +228,18 @@ pub fn table_report(b: &Breakdown, source: &dyn Fn(&str) -> Option<String>) -> S
 /// The documented JSON keys (`leakage_w`, `static_j`, `dynamic_j`, `total_j`,
 /// `cycles`, `components`, `lines`) and the rest of the breakdown.
 pub fn json_report(b: &Breakdown) -> String {
-    // Plain structs with string keys: serialisation cannot fail.
-    let text = serde_json::to_string_pretty(b).expect("breakdown serialises");
-    format!("{}\n", spu_io::quote::json(&text))
+    let mut text = Vec::new();
+    // Into memory, of plain structs with string keys: cannot fail.
+    write_json_report(b, &mut text).expect("breakdown serialises");
+    String::from_utf8(text).expect("JSON is UTF-8")
+}
+
+/// [`json_report`] written to `w` as it is made, never held whole.
+pub fn write_json_report(b: &Breakdown, w: impl std::io::Write) -> std::io::Result<()> {
+    let mut w = spu_io::quote::JsonWriter::new(std::io::BufWriter::new(w));
+    serde_json::to_writer_pretty(&mut w, b)?;
+    std::io::Write::write_all(&mut w, b"\n")?;
+    std::io::Write::flush(&mut w.finish()?.into_inner().map_err(|e| e.into_error())?)
 }
 
 pub(crate) fn csv_field(s: &str) -> String {

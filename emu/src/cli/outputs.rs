@@ -27,6 +27,19 @@ impl Outputs {
         Ok(())
     }
 
+    /// Writes for `path` what `write` writes, as it writes it (a text too large
+    /// to hold twice).
+    pub fn add_written(
+        &mut self,
+        path: &Path,
+        write: impl FnOnce(&mut OutputFile) -> std::io::Result<()>,
+    ) -> Result<(), OutputError> {
+        let mut out = OutputFile::create(path)?;
+        write(&mut out).map_err(|e| out.error(e))?;
+        self.files.push(out);
+        Ok(())
+    }
+
     /// Writes a buffer as `.npy`.
     pub fn add_npy(
         &mut self,

@@ -432,9 +432,20 @@ impl Stats {
     /// Pretty JSON with a trailing newline; file names and source text in it hold
     /// no raw control or invisible character ([`spu_io::quote::json`]).
     pub fn to_json_text(&self) -> String {
-        // Plain structs with string keys and finite-or-null numbers: cannot fail.
-        let text = serde_json::to_string_pretty(self).expect("stats serialise");
-        format!("{}\n", spu_io::quote::json(&text))
+        let mut text = Vec::new();
+        // Into memory, of plain structs with string keys and finite-or-null
+        // numbers: cannot fail.
+        self.write_json(&mut text).expect("stats serialise");
+        String::from_utf8(text).expect("JSON is UTF-8")
+    }
+
+    /// [`Stats::to_json_text`] written to `w` as it is made: the text of a long
+    /// kernel's statistics (a kilobyte per instruction) is never held whole.
+    pub fn write_json(&self, w: impl std::io::Write) -> std::io::Result<()> {
+        let mut w = spu_io::quote::JsonWriter::new(std::io::BufWriter::new(w));
+        serde_json::to_writer_pretty(&mut w, self)?;
+        std::io::Write::write_all(&mut w, b"\n")?;
+        w.finish()?.into_inner().map_err(|e| e.into_error())?.flush()
     }
 }
 

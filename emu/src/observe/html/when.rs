@@ -2,7 +2,8 @@
 //! per-instruction counts over time ([`crate::observe::pcs`]) summed by source line
 //! and unit group (SMs, IUs or DMA engines) into frames of the player's step, or of
 //! a multiple of it when more than [`MAX_CELLS`] (frame, line, group) cells would
-//! not fit; the page says when that happened.
+//! not fit (at most one frame for the whole run, which a kernel of more lines
+//! than that needs); the page says when that happened.
 
 use crate::machine::UnitLabel;
 use crate::observe::pcs::PcSamples;
@@ -67,7 +68,10 @@ pub fn line_times(
             }
         }
     }
-    while cells.len() > MAX_CELLS {
+    // Coarser frames until the cells fit, or until one frame spans the whole
+    // run: then there is one cell per (line, group), as many as the page's lines
+    // of code already are.
+    while cells.len() > MAX_CELLS && cells.keys().any(|&(_, _, f)| f > 0) {
         frame = frame.saturating_mul(2);
         let mut coarser = BTreeMap::new();
         for ((line, g, f), n) in cells {
@@ -130,6 +134,18 @@ mod tests {
         // Line 1: SMs 5 in frame 1 (cycles 20..30); IUs 7 in frame 0.
         assert_eq!(t.lines[1], vec![vec![1, 5], vec![0, 7]]);
         assert!(t.lines[2].is_empty());
+    }
+
+    #[test]
+    fn more_lines_than_cells_end_in_one_frame_for_the_run() {
+        // Each of MAX_CELLS + 10 lines runs once, in its own cycle: a frame for
+        // the whole run still holds a cell per line (this used to loop for ever).
+        let n = MAX_CELLS + 10;
+        let sm = samples(1, (0..n as u32).map(|pc| vec![(pc, 1)]).collect());
+        let line_of_pc: Vec<usize> = (0..n).collect();
+        let t = line_times(&[(SM, &sm)], &line_of_pc, n, 1);
+        assert!(t.frame_cycles >= n as u64, "{}", t.frame_cycles);
+        assert!(t.lines.iter().all(|l| l == &vec![vec![0, 1]]));
     }
 
     #[test]
