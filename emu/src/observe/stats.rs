@@ -445,7 +445,10 @@ impl Stats {
         let mut w = spu_io::quote::JsonWriter::new(std::io::BufWriter::new(w));
         serde_json::to_writer_pretty(&mut w, self)?;
         std::io::Write::write_all(&mut w, b"\n")?;
-        w.finish()?.into_inner().map_err(|e| e.into_error())?.flush()
+        w.finish()?
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .flush()
     }
 }
 

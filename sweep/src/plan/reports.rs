@@ -128,25 +128,40 @@ impl Planner<'_> {
     /// A table's `relative_to` must be a value of its `columns` column, and each
     /// `mean` label one of its rows, among the planned runs: known before any run.
     pub(super) fn check_table_values(&mut self, columns: &[String], runs: &[Run]) {
-        let values_of = |col: &str| -> Vec<String> {
-            let Some(i) = columns.iter().position(|c| c == col) else {
-                return Vec::new();
-            };
-            let mut v: Vec<String> = Vec::new();
-            for r in runs {
-                if !v.contains(&r.values[i]) {
-                    v.push(r.values[i].clone());
-                }
+        // Each column's distinct values in run order (and as a set), found once:
+        // tables may name a column of 100 000 values many times.
+        type Distinct = (Vec<String>, std::collections::HashSet<String>);
+        let mut distinct: std::collections::HashMap<&str, Distinct> =
+            std::collections::HashMap::new();
+        for (_, t) in &self.spec.tables {
+            let named = std::iter::once(t.columns.as_str()).chain(match &t.rows {
+                TableRows::Column { column, .. } => Some(column.as_str()),
+                TableRows::Metrics(_) => None,
+            });
+            for col in named {
+                let Some(i) = columns.iter().position(|c| c == col) else {
+                    continue;
+                };
+                distinct.entry(col).or_insert_with(|| {
+                    let mut set = std::collections::HashSet::new();
+                    let order = runs
+                        .iter()
+                        .filter(|r| set.insert(r.values[i].clone()))
+                        .map(|r| r.values[i].clone())
+                        .collect();
+                    (order, set)
+                });
             }
-            v
-        };
+        }
+        let empty: Distinct = Default::default();
+        let values_of = |col: &str| distinct.get(col).unwrap_or(&empty);
         for (span, t) in &self.spec.tables {
             if !columns.contains(&t.columns) {
                 continue; // already reported as not a column
             }
-            let heads = values_of(&t.columns);
+            let (heads, head_set) = values_of(&t.columns);
             if let Some(b) = &t.relative_to
-                && !heads.contains(b)
+                && !head_set.contains(b)
             {
                 self.problems.push(
                     Problem::at(
@@ -166,12 +181,19 @@ impl Planner<'_> {
                 );
             }
             let rows = match &t.rows {
-                TableRows::Column { column, .. } if columns.contains(column) => values_of(column),
+                TableRows::Column { column, .. } if columns.contains(column) => {
+                    std::borrow::Cow::Borrowed(values_of(column))
+                }
                 TableRows::Column { .. } => continue,
-                TableRows::Metrics(rows) => rows.iter().map(|(label, _)| label.clone()).collect(),
+                TableRows::Metrics(rows) => {
+                    let labels: Vec<String> = rows.iter().map(|(label, _)| label.clone()).collect();
+                    let set = labels.iter().cloned().collect();
+                    std::borrow::Cow::Owned((labels, set))
+                }
             };
+            let (rows, row_set) = &*rows;
             for m in &t.mean {
-                if !rows.contains(m) {
+                if !row_set.contains(m) {
                     self.problems.push(
                         Problem::at(
                             span.clone(),
