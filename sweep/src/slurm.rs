@@ -532,18 +532,90 @@ pub fn submit(
     Ok(batch)
 }
 
+/// Longest a Slurm command may take: a controller that does not answer is
+/// reported, not waited for for ever (Slurm's own commands give up after their
+/// `MessageTimeout`, 10 s by default, and a few retries).
+const COMMAND_SECONDS: u64 = 60;
+
+/// Most of a Slurm command's standard output kept (job ids, queue lines);
+/// its messages keep their last [`MESSAGE_TAIL`] bytes.
+const OUTPUT_BYTES: u64 = 64 << 20;
+const MESSAGE_TAIL: usize = 16 << 10;
+
 fn output(cmd: &mut Command, name: &str) -> Result<String, SlurmError> {
-    let out = cmd.output().map_err(|error| SlurmError::Spawn {
+    use std::io::Read;
+    let spawn = |error| SlurmError::Spawn {
         command: name.into(),
         error,
-    })?;
-    if !out.status.success() {
+    };
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(spawn)?;
+    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(spawn(std::io::Error::other("no pipes")));
+    };
+    // Both pipes are drained as the command writes, within bounds.
+    let (out_tx, out_rx) = std::sync::mpsc::channel();
+    let (err_tx, err_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut limited = stdout.take(OUTPUT_BYTES);
+        let _ = limited.read_to_end(&mut kept);
+        let _ = std::io::copy(&mut limited.into_inner(), &mut std::io::sink());
+        let _ = out_tx.send(kept);
+    });
+    std::thread::spawn(move || {
+        let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            tail.extend(&buf[..n]);
+            let extra = tail.len().saturating_sub(MESSAGE_TAIL);
+            tail.drain(..extra);
+        }
+        let _ = err_tx.send(Vec::from(tail));
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed().as_secs() >= COMMAND_SECONDS => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(SlurmError::Failed {
+                    command: name.into(),
+                    stderr: format!(
+                        "no answer within {COMMAND_SECONDS} s (stopped); check that the Slurm controller is up (`scontrol ping`)"
+                    ),
+                });
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            Err(error) => return Err(spawn(error)),
+        }
+    };
+    // A process the command left behind may hold its pipes open: what came
+    // within a few seconds of its end is what it said.
+    let wait = std::time::Duration::from_secs(5);
+    let stdout = out_rx.recv_timeout(wait).unwrap_or_default();
+    let stderr = err_rx.recv_timeout(wait).unwrap_or_default();
+    if !status.success() {
+        let text = String::from_utf8_lossy(&stderr);
+        let text = text.trim();
         return Err(SlurmError::Failed {
             command: name.into(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            stderr: if stderr.len() >= MESSAGE_TAIL {
+                format!("(its last {} bytes) ...{text}", MESSAGE_TAIL)
+            } else {
+                text.to_string()
+            },
         });
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
 }
 
 /// A batch record (`slurm/batch-B.json`) that cannot be read.

@@ -127,3 +127,32 @@ fn task_states_from_slurm_are_escaped() {
         "{line}"
     );
 }
+
+/// An `sbatch` that fails after writing hundreds of megabytes of messages is
+/// reported with the end of them, in bounded memory (all of it was kept and
+/// escaped into one message, which aborted at 3.5 GB).
+#[test]
+fn a_failing_sbatch_is_reported_by_the_end_of_its_messages() {
+    let dir = bench("big", "", "");
+    let d = dir.path();
+    let f = d.join("bin/sbatch");
+    std::fs::write(
+        &f,
+        "#!/bin/bash\nhead -c 200000000 /dev/zero | tr '\\0' 'x' >&2\necho ' last words' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let o = sweep_with_fakes(d, &["run", "s.toml", "--slurm"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", &err[..err.len().min(2000)]);
+    assert!(
+        err.contains("`sbatch` failed: (its last 16384 bytes) ...xxx"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(
+        err.contains("last words"),
+        "{}",
+        &err[err.len().saturating_sub(2000)..]
+    );
+    assert!(err.len() < 64 * 1024, "{} bytes of messages", err.len());
+}
