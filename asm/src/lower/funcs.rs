@@ -354,6 +354,12 @@ impl Assembler<'_> {
             super::local::local_registers(text, f.start as usize, |n| self.frame.slot(n).is_some());
         let pc = self.code.len() as u32;
         self.labels[f.label as usize].pc = Some(pc);
+        // Labels after the last instruction of the code before (clang's `Ltmp4:`
+        // after a kernel's `ret`) would name this function's start: the
+        // function's own name does.
+        while self.module.labels.last().is_some_and(|l| l.pc == pc) {
+            self.module.labels.pop();
+        }
         self.module.labels.push(Label {
             name: f.name.clone(),
             pc,
