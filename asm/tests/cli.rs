@@ -1038,6 +1038,21 @@ fn bad_input_matrix() {
                 "--check".into(),
             ],
         ),
+        // A word of a 64-bit PTX entry parameter (`[k_param_1+4]`): named as a
+        // part of the parameter, with how to read it.
+        (
+            "word_read_of_a_u64_ptx_parameter",
+            vec![{
+                file(
+                    "wordp.ptx",
+                    ".version 7.0\n.target sm_35\n.address_size 64\n.visible .entry k(\n    .param .u64 k_param_0,\n    .param .u64 k_param_1\n)\n{\n    .reg .b32 %r<4>;\n    .reg .b64 %rd<4>;\n    ld.param.u64 %rd1, [k_param_0];\n    ld.param.u32 %r2, [k_param_1+4];\n    cvta.to.global.u64 %rd2, %rd1;\n    st.global.u32 [%rd2], %r2;\n    ret;\n}\n",
+                );
+                file(
+                    "wordp.spu",
+                    "#include \"wordp.ptx\"\n.global .u32 O[1] = zeros;\n.launch grid(1) block(1);\n.bind k(O, 5);\n",
+                )
+            }],
+        ),
         // An unclosed `{` in another kernel of an included file swallows the launch
         // file's lines: the brace is named, not "needs a launch file".
         (

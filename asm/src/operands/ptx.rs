@@ -478,6 +478,27 @@ impl Lowering<'_> {
             }
             Expr::Name(n) => (*n, struct_field(scope, n, 0, ty, &off.span)?),
             Expr::Binary('+', a, b) => match (&a.node, &b.node) {
+                // A part of a scalar parameter (`[k_param_1+4]`, the high word of
+                // a `.u64`): read whole, then split.
+                (Expr::Name(n), Expr::Int(k))
+                    if scope.entry_args.contains_key(*n)
+                        && crate::eval::parse_int(k) == Some(0) =>
+                {
+                    (*n, Ok(scope.entry_args[*n].clone()))
+                }
+                (Expr::Name(n), Expr::Int(_)) if scope.entry_args.contains_key(*n) => {
+                    let t = scope.entry_args[*n].ty;
+                    return Some(Err(vec![
+                        Diagnostic::error(
+                            format!("`{n}` is a .{t} parameter, read here at an offset"),
+                            off.span.clone(),
+                        )
+                        .label("a part of a parameter")
+                        .help(format!(
+                            "read it whole with `ld.param.{t} %rd1, [{n}];` and take a half with `mov.b64 {{%r1, %r2}}, %rd1;` (or `cvt`, `shr`)"
+                        )),
+                    ]));
+                }
                 (Expr::Name(n), Expr::Int(k)) => {
                     let k = crate::eval::parse_int(k).unwrap_or(-1);
                     (*n, struct_field(scope, n, k, ty, &off.span)?)
