@@ -381,6 +381,10 @@ fn bad_input_matrix() {
             vec!["emu/tests/faults/local_negative.spu".into()],
         ),
         (
+            "negative_local_address_through_64_bits",
+            vec!["emu/tests/faults/local_negative_wide.spu".into()],
+        ),
+        (
             "division_by_zero_is_defined",
             vec![
                 "emu/tests/matrix/div_zero.spu".into(),
