@@ -189,6 +189,11 @@ fn run(cli: &Cli) -> Result<()> {
         Ok(s) => s,
         Err(e) => return Err(with_trace(e, trace_out, cli)),
     };
+    // A trace that could not be written stopped the run: that is the error, and
+    // no other output is written.
+    if let Some(e) = trace_out.as_ref().and_then(TraceOutput::take_error) {
+        return Err(e.into());
+    }
     // Samples taken only for the page stay out of the statistics.
     let page_samples = page::samples(&mut s.result, page_only_samples);
     let mut files = Outputs::default();
