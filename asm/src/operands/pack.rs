@@ -51,8 +51,9 @@ impl Lowering<'_> {
             ]));
         }
         let names = [format!("{}.lo", whole.0), format!("{}.hi", whole.0)];
-        // (destination, source) of each half's move, with their spans.
-        let moves: Vec<((&str, &Span), (&str, &Span))> = names
+        // (destination, source) of each half's move, each a register with its span.
+        type Named<'a> = (&'a str, &'a Span);
+        let moves: Vec<(Named<'_>, Named<'_>)> = names
             .iter()
             .zip(parts.iter())
             .map(|(half, part)| {
@@ -65,20 +66,19 @@ impl Lowering<'_> {
                 }
             })
             .collect();
-        fn reg<'a>((name, at): (&'a str, &Span)) -> Spanned<AstOperand<'a>> {
+        fn reg<'a>((name, at): Named<'a>) -> Spanned<AstOperand<'a>> {
             Spanned {
                 node: AstOperand::Register(name),
                 span: at.clone(),
             }
         }
-        let same = |a: (&str, &Span), b: (&str, &Span)| {
-            a.0.trim_start_matches('%') == b.0.trim_start_matches('%')
-        };
+        let same =
+            |a: Named<'_>, b: Named<'_>| a.0.trim_start_matches('%') == b.0.trim_start_matches('%');
         let [first, second] = [moves[0], moves[1]];
         // A `mov` reads its source before it writes: when the first move would
         // overwrite what the second reads, the halves move the other way round,
         // or, when they swap (`mov.b64 {%x.hi, %x.lo}, %x;`), by three `xor`s.
-        let steps: Vec<(&str, [(&str, &Span); 3])> =
+        let steps: Vec<(&str, [Named<'_>; 3])> =
             if same(first.0, second.1) && same(second.0, first.1) {
                 if same(first.0, first.1) {
                     Vec::new()

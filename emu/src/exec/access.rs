@@ -271,8 +271,8 @@ fn addresses(
             let full = (u64::from(hi) << 32 | u64::from(lo)).wrapping_add(at.offset as i64 as u64);
             // A local address a little below zero (`a[-1]` of an array at the
             // frame's start) is reported by the local check, as a negative one.
-            let negative_local = space == Space::Local
-                && (i64::from(i32::MIN)..0).contains(&(full as i64));
+            let negative_local =
+                space == Space::Local && (i64::from(i32::MIN)..0).contains(&(full as i64));
             if full >> 32 != 0 && !negative_local {
                 let (hi, lo) = ((full >> 32) as u32, full as u32);
                 return Err((FaultKind::WideAddress { hi, lo }, l as u32));

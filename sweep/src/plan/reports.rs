@@ -176,7 +176,7 @@ impl Planner<'_> {
                     .help(format!(
                         "the runs give `{}` the values {}",
                         t.columns,
-                        quoted(&heads)
+                        quoted(heads)
                     )),
                 );
             }
@@ -203,7 +203,7 @@ impl Planner<'_> {
                                 shorten(m)
                             ),
                         )
-                        .help(format!("its rows are {}", quoted(&rows))),
+                        .help(format!("its rows are {}", quoted(rows))),
                     );
                 }
             }
