@@ -196,23 +196,51 @@ pub(super) fn local_registers(
             _ => {}
         }
     }
-    let mut held: std::collections::HashSet<String> = defs.iter().map(|(r, _)| r.clone()).collect();
-    loop {
-        let before = held.len();
-        for (r, def) in &defs {
-            let local = match def {
-                Def::Local => true,
-                Def::From(from) => from.iter().any(|f| held.contains(f)),
-                Def::Other => false,
-            };
-            if !local {
-                held.remove(r);
+    // Registers as numbers; each write's count of sources still held. Dropping a
+    // register visits the writes that copy it once each, so the whole takes
+    // time in proportion to the code (a chain of copies in reverse text order
+    // took a pass per register).
+    let mut ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (r, _) in &defs {
+        let n = ids.len();
+        ids.entry(r.as_str()).or_insert(n);
+    }
+    let mut held = vec![true; ids.len()];
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); ids.len()];
+    let mut alive = vec![0usize; defs.len()];
+    let mut drop: Vec<usize> = Vec::new();
+    for (d, (r, def)) in defs.iter().enumerate() {
+        match def {
+            Def::Local => {}
+            Def::Other => drop.push(ids[r.as_str()]),
+            Def::From(from) => {
+                for f in from {
+                    if let Some(&id) = ids.get(f.as_str()) {
+                        users[id].push(d);
+                        alive[d] += 1;
+                    }
+                }
+                if alive[d] == 0 {
+                    drop.push(ids[r.as_str()]);
+                }
             }
         }
-        if held.len() == before {
-            return held;
+    }
+    while let Some(id) = drop.pop() {
+        if !std::mem::replace(&mut held[id], false) {
+            continue;
+        }
+        for &d in &users[id] {
+            alive[d] -= 1;
+            if alive[d] == 0 {
+                drop.push(ids[defs[d].0.as_str()]);
+            }
         }
     }
+    ids.into_iter()
+        .filter(|&(_, id)| held[id])
+        .map(|(r, _)| r.to_string())
+        .collect()
 }
 
 impl Assembler<'_> {
