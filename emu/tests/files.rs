@@ -3,7 +3,6 @@
 //! named; closed and full standard output; Ctrl-C while reading or writing. Tests
 //! that need root (making device nodes) say so when they are skipped.
 
-use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -74,25 +73,6 @@ fn send(pid: u32, signal: &str) {
         .status()
         .expect("kill runs");
     assert!(ok.success());
-}
-
-/// Waits for a child at most `limit`; kills it and fails if it is still running.
-fn wait_at_most(mut child: std::process::Child, limit: Duration) -> (Option<i32>, String) {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
-            return (status.code(), err);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]
@@ -431,7 +411,7 @@ fn a_binary_cannot_make_the_emulator_quote_files_the_user_did_not_name() {
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
-        let (code, err) = wait_at_most(child, Duration::from_secs(20));
+        let (code, err) = spu_io::testing::wait_at_most(child, Duration::from_secs(20));
         assert_eq!(code, Some(1), "{err}");
     }
     // The real source beside the binary is quoted.
@@ -508,7 +488,7 @@ fn a_closed_standard_output_ends_quietly() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let (code, err) = wait_at_most(child, Duration::from_secs(60));
+        let (code, err) = spu_io::testing::wait_at_most(child, Duration::from_secs(60));
         assert_eq!(code, Some(141), "{args:?}: {err}");
         assert!(
             !err.contains("panicked") && err.is_empty(),
@@ -528,7 +508,7 @@ fn a_closed_standard_error_keeps_the_exit_code() {
         .stderr(closed)
         .spawn()
         .unwrap();
-    let (code, _) = wait_at_most(child, Duration::from_secs(60));
+    let (code, _) = spu_io::testing::wait_at_most(child, Duration::from_secs(60));
     assert_eq!(code, Some(1));
 }
 
@@ -621,7 +601,7 @@ fn ctrl_c_while_an_output_blocks_leaves_nothing() {
         .unwrap();
         std::thread::sleep(Duration::from_millis(1500));
         send(child.id(), signal);
-        let (code, err) = wait_at_most(child, Duration::from_secs(10));
+        let (code, err) = spu_io::testing::wait_at_most(child, Duration::from_secs(10));
         assert_eq!(code, Some(expected), "SIG{signal}: {err}");
         assert_eq!(leftovers(dir.path(), &["dump.npy"]), Vec::<String>::new());
     }
@@ -650,7 +630,7 @@ fn a_signal_while_a_trace_is_written_exits_with_its_own_code() {
         .unwrap();
         std::thread::sleep(Duration::from_millis(1500));
         send(child.id(), signal);
-        let (code, err) = wait_at_most(child, Duration::from_secs(20));
+        let (code, err) = spu_io::testing::wait_at_most(child, Duration::from_secs(20));
         assert_eq!(code, Some(expected), "SIG{signal}: {err}");
         assert!(err.contains("interrupted"), "SIG{signal}: {err}");
         assert_eq!(leftovers(dir.path(), &[]), Vec::<String>::new());
@@ -669,7 +649,7 @@ fn ctrl_c_while_reading_an_input_ends_the_run() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     interrupt(child.id());
-    let (code, err) = wait_at_most(child, Duration::from_secs(10));
+    let (code, err) = spu_io::testing::wait_at_most(child, Duration::from_secs(10));
     assert_eq!(code, Some(130), "{err}");
 }
 

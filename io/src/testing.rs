@@ -92,3 +92,29 @@ pub fn quoted_string(text: &str) -> String {
     out.push('"');
     out
 }
+
+/// Waits for `child` at most `limit`, then gives its exit code and standard error
+/// (when piped); kills it and panics if it is still running (a hang is a failure,
+/// not a test that never ends).
+pub fn wait_at_most(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> (Option<i32>, String) {
+    use std::io::Read;
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            return (status.code(), err);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

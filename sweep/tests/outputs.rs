@@ -610,27 +610,15 @@ fn plots_of_values_at_the_edge_of_the_doubles_finish() {
             ),
         )
         .unwrap();
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_spu-sweep"))
             .args(["run", spec.to_str().unwrap(), "--jobs", "1", "--out"])
             .arg(dir.path().join(format!("out-{name}")))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let start = std::time::Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            if start.elapsed() > std::time::Duration::from_secs(120) {
-                child.kill().unwrap();
-                panic!("{name}: the sweep did not finish in 120 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        };
-        let mut err = String::new();
-        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-        assert!(status.success(), "{name}: {err}");
+        let (code, err) = spu_io::testing::wait_at_most(child, std::time::Duration::from_secs(120));
+        assert_eq!(code, Some(0), "{name}: {err}");
         let svg = std::fs::read_to_string(dir.path().join(format!("out-{name}/plots/p.svg")))
             .unwrap_or_else(|e| panic!("{name}: {e}: {err}"));
         assert!(svg.contains("</svg>"), "{name}");

@@ -180,27 +180,15 @@ fn a_long_chain_of_copies_is_followed_at_once() {
         "k.spu",
         "#include \"k.ptx\"\n.launch grid(1) block(1);\n",
     );
-    let mut child = std::process::Command::new(spu_tests::binary("spu-asm"))
+    let child = std::process::Command::new(spu_tests::binary("spu-asm"))
         .arg(&launch)
         .arg("--check")
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > std::time::Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("not done in 120 s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let (code, err) = spu_io::testing::wait_at_most(child, std::time::Duration::from_secs(120));
     // `%rd1` is no local address (its chain ends in a number): the generic load
     // through it is refused.
-    assert_eq!(status.code(), Some(1), "{err}");
+    assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("`ld` needs a state space here"), "{err}");
 }

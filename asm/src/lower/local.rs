@@ -111,9 +111,9 @@ fn names_any(e: &SExpr<'_>, pred: impl Fn(&str) -> bool) -> bool {
 
 /// How a write makes its register's value: a local address for certain, one if
 /// any of the registers it copies or sums holds one, or something else.
-enum Def {
+enum Def<'s> {
     Local,
-    From(Vec<String>),
+    From(Vec<&'s str>),
     Other,
 }
 
@@ -133,7 +133,7 @@ pub(super) fn local_registers(
     let mut statements = crate::parse::Statements::new(text, start, false, false);
     statements.next(); // the header
     let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    let mut defs: Vec<(String, Def)> = Vec::new();
+    let mut defs: Vec<(&str, Def<'_>)> = Vec::new();
     let mut depth = 0u32;
     for s in statements.by_ref() {
         match &s.node {
@@ -175,7 +175,7 @@ pub(super) fn local_registers(
                             let mut local = false;
                             for o in operands.iter().skip(1) {
                                 match &o.node {
-                                    Operand::Register(r) => from.push(r.to_string()),
+                                    Operand::Register(r) => from.push(*r),
                                     Operand::Expr(e) => {
                                         local |= names_any(e, |n| names.contains(n) || slot(n))
                                     }
@@ -189,9 +189,9 @@ pub(super) fn local_registers(
                 };
                 let mut written = written.into_iter();
                 if let Some(first) = written.next() {
-                    defs.push((first.to_string(), def));
+                    defs.push((first, def));
                 }
-                defs.extend(written.map(|r| (r.to_string(), Def::Other)));
+                defs.extend(written.map(|r| (r, Def::Other)));
             }
             _ => {}
         }
@@ -203,7 +203,7 @@ pub(super) fn local_registers(
     let mut ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (r, _) in &defs {
         let n = ids.len();
-        ids.entry(r.as_str()).or_insert(n);
+        ids.entry(r).or_insert(n);
     }
     let mut held = vec![true; ids.len()];
     let mut users: Vec<Vec<usize>> = vec![Vec::new(); ids.len()];
@@ -212,16 +212,16 @@ pub(super) fn local_registers(
     for (d, (r, def)) in defs.iter().enumerate() {
         match def {
             Def::Local => {}
-            Def::Other => drop.push(ids[r.as_str()]),
+            Def::Other => drop.push(ids[r]),
             Def::From(from) => {
                 for f in from {
-                    if let Some(&id) = ids.get(f.as_str()) {
+                    if let Some(&id) = ids.get(f) {
                         users[id].push(d);
                         alive[d] += 1;
                     }
                 }
                 if alive[d] == 0 {
-                    drop.push(ids[r.as_str()]);
+                    drop.push(ids[r]);
                 }
             }
         }
@@ -233,7 +233,7 @@ pub(super) fn local_registers(
         for &d in &users[id] {
             alive[d] -= 1;
             if alive[d] == 0 {
-                drop.push(ids[defs[d].0.as_str()]);
+                drop.push(ids[defs[d].0]);
             }
         }
     }

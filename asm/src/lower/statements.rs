@@ -54,9 +54,15 @@ impl Assembler<'_> {
                 _ => open,
             };
             if self.active(owner) {
+                // Without local arrays, `cvta.local` or calls (whose `.param`s are
+                // frame slots) no register can hold a local address: the kernel
+                // is not read a second time for them.
                 if matches!(s.node, Stmt::EntryOpen { .. }) {
-                    self.frame.local_ptrs =
-                        super::local::local_registers(text, s.span.start, |_| false);
+                    self.frame.local_ptrs = if text.contains("local") || text.contains("call") {
+                        super::local::local_registers(text, s.span.start, |_| false)
+                    } else {
+                        Default::default()
+                    };
                 }
                 if matches!(s.node, Stmt::BlockOpen) {
                     self.scope_open(&s.span, diags);
